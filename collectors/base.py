@@ -1,0 +1,36 @@
+"""The Collector interface: one subclass per input format."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar
+
+from collectors.schema import RunRecord
+
+
+class Collector(ABC):
+    """Reads one input format into a RunRecord.
+
+    Subclasses set ``name`` (kebab-case, shown to users), ``suffixes`` (a hint only) and
+    implement ``sniff`` (a cheap content check on the first bytes, since several formats
+    share ``.json`` and ``.csv``) and ``parse``.
+    """
+
+    name: ClassVar[str]
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    #: Higher priority collectors are asked first when several sniff positive.
+    priority: ClassVar[int] = 0
+
+    @classmethod
+    @abstractmethod
+    def sniff(cls, head: bytes, path: Path) -> bool:
+        """Whether the file whose first bytes are ``head`` is of this format."""
+
+    @abstractmethod
+    def parse(self, path: Path) -> RunRecord:
+        """Read ``path`` into a RunRecord.
+
+        Raises:
+            MalformedReport: The content is wrong; names the file, row and field.
+        """

@@ -1,0 +1,65 @@
+"""Errors raised by collectors. Each names the file, the row or entry, and the field."""
+
+from __future__ import annotations
+
+
+class CollectorError(Exception):
+    """Base class of every collector error."""
+
+    FORMAT = "{reason}"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(self.FORMAT.format(**vars(self)))
+
+
+class UnknownFormat(CollectorError):
+    """No collector recognises the file."""
+
+    FORMAT = "{path}: {reason}"
+
+    def __init__(self, path: str, reason: str = "") -> None:
+        self.path = path
+        super().__init__(reason or "not a format roofguard reads (see `roofguard formats`)")
+
+
+class MissingExtra(CollectorError):
+    """An optional dependency needed for this format is not installed."""
+
+    FORMAT = "{path}: {reason}"
+
+    def __init__(self, path: str, extra: str, module: str) -> None:
+        self.path = path
+        self.extra = extra
+        self.module = module
+        super().__init__(
+            f"reading this format needs the Python module {module!r}; "
+            f"install it with: pip install 'roofguard[{extra}]'"
+        )
+
+
+class MalformedReport(CollectorError):
+    """The file is of a known format but its content is wrong.
+
+    Attributes:
+        path: The file.
+        row: The line, row, launch ID or entry (None when it concerns the whole file).
+        field: The column, metric or key (None when it concerns the whole row).
+        reason: What is wrong, in words a person understands.
+    """
+
+    def __init__(
+        self, path: str, row: str | int | None, field: str | None, reason: str
+    ) -> None:
+        self.path = str(path)
+        self.row = None if row is None else str(row)
+        self.field = field
+        super().__init__(reason)
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.row is not None:
+            where += f", row {self.row}"
+        if self.field is not None:
+            where += f", field {self.field!r}"
+        return f"{where}: {self.reason}"

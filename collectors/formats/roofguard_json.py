@@ -1,0 +1,45 @@
+"""roofguard's own JSON: a RunRecord, exactly (``roofguard inspect --json`` writes it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import ValidationError
+
+from collectors.base import Collector
+from collectors.errors import MalformedReport
+from collectors.schema import RunRecord
+
+
+def _location(loc: tuple[int | str, ...]) -> tuple[str | None, str | None]:
+    """Split a pydantic error location into (entry, field), e.g. ('kernels[3]', 'duration_s')."""
+    parts = [str(p) for p in loc]
+    if len(parts) >= 2 and parts[0] == "kernels":
+        return f"kernels[{parts[1]}]", ".".join(parts[2:]) or None
+    return None, ".".join(parts) or None
+
+
+class RoofguardJson(Collector):
+    """A RunRecord serialised as JSON."""
+
+    name = "roofguard-json"
+    suffixes = (".json",)
+    priority = 10
+
+    _MARKERS: ClassVar[tuple[bytes, ...]] = (b'"schema_version"', b'"profiler"')
+
+    @classmethod
+    def sniff(cls, head: bytes, path: Path) -> bool:
+        """A JSON object that carries the RunRecord's own keys."""
+        text = head.lstrip()
+        return text.startswith(b"{") and all(m in head for m in cls._MARKERS)
+
+    def parse(self, path: Path) -> RunRecord:
+        """Validate the file against the RunRecord schema."""
+        try:
+            return RunRecord.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            row, field = _location(tuple(err["loc"]))
+            raise MalformedReport(str(path), row, field, err["msg"]) from exc

@@ -1,0 +1,1 @@
+"""Rules: roofline placement, findings and verdicts. Pure domain logic, no I/O."""

@@ -1,0 +1,45 @@
+"""DESIGN.md's roofline decision procedure: which class of fix applies to a kernel."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, Placement
+
+#: Percent of roof from which a kernel counts as "at the roof".
+NEAR_ROOF_PERCENT = 80.0
+
+
+class Advice(StrEnum):
+    """Advice classes, from the roofline decision procedure."""
+
+    CHANGE_ALGORITHM = "change-algorithm"
+    CUT_BYTES = "cut-bytes"
+    MEMORY_ACCESS = "memory-access"
+    COMPUTE_EFFICIENCY = "compute-efficiency"
+    MEASURE_MORE = "measure-more"
+
+
+ADVICE_TEXT: dict[Advice, str] = {
+    Advice.CHANGE_ALGORITHM: "Near the compute roof: only a different algorithm, precision or "
+    "hardware goes faster.",
+    Advice.CUT_BYTES: "At the memory roof: cut bytes moved (fusion, quantisation, reuse).",
+    Advice.MEMORY_ACCESS: "Memory-bound far below the roof: fix access patterns, layout, "
+    "coalescing and vectorised loads.",
+    Advice.COMPUTE_EFFICIENCY: "Compute-bound far below the roof: use tensor cores, better "
+    "tiling, more ILP and occupancy.",
+    Advice.MEASURE_MORE: "Not enough counters to place the kernel: collect FLOP and byte "
+    "metrics (ncu --set roofline) or declare a work model.",
+}
+
+
+def advice_for(placement: Placement, near_roof_percent: float = NEAR_ROOF_PERCENT) -> Advice:
+    """The advice class for a placed kernel."""
+    pct = placement.percent_of_roof
+    if pct is None or placement.regime is None:
+        return Advice.MEASURE_MORE
+    near = pct >= near_roof_percent
+    if placement.regime == MEMORY_BOUND:
+        return Advice.CUT_BYTES if near else Advice.MEMORY_ACCESS
+    assert placement.regime == COMPUTE_BOUND
+    return Advice.CHANGE_ALGORITHM if near else Advice.COMPUTE_EFFICIENCY

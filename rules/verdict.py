@@ -1,0 +1,179 @@
+"""The verdict model: findings per kernel and the run's conclusion.
+
+These are pydantic models so the service can write them as JSON (``roofguard check --format
+json``) and render them; ``rules`` itself does no I/O.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rules.advice import Advice
+
+
+class Severity(StrEnum):
+    """How much a finding matters: ``fail`` fails the check, ``warn`` and ``info`` do not."""
+
+    FAIL = "fail"
+    WARN = "warn"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Sort key, worst first."""
+        return {"fail": 0, "warn": 1, "info": 2}[self.value]
+
+
+class Stability(StrEnum):
+    """Preview rules are reported but never affect the conclusion."""
+
+    STABLE = "stable"
+    PREVIEW = "preview"
+
+
+class Conclusion(StrEnum):
+    """The run's conclusion."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Finding(_Model):
+    """One thing a rule found about one kernel (or the run, when ``kernel`` is None).
+
+    Attributes:
+        rule: Rule id, e.g. "roof-drop".
+        kernel: The kernel's identity key.
+        kernel_name: Its display name.
+        device: Catalog id or reported name of the device.
+        roof: The roof judged against, e.g. "H100-SXM5 (datasheet)".
+        severity: fail, warn or info.
+        stability: stable or preview (preview findings never fail the check).
+        message: One line a person understands.
+        advice: The advice class of the roofline decision procedure.
+        advice_text: The advice in words.
+        binding: Binding resource (precision or tier).
+        numbers: The figures used: current, baseline centre/spread/n, intensity, ...
+    """
+
+    rule: str
+    kernel: str | None
+    kernel_name: str | None = None
+    device: str | None = None
+    roof: str | None = None
+    severity: Severity
+    stability: Stability = Stability.STABLE
+    message: str
+    advice: Advice | None = None
+    advice_text: str | None = None
+    binding: str | None = None
+    numbers: dict[str, float | str | None] = Field(default_factory=dict)
+
+    @property
+    def counts(self) -> bool:
+        """Whether this finding may affect the conclusion."""
+        return self.stability == Stability.STABLE
+
+
+class BaselineSummary(_Model):
+    """What a kernel was judged against.
+
+    Attributes:
+        n: Number of baseline runs.
+        center: Robust centre (median) of percent of roof over the baseline.
+        spread: Robust spread (scaled MAD) of percent of roof.
+        regime: The baseline's regime (most recent run).
+        relative_change: ``(current - center) / center`` (a drop is negative).
+        history: Recent percent-of-roof values, oldest first (for sparklines).
+        commits: The baseline's commit range (first, last).
+    """
+
+    n: int
+    center: float | None = None
+    spread: float | None = None
+    regime: str | None = None
+    relative_change: float | None = None
+    history: tuple[float, ...] = ()
+    commits: tuple[str, ...] = ()
+
+
+class KernelVerdict(_Model):
+    """One kernel's placement in the run, with its baseline.
+
+    Attributes:
+        key: Identity key.
+        name: Display name.
+        group: Kernel group (config), when it belongs to one.
+        time_s: Measured total time.
+        time_share: Share of the run's total GPU time (0-1).
+        percent_of_roof: 0-100 (may exceed 100: see above-roof).
+        regime: memory-bound or compute-bound.
+        borderline: Within the band around the ridge.
+        binding: Binding resource.
+        intensity: FLOP/byte per tier.
+        t_roof_s: Speed-of-light time.
+        roof: The roof used.
+        advice: Advice class.
+        status: regressed, improved, unchanged, new or unplaced.
+        baseline: Baseline summary, None for new kernels.
+    """
+
+    key: str
+    name: str
+    group: str | None = None
+    time_s: float
+    time_share: float
+    percent_of_roof: float | None
+    regime: str | None
+    borderline: bool = False
+    binding: str | None
+    intensity: dict[str, float] = Field(default_factory=dict)
+    t_roof_s: float | None = None
+    roof: str | None = None
+    advice: Advice | None = None
+    status: str = "unchanged"
+    baseline: BaselineSummary | None = None
+
+
+class Verdict(_Model):
+    """The verdict on one run.
+
+    Attributes:
+        conclusion: pass, warn or fail.
+        repo: OWNER/NAME.
+        commit: The run's commit.
+        pull_request: PR number, when a PR run.
+        device: Device the run was judged on.
+        roof: The roof judged against (label).
+        roofs: All roofs shown (e.g. datasheet and measured).
+        trusted: False when the runner failed its health preflight (no regression verdict).
+        kernels: Every kernel, worst first.
+        findings: Every finding, worst first.
+        notes: Run-level remarks (env mismatch, missing metrics ...).
+        run_id: History-store id of the run, when stored.
+    """
+
+    conclusion: Conclusion
+    repo: str | None = None
+    commit: str | None = None
+    pull_request: int | None = None
+    device: str | None = None
+    roof: str | None = None
+    roofs: tuple[str, ...] = ()
+    trusted: bool = True
+    kernels: tuple[KernelVerdict, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+    run_id: int | None = None
+
+    @property
+    def regressions(self) -> int:
+        """Number of failing findings that count."""
+        return sum(1 for f in self.findings if f.severity == Severity.FAIL and f.counts)

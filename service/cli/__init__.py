@@ -1,0 +1,69 @@
+"""The ``roofguard`` command line. Thin: each command lives in its own module.
+
+Adding a command group is one module with ``register(app)`` plus one line in ``COMMANDS``.
+Errors from every layer are mapped to exit codes in one place, ``main()``:
+0 success (check: pass or warn), 1 check failed, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+import typer
+
+from collectors.errors import CollectorError
+from rules.errors import RuleError
+from service.errors import ServiceError
+
+#: One line per command module; each exposes ``register(app: typer.Typer) -> None``.
+COMMANDS: tuple[str, ...] = (
+    "service.cli.roofline_cmd",
+)
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def build_app() -> typer.Typer:
+    """The Typer application with every command registered."""
+    app = typer.Typer(
+        name="roofguard",
+        help="Roofline-based performance-regression checks for GPU kernels.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for module in COMMANDS:
+        importlib.import_module(module).register(app)
+    return app
+
+
+def _error(message: str) -> int:
+    click.echo(f"roofguard: error: {message}", err=True)
+    return EXIT_USAGE
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI on ``argv`` and return the exit code (used by tests and ``main``)."""
+    command = typer.main.get_command(build_app())
+    try:
+        result = command.main(args=argv, prog_name="roofguard", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.exceptions.Abort:
+        return _error("aborted")
+    except (CollectorError, RuleError) as exc:
+        return _error(str(exc))
+    except ServiceError as exc:
+        click.echo(f"roofguard: error: {exc}", err=True)
+        return exc.exit_code
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run())

@@ -1,0 +1,139 @@
+"""``roofguard roofline``, ``roofguard devices`` and ``roofguard schema``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from collectors.schema import PRECISIONS, TIERS, run_json_schema
+from rules import roofline
+from rules.hardware import DeviceSpec, builtin_catalog
+from service.errors import BadInput
+from service.render.text_roofline import text_roofline
+
+#: Short names people type; tensor-only formats map to their tensor precision.
+PRECISION_ALIASES = {
+    "fp8": "tensor_fp8", "bf16": "tensor_bf16", "tf32": "tensor_tf32", "int8": "tensor_int8",
+    "fp4": "tensor_fp4",
+}  # fmt: skip
+
+
+def resolve_precision(name: str, spec: DeviceSpec | None) -> str:
+    """Map a typed precision to a schema precision (``fp16`` falls back to tensor_fp16)."""
+    precision = PRECISION_ALIASES.get(name.lower(), name.lower())
+    if precision == "fp16" and spec is not None and "fp16" not in spec.peak_flop_per_s:
+        precision = "tensor_fp16"
+    if precision not in PRECISIONS:
+        raise BadInput(f"--precision: unknown precision {name!r} (known: {', '.join(PRECISIONS)})")
+    return precision
+
+
+def _roof_figures(
+    device: str | None, precision: str, tier: str, peak: float | None, bandwidth: float | None
+) -> tuple[str, str, float, float]:
+    if device is None:
+        if peak is None or bandwidth is None:
+            raise BadInput("give --device, or both --peak-flops and --bandwidth")
+        return "custom", resolve_precision(precision, None), peak, bandwidth
+    spec = builtin_catalog().lookup(device)
+    resolved = resolve_precision(precision, spec)
+    peak = peak if peak is not None else spec.peak_flop_per_s.get(resolved)  # type: ignore[call-overload]
+    bandwidth = bandwidth if bandwidth is not None else spec.bandwidth_byte_per_s.get(tier)  # type: ignore[call-overload]
+    if peak is None:
+        raise BadInput(f"--precision: {spec.id} has no {resolved} peak in the catalog")
+    if bandwidth is None:
+        raise BadInput(f"--tier: {spec.id} has no {tier} bandwidth in the catalog")
+    return spec.id, resolved, peak, bandwidth
+
+
+def calculate(
+    *, device: str | None, precision: str, tier: str, flops: float, nbytes: float,
+    time_s: float | None, peak: float | None = None, bandwidth: float | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """The calculator's result object (the ``--json`` contract)."""
+    if tier not in TIERS:
+        raise BadInput(f"--tier: unknown tier {tier!r} (known: {', '.join(TIERS)})")
+    for flag, value in (("--flops", flops), ("--bytes", nbytes), ("--time", time_s or 0.0)):
+        if not value >= 0:
+            raise BadInput(f"{flag}: must be a non-negative number")
+    name, prec, peak_v, bw = _roof_figures(device, precision, tier, peak, bandwidth)
+    roof = roofline.Roof(name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw})
+    placed = roofline.place({prec: flops}, {tier: nbytes}, time_s or None, roof)
+    intensity = flops / nbytes if nbytes > 0 else float("inf")
+    result: dict[str, Any] = {
+        "device": name, "precision": prec, "tier": tier, "intensity_flop_per_byte": intensity,
+        "ridge_flop_per_byte": roofline.ridge_point(peak_v, bw),
+        "regime": placed.regime, "borderline": placed.borderline,
+        "attainable_flop_per_s": roofline.attainable(intensity, peak_v, bw),
+        "roof_time_s": placed.t_roof_s, "peak_flop_per_s": peak_v, "bandwidth_byte_per_s": bw,
+    }  # fmt: skip
+    if time_s:
+        result["achieved_flop_per_s"] = flops / time_s
+        result["percent_of_roof"] = placed.percent_of_roof
+    return result
+
+
+def _text(result: dict[str, Any]) -> str:
+    rows = [
+        ("device", result["device"]),
+        ("precision / tier", f"{result['precision']} / {result['tier']}"),
+        ("intensity", f"{result['intensity_flop_per_byte']:.4g} FLOP/byte"),
+        ("ridge", f"{result['ridge_flop_per_byte']:.4g} FLOP/byte"),
+        ("regime", result["regime"] + (" (borderline)" if result["borderline"] else "")),
+        ("attainable", f"{result['attainable_flop_per_s'] / 1e12:.4g} TFLOP/s"),
+        ("roof time", f"{result['roof_time_s'] * 1e3:.4g} ms"),
+    ]
+    if "percent_of_roof" in result:
+        rows.append(("achieved", f"{result['achieved_flop_per_s'] / 1e12:.4g} TFLOP/s"))
+        rows.append(("percent of roof", f"{result['percent_of_roof']:.1f} %"))
+    table = "\n".join(f"{k:<18}{v}" for k, v in rows)
+    plot = text_roofline(result["intensity_flop_per_byte"], result.get("achieved_flop_per_s"),
+                         result["peak_flop_per_s"], result["bandwidth_byte_per_s"])  # fmt: skip
+    return f"{table}\n\n{plot}"
+
+
+def roofline_command(
+    flops: Annotated[float, typer.Option(help="FLOPs of the kernel.")],
+    nbytes: Annotated[float, typer.Option("--bytes", help="Bytes moved at --tier.")],
+    device: Annotated[str | None, typer.Option(help="Catalog device or a name tools print.")] = None,
+    precision: Annotated[str, typer.Option(help="fp64, fp32, fp16, tf32, bf16, fp8, int8, fp4.")] = "fp32",
+    tier: Annotated[str, typer.Option(help="Memory tier: dram, l2, l1.")] = "dram",
+    time: Annotated[float | None, typer.Option(help="Measured time in seconds.")] = None,
+    peak_flops: Annotated[float | None, typer.Option(help="Peak FLOP/s (any hardware).")] = None,
+    bandwidth: Annotated[float | None, typer.Option(help="Bandwidth in B/s (any hardware).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:  # fmt: skip
+    """Place a kernel on a roofline: intensity, ridge, regime, roof time, percent of roof."""
+    result = calculate(device=device, precision=precision, tier=tier, flops=flops, nbytes=nbytes,
+                       time_s=time, peak=peak_flops, bandwidth=bandwidth)  # fmt: skip
+    typer.echo(json.dumps(result, indent=2) if as_json else _text(result))
+
+
+def devices_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+) -> None:
+    """List the hardware catalog: dense peaks and bandwidths with their sources."""
+    specs = list(builtin_catalog().devices.values())
+    if as_json:
+        typer.echo(json.dumps([s.model_dump() for s in specs], indent=2))
+        return
+    typer.echo(f"{'device':<16}{'HBM TB/s':>9}{'FP32 TF':>9}{'BF16 TF':>9}{'FP8 TF':>9}  aliases")
+    for s in specs:
+        p, b = s.peak_flop_per_s, s.bandwidth_byte_per_s
+        cells = [b.get("dram"), p.get("fp32"), p.get("tensor_bf16"), p.get("tensor_fp8")]
+        text = "".join(f"{c / 1e12:>9.4g}" if c else f"{'-':>9}" for c in cells)
+        typer.echo(f"{s.id:<16}{text}  {', '.join(s.aliases[:2])}")
+
+
+def schema_command() -> None:
+    """Print the JSON Schema of RunRecord (roofguard's own JSON format)."""
+    typer.echo(json.dumps(run_json_schema(), indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands of this module to ``app``."""
+    app.command("roofline")(roofline_command)
+    app.command("devices")(devices_command)
+    app.command("schema")(schema_command)

@@ -1,0 +1,1 @@
+"""Rendering: markdown and HTML from templates, charts, text plots."""
