@@ -1,0 +1,144 @@
+"""``roofguard upload``: the Action's server mode. Send reports to a roofguard service.
+
+The service ingests and evaluates the run and answers with the verdict, which this command
+writes as JSON or markdown. Uploads are idempotent on content, so a retry after a dropped
+connection or a 503 is safe and returns the first result.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+
+from service.errors import BadInput, ServiceError
+
+#: Seconds to wait before each retry of a failed upload (the length is the retry count).
+RETRY_DELAYS_S: tuple[float, ...] = (1.0, 3.0, 9.0)
+_RETRY_STATUSES = frozenset({502, 503, 504})
+EXIT_FAIL = 1
+
+
+class UploadFailed(ServiceError):
+    """The service refused the upload or could not be reached."""
+
+    exit_code = 2
+
+
+def _form(**fields: str | int | None) -> dict[str, str]:
+    return {name: str(value) for name, value in fields.items() if value is not None}
+
+
+def _post(
+    client: httpx.Client, url: str, data: dict[str, str], files: list[Path]
+) -> httpx.Response:
+    handles = [path.open("rb") for path in files]
+    try:
+        parts = [
+            ("files", (path.name, handle)) for path, handle in zip(files, handles, strict=True)
+        ]
+        return client.post(url, data=data, files=parts)
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def upload(
+    *, server: str, token: str, files: list[Path], data: dict[str, str],
+    client: httpx.Client | None = None, delays: tuple[float, ...] = RETRY_DELAYS_S,
+) -> dict[str, Any]:  # fmt: skip
+    """Upload ``files`` with the form ``data``; return the service's answer (the verdict).
+
+    Raises:
+        UploadFailed: The service answered with an error, or stayed unreachable after retries.
+    """
+    url = server.rstrip("/") + "/api/v1/runs"
+    own = client or httpx.Client(timeout=120.0, headers={"Authorization": f"Bearer {token}"})
+    try:
+        for delay in delays:
+            response = _try_post(own, url, data, files)
+            if response is not None and response.status_code not in _RETRY_STATUSES:
+                return _answer(server, response)
+            time.sleep(delay)
+        response = _try_post(own, url, data, files)
+    finally:
+        if client is None:
+            own.close()
+    if response is None:
+        raise UploadFailed(f"{server}: cannot reach the service (gave up after retries)")
+    return _answer(server, response)
+
+
+def _try_post(
+    client: httpx.Client, url: str, data: dict[str, str], files: list[Path]
+) -> httpx.Response | None:
+    """One attempt; None when the connection failed (the upload is safe to retry)."""
+    try:
+        return _post(client, url, data, files)
+    except httpx.TransportError:
+        return None
+
+
+def _answer(server: str, response: httpx.Response) -> dict[str, Any]:
+    if response.is_success:
+        result: dict[str, Any] = response.json()
+        return result
+    try:
+        detail = response.json().get("detail", response.text)
+    except ValueError:
+        detail = response.text
+    raise UploadFailed(f"{server}: upload refused with HTTP {response.status_code}: {detail}")
+
+
+def _write(result: dict[str, Any], fmt: str, output: Path | None) -> None:
+    text = result["markdown"] if fmt == "markdown" else json.dumps(result, indent=2)
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+
+
+_Files = Annotated[
+    list[Path],
+    typer.Argument(help="Report files (any collector format).", exists=True, dir_okay=False),
+]
+_Token = Annotated[
+    str,
+    typer.Option(envvar="ROOFGUARD_TOKEN", show_default=False,
+                 help="API token with write scope (or env ROOFGUARD_TOKEN)."),
+]  # fmt: skip
+_Opt = typer.Option
+
+
+def upload_command(
+    files: _Files,
+    server: Annotated[str, _Opt(help="Base URL of the roofguard service.")],
+    token: _Token,
+    repo: Annotated[str, _Opt(help="OWNER/NAME of the repository measured.")],
+    commit: Annotated[str, _Opt(help="Commit SHA measured.")],
+    branch: Annotated[str | None, _Opt(help="Branch name.")] = None,
+    kind: Annotated[str, _Opt(help="Run kind: pr, nightly or local.")] = "local",
+    pr: Annotated[int | None, _Opt(help="Pull-request number, for pr runs.")] = None,
+    device: Annotated[str | None, _Opt(help="Device name when the reports lack it.")] = None,
+    runner: Annotated[str | None, _Opt(help="The CI runner's name.")] = None,
+    fmt: Annotated[str, _Opt("--format", help="json or markdown.")] = "markdown",
+    output: Annotated[Path | None, _Opt(help="Write the verdict here, not to stdout.")] = None,
+) -> None:
+    """Upload reports to a roofguard service and write the verdict it returns."""
+    if fmt not in ("json", "markdown"):
+        raise BadInput(f"--format: expected json or markdown, got {fmt!r}")
+    data = _form(repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device,
+                 runner=runner)  # fmt: skip
+    result = upload(server=server, token=token, files=files, data=data)
+    _write(result, fmt, output)
+    if result.get("verdict", {}).get("conclusion") == "fail":
+        raise typer.Exit(EXIT_FAIL)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``roofguard upload`` to ``app``."""
+    app.command("upload")(upload_command)

@@ -1,0 +1,84 @@
+"""GitHub webhook deliveries: signature, freshness and replay checks.
+
+GitHub signs each delivery with ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>``
+over the raw body. GitHub sends no delivery timestamp header, so freshness is judged from the
+payload's own time of the event (``comment.updated_at``, ``pull_request.updated_at``): a
+delivery older than ``max_age`` is stale. Within that window each ``X-GitHub-Delivery`` id is
+accepted once, so a captured delivery cannot be replayed at all: too old is stale, and
+younger is a seen id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+from collections import OrderedDict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from service.errors import WebhookSignatureInvalid
+
+_SIGNATURE_PREFIX = "sha256="
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The ``X-Hub-Signature-256`` value GitHub would send for ``body``."""
+    digest = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    return _SIGNATURE_PREFIX + digest
+
+
+def verify_signature(secret: str | None, body: bytes, header: str | None) -> None:
+    """Raise WebhookSignatureInvalid unless ``header`` is the body's valid signature."""
+    if not secret:
+        raise WebhookSignatureInvalid("webhook secret is not configured; deliveries are refused")
+    if not header or not header.startswith(_SIGNATURE_PREFIX):
+        raise WebhookSignatureInvalid("missing X-Hub-Signature-256 header")
+    if not hmac.compare_digest(sign(secret, body), header):
+        raise WebhookSignatureInvalid("X-Hub-Signature-256 does not match the body")
+
+
+def event_time(payload: dict[str, Any]) -> datetime | None:
+    """When the event happened, from the payload (None when it carries no time)."""
+    for owner in ("comment", "pull_request", "issue"):
+        value = (payload.get(owner) or {}).get("updated_at")
+        if isinstance(value, str):
+            return _parse_time(value)
+    return None
+
+
+def _parse_time(value: str) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class DeliveryGuard:
+    """Refuses stale deliveries and deliveries whose id was already seen.
+
+    Ids are remembered for ``max_age`` (older deliveries are refused as stale anyway), so
+    memory stays bounded by the delivery rate times the window.
+    """
+
+    def __init__(self, max_age: timedelta) -> None:
+        self.max_age = max_age
+        self._seen: OrderedDict[str, datetime] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def admit(self, delivery_id: str | None, happened: datetime | None, now: datetime) -> None:
+        """Record ``delivery_id`` or raise WebhookSignatureInvalid when stale or replayed."""
+        if not delivery_id:
+            raise WebhookSignatureInvalid("missing X-GitHub-Delivery header")
+        if happened is None or now - happened > self.max_age:
+            raise WebhookSignatureInvalid("stale delivery: the event is older than allowed")
+        with self._lock:
+            self._forget_before(now - self.max_age)
+            if delivery_id in self._seen:
+                raise WebhookSignatureInvalid("replayed delivery: this delivery id was seen")
+            self._seen[delivery_id] = now
+
+    def _forget_before(self, cutoff: datetime) -> None:
+        while self._seen and next(iter(self._seen.values())) < cutoff:
+            self._seen.popitem(last=False)
