@@ -1,27 +1,87 @@
-"""API tokens: generation, hashing and scope checks.
+"""API tokens: generation, hashing, storage and scope checks.
 
 A token is shown once, when created; the store keeps only its SHA-256 hash. Tokens are
 high-entropy random strings (256 bits), so a fast unsalted hash is enough: there is nothing
-to brute-force that a salt would protect. Tokens are scoped to one repository (or an
-``OWNER/*`` pattern) and to ``read`` or ``write``; ``write`` implies ``read``.
+to brute-force that a salt would protect. Each token is scoped to one repository and to
+``read`` or ``write`` (``write`` implies ``read``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from fnmatch import fnmatchcase
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from service.errors import BadInput, Forbidden, NotFound, Unauthorized
+from service.store.repo import as_utc, repo_id
+from service.store.tables import ApiToken, Repository
 
 #: Prefix that makes a roofguard token recognisable to secret scanners and people.
 TOKEN_PREFIX = "rgt_"
+#: ``last_used_at`` is refreshed at most this often, so reads do not each write a row.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+_TOKENS = ApiToken.__table__  # type: ignore[attr-defined]
+_REPOS = Repository.__table__  # type: ignore[attr-defined]
 
 
 class Permission(StrEnum):
-    """What a token may do: ``read`` queries, ``write`` also uploads and accepts."""
+    """What a token may do: ``read`` queries, ``write`` also uploads."""
 
     READ = "read"
     WRITE = "write"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What an authenticated token may do.
+
+    Attributes:
+        token_id: The token's id.
+        name: Its name (safe to log; the token itself never is).
+        repo: The repository it is scoped to.
+        permission: read or write.
+    """
+
+    token_id: int
+    name: str
+    repo: str
+    permission: Permission
+
+    def require(self, *, repo: str | None, permission: Permission) -> None:
+        """Raise Forbidden unless this grant covers ``permission`` on ``repo``."""
+        if repo is None or repo.lower() != self.repo.lower():
+            raise Forbidden(f"token {self.name!r} is scoped to {self.repo}, not to {repo}")
+        if permission == Permission.WRITE and self.permission != Permission.WRITE:
+            raise Forbidden(f"token {self.name!r} is read-only")
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """A stored token as ``roofguard token list`` shows it (never the token itself).
+
+    Attributes:
+        id: Its id (what ``roofguard token revoke`` takes).
+        name: Its name.
+        repo: Its repository.
+        permission: read or write.
+        created_at: When it was created.
+        revoked_at: When it was revoked, None while valid.
+        last_used_at: When it was last used (to the minute).
+    """
+
+    id: int
+    name: str
+    repo: str
+    permission: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
 
 
 def generate_token() -> str:
@@ -34,17 +94,84 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def scope_covers(scope: str, repo: str) -> bool:
-    """Whether a token scoped to ``scope`` (``OWNER/NAME`` or ``OWNER/*``) covers ``repo``."""
-    return fnmatchcase(repo.lower(), scope.lower())
+def valid_repo(repo: str) -> bool:
+    """Whether ``repo`` looks like ``OWNER/NAME``."""
+    owner, sep, name = repo.partition("/")
+    return bool(sep and owner and name and "/" not in name)
 
 
-def permits(granted: Permission | str, needed: Permission | str) -> bool:
-    """Whether a token with ``granted`` may do what needs ``needed``."""
-    return Permission(granted) == Permission.WRITE or Permission(needed) == Permission.READ
+def create_token(*, session: Session, repo: str, permission: Permission,
+                 name: str) -> tuple[int, str]:  # fmt: skip
+    """Store a new token's hash; return its id and the token (the only time it exists).
+
+    Raises:
+        BadInput: ``repo`` is not OWNER/NAME.
+    """
+    if not valid_repo(repo):
+        raise BadInput(f"--repo: expected OWNER/NAME, got {repo!r}")
+    token = generate_token()
+    row = {"name": name, "token_hash": hash_token(token), "permission": permission.value,
+           "repo_id": repo_id(session=session, repo=repo, create=True),
+           "created_at": datetime.now(UTC)}  # fmt: skip
+    token_id = session.execute(sa.insert(_TOKENS).returning(_TOKENS.c.id), row).scalar_one()
+    return int(token_id), token
 
 
-def valid_scope(scope: str) -> bool:
-    """Whether ``scope`` looks like ``OWNER/NAME`` or ``OWNER/*``."""
-    owner, sep, name = scope.partition("/")
-    return bool(sep and owner and name and "/" not in name and owner != "*")
+def _info_select() -> sa.Select[tuple[object, ...]]:
+    t = _TOKENS.c
+    return sa.select(t.id, t.name, _REPOS.c.name.label("repo"), t.permission, t.created_at,
+                     t.revoked_at, t.last_used_at).join(_REPOS, _REPOS.c.id == t.repo_id)  # fmt: skip
+
+
+def _info(row: sa.Row[tuple[object, ...]]) -> TokenInfo:
+    data = row._asdict()
+    for column in ("created_at", "revoked_at", "last_used_at"):
+        data[column] = as_utc(data[column]) if data[column] is not None else None
+    return TokenInfo(**data)
+
+
+def list_tokens(*, session: Session, repo: str | None = None) -> list[TokenInfo]:
+    """Stored tokens (revoked ones too), oldest first, of ``repo`` or of every repository."""
+    stmt = _info_select().order_by(_TOKENS.c.id)
+    if repo is not None:
+        stmt = stmt.where(_REPOS.c.name == repo)
+    return [_info(row) for row in session.execute(stmt)]
+
+
+def revoke_token(*, session: Session, token_id: int) -> TokenInfo:
+    """Revoke token ``token_id`` (idempotent); return it.
+
+    Raises:
+        NotFound: No such token.
+    """
+    now = datetime.now(UTC)
+    session.execute(sa.update(_TOKENS).where(_TOKENS.c.id == token_id,
+                                             _TOKENS.c.revoked_at.is_(None))
+                    .values(revoked_at=now))  # fmt: skip
+    row = session.execute(_info_select().where(_TOKENS.c.id == token_id)).first()
+    if row is None:
+        raise NotFound(f"token {token_id} does not exist (see `roofguard token list`)")
+    return _info(row)
+
+
+def authenticate(*, session: Session, token: str) -> Grant:
+    """The grant of ``token``, refreshing its ``last_used_at``.
+
+    Raises:
+        Unauthorized: The token is unknown or revoked (the message never repeats it).
+    """
+    row = session.execute(
+        _info_select().add_columns(_TOKENS.c.token_hash).where(
+            _TOKENS.c.token_hash == hash_token(token))
+    ).first()  # fmt: skip
+    if row is None or row.revoked_at is not None:
+        raise Unauthorized("the API token is unknown or revoked")
+    _touch(session, int(row.id), row.last_used_at)
+    return Grant(int(row.id), str(row.name), str(row.repo), Permission(row.permission))
+
+
+def _touch(session: Session, token_id: int, last_used: datetime | None) -> None:
+    now = datetime.now(UTC)
+    if last_used is not None and now - as_utc(last_used) < LAST_USED_RESOLUTION:
+        return
+    session.execute(sa.update(_TOKENS).where(_TOKENS.c.id == token_id).values(last_used_at=now))

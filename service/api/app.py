@@ -1,0 +1,61 @@
+"""The roofguard HTTP service: ``create_app(settings, config)`` builds the FastAPI application.
+
+Nothing is created at import time: the engine, the metrics registry and the webhook replay
+guard belong to the application, so tests can run several side by side with their own
+settings. Routes are synchronous where they only talk to the database (FastAPI runs them in
+its thread pool) and asynchronous only where they read a raw body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from sqlalchemy.engine import Engine
+
+from service import __version__
+from service.api import errors
+from service.api.deps import ServiceState
+from service.api.limits import BodySizeLimit
+from service.api.metrics import MetricsMiddleware
+from service.api.routes import health, kernels, pages, runs, webhook
+from service.config import RoofguardConfig
+from service.settings import Settings
+from service.store.db import make_engine
+
+API_PREFIX = "/api/v1"
+DESCRIPTION = (
+    "Upload GPU kernel profiles and benchmark results, get roofline verdicts back, and query "
+    "the history. Uploads and queries need `Authorization: Bearer TOKEN` "
+    "(`roofguard token create`)."
+)
+
+
+def create_app(settings: Settings, config: RoofguardConfig, *, engine: Engine | None = None) -> FastAPI:
+    """The service application.
+
+    Args:
+        settings: Database URL, secrets and limits (from the environment, by the caller).
+        config: The roofguard configuration used to evaluate uploads.
+        engine: An engine to use instead of one made from ``settings.database_url``.
+    """
+    state = ServiceState.build(settings, config, engine or make_engine(settings.database_url))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        if engine is None:
+            state.engine.dispose()
+
+    app = FastAPI(title="roofguard", version=__version__, description=DESCRIPTION,
+                  lifespan=lifespan)  # fmt: skip
+    app.state.roofguard = state
+    errors.install(app)
+    for module in (runs, kernels, webhook):
+        app.include_router(module.router, prefix=API_PREFIX)
+    app.include_router(health.router)
+    app.include_router(pages.router)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    return app

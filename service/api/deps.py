@@ -1,0 +1,106 @@
+"""Dependencies of the routes, as ``Annotated`` aliases: ``SessionDep``, ``AuthDep`` ...
+
+Everything comes from the ``ServiceState`` that ``create_app`` builds from the settings and
+configuration it was given; nothing here is created at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from service.api.metrics import Metrics
+from service.config import RoofguardConfig
+from service.errors import Unauthorized
+from service.settings import Settings
+from service.store.db import session_scope
+from service.tokens import Grant, authenticate
+from service.webhook_auth import DeliveryGuard
+
+
+@dataclass
+class ServiceState:
+    """What the application holds for its lifetime.
+
+    Attributes:
+        settings: Secrets, database URL and limits (from the environment).
+        config: The roofguard configuration (rules, thresholds, kernel groups).
+        engine: The history store's engine (one pool for the process).
+        metrics: Prometheus metrics of this instance.
+        deliveries: Replay guard of GitHub webhook deliveries.
+    """
+
+    settings: Settings
+    config: RoofguardConfig
+    engine: Engine
+    metrics: Metrics
+    deliveries: DeliveryGuard
+
+    @classmethod
+    def build(cls, settings: Settings, config: RoofguardConfig, engine: Engine) -> ServiceState:
+        """The state for an application serving ``engine`` with these settings."""
+        max_age = timedelta(seconds=settings.webhook_max_age_s)
+        return cls(settings, config, engine, Metrics(), DeliveryGuard(max_age))
+
+
+def get_state(request: Request) -> ServiceState:
+    """The application's state."""
+    state: ServiceState = request.app.state.roofguard
+    return state
+
+
+StateDep = Annotated[ServiceState, Depends(get_state)]
+
+
+def get_settings(state: StateDep) -> Settings:
+    """The settings the application was created with."""
+    return state.settings
+
+
+def get_config(state: StateDep) -> RoofguardConfig:
+    """The roofguard configuration the application was created with."""
+    return state.config
+
+
+def get_engine(state: StateDep) -> Engine:
+    """The history store's engine (for routes that run their own, retried, transactions)."""
+    return state.engine
+
+
+def get_session(state: StateDep) -> Iterator[Session]:
+    """A read-only session for the request (SQLite readers never wait for writers)."""
+    with session_scope(state.engine, readonly=True) as session:
+        yield session
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+ConfigDep = Annotated[RoofguardConfig, Depends(get_config)]
+EngineDep = Annotated[Engine, Depends(get_engine)]
+SessionDep = Annotated[Session, Depends(get_session)]
+
+_bearer = HTTPBearer(auto_error=False, description="An API token from `roofguard token create`.")
+
+
+def get_grant(
+    state: StateDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Grant:
+    """The grant of the request's bearer token.
+
+    Raises:
+        Unauthorized: No bearer token, or one that is unknown or revoked.
+    """
+    if credentials is None or not credentials.credentials:
+        raise Unauthorized("an API token is required: Authorization: Bearer TOKEN")
+    with session_scope(state.engine) as session:
+        return authenticate(session=session, token=credentials.credentials)
+
+
+AuthDep = Annotated[Grant, Depends(get_grant)]

@@ -1,0 +1,44 @@
+"""The one place that turns errors from every layer into HTTP answers."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from collectors.errors import CollectorError
+from rules.errors import RuleDefinitionError, RuleError, UnknownRule
+from service.errors import ServiceError, StoreUnavailable
+
+log = logging.getLogger("roofguard.api")
+
+#: Seconds a client should wait before retrying when the store is unavailable.
+RETRY_AFTER_S = 5
+
+
+def error_status(exc: Exception) -> int:
+    """The HTTP status for an error of any roofguard layer."""
+    if isinstance(exc, ServiceError):
+        return exc.status
+    if isinstance(exc, CollectorError):
+        return 422
+    if isinstance(exc, UnknownRule | RuleDefinitionError):
+        return 400
+    return 500
+
+
+async def handle_error(request: Request, exc: Exception) -> JSONResponse:
+    """Answer ``{"detail": message}`` with the error's status; log server-side failures."""
+    status = error_status(exc)
+    if status >= 500:
+        log.error("%s %s failed: %s: %s", request.method, request.url.path,
+                  type(exc).__name__, exc)  # fmt: skip
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if isinstance(exc, StoreUnavailable) else None
+    return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    """Register ``handle_error`` for the error base class of every layer."""
+    for base in (ServiceError, CollectorError, RuleError):
+        app.add_exception_handler(base, handle_error)  # type: ignore[arg-type]

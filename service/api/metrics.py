@@ -1,0 +1,74 @@
+"""Prometheus metrics of one application instance (its own registry, so tests can make many)."""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+#: Upload latencies span a 10-kernel JSON run to a 2,000-kernel multipart upload.
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class Metrics:
+    """The service's counters and histograms, registered in a private registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "roofguard_http_requests", "HTTP requests by route template, method and status.",
+            ["route", "method", "status"], registry=self.registry,
+        )  # fmt: skip
+        self.latency = Histogram(
+            "roofguard_http_request_duration_seconds", "HTTP request latency by route template.",
+            ["route", "method"], buckets=_BUCKETS, registry=self.registry,
+        )  # fmt: skip
+        self.uploads = Counter(
+            "roofguard_uploads", "Uploaded runs by outcome (created, duplicate, rejected).",
+            ["outcome"], registry=self.registry,
+        )  # fmt: skip
+        self.kernels = Counter(
+            "roofguard_kernels_ingested", "Kernels in newly stored runs.", registry=self.registry
+        )
+        self.webhooks = Counter(
+            "roofguard_webhook_deliveries", "GitHub webhook deliveries by event and outcome.",
+            ["event", "outcome"], registry=self.registry,
+        )  # fmt: skip
+
+    def exposition(self) -> bytes:
+        """The registry in the Prometheus text format."""
+        return bytes(generate_latest(self.registry))
+
+
+class MetricsMiddleware:
+    """Counts requests and their latency, labelled by route template (not raw path).
+
+    Labelling by template keeps the label set bounded: run ids and kernel keys never become
+    label values.
+    """
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on and record its status and duration."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = {"code": 500}
+        start = time.perf_counter()
+
+        async def recording_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            route = getattr(scope.get("route"), "path", "unmatched")
+            method = scope.get("method", "")
+            self.metrics.latency.labels(route, method).observe(time.perf_counter() - start)
+            self.metrics.requests.labels(route, method, str(status["code"])).inc()

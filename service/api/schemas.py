@@ -1,0 +1,197 @@
+"""API input and output models, kept apart from the store's tables and the domain records.
+
+The domain's own pydantic models (``RunRecord``, ``Verdict``, ``Finding``) appear inside these
+where the API hands them out unchanged, so a client sees exactly what ``roofguard check
+--format json`` writes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rules.verdict import Finding, Verdict
+
+
+class _Public(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class CheckResultPublic(_Public):
+    """The answer to an upload: the check's verdict, as JSON and as markdown.
+
+    Attributes:
+        run_id: History-store id of the run (the same on every retry of the same content).
+        created: False when the same content was uploaded before (the first result is returned).
+        url: The run's dashboard page.
+        verdict: The verdict (``roofguard check --format json``).
+        markdown: The verdict as the PR comment shows it.
+    """
+
+    run_id: int
+    created: bool
+    url: str
+    verdict: Verdict
+    markdown: str
+
+
+class RunPublic(_Public):
+    """One stored run.
+
+    Attributes:
+        id: History-store id.
+        repo: OWNER/NAME.
+        device: Device (catalog id when known).
+        commit: Commit SHA.
+        branch: Branch name.
+        pull_request: PR number for pr runs.
+        kind: nightly, pr or local.
+        timestamp: When it was measured (UTC).
+        runner: CI runner name.
+        roof: The roof its kernels were placed on.
+        trusted: False when the runner failed its health preflight.
+        url: Its dashboard page.
+    """
+
+    id: int
+    repo: str
+    device: str
+    commit: str | None
+    branch: str | None
+    pull_request: int | None
+    kind: str
+    timestamp: datetime
+    runner: str | None
+    roof: str
+    trusted: bool
+    url: str
+
+
+class RunsPublic(_Public):
+    """A page of runs, newest first.
+
+    Attributes:
+        data: The runs.
+        count: How many are on this page.
+    """
+
+    data: list[RunPublic]
+    count: int
+
+
+class FindingsPublic(_Public):
+    """The findings of the check on one run, worst first.
+
+    Attributes:
+        run_id: The run.
+        data: The findings.
+        count: How many.
+    """
+
+    run_id: int
+    data: list[Finding]
+    count: int
+
+
+class HistoryPoint(_Public):
+    """One measurement of a kernel.
+
+    Attributes:
+        run_id: The run.
+        commit: Its commit.
+        timestamp: When it was measured.
+        kind: nightly, pr or local.
+        device: The device.
+        percent_of_roof: 100 x T_roof / T (None when the kernel could not be placed).
+        regime: memory-bound or compute-bound.
+        binding: Binding precision or tier.
+        time_s: Total measured time.
+    """
+
+    run_id: int
+    commit: str | None
+    timestamp: datetime
+    kind: str
+    device: str
+    percent_of_roof: float | None
+    regime: str | None
+    binding: str | None
+    time_s: float | None
+
+
+class KernelHistoryPublic(_Public):
+    """A kernel's stored history, oldest first.
+
+    Attributes:
+        repo: OWNER/NAME.
+        key: The kernel's identity key.
+        data: Its measurements.
+        count: How many.
+    """
+
+    repo: str
+    key: str
+    data: list[HistoryPoint]
+    count: int
+
+
+class DevicesPublic(_Public):
+    """Devices a repository has runs on.
+
+    Attributes:
+        repo: OWNER/NAME.
+        data: Device names (catalog ids when known), sorted.
+    """
+
+    repo: str
+    data: list[str]
+
+
+class UploadForm(BaseModel):
+    """The multipart form of ``POST /api/v1/runs`` (besides one or more ``files``).
+
+    Attributes:
+        repo: OWNER/NAME of the repository measured.
+        commit: Commit SHA measured.
+        branch: Branch name.
+        kind: pr, nightly or local.
+        pr: Pull-request number, for pr runs.
+        device: Device name, when the reports do not name it.
+        runner: The CI runner's name.
+        timestamp: When the run was measured (default: now).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", max_length=200)
+    commit: str = Field(min_length=1, max_length=64)
+    branch: str | None = Field(default=None, max_length=255)
+    kind: Literal["pr", "nightly", "local"] = "local"
+    pr: int | None = Field(default=None, ge=1)
+    device: str | None = Field(default=None, max_length=200)
+    runner: str | None = Field(default=None, max_length=255)
+    timestamp: datetime | None = None
+
+
+class Health(_Public):
+    """Liveness or readiness.
+
+    Attributes:
+        status: ok, or unavailable.
+        detail: Why not ready, when not.
+    """
+
+    status: Literal["ok", "unavailable"]
+    detail: str | None = None
+
+
+class ErrorPublic(_Public):
+    """An error answer.
+
+    Attributes:
+        detail: What went wrong, naming the file, row and field where it applies.
+    """
+
+    detail: str
