@@ -68,7 +68,9 @@ def _sqlite_pragmas(engine: Engine, busy_timeout_s: float) -> None:
         conn.exec_driver_sql(f"BEGIN {mode}")
 
 
-def make_engine(url: str | None = None, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> Engine:
+def make_engine(
+    url: str | None = None, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+) -> Engine:
     """An engine for ``url`` (default: the SQLite file ``.roofguard/history.db``).
 
     Args:
@@ -184,8 +186,9 @@ def ensure_current(engine: Engine) -> None:
     )
 
 
-def open_store(url: str | None = None, *, create: bool = True,
-               busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> Engine:  # fmt: skip
+def open_store(
+    url: str | None = None, *, create: bool = True, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+) -> Engine:
     """An engine on a store that is ready to use.
 
     A brand-new, empty database is created at the newest migration when ``create`` is true

@@ -31,21 +31,52 @@ _ACCEPT = BaselineAcceptance.__table__  # type: ignore[attr-defined]
 #: Extra columns beside HISTORY_COLUMNS.
 EXTRA_COLUMNS: tuple[str, ...] = ("repo", "branch")
 COLUMNS: tuple[str, ...] = (*HISTORY_COLUMNS, *EXTRA_COLUMNS)
-_RUN_COLUMNS = ("run_id", "commit", "timestamp", "kind", "device", "driver", "clock_control",
-                "cache_control", "trusted", "repo", "branch")  # fmt: skip
-_MEAS_COLUMNS = ("run_id", "kernel_key", "kernel_name", "roof_source", "percent_of_roof",
-                 "regime", "binding", "time_s", "total_flops", "bytes_dram", "bytes_l2",
-                 "bytes_l1")  # fmt: skip
+_RUN_COLUMNS = (
+    "run_id",
+    "commit",
+    "timestamp",
+    "kind",
+    "device",
+    "driver",
+    "clock_control",
+    "cache_control",
+    "trusted",
+    "repo",
+    "branch",
+)
+_MEAS_COLUMNS = (
+    "run_id",
+    "kernel_key",
+    "kernel_name",
+    "roof_source",
+    "percent_of_roof",
+    "regime",
+    "binding",
+    "time_s",
+    "total_flops",
+    "bytes_dram",
+    "bytes_l2",
+    "bytes_l1",
+)
 _FLOAT_COLUMNS = ("percent_of_roof", "time_s", "total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
 _CHUNK = 5000
 
 
 def _runs_select() -> sa.Select[Any]:
     return (
-        sa.select(_RUNS.c.id.label("run_id"), _RUNS.c.commit, _RUNS.c.timestamp, _RUNS.c.kind,
-                  _DEVICES.c.name.label("device"), _RUNS.c.driver, _RUNS.c.clock_control,
-                  _RUNS.c.cache_control, _RUNS.c.trusted, _REPOS.c.name.label("repo"),
-                  _RUNS.c.branch)  # fmt: skip
+        sa.select(
+            _RUNS.c.id.label("run_id"),
+            _RUNS.c.commit,
+            _RUNS.c.timestamp,
+            _RUNS.c.kind,
+            _DEVICES.c.name.label("device"),
+            _RUNS.c.driver,
+            _RUNS.c.clock_control,
+            _RUNS.c.cache_control,
+            _RUNS.c.trusted,
+            _REPOS.c.name.label("repo"),
+            _RUNS.c.branch,
+        )
         .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)
         .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
     )
@@ -54,8 +85,18 @@ def _runs_select() -> sa.Select[Any]:
 def _meas_select() -> sa.Select[Any]:
     m = _MEAS.c
     return sa.select(
-        m.run_id, _KERNELS.c.key, _KERNELS.c.name, m.roof_source, m.percent_of_roof, m.regime,
-        m.binding, m.time_s, m.total_flops, m.bytes_dram, m.bytes_l2, m.bytes_l1,
+        m.run_id,
+        _KERNELS.c.key,
+        _KERNELS.c.name,
+        m.roof_source,
+        m.percent_of_roof,
+        m.regime,
+        m.binding,
+        m.time_s,
+        m.total_flops,
+        m.bytes_dram,
+        m.bytes_l2,
+        m.bytes_l1,
     ).join(_KERNELS, _KERNELS.c.id == m.kernel_id)
 
 
@@ -63,8 +104,9 @@ def _chunks(values: Sequence[int]) -> list[Sequence[int]]:
     return [values[i : i + _CHUNK] for i in range(0, len(values), _CHUNK)] or [[]]
 
 
-def _measurements(session: Session, run_ids: Sequence[int],
-                  kernel_id_list: Sequence[int] | None) -> list[Any]:  # fmt: skip
+def _measurements(
+    session: Session, run_ids: Sequence[int], kernel_id_list: Sequence[int] | None
+) -> list[Any]:
     """Measurement rows of ``run_ids`` (optionally only of ``kernel_id_list``)."""
     rows: list[Any] = []
     conn = session.connection()
@@ -93,8 +135,12 @@ def _frame(run_rows: Sequence[Any], meas_rows: Sequence[Any]) -> pd.DataFrame:
     return frame.loc[:, list(COLUMNS)]
 
 
-def _cutoff(session: Session, base: sa.Select[Any], before_commit: str | None,
-            before_timestamp: datetime | None) -> tuple[datetime | None, bool]:  # fmt: skip
+def _cutoff(
+    session: Session,
+    base: sa.Select[Any],
+    before_commit: str | None,
+    before_timestamp: datetime | None,
+) -> tuple[datetime | None, bool]:
     """Timestamp of the merge base's run (inclusive cut-off) and whether it was found."""
     if before_commit is None:
         return (as_utc(before_timestamp) if before_timestamp else None), True
@@ -118,8 +164,9 @@ def _kernel_ids_for(session: Session, rid: int, keys: Collection[str]) -> list[i
     return ids
 
 
-def _drop_accepted(session: Session, frame: pd.DataFrame, rid: int,
-                   did: int | None) -> pd.DataFrame:  # fmt: skip
+def _drop_accepted(
+    session: Session, frame: pd.DataFrame, rid: int, did: int | None
+) -> pd.DataFrame:
     """Keep only rows measured after the latest acceptance of their kernel (on this device)."""
     stmt = (
         sa.select(_ACCEPT.c.kernel_key, sa.func.max(_ACCEPT.c.created_at))
@@ -137,10 +184,18 @@ def _drop_accepted(session: Session, frame: pd.DataFrame, rid: int,
     return frame.loc[keep].reset_index(drop=True)
 
 
-def baseline_frame(*, session: Session, repo: str, device: str | None, roof_source: str | None,
-                   base_branch: str, window: int, before_commit: str | None = None,
-                   before_timestamp: datetime | None = None,
-                   kernel_keys: Collection[str] | None = None) -> pd.DataFrame:  # fmt: skip
+def baseline_frame(
+    *,
+    session: Session,
+    repo: str,
+    device: str | None,
+    roof_source: str | None,
+    base_branch: str,
+    window: int,
+    before_commit: str | None = None,
+    before_timestamp: datetime | None = None,
+    kernel_keys: Collection[str] | None = None,
+) -> pd.DataFrame:
     """The baseline history of a repository's kernels (HISTORY_COLUMNS, oldest first).
 
     The most recent ``window`` runs of ``base_branch`` of kind nightly or local (pull-request
@@ -157,14 +212,18 @@ def baseline_frame(*, session: Session, repo: str, device: str | None, roof_sour
     rid = repo_id(session=session, repo=repo)
     did = device_id(session=session, device=device) if device is not None else None
     unknown = rid is None or (device is not None and did is None)
-    base = _runs_select().where(_RUNS.c.repo_id == rid, _RUNS.c.branch == base_branch,
-                                _RUNS.c.kind.in_(BASELINE_KINDS))  # fmt: skip
+    base = _runs_select().where(
+        _RUNS.c.repo_id == rid, _RUNS.c.branch == base_branch, _RUNS.c.kind.in_(BASELINE_KINDS)
+    )
     if did is not None:
         base = base.where(_RUNS.c.device_id == did)
     if roof_source is not None:
         base = base.where(_RUNS.c.roof_source == roof_source)
-    cutoff, found = (None, before_commit is None) if unknown else _cutoff(
-        session, base, before_commit, before_timestamp)  # fmt: skip
+    cutoff, found = (
+        (None, before_commit is None)
+        if unknown
+        else _cutoff(session, base, before_commit, before_timestamp)
+    )
     if cutoff is not None:
         base = base.where(_RUNS.c.timestamp <= cutoff)
     recent = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(max(window, 0))
@@ -176,22 +235,36 @@ def baseline_frame(*, session: Session, repo: str, device: str | None, roof_sour
     frame = _frame(run_rows, meas)
     if rid is not None:
         frame = _drop_accepted(session, frame, rid, did)
-    frame.attrs.update(runs=[r.run_id for r in reversed(run_rows)], cutoff=cutoff,
-                       merge_base_found=found)  # fmt: skip
+    frame.attrs.update(
+        runs=[r.run_id for r in reversed(run_rows)], cutoff=cutoff, merge_base_found=found
+    )
     return frame
 
 
-def nightly_history(*, session: Session, repo: str | None, start: datetime, end: datetime,
-                    device: str | None = None, branch: str | None = None) -> pd.DataFrame:  # fmt: skip
+def nightly_history(
+    *,
+    session: Session,
+    repo: str | None,
+    start: datetime,
+    end: datetime,
+    device: str | None = None,
+    branch: str | None = None,
+) -> pd.DataFrame:
     """Every nightly run's measurements in ``[start, end)`` (HISTORY_COLUMNS + repo, branch).
 
     For the weekly digest: ``repo`` None means every repository; ``device`` and ``branch``
     narrow it further. Reads only the needed columns, in chunks of runs.
     """
-    stmt = _runs_select().where(_RUNS.c.kind == "nightly", _RUNS.c.timestamp >= as_utc(start),
-                                _RUNS.c.timestamp < as_utc(end))  # fmt: skip
-    for column, value in ((_REPOS.c.name, repo), (_DEVICES.c.name, device),
-                          (_RUNS.c.branch, branch)):  # fmt: skip
+    stmt = _runs_select().where(
+        _RUNS.c.kind == "nightly",
+        _RUNS.c.timestamp >= as_utc(start),
+        _RUNS.c.timestamp < as_utc(end),
+    )
+    for column, value in (
+        (_REPOS.c.name, repo),
+        (_DEVICES.c.name, device),
+        (_RUNS.c.branch, branch),
+    ):
         if value is not None:
             stmt = stmt.where(column == value)
     run_rows = session.connection().execute(stmt).all()
@@ -199,8 +272,9 @@ def nightly_history(*, session: Session, repo: str | None, start: datetime, end:
     return _frame(run_rows, meas)
 
 
-def kernel_history(*, session: Session, repo: str, key: str,
-                   device: str | None = None) -> pd.DataFrame:  # fmt: skip
+def kernel_history(
+    *, session: Session, repo: str, key: str, device: str | None = None
+) -> pd.DataFrame:
     """Every stored measurement of one kernel, all run kinds (filter on ``kind``), oldest first."""
     rid = repo_id(session=session, repo=repo)
     ids = _kernel_ids_for(session, rid, [key]) if rid is not None else []
@@ -208,8 +282,9 @@ def kernel_history(*, session: Session, repo: str, key: str,
         return _frame([], [])
     conn = session.connection()
     meas = conn.execute(_meas_select().where(_MEAS.c.kernel_id == ids[0])).all()
-    stmt = _runs_select().where(_RUNS.c.id.in_(sa.select(_MEAS.c.run_id).where(
-        _MEAS.c.kernel_id == ids[0])))  # fmt: skip
+    stmt = _runs_select().where(
+        _RUNS.c.id.in_(sa.select(_MEAS.c.run_id).where(_MEAS.c.kernel_id == ids[0]))
+    )
     if device is not None:
         stmt = stmt.where(_DEVICES.c.name == device)
     return _frame(conn.execute(stmt).all(), meas)

@@ -160,8 +160,10 @@ def kernel_ids(
     ids = _kernel_ids_by_hash(session, repo_id, list(hashes))
     missing = [h for h in hashes if h not in ids]
     if create and missing:
-        rows = [{"repo_id": repo_id, "key": hashes[h], "key_hash": h,
-                 "name": kernels[hashes[h]]} for h in missing]  # fmt: skip
+        rows = [
+            {"repo_id": repo_id, "key": hashes[h], "key_hash": h, "name": kernels[hashes[h]]}
+            for h in missing
+        ]
         _insert_ignore(session, table, rows)
         ids.update(_kernel_ids_by_hash(session, repo_id, missing))
     return {hashes[h]: i for h, i in ids.items()}
@@ -180,24 +182,40 @@ def _kernel_ids_by_hash(session: Session, repo_id: int, hashes: list[str]) -> di
 
 
 def _roof_json(roof: Roof) -> dict[str, Any]:
-    return {"device": roof.device, "source": roof.source,
-            "peak_flop_per_s": dict(roof.peak_flop_per_s),
-            "bandwidth_byte_per_s": dict(roof.bandwidth_byte_per_s)}  # fmt: skip
-
-
-def _run_row(run: RunRecord, *, repo: int, device: int, roof: Roof, trusted: bool,
-             digest: str, record: str) -> dict[str, Any]:  # fmt: skip
     return {
-        "repo_id": repo, "device_id": device, "commit": run.commit, "branch": run.branch,
-        "pull_request": run.pull_request, "kind": run.kind.value,
-        "timestamp": as_utc(run.timestamp), "runner": run.runner,
-        "device_reported": run.device.name, "driver": run.device.driver,
-        "profiler_tool": run.profiler.tool, "profiler_version": run.profiler.version,
-        "clock_control": run.profiler.clock_control, "cache_control": run.profiler.cache_control,
-        "roof_source": roof.source, "roof_label": roof.label, "roof_json": _roof_json(roof),
-        "trusted": trusted, "content_hash": digest, "record_json": record,
+        "device": roof.device,
+        "source": roof.source,
+        "peak_flop_per_s": dict(roof.peak_flop_per_s),
+        "bandwidth_byte_per_s": dict(roof.bandwidth_byte_per_s),
+    }
+
+
+def _run_row(
+    run: RunRecord, *, repo: int, device: int, roof: Roof, trusted: bool, digest: str, record: str
+) -> dict[str, Any]:
+    return {
+        "repo_id": repo,
+        "device_id": device,
+        "commit": run.commit,
+        "branch": run.branch,
+        "pull_request": run.pull_request,
+        "kind": run.kind.value,
+        "timestamp": as_utc(run.timestamp),
+        "runner": run.runner,
+        "device_reported": run.device.name,
+        "driver": run.device.driver,
+        "profiler_tool": run.profiler.tool,
+        "profiler_version": run.profiler.version,
+        "clock_control": run.profiler.clock_control,
+        "cache_control": run.profiler.cache_control,
+        "roof_source": roof.source,
+        "roof_label": roof.label,
+        "roof_json": _roof_json(roof),
+        "trusted": trusted,
+        "content_hash": digest,
+        "record_json": record,
         "created_at": datetime.now(UTC),
-    }  # fmt: skip
+    }
 
 
 def _finite(value: float | None) -> float | None:
@@ -207,23 +225,38 @@ def _finite(value: float | None) -> float | None:
     return float(value)
 
 
-def measurement_row(kernel: KernelRecord, placement: Placement | None, *, run_id: int,
-                    kernel_id: int, roof_source: str) -> dict[str, Any]:  # fmt: skip
+def measurement_row(
+    kernel: KernelRecord,
+    placement: Placement | None,
+    *,
+    run_id: int,
+    kernel_id: int,
+    roof_source: str,
+) -> dict[str, Any]:
     """The measurements row of one kernel: raw counters and the derived figures beside them."""
     flops, nbytes = kernel.work()
     p = placement
     intensity = p.intensity if p else {}
     return {
-        "run_id": run_id, "kernel_id": kernel_id, "launches": kernel.launches,
-        "time_s": kernel.duration_s, "flops_json": dict(flops),
+        "run_id": run_id,
+        "kernel_id": kernel_id,
+        "launches": kernel.launches,
+        "time_s": kernel.duration_s,
+        "flops_json": dict(flops),
         "total_flops": float(sum(flops.values())) if flops else None,
-        "bytes_dram": nbytes.get("dram"), "bytes_l2": nbytes.get("l2"), "bytes_l1": nbytes.get("l1"),
-        "percent_of_roof": p.percent_of_roof if p else None, "regime": p.regime if p else None,
-        "binding": p.binding if p else None, "borderline": bool(p and p.borderline),
-        "intensity_dram": _finite(intensity.get("dram")), "intensity_l2": _finite(intensity.get("l2")),
-        "intensity_l1": _finite(intensity.get("l1")), "t_roof_s": p.t_roof_s if p else None,
+        "bytes_dram": nbytes.get("dram"),
+        "bytes_l2": nbytes.get("l2"),
+        "bytes_l1": nbytes.get("l1"),
+        "percent_of_roof": p.percent_of_roof if p else None,
+        "regime": p.regime if p else None,
+        "binding": p.binding if p else None,
+        "borderline": bool(p and p.borderline),
+        "intensity_dram": _finite(intensity.get("dram")),
+        "intensity_l2": _finite(intensity.get("l2")),
+        "intensity_l1": _finite(intensity.get("l1")),
+        "t_roof_s": p.t_roof_s if p else None,
         "roof_source": roof_source,
-    }  # fmt: skip
+    }
 
 
 def find_run(*, session: Session, repo: str, content_hash: str) -> int | None:
@@ -237,8 +270,14 @@ def find_run(*, session: Session, repo: str, content_hash: str) -> int | None:
     return None if found is None else int(found)
 
 
-def ingest_run(*, session: Session, run: RunRecord, placements: Mapping[str, Placement],
-               roof: Roof, trusted: bool = True) -> IngestResult:  # fmt: skip
+def ingest_run(
+    *,
+    session: Session,
+    run: RunRecord,
+    placements: Mapping[str, Placement],
+    roof: Roof,
+    trusted: bool = True,
+) -> IngestResult:
     """Store a run with its placements on ``roof`` (one transaction: the caller's session).
 
     The device is stored under ``roof.device`` (the catalog id when the catalog knows it).
@@ -257,13 +296,18 @@ def ingest_run(*, session: Session, run: RunRecord, placements: Mapping[str, Pla
     rid = repo_id(session=session, repo=run.repo, create=True)
     did = device_id(session=session, device=roof.device, create=True)
     assert rid is not None and did is not None  # created above
-    row = _run_row(run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest,
-                   record=record)  # fmt: skip
+    row = _run_row(
+        run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
+    )
     runs = Run.__table__  # type: ignore[attr-defined]
     run_id = int(session.execute(sa.insert(runs).returning(runs.c.id), row).scalar_one())
     ids = kernel_ids(session=session, repo_id=rid, kernels={k.key: k.name for k in run.kernels})
-    rows = [measurement_row(k, placements.get(k.key), run_id=run_id, kernel_id=ids[k.key],
-                            roof_source=roof.source) for k in run.kernels]  # fmt: skip
+    rows = [
+        measurement_row(
+            k, placements.get(k.key), run_id=run_id, kernel_id=ids[k.key], roof_source=roof.source
+        )
+        for k in run.kernels
+    ]
     if rows:
         session.execute(sa.insert(Measurement.__table__), rows)  # type: ignore[attr-defined]
     session.flush()
@@ -275,11 +319,21 @@ def save_findings(*, session: Session, run_id: int, findings: Iterable[Finding])
     table = FindingRow.__table__  # type: ignore[attr-defined]
     session.execute(sa.delete(table).where(table.c.run_id == run_id))
     now = datetime.now(UTC)
-    rows = [{"run_id": run_id, "kernel_key": f.kernel, "rule": f.rule,
-             "severity": f.severity.value, "stability": f.stability.value, "message": f.message,
-             "advice": f.advice.value if f.advice else None, "numbers_json": dict(f.numbers),
-             "finding_json": f.model_dump(mode="json"), "created_at": now}
-            for f in findings]  # fmt: skip
+    rows = [
+        {
+            "run_id": run_id,
+            "kernel_key": f.kernel,
+            "rule": f.rule,
+            "severity": f.severity.value,
+            "stability": f.stability.value,
+            "message": f.message,
+            "advice": f.advice.value if f.advice else None,
+            "numbers_json": dict(f.numbers),
+            "finding_json": f.model_dump(mode="json"),
+            "created_at": now,
+        }
+        for f in findings
+    ]
     if rows:
         session.execute(sa.insert(table), rows)
     return len(rows)
@@ -296,10 +350,21 @@ def _summary_select() -> sa.Select[Any]:
     runs, repos = Run.__table__, Repository.__table__  # type: ignore[attr-defined]
     devices = Device.__table__  # type: ignore[attr-defined]
     return (
-        sa.select(runs.c.id, repos.c.name.label("repo"), devices.c.name.label("device"),
-                  runs.c.commit, runs.c.branch, runs.c.pull_request, runs.c.kind,
-                  runs.c.timestamp, runs.c.runner, runs.c.roof_source, runs.c.roof_label,
-                  runs.c.trusted, runs.c.content_hash)  # fmt: skip
+        sa.select(
+            runs.c.id,
+            repos.c.name.label("repo"),
+            devices.c.name.label("device"),
+            runs.c.commit,
+            runs.c.branch,
+            runs.c.pull_request,
+            runs.c.kind,
+            runs.c.timestamp,
+            runs.c.runner,
+            runs.c.roof_source,
+            runs.c.roof_label,
+            runs.c.trusted,
+            runs.c.content_hash,
+        )
         .join(repos, repos.c.id == runs.c.repo_id)
         .join(devices, devices.c.id == runs.c.device_id)
     )
@@ -325,16 +390,28 @@ def get_run(*, session: Session, run_id: int) -> RunSummary:
     return _summary(row)
 
 
-def list_runs(*, session: Session, repo: str | None = None, kind: str | None = None,
-              branch: str | None = None, device: str | None = None,
-              pull_request: int | None = None, limit: int = 50,
-              offset: int = 0) -> list[RunSummary]:  # fmt: skip
+def list_runs(
+    *,
+    session: Session,
+    repo: str | None = None,
+    kind: str | None = None,
+    branch: str | None = None,
+    device: str | None = None,
+    pull_request: int | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[RunSummary]:
     """Stored runs, newest first, filtered by whatever is given."""
     runs, repos = Run.__table__, Repository.__table__  # type: ignore[attr-defined]
     devices = Device.__table__  # type: ignore[attr-defined]
     stmt = _summary_select()
-    filters = [(repos.c.name, repo), (runs.c.kind, kind), (runs.c.branch, branch),
-               (devices.c.name, device), (runs.c.pull_request, pull_request)]  # fmt: skip
+    filters = [
+        (repos.c.name, repo),
+        (runs.c.kind, kind),
+        (runs.c.branch, branch),
+        (devices.c.name, device),
+        (runs.c.pull_request, pull_request),
+    ]
     for column, value in filters:
         if value is not None:
             stmt = stmt.where(column == value)
@@ -355,9 +432,17 @@ def get_run_record(*, session: Session, run_id: int) -> RunRecord:
     return RunRecord.model_validate_json(text)
 
 
-def accept_baseline(*, session: Session, repo: str, kernel_key: str, device: str | None,
-                    accepted_by: str, reason: str = "", run_id: int | None = None,
-                    accepted_at: datetime | None = None) -> int:  # fmt: skip
+def accept_baseline(
+    *,
+    session: Session,
+    repo: str,
+    kernel_key: str,
+    device: str | None,
+    accepted_by: str,
+    reason: str = "",
+    run_id: int | None = None,
+    accepted_at: datetime | None = None,
+) -> int:
     """Record a ``/roofguard accept``: the kernel's baseline restarts after ``accepted_at``.
 
     Args:
@@ -376,8 +461,14 @@ def accept_baseline(*, session: Session, repo: str, kernel_key: str, device: str
     rid = repo_id(session=session, repo=repo, create=True)
     did = device_id(session=session, device=device, create=True) if device else None
     table = BaselineAcceptance.__table__  # type: ignore[attr-defined]
-    row = {"repo_id": rid, "device_id": did, "kernel_key": kernel_key,
-           "kernel_key_hash": key_hash(kernel_key), "run_id": run_id,
-           "accepted_by": accepted_by, "reason": reason,
-           "created_at": as_utc(accepted_at or datetime.now(UTC))}  # fmt: skip
+    row = {
+        "repo_id": rid,
+        "device_id": did,
+        "kernel_key": kernel_key,
+        "kernel_key_hash": key_hash(kernel_key),
+        "run_id": run_id,
+        "accepted_by": accepted_by,
+        "reason": reason,
+        "created_at": as_utc(accepted_at or datetime.now(UTC)),
+    }
     return int(session.execute(sa.insert(table).returning(table.c.id), row).scalar_one())

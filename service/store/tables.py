@@ -29,11 +29,11 @@ def utcnow() -> datetime:
 
 
 def _ts(**kw: Any) -> Any:
-    return Field(sa_type=sa.DateTime(timezone=True), **kw)  # type: ignore[call-overload]
+    return Field(sa_type=sa.DateTime(timezone=True), **kw)
 
 
 def _json(**kw: Any) -> Any:
-    return Field(sa_type=sa.JSON, **kw)  # type: ignore[call-overload]
+    return Field(sa_type=sa.JSON, **kw)
 
 
 class Repository(SQLModel, table=True):
@@ -57,8 +57,11 @@ class Device(SQLModel, table=True):
 
 
 class Run(SQLModel, table=True):
-    """One ingested run. ``content_hash`` (sha256 of the canonical RunRecord JSON) is unique
-    per repository, which makes ingest idempotent."""
+    """One ingested run.
+
+    ``content_hash`` (sha256 of the canonical RunRecord JSON) is unique per repository, which
+    makes ingest idempotent.
+    """
 
     __tablename__ = "runs"
     __table_args__ = (
@@ -93,8 +96,11 @@ class Run(SQLModel, table=True):
 
 
 class Kernel(SQLModel, table=True):
-    """A kernel identity within a repository. ``key_hash`` (sha256 of the key) carries the
-    uniqueness, because keys of demangled C++ can exceed PostgreSQL's index-row limit."""
+    """A kernel identity within a repository.
+
+    ``key_hash`` (sha256 of the key) carries the uniqueness, because keys of demangled C++
+    can exceed PostgreSQL's index-row limit.
+    """
 
     __tablename__ = "kernels"
     __table_args__ = (sa.UniqueConstraint("repo_id", "key_hash", name="uq_kernels_repo_key"),)
@@ -174,9 +180,7 @@ class BaselineAcceptance(SQLModel, table=True):
     """A ``/roofguard accept``: the baseline of a kernel on a device restarts after it."""
 
     __tablename__ = "baseline_acceptances"
-    __table_args__ = (
-        sa.Index("ix_acceptances_lookup", "repo_id", "device_id", "kernel_key_hash"),
-    )
+    __table_args__ = (sa.Index("ix_acceptances_lookup", "repo_id", "device_id", "kernel_key_hash"),)
 
     id: int | None = Field(default=None, primary_key=True)
     repo_id: int = Field(foreign_key="repositories.id")
