@@ -12,9 +12,7 @@ from collectors.errors import CollectorError, UnknownFormat
 
 #: One line per built-in collector, as "module:Class". Plugins use the entry-point group
 #: ``roofguard.collectors`` with the same form.
-BUILTIN_COLLECTORS: tuple[str, ...] = (
-    "collectors.formats.roofguard_json:RoofguardJson",
-)
+BUILTIN_COLLECTORS: tuple[str, ...] = ("collectors.formats.roofguard_json:RoofguardJson",)
 
 SNIFF_BYTES = 64 * 1024
 
