@@ -1,0 +1,267 @@
+"""Roofline and trend charts (matplotlib, headless Agg backend), saved as SVG or PNG.
+
+Every artist a reader (or a test) may want to find carries a ``gid``: ``roof:<precision>:<tier>``
+for roof polylines, ``ridge:<precision>:<tier>`` for ridge markers, ``kernels`` for the kernel
+scatter, ``arrow:<name>`` for baseline-to-current arrows, ``label:<name>`` for kernel labels,
+``series`` / ``change:<i>`` / ``baseline-band`` / ``baseline-median`` for the trend chart.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: CI runners and the service have no display
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from rules.roofline import Placement, Roof
+from service.render.labels import place_labels
+
+ImageFormat = Literal["svg", "png"]
+_PRECISION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+_TIER_STYLES = {"dram": "-", "l2": "--", "l1": ":"}
+_MARKER_AREA = (20.0, 400.0)  # points^2 for time share 0 and 1
+
+
+@dataclass(frozen=True)
+class KernelPoint:
+    """One kernel on the roofline chart.
+
+    Attributes:
+        name: Label shown next to the point.
+        intensity: Arithmetic intensity at the chart's tier, FLOP/byte.
+        achieved_flop_per_s: Total FLOPs over measured time.
+        time_share: The kernel's share of the run's kernel time, 0..1 (sets the marker size).
+        precision: The precision whose roof the kernel is judged against (None: any).
+        baseline: (intensity, achieved FLOP/s) of the baseline, drawn as an arrow to the point.
+    """
+
+    name: str
+    intensity: float
+    achieved_flop_per_s: float
+    time_share: float = 0.0
+    precision: str | None = None
+    baseline: tuple[float, float] | None = None
+
+    @classmethod
+    def from_placement(
+        cls,
+        name: str,
+        placement: Placement,
+        *,
+        time_share: float = 0.0,
+        baseline: Placement | None = None,
+        tier: str = "dram",
+    ) -> KernelPoint | None:
+        """The point of a placed kernel, or None when it cannot be drawn (no time or bytes)."""
+        current = _xy(placement, tier)
+        if current is None:
+            return None
+        base = _xy(baseline, tier) if baseline is not None else None
+        precision = placement.compute.binding or _largest_term(placement)
+        return cls(name, current[0], current[1], time_share, precision, base)
+
+
+def _largest_term(placement: Placement) -> str | None:
+    terms = placement.compute.terms
+    return max(terms, key=lambda k: terms[k]) if terms else None
+
+
+def _xy(placement: Placement, tier: str) -> tuple[float, float] | None:
+    intensity = placement.intensity.get(tier)
+    achieved = placement.achieved_flop_per_s
+    if intensity is None or not achieved or not math.isfinite(intensity) or intensity <= 0:
+        return None
+    return intensity, achieved
+
+
+def roof_vertices(
+    peak: float, bandwidth: float, x_range: tuple[float, float]
+) -> list[tuple[float, float]]:
+    """Vertices of ``min(peak, I * bandwidth)`` over ``x_range`` (the ridge is the knee)."""
+    lo, hi = x_range
+    ridge = peak / bandwidth
+    points = [(lo, min(peak, lo * bandwidth))]
+    if lo < ridge < hi:
+        points.append((ridge, peak))
+    points.append((hi, min(peak, hi * bandwidth)))
+    return points
+
+
+def _used(kernels: Sequence[KernelPoint], roof: Roof) -> list[str]:
+    used = {k.precision for k in kernels if k.precision and k.precision in roof.peak_flop_per_s}
+    if not used and roof.peak_flop_per_s:  # nothing known: the highest peak frames the chart
+        used = {max(roof.peak_flop_per_s, key=lambda p: roof.peak_flop_per_s[p])}
+    return sorted(used, key=lambda p: -roof.peak_flop_per_s[p])
+
+
+def _x_range(roof: Roof, kernels: Sequence[KernelPoint], precisions: Sequence[str],
+             tiers: Sequence[str]) -> tuple[float, float]:  # fmt: skip
+    xs = [k.intensity for k in kernels] + [
+        b[0] for k in kernels if k.baseline for b in [k.baseline]
+    ]
+    xs += [
+        roof.peak_flop_per_s[p] / roof.bandwidth_byte_per_s[t] for p in precisions for t in tiers
+    ]
+    lo, hi = min(xs), max(xs)
+    return 10 ** math.floor(math.log10(lo) - 0.5), 10 ** math.ceil(math.log10(hi) + 0.5)
+
+
+def _draw_roofs(ax: Axes, roof: Roof, precisions: Sequence[str], tiers: Sequence[str],
+                x_range: tuple[float, float]) -> None:  # fmt: skip
+    for i, precision in enumerate(precisions):
+        colour = _PRECISION_COLOURS[i % len(_PRECISION_COLOURS)]
+        peak = roof.peak_flop_per_s[precision]
+        for tier in tiers:
+            bandwidth = roof.bandwidth_byte_per_s[tier]
+            xs, ys = zip(*roof_vertices(peak, bandwidth, x_range), strict=True)
+            (line,) = ax.plot(xs, ys, _TIER_STYLES.get(tier, "-."), color=colour, linewidth=1.2,
+                              label=f"{precision} / {tier}")  # fmt: skip
+            line.set_gid(f"roof:{precision}:{tier}")
+            ridge = peak / bandwidth
+            (mark,) = ax.plot([ridge], [peak], "o", color=colour, markersize=4, fillstyle="none")
+            mark.set_gid(f"ridge:{precision}:{tier}")
+
+
+def _marker_sizes(kernels: Sequence[KernelPoint]) -> npt.NDArray[np.float64]:
+    shares = np.clip(np.array([k.time_share for k in kernels], dtype=float), 0.0, 1.0)
+    lo, hi = _MARKER_AREA
+    sizes: npt.NDArray[np.float64] = lo + (hi - lo) * np.sqrt(shares)
+    return sizes
+
+
+def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint]) -> None:
+    xs = [k.intensity for k in kernels]
+    ys = [k.achieved_flop_per_s for k in kernels]
+    scatter = ax.scatter(xs, ys, s=_marker_sizes(kernels), color="#333333", alpha=0.75, zorder=3)
+    scatter.set_gid("kernels")
+    for k in kernels:
+        if k.baseline is None:
+            continue
+        arrow = ax.annotate("", xy=(k.intensity, k.achieved_flop_per_s), xytext=k.baseline,
+                            arrowprops={"arrowstyle": "->", "color": "#ff7f0e", "lw": 1.2},
+                            zorder=2)  # fmt: skip
+        arrow.set_gid(f"arrow:{k.name}")
+
+
+def roofline_chart(
+    roof: Roof,
+    kernels: Sequence[KernelPoint],
+    *,
+    tiers: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """The roofline chart of a run: log-log roofs, ridge points, kernels and arrows.
+
+    Args:
+        roof: The roof to draw; one polyline per precision the kernels use and per tier.
+        kernels: The kernels; marker area grows with ``time_share``.
+        tiers: Memory tiers to draw (default: every tier of the roof, outermost first).
+        title: Chart title (default: the roof's label).
+    """
+    drawn_tiers = [
+        t for t in (tiers or roof.bandwidth_byte_per_s) if t in roof.bandwidth_byte_per_s
+    ]
+    precisions = _used(kernels, roof)
+    fig = Figure(figsize=(8, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if precisions and drawn_tiers:
+        x_range = _x_range(roof, kernels, precisions, drawn_tiers)
+        _draw_roofs(ax, roof, precisions, drawn_tiers, x_range)
+        ax.set_xlim(*x_range)
+    if kernels:
+        _draw_kernels(ax, kernels)
+        _label_kernels(ax, fig, kernels)
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("achieved FLOP/s")
+    ax.set_title(title or roof.label)
+    ax.grid(True, which="major", alpha=0.3)
+    if precisions and drawn_tiers:
+        ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> None:
+    fig.canvas.draw()  # fixes the axes limits so data -> pixel transforms are final
+    pixels = ax.transData.transform([(k.intensity, k.achieved_flop_per_s) for k in kernels])
+    anchors = pixels * 72.0 / fig.dpi
+    order = np.argsort([-k.time_share for k in kernels], kind="stable")
+    names = [kernels[i].name for i in order]
+    radii = np.sqrt(_marker_sizes(kernels)[order]) / 2
+    offsets = place_labels(anchors[order], names, fontsize=8.0, radii=list(radii))
+    for name, (i, offset) in zip(names, zip(order, offsets, strict=True), strict=True):
+        k = kernels[i]
+        text = ax.annotate(name, xy=(k.intensity, k.achieved_flop_per_s), xytext=offset,
+                           textcoords="offset points", fontsize=8, va="center",
+                           ha="left" if offset[0] >= 0 else "right")  # fmt: skip
+        text.set_gid(f"label:{name}")
+
+
+def trend_chart(
+    series: pd.DataFrame,
+    *,
+    title: str,
+    change_points: pd.DataFrame | None = None,
+    baseline: tuple[float, float] | None = None,
+) -> Figure:
+    """Percent of roof over time for one kernel on one device.
+
+    Args:
+        series: Columns ``timestamp`` and ``percent_of_roof`` (and ``commit``), oldest first.
+        title: Chart title, e.g. the kernel key and device.
+        change_points: Columns ``since`` (timestamp of the first night at the new level) and
+            ``to_commit``; each is drawn as a vertical line labelled with the short commit.
+        baseline: (median, spread): the band ``median ± spread`` is shaded.
+    """
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    times = pd.to_datetime(series["timestamp"], utc=True).dt.tz_localize(None)
+    (line,) = ax.plot(times, series["percent_of_roof"], "-o", markersize=2.5, linewidth=1.2)
+    line.set_gid("series")
+    if baseline is not None:
+        median, spread = baseline
+        band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
+        band.set_gid("baseline-band")
+        ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
+    changes = change_points if change_points is not None else pd.DataFrame()
+    for i, row in enumerate(changes.itertuples()):
+        when = _naive_utc(row.since)
+        ax.axvline(
+            when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
+            color="#d62728",
+            linewidth=1.0,
+            linestyle="--",
+        ).set_gid(f"change:{i}")
+        ax.annotate(str(row.to_commit)[:8], xy=(when, 1.0), xycoords=("data", "axes fraction"),
+                    rotation=90, fontsize=7, va="top", ha="right")  # fmt: skip
+    ax.set_ylabel("% of roof")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    fig.autofmt_xdate()
+    return fig
+
+
+def _naive_utc(value: object) -> pd.Timestamp:
+    stamp = pd.Timestamp(value)  # type: ignore[arg-type]
+    return stamp.tz_convert(None) if stamp.tzinfo is not None else stamp
+
+
+def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> bytes:
+    """The figure encoded as SVG or PNG (deterministic SVG: no dates, fixed ids)."""
+    buffer = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {"Software": None}
+    with matplotlib.rc_context({"svg.hashsalt": "roofguard", "svg.fonttype": "none"}):
+        fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
+    return buffer.getvalue()
