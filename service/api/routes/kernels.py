@@ -1,0 +1,65 @@
+"""``/api/v1/kernels/history`` (JSON or CSV) and ``/api/v1/devices``."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+import pandas as pd
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from service.api.deps import AuthDep, SessionDep
+from service.api.schemas import DevicesPublic, ErrorPublic, HistoryPoint, KernelHistoryPublic
+from service.store.history import kernel_history
+from service.store.lookups import list_devices
+from service.tokens import Permission
+
+router = APIRouter(tags=["kernels"])
+
+#: Columns of the CSV history, in order (a subset of the store's history frame).
+CSV_COLUMNS = ("run_id", "commit", "timestamp", "kind", "device", "branch", "kernel_key",
+               "percent_of_roof", "regime", "binding", "time_s", "total_flops", "bytes_dram",
+               "bytes_l2", "bytes_l1")  # fmt: skip
+_ERRORS: dict[int | str, dict[str, Any]] = {c: {"model": ErrorPublic} for c in (401, 403, 422)}
+_Repo = Annotated[str, Query(description="OWNER/NAME", max_length=200)]
+
+
+def _none_if_nan(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _points(frame: pd.DataFrame) -> list[HistoryPoint]:
+    rows = frame.to_dict(orient="records")
+    return [HistoryPoint(run_id=int(r["run_id"]), commit=r["commit"], timestamp=r["timestamp"],
+                         kind=r["kind"], device=r["device"],
+                         percent_of_roof=_none_if_nan(r["percent_of_roof"]),
+                         regime=r["regime"], binding=r["binding"],
+                         time_s=_none_if_nan(r["time_s"])) for r in rows]  # fmt: skip
+
+
+@router.get(
+    "/kernels/history", response_model=KernelHistoryPublic,
+    responses={200: {"content": {"text/csv": {}}}, **_ERRORS},
+)  # fmt: skip
+def read_kernel_history(
+    session: SessionDep, grant: AuthDep, repo: _Repo,
+    key: Annotated[str, Query(description="The kernel's identity key", min_length=1)],
+    device: Annotated[str | None, Query(max_length=200)] = None,
+    format: Annotated[Literal["json", "csv"], Query()] = "json",
+) -> KernelHistoryPublic | Response:  # fmt: skip
+    """Every stored measurement of one kernel, oldest first, as JSON or CSV."""
+    grant.require(repo=repo, permission=Permission.READ)
+    frame = kernel_history(session=session, repo=repo, key=key, device=device)
+    if format == "csv":
+        csv = frame.loc[:, list(CSV_COLUMNS)].to_csv(index=False, date_format="%Y-%m-%dT%H:%M:%SZ")
+        return Response(csv, media_type="text/csv; charset=utf-8")
+    points = _points(frame)
+    return KernelHistoryPublic(repo=repo, key=key, data=points, count=len(points))
+
+
+@router.get("/devices", response_model=DevicesPublic, responses=_ERRORS)
+def read_devices(session: SessionDep, grant: AuthDep, repo: _Repo) -> DevicesPublic:
+    """Devices a repository has runs on."""
+    grant.require(repo=repo, permission=Permission.READ)
+    return DevicesPublic(repo=repo, data=list_devices(session=session, repo=repo))

@@ -1,0 +1,164 @@
+"""``/api/v1/runs``: upload a run and get its verdict; query runs and their findings."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from service.api import uploads
+from service.api.deps import AuthDep, SessionDep, SettingsDep, StateDep
+from service.api.schemas import (
+    CheckResultPublic,
+    ErrorPublic,
+    FindingsPublic,
+    RunPublic,
+    RunsPublic,
+    UploadForm,
+)
+from service.api.verdicts import base_url, links_for, run_url, stored_outcome, with_links
+from service.errors import ServiceError
+from service.store.repo import RunSummary, get_run, list_findings, list_runs
+from service.tokens import Grant, Permission
+
+log = logging.getLogger("roofguard.api")
+router = APIRouter(tags=["runs"])
+
+
+class UnsupportedMediaType(ServiceError):
+    """The upload is neither JSON nor a multipart form."""
+
+    status = 415
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorPublic} for code in (401, 403, 404, 422, 503)
+}
+_FORM_SCHEMA = {
+    **UploadForm.model_json_schema(),
+    "required": ["repo", "commit", "files"],
+}
+_FORM_SCHEMA["properties"] = {
+    **_FORM_SCHEMA["properties"],
+    "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+}
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/RunRecord"}},
+            "multipart/form-data": {"schema": _FORM_SCHEMA},
+        },
+    }
+}
+
+
+def _public(run: RunSummary, base: str) -> RunPublic:
+    return RunPublic(id=run.id, repo=run.repo, device=run.device, commit=run.commit,
+                     branch=run.branch, pull_request=run.pull_request, kind=run.kind,
+                     timestamp=run.timestamp, runner=run.runner, roof=run.roof_label,
+                     trusted=run.trusted, url=run_url(base, run.id))  # fmt: skip
+
+
+async def _record_from_request(request: Request, grant: Grant, state: StateDep) -> Any:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type == "multipart/form-data":
+        async with request.form(max_files=uploads.MAX_FILES, max_fields=32) as form:
+            parsed = uploads.parse_form(form)
+            grant.require(repo=parsed.form.repo, permission=Permission.WRITE)
+            return await run_in_threadpool(uploads.collect_form, parsed, state)
+    if content_type == "application/json":
+        record = uploads.parse_record(await request.body())
+        grant.require(repo=record.repo, permission=Permission.WRITE)
+        return record
+    raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
+
+
+@router.post(
+    "/runs", status_code=201, response_model=CheckResultPublic, openapi_extra=_UPLOAD_BODY,
+    responses={200: {"model": CheckResultPublic, "description": "Uploaded before: the first "
+                     "result"}, 413: {"model": ErrorPublic}, 415: {"model": ErrorPublic},
+               **_ERRORS},
+)  # fmt: skip
+async def upload_run(
+    request: Request, response: Response, grant: AuthDep, state: StateDep, settings: SettingsDep
+) -> CheckResultPublic:
+    """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
+
+    Idempotent on content: uploading the same run again answers 200 with the first result.
+    """
+    record = await _record_from_request(request, grant, state)
+    outcome = await run_in_threadpool(uploads.run_check, record, state)
+    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
+    if outcome.created:
+        state.metrics.kernels.inc(len(record.kernels))
+    log.info("upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d", record.repo,
+             record.commit, grant.name, outcome.run_id, outcome.created,
+             len(record.kernels))  # fmt: skip
+    response.status_code = 201 if outcome.created else 200
+    base = base_url(request, settings)
+    markdown = with_links(outcome, links_for(base, outcome.run_id, settings))
+    return CheckResultPublic(run_id=outcome.run_id, created=outcome.created,
+                             url=run_url(base, outcome.run_id), verdict=outcome.verdict,
+                             markdown=markdown)  # fmt: skip
+
+
+@router.get("/runs", response_model=RunsPublic, responses=_ERRORS)
+def read_runs(
+    request: Request, session: SessionDep, grant: AuthDep, settings: SettingsDep,
+    repo: Annotated[str, Query(description="OWNER/NAME", max_length=200)],
+    kind: Annotated[str | None, Query(pattern="^(pr|nightly|local)$")] = None,
+    branch: Annotated[str | None, Query(max_length=255)] = None,
+    device: Annotated[str | None, Query(max_length=200)] = None,
+    pr: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+) -> RunsPublic:  # fmt: skip
+    """Runs of a repository, newest first, filtered by kind, branch, device or PR."""
+    grant.require(repo=repo, permission=Permission.READ)
+    runs = list_runs(session=session, repo=repo, kind=kind, branch=branch, device=device,
+                     pull_request=pr, limit=limit, offset=offset)  # fmt: skip
+    base = base_url(request, settings)
+    return RunsPublic(data=[_public(r, base) for r in runs], count=len(runs))
+
+
+def _readable_run(session: SessionDep, grant: Grant, run_id: int) -> RunSummary:
+    run = get_run(session=session, run_id=run_id)
+    grant.require(repo=run.repo, permission=Permission.READ)
+    return run
+
+
+_RunId = Annotated[int, Path(ge=1, le=2**31 - 1, description="History-store id of the run")]
+
+
+@router.get("/runs/{run_id}", response_model=RunPublic, responses=_ERRORS)
+def read_run(
+    request: Request, run_id: _RunId, session: SessionDep, grant: AuthDep, settings: SettingsDep
+) -> RunPublic:
+    """One run."""
+    return _public(_readable_run(session, grant, run_id), base_url(request, settings))
+
+
+@router.get("/runs/{run_id}/findings", response_model=FindingsPublic, responses=_ERRORS)
+def read_findings(run_id: _RunId, session: SessionDep, grant: AuthDep) -> FindingsPublic:
+    """The findings of the check on one run."""
+    _readable_run(session, grant, run_id)
+    findings = list_findings(session=session, run_id=run_id)
+    return FindingsPublic(run_id=run_id, data=findings, count=len(findings))
+
+
+@router.get("/runs/{run_id}/verdict", response_model=CheckResultPublic, responses=_ERRORS)
+def read_verdict(
+    request: Request, run_id: _RunId, session: SessionDep, grant: AuthDep, state: StateDep,
+    settings: SettingsDep,
+) -> CheckResultPublic:  # fmt: skip
+    """The verdict on one run (as the upload answered it, against today's baseline)."""
+    _readable_run(session, grant, run_id)
+    outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
+    base = base_url(request, settings)
+    return CheckResultPublic(run_id=run_id, created=False, url=run_url(base, run_id),
+                             verdict=outcome.verdict,
+                             markdown=with_links(outcome, links_for(base, run_id, settings)))  # fmt: skip
+

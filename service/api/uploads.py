@@ -1,0 +1,149 @@
+"""Turning an upload (a RunRecord JSON body or a multipart form of report files) into a check.
+
+The check runs in its own transaction and is retried when the database drops the connection
+or a concurrent upload of the same content wins the insert: an ingest is one transaction and
+idempotent on content, so a retry either stores the run once or finds the first one.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+import sqlalchemy as sa
+from pydantic import ValidationError
+from starlette.datastructures import FormData, UploadFile
+
+from collectors.errors import CollectorError
+from collectors.schema import RunRecord
+from service.api.deps import ServiceState
+from service.api.schemas import UploadForm
+from service.errors import BadInput, StoreUnavailable
+from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
+from service.store.db import session_scope
+
+log = logging.getLogger("roofguard.api")
+
+#: Attempts at one check when the database connection drops or an identical upload races.
+CHECK_ATTEMPTS = 4
+_BACKOFF_S = (0.05, 0.2, 0.5)
+MAX_FILES = 64
+
+
+@dataclass(frozen=True)
+class ParsedForm:
+    """A validated upload form and its files."""
+
+    form: UploadForm
+    files: list[UploadFile]
+
+
+def parse_record(body: bytes) -> RunRecord:
+    """A RunRecord from a JSON body; errors name the field.
+
+    Raises:
+        BadInput: Not a valid RunRecord.
+    """
+    try:
+        return RunRecord.model_validate_json(body)
+    except ValidationError as exc:
+        raise BadInput(f"request body: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"]) or "(body)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {error['msg']}{more}"
+
+
+def parse_form(form: FormData) -> ParsedForm:
+    """The fields and files of a multipart upload.
+
+    Raises:
+        BadInput: A field is wrong, an unknown field is given, or there is no file.
+    """
+    files = [value for value in form.getlist("files") if isinstance(value, UploadFile)]
+    fields = {k: v for k, v in form.multi_items() if k != "files" and isinstance(v, str)}
+    try:
+        parsed = UploadForm.model_validate({k: v for k, v in fields.items() if v != ""})
+    except ValidationError as exc:
+        raise BadInput(f"form field {_first_error(exc)}") from None
+    if not files:
+        raise BadInput("form field files: give at least one report file")
+    return ParsedForm(parsed, files)
+
+
+def _safe_name(upload: UploadFile, index: int) -> str:
+    # Only the last component of the client's name is kept: no paths, no dot-files.
+    name = PurePath((upload.filename or "").replace("\\", "/")).name.lstrip(".")
+    return f"{index:02d}-{name or 'report'}"
+
+
+def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
+    """Read the uploaded files into one RunRecord, as ``roofguard check`` reads files.
+
+    Raises:
+        BadInput: A file is not a report roofguard reads (the message names the file as
+            uploaded, its row and field).
+    """
+    form = parsed.form
+    meta = RunMeta(repo=form.repo, commit=form.commit, branch=form.branch, kind=form.kind,
+                   pr=form.pr, device=form.device, runner=form.runner,
+                   timestamp=form.timestamp)  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="roofguard-upload-") as tmp:
+        paths = _save(parsed.files, Path(tmp))
+        try:
+            return collect_run(paths, meta=meta, config=state.config)
+        except CollectorError as exc:
+            raise BadInput(str(exc).replace(f"{tmp}/", "")) from None
+
+
+def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
+    paths = []
+    for index, upload in enumerate(files):
+        path = folder / _safe_name(upload, index)
+        upload.file.seek(0)
+        with path.open("wb") as out:
+            while chunk := upload.file.read(1 << 20):
+                out.write(chunk)
+        paths.append(path)
+    return paths
+
+
+def run_check(record: RunRecord, state: ServiceState) -> CheckOutcome:
+    """Ingest and judge ``record`` in one transaction, retried on dropped connections and races.
+
+    Raises:
+        StoreUnavailable: The database stayed unreachable over every attempt.
+    """
+    for attempt in range(CHECK_ATTEMPTS):
+        try:
+            with session_scope(state.engine) as session:
+                return check_run(session=session, run=record, config=state.config)
+        except (StoreUnavailable, sa.exc.DBAPIError) as exc:
+            if not _retryable(exc):
+                raise
+            if attempt == CHECK_ATTEMPTS - 1:
+                raise _unavailable(exc) from exc
+            log.warning("check of %s@%s: attempt %d failed (%s); retrying", record.repo,
+                        record.commit, attempt + 1, type(exc).__name__)  # fmt: skip
+            time.sleep(_BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)])
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retryable(exc: Exception) -> bool:
+    """Dropped connections and lost insert races are retried; bad data is not."""
+    if isinstance(exc, StoreUnavailable | sa.exc.IntegrityError | sa.exc.InterfaceError):
+        return True
+    return isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated
+
+
+def _unavailable(exc: Exception) -> StoreUnavailable:
+    if isinstance(exc, StoreUnavailable):
+        return exc
+    return StoreUnavailable(f"history store failed the upload: {type(exc).__name__}")

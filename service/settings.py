@@ -1,0 +1,34 @@
+"""Settings from the environment (``ROOFGUARD_*``): the database URL and secrets only.
+
+Built by the CLI's commands or passed to ``create_app``; never instantiated at import time.
+Secrets are ``SecretStr`` so that a repr or a log line shows ``**********``.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Environment settings.
+
+    Attributes:
+        database_url: SQLAlchemy URL of the history store (default: SQLite in the cwd).
+        github_token: Token the service posts PR comments with.
+        github_api_url: GitHub Enterprise base URL (default: api.github.com).
+        webhook_secret: Secret of the GitHub webhook (deliveries are refused without it).
+        webhook_max_age_s: Deliveries whose event is older than this are stale.
+        public_url: Base URL the dashboard is reachable at (used in PR-comment links).
+        max_upload_bytes: Largest request body the service accepts (413 above).
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ROOFGUARD_", extra="ignore")
+
+    database_url: str | None = None
+    github_token: SecretStr | None = None
+    github_api_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    webhook_max_age_s: int = Field(default=600, ge=1)
+    public_url: str | None = None
+    max_upload_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
