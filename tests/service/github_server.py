@@ -286,7 +286,7 @@ class FakeGitHub:
         return Reply(200, found)
 
     def create_issue(self, req: Request, owner: str, name: str) -> Reply:
-        number = len(self.issues) + 1
+        number = max(self.issues, default=0) + 1
         self.issues[number] = {
             "title": req.json["title"],
             "body": req.json.get("body") or "",
