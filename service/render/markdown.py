@@ -125,13 +125,18 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
     regressions = verdict.regressions
     warnings = sum(1 for f in verdict.findings if f.severity == Severity.WARN and f.counts)
     preview = sum(1 for f in verdict.findings if not f.counts)
-    counts = [f"{regressions} regression{'s' if regressions != 1 else ''}",
-              f"{warnings} warning{'s' if warnings != 1 else ''}"]  # fmt: skip
+    counts = [
+        f"{regressions} regression{'s' if regressions != 1 else ''}",
+        f"{warnings} warning{'s' if warnings != 1 else ''}",
+    ]
     if preview:
         counts.append(f"{preview} preview finding{'s' if preview != 1 else ''}")
     device = escape_text(verdict.device or "unknown device", limit=80)
-    title = {Conclusion.FAIL: "performance regressions", Conclusion.WARN: "warnings",
-             Conclusion.PASS: "no regressions"}[verdict.conclusion]  # fmt: skip
+    title = {
+        Conclusion.FAIL: "performance regressions",
+        Conclusion.WARN: "warnings",
+        Conclusion.PASS: "no regressions",
+    }[verdict.conclusion]
     others = [r for r in verdict.roofs if r != verdict.roof]
     return {
         "icon": CONCLUSION_ICONS[verdict.conclusion] if verdict.trusted else "⚠️",
@@ -148,8 +153,7 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
 
 def _unchanged(kernels: Sequence[KernelVerdict]) -> dict[str, Any]:
     share = sum(k.time_share for k in kernels)
-    return {"count": f"{len(kernels):,}" if kernels else 0, "share": fmt_share(share),
-            "icon": "✅"}  # fmt: skip
+    return {"count": f"{len(kernels):,}" if kernels else 0, "share": fmt_share(share), "icon": "✅"}
 
 
 def _notes(verdict: Verdict) -> list[str]:
@@ -168,8 +172,11 @@ def _links(links: VerdictLinks | None) -> tuple[str, list[tuple[str, str]]]:
             parts.append(f"[{label}]({safe})")
     if links.artifact_name:
         parts.append(f"full verdict in artifact {escape_code(links.artifact_name, limit=100)}")
-    charts = [(escape_text(label, limit=80), url) for label, u in links.charts
-              if (url := safe_url(u)) is not None]  # fmt: skip
+    charts = [
+        (escape_text(label, limit=80), url)
+        for label, u in links.charts
+        if (url := safe_url(u)) is not None
+    ]
     return " · ".join(parts), charts
 
 
@@ -216,19 +223,30 @@ def render_verdict(
     split = _split(verdict)
     footer, charts = _links(links)
     template = _env().get_template("verdict.md.j2")
-    base = {"marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
-            "v": _headline(verdict), "unchanged": _unchanged(split.unchanged),
-            "notes": _notes(verdict), "links": footer, "charts": charts}  # fmt: skip
+    base = {
+        "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
+        "v": _headline(verdict),
+        "unchanged": _unchanged(split.unchanged),
+        "notes": _notes(verdict),
+        "links": footer,
+        "charts": charts,
+    }
 
     def render(keep: int) -> str:
         entries = split.listed[:keep]
         rows = [e.row for e in entries]
         details = [d for e in entries for d in e.details]
         other = [make_detail(f, verdict) for f in split.other] if keep or not split.listed else []
-        return _tidy(template.render(
-            **base, rows=rows[:VISIBLE_ROWS], more_rows=rows[VISIBLE_ROWS:], details=details,
-            other=other, omitted=len(split.listed) - keep,
-        ))  # fmt: skip
+        return _tidy(
+            template.render(
+                **base,
+                rows=rows[:VISIBLE_ROWS],
+                more_rows=rows[VISIBLE_ROWS:],
+                details=details,
+                other=other,
+                omitted=len(split.listed) - keep,
+            )
+        )
 
     return _fit(render, len(split.listed), max_chars)
 
@@ -237,10 +255,17 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
     """The shorter check-run summary: headline, the worst kernels, the unchanged count."""
     split = _split(verdict)
     rows = [e.row for e in split.listed[:CHECK_ROWS]]
-    text = _env().get_template("check_summary.md.j2").render(
-        v=_headline(verdict), rows=rows, hidden=len(split.listed) - len(rows),
-        unchanged=_unchanged(split.unchanged), notes=_notes(verdict)[:5],
-    )  # fmt: skip
+    text = (
+        _env()
+        .get_template("check_summary.md.j2")
+        .render(
+            v=_headline(verdict),
+            rows=rows,
+            hidden=len(split.listed) - len(rows),
+            unchanged=_unchanged(split.unchanged),
+            notes=_notes(verdict)[:5],
+        )
+    )
     return _hard_cut(_tidy(text), max_chars)
 
 

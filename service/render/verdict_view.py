@@ -185,8 +185,11 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
     if finding.advice_text or finding.advice:
         label = escape_text(finding.advice.value) if finding.advice else "advice"
         advice = f"**Advice ({label}):** {escape_text(finding.advice_text or '', limit=TEXT_LIMIT)}"
-    where = [("device", finding.device or verdict.device), ("roof", finding.roof or verdict.roof),
-             ("binding", finding.binding)]  # fmt: skip
+    where = [
+        ("device", finding.device or verdict.device),
+        ("roof", finding.roof or verdict.roof),
+        ("binding", finding.binding),
+    ]
     context = " · ".join(f"{k}: {escape_text(v, limit=80)}" for k, v in where if v)
     return Detail(
         summary=summary,
