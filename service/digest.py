@@ -1,0 +1,315 @@
+"""The weekly digest: change points in nightly history, tracked until they recover.
+
+Every (device, kernel) nightly series of percent of roof is scanned with
+``rules.stats.change_points_many`` over the period *and* the lookback before it, all series at
+once (one 2-D array, rows = series, columns = the n-th night of the series). A change is then
+reported once, in the period where its new level started, with the commit range: the last night at
+the old level (``from_commit``) and the first at the new one (``to_commit``). A regression stays
+listed as unresolved, by age, until a later level is back within ``recovery_tolerance`` of the
+level before it. Everything is pandas group-bys and numpy over the whole history; the only Python
+loops run over reported entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from rules.frames import require_columns
+from rules.stats import change_points_many
+from service.digest_model import Digest, DigestOptions, KernelTarget, Movement, RegimeFlip
+from service.digest_tables import (
+    below_target,
+    device_summaries,
+    last_rows,
+    mislabels,
+    regime_flips,
+    sparklines,
+)
+
+#: Columns of the history frame the digest reads (a subset of rules.frames.HISTORY_COLUMNS).
+DIGEST_COLUMNS = (
+    "commit",
+    "timestamp",
+    "kernel_key",
+    "kernel_name",
+    "device",
+    "percent_of_roof",
+    "regime",
+)
+Progress = Callable[[str], None]
+IntArray = npt.NDArray[np.int64]
+
+
+def prepare_history(history: pd.DataFrame, *, end: datetime | None = None) -> pd.DataFrame:
+    """Nightly, placed rows sorted by series then time, with ``series`` and ``pos`` columns.
+
+    Args:
+        history: A frame with ``DIGEST_COLUMNS`` (``kind`` too, when present: only nightly
+            rows are kept).
+        end: Rows after it are dropped.
+
+    Returns:
+        A new frame: ``series`` numbers (device, kernel) pairs in sorted order, ``pos`` is the
+        night's position within its series.
+    """
+    require_columns(history, DIGEST_COLUMNS, "digest history")
+    keep = history["percent_of_roof"].notna().to_numpy().copy()
+    if "kind" in history.columns:
+        keep &= (history["kind"] == "nightly").to_numpy()
+    frame = history.loc[keep, list(DIGEST_COLUMNS)].reset_index(drop=True)
+    frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
+    frame["percent_of_roof"] = frame["percent_of_roof"].astype(float)
+    if end is not None:
+        frame = frame.loc[frame["timestamp"] <= pd.Timestamp(end)].reset_index(drop=True)
+    series = frame.groupby(["device", "kernel_key"], sort=True, observed=True).ngroup().to_numpy()
+    order = np.lexsort((frame["timestamp"].dt.tz_convert(None).to_numpy(), series))
+    frame = frame.iloc[order].reset_index(drop=True)
+    frame["series"] = series[order]
+    starts = series_starts(frame)
+    frame["pos"] = np.arange(len(frame)) - starts[frame["series"].to_numpy()]
+    prepared: pd.DataFrame = frame
+    return prepared
+
+
+def series_starts(frame: pd.DataFrame) -> IntArray:
+    """Row offset of the first row of each series (frame sorted by ``series``)."""
+    series = frame["series"].to_numpy()
+    count = int(series[-1]) + 1 if len(series) else 0
+    return np.searchsorted(series, np.arange(count), side="left").astype(np.int64)
+
+
+def _matrix(frame: pd.DataFrame) -> npt.NDArray[np.float64]:
+    series = frame["series"].to_numpy()
+    pos = frame["pos"].to_numpy()
+    values = np.full((int(series.max()) + 1, int(pos.max()) + 1), np.nan)
+    values[series, pos] = frame["percent_of_roof"].to_numpy()
+    return values
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Levels between change points: segment ``i`` starts at row ``bounds[i]``.
+
+    Attributes:
+        bounds: First row of every segment (series starts and change rows), ascending.
+        level: Median percent of roof of each segment.
+        series: The series of each segment.
+    """
+
+    bounds: IntArray
+    level: npt.NDArray[np.float64]
+    series: IntArray
+
+
+def segment_levels(frame: pd.DataFrame, change_rows: IntArray) -> Segments:
+    """Median level of every segment between series starts and ``change_rows``."""
+    bounds = np.union1d(series_starts(frame), change_rows).astype(np.int64)
+    seg = np.searchsorted(bounds, np.arange(len(frame)), side="right") - 1
+    level = frame["percent_of_roof"].groupby(seg).median().to_numpy()
+    return Segments(bounds, level, frame["series"].to_numpy()[bounds])
+
+
+def detect_changes(frame: pd.DataFrame, options: DigestOptions) -> tuple[pd.DataFrame, Segments]:
+    """Every change point of every series, with its levels and commit range.
+
+    Args:
+        frame: Output of ``prepare_history``.
+        options: Detector thresholds and the minimum segment.
+
+    Returns:
+        One row per change (``row``, ``series``, ``seg``, ``kernel_key``, ``kernel_name``,
+        ``device``, ``since``, ``from_commit``, ``to_commit``, ``before``, ``after``,
+        ``relative_change``), and the segments the changes delimit.
+    """
+    if frame.empty:
+        none = np.zeros(0, np.int64)
+        segments = segment_levels(frame, none)
+        return _describe(frame, none, segments), segments
+    scan = change_points_many(_matrix(frame), options=options.change_point_options())
+    series, pos = np.nonzero(scan.is_change)
+    rows = (series_starts(frame)[series] + pos).astype(np.int64)
+    segments = segment_levels(frame, rows)
+    return _describe(frame, rows, segments), segments
+
+
+def _describe(frame: pd.DataFrame, rows: IntArray, segments: Segments) -> pd.DataFrame:
+    seg = np.searchsorted(segments.bounds, rows)
+    changes = frame.iloc[rows][["series", "kernel_key", "kernel_name", "device"]].copy()
+    changes.insert(0, "row", pd.Series(rows, index=changes.index))
+    changes["seg"] = seg
+    changes["since"] = frame["timestamp"].array[rows]
+    changes["from_commit"] = frame["commit"].to_numpy()[rows - 1] if len(rows) else []
+    changes["to_commit"] = frame["commit"].to_numpy()[rows]
+    changes["before"] = segments.level[seg - 1] if len(rows) else []
+    changes["after"] = segments.level[seg] if len(rows) else []
+    changes["relative_change"] = changes["after"] / changes["before"] - 1.0
+    return changes.reset_index(drop=True)
+
+
+def track_recoveries(
+    regressions: pd.DataFrame, segments: Segments, frame: pd.DataFrame, tolerance: float
+) -> pd.Series:
+    """For each regression, when a later level of its series came back within ``tolerance``.
+
+    Returns:
+        The timestamp of the first night of the recovering segment (NaT when none), aligned
+        with ``regressions``.
+    """
+    later = pd.DataFrame(
+        {
+            "series": segments.series,
+            "seg_later": np.arange(len(segments.bounds)),
+            "level": segments.level,
+            "start_row": segments.bounds,
+        }
+    )
+    pairs = regressions[["row", "series", "seg", "before"]].merge(later, on="series")
+    back = pairs[
+        (pairs["seg_later"] > pairs["seg"])
+        & (pairs["level"] >= pairs["before"] * (1.0 - tolerance))
+    ]
+    first = back.groupby("row")["start_row"].min()
+    recovered_row = regressions["row"].map(first)
+    stamps = pd.Series(pd.NaT, index=regressions.index, dtype="datetime64[ns, UTC]")
+    has = recovered_row.notna()
+    stamps[has] = frame["timestamp"].array[recovered_row[has].astype(int).to_numpy()]
+    return stamps
+
+
+def _in_period(stamps: pd.Series, start: datetime, end: datetime) -> pd.Series:
+    return (stamps >= pd.Timestamp(start)) & (stamps <= pd.Timestamp(end))
+
+
+def _movements(
+    changes: pd.DataFrame, frame: pd.DataFrame, end: datetime, sparks: dict[int, str]
+) -> list[Movement]:
+    current = frame["percent_of_roof"].to_numpy()[last_rows(frame)]
+    out = changes.assign(
+        kernel=changes["kernel_key"],
+        current=current[changes["series"].to_numpy()],
+        age_days=(pd.Timestamp(end) - changes["since"]).dt.total_seconds() / 86400.0,
+        sparkline=changes["series"].map(sparks).fillna(""),
+    )
+    if "recovered_at" in out.columns:
+        out["recovered_at"] = (
+            out["recovered_at"].astype(object).where(out["recovered_at"].notna(), None)
+        )
+    return [Movement.model_validate(r) for r in out.to_dict("records")]
+
+
+@dataclass(frozen=True)
+class _Classified:
+    regressions: pd.DataFrame
+    improvements: pd.DataFrame
+    recoveries: pd.DataFrame
+    unresolved: pd.DataFrame
+
+
+def classify(
+    changes: pd.DataFrame,
+    segments: Segments,
+    frame: pd.DataFrame,
+    *,
+    start: datetime,
+    end: datetime,
+    options: DigestOptions,
+) -> _Classified:
+    """Split changes into new regressions, improvements, recoveries and unresolved regressions."""
+    down = changes[changes["relative_change"] < 0].copy()
+    down["recovered_at"] = track_recoveries(down, segments, frame, options.recovery_tolerance)
+    recovered = down[down["recovered_at"].notna()]
+    recovery_stamps = set(zip(recovered["series"], recovered["recovered_at"], strict=True))
+    up = changes[changes["relative_change"] > 0]
+    is_recovery = pd.Series(
+        list(zip(up["series"], up["since"], strict=True)), index=up.index, dtype=object
+    ).isin(recovery_stamps)
+    return _Classified(
+        regressions=down[_in_period(down["since"], start, end)].sort_values(
+            ["relative_change", "kernel_key", "device"]
+        ),
+        improvements=up[_in_period(up["since"], start, end) & ~is_recovery].sort_values(
+            ["relative_change", "kernel_key", "device"], ascending=[False, True, True]
+        ),
+        recoveries=down[_in_period(down["recovered_at"], start, end)].sort_values(
+            ["recovered_at", "kernel_key", "device"]
+        ),
+        unresolved=down[down["recovered_at"].isna()].sort_values(["since", "kernel_key", "device"]),
+    )
+
+
+def iso_week(start: datetime, end: datetime) -> str:
+    """ISO week of the period's middle, e.g. "2026-W48"."""
+    year, week, _ = (start + (end - start) / 2).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def build_digest(
+    history: pd.DataFrame,
+    *,
+    start: datetime,
+    end: datetime,
+    repo: str | None = None,
+    targets: Sequence[KernelTarget] = (),
+    options: DigestOptions | None = None,
+    progress: Progress | None = None,
+) -> Digest:
+    """The digest of ``[start, end]`` from nightly history (the period plus its lookback).
+
+    Args:
+        history: History frame (``rules.frames.HISTORY_COLUMNS``; ``DIGEST_COLUMNS`` needed).
+        start: Start of the period (tz-aware).
+        end: End of the period (tz-aware).
+        repo: OWNER/NAME, shown in the digest.
+        targets: Declared regimes and target percent of roof from the config's kernel groups.
+        options: Thresholds (``DigestOptions`` defaults when None).
+        progress: Called with the name of each stage (for a progress bar).
+    """
+    opts = options or DigestOptions()
+    step = progress or (lambda _stage: None)
+    step("preparing history")
+    frame = prepare_history(history, end=end)
+    step("finding change points")
+    changes, segments = detect_changes(frame, opts)
+    step("classifying changes")
+    parts = classify(changes, segments, frame, start=start, end=end, options=opts)
+    step("summarising")
+    return _assemble(frame, parts, start=start, end=end, repo=repo, targets=targets, opts=opts)
+
+
+def _assemble(
+    frame: pd.DataFrame,
+    parts: _Classified,
+    *,
+    start: datetime,
+    end: datetime,
+    repo: str | None,
+    targets: Sequence[KernelTarget],
+    opts: DigestOptions,
+) -> Digest:
+    listed = pd.concat([p.head(opts.top)["series"] for p in vars(parts).values()])
+    sparks = sparklines(frame, listed.unique(), start=start, end=end)
+    flips = regime_flips(frame, start=start, end=end, min_segment=opts.min_segment)
+    sections = {name: _movements(table, frame, end, sparks) for name, table in vars(parts).items()}
+    return Digest(
+        repo=repo,
+        start=start,
+        end=end,
+        week=iso_week(start, end),
+        measurements=len(frame),
+        **sections,
+        regime_flips=[RegimeFlip.model_validate(r) for r in flips.to_dict("records")],
+        mislabels=mislabels(frame, targets),
+        below_target=below_target(frame, targets, opts.min_segment),
+        devices=device_summaries(frame, parts, flips, start=start, end=end),
+    )
+
+
+def default_period(*, now: datetime, days: int = 7) -> tuple[datetime, datetime]:
+    """The ``days`` before ``now``."""
+    return now - timedelta(days=days), now

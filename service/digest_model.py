@@ -1,0 +1,243 @@
+"""The weekly digest as data: what moved, per kernel and device, and what is still unresolved.
+
+These models are the ``--json`` contract of ``roofguard digest`` and what the markdown and HTML
+templates render. Percentages are percent of roof; ``relative_change`` is
+``(new - old) / old`` of percent of roof, so a drop is negative.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rules.stats import ChangePointOptions
+
+Regime = Literal["memory-bound", "compute-bound"]
+
+
+class DigestOptions(BaseModel):
+    """How the digest decides what moved.
+
+    Attributes:
+        min_segment: Nights a new level must hold before it is reported (2: one bad night
+            pages nobody).
+        window: Nights on each side the change-point detector compares.
+        z_threshold: Robust z a change must reach (in units of the series' noise).
+        min_effect: Smallest relative change of percent of roof that is reported.
+        recovery_tolerance: A regression has recovered when a later level is back within this
+            fraction of the level before it (0.02: within 2%).
+        lookback_days: History before the period that is scanned, so regressions that started
+            earlier are tracked (unresolved by age) rather than reported again.
+        top: Most entries per section that get a sparkline and, in HTML, a trend chart.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_segment: int = Field(default=2, ge=1)
+    window: int = Field(default=8, ge=2)
+    z_threshold: float = Field(default=5.0, gt=0)
+    min_effect: float = Field(default=0.03, ge=0)
+    recovery_tolerance: float = Field(default=0.02, ge=0, lt=1)
+    lookback_days: int = Field(default=90, ge=0)
+    top: int = Field(default=20, ge=1)
+
+    def change_point_options(self) -> ChangePointOptions:
+        """The detector's thresholds."""
+        return ChangePointOptions(
+            window=self.window,
+            min_segment=self.min_segment,
+            z_threshold=self.z_threshold,
+            min_effect=self.min_effect,
+        )
+
+
+class KernelTarget(BaseModel):
+    """What a team declared for a group of kernels (from the config's kernel groups).
+
+    Attributes:
+        pattern: Shell-style pattern matched against the identity key (``*gemv*``).
+        name: Display name of the group.
+        regime: The regime the team believes the kernels are in.
+        target_percent: Percent of roof the kernels should reach.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pattern: str
+    name: str | None = None
+    regime: Regime | None = None
+    target_percent: float | None = Field(default=None, gt=0)
+
+
+class Movement(BaseModel):
+    """A change of level in one kernel's nightly series (a regression or an improvement).
+
+    Attributes:
+        kernel: Identity key.
+        kernel_name: Display name.
+        device: Device as stored.
+        relative_change: ``(after - before) / before`` of percent of roof.
+        before: Median percent of roof of the level before.
+        after: Median percent of roof of the new level.
+        current: Percent of roof of the last night of the period.
+        since: Timestamp of the first night at the new level.
+        from_commit: Last good commit (the last night at the old level).
+        to_commit: First bad commit (the first night at the new level).
+        recovered_at: For regressions: the first night back within tolerance, if any.
+        age_days: Days from ``since`` to the end of the period.
+        sparkline: Percent of roof over the period as block characters.
+    """
+
+    kernel: str
+    kernel_name: str
+    device: str
+    relative_change: float
+    before: float
+    after: float
+    current: float
+    since: datetime
+    from_commit: str
+    to_commit: str
+    recovered_at: datetime | None = None
+    age_days: float
+    sparkline: str = ""
+
+
+class RegimeFlip(BaseModel):
+    """The measured regime changed and held for at least ``min_segment`` nights.
+
+    Attributes:
+        kernel: Identity key.
+        kernel_name: Display name.
+        device: Device as stored.
+        from_regime: Regime before.
+        to_regime: Regime after.
+        relative_change: ``(after - before) / before`` of median percent of roof around the flip.
+        since: Timestamp of the first night in the new regime.
+        from_commit: Last commit in the old regime.
+        to_commit: First commit in the new regime.
+    """
+
+    kernel: str
+    kernel_name: str
+    device: str
+    from_regime: str
+    to_regime: str
+    relative_change: float
+    since: datetime
+    from_commit: str
+    to_commit: str
+
+
+class Mislabel(BaseModel):
+    """The latest measured regime differs from the one declared in config.
+
+    Attributes:
+        kernel: Identity key.
+        device: Device as stored.
+        group: The config group that declares the regime.
+        declared: Declared regime.
+        measured: Regime of the last night.
+    """
+
+    kernel: str
+    device: str
+    group: str
+    declared: str
+    measured: str
+
+
+class BelowTarget(BaseModel):
+    """A kernel whose recent level is below its group's target percent of roof.
+
+    Attributes:
+        kernel: Identity key.
+        device: Device as stored.
+        group: The config group that sets the target.
+        target_percent: The target.
+        current: Median percent of roof of the last ``min_segment`` nights.
+        gap: ``target_percent - current``, in points.
+    """
+
+    kernel: str
+    device: str
+    group: str
+    target_percent: float
+    current: float
+    gap: float
+
+
+class DeviceSummary(BaseModel):
+    """One device over the period.
+
+    Attributes:
+        device: Device as stored.
+        kernels: Kernels with a measurement in the period.
+        nights: Distinct nightly runs in the period.
+        median_percent_of_roof: Median over kernels of their last night's percent of roof.
+        regressions: New regressions in the period.
+        improvements: New improvements in the period.
+        regime_flips: Regime flips in the period.
+        unresolved: Regressions not recovered at the end of the period (any age).
+    """
+
+    device: str
+    kernels: int
+    nights: int
+    median_percent_of_roof: float | None
+    regressions: int
+    improvements: int
+    regime_flips: int
+    unresolved: int
+
+
+class Digest(BaseModel):
+    """The digest of one period.
+
+    Attributes:
+        repo: OWNER/NAME the history belongs to, when known.
+        start: Start of the period (inclusive).
+        end: End of the period (inclusive).
+        week: ISO week of the period's middle, e.g. "2026-W48" (titles the GitHub issue).
+        measurements: Nightly measurements scanned (period and lookback).
+        regressions: New regressions in the period, worst first.
+        improvements: New improvements in the period that are not recoveries, best first.
+        recoveries: Regressions (of any age) that recovered in the period.
+        regime_flips: Regime flips in the period.
+        mislabels: Kernels whose latest regime differs from the declared one.
+        below_target: Kernels below their group's target, farthest first.
+        unresolved: Regressions not recovered at the end of the period, oldest first.
+        devices: Per-device summary.
+    """
+
+    repo: str | None
+    start: datetime
+    end: datetime
+    week: str
+    measurements: int
+    regressions: list[Movement]
+    improvements: list[Movement]
+    recoveries: list[Movement]
+    regime_flips: list[RegimeFlip]
+    mislabels: list[Mislabel]
+    below_target: list[BelowTarget]
+    unresolved: list[Movement]
+    devices: list[DeviceSummary]
+
+    @property
+    def headline(self) -> str:
+        """One line: the counts a reader checks first."""
+        parts = [
+            _count(len(self.regressions), "new regression"),
+            _count(len(self.improvements), "improvement"),
+            _count(len(self.recoveries), "recovery", "recoveries"),
+            _count(len(self.regime_flips), "regime flip"),
+            _count(len(self.unresolved), "unresolved regression"),
+        ]
+        return ", ".join(parts)
+
+
+def _count(n: int, singular: str, plural: str | None = None) -> str:
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"

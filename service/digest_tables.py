@@ -1,0 +1,213 @@
+"""Digest sections computed from the prepared history: flips, targets, devices, sparklines.
+
+Inputs are frames from ``service.digest.prepare_history`` (sorted by ``series`` then time, with
+``series`` and ``pos`` columns). All of it is vectorised over the whole history.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from service.digest_model import BelowTarget, DeviceSummary, KernelTarget, Mislabel
+
+_BLOCKS = np.array(list("▁▂▃▄▅▆▇█"))
+
+
+def last_rows(frame: pd.DataFrame) -> npt.NDArray[np.int64]:
+    """Row of the last night of each series."""
+    series = frame["series"].to_numpy()
+    count = int(series[-1]) + 1 if len(series) else 0
+    return (np.searchsorted(series, np.arange(count), side="right") - 1).astype(np.int64)
+
+
+def _period_mask(frame: pd.DataFrame, start: datetime, end: datetime) -> npt.NDArray[np.bool_]:
+    stamps = frame["timestamp"]
+    return np.asarray((stamps >= pd.Timestamp(start)) & (stamps <= pd.Timestamp(end)))
+
+
+def sparklines(
+    frame: pd.DataFrame,
+    series: Sequence[int] | npt.NDArray[np.int64],
+    *,
+    start: datetime,
+    end: datetime,
+) -> dict[int, str]:
+    """Percent of roof over the period as block characters, per series in ``series``.
+
+    Each line is scaled to its own range (at least a tenth of its level, so that noise on a
+    flat line does not fill the height) and centred.
+    """
+    wanted = _period_mask(frame, start, end) & frame["series"].isin(list(series)).to_numpy()
+    rows = frame.loc[wanted, ["series", "percent_of_roof"]]
+    if rows.empty:
+        return {}
+    grouped = rows.groupby("series")["percent_of_roof"]
+    low, high = grouped.transform("min").to_numpy(), grouped.transform("max").to_numpy()
+    # A span of at least a tenth of the level: noise on a flat line stays near the middle.
+    span = np.maximum(high - low, 0.1 * np.abs(high + low) / 2) + 1e-12
+    scaled = np.clip((rows["percent_of_roof"].to_numpy() - (high + low) / 2) / span + 0.5, 0, 1)
+    chars = pd.Series(_BLOCKS[np.rint(scaled * 7).astype(int)], index=rows.index)
+    lines = chars.groupby(rows["series"]).agg("".join)
+    return dict(zip(lines.index.astype(int), lines.astype(str), strict=True))
+
+
+def _smoothed_regime(frame: pd.DataFrame, min_segment: int) -> pd.Series:
+    """Regime with runs shorter than ``min_segment`` folded into the run before them.
+
+    A run at the very start of a series is kept whatever its length (nothing precedes it).
+    """
+    regime = frame["regime"].astype(object)
+    series = frame["series"]
+    start = (regime != regime.shift()) | (series != series.shift())
+    run = start.cumsum()
+    length = run.map(run.value_counts())
+    first_run = run == run.groupby(series).transform("min")
+    kept = regime.where((length >= min_segment) | first_run)
+    return kept.groupby(series).ffill()
+
+
+def regime_flips(
+    frame: pd.DataFrame, *, start: datetime, end: datetime, min_segment: int
+) -> pd.DataFrame:
+    """Regime changes that held ``min_segment`` nights and started in the period.
+
+    Returns:
+        Columns of ``RegimeFlip`` (``kernel``, ``device``, ``from_regime``, ``to_regime``,
+        ``relative_change``, ``since``, ``from_commit``, ``to_commit``, ``kernel_name``).
+    """
+    regime = _smoothed_regime(frame, min_segment)
+    series = frame["series"]
+    run = ((regime != regime.shift()) | (series != series.shift())).cumsum()
+    level = frame["percent_of_roof"].groupby(run).median()
+    flip = (
+        (series == series.shift())
+        & (regime != regime.shift())
+        & regime.notna()
+        & regime.shift().notna()
+    )
+    rows = np.flatnonzero(flip.to_numpy() & _period_mask(frame, start, end))
+    run_of = run.to_numpy()[rows]
+    return pd.DataFrame(
+        {
+            "kernel": frame["kernel_key"].to_numpy()[rows],
+            "kernel_name": frame["kernel_name"].to_numpy()[rows],
+            "device": frame["device"].to_numpy()[rows],
+            "from_regime": regime.to_numpy()[rows - 1],
+            "to_regime": regime.to_numpy()[rows],
+            "relative_change": level.to_numpy()[run_of - 1] / level.to_numpy()[run_of - 2] - 1.0,
+            "since": frame["timestamp"].array[rows],
+            "from_commit": frame["commit"].to_numpy()[rows - 1],
+            "to_commit": frame["commit"].to_numpy()[rows],
+        }
+    ).sort_values(["since", "kernel", "device"], ignore_index=True)
+
+
+def match_targets(keys: pd.Series, targets: Sequence[KernelTarget]) -> pd.DataFrame:
+    """The first target whose pattern matches each key.
+
+    Returns:
+        Index: the unique keys; columns ``group``, ``declared`` (regime) and ``target_percent``
+        (NaN where no pattern matches).
+    """
+    unique = pd.Series(keys.unique())
+    matched = pd.DataFrame(
+        index=pd.Index(unique, name="kernel_key"),
+        columns=["group", "declared", "target_percent"],
+        dtype=object,
+    )
+    free = pd.Series(True, index=matched.index)
+    for target in targets:  # a handful of config groups, each matched over all keys at once
+        hit = free & unique.str.match(fnmatch.translate(target.pattern)).to_numpy()
+        matched.loc[hit, ["group", "declared", "target_percent"]] = [
+            target.name or target.pattern,
+            target.regime,
+            target.target_percent,
+        ]
+        free &= ~hit
+    return matched
+
+
+def _latest(frame: pd.DataFrame, targets: Sequence[KernelTarget]) -> pd.DataFrame:
+    last = frame.iloc[last_rows(frame)]
+    return last.join(match_targets(last["kernel_key"], targets), on="kernel_key")
+
+
+def mislabels(frame: pd.DataFrame, targets: Sequence[KernelTarget]) -> list[Mislabel]:
+    """Kernels whose last night's regime differs from the declared one."""
+    if frame.empty or not targets:
+        return []
+    latest = _latest(frame, targets)
+    declared, measured = latest["declared"], latest["regime"]
+    wrong = latest[declared.notna() & measured.notna() & (declared != measured)]
+    wrong = wrong.sort_values(["kernel_key", "device"])
+    return [
+        Mislabel(
+            kernel=r.kernel_key,
+            device=r.device,
+            group=r.group,
+            declared=r.declared,
+            measured=r.regime,
+        )
+        for r in wrong.itertuples()
+    ]
+
+
+def below_target(
+    frame: pd.DataFrame, targets: Sequence[KernelTarget], nights: int
+) -> list[BelowTarget]:
+    """Kernels whose median over their last ``nights`` nights is below their target."""
+    if frame.empty or not targets:
+        return []
+    recent = frame[
+        frame["pos"] > frame["series"].map(frame.groupby("series")["pos"].max()) - nights
+    ]
+    level = recent.groupby("series")["percent_of_roof"].median()
+    latest = _latest(frame, targets).assign(current=lambda d: d["series"].map(level))
+    latest["target_percent"] = pd.to_numeric(latest["target_percent"])
+    low = latest[latest["target_percent"].notna() & (latest["current"] < latest["target_percent"])]
+    low = low.assign(gap=low["target_percent"] - low["current"]).sort_values(
+        ["gap", "kernel_key"], ascending=[False, True]
+    )
+    return [
+        BelowTarget(
+            kernel=r.kernel_key,
+            device=r.device,
+            group=r.group,
+            target_percent=r.target_percent,
+            current=r.current,
+            gap=r.gap,
+        )
+        for r in low.itertuples()
+    ]
+
+
+def device_summaries(
+    frame: pd.DataFrame, parts: Any, flips: pd.DataFrame, *, start: datetime, end: datetime
+) -> list[DeviceSummary]:
+    """Per-device counts over the period (``parts``: the classified changes)."""
+    period = frame[_period_mask(frame, start, end)]
+    if period.empty:
+        return []
+    last = period.groupby("series").tail(1)
+    table = pd.DataFrame(
+        {
+            "kernels": period.groupby("device")["kernel_key"].nunique(),
+            "nights": period.groupby("device")["commit"].nunique(),
+            "median_percent_of_roof": last.groupby("device")["percent_of_roof"].median(),
+            "regressions": parts.regressions.groupby("device").size(),
+            "improvements": parts.improvements.groupby("device").size(),
+            "regime_flips": flips.groupby("device").size() if len(flips) else pd.Series(dtype=int),
+            "unresolved": parts.unresolved.groupby("device").size(),
+        }
+    ).loc[lambda t: t["kernels"].notna()]
+    counts = ["regressions", "improvements", "regime_flips", "unresolved"]
+    table[counts] = table[counts].fillna(0).astype(int)
+    records = table.sort_index().reset_index(names="device").to_dict("records")
+    return [DeviceSummary.model_validate(r) for r in records]

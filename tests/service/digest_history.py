@@ -1,0 +1,110 @@
+"""A generated nightly history with planted regressions, improvements, recoveries and flips.
+
+40 nights on two devices, six kernels each; the digest period is the last seven nights. Every
+planted event is listed in ``PLANTED`` so tests can check that change points are found where they
+were planted and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from rules.frames import HISTORY_COLUMNS
+
+NIGHTS = 40
+FIRST_NIGHT = datetime(2026, 10, 19, 2, 0, tzinfo=UTC)  # a Monday
+PERIOD_START = FIRST_NIGHT + timedelta(days=33, hours=-1)
+PERIOD_END = FIRST_NIGHT + timedelta(days=39, hours=1)
+DEVICES = ("H100-SXM5", "A100-SXM4-80GB")
+KERNELS = ("gemv_bf16", "softmax_fwd", "layernorm_fwd", "gemm_bf16", "attention_fwd", "fused_mlp")
+
+
+@dataclass(frozen=True)
+class Step:
+    """A level change of ``factor`` from ``night`` until ``until`` (exclusive; None: the end)."""
+
+    kernel: str
+    device: str
+    night: int
+    factor: float
+    until: int | None = None
+
+
+#: Level changes that the digest must find (each start, and each end, is a change point).
+PLANTED = (
+    Step("gemv_bf16", "H100-SXM5", 35, 0.80),  # new regression in the period
+    Step("softmax_fwd", "H100-SXM5", 10, 0.85),  # old, unresolved
+    Step("layernorm_fwd", "A100-SXM4-80GB", 20, 0.75, until=34),  # old, recovers in the period
+    Step("gemm_bf16", "A100-SXM4-80GB", 36, 1.15),  # improvement in the period
+    Step("fused_mlp", "A100-SXM4-80GB", 34, 0.70),  # regression that is also a regime flip
+)
+#: One bad night (must not be reported) and a drop on the last night only (not yet reported).
+BLIPS = (("attention_fwd", "H100-SXM5", 37, 0.70), ("gemm_bf16", "H100-SXM5", 39, 0.75))
+#: The regime flips to memory-bound from this night on (and a one-night flip that must not count).
+REGIME_FLIP = ("fused_mlp", "A100-SXM4-80GB", 34)
+REGIME_BLIP = ("gemm_bf16", "H100-SXM5", 30)
+BASE_LEVEL = {"gemv_bf16": 85.0, "softmax_fwd": 70.0, "layernorm_fwd": 60.0, "gemm_bf16": 55.0,
+              "attention_fwd": 48.0, "fused_mlp": 65.0}  # fmt: skip
+COMPUTE_BOUND = {"gemm_bf16", "attention_fwd", "fused_mlp"}
+
+
+def _factors() -> pd.DataFrame:
+    index = pd.MultiIndex.from_product([DEVICES, KERNELS], names=["device", "kernel"])
+    factors = pd.DataFrame(1.0, index=index, columns=range(NIGHTS))
+    for step in PLANTED:
+        factors.loc[(step.device, step.kernel), step.night : (step.until or NIGHTS) - 1] *= (
+            step.factor
+        )
+    for kernel, device, night, factor in BLIPS:
+        factors.loc[(device, kernel), night] *= factor
+    return factors
+
+
+def _regimes(device: str, kernel: str) -> list[str]:
+    regime = "compute-bound" if kernel in COMPUTE_BOUND else "memory-bound"
+    regimes = [regime] * NIGHTS
+    if (kernel, device) == REGIME_FLIP[:2]:
+        regimes[REGIME_FLIP[2] :] = ["memory-bound"] * (NIGHTS - REGIME_FLIP[2])
+    if (kernel, device) == REGIME_BLIP[:2]:
+        regimes[REGIME_BLIP[2]] = "memory-bound"
+    return regimes
+
+
+def make_digest_history(seed: int = 7, noise: float = 0.005) -> pd.DataFrame:
+    """The history frame (``rules.frames.HISTORY_COLUMNS``), one row per night, device, kernel."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    factors = _factors()
+    for (device, kernel), levels in factors.iterrows():
+        regimes = _regimes(device, kernel)
+        for night, factor in enumerate(levels):
+            pct = BASE_LEVEL[kernel] * factor * (1 + noise * rng.standard_normal())
+            rows.append(_row(device, kernel, night, pct, regimes[night]))
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+def _row(device: str, kernel: str, night: int, pct: float, regime: str) -> dict[str, object]:
+    time_s = 1e-3 * 85.0 / pct
+    return {
+        "run_id": night * len(DEVICES) + DEVICES.index(device) + 1,
+        "commit": f"{night:03d}{'c0ffee' * 6}"[:40], "timestamp": FIRST_NIGHT + timedelta(days=night),
+        "kind": "nightly", "kernel_key": kernel, "kernel_name": f"{kernel}_kernel",
+        "device": device, "roof_source": "datasheet", "percent_of_roof": pct, "regime": regime,
+        "binding": "dram" if regime == "memory-bound" else "tensor_bf16", "time_s": time_s,
+        "total_flops": 2e9, "bytes_dram": 4e9, "bytes_l2": 6e9, "bytes_l1": np.nan,
+        "driver": "560.35", "clock_control": "base", "cache_control": "all", "trusted": True,
+    }  # fmt: skip
+
+
+def commit_of(night: int) -> str:
+    """The commit of ``night`` in the generated history."""
+    return f"{night:03d}{'c0ffee' * 6}"[:40]
+
+
+def night_of(stamp: datetime) -> int:
+    """The night number of a timestamp in the generated history."""
+    return round((stamp - FIRST_NIGHT).total_seconds() / 86400)
