@@ -17,6 +17,7 @@ class Settings(BaseSettings):
         database_url: SQLAlchemy URL of the history store (default: SQLite in the cwd).
         github_token: Token the service posts PR comments with.
         github_api_url: GitHub Enterprise base URL (default: api.github.com).
+        github_bot_login: The login the token posts as (its sticky comments are edited).
         webhook_secret: Secret of the GitHub webhook (deliveries are refused without it).
         webhook_max_age_s: Deliveries whose event is older than this are stale.
         public_url: Base URL the dashboard is reachable at (used in PR-comment links).
@@ -28,6 +29,7 @@ class Settings(BaseSettings):
     database_url: str | None = None
     github_token: SecretStr | None = None
     github_api_url: str | None = None
+    github_bot_login: str | None = None
     webhook_secret: SecretStr | None = None
     webhook_max_age_s: int = Field(default=600, ge=1)
     public_url: str | None = None

@@ -119,8 +119,9 @@ def create_token(*, session: Session, repo: str, permission: Permission,
 
 def _info_select() -> sa.Select[tuple[object, ...]]:
     t = _TOKENS.c
-    return sa.select(t.id, t.name, _REPOS.c.name.label("repo"), t.permission, t.created_at,
-                     t.revoked_at, t.last_used_at).join(_REPOS, _REPOS.c.id == t.repo_id)  # fmt: skip
+    columns = (t.id, t.name, _REPOS.c.name.label("repo"), t.permission, t.created_at,
+               t.revoked_at, t.last_used_at)  # fmt: skip
+    return sa.select(*columns).join(_REPOS, _REPOS.c.id == t.repo_id)
 
 
 def _info(row: sa.Row[tuple[object, ...]]) -> TokenInfo:

@@ -19,6 +19,7 @@ from service.api import errors
 from service.api.deps import ServiceState
 from service.api.limits import BodySizeLimit
 from service.api.metrics import MetricsMiddleware
+from service.api.publish import GitHubFactory, github_factory
 from service.api.routes import health, kernels, pages, runs, webhook
 from service.config import RoofguardConfig
 from service.settings import Settings
@@ -32,15 +33,21 @@ DESCRIPTION = (
 )
 
 
-def create_app(settings: Settings, config: RoofguardConfig, *, engine: Engine | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, config: RoofguardConfig, *, engine: Engine | None = None,
+    github: GitHubFactory | None = None,
+) -> FastAPI:  # fmt: skip
     """The service application.
 
     Args:
         settings: Database URL, secrets and limits (from the environment, by the caller).
         config: The roofguard configuration used to evaluate uploads.
         engine: An engine to use instead of one made from ``settings.database_url``.
+        github: Makes GitHub clients (e.g. App credentials from the CLI); default: from
+            ``settings.github_token``, none without it.
     """
-    state = ServiceState.build(settings, config, engine or make_engine(settings.database_url))
+    own_engine = engine or make_engine(settings.database_url)
+    state = ServiceState.build(settings, config, own_engine, github or github_factory(settings))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

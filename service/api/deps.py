@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from service.api.metrics import Metrics
+from service.api.publish import GitHubFactory
 from service.config import RoofguardConfig
 from service.errors import Unauthorized
 from service.settings import Settings
@@ -35,6 +36,7 @@ class ServiceState:
         engine: The history store's engine (one pool for the process).
         metrics: Prometheus metrics of this instance.
         deliveries: Replay guard of GitHub webhook deliveries.
+        github: Makes GitHub clients; None when the service has no GitHub credentials.
     """
 
     settings: Settings
@@ -42,12 +44,16 @@ class ServiceState:
     engine: Engine
     metrics: Metrics
     deliveries: DeliveryGuard
+    github: GitHubFactory | None
 
     @classmethod
-    def build(cls, settings: Settings, config: RoofguardConfig, engine: Engine) -> ServiceState:
+    def build(
+        cls, settings: Settings, config: RoofguardConfig, engine: Engine,
+        github: GitHubFactory | None,
+    ) -> ServiceState:  # fmt: skip
         """The state for an application serving ``engine`` with these settings."""
         max_age = timedelta(seconds=settings.webhook_max_age_s)
-        return cls(settings, config, engine, Metrics(), DeliveryGuard(max_age))
+        return cls(settings, config, engine, Metrics(), DeliveryGuard(max_age), github)
 
 
 def get_state(request: Request) -> ServiceState:

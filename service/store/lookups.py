@@ -1,5 +1,7 @@
-"""Read-only lookups the HTTP service needs beside the store's verbs: devices, kernel search,
-and the run a webhook event refers to."""
+"""Read-only lookups the HTTP service needs beside the store's verbs.
+
+Devices of a repository, a kernel search, and the run a webhook event refers to.
+"""
 
 from __future__ import annotations
 

@@ -158,7 +158,6 @@ def read_verdict(
     _readable_run(session, grant, run_id)
     outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
     base = base_url(request, settings)
+    markdown = with_links(outcome, links_for(base, run_id, settings))
     return CheckResultPublic(run_id=run_id, created=False, url=run_url(base, run_id),
-                             verdict=outcome.verdict,
-                             markdown=with_links(outcome, links_for(base, run_id, settings)))  # fmt: skip
-
+                             verdict=outcome.verdict, markdown=markdown)  # fmt: skip

@@ -1,0 +1,40 @@
+"""Posting verdicts to GitHub from the service (after uploads and webhook events)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from service.github import GitHubClient, PublishResult, make_client, publish_verdict
+from service.github_auth import ACTIONS_BOT, GitHubCredentials, resolve_api_url
+from service.pipeline import CheckOutcome
+from service.settings import Settings
+
+log = logging.getLogger("roofguard.api")
+
+#: Makes an authenticated GitHub client (one per posting: installation tokens expire).
+GitHubFactory = Callable[[], GitHubClient]
+
+
+def github_factory(settings: Settings) -> GitHubFactory | None:
+    """A client factory from ``ROOFGUARD_GITHUB_TOKEN``; None when the service has no token."""
+    if settings.github_token is None:
+        return None
+    login = settings.github_bot_login or ACTIONS_BOT
+    credentials = GitHubCredentials(
+        token=settings.github_token.get_secret_value(), login_name=login
+    )
+    api_url = resolve_api_url(settings.github_api_url, {})
+    return lambda: make_client(credentials, api_url=api_url)
+
+
+def post_outcome(
+    github: GitHubFactory, outcome: CheckOutcome, markdown: str, *, repo: str, pr: int | None,
+    sha: str | None, details_url: str,
+) -> PublishResult:  # fmt: skip
+    """Post the verdict as the PR's sticky comment and a check on ``sha``."""
+    result = publish_verdict(outcome.verdict, markdown, repo=repo, pr=pr, sha=sha,
+                             client=github(), details_url=details_url)  # fmt: skip
+    log.info("posted verdict of run %d to %s#%s: comment %s, check %s", outcome.run_id, repo, pr,
+             result.comment_action, result.check_kind)  # fmt: skip
+    return result

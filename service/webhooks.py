@@ -1,0 +1,109 @@
+"""What the service does with GitHub webhook events (signature checks are in webhook_auth).
+
+* ``pull_request`` reopened or synchronize: the stored verdict of the PR's head commit is
+  posted again (nothing happens until a runner has uploaded that commit).
+* ``issue_comment`` created on a PR by a maintainer, ``/roofguard accept [kernel] -- reason``:
+  the change is accepted as the new baseline of the kernel (or of every regressed kernel of
+  the PR's latest run), recorded with who and why, and the verdict is posted again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session
+
+from rules.verdict import Severity
+from service.commands import MAINTAINER_ASSOCIATIONS, CommandSyntaxError, parse_accept
+from service.store.lookups import latest_run_for
+from service.store.repo import accept_baseline, get_run, get_run_record, list_findings
+
+
+@dataclass(frozen=True)
+class WebhookAction:
+    """What an event asks for.
+
+    Attributes:
+        outcome: ignored, no-run, repost or accepted.
+        detail: Why, in words (returned to GitHub, shown in the delivery log).
+        repo: OWNER/NAME.
+        pr: The pull request.
+        sha: The commit the verdict is posted on.
+        run_id: The stored run the verdict is of.
+    """
+
+    outcome: str
+    detail: str
+    repo: str | None = None
+    pr: int | None = None
+    sha: str | None = None
+    run_id: int | None = None
+
+
+def _ignored(detail: str) -> WebhookAction:
+    return WebhookAction("ignored", detail)
+
+
+def plan(*, session: Session, event: str, payload: dict[str, Any]) -> WebhookAction:
+    """Decide (and, for an accept, record) what an event does; posting is the caller's."""
+    repo = (payload.get("repository") or {}).get("full_name")
+    if not isinstance(repo, str):
+        return _ignored("payload names no repository")
+    if event == "pull_request":
+        return _pull_request(session, repo, payload)
+    if event == "issue_comment":
+        return _comment(session, repo, payload)
+    return _ignored(f"event {event!r} is not handled")
+
+
+def _pull_request(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAction:
+    action = payload.get("action")
+    if action not in ("reopened", "synchronize"):
+        return _ignored(f"pull_request action {action!r} is not handled")
+    pr = payload["pull_request"]
+    sha, number = pr["head"]["sha"], int(payload.get("number") or pr["number"])
+    run_id = latest_run_for(session=session, repo=repo, commit=sha)
+    if run_id is None:
+        return WebhookAction("no-run", f"no run uploaded for {sha[:12]} yet", repo, number, sha)
+    return WebhookAction("repost", f"verdict of run {run_id} posted again", repo, number, sha,
+                         run_id)  # fmt: skip
+
+
+def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAction:
+    issue, comment = payload.get("issue") or {}, payload.get("comment") or {}
+    if payload.get("action") != "created" or "pull_request" not in issue:
+        return _ignored("only new comments on pull requests are read")
+    try:
+        command = parse_accept(str(comment.get("body") or ""))
+    except CommandSyntaxError as exc:
+        return _ignored(str(exc))
+    if command is None:
+        return _ignored("no /roofguard command in the comment")
+    login = str((comment.get("user") or {}).get("login") or "")
+    if comment.get("author_association") not in MAINTAINER_ASSOCIATIONS:
+        return _ignored(f"{login} is not a maintainer (OWNER, MEMBER or COLLABORATOR)")
+    number = int(issue["number"])
+    run_id = latest_run_for(session=session, repo=repo, pull_request=number)
+    if run_id is None:
+        return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
+    keys = _kernels_to_accept(session, run_id, command.kernel)
+    if not keys:
+        return _ignored(f"nothing to accept in run {run_id}: no kernel {command.kernel!r} "
+                        "or no regression")  # fmt: skip
+    run = get_run(session=session, run_id=run_id)
+    for key in keys:
+        accept_baseline(session=session, repo=repo, kernel_key=key, device=run.device,
+                        accepted_by=login, reason=command.reason, run_id=run_id)  # fmt: skip
+    return WebhookAction("accepted", f"{login} accepted {len(keys)} kernel(s) of run {run_id}",
+                         repo, number, run.commit, run_id)  # fmt: skip
+
+
+def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> list[str]:
+    """The named kernel if the run has it, else every kernel with a counting failure."""
+    if kernel is not None:
+        record = get_run_record(session=session, run_id=run_id)
+        return [k.key for k in record.kernels if kernel in (k.key, k.name)][:1]
+    failing = {f.kernel for f in list_findings(session=session, run_id=run_id)
+               if f.kernel and f.severity == Severity.FAIL and f.counts}  # fmt: skip
+    return sorted(failing)  # type: ignore[arg-type]
