@@ -230,9 +230,9 @@ def _series_noise(values: FloatArray, floor: float) -> FloatArray:
     with np.errstate(all="ignore"):
         valid: npt.NDArray[np.bool_] = np.asarray(~np.isnan(diffs).all(axis=1))
         sigma = np.full(values.shape[0], np.nan)
-        sigma[valid] = MAD_SCALE * np.nanmedian(diffs[valid], axis=1) / math.sqrt(2)
-        level = np.abs(np.nanmedian(np.where(np.isnan(values).all(axis=1)[:, None], 0, values),
-                                    axis=1))  # fmt: skip
+        sigma[valid] = MAD_SCALE * np.nanmedian(diffs[valid, :], axis=1) / math.sqrt(2)
+        all_absent = np.isnan(values).all(axis=1, keepdims=True)
+        level = np.abs(np.nanmedian(np.where(all_absent, 0.0, values), axis=1))
     return np.asarray(np.fmax(sigma, floor * level), dtype=float)
 
 
