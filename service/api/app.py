@@ -64,5 +64,5 @@ def create_app(
     app.include_router(health.router)
     app.include_router(pages.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    app.add_middleware(MetricsMiddleware, metrics=state.metrics, api_prefix=API_PREFIX)
     return app

@@ -45,12 +45,21 @@ class MetricsMiddleware:
     """Counts requests and their latency, labelled by route template (not raw path).
 
     Labelling by template keeps the label set bounded: run ids and kernel keys never become
-    label values.
+    label values. Routes of included routers know their path without the router's prefix,
+    so the API prefix is added back for paths under it.
     """
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, api_prefix: str) -> None:
         self.app = app
         self.metrics = metrics
+        self.api_prefix = api_prefix
+
+    def _route(self, scope: Scope) -> str:
+        template = getattr(scope.get("route"), "path", None)
+        if template is None:
+            return "unmatched"
+        under_api = str(scope.get("path", "")).startswith(self.api_prefix + "/")
+        return self.api_prefix + template if under_api else str(template)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on and record its status and duration."""
@@ -68,7 +77,7 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, recording_send)
         finally:
-            route = getattr(scope.get("route"), "path", "unmatched")
+            route = self._route(scope)
             method = scope.get("method", "")
             self.metrics.latency.labels(route, method).observe(time.perf_counter() - start)
             self.metrics.requests.labels(route, method, str(status["code"])).inc()

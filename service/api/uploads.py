@@ -8,6 +8,7 @@ idempotent on content, so a retry either stores the run once or finds the first 
 from __future__ import annotations
 
 import logging
+import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -78,10 +79,10 @@ def parse_form(form: FormData) -> ParsedForm:
     return ParsedForm(parsed, files)
 
 
-def _safe_name(upload: UploadFile, index: int) -> str:
+def _safe_name(upload: UploadFile) -> str:
     # Only the last component of the client's name is kept: no paths, no dot-files.
     name = PurePath((upload.filename or "").replace("\\", "/")).name.lstrip(".")
-    return f"{index:02d}-{name or 'report'}"
+    return name or "report"
 
 
 def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
@@ -100,13 +101,16 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
         try:
             return collect_run(paths, meta=meta, config=state.config)
         except CollectorError as exc:
-            raise BadInput(str(exc).replace(f"{tmp}/", "")) from None
+            # Name the file as it was uploaded, not where this service kept it.
+            raise BadInput(re.sub(rf"{re.escape(tmp)}/\d+/", "", str(exc))) from None
 
 
 def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
     paths = []
     for index, upload in enumerate(files):
-        path = folder / _safe_name(upload, index)
+        # One folder per file keeps each uploaded name while two uploads may share it.
+        path = folder / str(index) / _safe_name(upload)
+        path.parent.mkdir()
         upload.file.seek(0)
         with path.open("wb") as out:
             while chunk := upload.file.read(1 << 20):

@@ -1,0 +1,231 @@
+"""The upload API and the queries, on a real SQLite file and on PostgreSQL."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy as sa
+from factories import make_kernel, make_run
+from svc_fixtures import Service, auth, db_url, make_service, repo, service  # noqa: F401
+
+from service.store.tables import Run
+
+NIGHT = datetime(2026, 11, 1, 3, 0, tzinfo=UTC)
+
+
+def kernels(slowdown: float = 1.0, n: int = 3):
+    return [make_kernel(f"gemv_{i}", time_s=1e-3 * (1 + 0.002 * ((i + 1) % 3)) * slowdown)
+            for i in range(n)]  # fmt: skip
+
+
+def nightly(repo: str, night: int, slowdown: float = 1.0):
+    return make_run(repo=repo, commit=f"{night:07x}aa", timestamp=NIGHT + timedelta(days=night),
+                    kernels=kernels(slowdown))  # fmt: skip
+
+
+def runs_stored(service: Service, repo: str) -> int:
+    from service.store.tables import Repository
+
+    runs, repos = Run.__table__, Repository.__table__
+    stmt = sa.select(sa.func.count()).select_from(runs.join(repos, repos.c.id == runs.c.repo_id))
+    with service.engine.connect() as conn:
+        return int(conn.execute(stmt.where(repos.c.name == repo)).scalar_one())
+
+
+def test_json_upload_returns_the_verdict_and_a_retry_the_first_result(service, repo) -> None:
+    token = service.token(repo)
+    first = service.upload(nightly(repo, 0), token)
+    assert first.status_code == 201, first.text
+    body = first.json()
+    assert body["created"] is True
+    assert body["verdict"]["conclusion"] in ("pass", "warn", "fail")
+    assert body["verdict"]["run_id"] == body["run_id"]
+    assert {k["key"] for k in body["verdict"]["kernels"]} == {"gemv_0", "gemv_1", "gemv_2"}
+    assert f"http://testserver/runs/{body['run_id']}" in body["markdown"]
+    again = service.upload(nightly(repo, 0), token)
+    assert again.status_code == 200
+    assert again.json()["run_id"] == body["run_id"] and again.json()["created"] is False
+    assert again.json()["verdict"] == body["verdict"]
+    assert runs_stored(service, repo) == 1
+
+
+def test_a_regressed_pr_fails_against_its_nightly_baseline(service, repo) -> None:
+    token = service.token(repo)
+    for night in range(8):
+        assert service.upload(nightly(repo, night), token).status_code == 201
+    pr = make_run(repo=repo, commit="badc0de", kind="pr", pull_request=7, branch="feature",
+                  timestamp=NIGHT + timedelta(days=9), kernels=kernels(slowdown=1.6))  # fmt: skip
+    result = service.upload(pr, token).json()
+    assert result["verdict"]["conclusion"] == "fail"
+    failing = {f["kernel"] for f in result["verdict"]["findings"] if f["severity"] == "fail"}
+    assert failing == {"gemv_0", "gemv_1", "gemv_2"}
+    findings = service.client.get(f"/api/v1/runs/{result['run_id']}/findings", headers=auth(token))
+    assert findings.status_code == 200
+    assert {f["kernel"] for f in findings.json()["data"] if f["severity"] == "fail"} == failing
+
+
+def test_queries_filter_and_serve_history_as_json_and_csv(service, repo) -> None:
+    token = service.token(repo)
+    ids = [service.upload(nightly(repo, n), token).json()["run_id"] for n in range(3)]
+    h = auth(service.token(repo, write=False, name="reader"))
+    listed = service.client.get("/api/v1/runs", params={"repo": repo, "limit": 2}, headers=h)
+    assert [r["id"] for r in listed.json()["data"]] == ids[::-1][:2]
+    assert service.client.get("/api/v1/runs", params={"repo": repo, "kind": "pr"},
+                              headers=h).json()["count"] == 0  # fmt: skip
+    one = service.client.get(f"/api/v1/runs/{ids[1]}", headers=h).json()
+    assert one["commit"] == "0000001aa" and one["device"] and one["url"].endswith(f"/runs/{ids[1]}")
+    history = service.client.get("/api/v1/kernels/history", params={"repo": repo, "key": "gemv_1"},
+                                 headers=h).json()  # fmt: skip
+    assert [p["run_id"] for p in history["data"]] == ids
+    assert all(p["percent_of_roof"] > 0 for p in history["data"])
+    raw = service.client.get("/api/v1/kernels/history", headers=h,
+                             params={"repo": repo, "key": "gemv_1", "format": "csv"})  # fmt: skip
+    assert raw.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(raw.text)))
+    assert [int(r["run_id"]) for r in rows] == ids and rows[0]["kernel_key"] == "gemv_1"
+    devices = service.client.get("/api/v1/devices", params={"repo": repo}, headers=h).json()
+    assert devices == {"repo": repo, "data": [one["device"]]}
+    verdict = service.client.get(f"/api/v1/runs/{ids[0]}/verdict", headers=h).json()
+    assert verdict["run_id"] == ids[0] and verdict["created"] is False
+    assert runs_stored(service, repo) == 3  # reading a verdict stores nothing
+
+
+def test_tokens_are_required_and_scoped(service, repo) -> None:
+    run = nightly(repo, 0)
+    assert service.upload(run, "rgt_not-a-token").status_code == 401
+    no_auth = service.client.post("/api/v1/runs", content=run.model_dump_json(),
+                                  headers={"Content-Type": "application/json"})  # fmt: skip
+    assert no_auth.status_code == 401
+    assert service.upload(run, service.token(repo, write=False)).status_code == 403
+    other = service.upload(run, service.token("acme/other"))
+    assert other.status_code == 403 and "scoped to acme/other" in other.json()["detail"]
+    reader = service.token("acme/other", write=False)
+    assert service.client.get("/api/v1/runs", params={"repo": repo},
+                              headers=auth(reader)).status_code == 403  # fmt: skip
+    assert runs_stored(service, repo) == 0
+
+
+def test_revoked_token_is_refused(service, repo) -> None:
+    from service.store.db import session_scope
+    from service.tokens import list_tokens, revoke_token
+
+    token = service.token(repo)
+    assert service.upload(nightly(repo, 0), token).status_code == 201
+    with session_scope(service.engine) as session:
+        (info,) = list_tokens(session=session, repo=repo)
+        assert info.last_used_at is not None
+        revoke_token(session=session, token_id=info.id)
+    assert service.upload(nightly(repo, 1), token).status_code == 401
+
+
+def test_bad_uploads_get_one_clear_error_and_store_nothing(make_service, repo) -> None:
+    service = make_service(max_upload_bytes=64 * 1024)
+    h = auth(service.token(repo))
+    bad = json.loads(nightly(repo, 0).model_dump_json())
+    bad["kernels"][1]["duration_s"] = -1
+    r = service.client.post("/api/v1/runs", json=bad, headers=h)
+    assert r.status_code == 422 and "kernels.1.duration_s" in r.json()["detail"]
+    r = service.client.post(
+        "/api/v1/runs", content=b"hello", headers={**h, "Content-Type": "text/plain"}
+    )
+    assert r.status_code == 415
+    big = make_run(repo=repo, kernels=[make_kernel(f"k{i:05d}") for i in range(2000)])
+    r = service.client.post("/api/v1/runs", content=big.model_dump_json(),
+                            headers={**h, "Content-Type": "application/json"})  # fmt: skip
+    assert r.status_code == 413 and "65536 bytes" in r.json()["detail"]
+    r = service.client.post("/api/v1/runs", headers=h, data={"repo": repo, "commit": "abc"},
+                            files=[("files", ("bench.json", b'{"benchmarks": [', "application/json"))])  # fmt: skip
+    assert r.status_code == 422
+    assert "bench.json" in r.json()["detail"] and "roofguard-upload" not in r.json()["detail"]
+    assert runs_stored(service, repo) == 0
+
+
+def test_multipart_upload_merges_several_files_into_one_run(service, repo, tmp_path) -> None:
+    halves = [make_run(repo=None, commit=None, kernels=kernels()[:2]),
+              make_run(repo=None, commit=None, kernels=kernels()[2:])]  # fmt: skip
+    files = []
+    for i, run in enumerate(halves):
+        (tmp_path / f"part{i}.json").write_text(run.model_dump_json())
+        files.append(("files", (f"../../etc/part{i}.json", (tmp_path / f"part{i}.json").read_bytes(),
+                                "application/json")))  # fmt: skip
+    form = {"repo": repo, "commit": "fee1dead", "kind": "pr", "pr": "12", "branch": "topic"}
+    r = service.client.post("/api/v1/runs", headers=auth(service.token(repo)), data=form,
+                            files=files)  # fmt: skip
+    assert r.status_code == 201, r.text
+    verdict = r.json()["verdict"]
+    assert (verdict["repo"], verdict["commit"], verdict["pull_request"]) == (repo, "fee1dead", 12)
+    assert sorted(k["key"] for k in verdict["kernels"]) == ["gemv_0", "gemv_1", "gemv_2"]
+    run = service.client.get(f"/api/v1/runs/{r.json()['run_id']}",
+                             headers=auth(service.token(repo))).json()  # fmt: skip
+    assert (run["kind"], run["branch"]) == ("pr", "topic")
+
+
+def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
+    from collectors.errors import UnknownFormat
+    from collectors.registry import detect
+
+    report = corpus_dir / "ncu-csv" / "wangzy0327_cuda-roofline__output_V100.csv"
+    try:
+        detect(report)
+    except UnknownFormat:
+        pytest.skip("the ncu CSV collector is not in this build")
+    h = auth(service.token(repo))
+    form = {
+        "repo": repo,
+        "commit": "0123abc",
+        "branch": "main",
+        "kind": "nightly",
+        "device": "V100",
+    }
+    with report.open("rb") as fh:
+        r = service.client.post("/api/v1/runs", headers=h, data=form,
+                                files=[("files", (report.name, fh, "text/csv"))])  # fmt: skip
+    assert r.status_code == 201, r.text
+    verdict = r.json()["verdict"]
+    assert verdict["repo"] == repo and verdict["commit"] == "0123abc"
+    assert len(verdict["kernels"]) > 0
+    assert runs_stored(service, repo) == 1
+
+
+def test_health_readiness_and_metrics(make_service, repo, tmp_path) -> None:
+    service = make_service()
+    assert service.client.get("/healthz").json() == {"status": "ok", "detail": None}
+    assert service.client.get("/readyz").status_code == 200
+    service.upload(nightly(repo, 0), service.token(repo))
+    metrics = service.client.get("/metrics").text
+    assert 'roofguard_uploads_total{outcome="created"} 1.0' in metrics
+    assert 'route="/api/v1/runs"' in metrics and "/runs/1" not in metrics
+
+
+def test_readiness_fails_on_an_unmigrated_store(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    from service.api.app import create_app
+    from service.config import RoofguardConfig
+    from service.settings import Settings
+
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'empty.db'}")
+    with TestClient(create_app(settings, RoofguardConfig())) as client:
+        ready = client.get("/readyz")
+        assert client.get("/healthz").status_code == 200
+    assert ready.status_code == 503 and "roofguard db upgrade" in ready.json()["detail"]
+
+
+def test_no_token_or_secret_reaches_a_log_line(service, repo, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = service.token(repo)
+    service.upload(nightly(repo, 0), token)
+    service.upload(nightly(repo, 0), token + "x")
+    service.client.post("/api/v1/github/webhook", content=b"{}",
+                        headers={"X-GitHub-Event": "ping", "X-Hub-Signature-256": "sha256=00"})  # fmt: skip
+    assert any("upload repo=" in r.getMessage() for r in caplog.records)
+    secret = service.settings.webhook_secret.get_secret_value()
+    for record in caplog.records:
+        text = record.getMessage() + repr(record.args)
+        assert token not in text and secret not in text
+    assert secret not in repr(service.settings)

@@ -1,0 +1,92 @@
+"""Webhook signatures (GitHub's documented test vector), staleness, replays; the accept command."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from service.commands import AcceptCommand, CommandSyntaxError, parse_accept
+from service.errors import WebhookSignatureInvalid
+from service.webhook_auth import DeliveryGuard, event_time, sign, verify_signature
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def test_signature_matches_githubs_documented_vector() -> None:
+    # docs.github.com "Validating webhook deliveries" test values (shared/github.md 3.6).
+    expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert sign("It's a Secret to Everybody", b"Hello, World!") == expected
+    verify_signature("It's a Secret to Everybody", b"Hello, World!", expected)
+
+
+@pytest.mark.parametrize(
+    ("secret", "header", "message"),
+    [
+        ("s3cret", None, "missing X-Hub-Signature-256"),
+        ("s3cret", "sha1=abc", "missing X-Hub-Signature-256"),
+        ("s3cret", "sha256=" + "0" * 64, "does not match"),
+        (None, "sha256=" + "0" * 64, "not configured"),
+    ],
+)
+def test_bad_signatures_are_refused(secret, header, message) -> None:
+    with pytest.raises(WebhookSignatureInvalid, match=message):
+        verify_signature(secret, b"{}", header)
+
+
+def test_signature_of_another_body_is_refused() -> None:
+    with pytest.raises(WebhookSignatureInvalid, match="does not match"):
+        verify_signature("s3cret", b'{"a": 2}', sign("s3cret", b'{"a": 1}'))
+
+
+def test_guard_refuses_stale_and_replayed_deliveries() -> None:
+    guard = DeliveryGuard(timedelta(minutes=10))
+    guard.admit("d-1", NOW - timedelta(minutes=1), NOW)
+    with pytest.raises(WebhookSignatureInvalid, match="replayed"):
+        guard.admit("d-1", NOW - timedelta(minutes=1), NOW + timedelta(seconds=5))
+    with pytest.raises(WebhookSignatureInvalid, match="stale"):
+        guard.admit("d-2", NOW - timedelta(minutes=11), NOW)
+    with pytest.raises(WebhookSignatureInvalid, match="stale"):
+        guard.admit("d-3", None, NOW)
+    with pytest.raises(WebhookSignatureInvalid, match="X-GitHub-Delivery"):
+        guard.admit(None, NOW, NOW)
+
+
+def test_guard_forgets_ids_once_they_would_be_stale_anyway() -> None:
+    guard = DeliveryGuard(timedelta(minutes=10))
+    for i in range(100):
+        guard.admit(f"d-{i}", NOW, NOW)
+    guard.admit("late", NOW + timedelta(minutes=20), NOW + timedelta(minutes=20))
+    assert list(guard._seen) == ["late"]
+
+
+def test_event_time_comes_from_the_payload() -> None:
+    payload = {"comment": {"updated_at": "2026-11-30T11:59:00Z"}, "issue": {"updated_at": "x"}}
+    assert event_time(payload) == datetime(2026, 11, 30, 11, 59, tzinfo=UTC)
+    assert event_time({"pull_request": {"updated_at": "not a time"}}) is None
+    assert event_time({}) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("/roofguard accept -- fused on purpose", AcceptCommand(None, "fused on purpose")),
+        (
+            "LGTM\n/roofguard accept `gemv<half>` -- new tiling\n",
+            AcceptCommand("gemv<half>", "new tiling"),
+        ),
+        (
+            "/roofguard  accept  decode_gemv  --  wider tiles",
+            AcceptCommand("decode_gemv", "wider tiles"),
+        ),
+        ("please run /roofguard accept -- x", None),
+        ("no command here", None),
+    ],
+)
+def test_accept_command_is_read_from_its_own_line(body, expected) -> None:
+    assert parse_accept(body) == expected
+
+
+def test_accept_without_a_reason_says_the_syntax() -> None:
+    with pytest.raises(CommandSyntaxError, match=r"-- REASON"):
+        parse_accept("/roofguard accept decode_gemv")
