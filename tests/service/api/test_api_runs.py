@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 from factories import make_kernel, make_run
-from svc_fixtures import Service, auth, db_url, make_service, repo, service  # noqa: F401
+from svc_helpers import Service, auth
 
 from service.store.tables import Run
 
@@ -138,8 +138,9 @@ def test_bad_uploads_get_one_clear_error_and_store_nothing(make_service, repo) -
     r = service.client.post("/api/v1/runs", content=big.model_dump_json(),
                             headers={**h, "Content-Type": "application/json"})  # fmt: skip
     assert r.status_code == 413 and "65536 bytes" in r.json()["detail"]
+    broken = [("files", ("bench.json", b'{"benchmarks": [', "application/json"))]
     r = service.client.post("/api/v1/runs", headers=h, data={"repo": repo, "commit": "abc"},
-                            files=[("files", ("bench.json", b'{"benchmarks": [', "application/json"))])  # fmt: skip
+                            files=broken)  # fmt: skip
     assert r.status_code == 422
     assert "bench.json" in r.json()["detail"] and "roofguard-upload" not in r.json()["detail"]
     assert runs_stored(service, repo) == 0
@@ -151,7 +152,8 @@ def test_multipart_upload_merges_several_files_into_one_run(service, repo, tmp_p
     files = []
     for i, run in enumerate(halves):
         (tmp_path / f"part{i}.json").write_text(run.model_dump_json())
-        files.append(("files", (f"../../etc/part{i}.json", (tmp_path / f"part{i}.json").read_bytes(),
+        content = (tmp_path / f"part{i}.json").read_bytes()
+        files.append(("files", (f"../../etc/part{i}.json", content,
                                 "application/json")))  # fmt: skip
     form = {"repo": repo, "commit": "fee1dead", "kind": "pr", "pr": "12", "branch": "topic"}
     r = service.client.post("/api/v1/runs", headers=auth(service.token(repo)), data=form,
@@ -222,7 +224,8 @@ def test_no_token_or_secret_reaches_a_log_line(service, repo, caplog) -> None:
     service.upload(nightly(repo, 0), token)
     service.upload(nightly(repo, 0), token + "x")
     service.client.post("/api/v1/github/webhook", content=b"{}",
-                        headers={"X-GitHub-Event": "ping", "X-Hub-Signature-256": "sha256=00"})  # fmt: skip
+                        headers={"X-GitHub-Event": "ping",
+                                 "X-Hub-Signature-256": "sha256=00"})  # fmt: skip
     assert any("upload repo=" in r.getMessage() for r in caplog.records)
     secret = service.settings.webhook_secret.get_secret_value()
     for record in caplog.records:

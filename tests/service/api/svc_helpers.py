@@ -1,27 +1,21 @@
-"""Fixtures of the HTTP service tests: an app on a real SQLite file or PostgreSQL, tokens, a
-live uvicorn server on loopback. Import the fixtures by name into a test module."""
+"""Helpers of the HTTP service tests: the Service under test, bearer headers, live uvicorn."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
 import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
 from collectors.schema import RunRecord
-from service.api.app import create_app
-from service.config import RoofguardConfig
 from service.settings import Settings
-from service.store.db import make_engine, migrate, session_scope
+from service.store.db import session_scope
 from service.tokens import Permission, create_token
 
 
@@ -50,45 +44,6 @@ class Service:
 
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'service.db'}"
-    return str(request.getfixturevalue("postgres_url"))
-
-
-@pytest.fixture
-def repo() -> str:
-    """A repository name of this test alone (tests share the PostgreSQL database)."""
-    return f"acme/k-{uuid.uuid4().hex[:10]}"
-
-
-@pytest.fixture
-def make_service(db_url: str) -> Iterator[Callable[..., Service]]:
-    made: list[tuple[TestClient, Engine]] = []
-
-    def make(config: RoofguardConfig | None = None, **settings: Any) -> Service:
-        values = {"database_url": db_url, "webhook_secret": "whsec-test-0123456789", **settings}
-        conf = Settings(**values)
-        engine = make_engine(db_url)
-        migrate(engine)
-        app = create_app(conf, config or RoofguardConfig(), engine=engine)
-        client = TestClient(app, base_url="http://testserver")
-        client.__enter__()
-        made.append((client, engine))
-        return Service(app, client, engine, conf)
-
-    yield make
-    for client, engine in made:
-        client.__exit__(None, None, None)
-        engine.dispose()
-
-
-@pytest.fixture
-def service(make_service: Callable[..., Service]) -> Service:
-    return make_service()
 
 
 def free_port() -> int:
