@@ -51,7 +51,7 @@ def test_rule_has_pass_and_fail_cases(rule_id: str, rule: type[Rule]) -> None:
 def test_bad_id_is_rejected() -> None:
     with pytest.raises(RuleDefinitionError, match="kebab-case"):
 
-        class Bad(Rule):  # noqa: F841
+        class Bad(Rule):
             """Bad.
 
             **Anti-pattern**
