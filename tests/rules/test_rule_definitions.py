@@ -143,6 +143,6 @@ def test_duplicate_ids_are_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_load_failure_is_named() -> None:
     with pytest.raises(
-        RuleDefinitionError, match="cannot load rule 'rules.catalog.roof_drop:Nope'"
+        RuleDefinitionError, match=r"cannot load rule 'rules\.catalog\.roof_drop:Nope'"
     ):
         load_rules(["rules.catalog.roof_drop:Nope"])
