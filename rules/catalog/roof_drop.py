@@ -76,8 +76,8 @@ class RoofDrop(Rule):
                 continue
             yield self.finding(
                 ctx, figures.key,
-                f"group {figures.group.name}: {cmp.current * scale:.1f}{unit}, baseline "
-                f"{cmp.center * scale:.1f}{unit} ± {cmp.spread * scale:.1f} over {cmp.n} runs "
+                f"group {figures.group.name}: {cmp.current * scale:.3g}{unit}, baseline "
+                f"{cmp.center * scale:.3g}{unit} ± {cmp.spread * scale:.2g} over {cmp.n} runs "
                 f"({signed_percent(cmp.relative_change)})",
                 numbers={"measure": name, **comparison_numbers(cmp, opts)},
             )  # fmt: skip

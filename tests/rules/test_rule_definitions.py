@@ -51,7 +51,7 @@ def test_rule_has_pass_and_fail_cases(rule_id: str, rule: type[Rule]) -> None:
 def test_bad_id_is_rejected() -> None:
     with pytest.raises(RuleDefinitionError, match="kebab-case"):
 
-        class Bad(Rule):  # noqa: F841
+        class Bad(Rule):
             """Bad.
 
             **Anti-pattern**
@@ -143,6 +143,6 @@ def test_duplicate_ids_are_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_load_failure_is_named() -> None:
     with pytest.raises(
-        RuleDefinitionError, match="cannot load rule 'rules.catalog.roof_drop:Nope'"
+        RuleDefinitionError, match=r"cannot load rule 'rules\.catalog\.roof_drop:Nope'"
     ):
         load_rules(["rules.catalog.roof_drop:Nope"])
