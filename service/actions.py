@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import TextIO
 
 from rules.verdict import Severity, Verdict
-from service.render.escape import escape_command_data, escape_command_property, shorten
+from service.render.escape import (
+    escape_command_data,
+    escape_command_property,
+    flatten,
+    shorten,
+)
 
 #: GitHub refuses a step summary over 1 MiB (and then shows none of it).
 SUMMARY_LIMIT_BYTES = 1024 * 1024
@@ -73,7 +78,7 @@ def annotation_lines(
     failing = [f for f in verdict.findings if f.severity == Severity.FAIL and f.counts]
     lines = []
     for finding in failing[:limit]:
-        name = shorten(finding.kernel_name or finding.kernel or "run", 120)
+        name = shorten(flatten(finding.kernel_name or finding.kernel or "run"), 120)
         props = [f"title={escape_command_property(f'roofguard {finding.rule}: {name}')}"]
         if file:
             props.insert(0, f"file={escape_command_property(file)}")
