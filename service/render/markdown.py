@@ -138,15 +138,16 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
         Conclusion.PASS: "no regressions",
     }[verdict.conclusion]
     others = [r for r in verdict.roofs if r != verdict.roof]
+    n = len(verdict.kernels)
     return {
         "icon": CONCLUSION_ICONS[verdict.conclusion] if verdict.trusted else "⚠️",
-        "title": f"{title} on {device}",
+        "title": f"{title if verdict.trusted else 'no regression verdict'} on {device}",
         "conclusion": verdict.conclusion.value.upper(),
         "counts": ", ".join(counts),
         "roof": escape_text(verdict.roof or "unknown roof", limit=120),
         "other_roofs": ", ".join(escape_text(r, limit=120) for r in others),
         "commit": escape_code(verdict.commit[:12]) if verdict.commit else "",
-        "n_kernels": f"{len(verdict.kernels):,}",
+        "n_kernels": f"{n:,} kernel{'s' if n != 1 else ''}",
         "trusted": verdict.trusted,
     }
 
