@@ -18,7 +18,11 @@ from rules.errors import RuleError
 from service.errors import ServiceError
 
 #: One line per command module; each exposes ``register(app: typer.Typer) -> None``.
-COMMANDS: tuple[str, ...] = ("service.cli.roofline_cmd",)
+COMMANDS: tuple[str, ...] = (
+    "service.cli.roofline_cmd",
+    "service.cli.db_cmd",
+    "service.cli.ingest_cmd",
+)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
