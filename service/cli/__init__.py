@@ -22,6 +22,7 @@ COMMANDS: tuple[str, ...] = (
     "service.cli.roofline_cmd",
     "service.cli.db_cmd",
     "service.cli.ingest_cmd",
+    "service.cli.digest_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

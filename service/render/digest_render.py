@@ -21,6 +21,8 @@ from service.render.escape import escape_code
 DIGEST_LABEL = "roofguard-digest"
 #: Kernel names longer than this are shortened in tables (the JSON keeps them whole).
 NAME_LIMIT = 80
+#: Rows per movement section in markdown and HTML (the JSON lists every entry).
+ROW_LIMIT = 50
 
 
 def digest_title(digest: Digest) -> str:
@@ -64,15 +66,23 @@ def _movement_row(m: Movement, *, code: bool) -> dict[str, str]:
     }  # fmt: skip
 
 
-def digest_view(digest: Digest, *, code: bool = True) -> dict[str, Any]:
-    """What the templates render: every value already formatted (and escaped when ``code``)."""
+_SECTIONS = ("regressions", "improvements", "recoveries", "unresolved")
+
+
+def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> dict[str, Any]:
+    """What the templates render: every value already formatted (and escaped when ``code``).
+
+    Each movement section lists at most ``rows`` entries (worst first) and counts the rest
+    in ``more``, so the issue body stays under GitHub's 65,536 characters.
+    """
     esc = (lambda s: escape_code(s, in_table=True, limit=NAME_LIMIT)) if code else (lambda s: s)
     return {
+        "more": {name: max(0, len(getattr(digest, name)) - rows) for name in _SECTIONS},
         "title": digest_title(digest), "headline": digest.headline,
         "repo": digest.repo or "", "start": _day(digest.start), "end": _day(digest.end),
         "measurements": f"{digest.measurements:,}",
-        "sections": {name: [_movement_row(m, code=code) for m in getattr(digest, name)]
-                     for name in ("regressions", "improvements", "recoveries", "unresolved")},
+        "sections": {name: [_movement_row(m, code=code) for m in getattr(digest, name)[:rows]]
+                     for name in _SECTIONS},
         "flips": [{"kernel": esc(f.kernel), "device": esc(f.device), "flip":
                    f"{f.from_regime} → {f.to_regime}", "change": _change(f.relative_change),
                    "since": _day(f.since), "commits": f"{f.from_commit[:8]}…{f.to_commit[:8]}"}

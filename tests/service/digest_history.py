@@ -13,7 +13,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
 from rules.frames import HISTORY_COLUMNS
+from rules.hardware import builtin_catalog
+from rules.roofline import Roof
 
 NIGHTS = 40
 FIRST_NIGHT = datetime(2026, 10, 19, 2, 0, tzinfo=UTC)  # a Monday
@@ -112,3 +115,45 @@ def commit_of(night: int) -> str:
 def night_of(stamp: datetime) -> int:
     """The night number of a timestamp in the generated history."""
     return round((stamp - FIRST_NIGHT).total_seconds() / 86400)
+
+
+def _kernel_record(row: pd.Series, roof: Roof) -> KernelRecord:
+    """A kernel whose placement on ``roof`` gives the row's percent of roof and regime."""
+    compute = row["regime"] == "compute-bound"
+    intensity = 1000.0 if compute else min(INTENSITY[row["kernel_key"]], 50.0)
+    nbytes = 4e9
+    flops = nbytes * intensity
+    t_roof = (
+        flops / roof.peak_flop_per_s["tensor_bf16"]
+        if compute
+        else nbytes / roof.bandwidth_byte_per_s["dram"]
+    )
+    return KernelRecord(
+        name=row["kernel_name"],
+        key=row["kernel_key"],
+        duration_s=t_roof * 100.0 / row["percent_of_roof"],
+        flops={"tensor_bf16": flops},
+        bytes={"dram": nbytes},
+    )
+
+
+def history_runs(history: pd.DataFrame, repo: str = "acme/kernels") -> list[RunRecord]:
+    """One nightly RunRecord per (night, device) that reproduces ``history`` when placed."""
+    runs = []
+    for (stamp, device, commit), rows in history.groupby(
+        ["timestamp", "device", "commit"], sort=True
+    ):
+        roof = builtin_catalog().lookup(device).roof()
+        runs.append(
+            RunRecord(
+                repo=repo,
+                commit=commit,
+                branch="main",
+                kind=RunKind.NIGHTLY,
+                timestamp=stamp,
+                device=DeviceInfo(name=device),
+                profiler=ProfilerInfo(tool="ncu"),
+                kernels=tuple(_kernel_record(r, roof) for _, r in rows.iterrows()),
+            )
+        )
+    return runs
