@@ -206,7 +206,7 @@ def _movements(
         kernel=changes["kernel_key"],
         current=current[changes["series"].to_numpy()],
         age_days=(pd.Timestamp(end) - changes["since"]).dt.total_seconds() / 86400.0,
-        sparkline=changes["series"].map(sparks).fillna(""),
+        sparkline=[sparks.get(s, "") for s in changes["series"]],
     )
     if "recovered_at" in out.columns:
         out["recovered_at"] = (

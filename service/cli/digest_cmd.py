@@ -117,7 +117,7 @@ def digest_command(
     html: Annotated[Path | None, typer.Option(help="Write self-contained HTML here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     post: Annotated[str | None, typer.Option(help="Post the week's issue to OWNER/NAME.")] = None,
-    github_url: Annotated[str | None, typer.Option(help="API URL (default: GITHUB_API_URL).")] = None,
+    github_url: Annotated[str | None, typer.Option(help="API URL (or GITHUB_API_URL).")] = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml with kernel groups.")] = None,
     lookback_days: Annotated[int, typer.Option(help="History scanned before the period.")] = 90,
     min_segment: Annotated[int, typer.Option(help="Nights a new level must hold.")] = 2,
