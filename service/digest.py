@@ -133,9 +133,21 @@ def detect_changes(frame: pd.DataFrame, options: DigestOptions) -> tuple[pd.Data
         return _describe(frame, none, segments), segments
     scan = change_points_many(_matrix(frame), options=options.change_point_options())
     series, pos = np.nonzero(scan.is_change)
-    rows = (series_starts(frame)[series] + pos).astype(np.int64)
+    rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
     segments = segment_levels(frame, rows)
     return _describe(frame, rows, segments), segments
+
+
+def _held(frame: pd.DataFrame, rows: IntArray, min_segment: int) -> IntArray:
+    """The change rows whose new level lasts ``min_segment`` nights before the next change.
+
+    The detector's refinement may move a change close to the end of a series; a level seen for
+    fewer nights is not reported yet (it will be, once it has held).
+    """
+    bounds = np.append(np.union1d(series_starts(frame), rows), len(frame))
+    following = bounds[np.searchsorted(bounds, rows) + 1]
+    held: IntArray = rows[following - rows >= min_segment]
+    return held
 
 
 def _describe(frame: pd.DataFrame, rows: IntArray, segments: Segments) -> pd.DataFrame:
@@ -194,7 +206,7 @@ def _movements(
         kernel=changes["kernel_key"],
         current=current[changes["series"].to_numpy()],
         age_days=(pd.Timestamp(end) - changes["since"]).dt.total_seconds() / 86400.0,
-        sparkline=changes["series"].map(sparks).fillna(""),
+        sparkline=[sparks.get(s, "") for s in changes["series"]],
     )
     if "recovered_at" in out.columns:
         out["recovered_at"] = (

@@ -26,6 +26,7 @@ COMMANDS: tuple[str, ...] = (
     "service.cli.token_cmd",
     "service.cli.upload_cmd",
     "service.cli.comment_cmd",
+    "service.cli.digest_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

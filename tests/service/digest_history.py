@@ -13,7 +13,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
 from rules.frames import HISTORY_COLUMNS
+from rules.hardware import builtin_catalog
+from rules.roofline import Roof
 
 NIGHTS = 40
 FIRST_NIGHT = datetime(2026, 10, 19, 2, 0, tzinfo=UTC)  # a Monday
@@ -50,6 +53,9 @@ REGIME_BLIP = ("gemm_bf16", "H100-SXM5", 30)
 BASE_LEVEL = {"gemv_bf16": 85.0, "softmax_fwd": 70.0, "layernorm_fwd": 60.0, "gemm_bf16": 55.0,
               "attention_fwd": 48.0, "fused_mlp": 65.0}  # fmt: skip
 COMPUTE_BOUND = {"gemm_bf16", "attention_fwd", "fused_mlp"}
+#: FLOP per DRAM byte of each kernel (4 GB of DRAM traffic each night).
+INTENSITY = {"gemv_bf16": 0.5, "softmax_fwd": 1.2, "layernorm_fwd": 2.0, "gemm_bf16": 300.0,
+             "attention_fwd": 150.0, "fused_mlp": 220.0}  # fmt: skip
 
 
 def _factors() -> pd.DataFrame:
@@ -91,11 +97,12 @@ def _row(device: str, kernel: str, night: int, pct: float, regime: str) -> dict[
     time_s = 1e-3 * 85.0 / pct
     return {
         "run_id": night * len(DEVICES) + DEVICES.index(device) + 1,
-        "commit": f"{night:03d}{'c0ffee' * 6}"[:40], "timestamp": FIRST_NIGHT + timedelta(days=night),
+        "commit": commit_of(night), "timestamp": FIRST_NIGHT + timedelta(days=night),
         "kind": "nightly", "kernel_key": kernel, "kernel_name": f"{kernel}_kernel",
         "device": device, "roof_source": "datasheet", "percent_of_roof": pct, "regime": regime,
         "binding": "dram" if regime == "memory-bound" else "tensor_bf16", "time_s": time_s,
-        "total_flops": 2e9, "bytes_dram": 4e9, "bytes_l2": 6e9, "bytes_l1": np.nan,
+        "total_flops": 4e9 * INTENSITY[kernel], "bytes_dram": 4e9, "bytes_l2": 6e9,
+        "bytes_l1": np.nan,
         "driver": "560.35", "clock_control": "base", "cache_control": "all", "trusted": True,
     }  # fmt: skip
 
@@ -108,3 +115,45 @@ def commit_of(night: int) -> str:
 def night_of(stamp: datetime) -> int:
     """The night number of a timestamp in the generated history."""
     return round((stamp - FIRST_NIGHT).total_seconds() / 86400)
+
+
+def _kernel_record(row: pd.Series, roof: Roof) -> KernelRecord:
+    """A kernel whose placement on ``roof`` gives the row's percent of roof and regime."""
+    compute = row["regime"] == "compute-bound"
+    intensity = 1000.0 if compute else min(INTENSITY[row["kernel_key"]], 50.0)
+    nbytes = 4e9
+    flops = nbytes * intensity
+    t_roof = (
+        flops / roof.peak_flop_per_s["tensor_bf16"]
+        if compute
+        else nbytes / roof.bandwidth_byte_per_s["dram"]
+    )
+    return KernelRecord(
+        name=row["kernel_name"],
+        key=row["kernel_key"],
+        duration_s=t_roof * 100.0 / row["percent_of_roof"],
+        flops={"tensor_bf16": flops},
+        bytes={"dram": nbytes},
+    )
+
+
+def history_runs(history: pd.DataFrame, repo: str = "acme/kernels") -> list[RunRecord]:
+    """One nightly RunRecord per (night, device) that reproduces ``history`` when placed."""
+    runs = []
+    for (stamp, device, commit), rows in history.groupby(
+        ["timestamp", "device", "commit"], sort=True
+    ):
+        roof = builtin_catalog().lookup(device).roof()
+        runs.append(
+            RunRecord(
+                repo=repo,
+                commit=commit,
+                branch="main",
+                kind=RunKind.NIGHTLY,
+                timestamp=stamp,
+                device=DeviceInfo(name=device),
+                profiler=ProfilerInfo(tool="ncu"),
+                kernels=tuple(_kernel_record(r, roof) for _, r in rows.iterrows()),
+            )
+        )
+    return runs

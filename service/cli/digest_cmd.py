@@ -1,0 +1,153 @@
+"""``roofguard digest``: the weekly regression digest as markdown, HTML, JSON or a GitHub issue."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from service.cli.db_cmd import DbOption
+from service.digest import build_digest
+from service.digest_config import load_targets
+from service.digest_model import Digest, DigestOptions
+from service.errors import BadInput
+from service.github import make_client
+from service.github_auth import GitHubCredentials, resolve_api_url
+from service.render.digest_charts import roofline_charts, trend_charts
+from service.render.digest_render import (
+    DIGEST_LABEL,
+    digest_title,
+    render_digest_html,
+    render_digest_json,
+    render_digest_markdown,
+)
+from service.store.db import open_store, session_scope
+from service.store.history import nightly_history
+
+_SPAN = re.compile(r"^\s*(\d+)\s*([hdw])\s*$")
+_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+#: The stages build_digest reports, plus loading and rendering (for the progress bar).
+_STAGES = 6
+
+
+def parse_span(text: str) -> timedelta:
+    """``7d``, ``2w``, ``36h`` -> a timedelta; BadInput naming ``--since`` otherwise."""
+    match = _SPAN.match(text)
+    if not match:
+        raise BadInput(f"--since: expected a span like 7d, 2w or 36h, got {text!r}")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _parse_when(flag: str, text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise BadInput(f"{flag}: {text!r} is not an ISO-8601 date or timestamp") from exc
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def resolve_period(since: str | None, start: str | None, end: str | None,
+                   *, now: datetime) -> tuple[datetime, datetime]:  # fmt: skip
+    """The period from ``--since`` or ``--from``/``--to`` (a bare ``--to`` date is inclusive)."""
+    if since is not None and start is not None:
+        raise BadInput("--since: give either --since or --from/--to, not both")
+    stop = now if end is None else _parse_when("--to", end)
+    if end is not None and len(end) == 10:  # a date: the whole day is in the period
+        stop += timedelta(days=1) - timedelta(microseconds=1)
+    begin = _parse_when("--from", start) if start else stop - parse_span(since or "7d")
+    if begin >= stop:
+        raise BadInput(f"--from: {begin.isoformat()} is not before --to {stop.isoformat()}")
+    return begin, stop
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[str], None]]:
+    """A stage callback that drives a progress bar on a terminal, and does nothing in CI."""
+    if not sys.stderr.isatty():
+        yield lambda _stage: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("digest", total=_STAGES)
+        yield lambda stage: bar.update(task, advance=1, description=stage)
+
+
+def _load(url: str | None, repo: str | None, start: datetime, end: datetime) -> pd.DataFrame:
+    engine = open_store(url)
+    try:
+        with session_scope(engine, readonly=True) as session:
+            # The store's end is exclusive; the digest's is inclusive.
+            return nightly_history(session=session, repo=repo, start=start,
+                                   end=end + timedelta(microseconds=1))  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot write: {exc.strerror}") from exc
+
+
+def post_digest(digest: Digest, body: str, *, repo: str, github_url: str | None) -> int:
+    """Create the week's issue or update it; returns the issue number."""
+    client = make_client(GitHubCredentials.from_env(os.environ),
+                         api_url=resolve_api_url(github_url, os.environ))  # fmt: skip
+    issue = client.upsert_issue(repo, digest_title(digest), body, [DIGEST_LABEL])
+    return int(issue.number)
+
+
+def digest_command(
+    since: Annotated[str | None, typer.Option(help="Period ending now: 7d, 2w, 36h.")] = None,
+    start: Annotated[str | None, typer.Option("--from", help="Start (ISO date or time).")] = None,
+    end: Annotated[str | None, typer.Option("--to", help="End (ISO; a date is inclusive).")] = None,
+    repo: Annotated[str | None, typer.Option(help="Repository OWNER/NAME (default: all).")] = None,
+    output: Annotated[Path | None, typer.Option(help="Write the markdown here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Write self-contained HTML here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    post: Annotated[str | None, typer.Option(help="Post the week's issue to OWNER/NAME.")] = None,
+    github_url: Annotated[str | None, typer.Option(help="API URL (or GITHUB_API_URL).")] = None,
+    config: Annotated[Path | None, typer.Option(help="roofguard.toml with kernel groups.")] = None,
+    lookback_days: Annotated[int, typer.Option(help="History scanned before the period.")] = 90,
+    min_segment: Annotated[int, typer.Option(help="Nights a new level must hold.")] = 2,
+    url: DbOption = None,
+) -> None:  # fmt: skip
+    """The regression digest of a period: regressions, improvements, flips, unresolved."""
+    period = resolve_period(since, start, end, now=datetime.now(UTC))
+    options = DigestOptions(lookback_days=lookback_days, min_segment=min_segment)
+    targets = load_targets(config)
+    with _progress() as step:
+        step("loading history")
+        history = _load(url, repo, period[0] - timedelta(days=lookback_days), period[1])
+        digest = build_digest(history, start=period[0], end=period[1], repo=repo,
+                              targets=targets, options=options, progress=step)  # fmt: skip
+        step("rendering")
+        markdown = render_digest_markdown(digest)
+        if html is not None:
+            charts = {**trend_charts(history, digest), **roofline_charts(history, digest)}
+            _write(html, render_digest_html(digest, charts))
+    if output is not None:
+        _write(output, markdown)
+    if post is not None:
+        number = post_digest(digest, markdown, repo=post, github_url=github_url)
+        typer.echo(f"posted {digest_title(digest)} as {post}#{number}", err=True)
+    if as_json:
+        typer.echo(render_digest_json(digest), nl=False)
+    elif output is None and html is None and post is None:
+        typer.echo(markdown, nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``digest`` to ``app``."""
+    app.command("digest")(digest_command)

@@ -1,0 +1,128 @@
+"""The digest as markdown (the GitHub issue body), self-contained HTML and JSON.
+
+Numbers are formatted and user strings escaped here, per context (``escape_code`` for kernel
+names in GFM tables, jinja2 autoescaping for HTML); the templates only lay the rows out.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from service.digest_model import Digest, Movement
+from service.render.escape import escape_code
+
+#: Label of the weekly issue; the issue is found again by its title, label and marker.
+DIGEST_LABEL = "roofguard-digest"
+#: Kernel names longer than this are shortened in tables (the JSON keeps them whole).
+NAME_LIMIT = 80
+#: Rows per movement section in markdown and HTML (the JSON lists every entry).
+ROW_LIMIT = 50
+
+
+def digest_title(digest: Digest) -> str:
+    """Title of the week's issue, e.g. "roofguard digest 2026-W48"."""
+    return f"roofguard digest {digest.week}"
+
+
+@functools.cache
+def _env(autoescape: bool) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("service.render", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=autoescape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f} %"
+
+
+def _change(value: float) -> str:
+    return f"{value * 100:+.1f} %"
+
+
+def _day(value: datetime | None) -> str:
+    return "–" if value is None else value.strftime("%Y-%m-%d")
+
+
+def _movement_row(m: Movement, *, code: bool) -> dict[str, str]:
+    kernel = escape_code(m.kernel, in_table=True, limit=NAME_LIMIT) if code else m.kernel
+    device = escape_code(m.device, in_table=True) if code else m.device
+    return {
+        "kernel": kernel, "device": device, "change": _change(m.relative_change),
+        "levels": f"{_pct(m.before)} → {_pct(m.after)}", "current": _pct(m.current),
+        "since": _day(m.since), "commits": f"{m.from_commit[:8]}…{m.to_commit[:8]}",
+        "recovered": _day(m.recovered_at), "age": f"{m.age_days:.0f} d",
+        "sparkline": m.sparkline or "–", "id": f"{m.kernel}@{m.device}",
+    }  # fmt: skip
+
+
+_SECTIONS = ("regressions", "improvements", "recoveries", "unresolved")
+
+
+def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> dict[str, Any]:
+    """What the templates render: every value already formatted (and escaped when ``code``).
+
+    Each movement section lists at most ``rows`` entries (worst first) and counts the rest
+    in ``more``, so the issue body stays under GitHub's 65,536 characters.
+    """
+    esc = (lambda s: escape_code(s, in_table=True, limit=NAME_LIMIT)) if code else (lambda s: s)
+    return {
+        "more": {name: max(0, len(getattr(digest, name)) - rows) for name in _SECTIONS},
+        "title": digest_title(digest), "headline": digest.headline,
+        "repo": digest.repo or "", "start": _day(digest.start), "end": _day(digest.end),
+        "measurements": f"{digest.measurements:,}",
+        "sections": {name: [_movement_row(m, code=code) for m in getattr(digest, name)[:rows]]
+                     for name in _SECTIONS},
+        "flips": [{"kernel": esc(f.kernel), "device": esc(f.device), "flip":
+                   f"{f.from_regime} → {f.to_regime}", "change": _change(f.relative_change),
+                   "since": _day(f.since), "commits": f"{f.from_commit[:8]}…{f.to_commit[:8]}"}
+                  for f in digest.regime_flips],
+        "mislabels": [{"kernel": esc(m.kernel), "device": esc(m.device), "group": esc(m.group),
+                       "declared": m.declared, "measured": m.measured} for m in digest.mislabels],
+        "below": [{"kernel": esc(b.kernel), "device": esc(b.device), "group": esc(b.group),
+                   "target": _pct(b.target_percent), "current": _pct(b.current),
+                   "gap": f"{b.gap:.1f} pts"} for b in digest.below_target],
+        "devices": [{"device": esc(d.device), "kernels": d.kernels, "nights": d.nights,
+                     "median": _pct(d.median_percent_of_roof), "regressions": d.regressions,
+                     "improvements": d.improvements, "flips": d.regime_flips,
+                     "unresolved": d.unresolved} for d in digest.devices],
+    }  # fmt: skip
+
+
+def render_digest_markdown(digest: Digest) -> str:
+    """The digest as GitHub-flavoured markdown (the weekly issue's body)."""
+    return _env(False).get_template("digest.md.j2").render(**digest_view(digest))
+
+
+def _inline_svg(svg: bytes | str) -> Markup:
+    text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
+    start = text.find("<svg")
+    return Markup(text[start:] if start >= 0 else text)  # our own matplotlib output
+
+
+def render_digest_html(digest: Digest, charts: Mapping[str, bytes | str] | None = None) -> str:
+    """The digest as one self-contained HTML page; ``charts`` (id -> SVG) are inlined.
+
+    Args:
+        digest: The digest.
+        charts: SVG charts keyed like the view rows' ``id`` (``kernel@device``), plus
+            optionally ``roofline:<device>``; each is drawn under its row or section.
+    """
+    svgs = {key: _inline_svg(svg) for key, svg in (charts or {}).items()}
+    return _env(True).get_template("digest.html.j2").render(**digest_view(digest, code=False),
+                                                            charts=svgs)  # fmt: skip
+
+
+def render_digest_json(digest: Digest) -> str:
+    """The digest as one JSON object (``Digest``'s fields; timestamps in ISO 8601)."""
+    return digest.model_dump_json(indent=2) + "\n"

@@ -1,0 +1,156 @@
+"""The digest finds the planted changes, reports each once, tracks it until it recovers."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from digest_history import (
+    BLIPS,
+    FIRST_NIGHT,
+    PERIOD_END,
+    PERIOD_START,
+    PLANTED,
+    commit_of,
+    make_digest_history,
+    night_of,
+)
+
+from rules.frames import empty_history
+from service.digest import build_digest, detect_changes, iso_week, prepare_history
+from service.digest_model import DigestOptions, KernelTarget
+from service.render.digest_render import (
+    digest_title,
+    render_digest_html,
+    render_digest_json,
+    render_digest_markdown,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+TARGETS = (
+    KernelTarget(pattern="gemv*", name="decode GEMV", regime="memory-bound", target_percent=80),
+    KernelTarget(pattern="fused_*", name="MLP", regime="compute-bound"),
+    KernelTarget(pattern="*", target_percent=40),
+)
+
+
+@pytest.fixture(scope="module")
+def history():
+    return make_digest_history()
+
+
+@pytest.fixture(scope="module")
+def digest(history):
+    return build_digest(history, start=PERIOD_START, end=PERIOD_END, repo="acme/kernels",
+                        targets=TARGETS)  # fmt: skip
+
+
+def _moves(entries):
+    return {(e.kernel, e.device, night_of(e.since)) for e in entries}
+
+
+def test_change_points_found_where_planted_and_nowhere_else(history):
+    changes, _ = detect_changes(prepare_history(history), DigestOptions())
+    found = {(r.kernel_key, r.device, night_of(r.since)) for r in changes.itertuples()}
+    planted = {(s.kernel, s.device, s.night) for s in PLANTED}
+    planted |= {(s.kernel, s.device, s.until) for s in PLANTED if s.until is not None}
+    assert found == planted
+    blips = {(k, d, n) for k, d, n, _ in BLIPS}
+    assert not found & blips, "one bad night (or only the last night) must not be a change"
+
+
+def test_commit_range_is_last_good_and_first_bad(digest):
+    gemv = next(m for m in digest.regressions if m.kernel == "gemv_bf16")
+    assert (gemv.from_commit, gemv.to_commit) == (commit_of(34), commit_of(35))
+    assert gemv.since == FIRST_NIGHT + timedelta(days=35)
+    assert gemv.relative_change == pytest.approx(-0.20, abs=0.01)
+    assert gemv.relative_change == pytest.approx(gemv.after / gemv.before - 1)
+
+
+def test_sections_hold_what_was_planted(digest):
+    assert _moves(digest.regressions) == {("fused_mlp", "A100-SXM4-80GB", 34),
+                                          ("gemv_bf16", "H100-SXM5", 35)}  # fmt: skip
+    assert [m.relative_change for m in digest.regressions] == sorted(
+        m.relative_change for m in digest.regressions), "worst first"  # fmt: skip
+    assert _moves(digest.improvements) == {("gemm_bf16", "A100-SXM4-80GB", 36)}
+    assert _moves(digest.recoveries) == {("layernorm_fwd", "A100-SXM4-80GB", 20)}
+    assert night_of(digest.recoveries[0].recovered_at) == 34
+    assert _moves(digest.unresolved) == {("softmax_fwd", "H100-SXM5", 10),
+                                         ("fused_mlp", "A100-SXM4-80GB", 34),
+                                         ("gemv_bf16", "H100-SXM5", 35)}  # fmt: skip
+    assert digest.unresolved[0].kernel == "softmax_fwd", "oldest first"
+
+
+def test_a_regression_is_reported_once_then_tracked(history):
+    week_of_it = build_digest(history, start=FIRST_NIGHT + timedelta(days=9, hours=-1),
+                              end=FIRST_NIGHT + timedelta(days=15, hours=1))  # fmt: skip
+    assert ("softmax_fwd", "H100-SXM5", 10) in _moves(week_of_it.regressions)
+    later = build_digest(history, start=PERIOD_START, end=PERIOD_END)
+    assert "softmax_fwd" not in {m.kernel for m in later.regressions}
+    softmax = next(m for m in later.unresolved if m.kernel == "softmax_fwd")
+    assert softmax.age_days == pytest.approx(29.04, abs=0.01)
+
+
+def test_regime_flip_held_is_reported_and_a_one_night_flip_is_not(digest):
+    flips = [(f.kernel, f.device, f.from_regime, f.to_regime, night_of(f.since))
+             for f in digest.regime_flips]  # fmt: skip
+    assert flips == [("fused_mlp", "A100-SXM4-80GB", "compute-bound", "memory-bound", 34)]
+    assert (digest.regime_flips[0].from_commit, digest.regime_flips[0].to_commit) == (
+        commit_of(33), commit_of(34))  # fmt: skip
+
+
+def test_mislabels_and_targets_from_config_groups(digest):
+    assert [(m.kernel, m.device, m.declared, m.measured) for m in digest.mislabels] == [
+        ("fused_mlp", "A100-SXM4-80GB", "compute-bound", "memory-bound")]  # fmt: skip
+    below = {(b.kernel, b.device, b.group) for b in digest.below_target}
+    assert below == {("gemv_bf16", "H100-SXM5", "decode GEMV")}, "68 % is below the 80 % target"
+
+
+def test_minimum_segment_is_an_option(history, digest):
+    eager = build_digest(history, start=PERIOD_START, end=PERIOD_END,
+                         options=DigestOptions(min_segment=1))  # fmt: skip
+    last_night = ("gemm_bf16", "H100-SXM5", 39)
+    assert last_night in _moves(eager.regressions), "one night is enough with min_segment=1"
+    assert last_night not in _moves(digest.regressions), "but not by default (two nights)"
+
+
+def test_device_summary(digest):
+    rows = {d.device: d for d in digest.devices}
+    assert set(rows) == {"A100-SXM4-80GB", "H100-SXM5"}
+    a100 = rows["A100-SXM4-80GB"]
+    assert (a100.kernels, a100.nights, a100.regressions, a100.improvements) == (6, 7, 1, 1)
+    assert (a100.regime_flips, a100.unresolved) == (1, 1)
+    assert (rows["H100-SXM5"].regressions, rows["H100-SXM5"].unresolved) == (1, 2)
+
+
+def test_empty_history_gives_an_empty_digest():
+    empty = build_digest(empty_history(), start=PERIOD_START, end=PERIOD_END)
+    assert empty.regressions == empty.regime_flips == empty.devices == []
+    assert "0 new regressions" in render_digest_markdown(empty)
+
+
+def test_week_title_names_the_iso_week(digest):
+    assert iso_week(PERIOD_START, PERIOD_END) == "2026-W48" == digest.week
+    assert digest_title(digest) == "roofguard digest 2026-W48"
+
+
+def test_golden_markdown_and_json(digest, golden):
+    golden(GOLDEN / "digest.md", render_digest_markdown(digest))
+    golden(GOLDEN / "digest.json", render_digest_json(digest))
+    data = json.loads(render_digest_json(digest))
+    for section in ("regressions", "improvements", "regime_flips"):
+        for entry in data[section]:
+            assert {"kernel", "device", "relative_change", "since", "from_commit",
+                    "to_commit"} <= set(entry)  # fmt: skip
+
+
+def test_kernel_names_are_escaped_in_markdown_and_html(history):
+    odd = history.assign(kernel_key=history["kernel_key"].replace(
+        "gemv_bf16", "gemv<half, 4>|@team #1"))  # fmt: skip
+    digest = build_digest(odd, start=PERIOD_START, end=PERIOD_END)
+    markdown = render_digest_markdown(digest)
+    assert "`gemv<half, 4>\\|@team #1`" in markdown
+    html = render_digest_html(digest)
+    assert "gemv&lt;half, 4&gt;|@team #1" in html and "<half" not in html

@@ -1,0 +1,136 @@
+"""``roofguard digest`` on a real store (SQLite, and PostgreSQL when available), and --post."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from digest_history import PERIOD_END, PERIOD_START, history_runs, make_digest_history
+from github_server import FakeGitHub, github_server_fixture  # noqa: F401
+
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from service.cli import run
+from service.digest import build_digest
+from service.render.digest_render import render_digest_json
+from service.store.db import open_store, session_scope
+from service.store.repo import ingest_run
+
+REPO = "acme/kernels"
+PERIOD = ["--from", PERIOD_START.isoformat(), "--to", PERIOD_END.isoformat()]
+
+
+def _fill(url: str) -> None:
+    engine = open_store(url)
+    try:
+        with session_scope(engine) as session:
+            for record in history_runs(make_digest_history(), repo=REPO):
+                roof = builtin_catalog().lookup(record.device.name).roof()
+                ingest_run(session=session, run=record, placements=place_run(record, roof),
+                           roof=roof)  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('digest') / 'history.db'}"
+    _fill(url)
+    return url
+
+
+def _json(capsys, *args: str) -> dict:
+    assert run(["digest", *PERIOD, "--repo", REPO, "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_from_the_store_matches_the_digest_of_the_frame(store_url, capsys):
+    data = _json(capsys, "--db", store_url)
+    expected = build_digest(make_digest_history(), start=PERIOD_START, end=PERIOD_END, repo=REPO)
+    want = json.loads(render_digest_json(expected))
+    for section in ("regressions", "improvements", "recoveries", "regime_flips", "unresolved"):
+        got = [(e["kernel"], e["device"], e["since"], e["from_commit"], e["to_commit"])
+               for e in data[section]]  # fmt: skip
+        assert got == [(e["kernel"], e["device"], e["since"], e["from_commit"], e["to_commit"])
+                       for e in want[section]], section  # fmt: skip
+        for mine, theirs in zip(data[section], want[section], strict=True):
+            assert mine["relative_change"] == pytest.approx(theirs["relative_change"], rel=1e-9)
+
+
+def test_markdown_html_and_config(store_url, tmp_path, capsys):
+    config = tmp_path / "roofguard.toml"
+    config.write_text('[[groups]]\npattern = "gemv*"\nname = "decode GEMV"\ntarget_percent = 80\n')
+    md, html = tmp_path / "digest.md", tmp_path / "digest.html"
+    args = ["digest", *PERIOD, "--repo", REPO, "--db", store_url, "--config", str(config),
+            "--output", str(md), "--html", str(html)]  # fmt: skip
+    assert run(args) == 0
+    assert capsys.readouterr().out == "", "with --output the markdown goes to the file only"
+    text = md.read_text()
+    assert text.startswith("# roofguard digest 2026-W48") and "decode GEMV" in text
+    page = html.read_text()
+    assert page.count("<svg") >= 5, "trend charts of the listed kernels and a roofline per device"
+    assert 'id="roofline:H100-SXM5"' in page
+    assert not re.search(r"(src|href)=\"https?:", page), "self-contained: nothing to fetch"
+
+
+def test_bad_config_names_file_and_key(store_url, tmp_path, capsys):
+    config = tmp_path / "roofguard.toml"
+    config.write_text('[[groups]]\npattern = "gemv*"\nregime = "fast"\n')
+    assert run(["digest", "--db", store_url, "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert str(config) in err and "groups[0].regime" in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--since", "a week"], "--since: expected a span"),
+    (["--from", "2026-13-01"], "--from: '2026-13-01' is not an ISO-8601"),
+    (["--from", "2026-11-30", "--to", "2026-11-01"], "is not before --to"),
+])  # fmt: skip
+def test_bad_period_is_one_clear_error(store_url, capsys, args, message):
+    assert run(["digest", "--db", store_url, *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_post_creates_the_weeks_issue_once_then_updates_it(store_url, github_server: FakeGitHub,
+                                                          monkeypatch, capsys):  # fmt: skip
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_digest_token")
+    monkeypatch.setenv("GITHUB_API_URL", github_server.url)
+    args = ["digest", *PERIOD, "--repo", REPO, "--db", store_url, "--post", REPO]
+    assert run(args) == 0
+    assert run([*args[:2], PERIOD_START.isoformat(), *args[3:]]) == 0  # same week again
+    issues = list(github_server.issues.values())
+    assert len(issues) == 1
+    issue = issues[0]
+    assert issue["title"] == "roofguard digest 2026-W48"
+    assert "roofguard-digest" in [label if isinstance(label, str) else label["name"]
+                                  for label in issue["labels"]]  # fmt: skip
+    assert "2 new regressions" in issue["body"]
+    calls = github_server.calls()
+    assert calls.count(("POST", f"/repos/{REPO}/issues")) == 1
+    assert "posted roofguard digest 2026-W48 as acme/kernels#" in capsys.readouterr().err
+
+
+def test_next_week_gets_a_new_issue(store_url, github_server: FakeGitHub, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_digest_token")
+    monkeypatch.setenv("GITHUB_API_URL", github_server.url)
+    base = ["digest", "--repo", REPO, "--db", store_url, "--post", REPO]
+    assert run([*base, *PERIOD]) == 0
+    assert run([*base, "--from", "2026-11-30", "--to", "2026-12-06"]) == 0
+    titles = sorted(i["title"] for i in github_server.issues.values())
+    assert titles == ["roofguard digest 2026-W48", "roofguard digest 2026-W49"]
+
+
+@pytest.mark.postgres
+def test_digest_on_postgresql(postgres_url, capsys):
+    _fill(postgres_url)
+    data = _json(capsys, "--db", postgres_url)
+    assert {(e["kernel"], e["device"]) for e in data["regressions"]} == {
+        ("fused_mlp", "A100-SXM4-80GB"), ("gemv_bf16", "H100-SXM5")}  # fmt: skip
+
+
+def test_markdown_to_stdout_by_default(store_url, capsys):
+    assert run(["digest", *PERIOD, "--repo", REPO, "--db", store_url]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# roofguard digest") and Path  # stdout carries the markdown
