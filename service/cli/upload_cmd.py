@@ -95,11 +95,15 @@ def _answer(server: str, response: httpx.Response) -> dict[str, Any]:
 
 
 def _write(result: dict[str, Any], fmt: str, output: Path | None) -> None:
-    text = result["markdown"] if fmt == "markdown" else json.dumps(result, indent=2)
+    # json is the verdict alone, as `roofguard check --format json` writes it, so that
+    # `roofguard comment --verdict` and the Action read either; the run's URL goes to stderr.
+    text = result["markdown"] if fmt == "markdown" else json.dumps(result["verdict"], indent=2)
     if output is None:
         typer.echo(text)
     else:
         output.write_text(text + "\n", encoding="utf-8")
+    conclusion = result["verdict"]["conclusion"]
+    typer.echo(f"verdict ({conclusion}) of run {result['run_id']}: {result['url']}", err=True)
 
 
 _Files = Annotated[
@@ -108,8 +112,8 @@ _Files = Annotated[
 ]
 _Token = Annotated[
     str,
-    typer.Option(envvar="ROOFGUARD_TOKEN", show_default=False,
-                 help="API token with write scope (or env ROOFGUARD_TOKEN)."),
+    typer.Option(envvar=["ROOFGUARD_TOKEN", "ROOFGUARD_SERVER_TOKEN"], show_default=False,
+                 help="API token with write scope; better from env ROOFGUARD_TOKEN (not argv)."),
 ]  # fmt: skip
 _Opt = typer.Option
 

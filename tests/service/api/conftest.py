@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from svc_helpers import Service
+
+# github_server.py lives one level up; running this folder alone must find it too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 
 from service.api.app import create_app
 from service.config import RoofguardConfig

@@ -1,0 +1,156 @@
+"""The GitHub webhook: signatures, staleness, replays; re-posting and /roofguard accept.
+
+Posting goes through the real github3.py client to the loopback fake GitHub.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy as sa
+from factories import make_kernel, make_run
+from github_server import FakeGitHub
+from svc_helpers import Service
+
+from service.store.tables import BaselineAcceptance
+from service.webhook_auth import sign
+
+SECRET = "whsec-test-0123456789"
+HEAD = "feedfacecafe0123456789abcdef0123456789ab"
+PR = 7
+NIGHT = datetime(2026, 11, 1, 3, 0, tzinfo=UTC)
+
+
+def now_iso(ago: timedelta = timedelta(seconds=5)) -> str:
+    return (datetime.now(UTC) - ago).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def deliver(service: Service, event: str, payload: dict, *, delivery: str | None = None,
+            secret: str = SECRET, signature: str | None = None):  # fmt: skip
+    body = json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+               "Content-Type": "application/json",
+               "X-Hub-Signature-256": signature or sign(secret, body)}  # fmt: skip
+    return service.client.post("/api/v1/github/webhook", content=body, headers=headers)
+
+
+def pr_event(repo: str, action: str = "reopened", sha: str = HEAD, ago=timedelta(seconds=5)):
+    return {"action": action, "number": PR, "repository": {"full_name": repo},
+            "pull_request": {"number": PR, "head": {"sha": sha},
+                             "updated_at": now_iso(ago)}}  # fmt: skip
+
+
+def comment_event(repo: str, body: str, association: str = "MEMBER", login: str = "alice"):
+    return {"action": "created", "repository": {"full_name": repo},
+            "issue": {"number": PR, "pull_request": {"url": "x"}, "updated_at": now_iso()},
+            "comment": {"body": body, "author_association": association,
+                        "user": {"login": login}, "updated_at": now_iso()}}  # fmt: skip
+
+
+@pytest.fixture
+def gh_service(make_service, github_server: FakeGitHub) -> Service:
+    return make_service(github_token="ghs_service_token", github_api_url=github_server.url,
+                        public_url="https://roofguard.example.com")  # fmt: skip
+
+
+def seed(service: Service, repo: str) -> int:
+    """Eight steady nights and a PR whose three kernels are 60 % slower; the PR run's id."""
+    token = service.token(repo)
+    for night in range(8):
+        run = make_run(repo=repo, commit=f"{night:07x}aa", timestamp=NIGHT + timedelta(days=night),
+                       kernels=[make_kernel(f"gemv_{i}", time_s=1e-3 * (1 + 0.002 * i))
+                                for i in range(3)])  # fmt: skip
+        assert service.upload(run, token).status_code == 201
+    pr = make_run(repo=repo, commit=HEAD, kind="pr", pull_request=PR, branch="topic",
+                  timestamp=NIGHT + timedelta(days=9),
+                  kernels=[make_kernel(f"gemv_{i}", time_s=1.6e-3) for i in range(3)])  # fmt: skip
+    result = service.upload(pr, token).json()
+    assert result["verdict"]["conclusion"] == "fail"
+    return int(result["run_id"])
+
+
+def acceptances(service: Service) -> list[dict]:
+    table = BaselineAcceptance.__table__
+    with service.engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(sa.select(table).order_by(table.c.id))]
+
+
+def test_unsigned_forged_stale_and_replayed_deliveries_are_refused(service, repo) -> None:
+    assert deliver(service, "pull_request", pr_event(repo), signature="sha256=" + "0" * 64
+                   ).status_code == 401  # fmt: skip
+    body = json.dumps(pr_event(repo)).encode()
+    unsigned = service.client.post("/api/v1/github/webhook", content=body,
+                                   headers={"X-GitHub-Event": "pull_request",
+                                            "X-GitHub-Delivery": "d-1"})  # fmt: skip
+    assert unsigned.status_code == 401 and "X-Hub-Signature-256" in unsigned.json()["detail"]
+    assert deliver(service, "pull_request", pr_event(repo), secret="other").status_code == 401
+    stale = deliver(service, "pull_request", pr_event(repo, ago=timedelta(hours=1)))
+    assert stale.status_code == 401 and "stale" in stale.json()["detail"]
+    first = deliver(service, "pull_request", pr_event(repo), delivery="d-2")
+    assert first.status_code == 202 and first.json()["outcome"] == "no-run"
+    replay = deliver(service, "pull_request", pr_event(repo), delivery="d-2")
+    assert replay.status_code == 401 and "replayed" in replay.json()["detail"]
+    assert deliver(service, "ping", {"zen": "hi"}).json()["outcome"] == "pong"
+
+
+def test_reopened_pr_gets_its_stored_verdict_posted_again(gh_service, repo, github_server) -> None:
+    run_id = seed(gh_service, repo)
+    answer = deliver(gh_service, "pull_request", pr_event(repo, "reopened"))
+    assert answer.status_code == 202, answer.text
+    assert answer.json() == {"outcome": "repost", "posted": True,
+                             "detail": f"verdict of run {run_id} posted again"}  # fmt: skip
+    (comment,) = github_server.pr_comments(PR)
+    assert f"https://roofguard.example.com/runs/{run_id}" in comment["body"]
+    assert "gemv_0" in comment["body"]
+    assert [c["conclusion"] for c in github_server.check_runs] == ["failure"]
+    again = deliver(gh_service, "pull_request", pr_event(repo, "synchronize"))
+    assert again.json()["outcome"] == "repost"
+    assert len(github_server.pr_comments(PR)) == 1  # edited in place, not duplicated
+    other = deliver(gh_service, "pull_request", pr_event(repo, "synchronize", sha="ab" * 20))
+    assert other.json()["outcome"] == "no-run"
+
+
+def test_maintainer_accepts_a_change_as_the_new_baseline(gh_service, repo, github_server) -> None:
+    run_id = seed(gh_service, repo)
+    sneaky = comment_event(repo, "/roofguard accept -- trust me", "CONTRIBUTOR", "eve")
+    outsider = deliver(gh_service, "issue_comment", sneaky)
+    assert (
+        outsider.json()["outcome"] == "ignored" and "not a maintainer" in outsider.json()["detail"]
+    )
+    assert acceptances(gh_service) == []
+    command = "/roofguard accept gemv_0 -- new tiling, slower on purpose"
+    answer = deliver(gh_service, "issue_comment", comment_event(repo, command))
+    assert answer.status_code == 202 and answer.json()["outcome"] == "accepted", answer.text
+    assert answer.json()["posted"] is True
+    (row,) = acceptances(gh_service)
+    assert (row["kernel_key"], row["accepted_by"], row["reason"], row["run_id"]) == (
+        "gemv_0",
+        "alice",
+        "new tiling, slower on purpose",
+        run_id,
+    )
+    everything = deliver(
+        gh_service, "issue_comment", comment_event(repo, "/roofguard accept -- ok")
+    )
+    assert everything.json()["outcome"] == "accepted"
+    assert sorted(r["kernel_key"] for r in acceptances(gh_service)) == [
+        "gemv_0",
+        "gemv_0",
+        "gemv_1",
+        "gemv_2",
+    ]
+    assert len(github_server.pr_comments(PR)) == 1
+
+
+def test_without_github_credentials_the_action_is_recorded_but_not_posted(service, repo) -> None:
+    seed(service, repo)
+    answer = deliver(
+        service, "issue_comment", comment_event(repo, "/roofguard accept gemv_1 -- ok")
+    )
+    assert answer.json()["outcome"] == "accepted" and answer.json()["posted"] is False
+    assert "no GitHub credentials" in answer.json()["detail"]
+    bad = deliver(service, "issue_comment", comment_event(repo, "/roofguard accept gemv_1"))
+    assert bad.json()["outcome"] == "ignored" and "-- REASON" in bad.json()["detail"]
