@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
 
+from collectors.schema import RunRecord
 from service import __version__
 from service.api import errors
 from service.api.deps import ServiceState
@@ -65,4 +67,21 @@ def create_app(
     app.include_router(pages.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics, api_prefix=API_PREFIX)
+    _document_records(app)
     return app
+
+
+def _document_records(app: FastAPI) -> None:
+    """Add RunRecord (the JSON upload body, described by hand) to the OpenAPI components."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            record = RunRecord.model_json_schema(ref_template="#/components/schemas/{model}")
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.update(record.pop("$defs", {}))
+            components["RunRecord"] = record
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
