@@ -1,0 +1,123 @@
+"""``roofguard token``, ``roofguard upload`` against a live server, ``roofguard serve``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from factories import make_kernel, make_run
+from svc_helpers import Service, free_port, start_live
+
+from service.cli import run
+from service.store.db import make_engine, migrate
+from service.store.tables import ApiToken
+from service.tokens import hash_token
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    engine = make_engine(url)
+    migrate(engine)
+    engine.dispose()
+    return url
+
+
+def test_token_create_list_revoke(sqlite_url, capsys) -> None:
+    assert run(["token", "create", "--repo", "acme/kernels", "--write", "--name", "ci",
+                "--db", sqlite_url]) == 0  # fmt: skip
+    out, err = capsys.readouterr()
+    token = out.splitlines()[-1]
+    assert out == token + "\n" and token.startswith("rgt_") and len(token) > 40
+    assert "not shown again" in err and token not in err
+    engine = make_engine(sqlite_url)
+    with engine.connect() as conn:
+        stored = conn.execute(sa.select(ApiToken.__table__)).one()._mapping
+    assert stored["token_hash"] == hash_token(token) and token not in str(dict(stored))
+    assert run(["token", "list", "--db", sqlite_url]) == 0
+    listing = capsys.readouterr().out
+    assert "acme/kernels" in listing and "write" in listing and "active" in listing
+    assert token not in listing
+    assert run(["token", "revoke", str(stored["id"]), "--db", sqlite_url]) == 0
+    assert "revoked" in capsys.readouterr().out
+    run(["token", "list", "--db", sqlite_url])
+    assert "revoked" in capsys.readouterr().out
+    assert run(["token", "revoke", "999", "--db", sqlite_url]) == 2
+    assert run(["token", "create", "--repo", "not-a-repo", "--db", sqlite_url]) == 2
+    engine.dispose()
+
+
+def test_token_commands_refuse_an_unmigrated_store(tmp_path, capsys) -> None:
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    assert run(["token", "list", "--db", url]) == 2
+    assert "roofguard db upgrade" in capsys.readouterr().err
+
+
+def test_upload_command_writes_the_verdict(service: Service, repo, tmp_path, capsys) -> None:
+    live = start_live(service.app)
+    try:
+        token = service.token(repo)
+        report = tmp_path / "run.json"
+        report.write_text(make_run(repo=None, kernels=[make_kernel("gemv")]).model_dump_json())
+        out = tmp_path / "verdict.md"
+        args = ["upload", str(report), "--server", live.url, "--token", token, "--repo", repo,
+                "--commit", "abc1234", "--kind", "nightly", "--output", str(out)]  # fmt: skip
+        assert run(args) == 0
+        assert "gemv" in out.read_text() and f"{live.url}/runs/" in out.read_text()
+        assert "of run" in capsys.readouterr().err
+        assert run([*args[:-2], "--format", "json", "--output", str(tmp_path / "v.json")]) == 0
+        verdict = json.loads((tmp_path / "v.json").read_text())
+        assert verdict["repo"] == repo and f"/runs/{verdict['run_id']}" in out.read_text()
+        assert run([*args[:5], "rgt_wrong", *args[6:]]) == 2
+        assert "HTTP 401" in capsys.readouterr().err
+    finally:
+        live.stop()
+
+
+def test_upload_command_says_when_the_server_is_unreachable(tmp_path, capsys) -> None:
+    from service.cli.upload_cmd import UploadFailed, upload
+
+    report = tmp_path / "run.json"
+    report.write_text("{}")
+    with pytest.raises(UploadFailed, match="cannot reach"):
+        upload(server=f"http://127.0.0.1:{free_port()}", token="t", files=[report],
+               data={"repo": "a/b"}, delays=(0.0,))  # fmt: skip
+
+
+def test_serve_runs_the_service_as_a_process(sqlite_url, tmp_path) -> None:
+    port = free_port()
+    env = {**os.environ, "ROOFGUARD_WEBHOOK_SECRET": "whsec-process-secret"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--port", str(port), "--db", sqlite_url],
+        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                ready = httpx.get(f"{base}/readyz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+                time.sleep(0.2)
+        assert ready.status_code == 200
+        secret_token = "rgt_" + "s" * 43
+        refused = httpx.get(f"{base}/api/v1/runs", params={"repo": "a/b"},
+                            headers={"Authorization": f"Bearer {secret_token}"})  # fmt: skip
+        assert refused.status_code == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)
+    assert 'GET /api/v1/runs?repo=a%2Fb HTTP/1.1" 401' in err
+    assert secret_token not in err and "whsec-process-secret" not in err
