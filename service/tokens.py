@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from service.errors import BadInput, Forbidden, NotFound, Unauthorized
-from service.store.repo import as_utc, repo_id
+from service.store.ids import as_utc, repo_id
 from service.store.tables import ApiToken, Repository
 
 #: Prefix that makes a roofguard token recognisable to secret scanners and people.

@@ -106,4 +106,4 @@ def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> lis
         return [k.key for k in record.kernels if kernel in (k.key, k.name)][:1]
     failing = {f.kernel for f in list_findings(session=session, run_id=run_id)
                if f.kernel and f.severity == Severity.FAIL and f.counts}  # fmt: skip
-    return sorted(failing)  # type: ignore[arg-type]
+    return sorted(failing)

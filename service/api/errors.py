@@ -41,4 +41,4 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
 def install(app: FastAPI) -> None:
     """Register ``handle_error`` for the error base class of every layer."""
     for base in (ServiceError, CollectorError, RuleError):
-        app.add_exception_handler(base, handle_error)  # type: ignore[arg-type]
+        app.add_exception_handler(base, handle_error)

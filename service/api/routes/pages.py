@@ -16,6 +16,7 @@ import pandas as pd
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
+from matplotlib.figure import Figure
 from sqlmodel import Session
 
 from rules.placement import place_run
@@ -23,6 +24,7 @@ from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import stored_outcome
 from service.config import RoofguardConfig
 from service.digest import build_digest
+from service.digest_model import DigestOptions
 from service.pipeline import CheckOutcome, roof_for
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 from service.render.html import inline_svg, render_page
@@ -41,8 +43,9 @@ DIGEST_DAYS = 7
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
-def _roofline_figure(session: Session, run_id: int, outcome: CheckOutcome,
-                     config: RoofguardConfig):  # fmt: skip
+def _roofline_figure(
+    session: Session, run_id: int, outcome: CheckOutcome, config: RoofguardConfig
+) -> Figure:
     record = get_run_record(session=session, run_id=run_id)
     roof = roof_for(record, config)
     placements = place_run(record, roof, band=config.rules.borderline_band)
@@ -125,7 +128,7 @@ def digest_page(
     if repo:
         end = datetime.now(UTC)
         start = end - timedelta(days=DIGEST_DAYS)
-        lookback = start - timedelta(days=90)
+        lookback = start - timedelta(days=DigestOptions().lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
         if not history.empty:
             digest = build_digest(history, start=start, end=end, repo=repo)
