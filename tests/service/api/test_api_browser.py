@@ -1,0 +1,99 @@
+"""The dashboard in a real headless Chromium (Selenium): what a person sees on the pages.
+
+Needs the Debian packages ``chromium`` and ``chromium-driver``; skips with the reason when
+they are absent. Screenshots are kept under ``test-artifacts/`` (gitignored) for review.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from factories import make_kernel, make_run
+from svc_helpers import Service, start_live
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
+NAME = "decode_gemv<half, 128>&<script>alert('x')</script>"
+
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="headless browser test needs /usr/bin/chromium and /usr/bin/chromedriver "
+    "(apt-get install -y chromium chromium-driver)",
+)
+
+
+@pytest.fixture
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1280,1600"):  # fmt: skip
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=DriverService(str(CHROMEDRIVER)))
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def seed(service: Service, repo: str) -> int:
+    token = service.token(repo)
+    start = datetime.now(UTC) - timedelta(days=10)
+    run_id = 0
+    for night in range(10):
+        slow = 1.4 if night >= 8 else 1.0
+        kernels = [make_kernel(NAME, key="decode_gemv", time_s=1e-3 * slow),
+                   make_kernel("rmsnorm", dram_bytes=2e9, time_s=8e-4)]  # fmt: skip
+        run = make_run(repo=repo, commit=f"{night:07x}cc", timestamp=start + timedelta(days=night),
+                       kernels=kernels)  # fmt: skip
+        run_id = service.upload(run, token).json()["run_id"]
+    return int(run_id)
+
+
+def shot(driver, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    assert driver.save_screenshot(str(path)), f"no screenshot written to {path}"
+    assert path.stat().st_size > 10_000
+    return path
+
+
+def test_verdict_and_kernel_pages_in_chromium(service, repo, browser) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    run_id = seed(service, repo)
+    live = start_live(service.app)
+    try:
+        browser.get(f"{live.url}/runs/{run_id}")
+        assert browser.title == f"run {run_id} · {repo} · roofguard"
+        heading = browser.find_element(By.TAG_NAME, "h1").text
+        assert heading.startswith(f"Run {run_id}") and heading.split()[-1] in (
+            "pass",
+            "warn",
+            "fail",
+        )
+        chart = browser.find_element(By.CSS_SELECTOR, "figure#roofline svg")
+        assert chart.is_displayed() and chart.size["width"] > 300 and chart.size["height"] > 200
+        kernels = browser.find_element(By.ID, "kernel-table").text
+        assert NAME in kernels and "rmsnorm" in kernels  # the name as written, not as markup
+        with pytest.raises(NoAlertPresentException):
+            browser.switch_to.alert.text  # noqa: B018 - the kernel name's <script> never ran
+        shot(browser, "run-page.png")
+
+        browser.find_element(By.LINK_TEXT, NAME).click()
+        assert browser.find_element(By.TAG_NAME, "h1").text == f"Kernel {NAME}"
+        trend = browser.find_elements(By.CSS_SELECTOR, "section.device figure.chart svg")
+        assert len(trend) == 1 and trend[0].is_displayed()
+        rows = browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")
+        assert len(rows) == 10 and rows[0].text.startswith(str(run_id))
+        shot(browser, "kernel-page.png")
+    finally:
+        live.stop()
