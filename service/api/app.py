@@ -8,8 +8,10 @@ its thread pool) and asynchronous only where they read a raw body.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -21,13 +23,15 @@ from service.api import errors
 from service.api.deps import ServiceState
 from service.api.limits import BodySizeLimit
 from service.api.metrics import MetricsMiddleware
-from service.api.publish import GitHubFactory, github_factory
+from service.api.publish import GitHubFactory, github_factory, github_from_env
 from service.api.routes import health, kernels, pages, runs, webhook
-from service.config import RoofguardConfig
+from service.config import RoofguardConfig, load_config
 from service.settings import Settings
 from service.store.db import make_engine
 
 API_PREFIX = "/api/v1"
+#: Environment variable naming the roofguard.toml that ``app_from_environment`` loads.
+CONFIG_ENV = "ROOFGUARD_CONFIG"
 DESCRIPTION = (
     "Upload GPU kernel profiles and benchmark results, get roofline verdicts back, and query "
     "the history. Uploads and queries need `Authorization: Bearer TOKEN` "
@@ -69,6 +73,19 @@ def create_app(
     app.add_middleware(MetricsMiddleware, metrics=state.metrics, api_prefix=API_PREFIX)
     _document_records(app)
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The application from the environment: uvicorn's factory for ``serve --workers N``.
+
+    Each worker process calls it once at start: settings from ``ROOFGUARD_*``, the
+    configuration from ``ROOFGUARD_CONFIG`` (else discovered in the working directory), and
+    GitHub App credentials when they are set.
+    """
+    settings = Settings()
+    path = os.environ.get(CONFIG_ENV)
+    config = load_config(Path(path) if path else None, cwd=Path.cwd())
+    return create_app(settings, config, github=github_from_env(settings, os.environ))
 
 
 def _document_records(app: FastAPI) -> None:

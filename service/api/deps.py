@@ -6,6 +6,7 @@ configuration it was given; nothing here is created at import time.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -37,6 +38,7 @@ class ServiceState:
         metrics: Prometheus metrics of this instance.
         deliveries: Replay guard of GitHub webhook deliveries.
         github: Makes GitHub clients; None when the service has no GitHub credentials.
+        check_slots: Bounds the checks running at once (``max_concurrent_checks``).
     """
 
     settings: Settings
@@ -45,6 +47,7 @@ class ServiceState:
     metrics: Metrics
     deliveries: DeliveryGuard
     github: GitHubFactory | None
+    check_slots: threading.BoundedSemaphore
 
     @classmethod
     def build(
@@ -53,7 +56,8 @@ class ServiceState:
     ) -> ServiceState:  # fmt: skip
         """The state for an application serving ``engine`` with these settings."""
         max_age = timedelta(seconds=settings.webhook_max_age_s)
-        return cls(settings, config, engine, Metrics(), DeliveryGuard(max_age), github)
+        slots = threading.BoundedSemaphore(settings.max_concurrent_checks)
+        return cls(settings, config, engine, Metrics(), DeliveryGuard(max_age), github, slots)
 
 
 def get_state(request: Request) -> ServiceState:

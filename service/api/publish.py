@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from service.github import GitHubClient, PublishResult, make_client, publish_verdict
-from service.github_auth import ACTIONS_BOT, GitHubCredentials, resolve_api_url
+from service.github_auth import ACTIONS_BOT, APP_ENV, GitHubCredentials, resolve_api_url
 from service.pipeline import CheckOutcome
 from service.settings import Settings
 
@@ -25,6 +25,19 @@ def github_factory(settings: Settings) -> GitHubFactory | None:
         token=settings.github_token.get_secret_value(), login_name=login
     )
     api_url = resolve_api_url(settings.github_api_url, {})
+    return lambda: make_client(credentials, api_url=api_url)
+
+
+def github_from_env(settings: Settings, env: Mapping[str, str]) -> GitHubFactory | None:
+    """GitHub App credentials from ``env``, else the token of ``settings``; None without either.
+
+    App credentials are used when ``ROOFGUARD_GITHUB_APP_ID`` and
+    ``ROOFGUARD_GITHUB_APP_INSTALLATION_ID`` are set (the key and slug are read with them).
+    """
+    if not all(env.get(name) for name in APP_ENV):
+        return github_factory(settings)
+    credentials = GitHubCredentials.from_env(env)
+    api_url = resolve_api_url(settings.github_api_url, env)
     return lambda: make_client(credentials, api_url=api_url)
 
 

@@ -127,7 +127,7 @@ def run_check(record: RunRecord, state: ServiceState) -> CheckOutcome:
     """
     for attempt in range(CHECK_ATTEMPTS):
         try:
-            with session_scope(state.engine) as session:
+            with state.check_slots, session_scope(state.engine) as session:
                 return check_run(session=session, run=record, config=state.config)
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:
             if not _retryable(exc):

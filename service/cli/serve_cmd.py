@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from service.cli.db_cmd import DbOption
 from service.settings import Settings
-
-if TYPE_CHECKING:
-    from service.api.publish import GitHubFactory
 
 #: uvicorn's logging, plus roofguard's own loggers at INFO; no line ever holds a header.
 LOG_CONFIG: dict[str, Any] = {
@@ -29,38 +26,29 @@ LOG_CONFIG: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _app_credentials(settings: Settings) -> GitHubFactory | None:
-    """GitHub App credentials from the environment, when ``ROOFGUARD_GITHUB_APP_ID`` is set."""
-    from service.github import make_client
-    from service.github_auth import APP_ENV, GitHubCredentials, resolve_api_url
-
-    if not all(os.environ.get(name) for name in APP_ENV):
-        return None
-    credentials = GitHubCredentials.from_env(os.environ)
-    api_url = resolve_api_url(settings.github_api_url, os.environ)
-    return lambda: make_client(credentials, api_url=api_url)
-
-
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     url: DbOption = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml for uploads.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
 ) -> None:  # fmt: skip
     """Serve the upload API, the dashboard and the GitHub webhook."""
     # Imported here: only this command needs the server, and the CLI starts faster without.
     import uvicorn
 
-    from service.api.app import create_app
-    from service.config import load_config
+    from service.api.app import CONFIG_ENV, app_from_environment
 
-    settings = Settings()
+    # Worker processes build their own application from the environment (uvicorn's factory),
+    # so the command line's choices travel there too.
     if url:
-        settings = settings.model_copy(update={"database_url": url})
-    app = create_app(settings, load_config(config, cwd=Path.cwd()),
-                     github=_app_credentials(settings))  # fmt: skip
-    uvicorn.run(app, host=host, port=port, log_config=LOG_CONFIG, proxy_headers=True,
-                forwarded_allow_ips="127.0.0.1", server_header=False)  # fmt: skip
+        os.environ[Settings.model_config["env_prefix"] + "DATABASE_URL"] = url
+    if config:
+        os.environ[CONFIG_ENV] = str(config.resolve())
+    target: Any = "service.api.app:app_from_environment" if workers > 1 else app_from_environment
+    uvicorn.run(target, factory=True, host=host, port=port, workers=workers,
+                log_config=LOG_CONFIG, proxy_headers=True, forwarded_allow_ips="127.0.0.1",
+                server_header=False)  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

@@ -70,7 +70,7 @@ async def _record_from_request(request: Request, grant: Grant, state: StateDep) 
             grant.require(repo=parsed.form.repo, permission=Permission.WRITE)
             return await run_in_threadpool(uploads.collect_form, parsed, state)
     if content_type == "application/json":
-        record = uploads.parse_record(await request.body())
+        record = await run_in_threadpool(uploads.parse_record, await request.body())
         grant.require(repo=record.repo, permission=Permission.WRITE)
         return record
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")

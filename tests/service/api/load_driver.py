@@ -1,0 +1,136 @@
+"""Concurrent upload clients and the exactly-once audit of the store, for the load test
+(CI-sized, ``test_api_load.py``) and the full benchmark (``tests/bench/bench_service_load.py``).
+
+Each client uploads its own run, then uploads it again (a retry after a lost answer);
+``pairs`` runs are also uploaded by two clients at the same moment (an identical-content race).
+Afterwards the store must hold every distinct run exactly once, with all its kernels, and
+nothing else.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
+from service.store.tables import FindingRow, Kernel, Measurement, Repository, Run
+
+
+def big_run(repo: str, index: int, kernels: int) -> RunRecord:
+    """A nightly run of ``kernels`` kernels (distinct content per ``index``)."""
+    rng = np.random.default_rng(index)
+    times = 1e-4 * (1 + rng.random(kernels))
+    records = tuple(KernelRecord(name=f"kernel_{k:05d}<float, {k % 7}>", key=f"kernel_{k:05d}",
+                                 duration_s=float(t), flops={"fp32": 2e8 * (1 + k % 5)},
+                                 bytes={"dram": 4e8 * (1 + k % 3)})
+                    for k, t in enumerate(times))  # fmt: skip
+    return RunRecord(repo=repo, commit=f"{index:08x}", branch="main", kind=RunKind.NIGHTLY,
+                     timestamp=datetime(2026, 11, 1, tzinfo=UTC) + timedelta(hours=index),
+                     device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
+                     profiler=ProfilerInfo(tool="ncu"), kernels=records)  # fmt: skip
+
+
+@dataclass
+class LoadResult:
+    """What the clients saw."""
+
+    latencies_s: list[float] = field(default_factory=list)
+    answers: list[tuple[int, int, int, bool]] = field(default_factory=list)  # run, status, id
+    errors: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    bytes_sent: int = 0
+
+    def p(self, q: float) -> float:
+        return float(np.percentile(self.latencies_s, q)) if self.latencies_s else float("nan")
+
+
+def _client(base: str, token: str, plan: Sequence[tuple[int, bytes]], result: LoadResult,
+            start: threading.Barrier, lock: threading.Lock, timeout: float) -> None:  # fmt: skip
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with httpx.Client(base_url=base, timeout=timeout, headers=headers) as client:
+        start.wait()
+        for run_index, body in plan:
+            began = time.perf_counter()
+            try:
+                response = client.post("/api/v1/runs", content=body)
+                answer = response.json() if response.status_code < 300 else {}
+            except httpx.HTTPError as exc:
+                with lock:
+                    result.errors.append(f"run {run_index}: {type(exc).__name__}")
+                continue
+            elapsed = time.perf_counter() - began
+            with lock:
+                result.latencies_s.append(elapsed)
+                result.bytes_sent += len(body)
+                result.answers.append((run_index, response.status_code,
+                                       int(answer.get("run_id", -1)),
+                                       bool(answer.get("created", False))))  # fmt: skip
+                if response.status_code >= 300:
+                    result.errors.append(f"run {run_index}: HTTP {response.status_code} "
+                                         f"{response.text[:200]}")  # fmt: skip
+
+
+def run_load(base: str, token: str, repo: str, *, clients: int, kernels: int, pairs: int,
+             timeout: float = 600.0) -> tuple[LoadResult, list[RunRecord]]:  # fmt: skip
+    """``clients`` concurrent clients; returns what they saw and the distinct runs sent."""
+    runs = [big_run(repo, i, kernels) for i in range(clients)]
+    bodies = [r.model_dump_json().encode() for r in runs]
+    plans = [[(i, bodies[i]), (i, bodies[i])] for i in range(clients)]
+    for i in range(pairs):  # client i+1 starts with client i's run: both at the same moment
+        partner = (i * 2 + 1) % clients
+        plans[partner].insert(0, (i * 2, bodies[i * 2]))
+    result, lock = LoadResult(), threading.Lock()
+    start = threading.Barrier(clients + 1)
+    threads = [threading.Thread(target=_client, args=(base, token, plan, result, start, lock,
+                                                      timeout)) for plan in plans]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    result.wall_s = time.perf_counter() - began
+    return result, runs
+
+
+def audit(engine: Engine, repo: str, runs: Sequence[RunRecord], result: LoadResult) -> None:
+    """Assert the store holds each run exactly once, completely, and nothing else."""
+    assert not result.errors, result.errors[:5]
+    by_run: dict[int, set[int]] = {}
+    created: dict[int, int] = {}
+    for run_index, status, run_id, was_created in result.answers:
+        assert status in (200, 201), (run_index, status)
+        by_run.setdefault(run_index, set()).add(run_id)
+        created[run_index] = created.get(run_index, 0) + int(was_created)
+    assert all(len(ids) == 1 for ids in by_run.values()), "a run got two ids"
+    assert all(n == 1 for n in created.values()), "a run was created twice"
+    ids = sorted(next(iter(v)) for v in by_run.values())
+    _audit_tables(engine, repo, ids, runs)
+
+
+def _count(conn: sa.Connection, table: sa.Table, *where: sa.ColumnElement[bool]) -> int:
+    return int(conn.execute(sa.select(sa.func.count()).select_from(table).where(*where)).scalar_one())
+
+
+def _audit_tables(engine: Engine, repo: str, ids: list[int], runs: Sequence[RunRecord]) -> None:
+    r, m, k = Run.__table__, Measurement.__table__, Kernel.__table__
+    repos, f = Repository.__table__, FindingRow.__table__
+    kernels = sum(len(run.kernels) for run in runs)
+    keys = {kernel.key for run in runs for kernel in run.kernels}
+    with engine.connect() as conn:
+        rid = conn.execute(sa.select(repos.c.id).where(repos.c.name == repo)).scalar_one()
+        stored = sorted(conn.execute(sa.select(r.c.id).where(r.c.repo_id == rid)).scalars())
+        assert stored == ids, f"runs stored {len(stored)}, expected {len(ids)}"
+        assert _count(conn, m, m.c.run_id.in_(ids)) == kernels
+        assert _count(conn, k, k.c.repo_id == rid) == len(keys)
+        orphans = _count(conn, m, m.c.run_id.not_in(sa.select(r.c.id)))
+        stray = _count(conn, f, f.c.run_id.not_in(sa.select(r.c.id)))
+        assert orphans == 0 and stray == 0
