@@ -46,12 +46,18 @@ class Grant:
         name: Its name (safe to log; the token itself never is).
         repo: The repository it is scoped to.
         permission: read or write.
+        last_used_at: When it was last used, as stored (to the minute).
     """
 
     token_id: int
     name: str
     repo: str
     permission: Permission
+    last_used_at: datetime | None = None
+
+    def touch_due(self, now: datetime) -> bool:
+        """Whether ``last_used_at`` is older than its resolution (or was never set)."""
+        return self.last_used_at is None or now - self.last_used_at >= LAST_USED_RESOLUTION
 
     def require(self, *, repo: str | None, permission: Permission) -> None:
         """Raise Forbidden unless this grant covers ``permission`` on ``repo``."""
@@ -156,7 +162,10 @@ def revoke_token(*, session: Session, token_id: int) -> TokenInfo:
 
 
 def authenticate(*, session: Session, token: str) -> Grant:
-    """The grant of ``token``, refreshing its ``last_used_at``.
+    """The grant of ``token`` (a read: ``mark_used`` records the use separately).
+
+    The token is looked up by its hash; comparing hashes of 256-bit random tokens leaks
+    nothing useful through timing.
 
     Raises:
         Unauthorized: The token is unknown or revoked (the message never repeats it).
@@ -167,12 +176,10 @@ def authenticate(*, session: Session, token: str) -> Grant:
     ).first()  # fmt: skip
     if row is None or row.revoked_at is not None:
         raise Unauthorized("the API token is unknown or revoked")
-    _touch(session, int(row.id), row.last_used_at)
-    return Grant(int(row.id), str(row.name), str(row.repo), Permission(row.permission))
+    last_used = as_utc(row.last_used_at) if row.last_used_at is not None else None
+    return Grant(int(row.id), str(row.name), str(row.repo), Permission(row.permission), last_used)
 
 
-def _touch(session: Session, token_id: int, last_used: datetime | None) -> None:
-    now = datetime.now(UTC)
-    if last_used is not None and now - as_utc(last_used) < LAST_USED_RESOLUTION:
-        return
-    session.execute(sa.update(_TOKENS).where(_TOKENS.c.id == token_id).values(last_used_at=now))
+def mark_used(*, session: Session, token_id: int, when: datetime) -> None:
+    """Record that token ``token_id`` was used at ``when``."""
+    session.execute(sa.update(_TOKENS).where(_TOKENS.c.id == token_id).values(last_used_at=when))

@@ -6,10 +6,11 @@ configuration it was given; nothing here is created at import time.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -20,10 +21,10 @@ from sqlmodel import Session
 from service.api.metrics import Metrics
 from service.api.publish import GitHubFactory
 from service.config import RoofguardConfig
-from service.errors import Unauthorized
+from service.errors import StoreUnavailable, Unauthorized
 from service.settings import Settings
 from service.store.db import session_scope
-from service.tokens import Grant, authenticate
+from service.tokens import Grant, authenticate, mark_used
 from service.webhook_auth import DeliveryGuard
 
 
@@ -56,7 +57,10 @@ class ServiceState:
     ) -> ServiceState:  # fmt: skip
         """The state for an application serving ``engine`` with these settings."""
         max_age = timedelta(seconds=settings.webhook_max_age_s)
-        slots = threading.BoundedSemaphore(settings.max_concurrent_checks)
+        # SQLite has one writer at a time: a second check would only wait on its lock (and
+        # past the busy timeout), so checks queue here instead.
+        sqlite = engine.dialect.name == "sqlite"
+        slots = threading.BoundedSemaphore(1 if sqlite else settings.max_concurrent_checks)
         return cls(settings, config, engine, Metrics(), DeliveryGuard(max_age), github, slots)
 
 
@@ -95,6 +99,7 @@ ConfigDep = Annotated[RoofguardConfig, Depends(get_config)]
 EngineDep = Annotated[Engine, Depends(get_engine)]
 SessionDep = Annotated[Session, Depends(get_session)]
 
+log = logging.getLogger("roofguard.api")
 _bearer = HTTPBearer(auto_error=False, description="An API token from `roofguard token create`.")
 
 
@@ -109,8 +114,21 @@ def get_grant(
     """
     if credentials is None or not credentials.credentials:
         raise Unauthorized("an API token is required: Authorization: Bearer TOKEN")
-    with session_scope(state.engine) as session:
-        return authenticate(session=session, token=credentials.credentials)
+    with session_scope(state.engine, readonly=True) as session:
+        grant = authenticate(session=session, token=credentials.credentials)
+    now = datetime.now(UTC)
+    if grant.touch_due(now):
+        _mark_used(state.engine, grant, now)
+    return grant
+
+
+def _mark_used(engine: Engine, grant: Grant, now: datetime) -> None:
+    """Record the token's use, best effort: a busy store must not refuse the request."""
+    try:
+        with session_scope(engine) as session:
+            mark_used(session=session, token_id=grant.token_id, when=now)
+    except StoreUnavailable as exc:
+        log.info("last use of token %r not recorded: %s", grant.name, type(exc).__name__)
 
 
 AuthDep = Annotated[Grant, Depends(get_grant)]

@@ -117,7 +117,9 @@ def audit(engine: Engine, repo: str, runs: Sequence[RunRecord], result: LoadResu
 
 
 def _count(conn: sa.Connection, table: sa.Table, *where: sa.ColumnElement[bool]) -> int:
-    return int(conn.execute(sa.select(sa.func.count()).select_from(table).where(*where)).scalar_one())
+    return int(
+        conn.execute(sa.select(sa.func.count()).select_from(table).where(*where)).scalar_one()
+    )
 
 
 def _audit_tables(engine: Engine, repo: str, ids: list[int], runs: Sequence[RunRecord]) -> None:
