@@ -47,20 +47,23 @@ def verify_head(client: GitHubClient, repo: str, pr: int, sha: str | None) -> No
 
 
 def _fallback(
-    verdict: Verdict, markdown: str, result: PublishResult, env: Mapping[str, str], out: TextIO
+    verdict: Verdict,
+    markdown: str,
+    result: PublishResult,
+    env: Mapping[str, str],
+    out: TextIO,
+    summary: SummaryMode,
 ) -> None:
     folder = artifact_dir(env)
     write_artifact(verdict, markdown, folder)
     note = f"> ⚠️ roofguard could not post to the pull request: {result.reason}.\n\n"
-    append_step_summary(note + markdown, env)
-    out.write(
-        warning_line(
-            "roofguard",
-            f"{result.reason}. The verdict is in the job summary "
-            f"and in {folder}/ (upload it as an artifact).",
-        )
-        + "\n"
+    # with summary="never" the caller has written the verdict already: add only the note
+    append_step_summary(note if summary == "never" else note + markdown, env)
+    message = (
+        f"{result.reason}. The verdict is in the job summary and in {folder}/ "
+        "(upload it as an artifact)."
     )
+    out.write(warning_line("roofguard", message) + "\n")
 
 
 def post_verdict_from_env(
@@ -90,7 +93,8 @@ def post_verdict_from_env(
         policy: Failure policy and check kind.
         links: Run page, workflow run, charts, artifact name for the comment.
         summary: Append the verdict to the job summary only when posting failed (fallback,
-            default: ``check`` writes the summary itself), always, or never.
+            default), always, or never (the caller wrote it: ``check --post``); a failed
+            post always adds a one-line note.
         check_head: Refuse unless PR ``pr``'s head commit is ``sha`` (fork-safe posting).
         clock: Time source for retries (tests).
         out: Where workflow commands go (default stdout).
@@ -121,7 +125,7 @@ def post_verdict_from_env(
     except gh_exc.GitHubException as exc:
         raise GitHubFailed(f"GitHub: {exc}") from exc
     if not result.posted:
-        _fallback(verdict, markdown, result, env, out)
+        _fallback(verdict, markdown, result, env, out, summary)
     elif summary == "always":
         append_step_summary(markdown, env)
     set_outputs(result_outputs(result), env)
