@@ -105,6 +105,9 @@ def post_verdict_from_env(
     env = os.environ if env is None else env
     out = out or sys.stdout
     policy = policy or PublishPolicy()
+    # where we post is authoritative: the marker in the body must match the one looked up
+    verdict = verdict.model_copy(update={"repo": repo, "pull_request": pr})
+    links = links or workflow_links(env)
     markdown = render_verdict(verdict, links=links)
     client = make_client(
         GitHubCredentials.from_env(env), api_url=resolve_api_url(github_url, env), clock=clock
@@ -130,6 +133,15 @@ def post_verdict_from_env(
         append_step_summary(markdown, env)
     set_outputs(result_outputs(result), env)
     return result
+
+
+def workflow_links(env: Mapping[str, str], run_url: str | None = None) -> VerdictLinks:
+    """Links for the comment: the dashboard run page and, inside Actions, the workflow run."""
+    server, repo, run_id = (
+        env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    summary = f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+    return VerdictLinks(run_url=run_url, summary_url=summary)
 
 
 def result_outputs(result: PublishResult) -> dict[str, str]:

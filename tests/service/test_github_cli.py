@@ -205,3 +205,23 @@ def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: P
         out=out,
     )
     assert result.posted and "<!-- roofguard:verdict" in (tmp_path / "summary.md").read_text()
+
+
+def test_posting_context_wins_over_the_verdict(github_server: FakeGitHub, tmp_path: Path) -> None:
+    from github_server import FakeClock
+
+    from service.publish import post_verdict_from_env
+
+    env = actions_env(
+        github_server,
+        tmp_path,
+        GITHUB_SERVER_URL="https://github.com",
+        GITHUB_REPOSITORY=REPO,
+        GITHUB_RUN_ID="77",
+    )
+    anonymous = regression_verdict().model_copy(update={"repo": None, "pull_request": None})
+    post_verdict_from_env(anonymous, repo=REPO, pr=PR, sha=None, env=env, clock=FakeClock())
+    (comment,) = github_server.pr_comments(PR)
+    assert comment["body"].count("<!-- roofguard:verdict") == 1
+    assert comment["body"].startswith(verdict_marker(REPO, PR, "H100-SXM5"))
+    assert "[workflow run](https://github.com/acme/kernels/actions/runs/77)" in comment["body"]
