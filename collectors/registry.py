@@ -14,6 +14,9 @@ from collectors.errors import CollectorError, UnknownFormat
 #: ``roofguard.collectors`` with the same form.
 BUILTIN_COLLECTORS: tuple[str, ...] = (
     "collectors.formats.roofguard_json:RoofguardJson",
+    "collectors.formats.nvbench_json:NvbenchJson",
+    "collectors.formats.gbench_json:GoogleBenchmarkJson",
+    "collectors.formats.pytest_benchmark_json:PytestBenchmarkJson",
 )
 
 SNIFF_BYTES = 64 * 1024
