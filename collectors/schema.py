@@ -10,9 +10,17 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -33,19 +41,26 @@ PRECISIONS: tuple[str, ...] = (
 #: Memory tiers, outermost first.
 TIERS: tuple[str, ...] = ("dram", "l2", "l1")
 
-Precision = Literal[
-    "fp64",
-    "fp32",
-    "fp16",
-    "tensor_fp64",
-    "tensor_tf32",
-    "tensor_bf16",
-    "tensor_fp16",
-    "tensor_fp8",
-    "tensor_int8",
-    "tensor_fp4",
+
+def _one_of(allowed: tuple[str, ...], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"unknown {what} {value!r} (known: {', '.join(allowed)})")
+        return value
+
+    return AfterValidator(check)
+
+
+# Plain ``str`` keys (not Literal) so dicts stay assignable to Mapping[str, float] in the
+# rules; validation and the JSON Schema enum keep the key set closed.
+Precision = Annotated[
+    str,
+    _one_of(PRECISIONS, "precision"),
+    WithJsonSchema({"type": "string", "enum": list(PRECISIONS)}),
 ]
-Tier = Literal["dram", "l2", "l1"]
+Tier = Annotated[
+    str, _one_of(TIERS, "tier"), WithJsonSchema({"type": "string", "enum": list(TIERS)})
+]
 
 
 def _finite_non_negative(value: float) -> float:

@@ -18,9 +18,7 @@ from rules.errors import RuleError
 from service.errors import ServiceError
 
 #: One line per command module; each exposes ``register(app: typer.Typer) -> None``.
-COMMANDS: tuple[str, ...] = (
-    "service.cli.roofline_cmd",
-)
+COMMANDS: tuple[str, ...] = ("service.cli.roofline_cmd",)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
