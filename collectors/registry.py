@@ -17,6 +17,7 @@ BUILTIN_COLLECTORS: tuple[str, ...] = (
     "collectors.formats.nvbench_json:NvbenchJson",
     "collectors.formats.gbench_json:GoogleBenchmarkJson",
     "collectors.formats.pytest_benchmark_json:PytestBenchmarkJson",
+    "collectors.formats.nvbench_csv:NvbenchCsv",
 )
 
 SNIFF_BYTES = 64 * 1024

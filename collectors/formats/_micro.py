@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import MalformedReport
+from collectors.identity import KeyOptions, make_key
 from collectors.schema import KernelRecord
 from collectors.units import UnknownUnit, unit_factor
 
@@ -66,7 +67,9 @@ def _kind(kind: type | tuple[type, ...]) -> str:
     return " or ".join(words.get(k, k.__name__) for k in kinds)
 
 
-def number(value: Any, path: Path, row: str | None, field: str, *, signed: bool = False) -> float:
+def number(
+    value: Any, path: Path, row: str | int | None, field: str, *, signed: bool = False
+) -> float:
     """A finite number (non-negative unless ``signed``) from a JSON number or numeric string."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise MalformedReport(str(path), row, field, f"not a number: {value!r}")
@@ -124,3 +127,13 @@ def numeric_or_text(value: Any) -> str | float:
     except ValueError:
         return text
     return number_value if math.isfinite(number_value) else text
+
+
+def bench_key(name: str, params: Mapping[str, str | float], options: KeyOptions) -> str:
+    """Identity key of a benchmark (name plus parameters).
+
+    A benchmark name is not a C++ signature, so a trailing ``(...)`` ("Image to Grayscale
+    (Different Input sizes)") and a leading word are kept, whatever the key options say.
+    """
+    kept = options.model_copy(update={"strip_arguments": False, "strip_return_type": False})
+    return make_key(name, params, kept)

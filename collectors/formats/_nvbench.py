@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import MalformedReport
-from collectors.identity import KeyOptions, make_key
+from collectors.formats._micro import bench_key
+from collectors.identity import KeyOptions
 from collectors.schema import DeviceInfo, KernelRecord, Provenance, ProvenanceKind, SourceRef
 
 GPU_MEAN = "nv/cold/time/gpu/mean"
@@ -159,7 +160,7 @@ def kernel(state: State, path: Path, fmt: str, keys: KeyOptions) -> KernelRecord
     missing = () if nbytes else ("bytes: the benchmark declares no global-memory reads/writes",)
     return KernelRecord.model_validate(
         {
-            "name": state.bench, "key": make_key(state.bench, state.params, keys),
+            "name": state.bench, "key": bench_key(state.bench, state.params, keys),
             "launches": 1, "duration_s": duration, "samples_s": state.samples,
             "bytes": nbytes, "provenance": provenance, "params": state.params,
             "counters": counters, "missing": ("flops: nvbench does not count FLOPs", *missing),
@@ -208,3 +209,56 @@ def device_info(raw: Mapping[str, Any], fallback: str) -> DeviceInfo:
         memory_clock_hz=raw.get("global_memory_bus_peak_clock_rate"),
         bandwidth_byte_per_s={"dram": float(bandwidth)} if bandwidth else {},
     )
+
+
+#: Column titles of nvbench's ``--csv`` and markdown tables -> tags ("Samples" and "Noise"
+#: repeat and are resolved by position in ``column_tags``).
+_COLUMN_TAGS = {
+    "GPU Time": GPU_MEAN,
+    "CPU Time": CPU_MEAN,
+    "Batch GPU": BATCH_MEAN,
+    "GlobalMem BW": GLOBAL_BW,
+    "BWUtil": "nv/cold/bw/global/utilization",
+    "Elem/s": "nv/cold/bw/item_rate",
+}
+_NOISE = {CPU_MEAN: "nv/cold/time/cpu/stdev/relative", GPU_MEAN: "nv/cold/time/gpu/stdev/relative"}
+
+
+def column_base(title: str) -> str:
+    """``"GPU Time (sec)"`` -> ``"GPU Time"``."""
+    base, _, _ = title.partition(" (")
+    return base.strip()
+
+
+def column_tags(titles: list[str]) -> list[str]:
+    """The tag of each summary column; user summaries keep their title (no ``nv/`` prefix).
+
+    The first "Samples" is the cold sample count, the second the batch one; a "Noise" is the
+    relative deviation of the time column before it.
+    """
+    tags: list[str] = []
+    samples_seen = 0
+    last_time: str | None = None
+    for title in titles:
+        base = column_base(title)
+        if base == "Samples":
+            tags.append(SAMPLES if samples_seen == 0 else "nv/batch/sample_size")
+            samples_seen += 1
+        elif base == "Noise":
+            tags.append(_NOISE.get(last_time or "", f"noise after {last_time}"))
+        elif base in _COLUMN_TAGS:
+            tags.append(_COLUMN_TAGS[base])
+            last_time = _COLUMN_TAGS[base] if base.endswith("Time") else last_time
+        else:
+            tags.append(base)
+    return tags
+
+
+def add_column(state: State, tag: str, value: float, *, is_bytes: bool) -> None:
+    """Record one table cell: a known tag, a global-memory size, or a named counter."""
+    if tag.startswith("nv/"):
+        state.add(tag, tag, value)
+        return
+    state.named[tag] = value
+    if is_bytes:
+        state.gmem[tag] = value

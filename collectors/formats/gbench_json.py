@@ -27,6 +27,7 @@ from typing import Any
 from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.formats._micro import (
+    bench_key,
     check_unique,
     median,
     number,
@@ -35,7 +36,6 @@ from collectors.formats._micro import (
     require,
     time_factor,
 )
-from collectors.identity import make_key
 from collectors.schema import (
     PRECISIONS,
     TIERS,
@@ -208,7 +208,7 @@ class GoogleBenchmarkJson(Collector):
             note=f"median of {len(times)} repetition(s) of real_time per iteration",
         )  # fmt: skip
         return KernelRecord(
-            name=base, key=make_key(base, params, self.options.keys), launches=1,
+            name=base, key=bench_key(base, params, self.options.keys), launches=1,
             duration_s=duration, samples_s=tuple(times) if len(times) > 1 else (),
             flops=flops, bytes=nbytes, provenance=provenance, params=params, counters=merged,
             missing=tuple(missing),

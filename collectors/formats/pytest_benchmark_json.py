@@ -18,8 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from collectors.base import Collector
-from collectors.formats._micro import check_unique, number, numeric_or_text, read_json, require
-from collectors.identity import make_key
+from collectors.formats._micro import (
+    bench_key,
+    check_unique,
+    number,
+    numeric_or_text,
+    read_json,
+    require,
+)
 from collectors.schema import (
     PRECISIONS,
     TIERS,
@@ -139,7 +145,7 @@ class PytestBenchmarkJson(Collector):
         counters = {**extra, **{f"stats_{k}": float(stats[k]) for k in summary
                                 if isinstance(stats.get(k), int | float)}}  # fmt: skip
         return KernelRecord(
-            name=base, key=make_key(base, params, self.options.keys), launches=1,
+            name=base, key=bench_key(base, params, self.options.keys), launches=1,
             duration_s=duration, samples_s=samples, flops=flops, bytes=nbytes,
             provenance=provenance, params=params, counters=counters,
             missing=_missing(flops, nbytes),
