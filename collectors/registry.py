@@ -18,6 +18,9 @@ BUILTIN_COLLECTORS: tuple[str, ...] = (
     "collectors.formats.gbench_json:GoogleBenchmarkJson",
     "collectors.formats.pytest_benchmark_json:PytestBenchmarkJson",
     "collectors.formats.nvbench_csv:NvbenchCsv",
+    "collectors.formats.nvbench_md:NvbenchMarkdown",
+    "collectors.formats.kineto_trace:KinetoTrace",
+    "collectors.formats.roofguard_csv:RoofguardCsv",
 )
 
 SNIFF_BYTES = 64 * 1024
