@@ -29,7 +29,7 @@ from collectors.schema import (
     SourceRef,
 )
 
-_US = 1e-6
+_US_PER_S = 1e6
 
 
 @dataclass
@@ -141,7 +141,7 @@ class KinetoTrace(Collector):
         grid, block = _dims(args.get("grid")), _dims(args.get("block"))
         key = make_key(name, None, self.options.keys, grid=grid, block=block)
         group = groups.setdefault(key, _Group(name=name, first=index, byte_factor=factor))
-        group.times.append(number(event.get("dur"), path, row, "dur") * _US)
+        group.times.append(number(event.get("dur"), path, row, "dur") / _US_PER_S)
         group.grids.update([grid] if grid else [])
         group.blocks.update([block] if block else [])
         if factor:
