@@ -219,8 +219,9 @@ class GoogleBenchmarkJson(Collector):
 def _counters(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for key, value in entry.items():
-        if key in _FIELDS or isinstance(value, str | dict | list) or value is None:
-            continue
+        must_be_number = key in _RATES or _FLOP_COUNTER.match(key) or _BYTE_COUNTER.match(key)
+        if key in _FIELDS or (not must_be_number and not isinstance(value, int | float)):
+            continue  # text fields newer library versions may add
         out[key] = number(value, path, row, key, signed=True)
     return out
 
