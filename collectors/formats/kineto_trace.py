@@ -4,9 +4,9 @@ GPU activity events (``ph: X``) carry ``dur`` in microseconds. Kernel events (``
 kernel``) become KernelRecords aggregated by identity key, like a profiler report: ``launches``
 is the number of launches, ``duration_s`` their total and ``samples_s`` each launch's time.
 Grid and block are kept when every launch agrees. Device-to-device copies and memsets are
-kept too, with the bytes the trace reports: a copy reads and writes each byte in DRAM
-(2 x bytes), a memset writes it (1 x bytes). Host<->device copies measure PCIe, not the
-device roofline, and are listed in the notes.
+kept too, with the bytes the trace reports as a DRAM proxy: a copy reads and writes each
+byte (2 x bytes), a memset writes it (1 x bytes); an L2-resident copy moves less DRAM.
+Host<->device copies measure PCIe, not the device roofline, and are listed in the notes.
 """
 
 from __future__ import annotations
@@ -160,8 +160,9 @@ class KinetoTrace(Collector):
         if group.byte_factor:
             nbytes["dram"] = group.dram_bytes
             provenance["bytes.dram"] = Provenance(
-                kind=ProvenanceKind.REPORTED, metrics=("args.bytes",),
-                note=f"copy/memset bytes x {group.byte_factor:g} (DRAM reads + writes)",
+                kind=ProvenanceKind.PROXY, metrics=("args.bytes",),
+                note=f"logical copy/memset bytes x {group.byte_factor:g} (reads + writes); "
+                "a copy that fits in L2 moves less DRAM traffic and can sit above the roof",
             )  # fmt: skip
         return KernelRecord(
             name=group.name,

@@ -18,7 +18,10 @@ from rules.errors import RuleError
 from service.errors import ServiceError
 
 #: One line per command module; each exposes ``register(app: typer.Typer) -> None``.
-COMMANDS: tuple[str, ...] = ("service.cli.roofline_cmd",)
+COMMANDS: tuple[str, ...] = (
+    "service.cli.roofline_cmd",
+    "service.cli.inspect_cmd",
+)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
