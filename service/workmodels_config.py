@@ -55,7 +55,7 @@ def _model(table: Any, key: str, path: Path) -> WorkModel:
         return WorkModel.model_validate(table)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
+        where = ".".join(str(part) for part in error["loc"] if part != "[key]")
         reason = str(error["msg"]).removeprefix("Value error, ")
         slot, sep, rest = reason.partition(": ")
         if sep and where in {"flops", "bytes"} and " " not in slot:
