@@ -15,10 +15,9 @@ from typing import Any
 from collectors.errors import MalformedReport
 from collectors.identity import KeyOptions, make_key
 from collectors.schema import KernelRecord
-from collectors.units import UnknownUnit, unit_factor
 
-#: Time units the benchmark tools print, to seconds.
-TIME_UNITS = ("ns", "us", "µs", "ms", "s")
+#: Time units the benchmark tools print, and how many of each make a second.
+TIME_UNITS = {"ns": 1e9, "us": 1e6, "µs": 1e6, "ms": 1e3, "s": 1.0}
 
 
 def read_text(path: Path) -> str:
@@ -84,15 +83,16 @@ def number(
     return result
 
 
-def time_factor(unit: Any, path: Path, row: str | None, field: str = "time_unit") -> float:
-    """Seconds per ``unit`` for the time units benchmark tools print."""
+def per_second(unit: Any, path: Path, row: str | None, field: str = "time_unit") -> float:
+    """How many ``unit`` make a second (1e6 for ``us``).
+
+    Dividing by this rather than multiplying by 1e-6 keeps decimal values exact
+    (``2.5 / 1e6 == 2.5e-06`` while ``2.5 * 1e-6`` is not).
+    """
     if not isinstance(unit, str) or unit.strip() not in TIME_UNITS:
         known = ", ".join(TIME_UNITS)
         raise MalformedReport(str(path), row, field, f"unknown time unit {unit!r} (known: {known})")
-    try:
-        return unit_factor(unit.strip())
-    except UnknownUnit as exc:  # pragma: no cover - TIME_UNITS are all known
-        raise MalformedReport(str(path), row, field, str(exc)) from None
+    return TIME_UNITS[unit.strip()]
 
 
 def median(values: Iterable[float]) -> float:

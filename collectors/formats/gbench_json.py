@@ -32,9 +32,9 @@ from collectors.formats._micro import (
     median,
     number,
     numeric_or_text,
+    per_second,
     read_json,
     require,
-    time_factor,
 )
 from collectors.schema import (
     PRECISIONS,
@@ -178,15 +178,9 @@ class GoogleBenchmarkJson(Collector):
                     f"duplicate benchmark {run!r} (also at benchmarks[{seen[rep]}])",
                 )
             seen[rep] = index
-            factor = time_factor(require(entry, "time_unit", str, path, row), path, row)
-            times.append(
-                number(require(entry, "real_time", (int, float), path, row), path, row, "real_time")
-                * factor
-            )
-            cpu = entry.get("cpu_time")
-            cpu_times.append(
-                number(cpu, path, row, "cpu_time") * factor if cpu is not None else times[-1]
-            )
+            real, cpu = _times(entry, path, row)
+            times.append(real)
+            cpu_times.append(cpu)
             counters.append(_counters(entry, path, row))
         return self._record(run, reps[0][0], times, cpu_times, counters, path)
 
@@ -201,7 +195,7 @@ class GoogleBenchmarkJson(Collector):
         merged["cpu_time_s"] = median(cpu_times)
         for rate, amount in _RATES.items():
             if rate in merged:
-                merged[amount] = merged[rate] * per_rate_time
+                merged[amount] = _whole(merged[rate] * per_rate_time)
         flops, nbytes, provenance, missing = _work(merged)
         provenance["duration"] = Provenance(
             kind=ProvenanceKind.REPORTED, metrics=("real_time",),
@@ -214,6 +208,21 @@ class GoogleBenchmarkJson(Collector):
             missing=tuple(missing),
             source=SourceRef(path=str(path), row=f"benchmarks[{first}]", format=self.name),
         )  # fmt: skip
+
+
+def _whole(amount: float) -> float:
+    """Bytes and items are whole numbers: undo the float noise of rate x time."""
+    nearest = round(amount)
+    return float(nearest) if abs(amount - nearest) <= 1e-6 * max(1.0, amount) else amount
+
+
+def _times(entry: Mapping[str, Any], path: Path, row: str) -> tuple[float, float]:
+    """Real and CPU time of one entry in seconds (CPU time defaults to real time)."""
+    scale = per_second(require(entry, "time_unit", str, path, row), path, row)
+    real = number(require(entry, "real_time", (int, float), path, row), path, row, "real_time")
+    cpu = entry.get("cpu_time")
+    cpu_s = number(cpu, path, row, "cpu_time") / scale if cpu is not None else real / scale
+    return real / scale, cpu_s
 
 
 def _counters(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
