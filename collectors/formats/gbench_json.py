@@ -161,7 +161,7 @@ class GoogleBenchmarkJson(Collector):
         for key in _DEVICE_KEYS:
             if isinstance(context.get(key), str) and context[key].strip():
                 return DeviceInfo(name=context[key].strip())
-        name = self.options.device or _text(context.get("host_name")) or "unknown"
+        name = self.options.device or "unknown"  # the host name (in tools) is not a device
         return DeviceInfo(name=name)
 
     def _kernel(self, run: str, reps: list[tuple[int, Any]], path: Path) -> KernelRecord:
