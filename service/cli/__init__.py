@@ -21,6 +21,8 @@ from service.errors import ServiceError
 COMMANDS: tuple[str, ...] = (
     "service.cli.roofline_cmd",
     "service.cli.inspect_cmd",
+    "service.cli.db_cmd",
+    "service.cli.ingest_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
