@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 FloatArray = npt.NDArray[np.float64]
 Direction = Literal["up", "down"]
@@ -42,6 +42,11 @@ Direction = Literal["up", "down"]
 MAD_SCALE = 1.4826
 #: Standard error of a median relative to that of a mean, for normal data (sqrt(pi/2)).
 MEDIAN_SE = 1.2533
+#: Windows of at least this many points use the interquartile mean (25% trimmed each side):
+#: 83% as efficient as the mean on normal noise (the median: 64%), still robust to outliers.
+TRIMMED_FROM = 8
+#: Standard error of the interquartile mean relative to that of a mean, for normal data.
+TRIMMED_SE = 1.10
 
 
 class CompareOptions(BaseModel):
@@ -77,16 +82,28 @@ class ChangePointOptions(BaseModel):
         noise_floor: Smallest relative noise assumed.
         detrend: Remove a significant slow drift (robust slope) first, so that a drift is
             not reported as a step (``ChangePointScan.drift`` reports it instead).
+        window: The largest window, for callers of the single-window detector: when given,
+            ``windows`` becomes 4, 8, 16 ... below it, plus ``window`` itself.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     windows: tuple[int, ...] = Field(default=(4, 8, 16, 32), min_length=1)
+    window: int | None = Field(default=None, ge=2)
     detrend: bool = True
     min_segment: int = Field(default=2, ge=1)
     z_threshold: float = Field(default=5.0, gt=0)
     min_effect: float = Field(default=0.03, ge=0)
     noise_floor: float = Field(default=0.002, ge=0)
+
+    @model_validator(mode="after")
+    def _largest_window(self) -> ChangePointOptions:
+        if self.window is not None:
+            scales = {w for w in (4, 8, 16, 32, 64, 128) if w < self.window} | {self.window}
+            object.__setattr__(self, "windows", tuple(sorted(scales)))
+        if any(w < 2 for w in self.windows):
+            raise ValueError("windows: every window needs at least 2 points")
+        return self
 
 
 @dataclass(frozen=True)
@@ -226,9 +243,22 @@ class _WindowStats:
     """Order statistics of one side's windows (arrays shaped series x points)."""
 
     median: FloatArray  # midpoint of the low and high medians
+    center: FloatArray  # interquartile mean from TRIMMED_FROM points on, else the median
+    se_factor: FloatArray  # standard error of ``center`` in noise / sqrt(count) units
     low: FloatArray  # conservative interval: the level at least min_segment points hold,
     high: FloatArray  # and at least the low/high medians
     count: FloatArray
+
+
+def _interquartile_mean(ordered: FloatArray, count: npt.NDArray[np.int_]) -> FloatArray:
+    """Mean of the middle half of each sorted window (robust to a quarter of outliers)."""
+    sums = np.cumsum(np.nan_to_num(ordered), axis=-1)
+    sums = np.concatenate([np.zeros((*sums.shape[:-1], 1)), sums], axis=-1)
+    q1, q3 = count // 4, count - count // 4
+    upper = np.take_along_axis(sums, q3[..., None], axis=-1)[..., 0]
+    lower = np.take_along_axis(sums, q1[..., None], axis=-1)[..., 0]
+    with np.errstate(all="ignore"):
+        return np.asarray((upper - lower) / (q3 - q1), dtype=float)
 
 
 def _window_stats(windows: FloatArray, min_segment: int) -> _WindowStats:
@@ -246,8 +276,12 @@ def _window_stats(windows: FloatArray, min_segment: int) -> _WindowStats:
     # A drop needs the k-th largest value below the old level, a rise the k-th smallest above:
     # with few points that is stricter than the median (two points must both have moved).
     kth_small, kth_large = pick(np.full_like(count, k - 1)), pick(count - k)
+    median = np.asarray((med_lo + med_hi) / 2, dtype=float)
+    trimmed = count >= TRIMMED_FROM
     return _WindowStats(
-        np.asarray((med_lo + med_hi) / 2, dtype=float),
+        median,
+        np.where(trimmed, _interquartile_mean(ordered, count), median),
+        np.where(trimmed, TRIMMED_SE, MEDIAN_SE),
         np.asarray(np.fmin(med_lo, kth_large), dtype=float),
         np.asarray(np.fmax(med_hi, kth_small), dtype=float),
         count.astype(float),
@@ -346,12 +380,15 @@ def _one_scale(
     n_left, n_right = left.count, right.count
     # With few points a side, one bad night can move the median: be conservative there and use
     # the gap between the conservative intervals; with more, the median itself is robust.
-    plain = np.nan_to_num(right.median - left.median)
+    plain = np.nan_to_num(right.center - left.center)
     few = max(5, 2 * opts.min_segment)
     small = (n_left < few) | (n_right < few)
     gap = np.where(small, _interval_gap(left.low, left.high, right.low, right.high), plain)
     with np.errstate(all="ignore"):
-        se = noise[:, None] * MEDIAN_SE * np.sqrt(1 / n_left + 1 / n_right)
+        se = noise[:, None] * np.sqrt(
+            np.where(small, MEDIAN_SE**2, left.se_factor**2) / n_left
+            + np.where(small, MEDIAN_SE**2, right.se_factor**2) / n_right
+        )
         z = np.nan_to_num(gap / se)
         rel = np.nan_to_num(gap / np.abs(left.median))
     ok = (n_left >= opts.min_segment) & (n_right >= opts.min_segment) & ~np.isnan(values)
