@@ -73,18 +73,42 @@ def decode_step() -> list[Kernel]:
     """The healthy decode step (per layer), batch 64, hidden 4096, MLP 14336, 8 KV heads."""
     b, h, kv_bytes = 64, 4096, 64 * 4096 * 8 * 128 * 2 * 2
     return [
-        Kernel("void fused_add_rmsnorm_kernel<__nv_bfloat16, 4096>(__nv_bfloat16*, "
-               "__nv_bfloat16*, const __nv_bfloat16*, float)",
-               0.0, 4.0 * b * h, 3 * 2 * b * h, 2 * 2 * b * h, 58.0),  # fmt: skip
+        Kernel(
+            "void fused_add_rmsnorm_kernel<__nv_bfloat16, 4096>(__nv_bfloat16*, "
+            "__nv_bfloat16*, const __nv_bfloat16*, float)",
+            0.0,
+            4.0 * b * h,
+            3 * 2 * b * h,
+            2 * 2 * b * h,
+            58.0,
+        ),  # fmt: skip
         _gemm("decode_gemm_bf16<64, 6144, 4096>(qkv_proj)", b, 6144, h, 85.0),
-        Kernel("rotary_embedding_kernel<__nv_bfloat16, 128>", 0.0, 6.0 * b * 5120,
-               2 * b * 5120, 2 * b * 5120, 46.0),  # fmt: skip
-        Kernel("flash_decode_attention_kernel<__nv_bfloat16, 128, 8>", 4.0 * b * 32 * 4096 * 128,
-               0.0, kv_bytes, 2 * b * h, 80.0),  # fmt: skip
+        Kernel(
+            "rotary_embedding_kernel<__nv_bfloat16, 128>",
+            0.0,
+            6.0 * b * 5120,
+            2 * b * 5120,
+            2 * b * 5120,
+            46.0,
+        ),  # fmt: skip
+        Kernel(
+            "flash_decode_attention_kernel<__nv_bfloat16, 128, 8>",
+            4.0 * b * 32 * 4096 * 128,
+            0.0,
+            kv_bytes,
+            2 * b * h,
+            80.0,
+        ),  # fmt: skip
         _gemm("decode_gemm_bf16<64, 4096, 4096>(o_proj)", b, h, h, 84.0),
         _gemm("decode_gemm_bf16<64, 28672, 4096>(gate_up_proj)", b, 28672, h, 87.0),
-        Kernel("silu_and_mul_kernel<__nv_bfloat16>", 0.0, 3.0 * b * 14336,
-               2 * b * 28672, 2 * b * 14336, 71.0),  # fmt: skip
+        Kernel(
+            "silu_and_mul_kernel<__nv_bfloat16>",
+            0.0,
+            3.0 * b * 14336,
+            2 * b * 28672,
+            2 * b * 14336,
+            71.0,
+        ),  # fmt: skip
         _gemm("decode_gemm_bf16<64, 4096, 14336>(down_proj)", b, h, 14336, 86.0),
         _gemm("verify_gemm_bf16<512, 14336, 4096>", 512, 14336, h, 72.0),
     ]
