@@ -14,6 +14,10 @@ from collectors.errors import CollectorError, UnknownFormat
 #: ``roofguard.collectors`` with the same form.
 BUILTIN_COLLECTORS: tuple[str, ...] = (
     "collectors.formats.roofguard_json:RoofguardJson",
+    "collectors.formats.ncu_csv_raw:NcuCsvRaw",
+    "collectors.formats.ncu_csv_details:NcuCsvDetails",
+    "collectors.formats.ncu_rep:NcuRep",
+    "collectors.formats.ncu_text:NcuText",
 )
 
 SNIFF_BYTES = 64 * 1024
