@@ -21,7 +21,7 @@ from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
 
 MAGIC = b"NVR\x00"
-_COMMAND = re.compile(rb"[ -~]*(?:\bncu|nv-nsight-cu-cli)(?:\.exe)? --[ -~]*")
+_COMMAND = re.compile(rb"(?:\bncu|nv-nsight-cu-cli)(?:\.exe)? --")
 
 
 def _ncu_report(path: Path) -> ModuleType:
@@ -149,12 +149,21 @@ def command_line(data: bytes) -> str | None:
     match = _COMMAND.search(data)
     if match is None:
         return None
-    start, end = match.span()
+    start, end = _printable_run(data, *match.span())
     for skip in range(3):  # the length varint may itself be a printable byte
         length = _varint_before(data, start + skip)
         if length is not None and start + skip + length <= end:
             return data[start + skip : start + skip + length].decode("ascii")
     return data[start:end].decode("ascii")
+
+
+def _printable_run(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """Widen ``[start, end)`` to the run of printable ASCII around it."""
+    while start > 0 and 0x20 <= data[start - 1] <= 0x7E:
+        start -= 1
+    while end < len(data) and 0x20 <= data[end] <= 0x7E:
+        end += 1
+    return start, end
 
 
 def _varint_before(data: bytes, pos: int) -> int | None:
