@@ -71,10 +71,10 @@ class NcuCsvRaw(Collector):
         self, header: list[str], rows: Iterator[tuple[int, list[str]]], units_line: int
     ) -> tuple[_Columns, list[tuple[int, list[str]]]]:
         """Scale per used column from the units row (which a bare export may lack)."""
-        if "ID" not in header:
-            raise MalformedReport(
-                self._path, units_line - 1, "ID", "the header lacks the ID column"
-            )
+        for name in ("ID", "Kernel Name"):
+            if name not in header:
+                reason = f"the header lacks {name!r}"
+                raise MalformedReport(self._path, units_line - 1, name, reason)
         first = next(rows, None)
         units: list[str] = [""] * len(header)
         pending: list[tuple[int, list[str]]] = []

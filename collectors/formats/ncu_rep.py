@@ -72,7 +72,7 @@ class NcuRep(Collector):
             for a in range(rng.num_actions()):
                 action = rng.action_by_idx(a)
                 label = f"range {r} action {a}"
-                if action is None:
+                if action is None or not action.name() or not action.metric_names():
                     raise MalformedReport(
                         builder.path, label, None, "the action cannot be read (truncated report)"
                     )

@@ -7,7 +7,6 @@ the ``"ID","Process ID",...`` header; a failed run writes no header at all.
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
 from collections.abc import Iterator
@@ -116,16 +115,6 @@ def device_from_lines(lines: list[str]) -> str | None:
             if match:
                 return match.group(1)
     return None
-
-
-def parse_header(line: str, path: str, number: int) -> list[str]:
-    """The header cells; a header without ``Kernel Name`` is not ncu's."""
-    header = next(csv.reader(io.StringIO(line)), [])
-    if "Kernel Name" not in header:
-        raise MalformedReport(
-            path, number, "Kernel Name", "the CSV header lacks the Kernel Name column"
-        )
-    return header
 
 
 def number(cell: str, path: str, row: str, column: str) -> float | None:
