@@ -8,7 +8,15 @@ from collectors.base import CollectOptions
 from collectors.registry import all_collectors, detect, get
 from collectors.schema import KernelRecord, RunRecord
 
-__all__ = ["CollectOptions", "KernelRecord", "RunRecord", "all_collectors", "collect", "detect", "get"]
+__all__ = [
+    "CollectOptions",
+    "KernelRecord",
+    "RunRecord",
+    "all_collectors",
+    "collect",
+    "detect",
+    "get",
+]
 
 
 def collect(

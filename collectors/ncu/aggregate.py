@@ -6,6 +6,7 @@ holds one float per launch (its time) and a few sums per kernel, never the rows.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from collectors.base import CollectOptions
 from collectors.errors import MalformedReport
 from collectors.identity import make_key
 from collectors.ncu.peaks import DeviceFacts
-from collectors.ncu.recipe import Figure, LaunchFigures
+from collectors.ncu.recipe import Figure, LaunchFigures, Plan
 from collectors.schema import (
     DeviceInfo,
     KernelRecord,
@@ -40,27 +41,32 @@ class _Kernel:
     failed: int = 0
     duration_s: float = 0.0
     samples: list[float] = field(default_factory=list)
-    flops: dict[str, Figure] = field(default_factory=dict)
-    bytes: dict[str, Figure] = field(default_factory=dict)
-    seen: dict[str, int] = field(default_factory=dict)
+    totals: dict[Plan, list[float]] = field(default_factory=dict)
+    counts: dict[Plan, int] = field(default_factory=dict)
     missing: dict[str, None] = field(default_factory=dict)
     reasons: dict[str, None] = field(default_factory=dict)
     duration: Provenance | None = None
 
     def add(self, figs: LaunchFigures) -> None:
-        for text in figs.missing:
-            self.missing.setdefault(text)
-        if figs.failed is not None or figs.duration_s is None:
+        if figs.failed is not None or figs.duration_s is None or figs.plan is None:
             self.failed += 1
             self.reasons.setdefault(figs.failed or "no duration")
+            for text in figs.missing:
+                self.missing.setdefault(text)
             return
-        if self.duration is None:
-            self.duration = figs.duration
         self.launches += 1
         self.duration_s += figs.duration_s
         self.samples.append(figs.duration_s)
-        _accumulate(self.flops, figs.flops, self.seen, "flops.")
-        _accumulate(self.bytes, figs.bytes, self.seen, "bytes.")
+        if self.duration is None:
+            self.duration = figs.duration
+        totals = self.totals.get(figs.plan)
+        if totals is None:  # a new metric set: its gaps are named once
+            for text in figs.missing:
+                self.missing.setdefault(text)
+            self.counts[figs.plan] = 0
+            totals = [0.0] * len(figs.values)
+        self.totals[figs.plan] = list(map(operator.add, totals, figs.values))
+        self.counts[figs.plan] += 1
 
     def record(self, path: str, fmt: str) -> KernelRecord:
         flops, nbytes, partial = self._complete()
@@ -83,24 +89,23 @@ class _Kernel:
 
     def _complete(self) -> tuple[dict[str, Figure], dict[str, Figure], list[str]]:
         """Figures every usable launch had; the others are named as partial."""
+        found: dict[str, Figure] = {}
+        seen: dict[str, int] = {}
+        for plan, totals in self.totals.items():
+            for spec, value in zip(plan.specs, totals, strict=True):
+                old = found.get(spec.key)
+                prov = spec.provenance if old is None else old.provenance
+                found[spec.key] = Figure(value + (old.value if old else 0.0), prov)
+                seen[spec.key] = seen.get(spec.key, 0) + self.counts[plan]
         partial = [
             f"{key}: present in {n} of {self.launches} launches, left out"
-            for key, n in self.seen.items()
+            for key, n in seen.items()
             if n != self.launches
         ]
-        flops = {p: f for p, f in self.flops.items() if self.seen[f"flops.{p}"] == self.launches}
-        nbytes = {t: f for t, f in self.bytes.items() if self.seen[f"bytes.{t}"] == self.launches}
+        complete = {k: f for k, f in found.items() if seen[k] == self.launches}
+        flops = {k[6:]: f for k, f in complete.items() if k.startswith("flops.")}
+        nbytes = {k[6:]: f for k, f in complete.items() if k.startswith("bytes.")}
         return flops, nbytes, partial
-
-
-def _accumulate(
-    totals: dict[str, Figure], new: dict[str, Figure], seen: dict[str, int], prefix: str
-) -> None:
-    for key, fig in new.items():
-        seen[prefix + key] = seen.get(prefix + key, 0) + 1
-        old = totals.get(key)
-        prov = fig.provenance if old is None else old.provenance
-        totals[key] = Figure(fig.value + (old.value if old else 0.0), prov)
 
 
 class RunBuilder:
@@ -118,6 +123,7 @@ class RunBuilder:
         self.options = options
         self._kernels: dict[str, _Kernel] = {}
         self._ids: set[str] = set()
+        self._keys: dict[tuple[str, str | None, str | None], str] = {}
         self.device_key: tuple[str | None, str | None] | None = None
         self.launch_count = 0
         self.failed = 0
@@ -132,7 +138,10 @@ class RunBuilder:
         self._ids.add(launch_id)
         if not name.strip():
             raise MalformedReport(self.path, launch_id, "Kernel Name", "empty kernel name")
-        key = make_key(name, None, self.options.keys, grid=grid, block=block)
+        key = self._keys.get((name, grid, block))
+        if key is None:  # normalising kB-long names once per distinct name, not per launch
+            key = make_key(name, None, self.options.keys, grid=grid, block=block)
+            self._keys[(name, grid, block)] = key
         kernel = self._kernels.get(key)
         if kernel is None:
             kernel = _Kernel(name, key, launch_id, grid, block, nvtx)

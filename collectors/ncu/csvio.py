@@ -67,7 +67,7 @@ def read_prelude(handle: TextIO, path: str) -> tuple[Prelude, str]:
         MalformedReport: No header: ncu's error is quoted when the run failed.
     """
     prelude = Prelude()
-    for number, line in enumerate(_lines(handle, path), start=1):
+    for number, line in enumerate(lines(handle, path), start=1):
         if line.startswith(HEADER_START):
             prelude.header_line = number
             prelude.device = device_from_lines(prelude.lines)
@@ -78,7 +78,8 @@ def read_prelude(handle: TextIO, path: str) -> tuple[Prelude, str]:
     raise _no_header(path, prelude.lines)
 
 
-def _lines(handle: TextIO, path: str) -> Iterator[str]:
+def lines(handle: TextIO, path: str) -> Iterator[str]:
+    """The handle's lines; undecodable bytes are a clear error."""
     try:
         for line in handle:  # noqa: UP028 - ``yield from`` would close the file with the generator
             yield line

@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from collectors.schema import Provenance, ProvenanceKind
 from collectors.units import unit_factor
@@ -109,8 +110,7 @@ def provenance(kind: ProvenanceKind, metrics: tuple[str, ...], note: str = "") -
     return Provenance(kind=kind, metrics=metrics, note=note)
 
 
-@dataclass(frozen=True, slots=True)
-class Figure:
+class Figure(NamedTuple):
     """One number and how it was obtained."""
 
     value: float
@@ -124,18 +124,40 @@ class LaunchFigures:
     Attributes:
         duration_s: Kernel time, None when the launch has none (or it is NaN).
         duration: How the duration was obtained.
-        flops: FLOPs by precision.
-        bytes: Bytes by tier.
+        plan: The plan that computed ``values`` (None for a failed launch).
+        values: One number per ``plan.specs`` entry, in that order.
         missing: Figure keys that are absent (see ``HINTS``), or partial, with a reason.
         failed: Why the launch is unusable (no duration, or every value NaN), else None.
     """
 
     duration_s: float | None = None
     duration: Provenance | None = None
-    flops: dict[str, Figure] = field(default_factory=dict)
-    bytes: dict[str, Figure] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)
+    plan: Plan | None = None
+    values: tuple[float, ...] = ()
+    missing: tuple[str, ...] = ()
     failed: str | None = None
+
+    def figures(self, kind: str) -> dict[str, Figure]:
+        """``kind`` = "flops" or "bytes": the figures by precision or tier."""
+        if self.plan is None:
+            return {}
+        pairs = zip(self.plan.specs, self.values, strict=True)
+        prefix = kind + "."
+        return {
+            s.key[len(prefix) :]: Figure(v, s.provenance)
+            for s, v in pairs
+            if s.key.startswith(prefix)
+        }
+
+    @property
+    def flops(self) -> dict[str, Figure]:
+        """FLOPs by precision."""
+        return self.figures("flops")
+
+    @property
+    def bytes(self) -> dict[str, Figure]:
+        """Bytes by tier."""
+        return self.figures("bytes")
 
 
 def normalise(metrics: Iterable[tuple[str, float | None, str]]) -> dict[str, float]:
@@ -151,74 +173,110 @@ def normalise(metrics: Iterable[tuple[str, float | None, str]]) -> dict[str, flo
     return out
 
 
-def _get(m: Mapping[str, float], name: str) -> float | None:
-    value = m.get(name)
-    return None if value is None or math.isnan(value) else value
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One metric's share of a figure.
+
+    The value is ``metric x weight``, times the duration (``scale="s"``) or the elapsed cycles
+    of a unit (``scale="sm"``/``"smsp"``) when the metric is a rate.
+    """
+
+    name: str
+    weight: float = 1.0
+    scale: str = ""
 
 
-def duration(m: Mapping[str, float]) -> tuple[float | None, Provenance | None]:
-    """Kernel time in seconds: ``gpu__time_duration.sum``, else elapsed cycles / clock."""
-    value = _get(m, DURATION)
-    if value is not None:
-        return value, provenance(ProvenanceKind.RAW, (DURATION,))
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """How one figure (``flops.<precision>`` or ``bytes.<tier>``) is computed."""
+
+    key: str
+    provenance: Provenance
+    terms: tuple[Term, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # identity hash: plans are cached, hashed per launch
+class Plan:
+    """The recipe's choices for one set of available metrics, made once and reused.
+
+    Every launch of a raw page has the same columns, so the search through the recipe's
+    fallbacks runs once per file, not once per launch.
+    """
+
+    duration: tuple[str, str | None] | None
+    duration_provenance: Provenance | None
+    cycles: tuple[tuple[int, str, bool], ...]
+    specs: tuple[Spec, ...]
+    missing: tuple[str, ...]
+    #: Per spec, (metric, weight, scale slot): slot 0 = 1, 1 = seconds, 2/3 = SMSP/SM cycles.
+    compiled: tuple[tuple[tuple[str, float, int], ...], ...] = ()
+
+    def evaluate(self, m: Mapping[str, float]) -> LaunchFigures:
+        """The figures of one launch whose available metric names are this plan's."""
+        if self.duration is None:
+            return LaunchFigures(failed="no duration", missing=self.missing)
+        numerator, denominator = self.duration
+        seconds = m[numerator] if denominator is None else m[numerator] / m[denominator]
+        scale = [1.0, seconds, 0.0, 0.0]
+        for slot, name, is_clock in self.cycles:
+            scale[slot] = m[name] * seconds if is_clock else m[name]
+        values = tuple(sum(m[n] * w * scale[c] for n, w, c in terms) for terms in self.compiled)
+        return LaunchFigures(seconds, self.duration_provenance, self, values, self.missing)
+
+
+_SLOTS = {"": 0, "s": 1, "smsp": 2, "sm": 3}
+
+
+def _duration(names: frozenset[str]) -> tuple[tuple[str, str | None] | None, Provenance | None]:
+    """``gpu__time_duration.sum``, else elapsed cycles / clock of the SM, SMSP or GPC unit."""
+    if DURATION in names:
+        return (DURATION, None), provenance(ProvenanceKind.RAW, (DURATION,))
     for unit in ("sm", "smsp", "gpc"):
-        cycles = _get(m, f"{unit}__cycles_elapsed.avg") or _get(m, f"{unit}__cycles_elapsed.max")
-        clock = _get(m, f"{unit}__cycles_elapsed.avg.per_second")
-        if cycles is not None and clock:
-            names = (f"{unit}__cycles_elapsed.avg", f"{unit}__cycles_elapsed.avg.per_second")
-            return cycles / clock, provenance(ProvenanceKind.RATE, names, "elapsed cycles / clock")
+        clock = f"{unit}__cycles_elapsed.avg.per_second"
+        for cycles in (f"{unit}__cycles_elapsed.avg", f"{unit}__cycles_elapsed.max"):
+            if cycles in names and clock in names:
+                prov = provenance(ProvenanceKind.RATE, (cycles, clock), "elapsed cycles / clock")
+                return (cycles, clock), prov
     return None, None
 
 
-def _elapsed_cycles(m: Mapping[str, float], unit: str, seconds: float | None) -> float | None:
-    cycles = _get(m, f"{unit}__cycles_elapsed.avg")
-    if cycles is not None:
-        return cycles
-    clock = _get(m, f"{unit}__cycles_elapsed.avg.per_second")
-    return clock * seconds if clock is not None and seconds is not None else None
-
-
-def op_count(
-    m: Mapping[str, float], op: str, seconds: float | None
-) -> tuple[float, ProvenanceKind, str] | None:
-    """Thread-instruction count of one SASS op: raw count, else a rate rebuilt into a count."""
-    for unit in ("smsp", "sm"):
-        name = f"{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum"
-        value = _get(m, name)
-        if value is not None:
-            return value, ProvenanceKind.RAW, name
-    for unit in ("smsp", "sm"):
-        name = f"{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum"
-        rate, cycles = _get(m, name + ".per_cycle_elapsed"), _elapsed_cycles(m, unit, seconds)
-        if rate is not None and cycles is not None:
-            return rate * cycles, ProvenanceKind.RATE, name + ".per_cycle_elapsed"
-        per_second = _get(m, name + ".per_second")
-        if per_second is not None and seconds is not None:
-            return per_second * seconds, ProvenanceKind.RATE, name + ".per_second"
+def _cycles(names: frozenset[str], unit: str) -> tuple[int, str, bool] | None:
+    """Elapsed cycles of a unit: ``<unit>__cycles_elapsed.avg``, else its clock x duration."""
+    if f"{unit}__cycles_elapsed.avg" in names:
+        return _SLOTS[unit], f"{unit}__cycles_elapsed.avg", False
+    if f"{unit}__cycles_elapsed.avg.per_second" in names:
+        return _SLOTS[unit], f"{unit}__cycles_elapsed.avg.per_second", True
     return None
 
 
-def cuda_core_flops(
-    m: Mapping[str, float], seconds: float | None
-) -> tuple[dict[str, Figure], list[str]]:
+def _op_term(names: frozenset[str], op: str, weight: float) -> tuple[Term, ProvenanceKind] | None:
+    """Thread-instruction count of one SASS op: raw count, else a rate rebuilt into a count."""
+    for unit in ("smsp", "sm"):
+        name = f"{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum"
+        if name in names:
+            return Term(name, weight), ProvenanceKind.RAW
+    for unit in ("smsp", "sm"):
+        name = f"{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum"
+        if name + ".per_cycle_elapsed" in names and _cycles(names, unit):
+            return Term(name + ".per_cycle_elapsed", weight, unit), ProvenanceKind.RATE
+        if name + ".per_second" in names:
+            return Term(name + ".per_second", weight, "s"), ProvenanceKind.RATE
+    return None
+
+
+def _cuda_core(names: frozenset[str]) -> tuple[list[Spec], list[str]]:
     """FLOPs per CUDA-core precision, weights as ``FLOP_OPS``; partial op sets are flagged."""
-    totals: dict[str, float] = {}
+    terms: dict[str, list[Term]] = {}
     kinds: dict[str, set[ProvenanceKind]] = {}
-    used: dict[str, list[str]] = {}
     for op, (precision, weight) in FLOP_OPS.items():
-        found = op_count(m, op, seconds)
-        if found is None:
-            continue
-        count, kind, name = found
-        totals[precision] = totals.get(precision, 0.0) + weight * count
-        kinds.setdefault(precision, set()).add(kind)
-        used.setdefault(precision, []).append(name)
-    figures, missing = {}, []
-    for precision, total in totals.items():
+        found = _op_term(names, op, weight)
+        if found is not None:
+            terms.setdefault(precision, []).append(found[0])
+            kinds.setdefault(precision, set()).add(found[1])
+    specs, missing = [], []
+    for precision, used in terms.items():
         absent = [
-            op
-            for op in REQUIRED_OPS[precision]
-            if not any(f"_op_{op}_" in n for n in used[precision])
+            o for o in REQUIRED_OPS[precision] if not any(f"_op_{o}_" in t.name for t in used)
         ]
         kind = (
             ProvenanceKind.RAW if kinds[precision] == {ProvenanceKind.RAW} else ProvenanceKind.RATE
@@ -229,38 +287,34 @@ def cuda_core_flops(
         if absent:
             note += f"; {', '.join(absent)} not collected (lower bound)"
             missing.append(f"flops.{precision}: {', '.join(absent)} not collected")
-        figures[precision] = Figure(total, provenance(kind, tuple(used[precision]), note))
-    return figures, missing
+        prov = provenance(kind, tuple(t.name for t in used), note)
+        specs.append(Spec(f"flops.{precision}", prov, tuple(used)))
+    return specs, missing
 
 
-def tensor_flops(m: Mapping[str, float], cc: str | None) -> tuple[dict[str, Figure], list[str]]:
+def _tensor(names: frozenset[str], cc: str | None) -> tuple[list[Spec], list[str]]:
     """Tensor FLOPs by source precision, one level of the metric hierarchy only."""
     groups: dict[str, dict[str, list[str]]] = {}
-    for name in m:
+    for name in names:
         match = _TENSOR_SUM.match(name)
-        if match and _get(m, name) is not None:
+        if match:
             base = name.replace(match.group(2) or "\0", "")
             groups.setdefault(match.group(1), {}).setdefault(base, []).append(name)
-    figures: dict[str, Figure] = {}
-    missing: list[str] = []
-    for dtype, bases in groups.items():
+    chosen: dict[str, list[str]] = {}
+    for dtype, bases in sorted(groups.items()):
         precision = TENSOR_DTYPES.get(dtype)
-        if precision is None:
-            continue  # int4/int1 have no precision in the contract
-        names = _one_level(dtype, bases)
-        value = sum(_get(m, n) or 0.0 for n in names)
-        prev = figures.get(precision)
-        total = value + (prev.value if prev else 0.0)
-        all_names = (prev.provenance.metrics if prev else ()) + tuple(names)
-        figures[precision] = Figure(
-            total,
-            provenance(
-                ProvenanceKind.RAW, all_names, "tensor math ops (1 FMA = 2), one hierarchy level"
-            ),
+        if precision is not None:  # int4/int1 have no precision in the contract
+            chosen.setdefault(precision, []).extend(_one_level(dtype, bases))
+    note = "tensor math ops (1 FMA = 2), one hierarchy level"
+    specs = [
+        Spec(
+            f"flops.{p}",
+            provenance(ProvenanceKind.RAW, tuple(used), note),
+            tuple(Term(n) for n in used),
         )
-    if not figures:
-        figures, missing = _volta_tensor(m, cc)
-    return figures, missing
+        for p, used in chosen.items()
+    ]
+    return (specs, []) if specs else _volta_tensor(names, cc)
 
 
 def _one_level(dtype: str, bases: Mapping[str, list[str]]) -> list[str]:
@@ -278,75 +332,67 @@ def _one_level(dtype: str, bases: Mapping[str, list[str]]) -> list[str]:
     return names
 
 
-def _volta_tensor(m: Mapping[str, float], cc: str | None) -> tuple[dict[str, Figure], list[str]]:
+def _volta_tensor(names: frozenset[str], cc: str | None) -> tuple[list[Spec], list[str]]:
     for unit in ("sm", "smsp"):
         name = f"{unit}__inst_executed_pipe_tensor.sum"
-        inst = _get(m, name)
-        if inst is None:
+        if name not in names:
             continue
         if cc is not None and cc.split(".")[0] == "7" and cc != "7.5":
             note = "512 FLOP per HMMA instruction (Volta, NERSC recipe)"
             prov = provenance(ProvenanceKind.PROXY, (name,), note)
-            return {"tensor_fp16": Figure(VOLTA_TENSOR_FLOP_PER_INST * inst, prov)}, []
-        if inst > 0:
-            why = f"{name} counts instructions, not FLOPs, on CC {cc or '?'} (x512 is Volta-only)"
-            return {}, [f"flops.tensor: {why}; collect {HINTS['flops.tensor']}"]
-    return {}, []
+            return [Spec("flops.tensor_fp16", prov, (Term(name, VOLTA_TENSOR_FLOP_PER_INST),))], []
+        why = f"{name} counts instructions, not FLOPs, on CC {cc or '?'} (x512 is Volta-only)"
+        return [], [f"flops.tensor: {why}; collect {HINTS['flops.tensor']}"]
+    return [], []
 
 
-def tier_bytes(
-    m: Mapping[str, float], seconds: float | None
-) -> tuple[dict[str, Figure], list[str]]:
+def _bytes(names: frozenset[str]) -> tuple[list[Spec], list[str]]:
     """Bytes per memory tier from the first complete source in ``_BYTE_SOURCES``."""
-    figures: dict[str, Figure] = {}
+    specs: list[Spec] = []
     missing: list[str] = []
     for tier, sources in _BYTE_SOURCES.items():
-        for kind, names, note in sources:
-            values = [_get(m, n) for n in names]
-            if any(v is None for v in values):
-                continue
-            total = sum(v for v in values if v is not None)
-            if names[0].endswith(".per_second"):
-                if seconds is None:
-                    continue
-                total *= seconds
-            elif kind is ProvenanceKind.SECTORS:
-                total *= SECTOR_BYTES
-            figures[tier] = Figure(total, provenance(kind, names, note))
-            break
+        for kind, used, note in sources:
+            if all(n in names for n in used):
+                scale = "s" if used[0].endswith(".per_second") else ""
+                weight = SECTOR_BYTES if kind is ProvenanceKind.SECTORS else 1.0
+                terms = tuple(Term(n, weight, scale) for n in used)
+                specs.append(Spec(f"bytes.{tier}", provenance(kind, used, note), terms))
+                break
         else:
-            partial = [n for _, names, _ in sources if len(names) > 1 for n in names if n in m]
+            partial = [n for _, used, _ in sources if len(used) > 1 for n in used if n in names]
             reason = f"only {', '.join(partial)} present (incomplete)" if partial else "absent"
             missing.append(f"bytes.{tier}: {reason}; collect {HINTS['bytes.' + tier]}")
-    return figures, missing
+    return specs, missing
 
 
-def all_nan(m: Mapping[str, float]) -> bool:
-    """True when the launch has numbers and every one is NaN (its replay failed)."""
-    return bool(m) and all(isinstance(v, float) and math.isnan(v) for v in m.values())
+@lru_cache(maxsize=512)
+def plan_for(names: frozenset[str], cc: str | None = None) -> Plan:
+    """The recipe's choices given the metric names a launch has (NaN ones left out)."""
+    duration, how = _duration(names)
+    if duration is None:
+        return Plan(None, None, (), (), (f"duration: absent; collect {HINTS['duration']}",))
+    cycles = tuple(c for c in (_cycles(names, u) for u in ("smsp", "sm")) if c is not None)
+    flop_specs, flop_missing = _cuda_core(names)
+    tensor_specs, tensor_missing = _tensor(names, cc)
+    byte_specs, byte_missing = _bytes(names)
+    if not flop_specs:
+        flop_missing.append(f"flops: absent; collect {HINTS['flops']}")
+    missing = tuple(flop_missing + tensor_missing + byte_missing)
+    specs = tuple(flop_specs + tensor_specs + byte_specs)
+    compiled = tuple(tuple((t.name, t.weight, _SLOTS[t.scale]) for t in s.terms) for s in specs)
+    return Plan(duration, how, cycles, specs, missing, compiled)
 
 
 def launch_figures(m: Mapping[str, float], cc: str | None = None) -> LaunchFigures:
     """Everything the recipe can get out of one launch's SI metrics."""
-    if all_nan(m):
+    names = frozenset(m)
+    if any(map(math.isnan, m.values())):  # a failed counter: plan without it
+        names = frozenset(k for k, v in m.items() if not math.isnan(v))
+    if m and not names:
         return LaunchFigures(failed="every metric is NaN (replay failed)")
-    seconds, how = duration(m)
-    out = LaunchFigures(duration_s=seconds, duration=how)
-    if seconds is None:
-        if DURATION in m:
-            out.failed = "gpu__time_duration.sum is NaN (replay failed)"
-        else:
-            out.failed = "no duration"
-            out.missing.append(f"duration: absent; collect {HINTS['duration']}")
-        return out
-    out.flops, flop_missing = cuda_core_flops(m, seconds)
-    tensor, tensor_missing = tensor_flops(m, cc)
-    out.flops.update(tensor)
-    out.bytes, byte_missing = tier_bytes(m, seconds)
-    if not any(p in out.flops for p in ("fp64", "fp32", "fp16")):
-        flop_missing.append(f"flops: absent; collect {HINTS['flops']}")
-    out.missing = flop_missing + tensor_missing + byte_missing
-    return out
+    if DURATION in m and DURATION not in names:
+        return LaunchFigures(failed="gpu__time_duration.sum is NaN (replay failed)")
+    return plan_for(names, cc).evaluate(m)
 
 
 _RELEVANT = re.compile(
