@@ -7,6 +7,7 @@ reads are converted, so a file of hundreds of MB is never held in memory.
 from __future__ import annotations
 
 import csv
+import re
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,6 +163,7 @@ def _numbered(
         raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
 
 
+_NCU_MESSAGE = re.compile(r"==(?:PROF|WARNING|ERROR)==")
 _INF = float("inf")
 _ZERO = 0.0
 
@@ -184,7 +186,9 @@ def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[in
     """Data rows with their 1-based line numbers, read one line at a time."""
     for number, line in enumerate(csvio.lines(handle, path), start=header_line + 1):
         text = line.rstrip("\r\n")
-        if text:
+        # ncu's own messages also trail the table (``==PROF== Disconnected ...``) when stdout
+        # is captured; they are never data.
+        if text and not _NCU_MESSAGE.match(text):
             yield number, split_row(text, path, number)
 
 
