@@ -7,8 +7,8 @@ reads are converted, so a file of hundreds of MB is never held in memory.
 from __future__ import annotations
 
 import csv
-import re
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
