@@ -47,20 +47,23 @@ def verify_head(client: GitHubClient, repo: str, pr: int, sha: str | None) -> No
 
 
 def _fallback(
-    verdict: Verdict, markdown: str, result: PublishResult, env: Mapping[str, str], out: TextIO
+    verdict: Verdict,
+    markdown: str,
+    result: PublishResult,
+    env: Mapping[str, str],
+    out: TextIO,
+    summary: SummaryMode,
 ) -> None:
     folder = artifact_dir(env)
     write_artifact(verdict, markdown, folder)
     note = f"> ⚠️ roofguard could not post to the pull request: {result.reason}.\n\n"
-    append_step_summary(note + markdown, env)
-    out.write(
-        warning_line(
-            "roofguard",
-            f"{result.reason}. The verdict is in the job summary "
-            f"and in {folder}/ (upload it as an artifact).",
-        )
-        + "\n"
+    # with summary="never" the caller has written the verdict already: add only the note
+    append_step_summary(note if summary == "never" else note + markdown, env)
+    message = (
+        f"{result.reason}. The verdict is in the job summary and in {folder}/ "
+        "(upload it as an artifact)."
     )
+    out.write(warning_line("roofguard", message) + "\n")
 
 
 def post_verdict_from_env(
@@ -90,7 +93,8 @@ def post_verdict_from_env(
         policy: Failure policy and check kind.
         links: Run page, workflow run, charts, artifact name for the comment.
         summary: Append the verdict to the job summary only when posting failed (fallback,
-            default: ``check`` writes the summary itself), always, or never.
+            default), always, or never (the caller wrote it: ``check --post``); a failed
+            post always adds a one-line note.
         check_head: Refuse unless PR ``pr``'s head commit is ``sha`` (fork-safe posting).
         clock: Time source for retries (tests).
         out: Where workflow commands go (default stdout).
@@ -101,6 +105,9 @@ def post_verdict_from_env(
     env = os.environ if env is None else env
     out = out or sys.stdout
     policy = policy or PublishPolicy()
+    # where we post is authoritative: the marker in the body must match the one looked up
+    verdict = verdict.model_copy(update={"repo": repo, "pull_request": pr})
+    links = links or workflow_links(env)
     markdown = render_verdict(verdict, links=links)
     client = make_client(
         GitHubCredentials.from_env(env), api_url=resolve_api_url(github_url, env), clock=clock
@@ -121,11 +128,20 @@ def post_verdict_from_env(
     except gh_exc.GitHubException as exc:
         raise GitHubFailed(f"GitHub: {exc}") from exc
     if not result.posted:
-        _fallback(verdict, markdown, result, env, out)
+        _fallback(verdict, markdown, result, env, out, summary)
     elif summary == "always":
         append_step_summary(markdown, env)
     set_outputs(result_outputs(result), env)
     return result
+
+
+def workflow_links(env: Mapping[str, str], run_url: str | None = None) -> VerdictLinks:
+    """Links for the comment: the dashboard run page and, inside Actions, the workflow run."""
+    server, repo, run_id = (
+        env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    summary = f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+    return VerdictLinks(run_url=run_url, summary_url=summary)
 
 
 def result_outputs(result: PublishResult) -> dict[str, str]:

@@ -1,12 +1,13 @@
 """Settings from the environment (``ROOFGUARD_*``): the database URL and secrets only.
 
 Built by the CLI's commands or passed to ``create_app``; never instantiated at import time.
-Secrets are ``SecretStr`` so that a repr or a log line shows ``**********``.
+Secrets are ``SecretStr`` so that a repr or a log line shows ``**********``. Everything a
+team decides about its checks lives in ``roofguard.toml`` instead (``service.config``).
 """
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -14,8 +15,10 @@ class Settings(BaseSettings):
     """Environment settings.
 
     Attributes:
-        database_url: SQLAlchemy URL of the history store (default: SQLite in the cwd).
-        github_token: Token the service posts PR comments with.
+        database_url: SQLAlchemy URL of the history store (``ROOFGUARD_DATABASE_URL``;
+            default: SQLite ``.roofguard/history.db`` in the working directory).
+        github_token: Token the service posts with (``ROOFGUARD_GITHUB_TOKEN``, else the
+            ``GITHUB_TOKEN`` that GitHub Actions provides).
         github_api_url: GitHub Enterprise base URL (default: api.github.com).
         github_bot_login: The login the token posts as (its sticky comments are edited).
         webhook_secret: Secret of the GitHub webhook (deliveries are refused without it).
@@ -24,12 +27,18 @@ class Settings(BaseSettings):
         max_upload_bytes: Largest request body the service accepts (413 above).
         max_concurrent_checks: Uploads judged at once per process; more wait their turn
             (checks are CPU-bound, and each holds a database connection).
+
+    API tokens of the HTTP service are not settings: they live, hashed, in the history store
+    (``roofguard token create``).
     """
 
-    model_config = SettingsConfigDict(env_prefix="ROOFGUARD_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ROOFGUARD_", extra="ignore",
+                                      populate_by_name=True)  # fmt: skip
 
     database_url: str | None = None
-    github_token: SecretStr | None = None
+    github_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ROOFGUARD_GITHUB_TOKEN", "GITHUB_TOKEN")
+    )
     github_api_url: str | None = None
     github_bot_login: str | None = None
     webhook_secret: SecretStr | None = None

@@ -17,7 +17,7 @@ from service.actions import set_outputs
 from service.errors import BadInput
 from service.github import PublishResult
 from service.github_policy import CheckKind, FailurePolicy, PublishPolicy, check_conclusion
-from service.publish import post_verdict_from_env, result_outputs
+from service.publish import post_verdict_from_env, result_outputs, workflow_links
 from service.render.markdown import VerdictLinks, render_verdict
 
 #: A verdict file larger than this is refused (the artifact is untrusted in fork-safe mode).
@@ -79,7 +79,7 @@ def comment_command(
         verdict = verdict.model_copy(update={"device": device})
     pr = pr if pr is not None else verdict.pull_request
     sha = sha or None
-    links = VerdictLinks(run_url=run_url) if run_url else None
+    links = workflow_links(os.environ, run_url)
     policy = PublishPolicy(failure=failure_policy, check=check)
     if dry_run:
         _dry_run(verdict, policy, links)

@@ -167,3 +167,61 @@ def test_multiline_outputs_use_a_delimiter(tmp_path: Path) -> None:
     lines = (tmp_path / "out").read_text().splitlines()
     assert lines[0] == "one=a" and lines[1].startswith("two<<ghadelimiter_")
     assert lines[2:4] == ["b", "c"] and lines[4] == lines[1].split("<<")[1]
+
+
+def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: Path) -> None:
+    from github_server import FakeClock
+
+    from service.publish import post_verdict_from_env
+
+    env = actions_env(github_server, tmp_path)
+    (tmp_path / "summary.md").write_text("check wrote this\n")
+    github_server.read_only = True
+    out = io.StringIO()
+    result = post_verdict_from_env(
+        regression_verdict(),
+        repo=REPO,
+        pr=PR,
+        sha=SHA,
+        env=env,
+        summary="never",
+        clock=FakeClock(),
+        out=out,
+    )
+    summary = (tmp_path / "summary.md").read_text()
+    assert not result.posted and summary.startswith(
+        "check wrote this\n> ⚠️ roofguard could not post"
+    )
+    assert "<!-- roofguard:verdict" not in summary and out.getvalue().startswith("::warning")
+    github_server.read_only = False
+    result = post_verdict_from_env(
+        regression_verdict(),
+        repo=REPO,
+        pr=PR,
+        sha=SHA,
+        env=env,
+        summary="always",
+        clock=FakeClock(),
+        out=out,
+    )
+    assert result.posted and "<!-- roofguard:verdict" in (tmp_path / "summary.md").read_text()
+
+
+def test_posting_context_wins_over_the_verdict(github_server: FakeGitHub, tmp_path: Path) -> None:
+    from github_server import FakeClock
+
+    from service.publish import post_verdict_from_env
+
+    env = actions_env(
+        github_server,
+        tmp_path,
+        GITHUB_SERVER_URL="https://github.com",
+        GITHUB_REPOSITORY=REPO,
+        GITHUB_RUN_ID="77",
+    )
+    anonymous = regression_verdict().model_copy(update={"repo": None, "pull_request": None})
+    post_verdict_from_env(anonymous, repo=REPO, pr=PR, sha=None, env=env, clock=FakeClock())
+    (comment,) = github_server.pr_comments(PR)
+    assert comment["body"].count("<!-- roofguard:verdict") == 1
+    assert comment["body"].startswith(verdict_marker(REPO, PR, "H100-SXM5"))
+    assert "[workflow run](https://github.com/acme/kernels/actions/runs/77)" in comment["body"]

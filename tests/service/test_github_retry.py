@@ -180,3 +180,14 @@ def test_upsert_issue_updates_instead_of_duplicating(github_server: FakeGitHub) 
         r for r in github_server.requests if r.method == "GET" and r.path.endswith("/issues")
     ]
     assert listing[0].query["labels"] == ["perf-digest"] and listing[0].query["state"] == ["open"]
+
+
+def test_comment_posted_but_check_and_status_refused(github_server: FakeGitHub) -> None:
+    from github_server import READ_ONLY
+
+    github_server.fail_next("POST", r"/check-runs$", 403, body=READ_ONLY)
+    github_server.fail_next("POST", r"/statuses/", 403, body=READ_ONLY)
+    result = run(github_server, FakeClock())
+    assert result.posted and result.comment_action == "created" and result.check_kind is None
+    assert "comment posted, but commit status" in (result.reason or "")
+    assert len(github_server.pr_comments(PR)) == 1
