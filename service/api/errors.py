@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from collectors.errors import CollectorError
 from rules.errors import RuleDefinitionError, RuleError, UnknownRule
+from rules.hardware import UnknownDevice
 from service.errors import ServiceError, StoreUnavailable
 
 log = logging.getLogger("roofguard.api")
@@ -21,7 +22,7 @@ def error_status(exc: Exception) -> int:
     """The HTTP status for an error of any roofguard layer."""
     if isinstance(exc, ServiceError):
         return exc.status
-    if isinstance(exc, CollectorError):
+    if isinstance(exc, CollectorError | UnknownDevice):
         return 422
     if isinstance(exc, UnknownRule | RuleDefinitionError):
         return 400

@@ -171,7 +171,9 @@ def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
     from collectors.errors import UnknownFormat
     from collectors.registry import detect
 
-    report = corpus_dir / "ncu-csv" / "wangzy0327_cuda-roofline__output_V100.csv"
+    report = (
+        corpus_dir / "ncu-csv" / "AndrewXu22_optimal_unified_memory__lassen_nsight_cfd_097K.log"
+    )
     try:
         detect(report)
     except UnknownFormat:
@@ -190,8 +192,13 @@ def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
     assert r.status_code == 201, r.text
     verdict = r.json()["verdict"]
     assert verdict["repo"] == repo and verdict["commit"] == "0123abc"
-    assert len(verdict["kernels"]) > 0
+    assert len(verdict["kernels"]) == 3 and verdict["roof"].startswith("V100")
     assert runs_stored(service, repo) == 1
+    unknown = corpus_dir / "ncu-csv" / "wangzy0327_cuda-roofline__output_V100.csv"
+    with unknown.open("rb") as fh:
+        r = service.client.post("/api/v1/runs", headers=h, data={**form, "commit": "1"},
+                                files=[("files", (unknown.name, fh, "text/csv"))])  # fmt: skip
+    assert r.status_code == 422 and "unknown device 'Tesla V100-PCIE-32GB'" in r.json()["detail"]
 
 
 def test_health_readiness_and_metrics(make_service, repo, tmp_path) -> None:
