@@ -52,15 +52,15 @@ class LoadResult:
         return float(np.percentile(self.latencies_s, q)) if self.latencies_s else float("nan")
 
 
-def _client(base: str, token: str, plan: Sequence[tuple[int, bytes]], result: LoadResult,
+def _client(base: str, plan: Sequence[tuple[int, bytes, str]], result: LoadResult,
             start: threading.Barrier, lock: threading.Lock, timeout: float) -> None:  # fmt: skip
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    with httpx.Client(base_url=base, timeout=timeout, headers=headers) as client:
+    with httpx.Client(base_url=base, timeout=timeout) as client:
         start.wait()
-        for run_index, body in plan:
+        for run_index, body, token in plan:
+            headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
             began = time.perf_counter()
             try:
-                response = client.post("/api/v1/runs", content=body)
+                response = client.post("/api/v1/runs", content=body, headers=headers)
                 answer = response.json() if response.status_code < 300 else {}
             except httpx.HTTPError as exc:
                 with lock:
@@ -78,19 +78,22 @@ def _client(base: str, token: str, plan: Sequence[tuple[int, bytes]], result: Lo
                                          f"{response.text[:200]}")  # fmt: skip
 
 
-def run_load(base: str, token: str, repo: str, *, clients: int, kernels: int, pairs: int,
+def run_load(base: str, tokens: dict[str, str], *, clients: int, kernels: int, pairs: int,
              timeout: float = 600.0) -> tuple[LoadResult, list[RunRecord]]:  # fmt: skip
-    """``clients`` concurrent clients; returns what they saw and the distinct runs sent."""
-    runs = [big_run(repo, i, kernels) for i in range(clients)]
-    bodies = [r.model_dump_json().encode() for r in runs]
-    plans = [[(i, bodies[i]), (i, bodies[i])] for i in range(clients)]
-    for i in range(pairs):  # client i+1 starts with client i's run: both at the same moment
-        partner = (i * 2 + 1) % clients
-        plans[partner].insert(0, (i * 2, bodies[i * 2]))
+    """``clients`` concurrent clients; returns what they saw and the distinct runs sent.
+
+    Run ``i`` belongs to repository ``i mod len(tokens)`` and is sent with its token.
+    """
+    repos = list(tokens)
+    runs = [big_run(repos[i % len(repos)], i, kernels) for i in range(clients)]
+    sends = [(i, r.model_dump_json().encode(), tokens[str(r.repo)]) for i, r in enumerate(runs)]
+    plans = [[sends[i], sends[i]] for i in range(clients)]
+    for i in range(pairs):  # client 2i+1 starts with client 2i's run: both at the same moment
+        plans[(i * 2 + 1) % clients].insert(0, sends[i * 2])
     result, lock = LoadResult(), threading.Lock()
     start = threading.Barrier(clients + 1)
-    threads = [threading.Thread(target=_client, args=(base, token, plan, result, start, lock,
-                                                      timeout)) for plan in plans]  # fmt: skip
+    threads = [threading.Thread(target=_client, args=(base, plan, result, start, lock, timeout))
+               for plan in plans]  # fmt: skip
     for thread in threads:
         thread.start()
     start.wait()
@@ -101,7 +104,7 @@ def run_load(base: str, token: str, repo: str, *, clients: int, kernels: int, pa
     return result, runs
 
 
-def audit(engine: Engine, repo: str, runs: Sequence[RunRecord], result: LoadResult) -> None:
+def audit(engine: Engine, runs: Sequence[RunRecord], result: LoadResult) -> None:
     """Assert the store holds each run exactly once, completely, and nothing else."""
     assert not result.errors, result.errors[:5]
     by_run: dict[int, set[int]] = {}
@@ -112,8 +115,10 @@ def audit(engine: Engine, repo: str, runs: Sequence[RunRecord], result: LoadResu
         created[run_index] = created.get(run_index, 0) + int(was_created)
     assert all(len(ids) == 1 for ids in by_run.values()), "a run got two ids"
     assert all(n == 1 for n in created.values()), "a run was created twice"
-    ids = sorted(next(iter(v)) for v in by_run.values())
-    _audit_tables(engine, repo, ids, runs)
+    ids = {index: next(iter(v)) for index, v in by_run.items()}
+    for repo in sorted({str(run.repo) for run in runs}):
+        mine = [i for i, run in enumerate(runs) if run.repo == repo]
+        _audit_tables(engine, repo, sorted(ids[i] for i in mine), [runs[i] for i in mine])
 
 
 def _count(conn: sa.Connection, table: sa.Table, *where: sa.ColumnElement[bool]) -> int:

@@ -57,7 +57,7 @@ def test_connection_cut_in_the_middle_of_an_ingest(pg_service, repo, caplog) -> 
     assert answer.status_code == 201, answer.text
     assert any("attempt 1 failed" in r.getMessage() for r in caplog.records)
     result = LoadResult(answers=[(1, 201, answer.json()["run_id"], True)])
-    audit(pg_service.engine, repo, [run], result)
+    audit(pg_service.engine, [run], result)
 
 
 #: Cuts: every backend of the database, this many times, this far apart (while uploads run).
@@ -118,4 +118,4 @@ def test_uploads_survive_a_storm_of_cut_connections(pg_service, repo) -> None:
         stop.set()
         live.stop()
     assert [a[1] for a in result.answers if a[0] == 99] == [201]
-    audit(pg_service.engine, repo, [*runs, late], result)
+    audit(pg_service.engine, [*runs, late], result)
