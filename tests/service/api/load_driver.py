@@ -105,7 +105,10 @@ def run_load(base: str, tokens: dict[str, str], *, clients: int, kernels: int, p
 
 
 def audit(engine: Engine, runs: Sequence[RunRecord], result: LoadResult) -> None:
-    """Assert the store holds each run exactly once, completely, and nothing else."""
+    """Assert the store holds each run exactly once, completely, and nothing else.
+
+    ``result.answers`` name runs by their position in ``runs``.
+    """
     assert not result.errors, result.errors[:5]
     by_run: dict[int, set[int]] = {}
     created: dict[int, int] = {}
