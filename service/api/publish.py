@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 
-from service.github import GitHubClient, PublishResult, make_client, publish_verdict
+from github3 import exceptions as gh_exc
+
+from service.errors import ServiceError
+from service.github import GitHubClient, make_client, publish_verdict
 from service.github_auth import ACTIONS_BOT, APP_ENV, GitHubCredentials, resolve_api_url
 from service.pipeline import CheckOutcome
 from service.settings import Settings
@@ -44,10 +47,20 @@ def github_from_env(settings: Settings, env: Mapping[str, str]) -> GitHubFactory
 def post_outcome(
     github: GitHubFactory, outcome: CheckOutcome, markdown: str, *, repo: str, pr: int | None,
     sha: str | None, details_url: str,
-) -> PublishResult:  # fmt: skip
-    """Post the verdict as the PR's sticky comment and a check on ``sha``."""
-    result = publish_verdict(outcome.verdict, markdown, repo=repo, pr=pr, sha=sha,
-                             client=github(), details_url=details_url)  # fmt: skip
+) -> tuple[bool, str | None]:  # fmt: skip
+    """Post the verdict as the PR's sticky comment and a check on ``sha``.
+
+    Returns:
+        Whether it was posted, and why not. GitHub failing is reported, not raised: the run
+        (or the accepted baseline) is stored either way, and the post can be repeated.
+    """
+    try:
+        result = publish_verdict(outcome.verdict, markdown, repo=repo, pr=pr, sha=sha,
+                                 client=github(), details_url=details_url)  # fmt: skip
+    except (ServiceError, gh_exc.GitHubException) as exc:
+        log.warning("verdict of run %d not posted to %s#%s: %s", outcome.run_id, repo, pr,
+                    type(exc).__name__)  # fmt: skip
+        return False, f"GitHub failed: {exc}"
     log.info("posted verdict of run %d to %s#%s: comment %s, check %s", outcome.run_id, repo, pr,
              result.comment_action, result.check_kind)  # fmt: skip
-    return result
+    return result.posted, result.reason

@@ -28,6 +28,8 @@ class CheckResultPublic(_Public):
         url: The run's dashboard page.
         verdict: The verdict (``roofguard check --format json``).
         markdown: The verdict as the PR comment shows it.
+        posted: Whether the service posted it to GitHub (``?post=true``).
+        post_detail: Why it was not posted, when asked to.
     """
 
     run_id: int
@@ -35,6 +37,8 @@ class CheckResultPublic(_Public):
     url: str
     verdict: Verdict
     markdown: str
+    posted: bool = False
+    post_detail: str | None = None
 
 
 class RunPublic(_Public):

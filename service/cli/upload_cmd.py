@@ -50,13 +50,14 @@ def _post(
 def upload(
     *, server: str, token: str, files: list[Path], data: dict[str, str],
     client: httpx.Client | None = None, delays: tuple[float, ...] = RETRY_DELAYS_S,
+    post: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Upload ``files`` with the form ``data``; return the service's answer (the verdict).
 
     Raises:
         UploadFailed: The service answered with an error, or stayed unreachable after retries.
     """
-    url = server.rstrip("/") + "/api/v1/runs"
+    url = server.rstrip("/") + "/api/v1/runs" + ("?post=true" if post else "")
     own = client or httpx.Client(timeout=120.0, headers={"Authorization": f"Bearer {token}"})
     try:
         for delay in delays:
@@ -131,13 +132,16 @@ def upload_command(
     runner: Annotated[str | None, _Opt(help="The CI runner's name.")] = None,
     fmt: Annotated[str, _Opt("--format", help="json or markdown.")] = "markdown",
     output: Annotated[Path | None, _Opt(help="Write the verdict here, not to stdout.")] = None,
+    post: Annotated[bool, _Opt(help="Let the service post the verdict to GitHub.")] = False,
 ) -> None:
     """Upload reports to a roofguard service and write the verdict it returns."""
     if fmt not in ("json", "markdown"):
         raise BadInput(f"--format: expected json or markdown, got {fmt!r}")
     data = _form(repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device,
                  runner=runner)  # fmt: skip
-    result = upload(server=server, token=token, files=files, data=data)
+    result = upload(server=server, token=token, files=files, data=data, post=post)
+    if post and not result.get("posted"):
+        typer.echo(f"not posted: {result.get('post_detail')}", err=True)
     _write(result, fmt, output)
     if result.get("verdict", {}).get("conclusion") == "fail":
         raise typer.Exit(EXIT_FAIL)

@@ -8,8 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from collectors.schema import RunRecord
 from service.api import uploads
-from service.api.deps import AuthDep, SessionDep, SettingsDep, StateDep
+from service.api.deps import AuthDep, ServiceState, SessionDep, SettingsDep, StateDep
+from service.api.publish import post_outcome
 from service.api.schemas import (
     CheckResultPublic,
     ErrorPublic,
@@ -20,6 +22,7 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome, with_links
 from service.errors import ServiceError
+from service.pipeline import CheckOutcome
 from service.store.repo import RunSummary, get_run, list_findings, list_runs
 from service.tokens import Grant, Permission
 
@@ -83,8 +86,10 @@ async def _record_from_request(request: Request, grant: Grant, state: StateDep) 
                **_ERRORS},
 )  # fmt: skip
 async def upload_run(
-    request: Request, response: Response, grant: AuthDep, state: StateDep, settings: SettingsDep
-) -> CheckResultPublic:
+    request: Request, response: Response, grant: AuthDep, state: StateDep, settings: SettingsDep,
+    post: Annotated[bool, Query(description="Also post the verdict to the pull request and "
+                                "commit (needs the service's GitHub credentials).")] = False,
+) -> CheckResultPublic:  # fmt: skip
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
     Idempotent on content: uploading the same run again answers 200 with the first result.
@@ -100,9 +105,22 @@ async def upload_run(
     response.status_code = 201 if outcome.created else 200
     base = base_url(request, settings)
     markdown = with_links(outcome, links_for(base, outcome.run_id, settings))
-    return CheckResultPublic(run_id=outcome.run_id, created=outcome.created,
-                             url=run_url(base, outcome.run_id), verdict=outcome.verdict,
-                             markdown=markdown)  # fmt: skip
+    url = run_url(base, outcome.run_id)
+    posted, why = (await run_in_threadpool(_post, state, record, outcome, markdown, url)
+                   if post else (False, None))  # fmt: skip
+    return CheckResultPublic(run_id=outcome.run_id, created=outcome.created, url=url,
+                             verdict=outcome.verdict, markdown=markdown, posted=posted,
+                             post_detail=why)  # fmt: skip
+
+
+def _post(state: ServiceState, record: RunRecord, outcome: CheckOutcome, markdown: str,
+          url: str) -> tuple[bool, str | None]:  # fmt: skip
+    if state.github is None:
+        return False, "the service has no GitHub credentials"
+    if not record.repo or not (record.pull_request or record.commit):
+        return False, "the run names no pull request or commit"
+    return post_outcome(state.github, outcome, markdown, repo=record.repo,
+                        pr=record.pull_request, sha=record.commit, details_url=url)  # fmt: skip
 
 
 @router.get("/runs", response_model=RunsPublic, responses=_ERRORS)

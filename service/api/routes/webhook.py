@@ -67,11 +67,11 @@ def _post(state: ServiceState, action: WebhookAction, base: str) -> WebhookPubli
     with session_scope(state.engine, readonly=True) as session:
         outcome = stored_outcome(session=session, run_id=action.run_id, config=state.config)
     links = links_for(base, action.run_id, state.settings)
-    result = post_outcome(state.github, outcome, with_links(outcome, links), repo=action.repo,
-                          pr=action.pr, sha=action.sha,
-                          details_url=run_url(base, action.run_id))  # fmt: skip
-    detail = action.detail if result.posted else f"{action.detail}; not posted: {result.reason}"
-    return WebhookPublic(outcome=action.outcome, detail=detail, posted=result.posted)
+    posted, reason = post_outcome(state.github, outcome, with_links(outcome, links),
+                                  repo=action.repo, pr=action.pr, sha=action.sha,
+                                  details_url=run_url(base, action.run_id))  # fmt: skip
+    detail = action.detail if posted else f"{action.detail}; not posted: {reason}"
+    return WebhookPublic(outcome=action.outcome, detail=detail, posted=posted)
 
 
 @router.post(
