@@ -160,21 +160,18 @@ def test_upload_can_ask_the_service_to_post(gh_service, service, repo, github_se
     pr = make_run(repo=repo, commit=HEAD, kind="pr", pull_request=PR, branch="topic",
                   kernels=[make_kernel("gemv_0")])  # fmt: skip
     token = gh_service.token(repo)
-    answer = gh_service.client.post("/api/v1/runs?post=true", content=pr.model_dump_json(),
-                                    headers={"Authorization": f"Bearer {token}",
-                                             "Content-Type": "application/json"}).json()  # fmt: skip
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    body = pr.model_dump_json()
+    answer = gh_service.client.post("/api/v1/runs?post=true", content=body, headers=headers).json()
     assert answer["posted"] is True and answer["post_detail"] is None
     (comment,) = github_server.pr_comments(PR)
     assert f"https://roofguard.example.com/runs/{answer['run_id']}" in comment["body"]
     github_server.fail_next("GET", r"/repos/.*/issues/\d+/comments", 422)
-    again = gh_service.client.post("/api/v1/runs?post=true", content=pr.model_dump_json(),
-                                   headers={"Authorization": f"Bearer {token}",
-                                            "Content-Type": "application/json"}).json()  # fmt: skip
+    again = gh_service.client.post("/api/v1/runs?post=true", content=body, headers=headers).json()
     assert again["created"] is False and again["posted"] is False
     assert again["post_detail"].startswith("GitHub failed")
     plain = service.upload(pr, service.token(repo))
     assert plain.json()["posted"] is False
-    bare = service.client.post("/api/v1/runs?post=true", content=pr.model_dump_json(),
-                               headers={"Authorization": f"Bearer {service.token(repo)}",
-                                        "Content-Type": "application/json"}).json()  # fmt: skip
+    headers["Authorization"] = f"Bearer {service.token(repo)}"
+    bare = service.client.post("/api/v1/runs?post=true", content=body, headers=headers).json()
     assert bare["post_detail"] == "the service has no GitHub credentials"
