@@ -9,7 +9,8 @@ same check called in-process, one run at a time, without HTTP.
     ROOFGUARD_TEST_POSTGRES_URL=postgresql+psycopg://root@127.0.0.1:5432/test \\
         python tests/bench/bench_service_load.py --clients 50 --kernels 2000 --workers 2
 
-Bounded: every request has ``--timeout`` seconds, the whole run ``--max-seconds``.
+Bounded: every request has ``--timeout`` seconds, the whole run ``--max-seconds``. The
+scratch database is dropped at the end.
 """
 
 from __future__ import annotations
@@ -100,6 +101,18 @@ def main() -> None:
     if not base_url:
         raise SystemExit("set ROOFGUARD_TEST_POSTGRES_URL")
     url = fresh_database(base_url)
+    try:
+        measure(args, url)
+    finally:
+        admin = sa.create_engine(base_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            name = sa.engine.make_url(url).database
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def measure(args: argparse.Namespace, url: str) -> None:
+    """Reference, server, clients, audit and report on the database at ``url``."""
     engine = make_engine(url)
     migrate(engine)
     reference = reference_seconds(url, args.kernels)
