@@ -9,8 +9,8 @@ same check called in-process, one run at a time, without HTTP.
     ROOFGUARD_TEST_POSTGRES_URL=postgresql+psycopg://root@127.0.0.1:5432/test \\
         python tests/bench/bench_service_load.py --clients 50 --kernels 2000 --workers 2
 
-Bounded: every request has ``--timeout`` seconds, the whole run ``--max-seconds``. The
-scratch database is dropped at the end.
+Bounded: 2 or 3 requests per client, each given at most ``min(--timeout, --max-seconds)``
+seconds. The scratch database is dropped at the end.
 """
 
 from __future__ import annotations
