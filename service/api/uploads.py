@@ -23,6 +23,7 @@ from collectors.errors import CollectorError
 from collectors.schema import RunRecord
 from service.api.deps import ServiceState
 from service.api.schemas import UploadForm
+from service.config import RoofguardConfig
 from service.errors import BadInput, StoreUnavailable
 from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
 from service.store.db import session_scope
@@ -119,8 +120,12 @@ def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
     return paths
 
 
-def run_check(record: RunRecord, state: ServiceState) -> CheckOutcome:
+def run_check(record: RunRecord, state: ServiceState, config: RoofguardConfig,
+              base_sha: str | None = None) -> CheckOutcome:  # fmt: skip
     """Ingest and judge ``record`` in one transaction, retried on dropped connections and races.
+
+    ``config`` is the service's configuration, possibly with the upload's base branch;
+    ``base_sha`` cuts the baseline at a PR's merge base.
 
     Raises:
         StoreUnavailable: The database stayed unreachable over every attempt.
@@ -128,7 +133,7 @@ def run_check(record: RunRecord, state: ServiceState) -> CheckOutcome:
     for attempt in range(CHECK_ATTEMPTS):
         try:
             with state.check_slots, session_scope(state.engine) as session:
-                return check_run(session=session, run=record, config=state.config)
+                return check_run(session=session, run=record, config=config, base_sha=base_sha)
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:
             if not _retryable(exc):
                 raise

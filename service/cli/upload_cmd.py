@@ -8,6 +8,8 @@ connection or a 503 is safe and returns the first result.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +17,8 @@ from typing import Annotated, Any
 import httpx
 import typer
 
+from rules.verdict import Verdict
+from service.actions import append_step_summary, emit_annotations, in_actions
 from service.errors import BadInput, ServiceError
 
 #: Seconds to wait before each retry of a failed upload (the length is the retry count).
@@ -50,14 +54,16 @@ def _post(
 def upload(
     *, server: str, token: str, files: list[Path], data: dict[str, str],
     client: httpx.Client | None = None, delays: tuple[float, ...] = RETRY_DELAYS_S,
-    post: bool = False,
+    post: bool = False, base_sha: str | None = None, base_branch: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Upload ``files`` with the form ``data``; return the service's answer (the verdict).
 
     Raises:
         UploadFailed: The service answered with an error, or stayed unreachable after retries.
     """
-    url = server.rstrip("/") + "/api/v1/runs" + ("?post=true" if post else "")
+    query = {k: v for k, v in (("post", "true" if post else None), ("base_sha", base_sha),
+                               ("base_branch", base_branch)) if v}  # fmt: skip
+    url = str(httpx.URL(server.rstrip("/") + "/api/v1/runs", params=query))
     own = client or httpx.Client(timeout=120.0, headers={"Authorization": f"Bearer {token}"})
     try:
         for delay in delays:
@@ -119,6 +125,14 @@ _Token = Annotated[
 _Opt = typer.Option
 
 
+def _in_actions(result: dict[str, Any]) -> None:
+    """Inside GitHub Actions: the verdict in the job summary and annotations, as check does."""
+    if not in_actions(os.environ):
+        return
+    append_step_summary(result["markdown"], os.environ)
+    emit_annotations(Verdict.model_validate(result["verdict"]), sys.stdout, os.environ)
+
+
 def upload_command(
     files: _Files,
     server: Annotated[str, _Opt(help="Base URL of the roofguard service.")],
@@ -133,13 +147,17 @@ def upload_command(
     fmt: Annotated[str, _Opt("--format", help="json or markdown.")] = "markdown",
     output: Annotated[Path | None, _Opt(help="Write the verdict here, not to stdout.")] = None,
     post: Annotated[bool, _Opt(help="Let the service post the verdict to GitHub.")] = False,
+    base_sha: Annotated[str | None, _Opt(help="PR merge base: the baseline stops there.")] = None,
+    base_branch: Annotated[str | None, _Opt(help="Baseline branch (default: server's).")] = None,
 ) -> None:
     """Upload reports to a roofguard service and write the verdict it returns."""
     if fmt not in ("json", "markdown"):
         raise BadInput(f"--format: expected json or markdown, got {fmt!r}")
     data = _form(repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device,
                  runner=runner)  # fmt: skip
-    result = upload(server=server, token=token, files=files, data=data, post=post)
+    result = upload(server=server, token=token, files=files, data=data, post=post,
+                    base_sha=base_sha, base_branch=base_branch)  # fmt: skip
+    _in_actions(result)
     if post and not result.get("posted"):
         typer.echo(f"not posted: {result.get('post_detail')}", err=True)
     _write(result, fmt, output)

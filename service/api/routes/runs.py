@@ -89,13 +89,20 @@ async def upload_run(
     request: Request, response: Response, grant: AuthDep, state: StateDep, settings: SettingsDep,
     post: Annotated[bool, Query(description="Also post the verdict to the pull request and "
                                 "commit (needs the service's GitHub credentials).")] = False,
+    base_sha: Annotated[str | None, Query(description="The PR's merge base: the baseline "
+                                          "stops there.", pattern="^[0-9a-fA-F]{4,64}$")] = None,
+    base_branch: Annotated[str | None, Query(description="Baseline branch, instead of the "
+                                             "configured one.", max_length=255)] = None,
 ) -> CheckResultPublic:  # fmt: skip
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
     Idempotent on content: uploading the same run again answers 200 with the first result.
     """
     record = await _record_from_request(request, grant, state)
-    outcome = await run_in_threadpool(uploads.run_check, record, state)
+    config = state.config
+    if base_branch:
+        config = config.model_copy(update={"base_branch": base_branch})
+    outcome = await run_in_threadpool(uploads.run_check, record, state, config, base_sha)
     state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
     if outcome.created:
         state.metrics.kernels.inc(len(record.kernels))

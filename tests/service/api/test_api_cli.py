@@ -63,7 +63,8 @@ def test_token_commands_refuse_an_unmigrated_store(tmp_path, capsys) -> None:
     assert "roofguard db upgrade" in capsys.readouterr().err
 
 
-def test_upload_command_writes_the_verdict(service: Service, repo, tmp_path, capsys) -> None:
+def test_upload_command_writes_the_verdict(service: Service, repo, tmp_path, capsys,
+                                           monkeypatch) -> None:  # fmt: skip
     live = start_live(service.app)
     try:
         token = service.token(repo)
@@ -80,6 +81,11 @@ def test_upload_command_writes_the_verdict(service: Service, repo, tmp_path, cap
         assert verdict["repo"] == repo and f"/runs/{verdict['run_id']}" in out.read_text()
         assert run([*args[:5], "rgt_wrong", *args[6:]]) == 2
         assert "HTTP 401" in capsys.readouterr().err
+        summary = tmp_path / "summary.md"
+        monkeypatch.setenv("GITHUB_ACTIONS", "true")
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+        assert run([*args, "--base-branch", "main", "--base-sha", "abc1234"]) == 0
+        assert "gemv" in summary.read_text()
     finally:
         live.stop()
 

@@ -239,3 +239,18 @@ def test_no_token_or_secret_reaches_a_log_line(service, repo, caplog) -> None:
         text = record.getMessage() + repr(record.args)
         assert token not in text and secret not in text
     assert secret not in repr(service.settings)
+
+
+def test_upload_may_choose_its_baseline(service, repo) -> None:
+    token = service.token(repo)
+    for night in range(8):
+        service.upload(nightly(repo, night), token)
+    pr = make_run(repo=repo, commit="badc0de", kind="pr", pull_request=7, branch="feature",
+                  timestamp=NIGHT + timedelta(days=9), kernels=kernels(slowdown=1.6))  # fmt: skip
+    h = {**auth(token), "Content-Type": "application/json"}
+    other = service.client.post("/api/v1/runs", params={"base_branch": "release"},
+                                content=pr.model_dump_json(), headers=h).json()  # fmt: skip
+    assert {k["status"] for k in other["verdict"]["kernels"]} == {"new"}
+    bad = service.client.post("/api/v1/runs", params={"base_sha": "not hex!"},
+                              content=pr.model_dump_json(), headers=h)  # fmt: skip
+    assert bad.status_code == 422
