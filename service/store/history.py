@@ -157,10 +157,9 @@ def _drop_accepted(
         .where(_ACCEPT.c.repo_id == rid)
         .group_by(_ACCEPT.c.kernel_key)
     )
-    devices = [_ACCEPT.c.device_id.is_(None)]
-    if did is not None:
-        devices.append(_ACCEPT.c.device_id == did)
-    latest = {k: as_utc(t) for k, t in session.execute(stmt.where(sa.or_(*devices)))}
+    if did is not None:  # acceptances for this device or for every device
+        stmt = stmt.where(sa.or_(_ACCEPT.c.device_id.is_(None), _ACCEPT.c.device_id == did))
+    latest = {k: as_utc(t) for k, t in session.execute(stmt)}
     if not latest or frame.empty:
         return frame
     accepted = frame["kernel_key"].map(latest)

@@ -14,7 +14,8 @@ Usage::
     python tests/bench/bench_store.py [--lengths 30,90,180,365] [--kernels 2000]
         [--backends sqlite,postgres] [--postgres-url URL] [--repeat 3]
 
-Prints a markdown table (median of ``--repeat`` timings, seconds).
+Prints a markdown table (best of ``--repeat`` timings, seconds) and the machine's load average
+before and after, since other processes on a shared box inflate every figure.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -126,13 +126,13 @@ def baseline_single_join(engine: sa.Engine, window: int) -> pd.DataFrame:
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``repeat`` calls."""
+    """Best wall time of ``repeat`` calls (the least disturbed by other processes on the box)."""
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return min(times)
 
 
 @contextmanager
@@ -218,8 +218,13 @@ def main() -> None:
     parser.add_argument("--postgres-url", default=os.environ.get("ROOFGUARD_TEST_POSTGRES_URL"))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    load_before = os.getloadavg()
     rows = [row for name in args.backends.split(",") for row in bench_backend(name, args)]
     print(markdown(rows))
+    print(
+        f"\nload average (1/5/15 min) before: {load_before}, after: {os.getloadavg()}; "
+        f"{os.cpu_count()} CPUs"
+    )
 
 
 if __name__ == "__main__":
