@@ -194,7 +194,29 @@ def baseline_frame(
     """
     rid = repo_id(session=session, repo=repo)
     did = device_id(session=session, device=device) if device is not None else None
-    unknown = rid is None or (device is not None and did is None)
+    if rid is None or (device is not None and did is None):
+        frame = _empty()
+        frame.attrs.update(runs=[], cutoff=None, merge_base_found=before_commit is None)
+        return frame
+    base = _baseline_runs(rid, did, roof_source, base_branch)
+    cutoff, found = _cutoff(session, base, before_commit, before_timestamp)
+    if cutoff is not None:
+        base = base.where(_RUNS.c.timestamp <= cutoff)
+    recent = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(max(window, 0))
+    run_rows = session.connection().execute(recent).all()
+    kernel_filter = None if kernel_keys is None else _kernel_ids_for(session, rid, kernel_keys)
+    meas = _measurements(session, [r.run_id for r in run_rows], kernel_filter) if run_rows else None
+    frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
+    frame.attrs.update(
+        runs=[r.run_id for r in reversed(run_rows)], cutoff=cutoff, merge_base_found=found
+    )
+    return frame
+
+
+def _baseline_runs(
+    rid: int, did: int | None, roof_source: str | None, base_branch: str
+) -> sa.Select[Any]:
+    """Runs that may be baseline: base branch, nightly or local, same device and roof source."""
     base = _runs_select().where(
         _RUNS.c.repo_id == rid, _RUNS.c.branch == base_branch, _RUNS.c.kind.in_(BASELINE_KINDS)
     )
@@ -202,27 +224,7 @@ def baseline_frame(
         base = base.where(_RUNS.c.device_id == did)
     if roof_source is not None:
         base = base.where(_RUNS.c.roof_source == roof_source)
-    cutoff, found = (
-        (None, before_commit is None)
-        if unknown
-        else _cutoff(session, base, before_commit, before_timestamp)
-    )
-    if cutoff is not None:
-        base = base.where(_RUNS.c.timestamp <= cutoff)
-    recent = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(max(window, 0))
-    run_rows = [] if unknown else session.connection().execute(recent).all()
-    kernel_filter = None
-    if kernel_keys is not None and rid is not None:
-        kernel_filter = _kernel_ids_for(session, rid, kernel_keys)
-    run_ids = [r.run_id for r in run_rows]
-    meas = _measurements(session, run_ids, kernel_filter) if run_rows else None
-    frame = _frame(session, run_rows, meas)
-    if rid is not None:
-        frame = _drop_accepted(session, frame, rid, did)
-    frame.attrs.update(
-        runs=[r.run_id for r in reversed(run_rows)], cutoff=cutoff, merge_base_found=found
-    )
-    return frame
+    return base
 
 
 def nightly_history(
