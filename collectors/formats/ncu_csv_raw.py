@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import itertools
-from collections.abc import Iterator
+import math
+import operator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -31,6 +33,8 @@ class _Columns:
     header: list[str]
     numeric: tuple[tuple[int, str, float], ...]
     strings: tuple[tuple[int, str], ...]
+    pick: Callable[[list[str]], Sequence[str]]
+    factors: tuple[float, ...]
 
     def cell(self, row: list[str], name: str) -> str | None:
         return row[self.header.index(name)] if name in self.header else None
@@ -51,6 +55,7 @@ class NcuCsvRaw(Collector):
     def parse(self, path: Path) -> RunRecord:
         """Read every launch row; see the module docstring."""
         where = self._path = str(path)
+        self._bound = {}
         builder = RunBuilder(path, self.name, self.options)
         with path.open(encoding="utf-8", newline="") as handle:
             prelude, header_line = csvio.read_prelude(handle, where)
@@ -88,9 +93,12 @@ class NcuCsvRaw(Collector):
             elif name not in csvio.FIXED_COLUMNS and recipe.is_relevant(name):
                 unit = units[index] if index < len(units) else ""
                 numeric.append((index, name, self._factor(unit, units_line, name)))
-        return _Columns(header, tuple(numeric), tuple(strings)), pending
+        indices = [index for index, _, _ in numeric]
+        factors = tuple(factor for _, _, factor in numeric)
+        return _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors), pending
 
     _path = "?"
+    _bound: dict[str | None, recipe.Plan]
 
     def _factor(self, unit: str, line: int, name: str) -> float:
         try:
@@ -117,23 +125,40 @@ class NcuCsvRaw(Collector):
                     builder.path, csvio.where(line, launch_id or None), None,
                     f"row has {len(row)} fields, the header {width} (truncated file?)",
                 )  # fmt: skip
-            metrics = _fast_metrics(row, columns)
-            if metrics is None:  # separators, n/a or a bad cell: the careful path names it
-                metrics = self._metrics(row, columns, builder.path, csvio.where(line, launch_id))
             cc = row[col["CC"]] if "CC" in col else None
+            figs, metrics = self._figures(row, columns, cc, csvio.where(line, launch_id))
             strings = {name: row[i] for i, name in columns.strings}
             device = strings.get("device__attribute_display_name") or (
                 row[device_col] if device_col is not None else None
             )
             if (device, cc) != builder.device_key:
                 builder.check_device(csvio.where(line, launch_id), device, cc)
-            figs = recipe.launch_figures(metrics, cc)
             builder.add(launch_id, row[col["Kernel Name"]], figs,
                         grid=row[col["Grid Size"]] if "Grid Size" in col else None,
                         block=row[col["Block Size"]] if "Block Size" in col else None)  # fmt: skip
             if facts is None and figs.failed is None:
-                facts = device_facts(metrics, strings)
+                facts = device_facts(
+                    metrics or self._metrics(row, columns, self._path, ""), strings
+                )
         return facts
+
+    def _figures(
+        self, row: list[str], columns: _Columns, cc: str | None, label: str
+    ) -> tuple[recipe.LaunchFigures, dict[str, float] | None]:
+        """A launch's figures: plain rows through the plan bound to columns, others carefully.
+
+        The careful path handles n/a, NaN and separators, and names a bad cell.
+        """
+        values = _fast_values(row, columns)
+        if values is not None:
+            plan = self._bound.get(cc)
+            if plan is None:
+                names = frozenset(name for _, name, _ in columns.numeric)
+                position = {name: pos for pos, (_, name, _) in enumerate(columns.numeric)}
+                plan = self._bound[cc] = recipe.plan_for(names, cc).bind(position)
+            return plan.evaluate(values), None
+        metrics = self._metrics(row, columns, self._path, label)
+        return recipe.launch_figures(metrics, cc), metrics
 
     @staticmethod
     def _metrics(row: list[str], columns: _Columns, path: str, label: str) -> dict[str, float]:
@@ -188,13 +213,22 @@ def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[in
             yield number, split_row(text, path, number)
 
 
-def _fast_metrics(row: list[str], columns: _Columns) -> dict[str, float] | None:
-    """Plain numbers only; None sends the row down the careful path."""
+def _picker(indices: list[int]) -> Callable[[list[str]], Sequence[str]]:
+    """The cells at ``indices`` (itemgetter returns a bare cell for one index)."""
+    if len(indices) == 1:
+        only = indices[0]
+        return lambda row: (row[only],)
+    if not indices:
+        return lambda row: ()
+    return operator.itemgetter(*indices)
+
+
+def _fast_values(row: list[str], columns: _Columns) -> list[float] | None:
+    """Every used cell a plain, finite, non-negative number (scaled), else None."""
     try:
-        metrics = {name: float(row[i]) * f for i, name, f in columns.numeric if row[i]}
-    except ValueError:
+        values = list(map(float, columns.pick(row)))
+    except ValueError:  # empty, n/a, separators or text
         return None
-    values = metrics.values()
-    if any(map(_ZERO.__gt__, values)) or _INF in values:  # negative or infinite: named later
+    if any(map(_ZERO.__gt__, values)) or _INF in values or any(map(math.isnan, values)):
         return None
-    return metrics
+    return list(map(operator.mul, values, columns.factors))

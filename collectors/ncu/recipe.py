@@ -14,11 +14,12 @@ Input values are SI (``normalise`` applies the units once); output is SI.
 from __future__ import annotations
 
 import math
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from collectors.schema import Provenance, ProvenanceKind
 from collectors.units import unit_factor
@@ -186,6 +187,12 @@ class Term:
     scale: str = ""
 
 
+#: A metric as a plan reads it: by name, or by position once bound to a raw page's columns.
+Key = str | int
+#: Per figure: (scale slot, getter of its metrics, their weights); slot -1 = mixed scales.
+FastForm = tuple[tuple[int, Callable[[Any], Sequence[float]], tuple[float, ...]], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Spec:
     """How one figure (``flops.<precision>`` or ``bytes.<tier>``) is computed."""
@@ -203,16 +210,42 @@ class Plan:
     fallbacks runs once per file, not once per launch.
     """
 
-    duration: tuple[str, str | None] | None
+    duration: tuple[Key, Key | None] | None
     duration_provenance: Provenance | None
-    cycles: tuple[tuple[int, str, bool], ...]
+    cycles: tuple[tuple[int, Key, bool], ...]
     specs: tuple[Spec, ...]
     missing: tuple[str, ...]
     #: Per spec, (metric, weight, scale slot): slot 0 = 1, 1 = seconds, 2/3 = SMSP/SM cycles.
-    compiled: tuple[tuple[tuple[str, float, int], ...], ...] = ()
+    compiled: tuple[tuple[tuple[Key, float, int], ...], ...] = ()
+    #: ``compiled`` in the form evaluate() uses (getters, weights, one scale slot per figure).
+    fast: FastForm = ()
 
-    def evaluate(self, m: Mapping[str, float]) -> LaunchFigures:
-        """The figures of one launch whose available metric names are this plan's."""
+    def bind(self, position: Mapping[str, int]) -> Plan:
+        """The same plan reading metrics by position (a raw page's columns) instead of name."""
+
+        def at(key: Key | None) -> Key | None:
+            return None if key is None else position[str(key)]
+
+        duration = (
+            None
+            if self.duration is None
+            else (position[str(self.duration[0])], at(self.duration[1]))
+        )
+        cycles = tuple((slot, position[str(name)], clock) for slot, name, clock in self.cycles)
+        compiled = tuple(
+            tuple((position[str(n)], w, c) for n, w, c in terms) for terms in self.compiled
+        )
+        fast = _fast_form(compiled)
+        return Plan(
+            duration, self.duration_provenance, cycles, self.specs, self.missing, compiled, fast
+        )
+
+    def evaluate(self, m: Any) -> LaunchFigures:
+        """The figures of one launch whose available metrics are this plan's.
+
+        Args:
+            m: SI values by metric name, or a sequence by position for a bound plan.
+        """
         if self.duration is None:
             return LaunchFigures(failed="no duration", missing=self.missing)
         numerator, denominator = self.duration
@@ -220,8 +253,30 @@ class Plan:
         scale = [1.0, seconds, 0.0, 0.0]
         for slot, name, is_clock in self.cycles:
             scale[slot] = m[name] * seconds if is_clock else m[name]
-        values = tuple(sum(m[n] * w * scale[c] for n, w, c in terms) for terms in self.compiled)
+        values = tuple(
+            scale[slot] * sum(map(operator.mul, get(m), weights))
+            if slot >= 0
+            else sum([m[n] * w * scale[c] for n, w, c in terms])
+            for (slot, get, weights), terms in zip(self.fast, self.compiled, strict=True)
+        )
         return LaunchFigures(seconds, self.duration_provenance, self, values, self.missing)
+
+
+def _fast_form(
+    compiled: tuple[tuple[tuple[Key, float, int], ...], ...],
+) -> FastForm:
+    """Per spec: (scale slot, getter, weights); slot -1 when the terms mix scales."""
+    out = []
+    for terms in compiled:
+        slots = {c for _, _, c in terms}
+        keys = [n for n, _, _ in terms]
+        get = operator.itemgetter(*keys) if len(keys) > 1 else _single(keys[0])
+        out.append((slots.pop() if len(slots) == 1 else -1, get, tuple(w for _, w, _ in terms)))
+    return tuple(out)
+
+
+def _single(key: Key) -> Callable[[Any], Sequence[float]]:
+    return lambda m: (m[key],)
 
 
 _SLOTS = {"": 0, "s": 1, "smsp": 2, "sm": 3}
@@ -380,7 +435,7 @@ def plan_for(names: frozenset[str], cc: str | None = None) -> Plan:
     missing = tuple(flop_missing + tensor_missing + byte_missing)
     specs = tuple(flop_specs + tensor_specs + byte_specs)
     compiled = tuple(tuple((t.name, t.weight, _SLOTS[t.scale]) for t in s.terms) for s in specs)
-    return Plan(duration, how, cycles, specs, missing, compiled)
+    return Plan(duration, how, cycles, specs, missing, compiled, _fast_form(compiled))
 
 
 def launch_figures(m: Mapping[str, float], cc: str | None = None) -> LaunchFigures:

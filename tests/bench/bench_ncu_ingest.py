@@ -109,9 +109,8 @@ def main() -> None:
         ("roofguard ingest", t_ingest, m_ingest),
         ("pandas.read_csv", t_bare, m_bare),
     ):
-        print(
-            f"{label:22}{seconds:9.3f}{args.launches / seconds:13,.0f}{peak / mb:10.1f}{peak / size:11.2f}"
-        )
+        rate = args.launches / seconds
+        print(f"{label:22}{seconds:9.3f}{rate:13,.0f}{peak / mb:10.1f}{peak / size:11.2f}")
     print(f"ingest / bare read time: {t_ingest / t_bare:.2f}x (goal <= 1.5x); "
           f"ingest peak / file size: {m_ingest / size:.2f}x (goal <= 3x)")  # fmt: skip
 
