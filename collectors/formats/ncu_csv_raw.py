@@ -17,7 +17,7 @@ from typing import TextIO
 
 from collectors.base import Collector
 from collectors.errors import MalformedReport
-from collectors.ncu import csvio, recipe
+from collectors.ncu import csvio, frames, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
@@ -58,28 +58,51 @@ class NcuCsvRaw(Collector):
         self._bound = {}
         builder = RunBuilder(path, self.name, self.options)
         with path.open(encoding="utf-8", newline="") as handle:
-            prelude, header_line = csvio.read_prelude(handle, where)
-            header = split_row(header_line.rstrip("\r\n"), where, prelude.header_line)
-            if "Metric Value" in header:
-                reason = "a details page, not a raw page"
-                raise MalformedReport(where, prelude.header_line, "Metric Value", reason)
-            rows = split_rows(handle, where, prelude.header_line)
-            columns, first = self._columns(header, rows, prelude.header_line + 1)
-            facts = self._read_rows(builder, columns, itertools.chain(first, rows))
+            prelude, header, columns, pending = self._start(handle)
+            fast = not pending and frames.ends_cleanly(where, len(header))
+            if fast:
+                try:
+                    facts = frames.read(handle, header, columns.numeric, builder)
+                except frames.Fallback:
+                    fast = False
+        if not fast:  # start again, row by row: names the row and field of what is wrong
+            builder = RunBuilder(path, self.name, self.options)
+            with path.open(encoding="utf-8", newline="") as handle:
+                prelude, header, columns, pending = self._start(handle)
+                after = prelude.header_line + (0 if pending else 1)
+                rows = itertools.chain(pending, split_rows(handle, where, after))
+                facts = self._read_rows(builder, columns, rows)
         cc = builder.device_key[1] if builder.device_key else None
         device, notes = device_info(facts, self.options, cc, prelude.device)
         profiler, _ = profiler_info(None, None)
         return builder.build(device, profiler, notes)
 
+    def _start(
+        self, handle: TextIO
+    ) -> tuple[csvio.Prelude, list[str], _Columns, list[tuple[int, list[str]]]]:
+        """Prelude, header, used columns, and the first data row if there is no units row."""
+        prelude, header_line = csvio.read_prelude(handle, self._path)
+        header = split_row(header_line.rstrip("\r\n"), self._path, prelude.header_line)
+        if "Metric Value" in header:
+            reason = "a details page, not a raw page"
+            raise MalformedReport(self._path, prelude.header_line, "Metric Value", reason)
+        line = handle.readline().rstrip("\r\n")
+        first = (
+            (prelude.header_line + 1, split_row(line, self._path, prelude.header_line + 1))
+            if line
+            else None
+        )
+        columns, pending = self._columns(header, first, prelude.header_line + 1)
+        return prelude, header, columns, pending
+
     def _columns(
-        self, header: list[str], rows: Iterator[tuple[int, list[str]]], units_line: int
+        self, header: list[str], first: tuple[int, list[str]] | None, units_line: int
     ) -> tuple[_Columns, list[tuple[int, list[str]]]]:
         """Scale per used column from the units row (which a bare export may lack)."""
         for name in ("ID", "Kernel Name"):
             if name not in header:
                 reason = f"the header lacks {name!r}"
                 raise MalformedReport(self._path, units_line - 1, name, reason)
-        first = next(rows, None)
         units: list[str] = [""] * len(header)
         pending: list[tuple[int, list[str]]] = []
         if first is not None and first[1] and first[1][header.index("ID")] == "":
