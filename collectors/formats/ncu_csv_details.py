@@ -18,6 +18,7 @@ from collectors.errors import MalformedReport
 from collectors.formats.ncu_csv_raw import _numbered
 from collectors.ncu import csvio, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
+from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
@@ -117,7 +118,7 @@ class NcuCsvDetails(Collector):
             launch.strings[name] = cell
             return
         factor = self._factor(row[col["Metric Unit"]], label, printed)
-        if recipe.is_relevant(name):
+        if is_relevant(name):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:
                 launch.metrics[name] = value * factor

@@ -19,6 +19,7 @@ from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.ncu import csvio, frames, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
+from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
@@ -113,7 +114,7 @@ class NcuCsvRaw(Collector):
         for index, name in enumerate(header):
             if name in _STRING_COLUMNS:
                 strings.append((index, name))
-            elif name not in csvio.FIXED_COLUMNS and recipe.is_relevant(name):
+            elif name not in csvio.FIXED_COLUMNS and is_relevant(name):
                 unit = units[index] if index < len(units) else ""
                 numeric.append((index, name, self._factor(unit, units_line, name)))
         indices = [index for index, _, _ in numeric]
