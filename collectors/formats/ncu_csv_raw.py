@@ -10,6 +10,7 @@ import csv
 import itertools
 import math
 import operator
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,6 +212,7 @@ def _numbered(
         raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
 
 
+_NCU_MESSAGE = re.compile(r"==(?:PROF|WARNING|ERROR)==")
 _INF = float("inf")
 _ZERO = 0.0
 
@@ -233,7 +235,9 @@ def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[in
     """Data rows with their 1-based line numbers, read one line at a time."""
     for number, line in enumerate(csvio.lines(handle, path), start=header_line + 1):
         text = line.rstrip("\r\n")
-        if text:
+        # ncu's own messages also trail the table (``==PROF== Disconnected ...``) when stdout
+        # is captured; they are never data.
+        if text and not _NCU_MESSAGE.match(text):
             yield number, split_row(text, path, number)
 
 
