@@ -57,19 +57,24 @@ def read(
     except ImportError as exc:  # pragma: no cover - pandas is a core dependency
         raise Fallback("pandas is not installed") from exc
     names = [name for _, name, _ in numeric]
-    text = [c for c in (*TEXT_COLUMNS, DISPLAY_NAME) if c in header]
+    # The last column is read as text: a short (cut) row leaves it missing (NaN), not "".
+    text = list(dict.fromkeys(c for c in (*TEXT_COLUMNS, DISPLAY_NAME, header[-1]) if c in header))
+    floats = [n for n in names if n not in text]
     if len(set(header)) != len(header):
         raise Fallback("duplicate column names")
     reader = pd.read_csv(  # type: ignore[call-overload]
-        handle, header=None, names=header, usecols=text + names, index_col=False,
-        dtype={**{c: str for c in text}, **{n: "float64" for n in names}},
-        keep_default_na=False, na_values={n: _NA for n in names}, thousands=",",
-        chunksize=CHUNK_ROWS, engine="c",
+        handle, header=None, names=header, usecols=list(dict.fromkeys(text + names)),
+        index_col=False, dtype={**{c: str for c in text}, **{n: "float64" for n in floats}},
+        keep_default_na=False, na_values={n: _NA for n in floats}, chunksize=CHUNK_ROWS, engine="c",
     )  # fmt: skip
     factors = {name: factor for _, name, factor in numeric}
     facts: DeviceFacts | None = None
     try:
         for chunk in reader:
+            if chunk[header[-1]].isna().any():
+                raise Fallback("a row has fewer fields than the header")
+            if header[-1] in factors:  # the last column is a metric the recipe reads
+                chunk[header[-1]] = pd.to_numeric(chunk[header[-1]].replace(_NA, "nan"))
             got = _chunk(chunk, names, factors, builder)
             facts = facts or got
     except (ValueError, pd.errors.ParserError) as exc:
