@@ -164,3 +164,14 @@ def _same(a: collectors.RunRecord, b: collectors.RunRecord) -> bool:
         assert ka.provenance == kb.provenance
         assert set(ka.missing) == set(kb.missing)
     return a.device == b.device
+
+
+def test_ncu_messages_after_the_table_are_not_rows(tmp_path: Path) -> None:
+    path = write_raw(
+        tmp_path / "raw.csv", RAW_METRICS[:1], [(0, "k", ["1000"]), (1, "k", ["3000"])]
+    )
+    with path.open("a") as handle:
+        handle.write("==PROF== Disconnected from process 4242\n")
+    (kernel,) = collectors.collect(path).kernels
+    assert kernel.launches == 2
+    assert kernel.duration_s == pytest.approx(4e-3)  # usecond
