@@ -198,20 +198,6 @@ class NcuCsvRaw(Collector):
         return metrics
 
 
-def _numbered(
-    reader: Iterator[list[str]], offset: int, path: str
-) -> Iterator[tuple[int, list[str]]]:
-    """Rows with their 1-based file line; a broken quote is a clear error."""
-    try:
-        for row in reader:
-            yield offset + reader.line_num, row  # type: ignore[attr-defined]
-    except csv.Error as exc:
-        line = offset + reader.line_num  # type: ignore[attr-defined]
-        raise MalformedReport(path, line, None, f"broken CSV: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
-
-
 _NCU_MESSAGE = re.compile(r"==(?:PROF|WARNING|ERROR)==")
 _INF = float("inf")
 _ZERO = 0.0
