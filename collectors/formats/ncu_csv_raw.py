@@ -18,7 +18,7 @@ from typing import TextIO
 
 from collectors.base import Collector
 from collectors.errors import MalformedReport
-from collectors.ncu import csvio, frames, recipe
+from collectors.ncu import csvio, frames, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
 from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
@@ -84,7 +84,8 @@ class NcuCsvRaw(Collector):
     ) -> tuple[csvio.Prelude, list[str], _Columns, list[tuple[int, list[str]]]]:
         """Prelude, header, used columns, and the first data row if there is no units row."""
         prelude, header_line = csvio.read_prelude(handle, self._path)
-        header = split_row(header_line.rstrip("\r\n"), self._path, prelude.header_line)
+        cells = split_row(header_line.rstrip("\r\n"), self._path, prelude.header_line)
+        header = [labels.header_name(cell) for cell in cells]
         if "Metric Value" in header:
             reason = "a details page, not a raw page"
             raise MalformedReport(self._path, prelude.header_line, "Metric Value", reason)

@@ -175,3 +175,11 @@ def test_ncu_messages_after_the_table_are_not_rows(tmp_path: Path) -> None:
     (kernel,) = collectors.collect(path).kernels
     assert kernel.launches == 2
     assert kernel.duration_s == pytest.approx(4e-3)  # usecond
+
+
+def test_raw_page_with_label_name_headers(tmp_path: Path) -> None:
+    metrics = [("Duration (gpu__time_duration.sum)", "nsecond"), ("DRAM (dram__bytes.sum)", "byte")]
+    path = write_raw(tmp_path / "raw.csv", metrics, [(0, "k", ["2000", "64"])])
+    (kernel,) = collectors.collect(path).kernels
+    assert kernel.duration_s == pytest.approx(2e-6)
+    assert kernel.bytes["dram"] == 64
