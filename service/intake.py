@@ -48,9 +48,7 @@ def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord
     )
 
 
-def collect_run(
-    paths: Sequence[str | Path], options: CollectOptions | None = None
-) -> RunRecord:
+def collect_run(paths: Sequence[str | Path], options: CollectOptions | None = None) -> RunRecord:
     """Collect ``paths`` (all files of one run) into one RunRecord."""
     if not paths:
         raise BadInput("give at least one report file")
