@@ -11,8 +11,8 @@ runner noise is 1-10% with heavy outliers (clock changes, noisy neighbours):
 * ``change_points`` / ``change_points_many``: a multi-scale two-window robust detector. For
   every index and every window size the medians of the points before and after are compared,
   in units of the series' noise (scaled MAD of first differences, which a step does not
-  inflate). Short windows find large changes within two nights; long windows find small
-  changes on noisy series. With few points on a side the comparison is *conservative*: at least
+  inflate). Windows shrink at the ends of the series, so a large change is found two nights
+  after it; long windows find small changes on noisy series. With few points on a side the comparison is *conservative*: at least
   ``min_segment`` points must have moved (with two, both), so one bad night is never a change.
   Local maxima of the statistic above the thresholds are the candidates; each is placed at the
   best two-level split of its neighbourhood, and dropped when a straight line (a slow drift)
@@ -89,7 +89,7 @@ class ChangePointOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    windows: tuple[int, ...] = Field(default=(4, 8, 16, 32), min_length=1)
+    windows: tuple[int, ...] = Field(default=(8, 16, 32, 64), min_length=1)
     window: int | None = Field(default=None, ge=2)
     detrend: bool = True
     min_segment: int = Field(default=2, ge=1)
