@@ -12,8 +12,9 @@ runner noise is 1-10% with heavy outliers (clock changes, noisy neighbours):
   every index and every window size the medians of the points before and after are compared,
   in units of the series' noise (scaled MAD of first differences, which a step does not
   inflate). Windows shrink at the ends of the series, so a large change is found two nights
-  after it; long windows find small changes on noisy series. With few points on a side the comparison is *conservative*: at least
-  ``min_segment`` points must have moved (with two, both), so one bad night is never a change.
+  after it; long windows find small changes on noisy series. With few points on a side the
+  comparison is *conservative*: at least ``min_segment`` points must have moved (with two,
+  both), so one bad night is never a change.
   Local maxima of the statistic above the thresholds are the candidates; each is placed at the
   best two-level split of its neighbourhood, and dropped when a straight line (a slow drift)
   fits that neighbourhood as well as a step does. Everything is numpy over a 2-D array, so
