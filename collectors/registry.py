@@ -21,6 +21,10 @@ BUILTIN_COLLECTORS: tuple[str, ...] = (
     "collectors.formats.nvbench_md:NvbenchMarkdown",
     "collectors.formats.kineto_trace:KinetoTrace",
     "collectors.formats.roofguard_csv:RoofguardCsv",
+    "collectors.formats.ncu_csv_raw:NcuCsvRaw",
+    "collectors.formats.ncu_csv_details:NcuCsvDetails",
+    "collectors.formats.ncu_rep:NcuRep",
+    "collectors.formats.ncu_text:NcuText",
 )
 
 SNIFF_BYTES = 64 * 1024

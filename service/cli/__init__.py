@@ -24,6 +24,8 @@ COMMANDS: tuple[str, ...] = (
     "service.cli.db_cmd",
     "service.cli.ingest_cmd",
     "service.cli.comment_cmd",
+    "service.cli.check_cmd",
+    "service.cli.demo_cmd",
     "service.cli.rules_cmd",
 )
 

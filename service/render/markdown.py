@@ -29,8 +29,10 @@ from service.render.verdict_view import (
     CONCLUSION_ICONS,
     TEXT_LIMIT,
     Entry,
+    GroupRow,
     fmt_share,
     make_detail,
+    make_group_row,
     make_row,
     worst,
 )
@@ -44,6 +46,7 @@ VISIBLE_ROWS = 20
 #: Rows in the check summary.
 CHECK_ROWS = 10
 MAX_NOTES = 20
+MAX_GROUPS = 30
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _STATUS_ORDER = {"regressed": 0, "unplaced": 1, "new": 2, "improved": 3, "unchanged": 4}
 
@@ -157,6 +160,10 @@ def _unchanged(kernels: Sequence[KernelVerdict]) -> dict[str, Any]:
     return {"count": f"{len(kernels):,}" if kernels else 0, "share": fmt_share(share), "icon": "✅"}
 
 
+def _groups(verdict: Verdict) -> list[GroupRow]:
+    return [make_group_row(g) for g in verdict.groups[:MAX_GROUPS]]
+
+
 def _notes(verdict: Verdict) -> list[str]:
     notes = [escape_text(n, limit=TEXT_LIMIT) for n in verdict.notes[:MAX_NOTES]]
     if len(verdict.notes) > MAX_NOTES:
@@ -231,6 +238,7 @@ def render_verdict(
         "notes": _notes(verdict),
         "links": footer,
         "charts": charts,
+        "groups": _groups(verdict),
     }
 
     def render(keep: int) -> str:
@@ -265,6 +273,7 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             hidden=len(split.listed) - len(rows),
             unchanged=_unchanged(split.unchanged),
             notes=_notes(verdict)[:5],
+            groups=_groups(verdict),
         )
     )
     return _hard_cut(_tidy(text), max_chars)

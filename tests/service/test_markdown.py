@@ -12,13 +12,15 @@ import pytest
 from cmarkgfm.cmark import Options
 from verdict_factory import (
     make_finding,
+    make_group,
     make_kernel,
+    make_time_kernel,
     make_unchanged,
     make_verdict,
     regression_verdict,
 )
 
-from rules.verdict import Conclusion, Severity, Stability
+from rules.verdict import Conclusion, Finding, Severity, Stability
 from service.render.escape import WORD_JOINER, escape_code, escape_text, safe_url
 from service.render.markdown import (
     GITHUB_COMMENT_LIMIT,
@@ -56,6 +58,22 @@ HOSTILE = [
 ]
 
 
+def _time_and_groups():
+    """A kernel without counters (judged on time) and a kernel group with a group finding."""
+    timed = make_time_kernel()
+    findings = [
+        make_finding(timed, rule="time-regression", message="wall time up 20%", advice=None),
+        Finding(
+            rule="roof-drop",
+            kernel="group:attention",
+            kernel_name="group attention",
+            severity=Severity.WARN,
+            message="the group fell below its baseline",
+        ),
+    ]
+    return make_verdict([timed], findings, groups=(make_group(),))
+
+
 def gfm(text: str) -> str:
     """What GitHub's renderer makes of it, raw HTML allowed (GitHub sanitises afterwards)."""
     return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
@@ -82,6 +100,7 @@ def visible(fragment: str) -> str:
             ),
         ),
         ("untrusted", regression_verdict(trusted=False)),
+        ("time-and-groups", _time_and_groups()),
     ],
 )
 def test_golden_comments(golden, name, verdict) -> None:
