@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "service.cli.db_cmd",
     "service.cli.ingest_cmd",
     "service.cli.digest_cmd",
+    "service.cli.plot_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
