@@ -61,7 +61,8 @@ def sparklines(
 def _runs(codes: npt.NDArray[np.int64], series: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Run number of each row: a run is a stretch of one value within one series."""
     new = np.r_[True, (codes[1:] != codes[:-1]) | (series[1:] != series[:-1])][: len(codes)]
-    return (np.cumsum(new) - 1).astype(np.int64)
+    runs: npt.NDArray[np.int64] = (np.cumsum(new) - 1).astype(np.int64)
+    return runs
 
 
 def _smoothed_regime(

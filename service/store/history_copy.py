@@ -27,21 +27,46 @@ _KERNELS = Kernel.__table__  # type: ignore[attr-defined]
 _DEVICES = Device.__table__  # type: ignore[attr-defined]
 _REPOS = Repository.__table__  # type: ignore[attr-defined]
 _FLOATS = ("percent_of_roof", "time_s", "total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
-_TEXT = ("commit", "kind", "device", "driver", "clock_control", "cache_control", "repo", "branch",
-         "kernel_key", "kernel_name", "roof_source", "regime", "binding")  # fmt: skip
+_TEXT = (
+    "commit",
+    "kind",
+    "device",
+    "driver",
+    "clock_control",
+    "cache_control",
+    "repo",
+    "branch",
+    "kernel_key",
+    "kernel_name",
+    "roof_source",
+    "regime",
+    "binding",
+)
 
 
 def _runs(repo: str | None, start: datetime, end: datetime, device: str | None) -> sa.Select[Any]:
     stmt = (
-        sa.select(_RUNS.c.id.label("run_id"), _RUNS.c.commit, _RUNS.c.timestamp, _RUNS.c.kind,
-                  _DEVICES.c.name.label("device"), _RUNS.c.driver, _RUNS.c.clock_control,
-                  _RUNS.c.cache_control, _RUNS.c.trusted, _REPOS.c.name.label("repo"),
-                  _RUNS.c.branch)
+        sa.select(
+            _RUNS.c.id.label("run_id"),
+            _RUNS.c.commit,
+            _RUNS.c.timestamp,
+            _RUNS.c.kind,
+            _DEVICES.c.name.label("device"),
+            _RUNS.c.driver,
+            _RUNS.c.clock_control,
+            _RUNS.c.cache_control,
+            _RUNS.c.trusted,
+            _REPOS.c.name.label("repo"),
+            _RUNS.c.branch,
+        )
         .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)
         .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
-        .where(_RUNS.c.kind == "nightly", _RUNS.c.timestamp >= as_utc(start),
-               _RUNS.c.timestamp < as_utc(end))
-    )  # fmt: skip
+        .where(
+            _RUNS.c.kind == "nightly",
+            _RUNS.c.timestamp >= as_utc(start),
+            _RUNS.c.timestamp < as_utc(end),
+        )
+    )
     for column, value in ((_REPOS.c.name, repo), (_DEVICES.c.name, device)):
         if value is not None:
             stmt = stmt.where(column == value)
@@ -52,12 +77,23 @@ def _measurements(runs: sa.Select[Any]) -> sa.Select[Any]:
     m = _MEAS.c
     ids = sa.select(runs.subquery().c.run_id)
     return (
-        sa.select(m.run_id, _KERNELS.c.key.label("kernel_key"), _KERNELS.c.name.label("kernel_name"),
-                  m.roof_source, m.percent_of_roof, m.regime, m.binding, m.time_s, m.total_flops,
-                  m.bytes_dram, m.bytes_l2, m.bytes_l1)
+        sa.select(
+            m.run_id,
+            _KERNELS.c.key.label("kernel_key"),
+            _KERNELS.c.name.label("kernel_name"),
+            m.roof_source,
+            m.percent_of_roof,
+            m.regime,
+            m.binding,
+            m.time_s,
+            m.total_flops,
+            m.bytes_dram,
+            m.bytes_l2,
+            m.bytes_l1,
+        )
         .join(_KERNELS, _KERNELS.c.id == m.kernel_id)
         .where(m.run_id.in_(ids))
-    )  # fmt: skip
+    )
 
 
 def _copy(session: Session, stmt: sa.Select[Any]) -> pd.DataFrame:
@@ -74,8 +110,12 @@ def _copy(session: Session, stmt: sa.Select[Any]) -> pd.DataFrame:
             buffer.write(chunk)
     buffer.seek(0)
     text_columns = dict.fromkeys(_TEXT, "str")
-    return pd.read_csv(buffer, dtype={**text_columns, **dict.fromkeys(_FLOATS, "float64")},
-                       keep_default_na=False, na_values={c: [""] for c in (*_TEXT, *_FLOATS)})  # fmt: skip
+    return pd.read_csv(
+        buffer,
+        dtype={**text_columns, **dict.fromkeys(_FLOATS, "float64")},
+        keep_default_na=False,
+        na_values={c: [""] for c in (*_TEXT, *_FLOATS)},
+    )
 
 
 def nightly_history_copy(
