@@ -75,6 +75,16 @@ def _finite_non_negative(value: float) -> float:
 NonNeg = Annotated[float, AfterValidator(_finite_non_negative)]
 
 
+def _finite(value: float) -> float:
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError("must be a finite number (got NaN or infinity)")
+    return value
+
+
+#: A finite float of either sign (harness counters may be negative).
+Finite = Annotated[float, AfterValidator(_finite)]
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=True)
 
@@ -201,6 +211,9 @@ class KernelRecord(_Frozen):
         block: Block size as reported, e.g. "(128, 1, 1)".
         nvtx_range: The NVTX range the launches ran in, when known.
         params: Benchmark axes or parameters (part of the identity key).
+        counters: Numeric harness counters (gbench user counters, nvbench element counts,
+            pytest-benchmark extra_info), by name; inputs to declared work models, not part
+            of the identity key.
         failed_launches: Launches that were profiled but carry no usable duration (not averaged in).
         missing: What the record lacks, e.g. "flops: smsp__sass_thread_inst_executed_op_ffma...".
         source: Where the record came from.
@@ -220,6 +233,7 @@ class KernelRecord(_Frozen):
     block: str | None = None
     nvtx_range: str | None = None
     params: dict[str, str | float] = Field(default_factory=dict)
+    counters: dict[str, Finite] = Field(default_factory=dict)
     failed_launches: int = Field(default=0, ge=0)
     missing: tuple[str, ...] = ()
     source: SourceRef | None = None

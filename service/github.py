@@ -329,13 +329,16 @@ def publish_verdict(
     """
     policy = policy or PublishPolicy()
     conclusion = check_conclusion(verdict, policy.failure)
-    marker = verdict_marker(repo, pr, verdict.device)
     comment, action = None, "skipped"
     try:
         if pr is not None:
+            marker = verdict_marker(repo, pr, verdict.device)
             comment, action = client.upsert_comment(repo, pr, marker, markdown)
-        kind = None
-        if sha and policy.check != CheckKind.NONE:
+    except ReadOnlyToken as exc:
+        return PublishResult(False, "skipped", None, None, None, conclusion, _read_only(repo, exc))
+    kind, reason = None, None
+    if sha and policy.check != CheckKind.NONE:
+        try:
             kind = _publish_check(
                 client,
                 verdict,
@@ -346,19 +349,20 @@ def publish_verdict(
                 conclusion=conclusion,
                 details_url=details_url,
             )
-    except ReadOnlyToken as exc:
-        reason = (
-            f"the token cannot write to {repo} ({exc}); pull requests from forks get a "
-            "read-only GITHUB_TOKEN: use the fork-safe workflow pair to post the verdict"
-        )
-        return PublishResult(False, "skipped", None, None, None, conclusion, reason)
-    return PublishResult(
-        posted=True,
-        comment_action=action,  # type: ignore[arg-type]
-        comment_id=getattr(comment, "id", None),
-        comment_url=getattr(comment, "html_url", None),
-        check_kind=kind,
-        conclusion=conclusion,
+        except ReadOnlyToken as exc:
+            if comment is None:
+                return PublishResult(
+                    False, "skipped", None, None, None, conclusion, _read_only(repo, exc)
+                )
+            reason = f"comment posted, but {exc} (grant checks: write or statuses: write)"
+    comment_id, url = getattr(comment, "id", None), getattr(comment, "html_url", None)
+    return PublishResult(True, action, comment_id, url, kind, conclusion, reason)  # type: ignore[arg-type]
+
+
+def _read_only(repo: str, exc: ReadOnlyToken) -> str:
+    return (
+        f"the token cannot write to {repo} ({exc}); pull requests from forks get a "
+        "read-only GITHUB_TOKEN: use the fork-safe workflow pair to post the verdict"
     )
 
 

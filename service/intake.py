@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors import collect
+from collectors import CollectOptions, collect
 from collectors.schema import RunKind, RunRecord
 from service.errors import BadInput
-
-
-def _progress_collect(paths: Sequence[Path]) -> list[RunRecord]:
-    """Collect every file, with a progress bar when there are many and stderr is a terminal."""
-    if len(paths) < 2 or not sys.stderr.isatty():
-        return [collect(p) for p in paths]
-    from rich.progress import Progress
-
-    records: list[RunRecord] = []
-    with Progress(transient=True) as progress:
-        task = progress.add_task("reading reports", total=len(paths))
-        for path in paths:
-            records.append(collect(path))
-            progress.advance(task)
-    return records
+from service.progress import progress
 
 
 def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord:
@@ -63,12 +48,13 @@ def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord
     )
 
 
-def collect_run(paths: Sequence[str | Path]) -> RunRecord:
+def collect_run(paths: Sequence[str | Path], options: CollectOptions | None = None) -> RunRecord:
     """Collect ``paths`` (all files of one run) into one RunRecord."""
     if not paths:
         raise BadInput("give at least one report file")
     files = [Path(p) for p in paths]
-    return merge_runs(_progress_collect(files), files)
+    records = [collect(p, options=options) for p in progress(files, "reading reports")]
+    return merge_runs(records, files)
 
 
 def parse_timestamp(text: str | None) -> datetime | None:

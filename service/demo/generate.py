@@ -43,8 +43,19 @@ METRICS = [
     ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", ""),
     ("sm__cycles_elapsed.avg.per_second", "cycle/second"),
 ]
-HEAD = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-        "Block Size", "Grid Size", "Device", "CC"]  # fmt: skip
+HEAD = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,7 @@ class Kernel:
     grid: str = "(132, 1, 1)"
 
     def roof_time_s(self) -> float:
+        """Speed-of-light time on the H100 datasheet roof (DESIGN.md's T_roof)."""
         t_compute = max(self.tensor_flops / H100_BF16_FLOPS, self.fp32_flops / H100_FP32_FLOPS)
         return max(t_compute, (self.read_bytes + self.write_bytes) / H100_DRAM_BPS)
 
@@ -73,18 +85,42 @@ def decode_step() -> list[Kernel]:
     """The healthy decode step (per layer), batch 64, hidden 4096, MLP 14336, 8 KV heads."""
     b, h, kv_bytes = 64, 4096, 64 * 4096 * 8 * 128 * 2 * 2
     return [
-        Kernel("void fused_add_rmsnorm_kernel<__nv_bfloat16, 4096>(__nv_bfloat16*, "
-               "__nv_bfloat16*, const __nv_bfloat16*, float)",
-               0.0, 4.0 * b * h, 3 * 2 * b * h, 2 * 2 * b * h, 58.0),  # fmt: skip
+        Kernel(
+            "void fused_add_rmsnorm_kernel<__nv_bfloat16, 4096>(__nv_bfloat16*, "
+            "__nv_bfloat16*, const __nv_bfloat16*, float)",
+            0.0,
+            4.0 * b * h,
+            3 * 2 * b * h,
+            2 * 2 * b * h,
+            58.0,
+        ),
         _gemm("decode_gemm_bf16<64, 6144, 4096>(qkv_proj)", b, 6144, h, 85.0),
-        Kernel("rotary_embedding_kernel<__nv_bfloat16, 128>", 0.0, 6.0 * b * 5120,
-               2 * b * 5120, 2 * b * 5120, 46.0),  # fmt: skip
-        Kernel("flash_decode_attention_kernel<__nv_bfloat16, 128, 8>", 4.0 * b * 32 * 4096 * 128,
-               0.0, kv_bytes, 2 * b * h, 80.0),  # fmt: skip
+        Kernel(
+            "rotary_embedding_kernel<__nv_bfloat16, 128>",
+            0.0,
+            6.0 * b * 5120,
+            2 * b * 5120,
+            2 * b * 5120,
+            46.0,
+        ),
+        Kernel(
+            "flash_decode_attention_kernel<__nv_bfloat16, 128, 8>",
+            4.0 * b * 32 * 4096 * 128,
+            0.0,
+            kv_bytes,
+            2 * b * h,
+            80.0,
+        ),
         _gemm("decode_gemm_bf16<64, 4096, 4096>(o_proj)", b, h, h, 84.0),
         _gemm("decode_gemm_bf16<64, 28672, 4096>(gate_up_proj)", b, 28672, h, 87.0),
-        Kernel("silu_and_mul_kernel<__nv_bfloat16>", 0.0, 3.0 * b * 14336,
-               2 * b * 28672, 2 * b * 14336, 71.0),  # fmt: skip
+        Kernel(
+            "silu_and_mul_kernel<__nv_bfloat16>",
+            0.0,
+            3.0 * b * 14336,
+            2 * b * 28672,
+            2 * b * 14336,
+            71.0,
+        ),
         _gemm("decode_gemm_bf16<64, 4096, 14336>(down_proj)", b, h, 14336, 86.0),
         _gemm("verify_gemm_bf16<512, 14336, 4096>", 512, 14336, h, 72.0),
     ]
@@ -96,13 +132,32 @@ def broken_step() -> list[Kernel]:
     kernels = []
     for kernel in decode_step():
         if kernel.name.startswith("void fused_add_rmsnorm"):
-            kernels.append(Kernel("residual_add_kernel<__nv_bfloat16>", 0.0, 1.0 * b * h,
-                                  2 * 2 * b * h, 2 * b * h, 60.0))  # fmt: skip
-            kernels.append(Kernel("void rmsnorm_kernel<__nv_bfloat16, 4096>", 0.0, 3.0 * b * h,
-                                  2 * 2 * b * h, 2 * b * h, 52.0))  # fmt: skip
+            kernels.append(
+                Kernel(
+                    "residual_add_kernel<__nv_bfloat16>",
+                    0.0,
+                    1.0 * b * h,
+                    2 * 2 * b * h,
+                    2 * b * h,
+                    60.0,
+                )
+            )
+            kernels.append(
+                Kernel(
+                    "void rmsnorm_kernel<__nv_bfloat16, 4096>",
+                    0.0,
+                    3.0 * b * h,
+                    2 * 2 * b * h,
+                    2 * b * h,
+                    52.0,
+                )
+            )
         elif kernel.name.startswith("verify_gemm"):
-            kernels.append(replace(kernel, tensor_flops=0.0, fp32_flops=kernel.tensor_flops,
-                                   percent_of_roof=70.0))  # fmt: skip
+            kernels.append(
+                replace(
+                    kernel, tensor_flops=0.0, fp32_flops=kernel.tensor_flops, percent_of_roof=70.0
+                )
+            )
         else:
             kernels.append(kernel)
     return kernels
@@ -111,12 +166,29 @@ def broken_step() -> list[Kernel]:
 def _row(launch_id: int, kernel: Kernel, duration_s: float) -> list[str]:
     ffma = kernel.fp32_flops / 2.0  # an FFMA is two FLOPs
     values = [
-        "NVIDIA H100 80GB HBM3", f"{duration_s * 1e9:,.0f}", f"{kernel.read_bytes:,.0f}",
-        f"{kernel.write_bytes:,.0f}", "0", "0", f"{ffma:,.0f}", f"{kernel.tensor_flops:,.0f}",
+        "NVIDIA H100 80GB HBM3",
+        f"{duration_s * 1e9:,.0f}",
+        f"{kernel.read_bytes:,.0f}",
+        f"{kernel.write_bytes:,.0f}",
+        "0",
+        "0",
+        f"{ffma:,.0f}",
+        f"{kernel.tensor_flops:,.0f}",
         "1,755,000,000",
-    ]  # fmt: skip
-    head = [str(launch_id), "4242", "python3", "gpu-runner-07", kernel.name, "1", "7",
-            "(128, 1, 1)", kernel.grid, "0", "9.0"]  # fmt: skip
+    ]
+    head = [
+        str(launch_id),
+        "4242",
+        "python3",
+        "gpu-runner-07",
+        kernel.name,
+        "1",
+        "7",
+        "(128, 1, 1)",
+        kernel.grid,
+        "0",
+        "9.0",
+    ]
     return head + values
 
 

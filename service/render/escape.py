@@ -9,8 +9,8 @@ Everything here follows the research in ``shared/github.md`` §5 and was checked
 * tables: GFM splits rows on ``|`` before inline parsing, so ``|`` is escaped even in code spans.
 * text: every ASCII punctuation character is backslash-escaped (no HTML, no links, no
   emphasis); a word joiner after ``@`` and ``#`` stops mentions and issue references
-  (``\\@user`` still pings on GitHub), and after the ``:`` of a scheme and the ``.`` of
-  ``www.`` so that no autolink forms.
+  (``\\@user`` still pings on GitHub), after the ``-`` of ``GH-123``, and after the ``:`` of a
+  scheme and the ``.`` of ``www.`` so that no autolink forms.
 * newlines and other control characters become spaces, so one string is one line.
 """
 
@@ -29,14 +29,14 @@ _CONTROL = re.compile(f"[\x00-\x1f\x7f{_BIDI}]")
 _PUNCTUATION = frozenset(string.punctuation)
 _BACKTICK_RUN = re.compile(r"`+")
 #: Characters after which a word joiner is inserted in prose and HTML text.
-_NO_LINK = re.compile(r"([@#]|(?<=[A-Za-z]):(?=//)|(?<=[Ww]{3})\.)")
+_NO_LINK = re.compile(r"([@#]|(?<=[A-Za-z]):(?=//)|(?<=[Ww]{3})\.|(?<=\b[Gg][Hh])-(?=\d))")
 _SAFE_URL_CHARS = "-._~:/?#[]@!$&'*+,;=%"
 _MARKER_VALUE = re.compile(r"[^A-Za-z0-9._/+-]+")
 
 
 def flatten(value: str) -> str:
     """One line: newlines, tabs, other control characters and bidi overrides become spaces."""
-    return _CONTROL.sub(" ", value)
+    return _CONTROL.sub(" ", value.replace("\r\n", "\n"))
 
 
 def shorten(value: str, limit: int) -> str:

@@ -29,8 +29,10 @@ from service.render.verdict_view import (
     CONCLUSION_ICONS,
     TEXT_LIMIT,
     Entry,
+    GroupRow,
     fmt_share,
     make_detail,
+    make_group_row,
     make_row,
     worst,
 )
@@ -44,6 +46,7 @@ VISIBLE_ROWS = 20
 #: Rows in the check summary.
 CHECK_ROWS = 10
 MAX_NOTES = 20
+MAX_GROUPS = 30
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _STATUS_ORDER = {"regressed": 0, "unplaced": 1, "new": 2, "improved": 3, "unchanged": 4}
 
@@ -138,15 +141,16 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
         Conclusion.PASS: "no regressions",
     }[verdict.conclusion]
     others = [r for r in verdict.roofs if r != verdict.roof]
+    n = len(verdict.kernels)
     return {
         "icon": CONCLUSION_ICONS[verdict.conclusion] if verdict.trusted else "⚠️",
-        "title": f"{title} on {device}",
+        "title": f"{title if verdict.trusted else 'no regression verdict'} on {device}",
         "conclusion": verdict.conclusion.value.upper(),
         "counts": ", ".join(counts),
         "roof": escape_text(verdict.roof or "unknown roof", limit=120),
         "other_roofs": ", ".join(escape_text(r, limit=120) for r in others),
         "commit": escape_code(verdict.commit[:12]) if verdict.commit else "",
-        "n_kernels": f"{len(verdict.kernels):,}",
+        "n_kernels": f"{n:,} kernel{'s' if n != 1 else ''}",
         "trusted": verdict.trusted,
     }
 
@@ -154,6 +158,10 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
 def _unchanged(kernels: Sequence[KernelVerdict]) -> dict[str, Any]:
     share = sum(k.time_share for k in kernels)
     return {"count": f"{len(kernels):,}" if kernels else 0, "share": fmt_share(share), "icon": "✅"}
+
+
+def _groups(verdict: Verdict) -> list[GroupRow]:
+    return [make_group_row(g) for g in verdict.groups[:MAX_GROUPS]]
 
 
 def _notes(verdict: Verdict) -> list[str]:
@@ -230,6 +238,7 @@ def render_verdict(
         "notes": _notes(verdict),
         "links": footer,
         "charts": charts,
+        "groups": _groups(verdict),
     }
 
     def render(keep: int) -> str:
@@ -264,6 +273,7 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             hidden=len(split.listed) - len(rows),
             unchanged=_unchanged(split.unchanged),
             notes=_notes(verdict)[:5],
+            groups=_groups(verdict),
         )
     )
     return _hard_cut(_tidy(text), max_chars)

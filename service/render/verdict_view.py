@@ -10,7 +10,16 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rules.verdict import Conclusion, Finding, KernelVerdict, Severity, Stability, Verdict
+from rules.verdict import (
+    BaselineSummary,
+    Conclusion,
+    Finding,
+    GroupVerdict,
+    KernelVerdict,
+    Severity,
+    Stability,
+    Verdict,
+)
 from service.render.escape import escape_code, escape_html, escape_text
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
@@ -94,23 +103,58 @@ def fmt_number(value: float | str | None) -> str:
     return f"{value:.4g}" if math.isfinite(value) else str(value)
 
 
-def _change(kernel: KernelVerdict) -> str:
-    base = kernel.baseline
-    if base is None or base.center is None or kernel.percent_of_roof is None:
+def fmt_time(seconds: float | None) -> str:
+    """A duration with a readable unit (ns, µs, ms, s)."""
+    if seconds is None or not math.isfinite(seconds):
         return "—"
-    points = kernel.percent_of_roof - base.center
-    text = f"{points:+.1f} pts".replace("-", "−")
-    if base.relative_change is not None and math.isfinite(base.relative_change):
-        text += f" ({100 * base.relative_change:+.1f}%)".replace("-", "−")
-    return text
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
 
 
-def _baseline(kernel: KernelVerdict) -> str:
-    base = kernel.baseline
+def _is_time(base: BaselineSummary | None) -> bool:
+    """Kernels without counters are judged on time (lower is better), not percent of roof."""
+    return base is not None and base.metric == "time_s"
+
+
+def _now(kernel: KernelVerdict) -> str:
+    return fmt_time(kernel.time_s) if _is_time(kernel.baseline) else fmt_pct(kernel.percent_of_roof)
+
+
+def _relative(base: BaselineSummary, suffix: str = "") -> str:
+    if base.relative_change is None or not math.isfinite(base.relative_change):
+        return ""
+    return f"{100 * base.relative_change:+.1f}%{suffix}".replace("-", "−")
+
+
+def change_text(base: BaselineSummary | None, current: float | None) -> str:
+    """``−24.0 pts (−28.2%)`` for percent of roof, ``+12.0% time`` for time baselines."""
+    if base is None or base.center is None or current is None:
+        return "—"
+    if _is_time(base):
+        return _relative(base, " time") or "—"
+    text = f"{current - base.center:+.1f} pts".replace("-", "−")
+    relative = _relative(base)
+    return f"{text} ({relative})" if relative else text
+
+
+def baseline_text(base: BaselineSummary | None, status: str = "") -> str:
+    """Centre ± spread (n) of a baseline, in its metric's unit."""
     if base is None or base.center is None:
-        return "new" if kernel.status == "new" else "—"
-    spread = f" ±{base.spread:.1f}" if base.spread else ""
-    return f"{base.center:.1f}%{spread} (n={base.n})"
+        return "new" if status == "new" else "—"
+    fmt = fmt_time if _is_time(base) else (lambda v: f"{v:.1f}%")
+    spread = f" ±{fmt(base.spread).rstrip('%')}" if base.spread else ""
+    return f"{fmt(base.center)}{spread} (n={base.n})"
+
+
+def _trend(kernel: KernelVerdict) -> str:
+    base = kernel.baseline
+    history = list(base.history) if base else []
+    current = kernel.time_s if _is_time(base) else kernel.percent_of_roof
+    if current is not None:
+        history.append(current)
+    return sparkline(history)
 
 
 def _regime(kernel: KernelVerdict) -> str:
@@ -132,13 +176,6 @@ def _intensity(kernel: KernelVerdict) -> str:
     return f"{shown} FLOP/B ({escape_text(tier, limit=12)})"
 
 
-def _trend(kernel: KernelVerdict) -> str:
-    history = list(kernel.baseline.history) if kernel.baseline else []
-    if kernel.percent_of_roof is not None:
-        history.append(kernel.percent_of_roof)
-    return sparkline(history)
-
-
 def worst(findings: Iterable[Finding]) -> Finding | None:
     """The most important finding: counting before preview, then by severity."""
     ranked = sorted(findings, key=lambda f: (not f.counts, f.severity.rank))
@@ -153,6 +190,39 @@ def _verdict_cell(kernel: KernelVerdict, top: Finding | None) -> tuple[str, str]
     return ICONS[top.severity], f"{top.severity.value}: {rule}{preview}"
 
 
+def _current(kernel: KernelVerdict) -> float | None:
+    return kernel.time_s if _is_time(kernel.baseline) else kernel.percent_of_roof
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One row of the kernel-group table, escaped."""
+
+    name: str
+    share: str
+    now: str
+    baseline: str
+    change: str
+    mfu: str
+    target: str
+
+
+def make_group_row(group: GroupVerdict) -> GroupRow:
+    """The table row of a kernel group (config ``groups``)."""
+    mfu = "—" if group.mfu is None else f"{100 * group.mfu:.1f}%"
+    if group.mfu_baseline is not None and group.mfu_baseline.center is not None:
+        mfu += f" (was {100 * group.mfu_baseline.center:.1f}%)"
+    return GroupRow(
+        name=escape_code(group.name, in_table=True, limit=NAME_LIMIT),
+        share=fmt_share(group.time_share),
+        now=fmt_pct(group.percent_of_roof),
+        baseline=baseline_text(group.baseline),
+        change=change_text(group.baseline, group.percent_of_roof),
+        mfu=mfu,
+        target=fmt_pct(group.target_percent),
+    )
+
+
 def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
     """The table row of one kernel."""
     icon, verdict = _verdict_cell(kernel, worst(findings))
@@ -162,9 +232,9 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
         share=fmt_share(kernel.time_share),
         regime=_regime(kernel),
         intensity=_intensity(kernel),
-        now=fmt_pct(kernel.percent_of_roof),
-        baseline=_baseline(kernel),
-        change=_change(kernel),
+        now=_now(kernel),
+        baseline=baseline_text(kernel.baseline, kernel.status),
+        change=change_text(kernel.baseline, _current(kernel)),
         trend=_trend(kernel),
         verdict=verdict,
     )

@@ -87,21 +87,43 @@ def make_engine(
         _sqlite_pragmas(engine, busy_timeout_s)
         return engine
     connect_args: dict[str, Any] = {}
-    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
-        connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
+    if parsed.get_backend_name() == "postgresql":
+        # Same promise as SQLite's busy timeout: a locked table is an error, not a hang.
+        connect_args["options"] = f"-c lock_timeout={int(busy_timeout_s * 1000)}"
+        if "connect_timeout" not in parsed.query:
+            connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
     return sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
+
+
+_UNREACHABLE = (
+    "connect",
+    "unable to open",
+    "refused",
+    "timeout",
+    "timed out",
+    "resolve",
+    "translate host",
+    "no route",
+    "password authentication",
+    "does not exist",
+)
 
 
 def unavailable(engine: Engine, exc: BaseException) -> StoreUnavailable:
     """Translate a driver error into one clear StoreUnavailable."""
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-    where = describe(engine)
-    if "locked" in text.lower() or "busy" in text.lower():
+    where, lowered = describe(engine), text.lower()
+    if "locked" in lowered or "busy" in lowered or "lock timeout" in lowered:
         return StoreUnavailable(
             f"history store {where} is locked by another writer (waited for the busy "
             f"timeout): {text}; retry when the other roofguard process has finished"
         )
-    return StoreUnavailable(f"history store {where} is unreachable: {text}")
+    if any(word in lowered for word in _UNREACHABLE):
+        return StoreUnavailable(f"history store {where} is unreachable: {text}")
+    return StoreUnavailable(
+        f"history store {where} failed: {text} (does it match this roofguard? "
+        "see `roofguard db current`)"
+    )
 
 
 @contextmanager
@@ -200,11 +222,13 @@ def open_store(
     """
     engine = make_engine(url, busy_timeout_s=busy_timeout_s)
     try:
-        fresh = create and _is_empty(engine)
+        if create and _is_empty(engine):
+            migrate(engine)
+        ensure_current(engine)
     except sa.exc.OperationalError as exc:
         engine.dispose()
         raise unavailable(engine, exc) from exc
-    if fresh:
-        migrate(engine)
-    ensure_current(engine)
+    except BaseException:
+        engine.dispose()  # no connection outlives a refused store
+        raise
     return engine

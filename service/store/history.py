@@ -18,7 +18,8 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from rules.frames import HISTORY_COLUMNS
-from service.store.repo import BASELINE_KINDS, as_utc, device_id, key_hash, repo_id
+from service.store.ids import as_utc, device_id, key_hash, repo_id
+from service.store.repo import BASELINE_KINDS
 from service.store.tables import BaselineAcceptance, Device, Kernel, Measurement, Repository, Run
 
 _RUNS = Run.__table__  # type: ignore[attr-defined]

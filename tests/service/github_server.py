@@ -286,7 +286,7 @@ class FakeGitHub:
         return Reply(200, found)
 
     def create_issue(self, req: Request, owner: str, name: str) -> Reply:
-        number = len(self.issues) + 1
+        number = max(self.issues, default=0) + 1
         self.issues[number] = {
             "title": req.json["title"],
             "body": req.json.get("body") or "",
@@ -370,7 +370,10 @@ class FakeGitHub:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        server = self._server
+        threading.Thread(
+            target=lambda: server.serve_forever(poll_interval=0.02), daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

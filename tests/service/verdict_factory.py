@@ -7,6 +7,7 @@ from rules.verdict import (
     BaselineSummary,
     Conclusion,
     Finding,
+    GroupVerdict,
     KernelVerdict,
     Severity,
     Stability,
@@ -133,6 +134,7 @@ def make_verdict(
     notes: tuple[str, ...] = (),
     trusted: bool = True,
     commit: str = "0123456789abcdef0123456789abcdef01234567",
+    groups: tuple[GroupVerdict, ...] = (),
 ) -> Verdict:
     kernels = kernels if kernels is not None else []
     findings = findings if findings is not None else []
@@ -148,6 +150,7 @@ def make_verdict(
         device=device,
         roof=ROOF,
         roofs=(ROOF, "H100-SXM5 (measured)"),
+        groups=groups,
         trusted=trusted,
         kernels=tuple(kernels),
         findings=tuple(findings),
@@ -190,3 +193,58 @@ def regression_verdict(**kwargs: object) -> Verdict:
     ]
     kernels = [gemv, gemm, fused, new, *make_unchanged(6, share=0.22)]
     return make_verdict(kernels, findings, **kwargs)  # type: ignore[arg-type]
+
+
+def make_time_kernel(
+    name: str = "BM_copy/4096",
+    *,
+    time_s: float = 1.2e-3,
+    center: float = 1.0e-3,
+    share: float = 0.2,
+) -> KernelVerdict:
+    """A kernel without counters, judged on wall time (baseline metric ``time_s``)."""
+    history = tuple(center * (1 + 0.01 * (i % 3 - 1)) for i in range(8))
+    baseline = BaselineSummary(
+        n=8,
+        center=center,
+        spread=center * 0.01,
+        regime=None,
+        relative_change=(time_s - center) / center,
+        history=history,
+        metric="time_s",
+    )
+    return KernelVerdict(
+        key=name,
+        name=name,
+        time_s=time_s,
+        time_share=share,
+        percent_of_roof=None,
+        regime=None,
+        binding=None,
+        advice=None,
+        status="regressed",
+        baseline=baseline,
+    )
+
+
+def make_group(
+    name: str = "attention",
+    *,
+    pct: float = 55.0,
+    center: float = 60.0,
+    mfu: float = 0.41,
+    share: float = 0.5,
+) -> GroupVerdict:
+    return GroupVerdict(
+        name=name,
+        kernels=("a", "b"),
+        time_s=share * 1e-2,
+        time_share=share,
+        percent_of_roof=pct,
+        mfu=mfu,
+        regime="compute-bound",
+        target_percent=70.0,
+        owners=("@kernels-team",),
+        baseline=make_baseline(center, current=pct),
+        mfu_baseline=make_baseline(0.45, spread=0.01, current=mfu),
+    )

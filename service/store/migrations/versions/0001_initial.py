@@ -1,8 +1,8 @@
 """initial history store
 
 Revision ID: 0001
-Revises: 
-Create Date: 2026-11-30 06:35:13.725497
+Revises:
+Create Date: 2026-11-30 06:38:30.746837
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ def upgrade() -> None:
     sa.Column('message', sa.Text(), nullable=False),
     sa.Column('advice', sa.String(length=32), nullable=True),
     sa.Column('numbers_json', sa.JSON(), nullable=False),
+    sa.Column('finding_json', sa.JSON(), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['run_id'], ['runs.id'], name=op.f('fk_findings_run_id_runs'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_findings'))
