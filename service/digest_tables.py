@@ -123,34 +123,29 @@ def regime_flips(
     ).sort_values(["since", "kernel", "device"], ignore_index=True)
 
 
-def match_targets(keys: pd.Series, targets: Sequence[KernelTarget]) -> pd.DataFrame:
-    """The first target whose pattern matches each key.
+def match_targets(latest: pd.DataFrame, targets: Sequence[KernelTarget]) -> pd.DataFrame:
+    """The first target whose pattern matches each row's identity key or display name.
 
     Returns:
-        Index: the unique keys; columns ``group``, ``declared`` (regime) and ``target_percent``
+        ``latest``'s index; columns ``group``, ``declared`` (regime) and ``target_percent``
         (NaN where no pattern matches).
     """
-    unique = pd.Series(keys.unique())
-    matched = pd.DataFrame(
-        index=pd.Index(unique, name="kernel_key"),
-        columns=["group", "declared", "target_percent"],
-        dtype=object,
-    )
-    free = pd.Series(True, index=matched.index)
-    for target in targets:  # a handful of config groups, each matched over all keys at once
-        hit = free & unique.str.match(fnmatch.translate(target.pattern)).to_numpy()
+    matched = pd.DataFrame(index=latest.index, columns=["group", "declared", "target_percent"],
+                           dtype=object)  # fmt: skip
+    free = np.ones(len(latest), dtype=bool)
+    for target in targets:  # a handful of config groups, each matched over all rows at once
+        regex = fnmatch.translate(target.pattern)
+        hit = free & (latest["kernel_key"].astype(str).str.match(regex).to_numpy()
+                      | latest["kernel_name"].astype(str).str.match(regex).to_numpy())  # fmt: skip
         matched.loc[hit, ["group", "declared", "target_percent"]] = [
-            target.name or target.pattern,
-            target.regime,
-            target.target_percent,
-        ]
+            target.name or target.pattern, target.regime, target.target_percent]  # fmt: skip
         free &= ~hit
     return matched
 
 
 def _latest(frame: pd.DataFrame, targets: Sequence[KernelTarget]) -> pd.DataFrame:
     last = frame.iloc[last_rows(frame)]
-    return last.join(match_targets(last["kernel_key"], targets), on="kernel_key")
+    return last.join(match_targets(last, targets))
 
 
 def mislabels(frame: pd.DataFrame, targets: Sequence[KernelTarget]) -> list[Mislabel]:

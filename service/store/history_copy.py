@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from service.store.history import COLUMNS, nightly_history
-from service.store.repo import as_utc
+from service.store.ids import as_utc
 from service.store.tables import Device, Kernel, Measurement, Repository, Run
 
 _RUNS = Run.__table__  # type: ignore[attr-defined]
