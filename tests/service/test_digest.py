@@ -154,3 +154,10 @@ def test_kernel_names_are_escaped_in_markdown_and_html(history):
     assert "`gemv<half, 4>\\|@team #1`" in markdown
     html = render_digest_html(digest)
     assert "gemv&lt;half, 4&gt;|@team #1" in html and "<half" not in html
+
+
+def test_progress_reports_each_stage(history):
+    stages: list[str] = []
+    build_digest(history, start=PERIOD_START, end=PERIOD_END, progress=stages.append)
+    assert stages == ["preparing history", "finding change points", "classifying changes",
+                      "summarising"]  # fmt: skip

@@ -46,7 +46,9 @@ def store_url(tmp_path_factory) -> str:
 
 def _json(capsys, *args: str) -> dict:
     assert run(["digest", *PERIOD, "--repo", REPO, "--json", *args]) == 0
-    return json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.err == "", "no progress bar when stderr is not a terminal (CI)"
+    return json.loads(captured.out)
 
 
 def test_json_from_the_store_matches_the_digest_of_the_frame(store_url, capsys):
