@@ -244,8 +244,18 @@ def trend_chart(
         band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
         band.set_gid("baseline-band")
         ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
-    changes = change_points if change_points is not None else pd.DataFrame()
-    for i, row in enumerate(changes.itertuples()):
+    if change_points is not None:
+        _draw_changes(ax, change_points)
+    ax.set_ylabel("% of roof")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    fig.autofmt_xdate()
+    return fig
+
+
+def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
+    """A dashed line per change point, labelled with the first commit at the new level."""
+    for i, row in enumerate(changes.itertuples()):  # a few change points per kernel
         when = _naive_utc(row.since)
         ax.axvline(
             when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
@@ -255,11 +265,6 @@ def trend_chart(
         ).set_gid(f"change:{i}")
         ax.annotate(str(row.to_commit)[:8], xy=(when, 1.0), xycoords=("data", "axes fraction"),
                     rotation=90, fontsize=7, va="top", ha="right")  # fmt: skip
-    ax.set_ylabel("% of roof")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    fig.autofmt_xdate()
-    return fig
 
 
 def _naive_utc(value: object) -> pd.Timestamp:
