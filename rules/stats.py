@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 import numpy as np
@@ -250,17 +250,30 @@ class _WindowStats:
     high: FloatArray  # and at least the low/high medians
     count: FloatArray
 
+    def columns(self, start: int, stop: int) -> _WindowStats:
+        """The windows ``start`` to ``stop`` (points in time)."""
+        return _WindowStats(*(getattr(self, f.name)[:, start:stop] for f in fields(self)))
+
 
 def _trimmed_mean(ordered: FloatArray, count: npt.NDArray[np.int_], fraction: float) -> FloatArray:
     """Mean of each sorted window without ``fraction`` of its points on each side."""
-    sums = np.cumsum(np.nan_to_num(ordered), axis=-1)
-    sums = np.concatenate([np.zeros((*sums.shape[:-1], 1)), sums], axis=-1)
-    cut = np.floor(count * fraction).astype(int)
-    q1, q3 = cut, count - cut
-    upper = np.take_along_axis(sums, q3[..., None], axis=-1)[..., 0]
-    lower = np.take_along_axis(sums, q1[..., None], axis=-1)[..., 0]
-    with np.errstate(all="ignore"):
-        return np.asarray((upper - lower) / (q3 - q1), dtype=float)
+    width = ordered.shape[-1]
+    cut = int(width * fraction)
+    # Full windows (all but the series' ends) share one slice: a plain mean, no cumsum.
+    result = np.asarray(ordered[..., cut : width - cut].mean(axis=-1), dtype=float)
+    partial = (count < width) & (count > 0)
+    if partial.any():
+        rows = ordered[partial]
+        sums = np.concatenate(
+            [np.zeros((rows.shape[0], 1)), np.cumsum(np.nan_to_num(rows), -1)], -1
+        )
+        n = count[partial]
+        q1 = np.floor(n * fraction).astype(int)
+        q3 = n - q1
+        upper = np.take_along_axis(sums, q3[:, None], axis=-1)[:, 0]
+        lower = np.take_along_axis(sums, q1[:, None], axis=-1)[:, 0]
+        result[partial] = (upper - lower) / (q3 - q1)
+    return result
 
 
 def _window_stats(windows: FloatArray, min_segment: int) -> _WindowStats:
@@ -282,7 +295,7 @@ def _window_stats(windows: FloatArray, min_segment: int) -> _WindowStats:
     center, se_factor = median, np.full(median.shape, MEDIAN_SE)
     for start, fraction, factor in TRIMMING:
         use = count >= start
-        if use.any():
+        if windows.shape[-1] >= start and use.any():
             center = np.where(use, _trimmed_mean(ordered, count, fraction), center)
             se_factor = np.where(use, factor, se_factor)
     return _WindowStats(
@@ -324,17 +337,28 @@ def _local_maxima(score: FloatArray, window: int) -> npt.NDArray[np.bool_]:
     return np.asarray((score > 0) & (tie_break >= views.max(axis=-1)), dtype=bool)
 
 
+def _row_medians(matrix: FloatArray) -> FloatArray:
+    """Median of each row, NaN = absent (sort once, pick the middle)."""
+    ordered = np.sort(matrix, axis=1)
+    count = np.sum(~np.isnan(matrix), axis=1)
+    lo = np.take_along_axis(ordered, np.clip((count - 1) // 2, 0, None)[:, None], axis=1)
+    hi = np.take_along_axis(ordered, np.clip(count // 2, 0, None)[:, None], axis=1)
+    return np.asarray((lo[:, 0] + hi[:, 0]) / 2, dtype=float)
+
+
 def _best_split(segment: FloatArray, min_segment: int) -> tuple[int | None, float]:
     """The split of ``segment`` into two levels with the least total absolute deviation."""
-    best, best_cost = None, math.inf
-    for j in range(min_segment, segment.size - min_segment + 1):
-        left, right = segment[:j], segment[j:]
-        cost = float(
-            np.sum(np.abs(left - np.median(left))) + np.sum(np.abs(right - np.median(right)))
-        )
-        if cost < best_cost:
-            best, best_cost = j, cost
-    return best, best_cost
+    splits = np.arange(min_segment, segment.size - min_segment + 1)
+    if splits.size == 0:
+        return None, math.inf
+    on_left = np.arange(segment.size)[None, :] < splits[:, None]
+    left = np.where(on_left, segment[None, :], np.nan)
+    right = np.where(on_left, np.nan, segment[None, :])
+    cost = np.nansum(np.abs(left - _row_medians(left)[:, None]), axis=1) + np.nansum(
+        np.abs(right - _row_medians(right)[:, None]), axis=1
+    )
+    best = int(np.argmin(cost))
+    return int(splits[best]), float(cost[best])
 
 
 def _line_cost(segment: FloatArray) -> float:
@@ -382,8 +406,9 @@ def _one_scale(
     n = values.shape[1]
     padded = np.pad(values, ((0, 0), (w, w)), constant_values=np.nan)
     views = np.lib.stride_tricks.sliding_window_view(padded, w, axis=1)
-    left = _window_stats(views[:, 0:n], opts.min_segment)
-    right = _window_stats(views[:, w : w + n], opts.min_segment)
+    # The window after night i is the window before night i + w: summarise each window once.
+    every = _window_stats(views[:, 0 : n + w], opts.min_segment)
+    left, right = every.columns(0, n), every.columns(w, w + n)
     n_left, n_right = left.count, right.count
     # With few points a side, one bad night can move the median: be conservative there and use
     # the gap between the conservative intervals; with more, the median itself is robust.
