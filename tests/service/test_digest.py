@@ -114,6 +114,9 @@ def test_minimum_segment_is_an_option(history, digest):
     last_night = ("gemm_bf16", "H100-SXM5", 39)
     assert last_night in _moves(eager.regressions), "one night is enough with min_segment=1"
     assert last_night not in _moves(digest.regressions), "but not by default (two nights)"
+    strict = build_digest(history, start=PERIOD_START, end=PERIOD_END,
+                          options=DigestOptions(min_segment=6))  # fmt: skip
+    assert _moves(strict.regressions) == {("fused_mlp", "A100-SXM4-80GB", 34)}, "gemv: 5 nights"
 
 
 def test_device_summary(digest):
