@@ -30,7 +30,7 @@ from service.render.digest_render import (
     render_digest_markdown,
 )
 from service.store.db import open_store, session_scope
-from service.store.history_copy import nightly_history_copy
+from service.store.history import nightly_history
 
 _SPAN = re.compile(r"^\s*(\d+)\s*([hdw])\s*$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
@@ -87,7 +87,7 @@ def _load(url: str | None, repo: str | None, start: datetime, end: datetime) -> 
     try:
         with session_scope(engine, readonly=True) as session:
             # The store's end is exclusive; the digest's is inclusive.
-            return nightly_history_copy(session=session, repo=repo, start=start,
+            return nightly_history(session=session, repo=repo, start=start,
                                         end=end + timedelta(microseconds=1))  # fmt: skip
     finally:
         engine.dispose()

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
 
-import pandas as pd
 import pytest
 from digest_history import PERIOD_END, PERIOD_START, history_runs, make_digest_history
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
@@ -17,8 +15,6 @@ from service.cli import run
 from service.digest import build_digest
 from service.render.digest_render import render_digest_json
 from service.store.db import open_store, session_scope
-from service.store.history import nightly_history
-from service.store.history_copy import nightly_history_copy
 from service.store.repo import ingest_run
 
 REPO = "acme/kernels"
@@ -133,16 +129,6 @@ def test_digest_on_postgresql(postgres_url, capsys):
     data = _json(capsys, "--db", postgres_url)
     assert {(e["kernel"], e["device"]) for e in data["regressions"]} == {
         ("fused_mlp", "A100-SXM4-80GB"), ("gemv_bf16", "H100-SXM5")}  # fmt: skip
-    engine = open_store(postgres_url)
-    window = {"repo": REPO, "start": PERIOD_START - timedelta(days=60), "end": PERIOD_END}
-    with session_scope(engine) as session:
-        by_copy = nightly_history_copy(session=session, **window)
-        by_rows = nightly_history(session=session, **window)
-        assert nightly_history_copy(session=session, **{**window, "repo": "no/such"}).empty
-    engine.dispose()
-    assert len(by_copy) == 480
-    same = [f.astype(object).where(f.notna(), None) for f in (by_copy, by_rows)]
-    pd.testing.assert_frame_equal(*same, check_dtype=False)
 
 
 def test_markdown_to_stdout_by_default(store_url, capsys):
