@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -216,7 +216,16 @@ def _movements(
 
 
 @dataclass(frozen=True)
-class _Classified:
+class ClassifiedChanges:
+    """The changes of ``detect_changes`` sorted into the digest's sections (frames).
+
+    Attributes:
+        regressions: Drops that started in the period, worst first.
+        improvements: Rises that started in the period and are not recoveries, best first.
+        recoveries: Drops (of any age) whose series came back within tolerance in the period.
+        unresolved: Drops not recovered by the end of the period, oldest first.
+    """
+
     regressions: pd.DataFrame
     improvements: pd.DataFrame
     recoveries: pd.DataFrame
@@ -231,7 +240,7 @@ def classify(
     start: datetime,
     end: datetime,
     options: DigestOptions,
-) -> _Classified:
+) -> ClassifiedChanges:
     """Split changes into new regressions, improvements, recoveries and unresolved regressions."""
     down = changes[changes["relative_change"] < 0].copy()
     down["recovered_at"] = track_recoveries(down, segments, frame, options.recovery_tolerance)
@@ -241,7 +250,7 @@ def classify(
     is_recovery = pd.Series(
         list(zip(up["series"], up["since"], strict=True)), index=up.index, dtype=object
     ).isin(recovery_stamps)
-    return _Classified(
+    return ClassifiedChanges(
         regressions=down[_in_period(down["since"], start, end)].sort_values(
             ["relative_change", "kernel_key", "device"]
         ),
@@ -296,7 +305,7 @@ def build_digest(
 
 def _assemble(
     frame: pd.DataFrame,
-    parts: _Classified,
+    parts: ClassifiedChanges,
     *,
     start: datetime,
     end: datetime,
@@ -320,8 +329,3 @@ def _assemble(
         below_target=below_target(frame, targets, opts.min_segment),
         devices=device_summaries(frame, parts, flips, start=start, end=end),
     )
-
-
-def default_period(*, now: datetime, days: int = 7) -> tuple[datetime, datetime]:
-    """The ``days`` before ``now``."""
-    return now - timedelta(days=days), now

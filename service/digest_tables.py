@@ -58,19 +58,35 @@ def sparklines(
     return dict(zip(lines.index.astype(int), lines.astype(str), strict=True))
 
 
-def _smoothed_regime(frame: pd.DataFrame, min_segment: int) -> pd.Series:
-    """Regime with runs shorter than ``min_segment`` folded into the run before them.
+def _runs(codes: npt.NDArray[np.int64], series: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Run number of each row: a run is a stretch of one value within one series."""
+    new = np.r_[True, (codes[1:] != codes[:-1]) | (series[1:] != series[:-1])][: len(codes)]
+    runs: npt.NDArray[np.int64] = (np.cumsum(new) - 1).astype(np.int64)
+    return runs
 
-    A run at the very start of a series is kept whatever its length (nothing precedes it).
+
+def _smoothed_regime(
+    frame: pd.DataFrame, min_segment: int
+) -> tuple[npt.NDArray[np.int64], pd.Index]:
+    """Regime codes with runs shorter than ``min_segment`` folded into the run before them.
+
+    A run at the very start of a series is kept whatever its length (nothing precedes it), so
+    the forward fill below never crosses from one series into the next. Code -1 is no regime.
     """
-    regime = frame["regime"].astype(object)
-    series = frame["series"]
-    start = (regime != regime.shift()) | (series != series.shift())
-    run = start.cumsum()
-    length = run.map(run.value_counts())
-    first_run = run == run.groupby(series).transform("min")
-    kept = regime.where((length >= min_segment) | first_run)
-    return kept.groupby(series).ffill()
+    codes, names = pd.factorize(frame["regime"])
+    series = frame["series"].to_numpy()
+    run = _runs(codes, series)
+    length = np.bincount(run)[run]
+    first_run = run == run[series_starts_of(series)]
+    kept = (length >= min_segment) | first_run
+    source = np.maximum.accumulate(np.where(kept, np.arange(len(codes)), 0))
+    return codes[source].astype(np.int64), names
+
+
+def series_starts_of(series: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """For each row, the row where its series starts (``series`` sorted)."""
+    first = np.r_[True, series[1:] != series[:-1]][: len(series)]
+    return np.maximum.accumulate(np.where(first, np.arange(len(series)), 0))
 
 
 def regime_flips(
@@ -82,26 +98,24 @@ def regime_flips(
         Columns of ``RegimeFlip`` (``kernel``, ``device``, ``from_regime``, ``to_regime``,
         ``relative_change``, ``since``, ``from_commit``, ``to_commit``, ``kernel_name``).
     """
-    regime = _smoothed_regime(frame, min_segment)
-    series = frame["series"]
-    run = ((regime != regime.shift()) | (series != series.shift())).cumsum()
-    level = frame["percent_of_roof"].groupby(run).median()
-    flip = (
-        (series == series.shift())
-        & (regime != regime.shift())
-        & regime.notna()
-        & regime.shift().notna()
-    )
-    rows = np.flatnonzero(flip.to_numpy() & _period_mask(frame, start, end))
-    run_of = run.to_numpy()[rows]
+    codes, names = _smoothed_regime(frame, min_segment)
+    series = frame["series"].to_numpy()
+    run = _runs(codes, series)
+    level = frame["percent_of_roof"].groupby(run).median().to_numpy()
+    previous = np.r_[-1, codes[:-1]][: len(codes)]
+    same_series = np.r_[False, series[1:] == series[:-1]][: len(series)]
+    flip = same_series & (codes != previous) & (codes >= 0) & (previous >= 0)
+    rows = np.flatnonzero(flip & _period_mask(frame, start, end))
+    run_of = run[rows]
+    regime = np.asarray(names, dtype=object)
     return pd.DataFrame(
         {
             "kernel": frame["kernel_key"].to_numpy()[rows],
             "kernel_name": frame["kernel_name"].to_numpy()[rows],
             "device": frame["device"].to_numpy()[rows],
-            "from_regime": regime.to_numpy()[rows - 1],
-            "to_regime": regime.to_numpy()[rows],
-            "relative_change": level.to_numpy()[run_of - 1] / level.to_numpy()[run_of - 2] - 1.0,
+            "from_regime": regime[codes[rows - 1]],
+            "to_regime": regime[codes[rows]],
+            "relative_change": level[run_of] / level[run_of - 1] - 1.0,
             "since": frame["timestamp"].array[rows],
             "from_commit": frame["commit"].to_numpy()[rows - 1],
             "to_commit": frame["commit"].to_numpy()[rows],
@@ -109,34 +123,29 @@ def regime_flips(
     ).sort_values(["since", "kernel", "device"], ignore_index=True)
 
 
-def match_targets(keys: pd.Series, targets: Sequence[KernelTarget]) -> pd.DataFrame:
-    """The first target whose pattern matches each key.
+def match_targets(latest: pd.DataFrame, targets: Sequence[KernelTarget]) -> pd.DataFrame:
+    """The first target whose pattern matches each row's identity key or display name.
 
     Returns:
-        Index: the unique keys; columns ``group``, ``declared`` (regime) and ``target_percent``
+        ``latest``'s index; columns ``group``, ``declared`` (regime) and ``target_percent``
         (NaN where no pattern matches).
     """
-    unique = pd.Series(keys.unique())
-    matched = pd.DataFrame(
-        index=pd.Index(unique, name="kernel_key"),
-        columns=["group", "declared", "target_percent"],
-        dtype=object,
-    )
-    free = pd.Series(True, index=matched.index)
-    for target in targets:  # a handful of config groups, each matched over all keys at once
-        hit = free & unique.str.match(fnmatch.translate(target.pattern)).to_numpy()
+    matched = pd.DataFrame(index=latest.index, columns=["group", "declared", "target_percent"],
+                           dtype=object)  # fmt: skip
+    free = np.ones(len(latest), dtype=bool)
+    for target in targets:  # a handful of config groups, each matched over all rows at once
+        regex = fnmatch.translate(target.pattern)
+        hit = free & (latest["kernel_key"].astype(str).str.match(regex).to_numpy()
+                      | latest["kernel_name"].astype(str).str.match(regex).to_numpy())  # fmt: skip
         matched.loc[hit, ["group", "declared", "target_percent"]] = [
-            target.name or target.pattern,
-            target.regime,
-            target.target_percent,
-        ]
+            target.name or target.pattern, target.regime, target.target_percent]  # fmt: skip
         free &= ~hit
     return matched
 
 
 def _latest(frame: pd.DataFrame, targets: Sequence[KernelTarget]) -> pd.DataFrame:
     last = frame.iloc[last_rows(frame)]
-    return last.join(match_targets(last["kernel_key"], targets), on="kernel_key")
+    return last.join(match_targets(last, targets))
 
 
 def mislabels(frame: pd.DataFrame, targets: Sequence[KernelTarget]) -> list[Mislabel]:

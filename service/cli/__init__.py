@@ -31,6 +31,7 @@ COMMANDS: tuple[str, ...] = (
     "service.cli.serve_cmd",
     "service.cli.token_cmd",
     "service.cli.upload_cmd",
+    "service.cli.plot_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

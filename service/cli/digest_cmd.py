@@ -15,9 +15,9 @@ import pandas as pd
 import typer
 
 from service.cli.db_cmd import DbOption
+from service.config import load_config
 from service.digest import build_digest
-from service.digest_config import load_targets
-from service.digest_model import Digest, DigestOptions
+from service.digest_model import Digest, DigestOptions, KernelTarget
 from service.errors import BadInput
 from service.github import make_client
 from service.github_auth import GitHubCredentials, resolve_api_url
@@ -88,7 +88,7 @@ def _load(url: str | None, repo: str | None, start: datetime, end: datetime) -> 
         with session_scope(engine, readonly=True) as session:
             # The store's end is exclusive; the digest's is inclusive.
             return nightly_history(session=session, repo=repo, start=start,
-                                   end=end + timedelta(microseconds=1))  # fmt: skip
+                                        end=end + timedelta(microseconds=1))  # fmt: skip
     finally:
         engine.dispose()
 
@@ -98,6 +98,17 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise BadInput(f"{path}: cannot write: {exc.strerror}") from exc
+
+
+def targets_from_config(path: Path | None) -> list[KernelTarget]:
+    """Declared regimes and targets of the config's kernel groups (``--config`` or found here).
+
+    Groups selected by NVTX range are left out: nightly history does not keep the range.
+    """
+    groups = load_config(path, cwd=Path.cwd()).rules.groups
+    return [KernelTarget(pattern=g.pattern, name=g.name, regime=g.regime,
+                         target_percent=g.target_percent)
+            for g in groups if g.nvtx is None]  # fmt: skip
 
 
 def post_digest(digest: Digest, body: str, *, repo: str, github_url: str | None) -> int:
@@ -118,7 +129,7 @@ def digest_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     post: Annotated[str | None, typer.Option(help="Post the week's issue to OWNER/NAME.")] = None,
     github_url: Annotated[str | None, typer.Option(help="API URL (or GITHUB_API_URL).")] = None,
-    config: Annotated[Path | None, typer.Option(help="roofguard.toml with kernel groups.")] = None,
+    config: Annotated[Path | None, typer.Option(help="roofguard.toml (default: found).")] = None,
     lookback_days: Annotated[int, typer.Option(help="History scanned before the period.")] = 90,
     min_segment: Annotated[int, typer.Option(help="Nights a new level must hold.")] = 2,
     url: DbOption = None,
@@ -126,7 +137,7 @@ def digest_command(
     """The regression digest of a period: regressions, improvements, flips, unresolved."""
     period = resolve_period(since, start, end, now=datetime.now(UTC))
     options = DigestOptions(lookback_days=lookback_days, min_segment=min_segment)
-    targets = load_targets(config)
+    targets = targets_from_config(config)
     with _progress() as step:
         step("loading history")
         history = _load(url, repo, period[0] - timedelta(days=lookback_days), period[1])

@@ -31,6 +31,8 @@ ImageFormat = Literal["svg", "png"]
 _PRECISION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 _TIER_STYLES = {"dram": "-", "l2": "--", "l1": ":"}
 _MARKER_AREA = (20.0, 400.0)  # points^2 for time share 0 and 1
+#: Relative move in intensity or FLOP/s below which no baseline arrow is drawn (unchanged).
+ARROW_MIN_CHANGE = 0.01
 
 
 @dataclass(frozen=True)
@@ -140,18 +142,25 @@ def _marker_sizes(kernels: Sequence[KernelPoint]) -> npt.NDArray[np.float64]:
     return sizes
 
 
+def _moved(before: tuple[float, float], after: tuple[float, float]) -> bool:
+    """Whether a kernel moved by more than ``ARROW_MIN_CHANGE`` in either coordinate."""
+    return any(abs(a / b - 1.0) > ARROW_MIN_CHANGE for a, b in zip(after, before, strict=True) if b)
+
+
 def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint]) -> None:
     xs = [k.intensity for k in kernels]
     ys = [k.achieved_flop_per_s for k in kernels]
     scatter = ax.scatter(xs, ys, s=_marker_sizes(kernels), color="#333333", alpha=0.75, zorder=3)
     scatter.set_gid("kernels")
     for k in kernels:
-        if k.baseline is None:
+        if k.baseline is None or not _moved(k.baseline, (k.intensity, k.achieved_flop_per_s)):
             continue
         arrow = ax.annotate("", xy=(k.intensity, k.achieved_flop_per_s), xytext=k.baseline,
                             arrowprops={"arrowstyle": "->", "color": "#ff7f0e", "lw": 1.2},
                             zorder=2)  # fmt: skip
         arrow.set_gid(f"arrow:{k.name}")
+        if arrow.arrow_patch is not None:  # the patch is what an SVG shows
+            arrow.arrow_patch.set_gid(f"arrow:{k.name}")
 
 
 def roofline_chart(
@@ -235,8 +244,18 @@ def trend_chart(
         band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
         band.set_gid("baseline-band")
         ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
-    changes = change_points if change_points is not None else pd.DataFrame()
-    for i, row in enumerate(changes.itertuples()):
+    if change_points is not None:
+        _draw_changes(ax, change_points)
+    ax.set_ylabel("% of roof")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    fig.autofmt_xdate()
+    return fig
+
+
+def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
+    """A dashed line per change point, labelled with the first commit at the new level."""
+    for i, row in enumerate(changes.itertuples()):  # a few change points per kernel
         when = _naive_utc(row.since)
         ax.axvline(
             when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
@@ -246,11 +265,6 @@ def trend_chart(
         ).set_gid(f"change:{i}")
         ax.annotate(str(row.to_commit)[:8], xy=(when, 1.0), xycoords=("data", "axes fraction"),
                     rotation=90, fontsize=7, va="top", ha="right")  # fmt: skip
-    ax.set_ylabel("% of roof")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    fig.autofmt_xdate()
-    return fig
 
 
 def _naive_utc(value: object) -> pd.Timestamp:

@@ -114,6 +114,9 @@ def test_minimum_segment_is_an_option(history, digest):
     last_night = ("gemm_bf16", "H100-SXM5", 39)
     assert last_night in _moves(eager.regressions), "one night is enough with min_segment=1"
     assert last_night not in _moves(digest.regressions), "but not by default (two nights)"
+    strict = build_digest(history, start=PERIOD_START, end=PERIOD_END,
+                          options=DigestOptions(min_segment=6))  # fmt: skip
+    assert _moves(strict.regressions) == {("fused_mlp", "A100-SXM4-80GB", 34)}, "gemv: 5 nights"
 
 
 def test_device_summary(digest):
@@ -154,3 +157,10 @@ def test_kernel_names_are_escaped_in_markdown_and_html(history):
     assert "`gemv<half, 4>\\|@team #1`" in markdown
     html = render_digest_html(digest)
     assert "gemv&lt;half, 4&gt;|@team #1" in html and "<half" not in html
+
+
+def test_progress_reports_each_stage(history):
+    stages: list[str] = []
+    build_digest(history, start=PERIOD_START, end=PERIOD_END, progress=stages.append)
+    assert stages == ["preparing history", "finding change points", "classifying changes",
+                      "summarising"]  # fmt: skip

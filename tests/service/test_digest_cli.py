@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from digest_history import PERIOD_END, PERIOD_START, history_runs, make_digest_history
@@ -43,7 +42,9 @@ def store_url(tmp_path_factory) -> str:
 
 def _json(capsys, *args: str) -> dict:
     assert run(["digest", *PERIOD, "--repo", REPO, "--json", *args]) == 0
-    return json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.err == "", "no progress bar when stderr is not a terminal (CI)"
+    return json.loads(captured.out)
 
 
 def test_json_from_the_store_matches_the_digest_of_the_frame(store_url, capsys):
@@ -77,10 +78,10 @@ def test_markdown_html_and_config(store_url, tmp_path, capsys):
 
 def test_bad_config_names_file_and_key(store_url, tmp_path, capsys):
     config = tmp_path / "roofguard.toml"
-    config.write_text('[[groups]]\npattern = "gemv*"\nregime = "fast"\n')
+    config.write_text('[[groups]]\nname = "gemv"\npattern = "gemv*"\nregime = "fast"\n')
     assert run(["digest", "--db", store_url, "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert str(config) in err and "groups[0].regime" in err
+    assert str(config) in err and "rules.groups[0].regime" in err
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -133,4 +134,5 @@ def test_digest_on_postgresql(postgres_url, capsys):
 def test_markdown_to_stdout_by_default(store_url, capsys):
     assert run(["digest", *PERIOD, "--repo", REPO, "--db", store_url]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("# roofguard digest") and Path  # stdout carries the markdown
+    assert out.startswith("# roofguard digest 2026-W48\n")
+    assert "| `gemv_bf16` | `H100-SXM5` | -19.9 % |" in out

@@ -1,0 +1,148 @@
+"""``roofguard plot run`` (a run's roofline chart) and ``roofguard plot kernel`` (a trend chart)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from collectors import collect
+from collectors.schema import RunRecord
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from rules.roofline import Placement, Roof
+from rules.stats import robust_center_spread
+from service.cli.db_cmd import DbOption
+from service.digest import detect_changes, prepare_history
+from service.digest_model import DigestOptions
+from service.errors import BadInput, NotFound
+from service.render.charts import (
+    ImageFormat,
+    KernelPoint,
+    figure_bytes,
+    roofline_chart,
+    trend_chart,
+)
+from service.roofs import resolve_roof
+from service.store.db import open_store, session_scope
+from service.store.history import kernel_history
+from service.store.repo import get_run, get_run_record
+
+plot_app = typer.Typer(help="Draw roofline and trend charts (SVG or PNG).", no_args_is_help=True)
+
+
+def _format(path: Path) -> ImageFormat:
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        return "png"
+    if suffix != ".svg":
+        raise BadInput(f"--output: {path} must end in .svg or .png")
+    return "svg"
+
+
+def _write_chart(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot write: {exc.strerror}") from exc
+    typer.echo(f"wrote {path}")
+
+
+def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecord, Roof]:
+    """A run and its roof from a report file, or from the store when ``ref`` is a run id."""
+    if Path(ref).exists():
+        run = collect(Path(ref))
+        return run, resolve_roof(run, device=device, source="datasheet", catalog=builtin_catalog())
+    if not ref.isdigit():
+        raise BadInput(f"{ref}: neither a report file nor a run id of the history store")
+    engine = open_store(url)
+    try:
+        with session_scope(engine, readonly=True) as session:
+            summary = get_run(session=session, run_id=int(ref))
+            run = get_run_record(session=session, run_id=int(ref))
+    finally:
+        engine.dispose()
+    source = summary.roof_source if summary.roof_source in ("datasheet", "report") else "datasheet"
+    roof = resolve_roof(run, device=device or summary.device, source=source,
+                        catalog=builtin_catalog())  # fmt: skip
+    return run, roof
+
+
+def run_points(run: RunRecord, placements: Mapping[str, Placement],
+               baseline: Mapping[str, Placement]) -> list[KernelPoint]:  # fmt: skip
+    """The run's kernels as chart points (time share of the run, arrow from the baseline)."""
+    total = sum(k.duration_s for k in run.kernels) or 1.0
+    points = [
+        KernelPoint.from_placement(k.key, placements[k.key], time_share=k.duration_s / total,
+                                   baseline=baseline.get(k.key))
+        for k in run.kernels
+    ]  # fmt: skip
+    return [p for p in points if p is not None]
+
+
+@plot_app.command("run")
+def plot_run_command(
+    ref: Annotated[str, typer.Argument(metavar="RUN_ID|FILE", help="Stored run id or report.")],
+    baseline: Annotated[str | None, typer.Option(metavar="RUN_ID|FILE",
+                        help="Draw arrows from this run's kernels to the run's.")] = None,
+    device: Annotated[str | None, typer.Option(help="Device (default: the run's).")] = None,
+    output: Annotated[Path | None, typer.Option(help=".svg or .png (default: <run>.svg).")] = None,
+    url: DbOption = None,
+) -> None:  # fmt: skip
+    """The roofline chart of a run: roofs, ridge points, kernels sized by time share."""
+    path = output or Path(f"roofline-{Path(ref).stem}.svg")
+    fmt = _format(path)
+    run, roof = load_run(ref, url=url, device=device)
+    base: Mapping[str, Placement] = {}
+    if baseline is not None:
+        base_run, _ = load_run(baseline, url=url, device=device)
+        base = place_run(base_run, roof)  # the same roof, so arrows compare like with like
+    points = run_points(run, place_run(run, roof), base)
+    if not points:
+        raise BadInput(f"{ref}: no kernel has both time and byte counts to place on the chart")
+    title = f"{roof.label}: {run.commit[:12] if run.commit else Path(ref).name}"
+    _write_chart(path, figure_bytes(roofline_chart(roof, points, title=title), fmt))
+
+
+def _kernel_series(url: str | None, repo: str, key: str, device: str | None) -> pd.DataFrame:
+    engine = open_store(url)
+    try:
+        with session_scope(engine, readonly=True) as session:
+            history = kernel_history(session=session, repo=repo, key=key, device=device)
+    finally:
+        engine.dispose()
+    nightly = history[(history["kind"] == "nightly") & history["percent_of_roof"].notna()]
+    if nightly.empty:
+        raise NotFound(f"kernel {key!r} has no nightly history in {repo}")
+    devices = sorted(nightly["device"].unique())
+    if len(devices) > 1:
+        raise BadInput(f"--device: kernel {key!r} runs on {', '.join(devices)}; pick one")
+    return nightly
+
+
+@plot_app.command("kernel")
+def plot_kernel_command(
+    key: Annotated[str, typer.Argument(help="Identity key of the kernel.")],
+    repo: Annotated[str, typer.Option(help="Repository OWNER/NAME.")],
+    device: Annotated[str | None, typer.Option(help="Device (needed when several).")] = None,
+    output: Annotated[Path | None, typer.Option(help=".svg or .png (default: trend.svg).")] = None,
+    url: DbOption = None,
+) -> None:  # fmt: skip
+    """Percent of roof over time for one kernel, change points and the baseline band."""
+    path = output or Path("trend.svg")
+    fmt = _format(path)
+    frame = prepare_history(_kernel_series(url, repo, key, device))
+    changes, _ = detect_changes(frame, DigestOptions())
+    last = changes["row"].max() if len(changes) else len(frame)
+    center, spread = robust_center_spread(frame["percent_of_roof"].to_numpy()[:last][-14:])
+    title = f"{key} on {frame['device'].iloc[0]}"
+    fig = trend_chart(frame, title=title, change_points=changes, baseline=(center, spread))
+    _write_chart(path, figure_bytes(fig, fmt))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``plot run`` and ``plot kernel`` to ``app``."""
+    app.add_typer(plot_app, name="plot")

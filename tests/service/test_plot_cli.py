@@ -1,0 +1,110 @@
+"""``roofguard plot run`` and ``plot kernel``: files from reports and from the store."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from digest_history import history_runs, make_digest_history
+from factories import make_kernel, make_run
+
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from service.cli import run
+from service.cli.plot_cmd import run_points
+from service.render.charts import roofline_chart
+from service.store.db import open_store, session_scope
+from service.store.repo import ingest_run
+
+H100 = builtin_catalog().lookup("H100-SXM5").roof()
+
+
+def _report(tmp_path, name, dram_bytes):
+    record = make_run(kernels=[
+        make_kernel("gemv", flops={"fp32": 2e9}, dram_bytes=dram_bytes, time_s=2e-3),
+        make_kernel("gemm", flops={"tensor_bf16": 4e12}, dram_bytes=1e10, time_s=8e-3),
+    ], timestamp=datetime(2026, 11, 20, tzinfo=UTC))  # fmt: skip
+    path = tmp_path / f"{name}.json"
+    path.write_text(record.model_dump_json())
+    return path, record
+
+
+def _ids(svg: str, prefix: str) -> list[str]:
+    return sorted(set(re.findall(rf'id="({re.escape(prefix)}[^"]*)"', svg)))
+
+
+def test_run_points_place_kernels_with_time_share_and_baseline(tmp_path):
+    _, current = _report(tmp_path, "current", 4e9)
+    _, base = _report(tmp_path, "base", 2e9)
+    points = run_points(current, place_run(current, H100), place_run(base, H100))
+    gemv = next(p for p in points if p.name == "gemv")
+    assert (gemv.intensity, gemv.achieved_flop_per_s) == (0.5, 1e12)
+    assert gemv.time_share == pytest.approx(0.2) and gemv.baseline == (1.0, 1e12)
+    ax = roofline_chart(H100, points).axes[0]
+    precisions = {a.get_gid().split(":")[1] for a in ax.get_children()
+                  if (a.get_gid() or "").startswith("roof:")}  # fmt: skip
+    assert precisions == {"fp32", "tensor_bf16"}, "only the precisions the kernels use"
+
+
+def test_plot_run_from_files_with_baseline(tmp_path, capsys):
+    current, _ = _report(tmp_path, "current", 4e9)
+    base, _ = _report(tmp_path, "base", 2e9)
+    out = tmp_path / "chart.svg"
+    assert run(["plot", "run", str(current), "--baseline", str(base), "--output", str(out)]) == 0
+    svg = out.read_text()
+    assert _ids(svg, "arrow:") == ["arrow:gemv"], "gemm did not move: no arrow"
+    assert _ids(svg, "label:") == ["label:gemm", "label:gemv"]
+    assert "roof:tensor_bf16:dram" in _ids(svg, "roof:")
+    assert f"wrote {out}" in capsys.readouterr().out
+
+
+def test_plot_run_png_and_bad_output(tmp_path, capsys):
+    current, _ = _report(tmp_path, "current", 4e9)
+    png = tmp_path / "chart.png"
+    assert run(["plot", "run", str(current), "--output", str(png)]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert run(["plot", "run", str(current), "--output", str(tmp_path / "chart.pdf")]) == 2
+    assert "must end in .svg or .png" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('plot') / 'history.db'}"
+    engine = open_store(url)
+    with session_scope(engine) as session:
+        for record in history_runs(make_digest_history()):
+            roof = builtin_catalog().lookup(record.device.name).roof()
+            ingest_run(session=session, run=record, placements=place_run(record, roof), roof=roof)
+    engine.dispose()
+    return url
+
+
+def test_plot_run_from_the_store(store_url, tmp_path):
+    out = tmp_path / "run.svg"
+    assert (
+        run(["plot", "run", "1", "--baseline", "3", "--db", store_url, "--output", str(out)]) == 0
+    )
+    svg = out.read_text()
+    assert len(_ids(svg, "label:")) == 6 and "A100-SXM4-80GB (datasheet)" in svg
+
+
+def test_plot_kernel_trend_with_change_point(store_url, tmp_path):
+    out = tmp_path / "trend.svg"
+    args = ["plot", "kernel", "gemv_bf16", "--repo", "acme/kernels", "--db", store_url]
+    assert run([*args, "--device", "H100-SXM5", "--output", str(out)]) == 0
+    svg = out.read_text()
+    assert _ids(svg, "change:") == ["change:0"] and _ids(svg, "baseline-band")
+    assert "035c0ffe" in svg, "the first bad commit labels the change"
+
+
+def test_plot_kernel_errors(store_url, capsys):
+    args = ["plot", "kernel", "gemv_bf16", "--repo", "acme/kernels", "--db", store_url]
+    assert run(args) == 2
+    assert (
+        "--device: kernel 'gemv_bf16' runs on A100-SXM4-80GB, H100-SXM5" in capsys.readouterr().err
+    )
+    assert run(["plot", "kernel", "nope", "--repo", "acme/kernels", "--db", store_url]) != 0
+    assert "no nightly history" in capsys.readouterr().err
+    assert run(["plot", "run", "not-a-file-or-id", "--db", store_url]) == 2
+    assert "neither a report file nor a run id" in capsys.readouterr().err
