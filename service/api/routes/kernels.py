@@ -26,16 +26,17 @@ _Repo = Annotated[str, Query(description="OWNER/NAME", max_length=200)]
 
 
 def _none_if_nan(value: Any) -> Any:
+    # Frames mark missing values as NaN in float and object columns alike.
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
+_POINT_FIELDS = ("run_id", "commit", "timestamp", "kind", "device", "percent_of_roof", "regime",
+                 "binding", "time_s")  # fmt: skip
+
+
 def _points(frame: pd.DataFrame) -> list[HistoryPoint]:
-    rows = frame.to_dict(orient="records")
-    return [HistoryPoint(run_id=int(r["run_id"]), commit=r["commit"], timestamp=r["timestamp"],
-                         kind=r["kind"], device=r["device"],
-                         percent_of_roof=_none_if_nan(r["percent_of_roof"]),
-                         regime=r["regime"], binding=r["binding"],
-                         time_s=_none_if_nan(r["time_s"])) for r in rows]  # fmt: skip
+    rows = frame.loc[:, list(_POINT_FIELDS)].to_dict(orient="records")
+    return [HistoryPoint(**{str(k): _none_if_nan(v) for k, v in row.items()}) for row in rows]
 
 
 @router.get(
