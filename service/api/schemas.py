@@ -160,7 +160,7 @@ class UploadForm(BaseModel):
         repo: OWNER/NAME of the repository measured.
         commit: Commit SHA measured.
         branch: Branch name.
-        kind: pr, nightly or local.
+        kind: pr, nightly or local (default: pr when ``pr`` is given, else what the files say).
         pr: Pull-request number, for pr runs.
         device: Device name, when the reports do not name it.
         runner: The CI runner's name.
@@ -172,7 +172,7 @@ class UploadForm(BaseModel):
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", max_length=200)
     commit: str = Field(min_length=1, max_length=64)
     branch: str | None = Field(default=None, max_length=255)
-    kind: Literal["pr", "nightly", "local"] = "local"
+    kind: Literal["pr", "nightly", "local"] | None = None
     pr: int | None = Field(default=None, ge=1)
     device: str | None = Field(default=None, max_length=200)
     runner: str | None = Field(default=None, max_length=255)

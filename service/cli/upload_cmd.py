@@ -140,7 +140,7 @@ def upload_command(
     repo: Annotated[str, _Opt(help="OWNER/NAME of the repository measured.")],
     commit: Annotated[str, _Opt(help="Commit SHA measured.")],
     branch: Annotated[str | None, _Opt(help="Branch name.")] = None,
-    kind: Annotated[str, _Opt(help="Run kind: pr, nightly or local.")] = "local",
+    kind: Annotated[str | None, _Opt(help="pr, nightly or local (default: pr with --pr).")] = None,
     pr: Annotated[int | None, _Opt(help="Pull-request number, for pr runs.")] = None,
     device: Annotated[str | None, _Opt(help="Device name when the reports lack it.")] = None,
     runner: Annotated[str | None, _Opt(help="The CI runner's name.")] = None,

@@ -254,3 +254,13 @@ def test_upload_may_choose_its_baseline(service, repo) -> None:
     bad = service.client.post("/api/v1/runs", params={"base_sha": "not hex!"},
                               content=pr.model_dump_json(), headers=h)  # fmt: skip
     assert bad.status_code == 422
+
+
+def test_a_form_with_a_pr_number_is_a_pr_run(service, repo, tmp_path) -> None:
+    body = make_run(repo=None, commit=None, kind="local").model_dump_json().encode()
+    form = {"repo": repo, "commit": "abc", "pr": "9"}
+    r = service.client.post("/api/v1/runs", headers=auth(service.token(repo)), data=form,
+                            files=[("files", ("run.json", body, "application/json"))])  # fmt: skip
+    run = service.client.get(f"/api/v1/runs/{r.json()['run_id']}",
+                             headers=auth(service.token(repo))).json()  # fmt: skip
+    assert (run["kind"], run["pull_request"]) == ("pr", 9)
