@@ -264,3 +264,23 @@ def test_a_form_with_a_pr_number_is_a_pr_run(service, repo, tmp_path) -> None:
     run = service.client.get(f"/api/v1/runs/{r.json()['run_id']}",
                              headers=auth(service.token(repo))).json()  # fmt: skip
     assert (run["kind"], run["pull_request"]) == ("pr", 9)
+
+
+def test_multipart_upload_of_a_binary_ncu_report(service, repo, corpus_dir) -> None:
+    from collectors import collect
+    from collectors.errors import CollectorError
+
+    report = corpus_dir / "ncu-rep" / "flyinglandlord_sglang__profile.ncu-rep"
+    try:
+        expected = collect(report)
+    except CollectorError as exc:
+        pytest.skip(f"the .ncu-rep collector cannot read it here: {exc}")
+    form = {"repo": repo, "commit": "5eed", "kind": "nightly"}
+    with report.open("rb") as fh:
+        files = [("files", (report.name, fh, "application/octet-stream"))]
+        r = service.client.post("/api/v1/runs", headers=auth(service.token(repo)), data=form,
+                                files=files)  # fmt: skip
+    assert r.status_code == 201, r.text
+    verdict = r.json()["verdict"]
+    assert {k["key"] for k in verdict["kernels"]} == {k.key for k in expected.kernels}
+    assert verdict["roof"].startswith("H800")
