@@ -4,16 +4,14 @@ GitHub signs each delivery with ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256(s
 over the raw body. GitHub sends no delivery timestamp header, so freshness is judged from the
 payload's own time of the event (``comment.updated_at``, ``pull_request.updated_at``): a
 delivery older than ``max_age`` is stale. Within that window each ``X-GitHub-Delivery`` id is
-accepted once, so a captured delivery cannot be replayed at all: too old is stale, and
-younger is a seen id.
+accepted once (``service.store.deliveries``, shared by every replica), so a captured delivery
+cannot be replayed at all: too old is stale, and younger is a seen id.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
-from collections import OrderedDict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -55,30 +53,15 @@ def _parse_time(value: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-class DeliveryGuard:
-    """Refuses stale deliveries and deliveries whose id was already seen.
+def check_fresh(delivery_id: str | None, happened: datetime | None, now: datetime,
+                max_age: timedelta) -> str:  # fmt: skip
+    """The delivery id, or WebhookSignatureInvalid when it is missing or the event is stale.
 
-    Ids are remembered for ``max_age`` (older deliveries are refused as stale anyway), so
-    memory stays bounded by the delivery rate times the window.
+    Whether the id was seen before is the store's to say (``record_delivery``), so that
+    every replica of the service refuses a replay.
     """
-
-    def __init__(self, max_age: timedelta) -> None:
-        self.max_age = max_age
-        self._seen: OrderedDict[str, datetime] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def admit(self, delivery_id: str | None, happened: datetime | None, now: datetime) -> None:
-        """Record ``delivery_id`` or raise WebhookSignatureInvalid when stale or replayed."""
-        if not delivery_id:
-            raise WebhookSignatureInvalid("missing X-GitHub-Delivery header")
-        if happened is None or now - happened > self.max_age:
-            raise WebhookSignatureInvalid("stale delivery: the event is older than allowed")
-        with self._lock:
-            self._forget_before(now - self.max_age)
-            if delivery_id in self._seen:
-                raise WebhookSignatureInvalid("replayed delivery: this delivery id was seen")
-            self._seen[delivery_id] = now
-
-    def _forget_before(self, cutoff: datetime) -> None:
-        while self._seen and next(iter(self._seen.values())) < cutoff:
-            self._seen.popitem(last=False)
+    if not delivery_id:
+        raise WebhookSignatureInvalid("missing X-GitHub-Delivery header")
+    if happened is None or now - happened > max_age:
+        raise WebhookSignatureInvalid("stale delivery: the event is older than allowed")
+    return delivery_id

@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -25,7 +25,6 @@ from service.errors import StoreUnavailable, Unauthorized
 from service.settings import Settings
 from service.store.db import session_scope
 from service.tokens import Grant, authenticate, mark_used
-from service.webhook_auth import DeliveryGuard
 
 
 @dataclass
@@ -37,7 +36,6 @@ class ServiceState:
         config: The roofguard configuration (rules, thresholds, kernel groups).
         engine: The history store's engine (one pool for the process).
         metrics: Prometheus metrics of this instance.
-        deliveries: Replay guard of GitHub webhook deliveries.
         github: Makes GitHub clients; None when the service has no GitHub credentials.
         check_slots: Bounds the checks running at once (``max_concurrent_checks``).
     """
@@ -46,7 +44,6 @@ class ServiceState:
     config: RoofguardConfig
     engine: Engine
     metrics: Metrics
-    deliveries: DeliveryGuard
     github: GitHubFactory | None
     check_slots: threading.BoundedSemaphore
 
@@ -56,12 +53,11 @@ class ServiceState:
         github: GitHubFactory | None,
     ) -> ServiceState:  # fmt: skip
         """The state for an application serving ``engine`` with these settings."""
-        max_age = timedelta(seconds=settings.webhook_max_age_s)
         # SQLite has one writer at a time: a second check would only wait on its lock (and
         # past the busy timeout), so checks queue here instead.
         sqlite = engine.dialect.name == "sqlite"
         slots = threading.BoundedSemaphore(1 if sqlite else settings.max_concurrent_checks)
-        return cls(settings, config, engine, Metrics(), DeliveryGuard(max_age), github, slots)
+        return cls(settings, config, engine, Metrics(), github, slots)
 
 
 def get_state(request: Request) -> ServiceState:

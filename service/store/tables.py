@@ -213,3 +213,18 @@ class RunnerCeiling(SQLModel, table=True):
 
 #: The name service.calibrate uses.
 RunnerCeilings = RunnerCeiling
+
+
+class WebhookDelivery(SQLModel, table=True):
+    """A GitHub webhook delivery the service acted on (``X-GitHub-Delivery``), for replays.
+
+    Kept only as long as a delivery could still be fresh; every replica of the service sees
+    the same rows, so a replayed delivery is refused whichever replica receives it.
+    """
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (sa.Index("ix_webhook_deliveries_received_at", "received_at"),)
+
+    delivery_id: str = Field(sa_type=sa.String(100), primary_key=True)
+    event: str = Field(sa_type=sa.String(64))
+    received_at: datetime = _ts(default_factory=utcnow)

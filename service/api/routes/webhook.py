@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
@@ -17,7 +17,8 @@ from service.api.schemas import ErrorPublic
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome, with_links
 from service.errors import BadInput
 from service.store.db import session_scope
-from service.webhook_auth import event_time, verify_signature
+from service.store.deliveries import record_delivery
+from service.webhook_auth import check_fresh, event_time, verify_signature
 from service.webhooks import WebhookAction, plan
 
 log = logging.getLogger("roofguard.api")
@@ -48,8 +49,14 @@ def _payload(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def _act(state: ServiceState, event: str, payload: dict[str, Any], base: str) -> WebhookPublic:
-    with session_scope(state.engine) as session:  # an accept is committed before posting
+def _act(state: ServiceState, event: str, delivery: str, payload: dict[str, Any],
+         base: str) -> WebhookPublic:  # fmt: skip
+    # The delivery is recorded with what it does, in one transaction: if acting fails, GitHub's
+    # redelivery is not taken for a replay. An accept is committed before posting.
+    keep = timedelta(seconds=state.settings.webhook_max_age_s)
+    with session_scope(state.engine) as session:
+        record_delivery(session=session, delivery_id=delivery, event=event,
+                        now=datetime.now(UTC), keep=keep)  # fmt: skip
         action = plan(session=session, event=event, payload=payload)
     state.metrics.webhooks.labels(event, action.outcome).inc()
     log.info("webhook %s: %s (%s)", event, action.outcome, action.detail)
@@ -94,6 +101,7 @@ async def github_webhook(
     payload = _payload(body)
     if x_github_event == "ping":
         return WebhookPublic(outcome="pong", detail="webhook configured")
-    state.deliveries.admit(x_github_delivery, event_time(payload), datetime.now(UTC))
+    max_age = timedelta(seconds=state.settings.webhook_max_age_s)
+    delivery = check_fresh(x_github_delivery, event_time(payload), datetime.now(UTC), max_age)
     base = base_url(request, state.settings)
-    return await run_in_threadpool(_act, state, x_github_event, payload, base)
+    return await run_in_threadpool(_act, state, x_github_event, delivery, payload, base)

@@ -175,3 +175,11 @@ def test_upload_can_ask_the_service_to_post(gh_service, service, repo, github_se
     headers["Authorization"] = f"Bearer {service.token(repo)}"
     bare = service.client.post("/api/v1/runs?post=true", content=body, headers=headers).json()
     assert bare["post_detail"] == "the service has no GitHub credentials"
+
+
+def test_a_replay_is_refused_by_every_replica(make_service, repo) -> None:
+    first, second = make_service(), make_service()  # two processes on one store
+    assert deliver(first, "pull_request", pr_event(repo), delivery="d-x").status_code == 202
+    replay = deliver(second, "pull_request", pr_event(repo), delivery="d-x")
+    assert replay.status_code == 401 and "replayed" in replay.json()["detail"]
+    assert deliver(second, "pull_request", pr_event(repo), delivery="d-y").status_code == 202
