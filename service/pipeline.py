@@ -6,7 +6,7 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -87,11 +87,15 @@ def check_run(
     run: RunRecord,
     config: RoofguardConfig,
     base_sha: str | None = None,
-    links: VerdictLinks | None = None,
+    links: VerdictLinks | Callable[[int], VerdictLinks] | None = None,
     measured: Roof | None = None,
     trusted: bool = True,
 ) -> CheckOutcome:
-    """Ingest ``run`` (idempotent) and judge it against its baseline."""
+    """Ingest ``run`` (idempotent) and judge it against its baseline.
+
+    ``links`` may be a function of the stored run's id (the service links to the run's page,
+    whose id exists only once the run is stored).
+    """
     roof = roof_for(run, config, measured)
     placements = place_run(run, roof, band=config.rules.borderline_band)
     stored = ingest_run(session=session, run=run, placements=placements, roof=roof, trusted=trusted)
@@ -116,6 +120,7 @@ def check_run(
         verdict = verdict.model_copy(
             update={"findings": tuple(list_findings(session=session, run_id=stored.run_id))}
         )
+    resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(
-        verdict, render_verdict(verdict, links=links), stored.run_id, stored.created
+        verdict, render_verdict(verdict, links=resolved), stored.run_id, stored.created
     )

@@ -11,7 +11,7 @@ import logging
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -26,6 +26,7 @@ from service.api.schemas import UploadForm
 from service.config import RoofguardConfig
 from service.errors import BadInput, StoreUnavailable
 from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
+from service.render.markdown import VerdictLinks
 from service.store.db import session_scope
 
 log = logging.getLogger("roofguard.api")
@@ -121,11 +122,13 @@ def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
 
 
 def run_check(record: RunRecord, state: ServiceState, config: RoofguardConfig,
-              base_sha: str | None = None) -> CheckOutcome:  # fmt: skip
+              base_sha: str | None = None,
+              links: Callable[[int], VerdictLinks] | None = None) -> CheckOutcome:  # fmt: skip
     """Ingest and judge ``record`` in one transaction, retried on dropped connections and races.
 
     ``config`` is the service's configuration, possibly with the upload's base branch;
-    ``base_sha`` cuts the baseline at a PR's merge base.
+    ``base_sha`` cuts the baseline at a PR's merge base; ``links`` gives the markdown's links
+    from the stored run's id.
 
     Raises:
         StoreUnavailable: The database stayed unreachable over every attempt.
@@ -133,7 +136,8 @@ def run_check(record: RunRecord, state: ServiceState, config: RoofguardConfig,
     for attempt in range(CHECK_ATTEMPTS):
         try:
             with state.check_slots, session_scope(state.engine) as session:
-                return check_run(session=session, run=record, config=config, base_sha=base_sha)
+                return check_run(session=session, run=record, config=config, base_sha=base_sha,
+                                 links=links)  # fmt: skip
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:
             if not _retryable(exc):
                 raise

@@ -7,7 +7,7 @@ from sqlmodel import Session
 
 from service.config import RoofguardConfig
 from service.pipeline import CheckOutcome, check_run
-from service.render.markdown import VerdictLinks, render_verdict
+from service.render.markdown import VerdictLinks
 from service.settings import Settings
 from service.store.repo import get_run_record
 
@@ -29,12 +29,8 @@ def links_for(base: str, run_id: int, settings: Settings) -> VerdictLinks:
     return VerdictLinks(run_url=url, charts=charts)
 
 
-def with_links(outcome: CheckOutcome, links: VerdictLinks) -> str:
-    """The outcome's markdown, rendered again with the dashboard links."""
-    return render_verdict(outcome.verdict, links=links)
-
-
-def stored_outcome(*, session: Session, run_id: int, config: RoofguardConfig) -> CheckOutcome:
+def stored_outcome(*, session: Session, run_id: int, config: RoofguardConfig,
+                   links: VerdictLinks | None = None) -> CheckOutcome:  # fmt: skip
     """The verdict of stored run ``run_id``, re-derived from its stored record.
 
     The record is stored byte-for-byte as uploaded, so the check finds it by its content hash
@@ -45,4 +41,4 @@ def stored_outcome(*, session: Session, run_id: int, config: RoofguardConfig) ->
         NotFound: No such run.
     """
     record = get_run_record(session=session, run_id=run_id)
-    return check_run(session=session, run=record, config=config)
+    return check_run(session=session, run=record, config=config, links=links)

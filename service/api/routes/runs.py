@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -20,7 +21,7 @@ from service.api.schemas import (
     RunsPublic,
     UploadForm,
 )
-from service.api.verdicts import base_url, links_for, run_url, stored_outcome, with_links
+from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import ServiceError
 from service.pipeline import CheckOutcome
 from service.store.repo import RunSummary, get_run, list_findings, list_runs
@@ -102,7 +103,9 @@ async def upload_run(
     config = state.config
     if base_branch:
         config = config.model_copy(update={"base_branch": base_branch})
-    outcome = await run_in_threadpool(uploads.run_check, record, state, config, base_sha)
+    base = base_url(request, settings)
+    outcome = await run_in_threadpool(uploads.run_check, record, state, config, base_sha,
+                                      partial(links_for, base, settings=settings))  # fmt: skip
     state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
     if outcome.created:
         state.metrics.kernels.inc(len(record.kernels))
@@ -110,23 +113,21 @@ async def upload_run(
              record.commit, grant.name, outcome.run_id, outcome.created,
              len(record.kernels))  # fmt: skip
     response.status_code = 201 if outcome.created else 200
-    base = base_url(request, settings)
-    markdown = with_links(outcome, links_for(base, outcome.run_id, settings))
     url = run_url(base, outcome.run_id)
-    posted, why = (await run_in_threadpool(_post, state, record, outcome, markdown, url)
+    posted, why = (await run_in_threadpool(_post, state, record, outcome, url)
                    if post else (False, None))  # fmt: skip
     return CheckResultPublic(run_id=outcome.run_id, created=outcome.created, url=url,
-                             verdict=outcome.verdict, markdown=markdown, posted=posted,
+                             verdict=outcome.verdict, markdown=outcome.markdown, posted=posted,
                              post_detail=why)  # fmt: skip
 
 
-def _post(state: ServiceState, record: RunRecord, outcome: CheckOutcome, markdown: str,
+def _post(state: ServiceState, record: RunRecord, outcome: CheckOutcome,
           url: str) -> tuple[bool, str | None]:  # fmt: skip
     if state.github is None:
         return False, "the service has no GitHub credentials"
     if not record.repo or not (record.pull_request or record.commit):
         return False, "the run names no pull request or commit"
-    return post_outcome(state.github, outcome, markdown, repo=record.repo,
+    return post_outcome(state.github, outcome, outcome.markdown, repo=record.repo,
                         pr=record.pull_request, sha=record.commit, details_url=url)  # fmt: skip
 
 
@@ -181,8 +182,8 @@ def read_verdict(
 ) -> CheckResultPublic:  # fmt: skip
     """The verdict on one run (as the upload answered it, against today's baseline)."""
     _readable_run(session, grant, run_id)
-    outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
     base = base_url(request, settings)
-    markdown = with_links(outcome, links_for(base, run_id, settings))
+    outcome = stored_outcome(session=session, run_id=run_id, config=state.config,
+                             links=links_for(base, run_id, settings))  # fmt: skip
     return CheckResultPublic(run_id=run_id, created=False, url=run_url(base, run_id),
-                             verdict=outcome.verdict, markdown=markdown)  # fmt: skip
+                             verdict=outcome.verdict, markdown=outcome.markdown)  # fmt: skip

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from service.api.deps import ServiceState, StateDep
 from service.api.publish import post_outcome
 from service.api.schemas import ErrorPublic
-from service.api.verdicts import base_url, links_for, run_url, stored_outcome, with_links
+from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import BadInput
 from service.store.db import session_scope
 from service.store.deliveries import record_delivery
@@ -71,10 +71,11 @@ def _act(state: ServiceState, event: str, delivery: str, payload: dict[str, Any]
 
 def _post(state: ServiceState, action: WebhookAction, base: str) -> WebhookPublic:
     assert action.run_id is not None and action.repo is not None and state.github is not None
-    with session_scope(state.engine, readonly=True) as session:
-        outcome = stored_outcome(session=session, run_id=action.run_id, config=state.config)
     links = links_for(base, action.run_id, state.settings)
-    posted, reason = post_outcome(state.github, outcome, with_links(outcome, links),
+    with session_scope(state.engine, readonly=True) as session:
+        outcome = stored_outcome(session=session, run_id=action.run_id, config=state.config,
+                                 links=links)  # fmt: skip
+    posted, reason = post_outcome(state.github, outcome, outcome.markdown,
                                   repo=action.repo, pr=action.pr, sha=action.sha,
                                   details_url=run_url(base, action.run_id))  # fmt: skip
     detail = action.detail if posted else f"{action.detail}; not posted: {reason}"
