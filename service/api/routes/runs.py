@@ -22,7 +22,7 @@ from service.api.schemas import (
     UploadForm,
 )
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
-from service.errors import ServiceError
+from service.errors import BadInput, ServiceError
 from service.pipeline import CheckOutcome
 from service.store.repo import RunSummary, get_run, list_findings, list_runs
 from service.tokens import Grant, Permission
@@ -66,7 +66,7 @@ def _public(run: RunSummary, base: str) -> RunPublic:
                      trusted=run.trusted, url=run_url(base, run.id))  # fmt: skip
 
 
-async def _record_from_request(request: Request, grant: Grant, state: StateDep) -> Any:
+async def _record_from_request(request: Request, grant: Grant, state: StateDep) -> RunRecord:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "multipart/form-data":
         async with request.form(max_files=uploads.MAX_FILES, max_fields=32) as form:
@@ -75,6 +75,8 @@ async def _record_from_request(request: Request, grant: Grant, state: StateDep) 
             return await run_in_threadpool(uploads.collect_form, parsed, state)
     if content_type == "application/json":
         record = await run_in_threadpool(uploads.parse_record, await request.body())
+        if not record.repo:
+            raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)
         return record
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")

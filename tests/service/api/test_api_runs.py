@@ -130,6 +130,10 @@ def test_bad_uploads_get_one_clear_error_and_store_nothing(make_service, repo) -
     bad["kernels"][1]["duration_s"] = -1
     r = service.client.post("/api/v1/runs", json=bad, headers=h)
     assert r.status_code == 422 and "kernels.1.duration_s" in r.json()["detail"]
+    nameless = make_run(repo=None).model_dump_json()
+    json_h = {**h, "Content-Type": "application/json"}
+    r = service.client.post("/api/v1/runs", content=nameless, headers=json_h)
+    assert r.status_code == 422 and "repo: the run must name its repository" in r.json()["detail"]
     r = service.client.post(
         "/api/v1/runs", content=b"hello", headers={**h, "Content-Type": "text/plain"}
     )
