@@ -13,7 +13,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "openapi.json"
 NASTY = "gemv<half, 4>&<script>alert(1)</script>"
 
 
-def seed(service: Service, repo: str, nights: int = 6) -> list[int]:
+def seed(service: Service, repo: str, nights: int = 6, device: str | None = None) -> list[int]:
     token = service.token(repo)
     start = datetime.now(UTC) - timedelta(days=nights)
     ids = []
@@ -21,7 +21,7 @@ def seed(service: Service, repo: str, nights: int = 6) -> list[int]:
         kernels = [make_kernel(NASTY, key="gemv_half", time_s=1e-3 * (1.5 if night > 3 else 1)),
                    make_kernel("reduce", dram_bytes=8e9, time_s=4e-3)]  # fmt: skip
         run = make_run(repo=repo, commit=f"{night:07x}bb", timestamp=start + timedelta(days=night),
-                       kernels=kernels)  # fmt: skip
+                       kernels=kernels, device=device)  # fmt: skip
         ids.append(service.upload(run, token).json()["run_id"])
     return ids
 
@@ -43,11 +43,13 @@ def test_run_page_shows_the_verdict_with_its_roofline_chart(service, repo) -> No
 
 
 def test_kernel_page_shows_its_trend_per_device(service, repo) -> None:
+    seed(service, repo, nights=3, device="NVIDIA A100-SXM4-80GB")
     ids = seed(service, repo)
     html = service.client.get("/kernels", params={"repo": repo, "key": "gemv_half"}).text
     assert "gemv&lt;half, 4&gt;" in html and "<script>" not in html
-    assert html.count('<figure class="chart"><svg') == 1
-    assert f'<a href="/runs/{ids[-1]}">' in html and "6 measurements" in html
+    assert html.count('<figure class="chart"><svg') == 2
+    assert "<h2>A100-SXM4-80GB</h2>" in html and "<h2>H100-SXM5</h2>" in html
+    assert f'<a href="/runs/{ids[-1]}">' in html and "9 measurements on 2 device(s)" in html
     empty = service.client.get("/kernels", params={"repo": repo, "key": "nope"}).text
     assert "No stored measurements" in empty
 
