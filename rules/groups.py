@@ -101,14 +101,18 @@ def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -
     frame = ctx.comparable_history
     if frame.empty:
         return frame
-    current = frame["kernel_key"].astype(str).map(ctx.config.current_key)
+    # Decide per distinct key and name (thousands), not per row (hundreds of thousands).
+    raw_keys = frame["kernel_key"].astype(str)
     names = frame["kernel_name"].astype(str)
-    by_pattern = pd.Series(False, index=frame.index)
+    wanted = set(keys)
+    chosen = {k for k in raw_keys.unique() if ctx.config.current_key(k) in wanted}
+    chosen_names: set[str] = set()
     if group.nvtx is None:  # history has no NVTX ranges: patterns only select without one
-        by_pattern = current.map(lambda k: group.matches(k, k, None)) | names.map(
-            lambda n: group.matches(n, n, None)
-        )
-    return frame[current.isin(keys) | by_pattern]
+        chosen |= {
+            k for k in raw_keys.unique() if group.matches(ctx.config.current_key(k), k, None)
+        }
+        chosen_names = {n for n in names.unique() if group.matches(n, n, None)}
+    return frame[raw_keys.isin(chosen) | names.isin(chosen_names)]
 
 
 def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
