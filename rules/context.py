@@ -12,6 +12,7 @@ import pandas as pd
 from collectors.schema import KernelRecord, RunRecord
 from rules.config import RulesConfig
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
+from rules.history import HistoryIndex, KernelHistory
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 
@@ -92,14 +93,33 @@ class RuleContext:
             "cache_control": self.run.profiler.cache_control,
         }
 
-    def baseline(self, key: str) -> pd.DataFrame:
-        """Comparable history rows of kernel ``key`` and its old names (aliases), oldest first."""
+    @cached_property
+    def _rows_by_key(self) -> Mapping[str, pd.DataFrame]:
+        # One groupby instead of one boolean mask per kernel: a 2,000-kernel run against
+        # 90 baseline runs would otherwise scan 180,000 rows 2,000 times per rule.
         frame = self.comparable_history
         if frame.empty:
-            return frame
-        keys = (key, *self.config.old_keys(key))
-        rows = frame[frame["kernel_key"].isin(keys)]
-        return rows.sort_values("timestamp", kind="stable")
+            return {}
+        ordered = frame.sort_values("timestamp", kind="stable")
+        return {str(k): rows for k, rows in ordered.groupby("kernel_key", sort=False)}
+
+    def baseline(self, key: str) -> pd.DataFrame:
+        """Comparable history rows of kernel ``key`` and its old names (aliases), oldest first."""
+        parts = [self._rows_by_key[k] for k in (key, *self.config.old_keys(key))
+                 if k in self._rows_by_key]  # fmt: skip
+        if not parts:
+            return self.comparable_history.iloc[0:0]
+        if len(parts) == 1:
+            return parts[0]
+        return pd.concat(parts).sort_values("timestamp", kind="stable")
+
+    @cached_property
+    def _index(self) -> HistoryIndex:
+        return HistoryIndex(self.comparable_history)
+
+    def kernel_history(self, key: str) -> KernelHistory:
+        """Comparable baseline of kernel ``key`` and its old names, as arrays, oldest first."""
+        return self._index.get((key, *self.config.old_keys(key)))
 
     @cached_property
     def history_keys(self) -> frozenset[str]:

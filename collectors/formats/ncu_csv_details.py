@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import csv
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.base import Collector
 from collectors.errors import MalformedReport
-from collectors.formats.ncu_csv_raw import _numbered
 from collectors.ncu import csvio, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
+from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
@@ -59,7 +60,7 @@ class NcuCsvDetails(Collector):
         self._units: dict[str, float] = {}
         with path.open(encoding="utf-8", newline="") as handle:
             prelude, header_line = csvio.read_prelude(handle, where)
-            rows = _numbered(
+            rows = csvio.numbered(
                 csv.reader(itertools.chain([header_line], handle)), prelude.header_line - 1, where
             )
             _, header = next(rows)
@@ -78,11 +79,13 @@ class NcuCsvDetails(Collector):
                 )
         return {name: header.index(name) for name in REQUIRED + _OPTIONAL if name in header}
 
-    def _read(self, builder: RunBuilder, col: dict[str, int], rows: object) -> DeviceFacts | None:
+    def _read(
+        self, builder: RunBuilder, col: dict[str, int], rows: Iterator[tuple[int, list[str]]]
+    ) -> DeviceFacts | None:
         facts: DeviceFacts | None = None
         launch: _Launch | None = None
         need = col["Metric Value"] + 1
-        for line, row in rows:  # type: ignore[attr-defined]
+        for line, row in rows:
             if len(row) < need:
                 launch_id = row[0] if row else None
                 reason = f"row has {len(row)} fields, needs {need} (truncated file?)"
@@ -117,7 +120,7 @@ class NcuCsvDetails(Collector):
             launch.strings[name] = cell
             return
         factor = self._factor(row[col["Metric Unit"]], label, printed)
-        if recipe.is_relevant(name):
+        if is_relevant(name):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:
                 launch.metrics[name] = value * factor

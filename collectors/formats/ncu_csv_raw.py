@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import csv
 import itertools
+import math
+import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from collectors.base import Collector
 from collectors.errors import MalformedReport
-from collectors.ncu import csvio, recipe
+from collectors.ncu import csvio, frames, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
+from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
@@ -32,6 +35,8 @@ class _Columns:
     header: list[str]
     numeric: tuple[tuple[int, str, float], ...]
     strings: tuple[tuple[int, str], ...]
+    pick: Callable[[list[str]], Sequence[str]]
+    factors: tuple[float, ...]
 
     def cell(self, row: list[str], name: str) -> str | None:
         return row[self.header.index(name)] if name in self.header else None
@@ -52,30 +57,55 @@ class NcuCsvRaw(Collector):
     def parse(self, path: Path) -> RunRecord:
         """Read every launch row; see the module docstring."""
         where = self._path = str(path)
+        self._bound = {}
         builder = RunBuilder(path, self.name, self.options)
         with path.open(encoding="utf-8", newline="") as handle:
-            prelude, header_line = csvio.read_prelude(handle, where)
-            header = split_row(header_line.rstrip("\r\n"), where, prelude.header_line)
-            if "Metric Value" in header:
-                reason = "a details page, not a raw page"
-                raise MalformedReport(where, prelude.header_line, "Metric Value", reason)
-            rows = split_rows(handle, where, prelude.header_line)
-            columns, first = self._columns(header, rows, prelude.header_line + 1)
-            facts = self._read_rows(builder, columns, itertools.chain(first, rows))
+            prelude, header, columns, pending = self._start(handle)
+            fast = not pending and frames.ends_cleanly(where, len(header))
+            if fast:
+                try:
+                    facts = frames.read(handle, header, columns.numeric, builder)
+                except frames.Fallback:
+                    fast = False
+        if not fast:  # start again, row by row: names the row and field of what is wrong
+            builder = RunBuilder(path, self.name, self.options)
+            with path.open(encoding="utf-8", newline="") as handle:
+                prelude, header, columns, pending = self._start(handle)
+                after = prelude.header_line + (0 if pending else 1)
+                rows = itertools.chain(pending, split_rows(handle, where, after))
+                facts = self._read_rows(builder, columns, rows)
         cc = builder.device_key[1] if builder.device_key else None
         device, notes = device_info(facts, self.options, cc, prelude.device)
         profiler, _ = profiler_info(None, None)
         return builder.build(device, profiler, notes)
 
+    def _start(
+        self, handle: TextIO
+    ) -> tuple[csvio.Prelude, list[str], _Columns, list[tuple[int, list[str]]]]:
+        """Prelude, header, used columns, and the first data row if there is no units row."""
+        prelude, header_line = csvio.read_prelude(handle, self._path)
+        cells = split_row(header_line.rstrip("\r\n"), self._path, prelude.header_line)
+        header = [labels.header_name(cell) for cell in cells]
+        if "Metric Value" in header:
+            reason = "a details page, not a raw page"
+            raise MalformedReport(self._path, prelude.header_line, "Metric Value", reason)
+        line = handle.readline().rstrip("\r\n")
+        first = (
+            (prelude.header_line + 1, split_row(line, self._path, prelude.header_line + 1))
+            if line
+            else None
+        )
+        columns, pending = self._columns(header, first, prelude.header_line + 1)
+        return prelude, header, columns, pending
+
     def _columns(
-        self, header: list[str], rows: Iterator[tuple[int, list[str]]], units_line: int
+        self, header: list[str], first: tuple[int, list[str]] | None, units_line: int
     ) -> tuple[_Columns, list[tuple[int, list[str]]]]:
         """Scale per used column from the units row (which a bare export may lack)."""
         for name in ("ID", "Kernel Name"):
             if name not in header:
                 reason = f"the header lacks {name!r}"
                 raise MalformedReport(self._path, units_line - 1, name, reason)
-        first = next(rows, None)
         units: list[str] = [""] * len(header)
         pending: list[tuple[int, list[str]]] = []
         if first is not None and first[1] and first[1][header.index("ID")] == "":
@@ -86,12 +116,15 @@ class NcuCsvRaw(Collector):
         for index, name in enumerate(header):
             if name in _STRING_COLUMNS:
                 strings.append((index, name))
-            elif name not in csvio.FIXED_COLUMNS and recipe.is_relevant(name):
+            elif name not in csvio.FIXED_COLUMNS and is_relevant(name):
                 unit = units[index] if index < len(units) else ""
                 numeric.append((index, name, self._factor(unit, units_line, name)))
-        return _Columns(header, tuple(numeric), tuple(strings)), pending
+        indices = [index for index, _, _ in numeric]
+        factors = tuple(factor for _, _, factor in numeric)
+        return _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors), pending
 
     _path = "?"
+    _bound: dict[str | None, recipe.Plan]
 
     def _factor(self, unit: str, line: int, name: str) -> float:
         try:
@@ -118,23 +151,40 @@ class NcuCsvRaw(Collector):
                     builder.path, csvio.where(line, launch_id or None), None,
                     f"row has {len(row)} fields, the header {width} (truncated file?)",
                 )  # fmt: skip
-            metrics = _fast_metrics(row, columns)
-            if metrics is None:  # separators, n/a or a bad cell: the careful path names it
-                metrics = self._metrics(row, columns, builder.path, csvio.where(line, launch_id))
             cc = row[col["CC"]] if "CC" in col else None
+            figs, metrics = self._figures(row, columns, cc, csvio.where(line, launch_id))
             strings = {name: row[i] for i, name in columns.strings}
             device = strings.get("device__attribute_display_name") or (
                 row[device_col] if device_col is not None else None
             )
             if (device, cc) != builder.device_key:
                 builder.check_device(csvio.where(line, launch_id), device, cc)
-            figs = recipe.launch_figures(metrics, cc)
             builder.add(launch_id, row[col["Kernel Name"]], figs,
                         grid=row[col["Grid Size"]] if "Grid Size" in col else None,
                         block=row[col["Block Size"]] if "Block Size" in col else None)  # fmt: skip
             if facts is None and figs.failed is None:
-                facts = device_facts(metrics, strings)
+                facts = device_facts(
+                    metrics or self._metrics(row, columns, self._path, ""), strings
+                )
         return facts
+
+    def _figures(
+        self, row: list[str], columns: _Columns, cc: str | None, label: str
+    ) -> tuple[recipe.LaunchFigures, dict[str, float] | None]:
+        """A launch's figures: plain rows through the plan bound to columns, others carefully.
+
+        The careful path handles n/a, NaN and separators, and names a bad cell.
+        """
+        values = _fast_values(row, columns)
+        if values is not None:
+            plan = self._bound.get(cc)
+            if plan is None:
+                names = frozenset(name for _, name, _ in columns.numeric)
+                position = {name: pos for pos, (_, name, _) in enumerate(columns.numeric)}
+                plan = self._bound[cc] = recipe.plan_for(names, cc).bind(position)
+            return plan.evaluate(values), None
+        metrics = self._metrics(row, columns, self._path, label)
+        return recipe.launch_figures(metrics, cc), metrics
 
     @staticmethod
     def _metrics(row: list[str], columns: _Columns, path: str, label: str) -> dict[str, float]:
@@ -147,20 +197,6 @@ class NcuCsvRaw(Collector):
             if value is not None:
                 metrics[name] = value * factor
         return metrics
-
-
-def _numbered(
-    reader: Iterator[list[str]], offset: int, path: str
-) -> Iterator[tuple[int, list[str]]]:
-    """Rows with their 1-based file line; a broken quote is a clear error."""
-    try:
-        for row in reader:
-            yield offset + reader.line_num, row  # type: ignore[attr-defined]
-    except csv.Error as exc:
-        line = offset + reader.line_num  # type: ignore[attr-defined]
-        raise MalformedReport(path, line, None, f"broken CSV: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
 
 
 _NCU_MESSAGE = re.compile(r"==(?:PROF|WARNING|ERROR)==")
@@ -192,13 +228,22 @@ def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[in
             yield number, split_row(text, path, number)
 
 
-def _fast_metrics(row: list[str], columns: _Columns) -> dict[str, float] | None:
-    """Plain numbers only; None sends the row down the careful path."""
+def _picker(indices: list[int]) -> Callable[[list[str]], Sequence[str]]:
+    """The cells at ``indices`` (itemgetter returns a bare cell for one index)."""
+    if len(indices) == 1:
+        only = indices[0]
+        return lambda row: (row[only],)
+    if not indices:
+        return lambda row: ()
+    return operator.itemgetter(*indices)
+
+
+def _fast_values(row: list[str], columns: _Columns) -> list[float] | None:
+    """Every used cell a plain, finite, non-negative number (scaled), else None."""
     try:
-        metrics = {name: float(row[i]) * f for i, name, f in columns.numeric if row[i]}
-    except ValueError:
+        values = list(map(float, columns.pick(row)))
+    except ValueError:  # empty, n/a, separators or text
         return None
-    values = metrics.values()
-    if any(map(_ZERO.__gt__, values)) or _INF in values:  # negative or infinite: named later
+    if any(map(_ZERO.__gt__, values)) or _INF in values or any(map(math.isnan, values)):
         return None
-    return metrics
+    return list(map(operator.mul, values, columns.factors))

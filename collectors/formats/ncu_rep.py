@@ -16,6 +16,7 @@ from collectors.base import Collector
 from collectors.errors import MalformedReport, MissingExtra
 from collectors.ncu import recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info, version_from_bytes
+from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
@@ -95,7 +96,7 @@ class NcuRep(Collector):
         for name in action.metric_names():
             if name == "device__attribute_display_name":
                 strings[name] = str(action.metric_by_name(name).value())
-            elif recipe.is_relevant(name):
+            elif is_relevant(name):
                 metric = action.metric_by_name(name)
                 value = metric.value() if metric is not None else None
                 if isinstance(value, int | float):

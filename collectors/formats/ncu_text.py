@@ -23,6 +23,7 @@ from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.ncu import csvio, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
+from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
@@ -128,7 +129,7 @@ class NcuText(Collector):
             factor = unit_factor(unit)
         except UnknownUnit:
             raise MalformedReport(self._path, label, printed, f"unknown unit {unit!r}") from None
-        if recipe.is_relevant(name):
+        if is_relevant(name):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:
                 launch.metrics[name] = value * factor

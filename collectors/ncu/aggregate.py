@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from collectors.base import CollectOptions
 from collectors.errors import MalformedReport
@@ -67,6 +68,25 @@ class _Kernel:
             totals = [0.0] * len(figs.values)
         self.totals[figs.plan] = list(map(operator.add, totals, figs.values))
         self.counts[figs.plan] += 1
+
+    def add_batch(self, figs: LaunchFigures, count: int) -> None:
+        """Add ``count`` usable launches whose duration and values are numpy arrays."""
+        assert figs.plan is not None and figs.duration_s is not None
+        durations: Any = figs.duration_s
+        self.launches += count
+        self.duration_s += float(durations.sum())
+        self.samples.extend(durations.tolist())
+        if self.duration is None:
+            self.duration = figs.duration
+        totals = self.totals.get(figs.plan)
+        if totals is None:
+            for text in figs.missing:
+                self.missing.setdefault(text)
+            self.counts[figs.plan] = 0
+            totals = [0.0] * len(figs.values)
+        sums = [float(v.sum()) for v in figs.values]  # type: ignore[attr-defined]
+        self.totals[figs.plan] = list(map(operator.add, totals, sums))
+        self.counts[figs.plan] += count
 
     def record(self, path: str, fmt: str) -> KernelRecord:
         flops, nbytes, partial = self._complete()
@@ -133,9 +153,33 @@ class RunBuilder:
         grid: str | None = None, block: str | None = None, nvtx: str | None = None,
     ) -> None:  # fmt: skip
         """Add one launch; a repeated launch ID is an error."""
-        if launch_id in self._ids:
-            raise MalformedReport(self.path, launch_id, "ID", "duplicate launch ID")
-        self._ids.add(launch_id)
+        self._new_ids([launch_id])
+        self._kernel(launch_id, name, grid, block, nvtx).add(figs)
+        self.launch_count += 1
+        self.failed += figs.failed is not None
+
+    def add_batch(
+        self, launch_ids: list[str], name: str, figs: LaunchFigures, *,
+        grid: str | None = None, block: str | None = None,
+    ) -> None:  # fmt: skip
+        """Add launches of one kernel whose figures are arrays (one entry per launch)."""
+        self._new_ids(launch_ids)
+        self._kernel(launch_ids[0], name, grid, block, None).add_batch(figs, len(launch_ids))
+        self.launch_count += len(launch_ids)
+
+    def _new_ids(self, launch_ids: list[str]) -> None:
+        fresh = set(launch_ids)
+        if len(fresh) != len(launch_ids) or not fresh.isdisjoint(self._ids):
+            seen = set(self._ids)
+            for launch_id in launch_ids:
+                if launch_id in seen:
+                    raise MalformedReport(self.path, launch_id, "ID", "duplicate launch ID")
+                seen.add(launch_id)
+        self._ids |= fresh
+
+    def _kernel(
+        self, launch_id: str, name: str, grid: str | None, block: str | None, nvtx: str | None
+    ) -> _Kernel:
         if not name.strip():
             raise MalformedReport(self.path, launch_id, "Kernel Name", "empty kernel name")
         key = self._keys.get((name, grid, block))
@@ -146,9 +190,7 @@ class RunBuilder:
         if kernel is None:
             kernel = _Kernel(name, key, launch_id, grid, block, nvtx)
             self._kernels[key] = kernel
-        kernel.add(figs)
-        self.launch_count += 1
-        self.failed += figs.failed is not None
+        return kernel
 
     def check_device(self, launch_id: str, device: str | None, cc: str | None) -> None:
         """Every launch of a file must run on one device (name or index, and CC)."""

@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from collectors.errors import MalformedReport
 from collectors.units import NotANumber, parse_number
@@ -139,6 +139,18 @@ def number(cell: str, path: str, row: str, column: str) -> float | None:
             path, row, column, f"expected a finite, non-negative number, got {cell!r}"
         )
     return value
+
+
+def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[str]]]:
+    """Rows of a ``csv.reader`` with their 1-based file line; a broken quote is a clear error."""
+    try:
+        for row in reader:
+            yield offset + reader.line_num, row
+    except csv.Error as exc:
+        line = offset + reader.line_num
+        raise MalformedReport(path, line, None, f"broken CSV: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
 
 
 def where(line: int, launch_id: str | None) -> str:

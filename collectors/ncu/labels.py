@@ -42,6 +42,12 @@ _PER_SECTION = {
 }  # fmt: skip
 
 
+def header_name(cell: str) -> str:
+    """A raw-page column: ``Label (metric__name)`` (``--print-metric-name label-name``) -> name."""
+    both = _LABEL_NAME.match(cell)
+    return both.group("name") if both else cell
+
+
 def metric_name(section: str, printed: str) -> str:
     """The metric name behind a printed ``Metric Name`` cell (name, label or label-name).
 

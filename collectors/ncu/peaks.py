@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from collectors.ncu.recipe import TENSOR_DTYPES
+from collectors.ncu.metrics import TENSOR_DTYPES
 
 SM_CLOCKS = (
     "sm__cycles_elapsed.avg.per_second",

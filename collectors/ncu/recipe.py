@@ -14,94 +14,26 @@ Input values are SI (``normalise`` applies the units once); output is SI.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from collectors.ncu.metrics import (
+    BYTE_SOURCES,
+    DURATION,
+    FLOP_OPS,
+    HINTS,
+    REQUIRED_OPS,
+    SECTOR_BYTES,
+    TENSOR_DTYPES,
+    TENSOR_SUM,
+    VOLTA_TENSOR_FLOP_PER_INST,
+    WEIGHT_NOTE,
+)
 from collectors.schema import Provenance, ProvenanceKind
 from collectors.units import unit_factor
-
-SECTOR_BYTES = 32.0
-#: Volta HMMA: one tensor instruction is 512 FLOP (NERSC recipe; wrong for Ampere and later).
-VOLTA_TENSOR_FLOP_PER_INST = 512.0
-DURATION = "gpu__time_duration.sum"
-
-#: CUDA-core op -> (precision, FLOP per thread instruction). FMA counts twice; packed
-#: half (HADD2/HMUL2/HFMA2) and Blackwell FP32x2 count per lane.
-FLOP_OPS: dict[str, tuple[str, float]] = {
-    "dadd": ("fp64", 1.0), "dmul": ("fp64", 1.0), "dfma": ("fp64", 2.0),
-    "fadd": ("fp32", 1.0), "fmul": ("fp32", 1.0), "ffma": ("fp32", 2.0),
-    "fadd2": ("fp32", 2.0), "fmul2": ("fp32", 2.0), "ffma2": ("fp32", 4.0),
-    "hadd": ("fp16", 2.0), "hmul": ("fp16", 2.0), "hfma": ("fp16", 4.0),
-}  # fmt: skip
-#: Ops a precision needs before its FLOPs are complete (FP32x2 only exists on Blackwell).
-REQUIRED_OPS = {"fp64": ("dadd", "dmul", "dfma"), "fp32": ("fadd", "fmul", "ffma"),
-                "fp16": ("hadd", "hmul", "hfma")}  # fmt: skip
-WEIGHT_NOTE = {
-    "fp16": "HADD2/HMUL2 counted as 2 FLOP, HFMA2 as 4 (ncu <= 2024.1 sections used 1/1/2)",
-    "fp32": "FFMA counted as 2 FLOP (FADD2/FMUL2/FFMA2 as 2/2/4)",
-    "fp64": "DFMA counted as 2 FLOP",
-}
-#: Tensor source dtype (as in sm__ops_path_tensor_src_<dtype>) -> precision key.
-TENSOR_DTYPES = {
-    "fp16": "tensor_fp16", "bf16": "tensor_bf16", "tf32": "tensor_tf32", "fp64": "tensor_fp64",
-    "fp8": "tensor_fp8", "int8": "tensor_int8", "fp4": "tensor_fp4", "fp4_fp6": "tensor_fp4",
-    "fp4_fp6_fp8": "tensor_fp8",
-}  # fmt: skip
-_TENSOR_SUM = re.compile(
-    r"^sm__ops_path_tensor_src_([a-z0-9_]+?)(?:_dst_[a-z0-9]+?)?(_sparsity_o(?:n|ff))?\.sum$"
-)
-_TENSOR_PEAK = re.compile(
-    r"^sm__ops_path_tensor_(?:op_[a-z0-9]+_)?src_([a-z0-9_]+?)(?:_dst_[a-z0-9]+?)?(_sparsity_o(?:n|ff))?"
-    r"\.sum\.peak_sustained$"
-)
-_OP_METRIC = re.compile(r"^(sm|smsp)__sass_thread_inst_executed_op_([a-z0-9]+)_pred_on\.sum(.*)$")
-
-#: (tier, kind, metrics, note). The first whose metrics are all present wins; ``rate`` entries
-#: are multiplied by the duration, ``sectors`` by 32.
-_BYTE_SOURCES: dict[str, tuple[tuple[ProvenanceKind, tuple[str, ...], str], ...]] = {
-    "dram": (
-        (ProvenanceKind.RAW, ("dram__bytes.sum",), ""),
-        (ProvenanceKind.SUM, ("dram__bytes_read.sum", "dram__bytes_write.sum"), ""),
-        (ProvenanceKind.SUM, ("dram__bytes_op_read.sum", "dram__bytes_op_write.sum"), ""),
-        (ProvenanceKind.RATE, ("dram__bytes.sum.per_second",), "rate x duration"),
-        (ProvenanceKind.SECTORS, ("dram__sectors_read.sum", "dram__sectors_write.sum"), ""),
-        (ProvenanceKind.SECTORS, ("dram__sectors.sum",), ""),
-    ),
-    "l2": (
-        (ProvenanceKind.RAW, ("lts__t_bytes.sum",), ""),
-        (ProvenanceKind.RATE, ("lts__t_bytes.sum.per_second",), "rate x duration"),
-        (ProvenanceKind.SECTORS, ("lts__t_sectors.sum",), "L2 tag sectors x 32"),
-        (ProvenanceKind.PROXY, ("derived__lts__lts2xbar_bytes.sum.per_second",),
-         "L2->crossbar return bytes (ncu's L2 roof), rate x duration"),
-        (ProvenanceKind.PROXY, ("l1tex__m_xbar2l1tex_read_bytes.sum",), "L2->L1 reads only"),
-        (ProvenanceKind.PROXY, ("l1tex__m_xbar2l1tex_read_bytes.sum.per_second",),
-         "L2->L1 reads only, rate x duration"),
-    ),
-    "l1": (
-        (ProvenanceKind.RAW, ("l1tex__t_bytes.sum",), ""),
-        (ProvenanceKind.RATE, ("l1tex__t_bytes.sum.per_second",), "rate x duration"),
-        (ProvenanceKind.SECTORS, ("l1tex__t_sectors.sum",), "L1 tag sectors x 32"),
-        (ProvenanceKind.PROXY, ("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second",),
-         "LSU writeback bytes, global/local/shared (ncu's L1 roof), rate x duration"),
-        (ProvenanceKind.PROXY, ("derived__l1tex__lsu_writeback_bytes_mem_lg.sum.per_second",),
-         "LSU writeback bytes, global/local (ncu's L1 roof), rate x duration"),
-    ),
-}  # fmt: skip
-
-#: What to collect when a figure is absent: the metric and the ncu options that give it.
-HINTS = {
-    "duration": "gpu__time_duration.sum (any section set, or --metrics gpu__time_duration.sum)",
-    "bytes.dram": "dram__bytes_read.sum,dram__bytes_write.sum (--set full, --set roofline, "
-    "or --metrics dram__bytes.sum)",
-    "bytes.l2": "lts__t_bytes.sum (--metrics lts__t_bytes.sum; --set full gives lts__t_sectors)",
-    "bytes.l1": "l1tex__t_bytes.sum (--metrics l1tex__t_bytes.sum; --set roofline gives a proxy)",
-    "flops": "smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma,dadd,dmul,dfma,hadd,hmul,hfma}"
-    "_pred_on.sum (--set roofline, or --metrics with these names)",
-    "flops.tensor": "sm__ops_path_tensor_src_<dtype>.sum (--metrics; --set full on ncu >= 2025.1)",
-}
 
 
 @lru_cache(maxsize=4096)
@@ -186,6 +118,12 @@ class Term:
     scale: str = ""
 
 
+#: A metric as a plan reads it: by name, or by position once bound to a raw page's columns.
+Key = str | int
+#: Per figure: (scale slot, getter of its metrics, their weights); slot -1 = mixed scales.
+FastForm = tuple[tuple[int, Callable[[Any], Sequence[float]], tuple[float, ...]], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Spec:
     """How one figure (``flops.<precision>`` or ``bytes.<tier>``) is computed."""
@@ -203,16 +141,42 @@ class Plan:
     fallbacks runs once per file, not once per launch.
     """
 
-    duration: tuple[str, str | None] | None
+    duration: tuple[Key, Key | None] | None
     duration_provenance: Provenance | None
-    cycles: tuple[tuple[int, str, bool], ...]
+    cycles: tuple[tuple[int, Key, bool], ...]
     specs: tuple[Spec, ...]
     missing: tuple[str, ...]
     #: Per spec, (metric, weight, scale slot): slot 0 = 1, 1 = seconds, 2/3 = SMSP/SM cycles.
-    compiled: tuple[tuple[tuple[str, float, int], ...], ...] = ()
+    compiled: tuple[tuple[tuple[Key, float, int], ...], ...] = ()
+    #: ``compiled`` in the form evaluate() uses (getters, weights, one scale slot per figure).
+    fast: FastForm = ()
 
-    def evaluate(self, m: Mapping[str, float]) -> LaunchFigures:
-        """The figures of one launch whose available metric names are this plan's."""
+    def bind(self, position: Mapping[str, int]) -> Plan:
+        """The same plan reading metrics by position (a raw page's columns) instead of name."""
+
+        def at(key: Key | None) -> Key | None:
+            return None if key is None else position[str(key)]
+
+        duration = (
+            None
+            if self.duration is None
+            else (position[str(self.duration[0])], at(self.duration[1]))
+        )
+        cycles = tuple((slot, position[str(name)], clock) for slot, name, clock in self.cycles)
+        compiled = tuple(
+            tuple((position[str(n)], w, c) for n, w, c in terms) for terms in self.compiled
+        )
+        fast = _fast_form(compiled)
+        return Plan(
+            duration, self.duration_provenance, cycles, self.specs, self.missing, compiled, fast
+        )
+
+    def evaluate(self, m: Any) -> LaunchFigures:
+        """The figures of one launch whose available metrics are this plan's.
+
+        Args:
+            m: SI values by metric name, or a sequence by position for a bound plan.
+        """
         if self.duration is None:
             return LaunchFigures(failed="no duration", missing=self.missing)
         numerator, denominator = self.duration
@@ -220,8 +184,30 @@ class Plan:
         scale = [1.0, seconds, 0.0, 0.0]
         for slot, name, is_clock in self.cycles:
             scale[slot] = m[name] * seconds if is_clock else m[name]
-        values = tuple(sum(m[n] * w * scale[c] for n, w, c in terms) for terms in self.compiled)
+        values = tuple(
+            scale[slot] * sum(map(operator.mul, get(m), weights))
+            if slot >= 0
+            else sum([m[n] * w * scale[c] for n, w, c in terms])
+            for (slot, get, weights), terms in zip(self.fast, self.compiled, strict=True)
+        )
         return LaunchFigures(seconds, self.duration_provenance, self, values, self.missing)
+
+
+def _fast_form(
+    compiled: tuple[tuple[tuple[Key, float, int], ...], ...],
+) -> FastForm:
+    """Per spec: (scale slot, getter, weights); slot -1 when the terms mix scales."""
+    out = []
+    for terms in compiled:
+        slots = {c for _, _, c in terms}
+        keys = [n for n, _, _ in terms]
+        get = operator.itemgetter(*keys) if len(keys) > 1 else _single(keys[0])
+        out.append((slots.pop() if len(slots) == 1 else -1, get, tuple(w for _, w, _ in terms)))
+    return tuple(out)
+
+
+def _single(key: Key) -> Callable[[Any], Sequence[float]]:
+    return lambda m: (m[key],)
 
 
 _SLOTS = {"": 0, "s": 1, "smsp": 2, "sm": 3}
@@ -296,7 +282,7 @@ def _tensor(names: frozenset[str], cc: str | None) -> tuple[list[Spec], list[str
     """Tensor FLOPs by source precision, one level of the metric hierarchy only."""
     groups: dict[str, dict[str, list[str]]] = {}
     for name in names:
-        match = _TENSOR_SUM.match(name)
+        match = TENSOR_SUM.match(name)
         if match:
             base = name.replace(match.group(2) or "\0", "")
             groups.setdefault(match.group(1), {}).setdefault(base, []).append(name)
@@ -347,10 +333,10 @@ def _volta_tensor(names: frozenset[str], cc: str | None) -> tuple[list[Spec], li
 
 
 def _bytes(names: frozenset[str]) -> tuple[list[Spec], list[str]]:
-    """Bytes per memory tier from the first complete source in ``_BYTE_SOURCES``."""
+    """Bytes per memory tier from the first complete source in ``BYTE_SOURCES``."""
     specs: list[Spec] = []
     missing: list[str] = []
-    for tier, sources in _BYTE_SOURCES.items():
+    for tier, sources in BYTE_SOURCES.items():
         for kind, used, note in sources:
             if all(n in names for n in used):
                 scale = "s" if used[0].endswith(".per_second") else ""
@@ -380,7 +366,7 @@ def plan_for(names: frozenset[str], cc: str | None = None) -> Plan:
     missing = tuple(flop_missing + tensor_missing + byte_missing)
     specs = tuple(flop_specs + tensor_specs + byte_specs)
     compiled = tuple(tuple((t.name, t.weight, _SLOTS[t.scale]) for t in s.terms) for s in specs)
-    return Plan(duration, how, cycles, specs, missing, compiled)
+    return Plan(duration, how, cycles, specs, missing, compiled, _fast_form(compiled))
 
 
 def launch_figures(m: Mapping[str, float], cc: str | None = None) -> LaunchFigures:
@@ -393,24 +379,3 @@ def launch_figures(m: Mapping[str, float], cc: str | None = None) -> LaunchFigur
     if DURATION in m and DURATION not in names:
         return LaunchFigures(failed="gpu__time_duration.sum is NaN (replay failed)")
     return plan_for(names, cc).evaluate(m)
-
-
-_RELEVANT = re.compile(
-    r"^(?:gpu__time_duration\.sum"
-    r"|(?:sm|smsp|gpc|dram|lts|l1tex)__cycles_elapsed\.(?:avg|max)(?:\.per_second)?"
-    r"|(?:sm|smsp)__sass_thread_inst_executed_op_[a-z0-9]+_pred_on\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?"
-    r"|sm__ops_path_tensor_.*\.sum(?:\.peak_sustained)?"
-    r"|(?:sm|smsp)__inst_executed_pipe_tensor\.sum"
-    r"|dram__(?:bytes|bytes_read|bytes_write|bytes_op_read|bytes_op_write|sectors|sectors_read|sectors_write)\.sum"
-    r"(?:\.per_second|\.peak_sustained)?"
-    r"|(?:lts__t|l1tex__t)_(?:bytes|sectors)\.sum(?:\.per_second|\.peak_sustained)?"
-    r"|derived__(?:lts__lts2xbar_bytes|l1tex__lsu_writeback_bytes_mem_lgds?)\.sum\.(?:per_second|peak_sustained)"
-    r"|l1tex__m_xbar2l1tex_read_bytes\.sum(?:\.per_second)?"
-    r"|device__attribute_(?:multiprocessor_count|compute_capability_major|compute_capability_minor)"
-    r"|launch__(?:sm_count|grid_size|block_size))$"
-)
-
-
-def is_relevant(name: str) -> bool:
-    """Whether the recipe (or the device facts) reads metric ``name``; others are not parsed."""
-    return _RELEVANT.match(name) is not None

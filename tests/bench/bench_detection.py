@@ -223,7 +223,9 @@ def delays(
 ROOFGUARD_GRID = [
     ChangePointOptions(windows=w, z_threshold=z, min_effect=e)
     for w, z, e in itertools.product(
-        ((4, 8), (4, 8, 16), (4, 8, 16, 32)), (3.0, 3.5, 4.0, 4.5, 5.0), (0.01, 0.02, 0.03)
+        ((4, 8, 16), (4, 8, 16, 32), (4, 8, 16, 32, 64), (8, 16, 32, 64)),
+        (4.0, 4.5, 5.0, 5.5),
+        (0.01, 0.02, 0.03),
     )
 ]
 OTAVA_GRID = list(itertools.product((1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 5e-2), (0.0, 0.02, 0.05)))

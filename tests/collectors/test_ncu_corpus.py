@@ -47,9 +47,20 @@ FORMATS = {"ncu-rep": "ncu-rep", "ncu-csv": None, "other": "ncu-text"}
 
 def record_json(record: collectors.RunRecord, corpus: Path) -> str:
     """The record as stable JSON: no timestamp, corpus paths made relative."""
-    data = json.loads(record.model_dump_json(exclude={"timestamp"}))
+    data = _rounded(json.loads(record.model_dump_json(exclude={"timestamp"})))
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     return text.replace(str(corpus) + "/", "<corpus>/")
+
+
+def _rounded(data: object) -> object:
+    """Floats to 12 significant digits: goldens must not pin the order of float additions."""
+    if isinstance(data, float):
+        return float(f"{data:.12g}")
+    if isinstance(data, dict):
+        return {k: _rounded(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_rounded(v) for v in data]
+    return data
 
 
 @pytest.mark.corpus

@@ -126,3 +126,60 @@ def test_text_output_with_kernel_lines(tmp_path: Path) -> None:
     assert kernel.launches == 2
     assert kernel.duration_s == pytest.approx(2000.5e-6)
     assert record.device.compute_capability == "9.0"
+
+
+def test_fast_and_careful_raw_readers_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pandas chunk reader and the row-by-row reader give the same record."""
+    from collectors.ncu import frames
+
+    names = [f"kernel_{k % 3}<float>(float *)" for k in range(40)]
+    rows = [
+        (i, names[i], [f"{1000 + i}", f"{i}", f"{i / 10}", f"{3 * i}", "1", "2", f"{i * 7}", "x"])
+        for i in range(40)
+    ]
+    rows[5] = (5, names[5], ["nan", "nan", "nan", "nan", "nan", "nan", "nan", "x"])  # failed replay
+    rows[9] = (9, names[9], ["900", "n/a", "1", "2", "3", "4", "5", "x"])  # one counter n/a
+    path = write_raw(tmp_path / "raw.csv", RAW_METRICS, rows)
+    fast = collectors.collect(path)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise frames.Fallback("forced")
+
+    monkeypatch.setattr(frames, "read", refuse)
+    careful = collectors.collect(path)
+    assert len(fast.kernels) == 3
+    assert _same(fast, careful)
+
+
+def _same(a: collectors.RunRecord, b: collectors.RunRecord) -> bool:
+    for ka, kb in zip(a.kernels, b.kernels, strict=True):
+        assert ka.key == kb.key
+        assert (ka.launches, ka.failed_launches) == (kb.launches, kb.failed_launches)
+        assert ka.duration_s == pytest.approx(kb.duration_s)
+        assert sorted(ka.samples_s) == pytest.approx(sorted(kb.samples_s))
+        assert ka.flops == pytest.approx(kb.flops)
+        assert ka.bytes == pytest.approx(kb.bytes)
+        assert ka.provenance == kb.provenance
+        assert set(ka.missing) == set(kb.missing)
+    return a.device == b.device
+
+
+def test_ncu_messages_after_the_table_are_not_rows(tmp_path: Path) -> None:
+    path = write_raw(
+        tmp_path / "raw.csv", RAW_METRICS[:1], [(0, "k", ["1000"]), (1, "k", ["3000"])]
+    )
+    with path.open("a") as handle:
+        handle.write("==PROF== Disconnected from process 4242\n")
+    (kernel,) = collectors.collect(path).kernels
+    assert kernel.launches == 2
+    assert kernel.duration_s == pytest.approx(4e-3)  # usecond
+
+
+def test_raw_page_with_label_name_headers(tmp_path: Path) -> None:
+    metrics = [("Duration (gpu__time_duration.sum)", "nsecond"), ("DRAM (dram__bytes.sum)", "byte")]
+    path = write_raw(tmp_path / "raw.csv", metrics, [(0, "k", ["2000", "64"])])
+    (kernel,) = collectors.collect(path).kernels
+    assert kernel.duration_s == pytest.approx(2e-6)
+    assert kernel.bytes["dram"] == 64

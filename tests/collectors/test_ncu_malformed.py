@@ -170,3 +170,13 @@ def test_missing_ncu_report_names_the_extra(
         collectors.collect(path)
     assert "roofguard[ncu]" in str(info.value)
     assert info.value.module == "ncu_report"
+
+
+def test_short_row_in_the_middle(tmp_path: Path) -> None:
+    path = good_raw(tmp_path / "raw.csv")
+    lines = path.read_text().splitlines(keepends=True)
+    lines[3] = lines[3][: lines[3].rindex(",")] + "\n"  # launch 0 loses its last cell
+    path.write_text("".join(lines))
+    error = raises(path)
+    assert error.row == "4 (launch ID 0)"
+    assert "fields" in error.reason
