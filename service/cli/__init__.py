@@ -20,6 +20,7 @@ from service.errors import ServiceError
 #: One line per command module; each exposes ``register(app: typer.Typer) -> None``.
 COMMANDS: tuple[str, ...] = (
     "service.cli.roofline_cmd",
+    "service.cli.calibrate_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
