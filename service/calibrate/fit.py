@@ -20,6 +20,7 @@ FloatArray = npt.NDArray[np.float64]
 
 #: A point this many times above the fitted roof is a timing glitch, not a ceiling.
 SPIKE_FACTOR = 1.5
+_AT_RIDGE = 1e-6  # log-space tolerance
 
 
 def _usable(points: Iterable[SweepPoint]) -> tuple[FloatArray, FloatArray]:
@@ -57,7 +58,9 @@ def fit_sweep(points: Sequence[SweepPoint]) -> SweepFit | None:
     log_w, log_p, _ = best
     log_ridge = log_p - log_w
     residual = np.abs(y - np.minimum(log_p, x + log_w))
-    climbed, flattened = bool(np.any(x < log_ridge)), bool(np.any(x > log_ridge))
+    # A point at the ridge itself (within rounding) shows neither side.
+    climbed = bool(np.any(x < log_ridge - _AT_RIDGE))
+    flattened = bool(np.any(x > log_ridge + _AT_RIDGE))
     # Only a sweep that traces both slope and plateau defines "far above the roof".
     shaped = climbed and flattened
     return SweepFit(
@@ -65,7 +68,7 @@ def fit_sweep(points: Sequence[SweepPoint]) -> SweepFit | None:
         bandwidth_byte_per_s=float(np.exp(log_w)),
         peak_flop_per_s=float(np.exp(log_p)),
         ridge_flop_per_byte=float(np.exp(log_ridge)),
-        slope_points=int(np.sum(x < log_ridge)),
+        slope_points=int(np.sum(x < log_ridge - _AT_RIDGE)),
         median_abs_log_residual=float(np.median(residual)),
         climbed=climbed,
         flattened=flattened,
@@ -122,9 +125,9 @@ def fit_ceilings(
         if sweep_fit.flattened:
             peak = max(peaks.get(sweep_precision, 0.0), sweep_fit.peak_flop_per_s)
             peaks[sweep_precision] = peak
-        spikes = set(sweep_fit.spikes)
-        kept = [p for p in sweep if p.k not in spikes and p.precision == sweep_precision]
-        _envelope(kept, bandwidth, peaks, sweep_precision)
+    spikes = set(sweep_fit.spikes) if sweep_fit is not None else set()
+    kept = [p for p in sweep if p.k not in spikes and p.precision == sweep_precision]
+    _envelope(kept, bandwidth, peaks, sweep_precision)
     return bandwidth, peaks
 
 

@@ -1,0 +1,96 @@
+"""A real, small calibration of this machine's CPU through the PyTorch CPU build.
+
+Skipped without torch (``pip install 'roofguard[calibrate]'``); the rest of the suite never
+needs it. Uses the quick subset and the eager sweep: inductor's C++ compilation would cost
+tens of seconds on a small CI box.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session
+
+from service.calibrate.fit import roof_at
+from service.calibrate.storage import load_ceilings, load_health, measured_roof, open_engine
+from service.cli import run
+from tests.service.calibrate_factories import scaled
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("calib")
+    db = f"sqlite:///{out}/history.db"
+    argv = ["calibrate", "--device", "cpu", "--quick", "--sweep", "eager",
+            "--output", str(out / "ceilings.json"), "--chart", str(out / "calib.svg"),
+            "--store", "--db", db, "--runner", "ci-cpu"]  # fmt: skip
+    assert run(argv) == 0
+    return out, db, load_ceilings(out / "ceilings.json")
+
+
+def test_cpu_roofline_is_plausible(calibrated):
+    _, _, ceilings = calibrated
+    dram = ceilings.bandwidth_byte_per_s["dram"]
+    assert 1e9 <= dram <= 1e12
+    for precision in ("fp32", "fp64"):
+        assert 1e9 <= ceilings.peak_flop_per_s[precision] <= 1e13
+        assert ceilings.ridge_flop_per_byte[precision] == pytest.approx(
+            ceilings.peak_flop_per_s[precision] / dram
+        )
+    assert ceilings.identity.kind == "cpu" and ceilings.identity.cpu_cores
+    assert any("time.perf_counter" in m for m in ceilings.method)
+    assert any("eager" in m for m in ceilings.method)
+    assert [p.k for p in ceilings.sweep] == [1, 4, 16, 64]
+    assert ceilings.datasheet_ratio == {}  # a CPU is not in the GPU catalog
+
+
+def test_measurements_lie_below_the_fitted_roof(calibrated):
+    _, _, c = calibrated
+    dram, peak = c.bandwidth_byte_per_s["dram"], c.peak_flop_per_s["fp32"]
+    spikes = set(c.sweep_fit.spikes) if c.sweep_fit else set()
+    assert len(spikes) <= 1
+    for point in c.sweep:
+        if point.k not in spikes:
+            ceiling = float(roof_at(point.intensity_flop_per_byte, peak, dram))  # type: ignore[arg-type]
+            assert point.flop_per_s <= ceiling * (1 + 1e-9), f"K={point.k} above the roof"
+    for test in c.memory:
+        assert 1e9 <= test.byte_per_s <= dram * (1 + 1e-9)
+    for product in c.matmul:
+        assert product.flop_per_s <= c.peak_flop_per_s[product.key] * (1 + 1e-9)
+    # The sweep is a real measurement, not a constant: more FMAs per element take longer.
+    assert c.sweep[-1].seconds > c.sweep[0].seconds
+
+
+def test_stored_ceilings_are_the_runners_measured_roof(calibrated):
+    out, db, ceilings = calibrated
+    assert (out / "calib.svg").read_text().startswith("<?xml")
+    with Session(open_engine(db)) as session:
+        roof = measured_roof(session=session, runner="ci-cpu", device=ceilings.device)
+    assert roof is not None and roof.source == "measured"
+    assert dict(roof.bandwidth_byte_per_s) == ceilings.bandwidth_byte_per_s
+
+
+def test_preflight_refuses_a_runner_slower_than_its_calibration(calibrated, tmp_path, capsys):
+    # Store ceilings four times what this CPU does: tonight's quick run is then "degraded".
+    _, _, ceilings = calibrated
+    db = f"sqlite:///{tmp_path}/history.db"
+    from service.calibrate.storage import ensure_table, save_ceilings
+
+    engine = open_engine(db)
+    ensure_table(engine)
+    with Session(engine) as session:
+        save_ceilings(session=session, ceilings=scaled(ceilings, 4.0))
+    health_path = tmp_path / "health.json"
+    code = run(["calibrate", "--device", "cpu", "--check", "--sweep", "eager",
+                "--precisions", "fp32", "--db", db, "--runner", "ci-cpu",
+                "--health-file", str(health_path)])  # fmt: skip
+    assert code == 1
+    assert "is degraded: dram bandwidth" in capsys.readouterr().err
+    health = load_health(health_path)
+    assert health is not None and not health.trusted and health.status == "degraded"
+    assert health.ratios["bandwidth.dram"] < 0.8
+    assert json.loads(Path(health_path).read_text())["trusted"] is False
