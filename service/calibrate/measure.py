@@ -20,6 +20,7 @@ from service.errors import BadInput
 KNOWN_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8")
 DEFAULT_PRECISIONS = {"cpu": ("fp32", "fp64"), "cuda": ("fp32", "tf32", "bf16", "fp16", "fp8")}
 FULL_KS = tuple(2**i for i in range(11))  # 1 .. 1024 FMAs per element
+FULL_KS_CPU = FULL_KS[:9]  # 1 .. 256: intensity 64 FLOP/byte is far past any CPU ridge
 QUICK_KS = (1, 4, 16, 64, 256, 1024)
 #: CPU ridges sit near 1-10 FLOP/byte (K = 4..40): K = 64 already lies on the plateau.
 QUICK_KS_CPU = (1, 4, 16, 64)
@@ -76,7 +77,10 @@ def parse_precisions(text: str | None, kind: str) -> tuple[str, ...]:
 
 def make_plan(kind: str, *, quick: bool, precisions: tuple[str, ...], sweep_impl: str) -> Plan:
     """The plan for a device kind; sizes exceed the caches of current CPUs and GPUs."""
-    ks = (QUICK_KS_CPU if kind == "cpu" else QUICK_KS) if quick else FULL_KS
+    if kind == "cpu":
+        ks = QUICK_KS_CPU if quick else FULL_KS_CPU
+    else:
+        ks = QUICK_KS if quick else FULL_KS
     if kind == "cpu":  # 64 MiB arrays: twice a 32 MiB L3
         sizes, reps, warmup = (16 << 20, 1024, 16 << 20), (3 if quick else 5), 1
     else:  # 1 GiB arrays: far beyond any GPU's L2; matrices big enough to fill an H100
