@@ -117,7 +117,7 @@ def fit_ceilings(
     A ceiling is the best rate the runner demonstrably reaches: dram bandwidth is the larger of
     the STREAM-like tests and the sweep's slope; the sweep precision's peak is the larger of its
     matrix product and the sweep's plateau (CUDA-core FMA rate on GPUs). Finally no sweep point
-    (spikes aside) may lie above the roof: the crossed ceiling is raised to it.
+    (spikes aside) may lie above the roof: ``P >= F`` and ``W >= F / I`` for each of them.
     """
     bandwidth = best_bandwidth(memory)
     peaks = best_peaks(matmul)
