@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from service.calibrate.backend import Case, Unsupported
@@ -45,6 +46,23 @@ def _fp8_case(backend: TorchBackend, n: int) -> Case:
     return Case(run, flops=2.0 * n**3)
 
 
+def _tf32_switch(torch: Any, tf32: bool) -> Callable[[], None]:
+    """A setter for cuBLAS's fp32 mode: ``fp32_precision`` (torch >= 2.9), else ``allow_tf32``."""
+    flags = torch.backends.cuda.matmul
+    if hasattr(flags, "fp32_precision"):
+        mode = "tf32" if tf32 else "ieee"
+
+        def set_precision() -> None:
+            flags.fp32_precision = mode
+
+        return set_precision
+
+    def set_allow() -> None:
+        flags.allow_tf32 = tf32
+
+    return set_allow
+
+
 def _dense_case(backend: TorchBackend, precision: str, n: int) -> Case:
     torch = backend.torch
     dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
@@ -54,12 +72,11 @@ def _dense_case(backend: TorchBackend, precision: str, n: int) -> Case:
     out = torch.empty(n, n, device=backend.device, dtype=dtype)
     if backend.kind == "cpu":
         return Case(lambda: torch.mm(a, b, out=out), flops=2.0 * n**3)
-    matmul_flags = torch.backends.cuda.matmul
-    allow_tf32 = precision == "tf32"
+    set_tf32 = _tf32_switch(torch, precision == "tf32")
 
     def run() -> Any:
-        # The flag is global: set it on every call so that fp32 never silently uses TF32.
-        matmul_flags.allow_tf32 = allow_tf32
+        # The switch is global: set it on every call so that fp32 never silently uses TF32.
+        set_tf32()
         return torch.mm(a, b, out=out)
 
     return Case(run, flops=2.0 * n**3)

@@ -96,3 +96,56 @@ def test_preflight_refuses_a_runner_slower_than_its_calibration(calibrated, tmp_
     assert health is not None and not health.trusted and health.status == "degraded"
     assert health.ratios["bandwidth.dram"] < 0.8 and health.ratios["peak.fp32"] < 0.8
     assert json.loads(Path(health_path).read_text())["trusted"] is False
+
+
+def test_cuda_device_on_a_cpu_build_is_a_clear_error(capsys):
+    assert run(["calibrate", "--device", "cuda:0"]) == 2
+    assert "sees no CUDA device" in capsys.readouterr().err
+
+
+def test_cpu_products_use_non_tensor_keys_and_skip_the_rest():
+    from service.calibrate.backend import Unsupported
+    from service.calibrate.backend_torch import TorchBackend
+
+    backend = TorchBackend("cpu")
+    key, case = backend.matmul_case("fp64", 64)
+    assert key == "fp64" and case.flops == 2 * 64**3
+    case.run()
+    with pytest.raises(Unsupported, match="bf16 on CPU"):
+        backend.matmul_case("bf16", 64)
+
+
+def test_tf32_switch_sets_cublas_fp32_mode():
+    import torch
+
+    from service.calibrate.backend_torch_mm import _tf32_switch
+
+    flags = torch.backends.cuda.matmul
+    before = flags.fp32_precision
+    try:
+        _tf32_switch(torch, True)()
+        assert flags.fp32_precision == "tf32"
+        _tf32_switch(torch, False)()
+        assert flags.fp32_precision == "ieee"
+    finally:
+        flags.fp32_precision = before
+
+
+def test_sweep_kernels_do_k_fmas_per_element():
+    import torch
+
+    from service.calibrate.backend_torch import CHAIN_A, CHAIN_B, TorchBackend, _chain, eager_passes
+
+    backend = TorchBackend("cpu")
+    assert "eager" in backend.prepare_sweep("eager")
+    case = backend.sweep_case(1000, 8)
+    assert (case.flops, case.bytes) == (2 * 8 * 1000, 8 * 1000)
+    case.run()
+    x0 = torch.rand(4096, dtype=torch.float64)
+    x = x0.clone()
+    eager_passes(list(x.split(1000)), 8)  # blocks are views: x changes in place
+    torch.testing.assert_close(x, x0 * (1 + CHAIN_B) ** 8, rtol=1e-13, atol=0)
+    out = torch.empty_like(x0)
+    _chain(3)(x0, out)
+    expected = ((x0 * CHAIN_A + CHAIN_B) * CHAIN_A + CHAIN_B) * CHAIN_A + CHAIN_B
+    torch.testing.assert_close(out, expected, rtol=1e-15, atol=0)
