@@ -63,10 +63,7 @@ def fit_sweep(points: Sequence[SweepPoint]) -> SweepFit | None:
     # A point at the ridge itself (within rounding) shows neither side.
     climbed = bool(np.any(x < log_ridge - _AT_RIDGE))
     flattened = bool(np.any(x > log_ridge + _AT_RIDGE))
-    # Only a sweep that traces both slope and plateau defines "far above the roof".
-    shaped = climbed and flattened
     return SweepFit(
-        spikes=_spikes(points, float(np.exp(log_w)), float(np.exp(log_p))) if shaped else (),
         bandwidth_byte_per_s=float(np.exp(log_w)),
         peak_flop_per_s=float(np.exp(log_p)),
         ridge_flop_per_byte=float(np.exp(log_ridge)),
@@ -77,8 +74,8 @@ def fit_sweep(points: Sequence[SweepPoint]) -> SweepFit | None:
     )
 
 
-def _spikes(points: Sequence[SweepPoint], bandwidth: float, peak: float) -> tuple[int, ...]:
-    """K of isolated points far above a roofline-shaped fit (timing glitches)."""
+def find_spikes(points: Sequence[SweepPoint], bandwidth: float, peak: float) -> tuple[int, ...]:
+    """K of isolated points more than ``SPIKE_FACTOR`` above ``min(peak, I bandwidth)``."""
     spikes = tuple(
         p.k for p in points
         if p.flop_per_s > SPIKE_FACTOR * min(peak, p.intensity_flop_per_byte * bandwidth)
@@ -111,13 +108,18 @@ def fit_ceilings(
     sweep_fit: SweepFit | None,
     sweep: Sequence[SweepPoint] = (),
     sweep_precision: str = "fp32",
-) -> tuple[dict[str, float], dict[str, float]]:
+) -> tuple[dict[str, float], dict[str, float], tuple[int, ...]]:
     """Bandwidth per tier and peak per precision from all the measurements.
 
     A ceiling is the best rate the runner demonstrably reaches: dram bandwidth is the larger of
     the STREAM-like tests and the sweep's slope; the sweep precision's peak is the larger of its
-    matrix product and the sweep's plateau (CUDA-core FMA rate on GPUs). Finally no sweep point
-    (spikes aside) may lie above the roof: ``P >= F`` and ``W >= F / I`` for each of them.
+    matrix product and the sweep's plateau (CUDA-core FMA rate on GPUs). Sweep points far above
+    that roof are glitches (spikes, returned as their K); no other point may lie above the
+    roof: ``P >= F`` and ``W >= F / I`` for each of them.
+
+    Spikes are judged against the roof that the memory tests and products support too, not the
+    sweep's fit alone: on a busy machine most points are slowed and the one undisturbed point
+    would otherwise look like the outlier.
     """
     bandwidth = best_bandwidth(memory)
     peaks = best_peaks(matmul)
@@ -127,10 +129,11 @@ def fit_ceilings(
         if sweep_fit.flattened:
             peak = max(peaks.get(sweep_precision, 0.0), sweep_fit.peak_flop_per_s)
             peaks[sweep_precision] = peak
-    spikes = set(sweep_fit.spikes) if sweep_fit is not None else set()
-    kept = [p for p in sweep if p.k not in spikes and p.precision == sweep_precision]
-    _envelope(kept, bandwidth, peaks, sweep_precision)
-    return bandwidth, peaks
+    own = [p for p in sweep if p.precision == sweep_precision]
+    base_peak = peaks.get(sweep_precision, float("inf"))
+    spikes = find_spikes(own, bandwidth.get("dram", float("inf")), base_peak)
+    _envelope([p for p in own if p.k not in spikes], bandwidth, peaks, sweep_precision)
+    return bandwidth, peaks, spikes
 
 
 def _envelope(points: Sequence[SweepPoint], bandwidth: dict[str, float],

@@ -154,9 +154,11 @@ def run_calibration(
     matmul, skipped = _matmul(backend, plan, step)
     sweep = _sweep(backend, plan, step)
     sweep_fit = fit.fit_sweep(sweep)
-    bandwidth, peaks = fit.fit_ceilings(
+    bandwidth, peaks, spikes = fit.fit_ceilings(
         memory=memory, matmul=matmul, sweep_fit=sweep_fit, sweep=sweep
     )
+    if sweep_fit is not None:
+        sweep_fit = sweep_fit.model_copy(update={"spikes": spikes})
     spec = builtin_catalog().find(identity.name)
     return Ceilings(
         device=identity.name, catalog_id=spec.id if spec else None, backend=backend.name,

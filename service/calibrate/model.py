@@ -89,7 +89,8 @@ class SweepFit(_Model):
         median_abs_log_residual: Median of ``|ln(measured / fitted)|``, a noise figure.
         climbed: Whether some points lie left of the ridge (the slope was observed).
         flattened: Whether some points lie right of the ridge (the plateau was observed).
-        spikes: K of points more than ``SPIKE_FACTOR`` above the fitted roof (ignored as glitches).
+        spikes: K of points far above the roof the other measurements support (ignored as
+            glitches; see ``fit.fit_ceilings``).
     """
 
     bandwidth_byte_per_s: NonNeg
