@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collectors.base import CollectOptions
 from collectors.registry import all_collectors, detect, get
 from collectors.schema import KernelRecord, RunRecord
 
-__all__ = ["KernelRecord", "RunRecord", "all_collectors", "collect", "detect", "get"]
+__all__ = [
+    "CollectOptions",
+    "KernelRecord",
+    "RunRecord",
+    "all_collectors",
+    "collect",
+    "detect",
+    "get",
+]
 
 
-def collect(path: str | Path, fmt: str | None = None) -> RunRecord:
+def collect(
+    path: str | Path, fmt: str | None = None, options: CollectOptions | None = None
+) -> RunRecord:
     """Read one file into a RunRecord, choosing the collector by content unless ``fmt`` is given."""
     p = Path(path)
     collector = get(fmt) if fmt else detect(p)
-    return collector().parse(p)
+    return collector(options).parse(p)

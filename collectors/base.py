@@ -6,7 +6,24 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
+from pydantic import BaseModel, ConfigDict
+
+from collectors.identity import KeyOptions
 from collectors.schema import RunRecord
+
+
+class CollectOptions(BaseModel):
+    """Options every collector honours.
+
+    Attributes:
+        keys: How kernel names are normalised into identity keys.
+        device: Device name to record when the input does not name one.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keys: KeyOptions = KeyOptions()
+    device: str | None = None
 
 
 class Collector(ABC):
@@ -21,6 +38,9 @@ class Collector(ABC):
     suffixes: ClassVar[tuple[str, ...]] = ()
     #: Higher priority collectors are asked first when several sniff positive.
     priority: ClassVar[int] = 0
+
+    def __init__(self, options: CollectOptions | None = None) -> None:
+        self.options = options or CollectOptions()
 
     @classmethod
     @abstractmethod

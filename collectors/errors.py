@@ -48,9 +48,7 @@ class MalformedReport(CollectorError):
         reason: What is wrong, in words a person understands.
     """
 
-    def __init__(
-        self, path: str, row: str | int | None, field: str | None, reason: str
-    ) -> None:
+    def __init__(self, path: str, row: str | int | None, field: str | None, reason: str) -> None:
         self.path = str(path)
         self.row = None if row is None else str(row)
         self.field = field

@@ -14,6 +14,17 @@ from collectors.errors import CollectorError, UnknownFormat
 #: ``roofguard.collectors`` with the same form.
 BUILTIN_COLLECTORS: tuple[str, ...] = (
     "collectors.formats.roofguard_json:RoofguardJson",
+    "collectors.formats.nvbench_json:NvbenchJson",
+    "collectors.formats.gbench_json:GoogleBenchmarkJson",
+    "collectors.formats.pytest_benchmark_json:PytestBenchmarkJson",
+    "collectors.formats.nvbench_csv:NvbenchCsv",
+    "collectors.formats.nvbench_md:NvbenchMarkdown",
+    "collectors.formats.kineto_trace:KinetoTrace",
+    "collectors.formats.roofguard_csv:RoofguardCsv",
+    "collectors.formats.ncu_csv_raw:NcuCsvRaw",
+    "collectors.formats.ncu_csv_details:NcuCsvDetails",
+    "collectors.formats.ncu_rep:NcuRep",
+    "collectors.formats.ncu_text:NcuText",
 )
 
 SNIFF_BYTES = 64 * 1024

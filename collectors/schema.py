@@ -10,9 +10,17 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -33,19 +41,26 @@ PRECISIONS: tuple[str, ...] = (
 #: Memory tiers, outermost first.
 TIERS: tuple[str, ...] = ("dram", "l2", "l1")
 
-Precision = Literal[
-    "fp64",
-    "fp32",
-    "fp16",
-    "tensor_fp64",
-    "tensor_tf32",
-    "tensor_bf16",
-    "tensor_fp16",
-    "tensor_fp8",
-    "tensor_int8",
-    "tensor_fp4",
+
+def _one_of(allowed: tuple[str, ...], what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"unknown {what} {value!r} (known: {', '.join(allowed)})")
+        return value
+
+    return AfterValidator(check)
+
+
+# Plain ``str`` keys (not Literal) so dicts stay assignable to Mapping[str, float] in the
+# rules; validation and the JSON Schema enum keep the key set closed.
+Precision = Annotated[
+    str,
+    _one_of(PRECISIONS, "precision"),
+    WithJsonSchema({"type": "string", "enum": list(PRECISIONS)}),
 ]
-Tier = Literal["dram", "l2", "l1"]
+Tier = Annotated[
+    str, _one_of(TIERS, "tier"), WithJsonSchema({"type": "string", "enum": list(TIERS)})
+]
 
 
 def _finite_non_negative(value: float) -> float:
@@ -58,6 +73,16 @@ def _finite_non_negative(value: float) -> float:
 
 #: A finite, non-negative float. Every measured quantity in the contract is one.
 NonNeg = Annotated[float, AfterValidator(_finite_non_negative)]
+
+
+def _finite(value: float) -> float:
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError("must be a finite number (got NaN or infinity)")
+    return value
+
+
+#: A finite float of either sign (harness counters may be negative).
+Finite = Annotated[float, AfterValidator(_finite)]
 
 
 class _Frozen(BaseModel):
@@ -186,6 +211,9 @@ class KernelRecord(_Frozen):
         block: Block size as reported, e.g. "(128, 1, 1)".
         nvtx_range: The NVTX range the launches ran in, when known.
         params: Benchmark axes or parameters (part of the identity key).
+        counters: Numeric harness counters (gbench user counters, nvbench element counts,
+            pytest-benchmark extra_info), by name; inputs to declared work models, not part
+            of the identity key.
         failed_launches: Launches that were profiled but carry no usable duration (not averaged in).
         missing: What the record lacks, e.g. "flops: smsp__sass_thread_inst_executed_op_ffma...".
         source: Where the record came from.
@@ -205,6 +233,7 @@ class KernelRecord(_Frozen):
     block: str | None = None
     nvtx_range: str | None = None
     params: dict[str, str | float] = Field(default_factory=dict)
+    counters: dict[str, Finite] = Field(default_factory=dict)
     failed_launches: int = Field(default=0, ge=0)
     missing: tuple[str, ...] = ()
     source: SourceRef | None = None

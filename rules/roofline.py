@@ -191,9 +191,7 @@ def _ridge(roof: Roof, precision: str | None, tier: str | None) -> float | None:
 def _classify(compute: Bound, memory: Bound, band: float) -> tuple[Regime | None, bool]:
     if compute.time_s is None or memory.time_s is None:
         return None, False
-    return regime(compute.time_s, memory.time_s), is_borderline(
-        compute.time_s, memory.time_s, band
-    )
+    return regime(compute.time_s, memory.time_s), is_borderline(compute.time_s, memory.time_s, band)
 
 
 def _missing(flops: Mapping[str, float], nbytes: Mapping[str, float], time_s: float | None,

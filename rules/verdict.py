@@ -93,6 +93,8 @@ class BaselineSummary(_Model):
         relative_change: ``(current - center) / center`` (a drop is negative).
         history: Recent percent-of-roof values, oldest first (for sparklines).
         commits: The baseline's commit range (first, last).
+        metric: What ``center``/``spread``/``history`` measure: ``percent_of_roof``, or
+            ``time_s`` for kernels without counters (lower is better).
     """
 
     n: int
@@ -102,6 +104,39 @@ class BaselineSummary(_Model):
     relative_change: float | None = None
     history: tuple[float, ...] = ()
     commits: tuple[str, ...] = ()
+    metric: str = "percent_of_roof"
+
+
+class GroupVerdict(_Model):
+    """A kernel group (config) judged as a whole.
+
+    Attributes:
+        name: Group name; its findings use the kernel key ``group:<name>``.
+        kernels: Identity keys of the run's kernels in the group.
+        time_s: Total measured time of those kernels.
+        time_share: Share of the run's total GPU time (0-1).
+        percent_of_roof: Time-weighted percent of roof, ``100 * sum T_roof / sum T`` over the
+            placed kernels.
+        mfu: Model FLOP utilisation, ``sum_p (F_p / P_p) / sum T``: achieved FLOP/s over the
+            peak of the precisions used (each weighted by its FLOPs).
+        regime: The group's declared regime, if any.
+        target_percent: The group's target percent of roof, if any.
+        owners: Who owns the group.
+        baseline: Percent-of-roof baseline of the group (per baseline run).
+        mfu_baseline: MFU baseline of the group (per baseline run).
+    """
+
+    name: str
+    kernels: tuple[str, ...] = ()
+    time_s: float = 0.0
+    time_share: float = 0.0
+    percent_of_roof: float | None = None
+    mfu: float | None = None
+    regime: str | None = None
+    target_percent: float | None = None
+    owners: tuple[str, ...] = ()
+    baseline: BaselineSummary | None = None
+    mfu_baseline: BaselineSummary | None = None
 
 
 class KernelVerdict(_Model):
@@ -158,6 +193,7 @@ class Verdict(_Model):
         findings: Every finding, worst first.
         notes: Run-level remarks (env mismatch, missing metrics ...).
         run_id: History-store id of the run, when stored.
+        groups: Kernel groups judged as a whole (config ``groups``).
     """
 
     conclusion: Conclusion
@@ -172,6 +208,7 @@ class Verdict(_Model):
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
     run_id: int | None = None
+    groups: tuple[GroupVerdict, ...] = ()
 
     @property
     def regressions(self) -> int:

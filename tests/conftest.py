@@ -59,7 +59,9 @@ def postgres_url() -> Iterator[str]:
     """
     base = os.environ.get(POSTGRES_ENV)
     if not base:
-        pytest.skip(f"PostgreSQL tests need {POSTGRES_ENV} (e.g. postgresql+psycopg://127.0.0.1/test)")
+        pytest.skip(
+            f"PostgreSQL tests need {POSTGRES_ENV} (e.g. postgresql+psycopg://127.0.0.1/test)"
+        )
     import sqlalchemy as sa
 
     name = f"roofguard_test_{uuid.uuid4().hex[:10]}"

@@ -20,10 +20,26 @@ from service.errors import ServiceError
 #: One line per command module; each exposes ``register(app: typer.Typer) -> None``.
 COMMANDS: tuple[str, ...] = (
     "service.cli.roofline_cmd",
+    "service.cli.inspect_cmd",
+    "service.cli.db_cmd",
+    "service.cli.ingest_cmd",
+    "service.cli.comment_cmd",
+    "service.cli.check_cmd",
+    "service.cli.demo_cmd",
+    "service.cli.rules_cmd",
     "service.cli.calibrate_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+# Recent typer vendors its own copy of click (typer._click); older ones use click itself.
+# Catch both so usage errors always exit 2 with one message.
+_EXIT: tuple[type[BaseException], ...] = (click.exceptions.Exit, typer.Exit)
+_ABORT: tuple[type[BaseException], ...] = (click.exceptions.Abort, typer.Abort)
+_USAGE: tuple[type[BaseException], ...] = (
+    click.ClickException,
+    getattr(typer, "TyperException", click.ClickException),
+)
 
 
 def build_app() -> typer.Typer:
@@ -50,13 +66,13 @@ def run(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(build_app())
     try:
         result = command.main(args=argv, prog_name="roofguard", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return EXIT_USAGE
-    except click.exceptions.Abort:
+    except _EXIT as exc:
+        return int(getattr(exc, "exit_code", 0))
+    except _ABORT:
         return _error("aborted")
+    except _USAGE as exc:
+        exc.show()  # type: ignore[attr-defined]
+        return EXIT_USAGE
     except (CollectorError, RuleError) as exc:
         return _error(str(exc))
     except ServiceError as exc:

@@ -39,8 +39,8 @@ def _roof_figures(
         return "custom", resolve_precision(precision, None), peak, bandwidth
     spec = builtin_catalog().lookup(device)
     resolved = resolve_precision(precision, spec)
-    peak = peak if peak is not None else spec.peak_flop_per_s.get(resolved)  # type: ignore[call-overload]
-    bandwidth = bandwidth if bandwidth is not None else spec.bandwidth_byte_per_s.get(tier)  # type: ignore[call-overload]
+    peak = peak if peak is not None else spec.peak_flop_per_s.get(resolved)
+    bandwidth = bandwidth if bandwidth is not None else spec.bandwidth_byte_per_s.get(tier)
     if peak is None:
         raise BadInput(f"--precision: {spec.id} has no {resolved} peak in the catalog")
     if bandwidth is None:
@@ -59,7 +59,9 @@ def calculate(
         if not value >= 0:
             raise BadInput(f"{flag}: must be a non-negative number")
     name, prec, peak_v, bw = _roof_figures(device, precision, tier, peak, bandwidth)
-    roof = roofline.Roof(name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw})
+    roof = roofline.Roof(
+        name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw}
+    )
     placed = roofline.place({prec: flops}, {tier: nbytes}, time_s or None, roof)
     intensity = flops / nbytes if nbytes > 0 else float("inf")
     result: dict[str, Any] = {
@@ -94,25 +96,38 @@ def _text(result: dict[str, Any]) -> str:
     return f"{table}\n\n{plot}"
 
 
+FlopsOpt = Annotated[float, typer.Option("--flops", help="FLOPs of the kernel.")]
+BytesOpt = Annotated[float, typer.Option("--bytes", help="Bytes moved at --tier.")]
+DeviceOpt = Annotated[str | None, typer.Option(help="Catalog device or a name tools print.")]
+PrecisionOpt = Annotated[str, typer.Option(help="fp64, fp32, fp16, tf32, bf16, fp8, int8, fp4.")]
+TierOpt = Annotated[str, typer.Option(help="Memory tier: dram, l2, l1.")]
+TimeOpt = Annotated[float | None, typer.Option("--time", help="Measured time in seconds.")]
+PeakOpt = Annotated[float | None, typer.Option(help="Peak FLOP/s (any hardware).")]
+BandwidthOpt = Annotated[float | None, typer.Option(help="Bandwidth in B/s (any hardware).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
 def roofline_command(
-    flops: Annotated[float, typer.Option(help="FLOPs of the kernel.")],
-    nbytes: Annotated[float, typer.Option("--bytes", help="Bytes moved at --tier.")],
-    device: Annotated[str | None, typer.Option(help="Catalog device or a name tools print.")] = None,
-    precision: Annotated[str, typer.Option(help="fp64, fp32, fp16, tf32, bf16, fp8, int8, fp4.")] = "fp32",
-    tier: Annotated[str, typer.Option(help="Memory tier: dram, l2, l1.")] = "dram",
-    time: Annotated[float | None, typer.Option(help="Measured time in seconds.")] = None,
-    peak_flops: Annotated[float | None, typer.Option(help="Peak FLOP/s (any hardware).")] = None,
-    bandwidth: Annotated[float | None, typer.Option(help="Bandwidth in B/s (any hardware).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:  # fmt: skip
+    flops: FlopsOpt,
+    nbytes: BytesOpt,
+    device: DeviceOpt = None,
+    precision: PrecisionOpt = "fp32",
+    tier: TierOpt = "dram",
+    time_s: TimeOpt = None,
+    peak_flops: PeakOpt = None,
+    bandwidth: BandwidthOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Place a kernel on a roofline: intensity, ridge, regime, roof time, percent of roof."""
-    result = calculate(device=device, precision=precision, tier=tier, flops=flops, nbytes=nbytes,
-                       time_s=time, peak=peak_flops, bandwidth=bandwidth)  # fmt: skip
+    result = calculate(
+        device=device, precision=precision, tier=tier, flops=flops, nbytes=nbytes,
+        time_s=time_s, peak=peak_flops, bandwidth=bandwidth,
+    )  # fmt: skip
     typer.echo(json.dumps(result, indent=2) if as_json else _text(result))
 
 
 def devices_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """List the hardware catalog: dense peaks and bandwidths with their sources."""
     specs = list(builtin_catalog().devices.values())

@@ -1,0 +1,274 @@
+"""Google Benchmark ``--benchmark_format=json`` (2016, 2019 and ``json_schema_version`` 1 schemas).
+
+One KernelRecord per benchmark run name. Its per-repetition entries (``run_type`` iteration,
+or no ``run_type`` in the 2016 schema) are kept as ``samples_s``; ``duration_s`` is their
+**median** (robust to the odd slow repetition; with one repetition, that repetition's time).
+Aggregates (mean, median, stddev, cv, BigO, RMS) are not counted again; only when a run has
+no repetition entries (``--benchmark_report_aggregates_only``) is its median (else mean)
+aggregate used. Times are ``real_time`` in ``time_unit`` per iteration, which is the manual
+(e.g. CUDA event) time for benchmarks that use ``UseManualTime``; ``cpu_time`` is kept as a
+counter. Rate counters (``bytes_per_second``, ``items_per_second``) are turned back into
+per-iteration amounts with the time Google Benchmark divided by (real time for
+``/real_time`` and ``/manual_time`` runs, else CPU time).
+
+User counters named ``flops_<precision>`` or ``bytes_<tier>`` (per iteration) become reported
+FLOPs or bytes; ``bytes_per_second`` (``SetBytesProcessed``) becomes DRAM bytes. Any other
+numeric counter is kept in ``counters`` for work models.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from collectors.base import Collector
+from collectors.errors import MalformedReport
+from collectors.formats._micro import (
+    bench_key,
+    check_unique,
+    median,
+    number,
+    numeric_or_text,
+    per_second,
+    read_json,
+    require,
+)
+from collectors.schema import (
+    PRECISIONS,
+    TIERS,
+    DeviceInfo,
+    KernelRecord,
+    ProfilerInfo,
+    Provenance,
+    ProvenanceKind,
+    RunRecord,
+    SourceRef,
+)
+
+#: Fields of an entry that are not user counters.
+_FIELDS = {
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
+    "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "label", "skipped",
+    "skip_message", "big_o", "rms", "cpu_coefficient", "real_coefficient", "complexity_n",
+}  # fmt: skip
+_MODIFIERS = re.compile(r"^(real_time|manual_time|process_time|(iterations|repeats|min_time|"
+                        r"min_warmup_time):.*)$")  # fmt: skip
+_RATES = {"bytes_per_second": "bytes", "items_per_second": "items"}
+_FLOP_COUNTER = re.compile(r"^(?:flops?|FLOPs?)_(\w+)$")
+_BYTE_COUNTER = re.compile(r"^bytes_(\w+)$")
+_DEVICE_KEYS = ("gpu", "gpu_name", "device", "device_name")
+
+
+def split_name(run_name: str) -> tuple[str, dict[str, str | float]]:
+    """``BM_gemm/1024/512/threads:2/real_time`` -> ``("BM_gemm", {arg0, arg1, threads})``.
+
+    Unnamed arguments become ``arg0, arg1 ...``; ``M:1024`` forms keep their name; timing
+    modifiers (``real_time``, ``iterations:N`` ...) are not parameters.
+    """
+    base, *parts = run_name.split("/")
+    params: dict[str, str | float] = {}
+    position = 0
+    for part in parts:
+        if not part or _MODIFIERS.match(part):
+            continue
+        name, sep, value = part.partition(":")
+        if sep:
+            params[name] = numeric_or_text(value)
+        else:
+            params[f"arg{position}"] = numeric_or_text(part)
+            position += 1
+    return base, params
+
+
+def _group(entries: list[Any], path: Path) -> tuple[dict[str, list[tuple[int, Any]]], list[str]]:
+    """Entries by run name: repetitions, or aggregates where a run has no repetition."""
+    runs: dict[str, list[tuple[int, Any]]] = {}
+    aggregates: dict[str, list[tuple[int, Any]]] = {}
+    notes: list[str] = []
+    for index, entry in enumerate(entries):
+        name = require(entry, "name", str, path, f"benchmarks[{index}]")
+        if entry.get("error_occurred") or entry.get("skipped"):
+            reason = entry.get("error_message") or entry.get("skip_message") or "no reason given"
+            notes.append(f"benchmark {name} not ingested: it reported an error or skip: {reason}")
+            continue
+        run = str(entry.get("run_name") or name)
+        target = aggregates if entry.get("run_type") == "aggregate" else runs
+        target.setdefault(run, []).append((index, entry))
+    for run, aggs in aggregates.items():
+        if run not in runs:
+            chosen = _pick_aggregate(aggs)
+            if chosen is not None:
+                runs[run] = [chosen]
+                notes.append(f"{run}: only aggregates in the file; used its "
+                             f"{chosen[1].get('aggregate_name')} aggregate")  # fmt: skip
+    if aggregates:
+        notes.append(f"{sum(map(len, aggregates.values()))} aggregate entries (mean, median, "
+                     "stddev ...) not counted again: repetitions are kept")  # fmt: skip
+    return runs, notes
+
+
+def _pick_aggregate(aggs: list[tuple[int, Any]]) -> tuple[int, Any] | None:
+    by_name = {str(e.get("aggregate_name")): (i, e) for i, e in aggs}
+    return by_name.get("median") or by_name.get("mean")
+
+
+class GoogleBenchmarkJson(Collector):
+    """Google Benchmark JSON: one KernelRecord per run, repetitions as samples."""
+
+    name = "gbench-json"
+    suffixes = (".json",)
+    priority = 5
+
+    @classmethod
+    def sniff(cls, head: bytes, path: Path) -> bool:
+        """A JSON object with Google Benchmark's ``context`` and timing keys."""
+        return (
+            head.lstrip().startswith(b"{") and b'"context"' in head and b'"benchmarks"' in head
+            and any(m in head for m in (b'"real_time"', b'"time_unit"', b'"library_build_type"'))
+        )  # fmt: skip
+
+    def parse(self, path: Path) -> RunRecord:
+        """Read every run; see the module docstring for what is kept."""
+        root = read_json(path)
+        context = require(root, "context", dict, path, None)
+        entries = require(root, "benchmarks", list, path, None)
+        runs, notes = _group(entries, path)
+        kernels = [self._kernel(run, reps, path) for run, reps in runs.items()]
+        when = _timestamp(context.get("date"))
+        return RunRecord(
+            **({"timestamp": when} if when else {}),
+            device=self._device(context),
+            profiler=ProfilerInfo(
+                tool="gbench",
+                version=_text(context.get("library_version")),
+                command_line=_text(context.get("executable")),
+            ),
+            tools={
+                k: str(context[k])
+                for k in ("library_build_type", "host_name", "json_schema_version")
+                if k in context
+            },
+            kernels=check_unique(kernels, path),
+            notes=tuple(notes),
+            sources=(SourceRef(path=str(path), format=self.name),),
+        )
+
+    def _device(self, context: Mapping[str, Any]) -> DeviceInfo:
+        for key in _DEVICE_KEYS:
+            if isinstance(context.get(key), str) and context[key].strip():
+                return DeviceInfo(name=context[key].strip())
+        name = self.options.device or "unknown"  # the host name (in tools) is not a device
+        return DeviceInfo(name=name)
+
+    def _kernel(self, run: str, reps: list[tuple[int, Any]], path: Path) -> KernelRecord:
+        seen: dict[Any, int] = {}
+        times, cpu_times, counters = [], [], []
+        for index, entry in reps:
+            row = f"benchmarks[{index}] ({run})"
+            rep = entry.get("repetition_index")
+            if rep in seen:
+                raise MalformedReport(
+                    str(path),
+                    row,
+                    "name",
+                    f"duplicate benchmark {run!r} (also at benchmarks[{seen[rep]}])",
+                )
+            seen[rep] = index
+            real, cpu = _times(entry, path, row)
+            times.append(real)
+            cpu_times.append(cpu)
+            counters.append(_counters(entry, path, row))
+        return self._record(run, reps[0][0], times, cpu_times, counters, path)
+
+    def _record(self, run: str, first: int, times: list[float], cpu_times: list[float],
+                counters: list[dict[str, float]], path: Path) -> KernelRecord:  # fmt: skip
+        base, params = split_name(run)
+        duration = median(times)
+        per_rate_time = (
+            duration if ("/real_time" in run or "/manual_time" in run) else median(cpu_times)
+        )
+        merged = {k: median(c[k] for c in counters if k in c) for c in counters for k in c}
+        merged["cpu_time_s"] = median(cpu_times)
+        for rate, amount in _RATES.items():
+            if rate in merged:
+                merged[amount] = _whole(merged[rate] * per_rate_time)
+        flops, nbytes, provenance, missing = _work(merged)
+        provenance["duration"] = Provenance(
+            kind=ProvenanceKind.REPORTED, metrics=("real_time",),
+            note=f"median of {len(times)} repetition(s) of real_time per iteration",
+        )  # fmt: skip
+        return KernelRecord(
+            name=base, key=bench_key(base, params, self.options.keys), launches=1,
+            duration_s=duration, samples_s=tuple(times) if len(times) > 1 else (),
+            flops=flops, bytes=nbytes, provenance=provenance, params=params, counters=merged,
+            missing=tuple(missing),
+            source=SourceRef(path=str(path), row=f"benchmarks[{first}]", format=self.name),
+        )  # fmt: skip
+
+
+def _whole(amount: float) -> float:
+    """Bytes and items are whole numbers: undo the float noise of rate x time."""
+    nearest = round(amount)
+    return float(nearest) if abs(amount - nearest) <= 1e-6 * max(1.0, amount) else amount
+
+
+def _times(entry: Mapping[str, Any], path: Path, row: str) -> tuple[float, float]:
+    """Real and CPU time of one entry in seconds (CPU time defaults to real time)."""
+    scale = per_second(require(entry, "time_unit", str, path, row), path, row)
+    real = number(require(entry, "real_time", (int, float), path, row), path, row, "real_time")
+    cpu = entry.get("cpu_time")
+    cpu_s = number(cpu, path, row, "cpu_time") / scale if cpu is not None else real / scale
+    return real / scale, cpu_s
+
+
+def _counters(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in entry.items():
+        must_be_number = key in _RATES or _FLOP_COUNTER.match(key) or _BYTE_COUNTER.match(key)
+        if key in _FIELDS or (not must_be_number and not isinstance(value, int | float)):
+            continue  # text fields newer library versions may add
+        out[key] = number(value, path, row, key, signed=True)
+    return out
+
+
+def _work(counters: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float],
+                                                    dict[str, Provenance], list[str]]:  # fmt: skip
+    flops: dict[str, float] = {}
+    nbytes: dict[str, float] = {}
+    provenance: dict[str, Provenance] = {}
+    for name, value in counters.items():
+        flop, byte = _FLOP_COUNTER.match(name), _BYTE_COUNTER.match(name)
+        if flop and flop.group(1) in PRECISIONS and value >= 0:
+            flops[flop.group(1)] = value
+            provenance[f"flops.{flop.group(1)}"] = _reported(name, "user counter, per iteration")
+        elif byte and byte.group(1) in TIERS and value >= 0:
+            nbytes[byte.group(1)] = value
+            provenance[f"bytes.{byte.group(1)}"] = _reported(name, "user counter, per iteration")
+    if "dram" not in nbytes and "bytes" in counters:
+        nbytes["dram"] = counters["bytes"]
+        provenance["bytes.dram"] = _reported(
+            "bytes_per_second", "SetBytesProcessed: bytes_per_second x the time it was divided by"
+        )
+    missing = [] if flops else ["flops: no flops_<precision> counter (declare a work model)"]
+    return flops, nbytes, provenance, missing + ([] if nbytes else ["bytes: no bytes counter"])
+
+
+def _reported(metric: str, note: str) -> Provenance:
+    return Provenance(kind=ProvenanceKind.REPORTED, metrics=(metric,), note=note)
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None

@@ -1,0 +1,147 @@
+"""ncu CSV, details page (``ncu --csv``, the default page): one row per metric per launch.
+
+All five header layouts seen in real files are read by column name: A (with ``Kernel Time``),
+B (A + rule columns), C (``Block Size``/``Grid Size``/``Device``/``CC``), D (C + rules) and
+E (D + estimated speedup). Rule rows (no metric name) and ragged metric rows are accepted.
+``--print-metric-name name|label|label-name`` are all understood (see collectors.ncu.labels).
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collectors.base import Collector
+from collectors.errors import MalformedReport
+from collectors.ncu import csvio, labels, recipe
+from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
+from collectors.ncu.metrics import is_relevant
+from collectors.ncu.peaks import DeviceFacts, device_facts
+from collectors.schema import RunRecord
+from collectors.units import UnknownUnit, unit_factor
+
+REQUIRED = ("ID", "Kernel Name", "Section Name", "Metric Name", "Metric Unit", "Metric Value")
+_OPTIONAL = ("Grid Size", "Block Size", "Device", "CC")
+
+
+@dataclass(slots=True)
+class _Launch:
+    """The rows of one launch ID, as they are read."""
+
+    launch_id: str
+    line: int
+    name: str
+    extra: dict[str, str]
+    metrics: dict[str, float] = field(default_factory=dict)
+    strings: dict[str, str] = field(default_factory=dict)
+
+
+class NcuCsvDetails(Collector):
+    """Nsight Compute CSV, details page (also a failed run that wrote only ncu's messages)."""
+
+    name = "ncu-csv-details"
+    suffixes = (".csv", ".log", ".txt")
+
+    @classmethod
+    def sniff(cls, head: bytes, path: Path) -> bool:
+        """A details header, or ncu messages with no header (a failed run, explained in parse)."""
+        header = csvio.header_of(head)
+        if header is not None:
+            return "Metric Value" in header
+        return csvio.has_ncu_messages(head) and b"    Section: " not in head
+
+    def parse(self, path: Path) -> RunRecord:
+        """Group rows by launch ID and run the recipe on each launch."""
+        self._path = where = str(path)
+        builder = RunBuilder(path, self.name, self.options)
+        self._units: dict[str, float] = {}
+        with path.open(encoding="utf-8", newline="") as handle:
+            prelude, header_line = csvio.read_prelude(handle, where)
+            rows = csvio.numbered(
+                csv.reader(itertools.chain([header_line], handle)), prelude.header_line - 1, where
+            )
+            _, header = next(rows)
+            col = self._columns(header, prelude.header_line)
+            facts = self._read(builder, col, rows)
+        cc = builder.device_key[1] if builder.device_key else None
+        device, notes = device_info(facts, self.options, cc, prelude.device)
+        profiler, _ = profiler_info(None, None)
+        return builder.build(device, profiler, notes)
+
+    def _columns(self, header: list[str], line: int) -> dict[str, int]:
+        for name in REQUIRED:
+            if name not in header:
+                raise MalformedReport(
+                    self._path, line, name, f"the details-page header lacks {name!r}"
+                )
+        return {name: header.index(name) for name in REQUIRED + _OPTIONAL if name in header}
+
+    def _read(
+        self, builder: RunBuilder, col: dict[str, int], rows: Iterator[tuple[int, list[str]]]
+    ) -> DeviceFacts | None:
+        facts: DeviceFacts | None = None
+        launch: _Launch | None = None
+        need = col["Metric Value"] + 1
+        for line, row in rows:
+            if len(row) < need:
+                launch_id = row[0] if row else None
+                reason = f"row has {len(row)} fields, needs {need} (truncated file?)"
+                raise MalformedReport(self._path, csvio.where(line, launch_id), None, reason)
+            if launch is None or row[col["ID"]] != launch.launch_id:
+                if launch is not None:
+                    got = self._finish(builder, launch)
+                    facts = facts or got
+                launch = self._start(row, col, line)
+            self._add_row(launch, row, col, line)
+        if launch is not None:
+            got = self._finish(builder, launch)
+            facts = facts or got
+        return facts
+
+    def _start(self, row: list[str], col: dict[str, int], line: int) -> _Launch:
+        extra = {name: row[col[name]] for name in _OPTIONAL if name in col}
+        return _Launch(row[col["ID"]], line, row[col["Kernel Name"]], extra)
+
+    def _add_row(self, launch: _Launch, row: list[str], col: dict[str, int], line: int) -> None:
+        printed = row[col["Metric Name"]]
+        if not printed:
+            return  # a rule row: Rule Name/Type/Description only
+        label = csvio.where(line, launch.launch_id)
+        if row[col["Kernel Name"]] != launch.name:
+            raise MalformedReport(
+                self._path, label, "Kernel Name", "kernel name changes within one launch ID"
+            )
+        name = labels.metric_name(row[col["Section Name"]], printed)
+        cell = row[col["Metric Value"]]
+        if name == "device__attribute_display_name":
+            launch.strings[name] = cell
+            return
+        factor = self._factor(row[col["Metric Unit"]], label, printed)
+        if is_relevant(name):
+            value = csvio.number(cell, self._path, label, printed)
+            if value is not None:
+                launch.metrics[name] = value * factor
+
+    def _factor(self, unit: str, label: str, printed: str) -> float:
+        factor = self._units.get(unit)
+        if factor is None:
+            try:
+                factor = self._units[unit] = unit_factor(unit)
+            except UnknownUnit:
+                raise MalformedReport(
+                    self._path, label, printed, f"unknown unit {unit!r}"
+                ) from None
+        return factor
+
+    def _finish(self, builder: RunBuilder, launch: _Launch) -> DeviceFacts | None:
+        label = csvio.where(launch.line, launch.launch_id)
+        device = launch.strings.get("device__attribute_display_name") or launch.extra.get("Device")
+        cc = launch.extra.get("CC")
+        builder.check_device(label, device, cc)
+        figs = recipe.launch_figures(launch.metrics, cc)
+        grid, block = launch.extra.get("Grid Size"), launch.extra.get("Block Size")
+        builder.add(launch.launch_id, launch.name, figs, grid=grid, block=block)
+        return device_facts(launch.metrics, launch.strings) if figs.failed is None else None

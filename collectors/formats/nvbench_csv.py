@@ -1,0 +1,117 @@
+"""NVIDIA nvbench ``--csv`` output.
+
+Columns: ``Benchmark, Device, Device Name``, then the axes (a ``pow2`` axis appears twice:
+``Size (pow2)`` = ``2^22`` and ``Size`` = 4194304), ``Skipped``, then the summaries with their
+unit in the title (``GPU Time (sec)``, ``GlobalMem BW (bytes/sec)``) and repeated titles
+(``Samples``, ``Noise``) resolved by position. Values are in base units. States become
+KernelRecords exactly as for nvbench JSON (see ``_nvbench``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from collectors.base import Collector
+from collectors.errors import MalformedReport
+from collectors.formats import _nvbench
+from collectors.formats._micro import check_unique, number, numeric_or_text, read_text
+from collectors.schema import DeviceInfo, ProfilerInfo, RunRecord, SourceRef
+
+_HEAD = ("Benchmark", "Device", "Device Name")
+
+
+def _pow2(cell: str) -> float | str:
+    base, sep, exponent = cell.partition("^")
+    if sep and base.strip() == "2" and exponent.strip().isdigit():
+        return float(2 ** int(exponent))
+    return numeric_or_text(cell)
+
+
+def _axes(header: list[str], skipped_at: int) -> dict[str, int]:
+    """Axis name -> column; a plain column wins over its ``(pow2)`` twin."""
+    axes: dict[str, int] = {}
+    for column in range(len(_HEAD), skipped_at):
+        title = header[column]
+        name = title.removesuffix(" (pow2)")
+        if name not in axes or title == name:
+            axes[name] = column
+    return axes
+
+
+def shown_pow2(header: list[str]) -> set[str]:
+    """Axis names that have a ``(pow2)`` column (nvbench prints those as ``2^k``)."""
+    return {t.removesuffix(" (pow2)") for t in header if t.endswith(" (pow2)")}
+
+
+class NvbenchCsv(Collector):
+    """nvbench ``--csv`` output: one KernelRecord per state row."""
+
+    name = "nvbench-csv"
+    suffixes = (".csv",)
+    priority = 5
+
+    @classmethod
+    def sniff(cls, head: bytes, path: Path) -> bool:
+        """The header starts with ``Benchmark,Device,Device Name``."""
+        return head.lstrip(b"\xef\xbb\xbf").startswith(b"Benchmark,Device,Device Name")
+
+    def parse(self, path: Path) -> RunRecord:
+        """Read every state row."""
+        rows = list(csv.reader(io.StringIO(read_text(path))))
+        header = rows[0]
+        if tuple(header[:3]) != _HEAD or "Skipped" not in header:
+            raise MalformedReport(str(path), 1, None, "not an nvbench --csv header")
+        skipped_at = header.index("Skipped")
+        axes = _axes(header, skipped_at)
+        tags = _nvbench.column_tags(header[skipped_at + 1 :])
+        states, notes, names = [], [], {}
+        for line, row in enumerate(rows[1:], start=2):
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                reason = f"expected {len(header)} fields, got {len(row)} (truncated?)"
+                raise MalformedReport(str(path), line, None, reason)
+            state = self._state(row, line, axes, header, skipped_at, tags, path)
+            names[state.device] = row[2]
+            if row[skipped_at].strip().lower() == "yes":
+                notes.append(f"skipped state {state.row}")
+            else:
+                states.append(state)
+        return self._run(states, notes, names, path)
+
+    def _state(self, row: list[str], line: int, axes: dict[str, int], header: list[str],
+               skipped_at: int, tags: list[str], path: Path) -> _nvbench.State:  # fmt: skip
+        params = {name: _pow2(row[col]) for name, col in axes.items()}
+        device = int(number(row[1], path, line, "Device"))
+        twins = shown_pow2(header)
+        shown = {
+            header[c].removesuffix(" (pow2)"): row[c]
+            for c in range(len(_HEAD), skipped_at)
+            if header[c].endswith(" (pow2)") or header[c] not in twins
+        }
+        axis_text = " ".join(f"{name}={value}" for name, value in shown.items())
+        state = _nvbench.State(bench=row[0], name=f"Device={device} {axis_text}".strip(),
+                               device=device, params=params)  # fmt: skip
+        for offset, tag in enumerate(tags):
+            column = skipped_at + 1 + offset
+            if row[column].strip():
+                value = number(row[column], path, line, header[column])
+                _nvbench.add_column(state, tag, value, is_bytes=header[column].endswith("(bytes)"))
+        return state
+
+    def _run(self, states: list[_nvbench.State], notes: list[str], names: dict[int | None, str],
+             path: Path) -> RunRecord:  # fmt: skip
+        named = {i: n for i, n in names.items() if i is not None}
+        chosen = _nvbench.choose_device(states, named, self.options.device)
+        kept = [s for s in states if s.device == chosen]
+        kernels = [_nvbench.kernel(s, path, self.name, self.options.keys) for s in kept]
+        notes += _nvbench.other_device_notes(states, chosen, named)
+        return RunRecord(
+            device=DeviceInfo(name=named.get(chosen) or self.options.device or "unknown"),
+            profiler=ProfilerInfo(tool="nvbench"),
+            kernels=check_unique(kernels, path),
+            notes=tuple(notes),
+            sources=(SourceRef(path=str(path), format=self.name),),
+        )

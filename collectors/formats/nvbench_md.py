@@ -1,0 +1,218 @@
+"""NVIDIA nvbench markdown output (``--md``, or its default stdout report).
+
+Sections: ``# Devices`` (one ``## [i] `name` `` block of ``* Key: value`` lines), ``# Log``
+(``Run:  [1/13] bench [Device=0 Size=2^1 ...]`` lines name the axes; ``Skip:`` lines name
+skipped states) and ``# Benchmark Results`` (``## bench``, ``### [i] device``, then a table).
+Cells carry human units: ``us``/``ms`` times, binary byte sizes (``KiB``, ``MiB``), SI rates
+(``MB/s``), percentages and ``x`` counts; all are converted to SI base units. Values are
+rounded to four significant digits, so byte totals are rebuilt from the named sizes when
+they agree with throughput x time (see ``_nvbench.dram_bytes``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from collectors.base import Collector
+from collectors.errors import MalformedReport
+from collectors.formats import _nvbench
+from collectors.formats._micro import check_unique, numeric_or_text, read_text
+from collectors.schema import ProfilerInfo, RunRecord, SourceRef
+
+_BINARY = {"B": 1.0, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40}
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_FREQ = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
+_TIME = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+_CELL = re.compile(r"^(?P<num>[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<unit>\S*)$")
+_RUN = re.compile(r"^Run:\s+\[\d+/\d+\]\s+(?P<bench>.*?)\s+\[(?P<state>.*)\]\s*$")
+_SKIP = re.compile(r"^Skip:\s+(?P<reason>.*)$")
+_AXIS = re.compile(r"([^=\s][^=]*?)=(\S+)")
+_DEVICE = re.compile(r"^## \[(?P<index>\d+)\] `(?P<name>.*)`")
+_TABLE_DEVICE = re.compile(r"^### \[(?P<index>\d+)\] (?P<name>.*)$")
+
+
+def cell_value(cell: str) -> tuple[float, bool]:
+    """A table cell in SI base units, and whether it is a byte size.
+
+    Raises:
+        ValueError: The cell is not a number with a unit nvbench prints.
+    """
+    text = cell.strip()
+    if text.endswith("%"):
+        return float(text[:-1]) / 100.0, False
+    match = _CELL.match(text)
+    if not match:
+        raise ValueError(f"not a number: {cell.strip()!r}")
+    value, unit = float(match["num"]), match["unit"]
+    if unit in _BINARY:
+        return value * _BINARY[unit], True
+    if unit in _TIME:
+        return value * _TIME[unit], False
+    if unit == "x":
+        return value, False
+    if unit.endswith("B/s") and unit[:-3] in _SI:
+        return value * _SI[unit[:-3]], False
+    if unit in _SI:
+        return value * _SI[unit], False
+    raise ValueError(f"unknown unit {unit!r} in {cell.strip()!r}")
+
+
+def _axis_value(cell: str) -> float | str:
+    """``"2^10 = 1024"`` -> 1024; other cells as numbers where they read as one."""
+    return numeric_or_text(cell.rpartition("=")[2] if "^" in cell and "=" in cell else cell)
+
+
+def _device_section(lines: list[str]) -> dict[int, dict[str, Any]]:
+    """``## [i] `name` `` blocks -> nvbench JSON device keys (what ``device_info`` reads)."""
+    devices: dict[int, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for line in lines:
+        if line.startswith("# ") and devices and not line.startswith("# Devices"):
+            break
+        header = _DEVICE.match(line)
+        if header:
+            current = devices.setdefault(int(header["index"]), {"name": header["name"]})
+        elif current is not None and line.startswith("* "):
+            key, _, value = line[2:].partition(":")
+            current.update(_device_field(key.strip(), value.strip()))
+    return devices
+
+
+def _device_field(key: str, value: str) -> dict[str, float]:
+    parts = value.split()
+    try:
+        if key == "SM Version":
+            return {"sm_version": float(parts[0])}
+        if key == "Number of SMs":
+            return {"number_of_sms": int(parts[0])}
+        if key == "SM Default Clock Rate":
+            return {"sm_default_clock_rate": float(parts[0]) * _FREQ[parts[1]]}
+        if key == "Global Memory Bus Peak":
+            scale = _SI[parts[1].removesuffix("B/sec")]
+            return {"global_memory_bus_bandwidth": float(parts[0]) * scale}
+    except (ValueError, KeyError, IndexError):
+        return {}  # a device line nvbench prints differently: leave the figure out
+    return {}
+
+
+def _log_states(lines: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """Axis names per benchmark from ``Run:`` lines, and notes for ``Skip:`` lines."""
+    axes: dict[str, list[str]] = {}
+    notes: list[str] = []
+    last = ""
+    for line in lines:
+        run = _RUN.match(line.strip())
+        if run:
+            names = [n.strip() for n, _ in _AXIS.findall(run["state"]) if n.strip() != "Device"]
+            axes.setdefault(run["bench"], names)
+            last = f"{run['bench']} [{run['state']}]"
+        skip = _SKIP.match(line.strip())
+        if skip and last:
+            notes.append(f"skipped state {last}: {skip['reason']}")
+    return axes, notes
+
+
+def _tables(lines: list[str]) -> Iterator[tuple[str, int, int, list[str], list[list[str]]]]:
+    """``(bench, device, first line number, header, rows)`` for every results table."""
+    bench, device, start = "", 0, 0
+    header: list[str] = []
+    rows: list[list[str]] = []
+    for number, line in enumerate([*lines, ""], start=1):
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not header:
+                header, start = cells, number
+            elif not set("".join(cells)) <= set("-: "):
+                rows.append(cells)
+            continue
+        if header:
+            yield bench, device, start, header, rows
+            header, rows = [], []
+        if line.startswith("## ") and not _DEVICE.match(line):
+            bench = line[3:].strip()
+        table_device = _TABLE_DEVICE.match(line)
+        if table_device:
+            device = int(table_device["index"])
+
+
+class NvbenchMarkdown(Collector):
+    """nvbench markdown output: one KernelRecord per table row."""
+
+    name = "nvbench-md"
+    suffixes = (".md",)
+    priority = 5
+
+    @classmethod
+    def sniff(cls, head: bytes, path: Path) -> bool:
+        """Nvbench's ``# Devices`` or ``# Benchmark Results`` headings with a device block."""
+        text = head.lstrip(b"\xef\xbb\xbf").lstrip()
+        return (text.startswith(b"# Devices") or b"\n# Benchmark Results" in head) and bool(
+            re.search(rb"^##\s+\[\d+\]", head, re.M)
+        )
+
+    def parse(self, path: Path) -> RunRecord:
+        """Read the device section, the log's axis names and every results table."""
+        lines = read_text(path).splitlines()
+        devices = _device_section(lines)
+        axes, notes = _log_states(lines)
+        states = []
+        for bench, device, start, header, rows in _tables(lines):
+            states += self._states(bench, device, start, header, rows, axes.get(bench), path)
+        if not states:
+            raise MalformedReport(str(path), None, None, "no benchmark results table found")
+        names = {i: str(d.get("name", "")) for i, d in devices.items()}
+        chosen = _nvbench.choose_device(states, names, self.options.device)
+        kept = [s for s in states if s.device == chosen]
+        notes += _nvbench.other_device_notes(states, chosen, names)
+        return RunRecord(
+            device=_nvbench.device_info(devices.get(chosen, {}), self.options.device or "unknown"),
+            profiler=ProfilerInfo(tool="nvbench"),
+            kernels=check_unique(
+                [_nvbench.kernel(s, path, self.name, self.options.keys) for s in kept], path
+            ),
+            notes=tuple(notes),
+            sources=(SourceRef(path=str(path), format=self.name),),
+        )
+
+    def _states(
+        self, bench: str, device: int, start: int, header: list[str], rows: list[list[str]],
+        axis_names: list[str] | None, path: Path,
+    ) -> list[_nvbench.State]:  # fmt: skip
+        n_axes = _axis_count(header, rows, axis_names)
+        tags = _nvbench.column_tags(header[n_axes:])
+        states = []
+        for offset, cells in enumerate(rows):
+            line = start + 2 + offset
+            if len(cells) != len(header):
+                reason = f"expected {len(header)} cells, got {len(cells)} (truncated?)"
+                raise MalformedReport(str(path), line, None, reason)
+            params = {header[i]: _axis_value(cells[i]) for i in range(n_axes)}
+            shown = " ".join(f"{header[i]}={cells[i].partition(' =')[0]}" for i in range(n_axes))
+            state = _nvbench.State(bench=bench, name=f"Device={device} {shown}".strip(),
+                                   device=device, params=params)  # fmt: skip
+            for column, tag in enumerate(tags, start=n_axes):
+                try:
+                    value, is_bytes = cell_value(cells[column])
+                except ValueError as exc:
+                    raise MalformedReport(str(path), line, header[column], str(exc)) from None
+                _nvbench.add_column(state, tag, value, is_bytes=is_bytes)
+            states.append(state)
+        return states
+
+
+def _axis_count(header: list[str], rows: list[list[str]], names: list[str] | None) -> int:
+    """How many leading columns are axes.
+
+    From the log's ``Run:`` lines when present; else up to the first cell that carries a
+    unit (axes are plain numbers, ``2^k = n`` or strings).
+    """
+    if names is not None:
+        return sum(1 for title in header if title in names)
+    for column in range(len(header)):
+        cell = rows[0][column] if rows else ""
+        if cell.endswith(("%", "x", "s", "B", "iB")) and _CELL.match(cell.rstrip("%")):
+            return column
+    return 0

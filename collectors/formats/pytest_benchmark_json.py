@@ -1,0 +1,181 @@
+"""pytest-benchmark ``--benchmark-json`` output.
+
+One KernelRecord per benchmark. ``duration_s`` is the **median** time of one call (robust
+against outlier rounds; pytest-benchmark reports per-call statistics in seconds), and
+``samples_s`` are the per-round times of ``stats.data`` when ``--benchmark-save-data`` kept
+them. ``params`` (from ``@pytest.mark.parametrize``) are part of the identity key.
+``extra_info`` numbers are counters; ``flops_<precision>`` and ``bytes_<tier>`` entries are
+the reported FLOPs and bytes of one call. ``machine_info`` and ``commit_info`` fill the
+run's device, commit, branch and tools.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from collectors.base import Collector
+from collectors.formats._micro import (
+    bench_key,
+    check_unique,
+    number,
+    numeric_or_text,
+    read_json,
+    require,
+)
+from collectors.schema import (
+    PRECISIONS,
+    TIERS,
+    DeviceInfo,
+    KernelRecord,
+    ProfilerInfo,
+    Provenance,
+    ProvenanceKind,
+    RunRecord,
+    SourceRef,
+)
+
+_FLOPS = re.compile(r"^(?:flops?|FLOPs?)_(\w+)$")
+_BYTES = re.compile(r"^bytes_(\w+)$")
+_DEVICE_KEYS = ("gpu", "gpu_name", "device", "device_name")
+_PARAMETRIZED = re.compile(r"^(.*?)\[.*\]$")
+
+
+def _samples(
+    stats: Mapping[str, Any], path: Path, row: str
+) -> tuple[tuple[float, ...], str | None]:
+    """Per-round times, or a note when the list was edited (a text marker among numbers)."""
+    data = stats.get("data")
+    if not isinstance(data, list) or not data:
+        return (), None
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in data):
+        return tuple(number(v, path, row, "stats.data") for v in data), None
+    return (), f"{row}: stats.data holds non-numeric entries (edited or elided); samples not kept"
+
+
+def _work(extra: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float],
+                                                dict[str, Provenance]]:  # fmt: skip
+    flops: dict[str, float] = {}
+    nbytes: dict[str, float] = {}
+    provenance: dict[str, Provenance] = {}
+    for name, value in extra.items():
+        flop, byte = _FLOPS.match(name), _BYTES.match(name)
+        if flop and flop.group(1) in PRECISIONS:
+            flops[flop.group(1)] = value
+            provenance[f"flops.{flop.group(1)}"] = _reported(name)
+        elif byte and byte.group(1) in TIERS:
+            nbytes[byte.group(1)] = value
+            provenance[f"bytes.{byte.group(1)}"] = _reported(name)
+    return flops, nbytes, provenance
+
+
+def _reported(name: str) -> Provenance:
+    return Provenance(kind=ProvenanceKind.REPORTED, metrics=(f"extra_info.{name}",),
+                      note="pytest-benchmark extra_info, per call")  # fmt: skip
+
+
+class PytestBenchmarkJson(Collector):
+    """pytest-benchmark JSON: one KernelRecord per benchmark, rounds as samples."""
+
+    name = "pytest-benchmark-json"
+    suffixes = (".json",)
+    priority = 5
+
+    @classmethod
+    def sniff(cls, head: bytes, path: Path) -> bool:
+        """A JSON object with pytest-benchmark's ``machine_info`` or ``stats`` blocks."""
+        return (
+            head.lstrip().startswith(b"{")
+            and b'"benchmarks"' in head
+            and (b'"machine_info"' in head or b'"stats"' in head)
+        )
+
+    def parse(self, path: Path) -> RunRecord:
+        """Read every benchmark; see the module docstring for what is kept."""
+        root = read_json(path)
+        entries = require(root, "benchmarks", list, path, None)
+        notes: list[str] = []
+        kernels = [self._kernel(i, e, path, notes) for i, e in enumerate(entries)]
+        commit = root.get("commit_info") or {}
+        when = _timestamp(root.get("datetime"))
+        return RunRecord(
+            **({"timestamp": when} if when else {}),
+            commit=_text(commit.get("id")),
+            branch=_text(commit.get("branch")),
+            device=self._device(root.get("machine_info") or {}),
+            profiler=ProfilerInfo(tool="pytest-benchmark", version=_text(root.get("version"))),
+            tools=_tools(root.get("machine_info") or {}, commit),
+            kernels=check_unique(kernels, path),
+            notes=tuple(notes),
+            sources=(SourceRef(path=str(path), format=self.name),),
+        )
+
+    def _device(self, machine: Mapping[str, Any]) -> DeviceInfo:
+        for key in _DEVICE_KEYS:
+            if isinstance(machine.get(key), str) and machine[key].strip():
+                return DeviceInfo(name=machine[key].strip())
+        cpu = machine.get("cpu") or {}
+        fallback = cpu.get("brand_raw") or cpu.get("brand") or machine.get("node") or "unknown"
+        return DeviceInfo(name=self.options.device or str(fallback))
+
+    def _kernel(self, index: int, entry: Any, path: Path, notes: list[str]) -> KernelRecord:
+        row = f"benchmarks[{index}]"
+        name = require(entry, "name", str, path, row)
+        row = f"{row} ({name})"
+        stats = require(entry, "stats", dict, path, row)
+        duration = number(
+            require(stats, "median", (int, float), path, row), path, row, "stats.median"
+        )
+        samples, note = _samples(stats, path, row)
+        notes.extend([note] if note else [])
+        extra = {k: number(v, path, row, f"extra_info.{k}", signed=True)
+                 for k, v in (entry.get("extra_info") or {}).items()
+                 if isinstance(v, int | float) and not isinstance(v, bool)}  # fmt: skip
+        flops, nbytes, provenance = _work(extra)
+        provenance["duration"] = Provenance(
+            kind=ProvenanceKind.REPORTED, metrics=("stats.median",),
+            note=f"median of {stats.get('rounds', '?')} rounds, per call",
+        )  # fmt: skip
+        params = {str(k): numeric_or_text(v) for k, v in (entry.get("params") or {}).items()}
+        base = _PARAMETRIZED.sub(r"\1", name) if params else name
+        summary = ("mean", "min", "max", "stddev", "ops")
+        counters = {**extra, **{f"stats_{k}": float(stats[k]) for k in summary
+                                if isinstance(stats.get(k), int | float)}}  # fmt: skip
+        return KernelRecord(
+            name=base, key=bench_key(base, params, self.options.keys), launches=1,
+            duration_s=duration, samples_s=samples, flops=flops, bytes=nbytes,
+            provenance=provenance, params=params, counters=counters,
+            missing=_missing(flops, nbytes),
+            source=SourceRef(path=str(path), row=row, format=self.name),
+        )  # fmt: skip
+
+
+def _missing(flops: Mapping[str, float], nbytes: Mapping[str, float]) -> tuple[str, ...]:
+    missing = [] if flops else ["flops: no extra_info flops_<precision> (declare a work model)"]
+    return tuple(missing + ([] if nbytes else ["bytes: no extra_info bytes_<tier>"]))
+
+
+def _tools(machine: Mapping[str, Any], commit: Mapping[str, Any]) -> dict[str, str]:
+    keys = ("python_version", "python_implementation", "system", "node")
+    tools = {k: str(machine[k]) for k in keys if machine.get(k)}
+    if commit.get("project"):
+        tools["project"] = str(commit["project"])
+    if "dirty" in commit:
+        tools["commit_dirty"] = str(bool(commit["dirty"])).lower()
+    return tools
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None

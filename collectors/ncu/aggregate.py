@@ -1,0 +1,279 @@
+"""Launches -> kernels: aggregate by identity key, keep samples, count failed launches.
+
+Launches are added one at a time (the raw-page reader streams), so a run of hundreds of MB
+holds one float per launch (its time) and a few sums per kernel, never the rows.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from collectors.base import CollectOptions
+from collectors.errors import MalformedReport
+from collectors.identity import make_key
+from collectors.ncu.peaks import DeviceFacts
+from collectors.ncu.recipe import Figure, LaunchFigures, Plan
+from collectors.schema import (
+    DeviceInfo,
+    KernelRecord,
+    ProfilerInfo,
+    Provenance,
+    RunRecord,
+    SourceRef,
+)
+
+
+@dataclass(slots=True)
+class _Kernel:
+    """Running totals of one identity key."""
+
+    name: str
+    key: str
+    first_row: str
+    grid: str | None
+    block: str | None
+    nvtx: str | None
+    launches: int = 0
+    failed: int = 0
+    duration_s: float = 0.0
+    samples: list[float] = field(default_factory=list)
+    totals: dict[Plan, list[float]] = field(default_factory=dict)
+    counts: dict[Plan, int] = field(default_factory=dict)
+    missing: dict[str, None] = field(default_factory=dict)
+    reasons: dict[str, None] = field(default_factory=dict)
+    duration: Provenance | None = None
+
+    def add(self, figs: LaunchFigures) -> None:
+        if figs.failed is not None or figs.duration_s is None or figs.plan is None:
+            self.failed += 1
+            self.reasons.setdefault(figs.failed or "no duration")
+            for text in figs.missing:
+                self.missing.setdefault(text)
+            return
+        self.launches += 1
+        self.duration_s += figs.duration_s
+        self.samples.append(figs.duration_s)
+        if self.duration is None:
+            self.duration = figs.duration
+        totals = self.totals.get(figs.plan)
+        if totals is None:  # a new metric set: its gaps are named once
+            for text in figs.missing:
+                self.missing.setdefault(text)
+            self.counts[figs.plan] = 0
+            totals = [0.0] * len(figs.values)
+        self.totals[figs.plan] = list(map(operator.add, totals, figs.values))
+        self.counts[figs.plan] += 1
+
+    def add_batch(self, figs: LaunchFigures, count: int) -> None:
+        """Add ``count`` usable launches whose duration and values are numpy arrays."""
+        assert figs.plan is not None and figs.duration_s is not None
+        durations: Any = figs.duration_s
+        self.launches += count
+        self.duration_s += float(durations.sum())
+        self.samples.extend(durations.tolist())
+        if self.duration is None:
+            self.duration = figs.duration
+        totals = self.totals.get(figs.plan)
+        if totals is None:
+            for text in figs.missing:
+                self.missing.setdefault(text)
+            self.counts[figs.plan] = 0
+            totals = [0.0] * len(figs.values)
+        sums = [float(v.sum()) for v in figs.values]  # type: ignore[attr-defined]
+        self.totals[figs.plan] = list(map(operator.add, totals, sums))
+        self.counts[figs.plan] += count
+
+    def record(self, path: str, fmt: str) -> KernelRecord:
+        flops, nbytes, partial = self._complete()
+        missing = list(self.missing) + partial
+        if self.failed:
+            why = "; ".join(self.reasons)
+            missing.append(f"{self.failed} launch(es) not averaged in: {why}")
+        provenance = {f"flops.{p}": f.provenance for p, f in flops.items()}
+        provenance |= {f"bytes.{t}": f.provenance for t, f in nbytes.items()}
+        if self.duration is not None:
+            provenance["duration"] = self.duration
+        return KernelRecord(
+            name=self.name, key=self.key, launches=self.launches, duration_s=self.duration_s,
+            samples_s=tuple(self.samples), flops={p: f.value for p, f in flops.items()},
+            bytes={t: f.value for t, f in nbytes.items()},
+            provenance=provenance, grid=self.grid, block=self.block, nvtx_range=self.nvtx,
+            failed_launches=self.failed, missing=tuple(missing),
+            source=SourceRef(path=path, row=self.first_row, format=fmt),
+        )  # fmt: skip
+
+    def _complete(self) -> tuple[dict[str, Figure], dict[str, Figure], list[str]]:
+        """Figures every usable launch had; the others are named as partial."""
+        found: dict[str, Figure] = {}
+        seen: dict[str, int] = {}
+        for plan, totals in self.totals.items():
+            for spec, value in zip(plan.specs, totals, strict=True):
+                old = found.get(spec.key)
+                prov = spec.provenance if old is None else old.provenance
+                found[spec.key] = Figure(value + (old.value if old else 0.0), prov)
+                seen[spec.key] = seen.get(spec.key, 0) + self.counts[plan]
+        partial = [
+            f"{key}: present in {n} of {self.launches} launches, left out"
+            for key, n in seen.items()
+            if n != self.launches
+        ]
+        complete = {k: f for k, f in found.items() if seen[k] == self.launches}
+        flops = {k[6:]: f for k, f in complete.items() if k.startswith("flops.")}
+        nbytes = {k[6:]: f for k, f in complete.items() if k.startswith("bytes.")}
+        return flops, nbytes, partial
+
+
+class RunBuilder:
+    """Collects launches of one file and builds the RunRecord.
+
+    Args:
+        path: The file (named in errors and source references).
+        fmt: The collector's name.
+        options: Collect options (identity keys, fallback device name).
+    """
+
+    def __init__(self, path: Path, fmt: str, options: CollectOptions) -> None:
+        self.path = str(path)
+        self.fmt = fmt
+        self.options = options
+        self._kernels: dict[str, _Kernel] = {}
+        self._ids: set[str] = set()
+        self._keys: dict[tuple[str, str | None, str | None], str] = {}
+        self.device_key: tuple[str | None, str | None] | None = None
+        self.launch_count = 0
+        self.failed = 0
+
+    def add(
+        self, launch_id: str, name: str, figs: LaunchFigures, *,
+        grid: str | None = None, block: str | None = None, nvtx: str | None = None,
+    ) -> None:  # fmt: skip
+        """Add one launch; a repeated launch ID is an error."""
+        self._new_ids([launch_id])
+        self._kernel(launch_id, name, grid, block, nvtx).add(figs)
+        self.launch_count += 1
+        self.failed += figs.failed is not None
+
+    def add_batch(
+        self, launch_ids: list[str], name: str, figs: LaunchFigures, *,
+        grid: str | None = None, block: str | None = None,
+    ) -> None:  # fmt: skip
+        """Add launches of one kernel whose figures are arrays (one entry per launch)."""
+        self._new_ids(launch_ids)
+        self._kernel(launch_ids[0], name, grid, block, None).add_batch(figs, len(launch_ids))
+        self.launch_count += len(launch_ids)
+
+    def _new_ids(self, launch_ids: list[str]) -> None:
+        fresh = set(launch_ids)
+        if len(fresh) != len(launch_ids) or not fresh.isdisjoint(self._ids):
+            seen = set(self._ids)
+            for launch_id in launch_ids:
+                if launch_id in seen:
+                    raise MalformedReport(self.path, launch_id, "ID", "duplicate launch ID")
+                seen.add(launch_id)
+        self._ids |= fresh
+
+    def _kernel(
+        self, launch_id: str, name: str, grid: str | None, block: str | None, nvtx: str | None
+    ) -> _Kernel:
+        if not name.strip():
+            raise MalformedReport(self.path, launch_id, "Kernel Name", "empty kernel name")
+        key = self._keys.get((name, grid, block))
+        if key is None:  # normalising kB-long names once per distinct name, not per launch
+            key = make_key(name, None, self.options.keys, grid=grid, block=block)
+            self._keys[(name, grid, block)] = key
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = _Kernel(name, key, launch_id, grid, block, nvtx)
+            self._kernels[key] = kernel
+        return kernel
+
+    def check_device(self, launch_id: str, device: str | None, cc: str | None) -> None:
+        """Every launch of a file must run on one device (name or index, and CC)."""
+        current = (device, cc)
+        if self.device_key is None:
+            self.device_key = current
+        elif current != self.device_key:
+            raise MalformedReport(
+                self.path, launch_id, "Device",
+                f"mixed devices in one file: {_fmt_dev(current)} after {_fmt_dev(self.device_key)}",
+            )  # fmt: skip
+
+    def build(
+        self, device: DeviceInfo, profiler: ProfilerInfo, notes: Iterable[str] = ()
+    ) -> RunRecord:
+        """The RunRecord; an empty file of launches is an error."""
+        if not self._ids:
+            raise MalformedReport(self.path, None, None, "the report holds no profiled launch")
+        kernels = tuple(k.record(self.path, self.fmt) for k in self._kernels.values())
+        all_notes = list(notes)
+        if self.failed:
+            all_notes.append(
+                f"{self.failed} of {self.launch_count} launches failed or had no duration"
+            )
+        return RunRecord(
+            device=device, profiler=profiler, kernels=kernels, notes=tuple(all_notes),
+            sources=(SourceRef(path=self.path, format=self.fmt),),
+        )  # fmt: skip
+
+
+def _fmt_dev(dev: tuple[str | None, str | None]) -> str:
+    return f"device {dev[0] or '?'} (CC {dev[1] or '?'})"
+
+
+def device_info(
+    facts: DeviceFacts | None, options: CollectOptions, cc: str | None, fallback: str | None = None
+) -> tuple[DeviceInfo, list[str]]:
+    """DeviceInfo from report facts; ``options.device`` fills in when the file names none."""
+    facts = facts or DeviceFacts()
+    name = facts.name or fallback or options.device
+    notes: list[str] = []
+    if not name:
+        name = f"unknown GPU (CC {cc})" if cc else "unknown GPU"
+        notes.append("the report names no device; pass --device NAME to name it")
+    info = DeviceInfo(
+        name=name, compute_capability=cc, sm_count=facts.sm_count,
+        sm_clock_hz=facts.sm_clock_hz, memory_clock_hz=facts.memory_clock_hz,
+        peak_flop_per_s=facts.peak_flop_per_s,
+        bandwidth_byte_per_s=facts.bandwidth_byte_per_s,
+    )  # fmt: skip
+    return info, notes
+
+
+_VERSION = re.compile(rb"Nsight Compute Target.{1,4}?(\d{4}\.\d+\.\d+(?:\.\d+)?)")
+_INSTALL_VERSION = re.compile(r"nsight-compute[-/](\d{4}\.\d+\.\d+)")
+_OPTION = re.compile(r"--(clock-control|cache-control|replay-mode)[ =](\S+)")
+
+
+def profiler_info(version: str | None, command_line: str | None) -> tuple[ProfilerInfo, list[str]]:
+    """ProfilerInfo with clock/cache control read from the command line (ncu defaults noted)."""
+    options = dict(_OPTION.findall(command_line or ""))
+    if version is None and command_line:
+        found = _INSTALL_VERSION.search(command_line)
+        version = found.group(1) if found else None
+    notes = []
+    if command_line:
+        for opt, default in (
+            ("clock-control", "base"),
+            ("cache-control", "all"),
+            ("replay-mode", "kernel"),
+        ):
+            if opt not in options:
+                options[opt] = default
+                notes.append(f"--{opt} not on the command line: ncu's default {default!r} assumed")
+    info = ProfilerInfo(
+        tool="ncu", version=version, command_line=command_line,
+        clock_control=options.get("clock-control"), cache_control=options.get("cache-control"),
+        replay_mode=options.get("replay-mode"),
+    )  # fmt: skip
+    return info, notes
+
+
+def version_from_bytes(data: bytes) -> str | None:
+    """The ncu version embedded in a report (``Nsight Compute Target`` + version)."""
+    found = _VERSION.search(data)
+    return found.group(1).decode() if found else None

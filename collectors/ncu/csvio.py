@@ -1,0 +1,158 @@
+"""What every ncu CSV shares: a prelude before the header, cells with separators, errors.
+
+ncu writes ``==PROF==``/``==WARNING==``/``==ERROR==`` lines and the program's own stdout before
+the ``"ID","Process ID",...`` header; a failed run writes no header at all.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from collectors.errors import MalformedReport
+from collectors.units import NotANumber, parse_number
+
+HEADER_START = '"ID","Process ID"'
+#: Columns before the metrics (raw page) or before Section Name (details page).
+FIXED_COLUMNS = frozenset({
+    "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context",
+    "Stream", "Block Size", "Grid Size", "Device", "CC",
+})  # fmt: skip
+_DEVICE_LINES = (
+    re.compile(r"^\s*Name:\s+(.+?)\s*$"),
+    re.compile(r"^Detected GPU:\s*(.+?)(?:\s*\(SM [\d.]+\))?\s*$"),
+    re.compile(r'^Device \d+: "(.+)"\s*$'),
+)
+_MAX_PRELUDE = 100_000
+
+
+@dataclass(slots=True)
+class Prelude:
+    """The lines before the CSV header.
+
+    Attributes:
+        lines: The prelude lines (program stdout and ``==PROF==`` messages).
+        header_line: 1-based line number of the header.
+        device: A GPU name the program printed, when it printed one.
+    """
+
+    lines: list[str] = field(default_factory=list)
+    header_line: int = 0
+    device: str | None = None
+
+
+def header_of(head: bytes) -> list[str] | None:
+    """The ncu CSV header found in the first bytes of a file, or None."""
+    text = head.decode("utf-8", errors="replace")
+    start = text.find(HEADER_START)
+    if start < 0 or (start > 0 and text[start - 1] != "\n"):
+        return None
+    line = text[start:].split("\n", 1)[0].rstrip("\r")
+    return next(csv.reader([line]), None)
+
+
+def has_ncu_messages(head: bytes) -> bool:
+    """Whether the head holds ncu's own ``==PROF==``/``==ERROR==`` lines."""
+    return re.search(rb"(?m)^==(?:PROF|ERROR|WARNING)==", head) is not None
+
+
+def read_prelude(handle: TextIO, path: str) -> tuple[Prelude, str]:
+    """Skip to the header; return the prelude and the header line.
+
+    Raises:
+        MalformedReport: No header: ncu's error is quoted when the run failed.
+    """
+    prelude = Prelude()
+    for number, line in enumerate(lines(handle, path), start=1):
+        if line.startswith(HEADER_START):
+            prelude.header_line = number
+            prelude.device = device_from_lines(prelude.lines)
+            return prelude, line
+        if number > _MAX_PRELUDE:
+            break
+        prelude.lines.append(line.rstrip("\r\n"))
+    raise _no_header(path, prelude.lines)
+
+
+def lines(handle: TextIO, path: str) -> Iterator[str]:
+    """The handle's lines; undecodable bytes are a clear error."""
+    try:
+        for line in handle:  # noqa: UP028 - ``yield from`` would close the file with the generator
+            yield line
+    except UnicodeDecodeError as exc:
+        raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
+
+
+def _no_header(path: str, lines: list[str]) -> MalformedReport:
+    nothing = (
+        " (no kernels were profiled)" if any("No kernels were profiled" in x for x in lines) else ""
+    )
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("==ERROR=="):
+            detail = line.removeprefix("==ERROR==").strip()
+            return MalformedReport(
+                path, number, None,
+                f"ncu failed and wrote no metrics: {detail}"
+                + nothing,
+            )  # fmt: skip
+    if any("No kernels were profiled" in x for x in lines):
+        return MalformedReport(
+            path, None, None, "ncu profiled no kernels (no CSV header in the file)"
+        )
+    if not lines:
+        return MalformedReport(path, None, None, "the file is empty")
+    return MalformedReport(path, 1, None, f"no ncu CSV header ({HEADER_START},...) in the file")
+
+
+def device_from_lines(lines: list[str]) -> str | None:
+    """A GPU name printed by the profiled program (2020 logs carry it nowhere else)."""
+    for line in lines:
+        for pattern in _DEVICE_LINES:
+            match = pattern.match(line)
+            if match:
+                return match.group(1)
+    return None
+
+
+def number(cell: str, path: str, row: str, column: str) -> float | None:
+    """A numeric cell: separators, ``--print-fp``, ``n/a`` (None) and NaN (a failed replay).
+
+    Raises:
+        MalformedReport: Text, a negative or an infinite value.
+    """
+    try:
+        value = float(cell)
+    except ValueError:
+        try:
+            value_or_none = parse_number(cell)
+        except NotANumber:
+            raise MalformedReport(path, row, column, f"not a number: {cell!r}") from None
+        if value_or_none is None:
+            return None
+        value = value_or_none
+    if value < 0 or math.isinf(value):
+        raise MalformedReport(
+            path, row, column, f"expected a finite, non-negative number, got {cell!r}"
+        )
+    return value
+
+
+def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[str]]]:
+    """Rows of a ``csv.reader`` with their 1-based file line; a broken quote is a clear error."""
+    try:
+        for row in reader:
+            yield offset + reader.line_num, row
+    except csv.Error as exc:
+        line = offset + reader.line_num
+        raise MalformedReport(path, line, None, f"broken CSV: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
+
+
+def where(line: int, launch_id: str | None) -> str:
+    """Row label for errors: the file line and the launch ID."""
+    return f"{line} (launch ID {launch_id})" if launch_id else str(line)

@@ -1,0 +1,143 @@
+"""Raw-page fast path: pandas reads only the recipe's columns, in chunks; plans run on arrays.
+
+The careful reader (collectors.formats.ncu_csv_raw) splits every row in Python, which costs
+more than pandas' whole C parse. Here pandas tokenises in C, converts only the used columns,
+and the plan evaluates a chunk of launches per kernel at once. Memory stays bounded by the
+chunk size. Anything unusual (text in a number column, a negative or infinite value, a ragged
+or truncated row, mixed devices, duplicate IDs) raises ``Fallback``; the careful reader then
+re-reads the file and names the row and field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from collectors.ncu import recipe
+from collectors.ncu.aggregate import RunBuilder
+from collectors.ncu.peaks import DeviceFacts, device_facts
+
+CHUNK_ROWS = 8192
+_NA = ["", "n/a", "N/A", "nan", "NaN", "-", "--"]
+TEXT_COLUMNS = ("ID", "Kernel Name", "Grid Size", "Block Size", "Device", "CC")
+DISPLAY_NAME = "device__attribute_display_name"
+
+
+class Fallback(Exception):
+    """The fast path cannot vouch for this file; the careful reader must read it."""
+
+
+def ends_cleanly(path: str, width: int) -> bool:
+    """Whether the file ends with a newline after a full row (a cut file does not)."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - 65536))
+        tail = handle.read()
+    if not tail.endswith(b"\n"):
+        return False
+    last = tail.rstrip(b"\r\n").rsplit(b"\n", 1)[-1]
+    return last.count(b'","') + 1 == width and last.startswith(b'"') and last.endswith(b'"')
+
+
+def read(
+    handle: TextIO,
+    header: list[str],
+    numeric: Sequence[tuple[int, str, float]],
+    builder: RunBuilder,
+) -> DeviceFacts | None:
+    """Read the data rows after the header (and units row) from ``handle``.
+
+    Raises:
+        Fallback: pandas is missing or the file is not plain; nothing was decided.
+    """
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - pandas is a core dependency
+        raise Fallback("pandas is not installed") from exc
+    names = [name for _, name, _ in numeric]
+    # The last column is read as text: a short (cut) row leaves it missing (NaN), not "".
+    text = list(dict.fromkeys(c for c in (*TEXT_COLUMNS, DISPLAY_NAME, header[-1]) if c in header))
+    floats = [n for n in names if n not in text]
+    if len(set(header)) != len(header):
+        raise Fallback("duplicate column names")
+    reader = pd.read_csv(  # type: ignore[call-overload]
+        handle, header=None, names=header, usecols=list(dict.fromkeys(text + names)),
+        index_col=False, dtype={**{c: str for c in text}, **{n: "float64" for n in floats}},
+        keep_default_na=False, na_values={n: _NA for n in floats}, chunksize=CHUNK_ROWS, engine="c",
+    )  # fmt: skip
+    factors = {name: factor for _, name, factor in numeric}
+    facts: DeviceFacts | None = None
+    try:
+        for chunk in reader:
+            if chunk[header[-1]].isna().any():
+                raise Fallback("a row has fewer fields than the header")
+            if header[-1] in factors:  # the last column is a metric the recipe reads
+                chunk[header[-1]] = pd.to_numeric(chunk[header[-1]].replace(_NA, "nan"))
+            got = _chunk(chunk, names, factors, builder)
+            facts = facts or got
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise Fallback(str(exc)) from exc
+    return facts
+
+
+def _column(chunk: Any, name: str) -> list[str | None]:
+    return chunk[name].tolist() if name in chunk.columns else [None] * len(chunk)
+
+
+def _chunk(
+    chunk: Any, names: list[str], factors: dict[str, float], builder: RunBuilder
+) -> DeviceFacts | None:
+    import numpy as np
+
+    ids, kernels = _column(chunk, "ID"), _column(chunk, "Kernel Name")
+    grids, blocks = _column(chunk, "Grid Size"), _column(chunk, "Block Size")
+    cc = _one_device(chunk, builder)
+    values = {n: chunk[n].to_numpy(dtype=float) * factors[n] for n in names}
+    nan_rows = np.zeros(len(chunk), dtype=bool)
+    for array in values.values():
+        if (array < 0).any() or np.isinf(array).any():
+            raise Fallback("negative or infinite value")
+        nan_rows |= np.isnan(array)
+    plan = recipe.plan_for(frozenset(names), cc)
+    plain = np.flatnonzero(~nan_rows)
+    if plan.duration is None:  # nothing to vectorise: every launch fails the same way
+        plain = np.array([], dtype=int)
+        nan_rows[:] = True
+    groups: dict[tuple[Any, Any, Any], list[int]] = {}
+    plain_rows: list[int] = [int(r) for r in plain]
+    for row in plain_rows:
+        groups.setdefault((kernels[row], grids[row], blocks[row]), []).append(row)
+    for (kernel, grid, block), rows in groups.items():
+        figs = plan.evaluate({n: array[rows] for n, array in values.items()})
+        builder.add_batch([str(ids[r]) for r in rows], str(kernel), figs, grid=grid, block=block)
+    nan_list: list[int] = [int(r) for r in np.flatnonzero(nan_rows)]
+    for row in nan_list:  # failed counters or n/a: one launch at a time
+        metrics = {n: float(array[row]) for n, array in values.items()}
+        figs = recipe.launch_figures(metrics, cc)
+        builder.add(str(ids[row]), str(kernels[row]), figs, grid=grids[row], block=blocks[row])
+    if not len(plain):
+        return None
+    first = int(plain[0])
+    strings = (
+        {DISPLAY_NAME: str(chunk[DISPLAY_NAME].iloc[first])}
+        if DISPLAY_NAME in chunk.columns
+        else {}
+    )
+    return device_facts({n: float(array[first]) for n, array in values.items()}, strings)
+
+
+def _one_device(chunk: Any, builder: RunBuilder) -> str | None:
+    """The chunk's CC; more than one device (name or index, and CC) is left to the careful path."""
+    name_column = DISPLAY_NAME if DISPLAY_NAME in chunk.columns else "Device"
+    devices, ccs = _column(chunk, name_column), _column(chunk, "CC")
+    pairs = set(zip(devices, ccs, strict=True))
+    if len(pairs) != 1:
+        raise Fallback("several devices")
+    device, cc = pairs.pop()
+    device = device or (chunk["Device"].iloc[0] if "Device" in chunk.columns else None)
+    if builder.device_key is not None and builder.device_key != (device, cc):
+        raise Fallback("several devices")
+    builder.check_device("", device, cc)
+    return cc

@@ -1,0 +1,69 @@
+"""``above-roof``: the kernel ran faster than its roof allows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rules.advice import Advice
+from rules.base import Rule, RuleOptions
+from rules.context import RuleContext
+from rules.roofline import Placement
+from rules.verdict import Finding, Severity, Stability
+
+
+def likely_cause(placement: Placement, has_l2_bytes: bool) -> str:
+    """The most likely reason for a figure above the roof, from what the record holds."""
+    if placement.binding == "dram" and not has_l2_bytes:
+        return "data probably cache-resident: collect L2 bytes and judge against the L2 roof"
+    if placement.binding == "dram":
+        return "data served from L2, not DRAM: check cache control (ncu --cache-control all)"
+    if placement.binding and placement.binding.startswith("tensor_"):
+        return "the peak may be wrong for this device or a sparse figure, or FLOPs overcounted"
+    return "wrong device spec or clocks above the datasheet's (check clock control)"
+
+
+class AboveRoof(Rule):
+    """Achieved exceeds the roof: cache-resident data, wrong device spec, clocks or a sparse peak.
+
+    **Anti-pattern**
+
+    | kernel | roof | binding | T_roof | measured T | % of roof |
+    |---|---|---|---|---|---|
+    | `rmsnorm_small` | H100-SXM5 (datasheet) | dram | 12.0 µs | 9.1 µs | 131.9 |
+
+    Percent of roof above ``100 + tolerance_percent`` is physically impossible against a
+    correct roof: the verdicts of this kernel cannot be trusted until the cause is found.
+
+    **Best practice**
+
+    Judge cache-resident working sets against the L2 roof (collect L2 bytes), flush caches
+    between replays (``ncu --cache-control all``), lock clocks (``--clock-control base``),
+    and make sure the catalog peak is the dense one for this exact device.
+    """
+
+    id = "above-roof"
+    group = "roofline"
+    default_severity = Severity.WARN
+    stability = Stability.STABLE
+
+    class Options(RuleOptions):
+        """Options of above-roof."""
+
+        tolerance_percent: float = 2.0
+
+    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+        """A finding per kernel above ``100 + tolerance_percent`` percent of roof."""
+        for key, placement in ctx.placements.items():
+            pct = placement.percent_of_roof
+            if pct is None or pct <= 100.0 + opts.tolerance_percent:
+                continue
+            kernel = ctx.kernels[key]
+            has_l2 = bool(kernel.work()[1].get("l2"))
+            cause = likely_cause(placement, has_l2)
+            yield self.finding(
+                ctx, key,
+                f"{kernel.name}: {pct:.1f}% of roof ({placement.binding}) is above the roof; "
+                f"{cause}",
+                advice=Advice.MEASURE_MORE,
+                numbers={"tolerance_percent": opts.tolerance_percent, "cause": cause},
+            )  # fmt: skip

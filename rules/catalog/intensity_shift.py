@@ -1,0 +1,80 @@
+"""``intensity-shift``: bytes per FLOP moved versus the baseline, even if time did not."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from rules.advice import Advice
+from rules.base import Rule, RuleOptions
+from rules.context import RuleContext
+from rules.measures import comparison_numbers, signed_percent
+from rules.stats import CompareOptions, compare_to_baseline
+from rules.verdict import Finding, Severity, Stability
+
+
+def baseline_intensity(rows: pd.DataFrame) -> npt.NDArray[np.float64]:
+    """DRAM intensity of each baseline row, ``total_flops / bytes_dram`` (NaN rows dropped)."""
+    if rows.empty:
+        return np.array([], dtype=float)
+    flops = pd.to_numeric(rows["total_flops"], errors="coerce")
+    dram = pd.to_numeric(rows["bytes_dram"], errors="coerce")
+    values = (flops / dram.where(dram > 0)).to_numpy(dtype=float)
+    return np.asarray(values[~np.isnan(values)], dtype=float)
+
+
+class IntensityShift(Rule):
+    """Bytes per FLOP changed versus baseline even if time did not.
+
+    **Anti-pattern**
+
+    | kernel | baseline intensity (dram, n=14) | current | time change |
+    |---|---|---|---|
+    | `attn_softmax` | 12.1 FLOP/B ± 0.1 | 7.9 FLOP/B | +0.4% |
+
+    DRAM arithmetic intensity (total FLOPs over DRAM bytes) fell beyond the baseline's noise
+    and by at least ``min_effect``. Counters are far less noisy than times, so this is the
+    early warning of lost fusion or reuse, before the time shows it (e.g. while the kernel
+    still fits in L2 on the CI shapes).
+
+    **Best practice**
+
+    Find the extra bytes: a fusion that no longer happens, a tile that no longer fits, a
+    dtype that widened. Cut bytes moved (fusion, quantisation, reuse in shared memory).
+    """
+
+    id = "intensity-shift"
+    group = "roofline"
+    default_severity = Severity.WARN
+    stability = Stability.PREVIEW
+    compares_to_baseline = True
+
+    class Options(RuleOptions, CompareOptions):
+        """Thresholds (see ``rules.stats.CompareOptions``); counters are quiet, so 10%."""
+
+        min_effect: float = 0.10
+        report_increase: bool = False
+
+    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+        """A finding per kernel whose DRAM intensity moved beyond noise."""
+        for key, placement in ctx.placements.items():
+            current = placement.intensity.get("dram")
+            if current is None or math.isinf(current) or current <= 0:
+                continue
+            history = baseline_intensity(ctx.baseline(key))
+            if not history.size:
+                continue
+            cmp = compare_to_baseline(history, current, options=opts)
+            if cmp.regressed or (opts.report_increase and cmp.improved):
+                yield self.finding(
+                    ctx, key,
+                    f"{ctx.kernels[key].name}: DRAM intensity {cmp.current:.3g} FLOP/B, baseline "
+                    f"{cmp.center:.3g} ± {cmp.spread:.2g} ({signed_percent(cmp.relative_change)})",
+                    severity=None if cmp.regressed else Severity.INFO,
+                    advice=Advice.CUT_BYTES if cmp.regressed else None,
+                    numbers=comparison_numbers(cmp, opts),
+                )  # fmt: skip

@@ -1,0 +1,71 @@
+"""``missing-kernel``: a kernel of the latest baseline run is not in this run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pandas as pd
+
+from rules.base import Rule, RuleOptions
+from rules.context import RuleContext
+from rules.verdict import Finding, Severity, Stability
+
+
+def recent_kernels(history: pd.DataFrame, runs: int) -> pd.DataFrame:
+    """Rows of the ``runs`` most recent baseline runs."""
+    order = history.sort_values("timestamp", kind="stable")["run_id"].drop_duplicates()
+    recent = set(order.iloc[-runs:])
+    return history[history["run_id"].isin(recent)]
+
+
+class MissingKernel(Rule):
+    """A kernel vanished: it ran in the latest baseline run but not in this one.
+
+    **Anti-pattern**
+
+    | kernel | baseline time share | last seen | this run |
+    |---|---|---|---|
+    | `fused_add_rmsnorm` | 4.2% | `a1b2c3d` | absent |
+
+    A kernel that disappears may be a welcome fusion, a rename, or a code path that no
+    longer runs (a feature flag, a dispatch that now picks a slow fallback). Renames listed
+    in ``aliases`` are followed and not reported.
+
+    **Best practice**
+
+    If it was renamed, add ``aliases = { "old_key" = "new_key" }`` so its history follows
+    it. If the fused kernel was replaced by unfused pieces, restore the fusion (cut bytes).
+    If it was removed on purpose, there is nothing to do: it leaves the baseline by itself.
+    """
+
+    id = "missing-kernel"
+    group = "inventory"
+    default_severity = Severity.WARN
+    stability = Stability.STABLE
+
+    class Options(RuleOptions):
+        """Options of missing-kernel."""
+
+        recent_runs: int = 1
+
+    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+        """A finding per kernel of the recent baseline runs absent from this run."""
+        history = ctx.comparable_history
+        if history.empty:
+            return
+        recent = recent_kernels(history, opts.recent_runs)
+        current = {k.key for k in ctx.run.kernels}
+        for key, rows in recent.groupby("kernel_key", sort=True):
+            last = rows.iloc[-1]
+            name = str(last["kernel_name"])
+            if ctx.config.current_key(str(key)) in current:
+                continue
+            if ctx.config.is_ignored_kernel(str(key), name):
+                continue
+            finding = self.finding(
+                ctx, str(key),
+                f"{name}: ran in the latest baseline run ({str(last['commit'])[:7]}) but not "
+                "in this run",
+                numbers={"last_commit": str(last["commit"]), "last_time_s": float(last["time_s"])},
+            )  # fmt: skip
+            yield finding.model_copy(update={"kernel_name": name})

@@ -1,0 +1,58 @@
+"""``new-kernel``: a kernel that its baseline has never seen (renames followed via aliases)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rules.base import Rule, RuleOptions
+from rules.context import RuleContext
+from rules.verdict import Finding, Severity, Stability
+
+
+class NewKernel(Rule):
+    """A kernel appeared that the baseline has never seen (renamed by a fusion, say).
+
+    **Anti-pattern**
+
+    | kernel | time share | % of roof | baseline runs |
+    |---|---|---|---|
+    | `add_kernel` | 6.1% | 88.0 | 14 (none with this kernel) |
+
+    A kernel that appears in a pull request often means a fusion broke (one fused kernel
+    became two) or a kernel was renamed. It has no baseline, so no regression can be seen on
+    it. Old names listed in ``aliases`` count as the same kernel.
+
+    **Best practice**
+
+    If it is a rename, add ``aliases = { "old_key" = "new_key" }`` so its history follows
+    it. If a fusion broke, restore it: each unfused kernel moves the intermediate through
+    memory twice (cut bytes).
+    """
+
+    id = "new-kernel"
+    group = "inventory"
+    default_severity = Severity.INFO
+    stability = Stability.STABLE
+
+    class Options(RuleOptions):
+        """Options of new-kernel."""
+
+        warn_time_share: float = 0.05
+
+    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+        """A finding per kernel without history, once the baseline has any runs."""
+        if ctx.comparable_history.empty:
+            return
+        runs = ctx.comparable_history["run_id"].nunique()
+        for key, kernel in ctx.kernels.items():
+            if key in ctx.history_keys or not ctx.baseline(key).empty:
+                continue
+            share = kernel.duration_s / ctx.total_time_s if ctx.total_time_s else 0.0
+            severity = Severity.WARN if share >= opts.warn_time_share else Severity.INFO
+            yield self.finding(
+                ctx, key,
+                f"{kernel.name}: new kernel ({share * 100:.1f}% of GPU time), not in the "
+                f"{runs} baseline runs",
+                severity=severity,
+                numbers={"time_share": share, "baseline_runs": runs},
+            )  # fmt: skip

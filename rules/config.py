@@ -1,0 +1,124 @@
+"""The rules' configuration: select/ignore, per-rule options, kernel groups, aliases, policy.
+
+Plain pydantic models; the service reads ``roofguard.toml`` and passes a ``RulesConfig`` down.
+Nothing here reads files or the environment.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rules.roofline import DEFAULT_BORDERLINE_BAND, Regime
+
+FailOn = Literal["fail", "warn", "never"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class IgnoreEntry(_Frozen):
+    """Do not report ``rule`` for kernels whose key or name matches ``kernels``.
+
+    Attributes:
+        rule: Rule id or group name ("*" for every rule).
+        kernels: Glob on the kernel's identity key or display name ("*" for all kernels).
+    """
+
+    rule: str
+    kernels: str = "*"
+
+
+class KernelGroup(_Frozen):
+    """A named set of kernels judged as a whole, with what the team believes about it.
+
+    Attributes:
+        name: Display name, e.g. "decode". Group findings use the key ``group:<name>``.
+        pattern: Glob on the kernel's identity key or display name ("*" with ``nvtx`` to
+            select by NVTX range only).
+        nvtx: Glob on the kernel's NVTX range; when set, a kernel must match it too.
+        regime: Declared regime of the group's kernels (checked by regime-mislabel).
+        target_percent: Percent of roof the group should reach (time-weighted).
+        owners: Who to tell (GitHub handles or teams).
+    """
+
+    name: str = Field(min_length=1)
+    pattern: str = "*"
+    nvtx: str | None = None
+    regime: Regime | None = None
+    target_percent: float | None = Field(default=None, gt=0, le=100)
+    owners: tuple[str, ...] = ()
+
+    def matches(self, key: str, name: str, nvtx_range: str | None) -> bool:
+        """Whether a kernel belongs to this group."""
+        if self.nvtx is not None and not fnmatchcase(nvtx_range or "", self.nvtx):
+            return False
+        return fnmatchcase(key, self.pattern) or fnmatchcase(name, self.pattern)
+
+
+class RulesConfig(_Frozen):
+    """What the engine runs and how it concludes.
+
+    Attributes:
+        select: Rule ids or groups to run (default: all).
+        ignore: Rule/kernel pairs not to report; the more specific match wins over ``select``.
+        options: Per-rule options, ``{rule_id: {option: value}}``, validated against each
+            rule's ``Options`` model by the registry.
+        groups: Kernel groups (first match wins for a kernel's display group).
+        aliases: Renamed kernels, ``{old_key: new_key}``: history under the old key is the
+            new key's baseline, and the old key is not reported missing.
+        ignore_kernels: Globs of kernels left out entirely (not judged, not listed).
+        borderline_band: Relative band around the ridge where the regime is borderline.
+        near_roof_percent: Percent of roof from which a kernel counts as at the roof.
+        fail_on: ``fail``: fail the check on failing findings; ``warn``: on warnings too;
+            ``never``: report only.
+    """
+
+    select: tuple[str, ...] = ("all",)
+    ignore: tuple[IgnoreEntry, ...] = ()
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    groups: tuple[KernelGroup, ...] = ()
+    aliases: dict[str, str] = Field(default_factory=dict)
+    ignore_kernels: tuple[str, ...] = ()
+    borderline_band: float = Field(default=DEFAULT_BORDERLINE_BAND, ge=0)
+    near_roof_percent: float = Field(default=80.0, gt=0, le=100)
+    fail_on: FailOn = "fail"
+
+    @model_validator(mode="after")
+    def _unique_group_names(self) -> RulesConfig:
+        names = [g.name for g in self.groups]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"groups: duplicate group name(s) {duplicates}")
+        return self
+
+    def group_of(self, key: str, name: str, nvtx_range: str | None) -> KernelGroup | None:
+        """The first group a kernel belongs to, if any."""
+        return next((g for g in self.groups if g.matches(key, name, nvtx_range)), None)
+
+    def is_ignored_kernel(self, key: str, name: str) -> bool:
+        """Whether the kernel is left out entirely."""
+        return any(fnmatchcase(key, p) or fnmatchcase(name, p) for p in self.ignore_kernels)
+
+    def current_key(self, key: str) -> str:
+        """The newest name of ``key``, following ``aliases`` (old -> new) transitively."""
+        seen = {key}
+        while key in self.aliases and self.aliases[key] not in seen:
+            key = self.aliases[key]
+            seen.add(key)
+        return key
+
+    def old_keys(self, key: str) -> tuple[str, ...]:
+        """Keys that ``key`` was renamed from (followed transitively)."""
+        found: list[str] = []
+        frontier = [key]
+        while frontier:
+            current = frontier.pop()
+            for old, new in self.aliases.items():
+                if new == current and old not in found and old != key:
+                    found.append(old)
+                    frontier.append(old)
+        return tuple(found)

@@ -1,0 +1,188 @@
+"""The engine: run the selected rules on a context and build the run's ``Verdict``.
+
+A rule that crashes does not crash the check: its exception is wrapped in
+``RuleExecutionFailed`` and reported as a ``warn`` finding of that rule. Preview rules are
+reported but never change the conclusion. On an untrusted runner (failed health preflight)
+the rules that compare with the baseline are not run, and the verdict says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rules.advice import advice_for
+from rules.base import Rule
+from rules.config import FailOn
+from rules.context import RuleContext
+from rules.errors import RuleExecutionFailed
+from rules.groups import GroupFigures
+from rules.registry import SelectedRule, is_ignored, selected_rules
+from rules.stats import CompareOptions
+from rules.summary import summarise
+from rules.verdict import (
+    Conclusion,
+    Finding,
+    GroupVerdict,
+    KernelVerdict,
+    Severity,
+    Verdict,
+)
+
+#: Rules whose fail/warn findings mark a kernel "regressed".
+REGRESSION_RULES = frozenset({"roof-drop", "time-regression", "regime-flip"})
+UNTRUSTED_NOTE = (
+    "The runner failed its health preflight: no regression verdict for this run "
+    "(rules that compare with the baseline were not run)."
+)
+
+
+def _crash_finding(rule: type[Rule], failure: RuleExecutionFailed) -> Finding:
+    return Finding(
+        rule=rule.id,
+        kernel=failure.kernel,
+        severity=Severity.WARN,
+        stability=rule.stability,
+        message=f"rule {rule.id} crashed and was skipped: {failure.cause!r}",
+        numbers={"error": type(failure.cause).__name__},
+    )
+
+
+def run_rule(selected: SelectedRule, ctx: RuleContext) -> list[Finding]:
+    """Findings of one rule; a crash becomes one finding instead of an exception."""
+    try:
+        return list(selected.rule().check(ctx, selected.options))
+    except Exception as exc:  # any rule bug must still leave a verdict
+        return [_crash_finding(selected.rule, RuleExecutionFailed(selected.rule.id, None, exc))]
+
+
+def _sort_key(finding: Finding) -> tuple[int, int, str, str]:
+    return (finding.severity.rank, 0 if finding.counts else 1, finding.rule, finding.kernel or "")
+
+
+def conclude(findings: Iterable[Finding], fail_on: FailOn) -> Conclusion:
+    """The conclusion under the failure policy; preview findings never count."""
+    severities = {f.severity for f in findings if f.counts}
+    has_fail = Severity.FAIL in severities
+    has_warn = Severity.WARN in severities
+    if fail_on == "never":
+        return Conclusion.WARN if (has_fail or has_warn) else Conclusion.PASS
+    if has_fail or (fail_on == "warn" and has_warn):
+        return Conclusion.FAIL
+    return Conclusion.WARN if has_warn else Conclusion.PASS
+
+
+def _compare_options(ctx: RuleContext) -> CompareOptions:
+    raw = ctx.config.options.get("roof-drop", {})
+    fields = CompareOptions.model_fields
+    return CompareOptions(**{k: v for k, v in raw.items() if k in fields})
+
+
+def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> str:
+    if baseline_n == 0:
+        return "new"
+    regressed = any(f.kernel == key and f.rule in REGRESSION_RULES
+                    and f.severity != Severity.INFO for f in findings)  # fmt: skip
+    if regressed:
+        return "regressed"
+    return "improved" if improved else "unchanged"
+
+
+def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> KernelVerdict:
+    """One kernel's placement, baseline summary and status."""
+    kernel, placement = ctx.kernels[key], ctx.placements[key]
+    timed_only = placement.percent_of_roof is None
+    metric = "time_s" if timed_only else "percent_of_roof"
+    current = kernel.duration_s if timed_only else placement.percent_of_roof
+    summary, comparison = summarise(ctx.baseline(key), metric, current,
+                                    higher_is_better=not timed_only,
+                                    options=_compare_options(ctx))  # fmt: skip
+    group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
+    status = _status(key, findings, summary.n, bool(comparison and comparison.improved))
+    if timed_only and status == "unchanged" and not kernel.duration_s:
+        status = "unplaced"
+    return KernelVerdict(
+        key=key,
+        name=kernel.name,
+        group=group.name if group else None,
+        time_s=kernel.duration_s,
+        time_share=kernel.duration_s / ctx.total_time_s if ctx.total_time_s else 0.0,
+        percent_of_roof=placement.percent_of_roof,
+        regime=placement.regime,
+        borderline=placement.borderline,
+        binding=placement.binding,
+        intensity=dict(placement.intensity),
+        t_roof_s=placement.t_roof_s,
+        roof=ctx.roof.label,
+        advice=advice_for(placement, ctx.config.near_roof_percent),
+        status=status,
+        baseline=summary if summary.n else None,
+    )
+
+
+def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
+    """A group's figures and baselines."""
+    pct_summary, _ = summarise(figures.history, "percent_of_roof", figures.percent_of_roof)
+    mfu_summary, _ = summarise(figures.history, "mfu", figures.mfu)
+    group = figures.group
+    return GroupVerdict(
+        name=group.name,
+        kernels=figures.keys,
+        time_s=figures.time_s,
+        time_share=figures.time_s / ctx.total_time_s if ctx.total_time_s else 0.0,
+        percent_of_roof=figures.percent_of_roof,
+        mfu=figures.mfu,
+        regime=group.regime,
+        target_percent=group.target_percent,
+        owners=group.owners,
+        baseline=pct_summary if pct_summary.n else None,
+        mfu_baseline=mfu_summary if mfu_summary.n else None,
+    )
+
+
+def _worst_first(kernels: list[KernelVerdict], findings: Sequence[Finding]) -> list[KernelVerdict]:
+    rank: dict[str, int] = {}
+    for f in findings:
+        if f.kernel is not None:
+            rank[f.kernel] = min(rank.get(f.kernel, 3), f.severity.rank)
+    return sorted(kernels, key=lambda k: (rank.get(k.key, 3), -k.time_share, k.key))
+
+
+def _findings(ctx: RuleContext) -> list[Finding]:
+    found: list[Finding] = []
+    for selected in selected_rules(ctx.config):
+        if not ctx.trusted and selected.rule.compares_to_baseline:
+            continue
+        for finding in run_rule(selected, ctx):
+            kernel = ctx.kernels.get(finding.kernel or "")
+            name = kernel.name if kernel else finding.kernel_name
+            if finding.kernel and is_ignored(selected.rule, finding.kernel, name, ctx.config):
+                continue
+            found.append(finding)
+    return sorted(found, key=_sort_key)
+
+
+def evaluate(ctx: RuleContext) -> Verdict:
+    """Judge ``ctx.run`` against its roof and baseline with the configured rules.
+
+    Returns:
+        The ``Verdict``: kernels and findings worst first, the groups, and the conclusion
+        under ``ctx.config.fail_on``.
+    """
+    findings = _findings(ctx)
+    kernels = [kernel_verdict(ctx, key, findings) for key in ctx.kernels]
+    groups = tuple(group_verdict(ctx, figures) for figures in ctx.groups.values())
+    run = ctx.run
+    return Verdict(
+        conclusion=conclude(findings, ctx.config.fail_on),
+        repo=run.repo,
+        commit=run.commit,
+        pull_request=run.pull_request,
+        device=ctx.roof.device,
+        roof=ctx.roof.label,
+        roofs=(ctx.roof.label, *(r.label for r in ctx.other_roofs)),
+        trusted=ctx.trusted,
+        kernels=tuple(_worst_first(kernels, findings)),
+        findings=tuple(findings),
+        notes=(*run.notes, *(() if ctx.trusted else (UNTRUSTED_NOTE,))),
+        groups=groups,
+    )

@@ -1,0 +1,128 @@
+"""Kernel groups judged as a whole: time-weighted percent of roof and MFU, now and per baseline run.
+
+For a group's placed kernels ``i`` (FLOPs ``F_ip``, times ``T_i``, speed-of-light ``T_roof,i``)::
+
+    percent of roof = 100 * sum_i T_roof,i / sum_i T_i        (time-weighted)
+    MFU             = sum_i sum_p (F_ip / P_p) / sum_i T_i
+
+MFU is achieved FLOP/s over the peak of the precisions used, each precision weighted by its
+FLOPs; with one precision it is ``achieved FLOP/s / P``. Baseline runs only store total FLOPs,
+so their MFU uses the current run's effective peak ``P_eff = sum F / sum (F_p / P_p)``; that
+is exact while the precision mix is unchanged, and a changed mix shows in peak-sanity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from rules.config import KernelGroup
+from rules.context import RuleContext
+
+
+@dataclass(frozen=True)
+class GroupFigures:
+    """A group's current figures and its per-run baseline series.
+
+    Attributes:
+        group: The configured group.
+        keys: The current run's kernels in the group.
+        time_s: Their total time.
+        percent_of_roof: Time-weighted percent of roof (None when nothing is placed).
+        mfu: Model FLOP utilisation, 0-1 (None without FLOPs).
+        effective_peak: ``sum F / sum (F_p / P_p)``, FLOP/s (None without FLOPs).
+        history: One row per baseline run, oldest first: ``run_id``, ``commit``,
+            ``timestamp``, ``percent_of_roof``, ``mfu``.
+    """
+
+    group: KernelGroup
+    keys: tuple[str, ...]
+    time_s: float
+    percent_of_roof: float | None
+    mfu: float | None
+    effective_peak: float | None
+    history: pd.DataFrame
+
+    @property
+    def key(self) -> str:
+        """The key group findings use."""
+        return f"group:{self.group.name}"
+
+
+def group_members(ctx: RuleContext) -> dict[str, tuple[str, ...]]:
+    """Kernel keys per group name (a kernel belongs to its first matching group)."""
+    members: dict[str, list[str]] = {g.name: [] for g in ctx.config.groups}
+    for key, kernel in ctx.kernels.items():
+        group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
+        if group is not None:
+            members[group.name].append(key)
+    return {name: tuple(keys) for name, keys in members.items()}
+
+
+def _current(
+    ctx: RuleContext, keys: tuple[str, ...]
+) -> tuple[float, float | None, float | None, float | None]:
+    placed = [ctx.placements[k] for k in keys]
+    total = sum(p.time_s or 0.0 for p in placed)
+    roof_time = [(p.t_roof_s, p.time_s) for p in placed if p.percent_of_roof is not None]
+    timed = sum(t or 0.0 for _, t in roof_time)
+    pct = 100.0 * sum(r or 0.0 for r, _ in roof_time) / timed if timed else None
+    flops = sum(p.total_flops for p in placed)
+    compute_time = sum(sum(p.compute.terms.values()) for p in placed)
+    mfu = compute_time / total if total and compute_time else None
+    peak = flops / compute_time if compute_time else None
+    return total, pct, mfu, peak
+
+
+def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
+    frame = rows.assign(
+        _t=pd.to_numeric(rows["time_s"], errors="coerce"),
+        _pct=pd.to_numeric(rows["percent_of_roof"], errors="coerce"),
+        _flops=pd.to_numeric(rows["total_flops"], errors="coerce"),
+    )
+    frame = frame.assign(_troof=frame["_pct"] * frame["_t"] / 100.0,
+                         _tplaced=frame["_t"].where(frame["_pct"].notna()))  # fmt: skip
+    grouped = frame.groupby("run_id", sort=False).agg(
+        commit=("commit", "first"), timestamp=("timestamp", "first"), t=("_t", "sum"),
+        troof=("_troof", "sum"), tplaced=("_tplaced", "sum"), flops=("_flops", "sum"),
+    )  # fmt: skip
+    grouped["percent_of_roof"] = (
+        100.0 * grouped["troof"] / grouped["tplaced"].where(grouped["tplaced"] > 0)
+    )
+    grouped["mfu"] = (grouped["flops"] / peak / grouped["t"]) if peak else math.nan
+    out = grouped.reset_index().sort_values("timestamp", kind="stable")
+    return out[["run_id", "commit", "timestamp", "percent_of_roof", "mfu"]]
+
+
+def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -> pd.DataFrame:
+    frame = ctx.comparable_history
+    if frame.empty:
+        return frame
+    current = frame["kernel_key"].astype(str).map(ctx.config.current_key)
+    names = frame["kernel_name"].astype(str)
+    by_pattern = pd.Series(False, index=frame.index)
+    if group.nvtx is None:  # history has no NVTX ranges: patterns only select without one
+        by_pattern = current.map(lambda k: group.matches(k, k, None)) | names.map(
+            lambda n: group.matches(n, n, None)
+        )
+    return frame[current.isin(keys) | by_pattern]
+
+
+def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
+    """Figures of every configured group, by group name."""
+    members = group_members(ctx)
+    figures: dict[str, GroupFigures] = {}
+    for group in ctx.config.groups:
+        keys = members[group.name]
+        total, pct, mfu, peak = _current(ctx, keys)
+        rows = _history_rows(ctx, group, keys)
+        history = (
+            _per_run(rows, peak)
+            if not rows.empty
+            else pd.DataFrame(columns=["run_id", "commit", "timestamp", "percent_of_roof", "mfu"])
+        )
+        figures[group.name] = GroupFigures(group, keys, total, pct, mfu, peak, history)
+    return figures

@@ -1,0 +1,90 @@
+"""``roofguard check``: ingest a run, judge it against its baseline, write the verdict."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from collectors.schema import RunKind
+from rules.verdict import Conclusion
+from service.actions import append_step_summary, emit_annotations, in_actions
+from service.cli.common import load_cli_config, store_session
+from service.cli.db_cmd import DbOption
+from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
+from service.publish import post_verdict_from_env
+
+FilesArg = Annotated[list[Path], typer.Argument(help="Reports of one run (any format).")]
+RepoOpt = Annotated[str, typer.Option(help="OWNER/NAME.")]
+CommitOpt = Annotated[str, typer.Option(help="Commit SHA the run measured.")]
+BranchOpt = Annotated[str | None, typer.Option(help="Branch of the run.")]
+PrOpt = Annotated[int | None, typer.Option("--pr", help="Pull-request number (kind pr).")]
+BaseBranchOpt = Annotated[str | None, typer.Option(help="Baseline branch (config default).")]
+BaseShaOpt = Annotated[str | None, typer.Option(help="PR merge base: baseline stops there.")]
+DeviceOpt = Annotated[str | None, typer.Option(help="Device, when reports do not name it.")]
+ConfigOpt = Annotated[Path | None, typer.Option(help="roofguard.toml or pyproject.toml.")]
+FormatOpt = Annotated[str, typer.Option("--format", help="markdown or json.")]
+OutputOpt = Annotated[Path | None, typer.Option(help="Write the verdict here (else stdout).")]
+KindOpt = Annotated[RunKind | None, typer.Option(help="nightly, pr or local.")]
+PostOpt = Annotated[bool, typer.Option("--post", help="Post the verdict to the PR.")]
+
+
+def _write(outcome: CheckOutcome, fmt: str, output: Path | None) -> None:
+    if fmt not in {"markdown", "json"}:
+        raise typer.BadParameter("must be markdown or json", param_hint="--format")
+    text = outcome.markdown if fmt == "markdown" else outcome.verdict.model_dump_json(indent=2)
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+        typer.echo(f"verdict ({outcome.verdict.conclusion.value}) written to {output}", err=True)
+
+
+def check_command(
+    files: FilesArg,
+    repo: RepoOpt,
+    commit: CommitOpt,
+    branch: BranchOpt = None,
+    pr: PrOpt = None,
+    base_branch: BaseBranchOpt = None,
+    base_sha: BaseShaOpt = None,
+    device: DeviceOpt = None,
+    config: ConfigOpt = None,
+    db: DbOption = None,
+    fmt: FormatOpt = "markdown",
+    output: OutputOpt = None,
+    kind: KindOpt = None,
+    post: PostOpt = False,
+) -> int:
+    """Ingest the run, judge it kernel by kernel on percent of roof, and write the verdict.
+
+    Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad input.
+    """
+    cfg = load_cli_config(config, base_branch=base_branch, device=device)
+    meta = RunMeta(repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device)
+    run = collect_run(files, meta=meta, config=cfg)
+    with store_session(db) as session:
+        outcome = check_run(session=session, run=run, config=cfg, base_sha=base_sha)
+    _write(outcome, fmt, output)
+    _publish(outcome, repo=repo, pr=pr, sha=commit, post=post)
+    return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
+
+
+def _publish(outcome: CheckOutcome, *, repo: str, pr: int | None, sha: str, post: bool) -> None:
+    """Job summary and annotations inside Actions; the sticky comment and check with --post."""
+    env = os.environ
+    if in_actions(env):
+        append_step_summary(outcome.markdown, env)
+        emit_annotations(outcome.verdict, sys.stdout, env)
+    if post:
+        result = post_verdict_from_env(outcome.verdict, repo=repo, pr=pr, sha=sha,
+                                       summary="never")  # fmt: skip
+        typer.echo(f"posted: {result.comment_url or result.reason}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``check`` to ``app``."""
+    app.command("check")(check_command)

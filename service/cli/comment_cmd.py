@@ -1,0 +1,117 @@
+"""``roofguard comment``: post a verdict JSON (made by ``check``) to a pull request.
+
+``post_verdict_from_env`` (re-exported here) is what ``check --post`` calls.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import pydantic
+import typer
+
+from rules.verdict import Verdict
+from service.actions import set_outputs
+from service.errors import BadInput
+from service.github import PublishResult
+from service.github_policy import CheckKind, FailurePolicy, PublishPolicy, check_conclusion
+from service.publish import post_verdict_from_env, result_outputs, workflow_links
+from service.render.markdown import VerdictLinks, render_verdict
+
+#: A verdict file larger than this is refused (the artifact is untrusted in fork-safe mode).
+MAX_VERDICT_BYTES = 50 * 1024 * 1024
+
+__all__ = ["load_verdict", "post_verdict_from_env", "register"]
+
+
+def load_verdict(path: Path) -> Verdict:
+    """Read and validate a verdict JSON; BadInput names the file and the field."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_VERDICT_BYTES:
+            raise BadInput(f"{path}: {size} bytes; a verdict may have at most {MAX_VERDICT_BYTES}")
+        return Verdict.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise BadInput(f"--verdict: {path}: {exc.strerror}") from exc
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise BadInput(f"{path}: field {where}: {first['msg']}") from exc
+
+
+RepoOpt = Annotated[str, typer.Option("--repo", help="OWNER/NAME of the repository.")]
+VerdictOpt = Annotated[Path, typer.Option("--verdict", help="Verdict JSON from `check`.")]
+PrOpt = Annotated[int | None, typer.Option("--pr", help="PR number (default: the verdict's).")]
+ShaOpt = Annotated[str | None, typer.Option("--sha", help="Commit for the check or status.")]
+UrlOpt = Annotated[
+    str | None, typer.Option("--github-url", help="API URL or GHES root (default GITHUB_API_URL).")
+]
+DeviceOpt = Annotated[str | None, typer.Option("--device", help="Device name for the marker.")]
+PolicyOpt = Annotated[FailurePolicy, typer.Option("--failure-policy", help="When the check fails.")]
+CheckOpt = Annotated[CheckKind, typer.Option("--check", help="Check run, status, auto or none.")]
+VerifyOpt = Annotated[
+    bool, typer.Option("--verify-head", help="Refuse unless the PR's head commit is --sha.")
+]
+RunUrlOpt = Annotated[str | None, typer.Option("--run-url", help="Dashboard page of the run.")]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the comment and set outputs; post nothing.")
+]
+
+
+def comment_command(
+    repo: RepoOpt,
+    verdict_path: VerdictOpt,
+    pr: PrOpt = None,
+    sha: ShaOpt = None,
+    github_url: UrlOpt = None,
+    device: DeviceOpt = None,
+    failure_policy: PolicyOpt = FailurePolicy.ON_REGRESSION,
+    check: CheckOpt = CheckKind.AUTO,
+    verify_head: VerifyOpt = False,
+    run_url: RunUrlOpt = None,
+    dry_run: DryRunOpt = False,
+) -> None:
+    """Post a verdict as the PR's sticky comment plus a check run or commit status."""
+    verdict = load_verdict(verdict_path)
+    if device:
+        verdict = verdict.model_copy(update={"device": device})
+    pr = pr if pr is not None else verdict.pull_request
+    sha = sha or None
+    links = workflow_links(os.environ, run_url)
+    policy = PublishPolicy(failure=failure_policy, check=check)
+    if dry_run:
+        _dry_run(verdict, policy, links)
+        return
+    if pr is None and sha is None:
+        raise BadInput("--pr: the verdict names no PR; give --pr and/or --sha")
+    result = post_verdict_from_env(
+        verdict,
+        repo=repo,
+        pr=pr,
+        sha=sha,
+        github_url=github_url,
+        policy=policy,
+        links=links,
+        check_head=verify_head,
+    )
+    where = result.comment_url or f"{repo}#{pr}"
+    state = f"comment {result.comment_action}" if result.posted else "not posted"
+    typer.echo(
+        f"roofguard: {state} ({where}); check: {result.check_kind or 'none'}, "
+        f"conclusion {result.conclusion}",
+        err=True,
+    )
+
+
+def _dry_run(verdict: Verdict, policy: PublishPolicy, links: VerdictLinks | None) -> None:
+    typer.echo(render_verdict(verdict, links=links))
+    conclusion = check_conclusion(verdict, policy.failure)
+    result = PublishResult(False, "skipped", None, None, None, conclusion, "dry run")
+    set_outputs(result_outputs(result), os.environ)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``comment`` to ``app``."""
+    app.command("comment")(comment_command)

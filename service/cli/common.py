@@ -1,0 +1,32 @@
+"""Helpers shared by CLI commands: the history store and the configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlmodel import Session
+
+from service.config import RoofguardConfig, load_config
+from service.store.db import open_store, session_scope
+
+
+@contextmanager
+def store_session(url: str | None) -> Iterator[Session]:
+    """One transaction on the history store (created when new, refused when behind)."""
+    engine = open_store(url)
+    try:
+        with session_scope(engine) as session:
+            yield session
+    finally:
+        engine.dispose()
+
+
+def load_cli_config(
+    path: Path | None, *, base_branch: str | None = None, device: str | None = None
+) -> RoofguardConfig:
+    """The config file (explicit or found in the cwd) with command-line overrides applied."""
+    cfg = load_config(path, cwd=Path.cwd())
+    updates = {"base_branch": base_branch, "device": device}
+    return cfg.model_copy(update={k: v for k, v in updates.items() if v is not None})

@@ -1,0 +1,248 @@
+"""The team's configuration: ``roofguard.toml``, or ``[tool.roofguard]`` in ``pyproject.toml``.
+
+Read once at the edge (the CLI, ``create_app``) and passed down; validated by pydantic, with
+every error naming the file and the key (``pyproject.toml: tool.roofguard.rules.options.
+roof-drop.z_threshold: ...``). A ``roofguard.toml``::
+
+    device = "H100-SXM5"          # catalog id or a name tools print; default: the report's
+    roof = "datasheet"            # datasheet | report | measured
+    base_branch = "main"
+    fail_on = "fail"              # fail | warn | never (rules fields may sit at top level)
+
+    [baseline]
+    window = 14                   # base-branch runs a kernel is judged against
+    min_runs = 3                  # fewer: no regression verdict
+
+    [devices.H100-SXM5]           # override or add catalog devices (dense figures)
+    bandwidth_byte_per_s = { dram = 3.0e12 }
+
+    [keys]                        # how kernel names become identity keys
+    strip_template_args = true
+
+    [[work_models]]               # declared work of plain microbenchmarks
+    pattern = "BM_gemm*"
+    flops = { tensor_bf16 = "2*M*N*K" }
+
+    [rules]
+    select = ["all"]
+    aliases = { "old_kernel" = "new_kernel" }
+    ignore_kernels = ["*warmup*"]
+    [[rules.ignore]]
+    rule = "intensity-shift"
+    kernels = "*gemv*"
+    [rules.options.roof-drop]
+    z_threshold = 4.0
+    [[rules.groups]]
+    name = "decode"
+    nvtx = "decode*"
+    regime = "memory-bound"
+    target_percent = 80
+    owners = ["@inference-team"]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from collectors.identity import KeyOptions
+from collectors.workmodel import WorkModel
+from rules.config import RulesConfig
+from rules.errors import RuleError
+from rules.hardware import builtin_catalog
+from rules.registry import all_rules
+from service.errors import ConfigError
+
+CONFIG_FILE = "roofguard.toml"
+PYPROJECT = "pyproject.toml"
+#: Rules that compare with the baseline and take ``min_runs`` from ``[baseline]``.
+BASELINE_RULES = ("roof-drop", "time-regression", "intensity-shift", "regime-flip")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BaselineOptions(_Strict):
+    """Which history a run is judged against.
+
+    Attributes:
+        window: Most recent base-branch runs (nightly and merged commits) in the baseline.
+        min_runs: Fewest baseline runs for a regression verdict (passed to the rules).
+    """
+
+    window: int = Field(default=14, ge=1)
+    min_runs: int = Field(default=3, ge=1)
+
+
+class RoofguardConfig(_Strict):
+    """Everything a team decides about its checks (secrets and URLs are ``Settings``).
+
+    Attributes:
+        device: Device to judge on (catalog id or a printed name); None: the report's.
+        roof: Which peaks: datasheet (catalog), report (profiler-derived) or measured.
+        base_branch: The branch whose runs form baselines.
+        baseline: Window and minimum size of the baseline.
+        devices: Catalog overrides and additions, ``{device: {field: value}}``.
+        keys: How kernel names become identity keys.
+        work_models: Declared work (FLOPs, bytes) of benchmarks without counters.
+        rules: Rule selection, thresholds, kernel groups, aliases, ignores, failure policy
+            (its fields may also be written at the top level of the file).
+    """
+
+    device: str | None = None
+    roof: Literal["datasheet", "report", "measured"] = "datasheet"
+    base_branch: str = Field(default="main", min_length=1)
+    baseline: BaselineOptions = Field(default_factory=BaselineOptions)
+    devices: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    keys: KeyOptions = Field(default_factory=KeyOptions)
+    work_models: list[WorkModel] = Field(default_factory=list)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+
+
+def hoist_rules_fields(data: dict[str, Any], prefix: str, path: Path | None) -> dict[str, Any]:
+    """Move rules fields written at the top level (``fail_on``, ``[[groups]]`` ...) into rules."""
+    top = {k: data[k] for k in RulesConfig.model_fields if k in data}
+    if not top:
+        return data
+    rules = data.get("rules") or {}
+    if not isinstance(rules, dict):
+        return data  # pydantic reports the wrong type of [rules]
+    twice = sorted(set(top) & set(rules))
+    if twice:
+        raise ConfigError(f"{prefix}{twice[0]}", "given both at top level and in [rules]",
+                          str(path) if path else None)  # fmt: skip
+    rest = {k: v for k, v in data.items() if k not in top}
+    return {**rest, "rules": {**rules, **top}}
+
+
+def _key(loc: tuple[int | str, ...], prefix: str) -> str:
+    parts = [prefix] if prefix else []
+    for part in loc:
+        if isinstance(part, int):
+            parts[-1:] = [f"{parts[-1]}[{part}]"] if parts else [f"[{part}]"]
+        elif part not in ("[key]",) and not str(part).startswith("function-"):
+            parts.append(str(part))
+    return ".".join(parts)
+
+
+def _reason(error: dict[str, Any]) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown key"
+    if error["type"] == "missing":
+        return "required key is missing"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+def _config_error(exc: ValidationError, prefix: str, path: Path | None) -> ConfigError:
+    error: dict[str, Any] = dict(exc.errors()[0])
+    loc: tuple[int | str, ...] = tuple(error["loc"])
+    key = _key(loc, prefix) or prefix or "config"
+    return ConfigError(key, _reason(error), str(path) if path else None)
+
+
+def _check_rule_options(config: RoofguardConfig, prefix: str, path: Path | None) -> None:
+    rules, where = all_rules(), f"{prefix}rules" if prefix else "rules"
+    known = {"all", "*", *rules, *(r.group for r in rules.values())}
+    for index, name in enumerate(config.rules.select):
+        if name not in known:
+            raise ConfigError(f"{where}.select[{index}]", f"unknown rule or group {name!r}",
+                              str(path) if path else None)  # fmt: skip
+    for index, entry in enumerate(config.rules.ignore):
+        if entry.rule not in known:
+            raise ConfigError(f"{where}.ignore[{index}].rule",
+                              f"unknown rule or group {entry.rule!r}",
+                              str(path) if path else None)  # fmt: skip
+    for rule_id, raw in config.rules.options.items():
+        if rule_id not in rules:
+            raise ConfigError(f"{where}.options.{rule_id}", f"unknown rule {rule_id!r}",
+                              str(path) if path else None)  # fmt: skip
+        try:
+            rules[rule_id].Options.model_validate(raw)
+        except ValidationError as exc:
+            raise _config_error(exc, f"{where}.options.{rule_id}", path) from None
+
+
+def _check_devices(config: RoofguardConfig, prefix: str, path: Path | None) -> None:
+    for name, override in config.devices.items():
+        try:
+            builtin_catalog().with_overrides({name: override})
+        except ValidationError as exc:
+            raise _config_error(exc, f"{prefix}devices.{name}", path) from None
+        except RuleError as exc:
+            where = str(path) if path else None
+            raise ConfigError(f"{prefix}devices.{name}", str(exc), where) from None
+
+
+def _with_min_runs(config: RoofguardConfig) -> RoofguardConfig:
+    """Pass ``baseline.min_runs`` to the baseline rules unless their options set it."""
+    options = {k: dict(v) for k, v in config.rules.options.items()}
+    for rule_id in BASELINE_RULES:
+        options.setdefault(rule_id, {}).setdefault("min_runs", config.baseline.min_runs)
+    rules = config.rules.model_copy(update={"options": options})
+    return config.model_copy(update={"rules": rules})
+
+
+def parse_config(
+    data: dict[str, Any], *, path: Path | None = None, prefix: str = ""
+) -> RoofguardConfig:
+    """Validate a parsed config table; errors name ``path`` and ``prefix`` + the key.
+
+    Raises:
+        ConfigError: A wrong key, type or value; an unknown rule, group or device field.
+    """
+    try:
+        config = RoofguardConfig.model_validate(hoist_rules_fields(data, prefix, path))
+    except ValidationError as exc:
+        raise _config_error(exc, prefix.rstrip("."), path) from None
+    _check_rule_options(config, prefix, path)
+    _check_devices(config, prefix, path)
+    return _with_min_runs(config)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError("config", "file not found", str(path)) from None
+    except OSError as exc:
+        raise ConfigError("config", f"cannot read: {exc.strerror or exc}", str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("config", f"not valid TOML: {exc}", str(path)) from None
+
+
+def _from_file(path: Path) -> RoofguardConfig:
+    data = _read_toml(path)
+    if path.name != PYPROJECT:
+        return parse_config(data, path=path)
+    table = data.get("tool", {}).get("roofguard", {})
+    if not isinstance(table, dict):
+        raise ConfigError("tool.roofguard", "must be a table", str(path))
+    return parse_config(table, path=path, prefix="tool.roofguard.")
+
+
+def find_config(cwd: Path) -> Path | None:
+    """``roofguard.toml`` in ``cwd``, else a ``pyproject.toml`` with ``[tool.roofguard]``."""
+    own = cwd / CONFIG_FILE
+    if own.is_file():
+        return own
+    pyproject = cwd / PYPROJECT
+    if pyproject.is_file() and "roofguard" in _read_toml(pyproject).get("tool", {}):
+        return pyproject
+    return None
+
+
+def load_config(path: Path | None = None, *, cwd: Path) -> RoofguardConfig:
+    """The configuration: ``path`` when given, else the one found in ``cwd``, else defaults.
+
+    Raises:
+        ConfigError: The file is missing (when given), unreadable, not TOML, or invalid;
+            the error names the file and the key.
+    """
+    found = path if path is not None else find_config(cwd)
+    if found is None:
+        return _with_min_runs(RoofguardConfig())
+    return _from_file(found if found.is_absolute() else cwd / found)

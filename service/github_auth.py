@@ -1,0 +1,133 @@
+"""GitHub credentials and API base URL, read at the edge (CLI) and passed down.
+
+A token (``GITHUB_TOKEN``, or ``GH_TOKEN``) or GitHub App installation credentials
+(``ROOFGUARD_GITHUB_APP_ID``, ``ROOFGUARD_GITHUB_APP_PRIVATE_KEY`` or ``..._PRIVATE_KEY_PATH``,
+``ROOFGUARD_GITHUB_APP_INSTALLATION_ID``; ``ROOFGUARD_GITHUB_APP_SLUG`` names the bot).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import github3
+
+from service.errors import BadInput
+
+PUBLIC_API = "https://api.github.com"
+ACTIONS_BOT = "github-actions[bot]"
+APP_ENV = ("ROOFGUARD_GITHUB_APP_ID", "ROOFGUARD_GITHUB_APP_INSTALLATION_ID")
+
+
+def resolve_api_url(explicit: str | None, env: Mapping[str, str]) -> str:
+    """The REST API base URL.
+
+    ``explicit`` (``--github-url``) may be an API URL (``https://api.github.com``,
+    ``https://ghe.example.com/api/v3``) or a GitHub Enterprise Server root
+    (``https://ghe.example.com``, to which ``/api/v3`` is added, as
+    ``github3.GitHubEnterprise`` does). Without it, ``GITHUB_API_URL`` (set by Actions on
+    github.com and GHES alike) or the public API.
+    """
+    if explicit:
+        url = explicit.rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise BadInput(f"--github-url: not an http(s) URL: {explicit!r}")
+        if parts.path in ("", "/") and parts.hostname != "api.github.com":
+            return url + "/api/v3"
+        return url
+    return (env.get("GITHUB_API_URL") or PUBLIC_API).rstrip("/")
+
+
+@dataclass(frozen=True)
+class GitHubCredentials:
+    """A token, or App installation credentials, plus the login comments are filtered by.
+
+    Attributes:
+        token: A ``GITHUB_TOKEN`` (an installation token) or a personal access token.
+        app_id: GitHub App id, kept as ``str`` (PyJWT >= 2.11 rejects an int issuer).
+        private_key_pem: The App's private key (PEM bytes).
+        installation_id: The App installation id.
+        login_name: Our login: ``ROOFGUARD_GITHUB_BOT_LOGIN``, else ``<app-slug>[bot]``,
+            else ``github-actions[bot]`` (the author of ``GITHUB_TOKEN`` comments).
+    """
+
+    token: str | None = None
+    app_id: str | None = None
+    private_key_pem: bytes | None = None
+    installation_id: int | None = None
+    login_name: str = ACTIONS_BOT
+
+    @property
+    def bot_login(self) -> str:
+        """The login our comments and issues are authored by."""
+        return self.login_name
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> GitHubCredentials:
+        """Credentials from the environment; BadInput naming the variable when incomplete."""
+        override = env.get("ROOFGUARD_GITHUB_BOT_LOGIN")
+        if env.get("ROOFGUARD_GITHUB_APP_ID"):
+            slug = env.get("ROOFGUARD_GITHUB_APP_SLUG")
+            login = override or (f"{slug}[bot]" if slug else None)
+            if login is None:
+                raise BadInput(
+                    "ROOFGUARD_GITHUB_APP_SLUG: needed with App credentials "
+                    "(comments are recognised by the App's bot login)"
+                )
+            return cls(
+                app_id=env["ROOFGUARD_GITHUB_APP_ID"].strip(),
+                private_key_pem=_private_key(env),
+                installation_id=_installation_id(env),
+                login_name=login,
+            )
+        token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
+        if not token:
+            raise BadInput(
+                "GITHUB_TOKEN: not set (or set ROOFGUARD_GITHUB_APP_ID, "
+                "ROOFGUARD_GITHUB_APP_PRIVATE_KEY and "
+                "ROOFGUARD_GITHUB_APP_INSTALLATION_ID for a GitHub App)"
+            )
+        return cls(token=token.strip(), login_name=override or ACTIONS_BOT)
+
+    def login(self, gh: github3.GitHub) -> None:
+        """Authenticate ``gh``: App installation login, or the token as installation auth.
+
+        github3.py refuses check-run writes unless the session holds installation auth; a
+        ``GITHUB_TOKEN`` is one, so it is installed as such (github3.py's own integration
+        helper does the same). A personal token then gets a 403 on check runs and the caller
+        falls back to a commit status.
+        """
+        if self.app_id is not None:
+            assert self.private_key_pem is not None and self.installation_id is not None
+            gh.login_as_app_installation(
+                self.private_key_pem, str(self.app_id), self.installation_id
+            )
+            return
+        expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+        gh.session.app_installation_token_auth(
+            {"token": self.token, "expires_at": expires.isoformat()}
+        )
+
+
+def _private_key(env: Mapping[str, str]) -> bytes:
+    pem = env.get("ROOFGUARD_GITHUB_APP_PRIVATE_KEY")
+    if pem:
+        return pem.encode()
+    path = env.get("ROOFGUARD_GITHUB_APP_PRIVATE_KEY_PATH")
+    if not path:
+        raise BadInput("ROOFGUARD_GITHUB_APP_PRIVATE_KEY: not set (nor ..._PRIVATE_KEY_PATH)")
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise BadInput(f"ROOFGUARD_GITHUB_APP_PRIVATE_KEY_PATH: {path}: {exc.strerror}") from exc
+
+
+def _installation_id(env: Mapping[str, str]) -> int:
+    raw = env.get("ROOFGUARD_GITHUB_APP_INSTALLATION_ID", "")
+    if not raw.strip().isdigit():
+        raise BadInput(f"ROOFGUARD_GITHUB_APP_INSTALLATION_ID: expected a number, got {raw!r}")
+    return int(raw)

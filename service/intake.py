@@ -1,0 +1,107 @@
+"""Input files -> one RunRecord stamped with where it came from (shared by ingest and check)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from collectors import CollectOptions, collect
+from collectors.schema import RunKind, RunRecord
+from service.errors import BadInput
+from service.progress import progress
+
+
+def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord:
+    """One run from the records of several files of that run: the kernels of all of them.
+
+    Raises:
+        BadInput: Two files carry the same kernel key, or were measured on different devices.
+    """
+    first = records[0]
+    owner: dict[str, Path] = {}
+    for record, path in zip(records, paths, strict=True):
+        if record.device.name != first.device.name:
+            raise BadInput(
+                f"{path}: measured on {record.device.name!r}, but {paths[0]} on "
+                f"{first.device.name!r}; ingest each device as its own run"
+            )
+        for kernel in record.kernels:
+            if kernel.key in owner:
+                raise BadInput(
+                    f"{path}: kernel key {kernel.key!r} is already in {owner[kernel.key]}; "
+                    "one run cannot hold a kernel twice"
+                )
+            owner[kernel.key] = path
+    if len(records) == 1:
+        return first
+    tools: dict[str, str] = {}
+    for record in records:
+        tools.update(record.tools)
+    return first.model_copy(
+        update={
+            "kernels": tuple(k for r in records for k in r.kernels),
+            "notes": tuple(n for r in records for n in r.notes),
+            "sources": tuple(s for r in records for s in r.sources),
+            "tools": tools,
+        }
+    )
+
+
+def collect_run(paths: Sequence[str | Path], options: CollectOptions | None = None) -> RunRecord:
+    """Collect ``paths`` (all files of one run) into one RunRecord."""
+    if not paths:
+        raise BadInput("give at least one report file")
+    files = [Path(p) for p in paths]
+    records = [collect(p, options=options) for p in progress(files, "reading reports")]
+    return merge_runs(records, files)
+
+
+def parse_timestamp(text: str | None) -> datetime | None:
+    """An ISO-8601 timestamp (UTC when it names no zone), None for None."""
+    if text is None:
+        return None
+    try:
+        ts = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise BadInput(f"--timestamp: {text!r} is not an ISO-8601 timestamp") from exc
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
+
+
+def stamp_run(
+    run: RunRecord,
+    *,
+    repo: str,
+    commit: str,
+    branch: str | None,
+    kind: str | None,
+    pull_request: int | None,
+    timestamp: datetime | None = None,
+    runner: str | None = None,
+) -> RunRecord:
+    """The run with its repository, commit, branch, kind, PR, time and runner set.
+
+    ``kind`` defaults to pr when a PR number is given, else local.
+
+    Raises:
+        BadInput: A wrong repository name or kind, or a PR number with a non-pr kind.
+    """
+    if repo.count("/") != 1 or not all(repo.split("/")):
+        raise BadInput(f"--repo: {repo!r} is not OWNER/NAME")
+    try:
+        run_kind = RunKind(kind) if kind else (RunKind.PR if pull_request else RunKind.LOCAL)
+    except ValueError as exc:
+        raise BadInput(f"--kind: {kind!r} is not one of nightly, pr, local") from exc
+    if pull_request is not None and run_kind != RunKind.PR:
+        raise BadInput(f"--pr {pull_request} given with --kind {run_kind.value}; use --kind pr")
+    update: dict[str, object] = {
+        "repo": repo,
+        "commit": commit,
+        "branch": branch,
+        "kind": run_kind,
+        "pull_request": pull_request,
+        "runner": runner or run.runner,
+    }
+    if timestamp is not None:
+        update["timestamp"] = timestamp
+    return RunRecord.model_validate({**run.model_dump(), **update})

@@ -1,0 +1,121 @@
+"""The check pipeline: collect -> ingest (one transaction) -> baseline -> rules -> render.
+
+Used by ``roofguard check``, ``roofguard ingest``, the demo and the HTTP upload route, so
+all of them judge a run exactly the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from sqlmodel import Session
+
+from collectors import CollectOptions
+from collectors.schema import RunRecord
+from collectors.workmodel import apply_work_models
+from rules.context import RuleContext
+from rules.engine import evaluate
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from rules.roofline import Roof
+from rules.verdict import Verdict
+from service.config import RoofguardConfig
+from service.intake import collect_run as intake_collect
+from service.intake import stamp_run
+from service.render.markdown import VerdictLinks, render_verdict
+from service.roofs import resolve_roof
+from service.store.history import baseline_frame
+from service.store.repo import ingest_run, list_findings, save_findings
+
+
+class RunMeta(BaseModel):
+    """What the command line or an upload says about a run (overrides what files say)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repo: str
+    commit: str
+    branch: str | None = None
+    kind: str | None = None
+    pr: int | None = None
+    device: str | None = None
+    timestamp: datetime | None = None
+    runner: str | None = None
+
+    def apply(self, run: RunRecord) -> RunRecord:
+        """``run`` stamped with this meta (a PR number implies kind ``pr``)."""
+        return stamp_run(
+            run, repo=self.repo, commit=self.commit, branch=self.branch, kind=self.kind,
+            pull_request=self.pr, timestamp=self.timestamp, runner=self.runner,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """A judged run: the verdict, its markdown, and where it is stored."""
+
+    verdict: Verdict
+    markdown: str
+    run_id: int
+    created: bool
+
+
+def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+    """Read every file of one run, apply declared work models and the meta."""
+    options = CollectOptions(keys=config.keys, device=meta.device or config.device)
+    run = intake_collect(paths, options)
+    if config.work_models:
+        run = apply_work_models(run, config.work_models, source="roofguard config")
+    return meta.apply(run)
+
+
+def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> Roof:
+    """The roof the run is judged against, as the config chooses."""
+    catalog = builtin_catalog().with_overrides(config.devices)
+    return resolve_roof(
+        run, device=config.device, source=config.roof, catalog=catalog, measured=measured
+    )
+
+
+def check_run(
+    *,
+    session: Session,
+    run: RunRecord,
+    config: RoofguardConfig,
+    base_sha: str | None = None,
+    links: VerdictLinks | None = None,
+    measured: Roof | None = None,
+    trusted: bool = True,
+) -> CheckOutcome:
+    """Ingest ``run`` (idempotent) and judge it against its baseline."""
+    roof = roof_for(run, config, measured)
+    placements = place_run(run, roof, band=config.rules.borderline_band)
+    stored = ingest_run(session=session, run=run, placements=placements, roof=roof, trusted=trusted)
+    history = baseline_frame(
+        session=session, repo=run.repo or "", device=roof.device, roof_source=roof.source,
+        base_branch=config.base_branch, window=config.baseline.window, before_commit=base_sha,
+    )  # fmt: skip
+    history = history[history["run_id"] != stored.run_id]
+    context = RuleContext(run=run, roof=roof, history=history, config=config.rules,
+                          trusted=trusted)  # fmt: skip
+    verdict = evaluate(context).model_copy(
+        update={
+            "run_id": stored.run_id,
+            "repo": run.repo,
+            "commit": run.commit,
+            "pull_request": run.pull_request,
+        }
+    )
+    if stored.created:
+        save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
+    else:
+        verdict = verdict.model_copy(
+            update={"findings": tuple(list_findings(session=session, run_id=stored.run_id))}
+        )
+    return CheckOutcome(
+        verdict, render_verdict(verdict, links=links), stored.run_id, stored.created
+    )

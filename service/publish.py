@@ -1,0 +1,154 @@
+"""Post a verdict from the environment: what ``roofguard comment`` and ``check --post`` run.
+
+Credentials and the API URL come from the environment (``GITHUB_TOKEN`` or App credentials,
+``GITHUB_API_URL``); inside Actions the step outputs are set, and when the token cannot write
+(fork PRs) the verdict goes to the job summary and an artifact folder instead, without
+failing the job.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal, TextIO
+
+from github3 import exceptions as gh_exc
+
+from rules.verdict import Verdict
+from service.actions import append_step_summary, set_outputs, warning_line, write_artifact
+from service.errors import BadInput
+from service.github import GitHubClient, PublishResult, make_client, publish_verdict
+from service.github_auth import GitHubCredentials, resolve_api_url
+from service.github_policy import PublishPolicy
+from service.github_retry import Clock, GitHubFailed
+from service.render.markdown import VerdictLinks, render_verdict
+
+SummaryMode = Literal["fallback", "always", "never"]
+DEFAULT_ARTIFACT_DIR = "roofguard-verdict"
+
+
+def artifact_dir(env: Mapping[str, str]) -> Path:
+    """Where the artifact-ready verdict goes: ``ROOFGUARD_ARTIFACT_DIR`` or ./roofguard-verdict."""
+    return Path(env.get("ROOFGUARD_ARTIFACT_DIR") or DEFAULT_ARTIFACT_DIR)
+
+
+def verify_head(client: GitHubClient, repo: str, pr: int, sha: str | None) -> None:
+    """Refuse to post when PR ``pr``'s head is not ``sha`` (an artifact is untrusted data)."""
+    if not sha:
+        raise BadInput("--sha: required with --verify-head")
+    head = client.pull_request_head(repo, pr)
+    if head != sha:
+        raise BadInput(
+            f"--sha: PR #{pr} of {repo} is at {head[:12]}, not {sha[:12]}; "
+            "refusing to post a verdict made for another commit"
+        )
+
+
+def _fallback(
+    verdict: Verdict,
+    markdown: str,
+    result: PublishResult,
+    env: Mapping[str, str],
+    out: TextIO,
+    summary: SummaryMode,
+) -> None:
+    folder = artifact_dir(env)
+    write_artifact(verdict, markdown, folder)
+    note = f"> ⚠️ roofguard could not post to the pull request: {result.reason}.\n\n"
+    # with summary="never" the caller has written the verdict already: add only the note
+    append_step_summary(note if summary == "never" else note + markdown, env)
+    message = (
+        f"{result.reason}. The verdict is in the job summary and in {folder}/ "
+        "(upload it as an artifact)."
+    )
+    out.write(warning_line("roofguard", message) + "\n")
+
+
+def post_verdict_from_env(
+    verdict: Verdict,
+    *,
+    repo: str,
+    pr: int | None,
+    sha: str | None,
+    github_url: str | None = None,
+    env: Mapping[str, str] | None = None,
+    policy: PublishPolicy | None = None,
+    links: VerdictLinks | None = None,
+    summary: SummaryMode = "fallback",
+    check_head: bool = False,
+    clock: Clock | None = None,
+    out: TextIO | None = None,
+) -> PublishResult:
+    """Render ``verdict`` and publish it to PR ``pr`` / commit ``sha`` of ``repo``.
+
+    Args:
+        verdict: The verdict to post.
+        repo: OWNER/NAME (from a trusted source, never from an artifact).
+        pr: PR number; None posts only the check or status.
+        sha: Commit for the check run or status.
+        github_url: ``--github-url`` (API URL or GHES root); default ``GITHUB_API_URL``.
+        env: Environment (default ``os.environ``).
+        policy: Failure policy and check kind.
+        links: Run page, workflow run, charts, artifact name for the comment.
+        summary: Append the verdict to the job summary only when posting failed (fallback,
+            default), always, or never (the caller wrote it: ``check --post``); a failed
+            post always adds a one-line note.
+        check_head: Refuse unless PR ``pr``'s head commit is ``sha`` (fork-safe posting).
+        clock: Time source for retries (tests).
+        out: Where workflow commands go (default stdout).
+
+    Returns:
+        The ``PublishResult``; a read-only token is reported in it, not raised.
+    """
+    env = os.environ if env is None else env
+    out = out or sys.stdout
+    policy = policy or PublishPolicy()
+    # where we post is authoritative: the marker in the body must match the one looked up
+    verdict = verdict.model_copy(update={"repo": repo, "pull_request": pr})
+    links = links or workflow_links(env)
+    markdown = render_verdict(verdict, links=links)
+    client = make_client(
+        GitHubCredentials.from_env(env), api_url=resolve_api_url(github_url, env), clock=clock
+    )
+    try:
+        if check_head and pr is not None:
+            verify_head(client, repo, pr, sha)
+        result = publish_verdict(
+            verdict,
+            markdown,
+            repo=repo,
+            pr=pr,
+            sha=sha,
+            client=client,
+            policy=policy,
+            details_url=links.run_url if links else None,
+        )
+    except gh_exc.GitHubException as exc:
+        raise GitHubFailed(f"GitHub: {exc}") from exc
+    if not result.posted:
+        _fallback(verdict, markdown, result, env, out, summary)
+    elif summary == "always":
+        append_step_summary(markdown, env)
+    set_outputs(result_outputs(result), env)
+    return result
+
+
+def workflow_links(env: Mapping[str, str], run_url: str | None = None) -> VerdictLinks:
+    """Links for the comment: the dashboard run page and, inside Actions, the workflow run."""
+    server, repo, run_id = (
+        env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    summary = f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+    return VerdictLinks(run_url=run_url, summary_url=summary)
+
+
+def result_outputs(result: PublishResult) -> dict[str, str]:
+    """Step outputs describing a publish."""
+    return {
+        "conclusion": result.conclusion,
+        "should-fail": "true" if result.conclusion == "failure" else "false",
+        "posted": "true" if result.posted else "false",
+        "comment-url": result.comment_url or "",
+    }

@@ -1,0 +1,118 @@
+r"""Escaping for strings that come from reports or users (kernel names, branches, notes).
+
+GitHub renders PR comments as GFM, then links ``@user`` / ``#123``, then sanitises the HTML.
+Everything here follows the research in ``shared/github.md`` §5 and was checked with cmark-gfm:
+
+* code spans: the fence is one backtick longer than the longest backtick run inside, padded
+  with a space when the content starts or ends with a backtick; ``<``/``&`` stay literal there
+  and mentions are not linked inside ``<code>``.
+* tables: GFM splits rows on ``|`` before inline parsing, so ``|`` is escaped even in code spans.
+* text: every ASCII punctuation character is backslash-escaped (no HTML, no links, no
+  emphasis); a word joiner after ``@`` and ``#`` stops mentions and issue references
+  (``\\@user`` still pings on GitHub), after the ``-`` of ``GH-123``, and after the ``:`` of a
+  scheme and the ``.`` of ``www.`` so that no autolink forms.
+* newlines and other control characters become spaces, so one string is one line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import string
+from urllib.parse import quote, urlsplit
+
+#: U+2060 WORD JOINER: invisible, and breaks GitHub's mention/reference/autolink matching.
+WORD_JOINER = "\u2060"
+#: Bidirectional overrides can make a name read differently from what it is (Trojan Source).
+_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f{_BIDI}]")
+_PUNCTUATION = frozenset(string.punctuation)
+_BACKTICK_RUN = re.compile(r"`+")
+#: Characters after which a word joiner is inserted in prose and HTML text.
+_NO_LINK = re.compile(r"([@#]|(?<=[A-Za-z]):(?=//)|(?<=[Ww]{3})\.|(?<=\b[Gg][Hh])-(?=\d))")
+_SAFE_URL_CHARS = "-._~:/?#[]@!$&'*+,;=%"
+_MARKER_VALUE = re.compile(r"[^A-Za-z0-9._/+-]+")
+
+
+def flatten(value: str) -> str:
+    """One line: newlines, tabs, other control characters and bidi overrides become spaces."""
+    return _CONTROL.sub(" ", value.replace("\r\n", "\n"))
+
+
+def shorten(value: str, limit: int) -> str:
+    """Cut ``value`` to at most ``limit`` characters, ending with an ellipsis when cut."""
+    if len(value) <= limit:
+        return value
+    return value[: max(limit - 1, 0)] + "…"
+
+
+def _no_links(value: str) -> str:
+    return _NO_LINK.sub(lambda m: m.group(1) + WORD_JOINER, value)
+
+
+def escape_code(value: str, *, in_table: bool = False, limit: int | None = None) -> str:
+    r"""``value`` as an inline code span that renders exactly as given (on one line).
+
+    Args:
+        value: Any string, e.g. ``void gemm<float, 128>(float const*, int)``.
+        in_table: Escape ``|`` as ``\\|`` (required inside GFM table cells, even in code).
+        limit: Shorten to this many characters first.
+    """
+    text = flatten(value)
+    if limit is not None:
+        text = shorten(text, limit)
+    if not text.strip():
+        return "*(empty)*"
+    runs = [len(run) for run in _BACKTICK_RUN.findall(text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    if text.startswith("`") or text.endswith("`") or (text[0] == " " and text[-1] == " "):
+        text = f" {text} "
+    if in_table:
+        text = text.replace("|", r"\|")
+    return f"{fence}{text}{fence}"
+
+
+def escape_text(value: str, *, limit: int | None = None) -> str:
+    """``value`` as plain markdown text: no markup, HTML, links, mentions or references."""
+    text = flatten(value)
+    if limit is not None:
+        text = shorten(text, limit)
+    return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in _no_links(text))
+
+
+def escape_html(value: str, *, limit: int | None = None) -> str:
+    """``value`` as text inside a raw HTML block (e.g. ``<summary>``): entities, no links."""
+    text = flatten(value)
+    if limit is not None:
+        text = shorten(text, limit)
+    return _no_links(html.escape(text, quote=True))
+
+
+def safe_url(url: str | None) -> str | None:
+    """An http(s) URL fit for a markdown link destination, or None when it is not one.
+
+    Parentheses, spaces, angle brackets and quotes are percent-encoded so the URL cannot end
+    the link early or smuggle markup; other schemes (``javascript:``, ``data:``) are refused.
+    """
+    if not url:
+        return None
+    parts = urlsplit(flatten(url).strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return quote(parts.geturl(), safe=_SAFE_URL_CHARS)
+
+
+def marker_value(value: str | int | None) -> str:
+    """A value safe inside an HTML comment marker (no ``-->``, no spaces): ``_`` elsewhere."""
+    text = _MARKER_VALUE.sub("_", str(value if value is not None else "-"))
+    return text.replace("--", "-_") or "-"
+
+
+def escape_command_data(value: str) -> str:
+    """Escape the message of a workflow command (``::error ...::message``)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_command_property(value: str) -> str:
+    """Escape a property value of a workflow command (``file=``, ``title=``)."""
+    return escape_command_data(value).replace(":", "%3A").replace(",", "%2C")

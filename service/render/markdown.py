@@ -1,0 +1,286 @@
+"""The PR verdict in markdown: the sticky comment, the check summary and the job summary.
+
+``render_verdict`` lists the kernels that matter worst first (a table, then collapsible
+details per finding) and summarises the unchanged ones, so a 2,000-kernel run still reads in
+one screen. It stays under ``max_chars`` (GitHub refuses comments over 65,536 characters) by
+leaving out the least important kernels first, and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+
+from rules.verdict import Conclusion, Finding, KernelVerdict, Severity, Verdict
+from service.render.escape import (
+    escape_code,
+    escape_text,
+    marker_value,
+    safe_url,
+    shorten,
+)
+from service.render.verdict_view import (
+    CONCLUSION_ICONS,
+    TEXT_LIMIT,
+    Entry,
+    GroupRow,
+    fmt_share,
+    make_detail,
+    make_group_row,
+    make_row,
+    worst,
+)
+
+#: GitHub's limit on a comment body; the default budget keeps a margin below it.
+GITHUB_COMMENT_LIMIT = 65_536
+#: Check-run ``output.summary`` and ``output.text`` limit.
+CHECK_OUTPUT_LIMIT = 65_535
+#: Rows in the visible table; the rest go to a collapsed table.
+VISIBLE_ROWS = 20
+#: Rows in the check summary.
+CHECK_ROWS = 10
+MAX_NOTES = 20
+MAX_GROUPS = 30
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_STATUS_ORDER = {"regressed": 0, "unplaced": 1, "new": 2, "improved": 3, "unchanged": 4}
+
+
+@dataclass(frozen=True)
+class VerdictLinks:
+    """Optional links shown under the verdict (only http(s) URLs are used).
+
+    Attributes:
+        run_url: The dashboard page of this run.
+        summary_url: The workflow run (job summary) on GitHub.
+        charts: (label, image URL) pairs, e.g. the roofline chart; must be reachable by GitHub.
+        artifact_name: Name of the workflow artifact that holds the full verdict.
+    """
+
+    run_url: str | None = None
+    summary_url: str | None = None
+    charts: tuple[tuple[str, str], ...] = ()
+    artifact_name: str | None = None
+
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("service.render", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # markdown: strings are escaped in verdict_view, per context
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def verdict_marker(repo: str | None, pr: int | None, device: str | None) -> str:
+    """The hidden marker of the sticky comment: one comment per PR per device."""
+    return (
+        f"<!-- roofguard:verdict repo={marker_value(repo)} pr={marker_value(pr)} "
+        f"device={marker_value(device)} -->"
+    )
+
+
+def _importance(kernel: KernelVerdict, findings: Sequence[Finding]) -> tuple[int, int, int, float]:
+    top = worst(findings)
+    if top is None:
+        return (1, 3, _STATUS_ORDER.get(kernel.status, 2), -kernel.time_share)
+    return (0 if top.counts else 1, top.severity.rank, 0, -kernel.time_share)
+
+
+@dataclass
+class _Split:
+    listed: list[Entry] = field(default_factory=list)
+    unchanged: list[KernelVerdict] = field(default_factory=list)
+    other: list[Finding] = field(default_factory=list)
+
+
+def _split(verdict: Verdict) -> _Split:
+    by_kernel: dict[str, list[Finding]] = defaultdict(list)
+    keys = {k.key for k in verdict.kernels}
+    split = _Split()
+    for finding in verdict.findings:
+        if finding.kernel in keys:
+            by_kernel[finding.kernel].append(finding)
+        else:
+            split.other.append(finding)
+    ranked = sorted(verdict.kernels, key=lambda k: _importance(k, by_kernel[k.key]))
+    for kernel in ranked:
+        found = by_kernel[kernel.key]
+        if not found and kernel.status == "unchanged":
+            split.unchanged.append(kernel)
+            continue
+        ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
+        details = tuple(make_detail(f, verdict) for f in ordered)
+        split.listed.append(Entry(make_row(kernel, found), details))
+    split.other.sort(key=lambda f: (not f.counts, f.severity.rank))
+    return split
+
+
+def _headline(verdict: Verdict) -> dict[str, Any]:
+    regressions = verdict.regressions
+    warnings = sum(1 for f in verdict.findings if f.severity == Severity.WARN and f.counts)
+    preview = sum(1 for f in verdict.findings if not f.counts)
+    counts = [
+        f"{regressions} regression{'s' if regressions != 1 else ''}",
+        f"{warnings} warning{'s' if warnings != 1 else ''}",
+    ]
+    if preview:
+        counts.append(f"{preview} preview finding{'s' if preview != 1 else ''}")
+    device = escape_text(verdict.device or "unknown device", limit=80)
+    title = {
+        Conclusion.FAIL: "performance regressions",
+        Conclusion.WARN: "warnings",
+        Conclusion.PASS: "no regressions",
+    }[verdict.conclusion]
+    others = [r for r in verdict.roofs if r != verdict.roof]
+    n = len(verdict.kernels)
+    return {
+        "icon": CONCLUSION_ICONS[verdict.conclusion] if verdict.trusted else "⚠️",
+        "title": f"{title if verdict.trusted else 'no regression verdict'} on {device}",
+        "conclusion": verdict.conclusion.value.upper(),
+        "counts": ", ".join(counts),
+        "roof": escape_text(verdict.roof or "unknown roof", limit=120),
+        "other_roofs": ", ".join(escape_text(r, limit=120) for r in others),
+        "commit": escape_code(verdict.commit[:12]) if verdict.commit else "",
+        "n_kernels": f"{n:,} kernel{'s' if n != 1 else ''}",
+        "trusted": verdict.trusted,
+    }
+
+
+def _unchanged(kernels: Sequence[KernelVerdict]) -> dict[str, Any]:
+    share = sum(k.time_share for k in kernels)
+    return {"count": f"{len(kernels):,}" if kernels else 0, "share": fmt_share(share), "icon": "✅"}
+
+
+def _groups(verdict: Verdict) -> list[GroupRow]:
+    return [make_group_row(g) for g in verdict.groups[:MAX_GROUPS]]
+
+
+def _notes(verdict: Verdict) -> list[str]:
+    notes = [escape_text(n, limit=TEXT_LIMIT) for n in verdict.notes[:MAX_NOTES]]
+    if len(verdict.notes) > MAX_NOTES:
+        notes.append(f"…and {len(verdict.notes) - MAX_NOTES} more notes.")
+    return notes
+
+
+def _links(links: VerdictLinks | None) -> tuple[str, list[tuple[str, str]]]:
+    if links is None:
+        return "", []
+    parts = []
+    for label, url in (("run page", links.run_url), ("workflow run", links.summary_url)):
+        if (safe := safe_url(url)) is not None:
+            parts.append(f"[{label}]({safe})")
+    if links.artifact_name:
+        parts.append(f"full verdict in artifact {escape_code(links.artifact_name, limit=100)}")
+    charts = [
+        (escape_text(label, limit=80), url)
+        for label, u in links.charts
+        if (url := safe_url(u)) is not None
+    ]
+    return " · ".join(parts), charts
+
+
+def _tidy(text: str) -> str:
+    """Template whitespace aside, one blank line between blocks."""
+    return _BLANK_RUNS.sub("\n\n", text)
+
+
+def _hard_cut(text: str, max_chars: int) -> str:
+    note = "\n\n> ✂️ Cut to stay under GitHub's size limit.\n"
+    return shorten(text, max_chars - len(note)) + note if len(text) > max_chars else text
+
+
+def _fit(render: Any, total: int, max_chars: int) -> str:
+    """The largest ``render(keep)`` (keep <= total entries) that fits in ``max_chars``."""
+    text: str = render(total)
+    if len(text) <= max_chars:
+        return text
+    low, high = 0, total - 1  # invariant: keep=high+1 does not fit
+    best: str | None = None
+    while low <= high:
+        middle = (low + high) // 2
+        candidate: str = render(middle)
+        if len(candidate) <= max_chars:
+            best, low = candidate, middle + 1
+        else:
+            high = middle - 1
+    return best if best is not None else _hard_cut(render(0), max_chars)
+
+
+def render_verdict(
+    verdict: Verdict, *, links: VerdictLinks | None = None, max_chars: int = 60_000
+) -> str:
+    """The sticky PR comment (also the job summary) for ``verdict``.
+
+    Args:
+        verdict: The run's verdict.
+        links: Optional run page, workflow run, chart images and artifact name.
+        max_chars: Size budget; the least important kernels are left out to meet it.
+
+    Returns:
+        Markdown starting with the hidden marker ``verdict_marker(repo, pr, device)``.
+    """
+    split = _split(verdict)
+    footer, charts = _links(links)
+    template = _env().get_template("verdict.md.j2")
+    base = {
+        "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
+        "v": _headline(verdict),
+        "unchanged": _unchanged(split.unchanged),
+        "notes": _notes(verdict),
+        "links": footer,
+        "charts": charts,
+        "groups": _groups(verdict),
+    }
+
+    def render(keep: int) -> str:
+        entries = split.listed[:keep]
+        rows = [e.row for e in entries]
+        details = [d for e in entries for d in e.details]
+        other = [make_detail(f, verdict) for f in split.other] if keep or not split.listed else []
+        return _tidy(
+            template.render(
+                **base,
+                rows=rows[:VISIBLE_ROWS],
+                more_rows=rows[VISIBLE_ROWS:],
+                details=details,
+                other=other,
+                omitted=len(split.listed) - keep,
+            )
+        )
+
+    return _fit(render, len(split.listed), max_chars)
+
+
+def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMIT) -> str:
+    """The shorter check-run summary: headline, the worst kernels, the unchanged count."""
+    split = _split(verdict)
+    rows = [e.row for e in split.listed[:CHECK_ROWS]]
+    text = (
+        _env()
+        .get_template("check_summary.md.j2")
+        .render(
+            v=_headline(verdict),
+            rows=rows,
+            hidden=len(split.listed) - len(rows),
+            unchanged=_unchanged(split.unchanged),
+            notes=_notes(verdict)[:5],
+            groups=_groups(verdict),
+        )
+    )
+    return _hard_cut(_tidy(text), max_chars)
+
+
+def check_title(verdict: Verdict) -> str:
+    """One line for the check-run title or commit-status description (<= 140 characters)."""
+    head = _headline(verdict)
+    device = shorten(verdict.device or "unknown device", 40)
+    return shorten(f"{head['conclusion']}: {head['counts']} on {device}", 140)

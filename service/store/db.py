@@ -1,0 +1,234 @@
+"""Engines, sessions and migrations of the history store.
+
+SQLite is the default (``.roofguard/history.db`` in the working directory, WAL, busy timeout,
+foreign keys on); any SQLAlchemy URL works, PostgreSQL through psycopg. Database failures
+(locked, unreachable, migrations behind) surface as ONE ``StoreUnavailable`` with a message
+that says what to do, and a failed transaction leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from service.errors import StoreUnavailable
+
+#: The default store, relative to the working directory.
+DEFAULT_SQLITE_PATH = Path(".roofguard") / "history.db"
+#: Environment variable naming the database URL (read by the CLI, passed down from there).
+DATABASE_URL_ENV = "ROOFGUARD_DATABASE_URL"
+DEFAULT_BUSY_TIMEOUT_S = 5.0
+UPGRADE_HINT = "run `roofguard db upgrade`"
+
+
+def default_url() -> str:
+    """The SQLite URL of the default store in the working directory (its folder is created)."""
+    DEFAULT_SQLITE_PATH.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{DEFAULT_SQLITE_PATH}"
+
+
+def describe(engine: Engine) -> str:
+    """The store's URL without its password, for messages."""
+    return engine.url.render_as_string(hide_password=True)
+
+
+def _sqlite_pragmas(engine: Engine, busy_timeout_s: float) -> None:
+    """WAL, busy timeout and foreign keys on every connection; we emit BEGIN ourselves.
+
+    pysqlite's own transaction handling defers BEGIN and breaks SAVEPOINT; taking it over
+    lets a writing session start with ``BEGIN IMMEDIATE``, so a concurrent writer waits for
+    the busy timeout instead of failing half-way through an ingest.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def make_engine(
+    url: str | None = None, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+) -> Engine:
+    """An engine for ``url`` (default: the SQLite file ``.roofguard/history.db``).
+
+    Args:
+        url: Any SQLAlchemy URL; ``postgresql+psycopg://...`` for PostgreSQL.
+        busy_timeout_s: How long SQLite waits for another writer (and PostgreSQL for a
+            connection) before the store is reported unavailable.
+    """
+    url = url or default_url()
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(parsed, connect_args={"timeout": busy_timeout_s})
+        _sqlite_pragmas(engine, busy_timeout_s)
+        return engine
+    connect_args: dict[str, Any] = {}
+    if parsed.get_backend_name() == "postgresql":
+        # Same promise as SQLite's busy timeout: a locked table is an error, not a hang.
+        connect_args["options"] = f"-c lock_timeout={int(busy_timeout_s * 1000)}"
+        if "connect_timeout" not in parsed.query:
+            connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
+    return sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
+
+
+_UNREACHABLE = (
+    "connect",
+    "unable to open",
+    "refused",
+    "timeout",
+    "timed out",
+    "resolve",
+    "translate host",
+    "no route",
+    "password authentication",
+    "does not exist",
+)
+
+
+def unavailable(engine: Engine, exc: BaseException) -> StoreUnavailable:
+    """Translate a driver error into one clear StoreUnavailable."""
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    where, lowered = describe(engine), text.lower()
+    if "locked" in lowered or "busy" in lowered or "lock timeout" in lowered:
+        return StoreUnavailable(
+            f"history store {where} is locked by another writer (waited for the busy "
+            f"timeout): {text}; retry when the other roofguard process has finished"
+        )
+    if any(word in lowered for word in _UNREACHABLE):
+        return StoreUnavailable(f"history store {where} is unreachable: {text}")
+    return StoreUnavailable(
+        f"history store {where} failed: {text} (does it match this roofguard? "
+        "see `roofguard db current`)"
+    )
+
+
+@contextmanager
+def session_scope(engine: Engine, *, readonly: bool = False) -> Iterator[Session]:
+    """A session that commits once at the end, or rolls back everything on any error.
+
+    Database errors (locked, unreachable) are re-raised as ``StoreUnavailable``.
+
+    Args:
+        engine: From ``make_engine``.
+        readonly: Start SQLite transactions deferred (readers never wait for writers in WAL).
+    """
+    bind = _reader(engine) if readonly else engine
+    session = Session(bind=bind, expire_on_commit=False)
+    try:
+        yield session
+        session.commit()
+    except sa.exc.OperationalError as exc:
+        session.rollback()
+        raise unavailable(engine, exc) from exc
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def alembic_config(connection: sa.Connection | None = None) -> Config:
+    """Alembic configuration pointing into the packaged ``service/store/migrations``."""
+    config = Config()
+    location = resources.files("service.store").joinpath("migrations")
+    config.set_main_option("script_location", str(location))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str | None:
+    """The newest migration shipped with this roofguard."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def _reader(engine: Engine) -> Engine:
+    """The engine, starting SQLite transactions deferred (reads never wait for writers)."""
+    return engine.execution_options(sqlite_begin="DEFERRED")
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The migration the database is at (None for an empty database)."""
+    try:
+        with _reader(engine).connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except sa.exc.OperationalError as exc:
+        raise unavailable(engine, exc) from exc
+
+
+def migrate(engine: Engine) -> str | None:
+    """Upgrade the database to the newest migration (``alembic upgrade head``); returns it."""
+    try:
+        with engine.begin() as conn:
+            command.upgrade(alembic_config(conn), "head")
+    except sa.exc.OperationalError as exc:
+        raise unavailable(engine, exc) from exc
+    return head_revision()
+
+
+def _is_empty(engine: Engine) -> bool:
+    with _reader(engine).connect() as conn:
+        return not sa.inspect(conn).get_table_names()
+
+
+def ensure_current(engine: Engine) -> None:
+    """Raise StoreUnavailable unless the store is reachable and at the newest migration."""
+    current, head = current_revision(engine), head_revision()
+    if current == head:
+        return
+    where = describe(engine)
+    if current is None:
+        raise StoreUnavailable(f"history store {where} is not initialised; {UPGRADE_HINT}")
+    raise StoreUnavailable(
+        f"history store {where} is at migration {current}, this roofguard needs {head}; "
+        f"{UPGRADE_HINT}"
+    )
+
+
+def open_store(
+    url: str | None = None, *, create: bool = True, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+) -> Engine:
+    """An engine on a store that is ready to use.
+
+    A brand-new, empty database is created at the newest migration when ``create`` is true
+    (so ``roofguard ingest`` works on a fresh checkout); a store whose migrations are behind
+    is never upgraded implicitly.
+
+    Raises:
+        StoreUnavailable: Unreachable, locked, or migrations behind.
+    """
+    engine = make_engine(url, busy_timeout_s=busy_timeout_s)
+    try:
+        if create and _is_empty(engine):
+            migrate(engine)
+        ensure_current(engine)
+    except sa.exc.OperationalError as exc:
+        engine.dispose()
+        raise unavailable(engine, exc) from exc
+    except BaseException:
+        engine.dispose()  # no connection outlives a refused store
+        raise
+    return engine

@@ -1,0 +1,207 @@
+"""History-store tables (SQLModel, ``table=True``). One migration chain covers all of them.
+
+Timestamps are stored in UTC. SQLite keeps them without a zone, so readers attach UTC again
+(``service.store.history`` does). Raw counters sit beside the derived figures of the roof the
+run was placed on, and ``runs.record_json`` keeps the full RunRecord, so every verdict figure
+can be reproduced from what is stored.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+#: Naming convention so constraint names are stable across SQLite and PostgreSQL (Alembic).
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def _ts(**kw: Any) -> Any:
+    return Field(sa_type=sa.DateTime(timezone=True), **kw)
+
+
+def _json(**kw: Any) -> Any:
+    return Field(sa_type=sa.JSON, **kw)
+
+
+class Repository(SQLModel, table=True):
+    """A repository, "OWNER/NAME"."""
+
+    __tablename__ = "repositories"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_type=sa.String(200), unique=True)
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class Device(SQLModel, table=True):
+    """A device, by the name runs are stored under (the catalog id when the catalog knows it)."""
+
+    __tablename__ = "devices"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_type=sa.String(200), unique=True)
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class Run(SQLModel, table=True):
+    """One ingested run.
+
+    ``content_hash`` (sha256 of the canonical RunRecord JSON) is unique per repository, which
+    makes ingest idempotent.
+    """
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        sa.UniqueConstraint("repo_id", "content_hash", name="uq_runs_repo_content_hash"),
+        sa.Index("ix_runs_baseline", "repo_id", "device_id", "branch", "kind", "timestamp"),
+        sa.Index("ix_runs_repo_commit", "repo_id", "commit"),
+        sa.Index("ix_runs_kind_timestamp", "kind", "timestamp"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: int = Field(foreign_key="repositories.id")
+    device_id: int = Field(foreign_key="devices.id")
+    commit: str | None = Field(default=None, sa_type=sa.String(64))
+    branch: str | None = Field(default=None, sa_type=sa.String(255))
+    pull_request: int | None = None
+    kind: str = Field(sa_type=sa.String(16))
+    timestamp: datetime = _ts()
+    runner: str | None = Field(default=None, sa_type=sa.String(255))
+    device_reported: str | None = Field(default=None, sa_type=sa.String(255))
+    driver: str | None = Field(default=None, sa_type=sa.String(64))
+    profiler_tool: str | None = Field(default=None, sa_type=sa.String(64))
+    profiler_version: str | None = Field(default=None, sa_type=sa.String(64))
+    clock_control: str | None = Field(default=None, sa_type=sa.String(32))
+    cache_control: str | None = Field(default=None, sa_type=sa.String(32))
+    roof_source: str = Field(sa_type=sa.String(16))
+    roof_label: str = Field(sa_type=sa.String(255))
+    roof_json: dict[str, Any] = _json(default_factory=dict)
+    trusted: bool = True
+    content_hash: str = Field(sa_type=sa.String(64))
+    record_json: str = Field(sa_type=sa.Text)
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class Kernel(SQLModel, table=True):
+    """A kernel identity within a repository.
+
+    ``key_hash`` (sha256 of the key) carries the uniqueness, because keys of demangled C++
+    can exceed PostgreSQL's index-row limit.
+    """
+
+    __tablename__ = "kernels"
+    __table_args__ = (sa.UniqueConstraint("repo_id", "key_hash", name="uq_kernels_repo_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: int = Field(foreign_key="repositories.id")
+    key: str = Field(sa_type=sa.Text)
+    key_hash: str = Field(sa_type=sa.String(64))
+    name: str = Field(sa_type=sa.Text)
+
+
+class Measurement(SQLModel, table=True):
+    """One kernel in one run: raw counters and the derived figures on the run's roof."""
+
+    __tablename__ = "measurements"
+    __table_args__ = (
+        sa.UniqueConstraint("run_id", "kernel_id", name="uq_measurements_run_kernel"),
+        sa.Index("ix_measurements_kernel_run", "kernel_id", "run_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE")
+    kernel_id: int = Field(foreign_key="kernels.id")
+    launches: int = 1
+    time_s: float
+    flops_json: dict[str, float] = _json(default_factory=dict)
+    total_flops: float | None = None
+    bytes_dram: float | None = None
+    bytes_l2: float | None = None
+    bytes_l1: float | None = None
+    percent_of_roof: float | None = None
+    regime: str | None = Field(default=None, sa_type=sa.String(16))
+    binding: str | None = Field(default=None, sa_type=sa.String(32))
+    borderline: bool = False
+    intensity_dram: float | None = None
+    intensity_l2: float | None = None
+    intensity_l1: float | None = None
+    t_roof_s: float | None = None
+    roof_source: str = Field(sa_type=sa.String(16))
+
+
+class FindingRow(SQLModel, table=True):
+    """One finding of a check on a run (rules.verdict.Finding, stored)."""
+
+    __tablename__ = "findings"
+    __table_args__ = (sa.Index("ix_findings_run", "run_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE")
+    kernel_key: str | None = Field(default=None, sa_type=sa.Text)
+    rule: str = Field(sa_type=sa.String(64))
+    severity: str = Field(sa_type=sa.String(8))
+    stability: str = Field(sa_type=sa.String(8))
+    message: str = Field(sa_type=sa.Text)
+    advice: str | None = Field(default=None, sa_type=sa.String(32))
+    numbers_json: dict[str, Any] = _json(default_factory=dict)
+    finding_json: dict[str, Any] = _json(default_factory=dict)
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class ApiToken(SQLModel, table=True):
+    """An API token (only its hash is stored). ``repo_id`` None means every repository."""
+
+    __tablename__ = "api_tokens"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_type=sa.String(200))
+    token_hash: str = Field(sa_type=sa.String(128), unique=True)
+    repo_id: int | None = Field(default=None, foreign_key="repositories.id")
+    permission: str = Field(sa_type=sa.String(8))
+    created_at: datetime = _ts(default_factory=utcnow)
+    revoked_at: datetime | None = _ts(default=None)
+    last_used_at: datetime | None = _ts(default=None)
+
+
+class BaselineAcceptance(SQLModel, table=True):
+    """A ``/roofguard accept``: the baseline of a kernel on a device restarts after it."""
+
+    __tablename__ = "baseline_acceptances"
+    __table_args__ = (sa.Index("ix_acceptances_lookup", "repo_id", "device_id", "kernel_key_hash"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: int = Field(foreign_key="repositories.id")
+    device_id: int | None = Field(default=None, foreign_key="devices.id")
+    kernel_key: str = Field(sa_type=sa.Text)
+    kernel_key_hash: str = Field(sa_type=sa.String(64))
+    run_id: int | None = Field(default=None, foreign_key="runs.id")
+    accepted_by: str = Field(sa_type=sa.String(200))
+    reason: str = Field(default="", sa_type=sa.Text)
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class RunnerCeiling(SQLModel, table=True):
+    """Measured roofs of a runner (calibration); the newest per (runner, device, backend) wins."""
+
+    __tablename__ = "runner_ceilings"
+    __table_args__ = (sa.Index("ix_runner_ceilings_lookup", "runner", "device", "backend"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    runner: str = Field(sa_type=sa.String(255))
+    device: str = Field(sa_type=sa.String(200))
+    backend: str = Field(sa_type=sa.String(64))
+    created_at: datetime = _ts(default_factory=utcnow)
+    ceilings_json: dict[str, Any] = _json(default_factory=dict)

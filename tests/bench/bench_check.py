@@ -1,0 +1,159 @@
+"""End-to-end benchmark of ``roofguard check`` (a script, not a test).
+
+A 2,000-kernel pull-request run (roofguard JSON on disk) is checked against a history of
+nightly runs of the same 2,000 kernels that grows 30 -> 90 -> 180 runs (90 runs = 180,000
+stored measurements), on SQLite and on PostgreSQL. Timed, best of ``--repeat``:
+
+* ``check``: what the command does after start-up: read the file, ingest it (one
+  transaction), read the baseline, run every rule, render the markdown;
+* ``reference``: reading and placing the same file alone (``collect`` + ``place_run``), the
+  floor any checker pays, measured in the same process right before.
+
+Usage::
+
+    python tests/bench/bench_check.py [--lengths 30,90,180] [--kernels 2000]
+        [--backends sqlite,postgres] [--postgres-url URL] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import sqlalchemy as sa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from collectors import collect
+from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from service.config import RoofguardConfig
+from service.pipeline import RunMeta, check_run, collect_run
+from service.store.db import open_store, session_scope
+from service.store.repo import ingest_run
+
+REPO = "bench/llm"
+ROOF = builtin_catalog().lookup("H100-SXM5").roof()
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def kernels(n: int, rng: random.Random) -> tuple[KernelRecord, ...]:
+    """``n`` memory- and compute-bound kernels; times jitter by ~2 % per run."""
+    out = []
+    for i in range(n):
+        nbytes = 1e6 * (1 + i % 97)
+        flops = nbytes * (0.5 if i % 3 else 400.0)
+        roof_t = max(nbytes / 3.35e12, flops / 989.4e12)
+        out.append(
+            KernelRecord(
+                name=f"void kernel_{i}<cutlass::bfloat16_t, {64 + i % 7 * 32}>(Params)",
+                key=f"kernel_{i}<cutlass::bfloat16_t, {64 + i % 7 * 32}>",
+                duration_s=roof_t / 0.8 * rng.lognormvariate(0, 0.02),
+                flops={"tensor_bf16": flops},
+                bytes={"dram": nbytes},
+            )
+        )
+    return tuple(out)
+
+
+def run_record(n: int, night: int, rng: random.Random, kind: RunKind) -> RunRecord:
+    return RunRecord(
+        repo=REPO, commit=f"{night:040x}", branch="main" if kind == RunKind.NIGHTLY else "pr",
+        kind=kind, pull_request=None if kind == RunKind.NIGHTLY else 1,
+        timestamp=START + timedelta(days=night), device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
+        profiler=ProfilerInfo(tool="ncu"), kernels=kernels(n, rng),
+    )  # fmt: skip
+
+
+@contextmanager
+def database(backend: str, pg_url: str) -> Iterator[str]:
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
+            yield f"sqlite:///{Path(tmp) / 'h.db'}"
+        return
+    name = f"roofguard_bench_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield sa.engine.make_url(pg_url).set(database=name).render_as_string(False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def grow_history(url: str, start: int, stop: int, n: int, rng: random.Random) -> None:
+    engine = open_store(url)
+    for night in range(start, stop):
+        run = run_record(n, night, rng, RunKind.NIGHTLY)
+        with session_scope(engine) as session:
+            ingest_run(session=session, run=run, placements=place_run(run, ROOF), roof=ROOF)
+    engine.dispose()
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def check_once(url: str, report: Path, config: RoofguardConfig, tag: int) -> None:
+    meta = RunMeta(repo=REPO, commit=f"pr{tag:038x}", branch="pr", pr=1)
+    run = collect_run([report], meta=meta, config=config)
+    engine = open_store(url)
+    with session_scope(engine) as session:
+        check_run(session=session, run=run, config=config)
+    engine.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lengths", default="30,90,180")
+    parser.add_argument("--kernels", type=int, default=2000)
+    parser.add_argument("--backends", default="sqlite,postgres")
+    default_pg = "postgresql+psycopg://root@127.0.0.1:5432/test"
+    parser.add_argument(
+        "--postgres-url", default=os.environ.get("ROOFGUARD_TEST_POSTGRES_URL", default_pg)
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    rng = random.Random(7)
+    config = RoofguardConfig(device="H100-SXM5")
+    lengths = [int(x) for x in args.lengths.split(",")]
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    print("| backend | nightly runs | stored measurements | check (s) | reference (s) |")
+    print("|---|--:|--:|--:|--:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "pr.json"
+        report.write_text(run_record(args.kernels, 9999, rng, RunKind.PR).model_dump_json())
+        for backend in args.backends.split(","):
+            with database(backend, args.postgres_url) as url:
+                have, tag = 0, 0
+                for length in lengths:
+                    grow_history(url, have, length, args.kernels, rng)
+                    have = length
+                    ref = best(lambda: place_run(collect(report), ROOF), args.repeat)
+                    tags = iter(range(tag, tag + args.repeat))
+                    t = best(lambda t=tags: check_once(url, report, config, next(t)), args.repeat)
+                    tag += args.repeat
+                    print(f"| {backend} | {length} | {length * args.kernels:,} | {t:.2f} "
+                          f"| {ref:.2f} |")  # fmt: skip
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

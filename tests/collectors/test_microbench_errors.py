@@ -1,0 +1,121 @@
+"""Bad microbenchmark input: one MalformedReport naming the file, the entry and the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from collectors import collect, detect
+from collectors.errors import MalformedReport, UnknownFormat
+
+
+def gbench(*entries):
+    return json.dumps({"context": {"library_build_type": "release"}, "benchmarks": list(entries)})
+
+
+def bm(name="BM_x", real_time=1.0, unit="ns", **extra):
+    return {"name": name, "iterations": 10, "real_time": real_time, "cpu_time": 1.0,
+            "time_unit": unit, **extra}  # fmt: skip
+
+
+def pytest_bench(*entries):
+    return json.dumps({"machine_info": {"node": "n"}, "benchmarks": list(entries)})
+
+
+def pb(name="test_x", median=1e-3):
+    return {"name": name, "params": None, "extra_info": {}, "stats": {"median": median}}
+
+
+def nvbench(value):
+    summary = {"tag": "nv/cold/time/gpu/mean", "name": "GPU Time", "hint": "duration",
+               "data": [{"name": "value", "type": "float64", "value": value}]}  # fmt: skip
+    state = {"name": "Device=0", "device": 0, "axis_values": None, "summaries": [summary]}
+    return json.dumps({"meta": {"version": {"json": {"string": "1.0.0"}}},
+                       "devices": [{"id": 0, "name": "GPU", "sm_version": 900}],
+                       "benchmarks": [{"name": "copy", "states": [state]}]})  # fmt: skip
+
+
+NV_CSV = (
+    "Benchmark,Device,Device Name,Size,Skipped,Samples,GPU Time (sec),Noise\n"
+    "copy,0,GPU,1024,No,100,1e-05,0.01\n"
+    "copy,0,GPU,2048,No,100\n"
+)
+NV_MD = (
+    "# Devices\n\n## [0] `GPU`\n* Number of SMs: 10\n\n# Benchmark Results\n\n## copy\n\n"
+    "### [0] GPU\n\n| Size | Samples | GPU Time |\n|------|---------|----------|\n"
+    "| 1024 | 100x | fast |\n"
+)
+KINETO = json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": -3,
+                                      "args": {"device": 0}}]})  # fmt: skip
+
+CASES = {
+    "gbench-truncated": ("b.json", gbench(bm())[:60], "gbench-json", "line 1", None),
+    "gbench-wrong-schema": ("b.json", json.dumps({"context": {"date": "x"}, "benchmarks": {},
+                                                  "library_build_type": "release"}),
+                            "gbench-json", None, "benchmarks"),
+    "gbench-non-numeric": ("b.json", gbench(bm(real_time="fast")), "gbench-json",
+                           "benchmarks[0]", "real_time"),
+    "gbench-negative": ("b.json", gbench(bm(real_time=-2.0)), "gbench-json",
+                        "benchmarks[0]", "real_time"),
+    "gbench-time-unit": ("b.json", gbench(bm(unit="fortnight")), "gbench-json",
+                         "benchmarks[0]", "time_unit"),
+    "gbench-duplicate": ("b.json", gbench(bm(), bm()), "gbench-json", "benchmarks[1]", "name"),
+    "gbench-bad-counter": ("b.json", gbench(bm(bytes_per_second="many")), "gbench-json",
+                           "benchmarks[0]", "bytes_per_second"),
+    "pytest-non-numeric": ("p.json", pytest_bench(pb(median="x")), "pytest-benchmark-json",
+                           "benchmarks[0]", "median"),
+    "pytest-duplicate": ("p.json", pytest_bench(pb(), pb()), "pytest-benchmark-json",
+                         "benchmarks[1]", "name"),
+    "nvbench-non-numeric": ("n.json", nvbench("abc"), "nvbench-json", "copy [Device=0]",
+                            "GPU Time"),
+    "nvbench-negative": ("n.json", nvbench("-1e-3"), "nvbench-json", "copy [Device=0]",
+                         "GPU Time"),
+    "nvbench-csv-truncated": ("n.csv", NV_CSV, "nvbench-csv", "3", None),
+    "nvbench-md-non-numeric": ("n.md", NV_MD, "nvbench-md", "14", "GPU Time"),
+    "kineto-negative": ("t.json", KINETO, "kineto-trace", "traceEvents[0]", "dur"),
+    "csv-unknown-column": ("r.csv", "name,duration_s,flops_fp33\nk,1e-3,5\n", "roofguard-csv",
+                           "1", "flops_fp33"),
+    "csv-negative": ("r.csv", "name,duration_s\nk,-1\n", "roofguard-csv", "2", "duration_s"),
+    "csv-duplicate": ("r.csv", "name,duration_s\nk,1\nk,2\n", "roofguard-csv", "3", "name"),
+    "csv-non-numeric": ("r.csv", "name,duration_s,bytes_dram\nk,1,lots\n", "roofguard-csv",
+                        "2", "bytes_dram"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_names_file_entry_and_field(case, tmp_path):
+    filename, content, fmt, row, field = CASES[case]
+    path = tmp_path / filename
+    path.write_text(content, encoding="utf-8")
+    assert detect(path).name == fmt
+    with pytest.raises(MalformedReport) as err:
+        collect(path)  # detected by content, as the CLI does
+    assert err.value.path == str(path)
+    assert (err.value.row or "").startswith(row or "")
+    assert (err.value.row is None) == (row is None)
+    if field is not None:
+        assert field in (err.value.field or "")
+    assert str(err.value).startswith(str(path))
+
+
+@pytest.mark.parametrize(
+    "fmt", ["nvbench-json", "nvbench-csv", "nvbench-md", "gbench-json", "pytest-benchmark-json",
+            "kineto-trace", "roofguard-csv"],
+)  # fmt: skip
+def test_empty_file_is_one_clear_error(fmt, tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text("  \n", encoding="utf-8")
+    with pytest.raises(MalformedReport, match="the file is empty"):
+        collect(path, fmt=fmt)
+    with pytest.raises(UnknownFormat, match="the file is empty"):
+        collect(path)
+
+
+def test_truncated_real_nvbench_file(corpus_dir, tmp_path):
+    real = corpus_dir / "nvbench/NVIDIA_nvbench__python_scripts_test_ref.json"
+    path = tmp_path / "cut.json"
+    path.write_bytes(real.read_bytes()[:200_000])
+    with pytest.raises(MalformedReport, match=r"not valid JSON \(truncated\?\)") as err:
+        collect(path)
+    assert err.value.row is not None and err.value.row.startswith("line ")

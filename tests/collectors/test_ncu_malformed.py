@@ -1,0 +1,182 @@
+"""Bad input: one clear error naming the file, the row (or launch ID) and the field."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from ncu_files import DETAILS, write_details, write_raw
+
+import collectors
+from collectors.errors import MalformedReport, MissingExtra, UnknownFormat
+
+METRICS = [("gpu__time_duration.sum", "nsecond"), ("dram__bytes.sum", "byte")]
+NCU_FORMATS = ["ncu-csv-raw", "ncu-csv-details", "ncu-rep", "ncu-text"]
+
+
+def good_raw(path: Path) -> Path:
+    return write_raw(path, METRICS, [(0, "k", ["1000", "64"]), (1, "k", ["2000", "128"])])
+
+
+def raises(path: Path, fmt: str | None = None) -> MalformedReport:
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(path, fmt)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("fmt", NCU_FORMATS)
+def test_empty_file(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_bytes(b"")
+    with pytest.raises(UnknownFormat, match="empty"):
+        collectors.collect(path)
+    error = raises(path, fmt)
+    assert error.row is None
+
+
+def test_truncated_raw_page(tmp_path: Path) -> None:
+    path = good_raw(tmp_path / "raw.csv")
+    text = path.read_text()
+    path.write_text(text[: text.rindex(",")])  # cut inside the last launch row
+    error = raises(path)
+    assert error.row == "5 (launch ID 1)"
+    assert "truncated" in error.reason
+
+
+def test_truncated_details_page(tmp_path: Path) -> None:
+    path = write_details(
+        tmp_path / "d.csv", [(0, "k", "S", "gpu__time_duration.sum", "nsecond", "5")] * 2
+    )
+    text = path.read_text()
+    path.write_text(text[: text.rindex('"S"')])
+    error = raises(path)
+    assert error.row == "3 (launch ID 0)"
+
+
+def test_binary_garbage(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.bin"
+    path.write_bytes(os.urandom(4096).replace(b"NVR", b"xxx"))
+    with pytest.raises(UnknownFormat):
+        collectors.collect(path)
+    for fmt in ("ncu-csv-raw", "ncu-csv-details", "ncu-rep"):
+        raises(path, fmt)
+
+
+def test_garbage_behind_the_report_magic(tmp_path: Path) -> None:
+    pytest.importorskip("ncu_report")
+    path = tmp_path / "x.ncu-rep"
+    path.write_bytes(b"NVR\x00" + os.urandom(2048))
+    error = raises(path)
+    assert "no range" in error.reason
+
+
+def test_truncated_report(tmp_path: Path, corpus_dir: Path) -> None:
+    pytest.importorskip("ncu_report")
+    data = (corpus_dir / "ncu-rep/flyinglandlord_sglang__profile.ncu-rep").read_bytes()
+    for fraction in (0.1, 0.5, 0.9):
+        path = tmp_path / f"cut{fraction}.ncu-rep"
+        path.write_bytes(data[: int(len(data) * fraction)])
+        error = raises(path)
+        assert "truncated" in error.reason
+
+
+def test_wrong_header(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    write_details(path, [(0, "k", "S", "gpu__time_duration.sum", "nsecond", "5")],
+                  header=[h if h != "Metric Unit" else "Units" for h in DETAILS])  # fmt: skip
+    error = raises(path)
+    assert (error.row, error.field) == ("1", "Metric Unit")
+    other = tmp_path / "other.csv"
+    other.write_text('"ID","Process ID","Name"\n"0","1","x"\n')
+    with pytest.raises(UnknownFormat):
+        collectors.collect(other)
+    assert raises(other, "ncu-csv-raw").field == "Kernel Name"
+
+
+@pytest.mark.parametrize(
+    ("cell", "why"), [("12abc", "not a number"), ("-64", "non-negative"), ("inf", "finite")]
+)
+def test_bad_cell_in_raw_page(tmp_path: Path, cell: str, why: str) -> None:
+    path = write_raw(
+        tmp_path / "raw.csv", METRICS, [(0, "k", ["1000", "64"]), (1, "k", ["2000", cell])]
+    )
+    error = raises(path)
+    assert (error.row, error.field) == ("5 (launch ID 1)", "dram__bytes.sum")
+    assert why in error.reason
+
+
+def test_bad_cell_in_details_page(tmp_path: Path) -> None:
+    path = write_details(tmp_path / "d.csv", [
+        (0, "k", "GPU Speed Of Light Throughput", "Duration", "nsecond", "5"),
+        (1, "k", "GPU Speed Of Light Throughput", "Duration", "nsecond", "five"),
+    ])  # fmt: skip
+    error = raises(path)
+    assert (error.row, error.field) == ("3 (launch ID 1)", "Duration")
+
+
+def test_unknown_unit(tmp_path: Path) -> None:
+    path = write_raw(tmp_path / "raw.csv", [("dram__bytes.sum", "furlong")], [(0, "k", ["1"])])
+    error = raises(path)
+    assert (error.row, error.field) == ("3", "dram__bytes.sum")
+    assert "furlong" in error.reason
+    details = write_details(tmp_path / "d.csv", [(0, "k", "S", "Duration", "fortnight", "1")])
+    error = raises(details)
+    assert (error.row, error.field) == ("2 (launch ID 0)", "Duration")
+
+
+def test_duplicate_launch_ids(tmp_path: Path) -> None:
+    raw = write_raw(tmp_path / "raw.csv", METRICS, [(0, "k", ["1", "2"]), (0, "k", ["1", "2"])])
+    error = raises(raw)
+    assert (error.row, error.field) == ("0", "ID")
+    details = write_details(tmp_path / "d.csv", [
+        (0, "k", "S", "Duration", "nsecond", "1"),
+        (1, "k", "S", "Duration", "nsecond", "1"),
+        (0, "k", "S", "Duration", "nsecond", "1"),
+    ])  # fmt: skip
+    assert raises(details).row == "0"
+
+
+def test_mixed_devices(tmp_path: Path) -> None:
+    path = write_raw(
+        tmp_path / "raw.csv",
+        METRICS,
+        [(0, "k", ["1", "2"]), (1, "k", ["1", "2"])],
+        cc=["8.0", "9.0"],
+    )
+    error = raises(path)
+    assert (error.row, error.field) == ("5 (launch ID 1)", "Device")
+    assert "mixed devices" in error.reason
+
+
+def test_ncu_errors_without_header(tmp_path: Path) -> None:
+    path = tmp_path / "failed.csv"
+    path.write_text(
+        "==PROF== Connected to process 1 (/app)\n==WARNING== No kernels were profiled.\n"
+    )
+    error = raises(path)
+    assert "no kernels" in error.reason
+
+
+def test_missing_ncu_report_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ncu_report", None)  # makes ``import ncu_report`` fail
+    path = tmp_path / "x.ncu-rep"
+    path.write_bytes(b"NVR\x00" + b"\x00" * 64)
+    with pytest.raises(MissingExtra) as info:
+        collectors.collect(path)
+    assert "roofguard[ncu]" in str(info.value)
+    assert info.value.module == "ncu_report"
+
+
+def test_short_row_in_the_middle(tmp_path: Path) -> None:
+    path = good_raw(tmp_path / "raw.csv")
+    lines = path.read_text().splitlines(keepends=True)
+    lines[3] = lines[3][: lines[3].rindex(",")] + "\n"  # launch 0 loses its last cell
+    path.write_text("".join(lines))
+    error = raises(path)
+    assert error.row == "4 (launch ID 0)"
+    assert "fields" in error.reason

@@ -1,0 +1,155 @@
+"""The engine: crashes become findings, select/ignore, conclusions, groups, untrusted runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rules import evaluate
+from rules.base import Rule
+from rules.config import RulesConfig
+from rules.context import RuleContext
+from rules.engine import conclude
+from rules.registry import SelectedRule, is_ignored, is_selected, selected_rules
+from rules.testing import RuleCase, load_cases
+from rules.verdict import Conclusion, Finding, Severity, Stability
+
+CASES = Path(__file__).parent / "cases"
+
+
+def case(rule: str, name: str) -> RuleCase:
+    return next(c for c in load_cases(str(CASES / f"{rule}.yml")) if c.name == name)
+
+
+def with_config(ctx: RuleContext, **changes: object) -> RuleContext:
+    config = ctx.config.model_copy(update=changes)
+    return RuleContext(run=ctx.run, roof=ctx.roof, history=ctx.history, config=config,
+                       other_roofs=ctx.other_roofs, trusted=ctx.trusted)  # fmt: skip
+
+
+def finding(severity: Severity, stability: Stability = Stability.STABLE) -> Finding:
+    return Finding(rule="x", kernel="k", severity=severity, stability=stability, message="m")
+
+
+@pytest.mark.parametrize(
+    ("severities", "fail_on", "expected"),
+    [
+        ([], "fail", Conclusion.PASS),
+        ([Severity.INFO], "fail", Conclusion.PASS),
+        ([Severity.WARN], "fail", Conclusion.WARN),
+        ([Severity.WARN], "warn", Conclusion.FAIL),
+        ([Severity.FAIL, Severity.WARN], "fail", Conclusion.FAIL),
+        ([Severity.FAIL], "never", Conclusion.WARN),
+    ],
+)
+def test_conclusion_follows_the_failure_policy(
+    severities: list[Severity], fail_on: str, expected: Conclusion
+) -> None:
+    assert conclude([finding(s) for s in severities], fail_on) == expected  # type: ignore[arg-type]
+
+
+def test_preview_findings_never_change_the_conclusion() -> None:
+    assert conclude([finding(Severity.FAIL, Stability.PREVIEW)], "fail") == Conclusion.PASS
+
+
+def test_fused_gemv_drop_fails_the_run_with_full_verdict() -> None:
+    verdict = evaluate(case("roof-drop", "fail_gemv_fusion_lost").context())
+    assert verdict.conclusion == Conclusion.FAIL
+    (kernel,) = verdict.kernels
+    assert kernel.status == "regressed" and kernel.time_share == 1.0
+    assert kernel.baseline is not None and kernel.baseline.n == 10
+    assert kernel.baseline.center == pytest.approx(100 * 0.01 / 0.0118, rel=1e-3)
+    assert kernel.baseline.relative_change == pytest.approx(0.0118 / 0.0140 - 1, rel=1e-3)
+    assert len(kernel.baseline.history) == 10 and kernel.baseline.commits[0] == "0000000"
+    f = verdict.findings[0]
+    assert (f.rule, f.kernel, f.device, f.roof) == ("roof-drop", "gemv", "tiny", "tiny (datasheet)")
+    assert f.advice is not None and f.advice_text
+    assert f.numbers["baseline_n"] == 10 and f.numbers["intensity_dram"] == pytest.approx(0.1)
+
+
+class Crashing(Rule, abstract=True):
+    """Crashes.
+
+    **Anti-pattern**
+
+    x
+
+    **Best practice**
+
+    y
+    """
+
+    id = "crashing"
+    group = "test"
+    default_severity = Severity.FAIL
+    stability = Stability.STABLE
+
+    def check(self, ctx: RuleContext, opts: object) -> Iterator[Finding]:
+        raise ZeroDivisionError("bad maths")
+
+
+def test_a_crashing_rule_becomes_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = case("roof-drop", "pass_too_few_baseline_runs").context()
+    real = selected_rules(ctx.config)
+    crash = SelectedRule(Crashing, Crashing.Options())
+    monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, crash])
+    verdict = evaluate(ctx)
+    (failure,) = [f for f in verdict.findings if f.rule == "crashing"]
+    assert failure.severity == Severity.WARN and "ZeroDivisionError" in failure.message
+    assert verdict.conclusion == Conclusion.WARN
+
+
+def test_ignore_by_kernel_glob_and_more_specific_select() -> None:
+    ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
+    ignore = [{"rule": "roofline", "kernels": "gem*"}]
+    ignored = with_config(ctx, ignore=RulesConfig(ignore=ignore).ignore)  # type: ignore[arg-type]
+    assert [f.rule for f in evaluate(ignored).findings] == []
+    chosen = with_config(ignored, select=("roof-drop",))
+    assert [f.rule for f in evaluate(chosen).findings] == ["roof-drop"]
+
+
+def test_select_and_blanket_ignore_decisions() -> None:
+    from rules.catalog.intensity_shift import IntensityShift
+    from rules.catalog.roof_drop import RoofDrop
+
+    config = RulesConfig(select=("roofline",), ignore=[{"rule": "intensity-shift"}])  # type: ignore[list-item]
+    assert is_selected(RoofDrop, config) and not is_selected(IntensityShift, config)
+    explicit = RulesConfig(select=("intensity-shift",), ignore=[{"rule": "roofline"}])  # type: ignore[list-item]
+    assert is_selected(IntensityShift, explicit)
+    assert not is_ignored(IntensityShift, "gemv", None, explicit)
+    assert not is_selected(RoofDrop, RulesConfig(select=("time",)))
+
+
+def test_untrusted_runner_gives_no_regression_verdict() -> None:
+    ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
+    untrusted = RuleContext(run=ctx.run, roof=ctx.roof, history=ctx.history,
+                            config=ctx.config, trusted=False)  # fmt: skip
+    verdict = evaluate(untrusted)
+    assert verdict.conclusion == Conclusion.PASS and not verdict.trusted
+    assert all(f.rule != "roof-drop" for f in verdict.findings)
+    assert any("health preflight" in note for note in verdict.notes)
+
+
+def test_groups_get_time_weighted_percent_and_mfu() -> None:
+    verdict = evaluate(
+        case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
+    )
+    (group,) = verdict.groups
+    assert group.name == "decode" and len(group.kernels) == 3
+    # sum T_roof / sum T = (10 + 2 + 2) ms / 16.8 ms; MFU = (1.11e8 / 1e12) / 16.8 ms.
+    assert group.percent_of_roof == pytest.approx(100 * 0.014 / 0.0168, rel=1e-6)
+    assert group.mfu == pytest.approx(1.11e8 / 1e12 / 0.0168, rel=1e-6)
+    assert group.baseline is not None and group.baseline.n == 6
+    assert group.mfu_baseline is not None
+    assert group.mfu_baseline.center == pytest.approx(1.1e8 / 1e12 / 0.0143, rel=0.01)
+    assert {k.key: k.group for k in verdict.kernels}["decode_add"] == "decode"
+
+
+def test_missing_history_columns_are_named() -> None:
+    ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
+    from rules.errors import RuleError
+
+    with pytest.raises(RuleError, match="lacks columns"):
+        RuleContext(run=ctx.run, roof=ctx.roof, history=ctx.history.drop(columns=["regime"]))

@@ -1,0 +1,230 @@
+"""History-store cases run on every backend: test_store.py (SQLite) and test_store_postgres.py.
+
+Each module provides an ``engine`` fixture on a fresh, migrated store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy as sa
+from factories import make_kernel, make_run
+
+from collectors.schema import RunRecord
+from rules.frames import HISTORY_COLUMNS
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from rules.roofline import Placement, Roof
+from rules.verdict import Finding, Severity
+from service.store.db import session_scope
+from service.store.history import baseline_frame, kernel_history, nightly_history
+from service.store.repo import (
+    accept_baseline,
+    get_run,
+    get_run_record,
+    ingest_run,
+    list_findings,
+    list_runs,
+    save_findings,
+)
+
+REPO = "acme/kernels"
+H100 = builtin_catalog().lookup("H100-SXM5").roof()
+A100 = builtin_catalog().lookup("A100-SXM4-80GB").roof()
+
+
+def day(n: float) -> datetime:
+    return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=n)
+
+
+def store(engine: sa.Engine, run: RunRecord, roof: Roof = H100, trusted: bool = True) -> int:
+    with session_scope(engine) as session:
+        result = ingest_run(
+            session=session, run=run, placements=place_run(run, roof), roof=roof, trusted=trusted
+        )
+    return result.run_id
+
+
+def nightly(n: int, *, time_a: float = 1e-3, branch: str = "main", **kw: object) -> RunRecord:
+    kernels = [make_kernel("a", time_s=time_a), make_kernel("b", time_s=2e-3)]
+    defaults: dict[str, object] = {"commit": f"c{n:03d}", "timestamp": day(n), "kind": "nightly"}
+    return make_run(kernels=kernels, branch=branch, **{**defaults, **kw})  # type: ignore[arg-type]
+
+
+def baseline(engine: sa.Engine, **kw: object):
+    args: dict[str, object] = {"repo": REPO, "device": "H100-SXM5", "roof_source": "datasheet",
+                               "base_branch": "main", "window": 30}  # fmt: skip
+    with session_scope(engine, readonly=True) as session:
+        return baseline_frame(session=session, **{**args, **kw})  # type: ignore[arg-type]
+
+
+def count(engine: sa.Engine, table: str) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+
+# --- ingest -------------------------------------------------------------------------------
+
+
+def test_ingest_stores_the_record_and_the_derived_figures(engine):
+    run = make_run(kernels=[make_kernel("gemv", time_s=2e-3, flops={"tensor_fp16": 2e9})])
+    placement = place_run(run, H100)["gemv"]
+    run_id = store(engine, run)
+    with session_scope(engine, readonly=True) as session:
+        assert get_run_record(session=session, run_id=run_id) == run
+        summary = get_run(session=session, run_id=run_id)
+        history = kernel_history(session=session, repo=REPO, key="gemv")
+    assert (summary.repo, summary.device, summary.kind) == (REPO, "H100-SXM5", "nightly")
+    assert summary.roof_label == "H100-SXM5 (datasheet)"
+    assert list(history["percent_of_roof"]) == [pytest.approx(placement.percent_of_roof)]
+    assert history.loc[0, "regime"] == placement.regime == "memory-bound"
+    assert history.loc[0, "binding"] == "dram"
+    assert history.loc[0, "bytes_dram"] == 4e9 and history.loc[0, "total_flops"] == 2e9
+
+
+def test_the_same_content_twice_is_a_noop_that_says_so(engine):
+    run = nightly(1)
+    first = store(engine, run)
+    with session_scope(engine) as session:
+        again = ingest_run(session=session, run=run, placements=place_run(run, H100), roof=H100)
+    assert (again.run_id, again.created) == (first, False)
+    assert count(engine, "runs") == 1 and count(engine, "measurements") == 2
+    assert store(engine, nightly(1, commit="other")) != first  # other content, a new run
+
+
+class FailingPlacements(Mapping[str, Placement]):
+    """Placements that fail once the run row is already written (a crash mid-ingest)."""
+
+    def __getitem__(self, key: str) -> Placement:
+        raise RuntimeError(f"placement of {key} failed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def test_a_failure_mid_ingest_leaves_nothing_behind(engine):
+    with pytest.raises(RuntimeError, match="placement of a failed"), session_scope(engine) as s:
+        ingest_run(session=s, run=nightly(1), placements=FailingPlacements(), roof=H100)
+    for table in ("repositories", "devices", "runs", "kernels", "measurements"):
+        assert count(engine, table) == 0, table
+    assert store(engine, nightly(1)) > 0  # and the store still works
+
+
+def test_list_runs_filters_newest_first(engine):
+    for n in range(3):
+        store(engine, nightly(n))
+    store(engine, nightly(9, branch="feature", kind="pr", pull_request=7))
+    with session_scope(engine, readonly=True) as session:
+        runs = list_runs(session=session, repo=REPO, kind="nightly", limit=2)
+        prs = list_runs(session=session, pull_request=7)
+    assert [r.commit for r in runs] == ["c002", "c001"]
+    assert [r.kind for r in prs] == ["pr"]
+
+
+def test_findings_round_trip_and_a_recheck_replaces_them(engine):
+    run_id = store(engine, nightly(1))
+    finding = Finding(rule="roof-drop", kernel="a", severity=Severity.FAIL, message="dropped",
+                      numbers={"current": 41.0, "center": 80.0})  # fmt: skip
+    with session_scope(engine) as session:
+        save_findings(session=session, run_id=run_id, findings=[finding, finding])
+        save_findings(session=session, run_id=run_id, findings=[finding])
+    with session_scope(engine, readonly=True) as session:
+        assert list_findings(session=session, run_id=run_id) == [finding]
+
+
+# --- baselines ----------------------------------------------------------------------------
+
+
+def test_pull_request_runs_never_become_baseline(engine):
+    ids = [store(engine, nightly(n)) for n in range(3)]
+    store(engine, nightly(5, kind="pr", pull_request=3, branch="feature"))
+    store(engine, nightly(6, kind="pr", pull_request=4))  # a PR run that claims branch main
+    store(engine, nightly(7, kind="local", branch="feature"))  # local, off the base branch
+    local = store(engine, nightly(8, kind="local"))  # local on the base branch counts
+    frame = baseline(engine)
+    assert frame.attrs["runs"] == [*ids, local]
+    assert set(frame["kind"]) == {"nightly", "local"}
+
+
+def test_baseline_has_the_history_columns_oldest_first(engine):
+    for n in (3, 1, 2):
+        store(engine, nightly(n))
+    frame = baseline(engine)
+    assert set(HISTORY_COLUMNS) <= set(frame.columns)
+    assert list(frame["commit"]) == ["c001", "c001", "c002", "c002", "c003", "c003"]
+    assert str(frame["timestamp"].dt.tz) == "UTC"
+    assert frame["percent_of_roof"].dtype == "float64"
+
+
+def test_window_keeps_the_most_recent_runs(engine):
+    for n in range(10):
+        store(engine, nightly(n))
+    frame = baseline(engine, window=4)
+    assert sorted(set(frame["commit"])) == ["c006", "c007", "c008", "c009"]
+
+
+def test_merge_base_cuts_the_baseline_inclusively(engine):
+    for n in range(6):
+        store(engine, nightly(n))
+    frame = baseline(engine, before_commit="c003")
+    assert sorted(set(frame["commit"])) == ["c000", "c001", "c002", "c003"]
+    assert frame.attrs["merge_base_found"] is True
+    assert sorted(set(baseline(engine, before_commit="c00", window=2)["commit"])) == [
+        "c004",
+        "c005",
+    ]  # fmt: skip  (an abbreviated SHA matches by prefix)
+
+
+def test_unknown_merge_base_falls_back_to_a_time_and_says_so(engine):
+    for n in range(6):
+        store(engine, nightly(n))
+    frame = baseline(engine, before_commit="deadbeef", before_timestamp=day(1.5))
+    assert sorted(set(frame["commit"])) == ["c000", "c001"]
+    assert frame.attrs["merge_base_found"] is False
+
+
+def test_acceptance_restarts_the_kernels_baseline(engine):
+    ids = [store(engine, nightly(n)) for n in range(5)]
+    with session_scope(engine) as session:
+        accept_baseline(session=session, repo=REPO, kernel_key="a", device="H100-SXM5",
+                        accepted_by="octocat", run_id=ids[2], accepted_at=day(2.5))  # fmt: skip
+        accept_baseline(session=session, repo=REPO, kernel_key="b", device="A100-SXM4-80GB",
+                        accepted_by="octocat", accepted_at=day(4.5))  # fmt: skip
+    frame = baseline(engine)
+    assert list(frame.loc[frame["kernel_key"] == "a", "commit"]) == ["c003", "c004"]
+    assert len(frame.loc[frame["kernel_key"] == "b"]) == 5  # accepted on another device only
+
+
+def test_like_with_like_device_roof_and_environment(engine):
+    store(engine, nightly(1))
+    store(engine, nightly(2), roof=A100)
+    report = Roof("H100-SXM5", "report", H100.peak_flop_per_s, H100.bandwidth_byte_per_s)
+    store(engine, nightly(3), roof=report)
+    frame = baseline(engine)
+    assert set(frame["commit"]) == {"c001"}
+    assert set(baseline(engine, roof_source=None)["commit"]) == {"c001", "c003"}
+    assert {"driver", "clock_control", "cache_control", "trusted"} <= set(frame.columns)
+    assert baseline(engine, device="B200").empty and baseline(engine, repo="x/y").empty
+
+
+def test_kernel_keys_narrow_the_baseline(engine):
+    store(engine, nightly(1))
+    frame = baseline(engine, kernel_keys=["b", "never-seen"])
+    assert set(frame["kernel_key"]) == {"b"}
+
+
+def test_nightly_history_of_a_period(engine):
+    for n in range(10):
+        store(engine, nightly(n))
+    store(engine, nightly(4, kind="pr", pull_request=2, commit="pr"))
+    with session_scope(engine, readonly=True) as session:
+        week = nightly_history(session=session, repo=REPO, start=day(3), end=day(6))
+        everything = nightly_history(session=session, repo=None, start=day(0), end=day(99))
+    assert sorted(set(week["commit"])) == ["c003", "c004", "c005"]
+    assert set(HISTORY_COLUMNS) <= set(week.columns) and set(week["repo"]) == {REPO}
+    assert len(everything) == 20

@@ -1,0 +1,159 @@
+"""`roofguard check` and `roofguard demo` end to end on a real SQLite store."""
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from rules.verdict import Conclusion
+from service.cli import run
+from service.cli.demo_cmd import run_demo
+from tests.factories import make_kernel, make_run
+
+DEMO_KEYS = {
+    "verify": "verify_gemm_bf16<512, 14336, 4096>",
+    "fused": "fused_add_rmsnorm_kernel<__nv_bfloat16, 4096>",
+    "add": "residual_add_kernel<__nv_bfloat16>",
+    "norm": "rmsnorm_kernel<__nv_bfloat16, 4096>",
+}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    db = tmp_path_factory.mktemp("demo") / "history.db"
+    return run_demo(f"sqlite:///{db}")
+
+
+def findings_by_rule(verdict):
+    out: dict[str, set[str]] = {}
+    for finding in verdict.findings:
+        out.setdefault(finding.rule, set()).add(finding.kernel or "")
+    return out
+
+
+def test_demo_fails_the_pr_for_the_gemm_that_left_the_tensor_cores(demo):
+    verdict = demo.verdict
+    assert verdict.conclusion == Conclusion.FAIL
+    assert DEMO_KEYS["verify"] in findings_by_rule(verdict)["regime-flip"]
+    verify = next(k for k in verdict.kernels if k.key == DEMO_KEYS["verify"])
+    assert verify.binding == "fp32" and verify.regime == "compute-bound"
+    assert verify.baseline is not None and verify.baseline.n == 14
+
+
+def test_demo_reports_the_broken_fusion_as_new_and_missing_kernels(demo):
+    rules = findings_by_rule(demo.verdict)
+    assert {DEMO_KEYS["add"], DEMO_KEYS["norm"]} <= rules["new-kernel"]
+    assert DEMO_KEYS["fused"] in rules["missing-kernel"]
+
+
+def test_demo_verdict_markdown_names_the_findings(demo):
+    md = demo.markdown
+    assert md.startswith("<!-- roofguard:verdict repo=example/llm-serving pr=1234")
+    assert "regime-flip" in md and "fell off the tensor cores" in md.replace("\\", "")
+
+
+def test_demo_percent_of_roof_is_reproducible_from_the_record(demo):
+    verify = next(k for k in demo.verdict.kernels if k.key == DEMO_KEYS["verify"])
+    # DESIGN.md: percent of roof = T_roof / T with T_roof = F_fp32 / P_fp32 here.
+    flops = 4 * 2.0 * 512 * 14336 * 4096
+    assert verify.t_roof_s == pytest.approx(flops / 66.9e12)
+    assert verify.percent_of_roof == pytest.approx(100 * verify.t_roof_s / verify.time_s)
+
+
+def nightly(path: Path, night: int, scale: float = 1.0) -> Path:
+    gemv = make_kernel("gemv", flops={"tensor_bf16": 2e10}, dram_bytes=4e9, time_s=1.5e-3 * scale)
+    norm = make_kernel("norm", flops={"fp32": 1e7}, dram_bytes=4e8, time_s=2e-4)
+    kernels = [gemv, norm]
+    ts = datetime(2026, 11, 1, 2, tzinfo=UTC) + timedelta(days=night)
+    record = make_run(kernels=kernels, commit=f"c{night:04d}", timestamp=ts)
+    path.write_text(record.model_dump_json(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def history(tmp_path):
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    for night in range(8):
+        report = nightly(tmp_path / f"n{night}.json", night, scale=1 + 0.01 * (night % 3))
+        args = ["ingest", str(report), "--repo", "acme/kernels", "--commit", f"c{night:04d}",
+                "--branch", "main", "--kind", "nightly", "--db", db]  # fmt: skip
+        assert run(args) == 0
+    return tmp_path, db
+
+
+def check(tmp_path, db, report, *extra):
+    out = tmp_path / "verdict.json"
+    args = ["check", str(report), "--repo", "acme/kernels", "--commit", "f00d", "--pr", "7",
+            "--db", db, "--format", "json", "--output", str(out), *extra]  # fmt: skip
+    return run(args), json.loads(out.read_text()) if out.exists() else None
+
+
+def test_check_passes_an_unchanged_pr_and_writes_the_json_contract(history):
+    tmp_path, db = history
+    code, verdict = check(tmp_path, db, nightly(tmp_path / "pr.json", 9))
+    assert code == 0 and verdict["conclusion"] == "pass"
+    gemv = next(k for k in verdict["kernels"] if k["key"] == "gemv")
+    assert {"key", "name", "percent_of_roof", "regime", "binding", "baseline"} <= set(gemv)
+    assert gemv["baseline"]["n"] == 8
+    assert verdict["findings"] == [] or all(
+        {"rule", "kernel", "severity", "message", "advice"} <= set(f) for f in verdict["findings"]
+    )
+
+
+def test_check_fails_a_pr_that_slows_a_kernel_and_exits_1(history):
+    tmp_path, db = history
+    code, verdict = check(tmp_path, db, nightly(tmp_path / "pr.json", 9, scale=1.25))
+    assert code == 1 and verdict["conclusion"] == "fail"
+    drops = [f for f in verdict["findings"] if f["rule"] == "roof-drop"]
+    assert drops and drops[0]["kernel"] == "gemv" and drops[0]["severity"] == "fail"
+
+
+def test_check_twice_is_idempotent(history, capsys):
+    tmp_path, db = history
+    report = nightly(tmp_path / "pr.json", 9, scale=1.25)
+    first = check(tmp_path, db, report)[1]
+    second = check(tmp_path, db, report)[1]
+    assert first["run_id"] == second["run_id"]
+    assert first["findings"] == second["findings"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--device", "H10"], "closest known: H100-SXM5"),
+        (["--format", "yaml"], "must be markdown or json"),
+    ],
+)
+def test_check_bad_input_exits_2(history, capsys, extra, message):
+    tmp_path, db = history
+    code, _ = check(tmp_path, db, nightly(tmp_path / "pr.json", 9), *extra)
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_check_config_with_a_wrong_key_names_file_and_key(history, capsys):
+    tmp_path, db = history
+    cfg = tmp_path / "roofguard.toml"
+    cfg.write_text('base_brnach = "main"\n')
+    code, _ = check(tmp_path, db, nightly(tmp_path / "pr.json", 9), "--config", str(cfg))
+    err = capsys.readouterr().err
+    assert code == 2 and "roofguard.toml" in err and "base_brnach" in err
+
+
+def test_check_unreadable_report_stores_nothing(history, capsys):
+    tmp_path, db = history
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    code, _ = check(tmp_path, db, bad)
+    assert code == 2
+    assert run(["ingest", str(nightly(tmp_path / "n.json", 99)), "--repo", "acme/kernels",
+                "--commit", "c9999", "--branch", "main", "--db", db]) == 0  # fmt: skip
+    assert "ingested run 9 " in capsys.readouterr().out
+
+
+def test_demo_command_prints_the_verdict(tmp_path, capsys):
+    assert run(["demo", "--db", f"sqlite:///{tmp_path / 'd.db'}"]) == 0
+    captured = capsys.readouterr()
+    assert "verify_gemm_bf16" in captured.out
+    assert "PR #1234 judged: fail" in captured.err

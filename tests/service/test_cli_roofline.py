@@ -1,0 +1,96 @@
+"""The calculator through the real console entry point (a subprocess) and through run()."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from service.cli import run
+
+
+def roofguard(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_decode_step_batch_1_h100_fp8_through_the_entry_point():
+    proc = roofguard(
+        "roofline", "--device", "H100-SXM5", "--precision", "fp8",
+        "--flops", "140e9", "--bytes", "70e9", "--time", "0.025", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["intensity_flop_per_byte"] == pytest.approx(2.0)
+    assert out["ridge_flop_per_byte"] == pytest.approx(590.7, abs=0.1)
+    assert out["regime"] == "memory-bound" and out["borderline"] is False
+    assert out["roof_time_s"] == pytest.approx(20.9e-3, abs=0.05e-3)
+    assert out["attainable_flop_per_s"] == pytest.approx(2 * 3.35e12)
+    assert out["achieved_flop_per_s"] == pytest.approx(140e9 / 0.025)
+    assert out["percent_of_roof"] == pytest.approx(100 * 0.0208955 / 0.025, rel=1e-4)
+    keys = {"device", "precision", "tier", "intensity_flop_per_byte", "ridge_flop_per_byte",
+            "regime", "borderline", "attainable_flop_per_s", "roof_time_s"}  # fmt: skip
+    assert keys <= set(out)
+
+
+def test_decode_step_batch_32_is_still_memory_bound(capsys):
+    assert run(["roofline", "--device", "H100-SXM5", "--precision", "fp8",
+                "--flops", "4480e9", "--bytes", "70e9", "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["intensity_flop_per_byte"] == pytest.approx(64.0)
+    assert out["regime"] == "memory-bound"
+    assert "percent_of_roof" not in out
+
+
+def test_h100_bf16_ridge(capsys):
+    run(["roofline", "--device", "NVIDIA H100 80GB HBM3", "--precision", "bf16",
+         "--flops", "1", "--bytes", "1", "--json"])  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["ridge_flop_per_byte"] == pytest.approx(295.3, 0.01)
+
+
+def test_tiled_fp32_matmul_intensity_and_custom_hardware(capsys):
+    n = 1024
+    run(["roofline", "--peak-flops", "4e12", "--bandwidth", "25.6e9",
+         "--flops", str(2 * n**3), "--bytes", str(3 * 4 * n**2), "--json"])  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["intensity_flop_per_byte"] == pytest.approx(170.67, abs=0.01)
+    assert out["ridge_flop_per_byte"] == pytest.approx(4e12 / 25.6e9)
+    assert out["regime"] == "compute-bound"
+    assert out["device"] == "custom"
+
+
+def test_text_output_has_table_and_plot(capsys):
+    assert run(["roofline", "--device", "H100-SXM5", "--precision", "fp8",
+                "--flops", "140e9", "--bytes", "70e9", "--time", "0.025"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "memory-bound" in out and "83.6 %" in out
+    assert "*" in out and "ridge + at 590.7" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--device", "H10"], "closest known: H100-SXM5"),
+        (["--device", "T4", "--precision", "fp8"], "T4 has no tensor_fp8 peak"),
+        (["--device", "T4", "--tier", "l3"], "unknown tier 'l3'"),
+        ([], "give --device, or both --peak-flops and --bandwidth"),
+        (["--device", "T4", "--precision", "fp12"], "unknown precision 'fp12'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_clear_message(args, message):
+    proc = roofguard("roofline", "--flops", "1e9", "--bytes", "1e9", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert proc.stderr.count("error") == 1
+
+
+def test_devices_json_lists_catalog(capsys):
+    assert run(["devices", "--json"]) == 0
+    devices = json.loads(capsys.readouterr().out)
+    assert any(d["id"] == "H100-SXM5" and d["source"] for d in devices)
+
+
+def test_schema_command_prints_run_record_schema(capsys):
+    assert run(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "RunRecord"
