@@ -81,10 +81,10 @@ def ceiling_ratios(current: Ceilings, stored: Ceilings) -> dict[str, float]:
 def _describe(key: str, ratio: float, stored: Ceilings) -> str:
     kind, name = key.split(".", 1)
     if kind == "bandwidth":
-        figure = format_rate(stored.bandwidth_byte_per_s[name], "B/s")  # type: ignore[index]
+        figure = format_rate(stored.bandwidth_byte_per_s[name], "B/s")
         what = f"{name} bandwidth"
     else:
-        figure = format_rate(stored.peak_flop_per_s[name], "FLOP/s")  # type: ignore[index]
+        figure = format_rate(stored.peak_flop_per_s[name], "FLOP/s")
         what = f"{name} peak"
     return f"{what} {ratio:.0%} of this runner's calibrated {figure}"
 

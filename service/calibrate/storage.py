@@ -1,52 +1,27 @@
-"""Persist calibrations: the ``runner_ceilings`` table, ``ceilings.json`` and ``health.json``.
+"""Persist calibrations: the store's ``runner_ceilings`` rows, ``ceilings.json``, ``health.json``.
 
-The history store's migrations own the schema in production; until this table is folded into
-them, ``ensure_table`` creates it (and only it) on a plain SQLAlchemy engine. ``check`` calls
-``measured_roof`` for a runner's measured roof and ``load_health`` to learn whether the
-preflight marked the runner untrusted.
+The table (``service.store.tables.RunnerCeiling``) and its migration belong to the history
+store; this module reads and writes it. ``check`` calls ``measured_roof`` for a runner's
+measured roof and ``load_health`` to learn whether the preflight marked the runner untrusted.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import Column, DateTime, Engine, Text, create_engine
-from sqlmodel import Field, Session, SQLModel, col, select
+from sqlmodel import Session, col, select
 
 from rules.hardware import builtin_catalog, normalise_name
 from rules.roofline import Roof
 from service.calibrate.health import Health
 from service.calibrate.model import Ceilings
 from service.errors import BadInput
+from service.store.tables import RunnerCeiling
 
-DEFAULT_DB_URL = "sqlite:///.roofguard/history.db"
 DEFAULT_HEALTH_PATH = Path(".roofguard/health.json")
-
-
-class RunnerCeilings(SQLModel, table=True):
-    """One calibration of one runner's device (the runner's "measured" roof source).
-
-    Attributes:
-        id: Row id.
-        runner: CI runner name.
-        device: Device key: the catalog id when known, else the folded device name.
-        backend: torch or cupy.
-        created_at: When the calibration ran (UTC).
-        ceilings_json: The ``Ceilings`` document, as ``ceilings.json`` holds it.
-    """
-
-    __tablename__ = "runner_ceilings"
-
-    id: int | None = Field(default=None, primary_key=True)
-    runner: str = Field(index=True)
-    device: str = Field(index=True)
-    backend: str
-    created_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
-    ceilings_json: str = Field(sa_column=Column(Text, nullable=False))
 
 
 def device_key(name: str) -> str:
@@ -55,44 +30,42 @@ def device_key(name: str) -> str:
     return spec.id if spec is not None else (normalise_name(name) or name)
 
 
-def open_engine(url: str = DEFAULT_DB_URL) -> Engine:
-    """An engine for ``url``; a SQLite file's folder is created."""
-    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    return create_engine(url)
-
-
-def ensure_table(engine: Engine) -> None:
-    """Create ``runner_ceilings`` if missing (stand-in for the store's migration)."""
-    RunnerCeilings.__table__.create(engine, checkfirst=True)  # type: ignore[attr-defined]
-
-
 def save_ceilings(*, session: Session, ceilings: Ceilings) -> int:
-    """Store a calibration as its runner's latest ceilings; returns the row id."""
+    """Add a calibration as its runner's newest ceilings; returns the row id.
+
+    Flushes but does not commit: the caller's ``session_scope`` makes it one transaction.
+    """
     if not ceilings.runner:
         raise BadInput("--runner: a stored calibration needs a runner name")
-    row = RunnerCeilings(
+    row = RunnerCeiling(
         runner=ceilings.runner, device=device_key(ceilings.device), backend=ceilings.backend,
-        created_at=ceilings.created_at, ceilings_json=ceilings.model_dump_json(),
+        created_at=ceilings.created_at, ceilings_json=ceilings.model_dump(mode="json"),
     )  # fmt: skip
     session.add(row)
-    session.commit()
-    session.refresh(row)
-    assert row.id is not None  # assigned by the database on commit
+    session.flush()
+    assert row.id is not None  # assigned by the database on flush
     return row.id
 
 
-def latest_ceilings(*, session: Session, runner: str, device: str) -> Ceilings | None:
-    """The newest stored calibration of ``runner``'s ``device`` (any name tools print for it)."""
-    query = (
-        select(RunnerCeilings)
-        .where(RunnerCeilings.runner == runner, RunnerCeilings.device == device_key(device))
-        .order_by(col(RunnerCeilings.created_at).desc(), col(RunnerCeilings.id).desc())
+def latest_ceilings(
+    *, session: Session, runner: str, device: str, backend: str | None = None
+) -> Ceilings | None:
+    """The newest stored calibration of ``runner``'s ``device`` (any name tools print for it).
+
+    Args:
+        session: A store session.
+        runner: The CI runner's name.
+        device: The device name as a report or tool prints it, or its catalog id.
+        backend: Only calibrations measured through this backend (torch, cupy); any when None.
+    """
+    query = select(RunnerCeiling).where(
+        RunnerCeiling.runner == runner, RunnerCeiling.device == device_key(device)
     )
+    if backend is not None:
+        query = query.where(RunnerCeiling.backend == backend)
+    query = query.order_by(col(RunnerCeiling.created_at).desc(), col(RunnerCeiling.id).desc())
     row = session.exec(query).first()
-    if row is None:
-        return None
-    return Ceilings.model_validate_json(row.ceilings_json)
+    return Ceilings.model_validate(row.ceilings_json) if row is not None else None
 
 
 def measured_roof(*, session: Session, runner: str, device: str) -> Roof | None:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from sqlmodel import Session
 
 from rules.hardware import builtin_catalog
 from service.calibrate.backend import Backend, load_backend
@@ -23,15 +22,15 @@ from service.calibrate.health import Health, decide_health, format_rate, uncalib
 from service.calibrate.measure import Plan, Progress, make_plan, parse_precisions, run_calibration
 from service.calibrate.model import Ceilings
 from service.calibrate.storage import (
-    DEFAULT_DB_URL,
     DEFAULT_HEALTH_PATH,
-    ensure_table,
     latest_ceilings,
-    open_engine,
     save_ceilings,
     write_json_atomic,
-)  # fmt: skip
+)
+from service.cli.common import store_session
+from service.cli.db_cmd import DbOption
 from service.errors import BadInput
+from service.store.db import DEFAULT_SQLITE_PATH
 
 EXIT_DEGRADED, EXIT_UNCALIBRATED = 1, 2
 
@@ -83,22 +82,18 @@ def _measure(backend: Backend, plan: Plan, runner: str) -> Ceilings:
         return run_calibration(backend, plan, runner=runner, progress=step)
 
 
-def _store(ceilings: Ceilings, db: str) -> int:
-    engine = open_engine(db)
-    ensure_table(engine)
-    with Session(engine) as session:
+def _store(ceilings: Ceilings, db: str | None) -> int:
+    with store_session(db) as session:
         return save_ceilings(session=session, ceilings=ceilings)
 
 
-def _check(ceilings: Ceilings, db: str, tolerance: float, health_path: Path) -> int:
-    engine = open_engine(db)
-    ensure_table(engine)
-    with Session(engine) as session:
+def _check(ceilings: Ceilings, db: str | None, tolerance: float, health_path: Path) -> int:
+    with store_session(db) as session:
         stored = latest_ceilings(session=session, runner=ceilings.runner or "",
-                                 device=ceilings.device)  # fmt: skip
+                                 device=ceilings.device, backend=ceilings.backend)  # fmt: skip
     health: Health
     if stored is None:
-        health = uncalibrated(ceilings, db)
+        health = uncalibrated(ceilings, db or str(DEFAULT_SQLITE_PATH))
     else:
         health = decide_health(current=ceilings, stored=stored, tolerance=tolerance)
     write_json_atomic(health_path, health)
@@ -136,9 +131,7 @@ def calibrate_command(
     store: Annotated[
         bool, typer.Option(help="Store the ceilings as this runner's measured roof.")
     ] = False,
-    db: Annotated[
-        str, typer.Option(envvar="ROOFGUARD_DATABASE_URL", help="History store URL.")
-    ] = DEFAULT_DB_URL,
+    db: DbOption = None,
     runner: Annotated[
         str | None, typer.Option(help="Runner name (default: $RUNNER_NAME, else the host name).")
     ] = None,

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session
 
 from service.calibrate.fit import roof_at
-from service.calibrate.storage import load_ceilings, load_health, measured_roof, open_engine
+from service.calibrate.storage import load_ceilings, load_health, measured_roof, save_ceilings
 from service.cli import run
+from service.cli.common import store_session
 from tests.service.calibrate_factories import scaled
 
 pytest.importorskip("torch")
@@ -68,7 +68,7 @@ def test_measurements_lie_below_the_fitted_roof(calibrated):
 def test_stored_ceilings_are_the_runners_measured_roof(calibrated):
     out, db, ceilings = calibrated
     assert (out / "calib.svg").read_text().startswith("<?xml")
-    with Session(open_engine(db)) as session:
+    with store_session(db) as session:
         roof = measured_roof(session=session, runner="ci-cpu", device=ceilings.device)
     assert roof is not None and roof.source == "measured"
     assert dict(roof.bandwidth_byte_per_s) == ceilings.bandwidth_byte_per_s
@@ -79,11 +79,7 @@ def test_preflight_refuses_a_runner_slower_than_its_calibration(calibrated, tmp_
     # box shows): tonight's quick run is then "degraded" on every ceiling.
     _, _, ceilings = calibrated
     db = f"sqlite:///{tmp_path}/history.db"
-    from service.calibrate.storage import ensure_table, save_ceilings
-
-    engine = open_engine(db)
-    ensure_table(engine)
-    with Session(engine) as session:
+    with store_session(db) as session:
         save_ceilings(session=session, ceilings=scaled(ceilings, 50.0))
     health_path = tmp_path / "health.json"
     code = run(["calibrate", "--device", "cpu", "--check", "--sweep", "eager",

@@ -5,26 +5,25 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session
 
 from service.calibrate.health import decide_health, format_rate, uncalibrated
 from service.calibrate.storage import (
     device_key,
-    ensure_table,
     latest_ceilings,
     load_ceilings,
     load_health,
     measured_roof,
-    open_engine,
     save_ceilings,
     write_json_atomic,
-)  # fmt: skip
+)
 from service.cli import run
 from service.cli.calibrate_cmd import _check
+from service.cli.common import store_session
 from service.errors import BadInput
 from tests.service.calibrate_factories import make_ceilings, scaled
 
@@ -102,37 +101,41 @@ def test_format_rate(value, unit, text):
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def session(request, tmp_path):
-    url = (f"sqlite:///{tmp_path}/history.db" if request.param == "sqlite"
-           else request.getfixturevalue("postgres_url"))  # fmt: skip
-    engine = open_engine(url)
-    ensure_table(engine)
-    ensure_table(engine)  # idempotent
-    with Session(engine) as s:
-        yield s
-    engine.dispose()
+def store_url(request, tmp_path):
+    """A real store: a SQLite file, or the session's PostgreSQL database (open_store migrates)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/history.db"
+    return request.getfixturevalue("postgres_url")
 
 
-def test_store_keeps_the_latest_calibration_per_runner_and_device(session):
+def test_store_keeps_the_latest_calibration_per_runner_and_device(store_url):
+    runner = f"gpu-{uuid.uuid4().hex[:8]}"  # the PostgreSQL database is shared by the session
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
-    old = make_ceilings(bandwidth={"dram": 2.0e12}, created_at=t0)
-    new = make_ceilings(bandwidth={"dram": 3.0e12}, created_at=t0 + timedelta(days=1))
-    other = make_ceilings(bandwidth={"dram": 1.0e12}, runner="gpu-runner-2",
+    old = make_ceilings(bandwidth={"dram": 2.0e12}, runner=runner, created_at=t0)
+    new = make_ceilings(bandwidth={"dram": 3.0e12}, runner=runner, created_at=t0 + timedelta(1))
+    other = make_ceilings(bandwidth={"dram": 1.0e12}, runner=runner + "-b",
                           created_at=t0 + timedelta(days=2))  # fmt: skip
-    for ceilings in (new, old, other):  # insertion order must not matter
-        save_ceilings(session=session, ceilings=ceilings)
-    # Any name a tool prints for the device finds it.
-    latest = latest_ceilings(session=session, runner="gpu-runner-1", device="H100")
-    assert latest is not None and latest.bandwidth_byte_per_s == {"dram": 3.0e12}
-    roof = measured_roof(session=session, runner="gpu-runner-1", device="NVIDIA H100 80GB HBM3")
-    assert roof is not None and roof.source == "measured"
+    with store_session(store_url) as session:
+        for ceilings in (new, old, other):  # insertion order must not matter
+            save_ceilings(session=session, ceilings=ceilings)
+    with store_session(store_url) as session:
+        # Any name a tool prints for the device finds it.
+        latest = latest_ceilings(session=session, runner=runner, device="H100", backend="torch")
+        roof = measured_roof(session=session, runner=runner, device="NVIDIA H100 80GB HBM3")
+        nobody = measured_roof(session=session, runner="nobody", device="H100")
+        other_device = measured_roof(session=session, runner=runner, device="A100-SXM4-80GB")
+        cupy = latest_ceilings(session=session, runner=runner, device="H100", backend="cupy")
+    assert latest is not None and latest == new
+    assert roof is not None and roof.source == "measured" and roof.device == "H100-SXM5"
     assert roof.bandwidth_byte_per_s == {"dram": 3.0e12}
-    assert measured_roof(session=session, runner="nobody", device="H100") is None
-    assert measured_roof(session=session, runner="gpu-runner-1", device="A100-SXM4-80GB") is None
+    assert nobody is None and other_device is None and cupy is None
 
 
-def test_store_needs_a_runner(session):
-    with pytest.raises(BadInput, match="--runner"):
+def test_store_needs_a_runner(tmp_path):
+    with (
+        store_session(f"sqlite:///{tmp_path}/h.db") as session,
+        pytest.raises(BadInput, match="--runner"),
+    ):
         save_ceilings(session=session, ceilings=make_ceilings(runner=None))
 
 
@@ -170,10 +173,8 @@ def test_preflight_exit_codes_and_health_file(tmp_path):
     current = scaled(STORED, 0.95, quick=True)
     assert _check(current, db, 0.8, health_path) == 2  # nothing stored yet
     assert load_health(health_path).status == "uncalibrated"  # type: ignore[union-attr]
-    engine = open_engine(db)
-    ensure_table(engine)
-    with Session(engine) as s:
-        save_ceilings(session=s, ceilings=STORED)
+    with store_session(db) as session:
+        save_ceilings(session=session, ceilings=STORED)
     assert _check(current, db, 0.8, health_path) == 0
     assert load_health(health_path).trusted  # type: ignore[union-attr]
     assert _check(scaled(STORED, 0.5), db, 0.8, health_path) == 1
