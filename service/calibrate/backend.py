@@ -87,8 +87,10 @@ class Backend(Protocol):
         ...
 
 
-def load_backend(name: str, device: str) -> Backend:
+def load_backend(name: str, device: str, threads: int | None = None) -> Backend:
     """The backend ``name`` bound to ``device`` ("cpu", "cuda", "cuda:1").
+
+    ``threads`` limits the CPU threads the backend computes with (torch only).
 
     Raises:
         BadInput: Unknown backend or device.
@@ -97,5 +99,11 @@ def load_backend(name: str, device: str) -> Backend:
     if name not in BACKENDS:
         raise BadInput(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)})")
     module_name, class_name = BACKENDS[name].split(":")
-    factory: Callable[[str], Backend] = getattr(importlib.import_module(module_name), class_name)
-    return factory(device)
+    factory: Callable[..., Backend] = getattr(importlib.import_module(module_name), class_name)
+    if threads is None:
+        return factory(device)
+    if name != "torch":
+        raise BadInput(f"--threads: only the torch backend computes on CPU threads, not {name}")
+    if threads < 1:
+        raise BadInput(f"--threads: must be at least 1, got {threads}")
+    return factory(device, threads)

@@ -61,9 +61,11 @@ class TorchBackend:
 
     name = "torch"
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, threads: int | None = None) -> None:
         torch = _import_torch()
         self.torch = torch
+        if threads is not None:
+            torch.set_num_threads(threads)  # CPU work; lets a shared box calibrate one core
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         try:

@@ -147,6 +147,9 @@ def calibrate_command(
     sweep: Annotated[
         str, typer.Option(help="Intensity sweep: auto, compiled (torch.compile) or eager.")
     ] = "auto",
+    threads: Annotated[
+        int | None, typer.Option(help="CPU threads for torch (default: all it sees).")
+    ] = None,
     health_file: Annotated[
         Path, typer.Option(help="--check: where to write the health verdict.")
     ] = DEFAULT_HEALTH_PATH,
@@ -159,7 +162,7 @@ def calibrate_command(
         )
     if not 0 < tolerance <= 1:
         raise BadInput(f"--tolerance: must lie in (0, 1], got {tolerance}")
-    chosen = load_backend(backend, _default_device(backend, device))
+    chosen = load_backend(backend, _default_device(backend, device), threads)
     plan = make_plan(chosen.kind, quick=quick or check, sweep_impl=sweep,
                      precisions=parse_precisions(precisions, chosen.kind))  # fmt: skip
     name = runner or os.environ.get("RUNNER_NAME") or socket.gethostname()

@@ -1,8 +1,9 @@
 """A real, small calibration of this machine's CPU through the PyTorch CPU build.
 
 Skipped without torch (``pip install 'roofguard[calibrate]'``); the rest of the suite never
-needs it. Uses the quick subset and the eager sweep: inductor's C++ compilation would cost
-tens of seconds on a small CI box.
+needs it. Uses the quick subset, the eager sweep (inductor's C++ compilation would cost tens of
+seconds on a small CI box) and one thread: on an oversubscribed box OpenMP barriers across two
+threads made the same run 6x slower and its sweep non-monotonic.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ pytest.importorskip("torch")
 def calibrated(tmp_path_factory):
     out = tmp_path_factory.mktemp("calib")
     db = f"sqlite:///{out}/history.db"
-    argv = ["calibrate", "--device", "cpu", "--quick", "--sweep", "eager",
+    argv = ["calibrate", "--device", "cpu", "--quick", "--sweep", "eager", "--threads", "1",
             "--output", str(out / "ceilings.json"), "--chart", str(out / "calib.svg"),
             "--store", "--db", db, "--runner", "ci-cpu"]  # fmt: skip
     assert run(argv) == 0
@@ -42,6 +43,7 @@ def test_cpu_roofline_is_plausible(calibrated):
             ceilings.peak_flop_per_s[precision] / dram
         )
     assert ceilings.identity.kind == "cpu" and ceilings.identity.cpu_cores
+    assert ceilings.identity.threads == 1
     assert any("time.perf_counter" in m for m in ceilings.method)
     assert any("eager" in m for m in ceilings.method)
     assert [p.k for p in ceilings.sweep] == [1, 4, 16, 64]
@@ -82,7 +84,7 @@ def test_preflight_refuses_a_runner_slower_than_its_calibration(calibrated, tmp_
     with store_session(db) as session:
         save_ceilings(session=session, ceilings=scaled(ceilings, 50.0))
     health_path = tmp_path / "health.json"
-    code = run(["calibrate", "--device", "cpu", "--check", "--sweep", "eager",
+    code = run(["calibrate", "--device", "cpu", "--check", "--sweep", "eager", "--threads", "1",
                 "--precisions", "fp32", "--db", db, "--runner", "ci-cpu",
                 "--health-file", str(health_path)])  # fmt: skip
     assert code == 1

@@ -195,9 +195,11 @@ def test_check_and_store_together_are_refused(capsys):
     assert "--check and --store" in capsys.readouterr().err
 
 
-def test_unknown_backend_and_precision_are_named(capsys):
+def test_unknown_backend_and_bad_threads_are_named(capsys):
     assert run(["calibrate", "--backend", "jax"]) == 2
     assert "--backend: unknown backend 'jax'" in capsys.readouterr().err
+    assert run(["calibrate", "--backend", "cupy", "--threads", "2"]) == 2
+    assert "--threads: only the torch backend" in capsys.readouterr().err
 
 
 def test_write_is_atomic_when_serialising_fails(tmp_path):
