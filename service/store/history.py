@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from rules.frames import HISTORY_COLUMNS
+from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id
 from service.store.repo import BASELINE_KINDS
 from service.store.tables import BaselineAcceptance, Device, Kernel, Measurement, Repository, Run
@@ -33,106 +34,88 @@ _ACCEPT = BaselineAcceptance.__table__  # type: ignore[attr-defined]
 EXTRA_COLUMNS: tuple[str, ...] = ("repo", "branch")
 COLUMNS: tuple[str, ...] = (*HISTORY_COLUMNS, *EXTRA_COLUMNS)
 _RUN_COLUMNS = (
-    "run_id",
-    "commit",
-    "timestamp",
-    "kind",
-    "device",
-    "driver",
-    "clock_control",
-    "cache_control",
-    "trusted",
-    "repo",
-    "branch",
-)
+    "run_id", "commit", "timestamp", "kind", "device", "roof_source", "driver", "clock_control",
+    "cache_control", "trusted", "repo", "branch",
+)  # fmt: skip
 _MEAS_COLUMNS = (
-    "run_id",
-    "kernel_key",
-    "kernel_name",
-    "roof_source",
-    "percent_of_roof",
-    "regime",
-    "binding",
-    "time_s",
-    "total_flops",
-    "bytes_dram",
-    "bytes_l2",
-    "bytes_l1",
-)
+    "run_id", "kernel_id", "percent_of_roof", "regime", "binding", "time_s", "total_flops",
+    "bytes_dram", "bytes_l2", "bytes_l1",
+)  # fmt: skip
 _FLOAT_COLUMNS = ("percent_of_roof", "time_s", "total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
+#: Up to this many kernels are filtered in SQL; more are filtered in pandas (cheaper than
+#: thousands of bound parameters).
+_SQL_KERNEL_FILTER = 500
 _CHUNK = 5000
 
 
 def _runs_select() -> sa.Select[Any]:
+    r = _RUNS.c
     return (
         sa.select(
-            _RUNS.c.id.label("run_id"),
-            _RUNS.c.commit,
-            _RUNS.c.timestamp,
-            _RUNS.c.kind,
-            _DEVICES.c.name.label("device"),
-            _RUNS.c.driver,
-            _RUNS.c.clock_control,
-            _RUNS.c.cache_control,
-            _RUNS.c.trusted,
-            _REPOS.c.name.label("repo"),
-            _RUNS.c.branch,
+            r.id.label("run_id"), r.commit, r.timestamp, r.kind, _DEVICES.c.name.label("device"),
+            r.roof_source, r.driver, r.clock_control, r.cache_control, r.trusted,
+            _REPOS.c.name.label("repo"), r.branch,
         )
-        .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)
-        .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
-    )
+        .join(_DEVICES, _DEVICES.c.id == r.device_id)
+        .join(_REPOS, _REPOS.c.id == r.repo_id)
+    )  # fmt: skip
 
 
 def _meas_select() -> sa.Select[Any]:
     m = _MEAS.c
     return sa.select(
-        m.run_id,
-        _KERNELS.c.key,
-        _KERNELS.c.name,
-        m.roof_source,
-        m.percent_of_roof,
-        m.regime,
-        m.binding,
-        m.time_s,
-        m.total_flops,
-        m.bytes_dram,
-        m.bytes_l2,
-        m.bytes_l1,
-    ).join(_KERNELS, _KERNELS.c.id == m.kernel_id)
+        m.run_id, m.kernel_id, m.percent_of_roof, m.regime, m.binding, m.time_s, m.total_flops,
+        m.bytes_dram, m.bytes_l2, m.bytes_l1,
+    )  # fmt: skip
 
 
 def _chunks(values: Sequence[int]) -> list[Sequence[int]]:
-    return [values[i : i + _CHUNK] for i in range(0, len(values), _CHUNK)] or [[]]
+    return [values[i : i + _CHUNK] for i in range(0, len(values), _CHUNK)]
 
 
 def _measurements(
-    session: Session, run_ids: Sequence[int], kernel_id_list: Sequence[int] | None
-) -> list[Any]:
-    """Measurement rows of ``run_ids`` (optionally only of ``kernel_id_list``)."""
-    rows: list[Any] = []
+    session: Session, run_ids: Sequence[int], kernel_id_list: Collection[int] | None
+) -> pd.DataFrame:
+    """Measurements of ``run_ids``, only of ``kernel_id_list`` when given."""
     conn = session.connection()
+    in_sql = kernel_id_list is not None and len(kernel_id_list) <= _SQL_KERNEL_FILTER
+    parts = []
     for chunk in _chunks(list(run_ids)):
         stmt = _meas_select().where(_MEAS.c.run_id.in_(chunk))
-        if kernel_id_list is not None:
-            for kchunk in _chunks(list(kernel_id_list)):
-                rows.extend(conn.execute(stmt.where(_MEAS.c.kernel_id.in_(kchunk))).all())
-        else:
-            rows.extend(conn.execute(stmt).all())
-    return rows
+        if in_sql and kernel_id_list is not None:
+            stmt = stmt.where(_MEAS.c.kernel_id.in_(sorted(kernel_id_list)))
+        parts.append(read_frame(conn, stmt, _MEAS_COLUMNS, _FLOAT_COLUMNS))
+    meas = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    if kernel_id_list is not None and not in_sql:
+        meas = meas.loc[meas["kernel_id"].isin(list(kernel_id_list))]
+    return meas
 
 
-def _frame(run_rows: Sequence[Any], meas_rows: Sequence[Any]) -> pd.DataFrame:
-    """Join run columns onto measurement rows; HISTORY_COLUMNS order, oldest first."""
-    if not run_rows or not meas_rows:
-        return pd.DataFrame({c: pd.Series(dtype="object") for c in COLUMNS})
-    runs = pd.DataFrame.from_records(run_rows, columns=list(_RUN_COLUMNS))
+def _kernels(session: Session, kernel_id_list: Collection[int]) -> pd.DataFrame:
+    """kernel_id -> kernel_key, kernel_name for the given ids."""
+    rows: list[tuple[Any, ...]] = []
+    conn = session.connection()
+    for chunk in _chunks(sorted(kernel_id_list)):
+        stmt = sa.select(_KERNELS.c.id, _KERNELS.c.key, _KERNELS.c.name)
+        rows.extend(raw_rows(conn, stmt.where(_KERNELS.c.id.in_(chunk))))
+    return pd.DataFrame(rows, columns=["kernel_id", "kernel_key", "kernel_name"])
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in COLUMNS})
+
+
+def _frame(session: Session, run_rows: Sequence[Any], meas: pd.DataFrame | None) -> pd.DataFrame:
+    """Join run and kernel columns onto measurements; COLUMNS order, oldest first."""
+    if not run_rows or meas is None or meas.empty:
+        return _empty()
+    runs = pd.DataFrame([tuple(r) for r in run_rows], columns=list(_RUN_COLUMNS))
     runs["timestamp"] = pd.to_datetime([as_utc(t) for t in runs["timestamp"]], utc=True)
     runs["trusted"] = runs["trusted"].astype(bool)
-    meas = pd.DataFrame.from_records(meas_rows, columns=list(_MEAS_COLUMNS))
-    for column in _FLOAT_COLUMNS:
-        meas[column] = pd.to_numeric(meas[column], errors="coerce").astype("float64")
-    frame = meas.merge(runs, on="run_id", how="inner", validate="many_to_one")
-    frame = frame.sort_values(["timestamp", "run_id"], kind="stable", ignore_index=True)
+    kernels = _kernels(session, set(meas["kernel_id"].unique().tolist()))
+    frame = meas.merge(runs, on="run_id", validate="many_to_one")
+    frame = frame.merge(kernels, on="kernel_id", validate="many_to_one")
+    frame = frame.sort_values(["timestamp", "run_id", "kernel_id"], ignore_index=True)
     return frame.loc[:, list(COLUMNS)]
 
 
@@ -174,10 +157,9 @@ def _drop_accepted(
         .where(_ACCEPT.c.repo_id == rid)
         .group_by(_ACCEPT.c.kernel_key)
     )
-    devices = [_ACCEPT.c.device_id.is_(None)]
-    if did is not None:
-        devices.append(_ACCEPT.c.device_id == did)
-    latest = {k: as_utc(t) for k, t in session.execute(stmt.where(sa.or_(*devices)))}
+    if did is not None:  # acceptances for this device or for every device
+        stmt = stmt.where(sa.or_(_ACCEPT.c.device_id.is_(None), _ACCEPT.c.device_id == did))
+    latest = {k: as_utc(t) for k, t in session.execute(stmt)}
     if not latest or frame.empty:
         return frame
     accepted = frame["kernel_key"].map(latest)
@@ -212,7 +194,29 @@ def baseline_frame(
     """
     rid = repo_id(session=session, repo=repo)
     did = device_id(session=session, device=device) if device is not None else None
-    unknown = rid is None or (device is not None and did is None)
+    if rid is None or (device is not None and did is None):
+        frame = _empty()
+        frame.attrs.update(runs=[], cutoff=None, merge_base_found=before_commit is None)
+        return frame
+    base = _baseline_runs(rid, did, roof_source, base_branch)
+    cutoff, found = _cutoff(session, base, before_commit, before_timestamp)
+    if cutoff is not None:
+        base = base.where(_RUNS.c.timestamp <= cutoff)
+    recent = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(max(window, 0))
+    run_rows = session.connection().execute(recent).all()
+    kernel_filter = None if kernel_keys is None else _kernel_ids_for(session, rid, kernel_keys)
+    meas = _measurements(session, [r.run_id for r in run_rows], kernel_filter) if run_rows else None
+    frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
+    frame.attrs.update(
+        runs=[r.run_id for r in reversed(run_rows)], cutoff=cutoff, merge_base_found=found
+    )
+    return frame
+
+
+def _baseline_runs(
+    rid: int, did: int | None, roof_source: str | None, base_branch: str
+) -> sa.Select[Any]:
+    """Runs that may be baseline: base branch, nightly or local, same device and roof source."""
     base = _runs_select().where(
         _RUNS.c.repo_id == rid, _RUNS.c.branch == base_branch, _RUNS.c.kind.in_(BASELINE_KINDS)
     )
@@ -220,26 +224,7 @@ def baseline_frame(
         base = base.where(_RUNS.c.device_id == did)
     if roof_source is not None:
         base = base.where(_RUNS.c.roof_source == roof_source)
-    cutoff, found = (
-        (None, before_commit is None)
-        if unknown
-        else _cutoff(session, base, before_commit, before_timestamp)
-    )
-    if cutoff is not None:
-        base = base.where(_RUNS.c.timestamp <= cutoff)
-    recent = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(max(window, 0))
-    run_rows = [] if unknown else session.connection().execute(recent).all()
-    kernel_filter = None
-    if kernel_keys is not None and rid is not None:
-        kernel_filter = _kernel_ids_for(session, rid, kernel_keys)
-    meas = _measurements(session, [r.run_id for r in run_rows], kernel_filter) if run_rows else []
-    frame = _frame(run_rows, meas)
-    if rid is not None:
-        frame = _drop_accepted(session, frame, rid, did)
-    frame.attrs.update(
-        runs=[r.run_id for r in reversed(run_rows)], cutoff=cutoff, merge_base_found=found
-    )
-    return frame
+    return base
 
 
 def nightly_history(
@@ -269,8 +254,8 @@ def nightly_history(
         if value is not None:
             stmt = stmt.where(column == value)
     run_rows = session.connection().execute(stmt).all()
-    meas = _measurements(session, [r.run_id for r in run_rows], None) if run_rows else []
-    return _frame(run_rows, meas)
+    meas = _measurements(session, [r.run_id for r in run_rows], None) if run_rows else None
+    return _frame(session, run_rows, meas)
 
 
 def kernel_history(
@@ -280,12 +265,13 @@ def kernel_history(
     rid = repo_id(session=session, repo=repo)
     ids = _kernel_ids_for(session, rid, [key]) if rid is not None else []
     if not ids:
-        return _frame([], [])
+        return _empty()
     conn = session.connection()
-    meas = conn.execute(_meas_select().where(_MEAS.c.kernel_id == ids[0])).all()
+    meas = read_frame(conn, _meas_select().where(_MEAS.c.kernel_id == ids[0]), _MEAS_COLUMNS,
+                      _FLOAT_COLUMNS)  # fmt: skip
     stmt = _runs_select().where(
         _RUNS.c.id.in_(sa.select(_MEAS.c.run_id).where(_MEAS.c.kernel_id == ids[0]))
     )
     if device is not None:
         stmt = stmt.where(_DEVICES.c.name == device)
-    return _frame(conn.execute(stmt).all(), meas)
+    return _frame(session, conn.execute(stmt).all(), meas)

@@ -183,6 +183,22 @@ def find_run(*, session: Session, repo: str, content_hash: str) -> int | None:
     return None if found is None else int(found)
 
 
+def _insert_run(session: Session, row: Mapping[str, Any]) -> int | None:
+    """Insert the run row; None when a concurrent ingest committed the same content first.
+
+    The savepoint keeps the caller's transaction usable after the unique-key violation
+    (PostgreSQL; SQLite writers are serialised by ``BEGIN IMMEDIATE``).
+    """
+    runs = Run.__table__  # type: ignore[attr-defined]
+    try:
+        with session.begin_nested():
+            return int(session.execute(sa.insert(runs).returning(runs.c.id), row).scalar_one())
+    except sa.exc.IntegrityError as exc:
+        if "content_hash" not in str(exc.orig):
+            raise
+        return None
+
+
 def ingest_run(
     *,
     session: Session,
@@ -212,8 +228,11 @@ def ingest_run(
     row = _run_row(
         run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
     )
-    runs = Run.__table__  # type: ignore[attr-defined]
-    run_id = int(session.execute(sa.insert(runs).returning(runs.c.id), row).scalar_one())
+    run_id = _insert_run(session, row)
+    if run_id is None:  # another process stored the same content meanwhile
+        existing = find_run(session=session, repo=run.repo, content_hash=digest)
+        assert existing is not None
+        return IngestResult(existing, False, digest, len(run.kernels))
     ids = kernel_ids(session=session, repo_id=rid, kernels={k.key: k.name for k in run.kernels})
     rows = [
         measurement_row(

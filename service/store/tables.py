@@ -194,7 +194,11 @@ class BaselineAcceptance(SQLModel, table=True):
 
 
 class RunnerCeiling(SQLModel, table=True):
-    """Measured roofs of a runner (calibration); the newest per (runner, device, backend) wins."""
+    """Measured roofs of a runner (calibration); the newest per (runner, device, backend) wins.
+
+    ``ceilings_json`` is the calibration's ``Ceilings`` document as text (``ceilings.json``),
+    so service.calibrate stores and reads it unchanged.
+    """
 
     __tablename__ = "runner_ceilings"
     __table_args__ = (sa.Index("ix_runner_ceilings_lookup", "runner", "device", "backend"),)
@@ -204,4 +208,8 @@ class RunnerCeiling(SQLModel, table=True):
     device: str = Field(sa_type=sa.String(200))
     backend: str = Field(sa_type=sa.String(64))
     created_at: datetime = _ts(default_factory=utcnow)
-    ceilings_json: dict[str, Any] = _json(default_factory=dict)
+    ceilings_json: str = Field(sa_type=sa.Text)
+
+
+#: The name service.calibrate uses.
+RunnerCeilings = RunnerCeiling

@@ -228,3 +228,13 @@ def test_nightly_history_of_a_period(engine):
     assert sorted(set(week["commit"])) == ["c003", "c004", "c005"]
     assert set(HISTORY_COLUMNS) <= set(week.columns) and set(week["repo"]) == {REPO}
     assert len(everything) == 20
+
+
+def test_the_migrations_build_exactly_the_tables(engine):
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+    from sqlmodel import SQLModel
+
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(context, SQLModel.metadata) == []

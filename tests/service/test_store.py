@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from factories import make_kernel, make_run
+from factories import make_device, make_kernel, make_run
 from store_cases import *  # noqa: F403  (the backend-independent cases)
-from store_cases import H100, REPO, count, nightly, store
+from store_cases import REPO, count, nightly, store
 
 from service.cli import run as cli
 from service.errors import StoreUnavailable
@@ -178,5 +178,13 @@ def test_cli_db_upgrade_and_current(tmp_path, capsys):
     assert cli(["db", "current", "--db", db]) == 0
 
 
-def test_h100_roof_is_the_default_device_of_the_factories():
-    assert H100.device == "H100-SXM5"
+def test_cli_ingest_on_the_report_roof_of_a_pr_run(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    device = make_device(peak_flop_per_s={"tensor_fp16": 7e14},
+                         bandwidth_byte_per_s={"dram": 3e12})  # fmt: skip
+    path = write_run(tmp_path / "r.json", device=device)
+    args = ["--repo", REPO, "--commit", "abc", "--branch", "feature", "--pr", "12"]
+    assert cli(["ingest", str(path), *args, "--roof", "report", "--db", db]) == 0
+    with session_scope(make_engine(db), readonly=True) as session:
+        (run,) = list_runs(session=session)
+    assert (run.kind, run.pull_request, run.roof_label) == ("pr", 12, "H100-SXM5 (report)")

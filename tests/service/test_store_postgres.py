@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from store_cases import *  # noqa: F403  (the backend-independent cases)
-from store_cases import count, nightly, store
+from store_cases import H100, count, nightly, store
 
+from rules.placement import place_run
 from service.errors import StoreUnavailable
-from service.store.db import open_store
+from service.store.db import open_store, session_scope
+from service.store.repo import ingest_run
 
 pytestmark = pytest.mark.postgres
 
@@ -42,3 +47,15 @@ def test_a_locked_table_gives_one_clear_error_and_writes_nothing(engine, postgre
         blocker.close()
         quick.dispose()
     assert count(engine, "runs") == 0 and count(engine, "repositories") == 0
+
+
+def test_two_processes_ingesting_the_same_content_store_it_once(engine):
+    run = nightly(1)
+    pool = ThreadPoolExecutor(1)
+    with session_scope(engine) as first:
+        created = ingest_run(session=first, run=run, placements=place_run(run, H100), roof=H100)
+        second = pool.submit(store, engine, run)
+        time.sleep(0.3)  # the second now waits on the first's uncommitted unique keys
+    assert second.result(timeout=30) == created.run_id  # it found the first run, no error
+    pool.shutdown()
+    assert count(engine, "runs") == 1

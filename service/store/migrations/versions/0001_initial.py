@@ -39,7 +39,7 @@ def upgrade() -> None:
     sa.Column('device', sa.String(length=200), nullable=False),
     sa.Column('backend', sa.String(length=64), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.Column('ceilings_json', sa.JSON(), nullable=False),
+    sa.Column('ceilings_json', sa.Text(), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_runner_ceilings'))
     )
     with op.batch_alter_table('runner_ceilings', schema=None) as batch_op:
