@@ -39,7 +39,7 @@ def save_ceilings(*, session: Session, ceilings: Ceilings) -> int:
         raise BadInput("--runner: a stored calibration needs a runner name")
     row = RunnerCeiling(
         runner=ceilings.runner, device=device_key(ceilings.device), backend=ceilings.backend,
-        created_at=ceilings.created_at, ceilings_json=ceilings.model_dump(mode="json"),
+        created_at=ceilings.created_at, ceilings_json=ceilings.model_dump_json(),
     )  # fmt: skip
     session.add(row)
     session.flush()
@@ -65,7 +65,7 @@ def latest_ceilings(
         query = query.where(RunnerCeiling.backend == backend)
     query = query.order_by(col(RunnerCeiling.created_at).desc(), col(RunnerCeiling.id).desc())
     row = session.exec(query).first()
-    return Ceilings.model_validate(row.ceilings_json) if row is not None else None
+    return Ceilings.model_validate_json(row.ceilings_json) if row is not None else None
 
 
 def measured_roof(*, session: Session, runner: str, device: str) -> Roof | None:
