@@ -14,6 +14,9 @@ from typing import Protocol
 from service.calibrate.model import DeviceIdentity, DeviceKind
 from service.errors import BadInput
 
+#: Device time one GPU repetition spans (back-to-back calls), and the most calls it may take.
+GPU_MIN_TIMED_S, MAX_CALLS = 5e-3, 1000
+
 #: --backend name -> "module:Class"; one line per backend.
 BACKENDS: dict[str, str] = {
     "torch": "service.calibrate.backend_torch:TorchBackend",

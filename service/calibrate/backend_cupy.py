@@ -7,9 +7,17 @@ CI (no GPU there); the torch backend is the tested reference.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
-from service.calibrate.backend import CalibrateExtraMissing, Case, Unsupported
+from service.calibrate.backend import (
+    GPU_MIN_TIMED_S,
+    MAX_CALLS,
+    CalibrateExtraMissing,
+    Case,
+    Unsupported,
+)
 from service.calibrate.device_info import gpu_identity
 from service.calibrate.model import DeviceIdentity, DeviceKind
 from service.errors import BadInput
@@ -62,20 +70,23 @@ class CupyBackend:
             sm_count=props["multiProcessorCount"], memory_bytes=float(props["totalGlobalMem"]),
         )  # fmt: skip
 
+    def _time_calls(self, run: Callable[[], object], calls: int) -> float:
+        begin, end = self.cp.cuda.Event(), self.cp.cuda.Event()
+        begin.record()
+        for _ in range(calls):
+            run()
+        end.record()
+        end.synchronize()
+        return float(self.cp.cuda.get_elapsed_time(begin, end)) / 1e3
+
     def time_best(self, case: Case, *, warmup: int, reps: int) -> float:
-        """Best of ``reps`` calls timed by CUDA events, after ``warmup`` untimed calls."""
+        """Best of ``reps`` event-timed repetitions of back-to-back calls (>= 5 ms each)."""
         for _ in range(warmup):
             case.run()
         self.cp.cuda.Device(self.index).synchronize()
-        best = float("inf")
-        for _ in range(reps):
-            begin, end = self.cp.cuda.Event(), self.cp.cuda.Event()
-            begin.record()
-            case.run()
-            end.record()
-            end.synchronize()
-            best = min(best, self.cp.cuda.get_elapsed_time(begin, end) / 1e3)
-        return best
+        once = self._time_calls(case.run, 1)
+        calls = max(1, min(MAX_CALLS, math.ceil(GPU_MIN_TIMED_S / max(once, 1e-9))))
+        return min(self._time_calls(case.run, calls) for _ in range(reps)) / calls
 
     def _vector(self, elements: int) -> Any:
         return self.cp.random.random(elements, dtype=self.cp.float32)

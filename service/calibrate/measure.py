@@ -134,7 +134,12 @@ def _sweep(backend: Backend, plan: Plan, step: Progress) -> list[SweepPoint]:
 def _method(backend: Backend, plan: Plan, sweep_note: str) -> list[str]:
     return [
         f"backend: {backend.name} on {backend.kind}; timer: {backend.timer}",
-        f"best of {plan.reps} timed repetitions after {plan.warmup} warm-up call(s)",
+        f"best of {plan.reps} timed repetitions after {plan.warmup} warm-up call(s)"
+        + (
+            "; each GPU repetition times back-to-back calls for >= 5 ms"
+            if backend.kind == "cuda"
+            else ""
+        ),
         f"memory: copy and sum of {plan.memory_elements * 4 >> 20} MiB fp32 arrays; "
         "bytes = read + written",
         f"matmul: {plan.matmul_n} x {plan.matmul_n}, FLOPs = 2 n^3",
