@@ -12,6 +12,7 @@ import pandas as pd
 from collectors.schema import KernelRecord, RunRecord
 from rules.config import RulesConfig
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
+from rules.history import HistoryIndex, KernelHistory
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 
@@ -111,6 +112,14 @@ class RuleContext:
         if len(parts) == 1:
             return parts[0]
         return pd.concat(parts).sort_values("timestamp", kind="stable")
+
+    @cached_property
+    def _index(self) -> HistoryIndex:
+        return HistoryIndex(self.comparable_history)
+
+    def kernel_history(self, key: str) -> KernelHistory:
+        """Comparable baseline of kernel ``key`` and its old names, as arrays, oldest first."""
+        return self._index.get((key, *self.config.old_keys(key)))
 
     @cached_property
     def history_keys(self) -> frozenset[str]:

@@ -93,9 +93,12 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
     current = kernel.duration_s if timed_only else placement.percent_of_roof
-    summary, comparison = summarise(ctx.baseline(key), metric, current,
-                                    higher_is_better=not timed_only,
-                                    options=_compare_options(ctx))  # fmt: skip
+    history = ctx.kernel_history(key)
+    summary, comparison = summarise(
+        history.time_s if timed_only else history.percent_of_roof, current, metric=metric,
+        commits=history.commit, regimes=history.regime, higher_is_better=not timed_only,
+        options=_compare_options(ctx),
+    )  # fmt: skip
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, bool(comparison and comparison.improved))
     if timed_only and status == "unchanged" and not kernel.duration_s:
@@ -121,8 +124,11 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
 
 def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
     """A group's figures and baselines."""
-    pct_summary, _ = summarise(figures.history, "percent_of_roof", figures.percent_of_roof)
-    mfu_summary, _ = summarise(figures.history, "mfu", figures.mfu)
+    commits = [str(c) for c in figures.history["commit"]]
+    pct_summary, _ = summarise(figures.history["percent_of_roof"], figures.percent_of_roof,
+                               commits=commits)  # fmt: skip
+    mfu_summary, _ = summarise(figures.history["mfu"], figures.mfu, metric="mfu",
+                               commits=commits)  # fmt: skip
     group = figures.group
     return GroupVerdict(
         name=group.name,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
+import numpy.typing as npt
 
 from rules.stats import CompareOptions, Comparison, compare_to_baseline, robust_center_spread
 from rules.verdict import BaselineSummary
@@ -18,53 +19,48 @@ def _finite(value: float) -> float | None:
     return None if value is None or math.isnan(value) or math.isinf(value) else float(value)
 
 
-def _commit_range(rows: pd.DataFrame) -> tuple[str, ...]:
-    if rows.empty or "commit" not in rows:
-        return ()
-    commits = [str(c) for c in rows["commit"].dropna()]
-    return (commits[0], commits[-1]) if commits else ()
+def _commit_range(commits: Sequence[str | None]) -> tuple[str, ...]:
+    known = [c for c in commits if c]
+    return (known[0], known[-1]) if known else ()
 
 
 def summarise(
-    rows: pd.DataFrame,
-    metric: str,
+    values: npt.ArrayLike,
     current: float | None,
     *,
+    metric: str = "percent_of_roof",
+    commits: Sequence[str | None] = (),
+    regimes: Sequence[str | None] = (),
     higher_is_better: bool = True,
     options: CompareOptions | None = None,
 ) -> tuple[BaselineSummary, Comparison | None]:
-    """Summary of ``rows[metric]`` (oldest first) and the comparison of ``current`` with it.
+    """Summary of baseline ``values`` (oldest first) and the comparison of ``current`` with it.
 
     Args:
-        rows: Baseline rows, oldest first, with ``metric`` and ``commit`` columns.
-        metric: Column to summarise (``percent_of_roof`` or ``time_s``).
+        values: The metric per baseline run (NaN = unknown, left out).
         current: The current value (None when the kernel has none).
+        metric: What ``values`` measure (``percent_of_roof``, ``time_s``, ``mfu``).
+        commits: Commit per baseline run, for the commit range.
+        regimes: Regime per baseline run; the latest known one is reported.
         higher_is_better: Direction of ``metric``.
         options: Thresholds of the comparison.
     """
-    values = (
-        pd.to_numeric(rows[metric], errors="coerce").to_numpy(dtype=float)
-        if len(rows)
-        else np.array([])
-    )
-    values = values[~np.isnan(values)]
-    center, spread = robust_center_spread(values)
-    regime = None
-    if len(rows) and "regime" in rows:
-        regimes = rows["regime"].dropna()
-        regime = str(regimes.iloc[-1]) if len(regimes) else None
+    array = np.asarray(values, dtype=float)
+    array = array[~np.isnan(array)]
+    center, spread = robust_center_spread(array)
+    known = [r for r in regimes if r]
     comparison = None
-    if current is not None and values.size:
-        comparison = compare_to_baseline(values, current, higher_is_better=higher_is_better,
+    if current is not None and array.size:
+        comparison = compare_to_baseline(array, current, higher_is_better=higher_is_better,
                                          options=options)  # fmt: skip
     summary = BaselineSummary(
-        n=int(values.size),
+        n=int(array.size),
         center=_finite(center),
         spread=_finite(spread),
-        regime=regime,
+        regime=known[-1] if known else None,
         relative_change=_finite(comparison.relative_change) if comparison else None,
-        history=tuple(float(v) for v in values[-SPARKLINE_POINTS:]),
-        commits=_commit_range(rows),
+        history=tuple(float(v) for v in array[-SPARKLINE_POINTS:]),
+        commits=_commit_range(commits),
         metric=metric,
     )
     return summary, comparison

@@ -6,8 +6,6 @@ import math
 from collections.abc import Iterator
 
 import numpy as np
-import numpy.typing as npt
-import pandas as pd
 
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
@@ -15,16 +13,6 @@ from rules.context import RuleContext
 from rules.measures import comparison_numbers, signed_percent
 from rules.stats import CompareOptions, compare_to_baseline
 from rules.verdict import Finding, Severity, Stability
-
-
-def baseline_intensity(rows: pd.DataFrame) -> npt.NDArray[np.float64]:
-    """DRAM intensity of each baseline row, ``total_flops / bytes_dram`` (NaN rows dropped)."""
-    if rows.empty:
-        return np.array([], dtype=float)
-    flops = pd.to_numeric(rows["total_flops"], errors="coerce")
-    dram = pd.to_numeric(rows["bytes_dram"], errors="coerce")
-    values = (flops / dram.where(dram > 0)).to_numpy(dtype=float)
-    return np.asarray(values[~np.isnan(values)], dtype=float)
 
 
 class IntensityShift(Rule):
@@ -65,7 +53,8 @@ class IntensityShift(Rule):
             current = placement.intensity.get("dram")
             if current is None or math.isinf(current) or current <= 0:
                 continue
-            history = baseline_intensity(ctx.baseline(key))
+            history = ctx.kernel_history(key).dram_intensity()
+            history = history[~np.isnan(history)]
             if not history.size:
                 continue
             cmp = compare_to_baseline(history, current, options=opts)

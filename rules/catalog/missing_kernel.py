@@ -12,10 +12,11 @@ from rules.verdict import Finding, Severity, Stability
 
 
 def recent_kernels(history: pd.DataFrame, runs: int) -> pd.DataFrame:
-    """Rows of the ``runs`` most recent baseline runs."""
-    order = history.sort_values("timestamp", kind="stable")["run_id"].drop_duplicates()
-    recent = set(order.iloc[-runs:])
-    return history[history["run_id"].isin(recent)]
+    """Rows of the ``runs`` most recent baseline runs, latest last, one row per kernel."""
+    latest = history.groupby("run_id", sort=False)["timestamp"].max().sort_values(kind="stable")
+    recent = history[history["run_id"].isin(set(latest.index[-runs:]))]
+    ordered = recent.sort_values("timestamp", kind="stable")
+    return ordered.drop_duplicates("kernel_key", keep="last").sort_values("kernel_key")
 
 
 class MissingKernel(Rule):
@@ -55,17 +56,16 @@ class MissingKernel(Rule):
             return
         recent = recent_kernels(history, opts.recent_runs)
         current = {k.key for k in ctx.run.kernels}
-        for key, rows in recent.groupby("kernel_key", sort=True):
-            last = rows.iloc[-1]
-            name = str(last["kernel_name"])
-            if ctx.config.current_key(str(key)) in current:
+        columns = (recent[c].astype(str).tolist() for c in ("kernel_key", "kernel_name", "commit"))
+        times = recent["time_s"].to_numpy(dtype=float).tolist()
+        for key, name, commit, time_s in zip(*columns, times, strict=True):
+            if ctx.config.current_key(key) in current:
                 continue
-            if ctx.config.is_ignored_kernel(str(key), name):
+            if ctx.config.is_ignored_kernel(key, name):
                 continue
             finding = self.finding(
-                ctx, str(key),
-                f"{name}: ran in the latest baseline run ({str(last['commit'])[:7]}) but not "
-                "in this run",
-                numbers={"last_commit": str(last["commit"]), "last_time_s": float(last["time_s"])},
+                ctx, key,
+                f"{name}: ran in the latest baseline run ({commit[:7]}) but not in this run",
+                numbers={"last_commit": commit, "last_time_s": time_s},
             )  # fmt: skip
             yield finding.model_copy(update={"kernel_name": name})

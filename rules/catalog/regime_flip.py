@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
-
-import pandas as pd
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.history import KernelHistory
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND
 from rules.verdict import Finding, Severity, Stability
 
 
-def _usual(rows: pd.DataFrame, column: str) -> tuple[str | None, int]:
-    values = rows[column].dropna().astype(str) if not rows.empty else pd.Series(dtype=str)
-    if values.empty:
+def _usual(values: tuple[str | None, ...]) -> tuple[str | None, int]:
+    """The most common known value and how often it occurs (latest wins a tie)."""
+    counts = Counter(v for v in reversed(values) if v)
+    if not counts:
         return None, 0
-    counts = values.value_counts()
-    return str(counts.index[0]), int(counts.iloc[0])
+    value, count = counts.most_common(1)[0]
+    return value, count
 
 
 def _is_tensor(binding: str | None) -> bool:
@@ -64,8 +65,8 @@ class RegimeFlip(Rule):
         for key, placement in ctx.placements.items():
             if placement.regime is None or placement.borderline:
                 continue
-            rows = ctx.baseline(key)
-            usual, count = _usual(rows, "regime")
+            history = ctx.kernel_history(key)
+            usual, count = _usual(history.regime)
             if usual is None or count < opts.min_runs:
                 continue
             name = ctx.kernels[key].name
@@ -80,12 +81,12 @@ class RegimeFlip(Rule):
                     severity=severity or opts.to_compute_severity, numbers=numbers,
                 )  # fmt: skip
             elif opts.check_tensor_cores and usual == COMPUTE_BOUND:
-                yield from self._tensor(ctx, key, rows, opts)
+                yield from self._tensor(ctx, key, history, opts)
 
-    def _tensor(self, ctx: RuleContext, key: str, rows: pd.DataFrame,
+    def _tensor(self, ctx: RuleContext, key: str, history: KernelHistory,
                 opts: Options) -> Iterator[Finding]:  # fmt: skip
         binding = ctx.placements[key].binding
-        usual, count = _usual(rows, "binding")
+        usual, count = _usual(history.binding)
         if usual is None or count < opts.min_runs:
             return
         if _is_tensor(usual) and not _is_tensor(binding):

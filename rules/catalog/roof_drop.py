@@ -50,7 +50,7 @@ class RoofDrop(Rule):
         for key, placement in ctx.placements.items():
             if placement.percent_of_roof is None:
                 continue
-            values = column(ctx.baseline(key), "percent_of_roof")
+            values = ctx.kernel_history(key).percent_of_roof
             current = percent_samples(ctx.kernels[key], placement)
             cmp = compare_to_baseline(values, current, options=opts)
             if cmp.regressed:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.measures import column, comparison_numbers, seconds, signed_percent, time_samples
+from rules.measures import comparison_numbers, seconds, signed_percent, time_samples
 from rules.stats import CompareOptions, compare_to_baseline
 from rules.verdict import Finding, Severity, Stability
 
@@ -47,7 +47,7 @@ class TimeRegression(Rule):
             if placement.percent_of_roof is not None:
                 continue
             kernel = ctx.kernels[key]
-            values = column(ctx.baseline(key), "time_s")
+            values = ctx.kernel_history(key).time_s
             cmp = compare_to_baseline(values, time_samples(kernel), higher_is_better=False,
                                       options=opts)  # fmt: skip
             if cmp.regressed:

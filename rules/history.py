@@ -1,0 +1,96 @@
+"""A kernel's baseline as plain arrays, indexed once per run for every rule.
+
+Rules ask for one kernel's history thousands of times per check (2,000 kernels x several
+rules); slicing a DataFrame each time costs more than the statistics. ``HistoryIndex`` sorts
+the comparable history by time once, converts the numeric columns to numpy once, and hands
+out ``KernelHistory`` views by index arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+FloatArray = npt.NDArray[np.float64]
+NUMERIC = ("percent_of_roof", "time_s", "total_flops", "bytes_dram")
+LABELS = ("regime", "binding", "commit")
+
+
+@dataclass(frozen=True)
+class KernelHistory:
+    """One kernel's baseline rows, oldest first.
+
+    Attributes:
+        percent_of_roof: Percent of roof per baseline run (NaN when unplaced).
+        time_s: Measured time per run.
+        total_flops: Total FLOPs per run (NaN when unknown).
+        bytes_dram: DRAM bytes per run (NaN when unknown).
+        regime: Regime per run (None when unplaced).
+        binding: Binding resource per run.
+        commit: Commit per run.
+    """
+
+    percent_of_roof: FloatArray
+    time_s: FloatArray
+    total_flops: FloatArray
+    bytes_dram: FloatArray
+    regime: tuple[str | None, ...]
+    binding: tuple[str | None, ...]
+    commit: tuple[str | None, ...]
+
+    @property
+    def n(self) -> int:
+        """Number of baseline rows."""
+        return len(self.commit)
+
+    def dram_intensity(self) -> FloatArray:
+        """``total_flops / bytes_dram`` per run (NaN where unknown or zero bytes)."""
+        with np.errstate(all="ignore"):
+            return np.where(self.bytes_dram > 0, self.total_flops / self.bytes_dram, np.nan)
+
+
+def _label(value: object) -> str | None:
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+class HistoryIndex:
+    """Row positions per kernel key over a frame sorted by time."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        ordered = frame.sort_values("timestamp", kind="stable") if len(frame) else frame
+        self._numeric = {
+            c: pd.to_numeric(ordered[c], errors="coerce").to_numpy(dtype=float) for c in NUMERIC
+        }
+        self._labels = {
+            c: np.array([_label(v) for v in ordered[c].tolist()], dtype=object) for c in LABELS
+        }
+        self._cache: dict[tuple[str, ...], KernelHistory] = {}
+        codes, keys = pd.factorize(ordered["kernel_key"].astype(str))
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
+        self._rows = {str(k): order[bounds[i] : bounds[i + 1]] for i, k in enumerate(keys)}
+
+    def keys(self) -> Iterable[str]:
+        """Every kernel key in the history."""
+        return self._rows.keys()
+
+    def get(self, keys: tuple[str, ...]) -> KernelHistory:
+        """The rows of ``keys`` (a kernel and its old names), merged in time order."""
+        if keys not in self._cache:
+            self._cache[keys] = self._build(keys)
+        return self._cache[keys]
+
+    def _build(self, keys: tuple[str, ...]) -> KernelHistory:
+        parts = [self._rows[k] for k in keys if k in self._rows]
+        rows = np.sort(np.concatenate(parts)) if parts else np.array([], dtype=int)
+        labels = {c: tuple(self._labels[c][rows].tolist()) for c in LABELS}
+        numeric = {c: self._numeric[c][rows] for c in NUMERIC}
+        return KernelHistory(
+            percent_of_roof=numeric["percent_of_roof"], time_s=numeric["time_s"],
+            total_flops=numeric["total_flops"], bytes_dram=numeric["bytes_dram"],
+            regime=labels["regime"], binding=labels["binding"], commit=labels["commit"],
+        )  # fmt: skip
