@@ -39,6 +39,8 @@ class Health(BaseModel):
         tolerance: The lowest acceptable ratio of measured to calibrated.
         ratios: Measured over calibrated, keyed "bandwidth.<tier>" or "peak.<precision>".
         reasons: What is off, one line each (empty when healthy).
+        notes: What changed without making the runner slower (driver, clocks, a calibration
+            that now looks too slow): reasons to recalibrate, not to distrust the run.
         message: One line for people.
     """
 
@@ -53,6 +55,7 @@ class Health(BaseModel):
     tolerance: float = DEFAULT_TOLERANCE
     ratios: dict[str, float] = Field(default_factory=dict)
     reasons: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     message: str
 
 
@@ -101,6 +104,24 @@ def _reasons(ratios: dict[str, float], current: Ceilings, stored: Ceilings,
     return reasons
 
 
+def _changes(ratios: dict[str, float], current: Ceilings, stored: Ceilings,
+             tolerance: float) -> list[str]:  # fmt: skip
+    now, then = current.identity, stored.identity
+    notes = []
+    if now.driver and then.driver and now.driver != then.driver:
+        notes.append(f"driver {then.driver} at calibration, {now.driver} now")
+    if now.max_sm_clock_hz and then.max_sm_clock_hz and now.max_sm_clock_hz != then.max_sm_clock_hz:
+        notes.append(f"max SM clock {then.max_sm_clock_hz / 1e6:.0f} MHz at calibration, "
+                     f"{now.max_sm_clock_hz / 1e6:.0f} MHz now")  # fmt: skip
+    faster = sorted(k for k, r in ratios.items() if r > 1 / tolerance)
+    if faster:
+        notes.append(f"{', '.join(faster)} faster than calibrated: the calibration may have "
+                     "run on a busy machine")  # fmt: skip
+    if notes:
+        notes.append("recalibrate with `roofguard calibrate --store`")
+    return notes
+
+
 def decide_health(
     *, current: Ceilings, stored: Ceilings, tolerance: float = DEFAULT_TOLERANCE
 ) -> Health:
@@ -124,6 +145,7 @@ def decide_health(
         trusted=not reasons, status="degraded" if reasons else "healthy", runner=runner,
         device=current.device, calibrated_at=stored.created_at, tolerance=tolerance,
         ratios=ratios, reasons=tuple(reasons), message=message,
+        notes=tuple(_changes(ratios, current, stored, tolerance)),
     )  # fmt: skip
 
 

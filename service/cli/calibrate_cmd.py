@@ -98,6 +98,8 @@ def _check(ceilings: Ceilings, db: str | None, tolerance: float, health_path: Pa
         health = decide_health(current=ceilings, stored=stored, tolerance=tolerance)
     write_json_atomic(health_path, health)
     typer.echo(f"roofguard: {health.message}", err=not health.trusted)
+    for note in health.notes:
+        typer.echo(f"roofguard: note: {note}", err=True)
     typer.echo(f"roofguard: health written to {health_path} (trusted: {health.trusted})")
     if health.status == "uncalibrated":
         return EXIT_UNCALIBRATED

@@ -74,6 +74,23 @@ def test_idle_and_application_clock_reasons_are_normal():
     assert decide_health(current=current, stored=STORED).trusted
 
 
+def test_driver_clock_and_speed_changes_are_notes_not_reasons():
+    then = STORED.model_copy(update={"identity": STORED.identity.model_copy(
+        update={"driver": "535.104", "max_sm_clock_hz": 1.98e9})})  # fmt: skip
+    now = scaled(then, 1.0, identity=then.identity.model_copy(
+        update={"driver": "550.54", "max_sm_clock_hz": 1.755e9}))  # fmt: skip
+    now = now.model_copy(update={"bandwidth_byte_per_s": {"dram": 1.5 * 3.1e12}})
+    health = decide_health(current=now, stored=then)
+    assert health.trusted and health.reasons == ()
+    assert health.notes == (
+        "driver 535.104 at calibration, 550.54 now",
+        "max SM clock 1980 MHz at calibration, 1755 MHz now",
+        "bandwidth.dram faster than calibrated: the calibration may have run on a busy machine",
+        "recalibrate with `roofguard calibrate --store`",
+    )
+    assert decide_health(current=scaled(STORED, 0.9), stored=STORED).notes == ()
+
+
 def test_nothing_to_compare_is_not_healthy():
     current = make_ceilings(bandwidth={"l2": 9e12}, peaks={"tensor_fp8": 1e15})
     health = decide_health(current=current, stored=STORED)
