@@ -7,7 +7,6 @@ import json
 import sys
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -237,4 +236,3 @@ def test_cli_module_is_registered():
     from service.cli import COMMANDS
 
     assert "service.cli.calibrate_cmd" in COMMANDS
-    assert Path("service/cli/calibrate_cmd.py").exists()
