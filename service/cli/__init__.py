@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (
     "service.cli.rules_cmd",
     "service.cli.digest_cmd",
     "service.cli.plot_cmd",
+    "service.cli.calibrate_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
