@@ -6,14 +6,13 @@ For a group's placed kernels ``i`` (FLOPs ``F_ip``, times ``T_i``, speed-of-ligh
     MFU             = sum_i sum_p (F_ip / P_p) / sum_i T_i
 
 MFU is achieved FLOP/s over the peak of the precisions used, each precision weighted by its
-FLOPs; with one precision it is ``achieved FLOP/s / P``. Baseline runs only store total FLOPs,
-so their MFU uses the current run's effective peak ``P_eff = sum F / sum (F_p / P_p)``; that
-is exact while the precision mix is unchanged, and a changed mix shows in peak-sanity.
+FLOPs; with one precision it is ``achieved FLOP/s / P``. Baseline runs store each kernel's
+``sum_p F_p / P_p`` (``peak_flop_time_s``), so a baseline's MFU is exact even when the
+precision mix changed (a GEMM that fell off the tensor cores).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -77,11 +76,11 @@ def _current(
     return total, pct, mfu, peak
 
 
-def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
+def _per_run(rows: pd.DataFrame) -> pd.DataFrame:
     frame = rows.assign(
         _t=pd.to_numeric(rows["time_s"], errors="coerce"),
         _pct=pd.to_numeric(rows["percent_of_roof"], errors="coerce"),
-        _flops=pd.to_numeric(rows["total_flops"], errors="coerce"),
+        _flops=pd.to_numeric(rows["peak_flop_time_s"], errors="coerce"),
     )
     frame = frame.assign(_troof=frame["_pct"] * frame["_t"] / 100.0,
                          _tplaced=frame["_t"].where(frame["_pct"].notna()))  # fmt: skip
@@ -92,7 +91,8 @@ def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
     grouped["percent_of_roof"] = (
         100.0 * grouped["troof"] / grouped["tplaced"].where(grouped["tplaced"] > 0)
     )
-    grouped["mfu"] = (grouped["flops"] / peak / grouped["t"]) if peak else math.nan
+    peak_time = grouped["flops"].where(grouped["flops"] > 0)
+    grouped["mfu"] = peak_time / grouped["t"]
     out = grouped.reset_index().sort_values("timestamp", kind="stable")
     return out[["run_id", "commit", "timestamp", "percent_of_roof", "mfu"]]
 
@@ -103,16 +103,17 @@ def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -
         return frame
     # Decide per distinct key and name (thousands), not per row (hundreds of thousands).
     raw_keys = frame["kernel_key"].astype(str)
-    names = frame["kernel_name"].astype(str)
     wanted = set(keys)
     chosen = {k for k in raw_keys.unique() if ctx.config.current_key(k) in wanted}
-    chosen_names: set[str] = set()
     if group.nvtx is None:  # history has no NVTX ranges: patterns only select without one
-        chosen |= {
-            k for k in raw_keys.unique() if group.matches(ctx.config.current_key(k), k, None)
-        }
-        chosen_names = {n for n in names.unique() if group.matches(n, n, None)}
-    return frame[raw_keys.isin(chosen) | names.isin(chosen_names)]
+        # A kernel belongs to its FIRST matching group, in history as in the current run, so a
+        # catch-all group ("*") does not swallow the kernels of the groups before it.
+        pairs = frame[["kernel_key", "kernel_name"]].drop_duplicates()
+        for key, name in pairs.itertuples(index=False, name=None):
+            first = ctx.config.group_of(ctx.config.current_key(str(key)), str(name), None)
+            if first is not None and first.name == group.name:
+                chosen.add(str(key))
+    return frame[raw_keys.isin(chosen)]
 
 
 def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
@@ -124,7 +125,7 @@ def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
         total, pct, mfu, peak = _current(ctx, keys)
         rows = _history_rows(ctx, group, keys)
         history = (
-            _per_run(rows, peak)
+            _per_run(rows)
             if not rows.empty
             else pd.DataFrame(columns=["run_id", "commit", "timestamp", "percent_of_roof", "mfu"])
         )

@@ -169,6 +169,14 @@ class Placement:
     total_flops: float = 0.0
 
     @property
+    def peak_flop_time_s(self) -> float | None:
+        """``sum_p F_p / P_p``: the time every FLOP would take at its precision's peak.
+
+        The numerator of MFU (``MFU = sum_p (F_p / P_p) / T``); None without placed FLOPs.
+        """
+        return float(sum(self.compute.terms.values())) if self.compute.terms else None
+
+    @property
     def achieved_flop_per_s(self) -> float | None:
         """Total FLOPs over measured time (None when time is unknown)."""
         return self.total_flops / self.time_s if self.time_s else None

@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "service.cli.token_cmd",
     "service.cli.upload_cmd",
     "service.cli.plot_cmd",
+    "service.cli.calibrate_cmd",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -12,6 +12,7 @@ import typer
 from collectors.schema import RunKind
 from rules.verdict import Conclusion
 from service.actions import append_step_summary, emit_annotations, in_actions
+from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health, measured_roof
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
@@ -30,6 +31,13 @@ FormatOpt = Annotated[str, typer.Option("--format", help="markdown or json.")]
 OutputOpt = Annotated[Path | None, typer.Option(help="Write the verdict here (else stdout).")]
 KindOpt = Annotated[RunKind | None, typer.Option(help="nightly, pr or local.")]
 PostOpt = Annotated[bool, typer.Option("--post", help="Post the verdict to the PR.")]
+RunnerOpt = Annotated[
+    str | None,
+    typer.Option(envvar="RUNNER_NAME", help="CI runner name (its calibration, measured roof)."),
+]
+HealthOpt = Annotated[
+    Path, typer.Option(help="Health verdict of `roofguard calibrate --check` (if present).")
+]
 
 
 def _write(outcome: CheckOutcome, fmt: str, output: Path | None) -> None:
@@ -58,19 +66,38 @@ def check_command(
     output: OutputOpt = None,
     kind: KindOpt = None,
     post: PostOpt = False,
+    runner: RunnerOpt = None,
+    health_file: HealthOpt = DEFAULT_HEALTH_PATH,
 ) -> int:
     """Ingest the run, judge it kernel by kernel on percent of roof, and write the verdict.
 
     Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad input.
     """
     cfg = load_cli_config(config, base_branch=base_branch, device=device)
-    meta = RunMeta(repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device)
+    meta = RunMeta(repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device,
+                   runner=runner)  # fmt: skip
     run = collect_run(files, meta=meta, config=cfg)
+    trusted = _runner_trusted(health_file)
     with store_session(db) as session:
-        outcome = check_run(session=session, run=run, config=cfg, base_sha=base_sha)
+        measured = None
+        if run.runner:
+            name = cfg.device or run.device.name
+            measured = measured_roof(session=session, runner=run.runner, device=name)
+        outcome = check_run(session=session, run=run, config=cfg, base_sha=base_sha,
+                            measured=measured, trusted=trusted)  # fmt: skip
     _write(outcome, fmt, output)
     _publish(outcome, repo=repo, pr=pr, sha=commit, post=post)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
+
+
+def _runner_trusted(path: Path) -> bool:
+    """False when the runner's health preflight found it degraded (no regression verdicts)."""
+    health = load_health(path)
+    if health is None:
+        return True
+    if not health.trusted:
+        typer.echo(f"roofguard: runner untrusted ({path}): {health.message}", err=True)
+    return health.trusted
 
 
 def _publish(outcome: CheckOutcome, *, repo: str, pr: int | None, sha: str, post: bool) -> None:

@@ -39,9 +39,12 @@ _RUN_COLUMNS = (
 )  # fmt: skip
 _MEAS_COLUMNS = (
     "run_id", "kernel_id", "percent_of_roof", "regime", "binding", "time_s", "total_flops",
-    "bytes_dram", "bytes_l2", "bytes_l1",
+    "bytes_dram", "bytes_l2", "bytes_l1", "peak_flop_time_s",
 )  # fmt: skip
-_FLOAT_COLUMNS = ("percent_of_roof", "time_s", "total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
+_FLOAT_COLUMNS = (
+    "percent_of_roof", "time_s", "total_flops", "bytes_dram", "bytes_l2", "bytes_l1",
+    "peak_flop_time_s",
+)  # fmt: skip
 #: Up to this many kernels are filtered in SQL; more are filtered in pandas (cheaper than
 #: thousands of bound parameters).
 _SQL_KERNEL_FILTER = 500
@@ -65,7 +68,7 @@ def _meas_select() -> sa.Select[Any]:
     m = _MEAS.c
     return sa.select(
         m.run_id, m.kernel_id, m.percent_of_roof, m.regime, m.binding, m.time_s, m.total_flops,
-        m.bytes_dram, m.bytes_l2, m.bytes_l1,
+        m.bytes_dram, m.bytes_l2, m.bytes_l1, m.peak_flop_time_s,
     )  # fmt: skip
 
 

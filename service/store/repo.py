@@ -168,6 +168,7 @@ def measurement_row(
         "intensity_l2": _finite(intensity.get("l2")),
         "intensity_l1": _finite(intensity.get("l1")),
         "t_roof_s": p.t_roof_s if p else None,
+        "peak_flop_time_s": p.peak_flop_time_s if p else None,
         "roof_source": roof_source,
     }
 

@@ -139,6 +139,7 @@ class Measurement(SQLModel, table=True):
     intensity_l2: float | None = None
     intensity_l1: float | None = None
     t_roof_s: float | None = None
+    peak_flop_time_s: float | None = None
     roof_source: str = Field(sa_type=sa.String(16))
 
 

@@ -157,3 +157,21 @@ def test_demo_command_prints_the_verdict(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "verify_gemm_bf16" in captured.out
     assert "PR #1234 judged: fail" in captured.err
+
+
+def test_demo_groups_compare_like_with_like(demo):
+    groups = {g.name: g for g in demo.verdict.groups}
+    # The catch-all group's baseline holds only its own kernels (first matching group wins),
+    # so the broken fusion moves it by points, not by the 20 points a mixed baseline showed.
+    elementwise = groups["elementwise"]
+    assert elementwise.baseline is not None
+    assert abs(elementwise.percent_of_roof - elementwise.baseline.center) < 3
+    # MFU of the baseline is measured against the precision the baseline used (bf16 tensor
+    # cores), not the fp32 roof the broken PR fell to.
+    verify = groups["speculative verify"]
+    assert verify.mfu_baseline is not None
+    assert 0.65 < verify.mfu_baseline.center < 0.8
+    # The broken fusion does cost the elementwise kernels time: the group's MFU drop is real.
+    drops = [f for f in demo.verdict.findings if f.kernel == "group:elementwise"]
+    assert [f.numbers["measure"] for f in drops] == ["mfu"]
+    assert -0.15 < float(drops[0].numbers["relative_change"]) < -0.03

@@ -156,6 +156,7 @@ def upgrade() -> None:
     sa.Column('intensity_l2', sa.Float(), nullable=True),
     sa.Column('intensity_l1', sa.Float(), nullable=True),
     sa.Column('t_roof_s', sa.Float(), nullable=True),
+    sa.Column('peak_flop_time_s', sa.Float(), nullable=True),
     sa.Column('roof_source', sa.String(length=16), nullable=False),
     sa.ForeignKeyConstraint(['kernel_id'], ['kernels.id'], name=op.f('fk_measurements_kernel_id_kernels')),
     sa.ForeignKeyConstraint(['run_id'], ['runs.id'], name=op.f('fk_measurements_run_id_runs'), ondelete='CASCADE'),

@@ -1,0 +1,114 @@
+"""Persist calibrations: the store's ``runner_ceilings`` rows, ``ceilings.json``, ``health.json``.
+
+The table (``service.store.tables.RunnerCeiling``) and its migration belong to the history
+store; this module reads and writes it. ``check`` calls ``measured_roof`` for a runner's
+measured roof and ``load_health`` to learn whether the preflight marked the runner untrusted.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+from sqlmodel import Session, col, select
+
+from rules.hardware import builtin_catalog, normalise_name
+from rules.roofline import Roof
+from service.calibrate.health import Health
+from service.calibrate.model import Ceilings
+from service.errors import BadInput
+from service.store.tables import RunnerCeiling
+
+DEFAULT_HEALTH_PATH = Path(".roofguard/health.json")
+
+
+def device_key(name: str) -> str:
+    """The key a device is stored under: its catalog id, else its folded name."""
+    spec = builtin_catalog().find(name)
+    return spec.id if spec is not None else (normalise_name(name) or name)
+
+
+def save_ceilings(*, session: Session, ceilings: Ceilings) -> int:
+    """Add a calibration as its runner's newest ceilings; returns the row id.
+
+    Flushes but does not commit: the caller's ``session_scope`` makes it one transaction.
+    """
+    if not ceilings.runner:
+        raise BadInput("--runner: a stored calibration needs a runner name")
+    row = RunnerCeiling(
+        runner=ceilings.runner, device=device_key(ceilings.device), backend=ceilings.backend,
+        created_at=ceilings.created_at, ceilings_json=ceilings.model_dump_json(),
+    )  # fmt: skip
+    session.add(row)
+    session.flush()
+    assert row.id is not None  # assigned by the database on flush
+    return row.id
+
+
+def latest_ceilings(
+    *, session: Session, runner: str, device: str, backend: str | None = None
+) -> Ceilings | None:
+    """The newest stored calibration of ``runner``'s ``device`` (any name tools print for it).
+
+    Args:
+        session: A store session.
+        runner: The CI runner's name.
+        device: The device name as a report or tool prints it, or its catalog id.
+        backend: Only calibrations measured through this backend (torch, cupy); any when None.
+    """
+    query = select(RunnerCeiling).where(
+        RunnerCeiling.runner == runner, RunnerCeiling.device == device_key(device)
+    )
+    if backend is not None:
+        query = query.where(RunnerCeiling.backend == backend)
+    query = query.order_by(col(RunnerCeiling.created_at).desc(), col(RunnerCeiling.id).desc())
+    row = session.exec(query).first()
+    return Ceilings.model_validate_json(row.ceilings_json) if row is not None else None
+
+
+def measured_roof(*, session: Session, runner: str, device: str) -> Roof | None:
+    """The runner's measured roof for ``device`` (source "measured"), None if never calibrated."""
+    ceilings = latest_ceilings(session=session, runner=runner, device=device)
+    return ceilings.roof() if ceilings is not None else None
+
+
+def write_json_atomic(path: Path, document: BaseModel) -> None:
+    """Write ``document`` as JSON to ``path`` all at once (never half-written)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(document.model_dump_json(indent=2) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _load(path: Path, model: type[Ceilings] | type[Health]) -> Ceilings | Health:
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "(document)"
+        raise BadInput(f"{path}: field {field}: {error['msg']}") from exc
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror}") from exc
+
+
+def load_ceilings(path: Path) -> Ceilings:
+    """Read a ``ceilings.json``; a bad file is one error naming the file and the field."""
+    result = _load(path, Ceilings)
+    assert isinstance(result, Ceilings)
+    return result
+
+
+def load_health(path: Path = DEFAULT_HEALTH_PATH) -> Health | None:
+    """The preflight's verdict, None when no preflight ran (the file does not exist)."""
+    if not path.exists():
+        return None
+    result = _load(path, Health)
+    assert isinstance(result, Health)
+    return result

@@ -1,0 +1,183 @@
+"""``roofguard calibrate``: measure the runner's roofline, store it, or check the runner's health.
+
+Exit codes: 0 calibrated (or healthy), 1 the ``--check`` preflight found the runner degraded,
+2 bad input, no stored calibration to check against, or the ``calibrate`` extra is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rules.hardware import builtin_catalog
+from service.calibrate.backend import Backend, load_backend
+from service.calibrate.health import Health, decide_health, format_rate, uncalibrated
+from service.calibrate.measure import Plan, Progress, make_plan, parse_precisions, run_calibration
+from service.calibrate.model import Ceilings
+from service.calibrate.storage import (
+    DEFAULT_HEALTH_PATH,
+    latest_ceilings,
+    save_ceilings,
+    write_json_atomic,
+)
+from service.cli.common import store_session
+from service.cli.db_cmd import DbOption
+from service.errors import BadInput
+from service.store.db import DEFAULT_SQLITE_PATH
+
+EXIT_DEGRADED, EXIT_UNCALIBRATED = 1, 2
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Progress]:
+    """A rich progress bar on a terminal; silent in CI (stderr not a TTY)."""
+    if not sys.stderr.isatty():
+        yield lambda _label: None
+        return
+    from rich.progress import Progress as Bar
+
+    with Bar(transient=True) as bar:
+        task = bar.add_task("calibrating", total=total)
+
+        def step(label: str) -> None:
+            bar.update(task, description=label)
+            bar.advance(task)
+
+        yield step
+
+
+def _summary(c: Ceilings) -> str:
+    lines = [f"device    {c.device} ({c.identity.kind}; {c.identity.runtime or c.backend})"]
+    for tier, value in c.bandwidth_byte_per_s.items():
+        ratio = c.datasheet_ratio.get(f"bandwidth.{tier}")
+        sheet = f"  ({ratio:.0%} of datasheet)" if ratio else ""
+        lines.append(f"{tier:<10}{format_rate(value, 'B/s')}{sheet}")
+    for precision, value in sorted(c.peak_flop_per_s.items(), key=lambda kv: -kv[1]):
+        ratio = c.datasheet_ratio.get(f"peak.{precision}")
+        sheet = f"  ({ratio:.0%} of datasheet)" if ratio else ""
+        ridge = c.ridge_flop_per_byte.get(precision)
+        ridge_text = f"  ridge {ridge:.3g} FLOP/B" if ridge else ""
+        lines.append(f"{precision:<10}{format_rate(value, 'FLOP/s')}{ridge_text}{sheet}")
+    sweep = ", ".join(f"K={p.k}: {format_rate(p.flop_per_s, 'FLOP/s')}" for p in c.sweep)
+    lines.append(f"sweep     {sweep}")
+    lines.extend(f"method    {note}" for note in c.method)
+    return "\n".join(lines)
+
+
+def _default_device(backend: str, device: str | None) -> str:
+    if device:
+        return device
+    return "auto" if backend == "torch" else "cuda:0"
+
+
+def _measure(backend: Backend, plan: Plan, runner: str) -> Ceilings:
+    with _progress(plan.steps) as step:
+        return run_calibration(backend, plan, runner=runner, progress=step)
+
+
+def _store(ceilings: Ceilings, db: str | None) -> int:
+    with store_session(db) as session:
+        return save_ceilings(session=session, ceilings=ceilings)
+
+
+def _check(ceilings: Ceilings, db: str | None, tolerance: float, health_path: Path) -> int:
+    with store_session(db) as session:
+        stored = latest_ceilings(session=session, runner=ceilings.runner or "",
+                                 device=ceilings.device, backend=ceilings.backend)  # fmt: skip
+    health: Health
+    if stored is None:
+        health = uncalibrated(ceilings, db or str(DEFAULT_SQLITE_PATH))
+    else:
+        health = decide_health(current=ceilings, stored=stored, tolerance=tolerance)
+    write_json_atomic(health_path, health)
+    typer.echo(f"roofguard: {health.message}", err=not health.trusted)
+    for note in health.notes:
+        typer.echo(f"roofguard: note: {note}", err=True)
+    typer.echo(f"roofguard: health written to {health_path} (trusted: {health.trusted})")
+    if health.status == "uncalibrated":
+        return EXIT_UNCALIBRATED
+    return 0 if health.trusted else EXIT_DEGRADED
+
+
+def _write_outputs(ceilings: Ceilings, output: Path | None, chart: Path | None) -> None:
+    if output is not None:
+        write_json_atomic(output, ceilings)
+        typer.echo(f"ceilings written to {output}")
+    if chart is not None:
+        from service.calibrate.chart import roofline_figure, save_chart
+
+        spec = builtin_catalog().find(ceilings.device)
+        save_chart(roofline_figure(ceilings, spec.roof() if spec else None), chart)
+        typer.echo(f"chart written to {chart}")
+
+
+def calibrate_command(
+    backend: Annotated[str, typer.Option(help="torch or cupy.")] = "torch",
+    device: Annotated[
+        str | None, typer.Option(help="cuda:0, cpu ... (default: the GPU if any, else cpu).")
+    ] = None,
+    precisions: Annotated[
+        str | None, typer.Option(help="Matmul precisions: fp32,tf32,bf16,fp16,fp8,fp64.")
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option(help="The quick subset (same sizes, fewer points).")
+    ] = False,
+    output: Annotated[Path | None, typer.Option(help="Write the ceilings as JSON here.")] = None,
+    store: Annotated[
+        bool, typer.Option(help="Store the ceilings as this runner's measured roof.")
+    ] = False,
+    db: DbOption = None,
+    runner: Annotated[
+        str | None, typer.Option(help="Runner name (default: $RUNNER_NAME, else the host name).")
+    ] = None,
+    check: Annotated[
+        bool, typer.Option(help="Health preflight: quick run compared with the stored ceilings.")
+    ] = False,
+    tolerance: Annotated[
+        float, typer.Option(help="--check: lowest acceptable fraction of the calibrated ceilings.")
+    ] = 0.8,
+    chart: Annotated[
+        Path | None, typer.Option(help="Write a roofline chart (.svg or .png).")
+    ] = None,
+    sweep: Annotated[
+        str, typer.Option(help="Intensity sweep: auto, compiled (torch.compile) or eager.")
+    ] = "auto",
+    threads: Annotated[
+        int | None, typer.Option(help="CPU threads for torch (default: all it sees).")
+    ] = None,
+    health_file: Annotated[
+        Path, typer.Option(help="--check: where to write the health verdict.")
+    ] = DEFAULT_HEALTH_PATH,
+) -> None:
+    """Measure this runner's roofline (bandwidth, peaks, ridge), or check its health."""
+    if check and store:
+        raise BadInput(
+            "--check and --store: a preflight measures the quick subset; "
+            "store a full calibration instead"
+        )
+    if not 0 < tolerance <= 1:
+        raise BadInput(f"--tolerance: must lie in (0, 1], got {tolerance}")
+    chosen = load_backend(backend, _default_device(backend, device), threads)
+    plan = make_plan(chosen.kind, quick=quick or check, sweep_impl=sweep,
+                     precisions=parse_precisions(precisions, chosen.kind))  # fmt: skip
+    name = runner or os.environ.get("RUNNER_NAME") or socket.gethostname()
+    ceilings = _measure(chosen, plan, name)
+    typer.echo(_summary(ceilings))
+    _write_outputs(ceilings, output, chart)
+    if store:
+        row = _store(ceilings, db)
+        typer.echo(f"stored as runner {name!r}'s measured roof (row {row})")
+    if check:
+        raise typer.Exit(_check(ceilings, db, tolerance, health_file))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``calibrate`` to ``app``."""
+    app.command("calibrate")(calibrate_command)
