@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from service.cli.db_cmd import DbOption
+from service.errors import BadInput
 from service.settings import Settings
 
 #: uvicorn's logging, plus roofguard's own loggers at INFO; no line ever holds a header.
@@ -24,6 +25,10 @@ LOG_CONFIG: dict[str, Any] = {
         "uvicorn.access": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
     },
 }  # fmt: skip
+
+
+def _is_sqlite(url: str | None) -> bool:
+    return url is None or url.startswith("sqlite")
 
 
 def serve_command(
@@ -43,6 +48,8 @@ def serve_command(
     # so the command line's choices travel there too.
     if url:
         os.environ[Settings.model_config["env_prefix"] + "DATABASE_URL"] = url
+    if workers > 1 and _is_sqlite(url or Settings().database_url):
+        raise BadInput("--workers: several processes need PostgreSQL (SQLite has one writer)")
     if config:
         os.environ[CONFIG_ENV] = str(config.resolve())
     target: Any = "service.api.app:app_from_environment" if workers > 1 else app_from_environment

@@ -57,6 +57,11 @@ def test_token_create_list_revoke(sqlite_url, capsys) -> None:
     engine.dispose()
 
 
+def test_serve_refuses_several_workers_on_sqlite(sqlite_url, capsys) -> None:
+    assert run(["serve", "--workers", "2", "--db", sqlite_url]) == 2
+    assert "--workers: several processes need PostgreSQL" in capsys.readouterr().err
+
+
 def test_token_commands_refuse_an_unmigrated_store(tmp_path, capsys) -> None:
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     assert run(["token", "list", "--db", url]) == 2
