@@ -227,6 +227,14 @@ def test_readiness_fails_on_an_unmigrated_store(tmp_path) -> None:
         ready = client.get("/readyz")
         assert client.get("/healthz").status_code == 200
     assert ready.status_code == 503 and "roofguard db upgrade" in ready.json()["detail"]
+    gone = Settings(database_url="postgresql+psycopg://roofguard:pw@127.0.0.1:9/none")
+    with TestClient(create_app(gone, RoofguardConfig())) as client:
+        down = client.get("/readyz")
+        alive = client.get("/healthz")
+        upload = client.post("/api/v1/runs", json={}, headers={"Authorization": "Bearer x"})
+    assert down.status_code == 503 and "unreachable" in down.json()["detail"]
+    assert "pw" not in down.json()["detail"] and alive.status_code == 200
+    assert upload.status_code == 503 and upload.headers["retry-after"] == "5"
 
 
 def test_no_token_or_secret_reaches_a_log_line(service, repo, caplog) -> None:
