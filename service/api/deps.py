@@ -1,13 +1,14 @@
 """Dependencies of the routes, as ``Annotated`` aliases: ``SessionDep``, ``AuthDep`` ...
 
 Everything comes from the ``ServiceState`` that ``create_app`` builds from the settings and
-configuration it was given; nothing here is created at import time.
+configuration it was given; nothing here is created at import time. The trivial getters are
+``async`` so FastAPI calls them on the event loop instead of borrowing a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,7 +38,9 @@ class ServiceState:
         engine: The history store's engine (one pool for the process).
         metrics: Prometheus metrics of this instance.
         github: Makes GitHub clients; None when the service has no GitHub credentials.
-        check_slots: Bounds the checks running at once (``max_concurrent_checks``).
+        check_slots: Bounds the checks running at once (``max_concurrent_checks``); waiting
+            uploads wait on the event loop, not in the thread pool that every other
+            synchronous route (and the health checks) needs.
     """
 
     settings: Settings
@@ -45,7 +48,7 @@ class ServiceState:
     engine: Engine
     metrics: Metrics
     github: GitHubFactory | None
-    check_slots: threading.BoundedSemaphore
+    check_slots: asyncio.Semaphore
 
     @classmethod
     def build(
@@ -56,11 +59,11 @@ class ServiceState:
         # SQLite has one writer at a time: a second check would only wait on its lock (and
         # past the busy timeout), so checks queue here instead.
         sqlite = engine.dialect.name == "sqlite"
-        slots = threading.BoundedSemaphore(1 if sqlite else settings.max_concurrent_checks)
+        slots = asyncio.Semaphore(1 if sqlite else settings.max_concurrent_checks)
         return cls(settings, config, engine, Metrics(), github, slots)
 
 
-def get_state(request: Request) -> ServiceState:
+async def get_state(request: Request) -> ServiceState:
     """The application's state."""
     state: ServiceState = request.app.state.roofguard
     return state
@@ -69,17 +72,17 @@ def get_state(request: Request) -> ServiceState:
 StateDep = Annotated[ServiceState, Depends(get_state)]
 
 
-def get_settings(state: StateDep) -> Settings:
+async def get_settings(state: StateDep) -> Settings:
     """The settings the application was created with."""
     return state.settings
 
 
-def get_config(state: StateDep) -> RoofguardConfig:
+async def get_config(state: StateDep) -> RoofguardConfig:
     """The roofguard configuration the application was created with."""
     return state.config
 
 
-def get_engine(state: StateDep) -> Engine:
+async def get_engine(state: StateDep) -> Engine:
     """The history store's engine (for routes that run their own, retried, transactions)."""
     return state.engine
 

@@ -135,7 +135,7 @@ def run_check(record: RunRecord, state: ServiceState, config: RoofguardConfig,
     """
     for attempt in range(CHECK_ATTEMPTS):
         try:
-            with state.check_slots, session_scope(state.engine) as session:
+            with session_scope(state.engine) as session:
                 return check_run(session=session, run=record, config=config, base_sha=base_sha,
                                  links=links)  # fmt: skip
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:

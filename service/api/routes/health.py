@@ -14,8 +14,9 @@ from service.store.db import ensure_current
 router = APIRouter(tags=["health"])
 
 
+# Asynchronous, so that liveness answers even while every worker thread is busy with uploads.
 @router.get("/healthz", response_model=Health)
-def healthz() -> Health:
+async def healthz() -> Health:
     """Liveness: the process serves requests (the database is not consulted)."""
     return Health(status="ok")
 
@@ -33,6 +34,6 @@ def readyz(state: StateDep) -> Health | JSONResponse:
 
 @router.get("/metrics", response_class=Response,
             responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})  # fmt: skip
-def metrics(state: StateDep) -> Response:
+async def metrics(state: StateDep) -> Response:
     """Prometheus metrics in the text exposition format."""
     return Response(state.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -106,8 +106,9 @@ async def upload_run(
     if base_branch:
         config = config.model_copy(update={"base_branch": base_branch})
     base = base_url(request, settings)
-    outcome = await run_in_threadpool(uploads.run_check, record, state, config, base_sha,
-                                      partial(links_for, base, settings=settings))  # fmt: skip
+    async with state.check_slots:
+        outcome = await run_in_threadpool(uploads.run_check, record, state, config, base_sha,
+                                          partial(links_for, base, settings=settings))  # fmt: skip
     state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
     if outcome.created:
         state.metrics.kernels.inc(len(record.kernels))
