@@ -81,6 +81,25 @@ def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = No
     )
 
 
+def roofs_beside(
+    judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
+) -> tuple[Roof, ...]:
+    """Roofs shown next to the judged one (DESIGN.md: every verdict states its roof).
+
+    The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
+    or report-derived one.
+    """
+    others: list[Roof] = []
+    if measured is not None and judged.source != "measured":
+        others.append(measured)
+    if judged.source != "datasheet":
+        catalog = builtin_catalog().with_overrides(config.devices)
+        spec = catalog.find(config.device or run.device.name)
+        if spec is not None:
+            others.append(spec.roof())
+    return tuple(others)
+
+
 def check_run(
     *,
     session: Session,
@@ -100,8 +119,10 @@ def check_run(
         base_branch=config.base_branch, window=config.baseline.window, before_commit=base_sha,
     )  # fmt: skip
     history = history[history["run_id"] != stored.run_id]
-    context = RuleContext(run=run, roof=roof, history=history, config=config.rules,
-                          trusted=trusted)  # fmt: skip
+    context = RuleContext(
+        run=run, roof=roof, history=history, config=config.rules, trusted=trusted,
+        other_roofs=roofs_beside(roof, run, config, measured),
+    )  # fmt: skip
     verdict = evaluate(context).model_copy(
         update={
             "run_id": stored.run_id,
