@@ -6,7 +6,7 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +21,7 @@ from rules.context import RuleContext
 from rules.engine import evaluate
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
-from rules.roofline import Roof
+from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
 from service.config import RoofguardConfig
 from service.intake import collect_run as intake_collect
@@ -62,6 +62,8 @@ class CheckOutcome:
     markdown: str
     run_id: int
     created: bool
+    roof: Roof
+    placements: Mapping[str, Placement]
 
 
 def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
@@ -137,6 +139,5 @@ def check_run(
         verdict = verdict.model_copy(
             update={"findings": tuple(list_findings(session=session, run_id=stored.run_id))}
         )
-    return CheckOutcome(
-        verdict, render_verdict(verdict, links=links), stored.run_id, stored.created
-    )
+    markdown = render_verdict(verdict, links=links)
+    return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
