@@ -185,6 +185,7 @@ def test_check_writes_the_roofline_chart_and_lists_it_as_an_artifact(history):
     svg = (charts / "roofline.svg").read_text()
     assert 'id="kernels"' in svg and 'id="roof:tensor_bf16:dram"' in svg
     md = tmp_path / "verdict.md"
-    assert run(["check", str(tmp_path / "pr.json"), "--repo", "acme/kernels", "--commit", "f00d",
-                "--pr", "7", "--db", db, "--charts", str(charts), "--output", str(md)]) == 0  # fmt: skip
+    args = ["check", str(tmp_path / "pr.json"), "--repo", "acme/kernels", "--commit", "f00d",
+            "--pr", "7", "--db", db, "--charts", str(charts), "--output", str(md)]  # fmt: skip
+    assert run(args) == 0
     assert "charts in artifact `roofguard`: `roofline.svg`" in md.read_text()
