@@ -6,7 +6,7 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +21,7 @@ from rules.context import RuleContext
 from rules.engine import evaluate
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
-from rules.roofline import Roof
+from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
 from service.config import RoofguardConfig
 from service.intake import collect_run as intake_collect
@@ -62,6 +62,8 @@ class CheckOutcome:
     markdown: str
     run_id: int
     created: bool
+    roof: Roof
+    placements: Mapping[str, Placement]
 
 
 def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
@@ -79,6 +81,25 @@ def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = No
     return resolve_roof(
         run, device=config.device, source=config.roof, catalog=catalog, measured=measured
     )
+
+
+def roofs_beside(
+    judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
+) -> tuple[Roof, ...]:
+    """Roofs shown next to the judged one (DESIGN.md: every verdict states its roof).
+
+    The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
+    or report-derived one.
+    """
+    others: list[Roof] = []
+    if measured is not None and judged.source != "measured":
+        others.append(measured)
+    if judged.source != "datasheet":
+        catalog = builtin_catalog().with_overrides(config.devices)
+        spec = catalog.find(config.device or run.device.name)
+        if spec is not None:
+            others.append(spec.roof())
+    return tuple(others)
 
 
 def check_run(
@@ -104,8 +125,10 @@ def check_run(
         base_branch=config.base_branch, window=config.baseline.window, before_commit=base_sha,
     )  # fmt: skip
     history = history[history["run_id"] != stored.run_id]
-    context = RuleContext(run=run, roof=roof, history=history, config=config.rules,
-                          trusted=trusted)  # fmt: skip
+    context = RuleContext(
+        run=run, roof=roof, history=history, config=config.rules, trusted=trusted,
+        other_roofs=roofs_beside(roof, run, config, measured),
+    )  # fmt: skip
     verdict = evaluate(context).model_copy(
         update={
             "run_id": stored.run_id,
@@ -121,6 +144,5 @@ def check_run(
             update={"findings": tuple(list_findings(session=session, run_id=stored.run_id))}
         )
     resolved = links(stored.run_id) if callable(links) else links
-    return CheckOutcome(
-        verdict, render_verdict(verdict, links=resolved), stored.run_id, stored.created
-    )
+    markdown = render_verdict(verdict, links=resolved)
+    return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from collectors.schema import RunKind
+from collectors.schema import RunKind, RunRecord
 from rules.verdict import Conclusion
 from service.actions import append_step_summary, emit_annotations, in_actions
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health, measured_roof
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
-from service.publish import post_verdict_from_env
+from service.publish import post_verdict_from_env, workflow_links
+from service.render.charts import figure_bytes, roofline_chart, run_points
+from service.render.markdown import VerdictLinks
+
+ROOFLINE_CHART = "roofline.svg"
 
 FilesArg = Annotated[list[Path], typer.Argument(help="Reports of one run (any format).")]
 RepoOpt = Annotated[str, typer.Option(help="OWNER/NAME.")]
@@ -34,6 +39,13 @@ PostOpt = Annotated[bool, typer.Option("--post", help="Post the verdict to the P
 RunnerOpt = Annotated[
     str | None,
     typer.Option(envvar="RUNNER_NAME", help="CI runner name (its calibration, measured roof)."),
+]
+ChartsOpt = Annotated[
+    Path | None,
+    typer.Option(help="Write the run's roofline chart here (a folder); the comment lists it."),
+]
+ArtifactOpt = Annotated[
+    str, typer.Option(help="Workflow artifact the verdict and charts are uploaded as.")
 ]
 HealthOpt = Annotated[
     Path, typer.Option(help="Health verdict of `roofguard calibrate --check` (if present).")
@@ -68,6 +80,8 @@ def check_command(
     post: PostOpt = False,
     runner: RunnerOpt = None,
     health_file: HealthOpt = DEFAULT_HEALTH_PATH,
+    charts: ChartsOpt = None,
+    artifact_name: ArtifactOpt = "roofguard",
 ) -> int:
     """Ingest the run, judge it kernel by kernel on percent of roof, and write the verdict.
 
@@ -83,10 +97,13 @@ def check_command(
         if run.runner:
             name = cfg.device or run.device.name
             measured = measured_roof(session=session, runner=run.runner, device=name)
+        links = artifact_links(charts, artifact_name)
         outcome = check_run(session=session, run=run, config=cfg, base_sha=base_sha,
-                            measured=measured, trusted=trusted)  # fmt: skip
+                            measured=measured, trusted=trusted, links=links)  # fmt: skip
     _write(outcome, fmt, output)
-    _publish(outcome, repo=repo, pr=pr, sha=commit, post=post)
+    if charts is not None:
+        write_charts(outcome, run, charts)
+    _publish(outcome, repo=repo, pr=pr, sha=commit, post=post, links=links)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
 
 
@@ -100,15 +117,37 @@ def _runner_trusted(path: Path) -> bool:
     return health.trusted
 
 
-def _publish(outcome: CheckOutcome, *, repo: str, pr: int | None, sha: str, post: bool) -> None:
+def artifact_links(charts: Path | None, artifact_name: str) -> VerdictLinks | None:
+    """Links for a verdict whose charts travel as a workflow artifact (not hosted)."""
+    if charts is None:
+        return None
+    return VerdictLinks(artifact_name=artifact_name, artifact_charts=(ROOFLINE_CHART,))
+
+
+def write_charts(outcome: CheckOutcome, run: RunRecord, folder: Path) -> None:
+    """The run's roofline chart (SVG) in ``folder``."""
+    points = run_points(run, outcome.placements, {})
+    title = f"{outcome.roof.label}: {run.commit[:12] if run.commit else 'run'}"
+    folder.mkdir(parents=True, exist_ok=True)
+    svg = figure_bytes(roofline_chart(outcome.roof, points, title=title), "svg")
+    (folder / ROOFLINE_CHART).write_bytes(svg)
+
+
+def _publish(
+    outcome: CheckOutcome, *, repo: str, pr: int | None, sha: str, post: bool,
+    links: VerdictLinks | None,
+) -> None:  # fmt: skip
     """Job summary and annotations inside Actions; the sticky comment and check with --post."""
     env = os.environ
     if in_actions(env):
         append_step_summary(outcome.markdown, env)
         emit_annotations(outcome.verdict, sys.stdout, env)
     if post:
+        if links is not None:
+            links = replace(workflow_links(env), artifact_name=links.artifact_name,
+                            artifact_charts=links.artifact_charts)  # fmt: skip
         result = post_verdict_from_env(outcome.verdict, repo=repo, pr=pr, sha=sha,
-                                       summary="never")  # fmt: skip
+                                       summary="never", links=links)  # fmt: skip
         typer.echo(f"posted: {result.comment_url or result.reason}", err=True)
 
 

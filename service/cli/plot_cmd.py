@@ -21,9 +21,9 @@ from service.digest_model import DigestOptions
 from service.errors import BadInput, NotFound
 from service.render.charts import (
     ImageFormat,
-    KernelPoint,
     figure_bytes,
     roofline_chart,
+    run_points,
     trend_chart,
 )
 from service.roofs import resolve_roof
@@ -69,18 +69,6 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     roof = resolve_roof(run, device=device or summary.device, source=source,
                         catalog=builtin_catalog())  # fmt: skip
     return run, roof
-
-
-def run_points(run: RunRecord, placements: Mapping[str, Placement],
-               baseline: Mapping[str, Placement]) -> list[KernelPoint]:  # fmt: skip
-    """The run's kernels as chart points (time share of the run, arrow from the baseline)."""
-    total = sum(k.duration_s for k in run.kernels) or 1.0
-    points = [
-        KernelPoint.from_placement(k.key, placements[k.key], time_share=k.duration_s / total,
-                                   baseline=baseline.get(k.key))
-        for k in run.kernels
-    ]  # fmt: skip
-    return [p for p in points if p is not None]
 
 
 @plot_app.command("run")

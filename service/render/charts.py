@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,6 +24,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from collectors.schema import RunRecord
 from rules.roofline import Placement, Roof
 from service.render.labels import place_labels
 
@@ -279,3 +280,15 @@ def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> by
     with matplotlib.rc_context({"svg.hashsalt": "roofguard", "svg.fonttype": "none"}):
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
+
+
+def run_points(run: RunRecord, placements: Mapping[str, Placement],
+               baseline: Mapping[str, Placement]) -> list[KernelPoint]:  # fmt: skip
+    """The run's kernels as chart points (time share of the run, arrow from the baseline)."""
+    total = sum(k.duration_s for k in run.kernels) or 1.0
+    points = [
+        KernelPoint.from_placement(k.key, placements[k.key], time_share=k.duration_s / total,
+                                   baseline=baseline.get(k.key))
+        for k in run.kernels
+    ]  # fmt: skip
+    return [p for p in points if p is not None]

@@ -60,12 +60,14 @@ class VerdictLinks:
         summary_url: The workflow run (job summary) on GitHub.
         charts: (label, image URL) pairs, e.g. the roofline chart; must be reachable by GitHub.
         artifact_name: Name of the workflow artifact that holds the full verdict.
+        artifact_charts: Chart files in that artifact, listed when the charts are not hosted.
     """
 
     run_url: str | None = None
     summary_url: str | None = None
     charts: tuple[tuple[str, str], ...] = ()
     artifact_name: str | None = None
+    artifact_charts: tuple[str, ...] = ()
 
 
 @functools.cache
@@ -179,7 +181,11 @@ def _links(links: VerdictLinks | None) -> tuple[str, list[tuple[str, str]]]:
         if (safe := safe_url(url)) is not None:
             parts.append(f"[{label}]({safe})")
     if links.artifact_name:
-        parts.append(f"full verdict in artifact {escape_code(links.artifact_name, limit=100)}")
+        artifact = escape_code(links.artifact_name, limit=100)
+        parts.append(f"full verdict in artifact {artifact}")
+        if links.artifact_charts and not links.charts:
+            files = ", ".join(escape_code(f, limit=100) for f in links.artifact_charts)
+            parts.append(f"charts in artifact {artifact}: {files}")
     charts = [
         (escape_text(label, limit=80), url)
         for label, u in links.charts

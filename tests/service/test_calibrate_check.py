@@ -83,6 +83,7 @@ def test_measured_roof_source_uses_the_runners_calibration(history):
     # Judged against the measured 700 TFLOP/s bf16 and 3 TB/s, not the datasheet's figures.
     # (No baseline was judged on the measured roof yet, so nothing is compared: exit 0.)
     assert code == 0 and verdict["roof"] == "H100-SXM5 (measured)"
+    assert verdict["roofs"] == ["H100-SXM5 (measured)", "H100-SXM5 (datasheet)"]
     assert gemv["t_roof_s"] == pytest.approx(max(2e10 / 700e12, 4e9 / 3.0e12))
     code, _ = check(tmp_path, db, "--config", str(config), "--runner", "gpu-8",
                     "--health-file", str(missing))  # fmt: skip

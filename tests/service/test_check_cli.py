@@ -175,3 +175,17 @@ def test_demo_groups_compare_like_with_like(demo):
     drops = [f for f in demo.verdict.findings if f.kernel == "group:elementwise"]
     assert [f.numbers["measure"] for f in drops] == ["mfu"]
     assert -0.15 < float(drops[0].numbers["relative_change"]) < -0.03
+
+
+def test_check_writes_the_roofline_chart_and_lists_it_as_an_artifact(history):
+    tmp_path, db = history
+    charts = tmp_path / "charts"
+    code, _ = check(tmp_path, db, nightly(tmp_path / "pr.json", 9), "--charts", str(charts))
+    assert code == 0
+    svg = (charts / "roofline.svg").read_text()
+    assert 'id="kernels"' in svg and 'id="roof:tensor_bf16:dram"' in svg
+    md = tmp_path / "verdict.md"
+    args = ["check", str(tmp_path / "pr.json"), "--repo", "acme/kernels", "--commit", "f00d",
+            "--pr", "7", "--db", db, "--charts", str(charts), "--output", str(md)]  # fmt: skip
+    assert run(args) == 0
+    assert "charts in artifact `roofguard`: `roofline.svg`" in md.read_text()
