@@ -17,20 +17,17 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 from matplotlib.figure import Figure
-from sqlmodel import Session
 
-from rules.placement import place_run
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import stored_outcome
-from service.config import RoofguardConfig
 from service.digest import build_digest
 from service.digest_model import DigestOptions
-from service.pipeline import CheckOutcome, roof_for
+from service.pipeline import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 from service.render.html import inline_svg, render_page
 from service.store.history import kernel_history, nightly_history
 from service.store.lookups import search_kernels
-from service.store.repo import get_run, get_run_record
+from service.store.repo import get_run
 
 router = APIRouter(include_in_schema=False)
 
@@ -43,16 +40,13 @@ DIGEST_DAYS = 7
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
-def _roofline_figure(
-    session: Session, run_id: int, outcome: CheckOutcome, config: RoofguardConfig
-) -> Figure:
-    record = get_run_record(session=session, run_id=run_id)
-    roof = roof_for(record, config)
-    placements = place_run(record, roof, band=config.rules.borderline_band)
+def _roofline_figure(outcome: CheckOutcome) -> Figure:
+    """The run on its roof: the kernels with the largest time shares, labelled by name."""
+    placements = outcome.placements
     kernels = sorted(outcome.verdict.kernels, key=lambda k: -k.time_share)[:CHART_KERNELS]
     points = [KernelPoint.from_placement(k.name, placements[k.key], time_share=k.time_share)
               for k in kernels if k.key in placements]  # fmt: skip
-    return roofline_chart(roof, [p for p in points if p is not None])
+    return roofline_chart(outcome.roof, [p for p in points if p is not None])
 
 
 @router.get("/", response_class=RedirectResponse)
@@ -66,7 +60,7 @@ def run_page(run_id: _RunId, session: SessionDep, state: StateDep) -> HTMLRespon
     """A run's verdict: conclusion, roofline chart, findings and kernels."""
     run = get_run(session=session, run_id=run_id)
     outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-    chart = inline_svg(_roofline_figure(session, run_id, outcome, state.config))
+    chart = inline_svg(_roofline_figure(outcome))
     html = render_page("run.html.j2", run=run, verdict=outcome.verdict, chart=chart,
                        kernel_limit=PAGE_KERNELS)  # fmt: skip
     return HTMLResponse(html)
@@ -76,7 +70,7 @@ def run_page(run_id: _RunId, session: SessionDep, state: StateDep) -> HTMLRespon
 def run_chart(run_id: _RunId, session: SessionDep, state: StateDep) -> Response:
     """The run's roofline chart as an SVG image (linked from PR comments)."""
     outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-    figure = _roofline_figure(session, run_id, outcome, state.config)
+    figure = _roofline_figure(outcome)
     return Response(figure_bytes(figure, "svg"), media_type="image/svg+xml",
                     headers={"Cache-Control": "public, max-age=300"})  # fmt: skip
 
