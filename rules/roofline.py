@@ -104,9 +104,19 @@ def percent_of_roof(t_roof_s: float, time_s: float) -> float:
     return 100.0 * t_roof_s / time_s
 
 
+#: Relative difference below which T_memory and T_compute count as equal. A kernel exactly on
+#: the ridge must not change regime when its counters and time are scaled (float rounding).
+RIDGE_TIE = 1e-9
+
+
+def memory_dominates(t_compute_s: float, t_memory_s: float) -> bool:
+    """``T_memory > T_compute`` beyond rounding (ties go to compute-bound)."""
+    return t_memory_s > t_compute_s * (1.0 + RIDGE_TIE)
+
+
 def regime(t_compute_s: float, t_memory_s: float) -> Regime:
     """Memory-bound when ``T_memory > T_compute``, else compute-bound."""
-    return MEMORY_BOUND if t_memory_s > t_compute_s else COMPUTE_BOUND
+    return MEMORY_BOUND if memory_dominates(t_compute_s, t_memory_s) else COMPUTE_BOUND
 
 
 def is_borderline(
@@ -238,7 +248,7 @@ def place(
     reg, borderline = _classify(compute, memory, band)
     binding = None
     if compute.time_s is not None or memory.time_s is not None:
-        memory_wins = (memory.time_s or 0) > (compute.time_s or 0)
+        memory_wins = memory_dominates(compute.time_s or 0.0, memory.time_s or 0.0)
         binding = memory.binding if memory_wins else (compute.binding or memory.binding)
     return Placement(
         roof=roof,

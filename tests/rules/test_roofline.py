@@ -118,3 +118,11 @@ def test_more_bytes_never_lowers_memory_time(dram: float, l2: float, extra: floa
     after_l2 = memory_bound({"dram": dram, "l2": l2 + extra}, rates).time_s
     assert before is not None and after_dram is not None and after_l2 is not None
     assert after_dram >= before and after_l2 >= before
+
+
+def test_a_kernel_exactly_on_the_ridge_keeps_its_regime_when_scaled() -> None:
+    # Found by hypothesis: fp32 FLOPs and DRAM bytes in the exact ratio of the ridge.
+    a = place({"fp32": 6.69e13}, {"dram": 3.35e12}, 1.0, H100)
+    b = place({"fp32": 6.69e13 * 672.97}, {"dram": 3.35e12 * 672.97}, 672.97, H100)
+    assert a.regime == b.regime == "compute-bound"
+    assert a.binding == b.binding == "fp32"
