@@ -292,23 +292,6 @@ def test_action_needs_reports_or_a_verdict(github_server: FakeGitHub, tmp_path: 
     assert check.returncode == 2 and "no report matches 'missing/*.csv'" in check.stdout
 
 
-def test_server_url_needs_a_cli_that_supports_it(github_server: FakeGitHub, tmp_path: Path) -> None:
-    probe = subprocess.run(
-        [sys.executable, "-m", "service", "check", "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if "--server" in probe.stdout:
-        pytest.skip("check supports --server: covered by the check step test")
-    (tmp_path / "r.csv").write_text("x\n")
-    steps = Runner(tmp_path, github_server).run(
-        reports="r.csv", **{"server-url": "https://rg.example"}
-    )
-    check = steps["Check the reports"]
-    assert check.returncode == 2 and "has no 'check --server'" in check.stdout
-
-
 @pytest.mark.skipif(
     "service.cli.check_cmd" not in COMMANDS,
     reason="`roofguard check` is not merged into this branch yet",
