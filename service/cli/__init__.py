@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Sequence
 
 import click
 import typer
@@ -17,23 +18,26 @@ from collectors.errors import CollectorError
 from rules.errors import RuleError
 from service.errors import ServiceError
 
-#: One line per command module; each exposes ``register(app: typer.Typer) -> None``.
-COMMANDS: tuple[str, ...] = (
-    "service.cli.roofline_cmd",
-    "service.cli.inspect_cmd",
-    "service.cli.db_cmd",
-    "service.cli.ingest_cmd",
-    "service.cli.comment_cmd",
-    "service.cli.check_cmd",
-    "service.cli.demo_cmd",
-    "service.cli.rules_cmd",
-    "service.cli.digest_cmd",
-    "service.cli.serve_cmd",
-    "service.cli.token_cmd",
-    "service.cli.upload_cmd",
-    "service.cli.plot_cmd",
-    "service.cli.calibrate_cmd",
-)
+#: One line per command module (each exposes ``register(app: typer.Typer) -> None``) with the
+#: top-level command names it registers. A command line imports only the module of its command,
+#: so `roofguard check` does not pay for FastAPI, matplotlib or torch; tests/service/test_cli.py
+#: checks that the names match what each module registers.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "service.cli.roofline_cmd": ("roofline", "devices", "schema"),
+    "service.cli.inspect_cmd": ("inspect",),
+    "service.cli.db_cmd": ("db",),
+    "service.cli.ingest_cmd": ("ingest",),
+    "service.cli.comment_cmd": ("comment",),
+    "service.cli.check_cmd": ("check",),
+    "service.cli.demo_cmd": ("demo",),
+    "service.cli.rules_cmd": ("rules",),
+    "service.cli.digest_cmd": ("digest",),
+    "service.cli.serve_cmd": ("serve",),
+    "service.cli.token_cmd": ("token",),
+    "service.cli.upload_cmd": ("upload",),
+    "service.cli.plot_cmd": ("plot",),
+    "service.cli.calibrate_cmd": ("calibrate",),
+}
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -47,8 +51,21 @@ _USAGE: tuple[type[BaseException], ...] = (
 )
 
 
-def build_app() -> typer.Typer:
-    """The Typer application with every command registered."""
+def _root() -> None:
+    """Roofline-based performance-regression checks for GPU kernels."""
+
+
+def modules_for(argv: Sequence[str]) -> list[str]:
+    """The command module a command line needs; every module for help or an unknown name."""
+    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    for module, names in COMMANDS.items():
+        if name in names:
+            return [module]
+    return list(COMMANDS)
+
+
+def build_app(modules: Sequence[str] | None = None) -> typer.Typer:
+    """The Typer application with the commands of ``modules`` (default: all) registered."""
     app = typer.Typer(
         name="roofguard",
         help="Roofline-based performance-regression checks for GPU kernels.",
@@ -56,7 +73,9 @@ def build_app() -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
     )
-    for module in COMMANDS:
+    # A callback keeps the app a group even when only one command module is loaded.
+    app.callback()(_root)
+    for module in COMMANDS if modules is None else modules:
         importlib.import_module(module).register(app)
     return app
 
@@ -68,9 +87,10 @@ def _error(message: str) -> int:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (used by tests and ``main``)."""
-    command = typer.main.get_command(build_app())
+    args = sys.argv[1:] if argv is None else argv
+    command = typer.main.get_command(build_app(modules_for(args)))
     try:
-        result = command.main(args=argv, prog_name="roofguard", standalone_mode=False)
+        result = command.main(args=args, prog_name="roofguard", standalone_mode=False)
     except _EXIT as exc:
         return int(getattr(exc, "exit_code", 0))
     except _ABORT:

@@ -17,8 +17,6 @@ from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health, measured
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
-from service.publish import post_verdict_from_env, workflow_links
-from service.render.charts import figure_bytes, roofline_chart, run_points
 from service.render.markdown import VerdictLinks
 
 ROOFLINE_CHART = "roofline.svg"
@@ -126,6 +124,8 @@ def artifact_links(charts: Path | None, artifact_name: str) -> VerdictLinks | No
 
 def write_charts(outcome: CheckOutcome, run: RunRecord, folder: Path) -> None:
     """The run's roofline chart (SVG) in ``folder``."""
+    from service.render.charts import figure_bytes, roofline_chart, run_points  # matplotlib
+
     points = run_points(run, outcome.placements, {})
     title = f"{outcome.roof.label}: {run.commit[:12] if run.commit else 'run'}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -143,6 +143,8 @@ def _publish(
         append_step_summary(outcome.markdown, env)
         emit_annotations(outcome.verdict, sys.stdout, env)
     if post:
+        from service.publish import post_verdict_from_env, workflow_links  # github3, on demand
+
         if links is not None:
             links = replace(workflow_links(env), artifact_name=links.artifact_name,
                             artifact_charts=links.artifact_charts)  # fmt: skip

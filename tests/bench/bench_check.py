@@ -6,6 +6,8 @@ stored measurements), on SQLite and on PostgreSQL. Timed, best of ``--repeat``:
 
 * ``check``: what the command does after start-up: read the file, ingest it (one
   transaction), read the baseline, run every rule, render the markdown;
+* ``roofguard check`` process: the same through the real command line in a fresh Python
+  process (start-up and imports included: what a CI step waits for);
 * ``reference``: reading and placing the same file alone (``collect`` + ``place_run``), the
   floor any checker pays, measured in the same process right before.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -120,6 +123,15 @@ def check_once(url: str, report: Path, config: RoofguardConfig, tag: int) -> Non
     engine.dispose()
 
 
+def check_process(url: str, report: Path, tag: int) -> None:
+    args = [sys.executable, "-m", "service", "check", str(report), "--repo", REPO,
+            "--commit", f"cli{tag:037x}", "--pr", "1", "--device", "H100-SXM5", "--db", url,
+            "--format", "json", "--output", os.devnull]  # fmt: skip
+    proc = subprocess.run(args, capture_output=True, text=True, check=False)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(proc.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lengths", default="30,90,180")
@@ -135,8 +147,10 @@ def main() -> None:
     config = RoofguardConfig(device="H100-SXM5")
     lengths = [int(x) for x in args.lengths.split(",")]
     print(f"load average before: {os.getloadavg()[0]:.1f}")
-    print("| backend | nightly runs | stored measurements | check (s) | reference (s) |")
-    print("|---|--:|--:|--:|--:|")
+    header = ["backend", "nightly runs", "stored measurements", "check (s)",
+              "`roofguard check` process (s)", "reference (s)"]  # fmt: skip
+    print("| " + " | ".join(header) + " |")
+    print("|---|--:|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "pr.json"
         report.write_text(run_record(args.kernels, 9999, rng, RunKind.PR).model_dump_json())
@@ -149,9 +163,11 @@ def main() -> None:
                     ref = best(lambda: place_run(collect(report), ROOF), args.repeat)
                     tags = iter(range(tag, tag + args.repeat))
                     t = best(lambda t=tags: check_once(url, report, config, next(t)), args.repeat)
-                    tag += args.repeat
+                    tags = iter(range(tag + args.repeat, tag + 2 * args.repeat))
+                    cli = best(lambda t=tags: check_process(url, report, next(t)), args.repeat)
+                    tag += 2 * args.repeat
                     print(f"| {backend} | {length} | {length * args.kernels:,} | {t:.2f} "
-                          f"| {ref:.2f} |")  # fmt: skip
+                          f"| {cli:.2f} | {ref:.2f} |")  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

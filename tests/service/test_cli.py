@@ -1,0 +1,52 @@
+"""The command registry: each module registers exactly the names COMMANDS lists for it."""
+
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from service.cli import COMMANDS, build_app, modules_for
+
+
+def registered_names(app: typer.Typer) -> set[str]:
+    command = typer.main.get_command(app)
+    return set(command.commands)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("module", sorted(COMMANDS))
+def test_each_module_registers_the_names_listed_for_it(module):
+    assert registered_names(build_app([module])) == set(COMMANDS[module])
+
+
+def test_command_names_are_unique_across_modules():
+    names = [n for ns in COMMANDS.values() for n in ns]
+    assert len(names) == len(set(names))
+
+
+def test_a_command_line_loads_only_its_module():
+    assert modules_for(["check", "x.csv", "--repo", "a/b"]) == ["service.cli.check_cmd"]
+    assert modules_for(["--help"]) == list(COMMANDS)
+    assert modules_for(["no-such-command"]) == list(COMMANDS)
+
+
+def test_check_does_not_import_the_web_stack_or_plotting():
+    code = (
+        "import sys\n"
+        "from service.cli import run\n"
+        "run(['check', '--help'])\n"
+        "heavy = ('fastapi', 'matplotlib', 'torch', 'uvicorn')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_top_level_help_lists_every_command(capsys):
+    from service.cli import run
+
+    assert run(["--help"]) == 0
+    out = capsys.readouterr().out
+    for names in COMMANDS.values():
+        for name in names:
+            assert name in out
