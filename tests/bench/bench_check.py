@@ -25,14 +25,8 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-
-import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -44,6 +38,10 @@ from service.config import RoofguardConfig
 from service.pipeline import RunMeta, check_run, collect_run
 from service.store.db import open_store, session_scope
 from service.store.repo import ingest_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_store import backend as scratch_database
+from bench_store import timed
 
 REPO = "bench/llm"
 ROOF = builtin_catalog().lookup("H100-SXM5").roof()
@@ -78,24 +76,6 @@ def run_record(n: int, night: int, rng: random.Random, kind: RunKind) -> RunReco
     )  # fmt: skip
 
 
-@contextmanager
-def database(backend: str, pg_url: str) -> Iterator[str]:
-    if backend == "sqlite":
-        with tempfile.TemporaryDirectory() as tmp:
-            yield f"sqlite:///{Path(tmp) / 'h.db'}"
-        return
-    name = f"roofguard_bench_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield sa.engine.make_url(pg_url).set(database=name).render_as_string(False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
 def grow_history(url: str, start: int, stop: int, n: int, rng: random.Random) -> None:
     engine = open_store(url)
     for night in range(start, stop):
@@ -103,15 +83,6 @@ def grow_history(url: str, start: int, stop: int, n: int, rng: random.Random) ->
         with session_scope(engine) as session:
             ingest_run(session=session, run=run, placements=place_run(run, ROOF), roof=ROOF)
     engine.dispose()
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def check_once(url: str, report: Path, config: RoofguardConfig, tag: int) -> None:
@@ -155,16 +126,16 @@ def main() -> None:
         report = Path(tmp) / "pr.json"
         report.write_text(run_record(args.kernels, 9999, rng, RunKind.PR).model_dump_json())
         for backend in args.backends.split(","):
-            with database(backend, args.postgres_url) as url:
+            with scratch_database(backend, args.postgres_url) as url:
                 have, tag = 0, 0
                 for length in lengths:
                     grow_history(url, have, length, args.kernels, rng)
                     have = length
-                    ref = best(lambda: place_run(collect(report), ROOF), args.repeat)
+                    ref = timed(lambda: place_run(collect(report), ROOF), args.repeat)
                     tags = iter(range(tag, tag + args.repeat))
-                    t = best(lambda t=tags: check_once(url, report, config, next(t)), args.repeat)
+                    t = timed(lambda t=tags: check_once(url, report, config, next(t)), args.repeat)
                     tags = iter(range(tag + args.repeat, tag + 2 * args.repeat))
-                    cli = best(lambda t=tags: check_process(url, report, next(t)), args.repeat)
+                    cli = timed(lambda t=tags: check_process(url, report, next(t)), args.repeat)
                     tag += 2 * args.repeat
                     print(f"| {backend} | {length} | {length * args.kernels:,} | {t:.2f} "
                           f"| {cli:.2f} | {ref:.2f} |")  # fmt: skip
