@@ -17,8 +17,12 @@ runner noise is 1-10% with heavy outliers (clock changes, noisy neighbours):
   both), so one bad night is never a change.
   Local maxima of the statistic above the thresholds are the candidates; each is placed at the
   best two-level split of its neighbourhood, and dropped when a straight line (a slow drift)
-  fits that neighbourhood as well as a step does. Everything is numpy over a 2-D array, so
-  thousands of series are scanned at once.
+  fits that neighbourhood as well as a step does. Last, each change is re-tested over the
+  whole segments between its neighbours, with the noise re-estimated around the segments'
+  levels (``confirm_z``; weakest first, as e-divisive's significance step): a few scattered
+  bad nights can make a short window look like a new level, never a whole segment. The scan
+  is numpy over a 2-D array, so thousands of series are scanned at once; the checks loop
+  over the (few) candidates only.
 
 The choice and the thresholds come from ``tests/bench/bench_detection.py`` (docs/rules.md has
 the table): tuned on one seed, reported on another.
@@ -26,6 +30,7 @@ the table): tuned on one seed, reported on another.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -86,6 +91,9 @@ class ChangePointOptions(BaseModel):
             not reported as a step (``ChangePointScan.drift`` reports it instead).
         window: The largest window, for callers of the single-window detector: when given,
             ``windows`` becomes 4, 8, 16 ... below it, plus ``window`` itself.
+        confirm_z: Final check of each change over the whole segments between its
+            neighbours (noise re-estimated around the segments' levels): the weakest change
+            below this robust z is dropped, repeatedly (None: no check).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -97,6 +105,7 @@ class ChangePointOptions(BaseModel):
     z_threshold: float = Field(default=5.0, gt=0)
     min_effect: float = Field(default=0.01, ge=0)
     noise_floor: float = Field(default=0.002, ge=0)
+    confirm_z: float | None = Field(default=3.5, gt=0)
 
     @model_validator(mode="after")
     def _largest_window(self) -> ChangePointOptions:
@@ -407,6 +416,54 @@ def _refine(values: FloatArray, scan: ChangePointScan, scales: npt.NDArray[np.in
     return refined
 
 
+def _location(points: FloatArray) -> tuple[float, float]:
+    """Robust level of a segment and its standard error factor (see TRIMMING)."""
+    ordered = np.sort(points)
+    for start, fraction, factor in TRIMMING:
+        if ordered.size >= start:
+            cut = int(ordered.size * fraction)
+            return float(ordered[cut : ordered.size - cut].mean()), factor
+    return _median(ordered), MEDIAN_SE
+
+
+def _segment_z(row: FloatArray, bounds: list[int], floor: float) -> list[float]:
+    """Robust z of each inner boundary, comparing the whole segments on either side."""
+    parts = [row[a:b][~np.isnan(row[a:b])] for a, b in itertools.pairwise(bounds)]
+    if any(p.size == 0 for p in parts):
+        return [math.inf] * (len(parts) - 1)  # cannot happen for refined changes; keep them
+    # Residuals around each segment's median: unlike first differences, every point counts
+    # once, so the noise estimate is tighter (and a step does not inflate it).
+    resid = np.concatenate([p - _median(p) for p in parts if p.size])
+    noise = max(MAD_SCALE * _median(np.abs(resid)), floor * abs(_median(np.concatenate(parts))))
+    # Each level with its standard error in noise units: the SE factor over sqrt(points).
+    located = [(_location(p), p.size) for p in parts]
+    levels = [(level, factor / math.sqrt(n)) for (level, factor), n in located]
+    return [abs(right - left) / (noise * math.hypot(left_se, right_se))
+            for (left, left_se), (right, right_se) in itertools.pairwise(levels)]  # fmt: skip
+
+
+def _confirm(values: FloatArray, found: npt.NDArray[np.bool_], confirm_z: float,
+             floor: float) -> npt.NDArray[np.bool_]:  # fmt: skip
+    """Drop, weakest first, changes whose whole segments do not differ by ``confirm_z``.
+
+    The window scan judges each change on its own neighbourhood; this re-tests it over the
+    full segments between its neighbouring changes (as e-divisive's significance step does),
+    which removes changes that only a local cluster of odd nights supported.
+    """
+    confirmed = found.copy()
+    for row in np.flatnonzero(found.any(axis=1)):
+        kept = [int(i) for i in np.flatnonzero(found[row])]
+        while kept:
+            z = _segment_z(values[row], [0, *kept, values.shape[1]], floor)
+            weakest = int(np.argmin(z))
+            if z[weakest] >= confirm_z:
+                break
+            kept.pop(weakest)
+        confirmed[row] = False
+        confirmed[row, kept] = True
+    return confirmed
+
+
 def _one_scale(
     values: FloatArray, noise: FloatArray, w: int, opts: ChangePointOptions
 ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
@@ -473,7 +530,10 @@ def _scan_block(values: FloatArray, opts: ChangePointOptions) -> ChangePointScan
         scales = np.where(stronger | (peaks & (scales == 0)), w, scales)
         candidates |= peaks
     scan = ChangePointScan(candidates, best_z, best_rel, noise, drift)
-    return ChangePointScan(_refine(values, scan, scales, opts), best_z, best_rel, noise, drift)
+    found = _refine(values, scan, scales, opts)
+    if opts.confirm_z is not None:
+        found = _confirm(values, found, opts.confirm_z, opts.noise_floor)
+    return ChangePointScan(found, best_z, best_rel, noise, drift)
 
 
 def change_points_many(
