@@ -53,6 +53,8 @@ MEDIAN_SE = 1.2533
 #: efficient). From 8: the interquartile mean (84%), robust to a quarter of bad nights. (A
 #: lighter 12.5% trim gained no recall on noisy series in the benchmark and let clusters of
 #: clock dips through on quiet ones.)
+#: Beyond this many noise units from a level, a point is a bad night rather than that level.
+OUTLIER_Z = 3.0
 TRIMMING: tuple[tuple[int, float, float], ...] = ((8, 0.25, 1.093),)
 
 
@@ -387,6 +389,21 @@ def _line_cost(segment: FloatArray) -> float:
     return float(np.sum(np.abs(segment - (intercept + slope * x))))
 
 
+def _first_of_new_level(segment: FloatArray, split: int, tolerance: float,
+                        min_segment: int) -> int:  # fmt: skip
+    """Skip bad nights at the start of the new level (more than ``tolerance`` off it).
+
+    A clock dip just before a drop lies nearer the new level than the old one, so the best
+    split can start the new level at the dip, a night or two early; the new level starts at
+    its first point that belongs to it.
+    """
+    new_level = _median(segment[split:])
+    last = segment.size - min_segment  # the new level still holds min_segment points
+    while split < last and abs(segment[split] - new_level) > tolerance:
+        split += 1
+    return split
+
+
 def _refine(values: FloatArray, scan: ChangePointScan, scales: npt.NDArray[np.int_],
             opts: ChangePointOptions) -> npt.NDArray[np.bool_]:  # fmt: skip
     """Move each candidate to the best split near it, then merge candidates that coincide.
@@ -409,6 +426,10 @@ def _refine(values: FloatArray, scan: ChangePointScan, scales: npt.NDArray[np.in
         split, step_cost = _best_split(segment[keep], opts.min_segment)
         if opts.detrend and split is not None and _line_cost(segment[keep]) <= step_cost:
             continue  # a slow drift fits the neighbourhood at least as well as a step
+        if split is not None:
+            split = _first_of_new_level(
+                segment[keep], split, OUTLIER_Z * scan.noise[row], opts.min_segment
+            )
         target = col if split is None else lo + int(np.flatnonzero(keep)[split])
         near = refined[row, max(0, target - gap + 1) : target + gap]
         if not near.any():
