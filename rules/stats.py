@@ -17,15 +17,20 @@ runner noise is 1-10% with heavy outliers (clock changes, noisy neighbours):
   both), so one bad night is never a change.
   Local maxima of the statistic above the thresholds are the candidates; each is placed at the
   best two-level split of its neighbourhood, and dropped when a straight line (a slow drift)
-  fits that neighbourhood as well as a step does. Everything is numpy over a 2-D array, so
-  thousands of series are scanned at once.
+  fits that neighbourhood as well as a step does. Last, each change is re-tested over the
+  whole segments between its neighbours, with the noise re-estimated around the segments'
+  levels (``confirm_z``; weakest first, as e-divisive's significance step): a few scattered
+  bad nights can make a short window look like a new level, never a whole segment. The scan
+  is numpy over a 2-D array, so thousands of series are scanned at once; the checks loop
+  over the (few) candidates only.
 
-The choice and the thresholds come from ``tests/bench/bench_detection.py`` (docs/rules.md has
-the table): tuned on one seed, reported on another.
+The choice and the thresholds come from ``tests/bench/bench_detection.py`` (the table is in the
+README, "Detection quality"): tuned on one seed, reported on another.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -48,6 +53,8 @@ MEDIAN_SE = 1.2533
 #: efficient). From 8: the interquartile mean (84%), robust to a quarter of bad nights. (A
 #: lighter 12.5% trim gained no recall on noisy series in the benchmark and let clusters of
 #: clock dips through on quiet ones.)
+#: Beyond this many noise units from a level, a point is a bad night rather than that level.
+OUTLIER_Z = 3.0
 TRIMMING: tuple[tuple[int, float, float], ...] = ((8, 0.25, 1.093),)
 
 
@@ -86,6 +93,9 @@ class ChangePointOptions(BaseModel):
             not reported as a step (``ChangePointScan.drift`` reports it instead).
         window: The largest window, for callers of the single-window detector: when given,
             ``windows`` becomes 4, 8, 16 ... below it, plus ``window`` itself.
+        confirm_z: Final check of each change over the whole segments between its
+            neighbours (noise re-estimated around the segments' levels): the weakest change
+            below this robust z is dropped, repeatedly (None: no check).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -97,6 +107,7 @@ class ChangePointOptions(BaseModel):
     z_threshold: float = Field(default=5.0, gt=0)
     min_effect: float = Field(default=0.01, ge=0)
     noise_floor: float = Field(default=0.002, ge=0)
+    confirm_z: float | None = Field(default=3.5, gt=0)
 
     @model_validator(mode="after")
     def _largest_window(self) -> ChangePointOptions:
@@ -378,6 +389,21 @@ def _line_cost(segment: FloatArray) -> float:
     return float(np.sum(np.abs(segment - (intercept + slope * x))))
 
 
+def _first_of_new_level(segment: FloatArray, split: int, tolerance: float,
+                        min_segment: int) -> int:  # fmt: skip
+    """Skip bad nights at the start of the new level (more than ``tolerance`` off it).
+
+    A clock dip just before a drop lies nearer the new level than the old one, so the best
+    split can start the new level at the dip, a night or two early; the new level starts at
+    its first point that belongs to it.
+    """
+    new_level = _median(segment[split:])
+    last = segment.size - min_segment  # the new level still holds min_segment points
+    while split < last and abs(segment[split] - new_level) > tolerance:
+        split += 1
+    return split
+
+
 def _refine(values: FloatArray, scan: ChangePointScan, scales: npt.NDArray[np.int_],
             opts: ChangePointOptions) -> npt.NDArray[np.bool_]:  # fmt: skip
     """Move each candidate to the best split near it, then merge candidates that coincide.
@@ -400,11 +426,63 @@ def _refine(values: FloatArray, scan: ChangePointScan, scales: npt.NDArray[np.in
         split, step_cost = _best_split(segment[keep], opts.min_segment)
         if opts.detrend and split is not None and _line_cost(segment[keep]) <= step_cost:
             continue  # a slow drift fits the neighbourhood at least as well as a step
+        if split is not None:
+            split = _first_of_new_level(
+                segment[keep], split, OUTLIER_Z * scan.noise[row], opts.min_segment
+            )
         target = col if split is None else lo + int(np.flatnonzero(keep)[split])
         near = refined[row, max(0, target - gap + 1) : target + gap]
         if not near.any():
             refined[row, target] = True
     return refined
+
+
+def _location(points: FloatArray) -> tuple[float, float]:
+    """Robust level of a segment and its standard error factor (see TRIMMING)."""
+    ordered = np.sort(points)
+    for start, fraction, factor in TRIMMING:
+        if ordered.size >= start:
+            cut = int(ordered.size * fraction)
+            return float(ordered[cut : ordered.size - cut].mean()), factor
+    return _median(ordered), MEDIAN_SE
+
+
+def _segment_z(row: FloatArray, bounds: list[int], floor: float) -> list[float]:
+    """Robust z of each inner boundary, comparing the whole segments on either side."""
+    parts = [row[a:b][~np.isnan(row[a:b])] for a, b in itertools.pairwise(bounds)]
+    if any(p.size == 0 for p in parts):
+        return [math.inf] * (len(parts) - 1)  # cannot happen for refined changes; keep them
+    # Residuals around each segment's median: unlike first differences, every point counts
+    # once, so the noise estimate is tighter (and a step does not inflate it).
+    resid = np.concatenate([p - _median(p) for p in parts if p.size])
+    noise = max(MAD_SCALE * _median(np.abs(resid)), floor * abs(_median(np.concatenate(parts))))
+    # Each level with its standard error in noise units: the SE factor over sqrt(points).
+    located = [(_location(p), p.size) for p in parts]
+    levels = [(level, factor / math.sqrt(n)) for (level, factor), n in located]
+    return [abs(right - left) / (noise * math.hypot(left_se, right_se))
+            for (left, left_se), (right, right_se) in itertools.pairwise(levels)]  # fmt: skip
+
+
+def _confirm(values: FloatArray, found: npt.NDArray[np.bool_], confirm_z: float,
+             floor: float) -> npt.NDArray[np.bool_]:  # fmt: skip
+    """Drop, weakest first, changes whose whole segments do not differ by ``confirm_z``.
+
+    The window scan judges each change on its own neighbourhood; this re-tests it over the
+    full segments between its neighbouring changes (as e-divisive's significance step does),
+    which removes changes that only a local cluster of odd nights supported.
+    """
+    confirmed = found.copy()
+    for row in np.flatnonzero(found.any(axis=1)):
+        kept = [int(i) for i in np.flatnonzero(found[row])]
+        while kept:
+            z = _segment_z(values[row], [0, *kept, values.shape[1]], floor)
+            weakest = int(np.argmin(z))
+            if z[weakest] >= confirm_z:
+                break
+            kept.pop(weakest)
+        confirmed[row] = False
+        confirmed[row, kept] = True
+    return confirmed
 
 
 def _one_scale(
@@ -473,7 +551,10 @@ def _scan_block(values: FloatArray, opts: ChangePointOptions) -> ChangePointScan
         scales = np.where(stronger | (peaks & (scales == 0)), w, scales)
         candidates |= peaks
     scan = ChangePointScan(candidates, best_z, best_rel, noise, drift)
-    return ChangePointScan(_refine(values, scan, scales, opts), best_z, best_rel, noise, drift)
+    found = _refine(values, scan, scales, opts)
+    if opts.confirm_z is not None:
+        found = _confirm(values, found, opts.confirm_z, opts.noise_floor)
+    return ChangePointScan(found, best_z, best_rel, noise, drift)
 
 
 def change_points_many(

@@ -13,7 +13,7 @@ re-run on the series as it grew).
 * fixed ratio: alert when the value moves by more than a ratio versus the previous result,
   as github-action-benchmark does (``alert-threshold``), also tuned PER NOISE LEVEL.
 
-Run: ``python tests/bench/bench_detection.py [--series 150] [--markdown docs/detection.md]``.
+Run: ``python tests/bench/bench_detection.py [--series 150] [--markdown detection.md]``.
 Not a test (benchmarks do not run in the normal test run).
 """
 
@@ -221,11 +221,12 @@ def delays(
 # --- tuning and the report ---------------------------------------------------------------
 
 ROOFGUARD_GRID = [
-    ChangePointOptions(windows=w, z_threshold=z, min_effect=e)
-    for w, z, e in itertools.product(
+    ChangePointOptions(windows=w, z_threshold=z, min_effect=e, confirm_z=c)
+    for w, z, e, c in itertools.product(
         ((4, 8, 16), (4, 8, 16, 32), (4, 8, 16, 32, 64), (8, 16, 32, 64)),
         (4.0, 4.5, 5.0, 5.5),
         (0.01, 0.02, 0.03),
+        (None, 3.5, 4.0, 4.5),
     )
 ]
 OTAVA_GRID = list(itertools.product((1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 5e-2), (0.0, 0.02, 0.05)))
@@ -282,7 +283,8 @@ def _offline_rows(noise: float, train: list[Series], test: list[Series],
     pvalue, magnitude = tune_per_noise(train, OTAVA_GRID, otava)  # type: ignore[misc]
     ratio = tune_per_noise(train, RATIO_GRID, fixed_ratio)
     rg_params = (f"windows={','.join(map(str, rg.windows))}, z={rg.z_threshold:g}, "
-                 f"min_effect={rg.min_effect:g} (all levels)")  # fmt: skip
+                 f"min_effect={rg.min_effect:g}, confirm_z={rg.confirm_z} "
+                 "(all levels)")  # fmt: skip
     rows = (("roofguard", roofguard_many(rg), rg_params),
             ("Apache Otava", batch_of(otava(pvalue, magnitude)),
              f"max_pvalue={pvalue:g}, min_magnitude={magnitude:g}"),

@@ -122,6 +122,17 @@ def test_min_segment_is_an_option() -> None:
     assert change_points(series, options=ChangePointOptions(min_segment=3)) == []
 
 
+def test_scattered_bad_nights_fail_the_whole_segment_check() -> None:
+    # Three clock dips within five nights: the window scan alone sees a short new level, the
+    # check over the whole segments on either side does not.
+    series = noisy(60, 0.005, seed=5)
+    series[[18, 20, 22]] *= [0.75, 0.86, 0.8]
+    assert [
+        cp.index for cp in change_points(series, options=ChangePointOptions(confirm_z=None))
+    ] == [20]
+    assert change_points(series) == []
+
+
 def test_slow_drift_is_not_a_step_but_is_reported() -> None:
     series = noisy(60, 0.005, seed=8) * (1 + np.linspace(0, 0.06, 60))
     assert change_points(series) == []
