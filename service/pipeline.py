@@ -29,7 +29,7 @@ from service.intake import stamp_run
 from service.render.markdown import VerdictLinks, render_verdict
 from service.roofs import resolve_roof
 from service.store.history import baseline_frame
-from service.store.repo import ingest_run, list_findings, save_findings
+from service.store.repo import IngestResult, ingest_run, list_findings, save_findings
 
 
 class RunMeta(BaseModel):
@@ -102,6 +102,15 @@ def roofs_beside(
     return tuple(others)
 
 
+def store_run(
+    *, session: Session, run: RunRecord, config: RoofguardConfig, roof: Roof, trusted: bool = True
+) -> tuple[IngestResult, Mapping[str, Placement]]:
+    """Place ``run`` on ``roof`` and ingest it (one transaction; the same content is a no-op)."""
+    placements = place_run(run, roof, band=config.rules.borderline_band)
+    stored = ingest_run(session=session, run=run, placements=placements, roof=roof, trusted=trusted)
+    return stored, placements
+
+
 def check_run(
     *,
     session: Session,
@@ -118,8 +127,8 @@ def check_run(
     whose id exists only once the run is stored).
     """
     roof = roof_for(run, config, measured)
-    placements = place_run(run, roof, band=config.rules.borderline_band)
-    stored = ingest_run(session=session, run=run, placements=placements, roof=roof, trusted=trusted)
+    stored, placements = store_run(session=session, run=run, config=config, roof=roof,
+                                   trusted=trusted)  # fmt: skip
     history = baseline_frame(
         session=session, repo=run.repo or "", device=roof.device, roof_source=roof.source,
         base_branch=config.base_branch, window=config.baseline.window, before_commit=base_sha,

@@ -7,13 +7,10 @@ from typing import Annotated
 
 import typer
 
-from rules.hardware import builtin_catalog
-from rules.placement import place_run
+from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
-from service.intake import collect_run, parse_timestamp, stamp_run
-from service.roofs import resolve_roof
-from service.store.db import open_store, session_scope
-from service.store.repo import ingest_run
+from service.intake import parse_timestamp
+from service.pipeline import RunMeta, collect_run, roof_for, store_run
 
 
 def ingest_command(
@@ -26,28 +23,24 @@ def ingest_command(
     device: Annotated[str | None, typer.Option(help="Device (default: the report's).")] = None,
     timestamp: Annotated[str | None, typer.Option(help="When measured, ISO-8601.")] = None,
     runner: Annotated[str | None, typer.Option(help="CI runner name.")] = None,
-    roof: Annotated[str, typer.Option(help="datasheet or report.")] = "datasheet",
+    roof: Annotated[str | None, typer.Option(help="datasheet or report (default: config).")] = None,
+    config: Annotated[Path | None, typer.Option(help="roofguard.toml or pyproject.toml.")] = None,
     url: DbOption = None,
 ) -> None:  # fmt: skip
-    """Store a run's reports in the history store; the same content twice is a no-op."""
-    run = stamp_run(
-        collect_run(files),
-        repo=repo,
-        commit=commit,
-        branch=branch,
-        kind=kind,
-        pull_request=pr,
-        timestamp=parse_timestamp(timestamp),
-        runner=runner,
-    )
-    chosen = resolve_roof(run, device=device, source=roof, catalog=builtin_catalog())
-    placements = place_run(run, chosen)
-    engine = open_store(url)
-    try:
-        with session_scope(engine) as session:
-            result = ingest_run(session=session, run=run, placements=placements, roof=chosen)
-    finally:
-        engine.dispose()
+    """Store a run's reports in the history store; the same content twice is a no-op.
+
+    Reads the reports exactly as ``check`` does (identity keys, work models, device overrides
+    and borderline band from the config), so nightly runs and PR runs key kernels alike.
+    """
+    cfg = load_cli_config(config, device=device)
+    if roof is not None:
+        cfg = cfg.model_copy(update={"roof": roof})
+    meta = RunMeta(repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device,
+                   timestamp=parse_timestamp(timestamp), runner=runner)  # fmt: skip
+    run = collect_run(files, meta=meta, config=cfg)
+    chosen = roof_for(run, cfg)  # before the store opens: a bad device writes nothing
+    with store_session(url) as session:
+        result, _ = store_run(session=session, run=run, config=cfg, roof=chosen)
     if result.created:
         typer.echo(f"ingested run {result.run_id} ({result.kernels} kernels)")
     else:

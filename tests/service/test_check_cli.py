@@ -189,3 +189,30 @@ def test_check_writes_the_roofline_chart_and_lists_it_as_an_artifact(history):
             "--pr", "7", "--db", db, "--charts", str(charts), "--output", str(md)]  # fmt: skip
     assert run(args) == 0
     assert "charts in artifact `roofguard`: `roofline.svg`" in md.read_text()
+
+
+def test_ingest_and_check_key_kernels_alike_under_the_config(tmp_path):
+    # Identity keys come from the config for both commands, so a nightly ingested with
+    # `roofguard ingest` is the baseline of a PR checked with `roofguard check`.
+    cfg = tmp_path / "roofguard.toml"
+    cfg.write_text("[keys]\nstrip_template_args = true\n")
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+
+    def report(name: str, night: int) -> Path:
+        # roofguard's flat CSV derives the key from the name with the config's key options.
+        path = tmp_path / name
+        path.write_text(
+            "# device: NVIDIA H100 80GB HBM3\n"
+            "name,duration_s,flops_tensor_bf16,bytes_dram\n"
+            f'"gemv<float, 128>",{1.5e-3 * (1 + 0.01 * night)},2e10,4e9\n'
+        )
+        return path
+
+    for night in range(4):
+        args = ["ingest", str(report(f"n{night}.csv", night)), "--repo", "acme/kernels",
+                "--commit", f"c{night}", "--branch", "main", "--kind", "nightly",
+                "--config", str(cfg), "--db", db]  # fmt: skip
+        assert run(args) == 0
+    code, verdict = check(tmp_path, db, report("pr.csv", 1), "--config", str(cfg))
+    assert code == 0
+    assert [(k["key"], k["baseline"]["n"]) for k in verdict["kernels"]] == [("gemv", 4)]
