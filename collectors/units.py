@@ -11,17 +11,50 @@ import re
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _TIME = {
-    "nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "µs": 1e-6, "msecond": 1e-3,
-    "ms": 1e-3, "second": 1.0, "sec": 1.0, "s": 1.0,
-}  # fmt: skip
+    "nsecond": 1e-9,
+    "ns": 1e-9,
+    "usecond": 1e-6,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "msecond": 1e-3,
+    "ms": 1e-3,
+    "second": 1.0,
+    "sec": 1.0,
+    "s": 1.0,
+}
 _FREQ = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
 _PER_TIME = {"second": 1.0, "s": 1.0, "sec": 1.0, "msecond": 1e3, "usecond": 1e6, "nsecond": 1e9}
 #: Dimensionless or count units, kept as they are.
 _COUNTS = {
-    "", "inst", "cycle", "sector", "request", "warp", "thread", "block", "SM", "sample", "pass",
-    "cluster", "%", "register/thread", "inst/cycle", "inst/warp", "warp/cycle", "sector/request",
-    "byte/block", "flop", "FLOP", "op", "ops", "x", "instance", "tpc", "bank", "wavefront",
-}  # fmt: skip
+    "",
+    "inst",
+    "cycle",
+    "sector",
+    "request",
+    "warp",
+    "thread",
+    "block",
+    "SM",
+    "sample",
+    "pass",
+    "cluster",
+    "%",
+    "register/thread",
+    "inst/cycle",
+    "inst/warp",
+    "warp/cycle",
+    "sector/request",
+    "byte/block",
+    "flop",
+    "FLOP",
+    "op",
+    "ops",
+    "x",
+    "instance",
+    "tpc",
+    "bank",
+    "wavefront",
+}
 
 _BYTE = re.compile(r"^([KMGTP]?)(?:i?)byte$|^([KMGTP]?)B$")
 

@@ -111,11 +111,17 @@ def _check_call(node: ast.Call, depth: int) -> None:
 
 def _describe(node: ast.AST) -> str:
     names = {
-        ast.Attribute: "attribute access", ast.Subscript: "subscripts", ast.Lambda: "lambda",
-        ast.ListComp: "comprehensions", ast.GeneratorExp: "comprehensions",
-        ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
-        ast.Compare: "comparisons", ast.BoolOp: "and/or", ast.IfExp: "if-expressions",
-    }  # fmt: skip
+        ast.Attribute: "attribute access",
+        ast.Subscript: "subscripts",
+        ast.Lambda: "lambda",
+        ast.ListComp: "comprehensions",
+        ast.GeneratorExp: "comprehensions",
+        ast.SetComp: "comprehensions",
+        ast.DictComp: "comprehensions",
+        ast.Compare: "comparisons",
+        ast.BoolOp: "and/or",
+        ast.IfExp: "if-expressions",
+    }
     for kind, text in names.items():
         if isinstance(node, kind):
             return text
@@ -297,9 +303,11 @@ def _value(
         ) from None
     if result < 0:
         raise MalformedReport(
-            source, kernel.key, field,
+            source,
+            kernel.key,
+            field,
             f"expression {text!r} for benchmark {kernel.key!r} is negative ({result:g})",
-        )  # fmt: skip
+        )
     return result
 
 

@@ -105,8 +105,11 @@ class RuleContext:
 
     def baseline(self, key: str) -> pd.DataFrame:
         """Comparable history rows of kernel ``key`` and its old names (aliases), oldest first."""
-        parts = [self._rows_by_key[k] for k in (key, *self.config.old_keys(key))
-                 if k in self._rows_by_key]  # fmt: skip
+        parts = [
+            self._rows_by_key[k]
+            for k in (key, *self.config.old_keys(key))
+            if k in self._rows_by_key
+        ]
         if not parts:
             return self.comparable_history.iloc[0:0]
         if len(parts) == 1:

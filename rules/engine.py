@@ -80,8 +80,10 @@ def _compare_options(ctx: RuleContext) -> CompareOptions:
 def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> str:
     if baseline_n == 0:
         return "new"
-    regressed = any(f.kernel == key and f.rule in REGRESSION_RULES
-                    and f.severity != Severity.INFO for f in findings)  # fmt: skip
+    regressed = any(
+        f.kernel == key and f.rule in REGRESSION_RULES and f.severity != Severity.INFO
+        for f in findings
+    )
     if regressed:
         return "regressed"
     return "improved" if improved else "unchanged"
@@ -95,10 +97,14 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
     current = kernel.duration_s if timed_only else placement.percent_of_roof
     history = ctx.kernel_history(key)
     summary, comparison = summarise(
-        history.time_s if timed_only else history.percent_of_roof, current, metric=metric,
-        commits=history.commit, regimes=history.regime, higher_is_better=not timed_only,
+        history.time_s if timed_only else history.percent_of_roof,
+        current,
+        metric=metric,
+        commits=history.commit,
+        regimes=history.regime,
+        higher_is_better=not timed_only,
         options=_compare_options(ctx),
-    )  # fmt: skip
+    )
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, bool(comparison and comparison.improved))
     if timed_only and status == "unchanged" and not kernel.duration_s:
@@ -125,10 +131,10 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
 def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
     """A group's figures and baselines."""
     commits = [str(c) for c in figures.history["commit"]]
-    pct_summary, _ = summarise(figures.history["percent_of_roof"], figures.percent_of_roof,
-                               commits=commits)  # fmt: skip
-    mfu_summary, _ = summarise(figures.history["mfu"], figures.mfu, metric="mfu",
-                               commits=commits)  # fmt: skip
+    pct_summary, _ = summarise(
+        figures.history["percent_of_roof"], figures.percent_of_roof, commits=commits
+    )
+    mfu_summary, _ = summarise(figures.history["mfu"], figures.mfu, metric="mfu", commits=commits)
     group = figures.group
     return GroupVerdict(
         name=group.name,

@@ -54,8 +54,9 @@ def empty_history() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype="object") for name in HISTORY_COLUMNS})
 
 
-def _row(run: RunRecord, run_id: int | str, kernel: KernelRecord, placement: Placement,
-         trusted: bool) -> dict[str, object]:  # fmt: skip
+def _row(
+    run: RunRecord, run_id: int | str, kernel: KernelRecord, placement: Placement, trusted: bool
+) -> dict[str, object]:
     flops, nbytes = kernel.work()
     return {
         "run_id": run_id,
@@ -66,7 +67,8 @@ def _row(run: RunRecord, run_id: int | str, kernel: KernelRecord, placement: Pla
         "kernel_name": kernel.name,
         "device": placement.roof.device,
         "roof_source": placement.roof.source,
-        "percent_of_roof": placement.percent_of_roof if placement.percent_of_roof is not None
+        "percent_of_roof": placement.percent_of_roof
+        if placement.percent_of_roof is not None
         else math.nan,
         "regime": placement.regime,
         "binding": placement.binding,
@@ -80,7 +82,7 @@ def _row(run: RunRecord, run_id: int | str, kernel: KernelRecord, placement: Pla
         "clock_control": run.profiler.clock_control,
         "cache_control": run.profiler.cache_control,
         "trusted": trusted,
-    }  # fmt: skip
+    }
 
 
 def history_from_runs(

@@ -82,12 +82,18 @@ def _per_run(rows: pd.DataFrame) -> pd.DataFrame:
         _pct=pd.to_numeric(rows["percent_of_roof"], errors="coerce"),
         _flops=pd.to_numeric(rows["peak_flop_time_s"], errors="coerce"),
     )
-    frame = frame.assign(_troof=frame["_pct"] * frame["_t"] / 100.0,
-                         _tplaced=frame["_t"].where(frame["_pct"].notna()))  # fmt: skip
+    frame = frame.assign(
+        _troof=frame["_pct"] * frame["_t"] / 100.0,
+        _tplaced=frame["_t"].where(frame["_pct"].notna()),
+    )
     grouped = frame.groupby("run_id", sort=False).agg(
-        commit=("commit", "first"), timestamp=("timestamp", "first"), t=("_t", "sum"),
-        troof=("_troof", "sum"), tplaced=("_tplaced", "sum"), flops=("_flops", "sum"),
-    )  # fmt: skip
+        commit=("commit", "first"),
+        timestamp=("timestamp", "first"),
+        t=("_t", "sum"),
+        troof=("_troof", "sum"),
+        tplaced=("_tplaced", "sum"),
+        flops=("_flops", "sum"),
+    )
     grouped["percent_of_roof"] = (
         100.0 * grouped["troof"] / grouped["tplaced"].where(grouped["tplaced"] > 0)
     )

@@ -67,8 +67,9 @@ class DeviceSpec(BaseModel):
 
     def roof(self) -> Roof:
         """The datasheet roof of this device."""
-        return Roof(self.id, "datasheet", dict(self.peak_flop_per_s),
-                    dict(self.bandwidth_byte_per_s))  # fmt: skip
+        return Roof(
+            self.id, "datasheet", dict(self.peak_flop_per_s), dict(self.bandwidth_byte_per_s)
+        )
 
     def overridden(self, override: Mapping[str, Any]) -> DeviceSpec:
         """A copy with ``override``'s figures merged in (nested tables merge key by key)."""
@@ -160,5 +161,9 @@ def report_roof(device: DeviceInfo, label: str | None = None) -> Roof | None:
     """The roof a profiler report implies (peak_sustained x measured clocks), if it has one."""
     if not device.peak_flop_per_s and not device.bandwidth_byte_per_s:
         return None
-    return Roof(label or device.name, "report", dict(device.peak_flop_per_s),
-                dict(device.bandwidth_byte_per_s))  # fmt: skip
+    return Roof(
+        label or device.name,
+        "report",
+        dict(device.peak_flop_per_s),
+        dict(device.bandwidth_byte_per_s),
+    )

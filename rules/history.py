@@ -90,7 +90,11 @@ class HistoryIndex:
         labels = {c: tuple(self._labels[c][rows].tolist()) for c in LABELS}
         numeric = {c: self._numeric[c][rows] for c in NUMERIC}
         return KernelHistory(
-            percent_of_roof=numeric["percent_of_roof"], time_s=numeric["time_s"],
-            total_flops=numeric["total_flops"], bytes_dram=numeric["bytes_dram"],
-            regime=labels["regime"], binding=labels["binding"], commit=labels["commit"],
-        )  # fmt: skip
+            percent_of_roof=numeric["percent_of_roof"],
+            time_s=numeric["time_s"],
+            total_flops=numeric["total_flops"],
+            bytes_dram=numeric["bytes_dram"],
+            regime=labels["regime"],
+            binding=labels["binding"],
+            commit=labels["commit"],
+        )

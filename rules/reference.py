@@ -52,7 +52,9 @@ def configuration_section(rule: type[Rule]) -> str:
 def rule_markdown(rule: type[Rule]) -> str:
     """The full reference of one rule, as markdown."""
     doc = inspect.cleandoc(rule.__doc__ or "")
-    meta = (f"`{rule.id}` · group `{rule.group}` · severity `{rule.default_severity.value}` · "
-            f"{rule.stability.value}")  # fmt: skip
+    meta = (
+        f"`{rule.id}` · group `{rule.group}` · severity `{rule.default_severity.value}` · "
+        f"{rule.stability.value}"
+    )
     summary, _, body = doc.partition("\n")
     return f"## {rule.id}\n\n{summary}\n\n{meta}\n{body}\n\n{configuration_section(rule)}"

@@ -212,8 +212,13 @@ def _classify(compute: Bound, memory: Bound, band: float) -> tuple[Regime | None
     return regime(compute.time_s, memory.time_s), is_borderline(compute.time_s, memory.time_s, band)
 
 
-def _missing(flops: Mapping[str, float], nbytes: Mapping[str, float], time_s: float | None,
-             compute: Bound, memory: Bound) -> tuple[str, ...]:  # fmt: skip
+def _missing(
+    flops: Mapping[str, float],
+    nbytes: Mapping[str, float],
+    time_s: float | None,
+    compute: Bound,
+    memory: Bound,
+) -> tuple[str, ...]:
     missing = list(compute.missing) + list(memory.missing)
     if not flops:
         missing.append("FLOP counts (no FLOP counters or declared work)")

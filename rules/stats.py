@@ -206,15 +206,37 @@ def compare_to_baseline(
     enough = base.size >= opts.min_runs and not math.isnan(value) and center != 0
     if not enough:
         rel = (value - center) / center if base.size and center else math.nan
-        return Comparison(False, False, rel, value, center, spread, noise, int(base.size),
-                          math.nan, False, n_samples)  # fmt: skip
+        return Comparison(
+            False,
+            False,
+            rel,
+            value,
+            center,
+            spread,
+            noise,
+            int(base.size),
+            math.nan,
+            False,
+            n_samples,
+        )
     rel = (value - center) / center
     scale = noise * math.sqrt(1 + math.pi / (2 * base.size))
     z = (value - center) / scale if scale > 0 else math.copysign(math.inf, value - center)
     significant = abs(z) >= opts.z_threshold and abs(rel) >= opts.min_effect
     worse = (rel < 0) if higher_is_better else (rel > 0)
-    return Comparison(significant and worse, significant and not worse, rel, value, center,
-                      spread, noise, int(base.size), z, True, n_samples)  # fmt: skip
+    return Comparison(
+        significant and worse,
+        significant and not worse,
+        rel,
+        value,
+        center,
+        spread,
+        noise,
+        int(base.size),
+        z,
+        True,
+        n_samples,
+    )
 
 
 @dataclass(frozen=True)
@@ -339,8 +361,9 @@ def _series_noise(values: FloatArray, floor: float) -> FloatArray:
     return np.asarray(np.fmax(sigma, floor * level), dtype=float)
 
 
-def _interval_gap(l_lo: FloatArray, l_hi: FloatArray, r_lo: FloatArray,
-                  r_hi: FloatArray) -> FloatArray:  # fmt: skip
+def _interval_gap(
+    l_lo: FloatArray, l_hi: FloatArray, r_lo: FloatArray, r_hi: FloatArray
+) -> FloatArray:
     """Signed distance between [l_lo, l_hi] and [r_lo, r_hi] (0 when they overlap)."""
     up = np.where(r_lo > l_hi, r_lo - l_hi, 0.0)
     down = np.where(r_hi < l_lo, r_hi - l_lo, 0.0)
@@ -389,8 +412,7 @@ def _line_cost(segment: FloatArray) -> float:
     return float(np.sum(np.abs(segment - (intercept + slope * x))))
 
 
-def _first_of_new_level(segment: FloatArray, split: int, tolerance: float,
-                        min_segment: int) -> int:  # fmt: skip
+def _first_of_new_level(segment: FloatArray, split: int, tolerance: float, min_segment: int) -> int:
     """Skip bad nights at the start of the new level (more than ``tolerance`` off it).
 
     A clock dip just before a drop lies nearer the new level than the old one, so the best
@@ -404,8 +426,12 @@ def _first_of_new_level(segment: FloatArray, split: int, tolerance: float,
     return split
 
 
-def _refine(values: FloatArray, scan: ChangePointScan, scales: npt.NDArray[np.int_],
-            opts: ChangePointOptions) -> npt.NDArray[np.bool_]:  # fmt: skip
+def _refine(
+    values: FloatArray,
+    scan: ChangePointScan,
+    scales: npt.NDArray[np.int_],
+    opts: ChangePointOptions,
+) -> npt.NDArray[np.bool_]:
     """Move each candidate to the best split near it, then merge candidates that coincide.
 
     A window statistic peaks as soon as most of a window has moved, which can be a point or
@@ -459,12 +485,15 @@ def _segment_z(row: FloatArray, bounds: list[int], floor: float) -> list[float]:
     # Each level with its standard error in noise units: the SE factor over sqrt(points).
     located = [(_location(p), p.size) for p in parts]
     levels = [(level, factor / math.sqrt(n)) for (level, factor), n in located]
-    return [abs(right - left) / (noise * math.hypot(left_se, right_se))
-            for (left, left_se), (right, right_se) in itertools.pairwise(levels)]  # fmt: skip
+    return [
+        abs(right - left) / (noise * math.hypot(left_se, right_se))
+        for (left, left_se), (right, right_se) in itertools.pairwise(levels)
+    ]
 
 
-def _confirm(values: FloatArray, found: npt.NDArray[np.bool_], confirm_z: float,
-             floor: float) -> npt.NDArray[np.bool_]:  # fmt: skip
+def _confirm(
+    values: FloatArray, found: npt.NDArray[np.bool_], confirm_z: float, floor: float
+) -> npt.NDArray[np.bool_]:
     """Drop, weakest first, changes whose whole segments do not differ by ``confirm_z``.
 
     The window scan judges each change on its own neighbourhood; this re-tests it over the
@@ -579,8 +608,9 @@ def change_points_many(
         empty = np.zeros(values.shape)
         absent = np.full(values.shape[0], np.nan)
         return ChangePointScan(empty.astype(bool), empty, empty, absent, absent)
-    blocks = [_scan_block(values[i : i + block_rows], opts)
-              for i in range(0, values.shape[0], block_rows)]  # fmt: skip
+    blocks = [
+        _scan_block(values[i : i + block_rows], opts) for i in range(0, values.shape[0], block_rows)
+    ]
     return ChangePointScan(
         np.concatenate([b.is_change for b in blocks]),
         np.concatenate([b.z for b in blocks]),
@@ -617,6 +647,14 @@ def change_points(
     for pos, index in enumerate(indices, start=1):
         before, after = _segment_change(values, bounds, pos)
         rel = (after - before) / before if before else math.nan
-        found.append(ChangePoint(index, rel, "up" if after > before else "down", before, after,
-                                 float(scan.z[0, index])))  # fmt: skip
+        found.append(
+            ChangePoint(
+                index,
+                rel,
+                "up" if after > before else "down",
+                before,
+                after,
+                float(scan.z[0, index]),
+            )
+        )
     return found

@@ -51,8 +51,9 @@ def summarise(
     known = [r for r in regimes if r]
     comparison = None
     if current is not None and array.size:
-        comparison = compare_to_baseline(array, current, higher_is_better=higher_is_better,
-                                         options=options)  # fmt: skip
+        comparison = compare_to_baseline(
+            array, current, higher_is_better=higher_is_better, options=options
+        )
     summary = BaselineSummary(
         n=int(array.size),
         center=_finite(center),

@@ -90,20 +90,27 @@ def _floats(table: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _roof(spec: Mapping[str, Any]) -> Roof:
-    return Roof(spec.get("name", "tiny"), spec.get("source", "datasheet"),
-                _floats(spec.get("peak_flop_per_s", {})),
-                _floats(spec.get("bandwidth_byte_per_s", {})))  # fmt: skip
+    return Roof(
+        spec.get("name", "tiny"),
+        spec.get("source", "datasheet"),
+        _floats(spec.get("peak_flop_per_s", {})),
+        _floats(spec.get("bandwidth_byte_per_s", {})),
+    )
 
 
 def _kernel(row: Mapping[str, Any], run_index: int) -> KernelRecord:
     times = row.get("times")
     time_s = times[run_index % len(times)] if times else row["time_s"]
     return KernelRecord(
-        name=row.get("name", row["key"]), key=row["key"], duration_s=time_s,
-        flops=row.get("flops", {}), bytes=row.get("bytes", {}),
-        samples_s=tuple(row.get("samples_s", ())), launches=row.get("launches", 1),
+        name=row.get("name", row["key"]),
+        key=row["key"],
+        duration_s=time_s,
+        flops=row.get("flops", {}),
+        bytes=row.get("bytes", {}),
+        samples_s=tuple(row.get("samples_s", ())),
+        launches=row.get("launches", 1),
         nvtx_range=row.get("nvtx"),
-    )  # fmt: skip
+    )
 
 
 def _run(
@@ -112,12 +119,16 @@ def _run(
     env = block.get("env", {})
     return RunRecord(
         commit=f"{index:07x}" if kind == RunKind.NIGHTLY else "c0ffee0",
-        kind=kind, timestamp=when,
+        kind=kind,
+        timestamp=when,
         device=DeviceInfo(name=env.get("device", device), driver=env.get("driver")),
-        profiler=ProfilerInfo(tool="test", clock_control=env.get("clock_control"),
-                              cache_control=env.get("cache_control")),
+        profiler=ProfilerInfo(
+            tool="test",
+            clock_control=env.get("clock_control"),
+            cache_control=env.get("cache_control"),
+        ),
         kernels=tuple(_kernel(row, index) for row in block.get("kernels", [])),
-    )  # fmt: skip
+    )
 
 
 def _block_runs(block: Mapping[str, Any]) -> int:
@@ -146,14 +157,25 @@ def build_context(case: RuleCase) -> RuleContext:
     options = {case.rule: spec.get("options", {}), **extra.pop("options", {})}
     config = RulesConfig.model_validate({**extra, "options": options})
     runs, trusted = _history(spec, roof)
-    frame = history_from_runs(runs, roof, band=config.borderline_band, trusted=trusted,
-                              devices=[r.device.name for r in runs])  # fmt: skip
+    frame = history_from_runs(
+        runs,
+        roof,
+        band=config.borderline_band,
+        trusted=trusted,
+        devices=[r.device.name for r in runs],
+    )
     current = spec["current"]
     when = EPOCH + timedelta(days=len(runs) + 1)
     run = _run(current, 0, roof.device, when, RunKind.PR)
     others = tuple(_roof(r) for r in spec.get("other_roofs", []))
-    return RuleContext(run=run, roof=roof, history=frame, config=config, other_roofs=others,
-                       trusted=bool(current.get("env", {}).get("trusted", True)))  # fmt: skip
+    return RuleContext(
+        run=run,
+        roof=roof,
+        history=frame,
+        config=config,
+        other_roofs=others,
+        trusted=bool(current.get("env", {}).get("trusted", True)),
+    )
 
 
 def cases_from_document(document: Mapping[str, Any], source: str) -> list[RuleCase]:

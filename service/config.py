@@ -113,8 +113,11 @@ def hoist_rules_fields(data: dict[str, Any], prefix: str, path: Path | None) -> 
         return data  # pydantic reports the wrong type of [rules]
     twice = sorted(set(top) & set(rules))
     if twice:
-        raise ConfigError(f"{prefix}{twice[0]}", "given both at top level and in [rules]",
-                          str(path) if path else None)  # fmt: skip
+        raise ConfigError(
+            f"{prefix}{twice[0]}",
+            "given both at top level and in [rules]",
+            str(path) if path else None,
+        )
     rest = {k: v for k, v in data.items() if k not in top}
     return {**rest, "rules": {**rules, **top}}
 
@@ -149,17 +152,25 @@ def _check_rule_options(config: RoofguardConfig, prefix: str, path: Path | None)
     known = {"all", "*", *rules, *(r.group for r in rules.values())}
     for index, name in enumerate(config.rules.select):
         if name not in known:
-            raise ConfigError(f"{where}.select[{index}]", f"unknown rule or group {name!r}",
-                              str(path) if path else None)  # fmt: skip
+            raise ConfigError(
+                f"{where}.select[{index}]",
+                f"unknown rule or group {name!r}",
+                str(path) if path else None,
+            )
     for index, entry in enumerate(config.rules.ignore):
         if entry.rule not in known:
-            raise ConfigError(f"{where}.ignore[{index}].rule",
-                              f"unknown rule or group {entry.rule!r}",
-                              str(path) if path else None)  # fmt: skip
+            raise ConfigError(
+                f"{where}.ignore[{index}].rule",
+                f"unknown rule or group {entry.rule!r}",
+                str(path) if path else None,
+            )
     for rule_id, raw in config.rules.options.items():
         if rule_id not in rules:
-            raise ConfigError(f"{where}.options.{rule_id}", f"unknown rule {rule_id!r}",
-                              str(path) if path else None)  # fmt: skip
+            raise ConfigError(
+                f"{where}.options.{rule_id}",
+                f"unknown rule {rule_id!r}",
+                str(path) if path else None,
+            )
         try:
             rules[rule_id].Options.model_validate(raw)
         except ValidationError as exc:

@@ -130,15 +130,21 @@ def match_targets(latest: pd.DataFrame, targets: Sequence[KernelTarget]) -> pd.D
         ``latest``'s index; columns ``group``, ``declared`` (regime) and ``target_percent``
         (NaN where no pattern matches).
     """
-    matched = pd.DataFrame(index=latest.index, columns=["group", "declared", "target_percent"],
-                           dtype=object)  # fmt: skip
+    matched = pd.DataFrame(
+        index=latest.index, columns=["group", "declared", "target_percent"], dtype=object
+    )
     free = np.ones(len(latest), dtype=bool)
     for target in targets:  # a handful of config groups, each matched over all rows at once
         regex = fnmatch.translate(target.pattern)
-        hit = free & (latest["kernel_key"].astype(str).str.match(regex).to_numpy()
-                      | latest["kernel_name"].astype(str).str.match(regex).to_numpy())  # fmt: skip
+        hit = free & (
+            latest["kernel_key"].astype(str).str.match(regex).to_numpy()
+            | latest["kernel_name"].astype(str).str.match(regex).to_numpy()
+        )
         matched.loc[hit, ["group", "declared", "target_percent"]] = [
-            target.name or target.pattern, target.regime, target.target_percent]  # fmt: skip
+            target.name or target.pattern,
+            target.regime,
+            target.target_percent,
+        ]
         free &= ~hit
     return matched
 

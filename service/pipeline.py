@@ -49,9 +49,15 @@ class RunMeta(BaseModel):
     def apply(self, run: RunRecord) -> RunRecord:
         """``run`` stamped with this meta (a PR number implies kind ``pr``)."""
         return stamp_run(
-            run, repo=self.repo, commit=self.commit, branch=self.branch, kind=self.kind,
-            pull_request=self.pr, timestamp=self.timestamp, runner=self.runner,
-        )  # fmt: skip
+            run,
+            repo=self.repo,
+            commit=self.commit,
+            branch=self.branch,
+            kind=self.kind,
+            pull_request=self.pr,
+            timestamp=self.timestamp,
+            runner=self.runner,
+        )
 
 
 @dataclass(frozen=True)
@@ -127,17 +133,27 @@ def check_run(
     whose id exists only once the run is stored).
     """
     roof = roof_for(run, config, measured)
-    stored, placements = store_run(session=session, run=run, config=config, roof=roof,
-                                   trusted=trusted)  # fmt: skip
+    stored, placements = store_run(
+        session=session, run=run, config=config, roof=roof, trusted=trusted
+    )
     history = baseline_frame(
-        session=session, repo=run.repo or "", device=roof.device, roof_source=roof.source,
-        base_branch=config.base_branch, window=config.baseline.window, before_commit=base_sha,
-    )  # fmt: skip
+        session=session,
+        repo=run.repo or "",
+        device=roof.device,
+        roof_source=roof.source,
+        base_branch=config.base_branch,
+        window=config.baseline.window,
+        before_commit=base_sha,
+    )
     history = history[history["run_id"] != stored.run_id]
     context = RuleContext(
-        run=run, roof=roof, history=history, config=config.rules, trusted=trusted,
+        run=run,
+        roof=roof,
+        history=history,
+        config=config.rules,
+        trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
-    )  # fmt: skip
+    )
     verdict = evaluate(context).model_copy(
         update={
             "run_id": stored.run_id,

@@ -32,8 +32,9 @@ class Settings(BaseSettings):
     (``roofguard token create``).
     """
 
-    model_config = SettingsConfigDict(env_prefix="ROOFGUARD_", extra="ignore",
-                                      populate_by_name=True)  # fmt: skip
+    model_config = SettingsConfigDict(
+        env_prefix="ROOFGUARD_", extra="ignore", populate_by_name=True
+    )
 
     database_url: str | None = None
     github_token: SecretStr | None = Field(

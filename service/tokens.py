@@ -106,8 +106,9 @@ def valid_repo(repo: str) -> bool:
     return bool(sep and owner and name and "/" not in name)
 
 
-def create_token(*, session: Session, repo: str, permission: Permission,
-                 name: str) -> tuple[int, str]:  # fmt: skip
+def create_token(
+    *, session: Session, repo: str, permission: Permission, name: str
+) -> tuple[int, str]:
     """Store a new token's hash; return its id and the token (the only time it exists).
 
     Raises:
@@ -116,17 +117,28 @@ def create_token(*, session: Session, repo: str, permission: Permission,
     if not valid_repo(repo):
         raise BadInput(f"--repo: expected OWNER/NAME, got {repo!r}")
     token = generate_token()
-    row = {"name": name, "token_hash": hash_token(token), "permission": permission.value,
-           "repo_id": repo_id(session=session, repo=repo, create=True),
-           "created_at": datetime.now(UTC)}  # fmt: skip
+    row = {
+        "name": name,
+        "token_hash": hash_token(token),
+        "permission": permission.value,
+        "repo_id": repo_id(session=session, repo=repo, create=True),
+        "created_at": datetime.now(UTC),
+    }
     token_id = session.execute(sa.insert(_TOKENS).returning(_TOKENS.c.id), row).scalar_one()
     return int(token_id), token
 
 
 def _info_select() -> sa.Select[tuple[object, ...]]:
     t = _TOKENS.c
-    columns = (t.id, t.name, _REPOS.c.name.label("repo"), t.permission, t.created_at,
-               t.revoked_at, t.last_used_at)  # fmt: skip
+    columns = (
+        t.id,
+        t.name,
+        _REPOS.c.name.label("repo"),
+        t.permission,
+        t.created_at,
+        t.revoked_at,
+        t.last_used_at,
+    )
     return sa.select(*columns).join(_REPOS, _REPOS.c.id == t.repo_id)
 
 
@@ -152,9 +164,11 @@ def revoke_token(*, session: Session, token_id: int) -> TokenInfo:
         NotFound: No such token.
     """
     now = datetime.now(UTC)
-    session.execute(sa.update(_TOKENS).where(_TOKENS.c.id == token_id,
-                                             _TOKENS.c.revoked_at.is_(None))
-                    .values(revoked_at=now))  # fmt: skip
+    session.execute(
+        sa.update(_TOKENS)
+        .where(_TOKENS.c.id == token_id, _TOKENS.c.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
     row = session.execute(_info_select().where(_TOKENS.c.id == token_id)).first()
     if row is None:
         raise NotFound(f"token {token_id} does not exist (see `roofguard token list`)")
@@ -171,9 +185,10 @@ def authenticate(*, session: Session, token: str) -> Grant:
         Unauthorized: The token is unknown or revoked (the message never repeats it).
     """
     row = session.execute(
-        _info_select().add_columns(_TOKENS.c.token_hash).where(
-            _TOKENS.c.token_hash == hash_token(token))
-    ).first()  # fmt: skip
+        _info_select()
+        .add_columns(_TOKENS.c.token_hash)
+        .where(_TOKENS.c.token_hash == hash_token(token))
+    ).first()
     if row is None or row.revoked_at is not None:
         raise Unauthorized("the API token is unknown or revoked")
     last_used = as_utc(row.last_used_at) if row.last_used_at is not None else None

@@ -53,8 +53,9 @@ def _parse_time(value: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def check_fresh(delivery_id: str | None, happened: datetime | None, now: datetime,
-                max_age: timedelta) -> str:  # fmt: skip
+def check_fresh(
+    delivery_id: str | None, happened: datetime | None, now: datetime, max_age: timedelta
+) -> str:
     """The delivery id, or WebhookSignatureInvalid when it is missing or the event is stale.
 
     Whether the id was seen before is the store's to say (``record_delivery``), so that

@@ -66,8 +66,9 @@ def _pull_request(session: Session, repo: str, payload: dict[str, Any]) -> Webho
     run_id = latest_run_for(session=session, repo=repo, commit=sha)
     if run_id is None:
         return WebhookAction("no-run", f"no run uploaded for {sha[:12]} yet", repo, number, sha)
-    return WebhookAction("repost", f"verdict of run {run_id} posted again", repo, number, sha,
-                         run_id)  # fmt: skip
+    return WebhookAction(
+        "repost", f"verdict of run {run_id} posted again", repo, number, sha, run_id
+    )
 
 
 def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAction:
@@ -89,14 +90,28 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
         return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
     keys = _kernels_to_accept(session, run_id, command.kernel)
     if not keys:
-        return _ignored(f"nothing to accept in run {run_id}: no kernel {command.kernel!r} "
-                        "or no regression")  # fmt: skip
+        return _ignored(
+            f"nothing to accept in run {run_id}: no kernel {command.kernel!r} or no regression"
+        )
     run = get_run(session=session, run_id=run_id)
     for key in keys:
-        accept_baseline(session=session, repo=repo, kernel_key=key, device=run.device,
-                        accepted_by=login, reason=command.reason, run_id=run_id)  # fmt: skip
-    return WebhookAction("accepted", f"{login} accepted {len(keys)} kernel(s) of run {run_id}",
-                         repo, number, run.commit, run_id)  # fmt: skip
+        accept_baseline(
+            session=session,
+            repo=repo,
+            kernel_key=key,
+            device=run.device,
+            accepted_by=login,
+            reason=command.reason,
+            run_id=run_id,
+        )
+    return WebhookAction(
+        "accepted",
+        f"{login} accepted {len(keys)} kernel(s) of run {run_id}",
+        repo,
+        number,
+        run.commit,
+        run_id,
+    )
 
 
 def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> list[str]:
@@ -104,6 +119,9 @@ def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> lis
     if kernel is not None:
         record = get_run_record(session=session, run_id=run_id)
         return [k.key for k in record.kernels if kernel in (k.key, k.name)][:1]
-    failing = {f.kernel for f in list_findings(session=session, run_id=run_id)
-               if f.kernel and f.severity == Severity.FAIL and f.counts}  # fmt: skip
+    failing = {
+        f.kernel
+        for f in list_findings(session=session, run_id=run_id)
+        if f.kernel and f.severity == Severity.FAIL and f.counts
+    }
     return sorted(failing)

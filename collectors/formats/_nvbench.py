@@ -160,13 +160,19 @@ def kernel(state: State, path: Path, fmt: str, keys: KeyOptions) -> KernelRecord
     missing = () if nbytes else ("bytes: the benchmark declares no global-memory reads/writes",)
     return KernelRecord.model_validate(
         {
-            "name": state.bench, "key": bench_key(state.bench, state.params, keys),
-            "launches": 1, "duration_s": duration, "samples_s": state.samples,
-            "bytes": nbytes, "provenance": provenance, "params": state.params,
-            "counters": counters, "missing": ("flops: nvbench does not count FLOPs", *missing),
+            "name": state.bench,
+            "key": bench_key(state.bench, state.params, keys),
+            "launches": 1,
+            "duration_s": duration,
+            "samples_s": state.samples,
+            "bytes": nbytes,
+            "provenance": provenance,
+            "params": state.params,
+            "counters": counters,
+            "missing": ("flops: nvbench does not count FLOPs", *missing),
             "source": SourceRef(path=str(path), row=state.row, format=fmt),
         }
-    )  # fmt: skip
+    )
 
 
 def choose_device(states: Iterable[State], names: Mapping[int, str], wanted: str | None) -> int:

@@ -50,13 +50,35 @@ from collectors.schema import (
 
 #: Fields of an entry that are not user counters.
 _FIELDS = {
-    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
-    "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "label", "skipped",
-    "skip_message", "big_o", "rms", "cpu_coefficient", "real_coefficient", "complexity_n",
-}  # fmt: skip
-_MODIFIERS = re.compile(r"^(real_time|manual_time|process_time|(iterations|repeats|min_time|"
-                        r"min_warmup_time):.*)$")  # fmt: skip
+    "name",
+    "family_index",
+    "per_family_instance_index",
+    "run_name",
+    "run_type",
+    "repetitions",
+    "repetition_index",
+    "threads",
+    "iterations",
+    "real_time",
+    "cpu_time",
+    "time_unit",
+    "aggregate_name",
+    "aggregate_unit",
+    "error_occurred",
+    "error_message",
+    "label",
+    "skipped",
+    "skip_message",
+    "big_o",
+    "rms",
+    "cpu_coefficient",
+    "real_coefficient",
+    "complexity_n",
+}
+_MODIFIERS = re.compile(
+    r"^(real_time|manual_time|process_time|(iterations|repeats|min_time|"
+    r"min_warmup_time):.*)$"
+)
 _RATES = {"bytes_per_second": "bytes", "items_per_second": "items"}
 _FLOP_COUNTER = re.compile(r"^(?:flops?|FLOPs?)_(\w+)$")
 _BYTE_COUNTER = re.compile(r"^bytes_(\w+)$")
@@ -103,11 +125,15 @@ def _group(entries: list[Any], path: Path) -> tuple[dict[str, list[tuple[int, An
             chosen = _pick_aggregate(aggs)
             if chosen is not None:
                 runs[run] = [chosen]
-                notes.append(f"{run}: only aggregates in the file; used its "
-                             f"{chosen[1].get('aggregate_name')} aggregate")  # fmt: skip
+                notes.append(
+                    f"{run}: only aggregates in the file; used its "
+                    f"{chosen[1].get('aggregate_name')} aggregate"
+                )
     if aggregates:
-        notes.append(f"{sum(map(len, aggregates.values()))} aggregate entries (mean, median, "
-                     "stddev ...) not counted again: repetitions are kept")  # fmt: skip
+        notes.append(
+            f"{sum(map(len, aggregates.values()))} aggregate entries (mean, median, "
+            "stddev ...) not counted again: repetitions are kept"
+        )
     return runs, notes
 
 
@@ -127,9 +153,11 @@ class GoogleBenchmarkJson(Collector):
     def sniff(cls, head: bytes, path: Path) -> bool:
         """A JSON object with Google Benchmark's ``context`` and timing keys."""
         return (
-            head.lstrip().startswith(b"{") and b'"context"' in head and b'"benchmarks"' in head
+            head.lstrip().startswith(b"{")
+            and b'"context"' in head
+            and b'"benchmarks"' in head
             and any(m in head for m in (b'"real_time"', b'"time_unit"', b'"library_build_type"'))
-        )  # fmt: skip
+        )
 
     def parse(self, path: Path) -> RunRecord:
         """Read every run; see the module docstring for what is kept."""
@@ -184,8 +212,15 @@ class GoogleBenchmarkJson(Collector):
             counters.append(_counters(entry, path, row))
         return self._record(run, reps[0][0], times, cpu_times, counters, path)
 
-    def _record(self, run: str, first: int, times: list[float], cpu_times: list[float],
-                counters: list[dict[str, float]], path: Path) -> KernelRecord:  # fmt: skip
+    def _record(
+        self,
+        run: str,
+        first: int,
+        times: list[float],
+        cpu_times: list[float],
+        counters: list[dict[str, float]],
+        path: Path,
+    ) -> KernelRecord:
         base, params = split_name(run)
         duration = median(times)
         per_rate_time = (
@@ -198,16 +233,24 @@ class GoogleBenchmarkJson(Collector):
                 merged[amount] = _whole(merged[rate] * per_rate_time)
         flops, nbytes, provenance, missing = _work(merged)
         provenance["duration"] = Provenance(
-            kind=ProvenanceKind.REPORTED, metrics=("real_time",),
+            kind=ProvenanceKind.REPORTED,
+            metrics=("real_time",),
             note=f"median of {len(times)} repetition(s) of real_time per iteration",
-        )  # fmt: skip
+        )
         return KernelRecord(
-            name=base, key=bench_key(base, params, self.options.keys), launches=1,
-            duration_s=duration, samples_s=tuple(times) if len(times) > 1 else (),
-            flops=flops, bytes=nbytes, provenance=provenance, params=params, counters=merged,
+            name=base,
+            key=bench_key(base, params, self.options.keys),
+            launches=1,
+            duration_s=duration,
+            samples_s=tuple(times) if len(times) > 1 else (),
+            flops=flops,
+            bytes=nbytes,
+            provenance=provenance,
+            params=params,
+            counters=merged,
             missing=tuple(missing),
             source=SourceRef(path=str(path), row=f"benchmarks[{first}]", format=self.name),
-        )  # fmt: skip
+        )
 
 
 def _whole(amount: float) -> float:
@@ -235,8 +278,9 @@ def _counters(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float
     return out
 
 
-def _work(counters: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float],
-                                                    dict[str, Provenance], list[str]]:  # fmt: skip
+def _work(
+    counters: Mapping[str, float],
+) -> tuple[dict[str, float], dict[str, float], dict[str, Provenance], list[str]]:
     flops: dict[str, float] = {}
     nbytes: dict[str, float] = {}
     provenance: dict[str, Provenance] = {}

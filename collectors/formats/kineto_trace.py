@@ -132,9 +132,13 @@ class KinetoTrace(Collector):
         return groups, notes
 
     def _add(
-        self, groups: dict[str, _Group], index: int, event: Mapping[str, Any], factor: float,
+        self,
+        groups: dict[str, _Group],
+        index: int,
+        event: Mapping[str, Any],
+        factor: float,
         path: Path,
-    ) -> None:  # fmt: skip
+    ) -> None:
         row = f"traceEvents[{index}]"
         name = require(event, "name", str, path, row)
         args = event.get("args") or {}
@@ -152,28 +156,34 @@ class KinetoTrace(Collector):
         block = next(iter(group.blocks)) if len(group.blocks) == 1 else None
         provenance = {
             "duration": Provenance(
-                kind=ProvenanceKind.REPORTED, metrics=("dur",),
+                kind=ProvenanceKind.REPORTED,
+                metrics=("dur",),
                 note=f"sum of {len(group.times)} launch durations (trace 'dur', microseconds)",
             )
-        }  # fmt: skip
+        }
         nbytes = {}
         if group.byte_factor:
             nbytes["dram"] = group.dram_bytes
             provenance["bytes.dram"] = Provenance(
-                kind=ProvenanceKind.PROXY, metrics=("args.bytes",),
+                kind=ProvenanceKind.PROXY,
+                metrics=("args.bytes",),
                 note=f"logical copy/memset bytes x {group.byte_factor:g} (reads + writes); "
                 "a copy that fits in L2 moves less DRAM traffic and can sit above the roof",
-            )  # fmt: skip
+            )
         return KernelRecord(
             name=group.name,
             key=make_key(group.name, None, self.options.keys, grid=grid, block=block),
-            launches=len(group.times), duration_s=sum(group.times),
-            samples_s=tuple(group.times), bytes=nbytes, provenance=provenance,
-            grid=grid, block=block,
+            launches=len(group.times),
+            duration_s=sum(group.times),
+            samples_s=tuple(group.times),
+            bytes=nbytes,
+            provenance=provenance,
+            grid=grid,
+            block=block,
             missing=("flops: a trace does not count FLOPs (declare a work model)",)
             + (() if nbytes else ("bytes: a trace does not count kernel bytes",)),
             source=SourceRef(path=str(path), row=f"traceEvents[{group.first}]", format=self.name),
-        )  # fmt: skip
+        )
 
 
 def _text(value: Any) -> str | None:

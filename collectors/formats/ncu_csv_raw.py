@@ -148,9 +148,11 @@ class NcuCsvRaw(Collector):
             launch_id = row[col["ID"]] if row else ""
             if len(row) != width:
                 raise MalformedReport(
-                    builder.path, csvio.where(line, launch_id or None), None,
+                    builder.path,
+                    csvio.where(line, launch_id or None),
+                    None,
                     f"row has {len(row)} fields, the header {width} (truncated file?)",
-                )  # fmt: skip
+                )
             cc = row[col["CC"]] if "CC" in col else None
             figs, metrics = self._figures(row, columns, cc, csvio.where(line, launch_id))
             strings = {name: row[i] for i, name in columns.strings}
@@ -159,9 +161,13 @@ class NcuCsvRaw(Collector):
             )
             if (device, cc) != builder.device_key:
                 builder.check_device(csvio.where(line, launch_id), device, cc)
-            builder.add(launch_id, row[col["Kernel Name"]], figs,
-                        grid=row[col["Grid Size"]] if "Grid Size" in col else None,
-                        block=row[col["Block Size"]] if "Block Size" in col else None)  # fmt: skip
+            builder.add(
+                launch_id,
+                row[col["Kernel Name"]],
+                figs,
+                grid=row[col["Grid Size"]] if "Grid Size" in col else None,
+                block=row[col["Block Size"]] if "Block Size" in col else None,
+            )
             if facts is None and figs.failed is None:
                 facts = device_facts(
                     metrics or self._metrics(row, columns, self._path, ""), strings

@@ -99,8 +99,16 @@ class NcuText(Collector):
         for number, line in enumerate(lines, start=1):
             kernel = _KERNEL.match(line)
             if kernel:
-                launches.append(_Launch(kernel["name"], number, kernel["grid"], kernel["block"],
-                                        kernel["device"], kernel["cc"]))  # fmt: skip
+                launches.append(
+                    _Launch(
+                        kernel["name"],
+                        number,
+                        kernel["grid"],
+                        kernel["block"],
+                        kernel["device"],
+                        kernel["cc"],
+                    )
+                )
                 continue
             found = _SECTION.match(line)
             if found:

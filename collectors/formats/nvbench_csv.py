@@ -81,8 +81,16 @@ class NvbenchCsv(Collector):
                 states.append(state)
         return self._run(states, notes, names, path)
 
-    def _state(self, row: list[str], line: int, axes: dict[str, int], header: list[str],
-               skipped_at: int, tags: list[str], path: Path) -> _nvbench.State:  # fmt: skip
+    def _state(
+        self,
+        row: list[str],
+        line: int,
+        axes: dict[str, int],
+        header: list[str],
+        skipped_at: int,
+        tags: list[str],
+        path: Path,
+    ) -> _nvbench.State:
         params = {name: _pow2(row[col]) for name, col in axes.items()}
         device = int(number(row[1], path, line, "Device"))
         twins = shown_pow2(header)
@@ -92,8 +100,9 @@ class NvbenchCsv(Collector):
             if header[c].endswith(" (pow2)") or header[c] not in twins
         }
         axis_text = " ".join(f"{name}={value}" for name, value in shown.items())
-        state = _nvbench.State(bench=row[0], name=f"Device={device} {axis_text}".strip(),
-                               device=device, params=params)  # fmt: skip
+        state = _nvbench.State(
+            bench=row[0], name=f"Device={device} {axis_text}".strip(), device=device, params=params
+        )
         for offset, tag in enumerate(tags):
             column = skipped_at + 1 + offset
             if row[column].strip():
@@ -101,8 +110,13 @@ class NvbenchCsv(Collector):
                 _nvbench.add_column(state, tag, value, is_bytes=header[column].endswith("(bytes)"))
         return state
 
-    def _run(self, states: list[_nvbench.State], notes: list[str], names: dict[int | None, str],
-             path: Path) -> RunRecord:  # fmt: skip
+    def _run(
+        self,
+        states: list[_nvbench.State],
+        notes: list[str],
+        names: dict[int | None, str],
+        path: Path,
+    ) -> RunRecord:
         named = {i: n for i, n in names.items() if i is not None}
         chosen = _nvbench.choose_device(states, named, self.options.device)
         kept = [s for s in states if s.device == chosen]

@@ -85,8 +85,10 @@ def _axis_values(raw: Any, path: Path, row: str) -> dict[str, str | float]:
             {"name": k, **(v if isinstance(v, Mapping) else {"value": v})} for k, v in raw.items()
         ]
     typed = _typed(raw, path, row, "axis_values")
-    return {name: numeric_or_text(value) if kind != "string" else str(value)
-            for name, (kind, value) in typed.items()}  # fmt: skip
+    return {
+        name: numeric_or_text(value) if kind != "string" else str(value)
+        for name, (kind, value) in typed.items()
+    }
 
 
 def _read_samples(json_path: Path, filename: Any, row: str) -> tuple[float, ...]:
@@ -106,9 +108,11 @@ def _state(bench: str, name: str, raw: Any, path: Path) -> _nvbench.State:
     row = f"{bench} [{name}]"
     device = raw.get("device") if isinstance(raw, Mapping) else None
     state = _nvbench.State(
-        bench=bench, name=name, device=device if isinstance(device, int) else None,
+        bench=bench,
+        name=name,
+        device=device if isinstance(device, int) else None,
         params=_axis_values(raw.get("axis_values"), path, row),
-    )  # fmt: skip
+    )
     for tag, short, (kind, value) in _summaries(raw.get("summaries"), path, row):
         if tag == _SAMPLE_TIMES and short == "filename":
             state.samples = _read_samples(path, value, row)
@@ -174,10 +178,13 @@ class NvbenchJson(Collector):
             bench_name = require(bench, "name", str, path, f"benchmarks[{index}]")
             raw_states = require(bench, "states", (list, dict), path, bench_name)
             items = (
-                list(raw_states.items()) if isinstance(raw_states, dict)
-                else [(str(s.get("name") or s.get("description") or i), s)
-                      for i, s in enumerate(raw_states)]
-            )  # fmt: skip
+                list(raw_states.items())
+                if isinstance(raw_states, dict)
+                else [
+                    (str(s.get("name") or s.get("description") or i), s)
+                    for i, s in enumerate(raw_states)
+                ]
+            )
             for state_name, raw in items:
                 reason = _skip_reason(raw)
                 if reason is not None:

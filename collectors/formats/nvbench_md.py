@@ -178,9 +178,15 @@ class NvbenchMarkdown(Collector):
         )
 
     def _states(
-        self, bench: str, device: int, start: int, header: list[str], rows: list[list[str]],
-        axis_names: list[str] | None, path: Path,
-    ) -> list[_nvbench.State]:  # fmt: skip
+        self,
+        bench: str,
+        device: int,
+        start: int,
+        header: list[str],
+        rows: list[list[str]],
+        axis_names: list[str] | None,
+        path: Path,
+    ) -> list[_nvbench.State]:
         n_axes = _axis_count(header, rows, axis_names)
         tags = _nvbench.column_tags(header[n_axes:])
         states = []
@@ -191,8 +197,9 @@ class NvbenchMarkdown(Collector):
                 raise MalformedReport(str(path), line, None, reason)
             params = {header[i]: _axis_value(cells[i]) for i in range(n_axes)}
             shown = " ".join(f"{header[i]}={cells[i].partition(' =')[0]}" for i in range(n_axes))
-            state = _nvbench.State(bench=bench, name=f"Device={device} {shown}".strip(),
-                                   device=device, params=params)  # fmt: skip
+            state = _nvbench.State(
+                bench=bench, name=f"Device={device} {shown}".strip(), device=device, params=params
+            )
             for column, tag in enumerate(tags, start=n_axes):
                 try:
                     value, is_bytes = cell_value(cells[column])

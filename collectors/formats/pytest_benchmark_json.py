@@ -56,8 +56,9 @@ def _samples(
     return (), f"{row}: stats.data holds non-numeric entries (edited or elided); samples not kept"
 
 
-def _work(extra: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float],
-                                                dict[str, Provenance]]:  # fmt: skip
+def _work(
+    extra: Mapping[str, float],
+) -> tuple[dict[str, float], dict[str, float], dict[str, Provenance]]:
     flops: dict[str, float] = {}
     nbytes: dict[str, float] = {}
     provenance: dict[str, Provenance] = {}
@@ -73,8 +74,11 @@ def _work(extra: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float
 
 
 def _reported(name: str) -> Provenance:
-    return Provenance(kind=ProvenanceKind.REPORTED, metrics=(f"extra_info.{name}",),
-                      note="pytest-benchmark extra_info, per call")  # fmt: skip
+    return Provenance(
+        kind=ProvenanceKind.REPORTED,
+        metrics=(f"extra_info.{name}",),
+        note="pytest-benchmark extra_info, per call",
+    )
 
 
 class PytestBenchmarkJson(Collector):
@@ -131,26 +135,42 @@ class PytestBenchmarkJson(Collector):
         )
         samples, note = _samples(stats, path, row)
         notes.extend([note] if note else [])
-        extra = {k: number(v, path, row, f"extra_info.{k}", signed=True)
-                 for k, v in (entry.get("extra_info") or {}).items()
-                 if isinstance(v, int | float) and not isinstance(v, bool)}  # fmt: skip
+        extra = {
+            k: number(v, path, row, f"extra_info.{k}", signed=True)
+            for k, v in (entry.get("extra_info") or {}).items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
         flops, nbytes, provenance = _work(extra)
         provenance["duration"] = Provenance(
-            kind=ProvenanceKind.REPORTED, metrics=("stats.median",),
+            kind=ProvenanceKind.REPORTED,
+            metrics=("stats.median",),
             note=f"median of {stats.get('rounds', '?')} rounds, per call",
-        )  # fmt: skip
+        )
         params = {str(k): numeric_or_text(v) for k, v in (entry.get("params") or {}).items()}
         base = _PARAMETRIZED.sub(r"\1", name) if params else name
         summary = ("mean", "min", "max", "stddev", "ops")
-        counters = {**extra, **{f"stats_{k}": float(stats[k]) for k in summary
-                                if isinstance(stats.get(k), int | float)}}  # fmt: skip
+        counters = {
+            **extra,
+            **{
+                f"stats_{k}": float(stats[k])
+                for k in summary
+                if isinstance(stats.get(k), int | float)
+            },
+        }
         return KernelRecord(
-            name=base, key=bench_key(base, params, self.options.keys), launches=1,
-            duration_s=duration, samples_s=samples, flops=flops, bytes=nbytes,
-            provenance=provenance, params=params, counters=counters,
+            name=base,
+            key=bench_key(base, params, self.options.keys),
+            launches=1,
+            duration_s=duration,
+            samples_s=samples,
+            flops=flops,
+            bytes=nbytes,
+            provenance=provenance,
+            params=params,
+            counters=counters,
             missing=_missing(flops, nbytes),
             source=SourceRef(path=str(path), row=row, format=self.name),
-        )  # fmt: skip
+        )
 
 
 def _missing(flops: Mapping[str, float], nbytes: Mapping[str, float]) -> tuple[str, ...]:

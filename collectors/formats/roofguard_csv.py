@@ -50,10 +50,12 @@ def _check_header(header: list[str], path: Path) -> None:
         )
         if not known:
             raise MalformedReport(
-                str(path), 1, title,
+                str(path),
+                1,
+                title,
                 "unknown column (name, duration_s, key, launches, samples, "
                 "flops_<precision>, bytes_<tier>, param_<name>)",
-            )  # fmt: skip
+            )
     if len(set(header)) != len(header):
         raise MalformedReport(str(path), 1, None, "a column appears twice")
 
@@ -100,12 +102,13 @@ class RoofguardCsv(Collector):
             for line, row in self._rows(body, rows, header, path)
         ]
         return RunRecord(
-            commit=meta.get("commit"), branch=meta.get("branch"),
+            commit=meta.get("commit"),
+            branch=meta.get("branch"),
             device=DeviceInfo(name=meta.get("device") or self.options.device or "unknown"),
             profiler=ProfilerInfo(tool="roofguard-csv"),
             kernels=check_unique(kernels, path),
             sources=(SourceRef(path=str(path), format=self.name),),
-        )  # fmt: skip
+        )
 
     def _rows(
         self, body: list[tuple[int, str]], rows: list[list[str]], header: list[str], path: Path
@@ -141,9 +144,12 @@ class RoofguardCsv(Collector):
             launches=int(launches),
             duration_s=number(cells["duration_s"], path, line, "duration_s"),
             samples_s=self._samples(cells.get("samples", ""), path, line),
-            flops=work["flops"], bytes=work["bytes"], provenance=provenance, params=params,
+            flops=work["flops"],
+            bytes=work["bytes"],
+            provenance=provenance,
+            params=params,
             source=SourceRef(path=str(path), row=str(line), format=self.name),
-        )  # fmt: skip
+        )
 
     @staticmethod
     def _samples(cell: str, path: Path, line: int) -> tuple[float, ...]:

@@ -99,13 +99,21 @@ class _Kernel:
         if self.duration is not None:
             provenance["duration"] = self.duration
         return KernelRecord(
-            name=self.name, key=self.key, launches=self.launches, duration_s=self.duration_s,
-            samples_s=tuple(self.samples), flops={p: f.value for p, f in flops.items()},
+            name=self.name,
+            key=self.key,
+            launches=self.launches,
+            duration_s=self.duration_s,
+            samples_s=tuple(self.samples),
+            flops={p: f.value for p, f in flops.items()},
             bytes={t: f.value for t, f in nbytes.items()},
-            provenance=provenance, grid=self.grid, block=self.block, nvtx_range=self.nvtx,
-            failed_launches=self.failed, missing=tuple(missing),
+            provenance=provenance,
+            grid=self.grid,
+            block=self.block,
+            nvtx_range=self.nvtx,
+            failed_launches=self.failed,
+            missing=tuple(missing),
             source=SourceRef(path=path, row=self.first_row, format=fmt),
-        )  # fmt: skip
+        )
 
     def _complete(self) -> tuple[dict[str, Figure], dict[str, Figure], list[str]]:
         """Figures every usable launch had; the others are named as partial."""
@@ -149,9 +157,15 @@ class RunBuilder:
         self.failed = 0
 
     def add(
-        self, launch_id: str, name: str, figs: LaunchFigures, *,
-        grid: str | None = None, block: str | None = None, nvtx: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        launch_id: str,
+        name: str,
+        figs: LaunchFigures,
+        *,
+        grid: str | None = None,
+        block: str | None = None,
+        nvtx: str | None = None,
+    ) -> None:
         """Add one launch; a repeated launch ID is an error."""
         self._new_ids([launch_id])
         self._kernel(launch_id, name, grid, block, nvtx).add(figs)
@@ -159,9 +173,14 @@ class RunBuilder:
         self.failed += figs.failed is not None
 
     def add_batch(
-        self, launch_ids: list[str], name: str, figs: LaunchFigures, *,
-        grid: str | None = None, block: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        launch_ids: list[str],
+        name: str,
+        figs: LaunchFigures,
+        *,
+        grid: str | None = None,
+        block: str | None = None,
+    ) -> None:
         """Add launches of one kernel whose figures are arrays (one entry per launch)."""
         self._new_ids(launch_ids)
         self._kernel(launch_ids[0], name, grid, block, None).add_batch(figs, len(launch_ids))
@@ -199,9 +218,11 @@ class RunBuilder:
             self.device_key = current
         elif current != self.device_key:
             raise MalformedReport(
-                self.path, launch_id, "Device",
+                self.path,
+                launch_id,
+                "Device",
                 f"mixed devices in one file: {_fmt_dev(current)} after {_fmt_dev(self.device_key)}",
-            )  # fmt: skip
+            )
 
     def build(
         self, device: DeviceInfo, profiler: ProfilerInfo, notes: Iterable[str] = ()
@@ -216,9 +237,12 @@ class RunBuilder:
                 f"{self.failed} of {self.launch_count} launches failed or had no duration"
             )
         return RunRecord(
-            device=device, profiler=profiler, kernels=kernels, notes=tuple(all_notes),
+            device=device,
+            profiler=profiler,
+            kernels=kernels,
+            notes=tuple(all_notes),
             sources=(SourceRef(path=self.path, format=self.fmt),),
-        )  # fmt: skip
+        )
 
 
 def _fmt_dev(dev: tuple[str | None, str | None]) -> str:
@@ -236,11 +260,14 @@ def device_info(
         name = f"unknown GPU (CC {cc})" if cc else "unknown GPU"
         notes.append("the report names no device; pass --device NAME to name it")
     info = DeviceInfo(
-        name=name, compute_capability=cc, sm_count=facts.sm_count,
-        sm_clock_hz=facts.sm_clock_hz, memory_clock_hz=facts.memory_clock_hz,
+        name=name,
+        compute_capability=cc,
+        sm_count=facts.sm_count,
+        sm_clock_hz=facts.sm_clock_hz,
+        memory_clock_hz=facts.memory_clock_hz,
         peak_flop_per_s=facts.peak_flop_per_s,
         bandwidth_byte_per_s=facts.bandwidth_byte_per_s,
-    )  # fmt: skip
+    )
     return info, notes
 
 
@@ -266,10 +293,13 @@ def profiler_info(version: str | None, command_line: str | None) -> tuple[Profil
                 options[opt] = default
                 notes.append(f"--{opt} not on the command line: ncu's default {default!r} assumed")
     info = ProfilerInfo(
-        tool="ncu", version=version, command_line=command_line,
-        clock_control=options.get("clock-control"), cache_control=options.get("cache-control"),
+        tool="ncu",
+        version=version,
+        command_line=command_line,
+        clock_control=options.get("clock-control"),
+        cache_control=options.get("cache-control"),
         replay_mode=options.get("replay-mode"),
-    )  # fmt: skip
+    )
     return info, notes
 
 

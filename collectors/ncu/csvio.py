@@ -18,10 +18,22 @@ from collectors.units import NotANumber, parse_number
 
 HEADER_START = '"ID","Process ID"'
 #: Columns before the metrics (raw page) or before Section Name (details page).
-FIXED_COLUMNS = frozenset({
-    "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context",
-    "Stream", "Block Size", "Grid Size", "Device", "CC",
-})  # fmt: skip
+FIXED_COLUMNS = frozenset(
+    {
+        "ID",
+        "Process ID",
+        "Process Name",
+        "Host Name",
+        "Kernel Name",
+        "Kernel Time",
+        "Context",
+        "Stream",
+        "Block Size",
+        "Grid Size",
+        "Device",
+        "CC",
+    }
+)
 _DEVICE_LINES = (
     re.compile(r"^\s*Name:\s+(.+?)\s*$"),
     re.compile(r"^Detected GPU:\s*(.+?)(?:\s*\(SM [\d.]+\))?\s*$"),
@@ -95,10 +107,11 @@ def _no_header(path: str, lines: list[str]) -> MalformedReport:
         if line.startswith("==ERROR=="):
             detail = line.removeprefix("==ERROR==").strip()
             return MalformedReport(
-                path, number, None,
-                f"ncu failed and wrote no metrics: {detail}"
-                + nothing,
-            )  # fmt: skip
+                path,
+                number,
+                None,
+                f"ncu failed and wrote no metrics: {detail}" + nothing,
+            )
     if any("No kernels were profiled" in x for x in lines):
         return MalformedReport(
             path, None, None, "ncu profiled no kernels (no CSV header in the file)"

@@ -63,10 +63,17 @@ def read(
     if len(set(header)) != len(header):
         raise Fallback("duplicate column names")
     reader = pd.read_csv(  # type: ignore[call-overload]
-        handle, header=None, names=header, usecols=list(dict.fromkeys(text + names)),
-        index_col=False, dtype={**{c: str for c in text}, **{n: "float64" for n in floats}},
-        keep_default_na=False, na_values={n: _NA for n in floats}, chunksize=CHUNK_ROWS, engine="c",
-    )  # fmt: skip
+        handle,
+        header=None,
+        names=header,
+        usecols=list(dict.fromkeys(text + names)),
+        index_col=False,
+        dtype={**{c: str for c in text}, **{n: "float64" for n in floats}},
+        keep_default_na=False,
+        na_values={n: _NA for n in floats},
+        chunksize=CHUNK_ROWS,
+        engine="c",
+    )
     factors = {name: factor for _, name, factor in numeric}
     facts: DeviceFacts | None = None
     try:

@@ -32,14 +32,18 @@ _ANY_SECTION = {
     "# SMs": "launch__sm_count",
 }
 _PER_SECTION = {
-    ("GPU Speed Of Light Throughput", "Memory Throughput"):
-        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    ("GPU Speed Of Light", "Memory Throughput"):
-        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    (
+        "GPU Speed Of Light Throughput",
+        "Memory Throughput",
+    ): "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    (
+        "GPU Speed Of Light",
+        "Memory Throughput",
+    ): "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
     ("Memory Workload Analysis", "Memory Throughput"): "dram__bytes.sum.per_second",
     ("Launch Statistics", "Grid Size"): "launch__grid_size",
     ("Launch Statistics", "Block Size"): "launch__block_size",
-}  # fmt: skip
+}
 
 
 def header_name(cell: str) -> str:

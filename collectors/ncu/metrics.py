@@ -18,14 +18,25 @@ DURATION = "gpu__time_duration.sum"
 #: CUDA-core op -> (precision, FLOP per thread instruction). FMA counts twice; packed
 #: half (HADD2/HMUL2/HFMA2) and Blackwell FP32x2 count per lane.
 FLOP_OPS: dict[str, tuple[str, float]] = {
-    "dadd": ("fp64", 1.0), "dmul": ("fp64", 1.0), "dfma": ("fp64", 2.0),
-    "fadd": ("fp32", 1.0), "fmul": ("fp32", 1.0), "ffma": ("fp32", 2.0),
-    "fadd2": ("fp32", 2.0), "fmul2": ("fp32", 2.0), "ffma2": ("fp32", 4.0),
-    "hadd": ("fp16", 2.0), "hmul": ("fp16", 2.0), "hfma": ("fp16", 4.0),
-}  # fmt: skip
+    "dadd": ("fp64", 1.0),
+    "dmul": ("fp64", 1.0),
+    "dfma": ("fp64", 2.0),
+    "fadd": ("fp32", 1.0),
+    "fmul": ("fp32", 1.0),
+    "ffma": ("fp32", 2.0),
+    "fadd2": ("fp32", 2.0),
+    "fmul2": ("fp32", 2.0),
+    "ffma2": ("fp32", 4.0),
+    "hadd": ("fp16", 2.0),
+    "hmul": ("fp16", 2.0),
+    "hfma": ("fp16", 4.0),
+}
 #: Ops a precision needs before its FLOPs are complete (FP32x2 only exists on Blackwell).
-REQUIRED_OPS = {"fp64": ("dadd", "dmul", "dfma"), "fp32": ("fadd", "fmul", "ffma"),
-                "fp16": ("hadd", "hmul", "hfma")}  # fmt: skip
+REQUIRED_OPS = {
+    "fp64": ("dadd", "dmul", "dfma"),
+    "fp32": ("fadd", "fmul", "ffma"),
+    "fp16": ("hadd", "hmul", "hfma"),
+}
 WEIGHT_NOTE = {
     "fp16": "HADD2/HMUL2 counted as 2 FLOP, HFMA2 as 4 (ncu <= 2024.1 sections used 1/1/2)",
     "fp32": "FFMA counted as 2 FLOP (FADD2/FMUL2/FFMA2 as 2/2/4)",
@@ -33,10 +44,16 @@ WEIGHT_NOTE = {
 }
 #: Tensor source dtype (as in sm__ops_path_tensor_src_<dtype>) -> precision key.
 TENSOR_DTYPES = {
-    "fp16": "tensor_fp16", "bf16": "tensor_bf16", "tf32": "tensor_tf32", "fp64": "tensor_fp64",
-    "fp8": "tensor_fp8", "int8": "tensor_int8", "fp4": "tensor_fp4", "fp4_fp6": "tensor_fp4",
+    "fp16": "tensor_fp16",
+    "bf16": "tensor_bf16",
+    "tf32": "tensor_tf32",
+    "fp64": "tensor_fp64",
+    "fp8": "tensor_fp8",
+    "int8": "tensor_int8",
+    "fp4": "tensor_fp4",
+    "fp4_fp6": "tensor_fp4",
     "fp4_fp6_fp8": "tensor_fp8",
-}  # fmt: skip
+}
 TENSOR_SUM = re.compile(
     r"^sm__ops_path_tensor_src_([a-z0-9_]+?)(?:_dst_[a-z0-9]+?)?(_sparsity_o(?:n|ff))?\.sum$"
 )
@@ -56,22 +73,34 @@ BYTE_SOURCES: dict[str, tuple[tuple[ProvenanceKind, tuple[str, ...], str], ...]]
         (ProvenanceKind.RAW, ("lts__t_bytes.sum",), ""),
         (ProvenanceKind.RATE, ("lts__t_bytes.sum.per_second",), "rate x duration"),
         (ProvenanceKind.SECTORS, ("lts__t_sectors.sum",), "L2 tag sectors x 32"),
-        (ProvenanceKind.PROXY, ("derived__lts__lts2xbar_bytes.sum.per_second",),
-         "L2->crossbar return bytes (ncu's L2 roof), rate x duration"),
+        (
+            ProvenanceKind.PROXY,
+            ("derived__lts__lts2xbar_bytes.sum.per_second",),
+            "L2->crossbar return bytes (ncu's L2 roof), rate x duration",
+        ),
         (ProvenanceKind.PROXY, ("l1tex__m_xbar2l1tex_read_bytes.sum",), "L2->L1 reads only"),
-        (ProvenanceKind.PROXY, ("l1tex__m_xbar2l1tex_read_bytes.sum.per_second",),
-         "L2->L1 reads only, rate x duration"),
+        (
+            ProvenanceKind.PROXY,
+            ("l1tex__m_xbar2l1tex_read_bytes.sum.per_second",),
+            "L2->L1 reads only, rate x duration",
+        ),
     ),
     "l1": (
         (ProvenanceKind.RAW, ("l1tex__t_bytes.sum",), ""),
         (ProvenanceKind.RATE, ("l1tex__t_bytes.sum.per_second",), "rate x duration"),
         (ProvenanceKind.SECTORS, ("l1tex__t_sectors.sum",), "L1 tag sectors x 32"),
-        (ProvenanceKind.PROXY, ("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second",),
-         "LSU writeback bytes, global/local/shared (ncu's L1 roof), rate x duration"),
-        (ProvenanceKind.PROXY, ("derived__l1tex__lsu_writeback_bytes_mem_lg.sum.per_second",),
-         "LSU writeback bytes, global/local (ncu's L1 roof), rate x duration"),
+        (
+            ProvenanceKind.PROXY,
+            ("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second",),
+            "LSU writeback bytes, global/local/shared (ncu's L1 roof), rate x duration",
+        ),
+        (
+            ProvenanceKind.PROXY,
+            ("derived__l1tex__lsu_writeback_bytes_mem_lg.sum.per_second",),
+            "LSU writeback bytes, global/local (ncu's L1 roof), rate x duration",
+        ),
     ),
-}  # fmt: skip
+}
 
 #: What to collect when a figure is absent: the metric and the ncu options that give it.
 HINTS = {

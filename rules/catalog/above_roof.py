@@ -61,9 +61,10 @@ class AboveRoof(Rule):
             has_l2 = bool(kernel.work()[1].get("l2"))
             cause = likely_cause(placement, has_l2)
             yield self.finding(
-                ctx, key,
+                ctx,
+                key,
                 f"{kernel.name}: {pct:.1f}% of roof ({placement.binding}) is above the roof; "
                 f"{cause}",
                 advice=Advice.MEASURE_MORE,
                 numbers={"tolerance_percent": opts.tolerance_percent, "cause": cause},
-            )  # fmt: skip
+            )

@@ -36,8 +36,7 @@ def differences(history: pd.DataFrame, env: dict[str, str | None]) -> list[str]:
 
 def unknown_here(history: pd.DataFrame, env: dict[str, str | None]) -> list[str]:
     """Environment facts the baseline records but this run does not."""
-    return [LABELS[c] for c, v in env.items()
-            if v is None and history[c].notna().any()]  # fmt: skip
+    return [LABELS[c] for c, v in env.items() if v is None and history[c].notna().any()]
 
 
 class EnvMismatch(Rule):
@@ -89,18 +88,24 @@ class EnvMismatch(Rule):
         if kept < total:
             nothing = kept == 0
             yield self.finding(
-                ctx, None,
-                ("no comparable baseline, not compared: " if nothing else
-                 f"{total - kept} of {total} baseline runs left out: ") + "; ".join(phrases),
+                ctx,
+                None,
+                (
+                    "no comparable baseline, not compared: "
+                    if nothing
+                    else f"{total - kept} of {total} baseline runs left out: "
+                )
+                + "; ".join(phrases),
                 severity=None if nothing else opts.partial_severity,
                 numbers=numbers,
-            )  # fmt: skip
+            )
         missing = unknown_here(history, ctx.environment)
         if missing:
             yield self.finding(
-                ctx, None,
+                ctx,
+                None,
                 f"this run does not record its {', '.join(missing)}: compared with the "
                 "baseline without checking them",
                 severity=Severity.INFO,
                 numbers=numbers,
-            )  # fmt: skip
+            )

@@ -60,10 +60,11 @@ class IntensityShift(Rule):
             cmp = compare_to_baseline(history, current, options=opts)
             if cmp.regressed or (opts.report_increase and cmp.improved):
                 yield self.finding(
-                    ctx, key,
+                    ctx,
+                    key,
                     f"{ctx.kernels[key].name}: DRAM intensity {cmp.current:.3g} FLOP/B, baseline "
                     f"{cmp.center:.3g} ± {cmp.spread:.2g} ({signed_percent(cmp.relative_change)})",
                     severity=None if cmp.regressed else Severity.INFO,
                     advice=Advice.CUT_BYTES if cmp.regressed else None,
                     numbers=comparison_numbers(cmp, opts),
-                )  # fmt: skip
+                )

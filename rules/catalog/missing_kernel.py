@@ -64,8 +64,9 @@ class MissingKernel(Rule):
             if ctx.config.is_ignored_kernel(key, name):
                 continue
             finding = self.finding(
-                ctx, key,
+                ctx,
+                key,
                 f"{name}: ran in the latest baseline run ({commit[:7]}) but not in this run",
                 numbers={"last_commit": commit, "last_time_s": time_s},
-            )  # fmt: skip
+            )
             yield finding.model_copy(update={"kernel_name": name})

@@ -50,9 +50,10 @@ class NewKernel(Rule):
             share = kernel.duration_s / ctx.total_time_s if ctx.total_time_s else 0.0
             severity = Severity.WARN if share >= opts.warn_time_share else Severity.INFO
             yield self.finding(
-                ctx, key,
+                ctx,
+                key,
                 f"{kernel.name}: new kernel ({share * 100:.1f}% of GPU time), not in the "
                 f"{runs} baseline runs",
                 severity=severity,
                 numbers={"time_share": share, "baseline_runs": runs},
-            )  # fmt: skip
+            )

@@ -74,12 +74,13 @@ class PeakSanity(Rule):
             lacking = [m for m in placement.compute.missing if m.startswith("no peak")]
             if lacking:
                 yield self.finding(
-                    ctx, key,
+                    ctx,
+                    key,
                     f"{ctx.kernels[key].name}: {'; '.join(lacking)}: percent of roof ignores "
                     "those FLOPs",
                     advice=Advice.MEASURE_MORE,
                     numbers={"roof_precisions": ", ".join(sorted(ctx.roof.peak_flop_per_s))},
-                )  # fmt: skip
+                )
 
     def _sparse(self, ctx: RuleContext, roof: Roof, opts: Options) -> Iterator[Finding]:
         used = used_precisions(ctx)
@@ -89,10 +90,15 @@ class PeakSanity(Rule):
                 if not judged or not ref or judged / ref < opts.sparse_ratio:
                     continue
                 yield self.finding(
-                    ctx, None,
+                    ctx,
+                    None,
                     f"{roof.label} {precision} peak {judged / 1e12:.0f} TFLOP/s is "
                     f"{judged / ref:.1f}× {label}'s {ref / 1e12:.0f}: it looks like a sparse "
                     "(2:4) figure",
-                    numbers={"precision": precision, "judged_peak": judged,
-                             "reference_peak": ref, "reference": label},
-                )  # fmt: skip
+                    numbers={
+                        "precision": precision,
+                        "judged_peak": judged,
+                        "reference_peak": ref,
+                        "reference": label,
+                    },
+                )

@@ -70,29 +70,32 @@ class RegimeFlip(Rule):
             if usual is None or count < opts.min_runs:
                 continue
             name = ctx.kernels[key].name
-            numbers: dict[str, float | str | None] = {"baseline_regime": usual,
-                                                      "baseline_n": count}  # fmt: skip
+            numbers: dict[str, float | str | None] = {"baseline_regime": usual, "baseline_n": count}
             if usual != placement.regime:
                 severity = Severity.FAIL if placement.regime == MEMORY_BOUND else None
                 yield self.finding(
-                    ctx, key,
+                    ctx,
+                    key,
                     f"{name}: {usual} over {count} baseline runs, now {placement.regime} "
                     f"(bound by {placement.binding})",
-                    severity=severity or opts.to_compute_severity, numbers=numbers,
-                )  # fmt: skip
+                    severity=severity or opts.to_compute_severity,
+                    numbers=numbers,
+                )
             elif opts.check_tensor_cores and usual == COMPUTE_BOUND:
                 yield from self._tensor(ctx, key, history, opts)
 
-    def _tensor(self, ctx: RuleContext, key: str, history: KernelHistory,
-                opts: Options) -> Iterator[Finding]:  # fmt: skip
+    def _tensor(
+        self, ctx: RuleContext, key: str, history: KernelHistory, opts: Options
+    ) -> Iterator[Finding]:
         binding = ctx.placements[key].binding
         usual, count = _usual(history.binding)
         if usual is None or count < opts.min_runs:
             return
         if _is_tensor(usual) and not _is_tensor(binding):
             yield self.finding(
-                ctx, key,
+                ctx,
+                key,
                 f"{ctx.kernels[key].name}: fell off the tensor cores, bound by {binding} "
                 f"instead of {usual} ({count} baseline runs)",
                 numbers={"baseline_binding": usual, "baseline_n": count},
-            )  # fmt: skip
+            )

@@ -52,8 +52,9 @@ class RegimeMislabel(Rule):
             if placement.borderline and not opts.report_borderline:
                 continue
             yield self.finding(
-                ctx, key,
+                ctx,
+                key,
                 f"{kernel.name}: declared {group.regime} (group {group.name}) but measures "
                 f"{placement.regime}, bound by {placement.binding}",
                 numbers={"declared_regime": group.regime, "group": group.name},
-            )  # fmt: skip
+            )

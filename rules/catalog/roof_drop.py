@@ -55,19 +55,22 @@ class RoofDrop(Rule):
             cmp = compare_to_baseline(values, current, options=opts)
             if cmp.regressed:
                 yield self.finding(
-                    ctx, key,
+                    ctx,
+                    key,
                     f"{ctx.kernels[key].name}: {cmp.current:.1f}% of roof "
                     f"({placement.binding}), baseline {cmp.center:.1f}% ± {cmp.spread:.1f} "
                     f"over {cmp.n} runs ({signed_percent(cmp.relative_change)})",
                     numbers=comparison_numbers(cmp, opts),
-                )  # fmt: skip
+                )
         if opts.check_groups:
             for figures in ctx.groups.values():
                 yield from self._group(ctx, figures, opts)
 
     def _group(self, ctx: RuleContext, figures: GroupFigures, opts: Options) -> Iterator[Finding]:
-        measures = (("percent_of_roof", figures.percent_of_roof, 1.0, "% of roof"),
-                    ("mfu", figures.mfu, 100.0, "% MFU"))  # fmt: skip
+        measures = (
+            ("percent_of_roof", figures.percent_of_roof, 1.0, "% of roof"),
+            ("mfu", figures.mfu, 100.0, "% MFU"),
+        )
         for name, current, scale, unit in measures:
             if current is None or figures.history.empty:
                 continue
@@ -75,9 +78,10 @@ class RoofDrop(Rule):
             if not cmp.regressed:
                 continue
             yield self.finding(
-                ctx, figures.key,
+                ctx,
+                figures.key,
                 f"group {figures.group.name}: {cmp.current * scale:.3g}{unit}, baseline "
                 f"{cmp.center * scale:.3g}{unit} ± {cmp.spread * scale:.2g} over {cmp.n} runs "
                 f"({signed_percent(cmp.relative_change)})",
                 numbers={"measure": name, **comparison_numbers(cmp, opts)},
-            )  # fmt: skip
+            )

@@ -48,14 +48,16 @@ class TimeRegression(Rule):
                 continue
             kernel = ctx.kernels[key]
             values = ctx.kernel_history(key).time_s
-            cmp = compare_to_baseline(values, time_samples(kernel), higher_is_better=False,
-                                      options=opts)  # fmt: skip
+            cmp = compare_to_baseline(
+                values, time_samples(kernel), higher_is_better=False, options=opts
+            )
             if cmp.regressed:
                 yield self.finding(
-                    ctx, key,
+                    ctx,
+                    key,
                     f"{kernel.name}: {seconds(cmp.current)}, baseline {seconds(cmp.center)} "
                     f"± {seconds(cmp.spread)} over {cmp.n} runs "
                     f"({signed_percent(cmp.relative_change)})",
                     advice=Advice.MEASURE_MORE,
                     numbers=comparison_numbers(cmp, opts),
-                )  # fmt: skip
+                )

@@ -40,9 +40,12 @@ DESCRIPTION = (
 
 
 def create_app(
-    settings: Settings, config: RoofguardConfig, *, engine: Engine | None = None,
+    settings: Settings,
+    config: RoofguardConfig,
+    *,
+    engine: Engine | None = None,
     github: GitHubFactory | None = None,
-) -> FastAPI:  # fmt: skip
+) -> FastAPI:
     """The service application.
 
     Args:
@@ -61,8 +64,9 @@ def create_app(
         if engine is None:
             state.engine.dispose()
 
-    app = FastAPI(title="roofguard", version=__version__, description=DESCRIPTION,
-                  lifespan=lifespan)  # fmt: skip
+    app = FastAPI(
+        title="roofguard", version=__version__, description=DESCRIPTION, lifespan=lifespan
+    )
     app.state.roofguard = state
     errors.install(app)
     for module in (runs, kernels, webhook):

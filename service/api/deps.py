@@ -52,9 +52,12 @@ class ServiceState:
 
     @classmethod
     def build(
-        cls, settings: Settings, config: RoofguardConfig, engine: Engine,
+        cls,
+        settings: Settings,
+        config: RoofguardConfig,
+        engine: Engine,
         github: GitHubFactory | None,
-    ) -> ServiceState:  # fmt: skip
+    ) -> ServiceState:
         """The state for an application serving ``engine`` with these settings."""
         # SQLite has one writer at a time: a second check would only wait on its lock (and
         # past the busy timeout), so checks queue here instead.

@@ -33,8 +33,7 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     """Answer ``{"detail": message}`` with the error's status; log server-side failures."""
     status = error_status(exc)
     if status >= 500:
-        log.error("%s %s failed: %s: %s", request.method, request.url.path,
-                  type(exc).__name__, exc)  # fmt: skip
+        log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
     headers = {"Retry-After": str(RETRY_AFTER_S)} if isinstance(exc, StoreUnavailable) else None
     return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
 

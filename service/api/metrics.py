@@ -17,24 +17,33 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "roofguard_http_requests", "HTTP requests by route template, method and status.",
-            ["route", "method", "status"], registry=self.registry,
-        )  # fmt: skip
+            "roofguard_http_requests",
+            "HTTP requests by route template, method and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
         self.latency = Histogram(
-            "roofguard_http_request_duration_seconds", "HTTP request latency by route template.",
-            ["route", "method"], buckets=_BUCKETS, registry=self.registry,
-        )  # fmt: skip
+            "roofguard_http_request_duration_seconds",
+            "HTTP request latency by route template.",
+            ["route", "method"],
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
         self.uploads = Counter(
-            "roofguard_uploads", "Uploaded runs by outcome (created, duplicate, rejected).",
-            ["outcome"], registry=self.registry,
-        )  # fmt: skip
+            "roofguard_uploads",
+            "Uploaded runs by outcome (created, duplicate, rejected).",
+            ["outcome"],
+            registry=self.registry,
+        )
         self.kernels = Counter(
             "roofguard_kernels_ingested", "Kernels in newly stored runs.", registry=self.registry
         )
         self.webhooks = Counter(
-            "roofguard_webhook_deliveries", "GitHub webhook deliveries by event and outcome.",
-            ["event", "outcome"], registry=self.registry,
-        )  # fmt: skip
+            "roofguard_webhook_deliveries",
+            "GitHub webhook deliveries by event and outcome.",
+            ["event", "outcome"],
+            registry=self.registry,
+        )
 
     def exposition(self) -> bytes:
         """The registry in the Prometheus text format."""

@@ -45,9 +45,15 @@ def github_from_env(settings: Settings, env: Mapping[str, str]) -> GitHubFactory
 
 
 def post_outcome(
-    github: GitHubFactory, outcome: CheckOutcome, markdown: str, *, repo: str, pr: int | None,
-    sha: str | None, details_url: str,
-) -> tuple[bool, str | None]:  # fmt: skip
+    github: GitHubFactory,
+    outcome: CheckOutcome,
+    markdown: str,
+    *,
+    repo: str,
+    pr: int | None,
+    sha: str | None,
+    details_url: str,
+) -> tuple[bool, str | None]:
     """Post the verdict as the PR's sticky comment and a check on ``sha``.
 
     Returns:
@@ -55,12 +61,30 @@ def post_outcome(
         (or the accepted baseline) is stored either way, and the post can be repeated.
     """
     try:
-        result = publish_verdict(outcome.verdict, markdown, repo=repo, pr=pr, sha=sha,
-                                 client=github(), details_url=details_url)  # fmt: skip
+        result = publish_verdict(
+            outcome.verdict,
+            markdown,
+            repo=repo,
+            pr=pr,
+            sha=sha,
+            client=github(),
+            details_url=details_url,
+        )
     except (ServiceError, gh_exc.GitHubException) as exc:
-        log.warning("verdict of run %d not posted to %s#%s: %s", outcome.run_id, repo, pr,
-                    type(exc).__name__)  # fmt: skip
+        log.warning(
+            "verdict of run %d not posted to %s#%s: %s",
+            outcome.run_id,
+            repo,
+            pr,
+            type(exc).__name__,
+        )
         return False, f"GitHub failed: {exc}"
-    log.info("posted verdict of run %d to %s#%s: comment %s, check %s", outcome.run_id, repo, pr,
-             result.comment_action, result.check_kind)  # fmt: skip
+    log.info(
+        "posted verdict of run %d to %s#%s: comment %s, check %s",
+        outcome.run_id,
+        repo,
+        pr,
+        result.comment_action,
+        result.check_kind,
+    )
     return result.posted, result.reason

@@ -95,9 +95,16 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
             uploaded, its row and field).
     """
     form = parsed.form
-    meta = RunMeta(repo=form.repo, commit=form.commit, branch=form.branch, kind=form.kind,
-                   pr=form.pr, device=form.device, runner=form.runner,
-                   timestamp=form.timestamp)  # fmt: skip
+    meta = RunMeta(
+        repo=form.repo,
+        commit=form.commit,
+        branch=form.branch,
+        kind=form.kind,
+        pr=form.pr,
+        device=form.device,
+        runner=form.runner,
+        timestamp=form.timestamp,
+    )
     with tempfile.TemporaryDirectory(prefix="roofguard-upload-") as tmp:
         paths = _save(parsed.files, Path(tmp))
         try:
@@ -121,9 +128,13 @@ def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
     return paths
 
 
-def run_check(record: RunRecord, state: ServiceState, config: RoofguardConfig,
-              base_sha: str | None = None,
-              links: Callable[[int], VerdictLinks] | None = None) -> CheckOutcome:  # fmt: skip
+def run_check(
+    record: RunRecord,
+    state: ServiceState,
+    config: RoofguardConfig,
+    base_sha: str | None = None,
+    links: Callable[[int], VerdictLinks] | None = None,
+) -> CheckOutcome:
     """Ingest and judge ``record`` in one transaction, retried on dropped connections and races.
 
     ``config`` is the service's configuration, possibly with the upload's base branch;
@@ -136,15 +147,21 @@ def run_check(record: RunRecord, state: ServiceState, config: RoofguardConfig,
     for attempt in range(CHECK_ATTEMPTS):
         try:
             with session_scope(state.engine) as session:
-                return check_run(session=session, run=record, config=config, base_sha=base_sha,
-                                 links=links)  # fmt: skip
+                return check_run(
+                    session=session, run=record, config=config, base_sha=base_sha, links=links
+                )
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:
             if not _retryable(exc):
                 raise
             if attempt == CHECK_ATTEMPTS - 1:
                 raise _unavailable(exc) from exc
-            log.warning("check of %s@%s: attempt %d failed (%s); retrying", record.repo,
-                        record.commit, attempt + 1, type(exc).__name__)  # fmt: skip
+            log.warning(
+                "check of %s@%s: attempt %d failed (%s); retrying",
+                record.repo,
+                record.commit,
+                attempt + 1,
+                type(exc).__name__,
+            )
             time.sleep(_BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)])
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -29,8 +29,9 @@ def links_for(base: str, run_id: int, settings: Settings) -> VerdictLinks:
     return VerdictLinks(run_url=url, charts=charts)
 
 
-def stored_outcome(*, session: Session, run_id: int, config: RoofguardConfig,
-                   links: VerdictLinks | None = None) -> CheckOutcome:  # fmt: skip
+def stored_outcome(
+    *, session: Session, run_id: int, config: RoofguardConfig, links: VerdictLinks | None = None
+) -> CheckOutcome:
     """The verdict of stored run ``run_id``, re-derived from its stored record.
 
     The record is stored byte-for-byte as uploaded, so the check finds it by its content hash

@@ -64,11 +64,14 @@ class CupyBackend:
         name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
         bus = f"{props['pciDomainID']:08x}:{props['pciBusID']:02x}:{props['pciDeviceID']:02x}.0"
         return gpu_identity(
-            index=self.index, pci_bus_id=bus, name=name,
+            index=self.index,
+            pci_bus_id=bus,
+            name=name,
             runtime=f"cupy {self.cp.__version__}, cuda runtime {runtime.runtimeGetVersion()}",
             compute_capability=f"{props['major']}.{props['minor']}",
-            sm_count=props["multiProcessorCount"], memory_bytes=float(props["totalGlobalMem"]),
-        )  # fmt: skip
+            sm_count=props["multiProcessorCount"],
+            memory_bytes=float(props["totalGlobalMem"]),
+        )
 
     def _time_calls(self, run: Callable[[], object], calls: int) -> float:
         begin, end = self.cp.cuda.Event(), self.cp.cuda.Event()
@@ -122,5 +125,6 @@ class CupyBackend:
     def sweep_case(self, elements: int, k: int) -> Case:
         """``k`` fmaf per element; one read and one write of the fp32 vector."""
         x, y = self._vector(elements), self._vector(elements)
-        return Case(lambda: self._sweep_kernel(x, k, y), flops=2.0 * k * elements,
-                    bytes=8.0 * elements)  # fmt: skip
+        return Case(
+            lambda: self._sweep_kernel(x, k, y), flops=2.0 * k * elements, bytes=8.0 * elements
+        )

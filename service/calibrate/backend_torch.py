@@ -92,11 +92,14 @@ class TorchBackend:
             return cpu_identity(threads=torch.get_num_threads(), runtime=runtime)
         props = torch.cuda.get_device_properties(self.device)
         return gpu_identity(
-            index=self._index or 0, pci_bus_id=_pci_bus_id(props), name=props.name,
+            index=self._index or 0,
+            pci_bus_id=_pci_bus_id(props),
+            name=props.name,
             runtime=f"{runtime}, cuda {torch.version.cuda}",
             compute_capability=f"{props.major}.{props.minor}",
-            sm_count=props.multi_processor_count, memory_bytes=float(props.total_memory),
-        )  # fmt: skip
+            sm_count=props.multi_processor_count,
+            memory_bytes=float(props.total_memory),
+        )
 
     def _sync(self) -> None:
         if self.kind == "cuda":

@@ -12,8 +12,14 @@ if TYPE_CHECKING:
 
 #: CPU products are stored under the non-tensor keys; the schema has no non-tensor bf16.
 CPU_KEYS = {"fp32": "fp32", "fp64": "fp64"}
-GPU_KEYS = {"fp32": "fp32", "tf32": "tensor_tf32", "bf16": "tensor_bf16",
-            "fp16": "tensor_fp16", "fp8": "tensor_fp8", "fp64": "tensor_fp64"}  # fmt: skip
+GPU_KEYS = {
+    "fp32": "fp32",
+    "tf32": "tensor_tf32",
+    "bf16": "tensor_bf16",
+    "fp16": "tensor_fp16",
+    "fp8": "tensor_fp8",
+    "fp64": "tensor_fp64",
+}
 
 
 def _key(backend: TorchBackend, precision: str) -> str:
@@ -65,8 +71,13 @@ def _tf32_switch(torch: Any, tf32: bool) -> Callable[[], None]:
 
 def _dense_case(backend: TorchBackend, precision: str, n: int) -> Case:
     torch = backend.torch
-    dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
-             "fp16": torch.float16, "fp64": torch.float64}[precision]  # fmt: skip
+    dtype = {
+        "fp32": torch.float32,
+        "tf32": torch.float32,
+        "bf16": torch.bfloat16,
+        "fp16": torch.float16,
+        "fp64": torch.float64,
+    }[precision]
     a = torch.randn(n, n, device=backend.device, dtype=dtype)
     b = torch.randn(n, n, device=backend.device, dtype=dtype)
     out = torch.empty(n, n, device=backend.device, dtype=dtype)

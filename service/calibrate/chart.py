@@ -29,8 +29,9 @@ def intensity_grid(ceilings: Ceilings, points: int = 200) -> FloatArray:
     return np.logspace(np.log10(low / 4), np.log10(high * 4), points)
 
 
-def _roof_line(ax: Axes, grid: FloatArray, peak: float, bandwidth: float,
-               label: str, style: str) -> None:  # fmt: skip
+def _roof_line(
+    ax: Axes, grid: FloatArray, peak: float, bandwidth: float, label: str, style: str
+) -> None:
     ax.plot(grid, roof_at(grid, peak, bandwidth), style, label=label, gid=label)
 
 
@@ -56,8 +57,13 @@ def roofline_figure(ceilings: Ceilings, datasheet: Roof | None = None) -> Figure
     y = [p.flop_per_s for p in ceilings.sweep]
     ax.scatter(x, y, color="tab:red", zorder=3, label="sweep (K FMAs per element)", gid="sweep")
     for point in ceilings.sweep:
-        ax.annotate(f"K={point.k}", (point.intensity_flop_per_byte, point.flop_per_s),
-                    textcoords="offset points", xytext=(4, -10), fontsize=7)  # fmt: skip
+        ax.annotate(
+            f"K={point.k}",
+            (point.intensity_flop_per_byte, point.flop_per_s),
+            textcoords="offset points",
+            xytext=(4, -10),
+            fontsize=7,
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte, dram)")

@@ -45,8 +45,9 @@ def cpu_name() -> str:
 
 def cpu_identity(*, threads: int | None, runtime: str | None) -> DeviceIdentity:
     """Identity of the host CPU."""
-    return DeviceIdentity(name=cpu_name(), kind="cpu", cpu_cores=os.cpu_count(),
-                          threads=threads, runtime=runtime)  # fmt: skip
+    return DeviceIdentity(
+        name=cpu_name(), kind="cpu", cpu_cores=os.cpu_count(), threads=threads, runtime=runtime
+    )
 
 
 def _nvml_handle(pynvml: Any, index: int, pci_bus_id: str | None) -> Any:

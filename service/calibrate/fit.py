@@ -77,9 +77,10 @@ def fit_sweep(points: Sequence[SweepPoint]) -> SweepFit | None:
 def find_spikes(points: Sequence[SweepPoint], bandwidth: float, peak: float) -> tuple[int, ...]:
     """K of isolated points more than ``SPIKE_FACTOR`` above ``min(peak, I bandwidth)``."""
     spikes = tuple(
-        p.k for p in points
+        p.k
+        for p in points
         if p.flop_per_s > SPIKE_FACTOR * min(peak, p.intensity_flop_per_byte * bandwidth)
-    )  # fmt: skip
+    )
     # A glitch is rare; many points far above the fit are the sweep's real shape (the envelope
     # in fit_ceilings then lifts the roof to them).
     return spikes if len(spikes) <= max(1, len(points) // 4) else ()
@@ -136,8 +137,12 @@ def fit_ceilings(
     return bandwidth, peaks, spikes
 
 
-def _envelope(points: Sequence[SweepPoint], bandwidth: dict[str, float],
-              peaks: dict[str, float], precision: str) -> None:  # fmt: skip
+def _envelope(
+    points: Sequence[SweepPoint],
+    bandwidth: dict[str, float],
+    peaks: dict[str, float],
+    precision: str,
+) -> None:
     """Raise the ceilings so no (non-spike) sweep point lies above the roof.
 
     A best-of-N time can be slowed by the machine but not sped up beyond the hardware, so a

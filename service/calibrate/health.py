@@ -19,9 +19,14 @@ DEFAULT_TOLERANCE = 0.8
 #: NVML throttle reasons that slow a GPU below its calibrated clocks (idle, application clock
 #: settings and sync boost are normal states and do not count).
 SLOWING_THROTTLE_REASONS = frozenset(
-    {"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
-     "hw_power_brake_slowdown"}
-)  # fmt: skip
+    {
+        "sw_power_cap",
+        "hw_slowdown",
+        "sw_thermal_slowdown",
+        "hw_thermal_slowdown",
+        "hw_power_brake_slowdown",
+    }
+)
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -92,10 +97,14 @@ def _describe(key: str, ratio: float, stored: Ceilings) -> str:
     return f"{what} {ratio:.0%} of this runner's calibrated {figure}"
 
 
-def _reasons(ratios: dict[str, float], current: Ceilings, stored: Ceilings,
-             tolerance: float) -> list[str]:  # fmt: skip
-    reasons = [_describe(k, r, stored) for k, r in sorted(ratios.items(), key=lambda kv: kv[1])
-               if r < tolerance]  # fmt: skip
+def _reasons(
+    ratios: dict[str, float], current: Ceilings, stored: Ceilings, tolerance: float
+) -> list[str]:
+    reasons = [
+        _describe(k, r, stored)
+        for k, r in sorted(ratios.items(), key=lambda kv: kv[1])
+        if r < tolerance
+    ]
     slowing = sorted(set(current.identity.throttle_reasons) & SLOWING_THROTTLE_REASONS)
     if slowing:
         reasons.append(f"clocks throttled: {', '.join(slowing)}")
@@ -104,19 +113,24 @@ def _reasons(ratios: dict[str, float], current: Ceilings, stored: Ceilings,
     return reasons
 
 
-def _changes(ratios: dict[str, float], current: Ceilings, stored: Ceilings,
-             tolerance: float) -> list[str]:  # fmt: skip
+def _changes(
+    ratios: dict[str, float], current: Ceilings, stored: Ceilings, tolerance: float
+) -> list[str]:
     now, then = current.identity, stored.identity
     notes = []
     if now.driver and then.driver and now.driver != then.driver:
         notes.append(f"driver {then.driver} at calibration, {now.driver} now")
     if now.max_sm_clock_hz and then.max_sm_clock_hz and now.max_sm_clock_hz != then.max_sm_clock_hz:
-        notes.append(f"max SM clock {then.max_sm_clock_hz / 1e6:.0f} MHz at calibration, "
-                     f"{now.max_sm_clock_hz / 1e6:.0f} MHz now")  # fmt: skip
+        notes.append(
+            f"max SM clock {then.max_sm_clock_hz / 1e6:.0f} MHz at calibration, "
+            f"{now.max_sm_clock_hz / 1e6:.0f} MHz now"
+        )
     faster = sorted(k for k, r in ratios.items() if r > 1 / tolerance)
     if faster:
-        notes.append(f"{', '.join(faster)} faster than calibrated: the calibration may have "
-                     "run on a busy machine")  # fmt: skip
+        notes.append(
+            f"{', '.join(faster)} faster than calibrated: the calibration may have "
+            "run on a busy machine"
+        )
     if notes:
         notes.append("recalibrate with `roofguard calibrate --store`")
     return notes
@@ -138,20 +152,36 @@ def decide_health(
         message = f"runner {runner or current.host} is degraded: " + "; ".join(reasons)
     else:
         lowest = min(ratios, key=lambda k: ratios[k])
-        message = (f"runner {runner or current.host} is healthy: every ceiling within "
-                   f"{tolerance:.0%} of its calibration "
-                   f"(lowest: {_describe(lowest, ratios[lowest], stored)})")  # fmt: skip
+        message = (
+            f"runner {runner or current.host} is healthy: every ceiling within "
+            f"{tolerance:.0%} of its calibration "
+            f"(lowest: {_describe(lowest, ratios[lowest], stored)})"
+        )
     return Health(
-        trusted=not reasons, status="degraded" if reasons else "healthy", runner=runner,
-        device=current.device, calibrated_at=stored.created_at, tolerance=tolerance,
-        ratios=ratios, reasons=tuple(reasons), message=message,
+        trusted=not reasons,
+        status="degraded" if reasons else "healthy",
+        runner=runner,
+        device=current.device,
+        calibrated_at=stored.created_at,
+        tolerance=tolerance,
+        ratios=ratios,
+        reasons=tuple(reasons),
+        message=message,
         notes=tuple(_changes(ratios, current, stored, tolerance)),
-    )  # fmt: skip
+    )
 
 
 def uncalibrated(current: Ceilings, where: str) -> Health:
     """The verdict when the runner has no stored ceilings: untrusted, with what to do."""
-    reason = (f"no stored ceilings for runner {current.runner!r} and device {current.device!r} "
-              f"in {where}; run `roofguard calibrate --store` on this runner first")  # fmt: skip
-    return Health(trusted=False, status="uncalibrated", runner=current.runner,
-                  device=current.device, reasons=(reason,), message=reason)  # fmt: skip
+    reason = (
+        f"no stored ceilings for runner {current.runner!r} and device {current.device!r} "
+        f"in {where}; run `roofguard calibrate --store` on this runner first"
+    )
+    return Health(
+        trusted=False,
+        status="uncalibrated",
+        runner=current.runner,
+        device=current.device,
+        reasons=(reason,),
+        message=reason,
+    )

@@ -70,8 +70,10 @@ def parse_precisions(text: str | None, kind: str) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(p.strip().lower() for p in text.split(",") if p.strip()))
     unknown = [p for p in names if p not in KNOWN_PRECISIONS]
     if unknown or not names:
-        raise BadInput(f"--precisions: unknown {', '.join(unknown) or 'empty list'} "
-                       f"(known: {', '.join(KNOWN_PRECISIONS)})")  # fmt: skip
+        raise BadInput(
+            f"--precisions: unknown {', '.join(unknown) or 'empty list'} "
+            f"(known: {', '.join(KNOWN_PRECISIONS)})"
+        )
     return names
 
 
@@ -94,8 +96,11 @@ def _memory(backend: Backend, plan: Plan, step: Progress) -> list[MemoryResult]:
         step(f"memory: {name}")
         case = make(plan.memory_elements)
         seconds = backend.time_best(case, warmup=plan.warmup, reps=plan.reps)
-        results.append(MemoryResult(name=name, bytes=case.bytes, seconds=seconds,
-                                    byte_per_s=case.bytes / seconds))  # fmt: skip
+        results.append(
+            MemoryResult(
+                name=name, bytes=case.bytes, seconds=seconds, byte_per_s=case.bytes / seconds
+            )
+        )
         del case  # free the arrays before the next test allocates
     return results
 
@@ -110,17 +115,28 @@ def _matmul(backend: Backend, plan: Plan, step: Progress) -> tuple[list[MatmulRe
             skipped.append(f"matmul {precision} skipped: {exc}")
             continue
         seconds = backend.time_best(case, warmup=plan.warmup, reps=plan.reps)
-        results.append(MatmulResult(precision=precision, key=key, n=plan.matmul_n,
-                                    flops=case.flops, seconds=seconds,
-                                    flop_per_s=case.flops / seconds))  # fmt: skip
+        results.append(
+            MatmulResult(
+                precision=precision,
+                key=key,
+                n=plan.matmul_n,
+                flops=case.flops,
+                seconds=seconds,
+                flop_per_s=case.flops / seconds,
+            )
+        )
     return results, skipped
 
 
 def _sweep_point(backend: Backend, plan: Plan, k: int) -> SweepPoint:
     case: Case = backend.sweep_case(plan.sweep_elements, k)
     seconds = backend.time_best(case, warmup=plan.warmup, reps=plan.reps)
-    return SweepPoint(k=k, intensity_flop_per_byte=case.flops / case.bytes,
-                      flop_per_s=case.flops / seconds, seconds=seconds)  # fmt: skip
+    return SweepPoint(
+        k=k,
+        intensity_flop_per_byte=case.flops / case.bytes,
+        flop_per_s=case.flops / seconds,
+        seconds=seconds,
+    )
 
 
 def _sweep(backend: Backend, plan: Plan, step: Progress) -> list[SweepPoint]:
@@ -166,11 +182,20 @@ def run_calibration(
         sweep_fit = sweep_fit.model_copy(update={"spikes": spikes})
     spec = builtin_catalog().find(identity.name)
     return Ceilings(
-        device=identity.name, catalog_id=spec.id if spec else None, backend=backend.name,
-        host=socket.gethostname(), runner=runner, quick=plan.quick,
-        bandwidth_byte_per_s=bandwidth, peak_flop_per_s=peaks,
+        device=identity.name,
+        catalog_id=spec.id if spec else None,
+        backend=backend.name,
+        host=socket.gethostname(),
+        runner=runner,
+        quick=plan.quick,
+        bandwidth_byte_per_s=bandwidth,
+        peak_flop_per_s=peaks,
         ridge_flop_per_byte=fit.ridges(peaks, bandwidth),
-        sweep=tuple(sweep), sweep_fit=sweep_fit, memory=tuple(memory), matmul=tuple(matmul),
-        datasheet_ratio=fit.datasheet_ratios(spec, peaks, bandwidth), identity=identity,
+        sweep=tuple(sweep),
+        sweep_fit=sweep_fit,
+        memory=tuple(memory),
+        matmul=tuple(matmul),
+        datasheet_ratio=fit.datasheet_ratios(spec, peaks, bandwidth),
+        identity=identity,
         method=tuple(_method(backend, plan, sweep_note) + skipped),
-    )  # fmt: skip
+    )

@@ -38,9 +38,12 @@ def save_ceilings(*, session: Session, ceilings: Ceilings) -> int:
     if not ceilings.runner:
         raise BadInput("--runner: a stored calibration needs a runner name")
     row = RunnerCeiling(
-        runner=ceilings.runner, device=device_key(ceilings.device), backend=ceilings.backend,
-        created_at=ceilings.created_at, ceilings_json=ceilings.model_dump_json(),
-    )  # fmt: skip
+        runner=ceilings.runner,
+        device=device_key(ceilings.device),
+        backend=ceilings.backend,
+        created_at=ceilings.created_at,
+        ceilings_json=ceilings.model_dump_json(),
+    )
     session.add(row)
     session.flush()
     assert row.id is not None  # assigned by the database on flush

@@ -89,8 +89,12 @@ def _store(ceilings: Ceilings, db: str | None) -> int:
 
 def _check(ceilings: Ceilings, db: str | None, tolerance: float, health_path: Path) -> int:
     with store_session(db) as session:
-        stored = latest_ceilings(session=session, runner=ceilings.runner or "",
-                                 device=ceilings.device, backend=ceilings.backend)  # fmt: skip
+        stored = latest_ceilings(
+            session=session,
+            runner=ceilings.runner or "",
+            device=ceilings.device,
+            backend=ceilings.backend,
+        )
     health: Health
     if stored is None:
         health = uncalibrated(ceilings, db or str(DEFAULT_SQLITE_PATH))
@@ -165,8 +169,12 @@ def calibrate_command(
     if not 0 < tolerance <= 1:
         raise BadInput(f"--tolerance: must lie in (0, 1], got {tolerance}")
     chosen = load_backend(backend, _default_device(backend, device), threads)
-    plan = make_plan(chosen.kind, quick=quick or check, sweep_impl=sweep,
-                     precisions=parse_precisions(precisions, chosen.kind))  # fmt: skip
+    plan = make_plan(
+        chosen.kind,
+        quick=quick or check,
+        sweep_impl=sweep,
+        precisions=parse_precisions(precisions, chosen.kind),
+    )
     name = runner or os.environ.get("RUNNER_NAME") or socket.gethostname()
     ceilings = _measure(chosen, plan, name)
     typer.echo(_summary(ceilings))

@@ -86,8 +86,9 @@ def check_command(
     Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad input.
     """
     cfg = load_cli_config(config, base_branch=base_branch, device=device)
-    meta = RunMeta(repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device,
-                   runner=runner)  # fmt: skip
+    meta = RunMeta(
+        repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device, runner=runner
+    )
     run = collect_run(files, meta=meta, config=cfg)
     trusted = _runner_trusted(health_file)
     with store_session(db) as session:
@@ -96,8 +97,15 @@ def check_command(
             name = cfg.device or run.device.name
             measured = measured_roof(session=session, runner=run.runner, device=name)
         links = artifact_links(charts, artifact_name)
-        outcome = check_run(session=session, run=run, config=cfg, base_sha=base_sha,
-                            measured=measured, trusted=trusted, links=links)  # fmt: skip
+        outcome = check_run(
+            session=session,
+            run=run,
+            config=cfg,
+            base_sha=base_sha,
+            measured=measured,
+            trusted=trusted,
+            links=links,
+        )
     _write(outcome, fmt, output)
     if charts is not None:
         write_charts(outcome, run, charts)
@@ -134,9 +142,14 @@ def write_charts(outcome: CheckOutcome, run: RunRecord, folder: Path) -> None:
 
 
 def _publish(
-    outcome: CheckOutcome, *, repo: str, pr: int | None, sha: str, post: bool,
+    outcome: CheckOutcome,
+    *,
+    repo: str,
+    pr: int | None,
+    sha: str,
+    post: bool,
     links: VerdictLinks | None,
-) -> None:  # fmt: skip
+) -> None:
     """Job summary and annotations inside Actions; the sticky comment and check with --post."""
     env = os.environ
     if in_actions(env):
@@ -146,10 +159,14 @@ def _publish(
         from service.publish import post_verdict_from_env, workflow_links  # github3, on demand
 
         if links is not None:
-            links = replace(workflow_links(env), artifact_name=links.artifact_name,
-                            artifact_charts=links.artifact_charts)  # fmt: skip
-        result = post_verdict_from_env(outcome.verdict, repo=repo, pr=pr, sha=sha,
-                                       summary="never", links=links)  # fmt: skip
+            links = replace(
+                workflow_links(env),
+                artifact_name=links.artifact_name,
+                artifact_charts=links.artifact_charts,
+            )
+        result = post_verdict_from_env(
+            outcome.verdict, repo=repo, pr=pr, sha=sha, summary="never", links=links
+        )
         typer.echo(f"posted: {result.comment_url or result.reason}", err=True)
 
 

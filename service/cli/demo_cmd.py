@@ -34,9 +34,13 @@ def demo_commit(label: str) -> str:
 
 def _nightly_meta(night: int) -> RunMeta:
     return RunMeta(
-        repo=DEMO_REPO, commit=demo_commit(f"night-{night}"), branch="main", kind="nightly",
-        timestamp=FIRST_NIGHT + timedelta(days=night), runner="gpu-runner-07",
-    )  # fmt: skip
+        repo=DEMO_REPO,
+        commit=demo_commit(f"night-{night}"),
+        branch="main",
+        kind="nightly",
+        timestamp=FIRST_NIGHT + timedelta(days=night),
+        runner="gpu-runner-07",
+    )
 
 
 def run_demo(db_url: str) -> CheckOutcome:
@@ -48,10 +52,13 @@ def run_demo(db_url: str) -> CheckOutcome:
             run = collect_run([path], meta=_nightly_meta(night), config=config)
             check_run(session=session, run=run, config=config)
     pr_meta = RunMeta(
-        repo=DEMO_REPO, commit=demo_commit("pr-1234"), branch="fuse-norm-into-attention",
-        pr=1234, timestamp=FIRST_NIGHT + timedelta(days=len(nightlies), hours=9),
+        repo=DEMO_REPO,
+        commit=demo_commit("pr-1234"),
+        branch="fuse-norm-into-attention",
+        pr=1234,
+        timestamp=FIRST_NIGHT + timedelta(days=len(nightlies), hours=9),
         runner="gpu-runner-07",
-    )  # fmt: skip
+    )
     pr_run = collect_run([DATA_DIR / "pr-1234.csv"], meta=pr_meta, config=config)
     base_sha = demo_commit(f"night-{len(nightlies)}")
     with store_session(db_url) as session:

@@ -54,8 +54,9 @@ def _parse_when(flag: str, text: str) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-def resolve_period(since: str | None, start: str | None, end: str | None,
-                   *, now: datetime) -> tuple[datetime, datetime]:  # fmt: skip
+def resolve_period(
+    since: str | None, start: str | None, end: str | None, *, now: datetime
+) -> tuple[datetime, datetime]:
     """The period from ``--since`` or ``--from``/``--to`` (a bare ``--to`` date is inclusive)."""
     if since is not None and start is not None:
         raise BadInput("--since: give either --since or --from/--to, not both")
@@ -87,8 +88,9 @@ def _load(url: str | None, repo: str | None, start: datetime, end: datetime) -> 
     try:
         with session_scope(engine, readonly=True) as session:
             # The store's end is exclusive; the digest's is inclusive.
-            return nightly_history(session=session, repo=repo, start=start,
-                                        end=end + timedelta(microseconds=1))  # fmt: skip
+            return nightly_history(
+                session=session, repo=repo, start=start, end=end + timedelta(microseconds=1)
+            )
     finally:
         engine.dispose()
 
@@ -106,15 +108,20 @@ def targets_from_config(path: Path | None) -> list[KernelTarget]:
     Groups selected by NVTX range are left out: nightly history does not keep the range.
     """
     groups = load_config(path, cwd=Path.cwd()).rules.groups
-    return [KernelTarget(pattern=g.pattern, name=g.name, regime=g.regime,
-                         target_percent=g.target_percent)
-            for g in groups if g.nvtx is None]  # fmt: skip
+    return [
+        KernelTarget(
+            pattern=g.pattern, name=g.name, regime=g.regime, target_percent=g.target_percent
+        )
+        for g in groups
+        if g.nvtx is None
+    ]
 
 
 def post_digest(digest: Digest, body: str, *, repo: str, github_url: str | None) -> int:
     """Create the week's issue or update it; returns the issue number."""
-    client = make_client(GitHubCredentials.from_env(os.environ),
-                         api_url=resolve_api_url(github_url, os.environ))  # fmt: skip
+    client = make_client(
+        GitHubCredentials.from_env(os.environ), api_url=resolve_api_url(github_url, os.environ)
+    )
     issue = client.upsert_issue(repo, digest_title(digest), body, [DIGEST_LABEL])
     return int(issue.number)
 
@@ -133,7 +140,7 @@ def digest_command(
     lookback_days: Annotated[int, typer.Option(help="History scanned before the period.")] = 90,
     min_segment: Annotated[int, typer.Option(help="Nights a new level must hold.")] = 2,
     url: DbOption = None,
-) -> None:  # fmt: skip
+) -> None:
     """The regression digest of a period: regressions, improvements, flips, unresolved."""
     period = resolve_period(since, start, end, now=datetime.now(UTC))
     options = DigestOptions(lookback_days=lookback_days, min_segment=min_segment)
@@ -141,8 +148,15 @@ def digest_command(
     with _progress() as step:
         step("loading history")
         history = _load(url, repo, period[0] - timedelta(days=lookback_days), period[1])
-        digest = build_digest(history, start=period[0], end=period[1], repo=repo,
-                              targets=targets, options=options, progress=step)  # fmt: skip
+        digest = build_digest(
+            history,
+            start=period[0],
+            end=period[1],
+            repo=repo,
+            targets=targets,
+            options=options,
+            progress=step,
+        )
         step("rendering")
         markdown = render_digest_markdown(digest)
         if html is not None:

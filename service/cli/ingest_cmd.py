@@ -26,7 +26,7 @@ def ingest_command(
     roof: Annotated[str | None, typer.Option(help="datasheet or report (default: config).")] = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml or pyproject.toml.")] = None,
     url: DbOption = None,
-) -> None:  # fmt: skip
+) -> None:
     """Store a run's reports in the history store; the same content twice is a no-op.
 
     Reads the reports exactly as ``check`` does (identity keys, work models, device overrides
@@ -35,8 +35,16 @@ def ingest_command(
     cfg = load_cli_config(config, device=device)
     if roof is not None:
         cfg = cfg.model_copy(update={"roof": roof})
-    meta = RunMeta(repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device,
-                   timestamp=parse_timestamp(timestamp), runner=runner)  # fmt: skip
+    meta = RunMeta(
+        repo=repo,
+        commit=commit,
+        branch=branch,
+        kind=kind,
+        pr=pr,
+        device=device,
+        timestamp=parse_timestamp(timestamp),
+        runner=runner,
+    )
     run = collect_run(files, meta=meta, config=cfg)
     chosen = roof_for(run, cfg)  # before the store opens: a bad device writes nothing
     with store_session(url) as session:

@@ -95,14 +95,23 @@ def _row(kernel: KernelRecord, placement: Placement | None) -> str:
         f"{pct:>7.1f}" if pct is not None else f"{'-':>7}",
         f"{(placement.regime or '-') if placement else 'unplaced':<14}",
         f"{(placement.binding or '-') if placement else '-'}",
-    ]  # fmt: skip
+    ]
     return " ".join(cells).rstrip()
 
 
-HEADER = " ".join([
-    f"{'kernel':<{NAME_WIDTH}}", f"{'launches':>8}", f"{'time':>10}", f"{'FLOPs':<22}",
-    f"{'bytes':<18} ", f"{'FLOP/B':>9}", f"{'% roof':>7}", f"{'regime':<14}", "binding",
-])  # fmt: skip
+HEADER = " ".join(
+    [
+        f"{'kernel':<{NAME_WIDTH}}",
+        f"{'launches':>8}",
+        f"{'time':>10}",
+        f"{'FLOPs':<22}",
+        f"{'bytes':<18} ",
+        f"{'FLOP/B':>9}",
+        f"{'% roof':>7}",
+        f"{'regime':<14}",
+        "binding",
+    ]
+)
 
 
 def render(path: Path, run: RunRecord, roof: Roof | None) -> str:

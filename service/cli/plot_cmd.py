@@ -66,20 +66,25 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     finally:
         engine.dispose()
     source = summary.roof_source if summary.roof_source in ("datasheet", "report") else "datasheet"
-    roof = resolve_roof(run, device=device or summary.device, source=source,
-                        catalog=builtin_catalog())  # fmt: skip
+    roof = resolve_roof(
+        run, device=device or summary.device, source=source, catalog=builtin_catalog()
+    )
     return run, roof
 
 
 @plot_app.command("run")
 def plot_run_command(
     ref: Annotated[str, typer.Argument(metavar="RUN_ID|FILE", help="Stored run id or report.")],
-    baseline: Annotated[str | None, typer.Option(metavar="RUN_ID|FILE",
-                        help="Draw arrows from this run's kernels to the run's.")] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            metavar="RUN_ID|FILE", help="Draw arrows from this run's kernels to the run's."
+        ),
+    ] = None,
     device: Annotated[str | None, typer.Option(help="Device (default: the run's).")] = None,
     output: Annotated[Path | None, typer.Option(help=".svg or .png (default: <run>.svg).")] = None,
     url: DbOption = None,
-) -> None:  # fmt: skip
+) -> None:
     """The roofline chart of a run: roofs, ridge points, kernels sized by time share."""
     path = output or Path(f"roofline-{Path(ref).stem}.svg")
     fmt = _format(path)
@@ -118,7 +123,7 @@ def plot_kernel_command(
     device: Annotated[str | None, typer.Option(help="Device (needed when several).")] = None,
     output: Annotated[Path | None, typer.Option(help=".svg or .png (default: trend.svg).")] = None,
     url: DbOption = None,
-) -> None:  # fmt: skip
+) -> None:
     """Percent of roof over time for one kernel, change points and the baseline band."""
     path = output or Path("trend.svg")
     fmt = _format(path)

@@ -15,9 +15,12 @@ from service.render.text_roofline import text_roofline
 
 #: Short names people type; tensor-only formats map to their tensor precision.
 PRECISION_ALIASES = {
-    "fp8": "tensor_fp8", "bf16": "tensor_bf16", "tf32": "tensor_tf32", "int8": "tensor_int8",
+    "fp8": "tensor_fp8",
+    "bf16": "tensor_bf16",
+    "tf32": "tensor_tf32",
+    "int8": "tensor_int8",
     "fp4": "tensor_fp4",
-}  # fmt: skip
+}
 
 
 def resolve_precision(name: str, spec: DeviceSpec | None) -> str:
@@ -49,9 +52,16 @@ def _roof_figures(
 
 
 def calculate(
-    *, device: str | None, precision: str, tier: str, flops: float, nbytes: float,
-    time_s: float | None, peak: float | None = None, bandwidth: float | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    *,
+    device: str | None,
+    precision: str,
+    tier: str,
+    flops: float,
+    nbytes: float,
+    time_s: float | None,
+    peak: float | None = None,
+    bandwidth: float | None = None,
+) -> dict[str, Any]:
     """The calculator's result object (the ``--json`` contract)."""
     if tier not in TIERS:
         raise BadInput(f"--tier: unknown tier {tier!r} (known: {', '.join(TIERS)})")
@@ -65,12 +75,18 @@ def calculate(
     placed = roofline.place({prec: flops}, {tier: nbytes}, time_s or None, roof)
     intensity = flops / nbytes if nbytes > 0 else float("inf")
     result: dict[str, Any] = {
-        "device": name, "precision": prec, "tier": tier, "intensity_flop_per_byte": intensity,
+        "device": name,
+        "precision": prec,
+        "tier": tier,
+        "intensity_flop_per_byte": intensity,
         "ridge_flop_per_byte": roofline.ridge_point(peak_v, bw),
-        "regime": placed.regime, "borderline": placed.borderline,
+        "regime": placed.regime,
+        "borderline": placed.borderline,
         "attainable_flop_per_s": roofline.attainable(intensity, peak_v, bw),
-        "roof_time_s": placed.t_roof_s, "peak_flop_per_s": peak_v, "bandwidth_byte_per_s": bw,
-    }  # fmt: skip
+        "roof_time_s": placed.t_roof_s,
+        "peak_flop_per_s": peak_v,
+        "bandwidth_byte_per_s": bw,
+    }
     if time_s:
         result["achieved_flop_per_s"] = flops / time_s
         result["percent_of_roof"] = placed.percent_of_roof
@@ -91,8 +107,12 @@ def _text(result: dict[str, Any]) -> str:
         rows.append(("achieved", f"{result['achieved_flop_per_s'] / 1e12:.4g} TFLOP/s"))
         rows.append(("percent of roof", f"{result['percent_of_roof']:.1f} %"))
     table = "\n".join(f"{k:<18}{v}" for k, v in rows)
-    plot = text_roofline(result["intensity_flop_per_byte"], result.get("achieved_flop_per_s"),
-                         result["peak_flop_per_s"], result["bandwidth_byte_per_s"])  # fmt: skip
+    plot = text_roofline(
+        result["intensity_flop_per_byte"],
+        result.get("achieved_flop_per_s"),
+        result["peak_flop_per_s"],
+        result["bandwidth_byte_per_s"],
+    )
     return f"{table}\n\n{plot}"
 
 
@@ -120,9 +140,15 @@ def roofline_command(
 ) -> None:
     """Place a kernel on a roofline: intensity, ridge, regime, roof time, percent of roof."""
     result = calculate(
-        device=device, precision=precision, tier=tier, flops=flops, nbytes=nbytes,
-        time_s=time_s, peak=peak_flops, bandwidth=bandwidth,
-    )  # fmt: skip
+        device=device,
+        precision=precision,
+        tier=tier,
+        flops=flops,
+        nbytes=nbytes,
+        time_s=time_s,
+        peak=peak_flops,
+        bandwidth=bandwidth,
+    )
     typer.echo(json.dumps(result, indent=2) if as_json else _text(result))
 
 

@@ -12,8 +12,10 @@ from rules.registry import all_rules, get_rule
 
 
 def _listing() -> str:
-    rows = [(r.id, r.group, r.default_severity.value, r.stability.value, r.summary)
-            for r in all_rules().values()]  # fmt: skip
+    rows = [
+        (r.id, r.group, r.default_severity.value, r.stability.value, r.summary)
+        for r in all_rules().values()
+    ]
     width = max(len(r[0]) for r in rows)
     lines = [f"{'rule':<{width}}  {'group':<12}{'severity':<10}{'stability':<11}summary"]
     lines += [f"{i:<{width}}  {g:<12}{s:<10}{st:<11}{summary}" for i, g, s, st, summary in rows]
@@ -23,12 +25,19 @@ def _listing() -> str:
 def _as_json(rule_id: str | None) -> str:
     chosen = [get_rule(rule_id)] if rule_id else list(all_rules().values())
     return json.dumps(
-        [{"id": r.id, "group": r.group, "severity": r.default_severity.value,
-          "stability": r.stability.value, "summary": r.summary,
-          "options": [{"name": n, "type": t, "default": d} for n, t, d in options_table(r)]}
-         for r in chosen],
+        [
+            {
+                "id": r.id,
+                "group": r.group,
+                "severity": r.default_severity.value,
+                "stability": r.stability.value,
+                "summary": r.summary,
+                "options": [{"name": n, "type": t, "default": d} for n, t, d in options_table(r)],
+            }
+            for r in chosen
+        ],
         indent=2,
-    )  # fmt: skip
+    )
 
 
 def rules_command(

@@ -17,14 +17,19 @@ LOG_CONFIG: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain",
-                            "stream": "ext://sys.stderr"}},
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "stream": "ext://sys.stderr",
+        }
+    },
     "loggers": {
         "roofguard": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
         "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
         "uvicorn.access": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
     },
-}  # fmt: skip
+}
 
 
 def _is_sqlite(url: str | None) -> bool:
@@ -37,7 +42,7 @@ def serve_command(
     url: DbOption = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml for uploads.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
-) -> None:  # fmt: skip
+) -> None:
     """Serve the upload API, the dashboard and the GitHub webhook."""
     # Imported here: only this command needs the server, and the CLI starts faster without.
     import uvicorn
@@ -53,9 +58,17 @@ def serve_command(
     if config:
         os.environ[CONFIG_ENV] = str(config.resolve())
     target: Any = "service.api.app:app_from_environment" if workers > 1 else app_from_environment
-    uvicorn.run(target, factory=True, host=host, port=port, workers=workers,
-                log_config=LOG_CONFIG, proxy_headers=True, forwarded_allow_ips="127.0.0.1",
-                server_header=False)  # fmt: skip
+    uvicorn.run(
+        target,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_config=LOG_CONFIG,
+        proxy_headers=True,
+        forwarded_allow_ips="127.0.0.1",
+        server_header=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -17,8 +17,9 @@ from service.cli.db_cmd import DbOption
 from service.store.db import ensure_current, make_engine, session_scope
 from service.tokens import Permission, TokenInfo, create_token, list_tokens, revoke_token
 
-token_app = typer.Typer(help="Create, list and revoke API tokens of the roofguard service.",
-                        no_args_is_help=True)  # fmt: skip
+token_app = typer.Typer(
+    help="Create, list and revoke API tokens of the roofguard service.", no_args_is_help=True
+)
 
 
 @contextmanager
@@ -39,25 +40,29 @@ def _when(value: object) -> str:
 
 def _line(info: TokenInfo) -> str:
     state = f"revoked {_when(info.revoked_at)}" if info.revoked_at else "active"
-    return (f"{info.id:>5}  {info.repo:<32} {info.permission:<6} {info.name:<24} "
-            f"created {_when(info.created_at)}  last used {_when(info.last_used_at)}  "
-            f"{state}")  # fmt: skip
+    return (
+        f"{info.id:>5}  {info.repo:<32} {info.permission:<6} {info.name:<24} "
+        f"created {_when(info.created_at)}  last used {_when(info.last_used_at)}  "
+        f"{state}"
+    )
 
 
 @token_app.command("create")
 def create_command(
     repo: Annotated[str, typer.Option(help="OWNER/NAME the token is scoped to.")],
-    write: Annotated[bool, typer.Option("--write/--read",
-                                        help="Allow uploads (--write) or only queries.")] = False,
+    write: Annotated[
+        bool, typer.Option("--write/--read", help="Allow uploads (--write) or only queries.")
+    ] = False,
     name: Annotated[str | None, typer.Option(help="A name to recognise it by.")] = None,
     url: DbOption = None,
-) -> None:  # fmt: skip
+) -> None:
     """Create a token; it is printed once, alone on the last line."""
     permission = Permission.WRITE if write else Permission.READ
     label = name or f"{repo} {permission.value}"
     with _store(url) as session:
-        token_id, token = create_token(session=session, repo=repo, permission=permission,
-                                       name=label)  # fmt: skip
+        token_id, token = create_token(
+            session=session, repo=repo, permission=permission, name=label
+        )
     typer.echo(f"token {token_id} ({label!r}): {permission.value} access to {repo}", err=True)
     typer.echo("store it now: it is not shown again", err=True)
     typer.echo(token)

@@ -52,17 +52,31 @@ def _post(
 
 
 def upload(
-    *, server: str, token: str, files: list[Path], data: dict[str, str],
-    client: httpx.Client | None = None, delays: tuple[float, ...] = RETRY_DELAYS_S,
-    post: bool = False, base_sha: str | None = None, base_branch: str | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    *,
+    server: str,
+    token: str,
+    files: list[Path],
+    data: dict[str, str],
+    client: httpx.Client | None = None,
+    delays: tuple[float, ...] = RETRY_DELAYS_S,
+    post: bool = False,
+    base_sha: str | None = None,
+    base_branch: str | None = None,
+) -> dict[str, Any]:
     """Upload ``files`` with the form ``data``; return the service's answer (the verdict).
 
     Raises:
         UploadFailed: The service answered with an error, or stayed unreachable after retries.
     """
-    query = {k: v for k, v in (("post", "true" if post else None), ("base_sha", base_sha),
-                               ("base_branch", base_branch)) if v}  # fmt: skip
+    query = {
+        k: v
+        for k, v in (
+            ("post", "true" if post else None),
+            ("base_sha", base_sha),
+            ("base_branch", base_branch),
+        )
+        if v
+    }
     url = str(httpx.URL(server.rstrip("/") + "/api/v1/runs", params=query))
     own = client or httpx.Client(timeout=120.0, headers={"Authorization": f"Bearer {token}"})
     try:
@@ -119,9 +133,12 @@ _Files = Annotated[
 ]
 _Token = Annotated[
     str,
-    typer.Option(envvar=["ROOFGUARD_TOKEN", "ROOFGUARD_SERVER_TOKEN"], show_default=False,
-                 help="API token with write scope; better from env ROOFGUARD_TOKEN (not argv)."),
-]  # fmt: skip
+    typer.Option(
+        envvar=["ROOFGUARD_TOKEN", "ROOFGUARD_SERVER_TOKEN"],
+        show_default=False,
+        help="API token with write scope; better from env ROOFGUARD_TOKEN (not argv).",
+    ),
+]
 _Opt = typer.Option
 
 
@@ -153,10 +170,18 @@ def upload_command(
     """Upload reports to a roofguard service and write the verdict it returns."""
     if fmt not in ("json", "markdown"):
         raise BadInput(f"--format: expected json or markdown, got {fmt!r}")
-    data = _form(repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device,
-                 runner=runner)  # fmt: skip
-    result = upload(server=server, token=token, files=files, data=data, post=post,
-                    base_sha=base_sha, base_branch=base_branch)  # fmt: skip
+    data = _form(
+        repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device, runner=runner
+    )
+    result = upload(
+        server=server,
+        token=token,
+        files=files,
+        data=data,
+        post=post,
+        base_sha=base_sha,
+        base_branch=base_branch,
+    )
     _in_actions(result)
     if post and not result.get("posted"):
         typer.echo(f"not posted: {result.get('post_detail')}", err=True)

@@ -108,8 +108,9 @@ def _used(kernels: Sequence[KernelPoint], roof: Roof) -> list[str]:
     return sorted(used, key=lambda p: -roof.peak_flop_per_s[p])
 
 
-def _x_range(roof: Roof, kernels: Sequence[KernelPoint], precisions: Sequence[str],
-             tiers: Sequence[str]) -> tuple[float, float]:  # fmt: skip
+def _x_range(
+    roof: Roof, kernels: Sequence[KernelPoint], precisions: Sequence[str], tiers: Sequence[str]
+) -> tuple[float, float]:
     xs = [k.intensity for k in kernels] + [
         b[0] for k in kernels if k.baseline for b in [k.baseline]
     ]
@@ -120,16 +121,27 @@ def _x_range(roof: Roof, kernels: Sequence[KernelPoint], precisions: Sequence[st
     return 10 ** math.floor(math.log10(lo) - 0.5), 10 ** math.ceil(math.log10(hi) + 0.5)
 
 
-def _draw_roofs(ax: Axes, roof: Roof, precisions: Sequence[str], tiers: Sequence[str],
-                x_range: tuple[float, float]) -> None:  # fmt: skip
+def _draw_roofs(
+    ax: Axes,
+    roof: Roof,
+    precisions: Sequence[str],
+    tiers: Sequence[str],
+    x_range: tuple[float, float],
+) -> None:
     for i, precision in enumerate(precisions):
         colour = _PRECISION_COLOURS[i % len(_PRECISION_COLOURS)]
         peak = roof.peak_flop_per_s[precision]
         for tier in tiers:
             bandwidth = roof.bandwidth_byte_per_s[tier]
             xs, ys = zip(*roof_vertices(peak, bandwidth, x_range), strict=True)
-            (line,) = ax.plot(xs, ys, _TIER_STYLES.get(tier, "-."), color=colour, linewidth=1.2,
-                              label=f"{precision} / {tier}")  # fmt: skip
+            (line,) = ax.plot(
+                xs,
+                ys,
+                _TIER_STYLES.get(tier, "-."),
+                color=colour,
+                linewidth=1.2,
+                label=f"{precision} / {tier}",
+            )
             line.set_gid(f"roof:{precision}:{tier}")
             ridge = peak / bandwidth
             (mark,) = ax.plot([ridge], [peak], "o", color=colour, markersize=4, fillstyle="none")
@@ -156,9 +168,13 @@ def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint]) -> None:
     for k in kernels:
         if k.baseline is None or not _moved(k.baseline, (k.intensity, k.achieved_flop_per_s)):
             continue
-        arrow = ax.annotate("", xy=(k.intensity, k.achieved_flop_per_s), xytext=k.baseline,
-                            arrowprops={"arrowstyle": "->", "color": "#ff7f0e", "lw": 1.2},
-                            zorder=2)  # fmt: skip
+        arrow = ax.annotate(
+            "",
+            xy=(k.intensity, k.achieved_flop_per_s),
+            xytext=k.baseline,
+            arrowprops={"arrowstyle": "->", "color": "#ff7f0e", "lw": 1.2},
+            zorder=2,
+        )
         arrow.set_gid(f"arrow:{k.name}")
         if arrow.arrow_patch is not None:  # the patch is what an SVG shows
             arrow.arrow_patch.set_gid(f"arrow:{k.name}")
@@ -213,9 +229,15 @@ def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> Non
     offsets = place_labels(anchors[order], names, fontsize=8.0, radii=list(radii))
     for name, (i, offset) in zip(names, zip(order, offsets, strict=True), strict=True):
         k = kernels[i]
-        text = ax.annotate(name, xy=(k.intensity, k.achieved_flop_per_s), xytext=offset,
-                           textcoords="offset points", fontsize=8, va="center",
-                           ha="left" if offset[0] >= 0 else "right")  # fmt: skip
+        text = ax.annotate(
+            name,
+            xy=(k.intensity, k.achieved_flop_per_s),
+            xytext=offset,
+            textcoords="offset points",
+            fontsize=8,
+            va="center",
+            ha="left" if offset[0] >= 0 else "right",
+        )
         text.set_gid(f"label:{name}")
 
 
@@ -264,8 +286,15 @@ def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
             linewidth=1.0,
             linestyle="--",
         ).set_gid(f"change:{i}")
-        ax.annotate(str(row.to_commit)[:8], xy=(when, 1.0), xycoords=("data", "axes fraction"),
-                    rotation=90, fontsize=7, va="top", ha="right")  # fmt: skip
+        ax.annotate(
+            str(row.to_commit)[:8],
+            xy=(when, 1.0),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            fontsize=7,
+            va="top",
+            ha="right",
+        )
 
 
 def _naive_utc(value: object) -> pd.Timestamp:
@@ -282,13 +311,15 @@ def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> by
     return buffer.getvalue()
 
 
-def run_points(run: RunRecord, placements: Mapping[str, Placement],
-               baseline: Mapping[str, Placement]) -> list[KernelPoint]:  # fmt: skip
+def run_points(
+    run: RunRecord, placements: Mapping[str, Placement], baseline: Mapping[str, Placement]
+) -> list[KernelPoint]:
     """The run's kernels as chart points (time share of the run, arrow from the baseline)."""
     total = sum(k.duration_s for k in run.kernels) or 1.0
     points = [
-        KernelPoint.from_placement(k.key, placements[k.key], time_share=k.duration_s / total,
-                                   baseline=baseline.get(k.key))
+        KernelPoint.from_placement(
+            k.key, placements[k.key], time_share=k.duration_s / total, baseline=baseline.get(k.key)
+        )
         for k in run.kernels
-    ]  # fmt: skip
+    ]
     return [p for p in points if p is not None]

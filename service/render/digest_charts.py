@@ -44,8 +44,9 @@ def _series(
     )
 
 
-def trend_charts(history: pd.DataFrame, digest: Digest, *, limit: int = 10,
-                 context_days: int = 28) -> dict[str, bytes]:  # fmt: skip
+def trend_charts(
+    history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
+) -> dict[str, bytes]:
     """SVG trend charts of the kernels the digest lists first (``limit`` per section)."""
     movements = _listed(digest, limit)
     if not movements:

@@ -58,12 +58,18 @@ def _movement_row(m: Movement, *, code: bool) -> dict[str, str]:
     kernel = escape_code(m.kernel, in_table=True, limit=NAME_LIMIT) if code else m.kernel
     device = escape_code(m.device, in_table=True) if code else m.device
     return {
-        "kernel": kernel, "device": device, "change": _change(m.relative_change),
-        "levels": f"{_pct(m.before)} → {_pct(m.after)}", "current": _pct(m.current),
-        "since": _day(m.since), "commits": f"{m.from_commit[:8]}…{m.to_commit[:8]}",
-        "recovered": _day(m.recovered_at), "age": f"{m.age_days:.0f} d",
-        "sparkline": m.sparkline or "–", "id": f"{m.kernel}@{m.device}",
-    }  # fmt: skip
+        "kernel": kernel,
+        "device": device,
+        "change": _change(m.relative_change),
+        "levels": f"{_pct(m.before)} → {_pct(m.after)}",
+        "current": _pct(m.current),
+        "since": _day(m.since),
+        "commits": f"{m.from_commit[:8]}…{m.to_commit[:8]}",
+        "recovered": _day(m.recovered_at),
+        "age": f"{m.age_days:.0f} d",
+        "sparkline": m.sparkline or "–",
+        "id": f"{m.kernel}@{m.device}",
+    }
 
 
 _SECTIONS = ("regressions", "improvements", "recoveries", "unresolved")
@@ -78,25 +84,62 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
     esc = (lambda s: escape_code(s, in_table=True, limit=NAME_LIMIT)) if code else (lambda s: s)
     return {
         "more": {name: max(0, len(getattr(digest, name)) - rows) for name in _SECTIONS},
-        "title": digest_title(digest), "headline": digest.headline,
-        "repo": digest.repo or "", "start": _day(digest.start), "end": _day(digest.end),
+        "title": digest_title(digest),
+        "headline": digest.headline,
+        "repo": digest.repo or "",
+        "start": _day(digest.start),
+        "end": _day(digest.end),
         "measurements": f"{digest.measurements:,}",
-        "sections": {name: [_movement_row(m, code=code) for m in getattr(digest, name)[:rows]]
-                     for name in _SECTIONS},
-        "flips": [{"kernel": esc(f.kernel), "device": esc(f.device), "flip":
-                   f"{f.from_regime} → {f.to_regime}", "change": _change(f.relative_change),
-                   "since": _day(f.since), "commits": f"{f.from_commit[:8]}…{f.to_commit[:8]}"}
-                  for f in digest.regime_flips],
-        "mislabels": [{"kernel": esc(m.kernel), "device": esc(m.device), "group": esc(m.group),
-                       "declared": m.declared, "measured": m.measured} for m in digest.mislabels],
-        "below": [{"kernel": esc(b.kernel), "device": esc(b.device), "group": esc(b.group),
-                   "target": _pct(b.target_percent), "current": _pct(b.current),
-                   "gap": f"{b.gap:.1f} pts"} for b in digest.below_target],
-        "devices": [{"device": esc(d.device), "kernels": d.kernels, "nights": d.nights,
-                     "median": _pct(d.median_percent_of_roof), "regressions": d.regressions,
-                     "improvements": d.improvements, "flips": d.regime_flips,
-                     "unresolved": d.unresolved} for d in digest.devices],
-    }  # fmt: skip
+        "sections": {
+            name: [_movement_row(m, code=code) for m in getattr(digest, name)[:rows]]
+            for name in _SECTIONS
+        },
+        "flips": [
+            {
+                "kernel": esc(f.kernel),
+                "device": esc(f.device),
+                "flip": f"{f.from_regime} → {f.to_regime}",
+                "change": _change(f.relative_change),
+                "since": _day(f.since),
+                "commits": f"{f.from_commit[:8]}…{f.to_commit[:8]}",
+            }
+            for f in digest.regime_flips
+        ],
+        "mislabels": [
+            {
+                "kernel": esc(m.kernel),
+                "device": esc(m.device),
+                "group": esc(m.group),
+                "declared": m.declared,
+                "measured": m.measured,
+            }
+            for m in digest.mislabels
+        ],
+        "below": [
+            {
+                "kernel": esc(b.kernel),
+                "device": esc(b.device),
+                "group": esc(b.group),
+                "target": _pct(b.target_percent),
+                "current": _pct(b.current),
+                "gap": f"{b.gap:.1f} pts",
+            }
+            for b in digest.below_target
+        ],
+        "devices": [
+            {
+                "device": esc(d.device),
+                "kernels": d.kernels,
+                "nights": d.nights,
+                "median": _pct(d.median_percent_of_roof),
+                "regressions": d.regressions,
+                "improvements": d.improvements,
+                "flips": d.regime_flips,
+                "unresolved": d.unresolved,
+            }
+            for d in digest.devices
+        ],
+    }
 
 
 def render_digest_markdown(digest: Digest) -> str:
@@ -119,8 +162,11 @@ def render_digest_html(digest: Digest, charts: Mapping[str, bytes | str] | None 
             optionally ``roofline:<device>``; each is drawn under its row or section.
     """
     svgs = {key: _inline_svg(svg) for key, svg in (charts or {}).items()}
-    return _env(True).get_template("digest.html.j2").render(**digest_view(digest, code=False),
-                                                            charts=svgs)  # fmt: skip
+    return (
+        _env(True)
+        .get_template("digest.html.j2")
+        .render(**digest_view(digest, code=False), charts=svgs)
+    )
 
 
 def render_digest_json(digest: Digest) -> str:

@@ -18,8 +18,9 @@ _RADII = (6.0, 14.0, 24.0, 36.0, 50.0)
 _CHAR_WIDTH = 0.6  # of the font size, for the average glyph
 
 
-def label_box(anchor: Sequence[float], offset: tuple[float, float], text: str,
-              fontsize: float) -> tuple[float, float, float, float]:  # fmt: skip
+def label_box(
+    anchor: Sequence[float], offset: tuple[float, float], text: str, fontsize: float
+) -> tuple[float, float, float, float]:
     """(x0, y0, x1, y1) in points of a label drawn at ``anchor + offset``.
 
     Labels to the right of the anchor are left-aligned, labels to its left right-aligned, and
@@ -46,8 +47,13 @@ def _point_boxes(
     return [(x - r, y - r, x + r, y + r) for (x, y), r in zip(anchors, radii, strict=True)]
 
 
-def place_labels(anchors: npt.ArrayLike, texts: Sequence[str], *, fontsize: float,
-                 radii: Sequence[float] | None = None) -> list[tuple[float, float]]:  # fmt: skip
+def place_labels(
+    anchors: npt.ArrayLike,
+    texts: Sequence[str],
+    *,
+    fontsize: float,
+    radii: Sequence[float] | None = None,
+) -> list[tuple[float, float]]:
     """Offsets in points, one per label, chosen greedily so that boxes do not overlap.
 
     Args:
@@ -67,8 +73,10 @@ def place_labels(anchors: npt.ArrayLike, texts: Sequence[str], *, fontsize: floa
     candidates = [(dx * r, dy * r) for r in _RADII for dx, dy in _DIRECTIONS]
     for anchor, text, radius in zip(anchors, texts, marker_radii, strict=True):
         # Offsets start at the marker's edge, so big markers push their labels out.
-        shifted = [(dx + float(np.sign(dx)) * radius, dy + float(np.sign(dy)) * radius)
-                   for dx, dy in candidates]  # fmt: skip
+        shifted = [
+            (dx + float(np.sign(dx)) * radius, dy + float(np.sign(dy)) * radius)
+            for dx, dy in candidates
+        ]
         boxes = np.array(placed)
         free = (c for c in shifted if not _overlaps(label_box(anchor, c, text, fontsize), boxes))
         chosen = next(free, shifted[-1])

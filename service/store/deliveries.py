@@ -13,8 +13,9 @@ from service.store.tables import WebhookDelivery
 _DELIVERIES = WebhookDelivery.__table__  # type: ignore[attr-defined]
 
 
-def record_delivery(*, session: Session, delivery_id: str, event: str, now: datetime,
-                    keep: timedelta) -> None:  # fmt: skip
+def record_delivery(
+    *, session: Session, delivery_id: str, event: str, now: datetime, keep: timedelta
+) -> None:
     """Record a delivery in the caller's transaction; forget those older than ``keep``.
 
     Call it in the transaction that acts on the delivery: if acting fails, the record rolls
@@ -26,11 +27,12 @@ def record_delivery(*, session: Session, delivery_id: str, event: str, now: date
     session.execute(sa.delete(_DELIVERIES).where(_DELIVERIES.c.received_at < now - keep))
     seen = session.execute(
         sa.select(_DELIVERIES.c.delivery_id).where(_DELIVERIES.c.delivery_id == delivery_id)
-    ).first()  # fmt: skip
+    ).first()
     if seen is not None:
         raise WebhookSignatureInvalid("replayed delivery: this delivery id was seen")
     try:
-        session.execute(sa.insert(_DELIVERIES).values(delivery_id=delivery_id, event=event,
-                                                      received_at=now))  # fmt: skip
+        session.execute(
+            sa.insert(_DELIVERIES).values(delivery_id=delivery_id, event=event, received_at=now)
+        )
     except sa.exc.IntegrityError:  # a concurrent replica recorded it first; all rolls back
         raise WebhookSignatureInvalid("replayed delivery: this delivery id was seen") from None

@@ -51,8 +51,13 @@ def read_frame(
         buffer = _copy_csv(conn, stmt)
         if not buffer.getbuffer().nbytes:
             return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
-        return pd.read_csv(buffer, names=list(columns), dtype={c: "float64" for c in floats},
-                           keep_default_na=False, na_values=[""])  # fmt: skip
+        return pd.read_csv(
+            buffer,
+            names=list(columns),
+            dtype={c: "float64" for c in floats},
+            keep_default_na=False,
+            na_values=[""],
+        )
     frame = pd.DataFrame(raw_rows(conn, stmt), columns=list(columns))
     for column in floats:
         if frame[column].dtype != "float64":

@@ -34,17 +34,41 @@ _ACCEPT = BaselineAcceptance.__table__  # type: ignore[attr-defined]
 EXTRA_COLUMNS: tuple[str, ...] = ("repo", "branch")
 COLUMNS: tuple[str, ...] = (*HISTORY_COLUMNS, *EXTRA_COLUMNS)
 _RUN_COLUMNS = (
-    "run_id", "commit", "timestamp", "kind", "device", "roof_source", "driver", "clock_control",
-    "cache_control", "trusted", "repo", "branch",
-)  # fmt: skip
+    "run_id",
+    "commit",
+    "timestamp",
+    "kind",
+    "device",
+    "roof_source",
+    "driver",
+    "clock_control",
+    "cache_control",
+    "trusted",
+    "repo",
+    "branch",
+)
 _MEAS_COLUMNS = (
-    "run_id", "kernel_id", "percent_of_roof", "regime", "binding", "time_s", "total_flops",
-    "bytes_dram", "bytes_l2", "bytes_l1", "peak_flop_time_s",
-)  # fmt: skip
-_FLOAT_COLUMNS = (
-    "percent_of_roof", "time_s", "total_flops", "bytes_dram", "bytes_l2", "bytes_l1",
+    "run_id",
+    "kernel_id",
+    "percent_of_roof",
+    "regime",
+    "binding",
+    "time_s",
+    "total_flops",
+    "bytes_dram",
+    "bytes_l2",
+    "bytes_l1",
     "peak_flop_time_s",
-)  # fmt: skip
+)
+_FLOAT_COLUMNS = (
+    "percent_of_roof",
+    "time_s",
+    "total_flops",
+    "bytes_dram",
+    "bytes_l2",
+    "bytes_l1",
+    "peak_flop_time_s",
+)
 #: Up to this many kernels are filtered in SQL; more are filtered in pandas (cheaper than
 #: thousands of bound parameters).
 _SQL_KERNEL_FILTER = 500
@@ -55,21 +79,39 @@ def _runs_select() -> sa.Select[Any]:
     r = _RUNS.c
     return (
         sa.select(
-            r.id.label("run_id"), r.commit, r.timestamp, r.kind, _DEVICES.c.name.label("device"),
-            r.roof_source, r.driver, r.clock_control, r.cache_control, r.trusted,
-            _REPOS.c.name.label("repo"), r.branch,
+            r.id.label("run_id"),
+            r.commit,
+            r.timestamp,
+            r.kind,
+            _DEVICES.c.name.label("device"),
+            r.roof_source,
+            r.driver,
+            r.clock_control,
+            r.cache_control,
+            r.trusted,
+            _REPOS.c.name.label("repo"),
+            r.branch,
         )
         .join(_DEVICES, _DEVICES.c.id == r.device_id)
         .join(_REPOS, _REPOS.c.id == r.repo_id)
-    )  # fmt: skip
+    )
 
 
 def _meas_select() -> sa.Select[Any]:
     m = _MEAS.c
     return sa.select(
-        m.run_id, m.kernel_id, m.percent_of_roof, m.regime, m.binding, m.time_s, m.total_flops,
-        m.bytes_dram, m.bytes_l2, m.bytes_l1, m.peak_flop_time_s,
-    )  # fmt: skip
+        m.run_id,
+        m.kernel_id,
+        m.percent_of_roof,
+        m.regime,
+        m.binding,
+        m.time_s,
+        m.total_flops,
+        m.bytes_dram,
+        m.bytes_l2,
+        m.bytes_l1,
+        m.peak_flop_time_s,
+    )
 
 
 def _chunks(values: Sequence[int]) -> list[Sequence[int]]:
@@ -270,8 +312,9 @@ def kernel_history(
     if not ids:
         return _empty()
     conn = session.connection()
-    meas = read_frame(conn, _meas_select().where(_MEAS.c.kernel_id == ids[0]), _MEAS_COLUMNS,
-                      _FLOAT_COLUMNS)  # fmt: skip
+    meas = read_frame(
+        conn, _meas_select().where(_MEAS.c.kernel_id == ids[0]), _MEAS_COLUMNS, _FLOAT_COLUMNS
+    )
     stmt = _runs_select().where(
         _RUNS.c.id.in_(sa.select(_MEAS.c.run_id).where(_MEAS.c.kernel_id == ids[0]))
     )

@@ -36,11 +36,13 @@ class KernelHit:
 def list_devices(*, session: Session, repo: str) -> list[str]:
     """Names of the devices ``repo`` has runs on, sorted."""
     stmt = (
-        sa.select(_DEVICES.c.name).distinct()
+        sa.select(_DEVICES.c.name)
+        .distinct()
         .join(_RUNS, _RUNS.c.device_id == _DEVICES.c.id)
         .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
-        .where(_REPOS.c.name == repo).order_by(_DEVICES.c.name)
-    )  # fmt: skip
+        .where(_REPOS.c.name == repo)
+        .order_by(_DEVICES.c.name)
+    )
     return [str(name) for name in session.execute(stmt).scalars()]
 
 
@@ -49,27 +51,37 @@ def _like_pattern(text: str) -> str:
     return f"%{escaped.lower()}%"
 
 
-def search_kernels(*, session: Session, text: str, repo: str | None = None,
-                   limit: int = 100) -> list[KernelHit]:  # fmt: skip
+def search_kernels(
+    *, session: Session, text: str, repo: str | None = None, limit: int = 100
+) -> list[KernelHit]:
     """Kernels whose key or name contains ``text`` (case-insensitive), by repository and key."""
     pattern = _like_pattern(text)
     stmt = (
         sa.select(_REPOS.c.name, _KERNELS.c.key, _KERNELS.c.name)
         .join(_REPOS, _REPOS.c.id == _KERNELS.c.repo_id)
-        .where(sa.or_(sa.func.lower(_KERNELS.c.key).like(pattern, escape="\\"),
-                      sa.func.lower(_KERNELS.c.name).like(pattern, escape="\\")))
-        .order_by(_REPOS.c.name, _KERNELS.c.key).limit(limit)
-    )  # fmt: skip
+        .where(
+            sa.or_(
+                sa.func.lower(_KERNELS.c.key).like(pattern, escape="\\"),
+                sa.func.lower(_KERNELS.c.name).like(pattern, escape="\\"),
+            )
+        )
+        .order_by(_REPOS.c.name, _KERNELS.c.key)
+        .limit(limit)
+    )
     if repo is not None:
         stmt = stmt.where(_REPOS.c.name == repo)
     return [KernelHit(str(r), str(k), str(n)) for r, k, n in session.execute(stmt)]
 
 
-def latest_run_for(*, session: Session, repo: str, commit: str | None = None,
-                   pull_request: int | None = None) -> int | None:  # fmt: skip
+def latest_run_for(
+    *, session: Session, repo: str, commit: str | None = None, pull_request: int | None = None
+) -> int | None:
     """The newest run of ``repo`` at ``commit`` and/or for ``pull_request``; None if none."""
-    stmt = sa.select(_RUNS.c.id).join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id).where(
-        _REPOS.c.name == repo)  # fmt: skip
+    stmt = (
+        sa.select(_RUNS.c.id)
+        .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
+        .where(_REPOS.c.name == repo)
+    )
     if commit is not None:
         stmt = stmt.where(_RUNS.c.commit == commit)
     if pull_request is not None:

@@ -69,11 +69,16 @@ def kernels(n: int, rng: random.Random) -> tuple[KernelRecord, ...]:
 
 def run_record(n: int, night: int, rng: random.Random, kind: RunKind) -> RunRecord:
     return RunRecord(
-        repo=REPO, commit=f"{night:040x}", branch="main" if kind == RunKind.NIGHTLY else "pr",
-        kind=kind, pull_request=None if kind == RunKind.NIGHTLY else 1,
-        timestamp=START + timedelta(days=night), device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
-        profiler=ProfilerInfo(tool="ncu"), kernels=kernels(n, rng),
-    )  # fmt: skip
+        repo=REPO,
+        commit=f"{night:040x}",
+        branch="main" if kind == RunKind.NIGHTLY else "pr",
+        kind=kind,
+        pull_request=None if kind == RunKind.NIGHTLY else 1,
+        timestamp=START + timedelta(days=night),
+        device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
+        profiler=ProfilerInfo(tool="ncu"),
+        kernels=kernels(n, rng),
+    )
 
 
 def grow_history(url: str, start: int, stop: int, n: int, rng: random.Random) -> None:
@@ -95,9 +100,27 @@ def check_once(url: str, report: Path, config: RoofguardConfig, tag: int) -> Non
 
 
 def check_process(url: str, report: Path, tag: int) -> None:
-    args = [sys.executable, "-m", "service", "check", str(report), "--repo", REPO,
-            "--commit", f"cli{tag:037x}", "--pr", "1", "--device", "H100-SXM5", "--db", url,
-            "--format", "json", "--output", os.devnull]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "service",
+        "check",
+        str(report),
+        "--repo",
+        REPO,
+        "--commit",
+        f"cli{tag:037x}",
+        "--pr",
+        "1",
+        "--device",
+        "H100-SXM5",
+        "--db",
+        url,
+        "--format",
+        "json",
+        "--output",
+        os.devnull,
+    ]
     proc = subprocess.run(args, capture_output=True, text=True, check=False)
     if proc.returncode not in (0, 1):
         raise SystemExit(proc.stderr)
@@ -118,8 +141,14 @@ def main() -> None:
     config = RoofguardConfig(device="H100-SXM5")
     lengths = [int(x) for x in args.lengths.split(",")]
     print(f"load average before: {os.getloadavg()[0]:.1f}")
-    header = ["backend", "nightly runs", "stored measurements", "check (s)",
-              "`roofguard check` process (s)", "reference (s)"]  # fmt: skip
+    header = [
+        "backend",
+        "nightly runs",
+        "stored measurements",
+        "check (s)",
+        "`roofguard check` process (s)",
+        "reference (s)",
+    ]
     print("| " + " | ".join(header) + " |")
     print("|---|--:|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,8 +166,10 @@ def main() -> None:
                     tags = iter(range(tag + args.repeat, tag + 2 * args.repeat))
                     cli = timed(lambda t=tags: check_process(url, report, next(t)), args.repeat)
                     tag += 2 * args.repeat
-                    print(f"| {backend} | {length} | {length * args.kernels:,} | {t:.2f} "
-                          f"| {cli:.2f} | {ref:.2f} |")  # fmt: skip
+                    print(
+                        f"| {backend} | {length} | {length * args.kernels:,} | {t:.2f} "
+                        f"| {cli:.2f} | {ref:.2f} |"
+                    )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

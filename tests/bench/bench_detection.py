@@ -105,9 +105,11 @@ def otava(max_pvalue: float, min_magnitude: float) -> Detector:
 
     def detect(values: np.ndarray) -> list[int]:
         points, _ = compute_change_points(
-            [float(v) for v in values], window_len=50, max_pvalue=max_pvalue,
+            [float(v) for v in values],
+            window_len=50,
+            max_pvalue=max_pvalue,
             min_magnitude=min_magnitude,
-        )  # fmt: skip
+        )
         return [int(p.index) for p in points]
 
     return detect
@@ -211,8 +213,9 @@ def delays(
             continue
         c = series.change
         ks = range(1, min(MAX_DELAY, LENGTH - c) + 1)
-        prefixes = [np.concatenate([series.values[: c + k], np.full(LENGTH - c - k, np.nan)])
-                    for k in ks]  # fmt: skip
+        prefixes = [
+            np.concatenate([series.values[: c + k], np.full(LENGTH - c - k, np.nan)]) for k in ks
+        ]
         hits = [_hit(p, c) is not None for p in detect(prefixes)]
         found_at.append(next((k for k, h in zip(ks, hits, strict=True) if h), LENGTH - c))
     return tuple(found_at)
@@ -248,8 +251,9 @@ def tune_roofguard(train: dict[float, list[Series]]) -> ChangePointOptions:
     return max(ROOFGUARD_GRID, key=mean_f1)
 
 
-def tune_per_noise(train: list[Series], grid: Sequence[object],
-                   make: Callable[..., Detector]) -> object:  # fmt: skip
+def tune_per_noise(
+    train: list[Series], grid: Sequence[object], make: Callable[..., Detector]
+) -> object:
     """The grid point with the best F1 on ``train`` (one noise level)."""
 
     def f1(params: object) -> float:
@@ -267,8 +271,10 @@ def evaluate_method(test: list[Series], detect: BatchDetector) -> Score:
 
 
 def _row(noise: float, method: str, s: Score, params: str) -> str:
-    return (f"| {noise * 100:g}% | {method} | {s.precision:.2f} | {s.recall:.2f} | {s.f1:.2f} | "
-            f"{s.false_alarms_per_100:.2f} | {s.delay:.0f} | {params} |")  # fmt: skip
+    return (
+        f"| {noise * 100:g}% | {method} | {s.precision:.2f} | {s.recall:.2f} | {s.f1:.2f} | "
+        f"{s.false_alarms_per_100:.2f} | {s.delay:.0f} | {params} |"
+    )
 
 
 HEADER = [
@@ -278,17 +284,25 @@ HEADER = [
 ]
 
 
-def _offline_rows(noise: float, train: list[Series], test: list[Series],
-                  rg: ChangePointOptions) -> list[str]:  # fmt: skip
+def _offline_rows(
+    noise: float, train: list[Series], test: list[Series], rg: ChangePointOptions
+) -> list[str]:
     pvalue, magnitude = tune_per_noise(train, OTAVA_GRID, otava)  # type: ignore[misc]
     ratio = tune_per_noise(train, RATIO_GRID, fixed_ratio)
-    rg_params = (f"windows={','.join(map(str, rg.windows))}, z={rg.z_threshold:g}, "
-                 f"min_effect={rg.min_effect:g}, confirm_z={rg.confirm_z} "
-                 "(all levels)")  # fmt: skip
-    rows = (("roofguard", roofguard_many(rg), rg_params),
-            ("Apache Otava", batch_of(otava(pvalue, magnitude)),
-             f"max_pvalue={pvalue:g}, min_magnitude={magnitude:g}"),
-            ("fixed ratio", batch_of(fixed_ratio(ratio)), f"alert ratio {ratio:g}"))  # type: ignore[arg-type]  # fmt: skip
+    rg_params = (
+        f"windows={','.join(map(str, rg.windows))}, z={rg.z_threshold:g}, "
+        f"min_effect={rg.min_effect:g}, confirm_z={rg.confirm_z} "
+        "(all levels)"
+    )
+    rows = (
+        ("roofguard", roofguard_many(rg), rg_params),
+        (
+            "Apache Otava",
+            batch_of(otava(pvalue, magnitude)),
+            f"max_pvalue={pvalue:g}, min_magnitude={magnitude:g}",
+        ),
+        ("fixed ratio", batch_of(fixed_ratio(ratio)), f"alert ratio {ratio:g}"),
+    )  # type: ignore[arg-type]
     return [_row(noise, m, evaluate_method(test, d), p) for m, d, p in rows]
 
 
@@ -309,9 +323,13 @@ def report(series: int, train_seed: int, test_seed: int) -> str:
     for noise in NOISES:
         lines += _offline_rows(noise, train[noise], test[noise], rg)
     pr = CompareOptions()
-    lines += ["", "The PR check run online, each night judged alone against the 14 before it "
-              f"(shipped defaults: z={pr.z_threshold:g}, min_effect={pr.min_effect:g}):", "",
-              *HEADER]  # fmt: skip
+    lines += [
+        "",
+        "The PR check run online, each night judged alone against the 14 before it "
+        f"(shipped defaults: z={pr.z_threshold:g}, min_effect={pr.min_effect:g}):",
+        "",
+        *HEADER,
+    ]
     for noise in NOISES:
         score_ = evaluate_method(test[noise], batch_of(pr_check(pr)))
         lines.append(_row(noise, "roofguard PR check", score_, "one run at a time"))

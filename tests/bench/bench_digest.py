@@ -95,22 +95,48 @@ def insert_dimensions(
     t = meta.tables
     now = datetime.now(UTC)
     with engine.begin() as conn:
-        repo_id = conn.execute(sa.insert(t["repositories"]).returning(t["repositories"].c.id),
-                               {"name": REPO, "created_at": now}).scalar_one()  # fmt: skip
+        repo_id = conn.execute(
+            sa.insert(t["repositories"]).returning(t["repositories"].c.id),
+            {"name": REPO, "created_at": now},
+        ).scalar_one()
         device_rows = [{"name": d, "created_at": now} for d in DEVICES]
-        device_ids = conn.execute(sa.insert(t["devices"]).returning(t["devices"].c.id),
-                                  device_rows).scalars().all()  # fmt: skip
+        device_ids = (
+            conn.execute(sa.insert(t["devices"]).returning(t["devices"].c.id), device_rows)
+            .scalars()
+            .all()
+        )
         keys = [f"kernel_{i:04d}" for i in range(kernels)]
-        conn.execute(sa.insert(t["kernels"]), [
-            {"repo_id": repo_id, "key": k, "key_hash": hashlib.sha256(k.encode()).hexdigest(),
-             "name": k} for k in keys])  # fmt: skip
-        runs = [{"repo_id": repo_id, "device_id": did, "commit": f"{n:04d}{d:02d}" + "a" * 34,
-                 "branch": "main", "kind": "nightly", "timestamp": stamp.to_pydatetime(),
-                 "roof_source": "datasheet", "roof_label": f"{name} (datasheet)", "roof_json": {},
-                 "trusted": True, "content_hash": f"{n:08d}{d:02d}", "record_json": "{}",
-                 "created_at": now}
-                for n, stamp in enumerate(stamps)
-                for d, (did, name) in enumerate(zip(device_ids, DEVICES, strict=True))]  # fmt: skip
+        conn.execute(
+            sa.insert(t["kernels"]),
+            [
+                {
+                    "repo_id": repo_id,
+                    "key": k,
+                    "key_hash": hashlib.sha256(k.encode()).hexdigest(),
+                    "name": k,
+                }
+                for k in keys
+            ],
+        )
+        runs = [
+            {
+                "repo_id": repo_id,
+                "device_id": did,
+                "commit": f"{n:04d}{d:02d}" + "a" * 34,
+                "branch": "main",
+                "kind": "nightly",
+                "timestamp": stamp.to_pydatetime(),
+                "roof_source": "datasheet",
+                "roof_label": f"{name} (datasheet)",
+                "roof_json": {},
+                "trusted": True,
+                "content_hash": f"{n:08d}{d:02d}",
+                "record_json": "{}",
+                "created_at": now,
+            }
+            for n, stamp in enumerate(stamps)
+            for d, (did, name) in enumerate(zip(device_ids, DEVICES, strict=True))
+        ]
         ids = conn.execute(sa.insert(t["runs"]).returning(t["runs"].c.id), runs).scalars().all()
         kernel_ids = (
             conn.execute(sa.select(t["kernels"].c.id).order_by(t["kernels"].c.id)).scalars().all()
@@ -118,8 +144,9 @@ def insert_dimensions(
     return np.asarray(ids), list(kernel_ids)  # night-major, device-minor
 
 
-def measurements(runs: np.ndarray, kernel_ids: list[int], factors: np.ndarray,
-                 rng: np.random.Generator) -> pd.DataFrame:  # fmt: skip
+def measurements(
+    runs: np.ndarray, kernel_ids: list[int], factors: np.ndarray, rng: np.random.Generator
+) -> pd.DataFrame:
     """Every measurement as a frame in the measurements table's columns (vectorised)."""
     k, d, n = len(kernel_ids), len(DEVICES), factors.shape[1]
     base = rng.uniform(20, 90, size=k * d)
@@ -128,14 +155,24 @@ def measurements(runs: np.ndarray, kernel_ids: list[int], factors: np.ndarray,
     night = np.tile(np.arange(n), k * d)
     run_ids = runs[night * d + series // k]
     memory = (np.arange(k)[series % k] % 5) < 3
-    return pd.DataFrame({
-        "run_id": run_ids, "kernel_id": np.asarray(kernel_ids)[series % k], "launches": 1,
-        "time_s": 1e-3 * 50.0 / pct.ravel(), "flops_json": '{"tensor_bf16": 1e9}',
-        "total_flops": 1e9, "bytes_dram": 2e8, "percent_of_roof": pct.ravel(),
-        "regime": np.where(memory, "memory-bound", "compute-bound"),
-        "binding": np.where(memory, "dram", "tensor_bf16"), "borderline": False,
-        "intensity_dram": 5.0, "t_roof_s": 5e-4, "roof_source": "datasheet",
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "run_id": run_ids,
+            "kernel_id": np.asarray(kernel_ids)[series % k],
+            "launches": 1,
+            "time_s": 1e-3 * 50.0 / pct.ravel(),
+            "flops_json": '{"tensor_bf16": 1e9}',
+            "total_flops": 1e9,
+            "bytes_dram": 2e8,
+            "percent_of_roof": pct.ravel(),
+            "regime": np.where(memory, "memory-bound", "compute-bound"),
+            "binding": np.where(memory, "dram", "tensor_bf16"),
+            "borderline": False,
+            "intensity_dram": 5.0,
+            "t_roof_s": 5e-4,
+            "roof_source": "datasheet",
+        }
+    )
 
 
 def copy_measurements(url: str, frame: pd.DataFrame) -> None:
@@ -174,8 +211,11 @@ def run_digest(url: str, nights: int, figures: dict[str, float]) -> tuple[object
     options = DigestOptions(lookback_days=nights)
     engine = make_engine(url)
     total = time.perf_counter()
-    window = {"repo": REPO, "start": END - timedelta(days=nights + 1),
-              "end": END + timedelta(microseconds=1)}  # fmt: skip
+    window = {
+        "repo": REPO,
+        "start": END - timedelta(days=nights + 1),
+        "end": END + timedelta(microseconds=1),
+    }
     with timed("nightly_history (store -> frame)", figures), session_scope(engine) as session:
         history = nightly_history(session=session, **window)
     with timed("build_digest (change points, year)", figures):
@@ -183,8 +223,10 @@ def run_digest(url: str, nights: int, figures: dict[str, float]) -> tuple[object
     with timed("render markdown + JSON", figures):
         markdown, data = render_digest_markdown(digest), render_digest_json(digest)
     figures["digest total"] = time.perf_counter() - total
-    print(f"  {'digest total':<34}{figures['digest total']:8.2f} s   ({len(history):,} rows, "
-          f"markdown {len(markdown):,} chars, JSON {len(data):,} chars)")  # fmt: skip
+    print(
+        f"  {'digest total':<34}{figures['digest total']:8.2f} s   ({len(history):,} rows, "
+        f"markdown {len(markdown):,} chars, JSON {len(data):,} chars)"
+    )
     engine.dispose()
     return digest, history
 
@@ -201,8 +243,10 @@ def reference(history: pd.DataFrame, figures: dict[str, float], sample: int = 40
         change_points(groups[series].to_numpy())
     per_series = (time.perf_counter() - begin) / sample
     figures["reference per-series (extrapolated)"] = per_series * n_series
-    print(f"  {'reference: change_points per series':<34}{per_series * n_series:8.2f} s "
-          f"(extrapolated from {sample} of {n_series} series)")  # fmt: skip
+    print(
+        f"  {'reference: change_points per series':<34}{per_series * n_series:8.2f} s "
+        f"(extrapolated from {sample} of {n_series} series)"
+    )
 
 
 def check(digest: object, planted: pd.DataFrame, history: pd.DataFrame, nights: int) -> None:
@@ -219,12 +263,16 @@ def check(digest: object, planted: pd.DataFrame, history: pd.DataFrame, nights: 
     order = frame.drop_duplicates("series")[["series", "device", "kernel_key"]]
     device_rank = {d: i for i, d in enumerate(DEVICES)}
     kernels = frame["kernel_key"].nunique()
-    planted_series = (order["device"].map(device_rank) * kernels
-                      + order["kernel_key"].str[7:].astype(int)).to_numpy()  # fmt: skip
+    planted_series = (
+        order["device"].map(device_rank) * kernels + order["kernel_key"].str[7:].astype(int)
+    ).to_numpy()
     to_frame = dict(zip(planted_series, order["series"], strict=True))
     expected = {(to_frame[s], n) for s, n in zip(planted["series"], planted["night"], strict=True)}
-    expected |= {(to_frame[s], u) for s, u in zip(planted["series"], planted["until"], strict=True)
-                 if u < nights}  # fmt: skip
+    expected |= {
+        (to_frame[s], u)
+        for s, u in zip(planted["series"], planted["until"], strict=True)
+        if u < nights
+    }
     print(
         f"  planted changes {len(expected)}, found {len(found & expected)}, "
         f"not planted {len(found - expected)}; {digest.headline}"
@@ -236,8 +284,9 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=2000)
     parser.add_argument("--nights", type=int, default=365)
     args = parser.parse_args()
-    base = os.environ.get("ROOFGUARD_BENCH_POSTGRES_URL",
-                          os.environ.get("ROOFGUARD_TEST_POSTGRES_URL", ""))  # fmt: skip
+    base = os.environ.get(
+        "ROOFGUARD_BENCH_POSTGRES_URL", os.environ.get("ROOFGUARD_TEST_POSTGRES_URL", "")
+    )
     if not base:
         sys.exit(
             "set ROOFGUARD_BENCH_POSTGRES_URL (e.g. postgresql+psycopg://root@127.0.0.1:5432/test)"

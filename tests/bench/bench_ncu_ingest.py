@@ -25,8 +25,19 @@ import pandas as pd
 import collectors
 from collectors.ncu import frames
 
-FIXED = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-         "Block Size", "Grid Size", "Device", "CC"]  # fmt: skip
+FIXED = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum.per_cycle_elapsed"
 #: The roofline metrics a ``--set roofline``-like export carries (name, unit).
 ROOFLINE = [
@@ -49,8 +60,10 @@ ROOFLINE = [
 def generate(path: Path, launches: int, metrics: int, seed: int = 1) -> None:
     """Write a raw page: header, units row, one row per launch (10 kernels)."""
     rng = random.Random(seed)
-    filler = [(f"sm__inst_executed_pipe_unit{i}.avg.pct_of_peak_sustained_active", "%")
-              for i in range(metrics - len(ROOFLINE))]  # fmt: skip
+    filler = [
+        (f"sm__inst_executed_pipe_unit{i}.avg.pct_of_peak_sustained_active", "%")
+        for i in range(metrics - len(ROOFLINE))
+    ]
     columns = ROOFLINE + filler
     kernels = [
         f"void kernel_{k}<float, (int){k * 32}>(float *, const float *, int)" for k in range(10)
@@ -61,8 +74,19 @@ def generate(path: Path, launches: int, metrics: int, seed: int = 1) -> None:
         writer.writerow(FIXED + [name for name, _ in columns])
         writer.writerow([""] * len(FIXED) + [unit for _, unit in columns])
         for launch in range(launches):
-            fixed = [str(launch), "4242", "app", "127.0.0.1", kernels[launch % 10], "1", "7",
-                     "(256, 1, 1)", "(1024, 1, 1)", "0", "9.0"]  # fmt: skip
+            fixed = [
+                str(launch),
+                "4242",
+                "app",
+                "127.0.0.1",
+                kernels[launch % 10],
+                "1",
+                "7",
+                "(256, 1, 1)",
+                "(1024, 1, 1)",
+                "0",
+                "9.0",
+            ]
             values = [f"{rng.uniform(1, 1e6):.2f}" for _ in columns]
             writer.writerow(fixed + values)
 
@@ -97,9 +121,10 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, default=150)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--careful", action="store_true",
+        "--careful",
+        action="store_true",
         help="measure the row-by-row reader (what files with separators or bad cells take)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     if args.careful:
         frames.read = _refuse  # type: ignore[assignment]
@@ -122,8 +147,10 @@ def main() -> None:
     ):
         rate = args.launches / seconds
         print(f"{label:22}{seconds:9.3f}{rate:13,.0f}{peak / mb:10.1f}{peak / size:11.2f}")
-    print(f"ingest / bare read time: {t_ingest / t_bare:.2f}x (goal <= 1.5x); "
-          f"ingest peak / file size: {m_ingest / size:.2f}x (goal <= 3x)")  # fmt: skip
+    print(
+        f"ingest / bare read time: {t_ingest / t_bare:.2f}x (goal <= 1.5x); "
+        f"ingest peak / file size: {m_ingest / size:.2f}x (goal <= 3x)"
+    )
 
 
 if __name__ == "__main__":

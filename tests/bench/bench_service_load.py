@@ -70,10 +70,23 @@ def reference_seconds(url: str, kernels: int, samples: int = 2) -> float:
 def start_server(url: str, workers: int) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port), "--db", url,
-         "--workers", str(workers)], cwd=ROOT, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "serve",
+            "--port",
+            str(port),
+            "--db",
+            url,
+            "--workers",
+            str(workers),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -120,13 +133,20 @@ def measure(args: argparse.Namespace, url: str) -> None:
     with session_scope(engine) as session:
         for r in range(args.repos):
             repo = f"bench/fleet-{r:02d}"
-            tokens[repo] = create_token(session=session, repo=repo, permission=Permission.WRITE,
-                                        name="bench")[1]  # fmt: skip
+            tokens[repo] = create_token(
+                session=session, repo=repo, permission=Permission.WRITE, name="bench"
+            )[1]
     proc, base = start_server(url, args.workers)
     try:
         timeout = min(args.timeout, args.max_seconds)
-        result, runs = run_load(base, tokens, clients=args.clients, kernels=args.kernels,
-                                pairs=args.pairs, timeout=timeout)  # fmt: skip
+        result, runs = run_load(
+            base,
+            tokens,
+            clients=args.clients,
+            kernels=args.kernels,
+            pairs=args.pairs,
+            timeout=timeout,
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -138,15 +158,20 @@ def measure(args: argparse.Namespace, url: str) -> None:
 def report(args: argparse.Namespace, result, reference: float) -> None:
     requests = len(result.answers)
     figures = {
-        "clients": args.clients, "kernels_per_run": args.kernels, "workers": args.workers,
-        "requests": requests, "distinct_runs": args.clients, "wall_s": round(result.wall_s, 1),
+        "clients": args.clients,
+        "kernels_per_run": args.kernels,
+        "workers": args.workers,
+        "requests": requests,
+        "distinct_runs": args.clients,
+        "wall_s": round(result.wall_s, 1),
         "requests_per_s": round(requests / result.wall_s, 3),
         "kernels_ingested_per_s": round(args.clients * args.kernels / result.wall_s, 1),
-        "latency_p50_s": round(result.p(50), 2), "latency_p95_s": round(result.p(95), 2),
+        "latency_p50_s": round(result.p(50), 2),
+        "latency_p95_s": round(result.p(95), 2),
         "latency_max_s": round(max(result.latencies_s), 2),
         "reference_in_process_check_s": round(reference, 2),
         "mb_uploaded": round(result.bytes_sent / 1e6, 1),
-    }  # fmt: skip
+    }
     print(json.dumps(figures, indent=2))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")

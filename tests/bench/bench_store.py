@@ -57,11 +57,16 @@ def make_kernels(n: int, rng: random.Random) -> list[KernelRecord]:
     for i in range(n):
         name = f"void flash_fwd_kernel<cutlass::half_t, {64 + i % 7 * 32}, {i}>(Params)"
         nbytes = 1e6 * (1 + i % 97)
-        kernels.append(KernelRecord(
-            name=name, key=f"flash_fwd_kernel<{i}>", launches=1 + i % 5,
-            duration_s=nbytes / 2.5e12 * rng.gauss(1.0, 0.03),
-            flops={"tensor_fp16": nbytes * (2 + i % 300)}, bytes={"dram": nbytes, "l2": 2 * nbytes},
-        ))  # fmt: skip
+        kernels.append(
+            KernelRecord(
+                name=name,
+                key=f"flash_fwd_kernel<{i}>",
+                launches=1 + i % 5,
+                duration_s=nbytes / 2.5e12 * rng.gauss(1.0, 0.03),
+                flops={"tensor_fp16": nbytes * (2 + i % 300)},
+                bytes={"dram": nbytes, "l2": 2 * nbytes},
+            )
+        )
     return kernels
 
 
@@ -69,11 +74,16 @@ def make_run(n: int, kernels: int, *, kind: str = "nightly", tag: str = "") -> R
     """Nightly run number ``n`` (or a PR run with ``kind="pr"``)."""
     rng = random.Random(f"{n}{tag}")
     return RunRecord(
-        repo=REPO, commit=f"{tag}{n:040x}"[-40:], branch="main" if kind == "nightly" else "pr",
-        kind=RunKind(kind), pull_request=1 if kind == "pr" else None,
-        timestamp=START + timedelta(days=n), device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
-        profiler=ProfilerInfo(tool="ncu"), kernels=tuple(make_kernels(kernels, rng)),
-    )  # fmt: skip
+        repo=REPO,
+        commit=f"{tag}{n:040x}"[-40:],
+        branch="main" if kind == "nightly" else "pr",
+        kind=RunKind(kind),
+        pull_request=1 if kind == "pr" else None,
+        timestamp=START + timedelta(days=n),
+        device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
+        profiler=ProfilerInfo(tool="ncu"),
+        kernels=tuple(make_kernels(kernels, rng)),
+    )
 
 
 def ingest(engine: sa.Engine, run: RunRecord) -> None:
@@ -91,24 +101,37 @@ def ingest_orm_per_row(engine: sa.Engine, run: RunRecord) -> None:
         assert rid is not None
         ids = kernel_ids(session=session, repo_id=rid, kernels={k.key: k.name for k in run.kernels})
         row = Run(
-            repo_id=rid, device_id=1, kind="pr", timestamp=run.timestamp, roof_source="x",
-            roof_label="x", content_hash=uuid.uuid4().hex, record_json=run.model_dump_json(),
-        )  # fmt: skip
+            repo_id=rid,
+            device_id=1,
+            kind="pr",
+            timestamp=run.timestamp,
+            roof_source="x",
+            roof_label="x",
+            content_hash=uuid.uuid4().hex,
+            record_json=run.model_dump_json(),
+        )
         session.add(row)
         session.flush()
         assert row.id is not None
         for k in run.kernels:
-            values = measurement_row(k, placements[k.key], run_id=row.id, kernel_id=ids[k.key],
-                                     roof_source="datasheet")  # fmt: skip
+            values = measurement_row(
+                k, placements[k.key], run_id=row.id, kernel_id=ids[k.key], roof_source="datasheet"
+            )
             session.add(Measurement(**values))
 
 
 def baseline(engine: sa.Engine, keys: list[str], window: int) -> pd.DataFrame:
     """The store's baseline read for all kernels of the run."""
     with session_scope(engine, readonly=True) as session:
-        return baseline_frame(session=session, repo=REPO, device=ROOF.device,
-                              roof_source="datasheet", base_branch="main", window=window,
-                              kernel_keys=keys)  # fmt: skip
+        return baseline_frame(
+            session=session,
+            repo=REPO,
+            device=ROOF.device,
+            roof_source="datasheet",
+            base_branch="main",
+            window=window,
+            kernel_keys=keys,
+        )
 
 
 def baseline_single_join(engine: sa.Engine, window: int) -> pd.DataFrame:
@@ -171,12 +194,16 @@ def measure(engine: sa.Engine, length: int, args: argparse.Namespace) -> dict[st
     t_join = timed(lambda: baseline_single_join(engine, 90), args.repeat)
     t_orm = timed(lambda: ingest_orm_per_row(engine, next(orm_runs)), args.repeat)
     return {
-        "history runs": length, "stored measurements": length * args.kernels,
-        "ingest PR run": t_ingest, "baseline (window 90)": t_base90,
-        "store share of check": t_ingest + t_base90, "baseline (window = all)": t_base_all,
-        "ref: orm-per-row ingest": t_orm, "ref: single-join read (90)": t_join,
+        "history runs": length,
+        "stored measurements": length * args.kernels,
+        "ingest PR run": t_ingest,
+        "baseline (window 90)": t_base90,
+        "store share of check": t_ingest + t_base90,
+        "baseline (window = all)": t_base_all,
+        "ref: orm-per-row ingest": t_orm,
+        "ref: single-join read (90)": t_join,
         "baseline rows": len(baseline(engine, keys, 90)),
-    }  # fmt: skip
+    }
 
 
 def bench_backend(name: str, args: argparse.Namespace) -> list[dict[str, object]]:
@@ -202,8 +229,10 @@ def markdown(rows: list[dict[str, object]]) -> str:
     head = list(rows[0])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        cells = [f"{v:.3f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
-                 for v in row.values()]  # fmt: skip
+        cells = [
+            f"{v:.3f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
+            for v in row.values()
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -211,8 +240,9 @@ def markdown(rows: list[dict[str, object]]) -> str:
 def main() -> None:
     """Parse arguments, run every backend, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", default="30,90,180,365",
-                        type=lambda s: [int(x) for x in s.split(",")])  # fmt: skip
+    parser.add_argument(
+        "--lengths", default="30,90,180,365", type=lambda s: [int(x) for x in s.split(",")]
+    )
     parser.add_argument("--kernels", type=int, default=2000)
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--postgres-url", default=os.environ.get("ROOFGUARD_TEST_POSTGRES_URL"))

@@ -6,8 +6,19 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
-FIXED = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-         "Block Size", "Grid Size", "Device", "CC"]  # fmt: skip
+FIXED = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 DETAILS = [*FIXED, "Section Name", "Metric Name", "Metric Unit", "Metric Value"]
 
 

@@ -15,8 +15,14 @@ def gbench(*entries):
 
 
 def bm(name="BM_x", real_time=1.0, unit="ns", **extra):
-    return {"name": name, "iterations": 10, "real_time": real_time, "cpu_time": 1.0,
-            "time_unit": unit, **extra}  # fmt: skip
+    return {
+        "name": name,
+        "iterations": 10,
+        "real_time": real_time,
+        "cpu_time": 1.0,
+        "time_unit": unit,
+        **extra,
+    }
 
 
 def pytest_bench(*entries):
@@ -28,12 +34,20 @@ def pb(name="test_x", median=1e-3):
 
 
 def nvbench(value):
-    summary = {"tag": "nv/cold/time/gpu/mean", "name": "GPU Time", "hint": "duration",
-               "data": [{"name": "value", "type": "float64", "value": value}]}  # fmt: skip
+    summary = {
+        "tag": "nv/cold/time/gpu/mean",
+        "name": "GPU Time",
+        "hint": "duration",
+        "data": [{"name": "value", "type": "float64", "value": value}],
+    }
     state = {"name": "Device=0", "device": 0, "axis_values": None, "summaries": [summary]}
-    return json.dumps({"meta": {"version": {"json": {"string": "1.0.0"}}},
-                       "devices": [{"id": 0, "name": "GPU", "sm_version": 900}],
-                       "benchmarks": [{"name": "copy", "states": [state]}]})  # fmt: skip
+    return json.dumps(
+        {
+            "meta": {"version": {"json": {"string": "1.0.0"}}},
+            "devices": [{"id": 0, "name": "GPU", "sm_version": 900}],
+            "benchmarks": [{"name": "copy", "states": [state]}],
+        }
+    )
 
 
 NV_CSV = (
@@ -46,41 +60,90 @@ NV_MD = (
     "### [0] GPU\n\n| Size | Samples | GPU Time |\n|------|---------|----------|\n"
     "| 1024 | 100x | fast |\n"
 )
-KINETO = json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": -3,
-                                      "args": {"device": 0}}]})  # fmt: skip
+KINETO = json.dumps(
+    {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": -3, "args": {"device": 0}}]}
+)
 
 CASES = {
     "gbench-truncated": ("b.json", gbench(bm())[:60], "gbench-json", "line 1", None),
-    "gbench-wrong-schema": ("b.json", json.dumps({"context": {"date": "x"}, "benchmarks": {},
-                                                  "library_build_type": "release"}),
-                            "gbench-json", None, "benchmarks"),
-    "gbench-non-numeric": ("b.json", gbench(bm(real_time="fast")), "gbench-json",
-                           "benchmarks[0]", "real_time"),
-    "gbench-negative": ("b.json", gbench(bm(real_time=-2.0)), "gbench-json",
-                        "benchmarks[0]", "real_time"),
-    "gbench-time-unit": ("b.json", gbench(bm(unit="fortnight")), "gbench-json",
-                         "benchmarks[0]", "time_unit"),
+    "gbench-wrong-schema": (
+        "b.json",
+        json.dumps({"context": {"date": "x"}, "benchmarks": {}, "library_build_type": "release"}),
+        "gbench-json",
+        None,
+        "benchmarks",
+    ),
+    "gbench-non-numeric": (
+        "b.json",
+        gbench(bm(real_time="fast")),
+        "gbench-json",
+        "benchmarks[0]",
+        "real_time",
+    ),
+    "gbench-negative": (
+        "b.json",
+        gbench(bm(real_time=-2.0)),
+        "gbench-json",
+        "benchmarks[0]",
+        "real_time",
+    ),
+    "gbench-time-unit": (
+        "b.json",
+        gbench(bm(unit="fortnight")),
+        "gbench-json",
+        "benchmarks[0]",
+        "time_unit",
+    ),
     "gbench-duplicate": ("b.json", gbench(bm(), bm()), "gbench-json", "benchmarks[1]", "name"),
-    "gbench-bad-counter": ("b.json", gbench(bm(bytes_per_second="many")), "gbench-json",
-                           "benchmarks[0]", "bytes_per_second"),
-    "pytest-non-numeric": ("p.json", pytest_bench(pb(median="x")), "pytest-benchmark-json",
-                           "benchmarks[0]", "median"),
-    "pytest-duplicate": ("p.json", pytest_bench(pb(), pb()), "pytest-benchmark-json",
-                         "benchmarks[1]", "name"),
-    "nvbench-non-numeric": ("n.json", nvbench("abc"), "nvbench-json", "copy [Device=0]",
-                            "GPU Time"),
-    "nvbench-negative": ("n.json", nvbench("-1e-3"), "nvbench-json", "copy [Device=0]",
-                         "GPU Time"),
+    "gbench-bad-counter": (
+        "b.json",
+        gbench(bm(bytes_per_second="many")),
+        "gbench-json",
+        "benchmarks[0]",
+        "bytes_per_second",
+    ),
+    "pytest-non-numeric": (
+        "p.json",
+        pytest_bench(pb(median="x")),
+        "pytest-benchmark-json",
+        "benchmarks[0]",
+        "median",
+    ),
+    "pytest-duplicate": (
+        "p.json",
+        pytest_bench(pb(), pb()),
+        "pytest-benchmark-json",
+        "benchmarks[1]",
+        "name",
+    ),
+    "nvbench-non-numeric": (
+        "n.json",
+        nvbench("abc"),
+        "nvbench-json",
+        "copy [Device=0]",
+        "GPU Time",
+    ),
+    "nvbench-negative": ("n.json", nvbench("-1e-3"), "nvbench-json", "copy [Device=0]", "GPU Time"),
     "nvbench-csv-truncated": ("n.csv", NV_CSV, "nvbench-csv", "3", None),
     "nvbench-md-non-numeric": ("n.md", NV_MD, "nvbench-md", "14", "GPU Time"),
     "kineto-negative": ("t.json", KINETO, "kineto-trace", "traceEvents[0]", "dur"),
-    "csv-unknown-column": ("r.csv", "name,duration_s,flops_fp33\nk,1e-3,5\n", "roofguard-csv",
-                           "1", "flops_fp33"),
+    "csv-unknown-column": (
+        "r.csv",
+        "name,duration_s,flops_fp33\nk,1e-3,5\n",
+        "roofguard-csv",
+        "1",
+        "flops_fp33",
+    ),
     "csv-negative": ("r.csv", "name,duration_s\nk,-1\n", "roofguard-csv", "2", "duration_s"),
     "csv-duplicate": ("r.csv", "name,duration_s\nk,1\nk,2\n", "roofguard-csv", "3", "name"),
-    "csv-non-numeric": ("r.csv", "name,duration_s,bytes_dram\nk,1,lots\n", "roofguard-csv",
-                        "2", "bytes_dram"),
-}  # fmt: skip
+    "csv-non-numeric": (
+        "r.csv",
+        "name,duration_s,bytes_dram\nk,1,lots\n",
+        "roofguard-csv",
+        "2",
+        "bytes_dram",
+    ),
+}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -100,9 +163,17 @@ def test_bad_input_names_file_entry_and_field(case, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "fmt", ["nvbench-json", "nvbench-csv", "nvbench-md", "gbench-json", "pytest-benchmark-json",
-            "kineto-trace", "roofguard-csv"],
-)  # fmt: skip
+    "fmt",
+    [
+        "nvbench-json",
+        "nvbench-csv",
+        "nvbench-md",
+        "gbench-json",
+        "pytest-benchmark-json",
+        "kineto-trace",
+        "roofguard-csv",
+    ],
+)
 def test_empty_file_is_one_clear_error(fmt, tmp_path):
     path = tmp_path / "empty.json"
     path.write_text("  \n", encoding="utf-8")

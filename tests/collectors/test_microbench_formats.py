@@ -158,10 +158,15 @@ def test_kineto_kernels_and_device_copies(corpus_dir):
 
 def test_kineto_groups_launches_by_key(tmp_path):
     events = [
-        {"ph": "X", "cat": "kernel", "name": "void k<float>(float*)", "dur": d,
-         "args": {"device": 0, "grid": [8, 1, 1], "block": [128, 1, 1]}}
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "void k<float>(float*)",
+            "dur": d,
+            "args": {"device": 0, "grid": [8, 1, 1], "block": [128, 1, 1]},
+        }
         for d in (10, 12, 11)
-    ]  # fmt: skip
+    ]
     path = tmp_path / "trace.json"
     path.write_text(json.dumps({"traceEvents": events}))
     (kernel,) = collect(path).kernels
@@ -188,17 +193,40 @@ def test_nvbench_sample_times_file_beside_the_json(tmp_path):
     samples = [1.0e-5, 1.5e-5, 1.25e-5]
     (tmp_path / "copy-0.bin").write_bytes(struct.pack("<3f", *samples))
     summaries = [
-        {"tag": "nv/cold/time/gpu/mean", "name": "GPU Time", "hint": "duration",
-         "data": [{"name": "value", "type": "float64", "value": "1.25e-05"}]},
-        {"tag": "nv/cold/sample_times", "name": "Samples Times File", "hide": "x",
-         "data": [{"name": "filename", "type": "string", "value": "copy-0.bin"},
-                  {"name": "size", "type": "int64", "value": "3"}]},
-    ]  # fmt: skip
-    root = {"meta": {"version": {"json": {"string": "1.0.0"}}, "argv": ["bench", "--json"]},
-            "devices": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "sm_version": 900}],
-            "benchmarks": [{"name": "copy", "states": [
-                {"name": "Device=0", "device": 0, "axis_values": None, "summaries": summaries,
-                 "is_skipped": False}]}]}  # fmt: skip
+        {
+            "tag": "nv/cold/time/gpu/mean",
+            "name": "GPU Time",
+            "hint": "duration",
+            "data": [{"name": "value", "type": "float64", "value": "1.25e-05"}],
+        },
+        {
+            "tag": "nv/cold/sample_times",
+            "name": "Samples Times File",
+            "hide": "x",
+            "data": [
+                {"name": "filename", "type": "string", "value": "copy-0.bin"},
+                {"name": "size", "type": "int64", "value": "3"},
+            ],
+        },
+    ]
+    root = {
+        "meta": {"version": {"json": {"string": "1.0.0"}}, "argv": ["bench", "--json"]},
+        "devices": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "sm_version": 900}],
+        "benchmarks": [
+            {
+                "name": "copy",
+                "states": [
+                    {
+                        "name": "Device=0",
+                        "device": 0,
+                        "axis_values": None,
+                        "summaries": summaries,
+                        "is_skipped": False,
+                    }
+                ],
+            }
+        ],
+    }
     path = tmp_path / "run.json"
     path.write_text(json.dumps(root))
     (kernel,) = collect(path).kernels
@@ -207,8 +235,15 @@ def test_nvbench_sample_times_file_beside_the_json(tmp_path):
 
 
 def test_gbench_aggregates_only_uses_the_median(tmp_path):
-    agg = {"run_name": "BM_k/64", "run_type": "aggregate", "repetitions": 5, "threads": 1,
-           "iterations": 5, "cpu_time": 2.0, "time_unit": "us"}  # fmt: skip
+    agg = {
+        "run_name": "BM_k/64",
+        "run_type": "aggregate",
+        "repetitions": 5,
+        "threads": 1,
+        "iterations": 5,
+        "cpu_time": 2.0,
+        "time_unit": "us",
+    }
     entries = [
         {**agg, "name": "BM_k/64_mean", "aggregate_name": "mean", "real_time": 3.0},
         {**agg, "name": "BM_k/64_median", "aggregate_name": "median", "real_time": 2.5},
@@ -226,14 +261,21 @@ def test_gbench_aggregates_only_uses_the_median(tmp_path):
 
 def test_pytest_benchmark_params_and_extra_info_work(tmp_path):
     entry = {
-        "name": "test_gemm[1024-bf16]", "params": {"n": 1024, "dtype": "bf16"},
+        "name": "test_gemm[1024-bf16]",
+        "params": {"n": 1024, "dtype": "bf16"},
         "extra_info": {"flops_tensor_bf16": 2 * 1024**3, "bytes_dram": 6 * 1024**2, "M": 1024},
         "stats": {"median": 2e-5, "mean": 2.1e-5, "rounds": 3, "data": [2e-5, 2.2e-5, 1.9e-5]},
-    }  # fmt: skip
+    }
     path = tmp_path / "pb.json"
-    path.write_text(json.dumps({"machine_info": {"gpu": "NVIDIA H100 80GB HBM3"},
-                                "commit_info": {"id": "abc", "branch": "main"},
-                                "benchmarks": [entry]}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "machine_info": {"gpu": "NVIDIA H100 80GB HBM3"},
+                "commit_info": {"id": "abc", "branch": "main"},
+                "benchmarks": [entry],
+            }
+        )
+    )
     record = collect(path)
     (kernel,) = record.kernels
     assert kernel.key == "test_gemm[dtype=bf16,n=1024]"
@@ -241,4 +283,7 @@ def test_pytest_benchmark_params_and_extra_info_work(tmp_path):
     assert kernel.bytes == {"dram": 6 * 1024**2}
     assert kernel.counters["M"] == 1024 and kernel.samples_s == (2e-5, 2.2e-5, 1.9e-5)
     assert (record.device.name, record.commit, record.branch) == (
-        "NVIDIA H100 80GB HBM3", "abc", "main")  # fmt: skip
+        "NVIDIA H100 80GB HBM3",
+        "abc",
+        "main",
+    )

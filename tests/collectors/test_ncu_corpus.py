@@ -13,35 +13,41 @@ from collectors.errors import MalformedReport
 GOLDEN = Path(__file__).parent / "golden"
 ERR_FILE = "ncu-csv/Gardenia-Tian_LearningNote4Dev__gemm_profile_ERR_NVGPUCTRPERM.csv"
 FILES = [
-    *(f"ncu-rep/{n}" for n in (
-        "2388612861_GPU-DEMO__ncu_report_optimized.ncu-rep",
-        "AlpriElse_cs599k__silu-2025-04-18-v7.ncu-rep",
-        "AveryClapp_ESMM-Research__profile_output.ncu-rep",
-        "NVIDIA_nsight-training__sample_report.ncu-rep",
-        "armleth_cuda-mlp-inference__report_v4_8_per_thread.ncu-rep",
-        "bwd29_self-join-MiSTIC__profileSUSYBIN3.out.ncu-rep",
-        "eschnett_IndexSpaces.jl__profile.ncu-rep",
-        "flyinglandlord_sglang__profile.ncu-rep",
-        "iamcoleman_monte-carlo-pi__profile.ncu-rep",
-        "kulnaman_lammps__output.ncu-rep",
-        "panjd123_cutlass__report-s4.ncu-rep",
-        "spymaster2h_spyinfer__report.ncu-rep",
-        "tanvisharma_nsight-compute-files__3136_64_64_rtx2080ti_sgemm.ncu-rep",
-        "victor-lvsy_seq_align__profile.ncu-rep",
-    )),
-    *(f"ncu-csv/{n}" for n in (
-        "AndrewXu22_optimal_unified_memory__lassen_nsight_cfd_097K.log",
-        "Gardenia-Tian_LearningNote4Dev__gemm_output_sgemm.csv",
-        "Lashi0812_CudaProgramming__ncu_reduceInteger.csv",
-        "brycelelbach_nsightful__copy_blocked.csv",
-        "leleucas_Actual-Parameter-Collection__bert_flashattn_nsight.csv",
-        "leleucas_Actual-Parameter-Collection__interpolate_nsight_virtual.csv",
-        "leleucas_Actual-Parameter-Collection__pooling_nsight16.csv",
-        "meinie0826_Roofline-Analysis__torch_sdpa_flash__gqa_bf16_b32_ctx8k_p64.ncu.csv",
-        "wangzy0327_cuda-roofline__output_V100.csv",
-    )),
+    *(
+        f"ncu-rep/{n}"
+        for n in (
+            "2388612861_GPU-DEMO__ncu_report_optimized.ncu-rep",
+            "AlpriElse_cs599k__silu-2025-04-18-v7.ncu-rep",
+            "AveryClapp_ESMM-Research__profile_output.ncu-rep",
+            "NVIDIA_nsight-training__sample_report.ncu-rep",
+            "armleth_cuda-mlp-inference__report_v4_8_per_thread.ncu-rep",
+            "bwd29_self-join-MiSTIC__profileSUSYBIN3.out.ncu-rep",
+            "eschnett_IndexSpaces.jl__profile.ncu-rep",
+            "flyinglandlord_sglang__profile.ncu-rep",
+            "iamcoleman_monte-carlo-pi__profile.ncu-rep",
+            "kulnaman_lammps__output.ncu-rep",
+            "panjd123_cutlass__report-s4.ncu-rep",
+            "spymaster2h_spyinfer__report.ncu-rep",
+            "tanvisharma_nsight-compute-files__3136_64_64_rtx2080ti_sgemm.ncu-rep",
+            "victor-lvsy_seq_align__profile.ncu-rep",
+        )
+    ),
+    *(
+        f"ncu-csv/{n}"
+        for n in (
+            "AndrewXu22_optimal_unified_memory__lassen_nsight_cfd_097K.log",
+            "Gardenia-Tian_LearningNote4Dev__gemm_output_sgemm.csv",
+            "Lashi0812_CudaProgramming__ncu_reduceInteger.csv",
+            "brycelelbach_nsightful__copy_blocked.csv",
+            "leleucas_Actual-Parameter-Collection__bert_flashattn_nsight.csv",
+            "leleucas_Actual-Parameter-Collection__interpolate_nsight_virtual.csv",
+            "leleucas_Actual-Parameter-Collection__pooling_nsight16.csv",
+            "meinie0826_Roofline-Analysis__torch_sdpa_flash__gqa_bf16_b32_ctx8k_p64.ncu.csv",
+            "wangzy0327_cuda-roofline__output_V100.csv",
+        )
+    ),
     "other/brycelelbach_nsightful__copy_blocked.txt",
-]  # fmt: skip
+]
 FORMATS = {"ncu-rep": "ncu-rep", "ncu-csv": None, "other": "ncu-text"}
 
 

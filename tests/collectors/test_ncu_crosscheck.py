@@ -108,9 +108,10 @@ def test_details_page_dram_rate_times_duration(corpus_dir: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     rows = list(csv.DictReader(lines))
     cell = lambda section, metric: next(  # noqa: E731
-        float(r["Metric Value"].replace(",", "")) for r in rows
+        float(r["Metric Value"].replace(",", ""))
+        for r in rows
         if r["Section Name"] == section and r["Metric Name"] == metric
-    )  # fmt: skip
+    )
     seconds = cell("GPU Speed Of Light Throughput", "Duration") * 1e-9  # unit "ns"
     rate = cell("Memory Workload Analysis", "Memory Throughput")  # unit "byte/s"
     (kernel,) = collectors.collect(path).kernels

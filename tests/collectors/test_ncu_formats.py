@@ -25,12 +25,16 @@ RAW_METRICS = [
 
 def test_raw_page_units_separators_and_aggregation(tmp_path: Path) -> None:
     gemm_name = "void gemm<float>(float *, int)"
-    path = write_raw(tmp_path / "raw.csv", RAW_METRICS, [
-        (0, gemm_name, ["1,500.5", "2", "1.5", "100", "10", "20", "1,000", "CachePreferNone"]),
-        (1, gemm_name, ["500", "n/a", "0", "1", "0", "0", "0", "CachePreferNone"]),
-        (2, "triton_poi_fused_add_3", ["7", "1", "1", "1", "1", "1", "1", "CachePreferNone"]),
-        (3, "triton_poi_fused_add_4", ["3", "1", "1", "1", "1", "1", "1", "CachePreferNone"]),
-    ])  # fmt: skip
+    path = write_raw(
+        tmp_path / "raw.csv",
+        RAW_METRICS,
+        [
+            (0, gemm_name, ["1,500.5", "2", "1.5", "100", "10", "20", "1,000", "CachePreferNone"]),
+            (1, gemm_name, ["500", "n/a", "0", "1", "0", "0", "0", "CachePreferNone"]),
+            (2, "triton_poi_fused_add_3", ["7", "1", "1", "1", "1", "1", "1", "CachePreferNone"]),
+            (3, "triton_poi_fused_add_4", ["3", "1", "1", "1", "1", "1", "1", "CachePreferNone"]),
+        ],
+    )
     record = collectors.collect(path)
     assert record.sources[0].format == "ncu-csv-raw"
     gemm, triton = record.kernels
@@ -93,11 +97,14 @@ def test_details_page_print_metric_name_forms(tmp_path: Path) -> None:
     }
     durations = set()
     for form, (duration, freq) in forms.items():
-        path = write_details(tmp_path / f"{form}.csv", [
-            (0, "k", sol, duration, "usecond", "12.5"),
-            (0, "k", sol, freq, "cycle/nsecond", "1.2"),
-            (0, "k", "Memory Workload Analysis", "Memory Throughput", "Gbyte/second", "100"),
-        ])  # fmt: skip
+        path = write_details(
+            tmp_path / f"{form}.csv",
+            [
+                (0, "k", sol, duration, "usecond", "12.5"),
+                (0, "k", sol, freq, "cycle/nsecond", "1.2"),
+                (0, "k", "Memory Workload Analysis", "Memory Throughput", "Gbyte/second", "100"),
+            ],
+        )
         (kernel,) = collectors.collect(path).kernels
         durations.add(round(kernel.duration_s, 12))
         assert kernel.bytes["dram"] == pytest.approx(100e9 * 12.5e-6)

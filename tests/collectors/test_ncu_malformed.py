@@ -85,8 +85,11 @@ def test_truncated_report(tmp_path: Path, corpus_dir: Path) -> None:
 
 def test_wrong_header(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
-    write_details(path, [(0, "k", "S", "gpu__time_duration.sum", "nsecond", "5")],
-                  header=[h if h != "Metric Unit" else "Units" for h in DETAILS])  # fmt: skip
+    write_details(
+        path,
+        [(0, "k", "S", "gpu__time_duration.sum", "nsecond", "5")],
+        header=[h if h != "Metric Unit" else "Units" for h in DETAILS],
+    )
     error = raises(path)
     assert (error.row, error.field) == ("1", "Metric Unit")
     other = tmp_path / "other.csv"
@@ -109,10 +112,13 @@ def test_bad_cell_in_raw_page(tmp_path: Path, cell: str, why: str) -> None:
 
 
 def test_bad_cell_in_details_page(tmp_path: Path) -> None:
-    path = write_details(tmp_path / "d.csv", [
-        (0, "k", "GPU Speed Of Light Throughput", "Duration", "nsecond", "5"),
-        (1, "k", "GPU Speed Of Light Throughput", "Duration", "nsecond", "five"),
-    ])  # fmt: skip
+    path = write_details(
+        tmp_path / "d.csv",
+        [
+            (0, "k", "GPU Speed Of Light Throughput", "Duration", "nsecond", "5"),
+            (1, "k", "GPU Speed Of Light Throughput", "Duration", "nsecond", "five"),
+        ],
+    )
     error = raises(path)
     assert (error.row, error.field) == ("3 (launch ID 1)", "Duration")
 
@@ -131,11 +137,14 @@ def test_duplicate_launch_ids(tmp_path: Path) -> None:
     raw = write_raw(tmp_path / "raw.csv", METRICS, [(0, "k", ["1", "2"]), (0, "k", ["1", "2"])])
     error = raises(raw)
     assert (error.row, error.field) == ("0", "ID")
-    details = write_details(tmp_path / "d.csv", [
-        (0, "k", "S", "Duration", "nsecond", "1"),
-        (1, "k", "S", "Duration", "nsecond", "1"),
-        (0, "k", "S", "Duration", "nsecond", "1"),
-    ])  # fmt: skip
+    details = write_details(
+        tmp_path / "d.csv",
+        [
+            (0, "k", "S", "Duration", "nsecond", "1"),
+            (1, "k", "S", "Duration", "nsecond", "1"),
+            (0, "k", "S", "Duration", "nsecond", "1"),
+        ],
+    )
     assert raises(details).row == "0"
 
 

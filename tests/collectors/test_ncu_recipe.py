@@ -14,21 +14,38 @@ BASE = {"gpu__time_duration.sum": 1e-3}
 
 
 def test_normalise_applies_si_units() -> None:
-    m = recipe.normalise([
-        ("gpu__time_duration.sum", 250.0, "usecond"),
-        ("dram__bytes.sum", 2.0, "Kbyte"),
-        ("sm__cycles_elapsed.avg.per_second", 1.5, "Ghz"),
-        ("lts__t_bytes.sum", None, "byte"),
-    ])  # fmt: skip
-    assert m == pytest.approx({
-        "gpu__time_duration.sum": 250e-6, "dram__bytes.sum": 2000.0,
-        "sm__cycles_elapsed.avg.per_second": 1.5e9,
-    })  # fmt: skip
+    m = recipe.normalise(
+        [
+            ("gpu__time_duration.sum", 250.0, "usecond"),
+            ("dram__bytes.sum", 2.0, "Kbyte"),
+            ("sm__cycles_elapsed.avg.per_second", 1.5, "Ghz"),
+            ("lts__t_bytes.sum", None, "byte"),
+        ]
+    )
+    assert m == pytest.approx(
+        {
+            "gpu__time_duration.sum": 250e-6,
+            "dram__bytes.sum": 2000.0,
+            "sm__cycles_elapsed.avg.per_second": 1.5e9,
+        }
+    )
 
 
 def test_flop_weights_fma_twice_packed_per_lane() -> None:
-    counts = {"fadd": 1, "fmul": 10, "ffma": 100, "fadd2": 1000, "fmul2": 10_000, "ffma2": 100_000,
-              "hadd": 3, "hmul": 30, "hfma": 300, "dadd": 7, "dmul": 70, "dfma": 700}  # fmt: skip
+    counts = {
+        "fadd": 1,
+        "fmul": 10,
+        "ffma": 100,
+        "fadd2": 1000,
+        "fmul2": 10_000,
+        "ffma2": 100_000,
+        "hadd": 3,
+        "hmul": 30,
+        "hfma": 300,
+        "dadd": 7,
+        "dmul": 70,
+        "dfma": 700,
+    }
     m = BASE | {OP.format(op): float(n) for op, n in counts.items()}
     figs = recipe.launch_figures(m)
     assert figs.flops["fp32"].value == 1 + 10 + 2 * 100 + 2 * 1000 + 2 * 10_000 + 4 * 100_000

@@ -177,9 +177,12 @@ def test_first_matching_model_wins():
 
 @pytest.mark.parametrize(
     ("expression", "reason"),
-    [("M * Q", "unknown parameter 'Q'"), ("M / (N - N)", "division by zero"),
-     ("0 - M", "is negative")],
-)  # fmt: skip
+    [
+        ("M * Q", "unknown parameter 'Q'"),
+        ("M / (N - N)", "division by zero"),
+        ("0 - M", "is negative"),
+    ],
+)
 def test_bad_declarations_name_source_benchmark_and_field(expression, reason):
     run = collect(DATA / "gbench_gemm_gpu.json")
     model = WorkModel(pattern="BM_rmsnorm*", bytes={"dram": expression})

@@ -25,8 +25,14 @@ def case(rule: str, name: str) -> RuleCase:
 
 def with_config(ctx: RuleContext, **changes: object) -> RuleContext:
     config = ctx.config.model_copy(update=changes)
-    return RuleContext(run=ctx.run, roof=ctx.roof, history=ctx.history, config=config,
-                       other_roofs=ctx.other_roofs, trusted=ctx.trusted)  # fmt: skip
+    return RuleContext(
+        run=ctx.run,
+        roof=ctx.roof,
+        history=ctx.history,
+        config=config,
+        other_roofs=ctx.other_roofs,
+        trusted=ctx.trusted,
+    )
 
 
 def finding(severity: Severity, stability: Stability = Stability.STABLE) -> Finding:
@@ -124,8 +130,9 @@ def test_select_and_blanket_ignore_decisions() -> None:
 
 def test_untrusted_runner_gives_no_regression_verdict() -> None:
     ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
-    untrusted = RuleContext(run=ctx.run, roof=ctx.roof, history=ctx.history,
-                            config=ctx.config, trusted=False)  # fmt: skip
+    untrusted = RuleContext(
+        run=ctx.run, roof=ctx.roof, history=ctx.history, config=ctx.config, trusted=False
+    )
     verdict = evaluate(untrusted)
     assert verdict.conclusion == Conclusion.PASS and not verdict.trusted
     assert all(f.rule != "roof-drop" for f in verdict.findings)

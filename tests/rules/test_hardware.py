@@ -3,10 +3,25 @@ import pytest
 from rules.hardware import UnknownDevice, builtin_catalog
 
 REQUIRED = [
-    "V100-SXM2-32GB", "T4", "A10", "A100-PCIe-40GB", "A100-SXM4-40GB", "A100-SXM4-80GB",
-    "A100-PCIe-80GB", "L4", "L40S", "H100-SXM5", "H100-PCIe", "H100-NVL", "H200-SXM",
-    "GH200-96GB", "B200", "RTX-4090", "MI300X", "TPU-v5e",
-]  # fmt: skip
+    "V100-SXM2-32GB",
+    "T4",
+    "A10",
+    "A100-PCIe-40GB",
+    "A100-SXM4-40GB",
+    "A100-SXM4-80GB",
+    "A100-PCIe-80GB",
+    "L4",
+    "L40S",
+    "H100-SXM5",
+    "H100-PCIe",
+    "H100-NVL",
+    "H200-SXM",
+    "GH200-96GB",
+    "B200",
+    "RTX-4090",
+    "MI300X",
+    "TPU-v5e",
+]
 
 
 @pytest.mark.parametrize("device_id", REQUIRED)

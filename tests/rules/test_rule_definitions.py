@@ -17,9 +17,17 @@ from rules.verdict import Severity, Stability
 CASES = Path(__file__).parent / "cases"
 RULES = sorted(all_rules().items())
 EXPECTED_IDS = {
-    "roof-drop", "regime-mislabel", "regime-flip", "above-roof", "intensity-shift",
-    "peak-sanity", "time-regression", "new-kernel", "missing-kernel", "env-mismatch",
-}  # fmt: skip
+    "roof-drop",
+    "regime-mislabel",
+    "regime-flip",
+    "above-roof",
+    "intensity-shift",
+    "peak-sanity",
+    "time-regression",
+    "new-kernel",
+    "missing-kernel",
+    "env-mismatch",
+}
 
 
 def test_catalogue_is_complete() -> None:

@@ -26,8 +26,11 @@ def make_points(
     for k in ks:
         intensity = 2 * k / 8
         flops = roof(intensity, bandwidth, peak) * (factors or {}).get(k, 1.0)
-        points.append(SweepPoint(k=k, intensity_flop_per_byte=intensity, flop_per_s=flops,
-                                 seconds=2 * k / flops))  # fmt: skip
+        points.append(
+            SweepPoint(
+                k=k, intensity_flop_per_byte=intensity, flop_per_s=flops, seconds=2 * k / flops
+            )
+        )
     return points
 
 
@@ -44,23 +47,38 @@ def make_ceilings(
 ) -> Ceilings:
     bandwidth = dict(bandwidth or {"dram": 3.1e12})
     peaks = dict(peaks or {"fp32": 60e12, "tensor_bf16": 800e12})
-    memory = tuple(MemoryResult(name="copy", bytes=8e9, seconds=8e9 / bw, byte_per_s=bw)
-                   for tier, bw in bandwidth.items() if tier == "dram")  # fmt: skip
+    memory = tuple(
+        MemoryResult(name="copy", bytes=8e9, seconds=8e9 / bw, byte_per_s=bw)
+        for tier, bw in bandwidth.items()
+        if tier == "dram"
+    )
     return Ceilings(
-        device=device, catalog_id="H100-SXM5" if "H100" in device else None, backend="torch",
-        host="host-a", runner=runner, quick=quick, bandwidth_byte_per_s=bandwidth,
-        peak_flop_per_s=peaks, sweep=tuple(sweep), memory=memory,
+        device=device,
+        catalog_id="H100-SXM5" if "H100" in device else None,
+        backend="torch",
+        host="host-a",
+        runner=runner,
+        quick=quick,
+        bandwidth_byte_per_s=bandwidth,
+        peak_flop_per_s=peaks,
+        sweep=tuple(sweep),
+        memory=memory,
         ridge_flop_per_byte={p: v / bandwidth["dram"] for p, v in peaks.items()}
-        if "dram" in bandwidth else {},
+        if "dram" in bandwidth
+        else {},
         identity=DeviceIdentity(name=device, kind="cuda", index=0, throttle_reasons=throttle),
         created_at=created_at or datetime.now(UTC),
-    )  # fmt: skip
+    )
 
 
 def scaled(ceilings: Ceilings, factor: float, **changes: object) -> Ceilings:
     """A copy with every ceiling multiplied by ``factor``."""
-    return ceilings.model_copy(update={
-        "bandwidth_byte_per_s": {k: v * factor for k, v in ceilings.bandwidth_byte_per_s.items()},
-        "peak_flop_per_s": {k: v * factor for k, v in ceilings.peak_flop_per_s.items()},
-        **changes,
-    })  # fmt: skip
+    return ceilings.model_copy(
+        update={
+            "bandwidth_byte_per_s": {
+                k: v * factor for k, v in ceilings.bandwidth_byte_per_s.items()
+            },
+            "peak_flop_per_s": {k: v * factor for k, v in ceilings.peak_flop_per_s.items()},
+            **changes,
+        }
+    )

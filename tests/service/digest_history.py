@@ -50,12 +50,24 @@ BLIPS = (("attention_fwd", "H100-SXM5", 37, 0.70), ("gemm_bf16", "H100-SXM5", 39
 #: The regime flips to memory-bound from this night on (and a one-night flip that must not count).
 REGIME_FLIP = ("fused_mlp", "A100-SXM4-80GB", 34)
 REGIME_BLIP = ("gemm_bf16", "H100-SXM5", 30)
-BASE_LEVEL = {"gemv_bf16": 85.0, "softmax_fwd": 70.0, "layernorm_fwd": 60.0, "gemm_bf16": 55.0,
-              "attention_fwd": 48.0, "fused_mlp": 65.0}  # fmt: skip
+BASE_LEVEL = {
+    "gemv_bf16": 85.0,
+    "softmax_fwd": 70.0,
+    "layernorm_fwd": 60.0,
+    "gemm_bf16": 55.0,
+    "attention_fwd": 48.0,
+    "fused_mlp": 65.0,
+}
 COMPUTE_BOUND = {"gemm_bf16", "attention_fwd", "fused_mlp"}
 #: FLOP per DRAM byte of each kernel (4 GB of DRAM traffic each night).
-INTENSITY = {"gemv_bf16": 0.5, "softmax_fwd": 1.2, "layernorm_fwd": 2.0, "gemm_bf16": 300.0,
-             "attention_fwd": 150.0, "fused_mlp": 220.0}  # fmt: skip
+INTENSITY = {
+    "gemv_bf16": 0.5,
+    "softmax_fwd": 1.2,
+    "layernorm_fwd": 2.0,
+    "gemm_bf16": 300.0,
+    "attention_fwd": 150.0,
+    "fused_mlp": 220.0,
+}
 
 
 def _factors() -> pd.DataFrame:
@@ -97,14 +109,26 @@ def _row(device: str, kernel: str, night: int, pct: float, regime: str) -> dict[
     time_s = 1e-3 * 85.0 / pct
     return {
         "run_id": night * len(DEVICES) + DEVICES.index(device) + 1,
-        "commit": commit_of(night), "timestamp": FIRST_NIGHT + timedelta(days=night),
-        "kind": "nightly", "kernel_key": kernel, "kernel_name": f"{kernel}_kernel",
-        "device": device, "roof_source": "datasheet", "percent_of_roof": pct, "regime": regime,
-        "binding": "dram" if regime == "memory-bound" else "tensor_bf16", "time_s": time_s,
-        "total_flops": 4e9 * INTENSITY[kernel], "bytes_dram": 4e9, "bytes_l2": 6e9,
+        "commit": commit_of(night),
+        "timestamp": FIRST_NIGHT + timedelta(days=night),
+        "kind": "nightly",
+        "kernel_key": kernel,
+        "kernel_name": f"{kernel}_kernel",
+        "device": device,
+        "roof_source": "datasheet",
+        "percent_of_roof": pct,
+        "regime": regime,
+        "binding": "dram" if regime == "memory-bound" else "tensor_bf16",
+        "time_s": time_s,
+        "total_flops": 4e9 * INTENSITY[kernel],
+        "bytes_dram": 4e9,
+        "bytes_l2": 6e9,
         "bytes_l1": np.nan,
-        "driver": "560.35", "clock_control": "base", "cache_control": "all", "trusted": True,
-    }  # fmt: skip
+        "driver": "560.35",
+        "clock_control": "base",
+        "cache_control": "all",
+        "trusted": True,
+    }
 
 
 def commit_of(night: int) -> str:

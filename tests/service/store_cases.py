@@ -54,8 +54,13 @@ def nightly(n: int, *, time_a: float = 1e-3, branch: str = "main", **kw: object)
 
 
 def baseline(engine: sa.Engine, **kw: object):
-    args: dict[str, object] = {"repo": REPO, "device": "H100-SXM5", "roof_source": "datasheet",
-                               "base_branch": "main", "window": 30}  # fmt: skip
+    args: dict[str, object] = {
+        "repo": REPO,
+        "device": "H100-SXM5",
+        "roof_source": "datasheet",
+        "base_branch": "main",
+        "window": 30,
+    }
     with session_scope(engine, readonly=True) as session:
         return baseline_frame(session=session, **{**args, **kw})  # type: ignore[arg-type]
 
@@ -128,8 +133,13 @@ def test_list_runs_filters_newest_first(engine):
 
 def test_findings_round_trip_and_a_recheck_replaces_them(engine):
     run_id = store(engine, nightly(1))
-    finding = Finding(rule="roof-drop", kernel="a", severity=Severity.FAIL, message="dropped",
-                      numbers={"current": 41.0, "center": 80.0})  # fmt: skip
+    finding = Finding(
+        rule="roof-drop",
+        kernel="a",
+        severity=Severity.FAIL,
+        message="dropped",
+        numbers={"current": 41.0, "center": 80.0},
+    )
     with session_scope(engine) as session:
         save_findings(session=session, run_id=run_id, findings=[finding, finding])
         save_findings(session=session, run_id=run_id, findings=[finding])
@@ -191,10 +201,23 @@ def test_unknown_merge_base_falls_back_to_a_time_and_says_so(engine):
 def test_acceptance_restarts_the_kernels_baseline(engine):
     ids = [store(engine, nightly(n)) for n in range(5)]
     with session_scope(engine) as session:
-        accept_baseline(session=session, repo=REPO, kernel_key="a", device="H100-SXM5",
-                        accepted_by="octocat", run_id=ids[2], accepted_at=day(2.5))  # fmt: skip
-        accept_baseline(session=session, repo=REPO, kernel_key="b", device="A100-SXM4-80GB",
-                        accepted_by="octocat", accepted_at=day(4.5))  # fmt: skip
+        accept_baseline(
+            session=session,
+            repo=REPO,
+            kernel_key="a",
+            device="H100-SXM5",
+            accepted_by="octocat",
+            run_id=ids[2],
+            accepted_at=day(2.5),
+        )
+        accept_baseline(
+            session=session,
+            repo=REPO,
+            kernel_key="b",
+            device="A100-SXM4-80GB",
+            accepted_by="octocat",
+            accepted_at=day(4.5),
+        )
     frame = baseline(engine)
     assert list(frame.loc[frame["kernel_key"] == "a", "commit"]) == ["c003", "c004"]
     assert len(frame.loc[frame["kernel_key"] == "b"]) == 5  # accepted on another device only

@@ -13,8 +13,11 @@ from service.errors import BadInput
 from tests.service.calibrate_factories import make_ceilings, make_points
 
 W, P = 3.0e12, 50e12
-CEILINGS = make_ceilings(bandwidth={"dram": W}, peaks={"fp32": P, "tensor_bf16": 700e12},
-                         sweep=make_points(W, P, factors={1: 0.8, 512: 0.9}))  # fmt: skip
+CEILINGS = make_ceilings(
+    bandwidth={"dram": W},
+    peaks={"fp32": P, "tensor_bf16": 700e12},
+    sweep=make_points(W, P, factors={1: 0.8, 512: 0.9}),
+)
 SHEET = builtin_catalog().lookup("H100-SXM5").roof()
 
 

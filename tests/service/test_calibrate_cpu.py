@@ -26,9 +26,25 @@ pytest.importorskip("torch")
 def calibrated(tmp_path_factory):
     out = tmp_path_factory.mktemp("calib")
     db = f"sqlite:///{out}/history.db"
-    argv = ["calibrate", "--device", "cpu", "--quick", "--sweep", "eager", "--threads", "1",
-            "--output", str(out / "ceilings.json"), "--chart", str(out / "calib.svg"),
-            "--store", "--db", db, "--runner", "ci-cpu"]  # fmt: skip
+    argv = [
+        "calibrate",
+        "--device",
+        "cpu",
+        "--quick",
+        "--sweep",
+        "eager",
+        "--threads",
+        "1",
+        "--output",
+        str(out / "ceilings.json"),
+        "--chart",
+        str(out / "calib.svg"),
+        "--store",
+        "--db",
+        db,
+        "--runner",
+        "ci-cpu",
+    ]
     assert run(argv) == 0
     return out, db, load_ceilings(out / "ceilings.json")
 
@@ -84,9 +100,26 @@ def test_preflight_refuses_a_runner_slower_than_its_calibration(calibrated, tmp_
     with store_session(db) as session:
         save_ceilings(session=session, ceilings=scaled(ceilings, 50.0))
     health_path = tmp_path / "health.json"
-    code = run(["calibrate", "--device", "cpu", "--check", "--sweep", "eager", "--threads", "1",
-                "--precisions", "fp32", "--db", db, "--runner", "ci-cpu",
-                "--health-file", str(health_path)])  # fmt: skip
+    code = run(
+        [
+            "calibrate",
+            "--device",
+            "cpu",
+            "--check",
+            "--sweep",
+            "eager",
+            "--threads",
+            "1",
+            "--precisions",
+            "fp32",
+            "--db",
+            db,
+            "--runner",
+            "ci-cpu",
+            "--health-file",
+            str(health_path),
+        ]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert "is degraded: " in err and "dram bandwidth" in err and "fp32 peak" in err

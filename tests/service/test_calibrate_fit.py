@@ -22,8 +22,16 @@ def _memory(byte_per_s: float) -> list[MemoryResult]:
 
 
 def _matmul(key: str, flop_per_s: float) -> list[MatmulResult]:
-    return [MatmulResult(precision=key, key=key, n=1024, flops=2e9, seconds=2e9 / flop_per_s,  # type: ignore[arg-type]
-                         flop_per_s=flop_per_s)]  # fmt: skip
+    return [
+        MatmulResult(
+            precision=key,
+            key=key,
+            n=1024,
+            flops=2e9,
+            seconds=2e9 / flop_per_s,  # type: ignore[arg-type]
+            flop_per_s=flop_per_s,
+        )
+    ]
 
 
 def test_exact_points_give_the_exact_roof():
@@ -59,8 +67,9 @@ def test_noisy_non_monotonic_sweep_with_outliers():
     assert 0.95 * P <= peaks["fp32"] <= P * (1 + 1e-9)
     for point in points:
         if point.k != 64:
-            assert point.flop_per_s <= roof(point.intensity_flop_per_byte, bandwidth["dram"],
-                                            peaks["fp32"]) * (1 + 1e-9)  # fmt: skip
+            assert point.flop_per_s <= roof(
+                point.intensity_flop_per_byte, bandwidth["dram"], peaks["fp32"]
+            ) * (1 + 1e-9)
 
 
 def test_symmetric_noise_is_averaged_out_by_the_medians():
@@ -79,8 +88,9 @@ def test_sweep_that_never_flattens_leaves_the_peak_to_the_matmul():
     assert result is not None
     assert result.climbed and not result.flattened
     assert result.bandwidth_byte_per_s == pytest.approx(W, rel=1e-9)
-    bandwidth, peaks, _ = fit.fit_ceilings(memory=_memory(0.8 * W), matmul=_matmul("fp32", P),
-                                        sweep_fit=result, sweep=points)  # fmt: skip
+    bandwidth, peaks, _ = fit.fit_ceilings(
+        memory=_memory(0.8 * W), matmul=_matmul("fp32", P), sweep_fit=result, sweep=points
+    )
     assert bandwidth["dram"] == pytest.approx(W)
     assert peaks["fp32"] == pytest.approx(P)
 
@@ -90,8 +100,9 @@ def test_flat_sweep_has_no_slope_and_stream_sets_the_bandwidth():
     result = fit.fit_sweep(points)
     assert result is not None
     assert result.flattened and not result.climbed
-    bandwidth, peaks, _ = fit.fit_ceilings(memory=_memory(0.9 * W), matmul=[],
-                                        sweep_fit=result, sweep=points)  # fmt: skip
+    bandwidth, peaks, _ = fit.fit_ceilings(
+        memory=_memory(0.9 * W), matmul=[], sweep_fit=result, sweep=points
+    )
     assert bandwidth["dram"] == pytest.approx(0.9 * W)
     assert peaks["fp32"] == pytest.approx(P)
 
@@ -100,8 +111,9 @@ def test_a_point_above_the_stream_roof_lifts_the_bandwidth():
     # An in-place sweep moves no write-allocate traffic, so it can beat a copy: the roof must
     # lie on or above every trusted point.
     points = make_points(W, P, ks=(1, 4, 16, 64))
-    bandwidth, _, _ = fit.fit_ceilings(memory=_memory(0.7 * W), matmul=_matmul("fp32", P),
-                                    sweep_fit=None, sweep=points)  # fmt: skip
+    bandwidth, _, _ = fit.fit_ceilings(
+        memory=_memory(0.7 * W), matmul=_matmul("fp32", P), sweep_fit=None, sweep=points
+    )
     assert bandwidth["dram"] == pytest.approx(W)
 
 
@@ -151,8 +163,10 @@ def test_real_cpu_sweep_with_a_bulge_is_not_called_a_glitch():
     # Measured here (torch.compile sweep, 2 shared vCPUs): K=16 beats K=64 by 1.8x because a
     # short FMA chain overlaps better in the core than a long one. The roof must cover it.
     measured = {1: 1.3476e9, 4: 5.0183e9, 16: 26.921e9, 64: 14.912e9}
-    points = [SweepPoint(k=k, intensity_flop_per_byte=k / 4, flop_per_s=f, seconds=1.0)
-              for k, f in measured.items()]  # fmt: skip
+    points = [
+        SweepPoint(k=k, intensity_flop_per_byte=k / 4, flop_per_s=f, seconds=1.0)
+        for k, f in measured.items()
+    ]
     result = fit.fit_sweep(points)
     assert result is not None
     bandwidth, peaks, spikes = fit.fit_ceilings(
@@ -171,10 +185,21 @@ def test_on_a_busy_machine_the_undisturbed_point_is_not_the_outlier():
     # Measured here under load 5-8 on 2 vCPUs: most points were slowed; K=2 ran undisturbed at
     # the same rate as the read-only memory test (66 GB/s). It must lift the roof, not be
     # dropped, even though the sweep's own median fit puts it 5.8x above.
-    measured = {1: 3.60e9, 2: 33.3e9, 4: 8.41e9, 8: 18.1e9, 16: 33.7e9, 32: 31.7e9,
-                64: 38.3e9, 128: 12.9e9, 256: 11.6e9}  # fmt: skip
-    points = [SweepPoint(k=k, intensity_flop_per_byte=k / 4, flop_per_s=f, seconds=1.0)
-              for k, f in measured.items()]  # fmt: skip
+    measured = {
+        1: 3.60e9,
+        2: 33.3e9,
+        4: 8.41e9,
+        8: 18.1e9,
+        16: 33.7e9,
+        32: 31.7e9,
+        64: 38.3e9,
+        128: 12.9e9,
+        256: 11.6e9,
+    }
+    points = [
+        SweepPoint(k=k, intensity_flop_per_byte=k / 4, flop_per_s=f, seconds=1.0)
+        for k, f in measured.items()
+    ]
     result = fit.fit_sweep(points)
     assert result is not None and 5 * result.bandwidth_byte_per_s < 2 * 33.3e9
     bandwidth, peaks, spikes = fit.fit_ceilings(

@@ -41,8 +41,9 @@ def test_healthy_when_every_ceiling_is_within_tolerance():
 
 
 def test_slow_memory_is_named_with_the_calibrated_figure():
-    current = make_ceilings(bandwidth={"dram": 0.61 * 3.1e12},
-                            peaks={"fp32": 59e12, "tensor_bf16": 790e12})  # fmt: skip
+    current = make_ceilings(
+        bandwidth={"dram": 0.61 * 3.1e12}, peaks={"fp32": 59e12, "tensor_bf16": 790e12}
+    )
     health = decide_health(current=current, stored=STORED)
     assert not health.trusted and health.status == "degraded"
     assert health.reasons == ("dram bandwidth 61% of this runner's calibrated 3.1 TB/s",)
@@ -50,8 +51,9 @@ def test_slow_memory_is_named_with_the_calibrated_figure():
 
 
 def test_several_slow_ceilings_are_listed_worst_first():
-    current = make_ceilings(bandwidth={"dram": 0.7 * 3.1e12},
-                            peaks={"fp32": 60e12, "tensor_bf16": 0.5 * 800e12})  # fmt: skip
+    current = make_ceilings(
+        bandwidth={"dram": 0.7 * 3.1e12}, peaks={"fp32": 60e12, "tensor_bf16": 0.5 * 800e12}
+    )
     health = decide_health(current=current, stored=STORED)
     assert health.reasons == (
         "tensor_bf16 peak 50% of this runner's calibrated 800 TFLOP/s",
@@ -60,24 +62,42 @@ def test_several_slow_ceilings_are_listed_worst_first():
 
 
 def test_a_throttled_gpu_is_degraded_even_at_full_speed():
-    current = scaled(STORED, 1.0, identity=STORED.identity.model_copy(
-        update={"throttle_reasons": ("gpu_idle", "hw_thermal_slowdown")}))  # fmt: skip
+    current = scaled(
+        STORED,
+        1.0,
+        identity=STORED.identity.model_copy(
+            update={"throttle_reasons": ("gpu_idle", "hw_thermal_slowdown")}
+        ),
+    )
     health = decide_health(current=current, stored=STORED)
     assert not health.trusted
     assert health.reasons == ("clocks throttled: hw_thermal_slowdown",)
 
 
 def test_idle_and_application_clock_reasons_are_normal():
-    current = scaled(STORED, 1.0, identity=STORED.identity.model_copy(
-        update={"throttle_reasons": ("gpu_idle", "applications_clocks_setting")}))  # fmt: skip
+    current = scaled(
+        STORED,
+        1.0,
+        identity=STORED.identity.model_copy(
+            update={"throttle_reasons": ("gpu_idle", "applications_clocks_setting")}
+        ),
+    )
     assert decide_health(current=current, stored=STORED).trusted
 
 
 def test_driver_clock_and_speed_changes_are_notes_not_reasons():
-    then = STORED.model_copy(update={"identity": STORED.identity.model_copy(
-        update={"driver": "535.104", "max_sm_clock_hz": 1.98e9})})  # fmt: skip
-    now = scaled(then, 1.0, identity=then.identity.model_copy(
-        update={"driver": "550.54", "max_sm_clock_hz": 1.755e9}))  # fmt: skip
+    then = STORED.model_copy(
+        update={
+            "identity": STORED.identity.model_copy(
+                update={"driver": "535.104", "max_sm_clock_hz": 1.98e9}
+            )
+        }
+    )
+    now = scaled(
+        then,
+        1.0,
+        identity=then.identity.model_copy(update={"driver": "550.54", "max_sm_clock_hz": 1.755e9}),
+    )
     now = now.model_copy(update={"bandwidth_byte_per_s": {"dram": 1.5 * 3.1e12}})
     health = decide_health(current=now, stored=then)
     assert health.trusted and health.reasons == ()
@@ -108,10 +128,15 @@ def test_uncalibrated_runner_is_untrusted_and_says_what_to_do():
     assert "roofguard calibrate --store" in health.message
 
 
-@pytest.mark.parametrize(("value", "unit", "text"), [
-    (3.1e12, "B/s", "3.1 TB/s"), (989.4e12, "FLOP/s", "989 TFLOP/s"),
-    (57.6e9, "B/s", "57.6 GB/s"), (12.0, "B/s", "12 B/s"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (3.1e12, "B/s", "3.1 TB/s"),
+        (989.4e12, "FLOP/s", "989 TFLOP/s"),
+        (57.6e9, "B/s", "57.6 GB/s"),
+        (12.0, "B/s", "12 B/s"),
+    ],
+)
 def test_format_rate(value, unit, text):
     assert format_rate(value, unit) == text
 
@@ -129,8 +154,9 @@ def test_store_keeps_the_latest_calibration_per_runner_and_device(store_url):
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     old = make_ceilings(bandwidth={"dram": 2.0e12}, runner=runner, created_at=t0)
     new = make_ceilings(bandwidth={"dram": 3.0e12}, runner=runner, created_at=t0 + timedelta(1))
-    other = make_ceilings(bandwidth={"dram": 1.0e12}, runner=runner + "-b",
-                          created_at=t0 + timedelta(days=2))  # fmt: skip
+    other = make_ceilings(
+        bandwidth={"dram": 1.0e12}, runner=runner + "-b", created_at=t0 + timedelta(days=2)
+    )
     with store_session(store_url) as session:
         for ceilings in (new, old, other):  # insertion order must not matter
             save_ceilings(session=session, ceilings=ceilings)

@@ -25,7 +25,10 @@ def test_quick_plan_keeps_the_sizes_and_drops_points():
     full = make_plan("cuda", quick=False, precisions=("bf16",), sweep_impl="auto")
     quick = make_plan("cuda", quick=True, precisions=("bf16",), sweep_impl="auto")
     assert (quick.memory_elements, quick.matmul_n, quick.sweep_elements) == (
-        full.memory_elements, full.matmul_n, full.sweep_elements)  # fmt: skip
+        full.memory_elements,
+        full.matmul_n,
+        full.sweep_elements,
+    )
     assert set(quick.ks) < set(full.ks) and quick.reps < full.reps
     assert full.ks[0] == 1 and full.ks[-1] >= 256  # climbs the slope and reaches the plateau
     assert full.memory_elements * 4 >= 1 << 30  # 1 GiB arrays: beyond any GPU L2
@@ -38,7 +41,10 @@ def test_throttle_reason_bits():
     assert decode_throttle_reasons(0) == ()
     assert decode_throttle_reasons(0x1 | 0x40) == ("gpu_idle", "hw_thermal_slowdown")
     assert decode_throttle_reasons(0x4 | 0x8 | 0x80) == (
-        "sw_power_cap", "hw_slowdown", "hw_power_brake_slowdown")  # fmt: skip
+        "sw_power_cap",
+        "hw_slowdown",
+        "hw_power_brake_slowdown",
+    )
 
 
 def test_cpu_identity_names_the_processor():
@@ -51,4 +57,5 @@ def test_nvml_absent_or_without_a_gpu_is_a_note_not_a_crash():
     snapshot = nvml_snapshot(0)
     # On a GPU machine NVML answers with clocks; here it is absent or finds no device.
     assert "sm_clock_hz" in snapshot or snapshot["notes"][0].startswith(
-        ("nvidia-ml-py not installed", "NVML unavailable", "NVML query failed"))  # fmt: skip
+        ("nvidia-ml-py not installed", "NVML unavailable", "NVML query failed")
+    )

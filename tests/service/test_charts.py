@@ -12,8 +12,12 @@ from rules.roofline import Roof, place
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 from service.render.labels import label_box
 
-ROOF = Roof("H100-SXM5", "datasheet", {"fp32": 67e12, "tensor_bf16": 989e12, "fp64": 34e12},
-            {"dram": 3.35e12, "l2": 12e12})  # fmt: skip
+ROOF = Roof(
+    "H100-SXM5",
+    "datasheet",
+    {"fp32": 67e12, "tensor_bf16": 989e12, "fp64": 34e12},
+    {"dram": 3.35e12, "l2": 12e12},
+)
 
 
 def _gid(ax, gid):
@@ -71,8 +75,10 @@ def test_arrow_runs_from_baseline_to_current(gemv_points):
 
 
 def test_labels_of_crowded_points_do_not_overlap():
-    kernels = [KernelPoint(f"kernel_{i}", 10.0 * (1 + 0.02 * i), 1e13 * (1 + 0.03 * i), 0.1, "fp32")
-               for i in range(8)]  # fmt: skip
+    kernels = [
+        KernelPoint(f"kernel_{i}", 10.0 * (1 + 0.02 * i), 1e13 * (1 + 0.03 * i), 0.1, "fp32")
+        for i in range(8)
+    ]
     fig = roofline_chart(ROOF, kernels)
     ax = fig.axes[0]
     labels = [t for t in ax.texts if (t.get_gid() or "").startswith("label:")]
@@ -89,8 +95,9 @@ def test_labels_of_crowded_points_do_not_overlap():
 def test_trend_chart_data_change_points_and_band():
     stamps = pd.date_range("2026-01-01", periods=20, freq="D", tz="UTC")
     values = [80.0] * 10 + [70.0] * 10
-    series = pd.DataFrame({"timestamp": stamps, "percent_of_roof": values,
-                           "commit": [f"c{i:02d}" for i in range(20)]})  # fmt: skip
+    series = pd.DataFrame(
+        {"timestamp": stamps, "percent_of_roof": values, "commit": [f"c{i:02d}" for i in range(20)]}
+    )
     changes = pd.DataFrame({"since": [stamps[10]], "to_commit": ["c10abcdef123"]})
     ax = trend_chart(series, title="gemv", change_points=changes, baseline=(80.0, 1.5)).axes[0]
     line = _gid(ax, "series")

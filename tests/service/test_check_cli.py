@@ -76,16 +76,43 @@ def history(tmp_path):
     db = f"sqlite:///{tmp_path / 'h.db'}"
     for night in range(8):
         report = nightly(tmp_path / f"n{night}.json", night, scale=1 + 0.01 * (night % 3))
-        args = ["ingest", str(report), "--repo", "acme/kernels", "--commit", f"c{night:04d}",
-                "--branch", "main", "--kind", "nightly", "--db", db]  # fmt: skip
+        args = [
+            "ingest",
+            str(report),
+            "--repo",
+            "acme/kernels",
+            "--commit",
+            f"c{night:04d}",
+            "--branch",
+            "main",
+            "--kind",
+            "nightly",
+            "--db",
+            db,
+        ]
         assert run(args) == 0
     return tmp_path, db
 
 
 def check(tmp_path, db, report, *extra):
     out = tmp_path / "verdict.json"
-    args = ["check", str(report), "--repo", "acme/kernels", "--commit", "f00d", "--pr", "7",
-            "--db", db, "--format", "json", "--output", str(out), *extra]  # fmt: skip
+    args = [
+        "check",
+        str(report),
+        "--repo",
+        "acme/kernels",
+        "--commit",
+        "f00d",
+        "--pr",
+        "7",
+        "--db",
+        db,
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        *extra,
+    ]
     return run(args), json.loads(out.read_text()) if out.exists() else None
 
 
@@ -147,8 +174,23 @@ def test_check_unreadable_report_stores_nothing(history, capsys):
     bad.write_text("{}")
     code, _ = check(tmp_path, db, bad)
     assert code == 2
-    assert run(["ingest", str(nightly(tmp_path / "n.json", 99)), "--repo", "acme/kernels",
-                "--commit", "c9999", "--branch", "main", "--db", db]) == 0  # fmt: skip
+    assert (
+        run(
+            [
+                "ingest",
+                str(nightly(tmp_path / "n.json", 99)),
+                "--repo",
+                "acme/kernels",
+                "--commit",
+                "c9999",
+                "--branch",
+                "main",
+                "--db",
+                db,
+            ]
+        )
+        == 0
+    )
     assert "ingested run 9 " in capsys.readouterr().out
 
 
@@ -185,8 +227,22 @@ def test_check_writes_the_roofline_chart_and_lists_it_as_an_artifact(history):
     svg = (charts / "roofline.svg").read_text()
     assert 'id="kernels"' in svg and 'id="roof:tensor_bf16:dram"' in svg
     md = tmp_path / "verdict.md"
-    args = ["check", str(tmp_path / "pr.json"), "--repo", "acme/kernels", "--commit", "f00d",
-            "--pr", "7", "--db", db, "--charts", str(charts), "--output", str(md)]  # fmt: skip
+    args = [
+        "check",
+        str(tmp_path / "pr.json"),
+        "--repo",
+        "acme/kernels",
+        "--commit",
+        "f00d",
+        "--pr",
+        "7",
+        "--db",
+        db,
+        "--charts",
+        str(charts),
+        "--output",
+        str(md),
+    ]
     assert run(args) == 0
     assert "charts in artifact `roofguard`: `roofline.svg`" in md.read_text()
 
@@ -209,9 +265,22 @@ def test_ingest_and_check_key_kernels_alike_under_the_config(tmp_path):
         return path
 
     for night in range(4):
-        args = ["ingest", str(report(f"n{night}.csv", night)), "--repo", "acme/kernels",
-                "--commit", f"c{night}", "--branch", "main", "--kind", "nightly",
-                "--config", str(cfg), "--db", db]  # fmt: skip
+        args = [
+            "ingest",
+            str(report(f"n{night}.csv", night)),
+            "--repo",
+            "acme/kernels",
+            "--commit",
+            f"c{night}",
+            "--branch",
+            "main",
+            "--kind",
+            "nightly",
+            "--config",
+            str(cfg),
+            "--db",
+            db,
+        ]
         assert run(args) == 0
     code, verdict = check(tmp_path, db, report("pr.csv", 1), "--config", str(cfg))
     assert code == 0

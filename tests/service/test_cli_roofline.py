@@ -17,9 +17,19 @@ def roofguard(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_decode_step_batch_1_h100_fp8_through_the_entry_point():
     proc = roofguard(
-        "roofline", "--device", "H100-SXM5", "--precision", "fp8",
-        "--flops", "140e9", "--bytes", "70e9", "--time", "0.025", "--json",
-    )  # fmt: skip
+        "roofline",
+        "--device",
+        "H100-SXM5",
+        "--precision",
+        "fp8",
+        "--flops",
+        "140e9",
+        "--bytes",
+        "70e9",
+        "--time",
+        "0.025",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["intensity_flop_per_byte"] == pytest.approx(2.0)
@@ -29,14 +39,38 @@ def test_decode_step_batch_1_h100_fp8_through_the_entry_point():
     assert out["attainable_flop_per_s"] == pytest.approx(2 * 3.35e12)
     assert out["achieved_flop_per_s"] == pytest.approx(140e9 / 0.025)
     assert out["percent_of_roof"] == pytest.approx(100 * 0.0208955 / 0.025, rel=1e-4)
-    keys = {"device", "precision", "tier", "intensity_flop_per_byte", "ridge_flop_per_byte",
-            "regime", "borderline", "attainable_flop_per_s", "roof_time_s"}  # fmt: skip
+    keys = {
+        "device",
+        "precision",
+        "tier",
+        "intensity_flop_per_byte",
+        "ridge_flop_per_byte",
+        "regime",
+        "borderline",
+        "attainable_flop_per_s",
+        "roof_time_s",
+    }
     assert keys <= set(out)
 
 
 def test_decode_step_batch_32_is_still_memory_bound(capsys):
-    assert run(["roofline", "--device", "H100-SXM5", "--precision", "fp8",
-                "--flops", "4480e9", "--bytes", "70e9", "--json"]) == 0  # fmt: skip
+    assert (
+        run(
+            [
+                "roofline",
+                "--device",
+                "H100-SXM5",
+                "--precision",
+                "fp8",
+                "--flops",
+                "4480e9",
+                "--bytes",
+                "70e9",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["intensity_flop_per_byte"] == pytest.approx(64.0)
     assert out["regime"] == "memory-bound"
@@ -44,15 +78,39 @@ def test_decode_step_batch_32_is_still_memory_bound(capsys):
 
 
 def test_h100_bf16_ridge(capsys):
-    run(["roofline", "--device", "NVIDIA H100 80GB HBM3", "--precision", "bf16",
-         "--flops", "1", "--bytes", "1", "--json"])  # fmt: skip
+    run(
+        [
+            "roofline",
+            "--device",
+            "NVIDIA H100 80GB HBM3",
+            "--precision",
+            "bf16",
+            "--flops",
+            "1",
+            "--bytes",
+            "1",
+            "--json",
+        ]
+    )
     assert json.loads(capsys.readouterr().out)["ridge_flop_per_byte"] == pytest.approx(295.3, 0.01)
 
 
 def test_tiled_fp32_matmul_intensity_and_custom_hardware(capsys):
     n = 1024
-    run(["roofline", "--peak-flops", "4e12", "--bandwidth", "25.6e9",
-         "--flops", str(2 * n**3), "--bytes", str(3 * 4 * n**2), "--json"])  # fmt: skip
+    run(
+        [
+            "roofline",
+            "--peak-flops",
+            "4e12",
+            "--bandwidth",
+            "25.6e9",
+            "--flops",
+            str(2 * n**3),
+            "--bytes",
+            str(3 * 4 * n**2),
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["intensity_flop_per_byte"] == pytest.approx(170.67, abs=0.01)
     assert out["ridge_flop_per_byte"] == pytest.approx(4e12 / 25.6e9)
@@ -61,8 +119,24 @@ def test_tiled_fp32_matmul_intensity_and_custom_hardware(capsys):
 
 
 def test_text_output_has_table_and_plot(capsys):
-    assert run(["roofline", "--device", "H100-SXM5", "--precision", "fp8",
-                "--flops", "140e9", "--bytes", "70e9", "--time", "0.025"]) == 0  # fmt: skip
+    assert (
+        run(
+            [
+                "roofline",
+                "--device",
+                "H100-SXM5",
+                "--precision",
+                "fp8",
+                "--flops",
+                "140e9",
+                "--bytes",
+                "70e9",
+                "--time",
+                "0.025",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "memory-bound" in out and "83.6 %" in out
     assert "*" in out and "ridge + at 590.7" in out

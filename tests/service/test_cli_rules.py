@@ -35,7 +35,11 @@ def test_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_unknown_rule_is_exit_2_as_a_real_process() -> None:
-    done = subprocess.run([sys.executable, "-m", "service", "rules", "roof-dorp"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "service", "rules", "roof-dorp"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2
     assert "unknown rule 'roof-dorp'" in done.stderr and "roof-drop" in done.stderr

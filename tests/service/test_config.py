@@ -97,12 +97,18 @@ def test_full_roofguard_toml(tmp_path: Path) -> None:
     assert rules.options["regime-flip"]["to_compute_severity"] == Severity.INFO.value
     (group,) = rules.groups
     assert (group.name, group.nvtx, group.regime, group.target_percent) == (
-        "decode", "decode*", "memory-bound", 80.0,
-    )  # fmt: skip
+        "decode",
+        "decode*",
+        "memory-bound",
+        80.0,
+    )
 
 
 def test_pyproject_tool_table_with_top_level_rules_fields(tmp_path: Path) -> None:
-    write(tmp_path, "pyproject.toml", """
+    write(
+        tmp_path,
+        "pyproject.toml",
+        """
 [project]
 name = "x"
 
@@ -114,7 +120,8 @@ fail_on = "never"
 name = "prefill"
 pattern = "*gemm*"
 regime = "compute-bound"
-""")  # fmt: skip
+""",
+    )
     config = load_config(cwd=tmp_path)
     assert config.device == "A100-SXM4-80GB"
     assert config.rules.fail_on == "never"
@@ -138,28 +145,42 @@ def test_explicit_path_wins(tmp_path: Path) -> None:
     [
         ('devise = "H100"\n', "devise", "unknown key"),
         ('roof = "sparse"\n', "roof", "'datasheet', 'report' or 'measured'"),
-        ("[baseline]\nwindow = \"many\"\n", "baseline.window", "valid integer"),
+        ('[baseline]\nwindow = "many"\n', "baseline.window", "valid integer"),
         ("[baseline]\nwindow = 0\n", "baseline.window", "greater than or equal to 1"),
-        ("[rules]\nfail_on = \"sometimes\"\n", "rules.fail_on", "'fail', 'warn' or 'never'"),
-        ("[[rules.groups]]\npattern = \"*\"\n", "rules.groups[0].name", "required key"),
-        ("[[rules.groups]]\nname = \"d\"\nregime = \"io-bound\"\n", "rules.groups[0].regime",
-         "memory-bound"),
-        ("[rules.options.roof-drop]\nz_threshold = \"high\"\n",
-         "rules.options.roof-drop.z_threshold", "valid number"),
-        ("[rules.options.roof-drop]\nalpha = 0.01\n", "rules.options.roof-drop.alpha",
-         "unknown key"),
-        ("[rules.options.roof-dorp]\nz_threshold = 3\n", "rules.options.roof-dorp",
-         "unknown rule"),
+        ('[rules]\nfail_on = "sometimes"\n', "rules.fail_on", "'fail', 'warn' or 'never'"),
+        ('[[rules.groups]]\npattern = "*"\n', "rules.groups[0].name", "required key"),
+        (
+            '[[rules.groups]]\nname = "d"\nregime = "io-bound"\n',
+            "rules.groups[0].regime",
+            "memory-bound",
+        ),
+        (
+            '[rules.options.roof-drop]\nz_threshold = "high"\n',
+            "rules.options.roof-drop.z_threshold",
+            "valid number",
+        ),
+        (
+            "[rules.options.roof-drop]\nalpha = 0.01\n",
+            "rules.options.roof-drop.alpha",
+            "unknown key",
+        ),
+        ("[rules.options.roof-dorp]\nz_threshold = 3\n", "rules.options.roof-dorp", "unknown rule"),
         ('[rules]\nselect = ["rooflin"]\n', "rules.select[0]", "unknown rule or group"),
-        ("[[rules.ignore]]\nrule = \"nope\"\n", "rules.ignore[0].rule", "unknown rule"),
-        ("[devices.H100-SXM5]\nbandwidth_byte_per_s = { hbm = 3e12 }\n",
-         "devices.H100-SXM5.bandwidth_byte_per_s.hbm", "unknown tier"),
-        ("[[work_models]]\npattern = \"x\"\nflops = { fp32 = \"__import__('os')\" }\n",
-         "work_models[0].flops", ""),
+        ('[[rules.ignore]]\nrule = "nope"\n', "rules.ignore[0].rule", "unknown rule"),
+        (
+            "[devices.H100-SXM5]\nbandwidth_byte_per_s = { hbm = 3e12 }\n",
+            "devices.H100-SXM5.bandwidth_byte_per_s.hbm",
+            "unknown tier",
+        ),
+        (
+            '[[work_models]]\npattern = "x"\nflops = { fp32 = "__import__(\'os\')" }\n',
+            "work_models[0].flops",
+            "",
+        ),
         ('fail_on = "warn"\n[rules]\nfail_on = "fail"\n', "fail_on", "both at top level"),
         ("[keys]\nstrip_templates = true\n", "keys.strip_templates", "unknown key"),
     ],
-)  # fmt: skip
+)
 def test_wrong_key_or_type_names_file_and_key(
     tmp_path: Path, text: str, key: str, reason: str
 ) -> None:

@@ -43,8 +43,9 @@ def history():
 
 @pytest.fixture(scope="module")
 def digest(history):
-    return build_digest(history, start=PERIOD_START, end=PERIOD_END, repo="acme/kernels",
-                        targets=TARGETS)  # fmt: skip
+    return build_digest(
+        history, start=PERIOD_START, end=PERIOD_END, repo="acme/kernels", targets=TARGETS
+    )
 
 
 def _moves(entries):
@@ -70,22 +71,30 @@ def test_commit_range_is_last_good_and_first_bad(digest):
 
 
 def test_sections_hold_what_was_planted(digest):
-    assert _moves(digest.regressions) == {("fused_mlp", "A100-SXM4-80GB", 34),
-                                          ("gemv_bf16", "H100-SXM5", 35)}  # fmt: skip
+    assert _moves(digest.regressions) == {
+        ("fused_mlp", "A100-SXM4-80GB", 34),
+        ("gemv_bf16", "H100-SXM5", 35),
+    }
     assert [m.relative_change for m in digest.regressions] == sorted(
-        m.relative_change for m in digest.regressions), "worst first"  # fmt: skip
+        m.relative_change for m in digest.regressions
+    ), "worst first"
     assert _moves(digest.improvements) == {("gemm_bf16", "A100-SXM4-80GB", 36)}
     assert _moves(digest.recoveries) == {("layernorm_fwd", "A100-SXM4-80GB", 20)}
     assert night_of(digest.recoveries[0].recovered_at) == 34
-    assert _moves(digest.unresolved) == {("softmax_fwd", "H100-SXM5", 10),
-                                         ("fused_mlp", "A100-SXM4-80GB", 34),
-                                         ("gemv_bf16", "H100-SXM5", 35)}  # fmt: skip
+    assert _moves(digest.unresolved) == {
+        ("softmax_fwd", "H100-SXM5", 10),
+        ("fused_mlp", "A100-SXM4-80GB", 34),
+        ("gemv_bf16", "H100-SXM5", 35),
+    }
     assert digest.unresolved[0].kernel == "softmax_fwd", "oldest first"
 
 
 def test_a_regression_is_reported_once_then_tracked(history):
-    week_of_it = build_digest(history, start=FIRST_NIGHT + timedelta(days=9, hours=-1),
-                              end=FIRST_NIGHT + timedelta(days=15, hours=1))  # fmt: skip
+    week_of_it = build_digest(
+        history,
+        start=FIRST_NIGHT + timedelta(days=9, hours=-1),
+        end=FIRST_NIGHT + timedelta(days=15, hours=1),
+    )
     assert ("softmax_fwd", "H100-SXM5", 10) in _moves(week_of_it.regressions)
     later = build_digest(history, start=PERIOD_START, end=PERIOD_END)
     assert "softmax_fwd" not in {m.kernel for m in later.regressions}
@@ -94,28 +103,35 @@ def test_a_regression_is_reported_once_then_tracked(history):
 
 
 def test_regime_flip_held_is_reported_and_a_one_night_flip_is_not(digest):
-    flips = [(f.kernel, f.device, f.from_regime, f.to_regime, night_of(f.since))
-             for f in digest.regime_flips]  # fmt: skip
+    flips = [
+        (f.kernel, f.device, f.from_regime, f.to_regime, night_of(f.since))
+        for f in digest.regime_flips
+    ]
     assert flips == [("fused_mlp", "A100-SXM4-80GB", "compute-bound", "memory-bound", 34)]
     assert (digest.regime_flips[0].from_commit, digest.regime_flips[0].to_commit) == (
-        commit_of(33), commit_of(34))  # fmt: skip
+        commit_of(33),
+        commit_of(34),
+    )
 
 
 def test_mislabels_and_targets_from_config_groups(digest):
     assert [(m.kernel, m.device, m.declared, m.measured) for m in digest.mislabels] == [
-        ("fused_mlp", "A100-SXM4-80GB", "compute-bound", "memory-bound")]  # fmt: skip
+        ("fused_mlp", "A100-SXM4-80GB", "compute-bound", "memory-bound")
+    ]
     below = {(b.kernel, b.device, b.group) for b in digest.below_target}
     assert below == {("gemv_bf16", "H100-SXM5", "decode GEMV")}, "68 % is below the 80 % target"
 
 
 def test_minimum_segment_is_an_option(history, digest):
-    eager = build_digest(history, start=PERIOD_START, end=PERIOD_END,
-                         options=DigestOptions(min_segment=1))  # fmt: skip
+    eager = build_digest(
+        history, start=PERIOD_START, end=PERIOD_END, options=DigestOptions(min_segment=1)
+    )
     last_night = ("gemm_bf16", "H100-SXM5", 39)
     assert last_night in _moves(eager.regressions), "one night is enough with min_segment=1"
     assert last_night not in _moves(digest.regressions), "but not by default (two nights)"
-    strict = build_digest(history, start=PERIOD_START, end=PERIOD_END,
-                          options=DigestOptions(min_segment=6))  # fmt: skip
+    strict = build_digest(
+        history, start=PERIOD_START, end=PERIOD_END, options=DigestOptions(min_segment=6)
+    )
     assert _moves(strict.regressions) == {("fused_mlp", "A100-SXM4-80GB", 34)}, "gemv: 5 nights"
 
 
@@ -145,13 +161,20 @@ def test_golden_markdown_and_json(digest, golden):
     data = json.loads(render_digest_json(digest))
     for section in ("regressions", "improvements", "regime_flips"):
         for entry in data[section]:
-            assert {"kernel", "device", "relative_change", "since", "from_commit",
-                    "to_commit"} <= set(entry)  # fmt: skip
+            assert {
+                "kernel",
+                "device",
+                "relative_change",
+                "since",
+                "from_commit",
+                "to_commit",
+            } <= set(entry)
 
 
 def test_kernel_names_are_escaped_in_markdown_and_html(history):
-    odd = history.assign(kernel_key=history["kernel_key"].replace(
-        "gemv_bf16", "gemv<half, 4>|@team #1"))  # fmt: skip
+    odd = history.assign(
+        kernel_key=history["kernel_key"].replace("gemv_bf16", "gemv<half, 4>|@team #1")
+    )
     digest = build_digest(odd, start=PERIOD_START, end=PERIOD_END)
     markdown = render_digest_markdown(digest)
     assert "`gemv<half, 4>\\|@team #1`" in markdown
@@ -162,5 +185,9 @@ def test_kernel_names_are_escaped_in_markdown_and_html(history):
 def test_progress_reports_each_stage(history):
     stages: list[str] = []
     build_digest(history, start=PERIOD_START, end=PERIOD_END, progress=stages.append)
-    assert stages == ["preparing history", "finding change points", "classifying changes",
-                      "summarising"]  # fmt: skip
+    assert stages == [
+        "preparing history",
+        "finding change points",
+        "classifying changes",
+        "summarising",
+    ]

@@ -27,8 +27,9 @@ def _fill(url: str) -> None:
         with session_scope(engine) as session:
             for record in history_runs(make_digest_history(), repo=REPO):
                 roof = builtin_catalog().lookup(record.device.name).roof()
-                ingest_run(session=session, run=record, placements=place_run(record, roof),
-                           roof=roof)  # fmt: skip
+                ingest_run(
+                    session=session, run=record, placements=place_run(record, roof), roof=roof
+                )
     finally:
         engine.dispose()
 
@@ -52,10 +53,14 @@ def test_json_from_the_store_matches_the_digest_of_the_frame(store_url, capsys):
     expected = build_digest(make_digest_history(), start=PERIOD_START, end=PERIOD_END, repo=REPO)
     want = json.loads(render_digest_json(expected))
     for section in ("regressions", "improvements", "recoveries", "regime_flips", "unresolved"):
-        got = [(e["kernel"], e["device"], e["since"], e["from_commit"], e["to_commit"])
-               for e in data[section]]  # fmt: skip
-        assert got == [(e["kernel"], e["device"], e["since"], e["from_commit"], e["to_commit"])
-                       for e in want[section]], section  # fmt: skip
+        got = [
+            (e["kernel"], e["device"], e["since"], e["from_commit"], e["to_commit"])
+            for e in data[section]
+        ]
+        assert got == [
+            (e["kernel"], e["device"], e["since"], e["from_commit"], e["to_commit"])
+            for e in want[section]
+        ], section
         for mine, theirs in zip(data[section], want[section], strict=True):
             assert mine["relative_change"] == pytest.approx(theirs["relative_change"], rel=1e-9)
 
@@ -64,8 +69,20 @@ def test_markdown_html_and_config(store_url, tmp_path, capsys):
     config = tmp_path / "roofguard.toml"
     config.write_text('[[groups]]\npattern = "gemv*"\nname = "decode GEMV"\ntarget_percent = 80\n')
     md, html = tmp_path / "digest.md", tmp_path / "digest.html"
-    args = ["digest", *PERIOD, "--repo", REPO, "--db", store_url, "--config", str(config),
-            "--output", str(md), "--html", str(html)]  # fmt: skip
+    args = [
+        "digest",
+        *PERIOD,
+        "--repo",
+        REPO,
+        "--db",
+        store_url,
+        "--config",
+        str(config),
+        "--output",
+        str(md),
+        "--html",
+        str(html),
+    ]
     assert run(args) == 0
     assert capsys.readouterr().out == "", "with --output the markdown goes to the file only"
     text = md.read_text()
@@ -84,18 +101,22 @@ def test_bad_config_names_file_and_key(store_url, tmp_path, capsys):
     assert str(config) in err and "rules.groups[0].regime" in err
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--since", "a week"], "--since: expected a span"),
-    (["--from", "2026-13-01"], "--from: '2026-13-01' is not an ISO-8601"),
-    (["--from", "2026-11-30", "--to", "2026-11-01"], "is not before --to"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--since", "a week"], "--since: expected a span"),
+        (["--from", "2026-13-01"], "--from: '2026-13-01' is not an ISO-8601"),
+        (["--from", "2026-11-30", "--to", "2026-11-01"], "is not before --to"),
+    ],
+)
 def test_bad_period_is_one_clear_error(store_url, capsys, args, message):
     assert run(["digest", "--db", store_url, *args]) == 2
     assert message in capsys.readouterr().err
 
 
-def test_post_creates_the_weeks_issue_once_then_updates_it(store_url, github_server: FakeGitHub,
-                                                          monkeypatch, capsys):  # fmt: skip
+def test_post_creates_the_weeks_issue_once_then_updates_it(
+    store_url, github_server: FakeGitHub, monkeypatch, capsys
+):
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_digest_token")
     monkeypatch.setenv("GITHUB_API_URL", github_server.url)
     args = ["digest", *PERIOD, "--repo", REPO, "--db", store_url, "--post", REPO]
@@ -105,8 +126,9 @@ def test_post_creates_the_weeks_issue_once_then_updates_it(store_url, github_ser
     assert len(issues) == 1
     issue = issues[0]
     assert issue["title"] == "roofguard digest 2026-W48"
-    assert "roofguard-digest" in [label if isinstance(label, str) else label["name"]
-                                  for label in issue["labels"]]  # fmt: skip
+    assert "roofguard-digest" in [
+        label if isinstance(label, str) else label["name"] for label in issue["labels"]
+    ]
     assert "2 new regressions" in issue["body"]
     calls = github_server.calls()
     assert calls.count(("POST", f"/repos/{REPO}/issues")) == 1
@@ -128,7 +150,9 @@ def test_digest_on_postgresql(postgres_url, capsys):
     _fill(postgres_url)
     data = _json(capsys, "--db", postgres_url)
     assert {(e["kernel"], e["device"]) for e in data["regressions"]} == {
-        ("fused_mlp", "A100-SXM4-80GB"), ("gemv_bf16", "H100-SXM5")}  # fmt: skip
+        ("fused_mlp", "A100-SXM4-80GB"),
+        ("gemv_bf16", "H100-SXM5"),
+    }
 
 
 def test_markdown_to_stdout_by_default(store_url, capsys):

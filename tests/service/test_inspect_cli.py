@@ -46,8 +46,11 @@ def _repo_root(monkeypatch):
 def test_entry_point_places_declared_gemm_on_the_datasheet_roof(config):
     proc = subprocess.run(
         [sys.executable, "-m", "service", "inspect", str(GEMM), "--config", str(config)],
-        capture_output=True, text=True, check=False, cwd=ROOT,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "roof: H100-SXM5 (datasheet)" in proc.stdout
     gemm_row = next(line for line in proc.stdout.splitlines() if line.startswith("BM_gemm"))
@@ -120,8 +123,14 @@ def _error(argv, capsys):
 
 def test_bad_report_is_exit_2_naming_file_entry_field(tmp_path, capsys):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"context": {"library_build_type": "r"}, "benchmarks": [
-        {"name": "BM_x", "real_time": -1, "cpu_time": 1, "time_unit": "ns"}]}))  # fmt: skip
+    bad.write_text(
+        json.dumps(
+            {
+                "context": {"library_build_type": "r"},
+                "benchmarks": [{"name": "BM_x", "real_time": -1, "cpu_time": 1, "time_unit": "ns"}],
+            }
+        )
+    )
     code, err = _error(["inspect", str(bad)], capsys)
     assert code == 2
     assert f"{bad}, row benchmarks[0] (BM_x), field 'real_time': must not be negative" in err

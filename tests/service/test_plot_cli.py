@@ -21,10 +21,13 @@ H100 = builtin_catalog().lookup("H100-SXM5").roof()
 
 
 def _report(tmp_path, name, dram_bytes):
-    record = make_run(kernels=[
-        make_kernel("gemv", flops={"fp32": 2e9}, dram_bytes=dram_bytes, time_s=2e-3),
-        make_kernel("gemm", flops={"tensor_bf16": 4e12}, dram_bytes=1e10, time_s=8e-3),
-    ], timestamp=datetime(2026, 11, 20, tzinfo=UTC))  # fmt: skip
+    record = make_run(
+        kernels=[
+            make_kernel("gemv", flops={"fp32": 2e9}, dram_bytes=dram_bytes, time_s=2e-3),
+            make_kernel("gemm", flops={"tensor_bf16": 4e12}, dram_bytes=1e10, time_s=8e-3),
+        ],
+        timestamp=datetime(2026, 11, 20, tzinfo=UTC),
+    )
     path = tmp_path / f"{name}.json"
     path.write_text(record.model_dump_json())
     return path, record
@@ -42,8 +45,11 @@ def test_run_points_place_kernels_with_time_share_and_baseline(tmp_path):
     assert (gemv.intensity, gemv.achieved_flop_per_s) == (0.5, 1e12)
     assert gemv.time_share == pytest.approx(0.2) and gemv.baseline == (1.0, 1e12)
     ax = roofline_chart(H100, points).axes[0]
-    precisions = {a.get_gid().split(":")[1] for a in ax.get_children()
-                  if (a.get_gid() or "").startswith("roof:")}  # fmt: skip
+    precisions = {
+        a.get_gid().split(":")[1]
+        for a in ax.get_children()
+        if (a.get_gid() or "").startswith("roof:")
+    }
     assert precisions == {"fp32", "tensor_bf16"}, "only the precisions the kernels use"
 
 

@@ -123,8 +123,12 @@ def test_cli_ingest_merges_files_and_is_idempotent(tmp_path, capsys, monkeypatch
     assert Path(".roofguard/history.db").is_file()
     with session_scope(engine, readonly=True) as session:
         (run,) = list_runs(session=session)
-    assert (run.commit, run.kind, run.device, run.timestamp.hour) == ("abc123", "nightly",
-                                                                      "H100-SXM5", 3)  # fmt: skip
+    assert (run.commit, run.kind, run.device, run.timestamp.hour) == (
+        "abc123",
+        "nightly",
+        "H100-SXM5",
+        3,
+    )
 
 
 def test_cli_ingest_reads_the_database_url_from_the_environment(tmp_path, capsys, monkeypatch):
@@ -182,8 +186,7 @@ def test_cli_db_upgrade_and_current(tmp_path, capsys):
 
 def test_cli_ingest_on_the_report_roof_of_a_pr_run(tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 'h.db'}"
-    device = make_device(peak_flop_per_s={"tensor_fp16": 7e14},
-                         bandwidth_byte_per_s={"dram": 3e12})  # fmt: skip
+    device = make_device(peak_flop_per_s={"tensor_fp16": 7e14}, bandwidth_byte_per_s={"dram": 3e12})
     path = write_run(tmp_path / "r.json", device=device)
     args = ["--repo", REPO, "--commit", "abc", "--branch", "feature", "--pr", "12"]
     assert cli(["ingest", str(path), *args, "--roof", "report", "--db", db]) == 0

@@ -60,8 +60,13 @@ def test_kubernetes_manifests_have_probes_a_cronjob_and_a_secret_template() -> N
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kustomization_renders() -> None:
-    out = subprocess.run(["kubectl", "kustomize", str(DEPLOY / "k8s")], capture_output=True,
-                         text=True, timeout=60, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["kubectl", "kustomize", str(DEPLOY / "k8s")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     kinds = [d["kind"] for d in yaml.safe_load_all(out) if d]
     assert sorted(kinds) == ["CronJob", "Deployment", "Service"]
 

@@ -32,8 +32,9 @@ def readyz(state: StateDep) -> Health | JSONResponse:
     return Health(status="ok")
 
 
-@router.get("/metrics", response_class=Response,
-            responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})  # fmt: skip
+@router.get(
+    "/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}}
+)
 async def metrics(state: StateDep) -> Response:
     """Prometheus metrics in the text exposition format."""
     return Response(state.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -18,9 +18,23 @@ from service.tokens import Permission
 router = APIRouter(tags=["kernels"])
 
 #: Columns of the CSV history, in order (a subset of the store's history frame).
-CSV_COLUMNS = ("run_id", "commit", "timestamp", "kind", "device", "branch", "kernel_key",
-               "percent_of_roof", "regime", "binding", "time_s", "total_flops", "bytes_dram",
-               "bytes_l2", "bytes_l1")  # fmt: skip
+CSV_COLUMNS = (
+    "run_id",
+    "commit",
+    "timestamp",
+    "kind",
+    "device",
+    "branch",
+    "kernel_key",
+    "percent_of_roof",
+    "regime",
+    "binding",
+    "time_s",
+    "total_flops",
+    "bytes_dram",
+    "bytes_l2",
+    "bytes_l1",
+)
 _ERRORS: dict[int | str, dict[str, Any]] = {c: {"model": ErrorPublic} for c in (401, 403, 422)}
 _Repo = Annotated[str, Query(description="OWNER/NAME", max_length=200)]
 
@@ -30,8 +44,17 @@ def _none_if_nan(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-_POINT_FIELDS = ("run_id", "commit", "timestamp", "kind", "device", "percent_of_roof", "regime",
-                 "binding", "time_s")  # fmt: skip
+_POINT_FIELDS = (
+    "run_id",
+    "commit",
+    "timestamp",
+    "kind",
+    "device",
+    "percent_of_roof",
+    "regime",
+    "binding",
+    "time_s",
+)
 
 
 def _points(frame: pd.DataFrame) -> list[HistoryPoint]:
@@ -40,15 +63,18 @@ def _points(frame: pd.DataFrame) -> list[HistoryPoint]:
 
 
 @router.get(
-    "/kernels/history", response_model=KernelHistoryPublic,
+    "/kernels/history",
+    response_model=KernelHistoryPublic,
     responses={200: {"content": {"text/csv": {}}}, **_ERRORS},
-)  # fmt: skip
+)
 def read_kernel_history(
-    session: SessionDep, grant: AuthDep, repo: _Repo,
+    session: SessionDep,
+    grant: AuthDep,
+    repo: _Repo,
     key: Annotated[str, Query(description="The kernel's identity key", min_length=1)],
     device: Annotated[str | None, Query(max_length=200)] = None,
     format: Annotated[Literal["json", "csv"], Query()] = "json",
-) -> KernelHistoryPublic | Response:  # fmt: skip
+) -> KernelHistoryPublic | Response:
     """Every stored measurement of one kernel, oldest first, as JSON or CSV."""
     grant.require(repo=repo, permission=Permission.READ)
     frame = kernel_history(session=session, repo=repo, key=key, device=device)

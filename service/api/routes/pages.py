@@ -44,8 +44,11 @@ def _roofline_figure(outcome: CheckOutcome) -> Figure:
     """The run on its roof: the kernels with the largest time shares, labelled by name."""
     placements = outcome.placements
     kernels = sorted(outcome.verdict.kernels, key=lambda k: -k.time_share)[:CHART_KERNELS]
-    points = [KernelPoint.from_placement(k.name, placements[k.key], time_share=k.time_share)
-              for k in kernels if k.key in placements]  # fmt: skip
+    points = [
+        KernelPoint.from_placement(k.name, placements[k.key], time_share=k.time_share)
+        for k in kernels
+        if k.key in placements
+    ]
     return roofline_chart(outcome.roof, [p for p in points if p is not None])
 
 
@@ -61,8 +64,9 @@ def run_page(run_id: _RunId, session: SessionDep, state: StateDep) -> HTMLRespon
     run = get_run(session=session, run_id=run_id)
     outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
     chart = inline_svg(_roofline_figure(outcome))
-    html = render_page("run.html.j2", run=run, verdict=outcome.verdict, chart=chart,
-                       kernel_limit=PAGE_KERNELS)  # fmt: skip
+    html = render_page(
+        "run.html.j2", run=run, verdict=outcome.verdict, chart=chart, kernel_limit=PAGE_KERNELS
+    )
     return HTMLResponse(html)
 
 
@@ -71,8 +75,11 @@ def run_chart(run_id: _RunId, session: SessionDep, state: StateDep) -> Response:
     """The run's roofline chart as an SVG image (linked from PR comments)."""
     outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
     figure = _roofline_figure(outcome)
-    return Response(figure_bytes(figure, "svg"), media_type="image/svg+xml",
-                    headers={"Cache-Control": "public, max-age=300"})  # fmt: skip
+    return Response(
+        figure_bytes(figure, "svg"),
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "public, max-age=300"},
+    )
 
 
 def _trend_charts(frame: pd.DataFrame, key: str) -> list[tuple[str, Markup]]:
@@ -95,8 +102,15 @@ def kernel_page(
     frame = kernel_history(session=session, repo=repo, key=key)
     name = str(frame["kernel_name"].iloc[-1]) if not frame.empty else key
     recent = frame.iloc[::-1].head(30).to_dict(orient="records")
-    html = render_page("kernel.html.j2", repo=repo, key=key, name=name, points=len(frame),
-                       charts=_trend_charts(frame, key), recent=recent)  # fmt: skip
+    html = render_page(
+        "kernel.html.j2",
+        repo=repo,
+        key=key,
+        name=name,
+        points=len(frame),
+        charts=_trend_charts(frame, key),
+        recent=recent,
+    )
     return HTMLResponse(html)
 
 
@@ -107,8 +121,9 @@ def search_page(
     repo: Annotated[str | None, Query(max_length=200)] = None,
 ) -> HTMLResponse:
     """Kernels whose name or key contains the query."""
-    hits = search_kernels(session=session, text=q, repo=repo or None,
-                          limit=SEARCH_LIMIT) if q else []  # fmt: skip
+    hits = (
+        search_kernels(session=session, text=q, repo=repo or None, limit=SEARCH_LIMIT) if q else []
+    )
     html = render_page("search.html.j2", query=q, repo=repo, hits=hits, limit=SEARCH_LIMIT)
     return HTMLResponse(html)
 

@@ -60,10 +60,20 @@ _UPLOAD_BODY = {
 
 
 def _public(run: RunSummary, base: str) -> RunPublic:
-    return RunPublic(id=run.id, repo=run.repo, device=run.device, commit=run.commit,
-                     branch=run.branch, pull_request=run.pull_request, kind=run.kind,
-                     timestamp=run.timestamp, runner=run.runner, roof=run.roof_label,
-                     trusted=run.trusted, url=run_url(base, run.id))  # fmt: skip
+    return RunPublic(
+        id=run.id,
+        repo=run.repo,
+        device=run.device,
+        commit=run.commit,
+        branch=run.branch,
+        pull_request=run.pull_request,
+        kind=run.kind,
+        timestamp=run.timestamp,
+        runner=run.runner,
+        roof=run.roof_label,
+        trusted=run.trusted,
+        url=run_url(base, run.id),
+    )
 
 
 async def _record_from_request(request: Request, grant: Grant, state: StateDep) -> RunRecord:
@@ -83,20 +93,42 @@ async def _record_from_request(request: Request, grant: Grant, state: StateDep) 
 
 
 @router.post(
-    "/runs", status_code=201, response_model=CheckResultPublic, openapi_extra=_UPLOAD_BODY,
-    responses={200: {"model": CheckResultPublic, "description": "Uploaded before: the first "
-                     "result"}, 413: {"model": ErrorPublic}, 415: {"model": ErrorPublic},
-               **_ERRORS},
-)  # fmt: skip
+    "/runs",
+    status_code=201,
+    response_model=CheckResultPublic,
+    openapi_extra=_UPLOAD_BODY,
+    responses={
+        200: {"model": CheckResultPublic, "description": "Uploaded before: the first result"},
+        413: {"model": ErrorPublic},
+        415: {"model": ErrorPublic},
+        **_ERRORS,
+    },
+)
 async def upload_run(
-    request: Request, response: Response, grant: AuthDep, state: StateDep, settings: SettingsDep,
-    post: Annotated[bool, Query(description="Also post the verdict to the pull request and "
-                                "commit (needs the service's GitHub credentials).")] = False,
-    base_sha: Annotated[str | None, Query(description="The PR's merge base: the baseline "
-                                          "stops there.", pattern="^[0-9a-fA-F]{4,64}$")] = None,
-    base_branch: Annotated[str | None, Query(description="Baseline branch, instead of the "
-                                             "configured one.", max_length=255)] = None,
-) -> CheckResultPublic:  # fmt: skip
+    request: Request,
+    response: Response,
+    grant: AuthDep,
+    state: StateDep,
+    settings: SettingsDep,
+    post: Annotated[
+        bool,
+        Query(
+            description="Also post the verdict to the pull request and "
+            "commit (needs the service's GitHub credentials)."
+        ),
+    ] = False,
+    base_sha: Annotated[
+        str | None,
+        Query(
+            description="The PR's merge base: the baseline stops there.",
+            pattern="^[0-9a-fA-F]{4,64}$",
+        ),
+    ] = None,
+    base_branch: Annotated[
+        str | None,
+        Query(description="Baseline branch, instead of the configured one.", max_length=255),
+    ] = None,
+) -> CheckResultPublic:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
     Idempotent on content: uploading the same run again answers 200 with the first result.
@@ -107,36 +139,66 @@ async def upload_run(
         config = config.model_copy(update={"base_branch": base_branch})
     base = base_url(request, settings)
     async with state.check_slots:
-        outcome = await run_in_threadpool(uploads.run_check, record, state, config, base_sha,
-                                          partial(links_for, base, settings=settings))  # fmt: skip
+        outcome = await run_in_threadpool(
+            uploads.run_check,
+            record,
+            state,
+            config,
+            base_sha,
+            partial(links_for, base, settings=settings),
+        )
     state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
     if outcome.created:
         state.metrics.kernels.inc(len(record.kernels))
-    log.info("upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d", record.repo,
-             record.commit, grant.name, outcome.run_id, outcome.created,
-             len(record.kernels))  # fmt: skip
+    log.info(
+        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
+        record.repo,
+        record.commit,
+        grant.name,
+        outcome.run_id,
+        outcome.created,
+        len(record.kernels),
+    )
     response.status_code = 201 if outcome.created else 200
     url = run_url(base, outcome.run_id)
-    posted, why = (await run_in_threadpool(_post, state, record, outcome, url)
-                   if post else (False, None))  # fmt: skip
-    return CheckResultPublic(run_id=outcome.run_id, created=outcome.created, url=url,
-                             verdict=outcome.verdict, markdown=outcome.markdown, posted=posted,
-                             post_detail=why)  # fmt: skip
+    posted, why = (
+        await run_in_threadpool(_post, state, record, outcome, url) if post else (False, None)
+    )
+    return CheckResultPublic(
+        run_id=outcome.run_id,
+        created=outcome.created,
+        url=url,
+        verdict=outcome.verdict,
+        markdown=outcome.markdown,
+        posted=posted,
+        post_detail=why,
+    )
 
 
-def _post(state: ServiceState, record: RunRecord, outcome: CheckOutcome,
-          url: str) -> tuple[bool, str | None]:  # fmt: skip
+def _post(
+    state: ServiceState, record: RunRecord, outcome: CheckOutcome, url: str
+) -> tuple[bool, str | None]:
     if state.github is None:
         return False, "the service has no GitHub credentials"
     if not record.repo or not (record.pull_request or record.commit):
         return False, "the run names no pull request or commit"
-    return post_outcome(state.github, outcome, outcome.markdown, repo=record.repo,
-                        pr=record.pull_request, sha=record.commit, details_url=url)  # fmt: skip
+    return post_outcome(
+        state.github,
+        outcome,
+        outcome.markdown,
+        repo=record.repo,
+        pr=record.pull_request,
+        sha=record.commit,
+        details_url=url,
+    )
 
 
 @router.get("/runs", response_model=RunsPublic, responses=_ERRORS)
 def read_runs(
-    request: Request, session: SessionDep, grant: AuthDep, settings: SettingsDep,
+    request: Request,
+    session: SessionDep,
+    grant: AuthDep,
+    settings: SettingsDep,
     repo: Annotated[str, Query(description="OWNER/NAME", max_length=200)],
     kind: Annotated[str | None, Query(pattern="^(pr|nightly|local)$")] = None,
     branch: Annotated[str | None, Query(max_length=255)] = None,
@@ -144,11 +206,19 @@ def read_runs(
     pr: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-) -> RunsPublic:  # fmt: skip
+) -> RunsPublic:
     """Runs of a repository, newest first, filtered by kind, branch, device or PR."""
     grant.require(repo=repo, permission=Permission.READ)
-    runs = list_runs(session=session, repo=repo, kind=kind, branch=branch, device=device,
-                     pull_request=pr, limit=limit, offset=offset)  # fmt: skip
+    runs = list_runs(
+        session=session,
+        repo=repo,
+        kind=kind,
+        branch=branch,
+        device=device,
+        pull_request=pr,
+        limit=limit,
+        offset=offset,
+    )
     base = base_url(request, settings)
     return RunsPublic(data=[_public(r, base) for r in runs], count=len(runs))
 
@@ -180,13 +250,23 @@ def read_findings(run_id: _RunId, session: SessionDep, grant: AuthDep) -> Findin
 
 @router.get("/runs/{run_id}/verdict", response_model=CheckResultPublic, responses=_ERRORS)
 def read_verdict(
-    request: Request, run_id: _RunId, session: SessionDep, grant: AuthDep, state: StateDep,
+    request: Request,
+    run_id: _RunId,
+    session: SessionDep,
+    grant: AuthDep,
+    state: StateDep,
     settings: SettingsDep,
-) -> CheckResultPublic:  # fmt: skip
+) -> CheckResultPublic:
     """The verdict on one run (as the upload answered it, against today's baseline)."""
     _readable_run(session, grant, run_id)
     base = base_url(request, settings)
-    outcome = stored_outcome(session=session, run_id=run_id, config=state.config,
-                             links=links_for(base, run_id, settings))  # fmt: skip
-    return CheckResultPublic(run_id=run_id, created=False, url=run_url(base, run_id),
-                             verdict=outcome.verdict, markdown=outcome.markdown)  # fmt: skip
+    outcome = stored_outcome(
+        session=session, run_id=run_id, config=state.config, links=links_for(base, run_id, settings)
+    )
+    return CheckResultPublic(
+        run_id=run_id,
+        created=False,
+        url=run_url(base, run_id),
+        verdict=outcome.verdict,
+        markdown=outcome.markdown,
+    )

@@ -49,23 +49,26 @@ def _payload(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def _act(state: ServiceState, event: str, delivery: str, payload: dict[str, Any],
-         base: str) -> WebhookPublic:  # fmt: skip
+def _act(
+    state: ServiceState, event: str, delivery: str, payload: dict[str, Any], base: str
+) -> WebhookPublic:
     # The delivery is recorded with what it does, in one transaction: if acting fails, GitHub's
     # redelivery is not taken for a replay. An accept is committed before posting.
     keep = timedelta(seconds=state.settings.webhook_max_age_s)
     with session_scope(state.engine) as session:
-        record_delivery(session=session, delivery_id=delivery, event=event,
-                        now=datetime.now(UTC), keep=keep)  # fmt: skip
+        record_delivery(
+            session=session, delivery_id=delivery, event=event, now=datetime.now(UTC), keep=keep
+        )
         action = plan(session=session, event=event, payload=payload)
     state.metrics.webhooks.labels(event, action.outcome).inc()
     log.info("webhook %s: %s (%s)", event, action.outcome, action.detail)
     if action.run_id is None or action.repo is None:
         return WebhookPublic(outcome=action.outcome, detail=action.detail)
     if state.github is None:
-        return WebhookPublic(outcome=action.outcome,
-                             detail=action.detail + "; not posted: the service has no GitHub "
-                             "credentials")  # fmt: skip
+        return WebhookPublic(
+            outcome=action.outcome,
+            detail=action.detail + "; not posted: the service has no GitHub credentials",
+        )
     return _post(state, action, base)
 
 
@@ -73,25 +76,35 @@ def _post(state: ServiceState, action: WebhookAction, base: str) -> WebhookPubli
     assert action.run_id is not None and action.repo is not None and state.github is not None
     links = links_for(base, action.run_id, state.settings)
     with session_scope(state.engine, readonly=True) as session:
-        outcome = stored_outcome(session=session, run_id=action.run_id, config=state.config,
-                                 links=links)  # fmt: skip
-    posted, reason = post_outcome(state.github, outcome, outcome.markdown,
-                                  repo=action.repo, pr=action.pr, sha=action.sha,
-                                  details_url=run_url(base, action.run_id))  # fmt: skip
+        outcome = stored_outcome(
+            session=session, run_id=action.run_id, config=state.config, links=links
+        )
+    posted, reason = post_outcome(
+        state.github,
+        outcome,
+        outcome.markdown,
+        repo=action.repo,
+        pr=action.pr,
+        sha=action.sha,
+        details_url=run_url(base, action.run_id),
+    )
     detail = action.detail if posted else f"{action.detail}; not posted: {reason}"
     return WebhookPublic(outcome=action.outcome, detail=detail, posted=posted)
 
 
 @router.post(
-    "/github/webhook", status_code=202, response_model=WebhookPublic,
+    "/github/webhook",
+    status_code=202,
+    response_model=WebhookPublic,
     responses={code: {"model": ErrorPublic} for code in (401, 413, 422)},
-)  # fmt: skip
+)
 async def github_webhook(
-    request: Request, state: StateDep,
+    request: Request,
+    state: StateDep,
     x_github_event: Annotated[str, Header()],
     x_github_delivery: Annotated[str | None, Header()] = None,
     x_hub_signature_256: Annotated[str | None, Header()] = None,
-) -> WebhookPublic:  # fmt: skip
+) -> WebhookPublic:
     """Receive a GitHub delivery signed with ``X-Hub-Signature-256`` (HMAC-SHA256).
 
     Unsigned, wrongly signed, stale and replayed deliveries are refused with 401.

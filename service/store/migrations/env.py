@@ -16,8 +16,12 @@ def run_migrations_online() -> None:
     if connection is None:
         raise RuntimeError("service.store.db.migrate passes the connection; run it from there")
     # Batch mode lets later migrations alter SQLite tables (copy-and-move).
-    context.configure(connection=connection, target_metadata=target_metadata,
-                      render_as_batch=True, compare_type=True)  # fmt: skip
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        compare_type=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 

@@ -28,14 +28,26 @@ def big_run(repo: str, index: int, kernels: int) -> RunRecord:
     """A nightly run of ``kernels`` kernels (distinct content per ``index``)."""
     rng = np.random.default_rng(index)
     times = 1e-4 * (1 + rng.random(kernels))
-    records = tuple(KernelRecord(name=f"kernel_{k:05d}<float, {k % 7}>", key=f"kernel_{k:05d}",
-                                 duration_s=float(t), flops={"fp32": 2e8 * (1 + k % 5)},
-                                 bytes={"dram": 4e8 * (1 + k % 3)})
-                    for k, t in enumerate(times))  # fmt: skip
-    return RunRecord(repo=repo, commit=f"{index:08x}", branch="main", kind=RunKind.NIGHTLY,
-                     timestamp=datetime(2026, 11, 1, tzinfo=UTC) + timedelta(hours=index),
-                     device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
-                     profiler=ProfilerInfo(tool="ncu"), kernels=records)  # fmt: skip
+    records = tuple(
+        KernelRecord(
+            name=f"kernel_{k:05d}<float, {k % 7}>",
+            key=f"kernel_{k:05d}",
+            duration_s=float(t),
+            flops={"fp32": 2e8 * (1 + k % 5)},
+            bytes={"dram": 4e8 * (1 + k % 3)},
+        )
+        for k, t in enumerate(times)
+    )
+    return RunRecord(
+        repo=repo,
+        commit=f"{index:08x}",
+        branch="main",
+        kind=RunKind.NIGHTLY,
+        timestamp=datetime(2026, 11, 1, tzinfo=UTC) + timedelta(hours=index),
+        device=DeviceInfo(name="NVIDIA H100 80GB HBM3"),
+        profiler=ProfilerInfo(tool="ncu"),
+        kernels=records,
+    )
 
 
 @dataclass
@@ -52,8 +64,14 @@ class LoadResult:
         return float(np.percentile(self.latencies_s, q)) if self.latencies_s else float("nan")
 
 
-def _client(base: str, plan: Sequence[tuple[int, bytes, str]], result: LoadResult,
-            start: threading.Barrier, lock: threading.Lock, timeout: float) -> None:  # fmt: skip
+def _client(
+    base: str,
+    plan: Sequence[tuple[int, bytes, str]],
+    result: LoadResult,
+    start: threading.Barrier,
+    lock: threading.Lock,
+    timeout: float,
+) -> None:
     with httpx.Client(base_url=base, timeout=timeout) as client:
         start.wait()
         for run_index, body, token in plan:
@@ -70,16 +88,29 @@ def _client(base: str, plan: Sequence[tuple[int, bytes, str]], result: LoadResul
             with lock:
                 result.latencies_s.append(elapsed)
                 result.bytes_sent += len(body)
-                result.answers.append((run_index, response.status_code,
-                                       int(answer.get("run_id", -1)),
-                                       bool(answer.get("created", False))))  # fmt: skip
+                result.answers.append(
+                    (
+                        run_index,
+                        response.status_code,
+                        int(answer.get("run_id", -1)),
+                        bool(answer.get("created", False)),
+                    )
+                )
                 if response.status_code >= 300:
-                    result.errors.append(f"run {run_index}: HTTP {response.status_code} "
-                                         f"{response.text[:200]}")  # fmt: skip
+                    result.errors.append(
+                        f"run {run_index}: HTTP {response.status_code} {response.text[:200]}"
+                    )
 
 
-def run_load(base: str, tokens: dict[str, str], *, clients: int, kernels: int, pairs: int,
-             timeout: float = 600.0) -> tuple[LoadResult, list[RunRecord]]:  # fmt: skip
+def run_load(
+    base: str,
+    tokens: dict[str, str],
+    *,
+    clients: int,
+    kernels: int,
+    pairs: int,
+    timeout: float = 600.0,
+) -> tuple[LoadResult, list[RunRecord]]:
     """``clients`` concurrent clients; returns what they saw and the distinct runs sent.
 
     Run ``i`` belongs to repository ``i mod len(tokens)`` and is sent with its token.
@@ -92,8 +123,10 @@ def run_load(base: str, tokens: dict[str, str], *, clients: int, kernels: int, p
         plans[(i * 2 + 1) % clients].insert(0, sends[i * 2])
     result, lock = LoadResult(), threading.Lock()
     start = threading.Barrier(clients + 1)
-    threads = [threading.Thread(target=_client, args=(base, plan, result, start, lock, timeout))
-               for plan in plans]  # fmt: skip
+    threads = [
+        threading.Thread(target=_client, args=(base, plan, result, start, lock, timeout))
+        for plan in plans
+    ]
     for thread in threads:
         thread.start()
     start.wait()

@@ -19,9 +19,10 @@ def test_action_in_server_mode_uploads_and_posts(
         token = service.token(REPO)
         report = ROOT / "service" / "demo" / "data" / "pr-1234.csv"
         steps = Runner(tmp_path, github_server).run(
-            reports=str(report), device="H100-SXM5",
+            reports=str(report),
+            device="H100-SXM5",
             **{"server-url": live.url, "server-token": token},
-        )  # fmt: skip
+        )
     finally:
         live.stop()
     check = steps["Check the reports"]

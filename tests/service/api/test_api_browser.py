@@ -32,8 +32,13 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,1600"):  # fmt: skip
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1600",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(options=options, service=DriverService(str(CHROMEDRIVER)))
     driver.set_page_load_timeout(30)
@@ -49,10 +54,16 @@ def seed(service: Service, repo: str) -> int:
     run_id = 0
     for night in range(10):
         slow = 1.4 if night >= 8 else 1.0
-        kernels = [make_kernel(NAME, key="decode_gemv", time_s=1e-3 * slow),
-                   make_kernel("rmsnorm", dram_bytes=2e9, time_s=8e-4)]  # fmt: skip
-        run = make_run(repo=repo, commit=f"{night:07x}cc", timestamp=start + timedelta(days=night),
-                       kernels=kernels)  # fmt: skip
+        kernels = [
+            make_kernel(NAME, key="decode_gemv", time_s=1e-3 * slow),
+            make_kernel("rmsnorm", dram_bytes=2e9, time_s=8e-4),
+        ]
+        run = make_run(
+            repo=repo,
+            commit=f"{night:07x}cc",
+            timestamp=start + timedelta(days=night),
+            kernels=kernels,
+        )
         run_id = service.upload(run, token).json()["run_id"]
     return int(run_id)
 

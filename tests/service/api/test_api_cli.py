@@ -34,8 +34,22 @@ def sqlite_url(tmp_path) -> str:
 
 
 def test_token_create_list_revoke(sqlite_url, capsys) -> None:
-    assert run(["token", "create", "--repo", "acme/kernels", "--write", "--name", "ci",
-                "--db", sqlite_url]) == 0  # fmt: skip
+    assert (
+        run(
+            [
+                "token",
+                "create",
+                "--repo",
+                "acme/kernels",
+                "--write",
+                "--name",
+                "ci",
+                "--db",
+                sqlite_url,
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     token = out.splitlines()[-1]
     assert out == token + "\n" and token.startswith("rgt_") and len(token) > 40
@@ -68,16 +82,31 @@ def test_token_commands_refuse_an_unmigrated_store(tmp_path, capsys) -> None:
     assert "roofguard db upgrade" in capsys.readouterr().err
 
 
-def test_upload_command_writes_the_verdict(service: Service, repo, tmp_path, capsys,
-                                           monkeypatch) -> None:  # fmt: skip
+def test_upload_command_writes_the_verdict(
+    service: Service, repo, tmp_path, capsys, monkeypatch
+) -> None:
     live = start_live(service.app)
     try:
         token = service.token(repo)
         report = tmp_path / "run.json"
         report.write_text(make_run(repo=None, kernels=[make_kernel("gemv")]).model_dump_json())
         out = tmp_path / "verdict.md"
-        args = ["upload", str(report), "--server", live.url, "--token", token, "--repo", repo,
-                "--commit", "abc1234", "--kind", "nightly", "--output", str(out)]  # fmt: skip
+        args = [
+            "upload",
+            str(report),
+            "--server",
+            live.url,
+            "--token",
+            token,
+            "--repo",
+            repo,
+            "--commit",
+            "abc1234",
+            "--kind",
+            "nightly",
+            "--output",
+            str(out),
+        ]
         assert run(args) == 0
         assert "gemv" in out.read_text() and f"{live.url}/runs/" in out.read_text()
         assert "of run" in capsys.readouterr().err
@@ -101,8 +130,13 @@ def test_upload_command_says_when_the_server_is_unreachable(tmp_path, capsys) ->
     report = tmp_path / "run.json"
     report.write_text("{}")
     with pytest.raises(UploadFailed, match="cannot reach"):
-        upload(server=f"http://127.0.0.1:{free_port()}", token="t", files=[report],
-               data={"repo": "a/b"}, delays=(0.0,))  # fmt: skip
+        upload(
+            server=f"http://127.0.0.1:{free_port()}",
+            token="t",
+            files=[report],
+            data={"repo": "a/b"},
+            delays=(0.0,),
+        )
 
 
 def test_serve_runs_the_service_as_a_process(sqlite_url, tmp_path) -> None:
@@ -110,8 +144,12 @@ def test_serve_runs_the_service_as_a_process(sqlite_url, tmp_path) -> None:
     env = {**os.environ, "ROOFGUARD_WEBHOOK_SECRET": "whsec-process-secret"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), "--db", sqlite_url],
-        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
@@ -124,8 +162,11 @@ def test_serve_runs_the_service_as_a_process(sqlite_url, tmp_path) -> None:
                 time.sleep(0.2)
         assert ready.status_code == 200
         secret_token = "rgt_" + "s" * 43
-        refused = httpx.get(f"{base}/api/v1/runs", params={"repo": "a/b"},
-                            headers={"Authorization": f"Bearer {secret_token}"})  # fmt: skip
+        refused = httpx.get(
+            f"{base}/api/v1/runs",
+            params={"repo": "a/b"},
+            headers={"Authorization": f"Bearer {secret_token}"},
+        )
         assert refused.status_code == 401
     finally:
         proc.send_signal(signal.SIGINT)

@@ -76,16 +76,23 @@ def _kill_storm(url: sa.URL, stop: threading.Event, kills: list[int]) -> None:
         admin.dispose()
 
 
-def _upload_until_accepted(base: str, token: str, body: bytes, run_index: int,
-                           result: LoadResult, lock: threading.Lock) -> None:  # fmt: skip
+def _upload_until_accepted(
+    base: str, token: str, body: bytes, run_index: int, result: LoadResult, lock: threading.Lock
+) -> None:
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     for _ in range(20):  # what `roofguard upload` does: retry 503s, the upload is idempotent
         response = httpx.post(f"{base}/api/v1/runs", content=body, headers=headers, timeout=60)
         if response.status_code != 503:
             answer = response.json()
             with lock:
-                result.answers.append((run_index, response.status_code, int(answer["run_id"]),
-                                       bool(answer["created"])))  # fmt: skip
+                result.answers.append(
+                    (
+                        run_index,
+                        response.status_code,
+                        int(answer["run_id"]),
+                        bool(answer["created"]),
+                    )
+                )
             return
         time.sleep(0.2)
     with lock:
@@ -98,9 +105,13 @@ def test_uploads_survive_a_storm_of_cut_connections(pg_service, repo) -> None:
     live = start_live(pg_service.app)
     stop, kills, result, lock = threading.Event(), [], LoadResult(), threading.Lock()
     storm = threading.Thread(target=_kill_storm, args=(pg_service.engine.url, stop, kills))
-    clients = [threading.Thread(target=_upload_until_accepted,
-                                args=(live.url, token, r.model_dump_json().encode(), i, result,
-                                      lock)) for i, r in enumerate(runs)]  # fmt: skip
+    clients = [
+        threading.Thread(
+            target=_upload_until_accepted,
+            args=(live.url, token, r.model_dump_json().encode(), i, result, lock),
+        )
+        for i, r in enumerate(runs)
+    ]
     try:
         storm.start()
         for client in clients:
@@ -113,8 +124,9 @@ def test_uploads_survive_a_storm_of_cut_connections(pg_service, repo) -> None:
         # Recovered without a restart: ready, and a fresh upload goes through.
         assert httpx.get(f"{live.url}/readyz").status_code == 200
         late = big_run(repo, 99, 20)
-        _upload_until_accepted(live.url, token, late.model_dump_json().encode(), len(runs),
-                               result, lock)  # fmt: skip
+        _upload_until_accepted(
+            live.url, token, late.model_dump_json().encode(), len(runs), result, lock
+        )
     finally:
         stop.set()
         live.stop()

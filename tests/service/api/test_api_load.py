@@ -10,8 +10,9 @@ from svc_helpers import Service, start_live
 def test_concurrent_uploads_store_each_run_exactly_once(service: Service, repo) -> None:
     live = start_live(service.app)
     try:
-        result, runs = run_load(live.url, {repo: service.token(repo)}, clients=6, kernels=50,
-                                pairs=2, timeout=120)  # fmt: skip
+        result, runs = run_load(
+            live.url, {repo: service.token(repo)}, clients=6, kernels=50, pairs=2, timeout=120
+        )
     finally:
         live.stop()
     assert len(result.answers) == 6 * 2 + 2

@@ -18,10 +18,17 @@ def seed(service: Service, repo: str, nights: int = 6, device: str | None = None
     start = datetime.now(UTC) - timedelta(days=nights)
     ids = []
     for night in range(nights):
-        kernels = [make_kernel(NASTY, key="gemv_half", time_s=1e-3 * (1.5 if night > 3 else 1)),
-                   make_kernel("reduce", dram_bytes=8e9, time_s=4e-3)]  # fmt: skip
-        run = make_run(repo=repo, commit=f"{night:07x}bb", timestamp=start + timedelta(days=night),
-                       kernels=kernels, device=device)  # fmt: skip
+        kernels = [
+            make_kernel(NASTY, key="gemv_half", time_s=1e-3 * (1.5 if night > 3 else 1)),
+            make_kernel("reduce", dram_bytes=8e9, time_s=4e-3),
+        ]
+        run = make_run(
+            repo=repo,
+            commit=f"{night:07x}bb",
+            timestamp=start + timedelta(days=night),
+            kernels=kernels,
+            device=device,
+        )
         ids.append(service.upload(run, token).json()["run_id"])
     return ids
 

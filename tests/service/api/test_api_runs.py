@@ -19,13 +19,19 @@ NIGHT = datetime(2026, 11, 1, 3, 0, tzinfo=UTC)
 
 
 def kernels(slowdown: float = 1.0, n: int = 3):
-    return [make_kernel(f"gemv_{i}", time_s=1e-3 * (1 + 0.002 * ((i + 1) % 3)) * slowdown)
-            for i in range(n)]  # fmt: skip
+    return [
+        make_kernel(f"gemv_{i}", time_s=1e-3 * (1 + 0.002 * ((i + 1) % 3)) * slowdown)
+        for i in range(n)
+    ]
 
 
 def nightly(repo: str, night: int, slowdown: float = 1.0):
-    return make_run(repo=repo, commit=f"{night:07x}aa", timestamp=NIGHT + timedelta(days=night),
-                    kernels=kernels(slowdown))  # fmt: skip
+    return make_run(
+        repo=repo,
+        commit=f"{night:07x}aa",
+        timestamp=NIGHT + timedelta(days=night),
+        kernels=kernels(slowdown),
+    )
 
 
 def runs_stored(service: Service, repo: str) -> int:
@@ -58,8 +64,15 @@ def test_a_regressed_pr_fails_against_its_nightly_baseline(service, repo) -> Non
     token = service.token(repo)
     for night in range(8):
         assert service.upload(nightly(repo, night), token).status_code == 201
-    pr = make_run(repo=repo, commit="badc0de", kind="pr", pull_request=7, branch="feature",
-                  timestamp=NIGHT + timedelta(days=9), kernels=kernels(slowdown=1.6))  # fmt: skip
+    pr = make_run(
+        repo=repo,
+        commit="badc0de",
+        kind="pr",
+        pull_request=7,
+        branch="feature",
+        timestamp=NIGHT + timedelta(days=9),
+        kernels=kernels(slowdown=1.6),
+    )
     result = service.upload(pr, token).json()
     assert result["verdict"]["conclusion"] == "fail"
     failing = {f["kernel"] for f in result["verdict"]["findings"] if f["severity"] == "fail"}
@@ -75,16 +88,24 @@ def test_queries_filter_and_serve_history_as_json_and_csv(service, repo) -> None
     h = auth(service.token(repo, write=False, name="reader"))
     listed = service.client.get("/api/v1/runs", params={"repo": repo, "limit": 2}, headers=h)
     assert [r["id"] for r in listed.json()["data"]] == ids[::-1][:2]
-    assert service.client.get("/api/v1/runs", params={"repo": repo, "kind": "pr"},
-                              headers=h).json()["count"] == 0  # fmt: skip
+    assert (
+        service.client.get("/api/v1/runs", params={"repo": repo, "kind": "pr"}, headers=h).json()[
+            "count"
+        ]
+        == 0
+    )
     one = service.client.get(f"/api/v1/runs/{ids[1]}", headers=h).json()
     assert one["commit"] == "0000001aa" and one["device"] and one["url"].endswith(f"/runs/{ids[1]}")
-    history = service.client.get("/api/v1/kernels/history", params={"repo": repo, "key": "gemv_1"},
-                                 headers=h).json()  # fmt: skip
+    history = service.client.get(
+        "/api/v1/kernels/history", params={"repo": repo, "key": "gemv_1"}, headers=h
+    ).json()
     assert [p["run_id"] for p in history["data"]] == ids
     assert all(p["percent_of_roof"] > 0 for p in history["data"])
-    raw = service.client.get("/api/v1/kernels/history", headers=h,
-                             params={"repo": repo, "key": "gemv_1", "format": "csv"})  # fmt: skip
+    raw = service.client.get(
+        "/api/v1/kernels/history",
+        headers=h,
+        params={"repo": repo, "key": "gemv_1", "format": "csv"},
+    )
     assert raw.headers["content-type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(raw.text)))
     assert [int(r["run_id"]) for r in rows] == ids and rows[0]["kernel_key"] == "gemv_1"
@@ -98,15 +119,18 @@ def test_queries_filter_and_serve_history_as_json_and_csv(service, repo) -> None
 def test_tokens_are_required_and_scoped(service, repo) -> None:
     run = nightly(repo, 0)
     assert service.upload(run, "rgt_not-a-token").status_code == 401
-    no_auth = service.client.post("/api/v1/runs", content=run.model_dump_json(),
-                                  headers={"Content-Type": "application/json"})  # fmt: skip
+    no_auth = service.client.post(
+        "/api/v1/runs", content=run.model_dump_json(), headers={"Content-Type": "application/json"}
+    )
     assert no_auth.status_code == 401
     assert service.upload(run, service.token(repo, write=False)).status_code == 403
     other = service.upload(run, service.token("acme/other"))
     assert other.status_code == 403 and "scoped to acme/other" in other.json()["detail"]
     reader = service.token("acme/other", write=False)
-    assert service.client.get("/api/v1/runs", params={"repo": repo},
-                              headers=auth(reader)).status_code == 403  # fmt: skip
+    assert (
+        service.client.get("/api/v1/runs", params={"repo": repo}, headers=auth(reader)).status_code
+        == 403
+    )
     assert runs_stored(service, repo) == 0
 
 
@@ -139,35 +163,42 @@ def test_bad_uploads_get_one_clear_error_and_store_nothing(make_service, repo) -
     )
     assert r.status_code == 415
     big = make_run(repo=repo, kernels=[make_kernel(f"k{i:05d}") for i in range(2000)])
-    r = service.client.post("/api/v1/runs", content=big.model_dump_json(),
-                            headers={**h, "Content-Type": "application/json"})  # fmt: skip
+    r = service.client.post(
+        "/api/v1/runs",
+        content=big.model_dump_json(),
+        headers={**h, "Content-Type": "application/json"},
+    )
     assert r.status_code == 413 and "65536 bytes" in r.json()["detail"]
     broken = [("files", ("bench.json", b'{"benchmarks": [', "application/json"))]
-    r = service.client.post("/api/v1/runs", headers=h, data={"repo": repo, "commit": "abc"},
-                            files=broken)  # fmt: skip
+    r = service.client.post(
+        "/api/v1/runs", headers=h, data={"repo": repo, "commit": "abc"}, files=broken
+    )
     assert r.status_code == 422
     assert "bench.json" in r.json()["detail"] and "roofguard-upload" not in r.json()["detail"]
     assert runs_stored(service, repo) == 0
 
 
 def test_multipart_upload_merges_several_files_into_one_run(service, repo, tmp_path) -> None:
-    halves = [make_run(repo=None, commit=None, kernels=kernels()[:2]),
-              make_run(repo=None, commit=None, kernels=kernels()[2:])]  # fmt: skip
+    halves = [
+        make_run(repo=None, commit=None, kernels=kernels()[:2]),
+        make_run(repo=None, commit=None, kernels=kernels()[2:]),
+    ]
     files = []
     for i, run in enumerate(halves):
         (tmp_path / f"part{i}.json").write_text(run.model_dump_json())
         content = (tmp_path / f"part{i}.json").read_bytes()
-        files.append(("files", (f"../../etc/part{i}.json", content,
-                                "application/json")))  # fmt: skip
+        files.append(("files", (f"../../etc/part{i}.json", content, "application/json")))
     form = {"repo": repo, "commit": "fee1dead", "kind": "pr", "pr": "12", "branch": "topic"}
-    r = service.client.post("/api/v1/runs", headers=auth(service.token(repo)), data=form,
-                            files=files)  # fmt: skip
+    r = service.client.post(
+        "/api/v1/runs", headers=auth(service.token(repo)), data=form, files=files
+    )
     assert r.status_code == 201, r.text
     verdict = r.json()["verdict"]
     assert (verdict["repo"], verdict["commit"], verdict["pull_request"]) == (repo, "fee1dead", 12)
     assert sorted(k["key"] for k in verdict["kernels"]) == ["gemv_0", "gemv_1", "gemv_2"]
-    run = service.client.get(f"/api/v1/runs/{r.json()['run_id']}",
-                             headers=auth(service.token(repo))).json()  # fmt: skip
+    run = service.client.get(
+        f"/api/v1/runs/{r.json()['run_id']}", headers=auth(service.token(repo))
+    ).json()
     assert (run["kind"], run["branch"]) == ("pr", "topic")
 
 
@@ -191,8 +222,9 @@ def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
         "device": "V100",
     }
     with report.open("rb") as fh:
-        r = service.client.post("/api/v1/runs", headers=h, data=form,
-                                files=[("files", (report.name, fh, "text/csv"))])  # fmt: skip
+        r = service.client.post(
+            "/api/v1/runs", headers=h, data=form, files=[("files", (report.name, fh, "text/csv"))]
+        )
     assert r.status_code == 201, r.text
     verdict = r.json()["verdict"]
     assert verdict["repo"] == repo and verdict["commit"] == "0123abc"
@@ -200,8 +232,12 @@ def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
     assert runs_stored(service, repo) == 1
     unknown = corpus_dir / "ncu-csv" / "wangzy0327_cuda-roofline__output_V100.csv"
     with unknown.open("rb") as fh:
-        r = service.client.post("/api/v1/runs", headers=h, data={**form, "commit": "1"},
-                                files=[("files", (unknown.name, fh, "text/csv"))])  # fmt: skip
+        r = service.client.post(
+            "/api/v1/runs",
+            headers=h,
+            data={**form, "commit": "1"},
+            files=[("files", (unknown.name, fh, "text/csv"))],
+        )
     assert r.status_code == 422 and "unknown device 'Tesla V100-PCIE-32GB'" in r.json()["detail"]
 
 
@@ -242,9 +278,11 @@ def test_no_token_or_secret_reaches_a_log_line(service, repo, caplog) -> None:
     token = service.token(repo)
     service.upload(nightly(repo, 0), token)
     service.upload(nightly(repo, 0), token + "x")
-    service.client.post("/api/v1/github/webhook", content=b"{}",
-                        headers={"X-GitHub-Event": "ping",
-                                 "X-Hub-Signature-256": "sha256=00"})  # fmt: skip
+    service.client.post(
+        "/api/v1/github/webhook",
+        content=b"{}",
+        headers={"X-GitHub-Event": "ping", "X-Hub-Signature-256": "sha256=00"},
+    )
     assert any("upload repo=" in r.getMessage() for r in caplog.records)
     secret = service.settings.webhook_secret.get_secret_value()
     for record in caplog.records:
@@ -257,24 +295,38 @@ def test_upload_may_choose_its_baseline(service, repo) -> None:
     token = service.token(repo)
     for night in range(8):
         service.upload(nightly(repo, night), token)
-    pr = make_run(repo=repo, commit="badc0de", kind="pr", pull_request=7, branch="feature",
-                  timestamp=NIGHT + timedelta(days=9), kernels=kernels(slowdown=1.6))  # fmt: skip
+    pr = make_run(
+        repo=repo,
+        commit="badc0de",
+        kind="pr",
+        pull_request=7,
+        branch="feature",
+        timestamp=NIGHT + timedelta(days=9),
+        kernels=kernels(slowdown=1.6),
+    )
     h = {**auth(token), "Content-Type": "application/json"}
-    other = service.client.post("/api/v1/runs", params={"base_branch": "release"},
-                                content=pr.model_dump_json(), headers=h).json()  # fmt: skip
+    other = service.client.post(
+        "/api/v1/runs", params={"base_branch": "release"}, content=pr.model_dump_json(), headers=h
+    ).json()
     assert {k["status"] for k in other["verdict"]["kernels"]} == {"new"}
-    bad = service.client.post("/api/v1/runs", params={"base_sha": "not hex!"},
-                              content=pr.model_dump_json(), headers=h)  # fmt: skip
+    bad = service.client.post(
+        "/api/v1/runs", params={"base_sha": "not hex!"}, content=pr.model_dump_json(), headers=h
+    )
     assert bad.status_code == 422
 
 
 def test_a_form_with_a_pr_number_is_a_pr_run(service, repo, tmp_path) -> None:
     body = make_run(repo=None, commit=None, kind="local").model_dump_json().encode()
     form = {"repo": repo, "commit": "abc", "pr": "9"}
-    r = service.client.post("/api/v1/runs", headers=auth(service.token(repo)), data=form,
-                            files=[("files", ("run.json", body, "application/json"))])  # fmt: skip
-    run = service.client.get(f"/api/v1/runs/{r.json()['run_id']}",
-                             headers=auth(service.token(repo))).json()  # fmt: skip
+    r = service.client.post(
+        "/api/v1/runs",
+        headers=auth(service.token(repo)),
+        data=form,
+        files=[("files", ("run.json", body, "application/json"))],
+    )
+    run = service.client.get(
+        f"/api/v1/runs/{r.json()['run_id']}", headers=auth(service.token(repo))
+    ).json()
     assert (run["kind"], run["pull_request"]) == ("pr", 9)
 
 
@@ -290,8 +342,9 @@ def test_multipart_upload_of_a_binary_ncu_report(service, repo, corpus_dir) -> N
     form = {"repo": repo, "commit": "5eed", "kind": "nightly"}
     with report.open("rb") as fh:
         files = [("files", (report.name, fh, "application/octet-stream"))]
-        r = service.client.post("/api/v1/runs", headers=auth(service.token(repo)), data=form,
-                                files=files)  # fmt: skip
+        r = service.client.post(
+            "/api/v1/runs", headers=auth(service.token(repo)), data=form, files=files
+        )
     assert r.status_code == 201, r.text
     verdict = r.json()["verdict"]
     assert {k["key"] for k in verdict["kernels"]} == {k.key for k in expected.kernels}

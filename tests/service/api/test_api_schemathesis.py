@@ -17,8 +17,12 @@ from schemathesis.specs.openapi.checks import (
 )
 from svc_helpers import Service, auth
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance]  # fmt: skip
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
 #: Generated requests per operation (13 operations): bounded so the test stays near 20 s.
 EXAMPLES = 15
 REPO = "acme/fuzz"
@@ -33,8 +37,13 @@ def test_api_answers_as_documented(service: Service) -> None:
     for operation in operations:
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         def answers_as_documented(case) -> None:
             # Most requests name the token's repository, so they reach the code behind auth.
             for part in (case.query, case.body):

@@ -28,45 +28,77 @@ def now_iso(ago: timedelta = timedelta(seconds=5)) -> str:
     return (datetime.now(UTC) - ago).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def deliver(service: Service, event: str, payload: dict, *, delivery: str | None = None,
-            secret: str = SECRET, signature: str | None = None):  # fmt: skip
+def deliver(
+    service: Service,
+    event: str,
+    payload: dict,
+    *,
+    delivery: str | None = None,
+    secret: str = SECRET,
+    signature: str | None = None,
+):
     body = json.dumps(payload).encode()
-    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
-               "Content-Type": "application/json",
-               "X-Hub-Signature-256": signature or sign(secret, body)}  # fmt: skip
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+        "Content-Type": "application/json",
+        "X-Hub-Signature-256": signature or sign(secret, body),
+    }
     return service.client.post("/api/v1/github/webhook", content=body, headers=headers)
 
 
 def pr_event(repo: str, action: str = "reopened", sha: str = HEAD, ago=timedelta(seconds=5)):
-    return {"action": action, "number": PR, "repository": {"full_name": repo},
-            "pull_request": {"number": PR, "head": {"sha": sha},
-                             "updated_at": now_iso(ago)}}  # fmt: skip
+    return {
+        "action": action,
+        "number": PR,
+        "repository": {"full_name": repo},
+        "pull_request": {"number": PR, "head": {"sha": sha}, "updated_at": now_iso(ago)},
+    }
 
 
 def comment_event(repo: str, body: str, association: str = "MEMBER", login: str = "alice"):
-    return {"action": "created", "repository": {"full_name": repo},
-            "issue": {"number": PR, "pull_request": {"url": "x"}, "updated_at": now_iso()},
-            "comment": {"body": body, "author_association": association,
-                        "user": {"login": login}, "updated_at": now_iso()}}  # fmt: skip
+    return {
+        "action": "created",
+        "repository": {"full_name": repo},
+        "issue": {"number": PR, "pull_request": {"url": "x"}, "updated_at": now_iso()},
+        "comment": {
+            "body": body,
+            "author_association": association,
+            "user": {"login": login},
+            "updated_at": now_iso(),
+        },
+    }
 
 
 @pytest.fixture
 def gh_service(make_service, github_server: FakeGitHub) -> Service:
-    return make_service(github_token="ghs_service_token", github_api_url=github_server.url,
-                        public_url="https://roofguard.example.com")  # fmt: skip
+    return make_service(
+        github_token="ghs_service_token",
+        github_api_url=github_server.url,
+        public_url="https://roofguard.example.com",
+    )
 
 
 def seed(service: Service, repo: str) -> int:
     """Eight steady nights and a PR whose three kernels are 60 % slower; the PR run's id."""
     token = service.token(repo)
     for night in range(8):
-        run = make_run(repo=repo, commit=f"{night:07x}aa", timestamp=NIGHT + timedelta(days=night),
-                       kernels=[make_kernel(f"gemv_{i}", time_s=1e-3 * (1 + 0.002 * i))
-                                for i in range(3)])  # fmt: skip
+        run = make_run(
+            repo=repo,
+            commit=f"{night:07x}aa",
+            timestamp=NIGHT + timedelta(days=night),
+            kernels=[make_kernel(f"gemv_{i}", time_s=1e-3 * (1 + 0.002 * i)) for i in range(3)],
+        )
         assert service.upload(run, token).status_code == 201
-    pr = make_run(repo=repo, commit=HEAD, kind="pr", pull_request=PR, branch="topic",
-                  timestamp=NIGHT + timedelta(days=9),
-                  kernels=[make_kernel(f"gemv_{i}", time_s=1.6e-3) for i in range(3)])  # fmt: skip
+    pr = make_run(
+        repo=repo,
+        commit=HEAD,
+        kind="pr",
+        pull_request=PR,
+        branch="topic",
+        timestamp=NIGHT + timedelta(days=9),
+        kernels=[make_kernel(f"gemv_{i}", time_s=1.6e-3) for i in range(3)],
+    )
     result = service.upload(pr, token).json()
     assert result["verdict"]["conclusion"] == "fail"
     return int(result["run_id"])
@@ -79,12 +111,16 @@ def acceptances(service: Service) -> list[dict]:
 
 
 def test_unsigned_forged_stale_and_replayed_deliveries_are_refused(service, repo) -> None:
-    assert deliver(service, "pull_request", pr_event(repo), signature="sha256=" + "0" * 64
-                   ).status_code == 401  # fmt: skip
+    assert (
+        deliver(service, "pull_request", pr_event(repo), signature="sha256=" + "0" * 64).status_code
+        == 401
+    )
     body = json.dumps(pr_event(repo)).encode()
-    unsigned = service.client.post("/api/v1/github/webhook", content=body,
-                                   headers={"X-GitHub-Event": "pull_request",
-                                            "X-GitHub-Delivery": "d-1"})  # fmt: skip
+    unsigned = service.client.post(
+        "/api/v1/github/webhook",
+        content=body,
+        headers={"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "d-1"},
+    )
     assert unsigned.status_code == 401 and "X-Hub-Signature-256" in unsigned.json()["detail"]
     assert deliver(service, "pull_request", pr_event(repo), secret="other").status_code == 401
     stale = deliver(service, "pull_request", pr_event(repo, ago=timedelta(hours=1)))
@@ -100,8 +136,11 @@ def test_reopened_pr_gets_its_stored_verdict_posted_again(gh_service, repo, gith
     run_id = seed(gh_service, repo)
     answer = deliver(gh_service, "pull_request", pr_event(repo, "reopened"))
     assert answer.status_code == 202, answer.text
-    assert answer.json() == {"outcome": "repost", "posted": True,
-                             "detail": f"verdict of run {run_id} posted again"}  # fmt: skip
+    assert answer.json() == {
+        "outcome": "repost",
+        "posted": True,
+        "detail": f"verdict of run {run_id} posted again",
+    }
     (comment,) = github_server.pr_comments(PR)
     assert f"https://roofguard.example.com/runs/{run_id}" in comment["body"]
     assert "gemv_0" in comment["body"]
@@ -157,8 +196,14 @@ def test_without_github_credentials_the_action_is_recorded_but_not_posted(servic
 
 
 def test_upload_can_ask_the_service_to_post(gh_service, service, repo, github_server) -> None:
-    pr = make_run(repo=repo, commit=HEAD, kind="pr", pull_request=PR, branch="topic",
-                  kernels=[make_kernel("gemv_0")])  # fmt: skip
+    pr = make_run(
+        repo=repo,
+        commit=HEAD,
+        kind="pr",
+        pull_request=PR,
+        branch="topic",
+        kernels=[make_kernel("gemv_0")],
+    )
     token = gh_service.token(repo)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     body = pr.model_dump_json()
