@@ -25,7 +25,7 @@ from service.config import RoofguardConfig
 from service.errors import StoreUnavailable, Unauthorized
 from service.settings import Settings
 from service.store.db import session_scope
-from service.tokens import Grant, authenticate, mark_used
+from service.store.tokens import Grant, authenticate, mark_used
 
 
 @dataclass

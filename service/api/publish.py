@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from github3 import exceptions as gh_exc
 
 from service.errors import ServiceError
-from service.github import GitHubClient, make_client, publish_verdict
-from service.github_auth import ACTIONS_BOT, APP_ENV, GitHubCredentials, resolve_api_url
-from service.pipeline import CheckOutcome
+from service.github.auth import ACTIONS_BOT, APP_ENV, GitHubCredentials, resolve_api_url
+from service.github.client import GitHubClient, make_client, publish_verdict
+from service.pipeline.check import CheckOutcome
 from service.settings import Settings
 
 log = logging.getLogger("roofguard.api")

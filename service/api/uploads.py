@@ -25,7 +25,7 @@ from service.api.deps import ServiceState
 from service.api.schemas import UploadForm
 from service.config import RoofguardConfig
 from service.errors import BadInput, StoreUnavailable
-from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
+from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
 from service.render.markdown import VerdictLinks
 from service.store.db import session_scope
 

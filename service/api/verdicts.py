@@ -6,7 +6,7 @@ from fastapi import Request
 from sqlmodel import Session
 
 from service.config import RoofguardConfig
-from service.pipeline import CheckOutcome, check_run
+from service.pipeline.check import CheckOutcome, check_run
 from service.render.markdown import VerdictLinks
 from service.settings import Settings
 from service.store.repo import get_run_record

@@ -12,11 +12,11 @@ import typer
 
 from collectors.schema import RunKind, RunRecord
 from rules.verdict import Conclusion
-from service.actions import append_step_summary, emit_annotations, in_actions
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health, measured_roof
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
-from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
+from service.github.actions import append_step_summary, emit_annotations, in_actions
+from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
 from service.render.markdown import VerdictLinks
 
 ROOFLINE_CHART = "roofline.svg"
@@ -156,7 +156,10 @@ def _publish(
         append_step_summary(outcome.markdown, env)
         emit_annotations(outcome.verdict, sys.stdout, env)
     if post:
-        from service.publish import post_verdict_from_env, workflow_links  # github3, on demand
+        from service.github.publish import (  # github3, on demand
+            post_verdict_from_env,
+            workflow_links,
+        )
 
         if links is not None:
             links = replace(

@@ -13,11 +13,11 @@ import pydantic
 import typer
 
 from rules.verdict import Verdict
-from service.actions import set_outputs
 from service.errors import BadInput
-from service.github import PublishResult
-from service.github_policy import CheckKind, FailurePolicy, PublishPolicy, check_conclusion
-from service.publish import post_verdict_from_env, result_outputs, workflow_links
+from service.github.actions import set_outputs
+from service.github.client import PublishResult
+from service.github.policy import CheckKind, FailurePolicy, PublishPolicy, check_conclusion
+from service.github.publish import post_verdict_from_env, result_outputs, workflow_links
 from service.render.markdown import VerdictLinks, render_verdict
 
 #: A verdict file larger than this is refused (the artifact is untrusted in fork-safe mode).

@@ -19,7 +19,7 @@ import typer
 from service.cli.common import store_session
 from service.config import load_config
 from service.demo.generate import DATA_DIR
-from service.pipeline import CheckOutcome, RunMeta, check_run, collect_run
+from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
 from service.progress import progress
 
 DEMO_REPO = "example/llm-serving"

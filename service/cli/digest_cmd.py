@@ -16,11 +16,11 @@ import typer
 
 from service.cli.db_cmd import DbOption
 from service.config import load_config
-from service.digest import build_digest
-from service.digest_model import Digest, DigestOptions, KernelTarget
+from service.digest.build import build_digest
+from service.digest.model import Digest, DigestOptions, KernelTarget
 from service.errors import BadInput
-from service.github import make_client
-from service.github_auth import GitHubCredentials, resolve_api_url
+from service.github.auth import GitHubCredentials, resolve_api_url
+from service.github.client import make_client
 from service.render.digest_charts import roofline_charts, trend_charts
 from service.render.digest_render import (
     DIGEST_LABEL,

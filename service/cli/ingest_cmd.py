@@ -9,8 +9,8 @@ import typer
 
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
-from service.intake import parse_timestamp
-from service.pipeline import RunMeta, collect_run, roof_for, store_run
+from service.pipeline.check import RunMeta, collect_run, roof_for, store_run
+from service.pipeline.intake import parse_timestamp
 
 
 def ingest_command(

@@ -25,7 +25,7 @@ from collectors.workmodel import WorkModel, apply_work_models
 from rules.hardware import builtin_catalog, report_roof
 from rules.placement import place_kernel
 from rules.roofline import Placement, Roof
-from service.workmodels_config import load_work_models
+from service.config.workmodels import load_work_models
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44

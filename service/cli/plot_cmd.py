@@ -16,9 +16,10 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
-from service.digest import detect_changes, prepare_history
-from service.digest_model import DigestOptions
+from service.digest.build import detect_changes, prepare_history
+from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
+from service.pipeline.roofs import resolve_roof
 from service.render.charts import (
     ImageFormat,
     figure_bytes,
@@ -26,7 +27,6 @@ from service.render.charts import (
     run_points,
     trend_chart,
 )
-from service.roofs import resolve_roof
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
 from service.store.repo import get_run, get_run_record

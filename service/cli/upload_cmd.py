@@ -18,8 +18,8 @@ import httpx
 import typer
 
 from rules.verdict import Verdict
-from service.actions import append_step_summary, emit_annotations, in_actions
 from service.errors import BadInput, ServiceError
+from service.github.actions import append_step_summary, emit_annotations, in_actions
 
 #: Seconds to wait before each retry of a failed upload (the length is the retry count).
 RETRY_DELAYS_S: tuple[float, ...] = (1.0, 3.0, 9.0)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from rules.hardware import builtin_catalog
 from rules.stats import robust_center_spread
-from service.digest_model import Digest, Movement
+from service.digest.model import Digest, Movement
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 
 #: Nights before a change that make up the baseline band of its trend chart.

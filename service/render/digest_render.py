@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from service.digest_model import Digest, Movement
+from service.digest.model import Digest, Movement
 from service.render.escape import escape_code
 
 #: Label of the weekly issue; the issue is found again by its title, label and marker.

@@ -35,7 +35,7 @@ from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, R
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.config import RoofguardConfig
-from service.pipeline import RunMeta, check_run, collect_run
+from service.pipeline.check import RunMeta, check_run, collect_run
 from service.store.db import open_store, session_scope
 from service.store.repo import ingest_run
 

@@ -34,8 +34,8 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rules.stats import change_points
-from service.digest import build_digest, prepare_history
-from service.digest_model import DigestOptions
+from service.digest.build import build_digest, prepare_history
+from service.digest.model import DigestOptions
 from service.render.digest_render import render_digest_json, render_digest_markdown
 from service.store.db import make_engine, migrate, session_scope
 from service.store.history import nightly_history
@@ -251,7 +251,7 @@ def reference(history: pd.DataFrame, figures: dict[str, float], sample: int = 40
 
 def check(digest: object, planted: pd.DataFrame, history: pd.DataFrame, nights: int) -> None:
     """How many planted changes the year's scan found (recall) and how many it invented."""
-    from service.digest import detect_changes
+    from service.digest.build import detect_changes
 
     frame = prepare_history(history)
     changes, _ = detect_changes(frame, DigestOptions())

@@ -33,9 +33,9 @@ import sqlalchemy as sa  # noqa: E402
 from load_driver import audit, big_run, run_load  # noqa: E402
 
 from service.config import RoofguardConfig  # noqa: E402
-from service.pipeline import check_run  # noqa: E402
+from service.pipeline.check import check_run  # noqa: E402
 from service.store.db import make_engine, migrate, session_scope  # noqa: E402
-from service.tokens import Permission, create_token  # noqa: E402
+from service.store.tokens import Permission, create_token  # noqa: E402
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ from service.api.deps import AuthDep, SessionDep
 from service.api.schemas import DevicesPublic, ErrorPublic, HistoryPoint, KernelHistoryPublic
 from service.store.history import kernel_history
 from service.store.lookups import list_devices
-from service.tokens import Permission
+from service.store.tokens import Permission
 
 router = APIRouter(tags=["kernels"])
 

@@ -20,9 +20,9 @@ from matplotlib.figure import Figure
 
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import stored_outcome
-from service.digest import build_digest
-from service.digest_model import DigestOptions
-from service.pipeline import CheckOutcome
+from service.digest.build import build_digest
+from service.digest.model import DigestOptions
+from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 from service.render.html import inline_svg, render_page
 from service.store.history import kernel_history, nightly_history

@@ -23,9 +23,9 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import BadInput, ServiceError
-from service.pipeline import CheckOutcome
+from service.pipeline.check import CheckOutcome
 from service.store.repo import RunSummary, get_run, list_findings, list_runs
-from service.tokens import Grant, Permission
+from service.store.tokens import Grant, Permission
 
 log = logging.getLogger("roofguard.api")
 router = APIRouter(tags=["runs"])

@@ -16,10 +16,10 @@ from service.api.publish import post_outcome
 from service.api.schemas import ErrorPublic
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import BadInput
+from service.github.signatures import check_fresh, event_time, verify_signature
+from service.github.webhooks import WebhookAction, plan
 from service.store.db import session_scope
 from service.store.deliveries import record_delivery
-from service.webhook_auth import check_fresh, event_time, verify_signature
-from service.webhooks import WebhookAction, plan
 
 log = logging.getLogger("roofguard.api")
 router = APIRouter(tags=["github"])

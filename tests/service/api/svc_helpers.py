@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from collectors.schema import RunRecord
 from service.settings import Settings
 from service.store.db import session_scope
-from service.tokens import Permission, create_token
+from service.store.tokens import Permission, create_token
 
 
 @dataclass

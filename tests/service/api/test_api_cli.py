@@ -19,7 +19,7 @@ from svc_helpers import Service, free_port, start_live
 from service.cli import run
 from service.store.db import make_engine, migrate
 from service.store.tables import ApiToken
-from service.tokens import hash_token
+from service.store.tokens import hash_token
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 

@@ -136,7 +136,7 @@ def test_tokens_are_required_and_scoped(service, repo) -> None:
 
 def test_revoked_token_is_refused(service, repo) -> None:
     from service.store.db import session_scope
-    from service.tokens import list_tokens, revoke_token
+    from service.store.tokens import list_tokens, revoke_token
 
     token = service.token(repo)
     assert service.upload(nightly(repo, 0), token).status_code == 201

@@ -15,8 +15,8 @@ from factories import make_kernel, make_run
 from github_server import FakeGitHub
 from svc_helpers import Service
 
+from service.github.signatures import sign
 from service.store.tables import BaselineAcceptance
-from service.webhook_auth import sign
 
 SECRET = "whsec-test-0123456789"
 HEAD = "feedfacecafe0123456789abcdef0123456789ab"

@@ -25,7 +25,7 @@ from rules.verdict import Conclusion, Verdict
 from service.cli import COMMANDS
 from service.render.markdown import verdict_marker
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ACTION_DIR = ROOT / ".github" / "actions" / "roofguard"
 ACTION = yaml.safe_load((ACTION_DIR / "action.yml").read_text())
 EXAMPLES = {p.name: yaml.safe_load(p.read_text()) for p in (ACTION_DIR / "examples").glob("*.yml")}

@@ -17,12 +17,12 @@ from typing import Literal, TextIO
 from github3 import exceptions as gh_exc
 
 from rules.verdict import Verdict
-from service.actions import append_step_summary, set_outputs, warning_line, write_artifact
 from service.errors import BadInput
-from service.github import GitHubClient, PublishResult, make_client, publish_verdict
-from service.github_auth import GitHubCredentials, resolve_api_url
-from service.github_policy import PublishPolicy
-from service.github_retry import Clock, GitHubFailed
+from service.github.actions import append_step_summary, set_outputs, warning_line, write_artifact
+from service.github.auth import GitHubCredentials, resolve_api_url
+from service.github.client import GitHubClient, PublishResult, make_client, publish_verdict
+from service.github.policy import PublishPolicy
+from service.github.retry import Clock, GitHubFailed
 from service.render.markdown import VerdictLinks, render_verdict
 
 SummaryMode = Literal["fallback", "always", "never"]

@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from calibrate_factories import make_ceilings, scaled
 
 from service.calibrate.health import decide_health
 from service.calibrate.storage import save_ceilings, write_json_atomic
 from service.cli import run
 from service.cli.common import store_session
 from tests.factories import make_kernel, make_run
-from tests.service.calibrate_factories import make_ceilings, scaled
 
 MEASURED = make_ceilings(
     bandwidth={"dram": 3.0e12}, peaks={"tensor_bf16": 700e12, "fp32": 50e12}, runner="gpu-7"

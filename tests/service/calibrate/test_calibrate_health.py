@@ -9,6 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from calibrate_factories import make_ceilings, scaled
 
 from service.calibrate.health import decide_health, format_rate, uncalibrated
 from service.calibrate.storage import (
@@ -24,7 +25,6 @@ from service.cli import run
 from service.cli.calibrate_cmd import _check
 from service.cli.common import store_session
 from service.errors import BadInput
-from tests.service.calibrate_factories import make_ceilings, scaled
 
 STORED = make_ceilings(bandwidth={"dram": 3.1e12}, peaks={"fp32": 60e12, "tensor_bf16": 800e12})
 

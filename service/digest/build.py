@@ -22,8 +22,8 @@ import pandas as pd
 
 from rules.frames import require_columns
 from rules.stats import change_points_many
-from service.digest_model import Digest, DigestOptions, KernelTarget, Movement, RegimeFlip
-from service.digest_tables import (
+from service.digest.model import Digest, DigestOptions, KernelTarget, Movement, RegimeFlip
+from service.digest.tables import (
     below_target,
     device_summaries,
     last_rows,

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from service.commands import AcceptCommand, CommandSyntaxError, parse_accept
 from service.errors import WebhookSignatureInvalid
-from service.webhook_auth import check_fresh, event_time, sign, verify_signature
+from service.github.commands import AcceptCommand, CommandSyntaxError, parse_accept
+from service.github.signatures import check_fresh, event_time, sign, verify_signature
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

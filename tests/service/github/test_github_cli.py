@@ -13,7 +13,7 @@ from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 from verdict_factory import make_finding, make_kernel, make_verdict, regression_verdict
 
 from rules.verdict import Verdict
-from service.actions import (
+from service.github.actions import (
     SUMMARY_LIMIT_BYTES,
     annotation_lines,
     append_step_summary,
@@ -22,7 +22,7 @@ from service.actions import (
 )
 from service.render.markdown import verdict_marker
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REPO, PR = "acme/kernels", 42
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -172,7 +172,7 @@ def test_multiline_outputs_use_a_delimiter(tmp_path: Path) -> None:
 def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: Path) -> None:
     from github_server import FakeClock
 
-    from service.publish import post_verdict_from_env
+    from service.github.publish import post_verdict_from_env
 
     env = actions_env(github_server, tmp_path)
     (tmp_path / "summary.md").write_text("check wrote this\n")
@@ -210,7 +210,7 @@ def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: P
 def test_posting_context_wins_over_the_verdict(github_server: FakeGitHub, tmp_path: Path) -> None:
     from github_server import FakeClock
 
-    from service.publish import post_verdict_from_env
+    from service.github.publish import post_verdict_from_env
 
     env = actions_env(
         github_server,

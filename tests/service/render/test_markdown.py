@@ -30,7 +30,7 @@ from service.render.markdown import (
     verdict_marker,
 )
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 LINKS = VerdictLinks(
     run_url="https://roofguard.example/runs/7",
     summary_url="https://github.com/acme/kernels/actions/runs/1",

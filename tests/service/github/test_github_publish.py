@@ -7,10 +7,10 @@ from github_server import FakeClock, FakeGitHub, github_server_fixture  # noqa: 
 from verdict_factory import make_verdict, regression_verdict
 
 from rules.verdict import Conclusion
-from service.github import GitHubClient, make_client, publish_verdict
-from service.github_auth import GitHubCredentials
-from service.github_policy import CheckKind, FailurePolicy, PublishPolicy
-from service.github_retry import RetryPolicy
+from service.github.auth import GitHubCredentials
+from service.github.client import GitHubClient, make_client, publish_verdict
+from service.github.policy import CheckKind, FailurePolicy, PublishPolicy
+from service.github.retry import RetryPolicy
 from service.render.markdown import render_verdict, verdict_marker
 
 REPO, PR = "acme/kernels", 42
@@ -158,7 +158,7 @@ def test_no_sha_posts_only_the_comment(github_server: FakeGitHub) -> None:
 
 
 def test_enterprise_root_url_gets_api_v3(github_server: FakeGitHub) -> None:
-    from service.github_auth import resolve_api_url
+    from service.github.auth import resolve_api_url
 
     api = resolve_api_url(github_server.url, {})
     assert api == github_server.url + "/api/v3"
@@ -180,7 +180,7 @@ def test_bounded_retry_policy_is_used(github_server: FakeGitHub) -> None:
     for _ in range(3):
         github_server.fail_next("GET", r"/issues/42$", 502)
     client = client_for(github_server, clock, retry=RetryPolicy(max_attempts=3))
-    from service.github_retry import GitHubUnavailable
+    from service.github.retry import GitHubUnavailable
 
     verdict = make_verdict()
     with pytest.raises(GitHubUnavailable, match="after 3 attempt"):

@@ -13,12 +13,12 @@ from collectors import collect
 from collectors.schema import RunRecord
 from service.cli import run
 from service.cli.inspect_cmd import shorten
+from service.config.workmodels import load_work_models
 from service.errors import ConfigError
-from service.workmodels_config import load_work_models
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GEMM = Path("tests/collectors/data/micro/gbench_gemm_gpu.json")
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 WORK_MODELS = """
 [[work_models]]
 pattern = "BM_gemm*"

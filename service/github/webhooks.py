@@ -15,7 +15,7 @@ from typing import Any
 from sqlmodel import Session
 
 from rules.verdict import Severity
-from service.commands import MAINTAINER_ASSOCIATIONS, CommandSyntaxError, parse_accept
+from service.github.commands import MAINTAINER_ASSOCIATIONS, CommandSyntaxError, parse_accept
 from service.store.lookups import latest_run_for
 from service.store.repo import accept_baseline, get_run, get_run_record, list_findings
 

@@ -12,7 +12,7 @@ from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.cli import run
-from service.digest import build_digest
+from service.digest.build import build_digest
 from service.render.digest_render import render_digest_json
 from service.store.db import open_store, session_scope
 from service.store.repo import ingest_run

@@ -24,10 +24,10 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
 from service.config import RoofguardConfig
-from service.intake import collect_run as intake_collect
-from service.intake import stamp_run
+from service.pipeline.intake import collect_run as intake_collect
+from service.pipeline.intake import stamp_run
+from service.pipeline.roofs import resolve_roof
 from service.render.markdown import VerdictLinks, render_verdict
-from service.roofs import resolve_roof
 from service.store.history import baseline_frame
 from service.store.repo import IngestResult, ingest_run, list_findings, save_findings
 

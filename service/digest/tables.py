@@ -1,7 +1,7 @@
 """Digest sections computed from the prepared history: flips, targets, devices, sparklines.
 
-Inputs are frames from ``service.digest.prepare_history`` (sorted by ``series`` then time, with
-``series`` and ``pos`` columns). All of it is vectorised over the whole history.
+Inputs are frames from ``service.digest.build.prepare_history`` (sorted by ``series`` then time,
+with ``series`` and ``pos`` columns). All of it is vectorised over the whole history.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from service.digest_model import BelowTarget, DeviceSummary, KernelTarget, Mislabel
+from service.digest.model import BelowTarget, DeviceSummary, KernelTarget, Mislabel
 
 _BLOCKS = np.array(list("▁▂▃▄▅▆▇█"))
 

@@ -6,13 +6,13 @@ import random
 
 import numpy as np
 import pytest
+from calibrate_factories import KS, make_ceilings, make_points, roof
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules.hardware import builtin_catalog
 from service.calibrate import fit
 from service.calibrate.model import MatmulResult, MemoryResult, SweepPoint
-from tests.service.calibrate_factories import KS, make_ceilings, make_points, roof
 
 W, P = 20e9, 100e9  # ridge 5 FLOP/byte, i.e. K = 20
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from calibrate_factories import make_ceilings, make_points
 from matplotlib.collections import PathCollection
 from matplotlib.lines import Line2D
 
 from rules.hardware import builtin_catalog
 from service.calibrate.chart import roofline_figure, save_chart
 from service.errors import BadInput
-from tests.service.calibrate_factories import make_ceilings, make_points
 
 W, P = 3.0e12, 50e12
 CEILINGS = make_ceilings(

@@ -7,9 +7,9 @@ from github_server import FakeClock, FakeGitHub, github_server_fixture  # noqa: 
 from verdict_factory import regression_verdict
 
 from service.errors import BadInput
-from service.github import make_client, publish_verdict
-from service.github_auth import GitHubCredentials
-from service.github_retry import GitHubUnavailable, RetryPolicy
+from service.github.auth import GitHubCredentials
+from service.github.client import make_client, publish_verdict
+from service.github.retry import GitHubUnavailable, RetryPolicy
 from service.render.markdown import render_verdict
 
 REPO, PR = "acme/kernels", 7

@@ -19,8 +19,8 @@ from digest_history import (
 )
 
 from rules.frames import empty_history
-from service.digest import build_digest, detect_changes, iso_week, prepare_history
-from service.digest_model import DigestOptions, KernelTarget
+from service.digest.build import build_digest, detect_changes, iso_week, prepare_history
+from service.digest.model import DigestOptions, KernelTarget
 from service.render.digest_render import (
     digest_title,
     render_digest_html,
@@ -28,7 +28,7 @@ from service.render.digest_render import (
     render_digest_markdown,
 )
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 TARGETS = (
     KernelTarget(pattern="gemv*", name="decode GEMV", regime="memory-bound", target_percent=80),
     KernelTarget(pattern="fused_*", name="MLP", regime="compute-bound"),

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
+from calibrate_factories import scaled
 
 from service.calibrate.fit import roof_at
 from service.calibrate.storage import load_ceilings, load_health, measured_roof, save_ceilings
 from service.cli import run
 from service.cli.common import store_session
-from tests.service.calibrate_factories import scaled
 
 pytest.importorskip("torch")
 

@@ -24,15 +24,15 @@ from github3.session import GitHubSession
 
 from rules.verdict import Verdict
 from service.errors import BadInput
-from service.github_auth import PUBLIC_API, GitHubCredentials
-from service.github_policy import (
+from service.github.auth import PUBLIC_API, GitHubCredentials
+from service.github.policy import (
     CheckKind,
     FailurePolicy,
     PublishPolicy,
     check_conclusion,
     status_state,
 )
-from service.github_retry import Clock, GitHubFailed, RetryPolicy, SystemClock, with_retries
+from service.github.retry import Clock, GitHubFailed, RetryPolicy, SystemClock, with_retries
 from service.render.escape import marker_value
 from service.render.markdown import (
     CHECK_OUTPUT_LIMIT,

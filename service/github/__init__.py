@@ -1,0 +1,1 @@
+"""GitHub: the github3.py client, credentials, retries, the Actions environment and webhooks."""
