@@ -9,6 +9,7 @@ put the service behind your single sign-on proxy when the history is confidentia
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
@@ -19,7 +20,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 
 from service.api.deps import SessionDep, StateDep
-from service.api.verdicts import stored_outcome
+from service.api.verdicts import cached_view, stored_outcome
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
 from service.pipeline.check import CheckOutcome
@@ -62,23 +63,43 @@ def index() -> RedirectResponse:
 def run_page(run_id: _RunId, session: SessionDep, state: StateDep) -> HTMLResponse:
     """A run's verdict: conclusion, roofline chart, findings and kernels."""
     run = get_run(session=session, run_id=run_id)
-    outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-    chart = inline_svg(_roofline_figure(outcome))
-    html = render_page(
-        "run.html.j2", run=run, verdict=outcome.verdict, chart=chart, kernel_limit=PAGE_KERNELS
-    )
-    return HTMLResponse(html)
+
+    def render() -> str:
+        outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
+        chart = inline_svg(_roofline_figure(outcome))
+        return render_page(
+            "run.html.j2", run=run, verdict=outcome.verdict, chart=chart, kernel_limit=PAGE_KERNELS
+        )
+
+    return HTMLResponse(_cached(state, session, run_id, "page", render))
 
 
 @router.get("/runs/{run_id}/roofline.svg")
 def run_chart(run_id: _RunId, session: SessionDep, state: StateDep) -> Response:
     """The run's roofline chart as an SVG image (linked from PR comments)."""
-    outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-    figure = _roofline_figure(outcome)
+    get_run(session=session, run_id=run_id)
+
+    def render() -> str:
+        outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
+        return figure_bytes(_roofline_figure(outcome), "svg").decode("utf-8")
+
     return Response(
-        figure_bytes(figure, "svg"),
+        _cached(state, session, run_id, "roofline.svg", render),
         media_type="image/svg+xml",
         headers={"Cache-Control": "public, max-age=300"},
+    )
+
+
+def _cached(
+    state: StateDep, session: SessionDep, run_id: int, view: str, render: Callable[[], str]
+) -> str:
+    return cached_view(
+        engine=state.engine,
+        session=session,
+        config=state.config,
+        run_id=run_id,
+        view=view,
+        render=render,
     )
 
 

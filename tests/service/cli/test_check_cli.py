@@ -178,7 +178,7 @@ def test_check_unreadable_report_stores_nothing(history, capsys):
         run(
             [
                 "ingest",
-                str(nightly(tmp_path / "n.json", 99)),
+                str(nightly(tmp_path / "n.json", 20)),  # a past night: future runs are refused
                 "--repo",
                 "acme/kernels",
                 "--commit",

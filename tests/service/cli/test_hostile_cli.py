@@ -45,3 +45,14 @@ def test_check_charts_with_math_text_names(tmp_path):
     args = ["check", str(pr), *common, "--commit", "f00d", "--pr", "7", "--charts", str(charts)]
     assert run([*args, "--output", str(tmp_path / "v.md")]) in (0, 1)
     assert "\\frac{a}" in (charts / "roofline.svg").read_text()
+
+
+def test_ingest_refuses_a_run_from_the_future(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    report = _report(tmp_path / "r.json", commit="c1")
+    args = ["ingest", str(report), "--repo", "acme/kernels", "--commit", "c1", "--db", db]
+    args += ["--branch", "main"]
+    assert run([*args, "--timestamp", "2099-01-01T00:00:00Z"]) == 2
+    err = capsys.readouterr().err
+    assert "--timestamp: 2099-01-01T00:00:00+00:00 is " in err and "in the future" in err
+    assert run(args) == 0, "the report's own (past) timestamp is fine"
