@@ -15,6 +15,7 @@ import shlex
 import types
 import typing
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import click
@@ -125,10 +126,14 @@ def test_every_rule_is_documented() -> None:
     text = RULES_DOC.read_text(encoding="utf-8")
     missing = [
         rule_id
-        for rule_id in all_rules()
-        if not re.search(rf"^\| {re.escape(rule_id)}( \(preview\))? \|", text, re.MULTILINE)
+        for rule_id, rule in all_rules().items()
+        if not re.search(
+            rf"^\| {re.escape(rule_id)}( \(preview\))? \| {re.escape(rule.group)} \|",
+            text,
+            re.MULTILINE,
+        )
     ]
-    assert not missing, f"rules without a row in the rules table of rules/README.md: {missing}"
+    assert not missing, f"rules without a row (id, group) in rules/README.md's table: {missing}"
 
 
 def test_every_rule_option_is_documented() -> None:
@@ -145,8 +150,14 @@ def test_every_rule_option_is_documented() -> None:
 # ---- the command line
 
 
+@cache
+def _app() -> typer.Typer:
+    """The whole command line, built once (every command module registered)."""
+    return build_app()
+
+
 def _cli() -> click.Command:
-    return typer.main.get_command(build_app())
+    return typer.main.get_command(_app())
 
 
 def commands(cmd: click.Command | None = None, path: tuple[str, ...] = ()) -> Iterator[tuple]:
@@ -292,11 +303,24 @@ def documented_calls() -> list[tuple[str, list[str]]]:
 
 
 def parse_error(args: list[str]) -> str | None:
-    """Why ``roofguard ARGS`` does not parse (None when it does); nothing is run."""
-    result = CliRunner().invoke(build_app(), [*args, "--help"])
+    """Why ``roofguard ARGS`` does not parse (None when it does); nothing is run.
+
+    ``--help`` goes right after the command's name, so an option missing its value is an error
+    instead of swallowing ``--help`` and running the command.
+    """
+    cmd, depth = _cli(), 0
+    while (subcommands := getattr(cmd, "commands", None)) is not None:
+        if depth == len(args):
+            return f"{' '.join(['roofguard', *args])!r} needs a subcommand"
+        if args[depth] not in subcommands:
+            return f"no such command {' '.join(args[: depth + 1])!r}"
+        name = args[depth]
+        cmd, depth = subcommands[name], depth + 1
+    argv = [*args[:depth], "--help", *args[depth:]]
+    result = CliRunner().invoke(_app(), argv, standalone_mode=False)
     if result.exit_code == 0 and "Usage:" in result.output:
         return None
-    return (result.output or repr(result.exception)).strip().splitlines()[-1]
+    return str(result.exception) or repr(result.exception)
 
 
 def test_code_blocks_hold_roofguard_commands() -> None:
@@ -320,6 +344,8 @@ def test_parse_check_refuses_unknown_commands_and_flags() -> None:
     assert parse_error(["chek", "report.csv"])
     assert parse_error(["check", "report.csv", "--no-such-flag"])
     assert parse_error(["db", "downgrade"])
+    assert parse_error(["db"])
+    assert parse_error(["check", "report.csv", "--output"])  # a value is missing: not run
 
 
 def test_readme_keeps_the_test_command() -> None:
