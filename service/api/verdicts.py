@@ -9,7 +9,7 @@ from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome, check_run
 from service.render.markdown import VerdictLinks
 from service.settings import Settings
-from service.store.repo import get_run_record
+from service.store.queries import get_run_record
 
 
 def base_url(request: Request, settings: Settings) -> str:

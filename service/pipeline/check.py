@@ -29,7 +29,8 @@ from service.pipeline.intake import stamp_run
 from service.pipeline.roofs import resolve_roof
 from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import baseline_frame
-from service.store.repo import IngestResult, ingest_run, list_findings, save_findings
+from service.store.ingest import IngestResult, ingest_run, save_findings
+from service.store.queries import list_findings
 
 
 class RunMeta(BaseModel):
