@@ -10,6 +10,7 @@ outside the repository, and every relative link in the documents resolves.
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 import types
@@ -391,3 +392,44 @@ def test_every_relative_link_resolves_inside_the_repository() -> None:
             elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
                 broken.append(f"{where} (no such heading)")
     assert not broken, f"broken links: {broken}"
+
+
+#: Top-level folders of the repository: a backticked path under one of them must exist.
+REPO_DIRS = ("collectors/", "rules/", "service/", "tests/", "deploy/", ".github/", ".ci/")
+
+
+def test_every_repository_path_named_in_the_documents_exists() -> None:
+    stale = []
+    for path in MAIN_DOCS:
+        for name in re.findall(r"`([\w./-]+)`", path.read_text(encoding="utf-8")):
+            if name.startswith(REPO_DIRS) and not (ROOT / name.rstrip("/")).exists():
+                stale.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not stale, f"paths that do not exist (moved or renamed?): {stale}"
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``a.b.c`` names a module, or an attribute of the longest importable module."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            target: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(target, attr):
+                return False
+            target = getattr(target, attr)
+        return True
+    return False
+
+
+def test_every_dotted_name_in_the_documents_resolves() -> None:
+    pattern = r"`((?:collectors|rules|service)(?:\.\w+)+)`"
+    keys = set(config_keys())  # `rules.fail_on` is a config key, not a module
+    stale = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in MAIN_DOCS
+        for name in re.findall(pattern, path.read_text(encoding="utf-8"))
+        if name not in keys and not _resolves(name)
+    ]
+    assert not stale, f"modules or names that do not exist: {stale}"
