@@ -17,7 +17,7 @@ from service.pipeline.check import CheckOutcome, check_run
 from service.render.markdown import VerdictLinks
 from service.settings import Settings
 from service.store.db import session_scope
-from service.store.repo import get_run_record
+from service.store.queries import get_run_record
 from service.store.views import get_view, history_stamp, put_view, view_key
 
 log = logging.getLogger("roofguard.api")
@@ -47,7 +47,7 @@ def stored_outcome(
 
     The record is stored byte-for-byte as uploaded, so the check finds it by its content hash
     and writes nothing: the stored findings are returned and the placements and baseline are
-    computed again from the stored history (DESIGN.md: every number is reproducible).
+    computed again from the stored history (every number is reproducible).
 
     Raises:
         NotFound: No such run.

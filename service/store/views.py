@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from service.store.tables import BaselineAcceptance, RenderedView, Run
+from service.store.tables import BaselineAcceptance, RenderedView, Run, table_of
 
-_VIEWS = RenderedView.__table__  # type: ignore[attr-defined]
-_RUNS = Run.__table__  # type: ignore[attr-defined]
-_ACCEPT = BaselineAcceptance.__table__  # type: ignore[attr-defined]
+_VIEWS = table_of(RenderedView)
+_RUNS = table_of(Run)
+_ACCEPT = table_of(BaselineAcceptance)
 
 
 def history_stamp(*, session: Session, run_id: int) -> str:
