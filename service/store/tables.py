@@ -75,8 +75,8 @@ class Device(SQLModel, table=True):
 class Run(SQLModel, table=True):
     """One ingested run.
 
-    ``content_hash`` (sha256 of the canonical RunRecord JSON) is unique per repository, which
-    makes ingest idempotent.
+    ``content_hash`` (sha256 of the run without its timestamp, sources named by file name;
+    ``service.store.ids.identity``) is unique per repository, which makes ingest idempotent.
     """
 
     __tablename__ = "runs"

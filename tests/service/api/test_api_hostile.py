@@ -217,3 +217,17 @@ def test_the_csv_export_never_hands_a_spreadsheet_a_formula(service, repo) -> No
     for row in rows:
         assert row["kernel_key"] == "'" + evil and row["branch"].startswith("'+cmd")
         assert float(row["time_s"]) > 0, "numbers stay numbers"
+
+
+def test_repository_names_differing_only_in_case_share_one_history(service, repo) -> None:
+    token = service.token(repo)
+    shouting = repo.upper()
+    first = service.upload(_night(shouting, 0), token)
+    second = service.upload(_night(repo.title(), 1), token)
+    assert first.status_code == second.status_code == 201, second.text
+    statuses = {k["status"] for k in second.json()["verdict"]["kernels"]}
+    assert "new" not in statuses, "the first night is the second one's baseline"
+    listed = service.client.get(
+        "/api/v1/runs", params={"repo": repo.title()}, headers=auth(token)
+    ).json()
+    assert listed["count"] == 2 and {r["repo"] for r in listed["data"]} == {repo}
