@@ -26,7 +26,7 @@ from service.api.deps import ServiceState
 from service.api.guards import find_nul
 from service.api.schemas import UploadForm
 from service.config import RoofguardConfig
-from service.errors import BadInput, StoreUnavailable
+from service.errors import BadInput, ServiceError, StoreUnavailable
 from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
 from service.pipeline.intake import refuse_future
 from service.render.markdown import VerdictLinks
@@ -43,6 +43,12 @@ MIN_DURATION_S = 1e-12
 #: Longest file name most file systems store (ext4, XFS, APFS: 255 bytes).
 MAX_NAME_BYTES = 255
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class UploadTooLarge(ServiceError):
+    """The upload holds more than the service takes in one run."""
+
+    status = 413
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,16 @@ def parse_record(body: bytes) -> RunRecord:
             raise BadInput(f"request body: {where}: contains a NUL byte")
     check_record(record, where="request body")
     return record
+
+
+def check_size(record: RunRecord, *, max_kernels: int) -> None:
+    """Raise UploadTooLarge when the run holds more than ``max_kernels`` kernels."""
+    if len(record.kernels) > max_kernels:
+        raise UploadTooLarge(
+            f"the run holds {len(record.kernels)} kernels, more than the {max_kernels} this "
+            "service takes in one upload (ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device "
+            "or benchmark family"
+        )
 
 
 def check_record(record: RunRecord, *, where: str) -> None:

@@ -122,6 +122,7 @@ async def upload_run(
     Idempotent on content: uploading the same run again answers 200 with the first result.
     """
     record = await _record_from_request(request, grant, state)
+    uploads.check_size(record, max_kernels=settings.max_upload_kernels)
     config = state.config
     if base_branch:
         config = config.model_copy(update={"base_branch": base_branch})

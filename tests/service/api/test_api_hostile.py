@@ -231,3 +231,18 @@ def test_repository_names_differing_only_in_case_share_one_history(service, repo
         "/api/v1/runs", params={"repo": repo.title()}, headers=auth(token)
     ).json()
     assert listed["count"] == 2 and {r["repo"] for r in listed["data"]} == {repo}
+
+
+def test_an_upload_of_more_kernels_than_the_service_takes_is_a_413(make_service, repo) -> None:
+    small = make_service(max_upload_kernels=5)
+    run = _night(repo, 0, [make_kernel(f"k{i}") for i in range(6)])
+    answer = small.upload(run, small.token(repo))
+    assert answer.status_code == 413
+    assert answer.json()["detail"].startswith("the run holds 6 kernels, more than the 5 ")
+    assert (
+        small.client.get(
+            "/api/v1/runs", params={"repo": repo}, headers=auth(small.token(repo))
+        ).json()["count"]
+        == 0
+    )
+    assert small.upload(_night(repo, 1, run.kernels[:5]), small.token(repo)).status_code == 201
