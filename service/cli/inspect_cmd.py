@@ -26,6 +26,7 @@ from rules.hardware import builtin_catalog, report_roof
 from rules.placement import place_kernel
 from rules.roofline import Placement, Roof
 from service.config.workmodels import load_work_models
+from service.render.escape import terminal_text
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
@@ -160,7 +161,8 @@ def inspect_command(
         typer.echo(json.dumps(records[0] if len(records) == 1 else records, indent=2))
         return
     reports = [render(path, run, resolve_roof(run, device)) for path, run in runs]
-    typer.echo("\n\n".join(reports))
+    # Names come from the reports: no escape sequence of theirs reaches the terminal.
+    typer.echo("\n".join(terminal_text(line) for line in "\n\n".join(reports).split("\n")))
 
 
 def register(app: typer.Typer) -> None:

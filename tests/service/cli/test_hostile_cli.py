@@ -56,3 +56,17 @@ def test_ingest_refuses_a_run_from_the_future(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--timestamp: 2099-01-01T00:00:00+00:00 is " in err and "in the future" in err
     assert run(args) == 0, "the report's own (past) timestamp is fine"
+
+
+def test_inspect_prints_no_terminal_escape_from_a_report(tmp_path, capsys):
+    osc8 = "\x1b]8;;https://evil.example/\x1b\\gemm\x1b]8;;\x1b\\"
+    record = make_run(
+        kernels=[make_kernel(osc8 + "\x1b[2J"), make_kernel("\x9b31mred")],  # keys = names
+        device="NVIDIA H100 80GB HBM3\x1b]0;pwned\x07",
+    )
+    path = tmp_path / "r.json"
+    path.write_text(record.model_dump_json(), encoding="utf-8")
+    assert run(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    assert "gemm" in out and "red" in out and "pwned" not in out
