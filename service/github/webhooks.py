@@ -19,7 +19,7 @@ from service.errors import BadInput
 from service.github.commands import MAINTAINER_ASSOCIATIONS, CommandSyntaxError, parse_accept
 from service.store.baselines import accept_baseline
 from service.store.lookups import latest_run_for
-from service.store.queries import get_run, get_run_record, list_findings
+from service.store.queries import RunSummary, get_run, get_run_record, list_findings
 
 
 @dataclass(frozen=True)
@@ -100,9 +100,8 @@ def _pull_request(session: Session, repo: str, payload: dict[str, Any]) -> Webho
 
 def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAction:
     issue = payload.get("issue")
-    if payload.get("action") != "created" or not isinstance(issue, dict):
-        return _ignored("only new comments on pull requests are read")
-    if "pull_request" not in issue:
+    on_pr = isinstance(issue, dict) and "pull_request" in issue
+    if payload.get("action") != "created" or not on_pr:
         return _ignored("only new comments on pull requests are read")
     try:
         command = parse_accept(_text(payload, "comment", "body"))
@@ -123,16 +122,7 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
             f"nothing to accept in run {run_id}: no kernel {command.kernel!r} or no regression"
         )
     run = get_run(session=session, run_id=run_id)
-    for key in keys:
-        accept_baseline(
-            session=session,
-            repo=repo,
-            kernel_key=key,
-            device=run.device,
-            accepted_by=login,
-            reason=command.reason,
-            run_id=run_id,
-        )
+    _accept(session, repo, run, keys, login, command.reason)
     return WebhookAction(
         "accepted",
         f"{login} accepted {len(keys)} kernel(s) of run {run_id}",
@@ -141,6 +131,21 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
         run.commit,
         run_id,
     )
+
+
+def _accept(
+    session: Session, repo: str, run: RunSummary, keys: list[str], login: str, reason: str
+) -> None:
+    for key in keys:
+        accept_baseline(
+            session=session,
+            repo=repo,
+            kernel_key=key,
+            device=run.device,
+            accepted_by=login,
+            reason=reason,
+            run_id=run.id,
+        )
 
 
 def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> list[str]:
