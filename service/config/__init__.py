@@ -144,7 +144,11 @@ def _config_error(exc: ValidationError, prefix: str, path: Path | None) -> Confi
     error: dict[str, Any] = dict(exc.errors()[0])
     loc: tuple[int | str, ...] = tuple(error["loc"])
     key = _key(loc, prefix) or prefix or "config"
-    return ConfigError(key, _reason(error), str(path) if path else None)
+    reason = _reason(error)
+    slot, sep, rest = reason.partition(": ")
+    if sep and key.rsplit(".", 1)[-1] in {"flops", "bytes"} and " " not in slot:
+        key, reason = f"{key}.{slot}", rest  # a work model's expression names its own key
+    return ConfigError(key, reason, str(path) if path else None)
 
 
 def _check_rule_options(config: RoofguardConfig, prefix: str, path: Path | None) -> None:
@@ -218,7 +222,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError("config", "file not found", str(path)) from None
+        raise ConfigError("config file", "does not exist", str(path)) from None
     except OSError as exc:
         raise ConfigError("config", f"cannot read: {exc.strerror or exc}", str(path)) from None
     except tomllib.TOMLDecodeError as exc:

@@ -100,13 +100,19 @@ def test_reads_every_micro_format(name, corpus_dir, capsys):
 def test_roofs_datasheet_report_and_unplaced(corpus_dir, capsys):
     md = corpus_dir / "nvbench/R100001_PMPP__image_to_grayscale_BenchResults2060.md"
     assert run(["inspect", str(md)]) == 0
-    assert "roof: NVIDIA GeForce RTX 2060 (report)" in capsys.readouterr().out
-    assert run(["inspect", str(md), "--device", "T4"]) == 0
-    assert "roof: T4 (datasheet)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "roof: NVIDIA GeForce RTX 2060 (report)" in out
+    assert "'NVIDIA GeForce RTX 2060' is not in the hardware catalog" in out  # the note says so
+    # The device a report names wins: --device naming another card is an error, as in check.
+    assert run(["inspect", str(md), "--device", "T4"]) == 2
+    err = capsys.readouterr().err
+    assert "names device 'NVIDIA GeForce RTX 2060', but --device gives 'T4'" in err
     old = corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json"
     assert run(["inspect", str(old)]) == 0
     out = capsys.readouterr().out
     assert "roof: unplaced" in out and "unplaced" in out.splitlines()[-2]
+    assert run(["inspect", str(old), "--device", "T4"]) == 0  # it names none: --device does
+    assert "roof: T4 (datasheet)" in capsys.readouterr().out
 
 
 def test_long_names_are_shortened_in_the_table(corpus_dir, capsys):
