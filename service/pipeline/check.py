@@ -95,13 +95,11 @@ def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig
     return meta.apply(run)
 
 
-def choose_for(
-    run: RunRecord, config: RoofguardConfig, measured: Roof | None = None
-) -> RoofChoice:
-    """The roof the run is judged against, as the config chooses, with a note when the
-    report's own roof stands in for a device the catalog lacks.
+def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> RoofChoice:
+    """The roof the run is judged against, as the config chooses, and why when not asked.
 
-    The config's ``device`` only names runs whose reports name none (see ``roofs``).
+    The note says when the report's own roof stands in for a device the catalog lacks. The
+    config's ``device`` only names runs whose reports name none (see ``roofs``).
     """
     default = None if names_device(run.device.name) else config.device
     return choose_roof(

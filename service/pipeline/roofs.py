@@ -167,6 +167,4 @@ def resolve_roof(
     measured: Roof | None = None,
 ) -> Roof:
     """``choose_roof(...).roof``: the roof alone, for callers that show no notes."""
-    return choose_roof(
-        run, device=device, source=source, catalog=catalog, measured=measured
-    ).roof
+    return choose_roof(run, device=device, source=source, catalog=catalog, measured=measured).roof
