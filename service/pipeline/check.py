@@ -95,6 +95,17 @@ def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig
     return meta.apply(run)
 
 
+def verify_device(run: RunRecord, config: RoofguardConfig) -> None:
+    """Refuse a RunRecord (an upload's JSON) naming another device than the config's.
+
+    Raises:
+        DeviceConflict: It names a device that is not the config's ``device``.
+    """
+    run_device(
+        run, given=config.device, catalog=catalog_for(config), origin="the config's `device`"
+    )
+
+
 def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> RoofChoice:
     """The roof the run is judged against, as the config chooses, and why when not asked.
 

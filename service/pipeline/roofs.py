@@ -51,10 +51,20 @@ def names_device(name: str) -> bool:
 
 
 def _same(a: str, b: str, catalog: Catalog) -> bool:
+    """Whether two names are one card for judging.
+
+    One catalog entry, or entries with the same figures (16 GB and 32 GB V100-SXM2 differ
+    only in memory size).
+    """
     if a == b:
         return True
     left, right = catalog.find(a), catalog.find(b)
-    return left is not None and right is not None and left.id == right.id
+    if left is None or right is None:
+        return False
+    alike = left.peak_flop_per_s == right.peak_flop_per_s
+    return left.id == right.id or (
+        alike and left.bandwidth_byte_per_s == right.bandwidth_byte_per_s
+    )
 
 
 def run_device(
