@@ -192,12 +192,35 @@ def test_loader_reads_pyproject_tool_table(tmp_path):
         ("[[work_models]]\nflops = {}\n", "work_models[0].pattern"),
         ('[[work_models]]\npattern = "x"\nflops = { fp33 = "1" }\n', "work_models[0].flops.fp33"),
         ('[[work_models]]\npattern = "x"\ncolour = "red"\n', "work_models[0].colour"),
-        ("[[work_models]\n", "work_models"),
+        ("[[work_models]\n", "config"),  # not TOML: the file, not a key, is wrong
     ],
 )
 def test_loader_errors_name_the_key(tmp_path, text, key):
+    """The work-model loader is the config loader: the same keys, the same errors."""
     cfg = tmp_path / "roofguard.toml"
     cfg.write_text(text)
     with pytest.raises(ConfigError) as err:
         load_work_models(cfg)
     assert err.value.key == key and err.value.path == str(cfg)
+
+
+def test_inspect_validates_the_config_as_check_does(tmp_path, capsys, corpus_dir):
+    """A top-level typo was ignored by inspect and caught by check: one loader now."""
+    cfg = tmp_path / "roofguard.toml"
+    cfg.write_text('devce = "A10G"\n')
+    report = str(corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json")
+    for argv in (["inspect", report], ["check", report, "--repo", "o/r", "--commit", "c"]):
+        code, err = _error([*argv, "--config", str(cfg)], capsys)
+        assert code == 2 and f"{cfg}: devce: unknown key" in err
+    code, err = _error(["inspect", report, "--config", str(tmp_path / "missing.toml")], capsys)
+    assert code == 2 and f"{tmp_path / 'missing.toml'}: config file: does not exist" in err
+
+
+def test_inspect_finds_the_config_in_the_working_directory(
+    tmp_path, capsys, corpus_dir, monkeypatch
+):
+    (tmp_path / "roofguard.toml").write_text('device = "A10G"\n')
+    monkeypatch.chdir(tmp_path)
+    report = corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json"
+    assert run(["inspect", str(report)]) == 0
+    assert "roof: A10G (datasheet)" in capsys.readouterr().out
