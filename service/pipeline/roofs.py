@@ -20,9 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlmodel import Session
+
 from collectors.schema import RunRecord
 from rules.hardware import Catalog, UnknownDevice, report_roof
 from rules.roofline import Roof
+from service.calibrate.storage import measured_roof
+from service.config import RoofguardConfig
 from service.errors import BadInput
 
 #: Roof sources a user can ask for.
@@ -166,6 +170,15 @@ def _report(run: RunRecord, name: str, catalog: Catalog) -> Roof:
             "peaks or bandwidths; use --roof datasheet"
         )
     return roof
+
+
+def runner_roof(*, session: Session, run: RunRecord, config: RoofguardConfig) -> Roof | None:
+    """The measured roof of the run's runner for its device; None without runner or calibration."""
+    if not run.runner:
+        return None
+    # collect_run named the device: the report's own, else the one given (see run_device)
+    name = run.device.name if names_device(run.device.name) else config.device
+    return measured_roof(session=session, runner=run.runner, device=name or run.device.name)
 
 
 def resolve_roof(
