@@ -4,7 +4,7 @@ Read once at the edge (the CLI, ``create_app``) and passed down; validated by py
 every error naming the file and the key (``pyproject.toml: tool.roofguard.rules.options.
 roof-drop.z_threshold: ...``). A ``roofguard.toml``::
 
-    device = "H100-SXM5"          # catalog id or a name tools print; default: the report's
+    device = "H100-SXM5"          # for reports that name no device (a report's own wins)
     roof = "datasheet"            # datasheet | report | measured
     base_branch = "main"
     fail_on = "fail"              # fail | warn | never (rules fields may sit at top level)
@@ -82,7 +82,8 @@ class RoofguardConfig(_Strict):
     """Everything a team decides about its checks (secrets and URLs are ``Settings``).
 
     Attributes:
-        device: Device to judge on (catalog id or a printed name); None: the report's.
+        device: Device of reports that name none (catalog id or a printed name); a report
+            naming another card is an error (``service.pipeline.roofs.run_device``).
         roof: Which peaks: datasheet (catalog), report (profiler-derived) or measured.
         base_branch: The branch whose runs form baselines.
         baseline: Window and minimum size of the baseline.
