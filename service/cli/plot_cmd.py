@@ -19,7 +19,7 @@ from service.cli.db_cmd import DbOption
 from service.digest.build import detect_changes, prepare_history
 from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
-from service.pipeline.roofs import choose_roof, resolve_roof
+from service.pipeline.roofs import choose_roof
 from service.render.charts import (
     ImageFormat,
     figure_bytes,
@@ -71,10 +71,15 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     finally:
         engine.dispose()
     source = summary.roof_source if summary.roof_source in ("datasheet", "report") else "datasheet"
-    roof = resolve_roof(
-        run, device=device or summary.device, source=source, catalog=builtin_catalog()
+    origin = "--device" if device else "the stored run"
+    choice = choose_roof(
+        run,
+        device=device or summary.device,
+        source=source,
+        catalog=builtin_catalog(),
+        origin=origin,
     )
-    return run, roof
+    return run, choice.roof
 
 
 @plot_app.command("run")
