@@ -94,7 +94,7 @@ def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = No
 def roofs_beside(
     judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
 ) -> tuple[Roof, ...]:
-    """Roofs shown next to the judged one (DESIGN.md: every verdict states its roof).
+    """Roofs shown next to the judged one (every verdict states its roof).
 
     The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
     or report-derived one.
