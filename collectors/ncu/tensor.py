@@ -1,7 +1,7 @@
 """Tensor-core work: which ncu metrics count it, and which only show the pipe was busy.
 
 Counting (``sm__ops_path_tensor_*``, already FLOPs: 1 FMA = 2) sums one level of the metric
-hierarchy only (``../shared/ncu-metrics.md`` section 3.2): the ``src_<dtype>`` roll-up, else
+hierarchy only (``collectors/README.md``, Nsight Compute reports): the ``src_<dtype>`` roll-up, else
 its ``dst`` roll-ups or sparsity pair, else, where a chip's table has no roll-up for a dtype,
 the per-op children (``sm__ops_path_tensor_op_<op>_src_<dtype>``), one level per op.
 
