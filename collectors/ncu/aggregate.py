@@ -18,7 +18,7 @@ from collectors.errors import MalformedReport
 from collectors.identity import make_key
 from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
-from collectors.ncu.tensor import uncounted
+from collectors.ncu.tensor import uncounted, uncounted_note
 from collectors.schema import (
     DeviceInfo,
     KernelRecord,
@@ -248,6 +248,7 @@ class RunBuilder:
             all_notes.append(
                 f"{self.failed} of {self.launch_count} launches failed or had no duration"
             )
+        all_notes += uncounted_note(kernels)
         return RunRecord(
             device=device,
             profiler=profiler,

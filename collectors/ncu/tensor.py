@@ -17,7 +17,7 @@ from them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from collectors.ncu.metrics import (
     HINTS,
@@ -29,12 +29,13 @@ from collectors.ncu.metrics import (
     VOLTA_TENSOR_FLOP_PER_INST,
 )
 from collectors.ncu.metrics import TENSOR_FAMILY_PRECISIONS as FAMILY_PRECISIONS
-from collectors.schema import ProvenanceKind
+from collectors.schema import KernelRecord, ProvenanceKind
 
 #: (figure key, provenance kind, metrics summed, provenance note, weight of every metric).
 Row = tuple[str, ProvenanceKind, tuple[str, ...], str, float]
 
 COUNT_NOTE = "tensor math ops (1 FMA = 2), one hierarchy level"
+LEFT_OUT = "flops: left out:"
 #: Mean tensor-pipe use (percent of its peak while the SMs were active) from which uncounted
 #: work is taken to matter: below it the tensor cores' time is under 5% of the kernel's, too
 #: little to move its roof time or regime, and conversions alone reach ~0.7% on Hopper.
@@ -173,11 +174,31 @@ def uncounted(
     for fam, metric in sorted(left.items()):
         what = _WORK[fam]
         lines.append(
-            f"flops: left out: the tensor pipe ran {what} ({metric}) but the report counts "
+            f"{LEFT_OUT} the tensor pipe ran {what} ({metric}) but the report counts "
             "none of its operations, so the kernel's FLOPs and regime are unknown; collect "
             f"{HINTS['flops.tensor']}"
         )
     return lines
+
+
+def uncounted_note(kernels: Sequence[KernelRecord]) -> list[str]:
+    """A run-level note naming the kernels whose tensor work is uncounted.
+
+    The verdict shows run notes, not each kernel's ``missing``; CUTLASS names run to
+    kilobytes, so each is cut to its first 60 characters.
+    """
+    names = [
+        k.key if len(k.key) <= 60 else k.key[:59] + "…"
+        for k in kernels
+        if any(m.startswith(LEFT_OUT) for m in k.missing)
+    ]
+    if not names:
+        return []
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return [
+        f"{len(names)} kernel(s) ran tensor-core work this report does not count ({shown}): "
+        f"their FLOPs and regime are unknown; collect {HINTS['flops.tensor']}"
+    ]
 
 
 _WORK = {

@@ -106,5 +106,8 @@ def test_the_cutlass_int8_gemm_of_the_corpus_is_no_longer_memory_bound(corpus_di
     reference = next(k for k in run.kernels if k.name.startswith("ReferenceGemm"))
     assert gemm.flops == {} and any("IMMA" in m for m in gemm.missing)
     roof = builtin_catalog().lookup(run.device.name).roof()
-    assert place_kernel(gemm, roof).regime is None
+    placed = place_kernel(gemm, roof)
+    assert placed.regime is None and placed.intensity == {}  # unknown, not 0 FLOP/B
+    (note,) = [n for n in run.notes if "tensor-core work" in n]
+    assert note.startswith("1 kernel(s) ran tensor-core work this report does not count")
     assert place_kernel(reference, roof).regime == "memory-bound"  # its pipe was idle
