@@ -95,3 +95,19 @@ def test_an_unknown_card_without_peaks_names_the_closest_known_ones(corpus_dir, 
     assert check(tmp_path, corpus_dir / GBENCH, "--config", str(config)) == 2
     err = capsys.readouterr().err
     assert "unknown device 'Tesla V100-PCIE-48GB'; closest known: V100-PCIe" in err
+
+
+def test_a_card_described_in_the_config_is_judged_on_its_datasheet(corpus_dir, tmp_path):
+    """The fix the conflict and the stand-in notes suggest: describe the card by its name."""
+    config = tmp_path / "roofguard.toml"
+    config.write_text(
+        '[devices."RTX-2060"]\n'
+        'aliases = ["NVIDIA GeForce RTX 2060"]\n'
+        'source = "my own measurement"\n'
+        "peak_flop_per_s = { fp32 = 6.45e12 }\n"
+        "bandwidth_byte_per_s = { dram = 336e9 }\n"
+    )
+    assert check(tmp_path, corpus_dir / RTX_2060, "--config", str(config)) == 0
+    judged = verdict(tmp_path)
+    assert judged["roof"] == "RTX-2060 (datasheet)"
+    assert not [n for n in judged["notes"] if "not in the hardware catalog" in n]
