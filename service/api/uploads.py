@@ -102,6 +102,7 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
         kind=form.kind,
         pr=form.pr,
         device=form.device,
+        device_origin="the upload's device field",
         runner=form.runner,
         timestamp=form.timestamp,
     )

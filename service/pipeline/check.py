@@ -45,6 +45,8 @@ class RunMeta(BaseModel):
     kind: str | None = None
     pr: int | None = None
     device: str | None = None
+    #: Where ``device`` comes from, named when a report names another device.
+    device_origin: str = "--device"
     timestamp: datetime | None = None
     runner: str | None = None
 
@@ -90,7 +92,7 @@ def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig
     """
     given = meta.device or config.device
     run = intake_collect(paths, CollectOptions(keys=config.keys, device=given))
-    origin = "--device (or the upload's device field)" if meta.device else "the config's `device`"
+    origin = meta.device_origin if meta.device else "the config's `device`"
     run_device(run, given=given, catalog=catalog_for(config), origin=origin)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")

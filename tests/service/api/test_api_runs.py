@@ -242,7 +242,8 @@ def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
     # says (the form's device only names reports that name none).
     detail = r.json()["detail"]
     assert r.status_code == 422 and "names device 'Tesla V100-PCIE-32GB'" in detail
-    assert "gives 'V100'" in detail and detail.startswith(unknown.name)  # as uploaded
+    assert "the upload's device field gives 'V100'" in detail
+    assert detail.startswith(unknown.name)  # the file as uploaded, not where it was kept
     assert runs_stored(service, repo) == 1
 
 
