@@ -36,10 +36,11 @@ Row = tuple[str, ProvenanceKind, tuple[str, ...], str, float]
 
 COUNT_NOTE = "tensor math ops (1 FMA = 2), one hierarchy level"
 LEFT_OUT = "flops: left out:"
-#: Mean tensor-pipe use (percent of its peak while the SMs were active) from which uncounted
-#: work is taken to matter: below it the tensor cores' time is under 5% of the kernel's, too
-#: little to move its roof time or regime, and conversions alone reach ~0.7% on Hopper.
-BUSY_PERCENT = 5.0
+#: Mean tensor-pipe use (percent of its peak) from which uncounted work is taken to matter.
+#: Conversions alone keep the HMMA pipe at ~0.7% (a Half RNG kernel on H800 in the corpus);
+#: the small CUTLASS int8 GEMM of the corpus is at 26% while active, 2.3% over the elapsed
+#: time: 2% keeps the first out and the second in whichever of the two a report carries.
+BUSY_PERCENT = 2.0
 _UNCOUNTABLE = re.compile(r"^sm__ops_path_tensor_(?:op_[a-z0-9]+_)?src_int[41](?:_|\.)")
 _OP = re.compile(r"_(?:op|subpipe)_([a-z0-9]+)")
 

@@ -95,6 +95,12 @@ def test_a_trickle_on_the_hmma_pipe_is_no_evidence():
     assert record.flops["fp32"] == pytest.approx(20.0)
 
 
+def test_a_small_gemm_seen_only_over_the_elapsed_time_is_evidence():
+    """The corpus int8 GEMM: 2.3% of the pipe's peak over its elapsed time (26% while active)."""
+    elapsed = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"
+    assert kernel({elapsed: 2.32}).flops == {}
+
+
 def test_bare_tensor_instruction_counts_are_no_evidence():
     record = kernel({"sm__inst_executed_pipe_tensor_op_hmma.sum": 6.7e10})
     assert record.flops["fp32"] == pytest.approx(20.0)
