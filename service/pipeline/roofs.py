@@ -89,8 +89,10 @@ def run_device(
     named = run.device.name
     if not given:
         return named
-    if not names_device(named) or _same(named, given, catalog):
-        return given if not names_device(named) else named
+    if not names_device(named):
+        return given
+    if _same(named, given, catalog):
+        return named
     if catalog.find(given) is None:  # most likely a typo: say that first
         raise UnknownDevice(given, catalog.suggest(given))
     where = run.sources[0].path if run.sources else "report"
