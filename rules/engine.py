@@ -122,6 +122,7 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
         regime=placement.regime,
         borderline=placement.borderline,
         binding=placement.binding,
+        tier=placement.memory.binding,
         intensity=dict(placement.intensity),
         t_roof_s=placement.t_roof_s,
         roof=ctx.roof.label,

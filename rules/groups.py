@@ -3,6 +3,9 @@
 For a group's placed kernels ``i`` (FLOPs ``F_ip``, times ``T_i``, speed-of-light ``T_roof,i``)::
 
     percent of roof = 100 * sum_i T_roof,i / sum_i T_i        (time-weighted)
+
+with each ``T_roof,i`` on the roof kernel ``i``'s baseline was bound by (like for like, see
+``rules.timing``), and
     MFU             = sum_i sum_p (F_ip / P_p) / sum_i T_i
 
     MFU             = sum_i sum_p F_ip / (P_ref * sum_i T_i)
@@ -25,6 +28,7 @@ import pandas as pd
 from rules.config import KernelGroup
 from rules.context import RuleContext
 from rules.roofline import precision_of_peak
+from rules.timing import like_for_like_percent
 
 
 @dataclass(frozen=True)
@@ -72,9 +76,14 @@ def _current(ctx: RuleContext, keys: tuple[str, ...]) -> tuple[float, float | No
     """Total time, time-weighted percent of roof, total FLOPs and ``sum_p F_p / P_p``."""
     placed = [ctx.placements[k] for k in keys]
     total = sum(p.time_s or 0.0 for p in placed)
-    roof_time = [(p.t_roof_s, p.time_s) for p in placed if p.percent_of_roof is not None]
+    # Like for like: each kernel's roof time on the roof its baseline was bound by.
+    roof_time = [
+        ((like_for_like_percent(ctx, k) or 0.0) * (p.time_s or 0.0) / 100.0, p.time_s)
+        for k, p in zip(keys, placed, strict=True)
+        if p.percent_of_roof is not None
+    ]
     timed = sum(t or 0.0 for _, t in roof_time)
-    pct = 100.0 * sum(r or 0.0 for r, _ in roof_time) / timed if timed else None
+    pct = 100.0 * sum(r for r, _ in roof_time) / timed if timed else None
     flops = sum(p.total_flops for p in placed)
     compute_time = sum(sum(p.compute.terms.values()) for p in placed)
     return total, pct, flops, compute_time

@@ -162,6 +162,8 @@ class KernelVerdict(_Model):
         regime: memory-bound or compute-bound.
         borderline: Within the band around the ridge.
         binding: Binding resource.
+        tier: The memory tier that sets ``T_memory`` (the binding tier of a compute-bound
+            kernel's memory side; its intensity is the one shown).
         intensity: FLOP/byte per tier.
         t_roof_s: Speed-of-light time.
         roof: The roof used.
@@ -184,6 +186,7 @@ class KernelVerdict(_Model):
     regime: str | None
     borderline: bool = False
     binding: str | None
+    tier: str | None = None
     intensity: dict[str, float] = Field(default_factory=dict)
     t_roof_s: float | None = None
     roof: str | None = None
