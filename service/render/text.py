@@ -20,6 +20,7 @@ from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Stabil
 from service.render.figures import figures, time_change
 from service.render.verdict_view import (
     ICONS,
+    baseline_time,
     binding_tier,
     fmt_pct,
     fmt_share,
@@ -111,7 +112,7 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != "unchanged"]
     for kernel in listed[:MAX_ROWS]:
         found = by_kernel.get(kernel.key, [])
-        before = kernel.baseline.time_s if kernel.baseline else None
+        before = baseline_time(kernel.baseline)
         table.add_row(
             Text(clean(kernel.name, NAME_WIDTH)),
             fmt_share(kernel.time_share),

@@ -130,9 +130,16 @@ def rebound(kernel: KernelVerdict) -> str | None:
     return base.binding
 
 
+def baseline_time(base: BaselineSummary | None) -> float | None:
+    """The baseline's median time (its centre, for kernels judged on time)."""
+    if base is None:
+        return None
+    return base.time_s if base.time_s is not None or not _is_time(base) else base.center
+
+
 def _now(kernel: KernelVerdict) -> str:
     if _is_time(kernel.baseline):
-        return fmt_time(kernel.time_s)
+        return "— (judged on time)"
     old = rebound(kernel)
     if old is None:
         return fmt_pct(kernel.percent_of_roof)
@@ -274,7 +281,7 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
         icon=icon,
         kernel=escape_code(kernel.name, in_table=True, limit=NAME_LIMIT),
         share=fmt_share(kernel.time_share),
-        time=time_change(kernel.time_s, kernel.baseline.time_s if kernel.baseline else None),
+        time=time_change(kernel.time_s, baseline_time(kernel.baseline)),
         regime=_regime(kernel),
         intensity=_intensity(kernel),
         now=_now(kernel),
@@ -293,9 +300,13 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
         f"{ICONS[finding.severity]} {escape_html(finding.rule, limit=40)}{preview}: "
         f"<code>{escape_html(name, limit=NAME_LIMIT)}</code>"
     )
+    # Our own formatted numbers need no escaping; strings from rules and reports do.
     numbers = tuple(
-        (escape_text(label, limit=60), escape_text(value, limit=TEXT_LIMIT))
-        for label, value in figures(finding)
+        (
+            escape_text(label, limit=60),
+            escape_text(value, limit=TEXT_LIMIT) if isinstance(raw, str) else value,
+        )
+        for (label, value), raw in zip(figures(finding), finding.numbers.values(), strict=True)
     )
     advice = None
     if finding.advice_text or finding.advice:
@@ -321,7 +332,7 @@ def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
     """The regressed kernel that added the most time over its baseline, if any."""
 
     def added(k: KernelVerdict) -> float:
-        before = k.baseline.time_s if k.baseline else None
+        before = baseline_time(k.baseline)
         return k.time_s - before if before else 0.0
 
     slower = [k for k in verdict.kernels if k.status == "regressed" and added(k) > 0]
@@ -340,7 +351,7 @@ def time_story(verdict: Verdict, *, code: bool = True) -> str:
     kernel = largest_slowdown(verdict)
     if kernel is not None and kernel.baseline is not None:
         name = escape_code(kernel.name, limit=NAME_LIMIT) if code else kernel.name
-        text = f" {time_change(kernel.time_s, kernel.baseline.time_s)}"
+        text = f" {time_change(kernel.time_s, baseline_time(kernel.baseline))}"
         old = rebound(kernel)
         if old:
             text += f", bound by {kernel.binding} instead of {old}"
