@@ -93,6 +93,7 @@ def time_sections(digest: Digest, esc: Callable[[str], str]) -> dict[str, list[d
                 else "unchanged",
                 "since": _day(t.since),
                 "commits": _commits(t.from_commit, t.to_commit),
+                "id": f"time:{t.kernel}@{t.device}",
             }
             for t in digest.time_regressions[:ROW_LIMIT]
         ],
