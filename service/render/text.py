@@ -102,13 +102,13 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     for f in verdict.findings:
         by_kernel.setdefault(f.kernel or "", []).append(f)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("kernel", overflow="fold", ratio=3)
+    table.add_column("kernel", overflow="fold", min_width=20)
     table.add_column("share", justify="right", no_wrap=True)
     table.add_column("time (baseline → now)", justify="right", no_wrap=True)
-    table.add_column("% of roof (baseline → now)", justify="right", ratio=2)
-    table.add_column("regime (binding)", ratio=2)
+    table.add_column("% of roof (baseline → now)", justify="right")
+    table.add_column("regime (binding)")
     table.add_column("FLOP/B (tier)", justify="right", no_wrap=True)
-    table.add_column("verdict", ratio=2)
+    table.add_column("verdict")
     listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != "unchanged"]
     for kernel in listed[:MAX_ROWS]:
         found = by_kernel.get(kernel.key, [])
