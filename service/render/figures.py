@@ -104,8 +104,14 @@ def _compared_unit(finding: Finding) -> tuple[Formatter, Formatter]:
     return _pct, _pts
 
 
+#: Words for the measure a comparison judged (``numbers["measure"]``).
+MEASURES = {"percent_of_roof": "percent of roof", "mfu": "MFU", "time_s": "time"}
+
+
 def _text(key: str, value: str) -> tuple[str, str]:
     label = TEXT_LABELS.get(key, key.replace("_", " "))
+    if key == "measure":
+        return label, MEASURES.get(value, value)
     return label, value[:12] if key == "last_commit" else value
 
 
