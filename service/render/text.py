@@ -16,7 +16,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Stability, Verdict
+from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Verdict
 from service.render.figures import figures, time_change
 from service.render.verdict_view import (
     ICONS,
@@ -27,6 +27,7 @@ from service.render.verdict_view import (
     rebound,
     time_story,
     unplaced_reason,
+    verdict_words,
     worst,
 )
 
@@ -90,10 +91,7 @@ def _verdict_cell(kernel: KernelVerdict, found: Sequence[Finding]) -> Text:
     top = worst(found)
     if top is None:
         return Text(kernel.status)
-    preview = " (preview)" if top.stability == Stability.PREVIEW else ""
-    more = f" +{len(found) - 1}" if len(found) > 1 else ""
-    label = f"{top.severity.value}: {top.rule}{preview}{more}"
-    return Text(label, style=_STYLE[top.severity], overflow="fold")
+    return Text(verdict_words(found), style=_STYLE[top.severity], overflow="fold")
 
 
 def kernel_table(verdict: Verdict) -> tuple[Table, int]:

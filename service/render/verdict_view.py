@@ -7,7 +7,7 @@ Templates only lay out what this module prepares, so every user string passes th
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from rules.verdict import (
@@ -225,12 +225,22 @@ def worst(findings: Iterable[Finding]) -> Finding | None:
     return ranked[0] if ranked else None
 
 
-def _verdict_cell(kernel: KernelVerdict, top: Finding | None) -> tuple[str, str]:
+def verdict_words(findings: Sequence[Finding], esc: Callable[[str], str] = str) -> str:
+    """``fail: regime-flip, roof-drop``: the worst severity and every rule that gave it."""
+    top = worst(findings)
+    if top is None:
+        return ""
+    same = [f for f in findings if f.severity == top.severity and f.counts == top.counts]
+    rules = ", ".join(esc(rule) for rule in dict.fromkeys(f.rule for f in same))
+    preview = " (preview)" if top.stability == Stability.PREVIEW else ""
+    return f"{top.severity.value}: {rules}{preview}"
+
+
+def _verdict_cell(kernel: KernelVerdict, findings: Sequence[Finding]) -> tuple[str, str]:
+    top = worst(findings)
     if top is None:
         return STATUS_ICONS.get(kernel.status, "·"), escape_text(kernel.status, limit=24)
-    rule = escape_text(top.rule, limit=40)
-    preview = " (preview)" if top.stability == Stability.PREVIEW else ""
-    return ICONS[top.severity], f"{top.severity.value}: {rule}{preview}"
+    return ICONS[top.severity], verdict_words(findings, lambda r: escape_text(r, limit=40))
 
 
 def _current(kernel: KernelVerdict) -> float | None:
@@ -276,7 +286,7 @@ def make_group_row(group: GroupVerdict) -> GroupRow:
 
 def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
     """The table row of one kernel."""
-    icon, verdict = _verdict_cell(kernel, worst(findings))
+    icon, verdict = _verdict_cell(kernel, findings)
     return Row(
         icon=icon,
         kernel=escape_code(kernel.name, in_table=True, limit=NAME_LIMIT),
