@@ -322,17 +322,26 @@ def build_digest(
     step("summarising")
     digest = _assemble(frame, parts, start=start, end=end, repo=repo, targets=targets, opts=opts)
     step("scanning time and inventory")
-    return _with_time(digest, history, end=end, opts=opts)
+    return _with_time(digest, history, frame, end=end, opts=opts)
 
 
 def _with_time(
-    digest: Digest, history: pd.DataFrame, *, end: datetime, opts: DigestOptions
+    digest: Digest,
+    history: pd.DataFrame,
+    placed: pd.DataFrame,
+    *,
+    end: datetime,
+    opts: DigestOptions,
 ) -> Digest:
-    """The digest with binding flips, time regressions and vanished kernels added."""
+    """The digest with binding flips, time regressions and vanished kernels added.
+
+    ``placed`` is the prepared frame of placed rows; when every timed row is placed (ncu
+    histories) it is the timed frame too, so nothing is prepared twice.
+    """
     from service.digest.events import time_regressions, vanished_kernels  # builds on this module
 
-    placed = prepare_history(history, end=end)
-    timed = prepare_history(history, end=end, value="time_s")
+    unplaced = history["percent_of_roof"].isna() & history["time_s"].notna()
+    timed = prepare_history(history, end=end, value="time_s") if unplaced.any() else placed
     period = {"start": digest.start, "end": digest.end}
     flips = binding_flips(placed, **period, min_segment=opts.min_segment)
     return digest.model_copy(
