@@ -19,7 +19,14 @@ from rules.groups import GroupFigures
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import CompareOptions
 from rules.summary import summarise
-from rules.timing import like_for_like_percent, median_time, ratio, run_baseline, with_time
+from rules.timing import (
+    like_for_like_percent,
+    median_time,
+    ratio,
+    run_baseline,
+    time_fields,
+    with_time,
+)
 from rules.verdict import (
     Conclusion,
     Finding,
@@ -122,16 +129,13 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
         regime=placement.regime,
         borderline=placement.borderline,
         binding=placement.binding,
-        tier=placement.memory.binding,
         intensity=dict(placement.intensity),
         t_roof_s=placement.t_roof_s,
         roof=ctx.roof.label,
         advice=advice_for(placement, ctx.config.near_roof_percent),
         status=status,
         baseline=summary if summary.n else None,
-        time_ratio=ratio(kernel.duration_s, summary.time_s),
-        percent_of_baseline_roof=like_for_like,
-        missing=placement.missing,
+        **time_fields(placement, summary, like_for_like),
     )
 
 

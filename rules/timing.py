@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,7 +22,7 @@ import pandas as pd
 from rules.context import RuleContext
 from rules.history import KernelHistory
 from rules.measures import percent_samples
-from rules.roofline import percent_of_resource
+from rules.roofline import Placement, percent_of_resource
 from rules.verdict import BaselineSummary
 
 #: Baseline runs a binding must hold (the majority of) before it is "the baseline's binding".
@@ -101,6 +102,18 @@ def with_time(summary: BaselineSummary, history: KernelHistory) -> BaselineSumma
     """``summary`` with the baseline's median time and usual binding filled in."""
     update = {"time_s": median_time(history.time_s), "binding": baseline_binding(history)}
     return summary.model_copy(update=update)
+
+
+def time_fields(
+    placement: Placement, summary: BaselineSummary, like_for_like: float | None
+) -> dict[str, Any]:
+    """The time and like-for-like fields of a ``KernelVerdict``."""
+    return {
+        "tier": placement.memory.binding,
+        "time_ratio": ratio(placement.time_s, summary.time_s),
+        "percent_of_baseline_roof": like_for_like,
+        "missing": placement.missing,
+    }
 
 
 def per_run_totals(frame: pd.DataFrame) -> pd.DataFrame:

@@ -245,6 +245,15 @@ def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> Non
 TREND_METRICS = ("percent_of_roof", "time_s")
 
 
+def _trend_values(series: pd.DataFrame, metric: str) -> tuple[pd.Series, str, float]:
+    """The values of ``metric``, and the unit and scale they are drawn in."""
+    if metric not in TREND_METRICS:
+        raise ValueError(f"metric must be one of {TREND_METRICS}, not {metric!r}")
+    values = pd.to_numeric(series[metric], errors="coerce")
+    unit, scale = _time_unit(values) if metric == "time_s" else ("%", 1.0)
+    return values, unit, scale
+
+
 def _time_unit(values: pd.Series) -> tuple[str, float]:
     typical = float(values.abs().median()) if len(values) else 1.0
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
@@ -274,12 +283,9 @@ def trend_chart(
         baseline: (median, spread) in ``metric``'s unit: the band ``median ± spread`` is shaded.
         metric: ``percent_of_roof`` or ``time_s`` (drawn in ms, µs ... as fits).
     """
-    if metric not in TREND_METRICS:
-        raise ValueError(f"metric must be one of {TREND_METRICS}, not {metric!r}")
+    values, unit, scale = _trend_values(series, metric)
     fig = Figure(figsize=(8, 3.2), layout="constrained")
     ax = fig.add_subplot()
-    values = pd.to_numeric(series[metric], errors="coerce")
-    unit, scale = _time_unit(values) if metric == "time_s" else ("%", 1.0)
     times = pd.to_datetime(series["timestamp"], utc=True).dt.tz_localize(None)
     nightly = (series["kind"] == "nightly").to_numpy() if "kind" in series else None
     _draw_series(ax, times, values / scale, nightly)

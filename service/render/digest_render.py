@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from service.digest.model import Digest, Movement, VanishedKernel
+from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
 from service.render.escape import escape_code
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
 
@@ -83,45 +83,46 @@ def _commits(from_commit: str, to_commit: str) -> str:
 def time_sections(digest: Digest, esc: Callable[[str], str]) -> dict[str, list[dict[str, str]]]:
     """Rows of the time regression, binding flip and vanished-kernel sections."""
     return {
-        "time_regressions": [
-            {
-                "kernel": esc(t.kernel),
-                "device": esc(t.device),
-                "time": time_change(t.after_s, t.before_s),
-                "binding": esc(f"{t.from_binding} → {t.to_binding}")
-                if t.from_binding != t.to_binding
-                else "unchanged",
-                "since": _day(t.since),
-                "commits": _commits(t.from_commit, t.to_commit),
-                "id": f"time:{t.kernel}@{t.device}",
-            }
-            for t in digest.time_regressions[:ROW_LIMIT]
-        ],
-        "binding_flips": [
-            {
-                "kernel": esc(f.kernel),
-                "device": esc(f.device),
-                "flip": esc(f"{f.from_binding} → {f.to_binding}"),
-                "time": "—" if f.time_ratio is None else f"{fmt_ratio(f.time_ratio)} the time",
-                "change": _change(f.relative_change),
-                "since": _day(f.since),
-                "commits": _commits(f.from_commit, f.to_commit),
-            }
-            for f in digest.binding_flips[:ROW_LIMIT]
-        ],
-        "vanished": [
-            {
-                "kernel": esc(v.kernel),
-                "device": esc(v.device),
-                "change": esc(_vanished_change(v)),
-                "time": time_change(v.replacement_time_s, v.last_time_s)
-                if v.replacement_time_s
-                else fmt_seconds(v.last_time_s),
-                "since": _day(v.since),
-                "commits": _commits(v.from_commit, v.to_commit),
-            }
-            for v in digest.vanished[:ROW_LIMIT]
-        ],
+        "time_regressions": [_time_row(t, esc) for t in digest.time_regressions[:ROW_LIMIT]],
+        "binding_flips": [_flip_row(f, esc) for f in digest.binding_flips[:ROW_LIMIT]],
+        "vanished": [_vanished_row(v, esc) for v in digest.vanished[:ROW_LIMIT]],
+    }
+
+
+def _time_row(t: TimeMovement, esc: Callable[[str], str]) -> dict[str, str]:
+    moved = t.from_binding != t.to_binding
+    return {
+        "kernel": esc(t.kernel),
+        "device": esc(t.device),
+        "time": time_change(t.after_s, t.before_s),
+        "binding": esc(f"{t.from_binding} → {t.to_binding}") if moved else "unchanged",
+        "since": _day(t.since),
+        "commits": _commits(t.from_commit, t.to_commit),
+        "id": f"time:{t.kernel}@{t.device}",
+    }
+
+
+def _flip_row(f: BindingFlip, esc: Callable[[str], str]) -> dict[str, str]:
+    return {
+        "kernel": esc(f.kernel),
+        "device": esc(f.device),
+        "flip": esc(f"{f.from_binding} → {f.to_binding}"),
+        "time": "—" if f.time_ratio is None else f"{fmt_ratio(f.time_ratio)} the time",
+        "change": _change(f.relative_change),
+        "since": _day(f.since),
+        "commits": _commits(f.from_commit, f.to_commit),
+    }
+
+
+def _vanished_row(v: VanishedKernel, esc: Callable[[str], str]) -> dict[str, str]:
+    after = v.replacement_time_s
+    return {
+        "kernel": esc(v.kernel),
+        "device": esc(v.device),
+        "change": esc(_vanished_change(v)),
+        "time": time_change(after, v.last_time_s) if after else fmt_seconds(v.last_time_s),
+        "since": _day(v.since),
+        "commits": _commits(v.from_commit, v.to_commit),
     }
 
 
