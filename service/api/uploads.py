@@ -163,6 +163,7 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
         kind=form.kind,
         pr=form.pr,
         device=form.device,
+        device_origin="the upload's device field",
         runner=form.runner,
         timestamp=form.timestamp,
     )
@@ -170,7 +171,7 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
         paths = _save(parsed.files, Path(tmp))
         try:
             record = collect_run(paths, meta=meta, config=state.config)
-        except (CollectorError, BadInput) as exc:
+        except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/\d+/", "", str(exc))) from None
     check_record(record, where="uploaded files")

@@ -16,10 +16,15 @@ from sqlmodel import Session
 
 from rules.verdict import Severity
 from service.errors import BadInput
-from service.github.commands import MAINTAINER_ASSOCIATIONS, CommandSyntaxError, parse_accept
+from service.github.commands import (
+    MAINTAINER_ASSOCIATIONS,
+    AcceptCommand,
+    CommandSyntaxError,
+    parse_accept,
+)
 from service.store.baselines import accept_baseline
 from service.store.lookups import latest_run_for
-from service.store.queries import RunSummary, get_run, get_run_record, list_findings
+from service.store.queries import get_run, get_run_record, list_findings
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,19 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
     on_pr = isinstance(issue, dict) and "pull_request" in issue
     if payload.get("action") != "created" or not on_pr:
         return _ignored("only new comments on pull requests are read")
+    asked = _maintainer_command(payload)
+    if isinstance(asked, WebhookAction):
+        return asked
+    command, login = asked
+    number = field(payload, "issue", "number", kind=int)
+    run_id = latest_run_for(session=session, repo=repo, pull_request=number)
+    if run_id is None:
+        return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
+    return _accept(session, repo, number, run_id, command, login)
+
+
+def _maintainer_command(payload: dict[str, Any]) -> tuple[AcceptCommand, str] | WebhookAction:
+    """The comment's ``/roofguard accept`` and its author, or why it is ignored."""
     try:
         command = parse_accept(_text(payload, "comment", "body"))
     except CommandSyntaxError as exc:
@@ -112,17 +130,29 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
     login = field(payload, "comment", "user", "login")
     if _text(payload, "comment", "author_association") not in MAINTAINER_ASSOCIATIONS:
         return _ignored(f"{login} is not a maintainer (OWNER, MEMBER or COLLABORATOR)")
-    number = field(payload, "issue", "number", kind=int)
-    run_id = latest_run_for(session=session, repo=repo, pull_request=number)
-    if run_id is None:
-        return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
+    return command, login
+
+
+def _accept(
+    session: Session, repo: str, number: int, run_id: int, command: AcceptCommand, login: str
+) -> WebhookAction:
+    """Accept the run's regressed kernels (or the one the command names) as new baseline."""
     keys = _kernels_to_accept(session, run_id, command.kernel)
     if not keys:
         return _ignored(
             f"nothing to accept in run {run_id}: no kernel {command.kernel!r} or no regression"
         )
     run = get_run(session=session, run_id=run_id)
-    _accept(session, repo, run, keys, login, command.reason)
+    for key in keys:
+        accept_baseline(
+            session=session,
+            repo=repo,
+            kernel_key=key,
+            device=run.device,
+            accepted_by=login,
+            reason=command.reason,
+            run_id=run_id,
+        )
     return WebhookAction(
         "accepted",
         f"{login} accepted {len(keys)} kernel(s) of run {run_id}",
@@ -131,21 +161,6 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
         run.commit,
         run_id,
     )
-
-
-def _accept(
-    session: Session, repo: str, run: RunSummary, keys: list[str], login: str, reason: str
-) -> None:
-    for key in keys:
-        accept_baseline(
-            session=session,
-            repo=repo,
-            kernel_key=key,
-            device=run.device,
-            accepted_by=login,
-            reason=reason,
-            run_id=run.id,
-        )
 
 
 def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> list[str]:

@@ -120,14 +120,20 @@ _TERMINAL_ESCAPE = re.compile(
 )
 
 
-def terminal_text(value: str) -> str:
-    """``value`` safe to print on a terminal: escape sequences removed, controls as spaces.
+def strip_terminal_escapes(value: str) -> str:
+    """``value`` without terminal escape sequences (whole: OSC 8 targets, titles, CSI codes).
 
     A kernel name from a report could otherwise set the window title, draw an OSC 8
     hyperlink that points elsewhere than it reads, move the cursor over earlier output or
-    recolour the rest of the screen. What remains is flattened to one line.
+    recolour the rest of the screen. Dropping only the ESC byte would leave the rest of the
+    sequence (``]8;;https://...``) printed as if it were the name.
     """
-    return flatten(_TERMINAL_ESCAPE.sub("", value))
+    return _TERMINAL_ESCAPE.sub("", value)
+
+
+def terminal_text(value: str) -> str:
+    """``value`` safe to print on a terminal, on one line (escapes removed, controls spaces)."""
+    return flatten(strip_terminal_escapes(value))
 
 
 def csv_cell(value: object) -> object:

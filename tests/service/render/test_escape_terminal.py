@@ -52,3 +52,9 @@ def test_no_control_character_survives(name) -> None:
 )
 def test_csv_cells_that_look_like_formulas_are_quoted(cell, safe) -> None:
     assert csv_cell(cell) == safe
+
+
+def test_the_rich_tables_clean_names_of_whole_sequences() -> None:
+    from service.render.text import clean
+
+    assert clean(OSC8 + "\x1b]0;title\x07") == "gemv_kernel"
