@@ -246,3 +246,17 @@ def test_an_upload_of_more_kernels_than_the_service_takes_is_a_413(make_service,
         == 0
     )
     assert small.upload(_night(repo, 1, run.kernels[:5]), small.token(repo)).status_code == 201
+
+
+def test_dashboard_pages_draw_kernel_names_that_look_like_math_text(service, repo) -> None:
+    name = r"gemv_$\frac{a}$<half>$"
+    token = service.token(repo)
+    ids = []
+    for n in range(3):
+        kernels = [make_kernel(name, time_s=1e-3 * (1 + n / 10)), make_kernel("$$", time_s=2e-3)]
+        ids.append(service.upload(_night(repo, n, kernels), token).json()["run_id"])
+    page = service.client.get(f"/runs/{ids[-1]}")
+    assert page.status_code == 200 and "\\frac{a}" in page.text
+    assert service.client.get(f"/runs/{ids[-1]}/roofline.svg").status_code == 200
+    kernel = service.client.get("/kernels", params={"repo": repo, "key": name})
+    assert kernel.status_code == 200 and kernel.text.count('<figure class="chart"><svg') == 1
