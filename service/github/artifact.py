@@ -218,8 +218,15 @@ def unpack(folder: Path, target: Path, event: Mapping[str, Any]) -> Unpacked:
     branch = check_event(manifest, event)
     _check_layout(folder, manifest)
     target.mkdir(parents=True, exist_ok=True)
-    copied = tuple(_copy_verified(folder / REPORTS_DIR / f.name, f, target) for f in manifest.files)
-    return Unpacked(manifest.pr, manifest.sha, branch, manifest.device, copied)
+    copied: list[Path] = []
+    try:
+        for entry in manifest.files:
+            copied.append(_copy_verified(folder / REPORTS_DIR / entry.name, entry, target))
+    except BadInput:
+        for path in copied:  # all or nothing: no half-verified set is left to judge
+            path.unlink()
+        raise
+    return Unpacked(manifest.pr, manifest.sha, branch, manifest.device, tuple(copied))
 
 
 def read_event(path: str | None) -> dict[str, Any]:
