@@ -35,7 +35,7 @@ from service.render.charts import KernelPoint, figure_bytes, roofline_chart, tre
 from service.render.html import inline_svg, render_page
 from service.store.history import kernel_history, nightly_history
 from service.store.lookups import search_kernels
-from service.store.repo import RunSummary, get_run, list_findings, list_runs
+from service.store.queries import RunSummary, get_run, list_findings, list_runs
 
 router = APIRouter(include_in_schema=False)
 

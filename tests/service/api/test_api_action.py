@@ -13,7 +13,7 @@ from svc_helpers import Service, start_live
 
 from rules.verdict import Verdict
 from service.store.db import session_scope
-from service.store.repo import list_runs
+from service.store.queries import list_runs
 
 
 def run_server_mode(

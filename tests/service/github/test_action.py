@@ -29,7 +29,7 @@ from verdict_factory import regression_verdict
 from rules.verdict import Conclusion, Verdict
 from service.render.markdown import verdict_marker
 from service.store.db import make_engine, session_scope
-from service.store.repo import list_runs
+from service.store.queries import list_runs
 
 WRITE_SCOPES = {"pull-requests", "issues", "checks", "statuses"}
 

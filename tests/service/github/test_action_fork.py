@@ -25,7 +25,7 @@ from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 
 from service.github.artifact import MANIFEST
 from service.store.db import make_engine, session_scope
-from service.store.repo import list_runs
+from service.store.queries import list_runs
 
 OTHER_SHA = "f" * 40
 
