@@ -93,6 +93,14 @@ def test_examples_are_least_privilege_and_serialised(name: str) -> None:
         assert "secrets.GITHUB_TOKEN" not in text
 
 
+def test_third_party_actions_are_pinned_to_a_commit() -> None:
+    steps = [s for wf in EXAMPLES.values() for job in wf["jobs"].values() for s in job["steps"]]
+    for step in [*steps, *ACTION["runs"]["steps"]]:
+        uses = step.get("uses", "")
+        if uses and not uses.startswith("roofguard/roofguard/"):  # ours: pin your release tag
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+
+
 def test_fork_safe_pair_fits_together() -> None:
     untrusted, trusted = EXAMPLES["pr-untrusted.yml"], EXAMPLES["pr-comment-trusted.yml"]
     (job,) = untrusted["jobs"].values()
