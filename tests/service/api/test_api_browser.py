@@ -125,7 +125,7 @@ def test_start_page_not_found_and_long_names_in_chromium(service, repo, browser)
     cutlass_run = service.upload(run, service.token(repo)).json()["run_id"]
     live = start_live(service.app)
     try:
-        browser.get(f"{live.url}/")
+        browser.get(f"{live.url}/?repo={repo}")  # the PostgreSQL database is shared
         assert browser.title == "recent runs · roofguard"
         rows = browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
         assert len(rows) == 11 and rows[0].text.startswith(str(cutlass_run))
