@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session
 
@@ -28,7 +29,7 @@ from service.pipeline.intake import collect_run as intake_collect
 from service.pipeline.intake import stamp_run
 from service.pipeline.roofs import resolve_roof
 from service.render.markdown import VerdictLinks, render_verdict
-from service.store.history import baseline_frame
+from service.store.history import BaselineQuery, baseline_frame
 from service.store.ingest import IngestResult, ingest_run, save_findings
 from service.store.queries import list_findings
 
@@ -137,8 +138,30 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
-    history = baseline_frame(
-        session=session,
+    context = RuleContext(
+        run=run,
+        roof=roof,
+        history=_history(session, run, roof, config, base_sha, stored.run_id),
+        config=config.rules,
+        trusted=trusted,
+        other_roofs=roofs_beside(roof, run, config, measured),
+    )
+    verdict = _stored_findings(session, _stamped(evaluate(context), run, stored.run_id), stored)
+    resolved = links(stored.run_id) if callable(links) else links
+    markdown = render_verdict(verdict, links=resolved)
+    return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
+
+
+def _history(
+    session: Session,
+    run: RunRecord,
+    roof: Roof,
+    config: RoofguardConfig,
+    base_sha: str | None,
+    run_id: int,
+) -> pd.DataFrame:
+    """The run's baseline on its roof, without the run itself (stored before it is judged)."""
+    query = BaselineQuery(
         repo=run.repo or "",
         device=roof.device,
         roof_source=roof.source,
@@ -146,29 +169,26 @@ def check_run(
         window=config.baseline.window,
         before_commit=base_sha,
     )
-    history = history[history["run_id"] != stored.run_id]
-    context = RuleContext(
-        run=run,
-        roof=roof,
-        history=history,
-        config=config.rules,
-        trusted=trusted,
-        other_roofs=roofs_beside(roof, run, config, measured),
-    )
-    verdict = evaluate(context).model_copy(
+    history = baseline_frame(session=session, query=query)
+    return history[history["run_id"] != run_id]
+
+
+def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
+    """The verdict naming the stored run it judged."""
+    return verdict.model_copy(
         update={
-            "run_id": stored.run_id,
+            "run_id": run_id,
             "repo": run.repo,
             "commit": run.commit,
             "pull_request": run.pull_request,
         }
     )
+
+
+def _stored_findings(session: Session, verdict: Verdict, stored: IngestResult) -> Verdict:
+    """Save a new run's findings; a run stored before keeps the findings saved then."""
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
-    else:
-        verdict = verdict.model_copy(
-            update={"findings": tuple(list_findings(session=session, run_id=stored.run_id))}
-        )
-    resolved = links(stored.run_id) if callable(links) else links
-    markdown = render_verdict(verdict, links=resolved)
-    return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
+        return verdict
+    findings = tuple(list_findings(session=session, run_id=stored.run_id))
+    return verdict.model_copy(update={"findings": findings})

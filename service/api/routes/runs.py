@@ -135,18 +135,7 @@ async def upload_run(
             base_sha,
             partial(links_for, base, settings=settings),
         )
-    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
-    if outcome.created:
-        state.metrics.kernels.inc(len(record.kernels))
-    log.info(
-        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
-        record.repo,
-        record.commit,
-        grant.name,
-        outcome.run_id,
-        outcome.created,
-        len(record.kernels),
-    )
+    _count_upload(state, record, outcome, grant)
     response.status_code = 201 if outcome.created else 200
     url = run_url(base, outcome.run_id)
     posted, why = (
@@ -160,6 +149,24 @@ async def upload_run(
         markdown=outcome.markdown,
         posted=posted,
         post_detail=why,
+    )
+
+
+def _count_upload(
+    state: ServiceState, record: RunRecord, outcome: CheckOutcome, grant: Grant
+) -> None:
+    """The upload's metrics and its log line (never the token, only its name)."""
+    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
+    if outcome.created:
+        state.metrics.kernels.inc(len(record.kernels))
+    log.info(
+        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
+        record.repo,
+        record.commit,
+        grant.name,
+        outcome.run_id,
+        outcome.created,
+        len(record.kernels),
     )
 
 
