@@ -34,9 +34,6 @@ KNOWN_OVER_BUDGET: dict[str, str] = {
     "collectors/formats/pytest_benchmark_json.py::PytestBenchmarkJson._kernel": _COLLECTORS,
     "collectors/formats/ncu_csv_raw.py::NcuCsvRaw._read_rows": _COLLECTORS,
     "collectors/ncu/frames.py::read": _COLLECTORS,
-    "service/github/publish.py::post_verdict_from_env": _GITHUB,
-    "service/github/client.py::_publish_check": _GITHUB,
-    "service/github/client.py::publish_verdict": _GITHUB,
 }
 
 
