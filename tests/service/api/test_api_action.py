@@ -7,7 +7,15 @@ Action's install step); the run's kind travels with the upload (pr with a PR, el
 from pathlib import Path
 
 import pytest
-from action_runner import PR, REPORT, Runner, fresh_venv_fixture  # noqa: F401
+from action_runner import (
+    PR,
+    REPORT,
+    SHA,
+    Runner,
+    fresh_venv_fixture,  # noqa: F401
+    pack_artifact,
+    workflow_run_event,
+)
 from github_server import FakeGitHub
 from svc_helpers import Service, start_live
 
@@ -70,3 +78,30 @@ def test_action_in_server_mode_without_a_pr_passes_the_kind(
     )
     (run,) = stored(service, repo)
     assert (run.kind, run.pull_request) == (expected, None)
+
+
+def test_the_fork_pair_judges_on_the_server(
+    service: Service, github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, repo: str
+) -> None:
+    """The trusted job in server mode: the verified reports go to the service with its token."""
+    artifact = pack_artifact(tmp_path, fresh_venv, github_server)
+    github_server.pull_heads[PR] = SHA
+    live = start_live(service.app)
+    try:
+        token = service.token(repo)
+        runner = Runner(
+            tmp_path / "trusted", github_server, fresh_venv, workflow_run_event(), repo=repo
+        )
+        steps = runner.run(
+            mode="judge-artifact",
+            artifact=str(artifact),
+            **{"server-url": live.url, "server-token": token},
+        )
+    finally:
+        live.stop()
+    assert steps["Verify the artifact"].returncode == 0, steps["Verify the artifact"].stderr
+    assert steps["Check the reports"].returncode == 0, steps["Check the reports"].stderr
+    assert steps["Post the verdict"].returncode == 0, steps["Post the verdict"].stderr
+    (run,) = stored(service, repo)
+    assert (run.kind, run.pull_request, run.commit, run.branch) == ("pr", PR, SHA, "fork-feature")
+    assert len(github_server.pr_comments(PR)) == 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -265,3 +266,18 @@ def write_verdict(tmp: Path, verdict: Verdict, name: str = "verdict.json") -> st
     path = tmp / name
     path.write_text(verdict.model_dump_json())
     return str(path)
+
+
+def pack_artifact(tmp: Path, venv: Path, server: FakeGitHub) -> Path:
+    """The untrusted job: returns the 'downloaded' artifact folder."""
+    (tmp / "untrusted").mkdir()
+    steps = Runner(tmp / "untrusted", server, venv).run(
+        mode="artifact", reports=str(REPORT), device="H100-SXM5"
+    )
+    packed = steps["Pack the reports"]
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    assert all(steps[name].skipped for name in ("Check the reports", "Post the verdict"))
+    assert not server.requests, "the untrusted job talks to nobody"
+    downloaded = tmp / "trusted" / "roofguard-artifact"
+    shutil.copytree(steps["outputs"].outputs["artifact-path"], downloaded)
+    return downloaded

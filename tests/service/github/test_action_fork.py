@@ -7,7 +7,6 @@ and download of the artifact in between is a copy of the folder.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from action_runner import (
     Runner,
     StepRun,
     fresh_venv_fixture,  # noqa: F401
+    pack_artifact,
     workflow_run_event,
 )
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
@@ -28,21 +28,6 @@ from service.store.db import make_engine, session_scope
 from service.store.queries import list_runs
 
 OTHER_SHA = "f" * 40
-
-
-def pack(tmp: Path, venv: Path, server: FakeGitHub) -> Path:
-    """The untrusted job: returns the 'downloaded' artifact folder."""
-    (tmp / "untrusted").mkdir()
-    steps = Runner(tmp / "untrusted", server, venv).run(
-        mode="artifact", reports=str(REPORT), device="H100-SXM5"
-    )
-    packed = steps["Pack the reports"]
-    assert packed.returncode == 0, packed.stdout + packed.stderr
-    assert all(steps[name].skipped for name in ("Check the reports", "Post the verdict"))
-    assert not server.requests, "the untrusted job talks to nobody"
-    downloaded = tmp / "trusted" / "roofguard-artifact"
-    shutil.copytree(steps["outputs"].outputs["artifact-path"], downloaded)
-    return downloaded
 
 
 def judge(tmp: Path, venv: Path, server: FakeGitHub, artifact: Path, **event) -> dict[str, StepRun]:
@@ -57,7 +42,7 @@ def judge(tmp: Path, venv: Path, server: FakeGitHub, artifact: Path, **event) ->
 def test_the_pair_gives_a_verdict_on_a_fork_pr(
     github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:
-    artifact = pack(tmp_path, fresh_venv, github_server)
+    artifact = pack_artifact(tmp_path, fresh_venv, github_server)
     manifest = json.loads((artifact / MANIFEST).read_text())
     assert (manifest["pr"], manifest["sha"], manifest["device"]) == (PR, SHA, "H100-SXM5")
     assert [f["name"] for f in manifest["files"]] == [REPORT.name]
@@ -95,7 +80,7 @@ def test_the_trusted_job_refuses_an_artifact_that_lies(
     head: str,
     message: str,
 ) -> None:
-    artifact = pack(tmp_path, fresh_venv, github_server)
+    artifact = pack_artifact(tmp_path, fresh_venv, github_server)
     github_server.pull_heads[PR] = head
     steps = judge(tmp_path, fresh_venv, github_server, artifact, **event)
     verified = steps["Verify the artifact"]
@@ -107,7 +92,7 @@ def test_the_trusted_job_refuses_an_artifact_that_lies(
 def test_the_trusted_job_refuses_a_smuggled_file(
     github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:
-    artifact = pack(tmp_path, fresh_venv, github_server)
+    artifact = pack_artifact(tmp_path, fresh_venv, github_server)
     (artifact / "reports" / "evil.csv").write_text("kernel,x\n")
     github_server.pull_heads[PR] = SHA
     steps = judge(tmp_path, fresh_venv, github_server, artifact)
