@@ -25,7 +25,7 @@ def github_factory(settings: Settings) -> GitHubFactory | None:
         return None
     # without ROOFGUARD_GITHUB_BOT_LOGIN the client asks GitHub who the token is (GET /user)
     credentials = GitHubCredentials(
-        token=settings.github_token.get_secret_value(), login_name=settings.github_bot_login
+        token=settings.github_token.get_secret_value(), login_name=settings.github_bot_login or None
     )
     api_url = resolve_api_url(settings.github_api_url, {})
     return lambda: make_client(credentials, api_url=api_url)

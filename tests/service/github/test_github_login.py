@@ -92,3 +92,10 @@ def test_a_check_without_a_pr_never_asks_who_we_are(
         env=environ,
     )
     assert result.check_kind == "check-run" and user_lookups(github_server) == 0
+
+
+def test_an_empty_override_means_ask() -> None:
+    # compose passes ${ROOFGUARD_GITHUB_BOT_LOGIN:-}: set but empty must not become the login
+    env = {"GITHUB_TOKEN": "ghp_x", "ROOFGUARD_GITHUB_BOT_LOGIN": ""}
+    assert GitHubCredentials.from_env(env).bot_login is None
+    assert GitHubCredentials.from_env({**env, "ROOFGUARD_GITHUB_BOT_LOGIN": "me"}).bot_login == "me"
