@@ -138,10 +138,12 @@ def _statements(service: Service, path: str) -> tuple[httpx.Response, int]:
     return answer, len(seen)
 
 
-def _views(service: Service) -> dict[str, str]:
+def _views(service: Service, run_id: int) -> dict[str, str]:
+    """The stored views of run ``run_id`` (other tests share the PostgreSQL database)."""
     table = RenderedView.__table__
+    stmt = sa.select(table.c.view, table.c.cache_key).where(table.c.run_id == run_id)
     with service.engine.connect() as conn:
-        return dict(conn.execute(sa.select(table.c.view, table.c.cache_key)).all())
+        return dict(conn.execute(stmt).all())
 
 
 def test_a_run_page_is_judged_once_until_the_history_changes(service, repo) -> None:
@@ -152,12 +154,12 @@ def test_a_run_page_is_judged_once_until_the_history_changes(service, repo) -> N
     again, cached = _statements(service, f"/runs/{ids[-1]}")
     assert first.status_code == again.status_code == 200 and first.text == again.text
     assert cached == 0 < judged, "the second view is not judged again"
-    keys = _views(service)
+    keys = _views(service, ids[-1])
     assert set(keys) == {"page"}
     service.upload(_night(repo, 9, kernels), token)  # the baseline window moved on
     moved, rejudged = _statements(service, f"/runs/{ids[-1]}")
     assert moved.status_code == 200 and rejudged > cached
-    assert _views(service)["page"] != keys["page"]
+    assert _views(service, ids[-1])["page"] != keys["page"]
     svg = service.client.get(f"/runs/{ids[-1]}/roofline.svg")
     assert svg.text == service.client.get(f"/runs/{ids[-1]}/roofline.svg").text
     verdict = service.client.get(f"/api/v1/runs/{ids[-1]}/verdict", headers=auth(token))
@@ -166,7 +168,7 @@ def test_a_run_page_is_judged_once_until_the_history_changes(service, repo) -> N
         verdict.json()
         == service.client.get(f"/api/v1/runs/{ids[-1]}/verdict", headers=auth(token)).json()
     )
-    assert set(_views(service)) == {"page", "roofline.svg", "verdict"}
+    assert set(_views(service, ids[-1])) == {"page", "roofline.svg", "verdict"}
 
 
 def test_a_run_from_the_future_is_refused(service, repo) -> None:
@@ -259,4 +261,4 @@ def test_dashboard_pages_draw_kernel_names_that_look_like_math_text(service, rep
     assert page.status_code == 200 and "\\frac{a}" in page.text
     assert service.client.get(f"/runs/{ids[-1]}/roofline.svg").status_code == 200
     kernel = service.client.get("/kernels", params={"repo": repo, "key": name})
-    assert kernel.status_code == 200 and kernel.text.count('<figure class="chart"><svg') == 1
+    assert kernel.status_code == 200 and kernel.text.count('<figure class="chart"') == 1
