@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 
+from collectors import plugins
 from collectors.base import Collector
 from collectors.errors import CollectorError, UnknownFormat
 
@@ -34,28 +33,36 @@ class CollectorLoadError(CollectorError):
     """A registered collector could not be loaded, or two share a name."""
 
 
-def _load(spec: str) -> type[Collector]:
-    module_name, _, attr = spec.partition(":")
-    try:
-        obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise CollectorLoadError(f"cannot load collector {spec!r}: {exc}") from exc
-    if not (isinstance(obj, type) and issubclass(obj, Collector)):
-        raise CollectorLoadError(f"{spec!r} is not a Collector subclass")
-    return obj
+ENTRY_POINT_GROUP = "roofguard.collectors"
 
 
 @cache
+def loaded_collectors() -> tuple[plugins.LoadedPlugin[Collector], ...]:
+    """Every registered collector as a typed plugin record, highest priority first.
+
+    Raises:
+        CollectorLoadError: A collector cannot be loaded, or two share a name (both named).
+    """
+    found = plugins.load_all(
+        plugins.discover(BUILTIN_COLLECTORS, ENTRY_POINT_GROUP),
+        Collector,  # type: ignore[type-abstract]  # the ABC is what plugins are checked against
+        "collector",
+        CollectorLoadError,
+    )
+    first: dict[str, plugins.LoadedPlugin[Collector]] = {}
+    for plugin in found:
+        other = first.setdefault(plugin.obj.name, plugin)
+        if other is not plugin and other.obj is not plugin.obj:
+            raise CollectorLoadError(
+                f"duplicate collector name {plugin.obj.name!r}: "
+                f"{other.spec} ({other.source}) and {plugin.spec} ({plugin.source})"
+            )
+    return tuple(sorted(first.values(), key=lambda p: -p.obj.priority))
+
+
 def all_collectors() -> tuple[type[Collector], ...]:
-    """Every registered collector, highest priority first; names are unique."""
-    specs = list(BUILTIN_COLLECTORS)
-    specs += [ep.value for ep in entry_points(group="roofguard.collectors")]
-    loaded = [_load(spec) for spec in specs]
-    names = [c.name for c in loaded]
-    dupes = {n for n in names if names.count(n) > 1}
-    if dupes:
-        raise CollectorLoadError(f"duplicate collector names: {sorted(dupes)}")
-    return tuple(sorted(loaded, key=lambda c: -c.priority))
+    """Every registered collector class, highest priority first; names are unique."""
+    return tuple(plugin.obj for plugin in loaded_collectors())
 
 
 def get(name: str) -> type[Collector]:
