@@ -61,3 +61,13 @@ class MalformedReport(CollectorError):
         if self.field is not None:
             where += f", field {self.field!r}"
         return f"{where}: {self.reason}"
+
+
+class ReaderCrashed(MalformedReport):
+    """The reader of a file (native code in a child process) crashed or overran its limits.
+
+    The file concerns the whole report: there is no row or field to name.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, None, None, reason)

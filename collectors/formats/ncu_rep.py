@@ -10,8 +10,9 @@ import math
 import re
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
+from collectors import isolation
 from collectors.base import Collector
 from collectors.errors import MalformedReport, MissingExtra
 from collectors.ncu import recipe
@@ -35,10 +36,15 @@ def _ncu_report(path: Path) -> ModuleType:
 
 
 class NcuRep(Collector):
-    """Nsight Compute binary report."""
+    """Nsight Compute binary report.
+
+    ``ncu_report`` aborts the process on some damaged files, so each file is read in a child
+    process under ``limits`` (see ``collectors.isolation``); ``parse_here`` is what runs there.
+    """
 
     name = "ncu-rep"
     suffixes = (".ncu-rep",)
+    limits: ClassVar[isolation.Limits] = isolation.Limits(preload=("ncu_report",))
 
     @classmethod
     def sniff(cls, head: bytes, path: Path) -> bool:
@@ -46,11 +52,15 @@ class NcuRep(Collector):
         return head.startswith(MAGIC)
 
     def parse(self, path: Path) -> RunRecord:
-        """Every action of every range is one launch."""
-        where = str(path)
-        data = path.read_bytes()
-        if not data.startswith(MAGIC):
-            raise MalformedReport(where, None, None, "not an ncu report (missing the NVR magic)")
+        """Every action of every range is one launch, read in a child process."""
+        _check_magic(path)
+        _ncu_report(path)  # a missing extra is named here, not as a crash of the child
+        return isolation.read_in_child(self.name, str(path), self.options, self.limits)
+
+    def parse_here(self, where: str) -> RunRecord:
+        """Read the report in this process (what the child runs; ``parse`` isolates it)."""
+        path = Path(where)
+        data = _check_magic(path)
         context = _ncu_report(path).load_report(where)
         if context.num_ranges() == 0:
             raise MalformedReport(
@@ -102,6 +112,17 @@ class NcuRep(Collector):
                 if isinstance(value, int | float):
                     metrics[name] = _scaled(float(value), metric.unit(), path, label, name)
         return metrics, strings
+
+
+def _check_magic(path: Path) -> bytes:
+    """The file's bytes, which must start with the report magic."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MalformedReport(str(path), None, None, f"cannot read file: {exc.strerror}") from None
+    if not data.startswith(MAGIC):
+        raise MalformedReport(str(path), None, None, "not an ncu report (missing the NVR magic)")
+    return data
 
 
 def _scaled(value: float, unit: str, path: str, label: str, name: str) -> float:
