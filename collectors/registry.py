@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import codecs
 from functools import cache
 from pathlib import Path
 
 from collectors import plugins
 from collectors.base import Collector
-from collectors.errors import CollectorError, UnknownFormat
+from collectors.errors import CollectorError, UnknownFormat, UnsupportedEncoding
 
 #: One line per built-in collector, as "module:Class". Plugins use the entry-point group
 #: ``roofguard.collectors`` with the same form.
@@ -87,7 +88,44 @@ def detect(path: Path) -> type[Collector]:
         raise UnknownFormat(str(path), f"cannot read file: {exc.strerror or exc}") from exc
     if not head.strip():
         raise UnknownFormat(str(path), "the file is empty")
+    encoding = _foreign_encoding(head)
+    if encoding is not None and not head.startswith(b"\x00"):  # a BOM, whatever follows
+        raise _unsupported(path, encoding)
     for collector in all_collectors():
         if collector.sniff(head, path):
             return collector
+    if encoding is not None:
+        raise _unsupported(path, encoding)
     raise UnknownFormat(str(path))
+
+
+_BOMS = (
+    (codecs.BOM_UTF8, "UTF-8-BOM"),
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _foreign_encoding(head: bytes) -> str | None:
+    """The encoding of text that is not plain UTF-8: a BOM, or UTF-16's NUL in every other byte."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    sample = head[:256]
+    if len(sample) >= 8 and not any(sample[1::2]):
+        return "UTF-16LE"
+    if len(sample) >= 8 and not any(sample[0::2]):
+        return "UTF-16BE"
+    return None
+
+
+def _unsupported(path: Path, encoding: str) -> UnsupportedEncoding:
+    if encoding == "UTF-8-BOM":
+        what, fix = "UTF-8 text with a byte-order mark", "remove the mark (e.g. with dos2unix)"
+    else:
+        what, fix = f"{encoding} text", f"convert it (iconv -f {encoding} -t UTF-8 FILE)"
+    return UnsupportedEncoding(
+        str(path), f"the file is {what}; roofguard reads UTF-8 text without a mark: {fix}"
+    )
