@@ -147,6 +147,10 @@ class GoogleBenchmarkJson(Collector):
     """Google Benchmark JSON: one KernelRecord per run, repetitions as samples."""
 
     name = "gbench-json"
+    description = "Google Benchmark JSON: one record per benchmark run, repetitions as samples"
+    example = (
+        "./bench --benchmark_out=run.json --benchmark_out_format=json --benchmark_repetitions=5"
+    )
     suffixes = (".json",)
     priority = 5
 

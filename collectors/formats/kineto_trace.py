@@ -82,6 +82,8 @@ class KinetoTrace(Collector):
     """PyTorch/Kineto chrome trace: kernels (and on-device copies) per identity key."""
 
     name = "kineto-trace"
+    description = "PyTorch profiler (Kineto) Chrome trace: GPU kernels and on-device copies"
+    example = "prof.export_chrome_trace('trace.json')  # torch.profiler, with ProfilerActivity.CUDA"
     suffixes = (".json",)
     priority = 5
 

@@ -75,7 +75,7 @@ class NcuCsvRaw(Collector):
 
     name = "ncu-csv-raw"
     description = "Nsight Compute CSV, raw page: one row per launch, every metric a column"
-    example = "ncu --csv --page raw --metrics gpu__time_duration.sum,... ./app > run.csv"
+    example = "ncu --set roofline --csv --page raw ./app > run.csv"
     suffixes = (".csv",)
 
     @classmethod

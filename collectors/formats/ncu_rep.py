@@ -43,6 +43,8 @@ class NcuRep(Collector):
     """
 
     name = "ncu-rep"
+    description = "Nsight Compute binary report (needs the 'ncu' extra: NVIDIA's ncu_report module)"
+    example = "ncu --set roofline -o run ./app  # writes run.ncu-rep"
     suffixes = (".ncu-rep",)
     limits: ClassVar[isolation.Limits] = isolation.Limits(preload=("ncu_report",))
 

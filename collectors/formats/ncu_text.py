@@ -53,6 +53,8 @@ class NcuText(Collector):
     """Nsight Compute text (non-CSV) details output."""
 
     name = "ncu-text"
+    description = "Nsight Compute's printed section tables (the default console output)"
+    example = "ncu --set roofline ./app > run.txt"
     suffixes = (".txt", ".log")
 
     @classmethod

@@ -156,6 +156,8 @@ class NvbenchJson(Collector):
     """nvbench ``--json`` output: one KernelRecord per state, skipped states in the notes."""
 
     name = "nvbench-json"
+    description = "nvbench --json output (2021-03, 2021-12 and 1.0.0 schemas): one record per state"
+    example = "./bench --json run.json"
     suffixes = (".json",)
     priority = 5
 

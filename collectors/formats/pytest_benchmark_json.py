@@ -82,6 +82,8 @@ class PytestBenchmarkJson(Collector):
     """pytest-benchmark JSON: one KernelRecord per benchmark, rounds as samples."""
 
     name = "pytest-benchmark-json"
+    description = "pytest-benchmark JSON: one record per benchmark, rounds as samples"
+    example = "pytest --benchmark-json=run.json --benchmark-save-data"
     suffixes = (".json",)
     priority = 5
 

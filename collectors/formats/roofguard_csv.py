@@ -77,6 +77,8 @@ class RoofguardCsv(Collector):
     """roofguard's flat per-kernel CSV."""
 
     name = "roofguard-csv"
+    description = "roofguard's flat CSV: one row per kernel, for a harness of your own"
+    example = "printf 'name,duration_s\\nmy_kernel,0.0012\\n' > run.csv  # a harness of your own"
     suffixes = (".csv",)
     priority = 5
 

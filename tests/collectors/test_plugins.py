@@ -81,3 +81,16 @@ def test_two_collectors_with_one_name_are_both_named(monkeypatch: pytest.MonkeyP
         monkeypatch.undo()
         registry.loaded_collectors.cache_clear()
     assert registry.get("gbench-json") is GoogleBenchmarkJson
+
+
+def test_every_collector_describes_itself_for_roofguard_formats() -> None:
+    for collector in registry.all_collectors():
+        assert collector.name and collector.description and collector.example, collector
+        assert "\n" not in collector.description + collector.example, collector.name
+
+
+def test_a_collector_without_a_description_is_refused() -> None:
+    with pytest.raises(TypeError, match="lacks a 'description' string"):
+
+        class Bare(GoogleBenchmarkJson):
+            description = ""
