@@ -24,8 +24,8 @@ runner noise is 1-10% with heavy outliers (clock changes, noisy neighbours):
   is numpy over a 2-D array, so thousands of series are scanned at once; the checks loop
   over the (few) candidates only.
 
-The choice and the thresholds come from ``tests/bench/bench_detection.py`` (the table is in the
-README, "Detection quality"): tuned on one seed, reported on another.
+The choice and the thresholds come from ``tests/bench/bench_detection.py`` (the table is in
+.github/CONTRIBUTING.md, "Detection quality"): tuned on one seed, reported on another.
 """
 
 from __future__ import annotations

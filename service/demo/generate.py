@@ -71,7 +71,7 @@ class Kernel:
     grid: str = "(132, 1, 1)"
 
     def roof_time_s(self) -> float:
-        """Speed-of-light time on the H100 datasheet roof (DESIGN.md's T_roof)."""
+        """Speed-of-light time on the H100 datasheet roof (T_roof, rules/README.md)."""
         t_compute = max(self.tensor_flops / H100_BF16_FLOPS, self.fp32_flops / H100_FP32_FLOPS)
         return max(t_compute, (self.read_bytes + self.write_bytes) / H100_DRAM_BPS)
 

@@ -16,8 +16,9 @@ from sqlmodel import Session
 
 from rules.verdict import Severity
 from service.github.commands import MAINTAINER_ASSOCIATIONS, CommandSyntaxError, parse_accept
+from service.store.baselines import accept_baseline
 from service.store.lookups import latest_run_for
-from service.store.repo import accept_baseline, get_run, get_run_record, list_findings
+from service.store.queries import get_run, get_run_record, list_findings
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from service.pipeline.intake import stamp_run
 from service.pipeline.roofs import resolve_roof
 from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import baseline_frame
-from service.store.repo import IngestResult, ingest_run, list_findings, save_findings
+from service.store.ingest import IngestResult, ingest_run, save_findings
+from service.store.queries import list_findings
 
 
 class RunMeta(BaseModel):
@@ -92,7 +93,7 @@ def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = No
 def roofs_beside(
     judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
 ) -> tuple[Roof, ...]:
-    """Roofs shown next to the judged one (DESIGN.md: every verdict states its roof).
+    """Roofs shown next to the judged one (every verdict states its roof).
 
     The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
     or report-derived one.

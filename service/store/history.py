@@ -18,17 +18,25 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from rules.frames import HISTORY_COLUMNS
+from service.store.baselines import BASELINE_KINDS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id
-from service.store.repo import BASELINE_KINDS
-from service.store.tables import BaselineAcceptance, Device, Kernel, Measurement, Repository, Run
+from service.store.tables import (
+    BaselineAcceptance,
+    Device,
+    Kernel,
+    Measurement,
+    Repository,
+    Run,
+    table_of,
+)
 
-_RUNS = Run.__table__  # type: ignore[attr-defined]
-_MEAS = Measurement.__table__  # type: ignore[attr-defined]
-_KERNELS = Kernel.__table__  # type: ignore[attr-defined]
-_DEVICES = Device.__table__  # type: ignore[attr-defined]
-_REPOS = Repository.__table__  # type: ignore[attr-defined]
-_ACCEPT = BaselineAcceptance.__table__  # type: ignore[attr-defined]
+_RUNS = table_of(Run)
+_MEAS = table_of(Measurement)
+_KERNELS = table_of(Kernel)
+_DEVICES = table_of(Device)
+_REPOS = table_of(Repository)
+_ACCEPT = table_of(BaselineAcceptance)
 
 #: Extra columns beside HISTORY_COLUMNS.
 EXTRA_COLUMNS: tuple[str, ...] = ("repo", "branch")

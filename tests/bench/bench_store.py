@@ -43,7 +43,7 @@ from rules.placement import place_run
 from service.store.db import open_store, session_scope
 from service.store.history import baseline_frame
 from service.store.ids import kernel_ids, repo_id
-from service.store.repo import ingest_run, measurement_row
+from service.store.ingest import ingest_run, measurement_row
 from service.store.tables import Measurement, Run
 
 REPO = "bench/llm"

@@ -24,7 +24,7 @@ from service.api.schemas import (
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import BadInput, ServiceError
 from service.pipeline.check import CheckOutcome
-from service.store.repo import RunSummary, get_run, list_findings, list_runs
+from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
 log = logging.getLogger("roofguard.api")
@@ -60,20 +60,8 @@ _UPLOAD_BODY = {
 
 
 def _public(run: RunSummary, base: str) -> RunPublic:
-    return RunPublic(
-        id=run.id,
-        repo=run.repo,
-        device=run.device,
-        commit=run.commit,
-        branch=run.branch,
-        pull_request=run.pull_request,
-        kind=run.kind,
-        timestamp=run.timestamp,
-        runner=run.runner,
-        roof=run.roof_label,
-        trusted=run.trusted,
-        url=run_url(base, run.id),
-    )
+    """The run as the API shows it: the summary's fields and the run's page."""
+    return RunPublic.model_validate({**run.model_dump(), "url": run_url(base, run.id)})
 
 
 async def _record_from_request(request: Request, grant: Grant, state: StateDep) -> RunRecord:
