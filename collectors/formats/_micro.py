@@ -10,6 +10,7 @@ import re
 import statistics
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -167,8 +168,13 @@ def bench_key(name: str, params: Mapping[str, str | float], options: KeyOptions)
     A benchmark name is not a C++ signature, so a trailing ``(...)`` ("Image to Grayscale
     (Different Input sizes)") and a leading word are kept, whatever the key options say.
     """
-    kept = options.model_copy(update={"strip_arguments": False, "strip_return_type": False})
-    return make_key(name, params, kept)
+    return make_key(name, params, _kept(options))
+
+
+@lru_cache(maxsize=64)
+def _kept(options: KeyOptions) -> KeyOptions:
+    """``options`` keeping arguments and return types (once per options, not per benchmark)."""
+    return options.model_copy(update={"strip_arguments": False, "strip_return_type": False})
 
 
 def work_slot(counter: str) -> tuple[str, str] | None:

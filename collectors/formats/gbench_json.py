@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -229,16 +230,15 @@ class GoogleBenchmarkJson(Collector):
         per_rate_time = (
             duration if ("/real_time" in run or "/manual_time" in run) else median(cpu_times)
         )
-        merged = {k: median(c[k] for c in counters if k in c) for c in counters for k in c}
+        names = dict.fromkeys(k for c in counters for k in c)  # once each: linear in repetitions
+        merged = {k: median(c[k] for c in counters if k in c) for k in names}
         merged["cpu_time_s"] = median(cpu_times)
         for rate, amount in _RATES.items():
             if rate in merged:
                 merged[amount] = _whole(merged[rate] * per_rate_time)
         flops, nbytes, provenance, missing = _work(merged)
-        provenance["duration"] = Provenance(
-            kind=ProvenanceKind.REPORTED,
-            metrics=("real_time",),
-            note=f"median of {len(times)} repetition(s) of real_time per iteration",
+        provenance["duration"] = _reported(
+            "real_time", f"median of {len(times)} repetition(s) of real_time per iteration"
         )
         return KernelRecord(
             name=base,
@@ -302,5 +302,6 @@ def _work(
     return flops, nbytes, provenance, missing + ([] if nbytes else ["bytes: no bytes counter"])
 
 
+@cache  # a frozen record, the same for every benchmark that reports this counter
 def _reported(metric: str, note: str) -> Provenance:
     return Provenance(kind=ProvenanceKind.REPORTED, metrics=(metric,), note=note)

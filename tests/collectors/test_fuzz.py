@@ -63,7 +63,7 @@ SEEDS: dict[str, tuple[tuple[str, ...], int]] = {
         30,
     ),
     "ncu-text": (("other/brycelelbach_nsightful__copy_blocked.txt",), 60),
-    "ncu-rep": (("ncu-rep/NVIDIA_nsight-training__sample_report.ncu-rep",), 4),
+    "ncu-rep": (("ncu-rep/NVIDIA_nsight-training__sample_report.ncu-rep",), 6),
     "roofguard-json": ((), 80),
     "roofguard-csv": ((), 80),
 }
