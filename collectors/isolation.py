@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from collectors import jsonio
 from collectors.base import CollectOptions
 from collectors.errors import CollectorError, MalformedReport, ReaderCrashed
 from collectors.schema import RunRecord
@@ -82,20 +83,22 @@ def read_in_child(name: str, path: str, options: CollectOptions, limits: Limits)
 
 def _answer(done: subprocess.CompletedProcess[bytes], path: str, limits: Limits) -> RunRecord:
     """The child's record, its error raised here, or a ``ReaderCrashed`` saying what happened."""
+    try:
+        answer = json.loads(done.stdout) if done.returncode == 0 else {}
+    except ValueError:
+        answer = {}
+    if isinstance(answer, dict) and "record" in answer:
+        record = answer["record"]
+        if jsonio.has_surrogate_escape(done.stdout.decode("utf-8", "replace")):
+            record = jsonio.scrub(record)  # json escapes lone surrogates; they must not return
+        return RunRecord.model_validate(record)
     if b"bad_alloc" in done.stderr or b"MemoryError" in done.stderr:
         raise ReaderCrashed(path, _over_memory(limits))
     if done.returncode < 0:
         raise ReaderCrashed(path, _death(-done.returncode, done.stderr, limits))
-    try:
-        answer = json.loads(done.stdout)
-    except ValueError:
-        raise ReaderCrashed(
-            path,
-            f"the reader exited with status {done.returncode} and no answer"
-            + _last_line(done.stderr),
-        ) from None
-    if "record" in answer:
-        return RunRecord.model_validate(answer["record"])
+    if not isinstance(answer, dict) or "error" not in answer:
+        status = f"the reader exited with status {done.returncode} and no answer"
+        raise ReaderCrashed(path, status + _last_line(done.stderr))
     error = answer.get("error") or {}
     if error.get("type") == "MemoryError":
         raise ReaderCrashed(path, _over_memory(limits))

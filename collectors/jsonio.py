@@ -37,7 +37,12 @@ def loads(text: str, path: str) -> Any:
         raise MalformedReport(
             path, None, None, "JSON nested too deeply to read (no report nests like this)"
         ) from None
-    return scrub(value) if _SURROGATE_ESCAPE.search(text) else value
+    return scrub(value) if has_surrogate_escape(text) else value
+
+
+def has_surrogate_escape(text: str) -> bool:
+    """Whether JSON ``text`` escapes a surrogate (a lone one, or half of a proper pair)."""
+    return _SURROGATE_ESCAPE.search(text) is not None
 
 
 def scrub(value: Any) -> Any:

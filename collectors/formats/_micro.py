@@ -14,6 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from collectors import jsonio
 from collectors.errors import MalformedReport
 from collectors.identity import KeyOptions, make_key
@@ -131,6 +133,16 @@ def per_second(unit: Any, path: Path, row: str | None, field: str = "time_unit")
 def median(values: Iterable[float]) -> float:
     """The median: robust against the odd slow repetition, so it is what a record carries."""
     return float(statistics.median(values))
+
+
+def kernel_record(path: Path, row: str | int | None, **fields: Any) -> KernelRecord:
+    """A KernelRecord; a value the record refuses is an error naming this entry and the field."""
+    try:
+        return KernelRecord(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        raise MalformedReport(str(path), row, field, first["msg"]) from None
 
 
 def check_unique(kernels: Iterable[KernelRecord], path: Path) -> tuple[KernelRecord, ...]:

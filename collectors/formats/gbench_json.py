@@ -32,6 +32,7 @@ from collectors.formats._micro import (
     bench_key,
     check_unique,
     device_name,
+    kernel_record,
     median,
     number,
     numeric_or_text,
@@ -240,7 +241,9 @@ class GoogleBenchmarkJson(Collector):
         provenance["duration"] = _reported(
             "real_time", f"median of {len(times)} repetition(s) of real_time per iteration"
         )
-        return KernelRecord(
+        return kernel_record(
+            path,
+            f"benchmarks[{first}]",
             name=base,
             key=bench_key(base, params, self.options.keys),
             launches=1,

@@ -21,6 +21,7 @@ from typing import Any
 from collectors.base import Collector
 from collectors.formats._micro import (
     check_unique,
+    kernel_record,
     mapping,
     number,
     optional,
@@ -193,7 +194,9 @@ class KinetoTrace(Collector):
                 note=f"logical copy/memset bytes x {group.byte_factor:g} (reads + writes); "
                 "a copy that fits in L2 moves less DRAM traffic and can sit above the roof",
             )
-        return KernelRecord(
+        return kernel_record(
+            path,
+            f"traceEvents[{group.first}]",
             name=group.name,
             key=make_key(group.name, None, self.options.keys, grid=grid, block=block),
             launches=len(group.times),

@@ -21,6 +21,7 @@ from collectors.formats._micro import (
     bench_key,
     check_unique,
     device_name,
+    kernel_record,
     number,
     numeric_or_text,
     optional,
@@ -143,7 +144,9 @@ class PytestBenchmarkJson(Collector):
         raw_params = optional(entry, "params", dict, path, row) or {}
         params = {str(k): numeric_or_text(v) for k, v in raw_params.items()}
         base = _PARAMETRIZED.sub(r"\1", name) if params else name
-        return KernelRecord(
+        return kernel_record(
+            path,
+            row,
             name=base,
             key=bench_key(base, params, self.options.keys),
             launches=1,

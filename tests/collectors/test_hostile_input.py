@@ -170,3 +170,15 @@ def test_a_zero_duration_kineto_event_is_an_untimed_launch(tmp_path: Path) -> No
     (kernel,) = collectors.collect(path).kernels
     assert (kernel.launches, kernel.failed_launches, kernel.duration_s) == (1, 2, 4e-6)
     assert any("dur 0" in text for text in kernel.missing)
+
+
+def test_a_value_the_record_refuses_names_the_entry(corpus_dir: Path, tmp_path: Path) -> None:
+    def edit(root: Any) -> None:
+        root["benchmarks"][1]["extra_info"] = {"flops_fp32": -5}
+
+    error = malformed(edited(corpus_dir, PYTEST, tmp_path, edit))
+    assert error.row is not None and error.row.startswith("benchmarks[1]")
+    assert (error.field, error.reason) == (
+        "flops.fp32",
+        "Value error, must not be negative (got -5.0)",
+    )
