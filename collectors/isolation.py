@@ -26,7 +26,7 @@ from typing import Any
 
 from collectors import jsonio
 from collectors.base import CollectOptions
-from collectors.errors import CollectorError, MalformedReport, ReaderCrashed
+from collectors.errors import CollectorBug, CollectorError, MalformedReport, ReaderCrashed
 from collectors.schema import RunRecord
 
 _KNOWN_ERRORS = {"MalformedReport": MalformedReport}
@@ -102,6 +102,8 @@ def _answer(done: subprocess.CompletedProcess[bytes], path: str, limits: Limits)
     error = answer.get("error") or {}
     if error.get("type") == "MemoryError":
         raise ReaderCrashed(path, _over_memory(limits))
+    if error.get("type") == "CollectorBug":
+        raise CollectorBug(path, str(error.get("message")))
     kind = _KNOWN_ERRORS.get(str(error.get("type")))
     if kind is None:
         raise ReaderCrashed(path, str(error.get("message") or "the reader gave no answer"))
@@ -173,6 +175,8 @@ def _child() -> int:
         answer = {"error": {"type": "MemoryError", "message": ""}}
     except CollectorError as exc:
         answer = {"error": {"type": type(exc).__name__, "message": exc.reason}}
+    except Exception as exc:  # a bug of the collector, named as one (not as a crash)
+        answer = {"error": {"type": "CollectorBug", "message": f"{type(exc).__name__}: {exc}"}}
     json.dump(answer, answer_to)
     answer_to.close()
     return 0

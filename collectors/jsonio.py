@@ -15,10 +15,10 @@ import re
 from typing import Any
 
 from collectors.errors import MalformedReport
+from collectors.textio import replace_surrogates
 
 #: An escaped surrogate; the text is only walked when one occurs (rarely).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_LONE = re.compile("[\ud800-\udfff]")
 
 
 def loads(text: str, path: str) -> Any:
@@ -67,4 +67,4 @@ def scrub(value: Any) -> Any:
 
 def _fixed(text: str) -> str:
     # A pair written as two escapes is already one character after json.loads.
-    return _LONE.sub("\ufffd", text) if _LONE.search(text) else text
+    return replace_surrogates(text)

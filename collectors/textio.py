@@ -1,8 +1,20 @@
-"""Text that is not UTF-8: one error naming the line and the byte."""
+"""Text that is not UTF-8: one error naming the line and the byte, or its surrogates replaced."""
 
 from __future__ import annotations
 
+import re
+
 from collectors.errors import MalformedReport
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with lone surrogates (undecodable bytes a library let through) as U+FFFD.
+
+    Such a ``str`` cannot be encoded to UTF-8, so a record holding it could not be stored.
+    """
+    return _LONE.sub("\ufffd", text) if _LONE.search(text) else text
 
 
 def undecodable(path: str, exc: UnicodeDecodeError) -> MalformedReport:

@@ -20,6 +20,7 @@ from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info, ver
 from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
+from collectors.textio import replace_surrogates
 from collectors.units import UnknownUnit, unit_factor
 
 MAGIC = b"NVR\x00"
@@ -93,7 +94,7 @@ class NcuRep(Collector):
                 cc = _compute_capability(metrics)
                 builder.check_device(label, strings.get("device__attribute_display_name"), cc)
                 figs = recipe.launch_figures(metrics, cc)
-                name = action.name(action.NameBase_DEMANGLED)
+                name = replace_surrogates(str(action.name(action.NameBase_DEMANGLED)))
                 grid, block = _dims(action, "grid"), _dims(action, "block")
                 builder.add(str(launch), name, figs, grid=grid, block=block, nvtx=_nvtx(action))
                 launch += 1
@@ -107,7 +108,7 @@ class NcuRep(Collector):
         strings: dict[str, str] = {}
         for name in action.metric_names():
             if name == "device__attribute_display_name":
-                strings[name] = str(action.metric_by_name(name).value())
+                strings[name] = replace_surrogates(str(action.metric_by_name(name).value()))
             elif is_relevant(name):
                 metric = action.metric_by_name(name)
                 value = metric.value() if metric is not None else None
@@ -164,7 +165,7 @@ def _nvtx(action: Any) -> str | None:
         domain = state.domain_by_id(domain_id)
         ranges = tuple(domain.push_pop_ranges()) + tuple(domain.start_end_ranges())
         if ranges:
-            return "/".join(ranges)
+            return replace_surrogates("/".join(map(str, ranges)))
     return None
 
 

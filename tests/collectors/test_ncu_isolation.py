@@ -82,3 +82,17 @@ def test_the_childs_own_errors_keep_their_row(tmp_path: Path, corpus_dir: Path) 
     assert not isinstance(info.value, ReaderCrashed)
     assert info.value.path == str(path)
     assert "truncated" in info.value.reason
+
+
+def test_a_kernel_name_with_an_undecodable_byte_reads_with_a_replacement(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    data = bytearray((corpus_dir / SOURCE).read_bytes())
+    at = 1314659  # inside a demangled name: "(int)8" becomes "(\x8fnt)8"
+    assert data[at : at + 3] == b"int"
+    data[at] = 0x8F
+    path = tmp_path / "name.ncu-rep"
+    path.write_bytes(bytes(data))
+    record = collectors.collect(path)
+    assert any("(\ufffdnt)8" in kernel.name for kernel in record.kernels)
+    record.model_dump_json()  # a name the library decoded with surrogates still serialises
