@@ -129,7 +129,13 @@ def is_borderline(
 
 
 def intensity(flops: Mapping[str, float], nbytes: Mapping[str, float]) -> dict[str, float]:
-    """Arithmetic intensity per tier, ``I_t = sum_p F_p / B_t`` (FLOP/byte); inf for 0 bytes."""
+    """Arithmetic intensity per tier, ``I_t = sum_p F_p / B_t`` (FLOP/byte); inf for 0 bytes.
+
+    No FLOP figure at all (no counters, or tensor work the report does not count) is an
+    unknown intensity, not 0: an empty dict. Zero FLOPs given (a copy) are intensity 0.
+    """
+    if not flops:
+        return {}
     total = sum(flops.values())
     return {t: (total / b if b > 0 else math.inf) for t, b in nbytes.items()}
 

@@ -28,7 +28,14 @@ BranchOpt = Annotated[str | None, typer.Option(help="Branch of the run.")]
 PrOpt = Annotated[int | None, typer.Option("--pr", help="Pull-request number (kind pr).")]
 BaseBranchOpt = Annotated[str | None, typer.Option(help="Baseline branch (config default).")]
 BaseShaOpt = Annotated[str | None, typer.Option(help="PR merge base: baseline stops there.")]
-DeviceOpt = Annotated[str | None, typer.Option(help="Device, when reports do not name it.")]
+DeviceOpt = Annotated[
+    str | None,
+    typer.Option(help="Device of reports that name none (a report naming another is an error)."),
+]
+RoofOpt = Annotated[
+    str | None,
+    typer.Option(help="datasheet, report or measured (default: the config's `roof`)."),
+]
 ConfigOpt = Annotated[Path | None, typer.Option(help="roofguard.toml or pyproject.toml.")]
 FormatOpt = Annotated[str, typer.Option("--format", help="markdown or json.")]
 OutputOpt = Annotated[Path | None, typer.Option(help="Write the verdict here (else stdout).")]
@@ -70,6 +77,7 @@ def check_command(
     base_branch: BaseBranchOpt = None,
     base_sha: BaseShaOpt = None,
     device: DeviceOpt = None,
+    roof: RoofOpt = None,
     config: ConfigOpt = None,
     db: DbOption = None,
     fmt: FormatOpt = "markdown",
@@ -85,7 +93,7 @@ def check_command(
 
     Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad input.
     """
-    cfg = load_cli_config(config, base_branch=base_branch, device=device)
+    cfg = load_cli_config(config, base_branch=base_branch, device=device, roof=roof)
     meta = RunMeta(
         repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device, runner=runner
     )

@@ -22,10 +22,13 @@ import typer
 from collectors import CollectOptions, collect
 from collectors.schema import KernelRecord, RunRecord
 from collectors.workmodel import WorkModel, apply_work_models
-from rules.hardware import builtin_catalog, report_roof
+from rules.hardware import UnknownDevice, builtin_catalog
 from rules.placement import place_kernel
 from rules.roofline import Placement, Roof
-from service.config.workmodels import load_work_models
+from service.config import RoofguardConfig, load_config
+from service.errors import BadInput
+from service.pipeline.check import noted
+from service.pipeline.roofs import DeviceConflict, choose_roof
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
@@ -56,17 +59,35 @@ def shorten(name: str, width: int = NAME_WIDTH) -> str:
     return f"{name[:half]}…{name[-(width - 1 - half) :]}"
 
 
-def resolve_roof(run: RunRecord, device: str | None) -> Roof | None:
-    """The roof to judge ``run`` against (see the module docstring); None: unplaced.
+def resolve_roof(
+    run: RunRecord, device: str | None, config: RoofguardConfig | None = None
+) -> tuple[RunRecord, Roof | None]:
+    """The roof to place ``run`` on (see the module docstring); None: unplaced.
+
+    The same choice as ``check`` (``service.pipeline.roofs``); the run comes back with a note
+    when the report's own roof stands in for a device the catalog lacks.
 
     Raises:
-        UnknownDevice: ``--device`` names no catalog device.
+        DeviceConflict: The report names another device than ``--device`` or the config's.
+        UnknownDevice: ``--device`` names no catalog device and the report has no peaks.
     """
-    catalog = builtin_catalog()
-    if device:
-        return catalog.lookup(device).roof()
-    spec = catalog.find(run.device.name)
-    return spec.roof() if spec is not None else report_roof(run.device)
+    config = config or RoofguardConfig()
+    given = device or config.device
+    source = "report" if config.roof == "report" else "datasheet"
+    origin = "--device" if device else "the config's `device`"
+    catalog = builtin_catalog().with_overrides(config.devices)
+    try:
+        choice = choose_roof(run, device=given, source=source, catalog=catalog, origin=origin)
+    except UnknownDevice:
+        if given:
+            raise
+        return run, None
+    except DeviceConflict:
+        raise
+    except BadInput:  # --roof report on a report without peaks: the datasheet roof, if any
+        known = catalog.find(run.device.name)
+        return run, known.roof() if known else None
+    return noted(run, choice), choice.roof
 
 
 def _amounts(amounts: Mapping[str, float]) -> str:
@@ -138,11 +159,15 @@ def render(path: Path, run: RunRecord, roof: Roof | None) -> str:
 FILES_HELP = "Reports: ncu, nvbench, Google Benchmark, pytest-benchmark, Kineto, roofguard."
 DEVICE_HELP = "Catalog device whose datasheet roof to use (default: the report's device)."
 JSON_HELP = "Print the RunRecord as JSON (a JSON list of records for several files)."
-CONFIG_HELP = "roofguard.toml or pyproject.toml whose work_models declare FLOPs and bytes."
+CONFIG_HELP = (
+    "roofguard.toml or pyproject.toml (default: the one in the current directory, as check): "
+    "work_models, keys, device, [devices.*]."
+)
 
 
-def _read(path: Path, device: str | None, models: list[WorkModel], source: str) -> RunRecord:
-    run = collect(path, options=CollectOptions(device=device))
+def _read(path: Path, device: str | None, cfg: RoofguardConfig, source: str) -> RunRecord:
+    run = collect(path, options=CollectOptions(keys=cfg.keys, device=device or cfg.device))
+    models: list[WorkModel] = list(cfg.work_models)
     return apply_work_models(run, models, source) if models else run
 
 
@@ -153,13 +178,14 @@ def inspect_command(
     config: Annotated[Path | None, typer.Option(help=CONFIG_HELP)] = None,
 ) -> None:
     """Read reports without storing them and place every kernel on its roofline."""
-    models = load_work_models(config) if config else []
-    runs = [(path, _read(path, device, models, str(config))) for path in files]
+    cfg = load_config(config, cwd=Path.cwd())  # one loader, one validation, as check
+    runs = [(path, _read(path, device, cfg, str(config or "roofguard config"))) for path in files]
     if as_json:
         records = [json.loads(run.model_dump_json()) for _, run in runs]
         typer.echo(json.dumps(records[0] if len(records) == 1 else records, indent=2))
         return
-    reports = [render(path, run, resolve_roof(run, device)) for path, run in runs]
+    placed = [(path, *resolve_roof(run, device, cfg)) for path, run in runs]
+    reports = [render(path, run, roof) for path, run, roof in placed]
     typer.echo("\n\n".join(reports))
 
 

@@ -19,7 +19,7 @@ from service.cli.db_cmd import DbOption
 from service.digest.build import detect_changes, prepare_history
 from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
-from service.pipeline.roofs import resolve_roof
+from service.pipeline.roofs import choose_roof
 from service.render.charts import (
     ImageFormat,
     figure_bytes,
@@ -55,7 +55,12 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     """A run and its roof from a report file, or from the store when ``ref`` is a run id."""
     if Path(ref).exists():
         run = collect(Path(ref))
-        return run, resolve_roof(run, device=device, source="datasheet", catalog=builtin_catalog())
+        choice = choose_roof(
+            run, device=device, source="datasheet", catalog=builtin_catalog(), origin="--device"
+        )
+        if choice.note:
+            typer.echo(f"note: {choice.note}", err=True)
+        return run, choice.roof
     if not ref.isdigit():
         raise BadInput(f"{ref}: neither a report file nor a run id of the history store")
     engine = open_store(url)
@@ -66,10 +71,15 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     finally:
         engine.dispose()
     source = summary.roof_source if summary.roof_source in ("datasheet", "report") else "datasheet"
-    roof = resolve_roof(
-        run, device=device or summary.device, source=source, catalog=builtin_catalog()
+    origin = "--device" if device else "the stored run"
+    choice = choose_roof(
+        run,
+        device=device or summary.device,
+        source=source,
+        catalog=builtin_catalog(),
+        origin=origin,
     )
-    return run, roof
+    return run, choice.roof
 
 
 @plot_app.command("run")

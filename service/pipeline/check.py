@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session
 
@@ -19,16 +20,16 @@ from collectors.schema import RunRecord
 from collectors.workmodel import apply_work_models
 from rules.context import RuleContext
 from rules.engine import evaluate
-from rules.hardware import builtin_catalog
+from rules.hardware import Catalog, builtin_catalog
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
 from service.config import RoofguardConfig
 from service.pipeline.intake import collect_run as intake_collect
 from service.pipeline.intake import stamp_run
-from service.pipeline.roofs import resolve_roof
+from service.pipeline.roofs import RoofChoice, choose_roof, names_device, run_device
 from service.render.markdown import VerdictLinks, render_verdict
-from service.store.history import baseline_frame
+from service.store.history import BaselineQuery, baseline_frame
 from service.store.ingest import IngestResult, ingest_run, save_findings
 from service.store.queries import list_findings
 
@@ -44,6 +45,8 @@ class RunMeta(BaseModel):
     kind: str | None = None
     pr: int | None = None
     device: str | None = None
+    #: Where ``device`` comes from, named when a report names another device.
+    device_origin: str = "--device"
     timestamp: datetime | None = None
     runner: str | None = None
 
@@ -73,21 +76,62 @@ class CheckOutcome:
     placements: Mapping[str, Placement]
 
 
+def catalog_for(config: RoofguardConfig) -> Catalog:
+    """The built-in catalog with the config's ``[devices.*]`` overrides and additions."""
+    return builtin_catalog().with_overrides(config.devices)
+
+
 def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
-    """Read every file of one run, apply declared work models and the meta."""
-    options = CollectOptions(keys=config.keys, device=meta.device or config.device)
-    run = intake_collect(paths, options)
+    """Read every file of one run, apply declared work models and the meta.
+
+    A device given by the meta (``--device``, an upload's field) or else the config names the
+    device of files that name none; a file naming another device is an error.
+
+    Raises:
+        DeviceConflict: A report names another device than the one given.
+    """
+    given = meta.device or config.device
+    run = intake_collect(paths, CollectOptions(keys=config.keys, device=given))
+    origin = meta.device_origin if meta.device else "the config's `device`"
+    run_device(run, given=given, catalog=catalog_for(config), origin=origin)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")
     return meta.apply(run)
 
 
+def verify_device(run: RunRecord, config: RoofguardConfig) -> None:
+    """Refuse a RunRecord (an upload's JSON) naming another device than the config's.
+
+    Raises:
+        DeviceConflict: It names a device that is not the config's ``device``.
+    """
+    run_device(
+        run, given=config.device, catalog=catalog_for(config), origin="the config's `device`"
+    )
+
+
+def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> RoofChoice:
+    """The roof the run is judged against, as the config chooses, and why when not asked.
+
+    The note says when the report's own roof stands in for a device the catalog lacks. The
+    config's ``device`` only names runs whose reports name none (see ``roofs``).
+    """
+    default = None if names_device(run.device.name) else config.device
+    return choose_roof(
+        run, device=default, source=config.roof, catalog=catalog_for(config), measured=measured
+    )
+
+
 def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> Roof:
     """The roof the run is judged against, as the config chooses."""
-    catalog = builtin_catalog().with_overrides(config.devices)
-    return resolve_roof(
-        run, device=config.device, source=config.roof, catalog=catalog, measured=measured
-    )
+    return choose_for(run, config, measured).roof
+
+
+def noted(run: RunRecord, choice: RoofChoice) -> RunRecord:
+    """``run`` with the roof choice's note (if any) among its notes, shown in the verdict."""
+    if choice.note is None or choice.note in run.notes:
+        return run
+    return run.model_copy(update={"notes": (*run.notes, choice.note)})
 
 
 def roofs_beside(
@@ -102,8 +146,8 @@ def roofs_beside(
     if measured is not None and judged.source != "measured":
         others.append(measured)
     if judged.source != "datasheet":
-        catalog = builtin_catalog().with_overrides(config.devices)
-        spec = catalog.find(config.device or run.device.name)
+        catalog = catalog_for(config)
+        spec = catalog.find(judged.device) or catalog.find(run.device.name)
         if spec is not None:
             others.append(spec.roof())
     return tuple(others)
@@ -133,12 +177,35 @@ def check_run(
     ``links`` may be a function of the stored run's id (the service links to the run's page,
     whose id exists only once the run is stored).
     """
-    roof = roof_for(run, config, measured)
+    choice = choose_for(run, config, measured)
+    run, roof = noted(run, choice), choice.roof
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
-    history = baseline_frame(
-        session=session,
+    context = RuleContext(
+        run=run,
+        roof=roof,
+        history=_history(session, run, roof, config, base_sha, stored.run_id),
+        config=config.rules,
+        trusted=trusted,
+        other_roofs=roofs_beside(roof, run, config, measured),
+    )
+    verdict = _stored_findings(session, _stamped(evaluate(context), run, stored.run_id), stored)
+    resolved = links(stored.run_id) if callable(links) else links
+    markdown = render_verdict(verdict, links=resolved)
+    return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
+
+
+def _history(
+    session: Session,
+    run: RunRecord,
+    roof: Roof,
+    config: RoofguardConfig,
+    base_sha: str | None,
+    run_id: int,
+) -> pd.DataFrame:
+    """The run's baseline on its roof, without the run itself (stored before it is judged)."""
+    query = BaselineQuery(
         repo=run.repo or "",
         device=roof.device,
         roof_source=roof.source,
@@ -146,29 +213,26 @@ def check_run(
         window=config.baseline.window,
         before_commit=base_sha,
     )
-    history = history[history["run_id"] != stored.run_id]
-    context = RuleContext(
-        run=run,
-        roof=roof,
-        history=history,
-        config=config.rules,
-        trusted=trusted,
-        other_roofs=roofs_beside(roof, run, config, measured),
-    )
-    verdict = evaluate(context).model_copy(
+    history = baseline_frame(session=session, query=query)
+    return history[history["run_id"] != run_id]
+
+
+def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
+    """The verdict naming the stored run it judged."""
+    return verdict.model_copy(
         update={
-            "run_id": stored.run_id,
+            "run_id": run_id,
             "repo": run.repo,
             "commit": run.commit,
             "pull_request": run.pull_request,
         }
     )
+
+
+def _stored_findings(session: Session, verdict: Verdict, stored: IngestResult) -> Verdict:
+    """Save a new run's findings; a run stored before keeps the findings saved then."""
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
-    else:
-        verdict = verdict.model_copy(
-            update={"findings": tuple(list_findings(session=session, run_id=stored.run_id))}
-        )
-    resolved = links(stored.run_id) if callable(links) else links
-    markdown = render_verdict(verdict, links=resolved)
-    return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
+        return verdict
+    findings = tuple(list_findings(session=session, run_id=stored.run_id))
+    return verdict.model_copy(update={"findings": findings})

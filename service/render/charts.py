@@ -9,7 +9,9 @@ scatter, ``arrow:<name>`` for baseline-to-current arrows, ``label:<name>`` for k
 from __future__ import annotations
 
 import io
+import logging
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -27,6 +29,8 @@ from matplotlib.figure import Figure
 from collectors.schema import RunRecord
 from rules.roofline import Placement, Roof
 from service.render.labels import place_labels
+
+_log = logging.getLogger(__name__)
 
 ImageFormat = Literal["svg", "png"]
 _PRECISION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
@@ -306,8 +310,14 @@ def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> by
     """The figure encoded as SVG or PNG (deterministic SVG: no dates, fixed ids)."""
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    with matplotlib.rc_context({"svg.hashsalt": "roofguard", "svg.fonttype": "none"}):
+    rc = matplotlib.rc_context({"svg.hashsalt": "roofguard", "svg.fonttype": "none"})
+    # matplotlib draws (and warns about layout and glyphs) only here; its hints are for a
+    # person at a notebook and would litter a CI log, so they go to the debug log instead.
+    with rc, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
+    for warning in caught:
+        _log.debug("matplotlib: %s", warning.message)
     return buffer.getvalue()
 
 

@@ -23,7 +23,7 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import BadInput, ServiceError
-from service.pipeline.check import CheckOutcome
+from service.pipeline.check import CheckOutcome, verify_device
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
@@ -76,6 +76,7 @@ async def _record_from_request(request: Request, grant: Grant, state: StateDep) 
         if not record.repo:
             raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)
+        verify_device(record, state.config)  # the device a report names wins, as for files
         return record
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
@@ -135,18 +136,7 @@ async def upload_run(
             base_sha,
             partial(links_for, base, settings=settings),
         )
-    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
-    if outcome.created:
-        state.metrics.kernels.inc(len(record.kernels))
-    log.info(
-        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
-        record.repo,
-        record.commit,
-        grant.name,
-        outcome.run_id,
-        outcome.created,
-        len(record.kernels),
-    )
+    _count_upload(state, record, outcome, grant)
     response.status_code = 201 if outcome.created else 200
     url = run_url(base, outcome.run_id)
     posted, why = (
@@ -160,6 +150,24 @@ async def upload_run(
         markdown=outcome.markdown,
         posted=posted,
         post_detail=why,
+    )
+
+
+def _count_upload(
+    state: ServiceState, record: RunRecord, outcome: CheckOutcome, grant: Grant
+) -> None:
+    """The upload's metrics and its log line (never the token, only its name)."""
+    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
+    if outcome.created:
+        state.metrics.kernels.inc(len(record.kernels))
+    log.info(
+        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
+        record.repo,
+        record.commit,
+        grant.name,
+        outcome.run_id,
+        outcome.created,
+        len(record.kernels),
     )
 
 
