@@ -151,7 +151,7 @@ class GoogleBenchmarkJson(Collector):
     name = "gbench-json"
     description = "Google Benchmark JSON: one record per benchmark run, repetitions as samples"
     example = (
-        "./bench --benchmark_out=run.json --benchmark_out_format=json --benchmark_repetitions=5"
+        "./bench --benchmark_format=json --benchmark_repetitions=5 > run.json"
     )
     suffixes = (".json",)
     priority = 5

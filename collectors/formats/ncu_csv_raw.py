@@ -75,7 +75,7 @@ class NcuCsvRaw(Collector):
 
     name = "ncu-csv-raw"
     description = "Nsight Compute CSV, raw page: one row per launch, every metric a column"
-    example = "ncu --set roofline --csv --page raw ./app > run.csv"
+    example = "ncu --csv --page raw --set roofline ./app > run.csv"
     suffixes = (".csv",)
 
     @classmethod
