@@ -150,9 +150,7 @@ class GoogleBenchmarkJson(Collector):
 
     name = "gbench-json"
     description = "Google Benchmark JSON: one record per benchmark run, repetitions as samples"
-    example = (
-        "./bench --benchmark_format=json --benchmark_repetitions=5 > run.json"
-    )
+    example = "./bench --benchmark_format=json --benchmark_repetitions=5 > run.json"
     suffixes = (".json",)
     priority = 5
 
