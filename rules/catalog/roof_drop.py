@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.groups import GroupFigures
-from rules.measures import column, comparison_numbers, percent_samples, signed_percent
+from rules.measures import column, comparison_numbers, signed_percent
 from rules.stats import CompareOptions, compare_to_baseline
+from rules.timing import judged_binding, like_for_like_samples
 from rules.verdict import Finding, Severity, Stability
 
 
@@ -51,14 +52,15 @@ class RoofDrop(Rule):
             if placement.percent_of_roof is None:
                 continue
             values = ctx.kernel_history(key).percent_of_roof
-            current = percent_samples(ctx.kernels[key], placement)
+            # Like for like: against the roof the baseline was bound by (issue 13).
+            current = like_for_like_samples(ctx, key)
             cmp = compare_to_baseline(values, current, options=opts)
             if cmp.regressed:
                 yield self.finding(
                     ctx,
                     key,
                     f"{ctx.kernels[key].name}: {cmp.current:.1f}% of roof "
-                    f"({placement.binding}), baseline {cmp.center:.1f}% ± {cmp.spread:.1f} "
+                    f"({judged_binding(ctx, key)}), baseline {cmp.center:.1f}% ± {cmp.spread:.1f} "
                     f"over {cmp.n} runs ({signed_percent(cmp.relative_change)})",
                     numbers=comparison_numbers(cmp, opts),
                 )

@@ -117,7 +117,7 @@ def _kernel_series(url: str | None, repo: str, key: str, device: str | None) -> 
             history = kernel_history(session=session, repo=repo, key=key, device=device)
     finally:
         engine.dispose()
-    nightly = history[(history["kind"] == "nightly") & history["percent_of_roof"].notna()]
+    nightly = history[(history["kind"] == "nightly") & history["time_s"].notna()]
     if nightly.empty:
         raise NotFound(f"kernel {key!r} has no nightly history in {repo}")
     devices = sorted(nightly["device"].unique())
@@ -132,17 +132,25 @@ def plot_kernel_command(
     repo: Annotated[str, typer.Option(help="Repository OWNER/NAME.")],
     device: Annotated[str | None, typer.Option(help="Device (needed when several).")] = None,
     output: Annotated[Path | None, typer.Option(help=".svg or .png (default: trend.svg).")] = None,
+    metric: Annotated[str, typer.Option(help="percent (of roof) or time.")] = "percent",
     url: DbOption = None,
 ) -> None:
-    """Percent of roof over time for one kernel, change points and the baseline band."""
+    """Percent of roof (or time) over time for one kernel, change points and the baseline."""
     path = output or Path("trend.svg")
     fmt = _format(path)
-    frame = prepare_history(_kernel_series(url, repo, key, device))
-    changes, _ = detect_changes(frame, DigestOptions())
+    column = {"percent": "percent_of_roof", "time": "time_s"}.get(metric)
+    if column is None:
+        raise BadInput(f"--metric: must be percent or time, not {metric!r}")
+    frame = prepare_history(_kernel_series(url, repo, key, device), value=column)
+    if frame.empty:
+        raise NotFound(f"kernel {key!r} has no nightly {metric} history in {repo}")
+    changes, _ = detect_changes(frame, DigestOptions(), value=column)
     last = changes["row"].max() if len(changes) else len(frame)
-    center, spread = robust_center_spread(frame["percent_of_roof"].to_numpy()[:last][-14:])
+    center, spread = robust_center_spread(frame[column].to_numpy(dtype=float)[:last][-14:])
     title = f"{key} on {frame['device'].iloc[0]}"
-    fig = trend_chart(frame, title=title, change_points=changes, baseline=(center, spread))
+    fig = trend_chart(
+        frame, title=title, change_points=changes, baseline=(center, spread), metric=column
+    )
     _write_chart(path, figure_bytes(fig, fmt))
 
 

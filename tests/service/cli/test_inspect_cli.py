@@ -15,6 +15,7 @@ from service.cli import run
 from service.cli.inspect_cmd import shorten
 from service.config.workmodels import load_work_models
 from service.errors import ConfigError
+from tests.factories import make_kernel, make_run
 
 ROOT = Path(__file__).resolve().parents[3]
 GEMM = Path("tests/collectors/data/micro/gbench_gemm_gpu.json")
@@ -224,3 +225,23 @@ def test_inspect_finds_the_config_in_the_working_directory(
     report = corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json"
     assert run(["inspect", str(report)]) == 0
     assert "roof: A10G (datasheet)" in capsys.readouterr().out
+
+
+def test_table_hides_zero_precisions_says_why_unplaced_and_flags_above_roof(tmp_path, capsys):
+    kernels = [
+        # 1 GFLOP fp32 and zero fp16: only fp32 is shown.
+        make_kernel("gemm_fp32", flops={"fp32": 1e9, "fp16": 0.0}, dram_bytes=1e6, time_s=1e-3),
+        # Memory-bound on L2 (40 GB at 12 TB/s > 4 MB of DRAM): the intensity shown is L2's.
+        make_kernel("l2_bound", flops={"fp32": 1e6}, dram_bytes=4e6, l2_bytes=4e10, time_s=5e-3),
+        # 1 GB of DRAM in 0.1 ms is 10 TB/s: above the 3.35 TB/s roof.
+        make_kernel("too_fast", flops={"fp32": 1e6}, dram_bytes=1e9, time_s=1e-4),
+        make_kernel("no_flops", flops={}, dram_bytes=None, time_s=1e-3),
+    ]
+    report = tmp_path / "run.json"
+    report.write_text(make_run(kernels=kernels).model_dump_json(), encoding="utf-8")
+    assert run(["inspect", str(report), "--device", "H100-SXM5"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    assert "fp32 1G" in rows["gemm_fp32"] and "fp16" not in rows["gemm_fp32"]
+    assert "(l2)" in rows["l2_bound"] and "memory-bound" in rows["l2_bound"]
+    assert "above roof!" in rows["too_fast"]
+    assert "unplaced: FLOP counts (no FLOP counters or declared work)" in rows["no_flops"]
