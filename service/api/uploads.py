@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
 from collectors.errors import CollectorError
+from collectors.safety import MIN_DURATION_S
 from collectors.schema import RunRecord
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
@@ -38,8 +39,6 @@ log = logging.getLogger("roofguard.api")
 CHECK_ATTEMPTS = 4
 _BACKOFF_S = (0.05, 0.2, 0.5)
 MAX_FILES = 64
-#: Shortest kernel time accepted (a picosecond; one GPU clock is about 500 of them).
-MIN_DURATION_S = 1e-12
 #: Longest file name most file systems store (ext4, XFS, APFS: 255 bytes).
 MAX_NAME_BYTES = 255
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -98,7 +97,7 @@ def check_record(record: RunRecord, *, where: str) -> None:
     """
     for index, kernel in enumerate(record.kernels):
         seconds = kernel.duration_s
-        if seconds < MIN_DURATION_S and (seconds > 0 or kernel.launches > 0):
+        if kernel.launches and seconds < MIN_DURATION_S:  # the collectors' rule, same bound
             raise BadInput(
                 f"{where}: kernels.{index}.duration_s: {seconds!r} s for kernel "
                 f"{kernel.key!r} is not a measured time (at least {MIN_DURATION_S:g} s)"
