@@ -15,11 +15,37 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import pandas as pd
 
-from rules.config import KernelGroup
-from rules.context import RuleContext
+from collectors.schema import KernelRecord
+from rules.config import KernelGroup, RulesConfig
+from rules.roofline import Placement
+
+
+class GroupSource(Protocol):
+    """What group figures are computed from (a ``RuleContext`` provides it).
+
+    A protocol rather than ``RuleContext`` itself, so that the context can build its groups
+    without this module importing the context back (no import cycle).
+    """
+
+    @property
+    def config(self) -> RulesConfig:
+        """The rules configuration."""
+
+    @property
+    def kernels(self) -> Mapping[str, KernelRecord]:
+        """The run's kernels by identity key."""
+
+    @property
+    def placements(self) -> Mapping[str, Placement]:
+        """The kernels placed on the roof."""
+
+    @property
+    def comparable_history(self) -> pd.DataFrame:
+        """Like-for-like baseline rows."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +77,7 @@ class GroupFigures:
         return f"group:{self.group.name}"
 
 
-def group_members(ctx: RuleContext) -> dict[str, tuple[str, ...]]:
+def group_members(ctx: GroupSource) -> dict[str, tuple[str, ...]]:
     """Kernel keys per group name (a kernel belongs to its first matching group)."""
     members: dict[str, list[str]] = {g.name: [] for g in ctx.config.groups}
     for key, kernel in ctx.kernels.items():
@@ -62,7 +88,7 @@ def group_members(ctx: RuleContext) -> dict[str, tuple[str, ...]]:
 
 
 def _current(
-    ctx: RuleContext, keys: tuple[str, ...]
+    ctx: GroupSource, keys: tuple[str, ...]
 ) -> tuple[float, float | None, float | None, float | None]:
     placed = [ctx.placements[k] for k in keys]
     total = sum(p.time_s or 0.0 for p in placed)
@@ -103,7 +129,7 @@ def _per_run(rows: pd.DataFrame) -> pd.DataFrame:
     return out[["run_id", "commit", "timestamp", "percent_of_roof", "mfu"]]
 
 
-def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -> pd.DataFrame:
+def _history_rows(ctx: GroupSource, group: KernelGroup, keys: tuple[str, ...]) -> pd.DataFrame:
     frame = ctx.comparable_history
     if frame.empty:
         return frame
@@ -122,7 +148,7 @@ def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -
     return frame[raw_keys.isin(chosen)]
 
 
-def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
+def group_figures(ctx: GroupSource) -> Mapping[str, GroupFigures]:
     """Figures of every configured group, by group name."""
     members = group_members(ctx)
     figures: dict[str, GroupFigures] = {}

@@ -156,8 +156,11 @@ class KernelVerdict(_Model):
         t_roof_s: Speed-of-light time.
         roof: The roof used.
         advice: Advice class.
-        status: regressed, improved, unchanged, new or unplaced.
+        status: regressed, suspect (worse beyond noise, not confirmed), improved,
+            unchanged, new or unplaced.
         baseline: Baseline summary, None for new kernels.
+        measurements: Every measurement of the commit in the judged metric (percent of
+            roof, or time for unplaced kernels): the run's, then each re-measurement's.
     """
 
     key: str
@@ -175,6 +178,7 @@ class KernelVerdict(_Model):
     advice: Advice | None = None
     status: str = "unchanged"
     baseline: BaselineSummary | None = None
+    measurements: tuple[float, ...] = ()
 
 
 class Verdict(_Model):

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from collectors.schema import KernelRecord
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.measures import comparison_numbers, seconds, signed_percent, time_samples
-from rules.stats import CompareOptions, compare_to_baseline
+from rules.judging import gate_wording, judge_all, judgement_numbers, measured
+from rules.measures import seconds, signed_percent, time_samples
+from rules.roofline import Placement
+from rules.stats import CompareOptions
 from rules.verdict import Finding, Severity, Stability
 
 
@@ -22,8 +25,10 @@ class TimeRegression(Rule):
     | `bench_layernorm[n=4096]` | 41.2 µs ± 0.5 | 47.9 µs | +16.3% |
 
     Without FLOP and byte counts a record cannot be placed on the roofline, so its time is
-    judged instead: the median of the run's samples against the baseline median, beyond
-    ``z_threshold`` robust spreads and by at least ``min_effect``.
+    judged instead, by the same gate as ``roof-drop``: the median of the run's samples
+    against the level since the last confirmed change, beyond ``z_threshold`` noise units
+    and by at least ``min_effect`` (suspect), confirmed by the next nights or by a
+    re-measurement of the commit (regressed).
 
     **Best practice**
 
@@ -37,27 +42,34 @@ class TimeRegression(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
+    statuses = frozenset({"regressed", "suspect"})
 
     class Options(RuleOptions, CompareOptions):
         """Thresholds (see ``rules.stats.CompareOptions``)."""
 
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
         """A finding per unplaced kernel whose time rose beyond noise."""
-        for key, placement in ctx.placements.items():
-            if placement.percent_of_roof is not None:
+        values = {
+            key: measured(ctx, key, ctx.kernel_history(key).time_s, _time)
+            for key, placement in ctx.placements.items()
+            if placement.percent_of_roof is None
+        }
+        for key, j in judge_all(ctx, values, opts, higher_is_better=False).items():
+            if not (j.regressed or j.suspect):
                 continue
-            kernel = ctx.kernels[key]
-            values = ctx.kernel_history(key).time_s
-            cmp = compare_to_baseline(
-                values, time_samples(kernel), higher_is_better=False, options=opts
+            m = values[key]
+            yield self.finding(
+                ctx,
+                key,
+                f"{ctx.kernels[key].name}: {seconds(j.current)}, level {seconds(j.level)} "
+                f"± {seconds(j.noise)} over {j.n} runs "
+                f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, seconds)}",
+                severity=Severity.FAIL if j.regressed else Severity.WARN,
+                status="regressed" if j.regressed else "suspect",
+                advice=Advice.MEASURE_MORE,
+                numbers=judgement_numbers(j, m.all),
             )
-            if cmp.regressed:
-                yield self.finding(
-                    ctx,
-                    key,
-                    f"{kernel.name}: {seconds(cmp.current)}, baseline {seconds(cmp.center)} "
-                    f"± {seconds(cmp.spread)} over {cmp.n} runs "
-                    f"({signed_percent(cmp.relative_change)})",
-                    advice=Advice.MEASURE_MORE,
-                    numbers=comparison_numbers(cmp, opts),
-                )
+
+
+def _time(kernel: KernelRecord, placement: Placement) -> list[float]:
+    return time_samples(kernel)

@@ -34,7 +34,7 @@ def current_levels(
     rows = [clean(h) for h in histories]
     starts, noise = segment_starts(rows, opts.confirm_runs)
     return [
-        current_level(r, s, float(n), opts)[0] if r.size else NO_LEVEL
+        current_level(r, s, float(n), opts)[0] if r.size >= opts.min_runs else NO_LEVEL
         for r, s, n in zip(rows, starts, noise, strict=True)
     ]
 
@@ -63,6 +63,26 @@ def _confirmed(
     return _side(level, value, thr, opts) == worse, level.z(value), thr
 
 
+def _decide(
+    level: Level,
+    current: float,
+    remeasured: Sequence[float],
+    mode: GateMode,
+    up: bool,
+    opts: GateOptions,
+) -> tuple[bool, bool, int, tuple[float, float]]:
+    """(regressed, suspect, side of ``current``, (re-measurement z, its threshold))."""
+    side = _side(level, current, opts.z_threshold, opts)
+    worse_side = -1 if up else 1
+    worse = side == worse_side
+    confirmed, rz, rthr = _confirmed(level, remeasured, worse_side, opts, up)
+    rel = (current - level.level) / level.level
+    at_once = abs(rel) >= opts.fail_at_once_effect and abs(level.z(current)) >= opts.fail_at_once_z
+    regressed = worse and (confirmed if mode == "confirm" else mode == "single" and at_once)
+    cleared = mode == "confirm" and bool(remeasured) and not confirmed
+    return regressed, worse and not regressed and not cleared, side, (rz, rthr)
+
+
 def judge_measurement(
     level: Level,
     current: float,
@@ -72,41 +92,31 @@ def judge_measurement(
     mode: GateMode = "single",
     options: GateOptions | None = None,
 ) -> Judgement:
-    """Judge a PR's ``current`` value (and its re-measurements) against the base ``level``.
+    """Judge a PR's ``current`` value and its ``remeasured`` values against ``level``.
 
-    Args:
-        level: The base branch's current level (``current_levels``).
-        current: The PR's measurement (the median of its samples).
-        remeasured: Re-measurements of the same commit (``confirm`` mode).
-        higher_is_better: Percent of roof: True. Time: False.
-        mode: ``single``, ``screen`` or ``confirm`` (see the module).
-        options: Thresholds; ``family_size`` is the number of re-measured kernels.
+    ``level``: the base branch's (``current_levels``); ``mode``: see the module; in
+    ``options``, ``family_size`` is the number of kernels re-measured.
     """
     opts = options or GateOptions()
-    enough = level.n >= 1 and math.isfinite(level.level) and level.level != 0
-    enough = enough and math.isfinite(current)
-    side = _side(level, current, opts.z_threshold, opts) if enough else 0
-    worse_side = -1 if higher_is_better else 1
-    worse = side == worse_side
-    confirmed, rz, rthr = _confirmed(level, remeasured, worse_side, opts, higher_is_better)
-    rel = (current - level.level) / level.level if enough else math.nan
-    at_once = enough and abs(rel) >= opts.fail_at_once_effect
-    at_once = at_once and abs(level.z(current)) >= opts.fail_at_once_z
-    regressed = worse and (confirmed if mode == "confirm" else mode == "single" and at_once)
-    cleared = mode == "confirm" and bool(remeasured) and not confirmed
+    enough = level.n >= 1 and level.level != 0 and math.isfinite(level.level + current)
+    regressed, suspect, side, (rz, rthr) = (
+        _decide(level, current, remeasured, mode, higher_is_better, opts)
+        if enough
+        else (False, False, 0, (math.nan, math.nan))
+    )
     return Judgement(
         regressed=regressed,
-        suspect=worse and not regressed and not cleared,
-        improved=side == -worse_side,
+        suspect=suspect,
+        improved=side == (1 if higher_is_better else -1),
         level=level.level,
-        relative_change=rel,
+        relative_change=(current - level.level) / level.level if enough else math.nan,
         current=current,
         noise=level.noise,
         z=level.z(current) if enough else math.nan,
         z_threshold=opts.z_threshold,
         n=level.n,
         segment_start=level.start,
-        run=1 if side else 0,
+        run=abs(side),
         confirm_runs=1 + bool(remeasured),
         enough=enough,
         remeasured=tuple(float(v) for v in remeasured),

@@ -16,7 +16,13 @@ from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health, measured
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.github.actions import append_step_summary, emit_annotations, in_actions
-from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
+from service.pipeline.check import (
+    CheckOutcome,
+    Remeasures,
+    RunMeta,
+    check_run,
+    collect_with_reruns,
+)
 from service.render.markdown import VerdictLinks
 
 ROOFLINE_CHART = "roofline.svg"
@@ -44,6 +50,20 @@ ChartsOpt = Annotated[
 ]
 ArtifactOpt = Annotated[
     str, typer.Option(help="Workflow artifact the verdict and charts are uploaded as.")
+]
+SuspectsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Write the suspects here, one kernel name per line (empty when none), for a "
+        "re-measure step; no kernel then fails on one measurement."
+    ),
+]
+RerunOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--rerun",
+        help="A re-measurement of the same commit (repeatable): confirms or clears suspects.",
+    ),
 ]
 HealthOpt = Annotated[
     Path, typer.Option(help="Health verdict of `roofguard calibrate --check` (if present).")
@@ -80,16 +100,22 @@ def check_command(
     health_file: HealthOpt = DEFAULT_HEALTH_PATH,
     charts: ChartsOpt = None,
     artifact_name: ArtifactOpt = "roofguard",
+    suspects: SuspectsOpt = None,
+    rerun: RerunOpt = None,
 ) -> int:
     """Ingest the run, judge it kernel by kernel on percent of roof, and write the verdict.
 
-    Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad input.
+    A PR run is screened against the base branch's level: kernels worse beyond noise are
+    suspects (``--suspects`` writes them); ``--rerun`` re-measurements of the commit confirm
+    or clear them. Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad
+    input (then nothing is stored or written).
     """
     cfg = load_cli_config(config, base_branch=base_branch, device=device)
     meta = RunMeta(
         repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device, runner=runner
     )
-    run = collect_run(files, meta=meta, config=cfg)
+    run, reruns = collect_with_reruns(files, rerun or [], meta=meta, config=cfg)
+    remeasures = Remeasures(reruns, expected=suspects is not None)
     trusted = _runner_trusted(health_file)
     with store_session(db) as session:
         measured = None
@@ -105,12 +131,22 @@ def check_command(
             measured=measured,
             trusted=trusted,
             links=links,
+            remeasures=remeasures,
         )
     _write(outcome, fmt, output)
+    if suspects is not None:
+        write_suspects(outcome, suspects)
     if charts is not None:
         write_charts(outcome, run, charts)
     _publish(outcome, repo=repo, pr=pr, sha=commit, post=post, links=links)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
+
+
+def write_suspects(outcome: CheckOutcome, path: Path) -> None:
+    """The suspects, one kernel name per line as the report names it (empty when none)."""
+    names = [k.name for k in outcome.verdict.kernels if k.status == "suspect"]
+    path.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
+    typer.echo(f"{len(names)} suspect(s) written to {path}", err=True)
 
 
 def _runner_trusted(path: Path) -> bool:

@@ -6,6 +6,7 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +25,7 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
 from service.config import RoofguardConfig
+from service.errors import BadInput
 from service.pipeline.intake import collect_run as intake_collect
 from service.pipeline.intake import stamp_run
 from service.pipeline.roofs import resolve_roof
@@ -72,13 +74,70 @@ class CheckOutcome:
     placements: Mapping[str, Placement]
 
 
-def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
-    """Read every file of one run, apply declared work models and the meta."""
+@dataclass(frozen=True)
+class Remeasures:
+    """The PR gate's re-measure step (issue 16: screen, re-measure, decide).
+
+    Attributes:
+        runs: Re-measurements of the run's commit (``check --rerun``); not stored.
+        expected: The caller will re-measure the suspects (``check --suspects``), so no
+            kernel fails on one measurement.
+    """
+
+    runs: tuple[RunRecord, ...] = ()
+    expected: bool = False
+
+
+def _read(paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig) -> RunRecord:
     options = CollectOptions(keys=config.keys, device=meta.device or config.device)
     run = intake_collect(paths, options)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")
-    return meta.apply(run)
+    return run
+
+
+def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+    """Read every file of one run, apply declared work models and the meta."""
+    return meta.apply(_read(paths, meta, config))
+
+
+def _check_rerun(path: Path, rerun: RunRecord, run: RunRecord, commits: set[str]) -> None:
+    if rerun.commit and rerun.commit not in commits:
+        raise BadInput(
+            f"{path}: --rerun measured commit {rerun.commit!r}, but the run is "
+            f"{sorted(commits)[0]!r}; re-measurements must be of the same commit"
+        )
+    if rerun.device.name != run.device.name:
+        raise BadInput(
+            f"{path}: --rerun measured on {rerun.device.name!r}, but the run on "
+            f"{run.device.name!r}; re-measure on the same device"
+        )
+    keys = {k.key for k in run.kernels}
+    for kernel in rerun.kernels:
+        if kernel.key not in keys:
+            raise BadInput(
+                f"{path}: --rerun kernel {kernel.name!r} (key {kernel.key!r}) is not in the "
+                "run; re-measure the run's own kernels"
+            )
+
+
+def collect_with_reruns(
+    paths: Sequence[Path], reruns: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig
+) -> tuple[RunRecord, tuple[RunRecord, ...]]:
+    """The run and its re-measurements (``check --rerun``), all checked before anything is stored.
+
+    A re-measurement must be of the same commit (the one its files name, or ``meta``'s) and
+    device, and hold only kernels of the run.
+
+    Raises:
+        BadInput: A re-measurement file breaks that; the error names the file and the kernel.
+    """
+    raw = _read(paths, meta, config)
+    commits = {c for c in (meta.commit, raw.commit) if c}
+    again = [(path, _read([path], meta, config)) for path in reruns]
+    for path, rerun in again:
+        _check_rerun(path, rerun, raw, commits)
+    return meta.apply(raw), tuple(meta.apply(rerun) for _, rerun in again)
 
 
 def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> Roof:
@@ -117,25 +176,15 @@ def store_run(
     return stored, placements
 
 
-def check_run(
-    *,
+def _context(
     session: Session,
     run: RunRecord,
     config: RoofguardConfig,
-    base_sha: str | None = None,
-    links: VerdictLinks | Callable[[int], VerdictLinks] | None = None,
-    measured: Roof | None = None,
-    trusted: bool = True,
-) -> CheckOutcome:
-    """Ingest ``run`` (idempotent) and judge it against its baseline.
-
-    ``links`` may be a function of the stored run's id (the service links to the run's page,
-    whose id exists only once the run is stored).
-    """
-    roof = roof_for(run, config, measured)
-    stored, placements = store_run(
-        session=session, run=run, config=config, roof=roof, trusted=trusted
-    )
+    roof: Roof,
+    stored_id: int,
+    base_sha: str | None,
+) -> RuleContext:
+    """The rules' view of ``run``: its baseline up to ``base_sha``, without the run itself."""
     history = baseline_frame(
         session=session,
         repo=run.repo or "",
@@ -145,29 +194,53 @@ def check_run(
         window=config.baseline.window,
         before_commit=base_sha,
     )
-    history = history[history["run_id"] != stored.run_id]
-    context = RuleContext(
-        run=run,
-        roof=roof,
-        history=history,
-        config=config.rules,
-        trusted=trusted,
-        other_roofs=roofs_beside(roof, run, config, measured),
+    return RuleContext(
+        run=run, roof=roof, history=history[history["run_id"] != stored_id], config=config.rules
     )
-    verdict = evaluate(context).model_copy(
-        update={
-            "run_id": stored.run_id,
-            "repo": run.repo,
-            "commit": run.commit,
-            "pull_request": run.pull_request,
-        }
-    )
+
+
+def _judge(session: Session, context: RuleContext, run: RunRecord, stored: IngestResult) -> Verdict:
+    """Evaluate ``context``; findings are stored once (a re-ingested run keeps its own)."""
+    ids = {"run_id": stored.run_id, "repo": run.repo, "commit": run.commit}
+    verdict = evaluate(context).model_copy(update={**ids, "pull_request": run.pull_request})
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
-    else:
-        verdict = verdict.model_copy(
-            update={"findings": tuple(list_findings(session=session, run_id=stored.run_id))}
-        )
+    elif not context.reruns:
+        found = tuple(list_findings(session=session, run_id=stored.run_id))
+        verdict = verdict.model_copy(update={"findings": found})
+    return verdict
+
+
+def check_run(
+    *,
+    session: Session,
+    run: RunRecord,
+    config: RoofguardConfig,
+    base_sha: str | None = None,
+    links: VerdictLinks | Callable[[int], VerdictLinks] | None = None,
+    measured: Roof | None = None,
+    trusted: bool = True,
+    remeasures: Remeasures | None = None,
+) -> CheckOutcome:
+    """Ingest ``run`` (idempotent) and judge it against its baseline.
+
+    ``links`` may be a function of the stored run's id (the service links to the run's page,
+    whose id exists only once the run is stored). ``remeasures`` are the PR gate's
+    re-measurements: they judge the run, they are not stored.
+    """
+    roof = roof_for(run, config, measured)
+    stored, placements = store_run(
+        session=session, run=run, config=config, roof=roof, trusted=trusted
+    )
+    step = remeasures or Remeasures()
+    context = dataclasses.replace(
+        _context(session, run, config, roof, stored.run_id, base_sha),
+        trusted=trusted,
+        other_roofs=roofs_beside(roof, run, config, measured),
+        reruns=step.runs,
+        remeasure=step.expected,
+    )
+    verdict = _judge(session, context, run, stored)
     resolved = links(stored.run_id) if callable(links) else links
     markdown = render_verdict(verdict, links=resolved)
     return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
