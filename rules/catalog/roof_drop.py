@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import numpy as np
+from pydantic import Field
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.groups import GroupFigures
 from rules.judging import Measured, gate_wording, judge_all, judgement_numbers, measured
 from rules.measures import column, percent_samples, signed_percent
-from rules.stats import CompareOptions, Judgement
+from rules.stats import GATE_Z, CompareOptions, Judgement
 from rules.verdict import Finding, Severity, Stability
 
 
@@ -57,8 +58,9 @@ class RoofDrop(Rule):
     statuses = frozenset({"regressed", "suspect"})
 
     class Options(RuleOptions, CompareOptions):
-        """Thresholds (see ``rules.stats.CompareOptions``); the protocol is ``[rules.gate]``."""
+        """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
 
+        z_threshold: float = Field(default=GATE_Z, gt=0)
         check_groups: bool = True
 
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:

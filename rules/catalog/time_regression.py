@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pydantic import Field
+
 from collectors.schema import KernelRecord
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
@@ -11,7 +13,7 @@ from rules.context import RuleContext
 from rules.judging import gate_wording, judge_all, judgement_numbers, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
-from rules.stats import CompareOptions
+from rules.stats import GATE_Z, CompareOptions
 from rules.verdict import Finding, Severity, Stability
 
 
@@ -45,7 +47,9 @@ class TimeRegression(Rule):
     statuses = frozenset({"regressed", "suspect"})
 
     class Options(RuleOptions, CompareOptions):
-        """Thresholds (see ``rules.stats.CompareOptions``)."""
+        """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
+
+        z_threshold: float = Field(default=GATE_Z, gt=0)
 
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
         """A finding per unplaced kernel whose time rose beyond noise."""

@@ -20,6 +20,7 @@ from rules.stats.changepoints import (
     change_points_many,
 )
 from rules.stats.gate import (
+    GATE_Z,
     GateOptions,
     GateSettings,
     Judgement,
@@ -48,6 +49,7 @@ from rules.stats.robust import (
 )
 
 __all__ = [
+    "GATE_Z",
     "MAD_SCALE",
     "MEDIAN_SE",
     "OUTLIER_Z",

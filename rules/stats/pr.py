@@ -59,7 +59,7 @@ def _confirmed(
     if not remeasured:
         return False, math.nan, math.nan
     value = conservative_median(remeasured, up)
-    thr = confirm_z(opts)
+    thr = confirm_z(opts, level.points)
     return _side(level, value, thr, opts) == worse, level.z(value), thr
 
 
