@@ -1,4 +1,4 @@
-"""DESIGN.md's roofline decision procedure: which class of fix applies to a kernel."""
+"""The roofline decision procedure (rules/README.md): which class of fix applies to a kernel."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The roofline as DESIGN.md defines it. Pure functions of plain numbers; no I/O.
+"""The roofline as rules/README.md defines it. Pure functions of plain numbers; no I/O.
 
 For one kernel on one device, with FLOPs ``F_p`` per precision, bytes ``B_t`` per tier,
 peaks ``P_p`` and bandwidths ``W_t``::

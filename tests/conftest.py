@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: ../shared/corpus beside the checkout; ROOFGUARD_CORPUS overrides it.
+#: The real-report corpus (real profiler and benchmark outputs, not part of the repository):
+#: a folder beside the checkout, or wherever ROOFGUARD_CORPUS points.
 CORPUS = Path(os.environ.get("ROOFGUARD_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
 POSTGRES_ENV = "ROOFGUARD_TEST_POSTGRES_URL"
 

@@ -1,7 +1,8 @@
 """The ncu metric catalogue the recipe reads: FLOP weights, tensor dtypes, byte sources, hints.
 
-Names and weights follow ``../shared/ncu-metrics.md``; the byte sources are in the order of
-preference that ``corpus.md`` section 4 found to work on every real report.
+Names and weights are documented in collectors/README.md ("How every figure is obtained");
+the byte sources are in the order of preference found to work on every real report of the
+corpus.
 """
 
 from __future__ import annotations

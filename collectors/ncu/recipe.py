@@ -2,8 +2,8 @@
 
 Reports collected with ``--set`` hold almost no raw counts (``dram__bytes.sum`` and the FLOP
 counters appear in none of 193 real reports), so every figure is taken from the best source
-the launch has, in a fixed order, and says how it was obtained (see ``../shared/ncu-metrics.md``
-and ``corpus.md`` section 4):
+the launch has, in a fixed order, and says how it was obtained (collectors/README.md, "How
+every figure is obtained"; the order is the one that worked on every report of the corpus):
 
 * raw count -> sum of parts (read + write) -> rate x duration / per-cycle rate x elapsed cycles
   -> sectors x 32 -> proxy metric with a different definition -> absent.

@@ -6,8 +6,8 @@ on noisy series. Candidates are placed, checked against a slow drift and confirm
 segments (``rules.stats.refine``). The scan is numpy over a 2-D array, so thousands of series
 are scanned at once.
 
-The thresholds come from ``tests/bench/bench_detection.py``: tuned on one seed, reported on
-another.
+The thresholds come from ``tests/bench/bench_detection.py`` (the table is in
+.github/CONTRIBUTING.md, "Detection quality"): tuned on one seed, reported on another.
 """
 
 from __future__ import annotations

@@ -60,6 +60,11 @@ class GateSettings(BaseModel):
         fail_at_once_effect: Without a re-measure step, a PR fails at once only on a change
             at least this large (relative) ...
         fail_at_once_z: ... and at least this many noise units beyond the level.
+        nightly_floor: Floor of the nightly gate's per-night threshold. Lower than the PR's
+            ``z_threshold``: a nightly change must hold ``confirm_runs`` nights, and over
+            many kernels the family-wise term sets the threshold anyway (3.5: chosen on
+            the online benchmark's training seed, better F1 at 4-8% noise than 4.5 and no
+            more false alarms).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -69,6 +74,7 @@ class GateSettings(BaseModel):
     tail_df: float = Field(default=4.0, gt=2)
     fail_at_once_effect: float = Field(default=0.25, gt=0)
     fail_at_once_z: float = Field(default=10.0, gt=0)
+    nightly_floor: float = Field(default=3.5, gt=0)
 
 
 #: The gate's per-value floor: a suspect is at least this many noise units off its level.
@@ -121,7 +127,7 @@ def effective_df(opts: GateOptions, points: int = 0) -> float:
 def nightly_z(opts: GateOptions, points: int = 0) -> float:
     """Per-night threshold: ``confirm_runs`` nights must all pass, over ``family_size`` kernels."""
     tail = (opts.family_error / opts.family_size) ** (1 / opts.confirm_runs)
-    return max(opts.z_threshold, stage_z(tail, effective_df(opts, points)))
+    return max(opts.nightly_floor, stage_z(tail, effective_df(opts, points)))
 
 
 def confirm_z(opts: GateOptions, points: int = 0) -> float:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from rules.verdict import Finding, Verdict
+from service.store.queries import RunBase
 
 
 class _Public(BaseModel):
@@ -41,7 +42,7 @@ class CheckResultPublic(_Public):
     post_detail: str | None = None
 
 
-class RunPublic(_Public):
+class RunPublic(RunBase):
     """One stored run.
 
     Attributes:
@@ -59,16 +60,8 @@ class RunPublic(_Public):
         url: Its dashboard page.
     """
 
-    id: int
-    repo: str
-    device: str
-    commit: str | None
-    branch: str | None
-    pull_request: int | None
-    kind: str
-    timestamp: datetime
-    runner: str | None
-    roof: str
+    # A store RunSummary calls it roof_label: RunPublic.model_validate reads either name.
+    roof: str = Field(validation_alias=AliasChoices("roof", "roof_label"))
     trusted: bool
     url: str
 

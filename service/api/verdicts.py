@@ -9,7 +9,7 @@ from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome, check_run
 from service.render.markdown import VerdictLinks
 from service.settings import Settings
-from service.store.repo import get_run_record
+from service.store.queries import get_run_record
 
 
 def base_url(request: Request, settings: Settings) -> str:
@@ -36,7 +36,7 @@ def stored_outcome(
 
     The record is stored byte-for-byte as uploaded, so the check finds it by its content hash
     and writes nothing: the stored findings are returned and the placements and baseline are
-    computed again from the stored history (DESIGN.md: every number is reproducible).
+    computed again from the stored history (every number is reproducible).
 
     Raises:
         NotFound: No such run.

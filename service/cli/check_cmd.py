@@ -10,22 +10,16 @@ from typing import Annotated
 
 import typer
 
-from collectors.schema import RunKind, RunRecord
+from collectors.schema import RunKind
 from rules.verdict import Conclusion
-from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health, measured_roof
+from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.github.actions import append_step_summary, emit_annotations, in_actions
-from service.pipeline.check import (
-    CheckOutcome,
-    Remeasures,
-    RunMeta,
-    check_run,
-    collect_with_reruns,
-)
+from service.pipeline.artifacts import artifact_links, write_charts
+from service.pipeline.check import CheckOutcome, Remeasures, RunMeta, check_run, collect_with_reruns
+from service.pipeline.roofs import runner_roof
 from service.render.markdown import VerdictLinks
-
-ROOFLINE_CHART = "roofline.svg"
 
 FilesArg = Annotated[list[Path], typer.Argument(help="Reports of one run (any format).")]
 RepoOpt = Annotated[str, typer.Option(help="OWNER/NAME.")]
@@ -118,10 +112,7 @@ def check_command(
     remeasures = Remeasures(reruns, expected=suspects is not None)
     trusted = _runner_trusted(health_file)
     with store_session(db) as session:
-        measured = None
-        if run.runner:
-            name = cfg.device or run.device.name
-            measured = measured_roof(session=session, runner=run.runner, device=name)
+        measured = runner_roof(session=session, run=run, config=cfg)
         links = artifact_links(charts, artifact_name)
         outcome = check_run(
             session=session,
@@ -157,24 +148,6 @@ def _runner_trusted(path: Path) -> bool:
     if not health.trusted:
         typer.echo(f"roofguard: runner untrusted ({path}): {health.message}", err=True)
     return health.trusted
-
-
-def artifact_links(charts: Path | None, artifact_name: str) -> VerdictLinks | None:
-    """Links for a verdict whose charts travel as a workflow artifact (not hosted)."""
-    if charts is None:
-        return None
-    return VerdictLinks(artifact_name=artifact_name, artifact_charts=(ROOFLINE_CHART,))
-
-
-def write_charts(outcome: CheckOutcome, run: RunRecord, folder: Path) -> None:
-    """The run's roofline chart (SVG) in ``folder``."""
-    from service.render.charts import figure_bytes, roofline_chart, run_points  # matplotlib
-
-    points = run_points(run, outcome.placements, {})
-    title = f"{outcome.roof.label}: {run.commit[:12] if run.commit else 'run'}"
-    folder.mkdir(parents=True, exist_ok=True)
-    svg = figure_bytes(roofline_chart(outcome.roof, points, title=title), "svg")
-    (folder / ROOFLINE_CHART).write_bytes(svg)
 
 
 def _publish(

@@ -29,7 +29,7 @@ from service.render.charts import (
 )
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
-from service.store.repo import get_run, get_run_record
+from service.store.queries import get_run, get_run_record
 
 plot_app = typer.Typer(help="Draw roofline and trend charts (SVG or PNG).", no_args_is_help=True)
 

@@ -71,7 +71,7 @@ class Kernel:
     grid: str = "(132, 1, 1)"
 
     def roof_time_s(self) -> float:
-        """Speed-of-light time on the H100 datasheet roof (DESIGN.md's T_roof)."""
+        """Speed-of-light time on the H100 datasheet roof (T_roof, rules/README.md)."""
         t_compute = max(self.tensor_flops / H100_BF16_FLOPS, self.fp32_flops / H100_FP32_FLOPS)
         return max(t_compute, (self.read_bytes + self.write_bytes) / H100_DRAM_BPS)
 
@@ -83,7 +83,13 @@ def _gemm(name: str, m: int, n: int, k: int, pct: float) -> Kernel:
 
 def decode_step() -> list[Kernel]:
     """The healthy decode step (per layer), batch 64, hidden 4096, MLP 14336, 8 KV heads."""
-    b, h, kv_bytes = 64, 4096, 64 * 4096 * 8 * 128 * 2 * 2
+    b, h = 64, 4096
+    return [*_decode_attention(b, h), *_decode_mlp(b, h)]
+
+
+def _decode_attention(b: int, h: int) -> list[Kernel]:
+    """Norm, QKV projection, rotary embedding, attention over the KV cache, output projection."""
+    kv_bytes = 64 * 4096 * 8 * 128 * 2 * 2
     return [
         Kernel(
             "void fused_add_rmsnorm_kernel<__nv_bfloat16, 4096>(__nv_bfloat16*, "
@@ -112,6 +118,12 @@ def decode_step() -> list[Kernel]:
             80.0,
         ),
         _gemm("decode_gemm_bf16<64, 4096, 4096>(o_proj)", b, h, h, 84.0),
+    ]
+
+
+def _decode_mlp(b: int, h: int) -> list[Kernel]:
+    """The MLP (gate/up, SiLU, down) and the speculative-decoding verify GEMM."""
+    return [
         _gemm("decode_gemm_bf16<64, 28672, 4096>(gate_up_proj)", b, 28672, h, 87.0),
         Kernel(
             "silu_and_mul_kernel<__nv_bfloat16>",

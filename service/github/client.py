@@ -1,6 +1,6 @@
 """Publishing verdicts to GitHub with github3.py 4.0.1: sticky comment, check run or status.
 
-The specifics (auth workarounds, limits, fork tokens) are in ``shared/github.md``:
+The specifics (auth workarounds, limits, fork tokens):
 
 * one comment per PR per device, found by its hidden marker *and* by our own login (anyone can
   paste a marker), edited in place, created only when absent; extra copies from a race are

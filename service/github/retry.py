@@ -1,4 +1,4 @@
-"""Retries for GitHub calls: github3.py has none (shared/github.md §1.7).
+"""Retries for GitHub calls: github3.py 4.0.1 has no retry, backoff or rate-limit handling.
 
 Policy, following GitHub's REST guidance: on 5xx and connection errors back off
 exponentially; on 403/429 rate limits wait ``Retry-After`` seconds, or until

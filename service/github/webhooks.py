@@ -15,9 +15,15 @@ from typing import Any
 from sqlmodel import Session
 
 from rules.verdict import Severity
-from service.github.commands import MAINTAINER_ASSOCIATIONS, CommandSyntaxError, parse_accept
+from service.github.commands import (
+    MAINTAINER_ASSOCIATIONS,
+    AcceptCommand,
+    CommandSyntaxError,
+    parse_accept,
+)
+from service.store.baselines import accept_baseline
 from service.store.lookups import latest_run_for
-from service.store.repo import accept_baseline, get_run, get_run_record, list_findings
+from service.store.queries import get_run, get_run_record, list_findings
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,19 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
     issue, comment = payload.get("issue") or {}, payload.get("comment") or {}
     if payload.get("action") != "created" or "pull_request" not in issue:
         return _ignored("only new comments on pull requests are read")
+    asked = _maintainer_command(comment)
+    if isinstance(asked, WebhookAction):
+        return asked
+    command, login = asked
+    number = int(issue["number"])
+    run_id = latest_run_for(session=session, repo=repo, pull_request=number)
+    if run_id is None:
+        return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
+    return _accept(session, repo, number, run_id, command, login)
+
+
+def _maintainer_command(comment: dict[str, Any]) -> tuple[AcceptCommand, str] | WebhookAction:
+    """The comment's ``/roofguard accept`` and its author, or why it is ignored."""
     try:
         command = parse_accept(str(comment.get("body") or ""))
     except CommandSyntaxError as exc:
@@ -84,10 +103,13 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
     login = str((comment.get("user") or {}).get("login") or "")
     if comment.get("author_association") not in MAINTAINER_ASSOCIATIONS:
         return _ignored(f"{login} is not a maintainer (OWNER, MEMBER or COLLABORATOR)")
-    number = int(issue["number"])
-    run_id = latest_run_for(session=session, repo=repo, pull_request=number)
-    if run_id is None:
-        return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
+    return command, login
+
+
+def _accept(
+    session: Session, repo: str, number: int, run_id: int, command: AcceptCommand, login: str
+) -> WebhookAction:
+    """Accept the run's regressed kernels (or the one the command names) as new baseline."""
     keys = _kernels_to_accept(session, run_id, command.kernel)
     if not keys:
         return _ignored(

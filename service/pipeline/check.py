@@ -6,12 +6,12 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session
 
@@ -30,8 +30,9 @@ from service.pipeline.intake import collect_run as intake_collect
 from service.pipeline.intake import stamp_run
 from service.pipeline.roofs import resolve_roof
 from service.render.markdown import VerdictLinks, render_verdict
-from service.store.history import baseline_frame
-from service.store.repo import IngestResult, ingest_run, list_findings, save_findings
+from service.store.history import BaselineQuery, baseline_frame
+from service.store.ingest import IngestResult, ingest_run, save_findings
+from service.store.queries import list_findings
 
 
 class RunMeta(BaseModel):
@@ -151,7 +152,7 @@ def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = No
 def roofs_beside(
     judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
 ) -> tuple[Roof, ...]:
-    """Roofs shown next to the judged one (DESIGN.md: every verdict states its roof).
+    """Roofs shown next to the judged one (every verdict states its roof).
 
     The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
     or report-derived one.
@@ -176,41 +177,6 @@ def store_run(
     return stored, placements
 
 
-def _context(
-    session: Session,
-    run: RunRecord,
-    config: RoofguardConfig,
-    roof: Roof,
-    stored_id: int,
-    base_sha: str | None,
-) -> RuleContext:
-    """The rules' view of ``run``: its baseline up to ``base_sha``, without the run itself."""
-    history = baseline_frame(
-        session=session,
-        repo=run.repo or "",
-        device=roof.device,
-        roof_source=roof.source,
-        base_branch=config.base_branch,
-        window=config.baseline.window,
-        before_commit=base_sha,
-    )
-    return RuleContext(
-        run=run, roof=roof, history=history[history["run_id"] != stored_id], config=config.rules
-    )
-
-
-def _judge(session: Session, context: RuleContext, run: RunRecord, stored: IngestResult) -> Verdict:
-    """Evaluate ``context``; findings are stored once (a re-ingested run keeps its own)."""
-    ids = {"run_id": stored.run_id, "repo": run.repo, "commit": run.commit}
-    verdict = evaluate(context).model_copy(update={**ids, "pull_request": run.pull_request})
-    if stored.created:
-        save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
-    elif not context.reruns:
-        found = tuple(list_findings(session=session, run_id=stored.run_id))
-        verdict = verdict.model_copy(update={"findings": found})
-    return verdict
-
-
 def check_run(
     *,
     session: Session,
@@ -232,15 +198,64 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
-    step = remeasures or Remeasures()
-    context = dataclasses.replace(
-        _context(session, run, config, roof, stored.run_id, base_sha),
+    context = RuleContext(
+        run=run,
+        roof=roof,
+        history=_history(session, run, roof, config, base_sha, stored.run_id),
+        config=config.rules,
         trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
-        reruns=step.runs,
-        remeasure=step.expected,
+        reruns=(remeasures or Remeasures()).runs,
+        remeasure=(remeasures or Remeasures()).expected,
     )
-    verdict = _judge(session, context, run, stored)
+    stamped = _stamped(evaluate(context), run, stored.run_id)
+    verdict = _stored_findings(session, stamped, stored, bool(context.reruns))
     resolved = links(stored.run_id) if callable(links) else links
     markdown = render_verdict(verdict, links=resolved)
     return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
+
+
+def _history(
+    session: Session,
+    run: RunRecord,
+    roof: Roof,
+    config: RoofguardConfig,
+    base_sha: str | None,
+    run_id: int,
+) -> pd.DataFrame:
+    """The run's baseline on its roof, without the run itself (stored before it is judged)."""
+    query = BaselineQuery(
+        repo=run.repo or "",
+        device=roof.device,
+        roof_source=roof.source,
+        base_branch=config.base_branch,
+        window=config.baseline.window,
+        before_commit=base_sha,
+    )
+    history = baseline_frame(session=session, query=query)
+    return history[history["run_id"] != run_id]
+
+
+def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
+    """The verdict naming the stored run it judged."""
+    return verdict.model_copy(
+        update={
+            "run_id": run_id,
+            "repo": run.repo,
+            "commit": run.commit,
+            "pull_request": run.pull_request,
+        }
+    )
+
+
+def _stored_findings(
+    session: Session, verdict: Verdict, stored: IngestResult, context_reruns: bool = False
+) -> Verdict:
+    """Save a new run's findings; a run stored before keeps the findings saved then."""
+    if stored.created:
+        save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
+        return verdict
+    if context_reruns:
+        return verdict  # re-measurements judge it anew; the first judgement stays stored
+    findings = tuple(list_findings(session=session, run_id=stored.run_id))
+    return verdict.model_copy(update={"findings": findings})

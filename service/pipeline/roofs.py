@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from sqlmodel import Session
+
 from collectors.schema import RunRecord
 from rules.hardware import Catalog, report_roof
 from rules.roofline import Roof
+from service.calibrate.storage import measured_roof
+from service.config import RoofguardConfig
 from service.errors import BadInput
 
 #: Roof sources a user can ask for.
 ROOF_SOURCES: tuple[str, ...] = ("datasheet", "report", "measured")
+
+
+def runner_roof(*, session: Session, run: RunRecord, config: RoofguardConfig) -> Roof | None:
+    """The measured roof of the run's runner for its device; None without runner or calibration."""
+    if not run.runner:
+        return None
+    name = config.device or run.device.name
+    return measured_roof(session=session, runner=run.runner, device=name)
 
 
 def resolve_roof(

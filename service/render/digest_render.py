@@ -7,7 +7,7 @@ names in GFM tables, jinja2 autoescaping for HTML); the templates only lay the r
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -81,7 +81,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
     Each movement section lists at most ``rows`` entries (worst first) and counts the rest
     in ``more``, so the issue body stays under GitHub's 65,536 characters.
     """
-    esc = (lambda s: escape_code(s, in_table=True, limit=NAME_LIMIT)) if code else (lambda s: s)
+    esc = _escaper(code)
     return {
         "more": {name: max(0, len(getattr(digest, name)) - rows) for name in _SECTIONS},
         "title": digest_title(digest),
@@ -94,52 +94,75 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
             name: [_movement_row(m, code=code) for m in getattr(digest, name)[:rows]]
             for name in _SECTIONS
         },
-        "flips": [
-            {
-                "kernel": esc(f.kernel),
-                "device": esc(f.device),
-                "flip": f"{f.from_regime} → {f.to_regime}",
-                "change": _change(f.relative_change),
-                "since": _day(f.since),
-                "commits": f"{f.from_commit[:8]}…{f.to_commit[:8]}",
-            }
-            for f in digest.regime_flips
-        ],
-        "mislabels": [
-            {
-                "kernel": esc(m.kernel),
-                "device": esc(m.device),
-                "group": esc(m.group),
-                "declared": m.declared,
-                "measured": m.measured,
-            }
-            for m in digest.mislabels
-        ],
-        "below": [
-            {
-                "kernel": esc(b.kernel),
-                "device": esc(b.device),
-                "group": esc(b.group),
-                "target": _pct(b.target_percent),
-                "current": _pct(b.current),
-                "gap": f"{b.gap:.1f} pts",
-            }
-            for b in digest.below_target
-        ],
-        "devices": [
-            {
-                "device": esc(d.device),
-                "kernels": d.kernels,
-                "nights": d.nights,
-                "median": _pct(d.median_percent_of_roof),
-                "regressions": d.regressions,
-                "improvements": d.improvements,
-                "flips": d.regime_flips,
-                "unresolved": d.unresolved,
-            }
-            for d in digest.devices
-        ],
+        "flips": _flip_rows(digest, esc),
+        "mislabels": _mislabel_rows(digest, esc),
+        "below": _below_rows(digest, esc),
+        "devices": _device_rows(digest, esc),
     }
+
+
+def _escaper(code: bool) -> Callable[[str], str]:
+    """Escape a user string for a GFM table cell when ``code``, else leave it as it is."""
+    if code:
+        return lambda s: escape_code(s, in_table=True, limit=NAME_LIMIT)
+    return lambda s: s
+
+
+def _flip_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "kernel": esc(f.kernel),
+            "device": esc(f.device),
+            "flip": f"{f.from_regime} → {f.to_regime}",
+            "change": _change(f.relative_change),
+            "since": _day(f.since),
+            "commits": f"{f.from_commit[:8]}…{f.to_commit[:8]}",
+        }
+        for f in digest.regime_flips
+    ]
+
+
+def _mislabel_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "kernel": esc(m.kernel),
+            "device": esc(m.device),
+            "group": esc(m.group),
+            "declared": m.declared,
+            "measured": m.measured,
+        }
+        for m in digest.mislabels
+    ]
+
+
+def _below_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "kernel": esc(b.kernel),
+            "device": esc(b.device),
+            "group": esc(b.group),
+            "target": _pct(b.target_percent),
+            "current": _pct(b.current),
+            "gap": f"{b.gap:.1f} pts",
+        }
+        for b in digest.below_target
+    ]
+
+
+def _device_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "device": esc(d.device),
+            "kernels": d.kernels,
+            "nights": d.nights,
+            "median": _pct(d.median_percent_of_roof),
+            "regressions": d.regressions,
+            "improvements": d.improvements,
+            "flips": d.regime_flips,
+            "unresolved": d.unresolved,
+        }
+        for d in digest.devices
+    ]
 
 
 def render_digest_markdown(digest: Digest) -> str:

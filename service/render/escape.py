@@ -1,7 +1,8 @@
 r"""Escaping for strings that come from reports or users (kernel names, branches, notes).
 
 GitHub renders PR comments as GFM, then links ``@user`` / ``#123``, then sanitises the HTML.
-Everything here follows the research in ``shared/github.md`` §5 and was checked with cmark-gfm:
+Everything here follows GitHub's documented rendering (GFM spec, the sanitiser's allow-list)
+and was checked with cmark-gfm:
 
 * code spans: the fence is one backtick longer than the longest backtick run inside, padded
   with a space when the content starts or ends with a backtick; ``<``/``&`` stay literal there

@@ -8,9 +8,9 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from service.errors import WebhookSignatureInvalid
-from service.store.tables import WebhookDelivery
+from service.store.tables import WebhookDelivery, table_of
 
-_DELIVERIES = WebhookDelivery.__table__  # type: ignore[attr-defined]
+_DELIVERIES = table_of(WebhookDelivery)
 
 
 def record_delivery(

@@ -10,6 +10,7 @@ joined in pandas, so no per-row ORM objects and no repeated run columns cross th
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -18,17 +19,25 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from rules.frames import HISTORY_COLUMNS
+from service.store.baselines import BASELINE_KINDS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id
-from service.store.repo import BASELINE_KINDS
-from service.store.tables import BaselineAcceptance, Device, Kernel, Measurement, Repository, Run
+from service.store.tables import (
+    BaselineAcceptance,
+    Device,
+    Kernel,
+    Measurement,
+    Repository,
+    Run,
+    table_of,
+)
 
-_RUNS = Run.__table__  # type: ignore[attr-defined]
-_MEAS = Measurement.__table__  # type: ignore[attr-defined]
-_KERNELS = Kernel.__table__  # type: ignore[attr-defined]
-_DEVICES = Device.__table__  # type: ignore[attr-defined]
-_REPOS = Repository.__table__  # type: ignore[attr-defined]
-_ACCEPT = BaselineAcceptance.__table__  # type: ignore[attr-defined]
+_RUNS = table_of(Run)
+_MEAS = table_of(Measurement)
+_KERNELS = table_of(Kernel)
+_DEVICES = table_of(Device)
+_REPOS = table_of(Repository)
+_ACCEPT = table_of(BaselineAcceptance)
 
 #: Extra columns beside HISTORY_COLUMNS.
 EXTRA_COLUMNS: tuple[str, ...] = ("repo", "branch")
@@ -212,44 +221,61 @@ def _drop_accepted(
     return frame.loc[keep].reset_index(drop=True)
 
 
-def baseline_frame(
-    *,
-    session: Session,
-    repo: str,
-    device: str | None,
-    roof_source: str | None,
-    base_branch: str,
-    window: int,
-    before_commit: str | None = None,
-    before_timestamp: datetime | None = None,
-    kernel_keys: Collection[str] | None = None,
-) -> pd.DataFrame:
+@dataclass(frozen=True)
+class BaselineQuery:
+    """Which baseline ``baseline_frame`` reads.
+
+    Attributes:
+        repo: OWNER/NAME.
+        device: The device the runs were stored under; None: any.
+        roof_source: The roof the runs were placed on; None: any.
+        base_branch: The branch whose runs are baseline.
+        window: How many of its most recent runs.
+        before_commit: The PR's merge base (full or abbreviated SHA): the baseline stops at
+            that commit's run, inclusive.
+        before_timestamp: Where the baseline stops when no run of ``before_commit`` is stored.
+        kernel_keys: Only these kernels; None: every kernel.
+    """
+
+    repo: str
+    device: str | None
+    roof_source: str | None
+    base_branch: str
+    window: int
+    before_commit: str | None = None
+    before_timestamp: datetime | None = None
+    kernel_keys: Collection[str] | None = None
+
+
+def baseline_frame(*, session: Session, query: BaselineQuery) -> pd.DataFrame:
     """The baseline history of a repository's kernels (HISTORY_COLUMNS, oldest first).
 
-    The most recent ``window`` runs of ``base_branch`` of kind nightly or local (pull-request
-    runs never become baseline) on ``device`` with ``roof_source`` (None: any). Given the PR's
-    merge base ``before_commit`` (a full or abbreviated SHA), the baseline stops at that
-    commit's run, inclusive; when no run of that commit is stored it stops at
-    ``before_timestamp`` if given, and ``frame.attrs["merge_base_found"]`` is False. Rows of a
-    kernel measured up to its latest ``accept_baseline`` are left out. Driver, clock and cache
-    columns are included so the env-mismatch rule can compare like with like.
+    The most recent ``query.window`` runs of ``query.base_branch`` of kind nightly or local
+    (pull-request runs never become baseline) on ``query.device`` with ``query.roof_source``
+    (None: any). Given the PR's merge base ``before_commit`` (a full or abbreviated SHA), the
+    baseline stops at that commit's run, inclusive; when no run of that commit is stored it
+    stops at ``before_timestamp`` if given, and ``frame.attrs["merge_base_found"]`` is False.
+    Rows of a kernel measured up to its latest ``accept_baseline`` are left out. Driver,
+    clock and cache columns are included so the env-mismatch rule can compare like with like.
 
     ``frame.attrs`` holds ``runs`` (run ids in the window, oldest first), ``cutoff`` and
     ``merge_base_found``.
     """
-    rid = repo_id(session=session, repo=repo)
+    rid = repo_id(session=session, repo=query.repo)
+    device = query.device
     did = device_id(session=session, device=device) if device is not None else None
     if rid is None or (device is not None and did is None):
         frame = _empty()
-        frame.attrs.update(runs=[], cutoff=None, merge_base_found=before_commit is None)
+        frame.attrs.update(runs=[], cutoff=None, merge_base_found=query.before_commit is None)
         return frame
-    base = _baseline_runs(rid, did, roof_source, base_branch)
-    cutoff, found = _cutoff(session, base, before_commit, before_timestamp)
+    base = _baseline_runs(rid, did, query.roof_source, query.base_branch)
+    cutoff, found = _cutoff(session, base, query.before_commit, query.before_timestamp)
     if cutoff is not None:
         base = base.where(_RUNS.c.timestamp <= cutoff)
-    recent = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(max(window, 0))
-    run_rows = session.connection().execute(recent).all()
-    kernel_filter = None if kernel_keys is None else _kernel_ids_for(session, rid, kernel_keys)
+    newest = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc())
+    run_rows = session.connection().execute(newest.limit(max(query.window, 0))).all()
+    keys = query.kernel_keys
+    kernel_filter = None if keys is None else _kernel_ids_for(session, rid, keys)
     meas = _measurements(session, [r.run_id for r in run_rows], kernel_filter) if run_rows else None
     frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
     frame.attrs.update(

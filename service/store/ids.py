@@ -17,7 +17,12 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from service.store.tables import Device, Kernel, Repository
+from service.store.rows import KernelValues, NamedValues
+from service.store.tables import Device, Kernel, Repository, table_of
+
+_REPOS = table_of(Repository)
+_DEVICES = table_of(Device)
+_KERNELS = table_of(Kernel)
 
 
 def canonical_json(run: RunRecord) -> str:
@@ -40,7 +45,9 @@ def as_utc(ts: datetime) -> datetime:
     return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
-def _insert_ignore(session: Session, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+def _insert_ignore(
+    session: Session, table: sa.Table, rows: Sequence[NamedValues] | Sequence[KernelValues]
+) -> None:
     """Insert rows, skipping those that collide with a unique key (safe under concurrency)."""
     if not rows:
         return
@@ -59,26 +66,25 @@ def _named_id(session: Session, table: sa.Table, name: str) -> int:
     """Id of the row called ``name`` in repositories or devices, created when missing."""
     found = session.execute(sa.select(table.c.id).where(table.c.name == name)).scalar()
     if found is None:
-        _insert_ignore(session, table, [{"name": name, "created_at": datetime.now(UTC)}])
+        row: NamedValues = {"name": name, "created_at": datetime.now(UTC)}
+        _insert_ignore(session, table, [row])
         found = session.execute(sa.select(table.c.id).where(table.c.name == name)).scalar_one()
     return int(found)
 
 
 def repo_id(*, session: Session, repo: str, create: bool = False) -> int | None:
     """Id of repository ``repo`` (created when ``create``), None when unknown."""
-    table = Repository.__table__  # type: ignore[attr-defined]
     if create:
-        return _named_id(session, table, repo)
-    found = session.execute(sa.select(table.c.id).where(table.c.name == repo)).scalar()
+        return _named_id(session, _REPOS, repo)
+    found = session.execute(sa.select(_REPOS.c.id).where(_REPOS.c.name == repo)).scalar()
     return None if found is None else int(found)
 
 
 def device_id(*, session: Session, device: str, create: bool = False) -> int | None:
     """Id of device ``device`` (created when ``create``), None when unknown."""
-    table = Device.__table__  # type: ignore[attr-defined]
     if create:
-        return _named_id(session, table, device)
-    found = session.execute(sa.select(table.c.id).where(table.c.name == device)).scalar()
+        return _named_id(session, _DEVICES, device)
+    found = session.execute(sa.select(_DEVICES.c.id).where(_DEVICES.c.name == device)).scalar()
     return None if found is None else int(found)
 
 
@@ -86,22 +92,21 @@ def kernel_ids(
     *, session: Session, repo_id: int, kernels: Mapping[str, str], create: bool = True
 ) -> dict[str, int]:
     """Ids of kernels by identity key (``kernels`` maps key -> display name)."""
-    table = Kernel.__table__  # type: ignore[attr-defined]
     hashes = {key_hash(k): k for k in kernels}
     ids = _kernel_ids_by_hash(session, repo_id, list(hashes))
     missing = [h for h in hashes if h not in ids]
     if create and missing:
-        rows = [
+        rows: list[KernelValues] = [
             {"repo_id": repo_id, "key": hashes[h], "key_hash": h, "name": kernels[hashes[h]]}
             for h in missing
         ]
-        _insert_ignore(session, table, rows)
+        _insert_ignore(session, _KERNELS, rows)
         ids.update(_kernel_ids_by_hash(session, repo_id, missing))
     return {hashes[h]: i for h, i in ids.items()}
 
 
 def _kernel_ids_by_hash(session: Session, repo_id: int, hashes: list[str]) -> dict[str, int]:
-    table = Kernel.__table__  # type: ignore[attr-defined]
+    table = _KERNELS
     found: dict[str, int] = {}
     for start in range(0, len(hashes), 5000):  # stay below every driver's parameter limit
         chunk = hashes[start : start + 5000]

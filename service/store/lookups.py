@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from service.store.tables import Device, Kernel, Repository, Run
+from service.store.tables import Device, Kernel, Repository, Run, table_of
 
-_RUNS = Run.__table__  # type: ignore[attr-defined]
-_REPOS = Repository.__table__  # type: ignore[attr-defined]
-_DEVICES = Device.__table__  # type: ignore[attr-defined]
-_KERNELS = Kernel.__table__  # type: ignore[attr-defined]
+_RUNS = table_of(Run)
+_REPOS = table_of(Repository)
+_DEVICES = table_of(Device)
+_KERNELS = table_of(Kernel)
 
 
 @dataclass(frozen=True)

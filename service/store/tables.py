@@ -28,6 +28,22 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def table_of(model: type[SQLModel]) -> sa.Table:
+    """The Core table of a store model, for Core statements (bulk inserts, narrow selects).
+
+    SQLModel creates ``__table__`` with the class but does not declare it, so reading it
+    directly needs a ``# type: ignore``; the mapper's local table, checked here, does not.
+
+    Raises:
+        TypeError: ``model`` is not a ``table=True`` model.
+    """
+    mapper = sa.inspect(model, raiseerr=False)
+    table = mapper.local_table if mapper is not None else None
+    if not isinstance(table, sa.Table):
+        raise TypeError(f"{model.__name__} is not a table model")
+    return table
+
+
 def _ts(**kw: Any) -> Any:
     return Field(sa_type=sa.DateTime(timezone=True), **kw)
 

@@ -19,15 +19,16 @@ from sqlmodel import Session
 
 from service.errors import BadInput, Forbidden, NotFound, Unauthorized
 from service.store.ids import as_utc, repo_id
-from service.store.tables import ApiToken, Repository
+from service.store.rows import TokenValues
+from service.store.tables import ApiToken, Repository, table_of
 
 #: Prefix that makes a roofguard token recognisable to secret scanners and people.
 TOKEN_PREFIX = "rgt_"
 #: ``last_used_at`` is refreshed at most this often, so reads do not each write a row.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
-_TOKENS = ApiToken.__table__  # type: ignore[attr-defined]
-_REPOS = Repository.__table__  # type: ignore[attr-defined]
+_TOKENS = table_of(ApiToken)
+_REPOS = table_of(Repository)
 
 
 class Permission(StrEnum):
@@ -117,7 +118,7 @@ def create_token(
     if not valid_repo(repo):
         raise BadInput(f"--repo: expected OWNER/NAME, got {repo!r}")
     token = generate_token()
-    row = {
+    row: TokenValues = {
         "name": name,
         "token_hash": hash_token(token),
         "permission": permission.value,

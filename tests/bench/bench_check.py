@@ -37,7 +37,7 @@ from rules.placement import place_run
 from service.config import RoofguardConfig
 from service.pipeline.check import RunMeta, check_run, collect_run
 from service.store.db import open_store, session_scope
-from service.store.repo import ingest_run
+from service.store.ingest import ingest_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import backend as scratch_database

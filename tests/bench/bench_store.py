@@ -41,9 +41,9 @@ from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, R
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.store.db import open_store, session_scope
-from service.store.history import baseline_frame
+from service.store.history import BaselineQuery, baseline_frame
 from service.store.ids import kernel_ids, repo_id
-from service.store.repo import ingest_run, measurement_row
+from service.store.ingest import ingest_run, measurement_row
 from service.store.tables import Measurement, Run
 
 REPO = "bench/llm"
@@ -123,8 +123,7 @@ def ingest_orm_per_row(engine: sa.Engine, run: RunRecord) -> None:
 def baseline(engine: sa.Engine, keys: list[str], window: int) -> pd.DataFrame:
     """The store's baseline read for all kernels of the run."""
     with session_scope(engine, readonly=True) as session:
-        return baseline_frame(
-            session=session,
+        query = BaselineQuery(
             repo=REPO,
             device=ROOF.device,
             roof_source="datasheet",
@@ -132,6 +131,7 @@ def baseline(engine: sa.Engine, keys: list[str], window: int) -> pd.DataFrame:
             window=window,
             kernel_keys=keys,
         )
+        return baseline_frame(session=session, query=query)
 
 
 def baseline_single_join(engine: sa.Engine, window: int) -> pd.DataFrame:

@@ -199,7 +199,7 @@ def test_tanvisharma_sgemm(corpus_dir: Path) -> None:
     )
     cycles = value(action, "smsp__cycles_elapsed.avg.per_second") * seconds
     assert kernel.flops["fp32"] == pytest.approx(per_cycle * cycles)
-    # corpus.md: 2.64e7 ~ 2*3136*64*64 (cuBLAS tiles round M up, so a few percent over)
+    # corpus notes: 2.64e7 ~ 2*3136*64*64 (cuBLAS tiles round M up, so a few percent over)
     assert kernel.flops["fp32"] == pytest.approx(2 * 3136 * 64 * 64, rel=0.03)
     assert kernel.bytes["l2"] == pytest.approx(
         value(action, "lts__t_bytes.sum.per_second") * seconds
@@ -246,7 +246,7 @@ def test_report_derived_peaks(corpus_dir: Path) -> None:
     assert device.bandwidth_byte_per_s["dram"] == pytest.approx(dram)
     assert device.bandwidth_byte_per_s["dram"] == pytest.approx(
         3341e9, rel=0.01
-    )  # corpus.md: H800 3341 GB/s
+    )  # corpus notes: H800 3341 GB/s
 
 
 def test_tensor_counts_one_level_and_dense_peaks(corpus_dir: Path) -> None:

@@ -77,7 +77,7 @@ def test_too_little_history_gives_no_verdict() -> None:
 def test_the_threshold_grows_with_the_number_of_kernels_judged() -> None:
     one, fleet = nightly_z(GateOptions(), 30), nightly_z(GateOptions(family_size=2000), 30)
     huge = nightly_z(GateOptions(family_size=10**6), 30)
-    assert one == GateOptions().z_threshold and one < fleet < huge
+    assert one == GateOptions().nightly_floor and one < fleet < huge
     # A noise estimated from fewer nights is less certain: the threshold is higher.
     assert nightly_z(GateOptions(family_size=2000), 10) > fleet
 

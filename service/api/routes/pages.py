@@ -27,7 +27,7 @@ from service.render.charts import KernelPoint, figure_bytes, roofline_chart, tre
 from service.render.html import inline_svg, render_page
 from service.store.history import kernel_history, nightly_history
 from service.store.lookups import search_kernels
-from service.store.repo import get_run
+from service.store.queries import get_run
 
 router = APIRouter(include_in_schema=False)
 

@@ -24,7 +24,7 @@ from service.api.schemas import (
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import BadInput, ServiceError
 from service.pipeline.check import CheckOutcome
-from service.store.repo import RunSummary, get_run, list_findings, list_runs
+from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
 log = logging.getLogger("roofguard.api")
@@ -60,20 +60,8 @@ _UPLOAD_BODY = {
 
 
 def _public(run: RunSummary, base: str) -> RunPublic:
-    return RunPublic(
-        id=run.id,
-        repo=run.repo,
-        device=run.device,
-        commit=run.commit,
-        branch=run.branch,
-        pull_request=run.pull_request,
-        kind=run.kind,
-        timestamp=run.timestamp,
-        runner=run.runner,
-        roof=run.roof_label,
-        trusted=run.trusted,
-        url=run_url(base, run.id),
-    )
+    """The run as the API shows it: the summary's fields and the run's page."""
+    return RunPublic.model_validate({**run.model_dump(), "url": run_url(base, run.id)})
 
 
 async def _record_from_request(request: Request, grant: Grant, state: StateDep) -> RunRecord:
@@ -147,18 +135,7 @@ async def upload_run(
             base_sha,
             partial(links_for, base, settings=settings),
         )
-    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
-    if outcome.created:
-        state.metrics.kernels.inc(len(record.kernels))
-    log.info(
-        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
-        record.repo,
-        record.commit,
-        grant.name,
-        outcome.run_id,
-        outcome.created,
-        len(record.kernels),
-    )
+    _count_upload(state, record, outcome, grant)
     response.status_code = 201 if outcome.created else 200
     url = run_url(base, outcome.run_id)
     posted, why = (
@@ -172,6 +149,24 @@ async def upload_run(
         markdown=outcome.markdown,
         posted=posted,
         post_detail=why,
+    )
+
+
+def _count_upload(
+    state: ServiceState, record: RunRecord, outcome: CheckOutcome, grant: Grant
+) -> None:
+    """The upload's metrics and its log line (never the token, only its name)."""
+    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
+    if outcome.created:
+        state.metrics.kernels.inc(len(record.kernels))
+    log.info(
+        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
+        record.repo,
+        record.commit,
+        grant.name,
+        outcome.run_id,
+        outcome.created,
+        len(record.kernels),
     )
 
 

@@ -8,7 +8,7 @@ from test_action import PR, REPO, ROOT, Runner
 
 from rules.verdict import Verdict
 from service.store.db import session_scope
-from service.store.repo import list_runs
+from service.store.queries import list_runs
 
 
 def test_action_in_server_mode_uploads_and_posts(

@@ -55,7 +55,7 @@ def test_demo_verdict_markdown_names_the_findings(demo):
 
 def test_demo_percent_of_roof_is_reproducible_from_the_record(demo):
     verify = next(k for k in demo.verdict.kernels if k.key == DEMO_KEYS["verify"])
-    # DESIGN.md: percent of roof = T_roof / T with T_roof = F_fp32 / P_fp32 here.
+    # rules/README.md: percent of roof = T_roof / T with T_roof = F_fp32 / P_fp32 here.
     flops = 4 * 2.0 * 512 * 14336 * 4096
     assert verify.t_roof_s == pytest.approx(flops / 66.9e12)
     assert verify.percent_of_roof == pytest.approx(100 * verify.t_roof_s / verify.time_s)

@@ -15,7 +15,7 @@ from service.cli import run
 from service.cli.plot_cmd import run_points
 from service.render.charts import roofline_chart
 from service.store.db import open_store, session_scope
-from service.store.repo import ingest_run
+from service.store.ingest import ingest_run
 
 H100 = builtin_catalog().lookup("H100-SXM5").roof()
 

@@ -15,7 +15,7 @@ from service.cli import run
 from service.digest.build import build_digest
 from service.render.digest_render import render_digest_json
 from service.store.db import open_store, session_scope
-from service.store.repo import ingest_run
+from service.store.ingest import ingest_run
 
 REPO = "acme/kernels"
 PERIOD = ["--from", PERIOD_START.isoformat(), "--to", PERIOD_END.isoformat()]

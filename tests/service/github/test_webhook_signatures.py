@@ -14,7 +14,7 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def test_signature_matches_githubs_documented_vector() -> None:
-    # docs.github.com "Validating webhook deliveries" test values (shared/github.md 3.6).
+    # docs.github.com "Validating webhook deliveries" test values.
     expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
     assert sign("It's a Secret to Everybody", b"Hello, World!") == expected
     verify_signature("It's a Secret to Everybody", b"Hello, World!", expected)

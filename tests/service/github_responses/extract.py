@@ -1,4 +1,4 @@
-"""Regenerate the trimmed response fixtures from ../shared/github-fixtures (run by hand).
+"""Regenerate the trimmed response fixtures from github3.py's betamax cassettes (run by hand).
 
 Each output file holds one recorded response: ``{"source", "status", "body"}``. Bodies are
 kept verbatim (URLs still point at api.github.com; the fake server rewrites them per request).
@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-#: ../shared beside the checkout (ROOFGUARD_GITHUB_FIXTURES overrides it).
+#: The cassettes (github3.py 4.0.1, tests/cassettes/), copied into a folder beside the
+#: checkout; ROOFGUARD_GITHUB_FIXTURES points elsewhere.
 SHARED = Path(
     os.environ.get("ROOFGUARD_GITHUB_FIXTURES", HERE.parents[3] / "shared" / "github-fixtures")
 )

@@ -18,17 +18,11 @@ from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Finding, Severity
+from service.store.baselines import accept_baseline
 from service.store.db import session_scope
-from service.store.history import baseline_frame, kernel_history, nightly_history
-from service.store.repo import (
-    accept_baseline,
-    get_run,
-    get_run_record,
-    ingest_run,
-    list_findings,
-    list_runs,
-    save_findings,
-)
+from service.store.history import BaselineQuery, baseline_frame, kernel_history, nightly_history
+from service.store.ingest import ingest_run, save_findings
+from service.store.queries import get_run, get_run_record, list_findings, list_runs
 
 REPO = "acme/kernels"
 H100 = builtin_catalog().lookup("H100-SXM5").roof()
@@ -62,7 +56,8 @@ def baseline(engine: sa.Engine, **kw: object):
         "window": 30,
     }
     with session_scope(engine, readonly=True) as session:
-        return baseline_frame(session=session, **{**args, **kw})  # type: ignore[arg-type]
+        query = BaselineQuery(**{**args, **kw})  # type: ignore[arg-type]
+        return baseline_frame(session=session, query=query)
 
 
 def count(engine: sa.Engine, table: str) -> int:

@@ -22,7 +22,7 @@ from service.store.db import (
     open_store,
     session_scope,
 )
-from service.store.repo import list_runs
+from service.store.queries import list_runs
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from store_cases import H100, count, nightly, store
 from rules.placement import place_run
 from service.errors import StoreUnavailable
 from service.store.db import open_store, session_scope
-from service.store.repo import ingest_run
+from service.store.ingest import ingest_run
 
 pytestmark = pytest.mark.postgres
 

@@ -1,0 +1,29 @@
+"""What a check leaves beside its verdict: the run's roofline chart and the links to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collectors.schema import RunRecord
+from service.pipeline.check import CheckOutcome
+from service.render.markdown import VerdictLinks
+
+ROOFLINE_CHART = "roofline.svg"
+
+
+def artifact_links(charts: Path | None, artifact_name: str) -> VerdictLinks | None:
+    """Links for a verdict whose charts travel as a workflow artifact (not hosted)."""
+    if charts is None:
+        return None
+    return VerdictLinks(artifact_name=artifact_name, artifact_charts=(ROOFLINE_CHART,))
+
+
+def write_charts(outcome: CheckOutcome, run: RunRecord, folder: Path) -> None:
+    """The run's roofline chart (SVG) in ``folder``."""
+    from service.render.charts import figure_bytes, roofline_chart, run_points  # matplotlib
+
+    points = run_points(run, outcome.placements, {})
+    title = f"{outcome.roof.label}: {run.commit[:12] if run.commit else 'run'}"
+    folder.mkdir(parents=True, exist_ok=True)
+    svg = figure_bytes(roofline_chart(outcome.roof, points, title=title), "svg")
+    (folder / ROOFLINE_CHART).write_bytes(svg)

@@ -1,0 +1,236 @@
+"""Store writes of a check: ingest a run with its placements, save the findings on it.
+
+Every verb works inside the caller's session (``service.store.db.session_scope``), so one
+``session_scope`` is one transaction: an ingest that fails half-way leaves nothing behind.
+Bulk rows go through SQLAlchemy Core ``executemany`` (2,000 measurements per run), never one
+ORM object per row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from collectors.schema import KernelRecord, RunRecord
+from rules.roofline import Placement, Roof
+from rules.verdict import Finding
+from service.errors import BadInput
+from service.store.ids import as_utc, canonical_json, device_id, kernel_ids, repo_id
+from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
+from service.store.tables import FindingRow, Measurement, Run, table_of
+
+_RUNS = table_of(Run)
+_MEASUREMENTS = table_of(Measurement)
+_FINDINGS = table_of(FindingRow)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What ``ingest_run`` did.
+
+    Attributes:
+        run_id: The stored run (the first one, when the content was already stored).
+        created: False when the same content was already stored (nothing was written).
+        content_hash: sha256 of the canonical RunRecord JSON.
+        kernels: Number of kernels of the run.
+    """
+
+    run_id: int
+    created: bool
+    content_hash: str
+    kernels: int = 0
+
+
+def _roof_json(roof: Roof) -> RoofValues:
+    return {
+        "device": roof.device,
+        "source": roof.source,
+        "peak_flop_per_s": dict(roof.peak_flop_per_s),
+        "bandwidth_byte_per_s": dict(roof.bandwidth_byte_per_s),
+    }
+
+
+def _run_row(
+    run: RunRecord, *, repo: int, device: int, roof: Roof, trusted: bool, digest: str, record: str
+) -> RunValues:
+    return {
+        "repo_id": repo,
+        "device_id": device,
+        "commit": run.commit,
+        "branch": run.branch,
+        "pull_request": run.pull_request,
+        "kind": run.kind.value,
+        "timestamp": as_utc(run.timestamp),
+        "runner": run.runner,
+        "device_reported": run.device.name,
+        "driver": run.device.driver,
+        "profiler_tool": run.profiler.tool,
+        "profiler_version": run.profiler.version,
+        "clock_control": run.profiler.clock_control,
+        "cache_control": run.profiler.cache_control,
+        "roof_source": roof.source,
+        "roof_label": roof.label,
+        "roof_json": _roof_json(roof),
+        "trusted": trusted,
+        "content_hash": digest,
+        "record_json": record,
+        "created_at": datetime.now(UTC),
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    """None for missing or infinite figures (intensity over zero bytes is infinite)."""
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return float(value)
+
+
+def measurement_row(
+    kernel: KernelRecord,
+    placement: Placement | None,
+    *,
+    run_id: int,
+    kernel_id: int,
+    roof_source: str,
+) -> MeasurementValues:
+    """The measurements row of one kernel: raw counters and the derived figures beside them."""
+    flops, nbytes = kernel.work()
+    p = placement
+    intensity = p.intensity if p else {}
+    return {
+        "run_id": run_id,
+        "kernel_id": kernel_id,
+        "launches": kernel.launches,
+        "time_s": kernel.duration_s,
+        "flops_json": dict(flops),
+        "total_flops": float(sum(flops.values())) if flops else None,
+        "bytes_dram": nbytes.get("dram"),
+        "bytes_l2": nbytes.get("l2"),
+        "bytes_l1": nbytes.get("l1"),
+        "percent_of_roof": p.percent_of_roof if p else None,
+        "regime": p.regime if p else None,
+        "binding": p.binding if p else None,
+        "borderline": bool(p and p.borderline),
+        "intensity_dram": _finite(intensity.get("dram")),
+        "intensity_l2": _finite(intensity.get("l2")),
+        "intensity_l1": _finite(intensity.get("l1")),
+        "t_roof_s": p.t_roof_s if p else None,
+        "peak_flop_time_s": p.peak_flop_time_s if p else None,
+        "roof_source": roof_source,
+    }
+
+
+def find_run(*, session: Session, repo: str, content_hash: str) -> int | None:
+    """Id of the run of ``repo`` with this content hash, None when not stored."""
+    rid = repo_id(session=session, repo=repo)
+    if rid is None:
+        return None
+    stmt = sa.select(_RUNS.c.id).where(_RUNS.c.repo_id == rid, _RUNS.c.content_hash == content_hash)
+    found = session.execute(stmt).scalar()
+    return None if found is None else int(found)
+
+
+def _insert_run(session: Session, row: RunValues) -> int | None:
+    """Insert the run row; None when a concurrent ingest committed the same content first.
+
+    The savepoint keeps the caller's transaction usable after the unique-key violation
+    (PostgreSQL; SQLite writers are serialised by ``BEGIN IMMEDIATE``).
+    """
+    try:
+        with session.begin_nested():
+            stmt = sa.insert(_RUNS).returning(_RUNS.c.id)
+            return int(session.execute(stmt, row).scalar_one())
+    except sa.exc.IntegrityError as exc:
+        if "content_hash" not in str(exc.orig):
+            raise
+        return None
+
+
+def ingest_run(
+    *,
+    session: Session,
+    run: RunRecord,
+    placements: Mapping[str, Placement],
+    roof: Roof,
+    trusted: bool = True,
+) -> IngestResult:
+    """Store a run with its placements on ``roof`` (one transaction: the caller's session).
+
+    The device is stored under ``roof.device`` (the catalog id when the catalog knows it).
+    Ingesting the same content again writes nothing and returns the first run's id.
+
+    Raises:
+        BadInput: The run names no repository.
+    """
+    if not run.repo:
+        raise BadInput("run has no repository; give --repo OWNER/NAME")
+    record = canonical_json(run)
+    digest = hashlib.sha256(record.encode("utf-8")).hexdigest()
+    existing = find_run(session=session, repo=run.repo, content_hash=digest)
+    if existing is not None:
+        return IngestResult(existing, False, digest, len(run.kernels))
+    rid = repo_id(session=session, repo=run.repo, create=True)
+    did = device_id(session=session, device=roof.device, create=True)
+    assert rid is not None and did is not None  # created above
+    row = _run_row(
+        run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
+    )
+    run_id = _insert_run(session, row)
+    if run_id is None:  # another process stored the same content meanwhile
+        existing = find_run(session=session, repo=run.repo, content_hash=digest)
+        assert existing is not None
+        return IngestResult(existing, False, digest, len(run.kernels))
+    _insert_measurements(session, run, placements, run_id=run_id, repo=rid, roof=roof)
+    session.flush()
+    return IngestResult(run_id, True, digest, len(run.kernels))
+
+
+def _insert_measurements(
+    session: Session,
+    run: RunRecord,
+    placements: Mapping[str, Placement],
+    *,
+    run_id: int,
+    repo: int,
+    roof: Roof,
+) -> None:
+    """One ``executemany`` of the run's measurement rows (kernel ids resolved in bulk)."""
+    ids = kernel_ids(session=session, repo_id=repo, kernels={k.key: k.name for k in run.kernels})
+    rows = [
+        measurement_row(
+            k, placements.get(k.key), run_id=run_id, kernel_id=ids[k.key], roof_source=roof.source
+        )
+        for k in run.kernels
+    ]
+    if rows:
+        session.execute(sa.insert(_MEASUREMENTS), rows)
+
+
+def _finding_row(run_id: int, finding: Finding, now: datetime) -> FindingValues:
+    return {
+        "run_id": run_id,
+        "kernel_key": finding.kernel,
+        "rule": finding.rule,
+        "severity": finding.severity.value,
+        "stability": finding.stability.value,
+        "message": finding.message,
+        "advice": finding.advice.value if finding.advice else None,
+        "numbers_json": dict(finding.numbers),
+        "finding_json": finding.model_dump(mode="json"),
+        "created_at": now,
+    }
+
+
+def save_findings(*, session: Session, run_id: int, findings: Iterable[Finding]) -> int:
+    """Store the findings of a check on run ``run_id``, replacing earlier ones; returns count."""
+    session.execute(sa.delete(_FINDINGS).where(_FINDINGS.c.run_id == run_id))
+    now = datetime.now(UTC)
+    rows = [_finding_row(run_id, f, now) for f in findings]
+    if rows:
+        session.execute(sa.insert(_FINDINGS), rows)
+    return len(rows)

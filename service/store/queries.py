@@ -1,0 +1,159 @@
+"""Store reads of runs: one run, a filtered page of runs, a run's record and findings.
+
+``RunBase`` is the one family of run models: ``RunSummary`` (the store's) extends it, and
+the API's ``RunPublic`` is validated from a summary, so a run's fields are declared once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, field_validator
+from sqlmodel import Session
+
+from collectors.schema import RunRecord
+from rules.verdict import Finding
+from service.errors import NotFound
+from service.store.ids import as_utc
+from service.store.tables import Device, FindingRow, Repository, Run, table_of
+
+_RUNS = table_of(Run)
+_REPOS = table_of(Repository)
+_DEVICES = table_of(Device)
+_FINDINGS = table_of(FindingRow)
+
+
+class RunBase(BaseModel):
+    """The fields every view of a stored run shares.
+
+    Attributes:
+        id: Run id.
+        repo: OWNER/NAME.
+        device: Device name the run is stored under.
+        commit: Commit SHA.
+        branch: Branch.
+        pull_request: PR number, for pr runs.
+        kind: nightly, pr or local.
+        timestamp: When it was measured (UTC).
+        runner: Runner name.
+    """
+
+    model_config = ConfigDict(frozen=True, from_attributes=True)
+
+    id: int
+    repo: str
+    device: str
+    commit: str | None
+    branch: str | None
+    pull_request: int | None
+    kind: str
+    timestamp: datetime
+    runner: str | None
+
+
+class RunSummary(RunBase):
+    """A stored run without its record (cheap to list), read from a result row.
+
+    Attributes:
+        roof_source: datasheet, report, measured or custom.
+        roof_label: The roof's label, e.g. "H100-SXM5 (datasheet)".
+        trusted: False when the runner failed its health preflight.
+        content_hash: sha256 of the canonical RunRecord JSON.
+    """
+
+    roof_source: str
+    roof_label: str
+    trusted: bool
+    content_hash: str
+
+    @field_validator("timestamp")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        """SQLite returns naive timestamps; every stored one is UTC."""
+        return as_utc(value)
+
+
+def _summary_select() -> sa.Select[Any]:
+    return (
+        sa.select(
+            _RUNS.c.id,
+            _REPOS.c.name.label("repo"),
+            _DEVICES.c.name.label("device"),
+            _RUNS.c.commit,
+            _RUNS.c.branch,
+            _RUNS.c.pull_request,
+            _RUNS.c.kind,
+            _RUNS.c.timestamp,
+            _RUNS.c.runner,
+            _RUNS.c.roof_source,
+            _RUNS.c.roof_label,
+            _RUNS.c.trusted,
+            _RUNS.c.content_hash,
+        )
+        .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
+        .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)
+    )
+
+
+def get_run(*, session: Session, run_id: int) -> RunSummary:
+    """The run ``run_id``.
+
+    Raises:
+        NotFound: No such run.
+    """
+    row = session.execute(_summary_select().where(_RUNS.c.id == run_id)).first()
+    if row is None:
+        raise NotFound(f"run {run_id} is not in the history store")
+    return RunSummary.model_validate(row)
+
+
+def list_runs(
+    *,
+    session: Session,
+    repo: str | None = None,
+    kind: str | None = None,
+    branch: str | None = None,
+    device: str | None = None,
+    pull_request: int | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[RunSummary]:
+    """Stored runs, newest first, filtered by whatever is given."""
+    stmt = _summary_select()
+    filters = [
+        (_REPOS.c.name, repo),
+        (_RUNS.c.kind, kind),
+        (_RUNS.c.branch, branch),
+        (_DEVICES.c.name, device),
+        (_RUNS.c.pull_request, pull_request),
+    ]
+    for column, value in filters:
+        if value is not None:
+            stmt = stmt.where(column == value)
+    stmt = stmt.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(limit).offset(offset)
+    return [RunSummary.model_validate(row) for row in session.execute(stmt)]
+
+
+def get_run_record(*, session: Session, run_id: int) -> RunRecord:
+    """The full RunRecord stored with run ``run_id`` (every verdict figure derives from it).
+
+    Raises:
+        NotFound: No such run.
+    """
+    stmt = sa.select(_RUNS.c.record_json).where(_RUNS.c.id == run_id)
+    text = session.execute(stmt).scalar()
+    if text is None:
+        raise NotFound(f"run {run_id} is not in the history store")
+    return RunRecord.model_validate_json(text)
+
+
+def list_findings(*, session: Session, run_id: int) -> list[Finding]:
+    """The stored findings of run ``run_id``, in the order they were saved."""
+    stmt = (
+        sa.select(_FINDINGS.c.finding_json)
+        .where(_FINDINGS.c.run_id == run_id)
+        .order_by(_FINDINGS.c.id)
+    )
+    return [Finding.model_validate(data) for data in session.execute(stmt).scalars()]
