@@ -25,11 +25,12 @@ tailed noise model (Student t, ``tail_df`` degrees of freedom, scaled to the rob
   ``family_error / suspects`` (Bonferroni over the re-measured kernels, valid whatever
   the screen selected).
 
-``z_threshold`` stays the floor of every threshold. Why family-wise rather than a false-
-discovery rate: on a stable PR every flagged kernel is a false one, and there FDR control
-equals FWER control anyway; with one real regression, Benjamini-Hochberg lowers the bar for
-the others and lets more false ones fail with it, for a power gain that is negligible when
-the discoveries are a handful out of thousands (``tests/bench/bench_fleet.py`` reports both).
+``z_threshold`` is the floor of the PR's thresholds, ``nightly_floor`` of the nightly one.
+Why family-wise rather than a false-discovery rate: on a stable PR every flagged kernel is a
+false one, and there FDR control equals FWER control anyway; with one real regression,
+Benjamini-Hochberg lowers the bar for the others and lets more false ones fail with it, for
+a power gain that is negligible when the discoveries are a handful out of thousands
+(``tests/bench/bench_fleet.py`` reports both).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class GateOptions(CompareOptions, GateSettings):
     """Everything the gate uses: ``CompareOptions`` thresholds, the protocol, the family.
 
     Attributes:
-        z_threshold: The floor of every threshold (``GATE_Z``).
+        z_threshold: The floor of the PR gate's thresholds (``GATE_Z``).
         family_size: Values judged in the same verdict (kernels for the nightly gate,
             re-measured kernels for the PR confirmation); the thresholds grow with it.
     """
