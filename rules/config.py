@@ -43,6 +43,8 @@ class KernelGroup(_Frozen):
         nvtx: Glob on the kernel's NVTX range; when set, a kernel must match it too.
         regime: Declared regime of the group's kernels (checked by regime-mislabel).
         target_percent: Percent of roof the group should reach (time-weighted).
+        precision: The precision the group's work should run at (``tensor_bf16``): its MFU is
+            measured against that peak (default: the baseline's dominant precision).
         owners: Who to tell (GitHub handles or teams).
     """
 
@@ -51,6 +53,7 @@ class KernelGroup(_Frozen):
     nvtx: str | None = None
     regime: Regime | None = None
     target_percent: float | None = Field(default=None, gt=0, le=100)
+    precision: str | None = None
     owners: tuple[str, ...] = ()
 
     def matches(self, key: str, name: str, nvtx_range: str | None) -> bool:

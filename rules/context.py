@@ -5,17 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from collectors.schema import KernelRecord, RunKind, RunRecord
 from rules.config import RulesConfig
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
-from rules.groups import GroupFigures, group_figures
 from rules.history import HistoryIndex, KernelHistory
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.stats import GateMode
+
+if TYPE_CHECKING:
+    from rules.groups import GroupFigures
 
 
 @dataclass(frozen=True)
@@ -159,4 +162,6 @@ class RuleContext:
     @cached_property
     def groups(self) -> Mapping[str, GroupFigures]:
         """Figures of every configured kernel group (computed once, shared by rules)."""
+        from rules.groups import group_figures  # groups (and rules.timing) build on this module
+
         return group_figures(self)

@@ -18,6 +18,14 @@ from rules.errors import RuleExecutionFailed
 from rules.groups import GroupFigures
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.summary import summarise
+from rules.timing import (
+    like_for_like_percent,
+    median_time,
+    ratio,
+    run_baseline,
+    time_fields,
+    with_time,
+)
 from rules.verdict import (
     Conclusion,
     Finding,
@@ -88,7 +96,8 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
-    current = kernel.duration_s if timed_only else placement.percent_of_roof
+    like_for_like = None if timed_only else like_for_like_percent(ctx, key)
+    current = kernel.duration_s if timed_only else like_for_like
     history = ctx.kernel_history(key)
     summary, comparison = summarise(
         history.time_s if timed_only else history.percent_of_roof,
@@ -98,6 +107,7 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
         regimes=history.regime,
         higher_is_better=not timed_only,
     )
+    summary = with_time(summary, history)
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, bool(comparison and comparison.improved))
     if timed_only and status == "unchanged" and not kernel.duration_s:
@@ -119,6 +129,7 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
         status=status,
         baseline=summary if summary.n else None,
         measurements=_measurements(ctx, key, timed_only),
+        **time_fields(placement, summary, like_for_like),
     )
 
 
@@ -138,6 +149,8 @@ def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
         figures.history["percent_of_roof"], figures.percent_of_roof, commits=commits
     )
     mfu_summary, _ = summarise(figures.history["mfu"], figures.mfu, metric="mfu", commits=commits)
+    base_time = median_time(figures.history["time_s"])
+    pct_summary = pct_summary.model_copy(update={"time_s": base_time})
     group = figures.group
     return GroupVerdict(
         name=group.name,
@@ -146,6 +159,8 @@ def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
         time_share=figures.time_s / ctx.total_time_s if ctx.total_time_s else 0.0,
         percent_of_roof=figures.percent_of_roof,
         mfu=figures.mfu,
+        mfu_precision=figures.precision,
+        time_ratio=ratio(figures.time_s, base_time),
         regime=group.regime,
         target_percent=group.target_percent,
         owners=group.owners,
@@ -187,6 +202,7 @@ def evaluate(ctx: RuleContext) -> Verdict:
     kernels = [kernel_verdict(ctx, key, findings) for key in ctx.kernels]
     groups = tuple(group_verdict(ctx, figures) for figures in ctx.groups.values())
     run = ctx.run
+    run_base = run_baseline(ctx)
     return Verdict(
         conclusion=conclude(findings, ctx.config.fail_on),
         repo=run.repo,
@@ -200,4 +216,7 @@ def evaluate(ctx: RuleContext) -> Verdict:
         findings=tuple(findings),
         notes=(*run.notes, *(() if ctx.trusted else (UNTRUSTED_NOTE,))),
         groups=groups,
+        time_s=ctx.total_time_s,
+        baseline=run_base,
+        time_ratio=ratio(ctx.total_time_s, run_base.time_s if run_base else None),
     )

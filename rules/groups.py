@@ -3,49 +3,32 @@
 For a group's placed kernels ``i`` (FLOPs ``F_ip``, times ``T_i``, speed-of-light ``T_roof,i``)::
 
     percent of roof = 100 * sum_i T_roof,i / sum_i T_i        (time-weighted)
+
+with each ``T_roof,i`` on the roof kernel ``i``'s baseline was bound by (like for like, see
+``rules.timing``), and
     MFU             = sum_i sum_p (F_ip / P_p) / sum_i T_i
 
-MFU is achieved FLOP/s over the peak of the precisions used, each precision weighted by its
-FLOPs; with one precision it is ``achieved FLOP/s / P``. Baseline runs store each kernel's
-``sum_p F_p / P_p`` (``peak_flop_time_s``), so a baseline's MFU is exact even when the
-precision mix changed (a GEMM that fell off the tensor cores).
+    MFU             = sum_i sum_p F_ip / (P_ref * sum_i T_i)
+
+MFU is achieved FLOP/s over one reference peak ``P_ref``, the same now and for every baseline
+run: the peak of the precision the config declares for the group (``precision``), else the
+baseline's effective peak (``sum F / sum_p F_p / P_p`` over the baseline rows, which is exactly
+the dominant precision's peak when the baseline ran at one precision), else the current run's.
+So a GEMM that fell off the tensor cores reads as the drop it is (72% -> 5% of the bf16 peak),
+not as a small change against the fp32 peak it fell onto.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 import pandas as pd
 
-from collectors.schema import KernelRecord
-from rules.config import KernelGroup, RulesConfig
-from rules.roofline import Placement
-
-
-class GroupSource(Protocol):
-    """What group figures are computed from (a ``RuleContext`` provides it).
-
-    A protocol rather than ``RuleContext`` itself, so that the context can build its groups
-    without this module importing the context back (no import cycle).
-    """
-
-    @property
-    def config(self) -> RulesConfig:
-        """The rules configuration."""
-
-    @property
-    def kernels(self) -> Mapping[str, KernelRecord]:
-        """The run's kernels by identity key."""
-
-    @property
-    def placements(self) -> Mapping[str, Placement]:
-        """The kernels placed on the roof."""
-
-    @property
-    def comparable_history(self) -> pd.DataFrame:
-        """Like-for-like baseline rows."""
+from rules.config import KernelGroup
+from rules.context import RuleContext
+from rules.roofline import precision_of_peak
+from rules.timing import like_for_like_percent
 
 
 @dataclass(frozen=True)
@@ -57,10 +40,11 @@ class GroupFigures:
         keys: The current run's kernels in the group.
         time_s: Their total time.
         percent_of_roof: Time-weighted percent of roof (None when nothing is placed).
-        mfu: Model FLOP utilisation, 0-1 (None without FLOPs).
-        effective_peak: ``sum F / sum (F_p / P_p)``, FLOP/s (None without FLOPs).
+        mfu: Model FLOP utilisation against ``effective_peak``, 0-1 (None without FLOPs).
+        effective_peak: The reference peak ``P_ref`` of MFU, FLOP/s (None without FLOPs).
         history: One row per baseline run, oldest first: ``run_id``, ``commit``,
-            ``timestamp``, ``percent_of_roof``, ``mfu``.
+            ``timestamp``, ``percent_of_roof``, ``mfu``, ``time_s``.
+        precision: The precision of ``effective_peak`` (None: a mix of precisions).
     """
 
     group: KernelGroup
@@ -70,6 +54,7 @@ class GroupFigures:
     mfu: float | None
     effective_peak: float | None
     history: pd.DataFrame
+    precision: str | None = None
 
     @property
     def key(self) -> str:
@@ -77,7 +62,7 @@ class GroupFigures:
         return f"group:{self.group.name}"
 
 
-def group_members(ctx: GroupSource) -> dict[str, tuple[str, ...]]:
+def group_members(ctx: RuleContext) -> dict[str, tuple[str, ...]]:
     """Kernel keys per group name (a kernel belongs to its first matching group)."""
     members: dict[str, list[str]] = {g.name: [] for g in ctx.config.groups}
     for key, kernel in ctx.kernels.items():
@@ -87,26 +72,60 @@ def group_members(ctx: GroupSource) -> dict[str, tuple[str, ...]]:
     return {name: tuple(keys) for name, keys in members.items()}
 
 
-def _current(
-    ctx: GroupSource, keys: tuple[str, ...]
-) -> tuple[float, float | None, float | None, float | None]:
+def _current(ctx: RuleContext, keys: tuple[str, ...]) -> tuple[float, float | None, float, float]:
+    """Total time, time-weighted percent of roof, total FLOPs and ``sum_p F_p / P_p``."""
     placed = [ctx.placements[k] for k in keys]
     total = sum(p.time_s or 0.0 for p in placed)
-    roof_time = [(p.t_roof_s, p.time_s) for p in placed if p.percent_of_roof is not None]
+    # Like for like: each kernel's roof time on the roof its baseline was bound by.
+    roof_time = [
+        ((like_for_like_percent(ctx, k) or 0.0) * (p.time_s or 0.0) / 100.0, p.time_s)
+        for k, p in zip(keys, placed, strict=True)
+        if p.percent_of_roof is not None
+    ]
     timed = sum(t or 0.0 for _, t in roof_time)
-    pct = 100.0 * sum(r or 0.0 for r, _ in roof_time) / timed if timed else None
+    pct = 100.0 * sum(r for r, _ in roof_time) / timed if timed else None
     flops = sum(p.total_flops for p in placed)
     compute_time = sum(sum(p.compute.terms.values()) for p in placed)
-    mfu = compute_time / total if total and compute_time else None
-    peak = flops / compute_time if compute_time else None
-    return total, pct, mfu, peak
+    return total, pct, flops, compute_time
 
 
-def _per_run(rows: pd.DataFrame) -> pd.DataFrame:
+def _numeric(rows: pd.DataFrame, column: str) -> float:
+    return float(pd.to_numeric(rows[column], errors="coerce").sum())
+
+
+def reference_peak(
+    ctx: RuleContext, group: KernelGroup, rows: pd.DataFrame, current: tuple[float, float]
+) -> tuple[float | None, str | None]:
+    """``P_ref`` of the group's MFU and its precision (see the module docstring).
+
+    Args:
+        ctx: The context (its roof has the peaks).
+        group: The configured group (``precision`` wins when the roof has it).
+        rows: The group's baseline rows.
+        current: The current run's (total FLOPs, ``sum_p F_p / P_p``).
+    """
+    peaks = ctx.roof.peak_flop_per_s
+    if group.precision is not None and peaks.get(group.precision, 0) > 0:
+        return peaks[group.precision], group.precision
+    flops, compute_time = current
+    if not rows.empty:
+        base_flops, base_time = _numeric(rows, "total_flops"), _numeric(rows, "peak_flop_time_s")
+        if base_flops > 0 and base_time > 0:
+            flops, compute_time = base_flops, base_time
+    peak = flops / compute_time if flops > 0 and compute_time > 0 else None
+    return peak, precision_of_peak(peaks, peak)
+
+
+HISTORY = ["run_id", "commit", "timestamp", "percent_of_roof", "mfu", "time_s"]
+
+
+def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
+    if rows.empty:
+        return pd.DataFrame(columns=HISTORY)
     frame = rows.assign(
         _t=pd.to_numeric(rows["time_s"], errors="coerce"),
         _pct=pd.to_numeric(rows["percent_of_roof"], errors="coerce"),
-        _flops=pd.to_numeric(rows["peak_flop_time_s"], errors="coerce"),
+        _flops=pd.to_numeric(rows["total_flops"], errors="coerce"),
     )
     frame = frame.assign(
         _troof=frame["_pct"] * frame["_t"] / 100.0,
@@ -123,13 +142,14 @@ def _per_run(rows: pd.DataFrame) -> pd.DataFrame:
     grouped["percent_of_roof"] = (
         100.0 * grouped["troof"] / grouped["tplaced"].where(grouped["tplaced"] > 0)
     )
-    peak_time = grouped["flops"].where(grouped["flops"] > 0)
-    grouped["mfu"] = peak_time / grouped["t"]
+    flops = grouped["flops"].where(grouped["flops"] > 0)
+    grouped["mfu"] = flops / (peak * grouped["t"]) if peak else float("nan")
+    grouped["time_s"] = grouped["t"]
     out = grouped.reset_index().sort_values("timestamp", kind="stable")
-    return out[["run_id", "commit", "timestamp", "percent_of_roof", "mfu"]]
+    return out[HISTORY]
 
 
-def _history_rows(ctx: GroupSource, group: KernelGroup, keys: tuple[str, ...]) -> pd.DataFrame:
+def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -> pd.DataFrame:
     frame = ctx.comparable_history
     if frame.empty:
         return frame
@@ -148,18 +168,18 @@ def _history_rows(ctx: GroupSource, group: KernelGroup, keys: tuple[str, ...]) -
     return frame[raw_keys.isin(chosen)]
 
 
-def group_figures(ctx: GroupSource) -> Mapping[str, GroupFigures]:
+def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
     """Figures of every configured group, by group name."""
     members = group_members(ctx)
     figures: dict[str, GroupFigures] = {}
     for group in ctx.config.groups:
         keys = members[group.name]
-        total, pct, mfu, peak = _current(ctx, keys)
+        total, pct, flops, compute_time = _current(ctx, keys)
         rows = _history_rows(ctx, group, keys)
-        history = (
-            _per_run(rows)
-            if not rows.empty
-            else pd.DataFrame(columns=["run_id", "commit", "timestamp", "percent_of_roof", "mfu"])
+        peak, precision = reference_peak(ctx, group, rows, (flops, compute_time))
+        mfu = flops / (peak * total) if peak and total and flops else None
+        history = _per_run(rows, peak)
+        figures[group.name] = GroupFigures(
+            group, keys, total, pct, mfu, peak, history, precision=precision
         )
-        figures[group.name] = GroupFigures(group, keys, total, pct, mfu, peak, history)
     return figures

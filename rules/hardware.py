@@ -85,8 +85,34 @@ class DeviceSpec(BaseModel):
 def normalise_name(name: str) -> str:
     """Fold a device name for matching: case, vendor words and punctuation do not matter."""
     folded = name.lower()
-    folded = re.sub(r"\b(nvidia|tesla|geforce|amd|radeon|google)\b", " ", folded)
+    folded = re.sub(r"\b(nvidia|tesla|geforce|amd|radeon|instinct|google)\b", " ", folded)
     return re.sub(r"[^a-z0-9]+", "", folded)
+
+
+#: Families whose model number's first digit is the generation (RTX 3090: Ampere, 2080: Turing);
+#: elsewhere the letter is the generation (V100 Volta, A100 Ampere, H100 Hopper, MI300 CDNA3).
+_SERIES_FAMILIES = frozenset({"rtx", "gtx", "rtxa", "quadro"})
+_MODEL = re.compile(r"([a-z]+?)(\d+)")
+
+
+def _family(key: str) -> tuple[str, str, str]:
+    """(letters, number, generation) of a folded name: "rtx3090" -> ("rtx", "3090", "rtx3")."""
+    found = _MODEL.search(key)
+    if found is None:
+        return key, "", key
+    letters, number = found.groups()
+    generation = letters + number[0] if letters in _SERIES_FAMILIES else letters
+    return letters, number, generation
+
+
+def _kinship(name: str, candidate: str) -> int:
+    """3 same model (V100 and V100), 2 same generation, 1 same family letters, 0 none."""
+    a, b = _family(name), _family(candidate)
+    if a[0] == b[0] and a[1] == b[1] and a[1]:
+        return 3
+    if a[2] == b[2]:
+        return 2
+    return 1 if a[0] == b[0] else 0
 
 
 class Catalog:
@@ -121,11 +147,21 @@ class Catalog:
             return None
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
-        """The catalog ids closest to ``name``."""
+        """The catalog ids closest to ``name``: same model, then generation, then family.
+
+        A V100-PCIe suggests the V100-SXM2 before an H100, however alike the strings; within
+        one rank the string similarity decides, and unrelated names need a similar string.
+        """
         key = normalise_name(name)
-        close = difflib.get_close_matches(key, list(self._index), n=n * 3, cutoff=0.4)
-        ids = list(dict.fromkeys(self._index[c] for c in close))
-        return ids[:n]
+        best: dict[str, tuple[int, float]] = {}
+        for known, device_id in self._index.items():
+            kin = _kinship(key, known)
+            ratio = difflib.SequenceMatcher(None, key, known).ratio()
+            if kin == 0 and ratio < 0.4:
+                continue
+            best[device_id] = max(best.get(device_id, (0, 0.0)), (kin, ratio))
+        ranked = sorted(best, key=lambda d: best[d], reverse=True)
+        return ranked[:n]
 
     def with_overrides(self, overrides: Mapping[str, Mapping[str, Any]]) -> Catalog:
         """A catalog where ``overrides`` (id -> fields) modify or add devices."""

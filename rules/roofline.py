@@ -129,7 +129,13 @@ def is_borderline(
 
 
 def intensity(flops: Mapping[str, float], nbytes: Mapping[str, float]) -> dict[str, float]:
-    """Arithmetic intensity per tier, ``I_t = sum_p F_p / B_t`` (FLOP/byte); inf for 0 bytes."""
+    """Arithmetic intensity per tier, ``I_t = sum_p F_p / B_t`` (FLOP/byte); inf for 0 bytes.
+
+    No FLOP figure at all (no counters, or tensor work the report does not count) is an
+    unknown intensity, not 0: an empty dict. Zero FLOPs given (a copy) are intensity 0.
+    """
+    if not flops:
+        return {}
     total = sum(flops.values())
     return {t: (total / b if b > 0 else math.inf) for t, b in nbytes.items()}
 
@@ -270,3 +276,39 @@ def place(
         missing=_missing(flops, nbytes, time_s, compute, memory),
         total_flops=float(sum(flops.values())),
     )
+
+
+def percent_of_resource(placement: Placement, resource: str | None) -> float | None:
+    """Percent of the roof of one precision or tier: the like-for-like figure of a kernel.
+
+    For a precision ``p``: ``100 * (sum_q F_q / P_p) / T``, all of the kernel's FLOPs at that
+    precision's peak (a GEMM that fell off the tensor cores, measured against the tensor roof it
+    used to reach). For a tier ``t``: ``100 * (B_t / W_t) / T``. None when the roof lacks the
+    resource, the kernel has no such work or no time. Equals ``percent_of_roof`` when
+    ``resource`` is the kernel's own binding and it has one precision.
+    """
+    if not resource or not placement.time_s:
+        return None
+    if resource in placement.roof.peak_flop_per_s:
+        peak = placement.roof.peak_flop_per_s[resource]
+        seconds = placement.total_flops / peak if peak > 0 else None
+    else:
+        seconds = placement.memory.terms.get(resource)
+    if not seconds:
+        return None
+    return percent_of_roof(seconds, placement.time_s)
+
+
+def precision_of_peak(
+    peaks: Mapping[str, float], peak: float | None, tolerance: float = 0.02
+) -> str | None:
+    """The precision whose peak is ``peak`` within ``tolerance`` (relative), else None.
+
+    Names the effective peak of a mix of kernels (``sum F / sum F_p / P_p``): when all of them
+    ran at one precision it is exactly that precision's peak.
+    """
+    if not peak or peak <= 0:
+        return None
+    close = [(abs(p / peak - 1.0), name) for name, p in peaks.items() if p > 0]
+    best = min(close, default=None)
+    return best[1] if best is not None and best[0] <= tolerance else None

@@ -95,6 +95,9 @@ class BaselineSummary(_Model):
         commits: The baseline's commit range (first, last).
         metric: What ``center``/``spread``/``history`` measure: ``percent_of_roof``, or
             ``time_s`` for kernels without counters (lower is better).
+        time_s: Median measured time over the baseline runs (for a group or the run: of the
+            per-run total), the ground truth beside any percentage.
+        binding: The baseline's usual binding precision or tier (the majority of its runs).
     """
 
     n: int
@@ -105,6 +108,8 @@ class BaselineSummary(_Model):
     history: tuple[float, ...] = ()
     commits: tuple[str, ...] = ()
     metric: str = "percent_of_roof"
+    time_s: float | None = None
+    binding: str | None = None
 
 
 class GroupVerdict(_Model):
@@ -117,8 +122,11 @@ class GroupVerdict(_Model):
         time_share: Share of the run's total GPU time (0-1).
         percent_of_roof: Time-weighted percent of roof, ``100 * sum T_roof / sum T`` over the
             placed kernels.
-        mfu: Model FLOP utilisation, ``sum_p (F_p / P_p) / sum T``: achieved FLOP/s over the
-            peak of the precisions used (each weighted by its FLOPs).
+        mfu: Model FLOP utilisation, ``sum F / (P_ref * sum T)``: achieved FLOP/s over the
+            group's reference peak ``P_ref`` (``mfu_precision``), now and per baseline run.
+        mfu_precision: The precision whose peak MFU is measured against: the one the config
+            declares for the group, else the baseline's dominant precision (None: a mix).
+        time_ratio: ``time_s`` over the baseline's median total time (2.0: twice as slow).
         regime: The group's declared regime, if any.
         target_percent: The group's target percent of roof, if any.
         owners: Who owns the group.
@@ -132,6 +140,8 @@ class GroupVerdict(_Model):
     time_share: float = 0.0
     percent_of_roof: float | None = None
     mfu: float | None = None
+    mfu_precision: str | None = None
+    time_ratio: float | None = None
     regime: str | None = None
     target_percent: float | None = None
     owners: tuple[str, ...] = ()
@@ -152,6 +162,8 @@ class KernelVerdict(_Model):
         regime: memory-bound or compute-bound.
         borderline: Within the band around the ridge.
         binding: Binding resource.
+        tier: The memory tier that sets ``T_memory`` (the binding tier of a compute-bound
+            kernel's memory side; its intensity is the one shown).
         intensity: FLOP/byte per tier.
         t_roof_s: Speed-of-light time.
         roof: The roof used.
@@ -161,6 +173,11 @@ class KernelVerdict(_Model):
         baseline: Baseline summary, None for new kernels.
         measurements: Every measurement of the commit in the judged metric (percent of
             roof, or time for unplaced kernels): the run's, then each re-measurement's.
+        time_ratio: ``time_s`` over ``baseline.time_s`` (15.1: fifteen times slower).
+        percent_of_baseline_roof: Percent of the roof its baseline was bound by
+            (``baseline.binding``), like for like when the binding precision or tier changed;
+            equal to ``percent_of_roof`` when it did not.
+        missing: Why the kernel could not be placed (or only partly), in words.
     """
 
     key: str
@@ -172,6 +189,7 @@ class KernelVerdict(_Model):
     regime: str | None
     borderline: bool = False
     binding: str | None
+    tier: str | None = None
     intensity: dict[str, float] = Field(default_factory=dict)
     t_roof_s: float | None = None
     roof: str | None = None
@@ -179,6 +197,9 @@ class KernelVerdict(_Model):
     status: str = "unchanged"
     baseline: BaselineSummary | None = None
     measurements: tuple[float, ...] = ()
+    time_ratio: float | None = None
+    percent_of_baseline_roof: float | None = None
+    missing: tuple[str, ...] = ()
 
 
 class Verdict(_Model):
@@ -198,6 +219,10 @@ class Verdict(_Model):
         notes: Run-level remarks (env mismatch, missing metrics ...).
         run_id: History-store id of the run, when stored.
         groups: Kernel groups judged as a whole (config ``groups``).
+        time_s: Total measured GPU time of the run's kernels.
+        baseline: The run as a whole at baseline: ``time_s`` is the median total GPU time of
+            the baseline runs, ``n`` their number, ``commits`` their range.
+        time_ratio: ``time_s`` over ``baseline.time_s``.
     """
 
     conclusion: Conclusion
@@ -213,6 +238,9 @@ class Verdict(_Model):
     notes: tuple[str, ...] = ()
     run_id: int | None = None
     groups: tuple[GroupVerdict, ...] = ()
+    time_s: float = 0.0
+    baseline: BaselineSummary | None = None
+    time_ratio: float | None = None
 
     @property
     def regressions(self) -> int:

@@ -18,6 +18,7 @@ from collectors.errors import MalformedReport
 from collectors.identity import make_key
 from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
+from collectors.ncu.tensor import uncounted, uncounted_note
 from collectors.schema import (
     DeviceInfo,
     KernelRecord,
@@ -89,8 +90,11 @@ class _Kernel:
         self.counts[figs.plan] += count
 
     def record(self, path: str, fmt: str) -> KernelRecord:
-        flops, nbytes, partial = self._complete()
+        flops, nbytes, partial, busy = self._complete()
         missing = list(self.missing) + partial
+        left_out = uncounted({p: f.value for p, f in flops.items()}, busy, self.launches)
+        if left_out:  # a lower bound would place a busy GEMM as memory-bound: say unknown
+            flops, missing = {}, missing + left_out
         if self.failed:
             why = "; ".join(self.reasons)
             missing.append(f"{self.failed} launch(es) not averaged in: {why}")
@@ -115,8 +119,13 @@ class _Kernel:
             source=SourceRef(path=path, row=self.first_row, format=fmt),
         )
 
-    def _complete(self) -> tuple[dict[str, Figure], dict[str, Figure], list[str]]:
-        """Figures every usable launch had; the others are named as partial."""
+    def _complete(
+        self,
+    ) -> tuple[dict[str, Figure], dict[str, Figure], list[str], dict[str, tuple[float, str]]]:
+        """Figures every usable launch had, the partial ones named, and the activity probes.
+
+        Activity probes (``busy.<family>``) are summed over the launches that had them.
+        """
         found: dict[str, Figure] = {}
         seen: dict[str, int] = {}
         for plan, totals in self.totals.items():
@@ -125,15 +134,18 @@ class _Kernel:
                 prov = spec.provenance if old is None else old.provenance
                 found[spec.key] = Figure(value + (old.value if old else 0.0), prov)
                 seen[spec.key] = seen.get(spec.key, 0) + self.counts[plan]
+        busy = {
+            k[5:]: (f.value, f.provenance.metrics[0]) for k, f in found.items() if k[:5] == "busy."
+        }
         partial = [
             f"{key}: present in {n} of {self.launches} launches, left out"
             for key, n in seen.items()
-            if n != self.launches
+            if n != self.launches and not key.startswith("busy.")
         ]
         complete = {k: f for k, f in found.items() if seen[k] == self.launches}
         flops = {k[6:]: f for k, f in complete.items() if k.startswith("flops.")}
         nbytes = {k[6:]: f for k, f in complete.items() if k.startswith("bytes.")}
-        return flops, nbytes, partial
+        return flops, nbytes, partial, busy
 
 
 class RunBuilder:
@@ -236,6 +248,7 @@ class RunBuilder:
             all_notes.append(
                 f"{self.failed} of {self.launch_count} launches failed or had no duration"
             )
+        all_notes += uncounted_note(kernels)
         return RunRecord(
             device=device,
             profiler=profiler,

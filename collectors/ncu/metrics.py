@@ -58,6 +58,29 @@ TENSOR_DTYPES = {
 TENSOR_SUM = re.compile(
     r"^sm__ops_path_tensor_src_([a-z0-9_]+?)(?:_dst_[a-z0-9]+?)?(_sparsity_o(?:n|ff))?\.sum$"
 )
+#: Per-op children (Hopper+: ``sm__ops_path_tensor_op_imma_src_int8...``), used where a
+#: dtype has no ``src_`` roll-up: group 1 the op, then as ``TENSOR_SUM``.
+TENSOR_OP_SUM = re.compile(
+    r"^sm__ops_path_tensor_op_([a-z0-9]+)_src_([a-z0-9_]+?)(?:_dst_[a-z0-9]+?)?"
+    r"(_sparsity_o(?:n|ff))?\.sum$"
+)
+#: Tensor-pipe activity (instruction counts, pipe cycles, their percent of peak): shows work
+#: on the tensor cores even where the report counts none of its operations.
+TENSOR_ACTIVITY = re.compile(
+    r"^(?:sm|smsp)__(?:inst_executed_pipe_tensor[a-z0-9_]*|pipe_tensor[a-z0-9_]*_cycles_active)"
+    r"\.(?:sum|avg)(?:\.pct_of_peak_sustained_(?:active|elapsed))?$"
+)
+#: Tensor pipe op (as in ``_op_<op>`` / ``_subpipe_<op>``) -> the family of work it does;
+#: any other op (hmma, hgmma, qgmma, utchmma, utcqmma, utcomma ...) is floating point.
+TENSOR_OP_FAMILY = {"imma": "int", "igmma": "int", "utcimma": "int", "dmma": "fp64", "gmma": "any"}
+#: Work family -> the precisions whose counts account for it.
+TENSOR_FAMILY_PRECISIONS = {
+    "int": ("tensor_int8",),
+    "fp64": ("tensor_fp64",),
+    "float": ("tensor_fp16", "tensor_bf16", "tensor_tf32", "tensor_fp8", "tensor_fp4"),
+    "any": tuple(sorted(set(TENSOR_DTYPES.values()))),
+    "uncountable": (),  # int4/int1: no precision in the contract, never counted
+}
 
 #: (tier, kind, metrics, note). The first whose metrics are all present wins; ``rate`` entries
 #: are multiplied by the duration, ``sectors`` by 32.
@@ -121,7 +144,10 @@ _RELEVANT = re.compile(
     r"|(?:sm|smsp|gpc|dram|lts|l1tex)__cycles_elapsed\.(?:avg|max)(?:\.per_second)?"
     r"|(?:sm|smsp)__sass_thread_inst_executed_op_[a-z0-9]+_pred_on\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?"
     r"|sm__ops_path_tensor_.*\.sum(?:\.peak_sustained)?"
-    r"|(?:sm|smsp)__inst_executed_pipe_tensor\.sum"
+    r"|(?:sm|smsp)__inst_executed_pipe_tensor[a-z0-9_]*\.(?:sum|avg)"
+    r"(?:\.pct_of_peak_sustained_(?:active|elapsed))?"
+    r"|(?:sm|smsp)__pipe_tensor[a-z0-9_]*_cycles_active\.(?:sum|avg)"
+    r"(?:\.pct_of_peak_sustained_(?:active|elapsed))?"
     r"|dram__(?:bytes|bytes_read|bytes_write|bytes_op_read|bytes_op_write|sectors|sectors_read|sectors_write)\.sum"
     r"(?:\.per_second|\.peak_sustained)?"
     r"|(?:lts__t|l1tex__t)_(?:bytes|sectors)\.sum(?:\.per_second|\.peak_sustained)?"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from collectors.ncu import tensor
 from collectors.ncu.metrics import (
     BYTE_SOURCES,
     DURATION,
@@ -27,11 +28,9 @@ from collectors.ncu.metrics import (
     HINTS,
     REQUIRED_OPS,
     SECTOR_BYTES,
-    TENSOR_DTYPES,
-    TENSOR_SUM,
-    VOLTA_TENSOR_FLOP_PER_INST,
     WEIGHT_NOTE,
 )
+from collectors.ncu.tensor import Row
 from collectors.schema import Provenance, ProvenanceKind
 from collectors.units import unit_factor
 
@@ -278,58 +277,12 @@ def _cuda_core(names: frozenset[str]) -> tuple[list[Spec], list[str]]:
     return specs, missing
 
 
-def _tensor(names: frozenset[str], cc: str | None) -> tuple[list[Spec], list[str]]:
-    """Tensor FLOPs by source precision, one level of the metric hierarchy only."""
-    groups: dict[str, dict[str, list[str]]] = {}
-    for name in names:
-        match = TENSOR_SUM.match(name)
-        if match:
-            base = name.replace(match.group(2) or "\0", "")
-            groups.setdefault(match.group(1), {}).setdefault(base, []).append(name)
-    chosen: dict[str, list[str]] = {}
-    for dtype, bases in sorted(groups.items()):
-        precision = TENSOR_DTYPES.get(dtype)
-        if precision is not None:  # int4/int1 have no precision in the contract
-            chosen.setdefault(precision, []).extend(_one_level(dtype, bases))
-    note = "tensor math ops (1 FMA = 2), one hierarchy level"
-    specs = [
-        Spec(
-            f"flops.{p}",
-            provenance(ProvenanceKind.RAW, tuple(used), note),
-            tuple(Term(n) for n in used),
-        )
-        for p, used in chosen.items()
+def _specs(rows: list[Row]) -> list[Spec]:
+    """Specs from ``collectors.ncu.tensor`` rows."""
+    return [
+        Spec(key, provenance(kind, used, note), tuple(Term(n, weight) for n in used))
+        for key, kind, used, note, weight in rows
     ]
-    return (specs, []) if specs else _volta_tensor(names, cc)
-
-
-def _one_level(dtype: str, bases: Mapping[str, list[str]]) -> list[str]:
-    """Tensor metrics to sum for one dtype, never two levels of the hierarchy.
-
-    The dtype roll-up ``src_<dt>.sum`` alone, else each dst roll-up; a sparsity pair stands in
-    for a roll-up that is absent.
-    """
-    rollup = f"sm__ops_path_tensor_src_{dtype}.sum"
-    chosen = [rollup] if rollup in bases else sorted(bases)
-    names: list[str] = []
-    for base in chosen:
-        members = bases[base]
-        names += [base] if base in members else sorted(members)
-    return names
-
-
-def _volta_tensor(names: frozenset[str], cc: str | None) -> tuple[list[Spec], list[str]]:
-    for unit in ("sm", "smsp"):
-        name = f"{unit}__inst_executed_pipe_tensor.sum"
-        if name not in names:
-            continue
-        if cc is not None and cc.split(".")[0] == "7" and cc != "7.5":
-            note = "512 FLOP per HMMA instruction (Volta, NERSC recipe)"
-            prov = provenance(ProvenanceKind.PROXY, (name,), note)
-            return [Spec("flops.tensor_fp16", prov, (Term(name, VOLTA_TENSOR_FLOP_PER_INST),))], []
-        why = f"{name} counts instructions, not FLOPs, on CC {cc or '?'} (x512 is Volta-only)"
-        return [], [f"flops.tensor: {why}; collect {HINTS['flops.tensor']}"]
-    return [], []
 
 
 def _bytes(names: frozenset[str]) -> tuple[list[Spec], list[str]]:
@@ -359,7 +312,8 @@ def plan_for(names: frozenset[str], cc: str | None = None) -> Plan:
         return Plan(None, None, (), (), (f"duration: absent; collect {HINTS['duration']}",))
     cycles = tuple(c for c in (_cycles(names, u) for u in ("smsp", "sm")) if c is not None)
     flop_specs, flop_missing = _cuda_core(names)
-    tensor_specs, tensor_missing = _tensor(names, cc)
+    tensor_rows, tensor_missing = tensor.tensor_rows(names, cc)
+    tensor_specs = _specs(tensor_rows + tensor.activity_rows(names))  # + busy.<family> probes
     byte_specs, byte_missing = _bytes(names)
     if not flop_specs:
         flop_missing.append(f"flops: absent; collect {HINTS['flops']}")

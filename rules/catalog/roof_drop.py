@@ -10,14 +10,25 @@ from pydantic import Field
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.groups import GroupFigures
-from rules.judging import Measured, gate_wording, judge_all, judgement_numbers, measured
+from rules.judging import Measured, Samples, gate_wording, judge_all, judgement_numbers, measured
 from rules.measures import column, percent_samples, signed_percent
 from rules.stats import GATE_Z, CompareOptions, Judgement
+from rules.timing import judged_binding, like_for_like_percent
 from rules.verdict import Finding, Severity, Stability
 
 
 def _pct(value: float) -> str:
     return f"{value:.1f}%"
+
+
+def _like_for_like(ctx: RuleContext, key: str) -> Samples:
+    """Percent-of-roof samples against the roof the baseline was bound by (issue 13).
+
+    The run's and each re-measurement's: the same kernel and work, so the same rescaling.
+    """
+    now, other = ctx.placements[key].percent_of_roof, like_for_like_percent(ctx, key)
+    factor = other / now if now and other is not None else 1.0
+    return lambda kernel, placement: [s * factor for s in percent_samples(kernel, placement)]
 
 
 def _scaled(scale: float, unit: str) -> Callable[[float], str]:
@@ -35,7 +46,8 @@ class RoofDrop(Rule):
 
     The value (the median of the run's samples, when the tool gave them) lies more than
     ``z_threshold`` noise units (at least ``noise_floor`` of the level) below the level since
-    the last confirmed change, and at least ``min_effect`` below it: the kernel is *suspect*
+    the last confirmed change, and at least ``min_effect`` below it (measured against the
+    roof the baseline was bound by, so a changed binding cannot hide it): the kernel is *suspect*
     (a warning). It *regressed* (a failure) when the change is confirmed: on a nightly run,
     by ``confirm_runs`` nights in a row; on a PR, by a re-measurement of the same commit
     that is beyond noise on its own (``check --rerun``); without a re-measure step, only a
@@ -66,7 +78,9 @@ class RoofDrop(Rule):
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
         """A finding per kernel and per group whose percent of roof (or MFU) dropped."""
         values = {
-            key: measured(ctx, key, ctx.kernel_history(key).percent_of_roof, percent_samples)
+            key: measured(
+                ctx, key, ctx.kernel_history(key).percent_of_roof, _like_for_like(ctx, key)
+            )
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is not None
         }
@@ -78,11 +92,10 @@ class RoofDrop(Rule):
                 yield from self._group(ctx, figures, opts)
 
     def _kernel(self, ctx: RuleContext, key: str, j: Judgement, m: Measured) -> Finding:
-        placement = ctx.placements[key]
         return self.finding(
             ctx,
             key,
-            f"{ctx.kernels[key].name}: {j.current:.1f}% of roof ({placement.binding}), "
+            f"{ctx.kernels[key].name}: {j.current:.1f}% of roof ({judged_binding(ctx, key)}), "
             f"level {j.level:.1f}% ± {j.noise:.1f} over {j.n} runs "
             f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, _pct)}",
             severity=Severity.FAIL if j.regressed else Severity.WARN,

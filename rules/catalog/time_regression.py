@@ -14,23 +14,29 @@ from rules.judging import gate_wording, judge_all, judgement_numbers, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
 from rules.stats import GATE_Z, CompareOptions
+from rules.timing import baseline_binding, median_value
 from rules.verdict import Finding, Severity, Stability
 
 
 class TimeRegression(Rule):
-    """Wall time regressed for records that have no counters (plain microbenchmarks).
+    """Wall time regressed: records without counters, or kernels doing the same work slower.
 
     **Anti-pattern**
 
     | benchmark | baseline time (n=14) | current | change |
     |---|---|---|---|
     | `bench_layernorm[n=4096]` | 41.2 µs ± 0.5 | 47.9 µs | +16.3% |
+    | `verify_gemm` (tensor_bf16 → fp32, same FLOPs and bytes) | 0.34 ms ± 0.01 | 5.10 ms | 15.1× |
 
     Without FLOP and byte counts a record cannot be placed on the roofline, so its time is
     judged instead, by the same gate as ``roof-drop``: the median of the run's samples
     against the level since the last confirmed change, beyond ``z_threshold`` noise units
     and by at least ``min_effect`` (suspect), confirmed by the next nights or by a
-    re-measurement of the commit (regressed).
+    re-measurement of the commit (regressed). Time is the ground truth, so a placed kernel
+    whose work is unchanged (total FLOPs and DRAM bytes within ``work_tolerance`` of the
+    baseline's) but whose binding precision or tier changed is judged on time too: its percent
+    of roof is against a different roof and can hide the slowdown. (With the binding
+    unchanged, percent of roof is the time ratio and roof-drop reports it.)
 
     **Best practice**
 
@@ -50,30 +56,53 @@ class TimeRegression(Rule):
         """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
 
         z_threshold: float = Field(default=GATE_Z, gt=0)
+        work_tolerance: float = Field(default=0.02, ge=0)
 
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
-        """A finding per unplaced kernel whose time rose beyond noise."""
+        """A finding per kernel judged on time whose time rose beyond noise."""
         values = {
             key: measured(ctx, key, ctx.kernel_history(key).time_s, _time)
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is None
+            or _same_work_new_binding(ctx, key, opts.work_tolerance)
         }
         for key, j in judge_all(ctx, values, opts, higher_is_better=False).items():
             if not (j.regressed or j.suspect):
                 continue
-            m = values[key]
+            m, placed = values[key], ctx.placements[key].percent_of_roof is not None
             yield self.finding(
                 ctx,
                 key,
-                f"{ctx.kernels[key].name}: {seconds(j.current)}, level {seconds(j.level)} "
-                f"± {seconds(j.noise)} over {j.n} runs "
+                f"{ctx.kernels[key].name}: {seconds(j.level)} → {seconds(j.current)} "
+                f"({j.current / j.level:.1f}× the time{', same FLOPs and bytes' if placed else ''})"
+                f", level ± {seconds(j.noise)} over {j.n} runs "
                 f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, seconds)}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
                 status="regressed" if j.regressed else "suspect",
-                advice=Advice.MEASURE_MORE,
-                numbers=judgement_numbers(j, m.all),
+                advice=None if placed else Advice.MEASURE_MORE,
+                numbers={"baseline_time_s": j.level, **judgement_numbers(j, m.all)},
             )
 
 
 def _time(kernel: KernelRecord, placement: Placement) -> list[float]:
     return time_samples(kernel)
+
+
+def _close(now: float, before: float | None, tolerance: float) -> bool:
+    if before is None:
+        return now == 0
+    return abs(now - before) <= tolerance * max(abs(before), abs(now))
+
+
+def _same_work_new_binding(ctx: RuleContext, key: str, tolerance: float) -> bool:
+    """Whether the kernel does its baseline's work (FLOPs, DRAM bytes) under a new binding."""
+    placement, history = ctx.placements[key], ctx.kernel_history(key)
+    binding = baseline_binding(history)
+    if binding is None or binding == placement.binding:
+        return False
+    _, nbytes = ctx.kernels[key].work()
+    flops_before = median_value(history.total_flops)
+    bytes_before = median_value(history.bytes_dram)
+    return _close(placement.total_flops, flops_before, tolerance) and _close(
+        nbytes.get("dram", 0.0), bytes_before, tolerance
+    )

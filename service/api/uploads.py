@@ -102,6 +102,7 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
         kind=form.kind,
         pr=form.pr,
         device=form.device,
+        device_origin="the upload's device field",
         runner=form.runner,
         timestamp=form.timestamp,
     )
@@ -109,7 +110,7 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
         paths = _save(parsed.files, Path(tmp))
         try:
             return collect_run(paths, meta=meta, config=state.config)
-        except CollectorError as exc:
+        except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/\d+/", "", str(exc))) from None
 

@@ -15,6 +15,7 @@ from rules.verdict import Conclusion
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
+from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
 from service.pipeline.check import CheckOutcome, Remeasures, RunMeta, check_run, collect_with_reruns
@@ -28,9 +29,16 @@ BranchOpt = Annotated[str | None, typer.Option(help="Branch of the run.")]
 PrOpt = Annotated[int | None, typer.Option("--pr", help="Pull-request number (kind pr).")]
 BaseBranchOpt = Annotated[str | None, typer.Option(help="Baseline branch (config default).")]
 BaseShaOpt = Annotated[str | None, typer.Option(help="PR merge base: baseline stops there.")]
-DeviceOpt = Annotated[str | None, typer.Option(help="Device, when reports do not name it.")]
+DeviceOpt = Annotated[
+    str | None,
+    typer.Option(help="Device of reports that name none (a report naming another is an error)."),
+]
+RoofOpt = Annotated[
+    str | None,
+    typer.Option(help="datasheet, report or measured (default: the config's `roof`)."),
+]
 ConfigOpt = Annotated[Path | None, typer.Option(help="roofguard.toml or pyproject.toml.")]
-FormatOpt = Annotated[str, typer.Option("--format", help="markdown or json.")]
+FormatOpt = Annotated[str, typer.Option("--format", help=FORMAT_HELP)]
 OutputOpt = Annotated[Path | None, typer.Option(help="Write the verdict here (else stdout).")]
 KindOpt = Annotated[RunKind | None, typer.Option(help="nightly, pr or local.")]
 PostOpt = Annotated[bool, typer.Option("--post", help="Post the verdict to the PR.")]
@@ -65,14 +73,8 @@ HealthOpt = Annotated[
 
 
 def _write(outcome: CheckOutcome, fmt: str, output: Path | None) -> None:
-    if fmt not in {"markdown", "json"}:
-        raise typer.BadParameter("must be markdown or json", param_hint="--format")
-    text = outcome.markdown if fmt == "markdown" else outcome.verdict.model_dump_json(indent=2)
-    if output is None:
-        typer.echo(text)
-    else:
-        output.write_text(text + "\n", encoding="utf-8")
-        typer.echo(f"verdict ({outcome.verdict.conclusion.value}) written to {output}", err=True)
+    # A terminal gets rich tables; files, pipes, --post and the job summary get markdown.
+    write_verdict(outcome.verdict, outcome.markdown, fmt, output)
 
 
 def check_command(
@@ -84,9 +86,10 @@ def check_command(
     base_branch: BaseBranchOpt = None,
     base_sha: BaseShaOpt = None,
     device: DeviceOpt = None,
+    roof: RoofOpt = None,
     config: ConfigOpt = None,
     db: DbOption = None,
-    fmt: FormatOpt = "markdown",
+    fmt: FormatOpt = "auto",
     output: OutputOpt = None,
     kind: KindOpt = None,
     post: PostOpt = False,
@@ -104,7 +107,8 @@ def check_command(
     or clear them. Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad
     input (then nothing is stored or written).
     """
-    cfg = load_cli_config(config, base_branch=base_branch, device=device)
+    resolve_format(fmt, output)  # a wrong --format fails before anything is stored
+    cfg = load_cli_config(config, base_branch=base_branch, device=device, roof=roof)
     meta = RunMeta(
         repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device, runner=runner
     )

@@ -9,6 +9,8 @@ from pathlib import Path
 from sqlmodel import Session
 
 from service.config import RoofguardConfig, load_config
+from service.errors import BadInput
+from service.pipeline.roofs import ROOF_SOURCES
 from service.store.db import open_store, session_scope
 
 
@@ -24,9 +26,19 @@ def store_session(url: str | None) -> Iterator[Session]:
 
 
 def load_cli_config(
-    path: Path | None, *, base_branch: str | None = None, device: str | None = None
+    path: Path | None,
+    *,
+    base_branch: str | None = None,
+    device: str | None = None,
+    roof: str | None = None,
 ) -> RoofguardConfig:
-    """The config file (explicit or found in the cwd) with command-line overrides applied."""
+    """The config file (explicit or found in the cwd) with command-line overrides applied.
+
+    Raises:
+        BadInput: ``roof`` is not a roof source.
+    """
     cfg = load_config(path, cwd=Path.cwd())
-    updates = {"base_branch": base_branch, "device": device}
+    if roof is not None and roof not in ROOF_SOURCES:
+        raise BadInput(f"--roof: unknown roof source {roof!r} (known: {', '.join(ROOF_SOURCES)})")
+    updates = {"base_branch": base_branch, "device": device, "roof": roof}
     return cfg.model_copy(update={k: v for k, v in updates.items() if v is not None})

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from service.cli.common import store_session
+from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.config import load_config
 from service.demo.generate import DATA_DIR
 from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
@@ -69,15 +70,14 @@ def demo_command(
     db: Annotated[
         str | None, typer.Option("--db", help="Keep the demo history here (default: temporary).")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="markdown or json.")] = "markdown",
+    fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "auto",
 ) -> None:
     """Judge a pull request against a month of nightly history (example data shipped)."""
-    if fmt not in {"markdown", "json"}:
-        raise typer.BadParameter("must be markdown or json", param_hint="--format")
+    resolve_format(fmt, None)
     with tempfile.TemporaryDirectory(prefix="roofguard-demo-") as tmp:
         outcome = run_demo(db or f"sqlite:///{Path(tmp) / 'history.db'}")
     verdict = outcome.verdict
-    typer.echo(outcome.markdown if fmt == "markdown" else verdict.model_dump_json(indent=2))
+    write_verdict(verdict, outcome.markdown, fmt, None)
     typer.echo(
         f"\nroofguard demo: 30 nightly runs stored, PR #1234 judged: {verdict.conclusion.value} "
         f"({verdict.regressions} regressions). `roofguard check` would exit "

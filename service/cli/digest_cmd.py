@@ -35,7 +35,7 @@ from service.store.history import nightly_history
 _SPAN = re.compile(r"^\s*(\d+)\s*([hdw])\s*$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 #: The stages build_digest reports, plus loading and rendering (for the progress bar).
-_STAGES = 6
+_STAGES = 7
 
 
 def parse_span(text: str) -> timedelta:

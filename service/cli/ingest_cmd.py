@@ -9,7 +9,7 @@ import typer
 
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
-from service.pipeline.check import RunMeta, collect_run, roof_for, store_run
+from service.pipeline.check import RunMeta, choose_for, collect_run, noted, store_run
 from service.pipeline.intake import parse_timestamp
 
 
@@ -32,9 +32,7 @@ def ingest_command(
     Reads the reports exactly as ``check`` does (identity keys, work models, device overrides
     and borderline band from the config), so nightly runs and PR runs key kernels alike.
     """
-    cfg = load_cli_config(config, device=device)
-    if roof is not None:
-        cfg = cfg.model_copy(update={"roof": roof})
+    cfg = load_cli_config(config, device=device, roof=roof)
     meta = RunMeta(
         repo=repo,
         commit=commit,
@@ -46,9 +44,12 @@ def ingest_command(
         runner=runner,
     )
     run = collect_run(files, meta=meta, config=cfg)
-    chosen = roof_for(run, cfg)  # before the store opens: a bad device writes nothing
+    chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
+    run = noted(run, chosen)
     with store_session(url) as session:
-        result, _ = store_run(session=session, run=run, config=cfg, roof=chosen)
+        result, _ = store_run(session=session, run=run, config=cfg, roof=chosen.roof)
+    if chosen.note:
+        typer.echo(f"note: {chosen.note}", err=True)
     if result.created:
         typer.echo(f"ingested run {result.run_id} ({result.kernels} kernels)")
     else:

@@ -12,24 +12,37 @@ each file is one run on one device).
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
 
 from collectors import CollectOptions, collect
 from collectors.schema import KernelRecord, RunRecord
 from collectors.workmodel import WorkModel, apply_work_models
-from rules.hardware import builtin_catalog, report_roof
+from rules.catalog.above_roof import AboveRoof
+from rules.hardware import UnknownDevice, builtin_catalog
 from rules.placement import place_kernel
 from rules.roofline import Placement, Roof
-from service.config.workmodels import load_work_models
+from service.config import RoofguardConfig, load_config
+from service.errors import BadInput
+from service.pipeline.check import noted
+from service.pipeline.roofs import DeviceConflict, choose_roof
+from service.render.text import clean
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
 _PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+#: Percent of roof beyond 100 that check's above-roof rule flags (its default).
+ABOVE_ROOF_TOLERANCE = AboveRoof.Options().tolerance_percent
 
 
 def si(value: float) -> str:
@@ -56,21 +69,41 @@ def shorten(name: str, width: int = NAME_WIDTH) -> str:
     return f"{name[:half]}…{name[-(width - 1 - half) :]}"
 
 
-def resolve_roof(run: RunRecord, device: str | None) -> Roof | None:
-    """The roof to judge ``run`` against (see the module docstring); None: unplaced.
+def resolve_roof(
+    run: RunRecord, device: str | None, config: RoofguardConfig | None = None
+) -> tuple[RunRecord, Roof | None]:
+    """The roof to place ``run`` on (see the module docstring); None: unplaced.
+
+    The same choice as ``check`` (``service.pipeline.roofs``); the run comes back with a note
+    when the report's own roof stands in for a device the catalog lacks.
 
     Raises:
-        UnknownDevice: ``--device`` names no catalog device.
+        DeviceConflict: The report names another device than ``--device`` or the config's.
+        UnknownDevice: ``--device`` names no catalog device and the report has no peaks.
     """
-    catalog = builtin_catalog()
-    if device:
-        return catalog.lookup(device).roof()
-    spec = catalog.find(run.device.name)
-    return spec.roof() if spec is not None else report_roof(run.device)
+    config = config or RoofguardConfig()
+    given = device or config.device
+    source = "report" if config.roof == "report" else "datasheet"
+    origin = "--device" if device else "the config's `device`"
+    catalog = builtin_catalog().with_overrides(config.devices)
+    try:
+        choice = choose_roof(run, device=given, source=source, catalog=catalog, origin=origin)
+    except UnknownDevice:
+        if given:
+            raise
+        return run, None
+    except DeviceConflict:
+        raise
+    except BadInput:  # --roof report on a report without peaks: the datasheet roof, if any
+        known = catalog.find(run.device.name)
+        return run, known.roof() if known else None
+    return noted(run, choice), choice.roof
 
 
 def _amounts(amounts: Mapping[str, float]) -> str:
-    return " ".join(f"{name} {si(value)}" for name, value in amounts.items()) or "-"
+    """``tensor_bf16 137.4G``: the precisions or tiers with work (zeros are hidden)."""
+    shown = " ".join(f"{name} {si(value)}" for name, value in amounts.items() if value > 0)
+    return shown or ("0" if amounts else "-")
 
 
 def _uses_declared(kernel: KernelRecord) -> bool:
@@ -80,69 +113,107 @@ def _uses_declared(kernel: KernelRecord) -> bool:
     )
 
 
-def _row(kernel: KernelRecord, placement: Placement | None) -> str:
-    flops, nbytes = kernel.work()
-    declared = "*" if _uses_declared(kernel) else " "
-    intensity = placement.intensity.get("dram") if placement else None
+def _tier(placement: Placement) -> str | None:
+    """The tier whose intensity is shown: the binding one (the memory side's when compute-bound)."""
+    for tier in (placement.binding, placement.memory.binding):
+        if tier in placement.intensity:
+            return tier
+    return next(iter(placement.intensity), None)
+
+
+def _intensity(placement: Placement | None) -> str:
+    tier = _tier(placement) if placement else None
+    if placement is None or tier is None:
+        return "-"
+    return f"{placement.intensity[tier]:.3g} ({tier})"
+
+
+def _percent(placement: Placement | None) -> Text:
     pct = placement.percent_of_roof if placement else None
-    cells = [
-        f"{shorten(kernel.key):<{NAME_WIDTH}}",
-        f"{kernel.launches:>8}",
-        f"{seconds(kernel.duration_s):>10}",
-        f"{_amounts(flops):<22}",
-        f"{_amounts(nbytes):<18}{declared}",
-        f"{intensity:>9.3g}" if intensity is not None else f"{'-':>9}",
-        f"{pct:>7.1f}" if pct is not None else f"{'-':>7}",
-        f"{(placement.regime or '-') if placement else 'unplaced':<14}",
-        f"{(placement.binding or '-') if placement else '-'}",
+    if pct is None:
+        return Text("-")
+    if pct > 100.0 + ABOVE_ROOF_TOLERANCE:  # what check's above-roof rule flags
+        return Text(f"{pct:.1f} above roof!", style="bold yellow")
+    return Text(f"{pct:.1f}")
+
+
+def _regime(placement: Placement | None, roof: Roof | None) -> str:
+    if roof is None:
+        return "unplaced: no roof for this device"
+    if placement is None or placement.regime is None:
+        why = placement.missing[0] if placement and placement.missing else "no counters"
+        return f"unplaced: {why}"
+    return placement.regime + (" ~ridge" if placement.borderline else "")
+
+
+def _row(kernel: KernelRecord, placement: Placement | None, roof: Roof | None) -> list[Text | str]:
+    flops, nbytes = kernel.work()
+    declared = "*" if _uses_declared(kernel) else ""
+    return [
+        Text(clean(shorten(kernel.key))),
+        f"{kernel.launches}",
+        seconds(kernel.duration_s),
+        _amounts(flops),
+        _amounts(nbytes) + declared,
+        _intensity(placement),
+        _percent(placement),
+        _regime(placement, roof),
+        (placement.binding or "-") if placement else "-",
     ]
-    return " ".join(cells).rstrip()
 
 
-HEADER = " ".join(
-    [
-        f"{'kernel':<{NAME_WIDTH}}",
-        f"{'launches':>8}",
-        f"{'time':>10}",
-        f"{'FLOPs':<22}",
-        f"{'bytes':<18} ",
-        f"{'FLOP/B':>9}",
-        f"{'% roof':>7}",
-        f"{'regime':<14}",
-        "binding",
-    ]
-)
+HEADERS = ("kernel", "launches", "time", "FLOPs", "bytes", "FLOP/B (tier)", "% roof", "regime")
+RIGHT = {"launches", "time", "FLOP/B (tier)", "% roof"}
 
 
-def render(path: Path, run: RunRecord, roof: Roof | None) -> str:
-    """The human report of one file: run line, roof line, one row per kernel, notes."""
-    lines = [
-        f"{path}: {run.profiler.tool} on {run.device.name}, {len(run.kernels)} kernel(s)",
-        f"roof: {roof.label if roof else 'unplaced (no catalog device and no report roof)'}",
-        "",
-        HEADER,
-    ]
+def kernel_table(run: RunRecord, roof: Roof | None) -> Table:
+    """One row per kernel: its work, intensity, percent of roof, regime and binding."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in (*HEADERS, "binding"):
+        table.add_column(header, justify="right" if header in RIGHT else "left", no_wrap=True)
     for kernel in run.kernels:
-        lines.append(_row(kernel, place_kernel(kernel, roof) if roof else None))
-    if any(
-        (not k.flops and k.declared_flops) or (not k.bytes and k.declared_bytes)
-        for k in run.kernels
-    ):
-        lines.append("* declared work model (no measured count)")
-    lines += [f"note: {note}" for note in run.notes[:5]]
+        placement = place_kernel(kernel, roof) if roof else None
+        table.add_row(*_row(kernel, placement, roof))
+    return table
+
+
+def render_run(path: Path, run: RunRecord, roof: Roof | None) -> list[RenderableType]:
+    """The human report of one file: run line, roof line, the kernel table, notes."""
+    count = len(run.kernels)
+    parts: list[RenderableType] = [
+        Text(f"{path}: {run.profiler.tool} on {clean(run.device.name)}, {count} kernel(s)"),
+        Text(f"roof: {roof.label if roof else 'unplaced (no catalog device and no report roof)'}"),
+        kernel_table(run, roof),
+    ]
+    if any(_uses_declared(k) for k in run.kernels):
+        parts.append(Text("* declared work model (no measured count)"))
+    parts += [Text(f"note: {clean(note)}") for note in run.notes[:5]]
     if len(run.notes) > 5:
-        lines.append(f"note: ... and {len(run.notes) - 5} more (see --json)")
-    return "\n".join(lines)
+        parts.append(Text(f"note: ... and {len(run.notes) - 5} more (see --json)"))
+    return parts
+
+
+def render(path: Path, run: RunRecord, roof: Roof | None, *, width: int = 200) -> str:
+    """``render_run`` as plain text (no colours)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, highlight=False)
+    for part in render_run(path, run, roof):
+        console.print(part)
+    return buffer.getvalue().rstrip("\n")
 
 
 FILES_HELP = "Reports: ncu, nvbench, Google Benchmark, pytest-benchmark, Kineto, roofguard."
 DEVICE_HELP = "Catalog device whose datasheet roof to use (default: the report's device)."
 JSON_HELP = "Print the RunRecord as JSON (a JSON list of records for several files)."
-CONFIG_HELP = "roofguard.toml or pyproject.toml whose work_models declare FLOPs and bytes."
+CONFIG_HELP = (
+    "roofguard.toml or pyproject.toml (default: the one in the current directory, as check): "
+    "work_models, keys, device, [devices.*]."
+)
 
 
-def _read(path: Path, device: str | None, models: list[WorkModel], source: str) -> RunRecord:
-    run = collect(path, options=CollectOptions(device=device))
+def _read(path: Path, device: str | None, cfg: RoofguardConfig, source: str) -> RunRecord:
+    run = collect(path, options=CollectOptions(keys=cfg.keys, device=device or cfg.device))
+    models: list[WorkModel] = list(cfg.work_models)
     return apply_work_models(run, models, source) if models else run
 
 
@@ -153,13 +224,22 @@ def inspect_command(
     config: Annotated[Path | None, typer.Option(help=CONFIG_HELP)] = None,
 ) -> None:
     """Read reports without storing them and place every kernel on its roofline."""
-    models = load_work_models(config) if config else []
-    runs = [(path, _read(path, device, models, str(config))) for path in files]
+    cfg = load_config(config, cwd=Path.cwd())  # one loader, one validation, as check
+    runs = [(path, _read(path, device, cfg, str(config or "roofguard config"))) for path in files]
     if as_json:
         records = [json.loads(run.model_dump_json()) for _, run in runs]
         typer.echo(json.dumps(records[0] if len(records) == 1 else records, indent=2))
         return
-    reports = [render(path, run, resolve_roof(run, device)) for path, run in runs]
+    placed = [(path, *resolve_roof(run, device, cfg)) for path, run in runs]
+    if sys.stdout.isatty():  # a terminal: colours and its own width
+        console = Console(highlight=False)
+        for index, (path, run, roof) in enumerate(placed):
+            if index:
+                console.print()
+            for part in render_run(path, run, roof):
+                console.print(part)
+        return
+    reports = [render(path, run, roof) for path, run, roof in placed]
     typer.echo("\n\n".join(reports))
 
 

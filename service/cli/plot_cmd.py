@@ -19,7 +19,7 @@ from service.cli.db_cmd import DbOption
 from service.digest.build import detect_changes, prepare_history
 from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
-from service.pipeline.roofs import resolve_roof
+from service.pipeline.roofs import choose_roof
 from service.render.charts import (
     ImageFormat,
     figure_bytes,
@@ -55,7 +55,12 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     """A run and its roof from a report file, or from the store when ``ref`` is a run id."""
     if Path(ref).exists():
         run = collect(Path(ref))
-        return run, resolve_roof(run, device=device, source="datasheet", catalog=builtin_catalog())
+        choice = choose_roof(
+            run, device=device, source="datasheet", catalog=builtin_catalog(), origin="--device"
+        )
+        if choice.note:
+            typer.echo(f"note: {choice.note}", err=True)
+        return run, choice.roof
     if not ref.isdigit():
         raise BadInput(f"{ref}: neither a report file nor a run id of the history store")
     engine = open_store(url)
@@ -66,10 +71,15 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     finally:
         engine.dispose()
     source = summary.roof_source if summary.roof_source in ("datasheet", "report") else "datasheet"
-    roof = resolve_roof(
-        run, device=device or summary.device, source=source, catalog=builtin_catalog()
+    origin = "--device" if device else "the stored run"
+    choice = choose_roof(
+        run,
+        device=device or summary.device,
+        source=source,
+        catalog=builtin_catalog(),
+        origin=origin,
     )
-    return run, roof
+    return run, choice.roof
 
 
 @plot_app.command("run")
@@ -107,7 +117,7 @@ def _kernel_series(url: str | None, repo: str, key: str, device: str | None) -> 
             history = kernel_history(session=session, repo=repo, key=key, device=device)
     finally:
         engine.dispose()
-    nightly = history[(history["kind"] == "nightly") & history["percent_of_roof"].notna()]
+    nightly = history[(history["kind"] == "nightly") & history["time_s"].notna()]
     if nightly.empty:
         raise NotFound(f"kernel {key!r} has no nightly history in {repo}")
     devices = sorted(nightly["device"].unique())
@@ -122,17 +132,25 @@ def plot_kernel_command(
     repo: Annotated[str, typer.Option(help="Repository OWNER/NAME.")],
     device: Annotated[str | None, typer.Option(help="Device (needed when several).")] = None,
     output: Annotated[Path | None, typer.Option(help=".svg or .png (default: trend.svg).")] = None,
+    metric: Annotated[str, typer.Option(help="percent (of roof) or time.")] = "percent",
     url: DbOption = None,
 ) -> None:
-    """Percent of roof over time for one kernel, change points and the baseline band."""
+    """Percent of roof (or time) over time for one kernel, change points and the baseline."""
     path = output or Path("trend.svg")
     fmt = _format(path)
-    frame = prepare_history(_kernel_series(url, repo, key, device))
-    changes, _ = detect_changes(frame, DigestOptions())
+    column = {"percent": "percent_of_roof", "time": "time_s"}.get(metric)
+    if column is None:
+        raise BadInput(f"--metric: must be percent or time, not {metric!r}")
+    frame = prepare_history(_kernel_series(url, repo, key, device), value=column)
+    if frame.empty:
+        raise NotFound(f"kernel {key!r} has no nightly {metric} history in {repo}")
+    changes, _ = detect_changes(frame, DigestOptions(), value=column)
     last = changes["row"].max() if len(changes) else len(frame)
-    center, spread = robust_center_spread(frame["percent_of_roof"].to_numpy()[:last][-14:])
+    center, spread = robust_center_spread(frame[column].to_numpy(dtype=float)[:last][-14:])
     title = f"{key} on {frame['device'].iloc[0]}"
-    fig = trend_chart(frame, title=title, change_points=changes, baseline=(center, spread))
+    fig = trend_chart(
+        frame, title=title, change_points=changes, baseline=(center, spread), metric=column
+    )
     _write_chart(path, figure_bytes(fig, fmt))
 
 

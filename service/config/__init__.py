@@ -4,7 +4,7 @@ Read once at the edge (the CLI, ``create_app``) and passed down; validated by py
 every error naming the file and the key (``pyproject.toml: tool.roofguard.rules.options.
 roof-drop.z_threshold: ...``). A ``roofguard.toml``::
 
-    device = "H100-SXM5"          # catalog id or a name tools print; default: the report's
+    device = "H100-SXM5"          # for reports that name no device (a report's own wins)
     roof = "datasheet"            # datasheet | report | measured
     base_branch = "main"
     fail_on = "fail"              # fail | warn | never (rules fields may sit at top level)
@@ -82,7 +82,8 @@ class RoofguardConfig(_Strict):
     """Everything a team decides about its checks (secrets and URLs are ``Settings``).
 
     Attributes:
-        device: Device to judge on (catalog id or a printed name); None: the report's.
+        device: Device of reports that name none (catalog id or a printed name); a report
+            naming another card is an error (``service.pipeline.roofs.run_device``).
         roof: Which peaks: datasheet (catalog), report (profiler-derived) or measured.
         base_branch: The branch whose runs form baselines.
         baseline: Window and minimum size of the baseline.
@@ -144,7 +145,11 @@ def _config_error(exc: ValidationError, prefix: str, path: Path | None) -> Confi
     error: dict[str, Any] = dict(exc.errors()[0])
     loc: tuple[int | str, ...] = tuple(error["loc"])
     key = _key(loc, prefix) or prefix or "config"
-    return ConfigError(key, _reason(error), str(path) if path else None)
+    reason = _reason(error)
+    slot, sep, rest = reason.partition(": ")
+    if sep and key.rsplit(".", 1)[-1] in {"flops", "bytes"} and " " not in slot:
+        key, reason = f"{key}.{slot}", rest  # a work model's expression names its own key
+    return ConfigError(key, reason, str(path) if path else None)
 
 
 def _check_rule_options(config: RoofguardConfig, prefix: str, path: Path | None) -> None:
@@ -218,7 +223,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError("config", "file not found", str(path)) from None
+        raise ConfigError("config file", "does not exist", str(path)) from None
     except OSError as exc:
         raise ConfigError("config", f"cannot read: {exc.strerror or exc}", str(path)) from None
     except tomllib.TOMLDecodeError as exc:

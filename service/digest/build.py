@@ -22,9 +22,17 @@ import pandas as pd
 
 from rules.frames import require_columns
 from rules.stats import change_points_many
-from service.digest.model import Digest, DigestOptions, KernelTarget, Movement, RegimeFlip
+from service.digest.model import (
+    BindingFlip,
+    Digest,
+    DigestOptions,
+    KernelTarget,
+    Movement,
+    RegimeFlip,
+)
 from service.digest.tables import (
     below_target,
+    binding_flips,
     device_summaries,
     last_rows,
     mislabels,
@@ -41,30 +49,37 @@ DIGEST_COLUMNS = (
     "device",
     "percent_of_roof",
     "regime",
+    "binding",
+    "time_s",
 )
 Progress = Callable[[str], None]
 IntArray = npt.NDArray[np.int64]
 
 
-def prepare_history(history: pd.DataFrame, *, end: datetime | None = None) -> pd.DataFrame:
-    """Nightly, placed rows sorted by series then time, with ``series`` and ``pos`` columns.
+def prepare_history(
+    history: pd.DataFrame, *, end: datetime | None = None, value: str = "percent_of_roof"
+) -> pd.DataFrame:
+    """Nightly rows with a ``value``, sorted by series then time, with ``series`` and ``pos``.
 
     Args:
         history: A frame with ``DIGEST_COLUMNS`` (``kind`` too, when present: only nightly
             rows are kept).
         end: Rows after it are dropped.
+        value: The measure the rows must have (``percent_of_roof``: placed rows; ``time_s``:
+            every timed row, for time regressions and vanished kernels).
 
     Returns:
         A new frame: ``series`` numbers (device, kernel) pairs in sorted order, ``pos`` is the
         night's position within its series.
     """
     require_columns(history, DIGEST_COLUMNS, "digest history")
-    keep = history["percent_of_roof"].notna().to_numpy().copy()
+    keep = history[value].notna().to_numpy().copy()
     if "kind" in history.columns:
         keep &= (history["kind"] == "nightly").to_numpy()
     frame = history.loc[keep, list(DIGEST_COLUMNS)].reset_index(drop=True)
     frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
     frame["percent_of_roof"] = frame["percent_of_roof"].astype(float)
+    frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce")
     if end is not None:
         frame = frame.loc[frame["timestamp"] <= pd.Timestamp(end)].reset_index(drop=True)
     series = frame.groupby(["device", "kernel_key"], sort=True, observed=True).ngroup().to_numpy()
@@ -84,11 +99,11 @@ def series_starts(frame: pd.DataFrame) -> IntArray:
     return np.searchsorted(series, np.arange(count), side="left").astype(np.int64)
 
 
-def _matrix(frame: pd.DataFrame) -> npt.NDArray[np.float64]:
+def _matrix(frame: pd.DataFrame, value: str) -> npt.NDArray[np.float64]:
     series = frame["series"].to_numpy()
     pos = frame["pos"].to_numpy()
     values = np.full((int(series.max()) + 1, int(pos.max()) + 1), np.nan)
-    values[series, pos] = frame["percent_of_roof"].to_numpy()
+    values[series, pos] = frame[value].to_numpy(dtype=float)
     return values
 
 
@@ -98,7 +113,7 @@ class Segments:
 
     Attributes:
         bounds: First row of every segment (series starts and change rows), ascending.
-        level: Median percent of roof of each segment.
+        level: Median value (percent of roof, or time) of each segment.
         series: The series of each segment.
     """
 
@@ -107,20 +122,25 @@ class Segments:
     series: IntArray
 
 
-def segment_levels(frame: pd.DataFrame, change_rows: IntArray) -> Segments:
-    """Median level of every segment between series starts and ``change_rows``."""
+def segment_levels(
+    frame: pd.DataFrame, change_rows: IntArray, value: str = "percent_of_roof"
+) -> Segments:
+    """Median ``value`` of every segment between series starts and ``change_rows``."""
     bounds = np.union1d(series_starts(frame), change_rows).astype(np.int64)
     seg = np.searchsorted(bounds, np.arange(len(frame)), side="right") - 1
-    level = frame["percent_of_roof"].groupby(seg).median().to_numpy()
+    level = frame[value].groupby(seg).median().to_numpy()
     return Segments(bounds, level, frame["series"].to_numpy()[bounds])
 
 
-def detect_changes(frame: pd.DataFrame, options: DigestOptions) -> tuple[pd.DataFrame, Segments]:
+def detect_changes(
+    frame: pd.DataFrame, options: DigestOptions, value: str = "percent_of_roof"
+) -> tuple[pd.DataFrame, Segments]:
     """Every change point of every series, with its levels and commit range.
 
     Args:
         frame: Output of ``prepare_history``.
         options: Detector thresholds and the minimum segment.
+        value: The measure scanned (``percent_of_roof`` or ``time_s``).
 
     Returns:
         One row per change (``row``, ``series``, ``seg``, ``kernel_key``, ``kernel_name``,
@@ -129,12 +149,12 @@ def detect_changes(frame: pd.DataFrame, options: DigestOptions) -> tuple[pd.Data
     """
     if frame.empty:
         none = np.zeros(0, np.int64)
-        segments = segment_levels(frame, none)
+        segments = segment_levels(frame, none, value)
         return _describe(frame, none, segments), segments
-    scan = change_points_many(_matrix(frame), options=options.change_point_options())
+    scan = change_points_many(_matrix(frame, value), options=options.change_point_options())
     series, pos = np.nonzero(scan.is_change)
     rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
-    segments = segment_levels(frame, rows)
+    segments = segment_levels(frame, rows, value)
     return _describe(frame, rows, segments), segments
 
 
@@ -300,7 +320,37 @@ def build_digest(
     step("classifying changes")
     parts = classify(changes, segments, frame, start=start, end=end, options=opts)
     step("summarising")
-    return _assemble(frame, parts, start=start, end=end, repo=repo, targets=targets, opts=opts)
+    digest = _assemble(frame, parts, start=start, end=end, repo=repo, targets=targets, opts=opts)
+    step("scanning time and inventory")
+    return _with_time(digest, history, frame, end=end, opts=opts)
+
+
+def _with_time(
+    digest: Digest,
+    history: pd.DataFrame,
+    placed: pd.DataFrame,
+    *,
+    end: datetime,
+    opts: DigestOptions,
+) -> Digest:
+    """The digest with binding flips, time regressions and vanished kernels added.
+
+    ``placed`` is the prepared frame of placed rows; when every timed row is placed (ncu
+    histories) it is the timed frame too, so nothing is prepared twice.
+    """
+    from service.digest.events import time_regressions, vanished_kernels  # builds on this module
+
+    unplaced = history["percent_of_roof"].isna() & history["time_s"].notna()
+    timed = prepare_history(history, end=end, value="time_s") if unplaced.any() else placed
+    period = {"start": digest.start, "end": digest.end}
+    flips = binding_flips(placed, **period, min_segment=opts.min_segment)
+    return digest.model_copy(
+        update={
+            "binding_flips": [BindingFlip.model_validate(r) for r in flips.to_dict("records")],
+            "time_regressions": time_regressions(timed, **period, options=opts),
+            "vanished": vanished_kernels(timed, **period, min_segment=opts.min_segment),
+        }
+    )
 
 
 def _assemble(

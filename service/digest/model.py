@@ -131,6 +131,98 @@ class RegimeFlip(BaseModel):
     to_commit: str
 
 
+class BindingFlip(BaseModel):
+    """The binding precision or tier changed (tensor_bf16 → fp32, dram → l2) and held.
+
+    Attributes:
+        kernel: Identity key.
+        kernel_name: Display name.
+        device: Device as stored.
+        from_binding: Binding before.
+        to_binding: Binding after.
+        relative_change: ``(after - before) / before`` of median percent of roof around the
+            flip (each against its own roof, so it can look small).
+        time_ratio: Median time after over before (the ground truth: 15.1 is 15x slower).
+        since: Timestamp of the first night with the new binding.
+        from_commit: Last commit with the old binding.
+        to_commit: First commit with the new binding.
+    """
+
+    kernel: str
+    kernel_name: str
+    device: str
+    from_binding: str
+    to_binding: str
+    relative_change: float
+    time_ratio: float | None = None
+    since: datetime
+    from_commit: str
+    to_commit: str
+
+
+class TimeMovement(BaseModel):
+    """A rise of a kernel's nightly time that held (a time regression).
+
+    Attributes:
+        kernel: Identity key.
+        kernel_name: Display name.
+        device: Device as stored.
+        before_s: Median time of the level before, seconds.
+        after_s: Median time of the new level.
+        ratio: ``after_s / before_s``.
+        current_s: Time of the last night of the period.
+        since: First night at the new level.
+        from_commit: Last good commit (the last night at the old level).
+        to_commit: First bad commit (the first night at the new level).
+        from_binding: Binding resource the night before the change.
+        to_binding: Binding resource the night of the change (a change says why).
+    """
+
+    kernel: str
+    kernel_name: str
+    device: str
+    before_s: float
+    after_s: float
+    ratio: float
+    current_s: float
+    since: datetime
+    from_commit: str
+    to_commit: str
+    from_binding: str | None = None
+    to_binding: str | None = None
+
+
+class VanishedKernel(BaseModel):
+    """A kernel that stopped running, alone or replaced by others (a fusion that broke).
+
+    Attributes:
+        kernel: Identity key.
+        kernel_name: Display name.
+        device: Device as stored.
+        change: ``vanished`` (nothing new that night), ``replaced`` (one new kernel) or
+            ``split`` (several new kernels: a fused kernel replaced by its pieces).
+        last_seen: Last night it ran.
+        since: First night without it.
+        from_commit: Last commit it ran at.
+        to_commit: First commit without it.
+        last_time_s: Its time on the last night it ran.
+        replaced_by: Kernels that first ran the night it vanished (same device).
+        replacement_time_s: Their total time that night.
+    """
+
+    kernel: str
+    kernel_name: str
+    device: str
+    change: Literal["vanished", "replaced", "split"]
+    last_seen: datetime
+    since: datetime
+    from_commit: str
+    to_commit: str
+    last_time_s: float
+    replaced_by: list[str] = Field(default_factory=list)
+    replacement_time_s: float | None = None
+
+
 class Mislabel(BaseModel):
     """The latest measured regime differs from the one declared in config.
 
@@ -206,6 +298,9 @@ class Digest(BaseModel):
         improvements: New improvements in the period that are not recoveries, best first.
         recoveries: Regressions (of any age) that recovered in the period.
         regime_flips: Regime flips in the period.
+        binding_flips: Binding precision or tier flips in the period.
+        time_regressions: Nightly time rises in the period, slowest-down first.
+        vanished: Kernels that stopped running in the period (alone, replaced or split).
         mislabels: Kernels whose latest regime differs from the declared one.
         below_target: Kernels below their group's target, farthest first.
         unresolved: Regressions not recovered at the end of the period, oldest first.
@@ -221,6 +316,9 @@ class Digest(BaseModel):
     improvements: list[Movement]
     recoveries: list[Movement]
     regime_flips: list[RegimeFlip]
+    binding_flips: list[BindingFlip] = Field(default_factory=list)
+    time_regressions: list[TimeMovement] = Field(default_factory=list)
+    vanished: list[VanishedKernel] = Field(default_factory=list)
     mislabels: list[Mislabel]
     below_target: list[BelowTarget]
     unresolved: list[Movement]
@@ -234,6 +332,9 @@ class Digest(BaseModel):
             _count(len(self.improvements), "improvement"),
             _count(len(self.recoveries), "recovery", "recoveries"),
             _count(len(self.regime_flips), "regime flip"),
+            _count(len(self.binding_flips), "binding flip"),
+            _count(len(self.time_regressions), "time regression"),
+            _count(len(self.vanished), "vanished or split kernel"),
             _count(len(self.unresolved), "unresolved regression"),
         ]
         return ", ".join(parts)

@@ -66,14 +66,14 @@ def _runs(codes: npt.NDArray[np.int64], series: npt.NDArray[np.int64]) -> npt.ND
 
 
 def _smoothed_regime(
-    frame: pd.DataFrame, min_segment: int
+    frame: pd.DataFrame, min_segment: int, column: str = "regime"
 ) -> tuple[npt.NDArray[np.int64], pd.Index]:
-    """Regime codes with runs shorter than ``min_segment`` folded into the run before them.
+    """Codes of ``column`` with runs shorter than ``min_segment`` folded into the run before.
 
     A run at the very start of a series is kept whatever its length (nothing precedes it), so
     the forward fill below never crosses from one series into the next. Code -1 is no regime.
     """
-    codes, names = pd.factorize(frame["regime"])
+    codes, names = pd.factorize(frame[column])
     series = frame["series"].to_numpy()
     run = _runs(codes, series)
     length = np.bincount(run)[run]
@@ -98,10 +98,37 @@ def regime_flips(
         Columns of ``RegimeFlip`` (``kernel``, ``device``, ``from_regime``, ``to_regime``,
         ``relative_change``, ``since``, ``from_commit``, ``to_commit``, ``kernel_name``).
     """
-    codes, names = _smoothed_regime(frame, min_segment)
+    flips = flips_of(frame, "regime", start=start, end=end, min_segment=min_segment)
+    return flips.drop(columns=["time_ratio"])
+
+
+def binding_flips(
+    frame: pd.DataFrame, *, start: datetime, end: datetime, min_segment: int
+) -> pd.DataFrame:
+    """Binding precision or tier changes (tensor_bf16 → fp32, dram → l2) that held.
+
+    Returns:
+        Columns of ``BindingFlip``; ``relative_change`` is of percent of roof and
+        ``time_ratio`` of median time (after over before) around the flip.
+    """
+    return flips_of(frame, "binding", start=start, end=end, min_segment=min_segment)
+
+
+def flips_of(
+    frame: pd.DataFrame, column: str, *, start: datetime, end: datetime, min_segment: int
+) -> pd.DataFrame:
+    """Changes of ``column`` (regime or binding) that held ``min_segment`` nights in the period.
+
+    Returns:
+        ``kernel``, ``kernel_name``, ``device``, ``from_<column>``, ``to_<column>``,
+        ``relative_change`` (percent of roof), ``time_ratio``, ``since``, ``from_commit``,
+        ``to_commit``, sorted by ``since``.
+    """
+    codes, names = _smoothed_regime(frame, min_segment, column)
     series = frame["series"].to_numpy()
     run = _runs(codes, series)
     level = frame["percent_of_roof"].groupby(run).median().to_numpy()
+    times = pd.to_numeric(frame["time_s"], errors="coerce").groupby(run).median().to_numpy()
     previous = np.r_[-1, codes[:-1]][: len(codes)]
     same_series = np.r_[False, series[1:] == series[:-1]][: len(series)]
     flip = same_series & (codes != previous) & (codes >= 0) & (previous >= 0)
@@ -113,9 +140,10 @@ def regime_flips(
             "kernel": frame["kernel_key"].to_numpy()[rows],
             "kernel_name": frame["kernel_name"].to_numpy()[rows],
             "device": frame["device"].to_numpy()[rows],
-            "from_regime": regime[codes[rows - 1]],
-            "to_regime": regime[codes[rows]],
+            f"from_{column}": regime[codes[rows - 1]],
+            f"to_{column}": regime[codes[rows]],
             "relative_change": level[run_of] / level[run_of - 1] - 1.0,
+            "time_ratio": times[run_of] / times[run_of - 1],
             "since": frame["timestamp"].array[rows],
             "from_commit": frame["commit"].to_numpy()[rows - 1],
             "to_commit": frame["commit"].to_numpy()[rows],

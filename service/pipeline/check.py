@@ -20,7 +20,7 @@ from collectors.schema import RunRecord
 from collectors.workmodel import apply_work_models
 from rules.context import RuleContext
 from rules.engine import evaluate
-from rules.hardware import builtin_catalog
+from rules.hardware import Catalog, builtin_catalog
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
@@ -28,7 +28,7 @@ from service.config import RoofguardConfig
 from service.errors import BadInput
 from service.pipeline.intake import collect_run as intake_collect
 from service.pipeline.intake import stamp_run
-from service.pipeline.roofs import resolve_roof
+from service.pipeline.roofs import RoofChoice, choose_roof, names_device, run_device
 from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import BaselineQuery, baseline_frame
 from service.store.ingest import IngestResult, ingest_run, save_findings
@@ -46,6 +46,8 @@ class RunMeta(BaseModel):
     kind: str | None = None
     pr: int | None = None
     device: str | None = None
+    #: Where ``device`` comes from, named when a report names another device.
+    device_origin: str = "--device"
     timestamp: datetime | None = None
     runner: str | None = None
 
@@ -75,6 +77,11 @@ class CheckOutcome:
     placements: Mapping[str, Placement]
 
 
+def catalog_for(config: RoofguardConfig) -> Catalog:
+    """The built-in catalog with the config's ``[devices.*]`` overrides and additions."""
+    return builtin_catalog().with_overrides(config.devices)
+
+
 @dataclass(frozen=True)
 class Remeasures:
     """The PR gate's re-measure step (issue 16: screen, re-measure, decide).
@@ -90,8 +97,18 @@ class Remeasures:
 
 
 def _read(paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig) -> RunRecord:
-    options = CollectOptions(keys=config.keys, device=meta.device or config.device)
-    run = intake_collect(paths, options)
+    """Read the files of one run (no meta applied yet), checking the device they name.
+
+    A device given by the meta (``--device``, an upload's field) or else the config names the
+    device of files that name none; a file naming another device is an error.
+
+    Raises:
+        DeviceConflict: A report names another device than the one given.
+    """
+    given = meta.device or config.device
+    run = intake_collect(paths, CollectOptions(keys=config.keys, device=given))
+    origin = meta.device_origin if meta.device else "the config's `device`"
+    run_device(run, given=given, catalog=catalog_for(config), origin=origin)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")
     return run
@@ -141,12 +158,39 @@ def collect_with_reruns(
     return meta.apply(raw), tuple(meta.apply(rerun) for _, rerun in again)
 
 
+def verify_device(run: RunRecord, config: RoofguardConfig) -> None:
+    """Refuse a RunRecord (an upload's JSON) naming another device than the config's.
+
+    Raises:
+        DeviceConflict: It names a device that is not the config's ``device``.
+    """
+    run_device(
+        run, given=config.device, catalog=catalog_for(config), origin="the config's `device`"
+    )
+
+
+def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> RoofChoice:
+    """The roof the run is judged against, as the config chooses, and why when not asked.
+
+    The note says when the report's own roof stands in for a device the catalog lacks. The
+    config's ``device`` only names runs whose reports name none (see ``roofs``).
+    """
+    default = None if names_device(run.device.name) else config.device
+    return choose_roof(
+        run, device=default, source=config.roof, catalog=catalog_for(config), measured=measured
+    )
+
+
 def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> Roof:
     """The roof the run is judged against, as the config chooses."""
-    catalog = builtin_catalog().with_overrides(config.devices)
-    return resolve_roof(
-        run, device=config.device, source=config.roof, catalog=catalog, measured=measured
-    )
+    return choose_for(run, config, measured).roof
+
+
+def noted(run: RunRecord, choice: RoofChoice) -> RunRecord:
+    """``run`` with the roof choice's note (if any) among its notes, shown in the verdict."""
+    if choice.note is None or choice.note in run.notes:
+        return run
+    return run.model_copy(update={"notes": (*run.notes, choice.note)})
 
 
 def roofs_beside(
@@ -161,8 +205,8 @@ def roofs_beside(
     if measured is not None and judged.source != "measured":
         others.append(measured)
     if judged.source != "datasheet":
-        catalog = builtin_catalog().with_overrides(config.devices)
-        spec = catalog.find(config.device or run.device.name)
+        catalog = catalog_for(config)
+        spec = catalog.find(judged.device) or catalog.find(run.device.name)
         if spec is not None:
             others.append(spec.roof())
     return tuple(others)
@@ -194,7 +238,8 @@ def check_run(
     whose id exists only once the run is stored). ``remeasures`` are the PR gate's
     re-measurements: they judge the run, they are not stored.
     """
-    roof = roof_for(run, config, measured)
+    choice = choose_for(run, config, measured)
+    run, roof = noted(run, choice), choice.roof
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )

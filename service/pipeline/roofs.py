@@ -1,11 +1,29 @@
-"""Which roof a run is judged against: datasheet (catalog), report-derived or measured."""
+"""Which device a run ran on, and which roof it is judged against.
+
+Every command that places a run (check, ingest, inspect, plot, the upload API) asks this
+module, so they all agree. The rule (issue 15):
+
+* the device a report names wins;
+* a device given by the user (``--device``, ``device`` in the config, an upload's form field)
+  is the default for reports that name none;
+* a report that names another device than the one given is an error naming both: a run
+  judged on the wrong card is a wrong verdict, and a config device cannot tell which of a
+  fleet's cards one report came from (describe a card the catalog lacks under
+  ``[devices."<name the report prints>"]`` instead).
+
+Roof sources: datasheet (catalog), report (the profiler's peak x clocks), measured
+(calibration). A datasheet roof for a device the catalog lacks falls back to the report's
+own roof when the report has one, with a note saying so.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from rules.hardware import Catalog, report_roof
+from rules.hardware import Catalog, UnknownDevice, report_roof
 from rules.roofline import Roof
 from service.calibrate.storage import measured_roof
 from service.config import RoofguardConfig
@@ -13,14 +31,156 @@ from service.errors import BadInput
 
 #: Roof sources a user can ask for.
 ROOF_SOURCES: tuple[str, ...] = ("datasheet", "report", "measured")
+#: How collectors name a device a file does not name ("unknown", "unknown GPU (CC 8.0)").
+UNNAMED_PREFIX = "unknown"
+
+
+class DeviceConflict(BadInput):
+    """The report names one device and the user gave another."""
+
+    def __init__(self, where: str, named: str, given: str, origin: str) -> None:
+        self.named = named
+        self.given = given
+        super().__init__(
+            f"{where}: the report names device {named!r}, but {origin} gives {given!r}; "
+            f"the device a report names wins and {origin} is only the default for reports "
+            "that name none: drop it, or describe this card under "
+            f'[devices."{named}"] in roofguard.toml'
+        )
+
+
+def names_device(name: str) -> bool:
+    """Whether a collected device name came from the report (not a placeholder)."""
+    return bool(name.strip()) and not name.lower().startswith(UNNAMED_PREFIX)
+
+
+def _same(a: str, b: str, catalog: Catalog) -> bool:
+    """Whether two names are one card for judging.
+
+    One catalog entry, or entries with the same figures (16 GB and 32 GB V100-SXM2 differ
+    only in memory size).
+    """
+    if a == b:
+        return True
+    left, right = catalog.find(a), catalog.find(b)
+    if left is None or right is None:
+        return False
+    alike = left.peak_flop_per_s == right.peak_flop_per_s
+    return left.id == right.id or (
+        alike and left.bandwidth_byte_per_s == right.bandwidth_byte_per_s
+    )
+
+
+def run_device(
+    run: RunRecord, *, given: str | None, catalog: Catalog, origin: str = "the config"
+) -> str:
+    """The device name ``run`` is judged on (catalog id, alias or the report's own name).
+
+    Args:
+        run: The collected run (collectors put ``given`` in when a file names no device).
+        given: Device from the command line, the config or an upload; None: none given.
+        catalog: The catalog with the user's overrides (decides when two names are one card).
+        origin: Where ``given`` comes from, for the error message.
+
+    Raises:
+        DeviceConflict: The report names a different device than ``given``.
+        UnknownDevice: It does, and ``given`` is no catalog device either.
+    """
+    named = run.device.name
+    if not given:
+        return named
+    if not names_device(named):
+        return given
+    if _same(named, given, catalog):
+        return named
+    if catalog.find(given) is None:  # most likely a typo: say that first
+        raise UnknownDevice(given, catalog.suggest(given))
+    where = run.sources[0].path if run.sources else "report"
+    raise DeviceConflict(where, named, given, origin)
+
+
+@dataclass(frozen=True)
+class RoofChoice:
+    """The roof a run is placed on and, when it is not the one asked for, why."""
+
+    roof: Roof
+    note: str | None = None
+
+
+def choose_roof(
+    run: RunRecord,
+    *,
+    device: str | None,
+    source: str,
+    catalog: Catalog,
+    measured: Roof | None = None,
+    origin: str = "the config",
+) -> RoofChoice:
+    """The roof to place ``run`` on, and a note when the report's roof stands in.
+
+    Args:
+        run: The run (its own device name wins, see the module docstring).
+        device: Device given by the user: the default for reports that name none.
+        source: datasheet, report or measured (``measured``, from calibration).
+        catalog: The hardware catalog, with the user's overrides applied.
+        measured: The runner's measured roof, for ``source == "measured"``.
+        origin: Where ``device`` comes from (named in a conflict error).
+
+    Raises:
+        DeviceConflict: The report names another device than ``device``.
+        UnknownDevice: A datasheet roof of a device the catalog lacks, and the report has
+            no peaks to stand in (the error lists the closest known cards).
+        BadInput: An unknown source, or the chosen roof is not available for this run.
+    """
+    name = run_device(run, given=device, catalog=catalog, origin=origin)
+    if source == "datasheet":
+        return _datasheet(run, name, catalog)
+    if source == "report":
+        return RoofChoice(_report(run, name, catalog))
+    if source == "measured":
+        if measured is None:
+            raise BadInput(
+                f"--roof measured: no measured roof for {name!r}; run "
+                "`roofguard calibrate` on the runner first"
+            )
+        return RoofChoice(measured)
+    raise BadInput(f"--roof: unknown roof source {source!r} (known: {', '.join(ROOF_SOURCES)})")
+
+
+def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
+    try:
+        return RoofChoice(catalog.lookup(name).roof())
+    except UnknownDevice as exc:
+        stand_in = report_roof(run.device, label=name)
+        if stand_in is None:
+            raise
+        near = f" (closest known: {', '.join(exc.suggestions)})" if exc.suggestions else ""
+        note = (
+            f"device {name!r} is not in the hardware catalog{near}: judged against the roof "
+            "its report implies (the profiler's peaks at the measured clocks); describe it "
+            f'under [devices."{name}"] in roofguard.toml for datasheet peaks'
+        )
+        return RoofChoice(stand_in, note)
+
+
+def _report(run: RunRecord, name: str, catalog: Catalog) -> Roof:
+    known = catalog.find(name)
+    roof = report_roof(run.device, label=known.id if known else name)
+    if roof is None:
+        raise BadInput(
+            f"--roof report: the report of device {run.device.name!r} carries no "
+            "peaks or bandwidths; use --roof datasheet"
+        )
+    return roof
 
 
 def runner_roof(*, session: Session, run: RunRecord, config: RoofguardConfig) -> Roof | None:
     """The measured roof of the run's runner for its device; None without runner or calibration."""
     if not run.runner:
         return None
-    name = config.device or run.device.name
-    return measured_roof(session=session, runner=run.runner, device=name)
+    # collect_run named the device: the report's own, else the one given (see run_device)
+    name = run.device.name if names_device(run.device.name) else config.device
+    return measured_roof(session=session, runner=run.runner, device=name or run.device.name)
 
 
 def resolve_roof(
@@ -31,38 +191,5 @@ def resolve_roof(
     catalog: Catalog,
     measured: Roof | None = None,
 ) -> Roof:
-    """The roof to place ``run`` on.
-
-    Args:
-        run: The run (its device name is used when ``device`` is None).
-        device: Device name given by the user (catalog id, display name or alias).
-        source: datasheet (catalog figures), report (the profiler's peak x clocks) or
-            measured (``measured``, from calibration).
-        catalog: The hardware catalog, with the user's overrides applied.
-        measured: The runner's measured roof, for ``source == "measured"``.
-
-    Raises:
-        UnknownDevice: ``source`` is datasheet and the catalog does not know the device (the
-            error lists the closest names).
-        BadInput: An unknown source, or the chosen roof is not available for this run.
-    """
-    name = device or run.device.name
-    if source == "datasheet":
-        return catalog.lookup(name).roof()
-    if source == "report":
-        known = catalog.find(name)
-        roof = report_roof(run.device, label=known.id if known else name)
-        if roof is None:
-            raise BadInput(
-                f"--roof report: the report of device {run.device.name!r} carries no "
-                "peaks or bandwidths; use --roof datasheet"
-            )
-        return roof
-    if source == "measured":
-        if measured is None:
-            raise BadInput(
-                f"--roof measured: no measured roof for {name!r}; run "
-                "`roofguard calibrate` on the runner first"
-            )
-        return measured
-    raise BadInput(f"--roof: unknown roof source {source!r} (known: {', '.join(ROOF_SOURCES)})")
+    """``choose_roof(...).roof``: the roof alone, for callers that show no notes."""
+    return choose_roof(run, device=device, source=source, catalog=catalog, measured=measured).roof

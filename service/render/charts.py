@@ -9,7 +9,9 @@ scatter, ``arrow:<name>`` for baseline-to-current arrows, ``label:<name>`` for k
 from __future__ import annotations
 
 import io
+import logging
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -27,6 +29,8 @@ from matplotlib.figure import Figure
 from collectors.schema import RunRecord
 from rules.roofline import Placement, Roof
 from service.render.labels import place_labels
+
+_log = logging.getLogger(__name__)
 
 ImageFormat = Literal["svg", "png"]
 _PRECISION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
@@ -241,39 +245,88 @@ def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> Non
         text.set_gid(f"label:{name}")
 
 
+#: What a trend chart can show: column, axis label, and the scale of the unit that reads best.
+TREND_METRICS = ("percent_of_roof", "time_s")
+
+
+def _trend_values(series: pd.DataFrame, metric: str) -> tuple[pd.Series, str, float]:
+    """The values of ``metric``, and the unit and scale they are drawn in."""
+    if metric not in TREND_METRICS:
+        raise ValueError(f"metric must be one of {TREND_METRICS}, not {metric!r}")
+    values = pd.to_numeric(series[metric], errors="coerce")
+    unit, scale = _time_unit(values) if metric == "time_s" else ("%", 1.0)
+    return values, unit, scale
+
+
+def _time_unit(values: pd.Series) -> tuple[str, float]:
+    typical = float(values.abs().median()) if len(values) else 1.0
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if typical >= scale:
+            return unit, scale
+    return "ns", 1e-9
+
+
 def trend_chart(
     series: pd.DataFrame,
     *,
     title: str,
     change_points: pd.DataFrame | None = None,
     baseline: tuple[float, float] | None = None,
+    metric: str = "percent_of_roof",
 ) -> Figure:
-    """Percent of roof over time for one kernel on one device.
+    """Percent of roof (or time) over time for one kernel on one device.
+
+    Only nightly runs make the line: when ``series`` has a ``kind`` column, PR and local runs
+    are drawn apart as open markers (gid ``other-runs``), so one PR does not bend the trend.
 
     Args:
-        series: Columns ``timestamp`` and ``percent_of_roof`` (and ``commit``), oldest first.
+        series: Columns ``timestamp`` and ``metric`` (and ``commit``, ``kind``), oldest first.
         title: Chart title, e.g. the kernel key and device.
         change_points: Columns ``since`` (timestamp of the first night at the new level) and
             ``to_commit``; each is drawn as a vertical line labelled with the short commit.
-        baseline: (median, spread): the band ``median ± spread`` is shaded.
+        baseline: (median, spread) in ``metric``'s unit: the band ``median ± spread`` is shaded.
+        metric: ``percent_of_roof`` or ``time_s`` (drawn in ms, µs ... as fits).
     """
+    values, unit, scale = _trend_values(series, metric)
     fig = Figure(figsize=(8, 3.2), layout="constrained")
     ax = fig.add_subplot()
     times = pd.to_datetime(series["timestamp"], utc=True).dt.tz_localize(None)
-    (line,) = ax.plot(times, series["percent_of_roof"], "-o", markersize=2.5, linewidth=1.2)
-    line.set_gid("series")
+    nightly = (series["kind"] == "nightly").to_numpy() if "kind" in series else None
+    _draw_series(ax, times, values / scale, nightly)
     if baseline is not None:
-        median, spread = baseline
+        median, spread = baseline[0] / scale, baseline[1] / scale
         band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
         band.set_gid("baseline-band")
         ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
     if change_points is not None:
         _draw_changes(ax, change_points)
-    ax.set_ylabel("% of roof")
+    ax.set_ylabel("% of roof" if metric == "percent_of_roof" else f"time ({unit})")
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.autofmt_xdate()
     return fig
+
+
+def _draw_series(
+    ax: Axes, times: pd.Series, values: pd.Series, nightly: npt.NDArray[np.bool_] | None
+) -> None:
+    """The nightly line, and other runs (PRs) as open markers off it."""
+    on_line = nightly if nightly is not None else np.ones(len(values), dtype=bool)
+    (line,) = ax.plot(times[on_line], values[on_line], "-o", markersize=2.5, linewidth=1.2)
+    line.set_gid("series")
+    if nightly is None or nightly.all():
+        return
+    others = ax.scatter(
+        times[~nightly],
+        values[~nightly],
+        marker="D",
+        facecolors="none",
+        edgecolors="#ff7f0e",
+        label="PR / local runs",
+        zorder=3,
+    )
+    others.set_gid("other-runs")
+    ax.legend(loc="best", fontsize="small")
 
 
 def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
@@ -306,8 +359,14 @@ def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> by
     """The figure encoded as SVG or PNG (deterministic SVG: no dates, fixed ids)."""
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    with matplotlib.rc_context({"svg.hashsalt": "roofguard", "svg.fonttype": "none"}):
+    rc = matplotlib.rc_context({"svg.hashsalt": "roofguard", "svg.fonttype": "none"})
+    # matplotlib draws (and warns about layout and glyphs) only here; its hints are for a
+    # person at a notebook and would litter a CI log, so they go to the debug log instead.
+    with rc, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
+    for warning in caught:
+        _log.debug("matplotlib: %s", warning.message)
     return buffer.getvalue()
 
 

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from rules.hardware import builtin_catalog
+from rules.roofline import Roof, precision_of_peak
 from rules.stats import robust_center_spread
-from service.digest.model import Digest, Movement
+from service.digest.model import Digest, Movement, TimeMovement
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 
 #: Nights before a change that make up the baseline band of its trend chart.
@@ -33,12 +34,15 @@ def _listed(digest: Digest, limit: int) -> list[Movement]:
 
 
 def _series(
-    history: pd.DataFrame, movements: Iterable[Movement], since: pd.Timestamp
+    history: pd.DataFrame,
+    movements: Iterable[Movement | TimeMovement],
+    since: pd.Timestamp,
+    metric: str = "percent_of_roof",
 ) -> pd.DataFrame:
     recent = history[pd.to_datetime(history["timestamp"], utc=True) >= since]
     pairs = pd.MultiIndex.from_tuples([(m.kernel, m.device) for m in movements])
     keep = pd.MultiIndex.from_frame(recent[["kernel_key", "device"]]).isin(pairs)
-    rows = recent.loc[keep & recent["percent_of_roof"].notna().to_numpy()]
+    rows = recent.loc[keep & recent[metric].notna().to_numpy()]
     return rows.assign(timestamp=pd.to_datetime(rows["timestamp"], utc=True)).sort_values(
         "timestamp"
     )
@@ -47,10 +51,14 @@ def _series(
 def trend_charts(
     history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
 ) -> dict[str, bytes]:
-    """SVG trend charts of the kernels the digest lists first (``limit`` per section)."""
+    """SVG trend charts of the kernels the digest lists first (``limit`` per section).
+
+    Percent of roof for the movements (``kernel@device``), time for the time regressions
+    (``time:kernel@device``).
+    """
     movements = _listed(digest, limit)
     if not movements:
-        return {}
+        return time_charts(history, digest, limit=limit, context_days=context_days)
     oldest = min(min(m.since for m in movements), digest.start) - timedelta(days=context_days)
     rows = _series(history, movements, pd.Timestamp(oldest))
     charts: dict[str, bytes] = {}
@@ -64,11 +72,47 @@ def trend_charts(
             series, title=f"{m.kernel} on {m.device}", change_points=change, baseline=band
         )
         charts[f"{m.kernel}@{m.device}"] = figure_bytes(fig, "svg")
+    return charts | time_charts(history, digest, limit=limit, context_days=context_days)
+
+
+def time_charts(
+    history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
+) -> dict[str, bytes]:
+    """SVG charts of time for the first time regressions, keyed ``time:kernel@device``."""
+    listed = digest.time_regressions[:limit]
+    if not listed:
+        return {}
+    oldest = min(min(t.since for t in listed), digest.start) - timedelta(days=context_days)
+    rows = _series(history, listed, pd.Timestamp(oldest), metric="time_s")
+    charts: dict[str, bytes] = {}
+    for t in listed:
+        series = rows[(rows["kernel_key"] == t.kernel) & (rows["device"] == t.device)]
+        change = pd.DataFrame({"since": [t.since], "to_commit": [t.to_commit]})
+        fig = trend_chart(
+            series, title=f"{t.kernel} on {t.device}: time", change_points=change, metric="time_s"
+        )
+        charts[f"time:{t.kernel}@{t.device}"] = figure_bytes(fig, "svg")
     return charts
 
 
-def _points(night: pd.DataFrame, baselines: dict[str, tuple[float, float]]) -> list[KernelPoint]:
+def chart_precision(roof: Roof, binding: object, flops: float, peak_time: float) -> str | None:
+    """The precision whose roof a kernel is drawn against.
+
+    Its binding when that is a precision, else the precision of its effective peak
+    (``sum F / sum F_p / P_p``), so a memory-bound bf16 GEMM brings the bf16 roof onto the chart.
+    """
+    if isinstance(binding, str) and binding in roof.peak_flop_per_s:
+        return binding
+    if flops > 0 and peak_time > 0:
+        return precision_of_peak(roof.peak_flop_per_s, flops / peak_time)
+    return None
+
+
+def _points(
+    night: pd.DataFrame, baselines: dict[str, tuple[float, float]], roof: Roof
+) -> list[KernelPoint]:
     flops = night["total_flops"].astype(float)
+    peak_time = pd.to_numeric(night["peak_flop_time_s"], errors="coerce").fillna(0.0)
     intensity = flops / night["bytes_dram"].astype(float)
     achieved = flops / night["time_s"].astype(float)
     share = night["time_s"] / night["time_s"].sum()
@@ -79,15 +123,27 @@ def _points(night: pd.DataFrame, baselines: dict[str, tuple[float, float]]) -> l
         achieved[ok],
         share[ok],
         night["binding"][ok],
+        flops[ok],
+        peak_time[ok],
     )
     return [
-        KernelPoint(key, float(i), float(a), float(s), binding, baselines.get(key))
-        for key, i, a, s, binding in zip(*columns, strict=True)
+        KernelPoint(
+            key,
+            float(i),
+            float(a),
+            float(s),
+            chart_precision(roof, binding, float(f), float(p)),
+            baselines.get(key),
+        )
+        for key, i, a, s, binding, f, p in zip(*columns, strict=True)
     ]
 
 
 def roofline_charts(history: pd.DataFrame, digest: Digest) -> dict[str, bytes]:
-    """Per device: the last night's kernels on the datasheet roof, arrows for regressions."""
+    """Per device: the last night's kernels on the datasheet roof, arrows for regressions.
+
+    Every precision the kernels bind to (or run at, when memory-bound) gets its roof.
+    """
     frame = history.assign(timestamp=pd.to_datetime(history["timestamp"], utc=True))
     frame = frame[frame["timestamp"] <= pd.Timestamp(digest.end)]
     charts: dict[str, bytes] = {}
@@ -100,11 +156,12 @@ def roofline_charts(history: pd.DataFrame, digest: Digest) -> dict[str, bytes]:
         changed = {m.kernel: m.from_commit for m in digest.regressions if m.device == device}
         base = rows[rows["kernel_key"].isin(changed) & rows["commit"].isin(changed.values())]
         base = base[base["commit"] == base["kernel_key"].map(changed)]
-        baselines = {p.name: (p.intensity, p.achieved_flop_per_s) for p in _points(base, {})}
+        roof = spec.roof()
+        baselines = {p.name: (p.intensity, p.achieved_flop_per_s) for p in _points(base, {}, roof)}
         night = night.sort_values("time_s", ascending=False)
         night = night[
             night["kernel_key"].isin(changed) | (np.arange(len(night)) < ROOFLINE_KERNELS)
         ]
-        fig = roofline_chart(spec.roof(), _points(night, baselines), title=f"{device}: last night")
+        fig = roofline_chart(roof, _points(night, baselines, roof), title=f"{device}: last night")
         charts[f"roofline:{device}"] = figure_bytes(fig, "svg")
     return charts

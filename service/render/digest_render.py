@@ -14,8 +14,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from service.digest.model import Digest, Movement
+from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
 from service.render.escape import escape_code
+from service.render.figures import fmt_ratio, fmt_seconds, time_change
 
 #: Label of the weekly issue; the issue is found again by its title, label and marker.
 DIGEST_LABEL = "roofguard-digest"
@@ -75,6 +76,63 @@ def _movement_row(m: Movement, *, code: bool) -> dict[str, str]:
 _SECTIONS = ("regressions", "improvements", "recoveries", "unresolved")
 
 
+def _commits(from_commit: str, to_commit: str) -> str:
+    return f"{from_commit[:8]}…{to_commit[:8]}"
+
+
+def time_sections(digest: Digest, esc: Callable[[str], str]) -> dict[str, list[dict[str, str]]]:
+    """Rows of the time regression, binding flip and vanished-kernel sections."""
+    return {
+        "time_regressions": [_time_row(t, esc) for t in digest.time_regressions[:ROW_LIMIT]],
+        "binding_flips": [_flip_row(f, esc) for f in digest.binding_flips[:ROW_LIMIT]],
+        "vanished": [_vanished_row(v, esc) for v in digest.vanished[:ROW_LIMIT]],
+    }
+
+
+def _time_row(t: TimeMovement, esc: Callable[[str], str]) -> dict[str, str]:
+    moved = t.from_binding != t.to_binding
+    return {
+        "kernel": esc(t.kernel),
+        "device": esc(t.device),
+        "time": time_change(t.after_s, t.before_s),
+        "binding": esc(f"{t.from_binding} → {t.to_binding}") if moved else "unchanged",
+        "since": _day(t.since),
+        "commits": _commits(t.from_commit, t.to_commit),
+        "id": f"time:{t.kernel}@{t.device}",
+    }
+
+
+def _flip_row(f: BindingFlip, esc: Callable[[str], str]) -> dict[str, str]:
+    return {
+        "kernel": esc(f.kernel),
+        "device": esc(f.device),
+        "flip": esc(f"{f.from_binding} → {f.to_binding}"),
+        "time": "—" if f.time_ratio is None else f"{fmt_ratio(f.time_ratio)} the time",
+        "change": _change(f.relative_change),
+        "since": _day(f.since),
+        "commits": _commits(f.from_commit, f.to_commit),
+    }
+
+
+def _vanished_row(v: VanishedKernel, esc: Callable[[str], str]) -> dict[str, str]:
+    after = v.replacement_time_s
+    return {
+        "kernel": esc(v.kernel),
+        "device": esc(v.device),
+        "change": esc(_vanished_change(v)),
+        "time": time_change(after, v.last_time_s) if after else fmt_seconds(v.last_time_s),
+        "since": _day(v.since),
+        "commits": _commits(v.from_commit, v.to_commit),
+    }
+
+
+def _vanished_change(v: VanishedKernel) -> str:
+    names = ", ".join(v.replaced_by[:4]) + (" …" if len(v.replaced_by) > 4 else "")
+    if v.change == "split":
+        return f"split into {len(v.replaced_by)}: {names}"
+    return f"replaced by {names}" if v.change == "replaced" else "vanished"
+
+
 def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> dict[str, Any]:
     """What the templates render: every value already formatted (and escaped when ``code``).
 
@@ -94,6 +152,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
             name: [_movement_row(m, code=code) for m in getattr(digest, name)[:rows]]
             for name in _SECTIONS
         },
+        **time_sections(digest, esc),
         "flips": _flip_rows(digest, esc),
         "mislabels": _mislabel_rows(digest, esc),
         "below": _below_rows(digest, esc),

@@ -34,6 +34,7 @@ from service.render.verdict_view import (
     make_detail,
     make_group_row,
     make_row,
+    time_story,
     worst,
 )
 
@@ -154,6 +155,7 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
         "commit": escape_code(verdict.commit[:12]) if verdict.commit else "",
         "n_kernels": f"{n:,} kernel{'s' if n != 1 else ''}",
         "trusted": verdict.trusted,
+        "story": time_story(verdict),
     }
 
 

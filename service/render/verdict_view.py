@@ -7,7 +7,7 @@ Templates only lay out what this module prepares, so every user string passes th
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from rules.verdict import (
@@ -21,6 +21,7 @@ from rules.verdict import (
     Verdict,
 )
 from service.render.escape import escape_code, escape_html, escape_text
+from service.render.figures import figures, time_change
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 #: Points shown in a sparkline (the newest ones).
@@ -43,6 +44,7 @@ class Row:
     icon: str
     kernel: str
     share: str
+    time: str
     regime: str
     intensity: str
     now: str
@@ -118,8 +120,33 @@ def _is_time(base: BaselineSummary | None) -> bool:
     return base is not None and base.metric == "time_s"
 
 
+def rebound(kernel: KernelVerdict) -> str | None:
+    """The baseline's binding when the kernel is now bound by another resource, else None."""
+    base = kernel.baseline
+    if base is None or base.binding is None or base.binding == kernel.binding:
+        return None
+    if kernel.percent_of_baseline_roof == kernel.percent_of_roof:
+        return None  # no work at the old resource: nothing like for like to show
+    return base.binding
+
+
+def baseline_time(base: BaselineSummary | None) -> float | None:
+    """The baseline's median time (its centre, for kernels judged on time)."""
+    if base is None:
+        return None
+    return base.time_s if base.time_s is not None or not _is_time(base) else base.center
+
+
 def _now(kernel: KernelVerdict) -> str:
-    return fmt_time(kernel.time_s) if _is_time(kernel.baseline) else fmt_pct(kernel.percent_of_roof)
+    if _is_time(kernel.baseline):
+        return "— (judged on time)"
+    old = rebound(kernel)
+    if old is None:
+        return fmt_pct(kernel.percent_of_roof)
+    return (
+        f"{fmt_pct(kernel.percent_of_baseline_roof)} of {escape_text(old, limit=24)} "
+        f"({fmt_pct(kernel.percent_of_roof)} of {escape_text(kernel.binding or '', limit=24)})"
+    )
 
 
 def _relative(base: BaselineSummary, suffix: str = "") -> str:
@@ -157,18 +184,34 @@ def _trend(kernel: KernelVerdict) -> str:
     return sparkline(history)
 
 
+def unplaced_reason(kernel: KernelVerdict) -> str:
+    """``unplaced: no FLOP counts ...`` for a kernel without a regime."""
+    why = kernel.missing[0] if kernel.missing else "no counters"
+    return f"unplaced: {why}"
+
+
 def _regime(kernel: KernelVerdict) -> str:
     if kernel.regime is None:
-        return "—"
+        return escape_text(unplaced_reason(kernel), limit=80)
     text = kernel.regime.replace("-bound", "")
-    if kernel.binding:
+    old = rebound(kernel)
+    if old and kernel.binding:
+        text += f" ({escape_text(old, limit=24)} → {escape_text(kernel.binding, limit=24)})"
+    elif kernel.binding:
         text += f" ({escape_text(kernel.binding, limit=24)})"
     return text + (" ≈ridge" if kernel.borderline else "")
 
 
+def binding_tier(kernel: KernelVerdict) -> str | None:
+    """The memory tier whose intensity to show: the binding one (``tier`` when compute-bound)."""
+    for tier in (kernel.binding, kernel.tier):
+        if tier in kernel.intensity:
+            return tier
+    return next((t for t in MEMORY_TIERS if t in kernel.intensity), None)
+
+
 def _intensity(kernel: KernelVerdict) -> str:
-    tier = kernel.binding if kernel.binding in kernel.intensity else None
-    tier = tier or next((t for t in MEMORY_TIERS if t in kernel.intensity), None)
+    tier = binding_tier(kernel)
     if tier is None:
         return "—"
     value = kernel.intensity[tier]
@@ -182,16 +225,29 @@ def worst(findings: Iterable[Finding]) -> Finding | None:
     return ranked[0] if ranked else None
 
 
-def _verdict_cell(kernel: KernelVerdict, top: Finding | None) -> tuple[str, str]:
+def verdict_words(findings: Sequence[Finding], esc: Callable[[str], str] = str) -> str:
+    """``fail: regime-flip, roof-drop``: the worst severity and every rule that gave it."""
+    top = worst(findings)
+    if top is None:
+        return ""
+    same = [f for f in findings if f.severity == top.severity and f.counts == top.counts]
+    rules = ", ".join(esc(rule) for rule in dict.fromkeys(f.rule for f in same))
+    preview = " (preview)" if top.stability == Stability.PREVIEW else ""
+    return f"{top.severity.value}: {rules}{preview}"
+
+
+def _verdict_cell(kernel: KernelVerdict, findings: Sequence[Finding]) -> tuple[str, str]:
+    top = worst(findings)
     if top is None:
         return STATUS_ICONS.get(kernel.status, "·"), escape_text(kernel.status, limit=24)
-    rule = escape_text(top.rule, limit=40)
-    preview = " (preview)" if top.stability == Stability.PREVIEW else ""
-    return ICONS[top.severity], f"{top.severity.value}: {rule}{preview}"
+    return ICONS[top.severity], verdict_words(findings, lambda r: escape_text(r, limit=40))
 
 
 def _current(kernel: KernelVerdict) -> float | None:
-    return kernel.time_s if _is_time(kernel.baseline) else kernel.percent_of_roof
+    """The figure compared with the baseline: like for like (the baseline's roof)."""
+    if _is_time(kernel.baseline):
+        return kernel.time_s
+    return kernel.percent_of_baseline_roof or kernel.percent_of_roof
 
 
 @dataclass(frozen=True)
@@ -200,6 +256,7 @@ class GroupRow:
 
     name: str
     share: str
+    time: str
     now: str
     baseline: str
     change: str
@@ -212,9 +269,13 @@ def make_group_row(group: GroupVerdict) -> GroupRow:
     mfu = "—" if group.mfu is None else f"{100 * group.mfu:.1f}%"
     if group.mfu_baseline is not None and group.mfu_baseline.center is not None:
         mfu += f" (was {100 * group.mfu_baseline.center:.1f}%)"
+    if group.mfu is not None and group.mfu_precision:
+        mfu += f" of {escape_text(group.mfu_precision, limit=24)}"
+    base_time = group.baseline.time_s if group.baseline else None
     return GroupRow(
         name=escape_code(group.name, in_table=True, limit=NAME_LIMIT),
         share=fmt_share(group.time_share),
+        time=time_change(group.time_s, base_time),
         now=fmt_pct(group.percent_of_roof),
         baseline=baseline_text(group.baseline),
         change=change_text(group.baseline, group.percent_of_roof),
@@ -225,11 +286,12 @@ def make_group_row(group: GroupVerdict) -> GroupRow:
 
 def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
     """The table row of one kernel."""
-    icon, verdict = _verdict_cell(kernel, worst(findings))
+    icon, verdict = _verdict_cell(kernel, findings)
     return Row(
         icon=icon,
         kernel=escape_code(kernel.name, in_table=True, limit=NAME_LIMIT),
         share=fmt_share(kernel.time_share),
+        time=time_change(kernel.time_s, baseline_time(kernel.baseline)),
         regime=_regime(kernel),
         intensity=_intensity(kernel),
         now=_now(kernel),
@@ -248,8 +310,13 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
         f"{ICONS[finding.severity]} {escape_html(finding.rule, limit=40)}{preview}: "
         f"<code>{escape_html(name, limit=NAME_LIMIT)}</code>"
     )
+    # Our own formatted numbers need no escaping; strings from rules and reports do.
     numbers = tuple(
-        (escape_text(key, limit=60), fmt_number(value)) for key, value in finding.numbers.items()
+        (
+            escape_text(label, limit=60),
+            escape_text(value, limit=TEXT_LIMIT) if isinstance(raw, str) else value,
+        )
+        for (label, value), raw in zip(figures(finding), finding.numbers.values(), strict=True)
     )
     advice = None
     if finding.advice_text or finding.advice:
@@ -269,3 +336,35 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
         advice=advice,
         context=context,
     )
+
+
+def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
+    """The regressed kernel that added the most time over its baseline, if any."""
+
+    def added(k: KernelVerdict) -> float:
+        before = baseline_time(k.baseline)
+        return k.time_s - before if before else 0.0
+
+    slower = [k for k in verdict.kernels if k.status == "regressed" and added(k) > 0]
+    return max(slower, key=added, default=None)
+
+
+def time_story(verdict: Verdict, *, code: bool = True) -> str:
+    """What got how much slower and why, in one line (markdown when ``code``, else plain)."""
+
+    def esc(text: str) -> str:
+        return escape_text(text, limit=TEXT_LIMIT) if code else text
+
+    parts = []
+    if verdict.baseline is not None and verdict.baseline.time_s:
+        parts.append(esc(f"GPU time {time_change(verdict.time_s, verdict.baseline.time_s)}"))
+    kernel = largest_slowdown(verdict)
+    if kernel is not None and kernel.baseline is not None:
+        name = escape_code(kernel.name, limit=NAME_LIMIT) if code else kernel.name
+        text = f" {time_change(kernel.time_s, baseline_time(kernel.baseline))}"
+        old = rebound(kernel)
+        if old:
+            text += f", bound by {kernel.binding} instead of {old}"
+            text += f" ({fmt_pct(kernel.percent_of_baseline_roof)} of its {old} roof)"
+        parts.append(f"{esc('slowest:')} {name}{esc(text)}")
+    return " · ".join(parts)

@@ -200,8 +200,9 @@ def test_pyproject_errors_name_the_tool_table(tmp_path: Path) -> None:
 def test_unreadable_and_missing_files(tmp_path: Path) -> None:
     bad = error_of(tmp_path, "roofguard.toml", "device = \n")
     assert "not valid TOML" in bad.reason
-    with pytest.raises(ConfigError, match="file not found"):
+    with pytest.raises(ConfigError) as missing:
         load_config(tmp_path / "nope.toml", cwd=tmp_path)
+    assert str(missing.value) == f"{tmp_path / 'nope.toml'}: config file: does not exist"
 
 
 def test_settings_read_prefixed_env_and_github_token(monkeypatch: pytest.MonkeyPatch) -> None:

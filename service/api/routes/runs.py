@@ -23,7 +23,7 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
 from service.errors import BadInput, ServiceError
-from service.pipeline.check import CheckOutcome
+from service.pipeline.check import CheckOutcome, verify_device
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
@@ -76,6 +76,7 @@ async def _record_from_request(request: Request, grant: Grant, state: StateDep) 
         if not record.repo:
             raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)
+        verify_device(record, state.config)  # the device a report names wins, as for files
         return record
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 

@@ -238,7 +238,13 @@ def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
             data={**form, "commit": "1"},
             files=[("files", (unknown.name, fh, "text/csv"))],
         )
-    assert r.status_code == 422 and "unknown device 'Tesla V100-PCIE-32GB'" in r.json()["detail"]
+    # The device a report names wins: a V100-PCIe report is no V100-SXM2 run, whatever the form
+    # says (the form's device only names reports that name none).
+    detail = r.json()["detail"]
+    assert r.status_code == 422 and "names device 'Tesla V100-PCIE-32GB'" in detail
+    assert "the upload's device field gives 'V100'" in detail
+    assert detail.startswith(unknown.name)  # the file as uploaded, not where it was kept
+    assert runs_stored(service, repo) == 1
 
 
 def test_health_readiness_and_metrics(make_service, repo, tmp_path) -> None:

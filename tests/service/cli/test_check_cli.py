@@ -202,7 +202,7 @@ def test_check_twice_is_idempotent(history, capsys):
     ("extra", "message"),
     [
         (["--device", "H10"], "closest known: H100-SXM5"),
-        (["--format", "yaml"], "must be markdown or json"),
+        (["--format", "yaml"], "must be one of auto, text, markdown, json"),
     ],
 )
 def test_check_bad_input_exits_2(history, capsys, extra, message):

@@ -15,6 +15,7 @@ from service.cli import run
 from service.cli.inspect_cmd import shorten
 from service.config.workmodels import load_work_models
 from service.errors import ConfigError
+from tests.factories import make_kernel, make_run
 
 ROOT = Path(__file__).resolve().parents[3]
 GEMM = Path("tests/collectors/data/micro/gbench_gemm_gpu.json")
@@ -100,13 +101,19 @@ def test_reads_every_micro_format(name, corpus_dir, capsys):
 def test_roofs_datasheet_report_and_unplaced(corpus_dir, capsys):
     md = corpus_dir / "nvbench/R100001_PMPP__image_to_grayscale_BenchResults2060.md"
     assert run(["inspect", str(md)]) == 0
-    assert "roof: NVIDIA GeForce RTX 2060 (report)" in capsys.readouterr().out
-    assert run(["inspect", str(md), "--device", "T4"]) == 0
-    assert "roof: T4 (datasheet)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "roof: NVIDIA GeForce RTX 2060 (report)" in out
+    assert "'NVIDIA GeForce RTX 2060' is not in the hardware catalog" in out  # the note says so
+    # The device a report names wins: --device naming another card is an error, as in check.
+    assert run(["inspect", str(md), "--device", "T4"]) == 2
+    err = capsys.readouterr().err
+    assert "names device 'NVIDIA GeForce RTX 2060', but --device gives 'T4'" in err
     old = corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json"
     assert run(["inspect", str(old)]) == 0
     out = capsys.readouterr().out
     assert "roof: unplaced" in out and "unplaced" in out.splitlines()[-2]
+    assert run(["inspect", str(old), "--device", "T4"]) == 0  # it names none: --device does
+    assert "roof: T4 (datasheet)" in capsys.readouterr().out
 
 
 def test_long_names_are_shortened_in_the_table(corpus_dir, capsys):
@@ -186,12 +193,55 @@ def test_loader_reads_pyproject_tool_table(tmp_path):
         ("[[work_models]]\nflops = {}\n", "work_models[0].pattern"),
         ('[[work_models]]\npattern = "x"\nflops = { fp33 = "1" }\n', "work_models[0].flops.fp33"),
         ('[[work_models]]\npattern = "x"\ncolour = "red"\n', "work_models[0].colour"),
-        ("[[work_models]\n", "work_models"),
+        ("[[work_models]\n", "config"),  # not TOML: the file, not a key, is wrong
     ],
 )
 def test_loader_errors_name_the_key(tmp_path, text, key):
+    """The work-model loader is the config loader: the same keys, the same errors."""
     cfg = tmp_path / "roofguard.toml"
     cfg.write_text(text)
     with pytest.raises(ConfigError) as err:
         load_work_models(cfg)
     assert err.value.key == key and err.value.path == str(cfg)
+
+
+def test_inspect_validates_the_config_as_check_does(tmp_path, capsys, corpus_dir):
+    """A top-level typo was ignored by inspect and caught by check: one loader now."""
+    cfg = tmp_path / "roofguard.toml"
+    cfg.write_text('devce = "A10G"\n')
+    report = str(corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json")
+    for argv in (["inspect", report], ["check", report, "--repo", "o/r", "--commit", "c"]):
+        code, err = _error([*argv, "--config", str(cfg)], capsys)
+        assert code == 2 and f"{cfg}: devce: unknown key" in err
+    code, err = _error(["inspect", report, "--config", str(tmp_path / "missing.toml")], capsys)
+    assert code == 2 and f"{tmp_path / 'missing.toml'}: config file: does not exist" in err
+
+
+def test_inspect_finds_the_config_in_the_working_directory(
+    tmp_path, capsys, corpus_dir, monkeypatch
+):
+    (tmp_path / "roofguard.toml").write_text('device = "A10G"\n')
+    monkeypatch.chdir(tmp_path)
+    report = corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json"
+    assert run(["inspect", str(report)]) == 0
+    assert "roof: A10G (datasheet)" in capsys.readouterr().out
+
+
+def test_table_hides_zero_precisions_says_why_unplaced_and_flags_above_roof(tmp_path, capsys):
+    kernels = [
+        # 1 GFLOP fp32 and zero fp16: only fp32 is shown.
+        make_kernel("gemm_fp32", flops={"fp32": 1e9, "fp16": 0.0}, dram_bytes=1e6, time_s=1e-3),
+        # Memory-bound on L2 (40 GB at 12 TB/s > 4 MB of DRAM): the intensity shown is L2's.
+        make_kernel("l2_bound", flops={"fp32": 1e6}, dram_bytes=4e6, l2_bytes=4e10, time_s=5e-3),
+        # 1 GB of DRAM in 0.1 ms is 10 TB/s: above the 3.35 TB/s roof.
+        make_kernel("too_fast", flops={"fp32": 1e6}, dram_bytes=1e9, time_s=1e-4),
+        make_kernel("no_flops", flops={}, dram_bytes=None, time_s=1e-3),
+    ]
+    report = tmp_path / "run.json"
+    report.write_text(make_run(kernels=kernels).model_dump_json(), encoding="utf-8")
+    assert run(["inspect", str(report), "--device", "H100-SXM5"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    assert "fp32 1G" in rows["gemm_fp32"] and "fp16" not in rows["gemm_fp32"]
+    assert "(l2)" in rows["l2_bound"] and "memory-bound" in rows["l2_bound"]
+    assert "above roof!" in rows["too_fast"]
+    assert "unplaced: FLOP counts (no FLOP counters or declared work)" in rows["no_flops"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from datetime import UTC, datetime
 
 import pytest
@@ -114,3 +115,14 @@ def test_plot_kernel_errors(store_url, capsys):
     assert "no nightly history" in capsys.readouterr().err
     assert run(["plot", "run", "not-a-file-or-id", "--db", store_url]) == 2
     assert "neither a report file nor a run id" in capsys.readouterr().err
+
+
+def test_matplotlib_layout_warnings_do_not_reach_the_terminal(corpus_dir, tmp_path, capfd):
+    """A V100 report with long kernel names collapsed constrained_layout: a warning leaked."""
+    out = tmp_path / "chart.svg"
+    report = corpus_dir / "ncu-rep/kulnaman_lammps__output.ncu-rep"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning that escapes fails the command
+        assert run(["plot", "run", str(report), "--output", str(out)]) == 0
+    assert out.read_bytes().startswith(b"<?xml")
+    assert "Warning" not in capfd.readouterr().err

@@ -190,4 +190,5 @@ def test_progress_reports_each_stage(history):
         "finding change points",
         "classifying changes",
         "summarising",
+        "scanning time and inventory",
     ]

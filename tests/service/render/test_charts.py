@@ -122,3 +122,22 @@ def test_figure_bytes_svg_and_png(gemv_points):
 def test_kernel_without_bytes_is_not_drawn():
     placed = place({"fp32": 1e9}, {}, 1e-3, ROOF)
     assert KernelPoint.from_placement("nobytes", placed) is None
+
+
+def test_trend_chart_keeps_pr_runs_off_the_nightly_line_and_draws_time():
+    stamps = pd.date_range("2026-01-01", periods=6, freq="D", tz="UTC")
+    series = pd.DataFrame(
+        {
+            "timestamp": stamps,
+            "time_s": [1e-3, 1e-3, 9e-3, 1e-3, 1e-3, 1e-3],  # night 2 is a PR run
+            "percent_of_roof": [80.0] * 6,
+            "kind": ["nightly", "nightly", "pr", "nightly", "nightly", "nightly"],
+        }
+    )
+    ax = trend_chart(series, title="gemv", metric="time_s").axes[0]
+    np.testing.assert_allclose(_gid(ax, "series").get_ydata(), [1.0] * 5)  # in ms
+    others = _gid(ax, "other-runs").get_offsets()
+    np.testing.assert_allclose(np.asarray(others)[:, 1], [9.0])
+    assert ax.get_ylabel() == "time (ms)"
+    with pytest.raises(ValueError, match="metric"):
+        trend_chart(series, title="gemv", metric="flops")

@@ -1,0 +1,149 @@
+"""Time as the ground truth beside percent of roof: baseline times, ratios, like-for-like roofs.
+
+Percent of roof is measured against the roof a kernel is bound by *now*. When that binding
+changed (a GEMM fell off the tensor cores: tensor_bf16 -> fp32), the new figure is against a
+lower roof and hides the slowdown; so every kernel also carries its percent of the roof its
+baseline was bound by (``percent_of_baseline_roof``) and its time against the baseline's
+(``time_ratio``). Rules and the engine read these helpers; they are pure functions of the
+context.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from rules.context import RuleContext
+from rules.history import KernelHistory
+from rules.measures import percent_samples
+from rules.roofline import Placement, percent_of_resource
+from rules.verdict import BaselineSummary
+
+#: Baseline runs a binding must hold (the majority of) before it is "the baseline's binding".
+MIN_BINDING_RUNS = 3
+
+
+def usual(values: Sequence[str | None]) -> tuple[str | None, int]:
+    """The most common known value and how often it occurs (the latest wins a tie)."""
+    counts = Counter(v for v in reversed(values) if v)
+    if not counts:
+        return None, 0
+    value, count = counts.most_common(1)[0]
+    return value, count
+
+
+def baseline_binding(history: KernelHistory, min_runs: int = MIN_BINDING_RUNS) -> str | None:
+    """The binding resource of most baseline runs (None with fewer than ``min_runs``)."""
+    binding, count = usual(history.binding)
+    return binding if count >= min_runs else None
+
+
+def median_time(values: npt.ArrayLike) -> float | None:
+    """Median of the finite, positive times (None when there are none)."""
+    array = np.asarray(values, dtype=float)
+    array = array[np.isfinite(array) & (array > 0)]
+    return float(np.median(array)) if array.size else None
+
+
+def median_value(values: npt.ArrayLike) -> float | None:
+    """Median of the finite values (None when there are none)."""
+    array = np.asarray(values, dtype=float)
+    array = array[np.isfinite(array)]
+    return float(np.median(array)) if array.size else None
+
+
+def ratio(now: float | None, before: float | None) -> float | None:
+    """``now / before`` (None when either is unknown or ``before`` is not positive)."""
+    if now is None or before is None or before <= 0 or not math.isfinite(now):
+        return None
+    return now / before
+
+
+def like_for_like_percent(ctx: RuleContext, key: str) -> float | None:
+    """Percent of the roof the kernel's baseline was bound by (its own when unchanged).
+
+    Falls back to ``percent_of_roof`` when the baseline has no usual binding or the current
+    kernel has no work at it.
+    """
+    placement = ctx.placements[key]
+    binding = baseline_binding(ctx.kernel_history(key))
+    if binding is None or binding == placement.binding:
+        return placement.percent_of_roof
+    other = percent_of_resource(placement, binding)
+    return other if other is not None else placement.percent_of_roof
+
+
+def judged_binding(ctx: RuleContext, key: str) -> str | None:
+    """The binding whose roof ``like_for_like_percent`` measures against."""
+    placement = ctx.placements[key]
+    binding = baseline_binding(ctx.kernel_history(key))
+    if binding is None or percent_of_resource(placement, binding) is None:
+        return placement.binding
+    return binding
+
+
+def like_for_like_samples(ctx: RuleContext, key: str) -> list[float]:
+    """The run's percent-of-roof samples, rescaled to the roof the baseline was bound by."""
+    placement = ctx.placements[key]
+    samples = percent_samples(ctx.kernels[key], placement)
+    now, other = placement.percent_of_roof, like_for_like_percent(ctx, key)
+    if not now or other is None or other == now:
+        return samples
+    return [s * other / now for s in samples]
+
+
+def with_time(summary: BaselineSummary, history: KernelHistory) -> BaselineSummary:
+    """``summary`` with the baseline's median time and usual binding filled in."""
+    update = {"time_s": median_time(history.time_s), "binding": baseline_binding(history)}
+    return summary.model_copy(update=update)
+
+
+def time_fields(
+    placement: Placement, summary: BaselineSummary, like_for_like: float | None
+) -> dict[str, Any]:
+    """The time and like-for-like fields of a ``KernelVerdict``."""
+    return {
+        "tier": placement.memory.binding,
+        "time_ratio": ratio(placement.time_s, summary.time_s),
+        "percent_of_baseline_roof": like_for_like,
+        "missing": placement.missing,
+    }
+
+
+def per_run_totals(frame: pd.DataFrame) -> pd.DataFrame:
+    """Total ``time_s`` per baseline run, oldest first (columns ``run_id``, ``commit``, ``t``)."""
+    if frame.empty:
+        return pd.DataFrame(columns=["run_id", "commit", "t"])
+    times = frame.assign(_t=pd.to_numeric(frame["time_s"], errors="coerce"))
+    grouped = times.groupby("run_id", sort=False).agg(
+        commit=("commit", "first"), timestamp=("timestamp", "first"), t=("_t", "sum")
+    )
+    ordered = grouped.reset_index().sort_values("timestamp", kind="stable")
+    return ordered[["run_id", "commit", "t"]]
+
+
+def run_baseline(ctx: RuleContext) -> BaselineSummary | None:
+    """The run as a whole at baseline: median total GPU time over the baseline runs."""
+    frame = ctx.comparable_history
+    if frame.empty:
+        return None
+    pairs = frame[["kernel_key", "kernel_name"]].drop_duplicates()
+    ignored = {
+        str(k)
+        for k, n in pairs.itertuples(index=False, name=None)
+        if ctx.config.is_ignored_kernel(str(k), str(n))
+    }
+    totals = per_run_totals(frame[~frame["kernel_key"].astype(str).isin(ignored)])
+    commits = [str(c) for c in totals["commit"] if c]
+    return BaselineSummary(
+        n=len(totals),
+        time_s=median_time(totals["t"]),
+        commits=(commits[0], commits[-1]) if commits else (),
+        metric="time_s",
+    )

@@ -1,0 +1,58 @@
+"""Where a verdict goes: a rich table on a terminal, markdown or JSON elsewhere.
+
+``--format auto`` (the default) prints the terminal view when the verdict goes to a terminal
+and markdown when it goes to a file or a pipe (``roofguard check ... > verdict.md``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from rules.verdict import Verdict
+
+FORMATS = ("auto", "text", "markdown", "json")
+FORMAT_HELP = "auto (text on a terminal, else markdown), text, markdown or json."
+
+
+def resolve_format(fmt: str, output: Path | None) -> str:
+    """The concrete format of ``fmt`` for this destination.
+
+    Raises:
+        typer.BadParameter: ``fmt`` is not one of ``FORMATS``.
+    """
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"must be one of {', '.join(FORMATS)}", param_hint="--format")
+    if fmt != "auto":
+        return fmt
+    return "text" if output is None and sys.stdout.isatty() else "markdown"
+
+
+def verdict_text(verdict: Verdict, markdown: str, fmt: str) -> str:
+    """The verdict in a concrete format (``text`` without colours)."""
+    if fmt == "json":
+        return verdict.model_dump_json(indent=2)
+    if fmt == "markdown":
+        return markdown
+    from service.render.text import render_verdict_text  # rich tables, on demand
+
+    return render_verdict_text(verdict).rstrip("\n")
+
+
+def write_verdict(verdict: Verdict, markdown: str, fmt: str, output: Path | None) -> None:
+    """Write the verdict to ``output`` (or stdout): colours only on a terminal."""
+    concrete = resolve_format(fmt, output)
+    if concrete == "text" and output is None and sys.stdout.isatty():
+        from service.render.text import print_verdict
+
+        print_verdict(verdict, Console(highlight=False))
+        return
+    text = verdict_text(verdict, markdown, concrete)
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+        typer.echo(f"verdict ({verdict.conclusion.value}) written to {output}", err=True)

@@ -1,0 +1,98 @@
+"""Digest sections about time and the kernel inventory: time regressions, vanished kernels.
+
+Percent of roof can hide a slowdown (a GEMM that fell off the tensor cores sits at the same
+percent of a lower roof), so the digest also scans each nightly series of *time* for change
+points, and lists kernels that stopped running (a fused kernel replaced by the pieces it used
+to fuse). Inputs are frames of ``prepare_history(..., value="time_s")``; everything is
+vectorised over the whole history.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from service.digest.build import _in_period, detect_changes, series_starts
+from service.digest.model import DigestOptions, TimeMovement, VanishedKernel
+from service.digest.tables import last_rows
+
+
+def time_regressions(
+    frame: pd.DataFrame, *, start: datetime, end: datetime, options: DigestOptions
+) -> list[TimeMovement]:
+    """Rises of nightly time that started in the period and held, slowest-down first."""
+    changes, _ = detect_changes(frame, options, value="time_s")
+    rows = changes[(changes["relative_change"] > 0) & _in_period(changes["since"], start, end)]
+    rows = rows.sort_values(["relative_change", "kernel_key"], ascending=[False, True])
+    binding = frame["binding"].to_numpy(dtype=object)
+    current = frame["time_s"].to_numpy()[last_rows(frame)]
+    rows = rows.assign(
+        ratio=rows["after"] / rows["before"],
+        current_s=current[rows["series"].to_numpy(dtype=int)],
+        from_binding=pd.Series(binding[rows["row"].to_numpy(dtype=int) - 1], index=rows.index),
+        to_binding=pd.Series(binding[rows["row"].to_numpy(dtype=int)], index=rows.index),
+    ).rename(columns={"kernel_key": "kernel", "before": "before_s", "after": "after_s"})
+    rows = rows.astype({"from_binding": object, "to_binding": object})
+    rows = rows.where(rows.notna(), None)
+    return [TimeMovement.model_validate(r) for r in rows.to_dict("records")]
+
+
+def _nights(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every nightly run per device, numbered (``rank``) in time order."""
+    nights = frame[["device", "timestamp", "commit"]].drop_duplicates(["device", "timestamp"])
+    nights = nights.sort_values(["device", "timestamp"], kind="stable").reset_index(drop=True)
+    nights["rank"] = nights.groupby("device").cumcount()
+    return nights
+
+
+def _ranked(rows: pd.DataFrame, nights: pd.DataFrame) -> pd.DataFrame:
+    return rows.merge(nights[["device", "timestamp", "rank"]], on=["device", "timestamp"])
+
+
+def vanished_kernels(
+    frame: pd.DataFrame, *, start: datetime, end: datetime, min_segment: int
+) -> list[VanishedKernel]:
+    """Kernels absent from the last ``min_segment`` or more nights since a night in the period.
+
+    A kernel that vanished the night others appeared on the same device was replaced by them:
+    by one (a rename or a substitute) or by several (a fused kernel split into its pieces).
+    """
+    if frame.empty:
+        return []
+    nights = _nights(frame)
+    columns = ["kernel_key", "kernel_name", "device", "timestamp", "commit", "time_s"]
+    last = _ranked(frame.iloc[last_rows(frame)][columns], nights)
+    last = last.assign(final=last["device"].map(nights.groupby("device")["rank"].max()))
+    gone = last[last["final"] - last["rank"] >= min_segment].assign(rank=lambda d: d["rank"] + 1)
+    gone = gone.merge(
+        nights.rename(columns={"timestamp": "since", "commit": "to_commit"}), on=["device", "rank"]
+    )
+    gone = gone[_in_period(gone["since"], start, end)]
+    first = _ranked(frame.iloc[series_starts(frame)][columns], nights)
+    new = (
+        first[first["rank"] > 0]
+        .groupby(["device", "rank"])
+        .agg(replaced_by=("kernel_key", list), replacement_time_s=("time_s", "sum"))
+    )
+    gone = gone.join(new, on=["device", "rank"]).sort_values(["since", "kernel_key"])
+    return [_vanished(r) for r in gone.to_dict("records")]
+
+
+def _vanished(row: dict[Any, Any]) -> VanishedKernel:
+    replaced = row["replaced_by"] if isinstance(row["replaced_by"], list) else []
+    change = "split" if len(replaced) > 1 else "replaced" if replaced else "vanished"
+    return VanishedKernel(
+        kernel=row["kernel_key"],
+        kernel_name=row["kernel_name"],
+        device=row["device"],
+        change=change,
+        last_seen=row["timestamp"],
+        since=row["since"],
+        from_commit=row["commit"],
+        to_commit=row["to_commit"],
+        last_time_s=row["time_s"],
+        replaced_by=sorted(replaced),
+        replacement_time_s=row["replacement_time_s"] if replaced else None,
+    )

@@ -1,0 +1,162 @@
+"""A finding's figures in words and units: ``time 5.10 ms``, ``baseline spread ± 0.4 pts``.
+
+Rules keep their figures under stable keys (``numbers``, the JSON contract); readers get a
+label and a unit per key instead. The unit of a comparison's figures (``current``,
+``baseline_center``, ...) depends on what was compared: seconds for time-regression, MFU
+for a group's MFU, percent of roof otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from rules.verdict import Finding
+
+Formatter = Callable[[float], str]
+
+
+def fmt_seconds(value: float) -> str:
+    """``0.005098`` -> ``"5.10 ms"`` (three significant digits, the unit that reads best)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(value) >= scale:
+            return f"{_three(value / scale)} {unit}"
+    return f"{_three(value / 1e-9)} ns"
+
+
+def _three(value: float) -> str:
+    """Three significant digits, trailing zeros kept (``5.10``, ``338``, ``0.340``)."""
+    if value == 0:
+        return "0"
+    digits = max(0, 2 - math.floor(math.log10(abs(value))))
+    return f"{value:.{digits}f}"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+def _pts(value: float) -> str:
+    return f"± {value:.1f} pts" if value < 10 else f"± {value:.0f} pts"
+
+
+def _fraction(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _signed(value: float) -> str:
+    return f"{100 * value:+.1f}%".replace("-", "−")
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _plain(value: float) -> str:
+    return f"{value:.3g}"
+
+
+#: Fixed figures: key -> (label, formatter of a number).
+LABELS: dict[str, tuple[str, Formatter]] = {
+    "percent_of_roof": ("percent of roof", _pct),
+    "percent_of_baseline_roof": ("percent of the baseline's roof", _pct),
+    "baseline_percent_of_roof": ("baseline percent of roof", _pct),
+    "time_s": ("time", fmt_seconds),
+    "baseline_time_s": ("baseline time", fmt_seconds),
+    "last_time_s": ("last time", fmt_seconds),
+    "t_roof_s": ("roof time (speed of light)", fmt_seconds),
+    "t_compute_s": ("compute time at peak", fmt_seconds),
+    "t_memory_s": ("memory time at bandwidth", fmt_seconds),
+    "time_share": ("share of GPU time", _fraction),
+    "relative_change": ("change", _signed),
+    "min_effect": ("smallest change that counts", _fraction),
+    "z": ("robust z", lambda v: f"{v:.1f}"),
+    "z_threshold": ("z threshold", lambda v: f"{v:.1f}"),
+    "baseline_n": ("baseline runs", _count),
+    "baseline_runs": ("baseline runs", _count),
+    "current_samples": ("samples this run", _count),
+}
+TEXT_LABELS = {
+    "regime": "regime",
+    "binding": "binding",
+    "baseline_binding": "baseline binding",
+    "baseline_regime": "baseline regime",
+    "method": "method",
+    "measure": "measure",
+    "last_commit": "last seen at commit",
+    "error": "error",
+}
+#: Comparison figures, whose unit depends on the compared measure.
+COMPARED = {
+    "current": "now",
+    "baseline_center": "baseline median",
+    "baseline_spread": "baseline spread",
+    "noise_used": "noise used",
+}
+
+
+def _compared_unit(finding: Finding) -> tuple[Formatter, Formatter]:
+    """(value, spread) formatters of a finding's comparison figures."""
+    if finding.rule == "time-regression":
+        return fmt_seconds, lambda v: f"± {fmt_seconds(v)}"
+    if finding.numbers.get("measure") == "mfu":
+        return _fraction, lambda v: f"± {100 * v:.2f} pts"
+    return _pct, _pts
+
+
+#: Words for the measure a comparison judged (``numbers["measure"]``).
+MEASURES = {"percent_of_roof": "percent of roof", "mfu": "MFU", "time_s": "time"}
+
+
+def _text(key: str, value: str) -> tuple[str, str]:
+    label = TEXT_LABELS.get(key, key.replace("_", " "))
+    if key == "measure":
+        return label, MEASURES.get(value, value)
+    return label, value[:12] if key == "last_commit" else value
+
+
+def figure(finding: Finding, key: str, value: float | str | None) -> tuple[str, str]:
+    """(label, value in its unit) of one figure of ``finding`` (labels are plain text)."""
+    if value is None:
+        return LABELS.get(key, (key.replace("_", " "), _plain))[0], "—"
+    if isinstance(value, str):
+        return _text(key, value)
+    if not math.isfinite(value):
+        return key.replace("_", " "), str(value)
+    if key.startswith("intensity_"):
+        return f"intensity ({key.removeprefix('intensity_')})", f"{value:.3g} FLOP/B"
+    if key in COMPARED:
+        value_fmt, spread_fmt = _compared_unit(finding)
+        spread = key in {"baseline_spread", "noise_used"}
+        return COMPARED[key], (spread_fmt if spread else value_fmt)(value)
+    label, fmt = LABELS.get(key, (key.replace("_", " "), _plain))
+    return label, fmt(value)
+
+
+def figures(finding: Finding) -> list[tuple[str, str]]:
+    """Every figure of ``finding`` in words and units, in the rule's order."""
+    return [figure(finding, key, value) for key, value in finding.numbers.items()]
+
+
+def _shared(value: float, scale: float) -> str:
+    scaled = value / scale
+    return f"{scaled:.2f}" if scaled < 10 else f"{scaled:.1f}" if scaled < 100 else f"{scaled:.0f}"
+
+
+def fmt_ratio(ratio: float) -> str:
+    """``15.06`` -> ``"15.1×"``, ``1.0`` -> ``"1.00×"`` (now over baseline)."""
+    return f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
+
+
+def time_change(now: float | None, before: float | None) -> str:
+    """``0.34 → 5.10 ms (15.1×)``: both times in one unit, and their ratio."""
+    if now is None or not math.isfinite(now):
+        return "—"
+    if before is None or before <= 0 or not math.isfinite(before):
+        return fmt_seconds(now)
+    largest = max(now, before)
+    unit, scale = next(
+        ((u, s) for u, s in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)) if largest >= s),
+        ("ns", 1e-9),
+    )
+    return f"{_shared(before, scale)} → {_shared(now, scale)} {unit} ({fmt_ratio(now / before)})"

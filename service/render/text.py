@@ -1,0 +1,205 @@
+"""The verdict for a terminal: rich tables and plain words, no GitHub markdown escapes.
+
+``check``, ``demo`` and ``inspect`` print this on a terminal; markdown is for files, the PR
+comment and the job summary. Kernel names are data: they go into ``rich.text.Text`` objects,
+never into console markup, and terminal control characters are dropped from them.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Sequence
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Verdict
+from service.render.figures import figures, time_change
+from service.render.verdict_view import (
+    ICONS,
+    baseline_time,
+    binding_tier,
+    fmt_pct,
+    fmt_share,
+    rebound,
+    time_story,
+    unplaced_reason,
+    verdict_words,
+    worst,
+)
+
+#: Rows of the kernel table; the rest are counted.
+MAX_ROWS = 30
+NAME_WIDTH = 48
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_STYLE = {Severity.FAIL: "bold red", Severity.WARN: "yellow", Severity.INFO: "cyan"}
+_CONCLUSION_STYLE = {"fail": "bold red", "warn": "bold yellow", "pass": "bold green"}
+
+
+def clean(text: str, width: int | None = None) -> str:
+    """``text`` without terminal control characters, cut in the middle beyond ``width``."""
+    text = _CONTROL.sub("", text)
+    if width is None or len(text) <= width:
+        return text
+    half = (width - 1) // 2
+    return f"{text[:half]}…{text[-(width - 1 - half) :]}"
+
+
+def regime_text(kernel: KernelVerdict) -> str:
+    """``compute (tensor_bf16 → fp32)``, ``memory (dram)`` or why the kernel is unplaced."""
+    if kernel.regime is None:
+        return unplaced_reason(kernel)
+    text = kernel.regime.replace("-bound", "")
+    old = rebound(kernel)
+    if old and kernel.binding:
+        text += f" ({old} → {kernel.binding})"
+    elif kernel.binding:
+        text += f" ({kernel.binding})"
+    return text + (" ≈ridge" if kernel.borderline else "")
+
+
+def intensity_text(kernel: KernelVerdict) -> str:
+    """The binding tier's intensity in FLOP/byte: ``441 (dram)``."""
+    tier = binding_tier(kernel)
+    if tier is None:
+        return "—"
+    value = kernel.intensity[tier]
+    return f"{'∞' if value == float('inf') else f'{value:.3g}'} ({tier})"
+
+
+def percent_text(kernel: KernelVerdict) -> str:
+    """Percent of roof at baseline → now, like for like: ``71.8 → 4.8% of tensor_bf16``."""
+    base = kernel.baseline
+    if base is not None and base.metric == "time_s":
+        return "— (judged on time)"
+    old = rebound(kernel)
+    now = kernel.percent_of_baseline_roof if old else kernel.percent_of_roof
+    text = fmt_pct(now)
+    if base is not None and base.center is not None:
+        text = _arrow(base.center, now)
+    elif kernel.status == "new":
+        text = f"new: {text}"
+    if old:
+        text += f" of {old} ({fmt_pct(kernel.percent_of_roof)} of {kernel.binding})"
+    return text
+
+
+def _verdict_cell(kernel: KernelVerdict, found: Sequence[Finding]) -> Text:
+    top = worst(found)
+    if top is None:
+        return Text(kernel.status)
+    return Text(verdict_words(found), style=_STYLE[top.severity], overflow="fold")
+
+
+def kernel_table(verdict: Verdict) -> tuple[Table, int]:
+    """The kernels that changed or have findings (worst first), and how many are unchanged."""
+    by_kernel: dict[str, list[Finding]] = {}
+    for f in verdict.findings:
+        by_kernel.setdefault(f.kernel or "", []).append(f)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("kernel", overflow="fold", min_width=20)
+    table.add_column("share", justify="right", no_wrap=True)
+    table.add_column("time (baseline → now)", justify="right", no_wrap=True)
+    table.add_column("% of roof (baseline → now)", justify="right")
+    table.add_column("regime (binding)")
+    table.add_column("FLOP/B (tier)", justify="right", no_wrap=True)
+    table.add_column("verdict")
+    listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != "unchanged"]
+    for kernel in listed[:MAX_ROWS]:
+        found = by_kernel.get(kernel.key, [])
+        before = baseline_time(kernel.baseline)
+        table.add_row(
+            Text(clean(kernel.name, NAME_WIDTH)),
+            fmt_share(kernel.time_share),
+            time_change(kernel.time_s, before),
+            percent_text(kernel),
+            regime_text(kernel),
+            intensity_text(kernel),
+            _verdict_cell(kernel, found),
+        )
+    if len(listed) > MAX_ROWS:
+        table.caption = f"…and {len(listed) - MAX_ROWS} more changed kernels (see --format json)"
+    return table, len(verdict.kernels) - len(listed)
+
+
+def _arrow(before: float | None, now: float | None) -> str:
+    return fmt_pct(now) if before is None else f"{before:.1f} → {fmt_pct(now)}"
+
+
+def group_table(groups: Sequence[GroupVerdict]) -> Table:
+    """Kernel groups: time, percent of roof and MFU, each against its baseline."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in ("group", "share", "time (baseline → now)", "% of roof (baseline → now)"):
+        table.add_column(header, justify="left" if header == "group" else "right")
+    table.add_column("MFU (baseline → now)", justify="right")
+    table.add_column("target", justify="right")
+    for g in groups:
+        mfu = "—" if g.mfu is None else f"{100 * g.mfu:.1f}%"
+        if g.mfu_baseline is not None and g.mfu_baseline.center is not None:
+            mfu = f"{100 * g.mfu_baseline.center:.1f}% → {mfu}"
+        if g.mfu is not None and g.mfu_precision:
+            mfu += f" of {g.mfu_precision}"
+        table.add_row(
+            Text(clean(g.name, NAME_WIDTH)),
+            fmt_share(g.time_share),
+            time_change(g.time_s, g.baseline.time_s if g.baseline else None),
+            _arrow(g.baseline.center if g.baseline else None, g.percent_of_roof),
+            mfu,
+            fmt_pct(g.target_percent),
+        )
+    return table
+
+
+def finding_block(finding: Finding) -> RenderableType:
+    """One finding: rule and kernel, its message, its figures in words and units, advice."""
+    name = clean(finding.kernel_name or finding.kernel or "(whole run)", 160)
+    head = Text(f"{ICONS[finding.severity]} {finding.rule}: ", style=_STYLE[finding.severity])
+    head.append(name, style="bold")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column()
+    for label, value in figures(finding):
+        grid.add_row(label, clean(value))
+    parts: list[RenderableType] = [head, Text(clean(finding.message)), grid]
+    if finding.advice_text:
+        parts.append(Text(f"advice: {finding.advice_text}", style="italic"))
+    return Group(*parts, Text(""))
+
+
+def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
+    """The verdict as rich renderables, headline first."""
+    conclusion = verdict.conclusion.value
+    head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
+    head.append(f" · {verdict.regressions} regression(s) on {verdict.device or 'unknown device'}")
+    head.append(f" · judged against {verdict.roof or 'unknown roof'}")
+    yield head
+    story = time_story(verdict, code=False)
+    if story:
+        yield Text(clean(story), style="bold")
+    table, unchanged = kernel_table(verdict)
+    if table.row_count:
+        yield table
+    yield Text(f"{unchanged} other kernel(s) unchanged.")
+    if verdict.groups:
+        yield group_table(verdict.groups)
+    for finding in verdict.findings:
+        yield finding_block(finding)
+    for note in verdict.notes[:20]:
+        yield Text(f"note: {clean(note)}")
+
+
+def print_verdict(verdict: Verdict, console: Console) -> None:
+    """Print the verdict on ``console``."""
+    for part in verdict_renderables(verdict):
+        console.print(part)
+
+
+def render_verdict_text(verdict: Verdict, *, width: int = 200) -> str:
+    """The terminal verdict as plain text (no colours), e.g. for tests and pipes."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, highlight=False)
+    print_verdict(verdict, console)
+    return buffer.getvalue()

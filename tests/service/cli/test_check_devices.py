@@ -1,0 +1,113 @@
+"""Day one on a CI runner: `roofguard check` of real A10G, V100 and RTX reports (issue 15).
+
+The device a report names wins; a config `device` only names reports that name none; a
+conflict is an error naming both; a card the catalog lacks is judged on its report's roof.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from service.cli import run
+
+A10G = "ncu-rep/AveryClapp_ESMM-Research__profile_output.ncu-rep"
+V100_PCIE = "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv"
+V100_SXM2 = "ncu-rep/kulnaman_lammps__output.ncu-rep"
+RTX_3080 = "ncu-rep/iamcoleman_monte-carlo-pi__profile.ncu-rep"
+RTX_2080_TI = "ncu-rep/tanvisharma_nsight-compute-files__3136_64_64_rtx2080ti_sgemm.ncu-rep"
+RTX_2060 = "nvbench/R100001_PMPP__image_to_grayscale_BenchResults2060.md"  # not in the catalog
+GBENCH = "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json"  # names no device
+
+
+def check(tmp_path: Path, report: Path, *extra: str) -> int:
+    argv = ["check", str(report), "--repo", "o/r", "--commit", "c1", "--format", "json"]
+    argv += ["--output", str(tmp_path / "verdict.json"), "--db", f"sqlite:///{tmp_path}/h.db"]
+    return run([*argv, *extra])
+
+
+def verdict(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "verdict.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("report", "device"),
+    [
+        (A10G, "A10G"),
+        (V100_PCIE, "V100-PCIe-32GB"),
+        (V100_SXM2, "V100-SXM2-16GB"),
+        (RTX_3080, "RTX-3080"),
+        (RTX_2080_TI, "RTX-2080-Ti"),
+    ],
+)
+def test_check_judges_a_ci_card_on_its_datasheet_roof(corpus_dir, tmp_path, report, device):
+    assert check(tmp_path, corpus_dir / report) == 0
+    judged = verdict(tmp_path)
+    assert (judged["device"], judged["roof"]) == (device, f"{device} (datasheet)")
+    assert any(k["percent_of_roof"] is not None for k in judged["kernels"])
+
+
+def test_a_config_device_does_not_replace_the_device_the_report_names(corpus_dir, tmp_path, capsys):
+    config = tmp_path / "roofguard.toml"
+    config.write_text('device = "H100-SXM5"\n')
+    assert check(tmp_path, corpus_dir / V100_PCIE, "--config", str(config)) == 2
+    err = capsys.readouterr().err
+    assert "names device 'Tesla V100-PCIE-32GB'" in err and "'H100-SXM5'" in err
+    assert not (tmp_path / "verdict.json").exists()
+    # The same card under another name is no conflict.
+    config.write_text('device = "V100-PCIe-32GB"\n')
+    assert check(tmp_path, corpus_dir / V100_PCIE, "--config", str(config)) == 0
+    assert verdict(tmp_path)["device"] == "V100-PCIe-32GB"
+
+
+def test_a_config_device_names_reports_that_name_none(corpus_dir, tmp_path):
+    config = tmp_path / "roofguard.toml"
+    config.write_text('device = "A10G"\n')
+    assert check(tmp_path, corpus_dir / GBENCH, "--config", str(config)) == 0
+    assert verdict(tmp_path)["device"] == "A10G"
+
+
+def test_inspect_and_check_agree_on_the_roof(corpus_dir, tmp_path, capsys):
+    config = tmp_path / "roofguard.toml"
+    config.write_text('device = "H100-SXM5"\n')
+    assert run(["inspect", str(corpus_dir / V100_PCIE), "--config", str(config)]) == 2
+    assert "names device 'Tesla V100-PCIE-32GB'" in capsys.readouterr().err
+
+
+def test_an_unknown_card_is_judged_on_its_reports_roof_with_a_note(corpus_dir, tmp_path):
+    assert check(tmp_path, corpus_dir / RTX_2060) == 0
+    judged = verdict(tmp_path)
+    assert judged["roof"] == "NVIDIA GeForce RTX 2060 (report)"
+    note = next(n for n in judged["notes"] if "not in the hardware catalog" in n)
+    assert "closest known: RTX-2080" in note  # same generation (Turing) first
+
+
+def test_check_takes_roof_like_ingest(corpus_dir, tmp_path, capsys):
+    assert check(tmp_path, corpus_dir / A10G, "--roof", "report") == 0
+    assert verdict(tmp_path)["roof"] == "A10G (report)"
+    assert check(tmp_path, corpus_dir / A10G, "--roof", "roofline") == 2
+    assert "--roof: unknown roof source 'roofline'" in capsys.readouterr().err
+
+
+def test_an_unknown_card_without_peaks_names_the_closest_known_ones(corpus_dir, tmp_path, capsys):
+    config = tmp_path / "roofguard.toml"
+    config.write_text('device = "Tesla V100-PCIE-48GB"\n')
+    assert check(tmp_path, corpus_dir / GBENCH, "--config", str(config)) == 2
+    err = capsys.readouterr().err
+    assert "unknown device 'Tesla V100-PCIE-48GB'; closest known: V100-PCIe" in err
+
+
+def test_a_card_described_in_the_config_is_judged_on_its_datasheet(corpus_dir, tmp_path):
+    """The fix the conflict and the stand-in notes suggest: describe the card by its name."""
+    config = tmp_path / "roofguard.toml"
+    config.write_text(
+        '[devices."RTX-2060"]\n'
+        'aliases = ["NVIDIA GeForce RTX 2060"]\n'
+        'source = "my own measurement"\n'
+        "peak_flop_per_s = { fp32 = 6.45e12 }\n"
+        "bandwidth_byte_per_s = { dram = 336e9 }\n"
+    )
+    assert check(tmp_path, corpus_dir / RTX_2060, "--config", str(config)) == 0
+    judged = verdict(tmp_path)
+    assert judged["roof"] == "RTX-2060 (datasheet)"
+    assert not [n for n in judged["notes"] if "not in the hardware catalog" in n]
