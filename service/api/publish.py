@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from github3 import exceptions as gh_exc
 
 from service.errors import ServiceError
-from service.github.auth import ACTIONS_BOT, APP_ENV, GitHubCredentials, resolve_api_url
+from service.github.auth import APP_ENV, GitHubCredentials, resolve_api_url
 from service.github.client import GitHubClient, make_client, publish_verdict
 from service.pipeline.check import CheckOutcome
 from service.settings import Settings
@@ -23,9 +23,9 @@ def github_factory(settings: Settings) -> GitHubFactory | None:
     """A client factory from ``ROOFGUARD_GITHUB_TOKEN``; None when the service has no token."""
     if settings.github_token is None:
         return None
-    login = settings.github_bot_login or ACTIONS_BOT
+    # without ROOFGUARD_GITHUB_BOT_LOGIN the client asks GitHub who the token is (GET /user)
     credentials = GitHubCredentials(
-        token=settings.github_token.get_secret_value(), login_name=login
+        token=settings.github_token.get_secret_value(), login_name=settings.github_bot_login or None
     )
     api_url = resolve_api_url(settings.github_api_url, {})
     return lambda: make_client(credentials, api_url=api_url)

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "service.cli.db_cmd": ("db",),
     "service.cli.ingest_cmd": ("ingest",),
     "service.cli.comment_cmd": ("comment",),
+    "service.cli.artifact_cmd": ("artifact",),
     "service.cli.check_cmd": ("check",),
     "service.cli.demo_cmd": ("demo",),
     "service.cli.rules_cmd": ("rules",),

@@ -170,6 +170,8 @@ def _publish(
         emit_annotations(outcome.verdict, sys.stdout, env)
     if post:
         from service.github.publish import (  # github3, on demand
+            PostOptions,
+            PostTarget,
             post_verdict_from_env,
             workflow_links,
         )
@@ -181,7 +183,9 @@ def _publish(
                 artifact_charts=links.artifact_charts,
             )
         result = post_verdict_from_env(
-            outcome.verdict, repo=repo, pr=pr, sha=sha, summary="never", links=links
+            outcome.verdict,
+            PostTarget(repo, pr, sha),
+            PostOptions(summary="never", links=links),
         )
         typer.echo(f"posted: {result.comment_url or result.reason}", err=True)
 

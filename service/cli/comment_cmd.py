@@ -17,7 +17,13 @@ from service.errors import BadInput
 from service.github.actions import set_outputs
 from service.github.client import PublishResult
 from service.github.policy import CheckKind, FailurePolicy, PublishPolicy, check_conclusion
-from service.github.publish import post_verdict_from_env, result_outputs, workflow_links
+from service.github.publish import (
+    PostOptions,
+    PostTarget,
+    post_verdict_from_env,
+    result_outputs,
+    workflow_links,
+)
 from service.render.markdown import VerdictLinks, render_verdict
 
 #: A verdict file larger than this is refused (the artifact is untrusted in fork-safe mode).
@@ -88,13 +94,8 @@ def comment_command(
         raise BadInput("--pr: the verdict names no PR; give --pr and/or --sha")
     result = post_verdict_from_env(
         verdict,
-        repo=repo,
-        pr=pr,
-        sha=sha,
-        github_url=github_url,
-        policy=policy,
-        links=links,
-        check_head=verify_head,
+        PostTarget(repo, pr, sha, check_head=verify_head),
+        PostOptions(github_url=github_url, policy=policy, links=links),
     )
     where = result.comment_url or f"{repo}#{pr}"
     state = f"comment {result.comment_action}" if result.posted else "not posted"

@@ -51,19 +51,20 @@ class GitHubCredentials:
         app_id: GitHub App id, kept as ``str`` (PyJWT >= 2.11 rejects an int issuer).
         private_key_pem: The App's private key (PEM bytes).
         installation_id: The App installation id.
-        login_name: Our login: ``ROOFGUARD_GITHUB_BOT_LOGIN``, else ``<app-slug>[bot]``,
-            else ``github-actions[bot]`` (the author of ``GITHUB_TOKEN`` comments).
+        login_name: Our login: ``ROOFGUARD_GITHUB_BOT_LOGIN``, else ``<app-slug>[bot]``;
+            None for a token: the client learns it from ``GET /user`` (a personal or bot
+            user's token), which ``GITHUB_TOKEN`` is refused, meaning ``github-actions[bot]``.
     """
 
     token: str | None = None
     app_id: str | None = None
     private_key_pem: bytes | None = None
     installation_id: int | None = None
-    login_name: str = ACTIONS_BOT
+    login_name: str | None = None
 
     @property
-    def bot_login(self) -> str:
-        """The login our comments and issues are authored by."""
+    def bot_login(self) -> str | None:
+        """The login our comments and issues are authored by, when known without asking."""
         return self.login_name
 
     @classmethod
@@ -91,7 +92,7 @@ class GitHubCredentials:
                 "ROOFGUARD_GITHUB_APP_PRIVATE_KEY and "
                 "ROOFGUARD_GITHUB_APP_INSTALLATION_ID for a GitHub App)"
             )
-        return cls(token=token.strip(), login_name=override or ACTIONS_BOT)
+        return cls(token=token.strip(), login_name=override or None)
 
     def login(self, gh: github3.GitHub) -> None:
         """Authenticate ``gh``: App installation login, or the token as installation auth.

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 import github3
 from github3 import exceptions as gh_exc
@@ -24,7 +24,14 @@ from github3.session import GitHubSession
 
 from rules.verdict import Verdict
 from service.errors import BadInput
-from service.github.auth import PUBLIC_API, GitHubCredentials
+from service.github.auth import ACTIONS_BOT, PUBLIC_API, GitHubCredentials
+from service.github.common import (
+    CommentAction,
+    PublishResult,
+    ReadOnlyToken,
+    is_read_only,
+    split_repo,
+)
 from service.github.policy import (
     CheckKind,
     FailurePolicy,
@@ -43,51 +50,6 @@ from service.render.markdown import (
 )
 
 T = TypeVar("T")
-READ_ONLY_MESSAGE = "Resource not accessible by integration"
-CommentAction = Literal["created", "updated", "skipped"]
-
-
-class ReadOnlyToken(Exception):
-    """The token may read but not write (fork PRs); carries what was refused."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        super().__init__(f"{what}: {READ_ONLY_MESSAGE}")
-
-
-def _is_read_only(exc: Exception) -> bool:
-    return isinstance(exc, gh_exc.ForbiddenError) and READ_ONLY_MESSAGE in str(exc)
-
-
-@dataclass(frozen=True)
-class PublishResult:
-    """What ``publish_verdict`` did.
-
-    Attributes:
-        posted: False when nothing could be written (read-only token).
-        comment_action: created, updated or skipped.
-        comment_id: Id of the sticky comment, when posted.
-        comment_url: Its html URL.
-        check_kind: "check-run", "status" or None.
-        conclusion: success, neutral or failure (the failure policy applied).
-        reason: Why something was skipped, in words.
-    """
-
-    posted: bool
-    comment_action: CommentAction
-    comment_id: int | None
-    comment_url: str | None
-    check_kind: str | None
-    conclusion: str
-    reason: str | None = None
-
-
-def split_repo(repo: str) -> tuple[str, str]:
-    """``OWNER/NAME`` -> (owner, name); BadInput naming ``--repo`` otherwise."""
-    owner, _, name = repo.partition("/")
-    if not owner or not name or "/" in name:
-        raise BadInput(f"--repo: expected OWNER/NAME, got {repo!r}")
-    return owner, name
 
 
 class GitHubClient:
@@ -95,7 +57,8 @@ class GitHubClient:
 
     Args:
         gh: The github3 client (base URL and auth already set).
-        bot_login: Our own login; sticky comments by anyone else are never touched.
+        bot_login: Our own login; sticky comments by anyone else are never touched. None:
+            asked from GitHub on first use (``learn_login``).
         retry: Retry bounds.
         clock: Time source for backoff (injectable for tests).
     """
@@ -104,21 +67,41 @@ class GitHubClient:
         self,
         gh: github3.GitHub,
         *,
-        bot_login: str,
+        bot_login: str | None,
         retry: RetryPolicy | None = None,
         clock: Clock | None = None,
     ) -> None:
         self.gh = gh
-        self.bot_login = bot_login
+        self._bot_login = bot_login
         self.retry = retry or RetryPolicy()
         self.clock = clock or SystemClock()
+
+    @property
+    def bot_login(self) -> str:
+        """Our login: given, or learned once from ``GET /user``."""
+        if self._bot_login is None:
+            self._bot_login = self.learn_login()
+        return self._bot_login
+
+    def learn_login(self) -> str:
+        """The token's own login from ``GET /user``.
+
+        A personal access token or a bot user's token answers with its user. ``GITHUB_TOKEN``
+        (an installation token) is refused with 403 "Resource not accessible by
+        integration": its comments are authored by ``github-actions[bot]``.
+        """
+        try:
+            user = self.call("GET /user", self.gh.me)
+        except ReadOnlyToken:
+            return ACTIONS_BOT
+        return str(user.login)
 
     def call(self, what: str, action: Callable[[], T]) -> T:
         """Run ``action`` with retries; a read-only 403 becomes ``ReadOnlyToken``."""
         try:
             return with_retries(action, what=what, policy=self.retry, clock=self.clock)
         except gh_exc.ForbiddenError as exc:
-            if _is_read_only(exc):
+            if is_read_only(exc):
                 raise ReadOnlyToken(what) from exc
             raise
 
@@ -126,7 +109,7 @@ class GitHubClient:
         author = getattr(comment.user, "login", None)
         return author == self.bot_login and marker in (comment.body or "")
 
-    def _upsert_once(self, repo: str, pr: int, marker: str, body: str) -> tuple[Any, str]:
+    def _upsert_once(self, repo: str, pr: int, marker: str, body: str) -> tuple[Any, CommentAction]:
         issue = self.gh.issue(*split_repo(repo), pr)
         mine = [c for c in issue.comments() if self._own(c, marker)]
         if not mine:
@@ -138,7 +121,9 @@ class GitHubClient:
             extra.delete()
         return keep, "updated"
 
-    def upsert_comment(self, repo: str, pr: int, marker: str, body: str) -> tuple[Any, str]:
+    def upsert_comment(
+        self, repo: str, pr: int, marker: str, body: str
+    ) -> tuple[Any, CommentAction]:
         """Edit our comment with ``marker`` on PR ``pr``, or create it; (comment, action)."""
         if marker not in body:
             body = f"{marker}\n{body}"
@@ -256,47 +241,65 @@ def make_client(
     return GitHubClient(gh, bot_login=bot_login or credentials.bot_login, retry=retry, clock=clock)
 
 
+#: What a refused check run looks like; ``auto`` then falls back to a commit status.
+_CHECK_RUN_REFUSED = (
+    ReadOnlyToken,
+    gh_exc.ForbiddenError,
+    gh_exc.NotFoundError,
+    gh_exc.MissingAppInstallationAuthentication,
+)
+
+
+@dataclass(frozen=True)
+class _CheckPost:
+    """What the check run or the commit status says, and where."""
+
+    repo: str
+    sha: str
+    name: str
+    conclusion: str
+    details_url: str | None
+
+
+def _post_check_run(
+    client: GitHubClient, verdict: Verdict, markdown: str, post: _CheckPost
+) -> None:
+    client.create_check_run(
+        post.repo,
+        post.sha,
+        name=post.name,
+        conclusion=post.conclusion,
+        title=check_title(verdict),
+        summary=render_check_summary(verdict),
+        text=markdown,
+        details_url=post.details_url,
+    )
+
+
+def _post_status(client: GitHubClient, verdict: Verdict, post: _CheckPost) -> None:
+    client.create_status(
+        post.repo,
+        post.sha,
+        state=status_state(post.conclusion),
+        context=post.name,
+        description=check_title(verdict),
+        target_url=post.details_url,
+    )
+
+
 def _publish_check(
-    client: GitHubClient,
-    verdict: Verdict,
-    markdown: str,
-    *,
-    repo: str,
-    sha: str,
-    policy: PublishPolicy,
-    conclusion: str,
-    details_url: str | None,
+    client: GitHubClient, verdict: Verdict, markdown: str, post: _CheckPost, kind: CheckKind
 ) -> str | None:
-    if policy.check in (CheckKind.AUTO, CheckKind.CHECK_RUN):
+    """A check run (``auto``: a commit status when check runs are refused); the kind posted."""
+    if kind in (CheckKind.AUTO, CheckKind.CHECK_RUN):
         try:
-            client.create_check_run(
-                repo,
-                sha,
-                name=policy.check_name(verdict.device),
-                conclusion=conclusion,
-                title=check_title(verdict),
-                summary=render_check_summary(verdict),
-                text=markdown,
-                details_url=details_url,
-            )
+            _post_check_run(client, verdict, markdown, post)
             return "check-run"
-        except (
-            ReadOnlyToken,
-            gh_exc.ForbiddenError,
-            gh_exc.NotFoundError,
-            gh_exc.MissingAppInstallationAuthentication,
-        ):
-            if policy.check == CheckKind.CHECK_RUN:
+        except _CHECK_RUN_REFUSED:
+            if kind == CheckKind.CHECK_RUN:
                 raise
-    if policy.check in (CheckKind.AUTO, CheckKind.STATUS):
-        client.create_status(
-            repo,
-            sha,
-            state=status_state(conclusion),
-            context=policy.check_name(verdict.device),
-            description=check_title(verdict),
-            target_url=details_url,
-        )
+    if kind in (CheckKind.AUTO, CheckKind.STATUS):
+        _post_status(client, verdict, post)
         return "status"
     return None
 
@@ -329,34 +332,34 @@ def publish_verdict(
     """
     policy = policy or PublishPolicy()
     conclusion = check_conclusion(verdict, policy.failure)
-    comment, action = None, "skipped"
+    refused = PublishResult(False, "skipped", None, None, None, conclusion)
     try:
-        if pr is not None:
-            marker = verdict_marker(repo, pr, verdict.device)
-            comment, action = client.upsert_comment(repo, pr, marker, markdown)
+        comment, action = _comment(client, verdict, markdown, repo, pr)
     except ReadOnlyToken as exc:
-        return PublishResult(False, "skipped", None, None, None, conclusion, _read_only(repo, exc))
+        return replace(refused, reason=_read_only(repo, exc))
     kind, reason = None, None
     if sha and policy.check != CheckKind.NONE:
+        post = _CheckPost(repo, sha, policy.check_name(verdict.device), conclusion, details_url)
         try:
-            kind = _publish_check(
-                client,
-                verdict,
-                markdown,
-                repo=repo,
-                sha=sha,
-                policy=policy,
-                conclusion=conclusion,
-                details_url=details_url,
-            )
+            kind = _publish_check(client, verdict, markdown, post, policy.check)
         except ReadOnlyToken as exc:
             if comment is None:
-                return PublishResult(
-                    False, "skipped", None, None, None, conclusion, _read_only(repo, exc)
-                )
+                return replace(refused, reason=_read_only(repo, exc))
             reason = f"comment posted, but {exc} (grant checks: write or statuses: write)"
     comment_id, url = getattr(comment, "id", None), getattr(comment, "html_url", None)
-    return PublishResult(True, action, comment_id, url, kind, conclusion, reason)  # type: ignore[arg-type]
+    return PublishResult(True, action, comment_id, url, kind, conclusion, reason)
+
+
+def _comment(
+    client: GitHubClient, verdict: Verdict, markdown: str, repo: str, pr: int | None
+) -> tuple[Any, CommentAction]:
+    """The sticky comment on PR ``pr`` (none without a PR)."""
+    if pr is None:
+        return None, "skipped"
+    comment, action = client.upsert_comment(
+        repo, pr, verdict_marker(repo, pr, verdict.device), markdown
+    )
+    return comment, action
 
 
 def _read_only(repo: str, exc: ReadOnlyToken) -> str:

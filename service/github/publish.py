@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
@@ -66,73 +67,108 @@ def _fallback(
     out.write(warning_line("roofguard", message) + "\n")
 
 
-def post_verdict_from_env(
-    verdict: Verdict,
-    *,
-    repo: str,
-    pr: int | None,
-    sha: str | None,
-    github_url: str | None = None,
-    env: Mapping[str, str] | None = None,
-    policy: PublishPolicy | None = None,
-    links: VerdictLinks | None = None,
-    summary: SummaryMode = "fallback",
-    check_head: bool = False,
-    clock: Clock | None = None,
-    out: TextIO | None = None,
-) -> PublishResult:
-    """Render ``verdict`` and publish it to PR ``pr`` / commit ``sha`` of ``repo``.
+@dataclass(frozen=True)
+class PostTarget:
+    """Where a verdict goes.
 
-    Args:
-        verdict: The verdict to post.
+    Attributes:
         repo: OWNER/NAME (from a trusted source, never from an artifact).
         pr: PR number; None posts only the check or status.
         sha: Commit for the check run or status.
+        check_head: Refuse unless PR ``pr``'s head commit is ``sha`` (fork-safe posting).
+    """
+
+    repo: str
+    pr: int | None
+    sha: str | None
+    check_head: bool = False
+
+
+@dataclass(frozen=True)
+class PostOptions:
+    """How a verdict is posted.
+
+    Attributes:
         github_url: ``--github-url`` (API URL or GHES root); default ``GITHUB_API_URL``.
-        env: Environment (default ``os.environ``).
         policy: Failure policy and check kind.
-        links: Run page, workflow run, charts, artifact name for the comment.
+        links: Run page, workflow run, charts, artifact name for the comment (default: the
+            workflow run of the environment).
         summary: Append the verdict to the job summary only when posting failed (fallback,
             default), always, or never (the caller wrote it: ``check --post``); a failed
             post always adds a one-line note.
-        check_head: Refuse unless PR ``pr``'s head commit is ``sha`` (fork-safe posting).
         clock: Time source for retries (tests).
+    """
+
+    github_url: str | None = None
+    policy: PublishPolicy = field(default_factory=PublishPolicy)
+    links: VerdictLinks | None = None
+    summary: SummaryMode = "fallback"
+    clock: Clock | None = None
+
+
+def post_verdict_from_env(
+    verdict: Verdict,
+    target: PostTarget,
+    options: PostOptions | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+) -> PublishResult:
+    """Render ``verdict`` and publish it to ``target``, with credentials from ``env``.
+
+    Args:
+        verdict: The verdict to post.
+        target: Repository, PR, commit, and whether to verify the PR's head first.
+        options: API URL, policy, links, job-summary mode, clock.
+        env: Environment (default ``os.environ``).
         out: Where workflow commands go (default stdout).
 
     Returns:
         The ``PublishResult``; a read-only token is reported in it, not raised.
     """
     env = os.environ if env is None else env
-    out = out or sys.stdout
-    policy = policy or PublishPolicy()
+    options = options or PostOptions()
     # where we post is authoritative: the marker in the body must match the one looked up
-    verdict = verdict.model_copy(update={"repo": repo, "pull_request": pr})
-    links = links or workflow_links(env)
+    verdict = verdict.model_copy(update={"repo": target.repo, "pull_request": target.pr})
+    links = options.links or workflow_links(env)
     markdown = render_verdict(verdict, links=links)
     client = make_client(
-        GitHubCredentials.from_env(env), api_url=resolve_api_url(github_url, env), clock=clock
+        GitHubCredentials.from_env(env),
+        api_url=resolve_api_url(options.github_url, env),
+        clock=options.clock,
     )
-    try:
-        if check_head and pr is not None:
-            verify_head(client, repo, pr, sha)
-        result = publish_verdict(
-            verdict,
-            markdown,
-            repo=repo,
-            pr=pr,
-            sha=sha,
-            client=client,
-            policy=policy,
-            details_url=links.run_url if links else None,
-        )
-    except gh_exc.GitHubException as exc:
-        raise GitHubFailed(f"GitHub: {exc}") from exc
+    result = _publish(client, verdict, markdown, target, options.policy, links.run_url)
     if not result.posted:
-        _fallback(verdict, markdown, result, env, out, summary)
-    elif summary == "always":
+        _fallback(verdict, markdown, result, env, out or sys.stdout, options.summary)
+    elif options.summary == "always":
         append_step_summary(markdown, env)
     set_outputs(result_outputs(result), env)
     return result
+
+
+def _publish(
+    client: GitHubClient,
+    verdict: Verdict,
+    markdown: str,
+    target: PostTarget,
+    policy: PublishPolicy,
+    details_url: str | None,
+) -> PublishResult:
+    try:
+        if target.check_head and target.pr is not None:
+            verify_head(client, target.repo, target.pr, target.sha)
+        return publish_verdict(
+            verdict,
+            markdown,
+            repo=target.repo,
+            pr=target.pr,
+            sha=target.sha,
+            client=client,
+            policy=policy,
+            details_url=details_url,
+        )
+    except gh_exc.GitHubException as exc:
+        raise GitHubFailed(f"GitHub: {exc}") from exc
 
 
 def workflow_links(env: Mapping[str, str], run_url: str | None = None) -> VerdictLinks:

@@ -23,7 +23,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from service.errors import StoreUnavailable
+from service.errors import ServiceError, StoreUnavailable
 
 #: The default store, relative to the working directory.
 DEFAULT_SQLITE_PATH = Path(".roofguard") / "history.db"
@@ -92,7 +92,32 @@ def make_engine(
         connect_args["options"] = f"-c lock_timeout={int(busy_timeout_s * 1000)}"
         if "connect_timeout" not in parsed.query:
             connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
-    return sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
+    try:
+        return sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
+    except ImportError as exc:  # SQLAlchemy imports the driver here
+        raise MissingDriver(parsed, exc) from None
+
+
+#: Driver module -> the roofguard extra that installs it.
+DRIVER_EXTRAS = {"psycopg": "postgres"}
+
+
+class MissingDriver(ServiceError):
+    """The database URL needs a driver that is not installed (an extra of roofguard)."""
+
+    exit_code = 2
+
+    def __init__(self, url: sa.engine.URL, exc: ImportError) -> None:
+        module = (exc.name or str(exc)).split(".")[0]
+        where = url.render_as_string(hide_password=True)
+        extra = DRIVER_EXTRAS.get(module)
+        if extra:
+            hint = f"install it with: pip install 'roofguard[{extra}]'"
+        else:
+            hint = "install it, or use postgresql+psycopg:// (pip install 'roofguard[postgres]')"
+        super().__init__(
+            f"history store {where}: the database driver {module!r} is not installed; {hint}"
+        )
 
 
 _UNREACHABLE = (

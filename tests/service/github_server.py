@@ -81,7 +81,9 @@ class FakeGitHub:
         self.check_runs: list[dict[str, Any]] = []
         self.issues: dict[int, dict[str, Any]] = {}
         self.pull_heads: dict[int, str] = {}
-        self.logins: dict[str, str] = {}  # token -> login; unknown tokens act as BOT
+        # token -> login. A listed token is a user's (a PAT or a bot user's): GET /user names
+        # it. Any other token acts as GITHUB_TOKEN: it posts as BOT and GET /user is refused.
+        self.logins: dict[str, str] = {}
         self.read_only = False
         self.per_page_cap = 100
         self.faults: list[Fault] = []
@@ -168,7 +170,17 @@ class FakeGitHub:
             ("POST", repo + r"/issues$", self.create_issue),
             ("PATCH", repo + r"/issues/(?P<n>\d+)$", self.edit_issue),
             ("POST", r"/app/installations/(?P<iid>\d+)/access_tokens$", self.access_token),
+            ("GET", r"/user$", self.get_user),
         ]
+
+    def get_user(self, req: Request) -> Reply:
+        token = req.headers.get("authorization", "").partition(" ")[2]
+        if token not in self.logins:  # an installation token (GITHUB_TOKEN) has no user
+            return Reply(403, template("403_resource_not_accessible"))
+        user = self._rewrite(template("GET_user"), "", "")
+        login = self.logins[token]
+        user.update(login=login, type="Bot" if login.endswith("[bot]") else "User")
+        return Reply(200, user)
 
     def get_repo(self, req: Request, owner: str, name: str) -> Reply:
         return Reply(200, self._rewrite(template("GET_repos_o_r"), owner, name))

@@ -14,7 +14,8 @@ from service.cli import run
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 #: Not secrets, and only the digest job needs it (checked when that job starts).
-OPTIONAL = {"ROOFGUARD_DIGEST_REPO"}
+#: ROOFGUARD_GITHUB_BOT_LOGIN: the client learns the login from GET /user when it is unset.
+OPTIONAL = {"ROOFGUARD_DIGEST_REPO", "ROOFGUARD_GITHUB_BOT_LOGIN"}
 
 
 def test_image_is_slim_non_root_health_checked_and_migrates_first() -> None:

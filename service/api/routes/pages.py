@@ -1,7 +1,8 @@
 """Dashboard pages, server-rendered HTML without JavaScript.
 
-A run's verdict with its roofline chart, a kernel's trend per device, the latest digest and
-a kernel search.
+The recent runs, a run's verdict with its roofline chart, a kernel's nightly trend per device,
+the latest digest and a kernel search. A browser asking for a run or kernel that does not exist
+gets an HTML 404 page; API clients (no ``text/html`` in ``Accept``) get the JSON error.
 
 The pages are read-only and need no token, so that links in PR comments open in a browser;
 put the service behind your single sign-on proxy when the history is confidential.
@@ -9,25 +10,32 @@ put the service behind your single sign-on proxy when the history is confidentia
 
 from __future__ import annotations
 
+import html
+import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 import pandas as pd
-from fastapi import APIRouter, Path, Query
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 from matplotlib.figure import Figure
+from sqlmodel import Session
 
+from rules.engine import conclude
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import stored_outcome
+from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
+from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 from service.render.html import inline_svg, render_page
 from service.store.history import kernel_history, nightly_history
 from service.store.lookups import search_kernels
-from service.store.queries import get_run
+from service.store.queries import RunSummary, get_run, list_findings, list_runs
 
 router = APIRouter(include_in_schema=False)
 
@@ -37,44 +45,124 @@ CHART_KERNELS = 40
 PAGE_KERNELS = 500
 SEARCH_LIMIT = 200
 DIGEST_DAYS = 7
+#: The start page lists this many runs, newest first.
+RECENT_RUNS = 30
+#: Kernel names longer than this are cut in the middle on charts (the full name is the
+#: label's tooltip): CUTLASS names run to hundreds of characters.
+CHART_NAME_CHARS = 48
+#: The run kind a kernel's trend is drawn from; PR runs are listed apart.
+TREND_KIND = "nightly"
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
-def _roofline_figure(outcome: CheckOutcome) -> Figure:
+def ellipsize_middle(name: str, limit: int = CHART_NAME_CHARS) -> str:
+    """``name`` cut to ``limit`` characters with "…" in the middle (start and end kept)."""
+    if len(name) <= limit:
+        return name
+    head = (limit - 1) // 2
+    return f"{name[:head]}…{name[len(name) - (limit - 1 - head) :]}"
+
+
+def _short_names(names: list[str]) -> dict[str, str]:
+    """Full name -> chart label: cut in the middle, made unique with " #2" when cuts collide."""
+    labels: dict[str, str] = {}
+    used: set[str] = set()
+    for name in names:
+        label, n = ellipsize_middle(name), 1
+        while label in used:
+            n += 1
+            label = f"{ellipsize_middle(name, CHART_NAME_CHARS - 3)} #{n}"
+        used.add(label)
+        labels[name] = label
+    return labels
+
+
+def _with_tooltips(svg: Markup, labels: dict[str, str]) -> Markup:
+    """Give each cut kernel label of the chart its full name as an SVG ``<title>`` tooltip."""
+    full = {html.escape(short): html.escape(name) for name, short in labels.items()}
+
+    def add_title(match: re.Match[str]) -> str:
+        name = full.get(match.group(2))
+        return match.group(0) + (f"\n   <title>{name}</title>" if name else "")
+
+    return Markup(re.sub(r'(<g id="label:([^"]*)">)', add_title, str(svg)))
+
+
+def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:
     """The run on its roof: the kernels with the largest time shares, labelled by name."""
     placements = outcome.placements
     kernels = sorted(outcome.verdict.kernels, key=lambda k: -k.time_share)[:CHART_KERNELS]
+    labels = _short_names([k.name for k in kernels])
     points = [
-        KernelPoint.from_placement(k.name, placements[k.key], time_share=k.time_share)
+        KernelPoint.from_placement(labels[k.name], placements[k.key], time_share=k.time_share)
         for k in kernels
         if k.key in placements
     ]
-    return roofline_chart(outcome.roof, [p for p in points if p is not None])
+    return roofline_chart(outcome.roof, [p for p in points if p is not None]), labels
 
 
-@router.get("/", response_class=RedirectResponse)
-def index() -> RedirectResponse:
-    """The dashboard starts at the kernel search."""
-    return RedirectResponse("/search")
+def wants_html(request: Request) -> bool:
+    """A browser (``text/html`` in ``Accept``), not an API client."""
+    return "text/html" in request.headers.get("accept", "")
+
+
+def _html_or_json(request: Request, page: Callable[[], HTMLResponse]) -> HTMLResponse:
+    """``page()``; a NotFound becomes an HTML 404 page for a browser (JSON for the API)."""
+    try:
+        return page()
+    except NotFound as exc:
+        if not wants_html(request):
+            raise
+        return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
+
+
+def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> str:
+    """The run's verdict from its stored findings (no re-check: the list stays cheap)."""
+    findings = list_findings(session=session, run_id=run.id)
+    return conclude(findings, config.rules.fail_on).value
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(
+    session: SessionDep,
+    state: StateDep,
+    repo: Annotated[str | None, Query(max_length=200)] = None,
+    kind: Annotated[str | None, Query(max_length=16)] = None,
+) -> HTMLResponse:
+    """The recent runs (repository, kind, commit, device, verdict, time) and the search box."""
+    runs = list_runs(session=session, repo=repo or None, kind=kind or None, limit=RECENT_RUNS)
+    rows = [(run, _conclusion(session, run, state.config)) for run in runs]
+    return HTMLResponse(render_page("index.html.j2", rows=rows, repo=repo, kind=kind))
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(run_id: _RunId, session: SessionDep, state: StateDep) -> HTMLResponse:
+def run_page(
+    request: Request, run_id: _RunId, session: SessionDep, state: StateDep
+) -> HTMLResponse:
     """A run's verdict: conclusion, roofline chart, findings and kernels."""
-    run = get_run(session=session, run_id=run_id)
-    outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-    chart = inline_svg(_roofline_figure(outcome))
-    html = render_page(
-        "run.html.j2", run=run, verdict=outcome.verdict, chart=chart, kernel_limit=PAGE_KERNELS
-    )
-    return HTMLResponse(html)
+
+    def page() -> HTMLResponse:
+        run = get_run(session=session, run_id=run_id)
+        outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
+        figure, labels = _roofline_figure(outcome)
+        chart = _with_tooltips(inline_svg(figure), labels)
+        text = render_page(
+            "run.html.j2",
+            run=run,
+            verdict=outcome.verdict,
+            chart=chart,
+            kernel_limit=PAGE_KERNELS,
+        )
+        return HTMLResponse(text)
+
+    return _html_or_json(request, page)
 
 
 @router.get("/runs/{run_id}/roofline.svg")
 def run_chart(run_id: _RunId, session: SessionDep, state: StateDep) -> Response:
     """The run's roofline chart as an SVG image (linked from PR comments)."""
     outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-    figure = _roofline_figure(outcome)
+    figure, _ = _roofline_figure(outcome)
     return Response(
         figure_bytes(figure, "svg"),
         media_type="image/svg+xml",
@@ -82,12 +170,14 @@ def run_chart(run_id: _RunId, session: SessionDep, state: StateDep) -> Response:
     )
 
 
-def _trend_charts(frame: pd.DataFrame, key: str) -> list[tuple[str, Markup]]:
+def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
+    """One chart per device, drawn from the nightly runs only (PR runs would zig-zag it)."""
     charts = []
-    for device, series in frame.groupby("device", sort=True):
+    nightly = frame[frame["kind"] == TREND_KIND]
+    for device, series in nightly.groupby("device", sort=True):
         placed = series.dropna(subset=["percent_of_roof"])
         if not placed.empty:
-            figure = trend_chart(placed, title=f"{key} on {device}")
+            figure = trend_chart(placed, title=f"{ellipsize_middle(name, 64)} on {device}")
             charts.append((str(device), inline_svg(figure)))
     return charts
 
@@ -98,20 +188,24 @@ def kernel_page(
     repo: Annotated[str, Query(max_length=200)],
     key: Annotated[str, Query(min_length=1)],
 ) -> HTMLResponse:
-    """A kernel's percent of roof over time, one chart per device, and its latest runs."""
+    """A kernel's nightly percent of roof over time per device; its latest runs, PR runs apart."""
     frame = kernel_history(session=session, repo=repo, key=key)
     name = str(frame["kernel_name"].iloc[-1]) if not frame.empty else key
-    recent = frame.iloc[::-1].head(30).to_dict(orient="records")
-    html = render_page(
+    newest = frame.iloc[::-1]
+    trend = newest[newest["kind"] == TREND_KIND] if not frame.empty else newest
+    others = newest[newest["kind"] != TREND_KIND] if not frame.empty else newest
+    text = render_page(
         "kernel.html.j2",
         repo=repo,
         key=key,
         name=name,
-        points=len(frame),
-        charts=_trend_charts(frame, key),
-        recent=recent,
+        points=len(trend),
+        charts=_trend_charts(frame, name) if not frame.empty else [],
+        recent=trend.head(30).to_dict(orient="records"),
+        others=others.head(30).to_dict(orient="records"),
+        trend_kind=TREND_KIND,
     )
-    return HTMLResponse(html)
+    return HTMLResponse(text)
 
 
 @router.get("/search", response_class=HTMLResponse)
@@ -124,8 +218,8 @@ def search_page(
     hits = (
         search_kernels(session=session, text=q, repo=repo or None, limit=SEARCH_LIMIT) if q else []
     )
-    html = render_page("search.html.j2", query=q, repo=repo, hits=hits, limit=SEARCH_LIMIT)
-    return HTMLResponse(html)
+    text = render_page("search.html.j2", query=q, repo=repo, hits=hits, limit=SEARCH_LIMIT)
+    return HTMLResponse(text)
 
 
 @router.get("/digest", response_class=HTMLResponse)
@@ -141,5 +235,5 @@ def digest_page(
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
         if not history.empty:
             digest = build_digest(history, start=start, end=end, repo=repo)
-    html = render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS)
-    return HTMLResponse(html)
+    text = render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS)
+    return HTMLResponse(text)

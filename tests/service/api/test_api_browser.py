@@ -108,3 +108,47 @@ def test_verdict_and_kernel_pages_in_chromium(service, repo, browser) -> None:
         shot(browser, "kernel-page.png")
     finally:
         live.stop()
+
+
+CUTLASS = (
+    "void cutlass::Kernel2<cutlass_80_wmma_tensorop_h161616gemm_{0}x{0}_128x2_tn_align8>"
+    "(cutlass_80_wmma_tensorop_h161616gemm_{0}x{0}_128x2_tn_align8::Params)"
+)
+
+
+def test_start_page_not_found_and_long_names_in_chromium(service, repo, browser) -> None:
+    from selenium.webdriver.common.by import By
+
+    last = seed(service, repo)
+    kernels = [make_kernel(CUTLASS.format(n), key=f"cutlass{n}", time_s=1e-3) for n in (32, 64)]
+    run = make_run(repo=repo, commit="abcdef1234", timestamp=datetime.now(UTC), kernels=kernels)
+    cutlass_run = service.upload(run, service.token(repo)).json()["run_id"]
+    live = start_live(service.app)
+    try:
+        browser.get(f"{live.url}/?repo={repo}")  # the PostgreSQL database is shared
+        assert browser.title == "recent runs · roofguard"
+        rows = browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
+        assert len(rows) == 11 and rows[0].text.startswith(str(cutlass_run))
+        assert repo in rows[1].text and "nightly" in rows[1].text and "H100-SXM5" in rows[1].text
+        shot(browser, "start-page.png")
+        rows[1].find_element(By.LINK_TEXT, str(last)).click()
+        assert browser.find_element(By.TAG_NAME, "h1").text.startswith(f"Run {last}")
+
+        browser.get(f"{live.url}/runs/999")
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Not found"
+        shot(browser, "not-found.png")
+
+        browser.get(f"{live.url}/runs/{cutlass_run}")
+        svg = browser.find_element(By.CSS_SELECTOR, "figure#roofline svg")
+        labels = svg.find_elements(By.CSS_SELECTOR, "g[id^='label:'] text")
+        assert len(labels) == 2
+        right = svg.rect["x"] + svg.rect["width"]
+        for label in labels:  # cut in the middle: every label stays inside the chart
+            assert (
+                svg.rect["x"] <= label.rect["x"] and label.rect["x"] + label.rect["width"] <= right
+            )
+        tips = [t.get_attribute("textContent") for t in svg.find_elements(By.TAG_NAME, "title")]
+        assert sorted(t for t in tips if "cutlass" in t) == sorted(k.name for k in kernels)
+        shot(browser, "long-names.png")
+    finally:
+        live.stop()

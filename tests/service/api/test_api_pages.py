@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -54,9 +56,9 @@ def test_kernel_page_shows_its_trend_per_device(service, repo) -> None:
     ids = seed(service, repo)
     html = service.client.get("/kernels", params={"repo": repo, "key": "gemv_half"}).text
     assert "gemv&lt;half, 4&gt;" in html and "<script>" not in html
-    assert html.count('<figure class="chart"><svg') == 2
+    assert html.count('<figure class="chart" title="gemv&lt;half, 4&gt;') == 2
     assert "<h2>A100-SXM4-80GB</h2>" in html and "<h2>H100-SXM5</h2>" in html
-    assert f'<a href="/runs/{ids[-1]}">' in html and "9 measurements on 2 device(s)" in html
+    assert f'<a href="/runs/{ids[-1]}">' in html and "9 nightly measurements on 2 device(s)" in html
     empty = service.client.get("/kernels", params={"repo": repo, "key": "nope"}).text
     assert "No stored measurements" in empty
 
@@ -66,7 +68,94 @@ def test_search_finds_kernels_by_part_of_the_name(service, repo) -> None:
     html = service.client.get("/search", params={"q": "HALF", "repo": repo}).text
     assert "1 kernel(s) match" in html and "key=gemv_half" in html
     assert "0 kernel(s) match" in service.client.get("/search", params={"q": "100%_"}).text
-    assert service.client.get("/", follow_redirects=False).headers["location"] == "/search"
+
+
+def test_start_page_lists_the_recent_runs_with_links(service, repo) -> None:
+    ids = seed(service, repo, nights=3)
+    token = service.token(repo)
+    pr_run = make_run(
+        repo=repo,
+        commit="feedface99",
+        branch="topic",
+        kind="pr",
+        pull_request=7,
+        timestamp=datetime.now(UTC),
+        kernels=[make_kernel(NASTY, key="gemv_half", time_s=3e-3)],
+    )
+    pr_id = service.upload(pr_run, token).json()["run_id"]
+    page = service.client.get("/", params={"repo": repo})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    rows = page.text.split('<table id="runs">')[1].split("</table>")[0].split("<tr>")[2:]
+    assert len(rows) == 4 and f'href="/runs/{pr_id}"' in rows[0]  # newest first
+    assert f'href="/runs/{ids[0]}"' in rows[-1]
+    newest = rows[0]
+    for text in (repo, "pr <span", "#7", "feedface99", "topic", "H100-SXM5", "conclusion "):
+        assert text in newest, text
+    assert re.search(r'class="conclusion (pass|warn|fail)">(pass|warn|fail)</a>', newest)
+    assert re.search(r"<td>\d{4}-\d\d-\d\d \d\d:\d\d</td>", newest)
+    assert f'href="/?repo={repo}"' in newest  # jinja's urlencode keeps the slash
+    everything = service.client.get("/").text
+    assert f'href="/runs/{pr_id}"' in everything and 'name="q"' in everything
+    nightly = service.client.get("/", params={"repo": repo, "kind": "nightly"}).text
+    assert f'href="/runs/{pr_id}"' not in nightly and f'href="/runs/{ids[-1]}"' in nightly
+
+
+def test_a_missing_page_is_html_for_a_browser_and_json_for_the_api(service) -> None:
+    browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    page = service.client.get("/runs/999", headers=browser)
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+    assert "<h1>Not found</h1>" in page.text and "999" in page.text
+    assert '<a href="/">Recent runs</a>' in page.text
+    api = service.client.get("/runs/999", headers={"Accept": "application/json"})
+    assert api.status_code == 404 and "999" in api.json()["detail"]
+
+
+def test_kernel_trend_is_drawn_from_nightly_runs_only(service, repo) -> None:
+    seed(service, repo, nights=4)
+    token = service.token(repo)
+    for n in range(3):  # PR runs of wildly different speed must not zig-zag the trend
+        pr_run = make_run(
+            repo=repo,
+            commit=f"pr{n:05x}aa",
+            branch="topic",
+            kind="pr",
+            pull_request=10 + n,
+            timestamp=datetime.now(UTC) - timedelta(hours=n),
+            kernels=[make_kernel(NASTY, key="gemv_half", time_s=9e-3)],
+        )
+        service.upload(pr_run, token)
+    html = service.client.get("/kernels", params={"repo": repo, "key": "gemv_half"}).text
+    assert "4 nightly measurements on 1 device(s)" in html
+    series = html.split('<g id="series">')[1].split("</g>\n  </g>")[0]
+    assert series.count("<use ") == 4  # one marker per nightly run
+    history = html.split('<table id="history-table">')[1].split("</table>")[0]
+    assert "<td>nightly</td>" in history and "<td>pr</td>" not in history
+    apart = html.split('<table id="other-runs">')[1].split("</table>")[0]
+    assert apart.count("<td>pr</td>") == 3 and "(not in the trend)" in html
+
+
+def test_long_kernel_names_are_cut_in_the_middle_with_the_full_name_as_tooltip(
+    service, repo
+) -> None:
+    cutlass = (
+        "void cutlass::Kernel2<cutlass_80_wmma_tensorop_h161616gemm_{}x{}_128x2_tn_align8>"
+        "(cutlass_80_wmma_tensorop_h161616gemm_32x32_128x2_tn_align8::Params)"
+    )
+    names = [cutlass.format(32, 32), cutlass.format(64, 64)]  # they differ in the middle only
+    run = make_run(
+        repo=repo,
+        timestamp=datetime.now(UTC),
+        kernels=[make_kernel(n, key=f"k{i}", time_s=1e-3) for i, n in enumerate(names)],
+    )
+    run_id = service.upload(run, service.token(repo)).json()["run_id"]
+    chart = service.client.get(f"/runs/{run_id}").text.split('id="roofline">')[1]
+    chart = chart.split("</figure>")[0]
+    labels = re.findall(r'<g id="label:([^"]*)">\s*<title>([^<]*)</title>', chart)
+    assert len(labels) == 2 and len({short for short, _ in labels}) == 2
+    for short, full in labels:
+        assert len(html.unescape(short)) <= 48 and "…" in short
+        assert html.unescape(full) in names
+        assert html.unescape(short).startswith("void cutlass::Kernel2<")
 
 
 def test_digest_page_summarises_the_last_week(service, repo) -> None:

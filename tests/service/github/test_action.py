@@ -1,160 +1,37 @@
-"""The composite Action: its YAML, the example workflows, and its steps run in a simulated runner.
+"""The composite Action: its YAML, the example workflows, and its steps in a simulated runner.
 
-The simulation evaluates each step's ``env:`` expressions (the action keeps every ``${{ }}``
-out of ``run:`` text, which this test also enforces), runs the script with bash as the runner
-does (``bash --noprofile --norc -eo pipefail``), and carries ``$GITHUB_OUTPUT`` between steps.
-``roofguard`` is this checkout (a shim on PATH), GitHub is the local fake server.
+The runner and the fresh virtual environment roofguard runs from are in ``action_runner.py``.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from dataclasses import dataclass
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from action_runner import (
+    ACTION,
+    ACTION_DIR,
+    EXAMPLES,
+    PR,
+    REPO,
+    REPORT,
+    Runner,
+    fresh_venv_fixture,  # noqa: F401
+    write_verdict,
+)
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 from verdict_factory import regression_verdict
 
 from rules.verdict import Conclusion, Verdict
-from service.cli import COMMANDS
 from service.render.markdown import verdict_marker
+from service.store.db import make_engine, session_scope
+from service.store.queries import list_runs
 
-ROOT = Path(__file__).resolve().parents[3]
-ACTION_DIR = ROOT / ".github" / "actions" / "roofguard"
-ACTION = yaml.safe_load((ACTION_DIR / "action.yml").read_text())
-EXAMPLES = {p.name: yaml.safe_load(p.read_text()) for p in (ACTION_DIR / "examples").glob("*.yml")}
-EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-REPO, PR = "acme/kernels", 42
-SHA = "0123456789abcdef0123456789abcdef01234567"
 WRITE_SCOPES = {"pull-requests", "issues", "checks", "statuses"}
-
-
-# -- a tiny expression evaluator: paths, '' literals and || (all the action uses) -------------
-def evaluate(text: str, ctx: dict[str, Any]) -> str:
-    def one(expr: str) -> str:
-        for part in (p.strip() for p in expr.split("||")):
-            value: Any = part[1:-1] if part.startswith("'") else ctx
-            if not part.startswith("'"):
-                for key in part.split("."):
-                    value = value.get(key, "") if isinstance(value, dict) else ""
-            if value not in ("", None):
-                return str(value)
-        return ""
-
-    return EXPR.sub(lambda m: one(m.group(1)), str(text))
-
-
-@dataclass
-class StepRun:
-    name: str
-    returncode: int
-    stdout: str
-    stderr: str
-    outputs: dict[str, str]
-
-
-def read_outputs(path: Path) -> dict[str, str]:
-    outputs, lines = {}, path.read_text().splitlines() if path.exists() else []
-    while lines:
-        line = lines.pop(0)
-        if "<<" in line and "=" not in line.split("<<")[0]:
-            name, delimiter = line.split("<<", 1)
-            value = []
-            while (item := lines.pop(0)) != delimiter:
-                value.append(item)
-            outputs[name] = "\n".join(value)
-        elif "=" in line:
-            name, value_text = line.split("=", 1)
-            outputs[name] = value_text
-    return outputs
-
-
-class Runner:
-    """Runs the action's steps like a GitHub runner would, against the fake GitHub."""
-
-    def __init__(self, tmp: Path, server: FakeGitHub) -> None:
-        self.tmp, self.server = tmp, server
-        self.temp = tmp / "runner-temp"
-        self.temp.mkdir()
-        shim = tmp / "bin" / "roofguard"
-        shim.parent.mkdir()
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m service "$@"\n')
-        shim.chmod(0o755)
-        self.summary = tmp / "step-summary.md"
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "ROOFGUARD_"))}
-        base.update(
-            GITHUB_ACTIONS="true",
-            GITHUB_API_URL=server.url,
-            GITHUB_REPOSITORY=REPO,
-            GITHUB_STEP_SUMMARY=str(self.summary),
-            RUNNER_TEMP=str(self.temp),
-            PATH=f"{shim.parent}{os.pathsep}{os.environ['PATH']}",
-            PYTHONPATH=str(ROOT),
-        )
-        self.env = base
-
-    def context(self, inputs: dict[str, str]) -> dict[str, Any]:
-        github = {
-            "repository": REPO,
-            "token": "ghs_action_token",
-            "sha": "f" * 40,
-            "action_path": str(ACTION_DIR),
-            "ref_name": "feature",
-            "head_ref": "feature",
-            "base_ref": "main",
-            "event": {"pull_request": {"number": PR, "head": {"sha": SHA}}},
-        }
-        ctx: dict[str, Any] = {"github": github, "runner": {"temp": str(self.temp)}, "steps": {}}
-        defaults = {k: evaluate(v.get("default", ""), ctx) for k, v in ACTION["inputs"].items()}
-        ctx["inputs"] = {**defaults, "install": "false", "python-version": "", **inputs}
-        return ctx
-
-    def run(self, **inputs: str) -> dict[str, StepRun]:
-        ctx, results = self.context(inputs), {}
-        for index, step in enumerate(ACTION["runs"]["steps"]):
-            if "uses" in step:
-                continue  # actions/setup-python: the test's python is already set up
-            env = dict(self.env)
-            env.update({k: evaluate(v, ctx) for k, v in step.get("env", {}).items()})
-            env["GITHUB_OUTPUT"] = str(self.tmp / f"output-{index}")
-            script = self.tmp / f"step-{index}.sh"
-            script.write_text(step["run"])
-            proc = subprocess.run(
-                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                env=env,
-                cwd=self.tmp,
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
-            outputs = read_outputs(Path(env["GITHUB_OUTPUT"]))
-            if "id" in step:
-                ctx["steps"][step["id"]] = {"outputs": outputs}
-            results[step["name"]] = StepRun(
-                step["name"], proc.returncode, proc.stdout, proc.stderr, outputs
-            )
-            if proc.returncode != 0:
-                break
-        results["outputs"] = StepRun(
-            "outputs",
-            0,
-            "",
-            "",
-            {k: evaluate(v["value"], ctx) for k, v in ACTION["outputs"].items()},
-        )
-        return results
-
-
-def write_verdict(tmp: Path, verdict: Verdict, name: str = "verdict.json") -> str:
-    path = tmp / name
-    path.write_text(verdict.model_dump_json())
-    return str(path)
 
 
 # -- static checks -----------------------------------------------------------------------------
@@ -180,6 +57,15 @@ def test_no_expression_inside_run_scripts() -> None:
         if "run" in step:
             assert "${{" not in step["run"], f"{step['name']}: pass values through env, not run"
             assert step["shell"] == "bash"
+    assert "${{" not in (ACTION_DIR / "install.sh").read_text()
+
+
+def test_every_step_after_install_runs_the_installed_roofguard() -> None:
+    for step in ACTION["runs"]["steps"]:
+        run = step.get("run", "")
+        if "roofguard " in run and step.get("id") != "install":
+            assert "steps.install.outputs.bin" in step["env"]["ROOFGUARD"], step["name"]
+            assert not re.search(r"^\s*roofguard ", run, re.M), f"{step['name']}: use $ROOFGUARD"
 
 
 def _on(workflow: dict[str, Any]) -> dict[str, Any]:
@@ -207,35 +93,48 @@ def test_examples_are_least_privilege_and_serialised(name: str) -> None:
         assert "secrets.GITHUB_TOKEN" not in text
 
 
+def test_third_party_actions_are_pinned_to_a_commit() -> None:
+    steps = [s for wf in EXAMPLES.values() for job in wf["jobs"].values() for s in job["steps"]]
+    for step in [*steps, *ACTION["runs"]["steps"]]:
+        uses = step.get("uses", "")
+        if uses and not uses.startswith("roofguard/roofguard/"):  # ours: pin your release tag
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+
+
 def test_fork_safe_pair_fits_together() -> None:
     untrusted, trusted = EXAMPLES["pr-untrusted.yml"], EXAMPLES["pr-comment-trusted.yml"]
     (job,) = untrusted["jobs"].values()
     assert job["permissions"] == {"contents": "read"}
+    assert "secrets." not in yaml.safe_dump(job), "the untrusted job gets no secrets"
     upload = next(
         s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")
     )
-    roofguard = next(s for s in job["steps"] if s.get("id") == "roofguard")
-    assert roofguard["with"]["post"] == "false"
+    packer = next(s for s in job["steps"] if s.get("id") == "roofguard")
+    assert packer["with"]["mode"] == "artifact"
+    assert "steps.roofguard.outputs.artifact-path" in upload["with"]["path"]
     assert _on(trusted)["workflow_run"]["workflows"] == [untrusted["name"]]
     (post,) = trusted["jobs"].values()
-    uses = [s.get("uses", "") for s in post["steps"]]
-    assert not any(u.startswith("actions/checkout") for u in uses), "never check out PR code"
+    for step in post["steps"]:
+        if step.get("uses", "").startswith("actions/checkout"):  # config only, never PR code
+            assert step["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+            assert step["with"]["persist-credentials"] is False
+    assert "head_sha" not in yaml.safe_dump([s.get("with", {}) for s in post["steps"][:-1]])
     download = next(
         s for s in post["steps"] if s.get("uses", "").startswith("actions/download-artifact")
     )
     assert download["with"]["name"] == upload["with"]["name"]
     assert "workflow_run.id" in download["with"]["run-id"]
-    poster = post["steps"][-1]["with"]
-    assert poster["verify-head"] == "true" and "workflow_run.head_sha" in poster["sha"]
-    assert poster["verdict"].startswith(download["with"]["path"])
+    judge = post["steps"][-1]["with"]
+    assert judge["mode"] == "judge-artifact" and judge["artifact"] == download["with"]["path"]
+    assert "secrets." in judge["database-url"]
     assert "workflow_run.head_repository" in trusted["concurrency"]["group"]
 
 
 # -- running the steps ---------------------------------------------------------------------------
 def test_action_posts_then_updates_and_applies_the_policy(
-    github_server: FakeGitHub, tmp_path: Path
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:
-    runner = Runner(tmp_path, github_server)
+    runner = Runner(tmp_path, github_server, fresh_venv)
     first = runner.run(verdict=write_verdict(tmp_path, regression_verdict()), device="H100-SXM5")
     assert first["Post the verdict"].returncode == 0, first["Post the verdict"].stderr
     assert first["Apply the failure policy"].returncode == 1
@@ -256,10 +155,10 @@ def test_action_posts_then_updates_and_applies_the_policy(
 
 
 def test_action_with_a_fork_token_keeps_the_verdict(
-    github_server: FakeGitHub, tmp_path: Path
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:
     github_server.read_only = True
-    runner = Runner(tmp_path, github_server)
+    runner = Runner(tmp_path, github_server, fresh_venv)
     steps = runner.run(
         verdict=write_verdict(tmp_path, regression_verdict()), **{"failure-policy": "never"}
     )
@@ -274,8 +173,10 @@ def test_action_with_a_fork_token_keeps_the_verdict(
     )
 
 
-def test_action_without_posting_renders_only(github_server: FakeGitHub, tmp_path: Path) -> None:
-    runner = Runner(tmp_path, github_server)
+def test_action_without_posting_renders_only(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    runner = Runner(tmp_path, github_server, fresh_venv)
     steps = runner.run(
         verdict=write_verdict(tmp_path, regression_verdict()),
         post="false",
@@ -286,29 +187,62 @@ def test_action_without_posting_renders_only(github_server: FakeGitHub, tmp_path
     assert "| ❌ | `decode_gemv<half>`" in (runner.temp / "roofguard" / "verdict.md").read_text()
 
 
-def test_action_needs_reports_or_a_verdict(github_server: FakeGitHub, tmp_path: Path) -> None:
-    steps = Runner(tmp_path, github_server).run(reports="missing/*.csv")
+def test_action_needs_reports_or_a_verdict(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    steps = Runner(tmp_path, github_server, fresh_venv).run(reports="missing/*.csv")
     check = steps["Check the reports"]
     assert check.returncode == 2 and "no report matches 'missing/*.csv'" in check.stdout
 
 
-@pytest.mark.skipif(
-    "service.cli.check_cmd" not in COMMANDS,
-    reason="`roofguard check` is not merged into this branch yet",
-)
-def test_action_check_step_runs_check(github_server: FakeGitHub, tmp_path: Path) -> None:
-    report = ROOT / "service" / "demo" / "data" / "pr-1234.csv"
-    runner = Runner(tmp_path, github_server)
+def test_action_database_mode_checks_stores_and_posts(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    db = tmp_path / "history.db"
+    runner = Runner(tmp_path, github_server, fresh_venv)
     steps = runner.run(
-        reports=str(report),
-        device="H100-SXM5",
-        **{"database-url": f"sqlite:///{tmp_path / 'history.db'}"},
+        reports=str(REPORT), device="H100-SXM5", **{"database-url": f"sqlite:///{db}"}
     )
     check = steps["Check the reports"]
     assert check.returncode == 0, check.stdout + check.stderr
     verdict = Verdict.model_validate_json(Path(check.outputs["verdict-path"]).read_text())
     assert verdict.kernels and steps["Post the verdict"].returncode == 0
     assert len(github_server.pr_comments(PR)) == 1
+    assert stored_runs(f"sqlite:///{db}", REPO) == [("pr", PR)]
+
+
+@pytest.mark.postgres
+def test_action_database_mode_on_postgresql(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, postgres_url: str
+) -> None:
+    repo = f"acme/pg-{uuid.uuid4().hex[:8]}"  # the session's database is shared
+    runner = Runner(tmp_path, github_server, fresh_venv, repo=repo)
+    steps = runner.run(reports=str(REPORT), device="H100-SXM5", **{"database-url": postgres_url})
+    check = steps["Check the reports"]
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert steps["Post the verdict"].returncode == 0
+    assert stored_runs(postgres_url, repo) == [("pr", PR)]
+
+
+def stored_runs(url: str, repo: str) -> list[tuple[str, int | None]]:
+    engine = make_engine(url)
+    try:
+        with session_scope(engine, readonly=True) as session:
+            return [(r.kind, r.pull_request) for r in list_runs(session=session, repo=repo)]
+    finally:
+        engine.dispose()
+
+
+def test_action_a_missing_driver_fails_the_step_with_one_clear_error(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    steps = Runner(tmp_path, github_server, fresh_venv).run(
+        reports=str(REPORT), **{"database-url": "mysql+mysqldb://ci@db.invalid/perf"}
+    )
+    check = steps["Check the reports"]
+    assert check.returncode == 2 and "Traceback" not in check.stderr
+    assert "the database driver 'MySQLdb' is not installed" in check.stderr
+    assert not github_server.requests
 
 
 # -- the PR gate's re-measure step (issue 16) ------------------------------------------------
@@ -347,7 +281,7 @@ def _history(tmp: Path) -> str:
 
 @pytest.mark.parametrize(("again", "conclusion"), [(1.24, "failure"), (1.0, "success")])
 def test_action_re_measures_the_suspects_with_the_profile_command(
-    github_server: FakeGitHub, tmp_path: Path, again: float, conclusion: str
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, again: float, conclusion: str
 ) -> None:
     db = _history(tmp_path)
     pr = _report(tmp_path / "pr.json", 1.25)  # gemv 20% below its level: a suspect
@@ -358,7 +292,7 @@ def test_action_re_measures_the_suspects_with_the_profile_command(
         f'printf "%s|%s" "$ROOFGUARD_SUSPECTS" "$ROOFGUARD_SUSPECTS_REGEX" > "{seen}"; '
         f'cp "{tmp_path / "again.json"}" "$ROOFGUARD_RERUN_DIR/"'
     )
-    runner = Runner(tmp_path, github_server)
+    runner = Runner(tmp_path, github_server, fresh_venv)
     steps = runner.run(reports=str(pr), **{"database-url": db, "profile-command": command})
     remeasure = steps["Re-measure the suspects"]
     assert remeasure.returncode == 0, remeasure.stdout + remeasure.stderr
@@ -374,10 +308,10 @@ def test_action_re_measures_the_suspects_with_the_profile_command(
 
 
 def test_action_without_a_profile_command_leaves_suspects_as_warnings(
-    github_server: FakeGitHub, tmp_path: Path
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:
     db = _history(tmp_path)
     pr = _report(tmp_path / "pr.json", 1.25)
-    steps = Runner(tmp_path, github_server).run(reports=str(pr), **{"database-url": db})
+    steps = Runner(tmp_path, github_server, fresh_venv).run(reports=str(pr), **{"database-url": db})
     assert steps["Re-measure the suspects"].outputs == {}
     assert steps["outputs"].outputs["conclusion"] == "neutral"

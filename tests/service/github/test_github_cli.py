@@ -172,7 +172,7 @@ def test_multiline_outputs_use_a_delimiter(tmp_path: Path) -> None:
 def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: Path) -> None:
     from github_server import FakeClock
 
-    from service.github.publish import post_verdict_from_env
+    from service.github.publish import PostOptions, PostTarget, post_verdict_from_env
 
     env = actions_env(github_server, tmp_path)
     (tmp_path / "summary.md").write_text("check wrote this\n")
@@ -180,12 +180,9 @@ def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: P
     out = io.StringIO()
     result = post_verdict_from_env(
         regression_verdict(),
-        repo=REPO,
-        pr=PR,
-        sha=SHA,
+        PostTarget(REPO, PR, SHA),
+        PostOptions(summary="never", clock=FakeClock()),
         env=env,
-        summary="never",
-        clock=FakeClock(),
         out=out,
     )
     summary = (tmp_path / "summary.md").read_text()
@@ -196,12 +193,9 @@ def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: P
     github_server.read_only = False
     result = post_verdict_from_env(
         regression_verdict(),
-        repo=REPO,
-        pr=PR,
-        sha=SHA,
+        PostTarget(REPO, PR, SHA),
+        PostOptions(summary="always", clock=FakeClock()),
         env=env,
-        summary="always",
-        clock=FakeClock(),
         out=out,
     )
     assert result.posted and "<!-- roofguard:verdict" in (tmp_path / "summary.md").read_text()
@@ -210,7 +204,7 @@ def test_post_verdict_from_env_in_process(github_server: FakeGitHub, tmp_path: P
 def test_posting_context_wins_over_the_verdict(github_server: FakeGitHub, tmp_path: Path) -> None:
     from github_server import FakeClock
 
-    from service.github.publish import post_verdict_from_env
+    from service.github.publish import PostOptions, PostTarget, post_verdict_from_env
 
     env = actions_env(
         github_server,
@@ -220,7 +214,9 @@ def test_posting_context_wins_over_the_verdict(github_server: FakeGitHub, tmp_pa
         GITHUB_RUN_ID="77",
     )
     anonymous = regression_verdict().model_copy(update={"repo": None, "pull_request": None})
-    post_verdict_from_env(anonymous, repo=REPO, pr=PR, sha=None, env=env, clock=FakeClock())
+    post_verdict_from_env(
+        anonymous, PostTarget(REPO, PR, None), PostOptions(clock=FakeClock()), env=env
+    )
     (comment,) = github_server.pr_comments(PR)
     assert comment["body"].count("<!-- roofguard:verdict") == 1
     assert comment["body"].startswith(verdict_marker(REPO, PR, "H100-SXM5"))
