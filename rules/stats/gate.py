@@ -45,6 +45,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from rules.stats.baseline import CompareOptions
+from rules.stats.joint import joint_z
 from rules.stats.levels import NO_LEVEL, Level, clean, level_of, segment_starts
 from rules.stats.robust import MAD_SCALE, FloatArray
 
@@ -66,6 +67,9 @@ class GateSettings(BaseModel):
             many kernels the family-wise term sets the threshold anyway (3.5: chosen on
             the online benchmark's training seed, better F1 at 4-8% noise than 4.5 and no
             more false alarms).
+        disagree_error: A PR's measurements of one commit that differ by more than two
+            values of one level do with this chance (two-sided) disagree: no confirmation,
+            whatever each says on its own (a noise suspect whose re-measurement dipped).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -76,6 +80,7 @@ class GateSettings(BaseModel):
     fail_at_once_effect: float = Field(default=0.25, gt=0)
     fail_at_once_z: float = Field(default=10.0, gt=0)
     nightly_floor: float = Field(default=3.5, gt=0)
+    disagree_error: float = Field(default=0.01, gt=0, lt=1)
 
 
 #: The gate's per-value floor: a suspect is at least this many noise units off its level.
@@ -125,10 +130,15 @@ def effective_df(opts: GateOptions, points: int = 0) -> float:
     return round(max(combined, 2.1), 1)
 
 
-def nightly_z(opts: GateOptions, points: int = 0) -> float:
-    """Per-night threshold: ``confirm_runs`` nights must all pass, over ``family_size`` kernels."""
-    tail = (opts.family_error / opts.family_size) ** (1 / opts.confirm_runs)
-    return max(opts.nightly_floor, stage_z(tail, effective_df(opts, points)))
+def nightly_z(opts: GateOptions, points: int = 0, se: float = 0.0) -> float:
+    """Per-night threshold: ``confirm_runs`` nights must all pass, over ``family_size`` kernels.
+
+    The nights share the level (standard error ``se`` noise units) and the noise estimate
+    (from ``points``), so their joint chance is what is controlled (``rules.stats.joint``).
+    """
+    tail = opts.family_error / opts.family_size
+    joint = joint_z(tail, opts.confirm_runs, opts.tail_df, points, round(se * 20) / 20)
+    return max(opts.nightly_floor, joint)
 
 
 def confirm_z(opts: GateOptions, points: int = 0) -> float:
@@ -204,16 +214,23 @@ def _tail_run(signs: npt.NDArray[np.int_]) -> int:
     return last * length
 
 
-def _pending(
-    history: FloatArray, start: int, noise: float, opts: GateOptions, thr: float
-) -> tuple[Level, int]:
-    """The level of ``history[start:]`` without its trailing run beyond noise, and that run."""
-    level = level_of(history, start, noise, opts.noise_floor)
-    run = _tail_run(_beyond(history[start:], level, thr, opts.min_effect))
-    if run and history.size - abs(run) > start:
-        level = level_of(history[: history.size - abs(run)], start, noise, opts.noise_floor)
-        run = _tail_run(_beyond(history[start:], level, thr, opts.min_effect))
-    return level, run
+def _pending(history: FloatArray, start: int, noise: float, opts: GateOptions) -> tuple[Level, int]:
+    """The level of ``history[start:]`` without its trailing run beyond noise, and that run.
+
+    A trailing run of k values counts when each is beyond noise against the level of the
+    values before the run: what they were judged against on their own nights. (The level of
+    the whole segment would let a suspect value inflate the spread that judges it, and a
+    real drop would mask itself on the night that should confirm it.)
+    """
+    run = 0
+    for k in range(1, history.size - start):
+        level = level_of(history[: history.size - k], start, noise, opts.noise_floor)
+        thr = nightly_z(opts, level.points, level.se)
+        signs = _beyond(history[history.size - k :], level, thr, opts.min_effect)
+        if signs[0] == 0 or bool(np.any(signs != signs[0])):
+            break
+        run = k * int(signs[0])
+    return level_of(history[: history.size - abs(run)], start, noise, opts.noise_floor), run
 
 
 def current_level(
@@ -225,9 +242,8 @@ def current_level(
     left out of the level; ``confirm_runs`` of them in a row are a confirmed change, which
     starts the current segment (and that segment may hold a pending run of its own).
     """
-    thr = nightly_z(opts, history.size)
     while True:
-        level, run = _pending(history, start, noise, opts, thr)
+        level, run = _pending(history, start, noise, opts)
         if abs(run) < opts.confirm_runs:
             return level, run
         if history.size - abs(run) <= start:
@@ -241,7 +257,7 @@ def _nightly(
     """Judge the newest of ``values`` against the level of the ones before it."""
     history, newest = values[:-1], float(values[-1])
     level, pending = current_level(history, start, noise, opts) if history.size else (NO_LEVEL, 0)
-    thr = nightly_z(opts, level.points)
+    thr = nightly_z(opts, level.points, level.se)
     enough = history.size >= opts.min_runs and math.isfinite(level.level) and level.level != 0
     sign = int(_beyond(np.array([newest]), level, thr, opts.min_effect)[0]) if enough else 0
     run = 0 if sign == 0 else (abs(pending) + 1 if pending * sign > 0 else 1)

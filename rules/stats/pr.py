@@ -20,7 +20,14 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from rules.stats.gate import GateOptions, Judgement, confirm_z, current_level
+from rules.stats.gate import (
+    GateOptions,
+    Judgement,
+    confirm_z,
+    current_level,
+    effective_df,
+    stage_z,
+)
 from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
 
 GateMode = Literal["single", "screen", "confirm"]
@@ -52,15 +59,35 @@ def _side(level: Level, value: float, z_thr: float, opts: GateOptions) -> int:
     return int(math.copysign(1, z)) if abs(z) >= z_thr and abs(rel) >= opts.min_effect else 0
 
 
+def consistent(level: Level, values: Sequence[float], opts: GateOptions) -> bool:
+    """Whether the measurements of one commit agree with each other within noise.
+
+    A real change moves every measurement alike; a noise suspect whose re-measurement hit a
+    clock dip (or two unrelated dips) gives values far apart, and each passes its own test.
+    The bar is the spread two measurements of one level exceed with ``disagree_error``
+    (two-sided) under the noise model, so a real change is rarely lost to it.
+    """
+    if len(values) < 2 or not level.noise > 0:
+        return True
+    thr = stage_z(opts.disagree_error / 2, effective_df(opts, level.points))
+    return (max(values) - min(values)) / (level.noise * math.sqrt(2)) <= thr
+
+
 def _confirmed(
-    level: Level, remeasured: Sequence[float], worse: int, opts: GateOptions, up: bool
+    level: Level,
+    current: float,
+    remeasured: Sequence[float],
+    worse: int,
+    opts: GateOptions,
+    up: bool,
 ) -> tuple[bool, float, float]:
-    """Whether the re-measurement on its own is worse beyond noise; its z and threshold."""
+    """Whether the re-measurement on its own is worse beyond noise (and agrees with the first)."""
     if not remeasured:
         return False, math.nan, math.nan
     value = conservative_median(remeasured, up)
     thr = confirm_z(opts, level.points)
-    return _side(level, value, thr, opts) == worse, level.z(value), thr
+    beyond = _side(level, value, thr, opts) == worse
+    return beyond and consistent(level, [current, *remeasured], opts), level.z(value), thr
 
 
 def _decide(
@@ -75,11 +102,14 @@ def _decide(
     side = _side(level, current, opts.z_threshold, opts)
     worse_side = -1 if up else 1
     worse = side == worse_side
-    confirmed, rz, rthr = _confirmed(level, remeasured, worse_side, opts, up)
+    confirmed, rz, rthr = _confirmed(level, current, remeasured, worse_side, opts, up)
     rel = (current - level.level) / level.level
     at_once = abs(rel) >= opts.fail_at_once_effect and abs(level.z(current)) >= opts.fail_at_once_z
     regressed = worse and (confirmed if mode == "confirm" else mode == "single" and at_once)
-    cleared = mode == "confirm" and bool(remeasured) and not confirmed
+    # A re-measurement beyond noise that disagrees with the first stays a suspect (a warning).
+    cleared = (
+        mode == "confirm" and bool(remeasured) and not confirmed and not worse_side * rz >= rthr
+    )
     return regressed, worse and not regressed and not cleared, side, (rz, rthr)
 
 

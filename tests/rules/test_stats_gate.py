@@ -115,3 +115,54 @@ def test_pr_gate_judges_against_the_level_since_the_last_change() -> None:
 def test_every_public_name_is_exported() -> None:
     for name in stats.__all__:
         assert hasattr(stats, name), name
+
+
+def test_a_drop_does_not_mask_itself_on_the_night_that_confirms_it() -> None:
+    # A real history (AMDGPU.jl, normalised): a level with a sub-step, then a 12% drop.
+    # Counted into the segment, the first low night inflated the spread that judged the
+    # second, so the drop was never confirmed; each night is judged against the nights
+    # before its run.
+    series = [0.993, 0.997, 0.998, 1.0, 0.999, 0.989, 0.995, 0.985, 1.375, 1.505, 1.408]
+    series += [1.407, 1.534, 1.527, 1.528, 1.536, 1.545, 1.531, 1.353, 1.362]
+    first, second = judge_latest(series[:-1]), judge_latest(series)
+    assert first.suspect and not first.regressed
+    assert second.regressed and second.run == 2 and second.level == first.level
+
+
+def test_the_noise_model_describes_the_noise_estimate() -> None:
+    # rules.stats.joint's two constants, checked by simulating the estimate on t(4) noise.
+    from scipy.special import chdtri
+
+    from rules.stats.joint import NOISE_BIAS, NOISE_EFFICIENCY
+    from rules.stats.levels import level_of, segment_starts
+    from rules.stats.robust import MAD_SCALE
+
+    rng = np.random.default_rng(5)
+    rows = list(100 + rng.standard_t(4, size=(2000, 30)))
+    _, noise = segment_starts(rows, 2)
+    robust = MAD_SCALE * 0.7407  # the robust spread of t(4): its quartile is 0.7407
+    spread = [level_of(r, 0, float(n), 0.0).noise for r, n in zip(rows, noise, strict=True)]
+    ratio = np.array(spread) / robust
+    assert np.median(ratio) == pytest.approx(NOISE_BIAS, rel=0.04)
+    nu = NOISE_EFFICIENCY * 29
+    model_q01 = math.sqrt(chdtri(nu, 0.99) / chdtri(nu, 0.5))
+    # The model's lower tail is at least as heavy as the estimate's (conservative), not far off.
+    assert model_q01 * 0.95 <= np.quantile(ratio, 0.01) / np.median(ratio) <= model_q01 * 1.15
+
+
+def test_nights_judged_against_one_estimate_are_not_independent_tests() -> None:
+    from rules.stats.gate import effective_df, stage_z
+
+    opts = GateOptions(family_size=2000)
+    independent = stage_z((0.05 / 2000) ** 0.5, effective_df(opts, 15))
+    assert nightly_z(opts, 15, 0.3) > independent  # few nights: the shared estimate counts
+    assert nightly_z(opts, 15, 0.6) > nightly_z(opts, 15, 0.0)
+
+
+def test_a_pr_re_measurement_that_disagrees_with_the_first_is_no_confirmation() -> None:
+    (level,) = current_levels([history(noise=0.005)])
+    # A noise suspect (-3%), then a clock dip (-20%): each beyond noise, far apart.
+    dipped = judge_measurement(level, 77.4, [64.0], mode="confirm")
+    assert not dipped.regressed and dipped.suspect  # still named, as a warning
+    agree = judge_measurement(level, 70.0, [70.8], mode="confirm")
+    assert agree.regressed
