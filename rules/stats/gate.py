@@ -113,7 +113,9 @@ def stage_z(tail: float, df: float) -> float:
     return float(stdtrit(df, 1 - tail) / (MAD_SCALE * stdtrit(df, 0.75)))
 
 
-#: Efficiency of the noise estimate (clipped SD / MAD of differences) against a plain SD.
+#: Efficiency of the noise estimate (clipped SD / MAD of differences) against a plain SD, for
+#: the PR's single-value thresholds (a marginal t). The nightly gate's joint thresholds model
+#: the estimate itself (``rules.stats.joint.NOISE_EFFICIENCY``, fitted to its lower tail).
 NOISE_EFFICIENCY = 0.8
 
 
