@@ -219,20 +219,20 @@ def _tail_run(signs: npt.NDArray[np.int_]) -> int:
 def _pending(history: FloatArray, start: int, noise: float, opts: GateOptions) -> tuple[Level, int]:
     """The level of ``history[start:]`` without its trailing run beyond noise, and that run.
 
-    A trailing run of k values counts when each is beyond noise against the level of the
-    values before the run: what they were judged against on their own nights. (The level of
-    the whole segment would let a suspect value inflate the spread that judges it, and a
-    real drop would mask itself on the night that should confirm it.)
+    The run is found against the level of the whole segment, its own values included, and
+    then judged again without them. (Judging each night only against the nights before its
+    run, as on its own night, found 2 more of the 22 labelled real drops but raised false
+    alarms on the real histories from 0.70 to 0.97 per 100 and cost F1 at 8% noise: a first
+    bad night that widens the spread keeps a second, milder one from confirming it.)
     """
-    run = 0
-    for k in range(1, history.size - start):
-        level = level_of(history[: history.size - k], start, noise, opts.noise_floor)
+    level = level_of(history, start, noise, opts.noise_floor)
+    thr = nightly_z(opts, level.points, level.se)
+    run = _tail_run(_beyond(history[start:], level, thr, opts.min_effect))
+    if run and history.size - abs(run) > start:
+        level = level_of(history[: history.size - abs(run)], start, noise, opts.noise_floor)
         thr = nightly_z(opts, level.points, level.se)
-        signs = _beyond(history[history.size - k :], level, thr, opts.min_effect)
-        if signs[0] == 0 or bool(np.any(signs != signs[0])):
-            break
-        run = k * int(signs[0])
-    return level_of(history[: history.size - abs(run)], start, noise, opts.noise_floor), run
+        run = _tail_run(_beyond(history[start:], level, thr, opts.min_effect))
+    return level, run
 
 
 def current_level(
