@@ -53,6 +53,9 @@ def test_a_config_device_does_not_replace_the_device_the_report_names(corpus_dir
     assert check(tmp_path, corpus_dir / V100_PCIE, "--config", str(config)) == 2
     err = capsys.readouterr().err
     assert "names device 'Tesla V100-PCIE-32GB'" in err and "'H100-SXM5'" in err
+    # A card the catalog knows needs no [devices] entry: the fix is to drop the device.
+    assert "the catalog knows 'Tesla V100-PCIE-32GB' as V100-PCIe-32GB" in err
+    assert "[devices." not in err
     assert not (tmp_path / "verdict.json").exists()
     # The same card under another name is no conflict.
     config.write_text('device = "V100-PCIe-32GB"\n')
