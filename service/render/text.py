@@ -182,7 +182,10 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     table, unchanged = kernel_table(verdict)
     if table.row_count:
         yield table
-    yield Text(f"{unchanged} other kernel(s) unchanged.")
+        if unchanged:
+            yield Text(f"{unchanged} other kernel(s) unchanged.")
+    elif unchanged:
+        yield Text(f"All {unchanged} kernel(s) unchanged.")
     if verdict.groups:
         yield group_table(verdict.groups)
     for finding in verdict.findings:

@@ -20,7 +20,7 @@ from rules.verdict import (
     Stability,
     Verdict,
 )
-from service.render.escape import escape_code, escape_html, escape_text
+from service.render.escape import escape_code, escape_html, escape_text, shorten
 from service.render.figures import figures, time_change
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
@@ -360,7 +360,10 @@ def time_story(verdict: Verdict, *, code: bool = True) -> str:
         parts.append(esc(f"GPU time {time_change(verdict.time_s, verdict.baseline.time_s)}"))
     kernel = largest_slowdown(verdict)
     if kernel is not None and kernel.baseline is not None:
-        name = escape_code(kernel.name, limit=NAME_LIMIT) if code else kernel.name
+        # Cut like the markdown's: a CUTLASS name would fill the terminal's headline.
+        name = (
+            escape_code(kernel.name, limit=NAME_LIMIT) if code else shorten(kernel.name, NAME_LIMIT)
+        )
         text = f" {time_change(kernel.time_s, baseline_time(kernel.baseline))}"
         old = rebound(kernel)
         if old:
