@@ -152,3 +152,28 @@ def test_long_cutlass_names_are_cut_and_stay_on_the_chart(corpus_dir, tmp_path):
             (float(x), float(x) + extent) if anchor == "start" else (float(x) - extent, float(x))
         )
         assert left >= 0 and right <= width, (shown, left, right, width)
+
+
+def test_plot_kernel_draws_pr_runs_apart_from_the_nightly_line(tmp_path):
+    """The docs promise PR runs as open markers off the line; `plot kernel` dropped them."""
+    db = f"sqlite:///{tmp_path}/h.db"
+    for night in range(6):
+        path, _ = _report(tmp_path, f"n{night}", 4e9)
+        argv = ["--commit", f"n{night}", "--branch", "main", "--kind", "nightly"]
+        argv += ["--timestamp", f"2026-11-{10 + night}T02:00:00Z"]
+        assert run(["ingest", str(path), "--repo", "acme/k", "--db", db, *argv]) == 0
+    slow = make_run(
+        kernels=[make_kernel("gemv", flops={"fp32": 2e9}, dram_bytes=4e9, time_s=9e-3)],
+        timestamp=datetime(2026, 11, 18, tzinfo=UTC),
+    )
+    pr = tmp_path / "pr.json"
+    pr.write_text(slow.model_dump_json())
+    argv = ["--commit", "p1", "--branch", "feat", "--kind", "pr", "--pr", "3"]
+    assert run(["ingest", str(pr), "--repo", "acme/k", "--db", db, *argv]) == 0
+    out = tmp_path / "trend.svg"
+    argv = ["--repo", "acme/k", "--metric", "time", "--output", str(out), "--db", db]
+    assert run(["plot", "kernel", "gemv", *argv]) == 0
+    svg = out.read_text()
+    assert _ids(svg, "other-runs") == ["other-runs"], "the PR run is drawn, apart"
+    line = re.search(r'<g id="series">\s*<path d="([^"]*)"', svg).group(1)
+    assert line.count("L ") == 5, "the line joins the six nights only"
