@@ -130,6 +130,10 @@ def figure(finding: Finding, key: str, value: float | str | None) -> tuple[str, 
         spread = key in {"baseline_spread", "noise_used"}
         return COMPARED[key], (spread_fmt if spread else value_fmt)(value)
     label, fmt = LABELS.get(key, (key.replace("_", " "), _plain))
+    binding = finding.numbers.get("binding")
+    if key == "percent_of_roof" and isinstance(binding, str):
+        # Beside "now" (against the baseline's roof) a bare "percent of roof" contradicted it.
+        label = f"percent of the {binding} roof"
     return label, fmt(value)
 
 
