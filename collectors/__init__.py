@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collectors import safety
 from collectors.base import CollectOptions
 from collectors.registry import all_collectors, detect, get
 from collectors.schema import KernelRecord, RunRecord
@@ -22,7 +23,11 @@ __all__ = [
 def collect(
     path: str | Path, fmt: str | None = None, options: CollectOptions | None = None
 ) -> RunRecord:
-    """Read one file into a RunRecord, choosing the collector by content unless ``fmt`` is given."""
+    """Read one file into a RunRecord, choosing the collector by content unless ``fmt`` is given.
+
+    Raises:
+        CollectorError: Whatever is wrong with the file, naming it (see ``collectors.safety``).
+    """
     p = Path(path)
     collector = get(fmt) if fmt else detect(p)
-    return collector(options).parse(p)
+    return safety.read(collector(options), p)

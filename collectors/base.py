@@ -29,15 +29,27 @@ class CollectOptions(BaseModel):
 class Collector(ABC):
     """Reads one input format into a RunRecord.
 
-    Subclasses set ``name`` (kebab-case, shown to users), ``suffixes`` (a hint only) and
-    implement ``sniff`` (a cheap content check on the first bytes, since several formats
-    share ``.json`` and ``.csv``) and ``parse``.
+    Subclasses set ``name`` (kebab-case, shown to users), ``description`` (one line) and
+    ``example`` (a command that produces the format), which ``roofguard formats`` lists,
+    ``suffixes`` (a hint only), and implement ``sniff`` (a cheap content check on the first
+    bytes, since several formats share ``.json`` and ``.csv``) and ``parse``.
     """
 
     name: ClassVar[str]
+    description: ClassVar[str]
+    example: ClassVar[str]
     suffixes: ClassVar[tuple[str, ...]] = ()
     #: Higher priority collectors are asked first when several sniff positive.
     priority: ClassVar[int] = 0
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if getattr(cls, "__abstractmethods__", None):
+            return  # an intermediate base; its concrete subclasses are checked
+        for attribute in ("name", "description", "example"):
+            value = getattr(cls, attribute, None)
+            if not isinstance(value, str) or not value.strip():
+                raise TypeError(f"collector {cls.__qualname__} lacks a {attribute!r} string")
 
     def __init__(self, options: CollectOptions | None = None) -> None:
         self.options = options or CollectOptions()

@@ -23,6 +23,29 @@ class UnknownFormat(CollectorError):
         super().__init__(reason or "not a format roofguard reads (see `roofguard formats`)")
 
 
+class UnsupportedEncoding(UnknownFormat):
+    """The file is text in an encoding roofguard does not read (UTF-16, or UTF-8 with a BOM)."""
+
+
+class CollectorBug(CollectorError):
+    """A collector failed in a way it does not name yet: a bug, reported without a traceback.
+
+    Attributes:
+        path: The file.
+        cause: The exception's type and message.
+    """
+
+    FORMAT = "{path}: {reason}"
+
+    def __init__(self, path: str, cause: BaseException | str) -> None:
+        self.path = str(path)
+        self.cause = cause if isinstance(cause, str) else f"{type(cause).__name__}: {cause}"
+        super().__init__(
+            f"could not be read ({self.cause}); this is a roofguard bug, please report it "
+            "with the file"
+        )
+
+
 class MissingExtra(CollectorError):
     """An optional dependency needed for this format is not installed."""
 
@@ -61,3 +84,13 @@ class MalformedReport(CollectorError):
         if self.field is not None:
             where += f", field {self.field!r}"
         return f"{where}: {self.reason}"
+
+
+class ReaderCrashed(MalformedReport):
+    """The reader of a file (native code in a child process) crashed or overran its limits.
+
+    The file concerns the whole report: there is no row or field to name.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, None, None, reason)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
+import codecs
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 
+from collectors import plugins
 from collectors.base import Collector
-from collectors.errors import CollectorError, UnknownFormat
+from collectors.errors import CollectorError, UnknownFormat, UnsupportedEncoding
 
 #: One line per built-in collector, as "module:Class". Plugins use the entry-point group
 #: ``roofguard.collectors`` with the same form.
@@ -34,28 +34,36 @@ class CollectorLoadError(CollectorError):
     """A registered collector could not be loaded, or two share a name."""
 
 
-def _load(spec: str) -> type[Collector]:
-    module_name, _, attr = spec.partition(":")
-    try:
-        obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise CollectorLoadError(f"cannot load collector {spec!r}: {exc}") from exc
-    if not (isinstance(obj, type) and issubclass(obj, Collector)):
-        raise CollectorLoadError(f"{spec!r} is not a Collector subclass")
-    return obj
+ENTRY_POINT_GROUP = "roofguard.collectors"
 
 
 @cache
+def loaded_collectors() -> tuple[plugins.LoadedPlugin[Collector], ...]:
+    """Every registered collector as a typed plugin record, highest priority first.
+
+    Raises:
+        CollectorLoadError: A collector cannot be loaded, or two share a name (both named).
+    """
+    found = plugins.load_all(
+        plugins.discover(BUILTIN_COLLECTORS, ENTRY_POINT_GROUP),
+        Collector,  # type: ignore[type-abstract]  # the ABC is what plugins are checked against
+        "collector",
+        CollectorLoadError,
+    )
+    first: dict[str, plugins.LoadedPlugin[Collector]] = {}
+    for plugin in found:
+        other = first.setdefault(plugin.obj.name, plugin)
+        if other is not plugin and other.obj is not plugin.obj:
+            raise CollectorLoadError(
+                f"duplicate collector name {plugin.obj.name!r}: "
+                f"{other.spec} ({other.source}) and {plugin.spec} ({plugin.source})"
+            )
+    return tuple(sorted(first.values(), key=lambda p: -p.obj.priority))
+
+
 def all_collectors() -> tuple[type[Collector], ...]:
-    """Every registered collector, highest priority first; names are unique."""
-    specs = list(BUILTIN_COLLECTORS)
-    specs += [ep.value for ep in entry_points(group="roofguard.collectors")]
-    loaded = [_load(spec) for spec in specs]
-    names = [c.name for c in loaded]
-    dupes = {n for n in names if names.count(n) > 1}
-    if dupes:
-        raise CollectorLoadError(f"duplicate collector names: {sorted(dupes)}")
-    return tuple(sorted(loaded, key=lambda c: -c.priority))
+    """Every registered collector class, highest priority first; names are unique."""
+    return tuple(plugin.obj for plugin in loaded_collectors())
 
 
 def get(name: str) -> type[Collector]:
@@ -80,7 +88,44 @@ def detect(path: Path) -> type[Collector]:
         raise UnknownFormat(str(path), f"cannot read file: {exc.strerror or exc}") from exc
     if not head.strip():
         raise UnknownFormat(str(path), "the file is empty")
+    encoding = _foreign_encoding(head)
+    if encoding is not None and not head.startswith(b"\x00"):  # a BOM, whatever follows
+        raise _unsupported(path, encoding)
     for collector in all_collectors():
         if collector.sniff(head, path):
             return collector
+    if encoding is not None:
+        raise _unsupported(path, encoding)
     raise UnknownFormat(str(path))
+
+
+_BOMS = (
+    (codecs.BOM_UTF8, "UTF-8-BOM"),
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _foreign_encoding(head: bytes) -> str | None:
+    """The encoding of text that is not plain UTF-8: a BOM, or UTF-16's NUL in every other byte."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    sample = head[:256]
+    if len(sample) >= 8 and not any(sample[1::2]):
+        return "UTF-16LE"
+    if len(sample) >= 8 and not any(sample[0::2]):
+        return "UTF-16BE"
+    return None
+
+
+def _unsupported(path: Path, encoding: str) -> UnsupportedEncoding:
+    if encoding == "UTF-8-BOM":
+        what, fix = "UTF-8 text with a byte-order mark", "remove the mark (e.g. with dos2unix)"
+    else:
+        what, fix = f"{encoding} text", f"convert it (iconv -f {encoding} -t UTF-8 FILE)"
+    return UnsupportedEncoding(
+        str(path), f"the file is {what}; roofguard reads UTF-8 text without a mark: {fix}"
+    )

@@ -63,6 +63,11 @@ class Rule:
     stability: ClassVar[Stability] = Stability.PREVIEW
     #: Whether the rule judges against the baseline (skipped on an untrusted runner).
     compares_to_baseline: ClassVar[bool] = False
+    #: Kernel statuses the rule's fail/warn findings set (``regressed``, ``suspect``); the
+    #: engine reads a finding's status from it, so no list of rules is kept elsewhere. With
+    #: one status, every fail/warn finding sets it; with several, ``finding(status=...)``
+    #: names which.
+    statuses: ClassVar[frozenset[str]] = frozenset()
     Options: ClassVar[type[RuleOptions]] = RuleOptions
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
@@ -90,8 +95,9 @@ class Rule:
         severity: Severity | None = None,
         advice: Advice | None = None,
         numbers: Mapping[str, float | str | None] | None = None,
+        status: str | None = None,
     ) -> Finding:
-        """A finding with the kernel's device, roof, binding and advice filled in."""
+        """A finding with the kernel's device, roof, binding, advice and status filled in."""
         placement = ctx.placements.get(key) if key else None
         kernel = ctx.kernels.get(key) if key else None
         if advice is None and placement is not None:
@@ -108,8 +114,17 @@ class Rule:
             advice=advice,
             advice_text=ADVICE_TEXT[advice] if advice else None,
             binding=placement.binding if placement else None,
-            numbers={**placement_numbers(placement), **(numbers or {})},
+            numbers={**placement_numbers(placement), **(numbers or {}), **self._status(status)},
         )
+
+    def _status(self, status: str | None) -> dict[str, str]:
+        if status is None and len(self.statuses) == 1:
+            status = next(iter(self.statuses))
+        if status is None:
+            return {}
+        if status not in self.statuses:
+            raise RuleDefinitionError(f"{self.id}: status {status!r} not in {set(self.statuses)}")
+        return {"status": status}
 
 
 def placement_numbers(placement: Placement | None) -> dict[str, float | str | None]:

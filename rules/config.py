@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rules.roofline import DEFAULT_BORDERLINE_BAND, Regime
+from rules.stats import GateSettings
 
 FailOn = Literal["fail", "warn", "never"]
 
@@ -78,6 +79,9 @@ class RulesConfig(_Frozen):
         near_roof_percent: Percent of roof from which a kernel counts as at the roof.
         fail_on: ``fail``: fail the check on failing findings; ``warn``: on warnings too;
             ``never``: report only.
+        gate: How the baseline rules confirm a change (``[rules.gate]``): ``confirm_runs``,
+            the family-wise error ``family_error``, and the fail-at-once bar of a PR without
+            a re-measure step (``rules.stats.GateSettings``).
     """
 
     select: tuple[str, ...] = ("all",)
@@ -89,6 +93,7 @@ class RulesConfig(_Frozen):
     borderline_band: float = Field(default=DEFAULT_BORDERLINE_BAND, ge=0)
     near_roof_percent: float = Field(default=80.0, gt=0, le=100)
     fail_on: FailOn = "fail"
+    gate: GateSettings = Field(default_factory=GateSettings)
 
     @model_validator(mode="after")
     def _unique_group_names(self) -> RulesConfig:

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from collectors.schema import KernelRecord, RunRecord
+from collectors.schema import KernelRecord, RunKind, RunRecord
 from rules.config import RulesConfig
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
 from rules.history import HistoryIndex, KernelHistory
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
+from rules.stats import GateMode
 
 if TYPE_CHECKING:
     from rules.groups import GroupFigures
@@ -34,6 +35,10 @@ class RuleContext:
         config: The rules configuration.
         other_roofs: Roofs shown beside the judged one (e.g. measured beside datasheet).
         trusted: False when the runner failed its health preflight: no regression verdicts.
+        reruns: Re-measurements of the run's commit (PR gate, ``check --rerun``): the same
+            kernels profiled again; they confirm or clear the suspects and are not stored.
+        remeasure: The caller re-measures the suspects (``check --suspects``): no kernel fails
+            on one measurement.
     """
 
     run: RunRecord
@@ -42,6 +47,8 @@ class RuleContext:
     config: RulesConfig = field(default_factory=RulesConfig)
     other_roofs: tuple[Roof, ...] = ()
     trusted: bool = True
+    reruns: tuple[RunRecord, ...] = ()
+    remeasure: bool = False
 
     def __post_init__(self) -> None:
         require_columns(self.history, HISTORY_COLUMNS, "RuleContext.history")
@@ -57,6 +64,26 @@ class RuleContext:
         """Every kernel of the run placed on ``roof``, by identity key."""
         placed = place_run(self.run, self.roof, band=self.config.borderline_band)
         return {key: p for key, p in placed.items() if key in self.kernels}
+
+    @cached_property
+    def gate_mode(self) -> GateMode | None:
+        """How the gate judges this run (None: a nightly run, judged by ``judge_latest``).
+
+        A PR (or local) run: ``confirm`` with re-measurements, ``screen`` when the caller
+        will re-measure, ``single`` otherwise.
+        """
+        if self.run.kind == RunKind.NIGHTLY:
+            return None
+        if self.reruns:
+            return "confirm"
+        return "screen" if self.remeasure else "single"
+
+    @cached_property
+    def rerun_placements(self) -> tuple[Mapping[str, Placement], ...]:
+        """Each re-measurement placed on ``roof``, by identity key (the run's kernels only)."""
+        band = self.config.borderline_band
+        placed = (place_run(run, self.roof, band=band) for run in self.reruns)
+        return tuple({k: p for k, p in one.items() if k in self.kernels} for one in placed)
 
     @cached_property
     def total_time_s(self) -> float:
@@ -135,6 +162,6 @@ class RuleContext:
     @cached_property
     def groups(self) -> Mapping[str, GroupFigures]:
         """Figures of every configured kernel group (computed once, shared by rules)."""
-        from rules.groups import group_figures  # groups builds on this module
+        from rules.groups import group_figures  # groups (and rules.timing) build on this module
 
         return group_figures(self)

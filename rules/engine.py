@@ -17,7 +17,6 @@ from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
 from rules.groups import GroupFigures
 from rules.registry import SelectedRule, is_ignored, selected_rules
-from rules.stats import CompareOptions
 from rules.summary import summarise
 from rules.timing import (
     like_for_like_percent,
@@ -36,8 +35,9 @@ from rules.verdict import (
     Verdict,
 )
 
-#: Rules whose fail/warn findings mark a kernel "regressed".
-REGRESSION_RULES = frozenset({"roof-drop", "time-regression", "regime-flip"})
+#: Kernel statuses set by findings, strongest first (``Rule.statuses`` says which rule sets
+#: which).
+FINDING_STATUSES = ("regressed", "suspect")
 UNTRUSTED_NOTE = (
     "The runner failed its health preflight: no regression verdict for this run "
     "(rules that compare with the baseline were not run)."
@@ -79,21 +79,15 @@ def conclude(findings: Iterable[Finding], fail_on: FailOn) -> Conclusion:
     return Conclusion.WARN if has_warn else Conclusion.PASS
 
 
-def _compare_options(ctx: RuleContext) -> CompareOptions:
-    raw = ctx.config.options.get("roof-drop", {})
-    fields = CompareOptions.model_fields
-    return CompareOptions(**{k: v for k, v in raw.items() if k in fields})
-
-
 def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> str:
     if baseline_n == 0:
         return "new"
-    regressed = any(
-        f.kernel == key and f.rule in REGRESSION_RULES and f.severity != Severity.INFO
-        for f in findings
-    )
-    if regressed:
-        return "regressed"
+    set_by_findings = {
+        f.numbers.get("status") for f in findings if f.kernel == key and f.severity != Severity.INFO
+    }
+    for status in FINDING_STATUSES:
+        if status in set_by_findings:
+            return status
     return "improved" if improved else "unchanged"
 
 
@@ -112,7 +106,6 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
         commits=history.commit,
         regimes=history.regime,
         higher_is_better=not timed_only,
-        options=_compare_options(ctx),
     )
     summary = with_time(summary, history)
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
@@ -135,8 +128,18 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
         advice=advice_for(placement, ctx.config.near_roof_percent),
         status=status,
         baseline=summary if summary.n else None,
+        measurements=_measurements(ctx, key, timed_only),
         **time_fields(placement, summary, like_for_like),
     )
+
+
+def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, ...]:
+    """The run's value of ``key`` and each re-measurement's (the judged metric)."""
+    if timed_only:
+        runs = (ctx.run, *ctx.reruns)
+        return tuple(k.duration_s for run in runs for k in run.kernels if k.key == key)
+    placed = [ctx.placements[key], *(p[key] for p in ctx.rerun_placements if key in p)]
+    return tuple(float(p.percent_of_roof) for p in placed if p.percent_of_roof is not None)
 
 
 def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:

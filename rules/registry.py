@@ -8,16 +8,15 @@ loudly rather than silently skip a rule.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import ValidationError
 
+from collectors import plugins
 from rules.base import Rule, RuleOptions
 from rules.config import RulesConfig
 from rules.errors import RuleDefinitionError, RuleError, UnknownRule
@@ -25,38 +24,40 @@ from rules.errors import RuleDefinitionError, RuleError, UnknownRule
 ENTRY_POINT_GROUP = "roofguard.rules"
 
 
-def _load(spec: str) -> type[Rule]:
-    module_name, _, attr = spec.partition(":")
-    try:
-        obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise RuleDefinitionError(f"cannot load rule {spec!r}: {exc}") from exc
-    if not (isinstance(obj, type) and issubclass(obj, Rule)):
-        raise RuleDefinitionError(f"{spec!r} is not a Rule subclass")
-    return obj
-
-
-def _plugin_specs() -> list[str]:
-    return [ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)]
-
-
-def load_rules(specs: Iterable[str]) -> dict[str, type[Rule]]:
-    """Load ``"module:Class"`` specs into ``{id: class}``; duplicate ids are an error."""
-    found: dict[str, type[Rule]] = {}
+def load_plugins(
+    specs: Iterable[str | plugins.PluginSpec],
+) -> dict[str, plugins.LoadedPlugin[Rule]]:
+    """Load rule plugins into ``{id: LoadedPlugin}``; two classes with one id are an error."""
+    found: dict[str, plugins.LoadedPlugin[Rule]] = {}
     for spec in specs:
-        rule = _load(spec)
-        if rule.id in found and found[rule.id] is not rule:
-            raise RuleDefinitionError(f"duplicate rule id {rule.id!r} ({spec})")
-        found[rule.id] = rule
+        plugin = spec if isinstance(spec, plugins.PluginSpec) else plugins.PluginSpec(spec)
+        loaded = plugins.load(plugin, Rule, "rule", RuleDefinitionError)
+        other = found.setdefault(loaded.obj.id, loaded)
+        if other.obj is not loaded.obj:
+            raise RuleDefinitionError(
+                f"duplicate rule id {loaded.obj.id!r} ({loaded.spec}, {loaded.source}; "
+                f"also {other.spec}, {other.source})"
+            )
     return found
+
+
+def load_rules(specs: Iterable[str | plugins.PluginSpec]) -> dict[str, type[Rule]]:
+    """Load ``"module:Class"`` specs into ``{id: class}``; duplicate ids are an error."""
+    return {rule_id: plugin.obj for rule_id, plugin in load_plugins(specs).items()}
+
+
+@cache
+def loaded_rules() -> Mapping[str, plugins.LoadedPlugin[Rule]]:
+    """Every registered rule as a typed plugin record (built-in first, then plugins), by id."""
+    from rules.catalog import BUILTIN_RULES
+
+    return load_plugins(plugins.discover(BUILTIN_RULES, ENTRY_POINT_GROUP))
 
 
 @cache
 def all_rules() -> Mapping[str, type[Rule]]:
     """Every registered rule (built-in first, then plugins), by id. Loaded on first call."""
-    from rules.catalog import BUILTIN_RULES
-
-    return load_rules([*BUILTIN_RULES, *_plugin_specs()])
+    return {rule_id: plugin.obj for rule_id, plugin in loaded_rules().items()}
 
 
 def get_rule(rule_id: str) -> type[Rule]:

@@ -166,7 +166,11 @@ def build_context(case: RuleCase) -> RuleContext:
     )
     current = spec["current"]
     when = EPOCH + timedelta(days=len(runs) + 1)
-    run = _run(current, 0, roof.device, when, RunKind.PR)
+    # A case's run is a PR run unless it says `kind: nightly` (then judge_latest judges it);
+    # `reruns` are re-measurements of its commit, `remeasure: true` says they will come.
+    kind = RunKind(current.get("kind", "pr"))
+    run = _run(current, 0, roof.device, when, kind)
+    reruns = tuple(_run(r, 0, roof.device, when, kind) for r in current.get("reruns", []))
     others = tuple(_roof(r) for r in spec.get("other_roofs", []))
     return RuleContext(
         run=run,
@@ -175,6 +179,8 @@ def build_context(case: RuleCase) -> RuleContext:
         config=config,
         other_roofs=others,
         trusted=bool(current.get("env", {}).get("trusted", True)),
+        reruns=reruns,
+        remeasure=bool(current.get("remeasure", False)),
     )
 
 

@@ -168,8 +168,11 @@ class KernelVerdict(_Model):
         t_roof_s: Speed-of-light time.
         roof: The roof used.
         advice: Advice class.
-        status: regressed, improved, unchanged, new or unplaced.
+        status: regressed, suspect (worse beyond noise, not confirmed), improved,
+            unchanged, new or unplaced.
         baseline: Baseline summary, None for new kernels.
+        measurements: Every measurement of the commit in the judged metric (percent of
+            roof, or time for unplaced kernels): the run's, then each re-measurement's.
         time_ratio: ``time_s`` over ``baseline.time_s`` (15.1: fifteen times slower).
         percent_of_baseline_roof: Percent of the roof its baseline was bound by
             (``baseline.binding``), like for like when the binding precision or tier changed;
@@ -193,6 +196,7 @@ class KernelVerdict(_Model):
     advice: Advice | None = None
     status: str = "unchanged"
     baseline: BaselineSummary | None = None
+    measurements: tuple[float, ...] = ()
     time_ratio: float | None = None
     percent_of_baseline_roof: float | None = None
     missing: tuple[str, ...] = ()

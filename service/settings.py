@@ -25,6 +25,8 @@ class Settings(BaseSettings):
         webhook_max_age_s: Deliveries whose event is older than this are stale.
         public_url: Base URL the dashboard is reachable at (used in PR-comment links).
         max_upload_bytes: Largest request body the service accepts (413 above).
+        max_upload_kernels: Most kernels one uploaded run may hold (413 above): ingest is
+            linear, but one upload must not hold the database for minutes.
         max_concurrent_checks: Uploads judged at once per process; more wait their turn
             (checks are CPU-bound, and each holds a database connection).
 
@@ -46,4 +48,5 @@ class Settings(BaseSettings):
     webhook_max_age_s: int = Field(default=600, ge=1)
     public_url: str | None = None
     max_upload_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    max_upload_kernels: int = Field(default=200_000, ge=1)
     max_concurrent_checks: int = Field(default=4, ge=1, le=64)

@@ -5,16 +5,30 @@ Every failure becomes one ``MalformedReport`` naming the file, the entry and the
 
 from __future__ import annotations
 
-import json
 import math
+import re
 import statistics
 from collections.abc import Iterable, Mapping
+from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from collectors import jsonio
 from collectors.errors import MalformedReport
 from collectors.identity import KeyOptions, make_key
-from collectors.schema import KernelRecord
+from collectors.schema import PRECISIONS, TIERS, KernelRecord
+from collectors.textio import undecodable
+
+#: Harness counters that carry the work of one call: ``flops_<precision>`` (``flop_fp32``,
+#: ``FLOPs_tensor_bf16`` ...) and ``bytes_<tier>``. gbench user counters and
+#: pytest-benchmark ``extra_info`` use the same names.
+FLOP_COUNTER = re.compile(r"^(?:flops?|FLOPs?)_(\w+)$")
+BYTE_COUNTER = re.compile(r"^bytes_(\w+)$")
+#: Keys of a harness' context or machine block that name the device, in order of trust.
+DEVICE_KEYS = ("gpu", "gpu_name", "device", "device_name")
 
 #: Time units the benchmark tools print, and how many of each make a second.
 TIME_UNITS = {"ns": 1e9, "us": 1e6, "µs": 1e6, "ms": 1e3, "s": 1.0}
@@ -25,32 +39,53 @@ def read_text(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise MalformedReport(str(path), None, None, f"not UTF-8 text: {exc.reason}") from None
+        raise undecodable(str(path), exc) from None
     if not text.strip():
         raise MalformedReport(str(path), None, None, "the file is empty")
     return text
 
 
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; truncated or invalid JSON names the line where parsing stopped."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedReport(
-            str(path), f"line {exc.lineno}", None, f"not valid JSON (truncated?): {exc.msg}"
-        ) from None
+    """Parse a JSON file strictly (see ``collectors.jsonio``)."""
+    return jsonio.loads(read_text(path), str(path))
 
 
 def require(obj: Any, key: str, kind: type | tuple[type, ...], path: Path, row: str | None) -> Any:
-    """``obj[key]``, which must exist and be of ``kind``."""
-    if not isinstance(obj, Mapping):
-        raise MalformedReport(str(path), row, None, f"expected a JSON object, got {_type(obj)}")
+    """``obj[key]``, which must exist and be of ``kind`` (a string must not be blank)."""
+    obj = mapping(obj, path, row)
     if key not in obj:
         raise MalformedReport(str(path), row, key, "missing")
     value = obj[key]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise MalformedReport(str(path), row, key, f"expected {_kind(kind)}, got {_type(value)}")
+    if isinstance(value, str) and not value.strip():
+        raise MalformedReport(str(path), row, key, "must not be empty")
+    return value
+
+
+def optional(
+    obj: Mapping[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    path: Path,
+    row: str | None,
+    field: str | None = None,
+) -> Any:
+    """``obj[key]`` when present and not null (else None), which must be of ``kind``."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise MalformedReport(
+            str(path), row, field or key, f"expected {_kind(kind)}, got {_type(value)}"
+        )
+    return value
+
+
+def mapping(value: Any, path: Path, row: str | None, field: str | None = None) -> Mapping[str, Any]:
+    """``value``, which must be a JSON object."""
+    if not isinstance(value, Mapping):
+        raise MalformedReport(str(path), row, field, f"expected a JSON object, got {_type(value)}")
     return value
 
 
@@ -100,6 +135,16 @@ def median(values: Iterable[float]) -> float:
     return float(statistics.median(values))
 
 
+def kernel_record(path: Path, row: str | int | None, **fields: Any) -> KernelRecord:
+    """A KernelRecord; a value the record refuses is an error naming this entry and the field."""
+    try:
+        return KernelRecord(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        raise MalformedReport(str(path), row, field, first["msg"]) from None
+
+
 def check_unique(kernels: Iterable[KernelRecord], path: Path) -> tuple[KernelRecord, ...]:
     """The kernels, refusing two with the same identity key (the error names both entries)."""
     seen: dict[str, KernelRecord] = {}
@@ -135,5 +180,44 @@ def bench_key(name: str, params: Mapping[str, str | float], options: KeyOptions)
     A benchmark name is not a C++ signature, so a trailing ``(...)`` ("Image to Grayscale
     (Different Input sizes)") and a leading word are kept, whatever the key options say.
     """
-    kept = options.model_copy(update={"strip_arguments": False, "strip_return_type": False})
-    return make_key(name, params, kept)
+    return make_key(name, params, _kept(options))
+
+
+@lru_cache(maxsize=64)
+def _kept(options: KeyOptions) -> KeyOptions:
+    """``options`` keeping arguments and return types (once per options, not per benchmark)."""
+    return options.model_copy(update={"strip_arguments": False, "strip_return_type": False})
+
+
+def work_slot(counter: str) -> tuple[str, str] | None:
+    """``("flops", precision)`` or ``("bytes", tier)`` when ``counter`` names known work."""
+    flop, byte = FLOP_COUNTER.match(counter), BYTE_COUNTER.match(counter)
+    if flop and flop.group(1) in PRECISIONS:
+        return "flops", flop.group(1)
+    if byte and byte.group(1) in TIERS:
+        return "bytes", byte.group(1)
+    return None
+
+
+def device_name(block: Mapping[str, Any]) -> str | None:
+    """The device a harness' context or machine block names (``DEVICE_KEYS``), if any."""
+    for key in DEVICE_KEYS:
+        value = block.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def text(value: Any) -> str | None:
+    """A free-text field as text; absent or empty is None."""
+    return str(value) if value not in (None, "") else None
+
+
+def timestamp(value: Any) -> datetime | None:
+    """An ISO 8601 time, or None when absent or not one (the collection time is used)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None

@@ -20,25 +20,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.formats._micro import (
+    BYTE_COUNTER,
+    FLOP_COUNTER,
     bench_key,
     check_unique,
+    device_name,
+    kernel_record,
     median,
     number,
     numeric_or_text,
+    optional,
     per_second,
     read_json,
     require,
+    text,
+    timestamp,
+    work_slot,
 )
 from collectors.schema import (
-    PRECISIONS,
-    TIERS,
     DeviceInfo,
     KernelRecord,
     ProfilerInfo,
@@ -80,9 +86,6 @@ _MODIFIERS = re.compile(
     r"min_warmup_time):.*)$"
 )
 _RATES = {"bytes_per_second": "bytes", "items_per_second": "items"}
-_FLOP_COUNTER = re.compile(r"^(?:flops?|FLOPs?)_(\w+)$")
-_BYTE_COUNTER = re.compile(r"^bytes_(\w+)$")
-_DEVICE_KEYS = ("gpu", "gpu_name", "device", "device_name")
 
 
 def split_name(run_name: str) -> tuple[str, dict[str, str | float]]:
@@ -117,7 +120,7 @@ def _group(entries: list[Any], path: Path) -> tuple[dict[str, list[tuple[int, An
             reason = entry.get("error_message") or entry.get("skip_message") or "no reason given"
             notes.append(f"benchmark {name} not ingested: it reported an error or skip: {reason}")
             continue
-        run = str(entry.get("run_name") or name)
+        run = optional(entry, "run_name", str, path, f"benchmarks[{index}]") or name
         target = aggregates if entry.get("run_type") == "aggregate" else runs
         target.setdefault(run, []).append((index, entry))
     for run, aggs in aggregates.items():
@@ -146,6 +149,8 @@ class GoogleBenchmarkJson(Collector):
     """Google Benchmark JSON: one KernelRecord per run, repetitions as samples."""
 
     name = "gbench-json"
+    description = "Google Benchmark JSON: one record per benchmark run, repetitions as samples"
+    example = "./bench --benchmark_format=json --benchmark_repetitions=5 > run.json"
     suffixes = (".json",)
     priority = 5
 
@@ -166,14 +171,14 @@ class GoogleBenchmarkJson(Collector):
         entries = require(root, "benchmarks", list, path, None)
         runs, notes = _group(entries, path)
         kernels = [self._kernel(run, reps, path) for run, reps in runs.items()]
-        when = _timestamp(context.get("date"))
+        when = timestamp(context.get("date"))
         return RunRecord(
             **({"timestamp": when} if when else {}),
             device=self._device(context),
             profiler=ProfilerInfo(
                 tool="gbench",
-                version=_text(context.get("library_version")),
-                command_line=_text(context.get("executable")),
+                version=text(context.get("library_version")),
+                command_line=text(context.get("executable")),
             ),
             tools={
                 k: str(context[k])
@@ -186,18 +191,16 @@ class GoogleBenchmarkJson(Collector):
         )
 
     def _device(self, context: Mapping[str, Any]) -> DeviceInfo:
-        for key in _DEVICE_KEYS:
-            if isinstance(context.get(key), str) and context[key].strip():
-                return DeviceInfo(name=context[key].strip())
-        name = self.options.device or "unknown"  # the host name (in tools) is not a device
-        return DeviceInfo(name=name)
+        named = device_name(context)
+        # the host name (in tools) is not a device
+        return DeviceInfo(name=named or self.options.device or "unknown")
 
     def _kernel(self, run: str, reps: list[tuple[int, Any]], path: Path) -> KernelRecord:
         seen: dict[Any, int] = {}
         times, cpu_times, counters = [], [], []
         for index, entry in reps:
             row = f"benchmarks[{index}] ({run})"
-            rep = entry.get("repetition_index")
+            rep = optional(entry, "repetition_index", int, path, row)
             if rep in seen:
                 raise MalformedReport(
                     str(path),
@@ -226,18 +229,19 @@ class GoogleBenchmarkJson(Collector):
         per_rate_time = (
             duration if ("/real_time" in run or "/manual_time" in run) else median(cpu_times)
         )
-        merged = {k: median(c[k] for c in counters if k in c) for c in counters for k in c}
+        names = dict.fromkeys(k for c in counters for k in c)  # once each: linear in repetitions
+        merged = {k: median(c[k] for c in counters if k in c) for k in names}
         merged["cpu_time_s"] = median(cpu_times)
         for rate, amount in _RATES.items():
             if rate in merged:
                 merged[amount] = _whole(merged[rate] * per_rate_time)
         flops, nbytes, provenance, missing = _work(merged)
-        provenance["duration"] = Provenance(
-            kind=ProvenanceKind.REPORTED,
-            metrics=("real_time",),
-            note=f"median of {len(times)} repetition(s) of real_time per iteration",
+        provenance["duration"] = _reported(
+            "real_time", f"median of {len(times)} repetition(s) of real_time per iteration"
         )
-        return KernelRecord(
+        return kernel_record(
+            path,
+            f"benchmarks[{first}]",
             name=base,
             key=bench_key(base, params, self.options.keys),
             launches=1,
@@ -271,7 +275,7 @@ def _times(entry: Mapping[str, Any], path: Path, row: str) -> tuple[float, float
 def _counters(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for key, value in entry.items():
-        must_be_number = key in _RATES or _FLOP_COUNTER.match(key) or _BYTE_COUNTER.match(key)
+        must_be_number = key in _RATES or FLOP_COUNTER.match(key) or BYTE_COUNTER.match(key)
         if key in _FIELDS or (not must_be_number and not isinstance(value, int | float)):
             continue  # text fields newer library versions may add
         out[key] = number(value, path, row, key, signed=True)
@@ -285,13 +289,11 @@ def _work(
     nbytes: dict[str, float] = {}
     provenance: dict[str, Provenance] = {}
     for name, value in counters.items():
-        flop, byte = _FLOP_COUNTER.match(name), _BYTE_COUNTER.match(name)
-        if flop and flop.group(1) in PRECISIONS and value >= 0:
-            flops[flop.group(1)] = value
-            provenance[f"flops.{flop.group(1)}"] = _reported(name, "user counter, per iteration")
-        elif byte and byte.group(1) in TIERS and value >= 0:
-            nbytes[byte.group(1)] = value
-            provenance[f"bytes.{byte.group(1)}"] = _reported(name, "user counter, per iteration")
+        slot = work_slot(name)
+        if slot is not None and value >= 0:
+            kind, which = slot
+            (flops if kind == "flops" else nbytes)[which] = value
+            provenance[f"{kind}.{which}"] = _reported(name, "user counter, per iteration")
     if "dram" not in nbytes and "bytes" in counters:
         nbytes["dram"] = counters["bytes"]
         provenance["bytes.dram"] = _reported(
@@ -301,18 +303,6 @@ def _work(
     return flops, nbytes, provenance, missing + ([] if nbytes else ["bytes: no bytes counter"])
 
 
+@cache  # a frozen record, the same for every benchmark that reports this counter
 def _reported(metric: str, note: str) -> Provenance:
     return Provenance(kind=ProvenanceKind.REPORTED, metrics=(metric,), note=note)
-
-
-def _text(value: Any) -> str | None:
-    return str(value) if value not in (None, "") else None
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None

@@ -7,6 +7,8 @@ Grid and block are kept when every launch agrees. Device-to-device copies and me
 kept too, with the bytes the trace reports as a DRAM proxy: a copy reads and writes each
 byte (2 x bytes), a memset writes it (1 x bytes); an L2-resident copy moves less DRAM.
 Host<->device copies measure PCIe, not the device roofline, and are listed in the notes.
+An event of ``dur`` 0 ran shorter than the trace's resolution: it is counted in
+``failed_launches`` (profiled, no usable time), not averaged in.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from collectors.base import Collector
-from collectors.formats._micro import check_unique, number, read_json, require
+from collectors.formats._micro import (
+    check_unique,
+    kernel_record,
+    mapping,
+    number,
+    optional,
+    read_json,
+    require,
+    text,
+)
 from collectors.identity import make_key
 from collectors.schema import (
     DeviceInfo,
@@ -43,12 +54,18 @@ class _Group:
     blocks: set[str] = field(default_factory=set)
     dram_bytes: float = 0.0
     byte_factor: float = 0.0
+    untimed: int = 0
 
 
 def _dims(value: Any) -> str | None:
-    if isinstance(value, list) and value:
+    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
         return "(" + ", ".join(str(v) for v in value) + ")"
     return None
+
+
+def _args(event: Mapping[str, Any], path: Path, row: str) -> Mapping[str, Any]:
+    """An event's ``args`` (an object, when present)."""
+    return optional(event, "args", dict, path, row) or {}
 
 
 def _copy_factor(event: Mapping[str, Any]) -> float | None:
@@ -66,6 +83,8 @@ class KinetoTrace(Collector):
     """PyTorch/Kineto chrome trace: kernels (and on-device copies) per identity key."""
 
     name = "kineto-trace"
+    description = "PyTorch profiler (Kineto) Chrome trace: GPU kernels and on-device copies"
+    example = "prof.export_chrome_trace('trace.json')  # torch.profiler, with ProfilerActivity.CUDA"
     suffixes = (".json",)
     priority = 5
 
@@ -78,13 +97,13 @@ class KinetoTrace(Collector):
         """Group the GPU events; see the module docstring."""
         root = read_json(path)
         events = require(root, "traceEvents", list, path, None)
-        props = {int(p.get("id", i)): p for i, p in enumerate(root.get("deviceProperties") or [])}
+        props = _properties(optional(root, "deviceProperties", list, path, None) or [], path)
         device = self._device_id(events, props)
         groups, notes = self._groups(events, device, path)
         kernels = [self._record(g, path) for g in groups.values()]
         return RunRecord(
             device=self._device(props.get(device, {})),
-            profiler=ProfilerInfo(tool="kineto", version=_text(root.get("schemaVersion"))),
+            profiler=ProfilerInfo(tool="kineto", version=text(root.get("schemaVersion"))),
             tools={"trace_name": str(root["traceName"])} if root.get("traceName") else {},
             kernels=check_unique(kernels, path),
             notes=tuple(notes),
@@ -97,17 +116,19 @@ class KinetoTrace(Collector):
                 return index
         for event in events:
             if isinstance(event, Mapping) and str(event.get("cat", "")).lower() == "kernel":
-                dev = (event.get("args") or {}).get("device")
-                if isinstance(dev, int):
+                args = event.get("args")
+                dev = args.get("device") if isinstance(args, Mapping) else None
+                if isinstance(dev, int) and not isinstance(dev, bool):
                     return dev
         return next(iter(props), 0)
 
     def _device(self, prop: Mapping[str, Any]) -> DeviceInfo:
         major, minor = prop.get("computeMajor"), prop.get("computeMinor")
+        sms = prop.get("numSms")
         return DeviceInfo(
             name=str(prop.get("name") or self.options.device or "unknown"),
             compute_capability=f"{major}.{minor}" if major is not None else None,
-            sm_count=prop.get("numSms"),
+            sm_count=sms if isinstance(sms, int) and not isinstance(sms, bool) else None,
         )
 
     def _groups(
@@ -121,8 +142,7 @@ class KinetoTrace(Collector):
             category = str(event.get("cat", "")).lower()
             if category not in {"kernel", "gpu_memcpy", "gpu_memset"}:
                 continue
-            args = event.get("args") or {}
-            if args.get("device", device) != device:
+            if _args(event, path, f"traceEvents[{index}]").get("device", device) != device:
                 continue
             factor = _copy_factor(event) if category != "kernel" else 0.0
             if factor is None:
@@ -141,13 +161,17 @@ class KinetoTrace(Collector):
     ) -> None:
         row = f"traceEvents[{index}]"
         name = require(event, "name", str, path, row)
-        args = event.get("args") or {}
+        args = _args(event, path, row)
         grid, block = _dims(args.get("grid")), _dims(args.get("block"))
         key = make_key(name, None, self.options.keys, grid=grid, block=block)
         group = groups.setdefault(key, _Group(name=name, first=index, byte_factor=factor))
-        group.times.append(number(event.get("dur"), path, row, "dur") / _US_PER_S)
         group.grids.update([grid] if grid else [])
         group.blocks.update([block] if block else [])
+        duration = number(event.get("dur"), path, row, "dur") / _US_PER_S
+        if duration == 0:  # shorter than the trace's resolution: profiled, but untimed
+            group.untimed += 1
+            return
+        group.times.append(duration)
         if factor:
             group.dram_bytes += factor * number(args.get("bytes", 0), path, row, "args.bytes")
 
@@ -162,7 +186,7 @@ class KinetoTrace(Collector):
             )
         }
         nbytes = {}
-        if group.byte_factor:
+        if group.byte_factor and group.times:
             nbytes["dram"] = group.dram_bytes
             provenance["bytes.dram"] = Provenance(
                 kind=ProvenanceKind.PROXY,
@@ -170,7 +194,9 @@ class KinetoTrace(Collector):
                 note=f"logical copy/memset bytes x {group.byte_factor:g} (reads + writes); "
                 "a copy that fits in L2 moves less DRAM traffic and can sit above the roof",
             )
-        return KernelRecord(
+        return kernel_record(
+            path,
+            f"traceEvents[{group.first}]",
             name=group.name,
             key=make_key(group.name, None, self.options.keys, grid=grid, block=block),
             launches=len(group.times),
@@ -180,11 +206,30 @@ class KinetoTrace(Collector):
             provenance=provenance,
             grid=grid,
             block=block,
-            missing=("flops: a trace does not count FLOPs (declare a work model)",)
-            + (() if nbytes else ("bytes: a trace does not count kernel bytes",)),
+            failed_launches=group.untimed,
+            missing=_missing(group, nbytes),
             source=SourceRef(path=str(path), row=f"traceEvents[{group.first}]", format=self.name),
         )
 
 
-def _text(value: Any) -> str | None:
-    return str(value) if value not in (None, "") else None
+def _missing(group: _Group, nbytes: Mapping[str, float]) -> tuple[str, ...]:
+    missing = ["flops: a trace does not count FLOPs (declare a work model)"]
+    if not nbytes and not group.byte_factor:  # a copy's bytes need a timed launch
+        missing.append("bytes: a trace does not count kernel bytes")
+    if group.untimed:
+        missing.append(
+            f"duration: {group.untimed} launch(es) of dur 0, shorter than the trace's "
+            "resolution, not timed"
+        )
+    return tuple(missing)
+
+
+def _properties(raw: list[Any], path: Path) -> dict[int, Mapping[str, Any]]:
+    """``deviceProperties`` by device id (the position when an entry has none)."""
+    props: dict[int, Mapping[str, Any]] = {}
+    for index, prop in enumerate(raw):
+        row = f"deviceProperties[{index}]"
+        entry = mapping(prop, path, row)
+        device_id = optional(entry, "id", int, path, row)
+        props[index if device_id is None else device_id] = entry
+    return props

@@ -43,6 +43,8 @@ class NcuCsvDetails(Collector):
     """Nsight Compute CSV, details page (also a failed run that wrote only ncu's messages)."""
 
     name = "ncu-csv-details"
+    description = "Nsight Compute CSV, details page: one row per launch, section and metric"
+    example = "ncu --set roofline --csv ./app > run.csv"
     suffixes = (".csv", ".log", ".txt")
 
     @classmethod

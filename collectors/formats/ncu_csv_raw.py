@@ -12,7 +12,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -26,6 +26,7 @@ from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
 
 _STRING_COLUMNS = ("device__attribute_display_name",)
+_FIXED_USED = ("ID", "Kernel Name", "Grid Size", "Block Size", "Device", "CC")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +38,44 @@ class _Columns:
     strings: tuple[tuple[int, str], ...]
     pick: Callable[[list[str]], Sequence[str]]
     factors: tuple[float, ...]
+    fixed: dict[str, int]
 
-    def cell(self, row: list[str], name: str) -> str | None:
-        return row[self.header.index(name)] if name in self.header else None
+    def get(self, row: list[str], name: str) -> str | None:
+        """The cell of fixed column ``name`` (None when the export lacks the column)."""
+        index = self.fixed.get(name)
+        return None if index is None else row[index]
+
+
+@dataclass(slots=True)
+class _Reading:
+    """One parse of one file: what was learnt before the data rows, and the plans bound.
+
+    Kept per call, never on the collector: the fallback from the fast path starts again at
+    ``data_offset`` with the prelude, header and units already read.
+    """
+
+    path: str
+    prelude: csvio.Prelude
+    columns: _Columns
+    pending: list[tuple[int, list[str]]]
+    data_offset: int
+    bound: dict[str | None, recipe.Plan] = field(default_factory=dict)
+
+    @property
+    def data_line(self) -> int:
+        """The 1-based line of the first row read after ``data_offset``.
+
+        The line after the header is the units row, or the first launch (then ``pending``).
+        """
+        return self.prelude.header_line + 2
 
 
 class NcuCsvRaw(Collector):
     """Nsight Compute CSV, raw page."""
 
     name = "ncu-csv-raw"
+    description = "Nsight Compute CSV, raw page: one row per launch, every metric a column"
+    example = "ncu --csv --page raw --set roofline ./app > run.csv"
     suffixes = (".csv",)
 
     @classmethod
@@ -55,154 +85,155 @@ class NcuCsvRaw(Collector):
         return header is not None and "Kernel Name" in header and "Metric Value" not in header
 
     def parse(self, path: Path) -> RunRecord:
-        """Read every launch row; see the module docstring."""
-        where = self._path = str(path)
-        self._bound = {}
-        builder = RunBuilder(path, self.name, self.options)
+        """Read every launch row: fast through pandas, else row by row naming what is wrong."""
+        where = str(path)
         with path.open(encoding="utf-8", newline="") as handle:
-            prelude, header, columns, pending = self._start(handle)
-            fast = not pending and frames.ends_cleanly(where, len(header))
-            if fast:
-                try:
-                    facts = frames.read(handle, header, columns.numeric, builder)
-                except frames.Fallback:
-                    fast = False
-        if not fast:  # start again, row by row: names the row and field of what is wrong
-            builder = RunBuilder(path, self.name, self.options)
-            with path.open(encoding="utf-8", newline="") as handle:
-                prelude, header, columns, pending = self._start(handle)
-                after = prelude.header_line + (0 if pending else 1)
-                rows = itertools.chain(pending, split_rows(handle, where, after))
-                facts = self._read_rows(builder, columns, rows)
+            reading = _start(handle, where)
+            facts, builder = self._fast(handle, reading, path)
+            if builder is None:  # start again at the first data row, row by row
+                handle.seek(reading.data_offset)
+                builder = RunBuilder(path, self.name, self.options)
+                rows = itertools.chain(
+                    reading.pending, split_rows(handle, where, reading.data_line - 1)
+                )
+                facts = _read_rows(builder, reading, rows)
         cc = builder.device_key[1] if builder.device_key else None
-        device, notes = device_info(facts, self.options, cc, prelude.device)
+        device, notes = device_info(facts, self.options, cc, reading.prelude.device)
         profiler, _ = profiler_info(None, None)
         return builder.build(device, profiler, notes)
 
-    def _start(
-        self, handle: TextIO
-    ) -> tuple[csvio.Prelude, list[str], _Columns, list[tuple[int, list[str]]]]:
-        """Prelude, header, used columns, and the first data row if there is no units row."""
-        prelude, header_line = csvio.read_prelude(handle, self._path)
-        cells = split_row(header_line.rstrip("\r\n"), self._path, prelude.header_line)
-        header = [labels.header_name(cell) for cell in cells]
-        if "Metric Value" in header:
-            reason = "a details page, not a raw page"
-            raise MalformedReport(self._path, prelude.header_line, "Metric Value", reason)
-        line = handle.readline().rstrip("\r\n")
-        first = (
-            (prelude.header_line + 1, split_row(line, self._path, prelude.header_line + 1))
-            if line
-            else None
-        )
-        columns, pending = self._columns(header, first, prelude.header_line + 1)
-        return prelude, header, columns, pending
-
-    def _columns(
-        self, header: list[str], first: tuple[int, list[str]] | None, units_line: int
-    ) -> tuple[_Columns, list[tuple[int, list[str]]]]:
-        """Scale per used column from the units row (which a bare export may lack)."""
-        for name in ("ID", "Kernel Name"):
-            if name not in header:
-                reason = f"the header lacks {name!r}"
-                raise MalformedReport(self._path, units_line - 1, name, reason)
-        units: list[str] = [""] * len(header)
-        pending: list[tuple[int, list[str]]] = []
-        if first is not None and first[1] and first[1][header.index("ID")] == "":
-            units = first[1]
-        elif first is not None:
-            pending.append(first)
-        numeric, strings = [], []
-        for index, name in enumerate(header):
-            if name in _STRING_COLUMNS:
-                strings.append((index, name))
-            elif name not in csvio.FIXED_COLUMNS and is_relevant(name):
-                unit = units[index] if index < len(units) else ""
-                numeric.append((index, name, self._factor(unit, units_line, name)))
-        indices = [index for index, _, _ in numeric]
-        factors = tuple(factor for _, _, factor in numeric)
-        return _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors), pending
-
-    _path = "?"
-    _bound: dict[str | None, recipe.Plan]
-
-    def _factor(self, unit: str, line: int, name: str) -> float:
+    def _fast(
+        self, handle: TextIO, reading: _Reading, path: Path
+    ) -> tuple[DeviceFacts | None, RunBuilder | None]:
+        """The pandas path; no builder when the file is not plain enough for it."""
+        header = reading.columns.header
+        if reading.pending or not frames.ends_cleanly(reading.path, len(header)):
+            return None, None
+        builder = RunBuilder(path, self.name, self.options)
         try:
-            return unit_factor(unit)
-        except UnknownUnit:
-            raise MalformedReport(self._path, line, name, f"unknown unit {unit!r}") from None
+            return frames.read(handle, header, reading.columns.numeric, builder), builder
+        except frames.Fallback:
+            return None, None
 
-    def _read_rows(
-        self, builder: RunBuilder, columns: _Columns, rows: Iterator[tuple[int, list[str]]]
-    ) -> DeviceFacts | None:
-        header = columns.header
-        width = len(header)
-        col = {
-            name: header.index(name)
-            for name in ("ID", "Kernel Name", "Grid Size", "Block Size", "Device", "CC")
-            if name in header
-        }
-        facts: DeviceFacts | None = None
-        device_col = col.get("Device")
-        for line, row in rows:
-            launch_id = row[col["ID"]] if row else ""
-            if len(row) != width:
-                raise MalformedReport(
-                    builder.path,
-                    csvio.where(line, launch_id or None),
-                    None,
-                    f"row has {len(row)} fields, the header {width} (truncated file?)",
-                )
-            cc = row[col["CC"]] if "CC" in col else None
-            figs, metrics = self._figures(row, columns, cc, csvio.where(line, launch_id))
-            strings = {name: row[i] for i, name in columns.strings}
-            device = strings.get("device__attribute_display_name") or (
-                row[device_col] if device_col is not None else None
-            )
-            if (device, cc) != builder.device_key:
-                builder.check_device(csvio.where(line, launch_id), device, cc)
-            builder.add(
-                launch_id,
-                row[col["Kernel Name"]],
-                figs,
-                grid=row[col["Grid Size"]] if "Grid Size" in col else None,
-                block=row[col["Block Size"]] if "Block Size" in col else None,
-            )
-            if facts is None and figs.failed is None:
-                facts = device_facts(
-                    metrics or self._metrics(row, columns, self._path, ""), strings
-                )
-        return facts
 
-    def _figures(
-        self, row: list[str], columns: _Columns, cc: str | None, label: str
-    ) -> tuple[recipe.LaunchFigures, dict[str, float] | None]:
-        """A launch's figures: plain rows through the plan bound to columns, others carefully.
+def _start(handle: TextIO, path: str) -> _Reading:
+    """Prelude, header, used columns, and the first data row if there is no units row."""
+    prelude, header_line = csvio.read_prelude(handle, path)
+    cells = split_row(header_line.rstrip("\r\n"), path, prelude.header_line)
+    header = [labels.header_name(cell) for cell in cells]
+    if "Metric Value" in header:
+        reason = "a details page, not a raw page"
+        raise MalformedReport(path, prelude.header_line, "Metric Value", reason)
+    line = csvio.next_line(handle, path).rstrip("\r\n")
+    units_line = prelude.header_line + 1
+    first = (units_line, split_row(line, path, units_line)) if line else None
+    columns, pending = _columns(header, first, units_line, path)
+    return _Reading(path, prelude, columns, pending, handle.tell())
 
-        The careful path handles n/a, NaN and separators, and names a bad cell.
-        """
-        values = _fast_values(row, columns)
-        if values is not None:
-            plan = self._bound.get(cc)
-            if plan is None:
-                names = frozenset(name for _, name, _ in columns.numeric)
-                position = {name: pos for pos, (_, name, _) in enumerate(columns.numeric)}
-                plan = self._bound[cc] = recipe.plan_for(names, cc).bind(position)
-            return plan.evaluate(values), None
-        metrics = self._metrics(row, columns, self._path, label)
-        return recipe.launch_figures(metrics, cc), metrics
 
-    @staticmethod
-    def _metrics(row: list[str], columns: _Columns, path: str, label: str) -> dict[str, float]:
-        metrics: dict[str, float] = {}
-        for index, name, factor in columns.numeric:
-            cell = row[index]
-            if not cell:
-                continue
-            value = csvio.number(cell, path, label, name)
-            if value is not None:
-                metrics[name] = value * factor
-        return metrics
+def _columns(
+    header: list[str], first: tuple[int, list[str]] | None, units_line: int, path: str
+) -> tuple[_Columns, list[tuple[int, list[str]]]]:
+    """Scale per used column from the units row (which a bare export may lack)."""
+    for name in ("ID", "Kernel Name"):
+        if name not in header:
+            raise MalformedReport(path, units_line - 1, name, f"the header lacks {name!r}")
+    units: list[str] = [""] * len(header)
+    pending: list[tuple[int, list[str]]] = []
+    if first is not None and first[1] and first[1][header.index("ID")] == "":
+        units = first[1]
+    elif first is not None:
+        pending.append(first)
+    numeric, strings = [], []
+    for index, name in enumerate(header):
+        if name in _STRING_COLUMNS:
+            strings.append((index, name))
+        elif name not in csvio.FIXED_COLUMNS and is_relevant(name):
+            unit = units[index] if index < len(units) else ""
+            numeric.append((index, name, _factor(unit, units_line, name, path)))
+    indices = [index for index, _, _ in numeric]
+    factors = tuple(factor for _, _, factor in numeric)
+    fixed = {name: header.index(name) for name in _FIXED_USED if name in header}
+    columns = _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors, fixed)
+    return columns, pending
+
+
+def _factor(unit: str, line: int, name: str, path: str) -> float:
+    try:
+        return unit_factor(unit)
+    except UnknownUnit:
+        raise MalformedReport(path, line, name, f"unknown unit {unit!r}") from None
+
+
+def _read_rows(
+    builder: RunBuilder, reading: _Reading, rows: Iterator[tuple[int, list[str]]]
+) -> DeviceFacts | None:
+    """The careful reader: every row split in Python, every bad cell named."""
+    facts: DeviceFacts | None = None
+    for line, row in rows:
+        got = _read_row(builder, reading, line, row, want_facts=facts is None)
+        facts = facts or got
+    return facts
+
+
+def _read_row(
+    builder: RunBuilder, reading: _Reading, line: int, row: list[str], *, want_facts: bool
+) -> DeviceFacts | None:
+    """Add one launch row; the device facts of its metrics when wanted and it is usable."""
+    columns = reading.columns
+    launch_id = columns.get(row, "ID") if row else ""
+    label = csvio.where(line, launch_id)
+    if len(row) != len(columns.header):
+        raise MalformedReport(
+            builder.path,
+            csvio.where(line, launch_id or None),
+            None,
+            f"row has {len(row)} fields, the header {len(columns.header)} (truncated file?)",
+        )
+    cc = columns.get(row, "CC")
+    figs, metrics = _figures(row, reading, cc, label)
+    strings = {name: row[i] for i, name in columns.strings}
+    device = strings.get("device__attribute_display_name") or columns.get(row, "Device")
+    if (device, cc) != builder.device_key:
+        builder.check_device(label, device, cc)
+    kernel = columns.get(row, "Kernel Name") or ""
+    grid, block = columns.get(row, "Grid Size"), columns.get(row, "Block Size")
+    builder.add(launch_id or "", kernel, figs, grid=grid, block=block)
+    if figs.failed is not None or not want_facts:
+        return None
+    return device_facts(metrics or _metrics(row, columns, reading.path, ""), strings)
+
+
+def _figures(
+    row: list[str], reading: _Reading, cc: str | None, label: str
+) -> tuple[recipe.LaunchFigures, dict[str, float] | None]:
+    """A launch's figures: plain rows through the plan bound to columns, others carefully.
+
+    The careful path handles n/a, NaN and separators, and names a bad cell.
+    """
+    columns = reading.columns
+    values = _fast_values(row, columns)
+    if values is not None:
+        plan = reading.bound.get(cc)
+        if plan is None:
+            names = frozenset(name for _, name, _ in columns.numeric)
+            position = {name: pos for pos, (_, name, _) in enumerate(columns.numeric)}
+            plan = reading.bound[cc] = recipe.plan_for(names, cc).bind(position)
+        return plan.evaluate(values), None
+    metrics = _metrics(row, columns, reading.path, label)
+    return recipe.launch_figures(metrics, cc), metrics
+
+
+def _metrics(row: list[str], columns: _Columns, path: str, label: str) -> dict[str, float]:
+    metrics: dict[str, float] = {}
+    for index, name, factor in columns.numeric:
+        cell = row[index]
+        if not cell:
+            continue
+        value = csvio.number(cell, path, label, name)
+        if value is not None:
+            metrics[name] = value * factor
+    return metrics
 
 
 _NCU_MESSAGE = re.compile(r"==(?:PROF|WARNING|ERROR)==")

@@ -10,8 +10,9 @@ import math
 import re
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
+from collectors import isolation
 from collectors.base import Collector
 from collectors.errors import MalformedReport, MissingExtra
 from collectors.ncu import recipe
@@ -19,6 +20,7 @@ from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info, ver
 from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
+from collectors.textio import replace_surrogates
 from collectors.units import UnknownUnit, unit_factor
 
 MAGIC = b"NVR\x00"
@@ -35,10 +37,17 @@ def _ncu_report(path: Path) -> ModuleType:
 
 
 class NcuRep(Collector):
-    """Nsight Compute binary report."""
+    """Nsight Compute binary report.
+
+    ``ncu_report`` aborts the process on some damaged files, so each file is read in a child
+    process under ``limits`` (see ``collectors.isolation``); ``parse_here`` is what runs there.
+    """
 
     name = "ncu-rep"
+    description = "Nsight Compute binary report (needs the 'ncu' extra: NVIDIA's ncu_report module)"
+    example = "ncu --set roofline -o run ./app  # writes run.ncu-rep"
     suffixes = (".ncu-rep",)
+    limits: ClassVar[isolation.Limits] = isolation.Limits(preload=("ncu_report",))
 
     @classmethod
     def sniff(cls, head: bytes, path: Path) -> bool:
@@ -46,11 +55,15 @@ class NcuRep(Collector):
         return head.startswith(MAGIC)
 
     def parse(self, path: Path) -> RunRecord:
-        """Every action of every range is one launch."""
-        where = str(path)
-        data = path.read_bytes()
-        if not data.startswith(MAGIC):
-            raise MalformedReport(where, None, None, "not an ncu report (missing the NVR magic)")
+        """Every action of every range is one launch, read in a child process."""
+        _check_magic(path)
+        _ncu_report(path)  # a missing extra is named here, not as a crash of the child
+        return isolation.read_in_child(self.name, str(path), self.options, self.limits)
+
+    def parse_here(self, where: str) -> RunRecord:
+        """Read the report in this process (what the child runs; ``parse`` isolates it)."""
+        path = Path(where)
+        data = _check_magic(path)
         context = _ncu_report(path).load_report(where)
         if context.num_ranges() == 0:
             raise MalformedReport(
@@ -81,7 +94,7 @@ class NcuRep(Collector):
                 cc = _compute_capability(metrics)
                 builder.check_device(label, strings.get("device__attribute_display_name"), cc)
                 figs = recipe.launch_figures(metrics, cc)
-                name = action.name(action.NameBase_DEMANGLED)
+                name = replace_surrogates(str(action.name(action.NameBase_DEMANGLED)))
                 grid, block = _dims(action, "grid"), _dims(action, "block")
                 builder.add(str(launch), name, figs, grid=grid, block=block, nvtx=_nvtx(action))
                 launch += 1
@@ -95,13 +108,24 @@ class NcuRep(Collector):
         strings: dict[str, str] = {}
         for name in action.metric_names():
             if name == "device__attribute_display_name":
-                strings[name] = str(action.metric_by_name(name).value())
+                strings[name] = replace_surrogates(str(action.metric_by_name(name).value()))
             elif is_relevant(name):
                 metric = action.metric_by_name(name)
                 value = metric.value() if metric is not None else None
                 if isinstance(value, int | float):
                     metrics[name] = _scaled(float(value), metric.unit(), path, label, name)
         return metrics, strings
+
+
+def _check_magic(path: Path) -> bytes:
+    """The file's bytes, which must start with the report magic."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MalformedReport(str(path), None, None, f"cannot read file: {exc.strerror}") from None
+    if not data.startswith(MAGIC):
+        raise MalformedReport(str(path), None, None, "not an ncu report (missing the NVR magic)")
+    return data
 
 
 def _scaled(value: float, unit: str, path: str, label: str, name: str) -> float:
@@ -141,7 +165,7 @@ def _nvtx(action: Any) -> str | None:
         domain = state.domain_by_id(domain_id)
         ranges = tuple(domain.push_pop_ranges()) + tuple(domain.start_end_ranges())
         if ranges:
-            return "/".join(ranges)
+            return replace_surrogates("/".join(map(str, ranges)))
     return None
 
 

@@ -26,6 +26,7 @@ from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
 from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.schema import RunRecord
+from collectors.textio import undecodable
 from collectors.units import UnknownUnit, unit_factor
 
 _SECTION = re.compile(r"^\s+Section: (.+?)\s*$")
@@ -52,6 +53,8 @@ class NcuText(Collector):
     """Nsight Compute text (non-CSV) details output."""
 
     name = "ncu-text"
+    description = "Nsight Compute's printed section tables (the default console output)"
+    example = "ncu --set roofline ./app > run.txt"
     suffixes = (".txt", ".log")
 
     @classmethod
@@ -70,9 +73,7 @@ class NcuText(Collector):
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except UnicodeDecodeError as exc:
-            raise MalformedReport(
-                self._path, None, None, f"not a text file ({exc.reason})"
-            ) from exc
+            raise undecodable(self._path, exc) from None
         launches = self._launches(lines, path.stem)
         if not launches:
             raise MalformedReport(self._path, None, None, "no ncu section table in the file")
@@ -121,6 +122,9 @@ class NcuText(Collector):
                 rules_seen += 1
                 continue
             if spans and len(spans) == 3 and rules_seen % 2 == 0 and rules_seen and line.strip():
+                if not launches:
+                    reason = "a table row before any kernel or 'Section:' line"
+                    raise MalformedReport(self._path, number, None, reason)
                 self._row(launches[-1], section, line, spans, number)
         return launches
 

@@ -49,6 +49,8 @@ class NvbenchCsv(Collector):
     """nvbench ``--csv`` output: one KernelRecord per state row."""
 
     name = "nvbench-csv"
+    description = "nvbench --csv output: one row per state"
+    example = "./bench --csv run.csv"
     suffixes = (".csv",)
     priority = 5
 

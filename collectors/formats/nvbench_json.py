@@ -21,18 +21,32 @@ from typing import Any
 from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.formats import _nvbench
-from collectors.formats._micro import check_unique, number, numeric_or_text, read_json, require
+from collectors.formats._micro import (
+    check_unique,
+    mapping,
+    number,
+    numeric_or_text,
+    optional,
+    read_json,
+    require,
+)
 from collectors.schema import ProfilerInfo, RunRecord, SourceRef
 
 _SAMPLE_TIMES = "nv/cold/sample_times"
 _NUMERIC = {"int64", "float64", "int32", "float32"}
 
 
+def _dig(obj: Any, *keys: str) -> Any:
+    """``obj[k1][k2]...``, or None where a level is missing or not an object."""
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj
+
+
 def _generation(root: Mapping[str, Any]) -> str:
     meta = root.get("meta")
     if isinstance(meta, Mapping):
-        version = meta.get("version", {}).get("json", {}).get("string")
-        return str(version or "1.0.0")
+        return str(_dig(meta, "version", "json", "string") or "1.0.0")
     for bench in root.get("benchmarks") or []:
         if isinstance(bench, Mapping) and isinstance(bench.get("states"), Mapping):
             return "2021-12"
@@ -46,35 +60,45 @@ def _typed(entries: Any, path: Path, row: str, field: str) -> dict[str, tuple[st
     out: dict[str, tuple[str, Any]] = {}
     for entry in entries:
         name = require(entry, "name", str, path, row)
-        out[name] = (str(entry.get("type", "")), entry.get("value"))
+        out[name] = (
+            str(optional(entry, "type", str, path, row, f"{field}.type") or ""),
+            entry.get("value"),
+        )
     return out
 
 
 def _summaries(raw: Any, path: Path, row: str) -> Iterator[tuple[str, str, tuple[str, Any]]]:
     """Every summary as ``(tag, short name, (type, value))`` whatever the generation."""
     if isinstance(raw, Mapping):  # 2021-12: keyed by display name, fields are {type, value}
-        for display, fields in raw.items():
-            short = (fields.get("short_name") or {}).get("value") or display
-            value = fields.get("value") or {}
-            yield (
-                _nvbench.display_tag(display, short),
-                short,
-                (value.get("type", ""), value.get("value")),
-            )
+        yield from _keyed_summaries(raw, path, row)
         return
     if not isinstance(raw, list):
         raise MalformedReport(str(path), row, "summaries", "expected a list or an object")
     for summary in raw:
-        if "tag" in summary:  # 1.0.0
-            data = _typed(summary.get("data"), path, row, f"summaries[{summary['tag']}].data")
-            yield summary["tag"], str(summary.get("name", "")), data.get("value", ("", None))
-            if summary["tag"] == _SAMPLE_TIMES:
+        if "tag" in mapping(summary, path, row, "summaries"):  # 1.0.0
+            tag = require(summary, "tag", str, path, row)
+            data = _typed(summary.get("data"), path, row, f"summaries[{tag}].data")
+            yield tag, str(summary.get("name", "")), data.get("value", ("", None))
+            if tag == _SAMPLE_TIMES:
                 yield _SAMPLE_TIMES, "filename", data.get("filename", ("", None))
         else:  # 2021-03: {name, values: [...]}
             display = require(summary, "name", str, path, row)
             values = _typed(summary.get("values"), path, row, f"summaries[{display}].values")
-            short = values.get("short_name", ("", display))[1]
+            short = str(values.get("short_name", ("", display))[1])
             yield _nvbench.display_tag(display, short), short, values.get("value", ("", None))
+
+
+def _keyed_summaries(
+    raw: Mapping[str, Any], path: Path, row: str
+) -> Iterator[tuple[str, str, tuple[str, Any]]]:
+    """2021-12 summaries: ``{display: {short_name: {value}, value: {type, value}}}``."""
+    for display, fields in raw.items():
+        where = f"summaries[{display}]"
+        entry = mapping(fields, path, row, where)
+        short = str(_dig(entry, "short_name", "value") or display)
+        value = mapping(entry.get("value") or {}, path, row, f"{where}.value")
+        kind = optional(value, "type", str, path, row, f"{where}.value.type") or ""
+        yield _nvbench.display_tag(display, short), short, (kind, value.get("value"))
 
 
 def _axis_values(raw: Any, path: Path, row: str) -> dict[str, str | float]:
@@ -106,11 +130,11 @@ def _read_samples(json_path: Path, filename: Any, row: str) -> tuple[float, ...]
 
 def _state(bench: str, name: str, raw: Any, path: Path) -> _nvbench.State:
     row = f"{bench} [{name}]"
-    device = raw.get("device") if isinstance(raw, Mapping) else None
+    raw = mapping(raw, path, row)
     state = _nvbench.State(
         bench=bench,
         name=name,
-        device=device if isinstance(device, int) else None,
+        device=optional(raw, "device", int, path, row),
         params=_axis_values(raw.get("axis_values"), path, row),
     )
     for tag, short, (kind, value) in _summaries(raw.get("summaries"), path, row):
@@ -121,7 +145,8 @@ def _state(bench: str, name: str, raw: Any, path: Path) -> _nvbench.State:
     return state
 
 
-def _skip_reason(raw: Mapping[str, Any]) -> str | None:
+def _skip_reason(raw: Any, path: Path, row: str) -> str | None:
+    raw = mapping(raw, path, row)
     if raw.get("is_skipped") or (raw.get("summaries") is None and raw.get("skip_reason")):
         return str(raw.get("skip_reason") or "no reason given")
     return None
@@ -131,6 +156,8 @@ class NvbenchJson(Collector):
     """nvbench ``--json`` output: one KernelRecord per state, skipped states in the notes."""
 
     name = "nvbench-json"
+    description = "nvbench --json output (2021-03, 2021-12 and 1.0.0 schemas): one record per state"
+    example = "./bench --json run.json"
     suffixes = (".json",)
     priority = 5
 
@@ -148,22 +175,21 @@ class NvbenchJson(Collector):
         """Read every benchmark state; see the module docstring for the schemas."""
         root = read_json(path)
         benches = require(root, "benchmarks", list, path, None)
-        devices = {
-            int(d.get("id", i)): d for i, d in enumerate(require(root, "devices", list, path, None))
-        }
+        devices = _devices(require(root, "devices", list, path, None), path)
         names = {i: str(d.get("name", "")) for i, d in devices.items()}
         states, notes = self._states(benches, path)
         chosen = _nvbench.choose_device(states, names, self.options.device)
         kept = [s for s in states if s.device in (None, chosen)]
         kernels = [_nvbench.kernel(s, path, self.name, self.options.keys) for s in kept]
         notes += _nvbench.other_device_notes(states, chosen, names)
-        meta = root.get("meta") or {}
+        meta = optional(root, "meta", dict, path, None) or {}
+        argv = optional(meta, "argv", list, path, "meta")
         return RunRecord(
             device=_nvbench.device_info(devices.get(chosen, {}), self.options.device or "unknown"),
             profiler=ProfilerInfo(
                 tool="nvbench",
-                version=meta.get("version", {}).get("nvbench", {}).get("string"),
-                command_line=" ".join(meta["argv"]) if meta.get("argv") else None,
+                version=_text(_dig(meta, "version", "nvbench", "string")),
+                command_line=" ".join(map(str, argv)) if argv else None,
             ),
             tools={"nvbench-json-schema": _generation(root)},
             kernels=check_unique(kernels, path),
@@ -181,14 +207,29 @@ class NvbenchJson(Collector):
                 list(raw_states.items())
                 if isinstance(raw_states, dict)
                 else [
-                    (str(s.get("name") or s.get("description") or i), s)
+                    (str(_dig(s, "name") or _dig(s, "description") or i), s)
                     for i, s in enumerate(raw_states)
                 ]
             )
             for state_name, raw in items:
-                reason = _skip_reason(raw)
+                reason = _skip_reason(raw, path, f"{bench_name} [{state_name}]")
                 if reason is not None:
                     notes.append(f"skipped state {bench_name} [{state_name}]: {reason}")
                 else:
                     states.append(_state(bench_name, state_name, raw, path))
         return states, notes
+
+
+def _devices(raw: list[Any], path: Path) -> dict[int, Mapping[str, Any]]:
+    """Devices by id (an id defaults to the position); ids are integers."""
+    devices: dict[int, Mapping[str, Any]] = {}
+    for index, device in enumerate(raw):
+        row = f"devices[{index}]"
+        entry = mapping(device, path, row)
+        device_id = optional(entry, "id", int, path, row)
+        devices[index if device_id is None else device_id] = entry
+    return devices
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None

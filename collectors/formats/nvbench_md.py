@@ -142,6 +142,8 @@ class NvbenchMarkdown(Collector):
     """nvbench markdown output: one KernelRecord per table row."""
 
     name = "nvbench-md"
+    description = "nvbench's markdown tables (its default console output)"
+    example = "./bench --md run.md"
     suffixes = (".md",)
     priority = 5
 

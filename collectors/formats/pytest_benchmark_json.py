@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +20,18 @@ from collectors.base import Collector
 from collectors.formats._micro import (
     bench_key,
     check_unique,
+    device_name,
+    kernel_record,
     number,
     numeric_or_text,
+    optional,
     read_json,
     require,
+    text,
+    timestamp,
+    work_slot,
 )
 from collectors.schema import (
-    PRECISIONS,
-    TIERS,
     DeviceInfo,
     KernelRecord,
     ProfilerInfo,
@@ -38,9 +41,6 @@ from collectors.schema import (
     SourceRef,
 )
 
-_FLOPS = re.compile(r"^(?:flops?|FLOPs?)_(\w+)$")
-_BYTES = re.compile(r"^bytes_(\w+)$")
-_DEVICE_KEYS = ("gpu", "gpu_name", "device", "device_name")
 _PARAMETRIZED = re.compile(r"^(.*?)\[.*\]$")
 
 
@@ -63,13 +63,11 @@ def _work(
     nbytes: dict[str, float] = {}
     provenance: dict[str, Provenance] = {}
     for name, value in extra.items():
-        flop, byte = _FLOPS.match(name), _BYTES.match(name)
-        if flop and flop.group(1) in PRECISIONS:
-            flops[flop.group(1)] = value
-            provenance[f"flops.{flop.group(1)}"] = _reported(name)
-        elif byte and byte.group(1) in TIERS:
-            nbytes[byte.group(1)] = value
-            provenance[f"bytes.{byte.group(1)}"] = _reported(name)
+        slot = work_slot(name)
+        if slot is not None:
+            kind, which = slot
+            (flops if kind == "flops" else nbytes)[which] = value
+            provenance[f"{kind}.{which}"] = _reported(name)
     return flops, nbytes, provenance
 
 
@@ -85,6 +83,8 @@ class PytestBenchmarkJson(Collector):
     """pytest-benchmark JSON: one KernelRecord per benchmark, rounds as samples."""
 
     name = "pytest-benchmark-json"
+    description = "pytest-benchmark JSON: one record per benchmark, rounds as samples"
+    example = "pytest --benchmark-json=run.json --benchmark-save-data"
     suffixes = (".json",)
     priority = 5
 
@@ -103,25 +103,27 @@ class PytestBenchmarkJson(Collector):
         entries = require(root, "benchmarks", list, path, None)
         notes: list[str] = []
         kernels = [self._kernel(i, e, path, notes) for i, e in enumerate(entries)]
-        commit = root.get("commit_info") or {}
-        when = _timestamp(root.get("datetime"))
+        commit = optional(root, "commit_info", dict, path, None) or {}
+        machine = optional(root, "machine_info", dict, path, None) or {}
+        when = timestamp(root.get("datetime"))
         return RunRecord(
             **({"timestamp": when} if when else {}),
-            commit=_text(commit.get("id")),
-            branch=_text(commit.get("branch")),
-            device=self._device(root.get("machine_info") or {}),
-            profiler=ProfilerInfo(tool="pytest-benchmark", version=_text(root.get("version"))),
-            tools=_tools(root.get("machine_info") or {}, commit),
+            commit=text(commit.get("id")),
+            branch=text(commit.get("branch")),
+            device=self._device(machine),
+            profiler=ProfilerInfo(tool="pytest-benchmark", version=text(root.get("version"))),
+            tools=_tools(machine, commit),
             kernels=check_unique(kernels, path),
             notes=tuple(notes),
             sources=(SourceRef(path=str(path), format=self.name),),
         )
 
     def _device(self, machine: Mapping[str, Any]) -> DeviceInfo:
-        for key in _DEVICE_KEYS:
-            if isinstance(machine.get(key), str) and machine[key].strip():
-                return DeviceInfo(name=machine[key].strip())
-        cpu = machine.get("cpu") or {}
+        named = device_name(machine)
+        if named:
+            return DeviceInfo(name=named)
+        raw_cpu = machine.get("cpu")
+        cpu = raw_cpu if isinstance(raw_cpu, Mapping) else {}
         fallback = cpu.get("brand_raw") or cpu.get("brand") or machine.get("node") or "unknown"
         return DeviceInfo(name=self.options.device or str(fallback))
 
@@ -130,47 +132,55 @@ class PytestBenchmarkJson(Collector):
         name = require(entry, "name", str, path, row)
         row = f"{row} ({name})"
         stats = require(entry, "stats", dict, path, row)
-        duration = number(
-            require(stats, "median", (int, float), path, row), path, row, "stats.median"
-        )
         samples, note = _samples(stats, path, row)
         notes.extend([note] if note else [])
-        extra = {
-            k: number(v, path, row, f"extra_info.{k}", signed=True)
-            for k, v in (entry.get("extra_info") or {}).items()
-            if isinstance(v, int | float) and not isinstance(v, bool)
-        }
+        extra = _extra_info(entry, path, row)
         flops, nbytes, provenance = _work(extra)
         provenance["duration"] = Provenance(
             kind=ProvenanceKind.REPORTED,
             metrics=("stats.median",),
             note=f"median of {stats.get('rounds', '?')} rounds, per call",
         )
-        params = {str(k): numeric_or_text(v) for k, v in (entry.get("params") or {}).items()}
+        raw_params = optional(entry, "params", dict, path, row) or {}
+        params = {str(k): numeric_or_text(v) for k, v in raw_params.items()}
         base = _PARAMETRIZED.sub(r"\1", name) if params else name
-        summary = ("mean", "min", "max", "stddev", "ops")
-        counters = {
-            **extra,
-            **{
-                f"stats_{k}": float(stats[k])
-                for k in summary
-                if isinstance(stats.get(k), int | float)
-            },
-        }
-        return KernelRecord(
+        return kernel_record(
+            path,
+            row,
             name=base,
             key=bench_key(base, params, self.options.keys),
             launches=1,
-            duration_s=duration,
+            duration_s=number(
+                require(stats, "median", (int, float), path, row), path, row, "stats.median"
+            ),
             samples_s=samples,
             flops=flops,
             bytes=nbytes,
             provenance=provenance,
             params=params,
-            counters=counters,
+            counters={**extra, **_summary(stats, path, row)},
             missing=_missing(flops, nbytes),
             source=SourceRef(path=str(path), row=row, format=self.name),
         )
+
+
+def _extra_info(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
+    """The numbers of ``extra_info`` (an object of anything a test chose to record)."""
+    extra = optional(entry, "extra_info", dict, path, row) or {}
+    return {
+        str(k): number(v, path, row, f"extra_info.{k}", signed=True)
+        for k, v in extra.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+
+
+def _summary(stats: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
+    summary = ("mean", "min", "max", "stddev", "ops")
+    return {
+        f"stats_{k}": number(stats[k], path, row, f"stats.{k}", signed=True)
+        for k in summary
+        if isinstance(stats.get(k), int | float) and not isinstance(stats.get(k), bool)
+    }
 
 
 def _missing(flops: Mapping[str, float], nbytes: Mapping[str, float]) -> tuple[str, ...]:
@@ -186,16 +196,3 @@ def _tools(machine: Mapping[str, Any], commit: Mapping[str, Any]) -> dict[str, s
     if "dirty" in commit:
         tools["commit_dirty"] = str(bool(commit["dirty"])).lower()
     return tools
-
-
-def _text(value: Any) -> str | None:
-    return str(value) if value not in (None, "") else None
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None

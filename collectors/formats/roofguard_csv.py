@@ -19,7 +19,14 @@ from pathlib import Path
 
 from collectors.base import Collector
 from collectors.errors import MalformedReport
-from collectors.formats._micro import bench_key, check_unique, number, numeric_or_text, read_text
+from collectors.formats._micro import (
+    bench_key,
+    check_unique,
+    kernel_record,
+    number,
+    numeric_or_text,
+    read_text,
+)
 from collectors.schema import (
     PRECISIONS,
     TIERS,
@@ -77,6 +84,8 @@ class RoofguardCsv(Collector):
     """roofguard's flat per-kernel CSV."""
 
     name = "roofguard-csv"
+    description = "roofguard's flat CSV: one row per kernel, for a harness of your own"
+    example = "printf 'name,duration_s\\nmy_kernel,0.0012\\n' > run.csv  # a harness of your own"
     suffixes = (".csv",)
     priority = 5
 
@@ -138,7 +147,9 @@ class RoofguardCsv(Collector):
         launches = number(cells.get("launches") or 1, path, line, "launches")
         if not launches.is_integer():
             raise MalformedReport(str(path), line, "launches", f"not a whole number: {launches}")
-        return KernelRecord(
+        return kernel_record(
+            path,
+            line,
             name=name,
             key=cells.get("key", "").strip() or bench_key(name, params, self.options.keys),
             launches=int(launches),

@@ -24,6 +24,8 @@ class RoofguardJson(Collector):
     """A RunRecord serialised as JSON."""
 
     name = "roofguard-json"
+    description = "roofguard's own JSON: a RunRecord exactly"
+    example = "roofguard inspect REPORT --json > run.json"
     suffixes = (".json",)
     priority = 10
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from collectors.errors import MalformedReport
+from collectors.textio import undecodable
 from collectors.units import NotANumber, parse_number
 
 HEADER_START = '"ID","Process ID"'
@@ -79,7 +80,10 @@ def read_prelude(handle: TextIO, path: str) -> tuple[Prelude, str]:
         MalformedReport: No header: ncu's error is quoted when the run failed.
     """
     prelude = Prelude()
-    for number, line in enumerate(lines(handle, path), start=1):
+    number = 0
+    # readline, not iteration: the caller may ``tell()`` where the data rows start
+    while line := next_line(handle, path):
+        number += 1
         if line.startswith(HEADER_START):
             prelude.header_line = number
             prelude.device = device_from_lines(prelude.lines)
@@ -90,13 +94,21 @@ def read_prelude(handle: TextIO, path: str) -> tuple[Prelude, str]:
     raise _no_header(path, prelude.lines)
 
 
+def next_line(handle: TextIO, path: str) -> str:
+    """The handle's next line ("" at the end); undecodable bytes are a clear error."""
+    try:
+        return handle.readline()
+    except UnicodeDecodeError as exc:
+        raise undecodable(path, exc) from exc
+
+
 def lines(handle: TextIO, path: str) -> Iterator[str]:
     """The handle's lines; undecodable bytes are a clear error."""
     try:
         for line in handle:  # noqa: UP028 - ``yield from`` would close the file with the generator
             yield line
     except UnicodeDecodeError as exc:
-        raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
+        raise undecodable(path, exc) from exc
 
 
 def _no_header(path: str, lines: list[str]) -> MalformedReport:
@@ -163,7 +175,7 @@ def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[st
         line = offset + reader.line_num
         raise MalformedReport(path, line, None, f"broken CSV: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise MalformedReport(path, None, None, f"not a text file ({exc.reason})") from exc
+        raise undecodable(path, exc) from exc
 
 
 def where(line: int, launch_id: str | None) -> str:

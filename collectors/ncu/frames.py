@@ -56,13 +56,30 @@ def read(
         import pandas as pd
     except ImportError as exc:  # pragma: no cover - pandas is a core dependency
         raise Fallback("pandas is not installed") from exc
+    if len(set(header)) != len(header):
+        raise Fallback("duplicate column names")
     names = [name for _, name, _ in numeric]
+    factors = {name: factor for _, name, factor in numeric}
+    facts: DeviceFacts | None = None
+    try:
+        for chunk in _chunks(pd, handle, header, names):
+            if chunk[header[-1]].isna().any():
+                raise Fallback("a row has fewer fields than the header")
+            if header[-1] in factors:  # the last column is a metric the recipe reads
+                chunk[header[-1]] = pd.to_numeric(chunk[header[-1]].replace(_NA, "nan"))
+            got = _chunk(chunk, names, factors, builder)
+            facts = facts or got
+    except (ValueError, pd.errors.ParserError) as exc:  # UnicodeDecodeError is a ValueError
+        raise Fallback(str(exc)) from exc
+    return facts
+
+
+def _chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Any:
+    """Pandas' chunked reader of the used columns: text columns as text, metrics as floats."""
     # The last column is read as text: a short (cut) row leaves it missing (NaN), not "".
     text = list(dict.fromkeys(c for c in (*TEXT_COLUMNS, DISPLAY_NAME, header[-1]) if c in header))
     floats = [n for n in names if n not in text]
-    if len(set(header)) != len(header):
-        raise Fallback("duplicate column names")
-    reader = pd.read_csv(  # type: ignore[call-overload]
+    return pd.read_csv(
         handle,
         header=None,
         names=header,
@@ -74,19 +91,6 @@ def read(
         chunksize=CHUNK_ROWS,
         engine="c",
     )
-    factors = {name: factor for _, name, factor in numeric}
-    facts: DeviceFacts | None = None
-    try:
-        for chunk in reader:
-            if chunk[header[-1]].isna().any():
-                raise Fallback("a row has fewer fields than the header")
-            if header[-1] in factors:  # the last column is a metric the recipe reads
-                chunk[header[-1]] = pd.to_numeric(chunk[header[-1]].replace(_NA, "nan"))
-            got = _chunk(chunk, names, factors, builder)
-            facts = facts or got
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise Fallback(str(exc)) from exc
-    return facts
 
 
 def _column(chunk: Any, name: str) -> list[str | None]:

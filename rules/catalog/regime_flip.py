@@ -47,6 +47,7 @@ class RegimeFlip(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
+    statuses = frozenset({"regressed"})
 
     class Options(RuleOptions):
         """Options of regime-flip."""

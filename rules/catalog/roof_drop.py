@@ -1,32 +1,59 @@
-"""``roof-drop``: percent of roof fell versus the baseline beyond noise."""
+"""``roof-drop``: percent of roof fell versus the baseline's current level, confirmed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+import numpy as np
+from pydantic import Field
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.groups import GroupFigures
-from rules.measures import column, comparison_numbers, signed_percent
-from rules.stats import CompareOptions, compare_to_baseline
-from rules.timing import judged_binding, like_for_like_samples
+from rules.judging import Measured, Samples, gate_wording, judge_all, judgement_numbers, measured
+from rules.measures import column, percent_samples, signed_percent
+from rules.stats import GATE_Z, CompareOptions, Judgement
+from rules.timing import judged_binding, like_for_like_percent
 from rules.verdict import Finding, Severity, Stability
 
 
+def _pct(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+def _like_for_like(ctx: RuleContext, key: str) -> Samples:
+    """Percent-of-roof samples against the roof the baseline was bound by (issue 13).
+
+    The run's and each re-measurement's: the same kernel and work, so the same rescaling.
+    """
+    now, other = ctx.placements[key].percent_of_roof, like_for_like_percent(ctx, key)
+    factor = other / now if now and other is not None else 1.0
+    return lambda kernel, placement: [s * factor for s in percent_samples(kernel, placement)]
+
+
+def _scaled(scale: float, unit: str) -> Callable[[float], str]:
+    return lambda v: f"{v * scale:.3g}{unit}"
+
+
 class RoofDrop(Rule):
-    """Percent of roof fell versus the baseline beyond noise.
+    """Percent of roof fell versus the baseline's current level beyond noise, confirmed.
 
     **Anti-pattern**
 
-    | kernel | device | roof | baseline % of roof (n=14) | current |
-    |---|---|---|---|---|
-    | `decode_gemv<half>` | H100-SXM5 | dram (datasheet) | 85.1 ± 0.6 | 71.9 |
+    | kernel | device | roof | baseline % of roof (n=14) | current | re-measured |
+    |---|---|---|---|---|---|
+    | `decode_gemv<half>` | H100-SXM5 | dram (datasheet) | 85.1 ± 0.6 | 71.9 | 72.3 |
 
-    The current value (the median of the run's samples, when the tool gave them) lies more
-    than ``z_threshold`` robust spreads (scaled MAD, at least ``noise_floor`` of the centre)
-    below the baseline median, and at least ``min_effect`` below it. Kernel groups are held to
-    the same test on their time-weighted percent of roof and their MFU, so a low decode MFU
-    is accepted while a drop in it is not (finding on ``group:<name>``).
+    The value (the median of the run's samples, when the tool gave them) lies more than
+    ``z_threshold`` noise units (at least ``noise_floor`` of the level) below the level since
+    the last confirmed change, and at least ``min_effect`` below it (measured against the
+    roof the baseline was bound by, so a changed binding cannot hide it): the kernel is *suspect*
+    (a warning). It *regressed* (a failure) when the change is confirmed: on a nightly run,
+    by ``confirm_runs`` nights in a row; on a PR, by a re-measurement of the same commit
+    that is beyond noise on its own (``check --rerun``); without a re-measure step, only a
+    change far beyond noise fails at once (``[rules.gate]``). Thresholds grow with the
+    number of kernels judged. Kernel groups are held to the same test on their
+    time-weighted percent of roof and their MFU (finding on ``group:<name>``).
 
     **Best practice**
 
@@ -40,33 +67,41 @@ class RoofDrop(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
+    statuses = frozenset({"regressed", "suspect"})
 
     class Options(RuleOptions, CompareOptions):
-        """Thresholds (see ``rules.stats.CompareOptions``)."""
+        """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
 
+        z_threshold: float = Field(default=GATE_Z, gt=0)
         check_groups: bool = True
 
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
         """A finding per kernel and per group whose percent of roof (or MFU) dropped."""
-        for key, placement in ctx.placements.items():
-            if placement.percent_of_roof is None:
-                continue
-            values = ctx.kernel_history(key).percent_of_roof
-            # Like for like: against the roof the baseline was bound by (issue 13).
-            current = like_for_like_samples(ctx, key)
-            cmp = compare_to_baseline(values, current, options=opts)
-            if cmp.regressed:
-                yield self.finding(
-                    ctx,
-                    key,
-                    f"{ctx.kernels[key].name}: {cmp.current:.1f}% of roof "
-                    f"({judged_binding(ctx, key)}), baseline {cmp.center:.1f}% ± {cmp.spread:.1f} "
-                    f"over {cmp.n} runs ({signed_percent(cmp.relative_change)})",
-                    numbers=comparison_numbers(cmp, opts),
-                )
+        values = {
+            key: measured(
+                ctx, key, ctx.kernel_history(key).percent_of_roof, _like_for_like(ctx, key)
+            )
+            for key, placement in ctx.placements.items()
+            if placement.percent_of_roof is not None
+        }
+        for key, judged in judge_all(ctx, values, opts).items():
+            if judged.regressed or judged.suspect:
+                yield self._kernel(ctx, key, judged, values[key])
         if opts.check_groups:
             for figures in ctx.groups.values():
                 yield from self._group(ctx, figures, opts)
+
+    def _kernel(self, ctx: RuleContext, key: str, j: Judgement, m: Measured) -> Finding:
+        return self.finding(
+            ctx,
+            key,
+            f"{ctx.kernels[key].name}: {j.current:.1f}% of roof ({judged_binding(ctx, key)}), "
+            f"level {j.level:.1f}% ± {j.noise:.1f} over {j.n} runs "
+            f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, _pct)}",
+            severity=Severity.FAIL if j.regressed else Severity.WARN,
+            status="regressed" if j.regressed else "suspect",
+            numbers=judgement_numbers(j, m.all),
+        )
 
     def _group(self, ctx: RuleContext, figures: GroupFigures, opts: Options) -> Iterator[Finding]:
         measures = (
@@ -76,14 +111,18 @@ class RoofDrop(Rule):
         for name, current, scale, unit in measures:
             if current is None or figures.history.empty:
                 continue
-            cmp = compare_to_baseline(column(figures.history, name), current, options=opts)
-            if not cmp.regressed:
+            m = Measured(column(figures.history, name), float(current))
+            j = judge_all(ctx, {figures.key: m}, opts)[figures.key]
+            if not (j.regressed or j.suspect) or np.isnan(j.level):
                 continue
             yield self.finding(
                 ctx,
                 figures.key,
-                f"group {figures.group.name}: {cmp.current * scale:.3g}{unit}, baseline "
-                f"{cmp.center * scale:.3g}{unit} ± {cmp.spread * scale:.2g} over {cmp.n} runs "
-                f"({signed_percent(cmp.relative_change)})",
-                numbers={"measure": name, **comparison_numbers(cmp, opts)},
+                f"group {figures.group.name}: {j.current * scale:.3g}{unit}, level "
+                f"{j.level * scale:.3g}{unit} ± {j.noise * scale:.2g} over {j.n} runs "
+                f"({signed_percent(j.relative_change)}); "
+                f"{gate_wording(j, m.all, _scaled(scale, unit))}",
+                severity=Severity.FAIL if j.regressed else Severity.WARN,
+                status="regressed" if j.regressed else "suspect",
+                numbers={"measure": name, **judgement_numbers(j, m.all)},
             )

@@ -1,4 +1,4 @@
-"""``time-regression``: wall time regressed (records without counters, or with the same work)."""
+"""``time-regression``: wall time regressed for records without counters."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
+from collectors.schema import KernelRecord
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.measures import comparison_numbers, seconds, signed_percent, time_samples
-from rules.stats import CompareOptions, compare_to_baseline
+from rules.judging import gate_wording, judge_all, judgement_numbers, measured
+from rules.measures import seconds, signed_percent, time_samples
+from rules.roofline import Placement
+from rules.stats import GATE_Z, CompareOptions
 from rules.timing import baseline_binding, median_value
 from rules.verdict import Finding, Severity, Stability
 
@@ -26,12 +29,14 @@ class TimeRegression(Rule):
     | `verify_gemm` (tensor_bf16 → fp32, same FLOPs and bytes) | 0.34 ms ± 0.01 | 5.10 ms | 15.1× |
 
     Without FLOP and byte counts a record cannot be placed on the roofline, so its time is
-    judged instead: the median of the run's samples against the baseline median, beyond
-    ``z_threshold`` robust spreads and by at least ``min_effect``. Time is the ground truth, so
-    a placed kernel whose work is unchanged (total FLOPs and DRAM bytes within
-    ``work_tolerance`` of the baseline's) but whose binding precision or tier changed is judged
-    on time too: its percent of roof is against a different roof and can hide the slowdown.
-    (With the binding unchanged, percent of roof is the time ratio and roof-drop reports it.)
+    judged instead, by the same gate as ``roof-drop``: the median of the run's samples
+    against the level since the last confirmed change, beyond ``z_threshold`` noise units
+    and by at least ``min_effect`` (suspect), confirmed by the next nights or by a
+    re-measurement of the commit (regressed). Time is the ground truth, so a placed kernel
+    whose work is unchanged (total FLOPs and DRAM bytes within ``work_tolerance`` of the
+    baseline's) but whose binding precision or tier changed is judged on time too: its percent
+    of roof is against a different roof and can hide the slowdown. (With the binding
+    unchanged, percent of roof is the time ratio and roof-drop reports it.)
 
     **Best practice**
 
@@ -45,35 +50,42 @@ class TimeRegression(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
+    statuses = frozenset({"regressed", "suspect"})
 
     class Options(RuleOptions, CompareOptions):
-        """Thresholds (see ``rules.stats.CompareOptions``)."""
+        """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
 
+        z_threshold: float = Field(default=GATE_Z, gt=0)
         work_tolerance: float = Field(default=0.02, ge=0)
 
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
         """A finding per kernel judged on time whose time rose beyond noise."""
-        for key, placement in ctx.placements.items():
-            placed = placement.percent_of_roof is not None
-            if placed and not _same_work_new_binding(ctx, key, opts.work_tolerance):
+        values = {
+            key: measured(ctx, key, ctx.kernel_history(key).time_s, _time)
+            for key, placement in ctx.placements.items()
+            if placement.percent_of_roof is None
+            or _same_work_new_binding(ctx, key, opts.work_tolerance)
+        }
+        for key, j in judge_all(ctx, values, opts, higher_is_better=False).items():
+            if not (j.regressed or j.suspect):
                 continue
-            kernel = ctx.kernels[key]
-            values = ctx.kernel_history(key).time_s
-            cmp = compare_to_baseline(
-                values, time_samples(kernel), higher_is_better=False, options=opts
+            m, placed = values[key], ctx.placements[key].percent_of_roof is not None
+            yield self.finding(
+                ctx,
+                key,
+                f"{ctx.kernels[key].name}: {seconds(j.level)} → {seconds(j.current)} "
+                f"({j.current / j.level:.1f}× the time{', same FLOPs and bytes' if placed else ''})"
+                f", level ± {seconds(j.noise)} over {j.n} runs "
+                f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, seconds)}",
+                severity=Severity.FAIL if j.regressed else Severity.WARN,
+                status="regressed" if j.regressed else "suspect",
+                advice=None if placed else Advice.MEASURE_MORE,
+                numbers={"baseline_time_s": j.level, **judgement_numbers(j, m.all)},
             )
-            if cmp.regressed:
-                yield self.finding(
-                    ctx,
-                    key,
-                    f"{kernel.name}: {seconds(cmp.center)} → {seconds(cmp.current)} "
-                    f"({cmp.current / cmp.center:.1f}× the time"
-                    f"{', same FLOPs and bytes' if placed else ''}), baseline ± "
-                    f"{seconds(cmp.spread)} over {cmp.n} runs "
-                    f"({signed_percent(cmp.relative_change)})",
-                    advice=None if placed else Advice.MEASURE_MORE,
-                    numbers={"baseline_time_s": cmp.center, **comparison_numbers(cmp, opts)},
-                )
+
+
+def _time(kernel: KernelRecord, placement: Placement) -> list[float]:
+    return time_samples(kernel)
 
 
 def _close(now: float, before: float | None, tolerance: float) -> bool:

@@ -21,6 +21,7 @@ from collectors.schema import RunRecord
 from service import __version__
 from service.api import errors
 from service.api.deps import ServiceState
+from service.api.guards import NulQueryGuard, install_log_redaction
 from service.api.limits import BodySizeLimit
 from service.api.metrics import MetricsMiddleware
 from service.api.publish import GitHubFactory, github_factory, github_from_env
@@ -74,6 +75,8 @@ def create_app(
     app.include_router(health.router)
     app.include_router(pages.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
+    app.add_middleware(NulQueryGuard)
+    install_log_redaction()
     app.add_middleware(MetricsMiddleware, metrics=state.metrics, api_prefix=API_PREFIX)
     _document_records(app)
     return app

@@ -6,11 +6,13 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from sqlalchemy.engine import Engine
 
 from collectors.errors import CollectorError
 from rules.errors import RuleDefinitionError, RuleError, UnknownRule
 from rules.hardware import UnknownDevice
 from service.errors import ServiceError, StoreUnavailable
+from service.store.db import describe
 
 log = logging.getLogger("roofguard.api")
 
@@ -29,13 +31,26 @@ def error_status(exc: Exception) -> int:
     return 500
 
 
+def public_detail(exc: StoreUnavailable, engine: Engine) -> str:
+    """What a client is told about an unavailable store: what happened, never where.
+
+    The message names the store's URL (user, host, database) and the driver's words (host and
+    port again); the client gets the first clause only, the log keeps everything.
+    """
+    text = str(exc).replace(f" {describe(engine)}", "")
+    return text.split(": ", 1)[0]
+
+
 async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     """Answer ``{"detail": message}`` with the error's status; log server-side failures."""
     status = error_status(exc)
     if status >= 500:
         log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
-    headers = {"Retry-After": str(RETRY_AFTER_S)} if isinstance(exc, StoreUnavailable) else None
-    return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
+    detail, headers = str(exc), None
+    if isinstance(exc, StoreUnavailable):
+        detail = public_detail(exc, request.app.state.roofguard.engine)
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
 def install(app: FastAPI) -> None:

@@ -7,6 +7,7 @@ idempotent on content, so a retry either stores the run once or finds the first 
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import tempfile
@@ -20,12 +21,15 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
 from collectors.errors import CollectorError
+from collectors.safety import MIN_DURATION_S
 from collectors.schema import RunRecord
 from service.api.deps import ServiceState
+from service.api.guards import find_nul
 from service.api.schemas import UploadForm
 from service.config import RoofguardConfig
-from service.errors import BadInput, StoreUnavailable
+from service.errors import BadInput, ServiceError, StoreUnavailable
 from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
+from service.pipeline.intake import refuse_future
 from service.render.markdown import VerdictLinks
 from service.store.db import session_scope
 
@@ -35,6 +39,15 @@ log = logging.getLogger("roofguard.api")
 CHECK_ATTEMPTS = 4
 _BACKOFF_S = (0.05, 0.2, 0.5)
 MAX_FILES = 64
+#: Longest file name most file systems store (ext4, XFS, APFS: 255 bytes).
+MAX_NAME_BYTES = 255
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class UploadTooLarge(ServiceError):
+    """The upload holds more than the service takes in one run."""
+
+    status = 413
 
 
 @dataclass(frozen=True)
@@ -49,12 +62,47 @@ def parse_record(body: bytes) -> RunRecord:
     """A RunRecord from a JSON body; errors name the field.
 
     Raises:
-        BadInput: Not a valid RunRecord.
+        BadInput: Not a valid RunRecord, or one the store must not hold (see check_record).
     """
     try:
-        return RunRecord.model_validate_json(body)
+        record = RunRecord.model_validate_json(body)
     except ValidationError as exc:
         raise BadInput(f"request body: {_first_error(exc)}") from None
+    if b"\\u0000" in body:  # JSON spells a NUL only this way; walk the tree only then
+        where = find_nul(json.loads(body))
+        if where is not None:
+            raise BadInput(f"request body: {where}: contains a NUL byte")
+    check_record(record, where="request body")
+    return record
+
+
+def check_size(record: RunRecord, *, max_kernels: int) -> None:
+    """Raise UploadTooLarge when the run holds more than ``max_kernels`` kernels."""
+    if len(record.kernels) > max_kernels:
+        raise UploadTooLarge(
+            f"the run holds {len(record.kernels)} kernels, more than the {max_kernels} this "
+            "service takes in one upload (ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device "
+            "or benchmark family"
+        )
+
+
+def check_record(record: RunRecord, *, where: str) -> None:
+    """Refuse a run the history must not hold: unmeasurable durations, a future timestamp.
+
+    A duration of 0 or 1e-300 s with launches is no measurement: it places the kernel at
+    10^300 % of its roof. Kernels whose every launch failed (``launches`` 0) may have none.
+
+    Raises:
+        BadInput: Naming the kernel's index, key and field.
+    """
+    for index, kernel in enumerate(record.kernels):
+        seconds = kernel.duration_s
+        if kernel.launches and seconds < MIN_DURATION_S:  # the collectors' rule, same bound
+            raise BadInput(
+                f"{where}: kernels.{index}.duration_s: {seconds!r} s for kernel "
+                f"{kernel.key!r} is not a measured time (at least {MIN_DURATION_S:g} s)"
+            )
+    refuse_future(record.timestamp, where=f"{where}: timestamp")
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -82,9 +130,21 @@ def parse_form(form: FormData) -> ParsedForm:
 
 
 def _safe_name(upload: UploadFile) -> str:
-    # Only the last component of the client's name is kept: no paths, no dot-files.
+    # Only the last component of the client's name is kept: no paths, no dot-files, no
+    # control characters (a NUL cannot be in a path), and no more than a file system takes.
     name = PurePath((upload.filename or "").replace("\\", "/")).name.lstrip(".")
-    return name or "report"
+    return fit_name(_CONTROL.sub("_", name) or "report")
+
+
+def fit_name(name: str, limit: int = MAX_NAME_BYTES) -> str:
+    """``name`` cut to ``limit`` UTF-8 bytes, keeping its suffix (formats are told by it)."""
+    if len(name.encode("utf-8")) <= limit:
+        return name
+    suffix = PurePath(name).suffix
+    suffix = suffix if len(suffix.encode("utf-8")) <= 16 else ""
+    room = limit - len(suffix.encode("utf-8"))
+    stem = name[: len(name) - len(suffix)].encode("utf-8")[:room].decode("utf-8", "ignore")
+    return stem + suffix
 
 
 def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
@@ -109,10 +169,12 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
     with tempfile.TemporaryDirectory(prefix="roofguard-upload-") as tmp:
         paths = _save(parsed.files, Path(tmp))
         try:
-            return collect_run(paths, meta=meta, config=state.config)
+            record = collect_run(paths, meta=meta, config=state.config)
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/\d+/", "", str(exc))) from None
+    check_record(record, where="uploaded files")
+    return record
 
 
 def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+
+import sqlalchemy as sa
 from fastapi import Request
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from service import __version__
 from service.config import RoofguardConfig
+from service.errors import StoreUnavailable
 from service.pipeline.check import CheckOutcome, check_run
 from service.render.markdown import VerdictLinks
 from service.settings import Settings
+from service.store.db import session_scope
 from service.store.queries import get_run_record
+from service.store.views import get_view, history_stamp, put_view, view_key
+
+log = logging.getLogger("roofguard.api")
 
 
 def base_url(request: Request, settings: Settings) -> str:
@@ -43,3 +54,34 @@ def stored_outcome(
     """
     record = get_run_record(session=session, run_id=run_id)
     return check_run(session=session, run=record, config=config, links=links)
+
+
+def cached_view(
+    *,
+    engine: Engine,
+    session: Session,
+    config: RoofguardConfig,
+    run_id: int,
+    view: str,
+    render: Callable[[], str],
+    extra: str = "",
+) -> str:
+    """View ``view`` of run ``run_id``: stored when nothing it shows has changed, else rendered.
+
+    The key is roofguard's version, the configuration, the repository's history stamp and
+    ``extra`` (what else the body depends on, e.g. the base URL of its links). Storing the
+    rendered body is best effort: a busy store costs the next view a render, not this one.
+    """
+    key = view_key(
+        __version__, config.model_dump_json(), history_stamp(session=session, run_id=run_id), extra
+    )
+    body = get_view(session=session, run_id=run_id, view=view, key=key)
+    if body is not None:
+        return body
+    body = render()
+    try:
+        with session_scope(engine) as writer:
+            put_view(session=writer, run_id=run_id, view=view, key=key, body=body)
+    except (StoreUnavailable, sa.exc.IntegrityError) as exc:  # a concurrent view stored it
+        log.info("view %s of run %d not stored: %s", view, run_id, type(exc).__name__)
+    return body

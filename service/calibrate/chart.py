@@ -68,7 +68,10 @@ def roofline_figure(ceilings: Ceilings, datasheet: Roof | None = None) -> Figure
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte, dram)")
     ax.set_ylabel("FLOP/s")
-    ax.set_title(f"{ceilings.device}: measured roofline ({ceilings.backend}, {ceilings.host})")
+    ax.set_title(
+        f"{ceilings.device}: measured roofline ({ceilings.backend}, {ceilings.host})",
+        parse_math=False,
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     return fig

@@ -18,7 +18,7 @@ from service.cli.db_cmd import DbOption
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
-from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
+from service.pipeline.check import CheckOutcome, Remeasures, RunMeta, check_run, collect_with_reruns
 from service.pipeline.roofs import runner_roof
 from service.render.markdown import VerdictLinks
 
@@ -53,6 +53,20 @@ ChartsOpt = Annotated[
 ArtifactOpt = Annotated[
     str, typer.Option(help="Workflow artifact the verdict and charts are uploaded as.")
 ]
+SuspectsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Write the suspects here, one kernel name per line (empty when none), for a "
+        "re-measure step; no kernel then fails on one measurement."
+    ),
+]
+RerunOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--rerun",
+        help="A re-measurement of the same commit (repeatable): confirms or clears suspects.",
+    ),
+]
 HealthOpt = Annotated[
     Path, typer.Option(help="Health verdict of `roofguard calibrate --check` (if present).")
 ]
@@ -83,17 +97,23 @@ def check_command(
     health_file: HealthOpt = DEFAULT_HEALTH_PATH,
     charts: ChartsOpt = None,
     artifact_name: ArtifactOpt = "roofguard",
+    suspects: SuspectsOpt = None,
+    rerun: RerunOpt = None,
 ) -> int:
     """Ingest the run, judge it kernel by kernel on percent of roof, and write the verdict.
 
-    Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad input.
+    A PR run is screened against the base branch's level: kernels worse beyond noise are
+    suspects (``--suspects`` writes them); ``--rerun`` re-measurements of the commit confirm
+    or clear them. Exit 0 when the conclusion is pass or warn, 1 when it is fail, 2 for bad
+    input (then nothing is stored or written).
     """
     resolve_format(fmt, output)  # a wrong --format fails before anything is stored
     cfg = load_cli_config(config, base_branch=base_branch, device=device, roof=roof)
     meta = RunMeta(
         repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device, runner=runner
     )
-    run = collect_run(files, meta=meta, config=cfg)
+    run, reruns = collect_with_reruns(files, rerun or [], meta=meta, config=cfg)
+    remeasures = Remeasures(reruns, expected=suspects is not None)
     trusted = _runner_trusted(health_file)
     with store_session(db) as session:
         measured = runner_roof(session=session, run=run, config=cfg)
@@ -106,12 +126,22 @@ def check_command(
             measured=measured,
             trusted=trusted,
             links=links,
+            remeasures=remeasures,
         )
     _write(outcome, fmt, output)
+    if suspects is not None:
+        write_suspects(outcome, suspects)
     if charts is not None:
         write_charts(outcome, run, charts)
     _publish(outcome, repo=repo, pr=pr, sha=commit, post=post, links=links)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
+
+
+def write_suspects(outcome: CheckOutcome, path: Path) -> None:
+    """The suspects, one kernel name per line as the report names it (empty when none)."""
+    names = [k.name for k in outcome.verdict.kernels if k.status == "suspect"]
+    path.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
+    typer.echo(f"{len(names)} suspect(s) written to {path}", err=True)
 
 
 def _runner_trusted(path: Path) -> bool:

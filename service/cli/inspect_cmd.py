@@ -36,6 +36,7 @@ from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.check import noted
 from service.pipeline.roofs import DeviceConflict, choose_roof
+from service.render.escape import terminal_text
 from service.render.text import clean
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
@@ -240,7 +241,8 @@ def inspect_command(
                 console.print(part)
         return
     reports = [render(path, run, roof) for path, run, roof in placed]
-    typer.echo("\n\n".join(reports))
+    # Names come from the reports: no escape sequence of theirs reaches the terminal.
+    typer.echo("\n".join(terminal_text(line) for line in "\n\n".join(reports).split("\n")))
 
 
 def register(app: typer.Typer) -> None:

@@ -3,21 +3,35 @@
 GitHub signs each delivery with ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>``
 over the raw body. GitHub sends no delivery timestamp header, so freshness is judged from the
 payload's own time of the event (``comment.updated_at``, ``pull_request.updated_at``): a
-delivery older than ``max_age`` is stale. Within that window each ``X-GitHub-Delivery`` id is
-accepted once (``service.store.deliveries``, shared by every replica), so a captured delivery
-cannot be replayed at all: too old is stale, and younger is a seen id.
+delivery older than ``max_age`` is stale, and one dated more than ``FUTURE_SKEW`` ahead is
+refused too (it would stay fresh for longer than its replay record is kept).
+
+The ``X-GitHub-Delivery`` id is not signed: a captured body can be sent again under any new
+id. So a delivery is recognised by what the signature covers, the sha256 of its body, as
+well as by its id (``service.store.deliveries``, shared by every replica): too old is
+stale, and younger is a body (or id) seen before.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from service.errors import WebhookSignatureInvalid
+from service.errors import BadInput, WebhookSignatureInvalid
 
 _SIGNATURE_PREFIX = "sha256="
+#: GitHub's delivery ids are GUIDs; anything longer or odder is not one (the store keeps 100).
+_DELIVERY_ID = re.compile(r"[A-Za-z0-9-]{1,100}")
+#: How far ahead of this machine's clock an event may be dated (clocks drift a little).
+FUTURE_SKEW = timedelta(seconds=60)
+
+
+def body_hash(body: bytes) -> str:
+    """sha256 of a delivery's raw body: what identifies it across delivery ids."""
+    return hashlib.sha256(body).hexdigest()
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -58,11 +72,21 @@ def check_fresh(
 ) -> str:
     """The delivery id, or WebhookSignatureInvalid when it is missing or the event is stale.
 
-    Whether the id was seen before is the store's to say (``record_delivery``), so that
+    Whether the delivery was seen before is the store's to say (``record_delivery``), so that
     every replica of the service refuses a replay.
+
+    Raises:
+        WebhookSignatureInvalid: No delivery id, or an event too old or dated in the future.
+        BadInput: The delivery id is not one GitHub would send.
     """
     if not delivery_id:
         raise WebhookSignatureInvalid("missing X-GitHub-Delivery header")
+    if not _DELIVERY_ID.fullmatch(delivery_id):
+        raise BadInput("X-GitHub-Delivery: not a delivery id (1 to 100 letters, digits and dashes)")
     if happened is None or now - happened > max_age:
         raise WebhookSignatureInvalid("stale delivery: the event is older than allowed")
+    if happened - now > FUTURE_SKEW:
+        raise WebhookSignatureInvalid(
+            "delivery from the future: the event is dated after this machine's clock"
+        )
     return delivery_id

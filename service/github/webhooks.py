@@ -15,6 +15,7 @@ from typing import Any
 from sqlmodel import Session
 
 from rules.verdict import Severity
+from service.errors import BadInput
 from service.github.commands import (
     MAINTAINER_ASSOCIATIONS,
     AcceptCommand,
@@ -51,11 +52,36 @@ def _ignored(detail: str) -> WebhookAction:
     return WebhookAction("ignored", detail)
 
 
+def field(payload: Any, *path: str, kind: type = str) -> Any:
+    """``payload[path[0]][path[1]]...``, of type ``kind`` (``int``: a positive number).
+
+    Raises:
+        BadInput: A key is missing or the value has another type (names the dotted path).
+    """
+    value = payload
+    for depth, key in enumerate(path):
+        if not isinstance(value, dict) or key not in value:
+            raise BadInput(f"webhook payload: {'.'.join(path[: depth + 1])} is missing")
+        value = value[key]
+    wanted = isinstance(value, kind) and not isinstance(value, bool)
+    if not wanted or (kind is int and not 0 < value < 2**31) or (kind is str and not value):
+        raise BadInput(f"webhook payload: {'.'.join(path)} is not a {kind.__name__}")
+    return value
+
+
+def _text(payload: dict[str, Any], *path: str) -> str:
+    """An optional text field: empty when missing or not a string."""
+    value: Any = payload
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, str) else ""
+
+
 def plan(*, session: Session, event: str, payload: dict[str, Any]) -> WebhookAction:
     """Decide (and, for an accept, record) what an event does; posting is the caller's."""
-    repo = (payload.get("repository") or {}).get("full_name")
-    if not isinstance(repo, str):
+    if not isinstance(payload.get("repository"), dict):
         return _ignored("payload names no repository")
+    repo = field(payload, "repository", "full_name")
     if event == "pull_request":
         return _pull_request(session, repo, payload)
     if event == "issue_comment":
@@ -67,41 +93,42 @@ def _pull_request(session: Session, repo: str, payload: dict[str, Any]) -> Webho
     action = payload.get("action")
     if action not in ("reopened", "synchronize"):
         return _ignored(f"pull_request action {action!r} is not handled")
-    pr = payload["pull_request"]
-    sha, number = pr["head"]["sha"], int(payload.get("number") or pr["number"])
+    sha = field(payload, "pull_request", "head", "sha")
+    number = field(payload, "pull_request", "number", kind=int)
     run_id = latest_run_for(session=session, repo=repo, commit=sha)
     if run_id is None:
         return WebhookAction("no-run", f"no run uploaded for {sha[:12]} yet", repo, number, sha)
     return WebhookAction(
-        "repost", f"verdict of run {run_id} posted again", repo, number, sha, run_id
+        "repost", f"verdict of run {run_id} to be posted again", repo, number, sha, run_id
     )
 
 
 def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAction:
-    issue, comment = payload.get("issue") or {}, payload.get("comment") or {}
-    if payload.get("action") != "created" or "pull_request" not in issue:
+    issue = payload.get("issue")
+    on_pr = isinstance(issue, dict) and "pull_request" in issue
+    if payload.get("action") != "created" or not on_pr:
         return _ignored("only new comments on pull requests are read")
-    asked = _maintainer_command(comment)
+    asked = _maintainer_command(payload)
     if isinstance(asked, WebhookAction):
         return asked
     command, login = asked
-    number = int(issue["number"])
+    number = field(payload, "issue", "number", kind=int)
     run_id = latest_run_for(session=session, repo=repo, pull_request=number)
     if run_id is None:
         return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
     return _accept(session, repo, number, run_id, command, login)
 
 
-def _maintainer_command(comment: dict[str, Any]) -> tuple[AcceptCommand, str] | WebhookAction:
+def _maintainer_command(payload: dict[str, Any]) -> tuple[AcceptCommand, str] | WebhookAction:
     """The comment's ``/roofguard accept`` and its author, or why it is ignored."""
     try:
-        command = parse_accept(str(comment.get("body") or ""))
+        command = parse_accept(_text(payload, "comment", "body"))
     except CommandSyntaxError as exc:
         return _ignored(str(exc))
     if command is None:
         return _ignored("no /roofguard command in the comment")
-    login = str((comment.get("user") or {}).get("login") or "")
-    if comment.get("author_association") not in MAINTAINER_ASSOCIATIONS:
+    login = field(payload, "comment", "user", "login")
+    if _text(payload, "comment", "author_association") not in MAINTAINER_ASSOCIATIONS:
         return _ignored(f"{login} is not a maintainer (OWNER, MEMBER or COLLABORATOR)")
     return command, login
 

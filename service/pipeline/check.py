@@ -25,6 +25,7 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
 from service.config import RoofguardConfig
+from service.errors import BadInput
 from service.pipeline.intake import collect_run as intake_collect
 from service.pipeline.intake import stamp_run
 from service.pipeline.roofs import RoofChoice, choose_roof, names_device, run_device
@@ -81,8 +82,22 @@ def catalog_for(config: RoofguardConfig) -> Catalog:
     return builtin_catalog().with_overrides(config.devices)
 
 
-def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
-    """Read every file of one run, apply declared work models and the meta.
+@dataclass(frozen=True)
+class Remeasures:
+    """The PR gate's re-measure step (issue 16: screen, re-measure, decide).
+
+    Attributes:
+        runs: Re-measurements of the run's commit (``check --rerun``); not stored.
+        expected: The caller will re-measure the suspects (``check --suspects``), so no
+            kernel fails on one measurement.
+    """
+
+    runs: tuple[RunRecord, ...] = ()
+    expected: bool = False
+
+
+def _read(paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+    """Read the files of one run (no meta applied yet), checking the device they name.
 
     A device given by the meta (``--device``, an upload's field) or else the config names the
     device of files that name none; a file naming another device is an error.
@@ -96,7 +111,51 @@ def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig
     run_device(run, given=given, catalog=catalog_for(config), origin=origin)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")
-    return meta.apply(run)
+    return run
+
+
+def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+    """Read every file of one run, apply declared work models and the meta."""
+    return meta.apply(_read(paths, meta, config))
+
+
+def _check_rerun(path: Path, rerun: RunRecord, run: RunRecord, commits: set[str]) -> None:
+    if rerun.commit and rerun.commit not in commits:
+        raise BadInput(
+            f"{path}: --rerun measured commit {rerun.commit!r}, but the run is "
+            f"{sorted(commits)[0]!r}; re-measurements must be of the same commit"
+        )
+    if rerun.device.name != run.device.name:
+        raise BadInput(
+            f"{path}: --rerun measured on {rerun.device.name!r}, but the run on "
+            f"{run.device.name!r}; re-measure on the same device"
+        )
+    keys = {k.key for k in run.kernels}
+    for kernel in rerun.kernels:
+        if kernel.key not in keys:
+            raise BadInput(
+                f"{path}: --rerun kernel {kernel.name!r} (key {kernel.key!r}) is not in the "
+                "run; re-measure the run's own kernels"
+            )
+
+
+def collect_with_reruns(
+    paths: Sequence[Path], reruns: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig
+) -> tuple[RunRecord, tuple[RunRecord, ...]]:
+    """The run and its re-measurements (``check --rerun``), all checked before anything is stored.
+
+    A re-measurement must be of the same commit (the one its files name, or ``meta``'s) and
+    device, and hold only kernels of the run.
+
+    Raises:
+        BadInput: A re-measurement file breaks that; the error names the file and the kernel.
+    """
+    raw = _read(paths, meta, config)
+    commits = {c for c in (meta.commit, raw.commit) if c}
+    again = [(path, _read([path], meta, config)) for path in reruns]
+    for path, rerun in again:
+        _check_rerun(path, rerun, raw, commits)
+    return meta.apply(raw), tuple(meta.apply(rerun) for _, rerun in again)
 
 
 def verify_device(run: RunRecord, config: RoofguardConfig) -> None:
@@ -171,11 +230,13 @@ def check_run(
     links: VerdictLinks | Callable[[int], VerdictLinks] | None = None,
     measured: Roof | None = None,
     trusted: bool = True,
+    remeasures: Remeasures | None = None,
 ) -> CheckOutcome:
     """Ingest ``run`` (idempotent) and judge it against its baseline.
 
     ``links`` may be a function of the stored run's id (the service links to the run's page,
-    whose id exists only once the run is stored).
+    whose id exists only once the run is stored). ``remeasures`` are the PR gate's
+    re-measurements: they judge the run, they are not stored.
     """
     choice = choose_for(run, config, measured)
     run, roof = noted(run, choice), choice.roof
@@ -189,8 +250,11 @@ def check_run(
         config=config.rules,
         trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
+        reruns=(remeasures or Remeasures()).runs,
+        remeasure=(remeasures or Remeasures()).expected,
     )
-    verdict = _stored_findings(session, _stamped(evaluate(context), run, stored.run_id), stored)
+    stamped = _stamped(evaluate(context), run, stored.run_id)
+    verdict = _stored_findings(session, stamped, stored, bool(context.reruns))
     resolved = links(stored.run_id) if callable(links) else links
     markdown = render_verdict(verdict, links=resolved)
     return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
@@ -229,10 +293,14 @@ def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
     )
 
 
-def _stored_findings(session: Session, verdict: Verdict, stored: IngestResult) -> Verdict:
+def _stored_findings(
+    session: Session, verdict: Verdict, stored: IngestResult, context_reruns: bool = False
+) -> Verdict:
     """Save a new run's findings; a run stored before keeps the findings saved then."""
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
         return verdict
+    if context_reruns:
+        return verdict  # re-measurements judge it anew; the first judgement stays stored
     findings = tuple(list_findings(session=session, run_id=stored.run_id))
     return verdict.model_copy(update={"findings": findings})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from collectors import CollectOptions, collect
@@ -57,6 +57,30 @@ def collect_run(paths: Sequence[str | Path], options: CollectOptions | None = No
     return merge_runs(records, files)
 
 
+#: How far ahead of this machine's clock a run's timestamp may be (runner clocks drift).
+FUTURE_SKEW = timedelta(minutes=5)
+
+
+def refuse_future(ts: datetime, *, where: str, now: datetime | None = None) -> None:
+    """Raise BadInput when ``ts`` lies in the future (beyond ``FUTURE_SKEW``).
+
+    A future run would sort after every real one and stay "latest" for as long as it is
+    ahead; most often it is a naive local time taken as UTC.
+    """
+    now = now or datetime.now(UTC)
+    if ts > now + FUTURE_SKEW:
+        ahead = ts - now
+        raise BadInput(
+            f"{where}: {ts.isoformat()} is {_hours(ahead)} in the future (this machine's "
+            f"clock says {now.isoformat(timespec='seconds')}); a wrong clock or time zone?"
+        )
+
+
+def _hours(delta: timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    return f"{hours:.1f} h" if hours >= 1 else f"{delta.total_seconds() / 60:.0f} min"
+
+
 def parse_timestamp(text: str | None) -> datetime | None:
     """An ISO-8601 timestamp (UTC when it names no zone), None for None."""
     if text is None:
@@ -104,4 +128,6 @@ def stamp_run(
     }
     if timestamp is not None:
         update["timestamp"] = timestamp
-    return RunRecord.model_validate({**run.model_dump(), **update})
+    stamped = RunRecord.model_validate({**run.model_dump(), **update})
+    refuse_future(stamped.timestamp, where="--timestamp" if timestamp else "run timestamp")
+    return stamped

@@ -216,7 +216,7 @@ def roofline_chart(
         _label_kernels(ax, fig, kernels)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("achieved FLOP/s")
-    ax.set_title(title or roof.label)
+    ax.set_title(title or roof.label, parse_math=False)
     ax.grid(True, which="major", alpha=0.3)
     if precisions and drawn_tiers:
         ax.legend(loc="lower right", fontsize="small")
@@ -246,6 +246,7 @@ def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> Non
             fontsize=8,
             va="center",
             ha="left" if offset[0] >= 0 else "right",
+            parse_math=False,  # names are data: `$x$` in a name is not math text
         )
         text.set_gid(f"label:{k.name}")
 
@@ -314,7 +315,7 @@ def trend_chart(
     if change_points is not None:
         _draw_changes(ax, change_points)
     ax.set_ylabel("% of roof" if metric == "percent_of_roof" else f"time ({unit})")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, parse_math=False)
     ax.grid(True, alpha=0.3)
     fig.autofmt_xdate()
     return fig
@@ -360,6 +361,7 @@ def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
             fontsize=7,
             va="top",
             ha="right",
+            parse_math=False,
         )
 
 

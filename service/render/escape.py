@@ -109,6 +109,48 @@ def marker_value(value: str | int | None) -> str:
     return text.replace("--", "-_") or "-"
 
 
+#: Terminal control sequences: CSI (colours, cursor moves), OSC (``ESC ]``: titles, OSC 8
+#: hyperlinks) up to BEL or ST, other two-byte escapes, and the C1 forms of CSI/OSC/DCS.
+_TERMINAL_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI ... final byte (7-bit and C1 forms)
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]).*?(?:\x07|\x1b\\|\x9c)"  # OSC, DCS ... BEL/ST
+    r"|\x1b[ -~]?"  # two-byte escapes, a lone ESC, or the opening of an unterminated one
+    r"|[\x80-\x9f]",  # any other C1 control
+    re.DOTALL,
+)
+
+
+def strip_terminal_escapes(value: str) -> str:
+    """``value`` without terminal escape sequences (whole: OSC 8 targets, titles, CSI codes).
+
+    A kernel name from a report could otherwise set the window title, draw an OSC 8
+    hyperlink that points elsewhere than it reads, move the cursor over earlier output or
+    recolour the rest of the screen. Dropping only the ESC byte would leave the rest of the
+    sequence (``]8;;https://...``) printed as if it were the name.
+    """
+    return _TERMINAL_ESCAPE.sub("", value)
+
+
+def terminal_text(value: str) -> str:
+    """``value`` safe to print on a terminal, on one line (escapes removed, controls spaces)."""
+    return flatten(strip_terminal_escapes(value))
+
+
+def csv_cell(value: object) -> object:
+    """A value safe in a spreadsheet: text starting like a formula gets a leading ``'``.
+
+    Spreadsheets evaluate cells beginning with ``=``, ``+``, ``-``, ``@``, tab or CR (OWASP's
+    CSV injection list), so a kernel named ``=HYPERLINK(...)`` would run on opening. Numbers
+    are left alone: a negative number is not a formula.
+    """
+    if isinstance(value, str) and value[:1] in _FORMULA_START:
+        return "'" + value
+    return value
+
+
+_FORMULA_START = frozenset("=+-@\t\r")
+
+
 def escape_command_data(value: str) -> str:
     """Escape the message of a workflow command (``::error ...::message``)."""
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

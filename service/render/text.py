@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Verdict
+from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.verdict_view import (
     ICONS,
@@ -41,7 +42,7 @@ _CONCLUSION_STYLE = {"fail": "bold red", "warn": "bold yellow", "pass": "bold gr
 
 def clean(text: str, width: int | None = None) -> str:
     """``text`` without terminal control characters, cut in the middle beyond ``width``."""
-    text = _CONTROL.sub("", text)
+    text = _CONTROL.sub("", strip_terminal_escapes(text))  # whole sequences, then strays
     if width is None or len(text) <= width:
         return text
     half = (width - 1) // 2

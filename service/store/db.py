@@ -83,7 +83,9 @@ def make_engine(
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(parsed, connect_args={"timeout": busy_timeout_s})
+        engine = sa.create_engine(
+            parsed, connect_args={"timeout": busy_timeout_s}, hide_parameters=True
+        )
         _sqlite_pragmas(engine, busy_timeout_s)
         return engine
     connect_args: dict[str, Any] = {}
@@ -93,7 +95,11 @@ def make_engine(
         if "connect_timeout" not in parsed.query:
             connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
     try:
-        return sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
+        # hide_parameters: a driver error's message (logged with its traceback) never carries
+        # the values of a statement: uploaded names, webhook fields, hashes.
+        return sa.create_engine(
+            parsed, connect_args=connect_args, pool_pre_ping=True, hide_parameters=True
+        )
     except ImportError as exc:  # SQLAlchemy imports the driver here
         raise MissingDriver(parsed, exc) from None
 

@@ -21,7 +21,7 @@ from sqlmodel import Session
 from rules.frames import HISTORY_COLUMNS
 from service.store.baselines import BASELINE_KINDS
 from service.store.fastread import raw_rows, read_frame
-from service.store.ids import as_utc, device_id, key_hash, repo_id
+from service.store.ids import as_utc, device_id, key_hash, repo_id, same_repo
 from service.store.tables import (
     BaselineAcceptance,
     Device,
@@ -317,8 +317,9 @@ def nightly_history(
         _RUNS.c.timestamp >= as_utc(start),
         _RUNS.c.timestamp < as_utc(end),
     )
+    if repo is not None:
+        stmt = stmt.where(same_repo(_REPOS.c.name, repo))
     for column, value in (
-        (_REPOS.c.name, repo),
         (_DEVICES.c.name, device),
         (_RUNS.c.branch, branch),
     ):

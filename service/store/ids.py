@@ -10,13 +10,14 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import PurePosixPath
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from collectors.schema import RunRecord
+from collectors.schema import RunRecord, SourceRef
 from service.store.rows import KernelValues, NamedValues
 from service.store.tables import Device, Kernel, Repository, table_of
 
@@ -26,13 +27,62 @@ _KERNELS = table_of(Kernel)
 
 
 def canonical_json(run: RunRecord) -> str:
-    """The canonical JSON of a run: sorted keys, no whitespace (what the hash is taken of)."""
-    return json.dumps(run.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """The canonical JSON of a run: sorted keys, no whitespace."""
+    return _dumps(run.model_dump(mode="json"))
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def file_name(path: str) -> str:
+    """The last component of a path as any machine wrote it (with / or backslashes)."""
+    return PurePosixPath(path.replace("\\", "/")).name or path
+
+
+def _named_by_file(source: SourceRef | None) -> SourceRef | None:
+    if source is None or file_name(source.path) == source.path:
+        return source
+    return source.model_copy(update={"path": file_name(source.path)})
+
+
+def stored_record(run: RunRecord) -> RunRecord:
+    """The run as the store keeps it: every source named by its file name alone.
+
+    Where a file lay on the machine that read it (a CI workspace, an upload's temporary
+    folder) says nothing about the run, changes between attempts, and does not belong in
+    the history; the file name and row still point a person at the entry.
+    """
+    kernels = tuple(
+        k if k.source is None else k.model_copy(update={"source": _named_by_file(k.source)})
+        for k in run.kernels
+    )
+    sources = tuple(_named_by_file(s) or s for s in run.sources)
+    return run.model_copy(update={"kernels": kernels, "sources": sources})
+
+
+def identity(run: RunRecord) -> tuple[str, str]:
+    """The canonical JSON of ``stored_record(run)`` and the run's content hash.
+
+    The hash is the sha256 of that JSON without the timestamp and the file names: a run is
+    its measurements, repository, commit, branch, kind and device, not when, where or under
+    what name its files were read. So a CI job run again, an upload retried, or the same
+    file given by another path or as a copy stores one run (DESIGN.md: ingest is idempotent).
+    """
+    data = stored_record(run).model_dump(mode="json")
+    record = _dumps(data)
+    data.pop("timestamp", None)
+    for source in data["sources"]:
+        source["path"] = ""
+    for kernel in data["kernels"]:
+        if kernel.get("source"):
+            kernel["source"]["path"] = ""
+    return record, hashlib.sha256(_dumps(data).encode("utf-8")).hexdigest()
 
 
 def content_hash(run: RunRecord) -> str:
-    """sha256 of ``canonical_json(run)``."""
-    return hashlib.sha256(canonical_json(run).encode("utf-8")).hexdigest()
+    """The content hash of ``run`` (see ``identity``)."""
+    return identity(run)[1]
 
 
 def key_hash(key: str) -> str:
@@ -62,21 +112,39 @@ def _insert_ignore(
     session.execute(stmt, list(rows))
 
 
-def _named_id(session: Session, table: sa.Table, name: str) -> int:
-    """Id of the row called ``name`` in repositories or devices, created when missing."""
-    found = session.execute(sa.select(table.c.id).where(table.c.name == name)).scalar()
+def same_repo(column: sa.ColumnElement[str], repo: str) -> sa.ColumnElement[bool]:
+    """``column`` names ``repo``: GitHub's names ignore case (``Acme/K`` is ``acme/k``)."""
+    return sa.func.lower(column) == repo.lower()
+
+
+def _named_id(
+    session: Session, table: sa.Table, name: str, match: sa.ColumnElement[bool] | None = None
+) -> int:
+    """Id of the row called ``name`` in repositories or devices, created when missing.
+
+    ``match`` finds an existing row (default: the exact name); the oldest match wins.
+    """
+    where = table.c.name == name if match is None else match
+    stmt = sa.select(table.c.id).where(where).order_by(table.c.id).limit(1)
+    found = session.execute(stmt).scalar()
     if found is None:
         row: NamedValues = {"name": name, "created_at": datetime.now(UTC)}
         _insert_ignore(session, table, [row])
-        found = session.execute(sa.select(table.c.id).where(table.c.name == name)).scalar_one()
+        found = session.execute(stmt).scalar_one()
     return int(found)
 
 
 def repo_id(*, session: Session, repo: str, create: bool = False) -> int | None:
-    """Id of repository ``repo`` (created when ``create``), None when unknown."""
+    """Id of repository ``repo`` in any letter case (created when ``create``), None if unknown.
+
+    The first spelling stored stays the repository's name, so runs uploaded as ``Acme/K``
+    and as ``acme/k`` share one history.
+    """
+    match = same_repo(_REPOS.c.name, repo)
     if create:
-        return _named_id(session, _REPOS, repo)
-    found = session.execute(sa.select(_REPOS.c.id).where(_REPOS.c.name == repo)).scalar()
+        return _named_id(session, _REPOS, repo, match)
+    stmt = sa.select(_REPOS.c.id).where(match).order_by(_REPOS.c.id).limit(1)
+    found = session.execute(stmt).scalar()
     return None if found is None else int(found)
 
 
@@ -105,13 +173,32 @@ def kernel_ids(
     return {hashes[h]: i for h, i in ids.items()}
 
 
+#: Hashes per lookup: below every driver's parameter limit (SQLite's IN list), and one array
+#: parameter per statement on PostgreSQL.
+_LOOKUP_CHUNK = 5000
+_ARRAY_CHUNK = 50_000
+
+
 def _kernel_ids_by_hash(session: Session, repo_id: int, hashes: list[str]) -> dict[str, int]:
+    """Ids of the repository's kernels with these key hashes, in linear time.
+
+    On PostgreSQL the hashes go as one array (``key_hash = ANY(:hashes)``): an ``IN`` list of
+    5,000 bind parameters is planned anew each time, and 130,000 kernels took 100 s there.
+    """
     table = _KERNELS
+    postgres = session.get_bind().dialect.name == "postgresql"
+    chunk_size = _ARRAY_CHUNK if postgres else _LOOKUP_CHUNK
     found: dict[str, int] = {}
-    for start in range(0, len(hashes), 5000):  # stay below every driver's parameter limit
-        chunk = hashes[start : start + 5000]
-        stmt = sa.select(table.c.key_hash, table.c.id).where(
-            table.c.repo_id == repo_id, table.c.key_hash.in_(chunk)
+    for start in range(0, len(hashes), chunk_size):
+        chunk = hashes[start : start + chunk_size]
+        match = (
+            table.c.key_hash == sa.any_(sa.bindparam("hashes", chunk, type_=_HASH_ARRAY))
+            if postgres
+            else table.c.key_hash.in_(chunk)
         )
+        stmt = sa.select(table.c.key_hash, table.c.id).where(table.c.repo_id == repo_id, match)
         found.update({h: int(i) for h, i in session.execute(stmt)})
     return found
+
+
+_HASH_ARRAY = postgresql.ARRAY(sa.String(64))

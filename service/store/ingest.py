@@ -8,7 +8,6 @@ ORM object per row.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +19,7 @@ from collectors.schema import KernelRecord, RunRecord
 from rules.roofline import Placement, Roof
 from rules.verdict import Finding
 from service.errors import BadInput
-from service.store.ids import as_utc, canonical_json, device_id, kernel_ids, repo_id
+from service.store.ids import as_utc, device_id, identity, kernel_ids, repo_id
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
 from service.store.tables import FindingRow, Measurement, Run, table_of
 
@@ -36,7 +35,7 @@ class IngestResult:
     Attributes:
         run_id: The stored run (the first one, when the content was already stored).
         created: False when the same content was already stored (nothing was written).
-        content_hash: sha256 of the canonical RunRecord JSON.
+        content_hash: The run's content hash (``service.store.ids.identity``).
         kernels: Number of kernels of the run.
     """
 
@@ -169,8 +168,7 @@ def ingest_run(
     """
     if not run.repo:
         raise BadInput("run has no repository; give --repo OWNER/NAME")
-    record = canonical_json(run)
-    digest = hashlib.sha256(record.encode("utf-8")).hexdigest()
+    record, digest = identity(run)
     existing = find_run(session=session, repo=run.repo, content_hash=digest)
     if existing is not None:
         return IngestResult(existing, False, digest, len(run.kernels))

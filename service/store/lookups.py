@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from service.store.ids import same_repo
 from service.store.tables import Device, Kernel, Repository, Run, table_of
 
 _RUNS = table_of(Run)
@@ -40,7 +41,7 @@ def list_devices(*, session: Session, repo: str) -> list[str]:
         .distinct()
         .join(_RUNS, _RUNS.c.device_id == _DEVICES.c.id)
         .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
-        .where(_REPOS.c.name == repo)
+        .where(same_repo(_REPOS.c.name, repo))
         .order_by(_DEVICES.c.name)
     )
     return [str(name) for name in session.execute(stmt).scalars()]
@@ -69,7 +70,7 @@ def search_kernels(
         .limit(limit)
     )
     if repo is not None:
-        stmt = stmt.where(_REPOS.c.name == repo)
+        stmt = stmt.where(same_repo(_REPOS.c.name, repo))
     return [KernelHit(str(r), str(k), str(n)) for r, k, n in session.execute(stmt)]
 
 
@@ -80,7 +81,7 @@ def latest_run_for(
     stmt = (
         sa.select(_RUNS.c.id)
         .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
-        .where(_REPOS.c.name == repo)
+        .where(same_repo(_REPOS.c.name, repo))
     )
     if commit is not None:
         stmt = stmt.where(_RUNS.c.commit == commit)

@@ -16,7 +16,7 @@ from sqlmodel import Session
 from collectors.schema import RunRecord
 from rules.verdict import Finding
 from service.errors import NotFound
-from service.store.ids import as_utc
+from service.store.ids import as_utc, same_repo
 from service.store.tables import Device, FindingRow, Repository, Run, table_of
 
 _RUNS = table_of(Run)
@@ -60,7 +60,7 @@ class RunSummary(RunBase):
         roof_source: datasheet, report, measured or custom.
         roof_label: The roof's label, e.g. "H100-SXM5 (datasheet)".
         trusted: False when the runner failed its health preflight.
-        content_hash: sha256 of the canonical RunRecord JSON.
+        content_hash: The run's content hash (``service.store.ids.identity``).
     """
 
     roof_source: str
@@ -122,8 +122,9 @@ def list_runs(
 ) -> list[RunSummary]:
     """Stored runs, newest first, filtered by whatever is given."""
     stmt = _summary_select()
+    if repo is not None:
+        stmt = stmt.where(same_repo(_REPOS.c.name, repo))
     filters = [
-        (_REPOS.c.name, repo),
         (_RUNS.c.kind, kind),
         (_RUNS.c.branch, branch),
         (_DEVICES.c.name, device),

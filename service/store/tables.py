@@ -75,8 +75,8 @@ class Device(SQLModel, table=True):
 class Run(SQLModel, table=True):
     """One ingested run.
 
-    ``content_hash`` (sha256 of the canonical RunRecord JSON) is unique per repository, which
-    makes ingest idempotent.
+    ``content_hash`` (sha256 of the run without its timestamp, sources named by file name;
+    ``service.store.ids.identity``) is unique per repository, which makes ingest idempotent.
     """
 
     __tablename__ = "runs"
@@ -245,3 +245,22 @@ class WebhookDelivery(SQLModel, table=True):
     delivery_id: str = Field(sa_type=sa.String(100), primary_key=True)
     event: str = Field(sa_type=sa.String(64))
     received_at: datetime = _ts(default_factory=utcnow)
+    #: sha256 of the signed body: the same body under a new delivery id is a replay too.
+    payload_hash: str | None = Field(default=None, sa_type=sa.String(64), unique=True)
+
+
+class RenderedView(SQLModel, table=True):
+    """A rendered view of a stored run (its page, chart or verdict), reused while it holds.
+
+    ``cache_key`` is a hash of everything the view depends on besides the run: roofguard's
+    version, the configuration and the state of the repository's history (a new run or an
+    acceptance changes the baseline, so the view is rendered again).
+    """
+
+    __tablename__ = "rendered_views"
+
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True)
+    view: str = Field(sa_type=sa.String(32), primary_key=True)
+    cache_key: str = Field(sa_type=sa.String(64))
+    body: str = Field(sa_type=sa.Text)
+    created_at: datetime = _ts(default_factory=utcnow)

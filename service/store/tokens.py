@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from service.errors import BadInput, Forbidden, NotFound, Unauthorized
-from service.store.ids import as_utc, repo_id
+from service.store.ids import as_utc, repo_id, same_repo
 from service.store.rows import TokenValues
 from service.store.tables import ApiToken, Repository, table_of
 
@@ -154,7 +154,7 @@ def list_tokens(*, session: Session, repo: str | None = None) -> list[TokenInfo]
     """Stored tokens (revoked ones too), oldest first, of ``repo`` or of every repository."""
     stmt = _info_select().order_by(_TOKENS.c.id)
     if repo is not None:
-        stmt = stmt.where(_REPOS.c.name == repo)
+        stmt = stmt.where(same_repo(_REPOS.c.name, repo))
     return [_info(row) for row in session.execute(stmt)]
 
 

@@ -51,6 +51,7 @@ class Series:
     change: int | None
     magnitude: float
     kind: str
+    dips: tuple[int, ...] = ()  # one-night clock dips (5-30% slower), labelled
 
 
 def _outliers(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
@@ -74,8 +75,10 @@ def make_series(rng: np.random.Generator, noise: float) -> Series:
         change = int(rng.integers(10, LENGTH - 3))
         magnitude = float(rng.choice(MAGNITUDES)) * (-1 if rng.random() < 0.7 else 1)
         values[change:] *= 1 + magnitude
-    values *= _outliers(rng, LENGTH, 0.08 if kind == "outliers" else 0.02)
-    return Series(values, change, magnitude, kind)
+    factor = _outliers(rng, LENGTH, 0.08 if kind == "outliers" else 0.02)
+    values *= factor
+    dips = tuple(int(i) for i in np.flatnonzero(factor < 1))
+    return Series(values, change, magnitude, kind, dips)
 
 
 def make_dataset(seed: int, noise: float, count: int) -> list[Series]:

@@ -148,7 +148,8 @@ def test_groups_get_time_weighted_percent_and_mfu() -> None:
     # sum T_roof / sum T = (10 + 2 + 2) ms / 16.8 ms; MFU = (1.11e8 / 1e12) / 16.8 ms.
     assert group.percent_of_roof == pytest.approx(100 * 0.014 / 0.0168, rel=1e-6)
     assert group.mfu == pytest.approx(1.11e8 / 1e12 / 0.0168, rel=1e-6)
-    assert group.baseline is not None and group.baseline.n == 6
+    # Six nights fused, then one night (and tonight's) with the fusion broken.
+    assert group.baseline is not None and group.baseline.n == 7
     assert group.mfu_baseline is not None
     assert group.mfu_baseline.center == pytest.approx(1.1e8 / 1e12 / 0.0143, rel=0.01)
     assert {k.key: k.group for k in verdict.kernels}["decode_add"] == "decode"

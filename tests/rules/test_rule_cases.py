@@ -30,6 +30,8 @@ def found(case: RuleCase) -> set[tuple[str, str | None, str]]:
         config=config,
         other_roofs=ctx.other_roofs,
         trusted=ctx.trusted,
+        reruns=ctx.reruns,
+        remeasure=ctx.remeasure,
     )
     verdict = evaluate(only)
     return {(f.rule, f.kernel, f.severity.value) for f in verdict.findings}

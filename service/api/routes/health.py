@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from service.api.deps import StateDep
+from service.api.errors import public_detail
 from service.api.schemas import Health
 from service.errors import StoreUnavailable
 from service.store.db import ensure_current
 
+log = logging.getLogger("roofguard.api")
 router = APIRouter(tags=["health"])
 
 
@@ -27,7 +31,9 @@ def readyz(state: StateDep) -> Health | JSONResponse:
     try:
         ensure_current(state.engine)
     except StoreUnavailable as exc:
-        body = Health(status="unavailable", detail=str(exc)).model_dump()
+        log.warning("not ready: %s", exc)
+        detail = public_detail(exc, state.engine)
+        body = Health(status="unavailable", detail=detail).model_dump()
         return JSONResponse(body, status_code=503)
     return Health(status="ok")
 

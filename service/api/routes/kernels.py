@@ -11,6 +11,7 @@ from fastapi.responses import Response
 
 from service.api.deps import AuthDep, SessionDep
 from service.api.schemas import DevicesPublic, ErrorPublic, HistoryPoint, KernelHistoryPublic
+from service.render.escape import csv_cell
 from service.store.history import kernel_history
 from service.store.lookups import list_devices
 from service.store.tokens import Permission
@@ -62,6 +63,14 @@ def _points(frame: pd.DataFrame) -> list[HistoryPoint]:
     return [HistoryPoint(**{str(k): _none_if_nan(v) for k, v in row.items()}) for row in rows]
 
 
+def _csv(frame: pd.DataFrame) -> str:
+    """The CSV history; text cells that a spreadsheet would run as formulas are quoted."""
+    table = frame.loc[:, list(CSV_COLUMNS)].copy()
+    for column in table.select_dtypes(include=["object", "string"]).columns:
+        table[column] = table[column].map(csv_cell)
+    return table.to_csv(index=False, date_format="%Y-%m-%dT%H:%M:%SZ")
+
+
 @router.get(
     "/kernels/history",
     response_model=KernelHistoryPublic,
@@ -79,8 +88,7 @@ def read_kernel_history(
     grant.require(repo=repo, permission=Permission.READ)
     frame = kernel_history(session=session, repo=repo, key=key, device=device)
     if format == "csv":
-        csv = frame.loc[:, list(CSV_COLUMNS)].to_csv(index=False, date_format="%Y-%m-%dT%H:%M:%SZ")
-        return Response(csv, media_type="text/csv; charset=utf-8")
+        return Response(_csv(frame), media_type="text/csv; charset=utf-8")
     points = _points(frame)
     return KernelHistoryPublic(repo=repo, key=key, data=points, count=len(points))
 

@@ -25,7 +25,7 @@ from sqlmodel import Session
 
 from rules.engine import conclude
 from service.api.deps import SessionDep, StateDep
-from service.api.verdicts import stored_outcome
+from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
@@ -119,17 +119,20 @@ def run_page(
 
     def page() -> HTMLResponse:
         run = get_run(session=session, run_id=run_id)
-        outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-        figure, labels = _roofline_figure(outcome)
-        chart = _with_tooltips(inline_svg(figure), labels)
-        text = render_page(
-            "run.html.j2",
-            run=run,
-            verdict=outcome.verdict,
-            chart=chart,
-            kernel_limit=PAGE_KERNELS,
-        )
-        return HTMLResponse(text)
+
+        def render() -> str:
+            outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
+            figure, labels = _roofline_figure(outcome)
+            chart = _with_tooltips(inline_svg(figure), labels)
+            return render_page(
+                "run.html.j2",
+                run=run,
+                verdict=outcome.verdict,
+                chart=chart,
+                kernel_limit=PAGE_KERNELS,
+            )
+
+        return HTMLResponse(_cached(state, session, run_id, "page", render))
 
     return _html_or_json(request, page)
 
@@ -137,12 +140,31 @@ def run_page(
 @router.get("/runs/{run_id}/roofline.svg")
 def run_chart(run_id: _RunId, session: SessionDep, state: StateDep) -> Response:
     """The run's roofline chart as an SVG image (linked from PR comments)."""
-    outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-    figure, _ = _roofline_figure(outcome)
+    get_run(session=session, run_id=run_id)
+
+    def render() -> str:
+        outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
+        figure, _ = _roofline_figure(outcome)
+        return figure_bytes(figure, "svg").decode("utf-8")
+
     return Response(
-        figure_bytes(figure, "svg"),
+        _cached(state, session, run_id, "roofline.svg", render),
         media_type="image/svg+xml",
         headers={"Cache-Control": "public, max-age=300"},
+    )
+
+
+def _cached(
+    state: StateDep, session: SessionDep, run_id: int, view: str, render: Callable[[], str]
+) -> str:
+    """The stored view of the run while nothing it shows has changed (``cached_view``)."""
+    return cached_view(
+        engine=state.engine,
+        session=session,
+        config=state.config,
+        run_id=run_id,
+        view=view,
+        render=render,
     )
 
 

@@ -21,8 +21,8 @@ from service.api.schemas import (
     RunsPublic,
     UploadForm,
 )
-from service.api.verdicts import base_url, links_for, run_url, stored_outcome
-from service.errors import BadInput, ServiceError
+from service.api.verdicts import base_url, cached_view, links_for, run_url, stored_outcome
+from service.errors import BadInput, Forbidden, NotFound, ServiceError
 from service.pipeline.check import CheckOutcome, verify_device
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
@@ -123,6 +123,7 @@ async def upload_run(
     Idempotent on content: uploading the same run again answers 200 with the first result.
     """
     record = await _record_from_request(request, grant, state)
+    uploads.check_size(record, max_kernels=settings.max_upload_kernels)
     config = state.config
     if base_branch:
         config = config.model_copy(update={"base_branch": base_branch})
@@ -221,7 +222,11 @@ def read_runs(
 
 def _readable_run(session: SessionDep, grant: Grant, run_id: int) -> RunSummary:
     run = get_run(session=session, run_id=run_id)
-    grant.require(repo=run.repo, permission=Permission.READ)
+    try:
+        grant.require(repo=run.repo, permission=Permission.READ)
+    except Forbidden:
+        # Answered like a missing run: a token must not learn which repository owns an id.
+        raise NotFound(f"run {run_id} is not in the history store") from None
     return run
 
 
@@ -252,17 +257,29 @@ def read_verdict(
     grant: AuthDep,
     state: StateDep,
     settings: SettingsDep,
-) -> CheckResultPublic:
+) -> Response:
     """The verdict on one run (as the upload answered it, against today's baseline)."""
     _readable_run(session, grant, run_id)
     base = base_url(request, settings)
-    outcome = stored_outcome(
-        session=session, run_id=run_id, config=state.config, links=links_for(base, run_id, settings)
-    )
-    return CheckResultPublic(
+
+    def render() -> str:
+        links = links_for(base, run_id, settings)
+        outcome = stored_outcome(session=session, run_id=run_id, config=state.config, links=links)
+        return CheckResultPublic(
+            run_id=run_id,
+            created=False,
+            url=run_url(base, run_id),
+            verdict=outcome.verdict,
+            markdown=outcome.markdown,
+        ).model_dump_json()
+
+    body = cached_view(
+        engine=state.engine,
+        session=session,
+        config=state.config,
         run_id=run_id,
-        created=False,
-        url=run_url(base, run_id),
-        verdict=outcome.verdict,
-        markdown=outcome.markdown,
+        view="verdict",
+        render=render,
+        extra=f"{base} {settings.public_url}",
     )
+    return Response(body, media_type="application/json")  # stored as validated JSON

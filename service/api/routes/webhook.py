@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, BackgroundTasks, Header, Request
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import ServiceState, StateDep
+from service.api.guards import find_nul
 from service.api.publish import post_outcome
 from service.api.schemas import ErrorPublic
 from service.api.verdicts import base_url, links_for, run_url, stored_outcome
-from service.errors import BadInput
-from service.github.signatures import check_fresh, event_time, verify_signature
+from service.errors import BadInput, ServiceError
+from service.github.signatures import (
+    FUTURE_SKEW,
+    body_hash,
+    check_fresh,
+    event_time,
+    verify_signature,
+)
 from service.github.webhooks import WebhookAction, plan
 from service.store.db import session_scope
 from service.store.deliveries import record_delivery
@@ -31,12 +39,16 @@ class WebhookPublic(BaseModel):
     Attributes:
         outcome: pong, ignored, no-run, repost or accepted.
         detail: Why, in words.
-        posted: Whether the verdict was posted to GitHub.
+        posted: Whether the verdict was posted to GitHub (always false now: posting happens
+            after the answer, see ``queued``).
+        queued: Whether the verdict is being posted to GitHub after this answer (GitHub
+            gives a webhook ten seconds; a slow GitHub API must not make it time out).
     """
 
     outcome: str
     detail: str
     posted: bool = False
+    queued: bool = False
 
 
 def _payload(body: bytes) -> dict[str, Any]:
@@ -46,22 +58,43 @@ def _payload(body: bytes) -> dict[str, Any]:
         raise BadInput(f"webhook body is not JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise BadInput("webhook body is not a JSON object")
+    where = find_nul(payload)
+    if where is not None:
+        raise BadInput(f"webhook payload: {where}: contains a NUL byte")
     return payload
 
 
-def _act(
-    state: ServiceState, event: str, delivery: str, payload: dict[str, Any], base: str
-) -> WebhookPublic:
+@dataclass(frozen=True)
+class Delivery:
+    """A verified delivery: its event, id, body hash and payload."""
+
+    event: str
+    delivery_id: str
+    payload_hash: str
+    payload: dict[str, Any]
+
+
+def _act(state: ServiceState, delivery: Delivery) -> WebhookAction:
     # The delivery is recorded with what it does, in one transaction: if acting fails, GitHub's
     # redelivery is not taken for a replay. An accept is committed before posting.
-    keep = timedelta(seconds=state.settings.webhook_max_age_s)
+    # Kept as long as an event may still pass as fresh (its age, or its clock ahead of ours).
+    keep = timedelta(seconds=state.settings.webhook_max_age_s) + FUTURE_SKEW
     with session_scope(state.engine) as session:
         record_delivery(
-            session=session, delivery_id=delivery, event=event, now=datetime.now(UTC), keep=keep
+            session=session,
+            delivery_id=delivery.delivery_id,
+            event=delivery.event,
+            now=datetime.now(UTC),
+            keep=keep,
+            payload_hash=delivery.payload_hash,
         )
-        action = plan(session=session, event=event, payload=payload)
-    state.metrics.webhooks.labels(event, action.outcome).inc()
-    log.info("webhook %s: %s (%s)", event, action.outcome, action.detail)
+        action = plan(session=session, event=delivery.event, payload=delivery.payload)
+    state.metrics.webhooks.labels(delivery.event, action.outcome).inc()
+    log.info("webhook %s: %s (%s)", delivery.event, action.outcome, action.detail)
+    return action
+
+
+def _answer(state: ServiceState, action: WebhookAction) -> WebhookPublic:
     if action.run_id is None or action.repo is None:
         return WebhookPublic(outcome=action.outcome, detail=action.detail)
     if state.github is None:
@@ -69,16 +102,21 @@ def _act(
             outcome=action.outcome,
             detail=action.detail + "; not posted: the service has no GitHub credentials",
         )
-    return _post(state, action, base)
+    return WebhookPublic(outcome=action.outcome, detail=action.detail, queued=True)
 
 
-def _post(state: ServiceState, action: WebhookAction, base: str) -> WebhookPublic:
+def _post(state: ServiceState, action: WebhookAction, base: str) -> None:
+    """Post the action's verdict (after the answer was sent); failures are logged."""
     assert action.run_id is not None and action.repo is not None and state.github is not None
     links = links_for(base, action.run_id, state.settings)
-    with session_scope(state.engine, readonly=True) as session:
-        outcome = stored_outcome(
-            session=session, run_id=action.run_id, config=state.config, links=links
-        )
+    try:
+        with session_scope(state.engine, readonly=True) as session:
+            outcome = stored_outcome(
+                session=session, run_id=action.run_id, config=state.config, links=links
+            )
+    except ServiceError as exc:  # the store went away meanwhile; GitHub may redeliver
+        log.warning("webhook %s of run %d not posted: %s", action.outcome, action.run_id, exc)
+        return
     posted, reason = post_outcome(
         state.github,
         outcome,
@@ -88,8 +126,8 @@ def _post(state: ServiceState, action: WebhookAction, base: str) -> WebhookPubli
         sha=action.sha,
         details_url=run_url(base, action.run_id),
     )
-    detail = action.detail if posted else f"{action.detail}; not posted: {reason}"
-    return WebhookPublic(outcome=action.outcome, detail=detail, posted=posted)
+    if not posted:
+        log.warning("webhook %s of run %d not posted: %s", action.outcome, action.run_id, reason)
 
 
 @router.post(
@@ -101,13 +139,15 @@ def _post(state: ServiceState, action: WebhookAction, base: str) -> WebhookPubli
 async def github_webhook(
     request: Request,
     state: StateDep,
-    x_github_event: Annotated[str, Header()],
+    background: BackgroundTasks,
+    x_github_event: Annotated[str, Header(max_length=64)],
     x_github_delivery: Annotated[str | None, Header()] = None,
-    x_hub_signature_256: Annotated[str | None, Header()] = None,
+    x_hub_signature_256: Annotated[str | None, Header(max_length=100)] = None,
 ) -> WebhookPublic:
     """Receive a GitHub delivery signed with ``X-Hub-Signature-256`` (HMAC-SHA256).
 
-    Unsigned, wrongly signed, stale and replayed deliveries are refused with 401.
+    Unsigned, wrongly signed, stale, future-dated and replayed deliveries (the same body under
+    any delivery id) are refused with 401. Verdicts are posted after the answer.
     """
     body = await request.body()
     secret = state.settings.webhook_secret
@@ -116,6 +156,10 @@ async def github_webhook(
     if x_github_event == "ping":
         return WebhookPublic(outcome="pong", detail="webhook configured")
     max_age = timedelta(seconds=state.settings.webhook_max_age_s)
-    delivery = check_fresh(x_github_delivery, event_time(payload), datetime.now(UTC), max_age)
-    base = base_url(request, state.settings)
-    return await run_in_threadpool(_act, state, x_github_event, delivery, payload, base)
+    delivery_id = check_fresh(x_github_delivery, event_time(payload), datetime.now(UTC), max_age)
+    delivery = Delivery(x_github_event, delivery_id, body_hash(body), payload)
+    action = await run_in_threadpool(_act, state, delivery)
+    answer = _answer(state, action)
+    if answer.queued:
+        background.add_task(_post, state, action, base_url(request, state.settings))
+    return answer

@@ -16,7 +16,7 @@ from github_server import FakeGitHub
 from svc_helpers import Service
 
 from service.github.signatures import sign
-from service.store.tables import BaselineAcceptance
+from service.store.tables import BaselineAcceptance, Repository
 
 SECRET = "whsec-test-0123456789"
 HEAD = "feedfacecafe0123456789abcdef0123456789ab"
@@ -104,10 +104,17 @@ def seed(service: Service, repo: str) -> int:
     return int(result["run_id"])
 
 
-def acceptances(service: Service) -> list[dict]:
-    table = BaselineAcceptance.__table__
+def acceptances(service: Service, repo: str) -> list[dict]:
+    """The acceptances of ``repo`` (other tests share the PostgreSQL database)."""
+    table, repos = BaselineAcceptance.__table__, Repository.__table__
+    stmt = (
+        sa.select(table)
+        .join(repos, repos.c.id == table.c.repo_id)
+        .where(repos.c.name == repo)
+        .order_by(table.c.id)
+    )
     with service.engine.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(sa.select(table).order_by(table.c.id))]
+        return [dict(r._mapping) for r in conn.execute(stmt)]
 
 
 def test_unsigned_forged_stale_and_replayed_deliveries_are_refused(service, repo) -> None:
@@ -125,9 +132,9 @@ def test_unsigned_forged_stale_and_replayed_deliveries_are_refused(service, repo
     assert deliver(service, "pull_request", pr_event(repo), secret="other").status_code == 401
     stale = deliver(service, "pull_request", pr_event(repo, ago=timedelta(hours=1)))
     assert stale.status_code == 401 and "stale" in stale.json()["detail"]
-    first = deliver(service, "pull_request", pr_event(repo), delivery="d-2")
+    first = deliver(service, "pull_request", pr_event(repo, "synchronize"), delivery="d-2")
     assert first.status_code == 202 and first.json()["outcome"] == "no-run"
-    replay = deliver(service, "pull_request", pr_event(repo), delivery="d-2")
+    replay = deliver(service, "pull_request", pr_event(repo, "synchronize"), delivery="d-2")
     assert replay.status_code == 401 and "replayed" in replay.json()["detail"]
     assert deliver(service, "ping", {"zen": "hi"}).json()["outcome"] == "pong"
 
@@ -138,8 +145,9 @@ def test_reopened_pr_gets_its_stored_verdict_posted_again(gh_service, repo, gith
     assert answer.status_code == 202, answer.text
     assert answer.json() == {
         "outcome": "repost",
-        "posted": True,
-        "detail": f"verdict of run {run_id} posted again",
+        "posted": False,
+        "queued": True,
+        "detail": f"verdict of run {run_id} to be posted again",
     }
     (comment,) = github_server.pr_comments(PR)
     assert f"https://roofguard.example.com/runs/{run_id}" in comment["body"]
@@ -159,12 +167,12 @@ def test_maintainer_accepts_a_change_as_the_new_baseline(gh_service, repo, githu
     assert (
         outsider.json()["outcome"] == "ignored" and "not a maintainer" in outsider.json()["detail"]
     )
-    assert acceptances(gh_service) == []
+    assert acceptances(gh_service, repo) == []
     command = "/roofguard accept gemv_0 -- new tiling, slower on purpose"
     answer = deliver(gh_service, "issue_comment", comment_event(repo, command))
     assert answer.status_code == 202 and answer.json()["outcome"] == "accepted", answer.text
-    assert answer.json()["posted"] is True
-    (row,) = acceptances(gh_service)
+    assert answer.json()["queued"] is True
+    (row,) = acceptances(gh_service, repo)
     assert (row["kernel_key"], row["accepted_by"], row["reason"], row["run_id"]) == (
         "gemv_0",
         "alice",
@@ -175,7 +183,7 @@ def test_maintainer_accepts_a_change_as_the_new_baseline(gh_service, repo, githu
         gh_service, "issue_comment", comment_event(repo, "/roofguard accept -- ok")
     )
     assert everything.json()["outcome"] == "accepted"
-    assert sorted(r["kernel_key"] for r in acceptances(gh_service)) == [
+    assert sorted(r["kernel_key"] for r in acceptances(gh_service, repo)) == [
         "gemv_0",
         "gemv_0",
         "gemv_1",
@@ -227,4 +235,5 @@ def test_a_replay_is_refused_by_every_replica(make_service, repo) -> None:
     assert deliver(first, "pull_request", pr_event(repo), delivery="d-x").status_code == 202
     replay = deliver(second, "pull_request", pr_event(repo), delivery="d-x")
     assert replay.status_code == 401 and "replayed" in replay.json()["detail"]
-    assert deliver(second, "pull_request", pr_event(repo), delivery="d-y").status_code == 202
+    other = pr_event(repo, "synchronize")  # another event: another body
+    assert deliver(second, "pull_request", other, delivery="d-y").status_code == 202

@@ -61,7 +61,8 @@ def history(tmp_path):
 
 def check(tmp_path: Path, db: str, *extra: str) -> tuple[int, dict]:
     out = tmp_path / "verdict.json"
-    report = nightly(tmp_path / "pr.json", 9, scale=1.25)  # gemv 25 % slower: roof-drop fails
+    # gemv 40 % slower, far beyond noise: roof-drop fails at once (no re-measure step).
+    report = nightly(tmp_path / "pr.json", 9, scale=1.40)
     code = run(
         [
             "check",

@@ -130,10 +130,63 @@ def test_check_passes_an_unchanged_pr_and_writes_the_json_contract(history):
 
 def test_check_fails_a_pr_that_slows_a_kernel_and_exits_1(history):
     tmp_path, db = history
-    code, verdict = check(tmp_path, db, nightly(tmp_path / "pr.json", 9, scale=1.25))
+    again = nightly(tmp_path / "again.json", 9, scale=1.24)
+    pr = nightly(tmp_path / "pr.json", 9, scale=1.25)
+    code, verdict = check(tmp_path, db, pr, "--rerun", str(again))
     assert code == 1 and verdict["conclusion"] == "fail"
     drops = [f for f in verdict["findings"] if f["rule"] == "roof-drop"]
     assert drops and drops[0]["kernel"] == "gemv" and drops[0]["severity"] == "fail"
+    gemv = next(k for k in verdict["kernels"] if k["key"] == "gemv")
+    assert gemv["status"] == "regressed"
+    first, second = gemv["measurements"]  # the verdict shows every measurement
+    assert second == pytest.approx(first * 1.25 / 1.24)
+    assert drops[0]["numbers"]["remeasured_1"] == pytest.approx(second)
+
+
+def test_one_slower_measurement_is_a_suspect_and_the_suspects_file_names_it(history):
+    tmp_path, db = history
+    pr, listed = nightly(tmp_path / "pr.json", 9, scale=1.25), tmp_path / "suspects.txt"
+    code, verdict = check(tmp_path, db, pr)
+    assert code == 0 and verdict["conclusion"] == "warn"
+    gemv = next(k for k in verdict["kernels"] if k["key"] == "gemv")
+    assert gemv["status"] == "suspect" and gemv["measurements"] == [gemv["percent_of_roof"]]
+    code, _ = check(
+        tmp_path, db, nightly(tmp_path / "big.json", 9, scale=2.0), "--suspects", str(listed)
+    )
+    assert code == 0  # the caller re-measures: nothing fails on one measurement
+    assert listed.read_text() == "gemv\n"
+    code, _ = check(tmp_path, db, nightly(tmp_path / "ok.json", 9), "--suspects", str(listed))
+    assert code == 0 and listed.read_text() == ""
+
+
+def test_a_normal_re_measurement_clears_a_one_off_dip(history):
+    tmp_path, db = history
+    dip = nightly(tmp_path / "pr.json", 9, scale=1.5)
+    normal = nightly(tmp_path / "again.json", 9, scale=1.01)
+    code, verdict = check(tmp_path, db, dip, "--rerun", str(normal))
+    assert code == 0 and verdict["conclusion"] == "pass"
+    gemv = next(k for k in verdict["kernels"] if k["key"] == "gemv")
+    assert gemv["status"] == "unchanged" and len(gemv["measurements"]) == 2
+
+
+def test_bad_re_measurements_are_one_clear_error_and_nothing_is_written(history, capsys):
+    tmp_path, db = history
+    pr = nightly(tmp_path / "pr.json", 9, scale=1.25)
+    other = tmp_path / "other.json"
+    extra = make_kernel("extra_kernel", flops={"fp32": 1e7}, dram_bytes=4e8, time_s=2e-4)
+    other.write_text(make_run(kernels=[extra], commit="c0009").model_dump_json(), encoding="utf-8")
+    listed = tmp_path / "suspects.txt"
+    code, verdict = check(tmp_path, db, pr, "--rerun", str(other), "--suspects", str(listed))
+    err = capsys.readouterr().err
+    assert code == 2 and verdict is None and not listed.exists()
+    assert str(other) in err and "extra_kernel" in err and "not in the run" in err
+    elsewhere = tmp_path / "elsewhere.json"
+    gemv = make_kernel("gemv", flops={"tensor_bf16": 2e10}, dram_bytes=4e9, time_s=1.5e-3)
+    wrong = make_run(kernels=[gemv], commit="beef")
+    elsewhere.write_text(wrong.model_dump_json(), encoding="utf-8")
+    code, _ = check(tmp_path, db, pr, "--rerun", str(elsewhere))
+    err = capsys.readouterr().err
+    assert code == 2 and str(elsewhere) in err and "'beef'" in err and "same commit" in err
 
 
 def test_check_twice_is_idempotent(history, capsys):
@@ -178,7 +231,7 @@ def test_check_unreadable_report_stores_nothing(history, capsys):
         run(
             [
                 "ingest",
-                str(nightly(tmp_path / "n.json", 99)),
+                str(nightly(tmp_path / "n.json", 20)),  # a past night: future runs are refused
                 "--repo",
                 "acme/kernels",
                 "--commit",

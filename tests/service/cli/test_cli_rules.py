@@ -24,7 +24,7 @@ def test_one_rule_renders_docstring_and_options(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert out.index("**Anti-pattern**") < out.index("**Best practice**")
     assert out.index("**Best practice**") < out.index("**Configuration**")
-    assert "[rules.options.roof-drop]" in out and "z_threshold = 4.0" in out
+    assert "[rules.options.roof-drop]" in out and "z_threshold = 4.5" in out  # the gate's floor
 
 
 def test_json(capsys: pytest.CaptureFixture[str]) -> None:

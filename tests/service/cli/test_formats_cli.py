@@ -3,14 +3,13 @@
 from collectors.errors import UnknownFormat
 from collectors.registry import all_collectors
 from service.cli import run
-from service.cli.formats_cmd import describe
 
 
 def test_formats_lists_every_collector_with_what_it_reads_and_an_example(capsys):
     assert run(["formats"]) == 0
     out = capsys.readouterr().out
     for collector in all_collectors():
-        description, example = describe(collector)
+        description, example = collector.description, collector.example
         assert f"{collector.name}  (" in out
         assert description and example, collector.name
         assert f"  reads:   {description}" in out and f"  example: {example}" in out

@@ -33,7 +33,9 @@ def invoke(args: list[str]) -> str:
 def db(tmp_path_factory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('landed') / 'history.db'}"
     invoke(["demo", "--db", url, "--format", "json"])
-    for night in (1, 2, 3):  # the PR lands: three nights of main run its code
+    # The PR lands: three runs of main run its code, after the demo's last night (29 Nov)
+    # and before today (ingest refuses runs from the future).
+    for night, when in enumerate(("2026-11-30T03:00", "2026-11-30T06:00", "2026-11-30T09:00"), 1):
         invoke(
             [
                 "ingest",
@@ -47,7 +49,7 @@ def db(tmp_path_factory) -> str:
                 "--kind",
                 "nightly",
                 "--timestamp",
-                f"2026-12-0{night}T02:00:00+00:00",
+                f"{when}:00+00:00",
                 "--config",
                 str(DEMO_CONFIG),
                 "--db",

@@ -1,0 +1,72 @@
+"""What every collector's result passes through: one clear error for any bad input.
+
+``read`` runs a collector's ``parse`` and turns what escapes it into errors that name the
+file: a record that fails its own validation names the entry and field, nesting too deep
+to read is malformed, and anything else is a ``CollectorBug`` (exit 2 and 422, never a
+traceback; the fuzz tests fail on it, so each one found gets its own precise error). The
+record is then checked for what the schema allows but the roofline cannot use: a kernel
+that ran, timed at zero or at a subnormal number of seconds, would put it at a percent of
+roof with hundreds of digits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from collectors.base import Collector
+from collectors.errors import CollectorBug, CollectorError, MalformedReport
+from collectors.schema import KernelRecord, RunRecord
+
+#: Below a picosecond no timer measures anything: a shorter duration is a broken number.
+MIN_DURATION_S = 1e-12
+
+
+def read(collector: Collector, path: Path) -> RunRecord:
+    """``collector.parse(path)``, checked; every failure is a ``CollectorError`` naming ``path``."""
+    try:
+        record = collector.parse(path)
+    except CollectorError:
+        raise
+    except ValidationError as exc:
+        raise invalid_record(exc, str(path)) from None
+    except RecursionError:
+        raise MalformedReport(str(path), None, None, "nested too deeply to read") from None
+    except Exception as exc:  # the one place a bug becomes a named error
+        raise CollectorBug(str(path), exc) from exc
+    check_durations(record, str(path))
+    return record
+
+
+def invalid_record(exc: ValidationError, path: str) -> MalformedReport:
+    """A record's own validation error as the entry and field of the file it came from."""
+    first = exc.errors()[0]
+    parts = [str(p) for p in first["loc"]]
+    if exc.title == "KernelRecord" or (parts[:1] == ["kernels"] and len(parts) > 1):
+        entry = f"kernels[{parts[1]}]" if parts[:1] == ["kernels"] else None
+        field = ".".join(parts[2:] if entry else parts) or None
+        return MalformedReport(path, entry, field, first["msg"])
+    return MalformedReport(path, None, ".".join(parts) or None, first["msg"])
+
+
+def check_durations(record: RunRecord, path: str) -> None:
+    """Every kernel that ran has a duration a timer could have measured.
+
+    Raises:
+        MalformedReport: Names the kernel's entry and the field its time came from.
+    """
+    for kernel in record.kernels:
+        if kernel.launches and kernel.duration_s < MIN_DURATION_S:
+            raise MalformedReport(
+                path,
+                kernel.source.row if kernel.source else kernel.name,
+                _duration_field(kernel),
+                f"duration of {kernel.duration_s!r} s for a kernel that ran "
+                f"({kernel.launches} launch(es)): no timer measures under {MIN_DURATION_S:g} s",
+            )
+
+
+def _duration_field(kernel: KernelRecord) -> str:
+    provenance = kernel.provenance.get("duration")
+    return provenance.metrics[0] if provenance and provenance.metrics else "duration_s"

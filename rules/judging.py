@@ -1,0 +1,138 @@
+"""Between a ``RuleContext`` and the gate (``rules.stats``): which values, which mode, how many.
+
+The baseline rules (roof-drop, time-regression) hand every kernel's history and
+measurements to ``judge_all`` at once: a nightly run is judged by ``judge_latest_many`` (one
+change-point scan for every kernel), a PR run by the PR gate in the context's mode. The
+family sizes come from here too: the kernels judged (nightly) and the kernels re-measured
+(PR confirmation), so the thresholds know how many kernels the verdict judges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from collectors.schema import KernelRecord
+from rules.context import RuleContext
+from rules.roofline import Placement
+from rules.stats import (
+    CompareOptions,
+    GateOptions,
+    Judgement,
+    current_levels,
+    judge_latest_many,
+    judge_measurement,
+    median_of,
+)
+
+Samples = Callable[[KernelRecord, Placement], list[float]]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One kernel's baseline and every measurement of the current commit.
+
+    Attributes:
+        history: Baseline values, oldest first.
+        current: The run's value (median of its samples).
+        reruns: The re-measurements' values (medians of their samples), in order.
+    """
+
+    history: npt.NDArray[np.float64]
+    current: float
+    reruns: tuple[float, ...] = ()
+
+    @property
+    def all(self) -> tuple[float, ...]:
+        """Every measurement of the commit: the run's first, then the re-measurements."""
+        return (self.current, *self.reruns)
+
+
+def measured(
+    ctx: RuleContext, key: str, history: npt.NDArray[np.float64], samples: Samples
+) -> Measured:
+    """``key``'s history and its measurements, each the median of ``samples`` of one run."""
+    current = median_of(samples(ctx.kernels[key], ctx.placements[key]))
+    reruns = []
+    for run, placements in zip(ctx.reruns, ctx.rerun_placements, strict=True):
+        if key in placements:
+            kernel = next(k for k in run.kernels if k.key == key)
+            reruns.append(median_of(samples(kernel, placements[key])))
+    return Measured(history, current, tuple(reruns))
+
+
+def gate_options(ctx: RuleContext, opts: CompareOptions, family: int) -> GateOptions:
+    """The rule's thresholds, the configured protocol (``[rules.gate]``) and the family size."""
+    compare = {name: getattr(opts, name) for name in CompareOptions.model_fields}
+    return GateOptions(**compare, **ctx.config.gate.model_dump(), family_size=max(family, 1))
+
+
+def judge_all(
+    ctx: RuleContext,
+    values: Mapping[str, Measured],
+    opts: CompareOptions,
+    *,
+    higher_is_better: bool = True,
+) -> dict[str, Judgement]:
+    """The gate's judgement of every kernel in ``values`` (one batch)."""
+    keys, items = list(values), list(values.values())
+    if not items:
+        return {}
+    fleet = gate_options(ctx, opts, len(keys))
+    mode = ctx.gate_mode
+    if mode is None:
+        series = [np.append(m.history, m.current) for m in items]
+        judged = judge_latest_many(series, higher_is_better=higher_is_better, options=fleet)
+        return dict(zip(keys, judged, strict=True))
+    levels = current_levels([m.history for m in items], options=fleet)
+    confirm = gate_options(ctx, opts, sum(1 for m in items if m.reruns))
+    return {
+        key: judge_measurement(
+            level,
+            m.current,
+            m.reruns,
+            higher_is_better=higher_is_better,
+            mode=mode,
+            options=confirm,
+        )
+        for key, level, m in zip(keys, levels, items, strict=True)
+    }
+
+
+def judgement_numbers(
+    j: Judgement, measurements: tuple[float, ...]
+) -> dict[str, float | str | None]:
+    """The figures a gate finding carries, so its verdict can be reproduced."""
+    numbers: dict[str, float | str | None] = {
+        "current": j.current,
+        "level": j.level,
+        "baseline_center": j.level,
+        "baseline_n": j.n,
+        "segment_start": j.segment_start,
+        "noise_used": j.noise,
+        "relative_change": j.relative_change,
+        "z": j.z,
+        "z_threshold": j.z_threshold,
+        "run": j.run,
+        "confirm_runs": j.confirm_runs,
+        "method": j.method,
+    }
+    for i, value in enumerate(measurements[1:], start=1):
+        numbers[f"remeasured_{i}"] = value
+    if j.remeasured:
+        numbers["remeasured_z"] = j.remeasured_z
+        numbers["confirm_threshold"] = j.confirm_threshold
+    return numbers
+
+
+def gate_wording(j: Judgement, measurements: tuple[float, ...], fmt: Callable[[float], str]) -> str:
+    """``"suspect"`` / ``"regressed"`` with the measurements, for a finding's message."""
+    again = ", re-measured " + ", ".join(fmt(v) for v in measurements[1:])
+    shown = again if len(measurements) > 1 else ""
+    if j.regressed:
+        how = "confirmed" if j.confirm_runs > 1 else "far beyond noise"
+        return f"regressed ({how}{shown})"
+    return f"suspect, not confirmed: re-measure to confirm{shown}"

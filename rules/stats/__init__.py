@@ -1,0 +1,82 @@
+"""Noise-aware statistics: baselines, change points and the gate (a public contract).
+
+* ``rules.stats.baseline``: ``compare_to_baseline``, one value against a baseline (robust z).
+* ``rules.stats.changepoints``: ``change_points`` / ``change_points_many``, the offline
+  detector behind the digest (windows in ``rules.stats.windows``, placement and confirmation
+  in ``rules.stats.refine``).
+* ``rules.stats.gate``: ``judge_latest`` (the nightly gate: confirmed level changes) and the
+  PR gate (screen, re-measure, decide), with thresholds that know how many kernels a verdict
+  judges.
+
+Every name below is importable as ``rules.stats.X``.
+"""
+
+from rules.stats.baseline import CompareOptions, Comparison, compare_to_baseline
+from rules.stats.changepoints import (
+    ChangePoint,
+    ChangePointOptions,
+    ChangePointScan,
+    change_points,
+    change_points_many,
+)
+from rules.stats.gate import (
+    GATE_Z,
+    GateOptions,
+    GateSettings,
+    Judgement,
+    confirm_z,
+    judge_latest,
+    judge_latest_many,
+    nightly_z,
+    stage_z,
+)
+from rules.stats.levels import Level
+from rules.stats.pr import (
+    GateMode,
+    conservative_median,
+    current_levels,
+    judge_measurement,
+    median_of,
+)
+from rules.stats.robust import (
+    MAD_SCALE,
+    MEDIAN_SE,
+    OUTLIER_Z,
+    TRIMMING,
+    Direction,
+    FloatArray,
+    robust_center_spread,
+)
+
+__all__ = [
+    "GATE_Z",
+    "MAD_SCALE",
+    "MEDIAN_SE",
+    "OUTLIER_Z",
+    "TRIMMING",
+    "ChangePoint",
+    "ChangePointOptions",
+    "ChangePointScan",
+    "CompareOptions",
+    "Comparison",
+    "Direction",
+    "FloatArray",
+    "GateMode",
+    "GateOptions",
+    "GateSettings",
+    "Judgement",
+    "Level",
+    "change_points",
+    "change_points_many",
+    "compare_to_baseline",
+    "confirm_z",
+    "conservative_median",
+    "current_levels",
+    "judge_latest",
+    "judge_latest_many",
+    "judge_measurement",
+    "median_of",
+    "nightly_z",
+    "robust_center_spread",
+    "stage_z",
+]

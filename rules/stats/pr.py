@@ -1,0 +1,132 @@
+"""The PR gate: screen one measurement against the base branch's level, confirm on a re-measure.
+
+See ``rules.stats.gate`` for the protocol and the error control. Modes:
+
+* ``single``: no re-measure step. Suspects are warnings; only effects far beyond noise
+  (``fail_at_once_effect`` and ``fail_at_once_z``) fail at once.
+* ``screen``: the caller will re-measure the suspects (``--suspects``): nothing fails on one
+  measurement, however large its drop (a one-off 30% dip and a real 30% drop look the same).
+* ``confirm``: re-measurements of the same commit are given (``--rerun``): a suspect fails
+  when its re-measurement on its own is beyond noise too (``confirm_z`` over the kernels
+  re-measured); a suspect whose re-measurement is normal was a one-off and clears.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from rules.stats.gate import GateOptions, Judgement, confirm_z, current_level
+from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
+
+GateMode = Literal["single", "screen", "confirm"]
+
+
+def current_levels(
+    histories: Sequence[npt.ArrayLike], *, options: GateOptions | None = None
+) -> list[Level]:
+    """The base branch's current level of each series (what the next value is judged against)."""
+    opts = options or GateOptions()
+    rows = [clean(h) for h in histories]
+    starts, noise = segment_starts(rows, opts.confirm_runs)
+    return [
+        current_level(r, s, float(n), opts)[0] if r.size >= opts.min_runs else NO_LEVEL
+        for r, s, n in zip(rows, starts, noise, strict=True)
+    ]
+
+
+def conservative_median(values: Sequence[float], higher_is_better: bool) -> float:
+    """The median that is least bad: with two values the better one, so one dip is not enough."""
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if higher_is_better else ordered[(len(ordered) - 1) // 2]
+
+
+def _side(level: Level, value: float, z_thr: float, opts: GateOptions) -> int:
+    """-1 / +1 when ``value`` is beyond noise below / above the level, else 0."""
+    z = level.z(value)
+    rel = (value - level.level) / abs(level.level)
+    return int(math.copysign(1, z)) if abs(z) >= z_thr and abs(rel) >= opts.min_effect else 0
+
+
+def _confirmed(
+    level: Level, remeasured: Sequence[float], worse: int, opts: GateOptions, up: bool
+) -> tuple[bool, float, float]:
+    """Whether the re-measurement on its own is worse beyond noise; its z and threshold."""
+    if not remeasured:
+        return False, math.nan, math.nan
+    value = conservative_median(remeasured, up)
+    thr = confirm_z(opts, level.points)
+    return _side(level, value, thr, opts) == worse, level.z(value), thr
+
+
+def _decide(
+    level: Level,
+    current: float,
+    remeasured: Sequence[float],
+    mode: GateMode,
+    up: bool,
+    opts: GateOptions,
+) -> tuple[bool, bool, int, tuple[float, float]]:
+    """(regressed, suspect, side of ``current``, (re-measurement z, its threshold))."""
+    side = _side(level, current, opts.z_threshold, opts)
+    worse_side = -1 if up else 1
+    worse = side == worse_side
+    confirmed, rz, rthr = _confirmed(level, remeasured, worse_side, opts, up)
+    rel = (current - level.level) / level.level
+    at_once = abs(rel) >= opts.fail_at_once_effect and abs(level.z(current)) >= opts.fail_at_once_z
+    regressed = worse and (confirmed if mode == "confirm" else mode == "single" and at_once)
+    cleared = mode == "confirm" and bool(remeasured) and not confirmed
+    return regressed, worse and not regressed and not cleared, side, (rz, rthr)
+
+
+def judge_measurement(
+    level: Level,
+    current: float,
+    remeasured: Sequence[float] = (),
+    *,
+    higher_is_better: bool = True,
+    mode: GateMode = "single",
+    options: GateOptions | None = None,
+) -> Judgement:
+    """Judge a PR's ``current`` value and its ``remeasured`` values against ``level``.
+
+    ``level``: the base branch's (``current_levels``); ``mode``: see the module; in
+    ``options``, ``family_size`` is the number of kernels re-measured.
+    """
+    opts = options or GateOptions()
+    enough = level.n >= 1 and level.level != 0 and math.isfinite(level.level + current)
+    regressed, suspect, side, (rz, rthr) = (
+        _decide(level, current, remeasured, mode, higher_is_better, opts)
+        if enough
+        else (False, False, 0, (math.nan, math.nan))
+    )
+    return Judgement(
+        regressed=regressed,
+        suspect=suspect,
+        improved=side == (1 if higher_is_better else -1),
+        level=level.level,
+        relative_change=(current - level.level) / level.level if enough else math.nan,
+        current=current,
+        noise=level.noise,
+        z=level.z(current) if enough else math.nan,
+        z_threshold=opts.z_threshold,
+        n=level.n,
+        segment_start=level.start,
+        run=abs(side),
+        confirm_runs=1 + bool(remeasured),
+        enough=enough,
+        remeasured=tuple(float(v) for v in remeasured),
+        remeasured_z=rz,
+        confirm_threshold=rthr,
+        method=f"PR gate ({mode}): segment level, robust z",
+    )
+
+
+def median_of(samples: Sequence[float] | npt.ArrayLike) -> float:
+    """The median of one run's samples (NaN when there are none)."""
+    arr = clean(samples)
+    return float(np.median(arr)) if arr.size else math.nan

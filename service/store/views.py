@@ -1,0 +1,63 @@
+"""Rendered views of stored runs (page, chart, verdict), kept until what they show changes.
+
+Judging a stored run again means its baseline, every rule and the rendering: seconds for a
+run of thousands of kernels, on every view. What a view shows depends only on the run, the
+code, the configuration and the repository's history (later runs move the baseline window,
+acceptances restart it), so a hash of those keys the stored body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from service.store.tables import BaselineAcceptance, RenderedView, Run, table_of
+
+_VIEWS = table_of(RenderedView)
+_RUNS = table_of(Run)
+_ACCEPT = table_of(BaselineAcceptance)
+
+
+def history_stamp(*, session: Session, run_id: int) -> str:
+    """The state of the history of run ``run_id``'s repository.
+
+    It changes with every new run, deleted run and acceptance of that repository.
+    """
+    repo = sa.select(_RUNS.c.repo_id).where(_RUNS.c.id == run_id).scalar_subquery()
+    runs = session.execute(
+        sa.select(sa.func.max(_RUNS.c.id), sa.func.count(_RUNS.c.id)).where(_RUNS.c.repo_id == repo)
+    ).one()
+    accepted = session.execute(
+        sa.select(sa.func.max(_ACCEPT.c.id)).where(_ACCEPT.c.repo_id == repo)
+    ).scalar()
+    return f"{runs[0]}:{runs[1]}:{accepted}"
+
+
+def view_key(*parts: str) -> str:
+    """The cache key of a view: sha256 of its parts."""
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def get_view(*, session: Session, run_id: int, view: str, key: str) -> str | None:
+    """The stored body of ``view`` of run ``run_id`` if it was rendered under ``key``."""
+    stmt = sa.select(_VIEWS.c.body).where(
+        _VIEWS.c.run_id == run_id, _VIEWS.c.view == view, _VIEWS.c.cache_key == key
+    )
+    found = session.execute(stmt).scalar()
+    return None if found is None else str(found)
+
+
+def put_view(*, session: Session, run_id: int, view: str, key: str, body: str) -> None:
+    """Store ``body`` as ``view`` of run ``run_id`` under ``key`` (replacing an older one)."""
+    session.execute(sa.delete(_VIEWS).where(_VIEWS.c.run_id == run_id, _VIEWS.c.view == view))
+    row = {
+        "run_id": run_id,
+        "view": view,
+        "cache_key": key,
+        "body": body,
+        "created_at": datetime.now(UTC),
+    }
+    session.execute(sa.insert(_VIEWS), row)
