@@ -70,7 +70,7 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "time_share": ("share of GPU time", _fraction),
     "relative_change": ("change", _signed),
     "min_effect": ("smallest change that counts", _fraction),
-    "z": ("robust z", lambda v: f"{v:.1f}"),
+    "z": ("robust z", lambda v: f"{v:.1f}".replace("-", "−")),  # the sign "change" uses
     "z_threshold": ("z threshold", lambda v: f"{v:.1f}"),
     "baseline_n": ("baseline runs", _count),
     "baseline_runs": ("baseline runs", _count),
