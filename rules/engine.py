@@ -15,7 +15,7 @@ from rules.base import Rule
 from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
-from rules.groups import GroupFigures
+from rules.groups import GroupFigures, groups_of
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.summary import summarise
 from rules.timing import (
@@ -200,7 +200,7 @@ def evaluate(ctx: RuleContext) -> Verdict:
     """
     findings = _findings(ctx)
     kernels = [kernel_verdict(ctx, key, findings) for key in ctx.kernels]
-    groups = tuple(group_verdict(ctx, figures) for figures in ctx.groups.values())
+    groups = tuple(group_verdict(ctx, figures) for figures in groups_of(ctx).values())
     run = ctx.run
     run_base = run_baseline(ctx)
     return Verdict(

@@ -12,6 +12,7 @@ from rules.base import Rule
 from rules.config import RulesConfig
 from rules.context import RuleContext
 from rules.engine import conclude
+from rules.groups import groups_of
 from rules.registry import SelectedRule, is_ignored, is_selected, selected_rules
 from rules.testing import RuleCase, load_cases
 from rules.verdict import Conclusion, Finding, Severity, Stability
@@ -153,6 +154,22 @@ def test_groups_get_time_weighted_percent_and_mfu() -> None:
     assert group.mfu_baseline is not None
     assert group.mfu_baseline.center == pytest.approx(1.1e8 / 1e12 / 0.0143, rel=0.01)
     assert {k.key: k.group for k in verdict.kernels}["decode_add"] == "decode"
+
+
+def test_group_figures_are_computed_once_per_context_and_shared() -> None:
+    # roof-drop and the engine both read the groups: one computation, the same object.
+    ctx = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
+    calls: list[RuleContext] = []
+
+    def figures(c: RuleContext) -> object:
+        calls.append(c)
+        return object()
+
+    first = ctx.derived(figures)
+    assert ctx.derived(figures) is first and calls == [ctx]
+    assert groups_of(ctx) is groups_of(ctx) and set(groups_of(ctx)) == {"decode"}
+    fresh = with_config(ctx)  # another context computes its own
+    assert fresh.derived(figures) is not first and len(calls) == 2
 
 
 def test_missing_history_columns_are_named() -> None:
