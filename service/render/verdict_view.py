@@ -21,7 +21,7 @@ from rules.verdict import (
     Verdict,
 )
 from service.render.escape import escape_code, escape_html, escape_text
-from service.render.figures import figures, time_change
+from service.render.figures import figures, fmt_seconds, time_change
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 #: Points shown in a sparkline (the newest ones).
@@ -34,7 +34,13 @@ MEMORY_TIERS = ("dram", "l2", "l1", "shared")
 
 ICONS = {Severity.FAIL: "❌", Severity.WARN: "⚠️", Severity.INFO: "ℹ️"}
 CONCLUSION_ICONS = {Conclusion.PASS: "✅", Conclusion.WARN: "⚠️", Conclusion.FAIL: "❌"}
-STATUS_ICONS = {"regressed": "🔻", "improved": "✅", "new": "🆕", "unplaced": "❔"}
+STATUS_ICONS = {
+    "regressed": "🔻",
+    "improved": "✅",
+    "new": "🆕",
+    "unplaced": "❔",
+    "missing": "➖",
+}
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,22 @@ def baseline_time(base: BaselineSummary | None) -> float | None:
     return base.time_s if base.time_s is not None or not _is_time(base) else base.center
 
 
+def kernel_share(kernel: KernelVerdict) -> str:
+    """The kernel's share of the run's GPU time (``—`` for a missing kernel: it did not run)."""
+    return "—" if kernel.status == "missing" else fmt_share(kernel.time_share)
+
+
+def kernel_time(kernel: KernelVerdict) -> str:
+    """Baseline → now time of a kernel; a missing one reads ``1.20 ms → missing``."""
+    before = baseline_time(kernel.baseline)
+    if kernel.status == "missing":
+        return f"{fmt_seconds(before)} → missing" if before else "missing"
+    return time_change(kernel.time_s, before)
+
+
 def _now(kernel: KernelVerdict) -> str:
+    if kernel.status == "missing":
+        return "missing"
     if _is_time(kernel.baseline):
         return "— (judged on time)"
     old = rebound(kernel)
@@ -191,6 +212,8 @@ def unplaced_reason(kernel: KernelVerdict) -> str:
 
 
 def _regime(kernel: KernelVerdict) -> str:
+    if kernel.status == "missing":
+        return "—"
     if kernel.regime is None:
         return escape_text(unplaced_reason(kernel), limit=80)
     text = kernel.regime.replace("-bound", "")
@@ -290,8 +313,8 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
     return Row(
         icon=icon,
         kernel=escape_code(kernel.name, in_table=True, limit=NAME_LIMIT),
-        share=fmt_share(kernel.time_share),
-        time=time_change(kernel.time_s, baseline_time(kernel.baseline)),
+        share=kernel_share(kernel),
+        time=kernel_time(kernel),
         regime=_regime(kernel),
         intensity=_intensity(kernel),
         now=_now(kernel),

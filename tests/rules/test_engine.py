@@ -172,6 +172,18 @@ def test_group_figures_are_computed_once_per_context_and_shared() -> None:
     assert fresh.derived(figures) is not first and len(calls) == 2
 
 
+def test_missing_kernels_are_entries_with_their_baseline() -> None:
+    verdict = evaluate(case("missing-kernel", "fail_fused_kernel_vanished").context())
+    (missing,) = [k for k in verdict.kernels if k.status == "missing"]
+    assert missing.key == "fused_add_rmsnorm" and missing.time_s == 0.0
+    assert missing.percent_of_roof is None and missing.measurements == ()
+    assert missing.baseline is not None and missing.baseline.n > 0
+    assert missing.baseline.time_s == pytest.approx(0.0025)
+    assert missing.baseline.center is not None
+    run_keys = {k.key for k in verdict.kernels} - {missing.key}
+    assert run_keys and all(k.status != "missing" for k in verdict.kernels if k.key in run_keys)
+
+
 def test_missing_history_columns_are_named() -> None:
     ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
     from rules.errors import RuleError
