@@ -27,6 +27,7 @@ from service.render.verdict_view import (
     kernel_share,
     kernel_time,
     rebound,
+    remeasured,
     time_story,
     unplaced_reason,
     verdict_words,
@@ -75,7 +76,15 @@ def intensity_text(kernel: KernelVerdict) -> str:
 
 
 def percent_text(kernel: KernelVerdict) -> str:
-    """Percent of roof at baseline → now, like for like: ``71.8 → 4.8% of tensor_bf16``."""
+    """Percent of roof at baseline → now, like for like: ``71.8 → 4.8% of tensor_bf16``.
+
+    Re-measurements (``check --rerun``) follow: ``71.8 → 4.8%, re-measured 4.7, 4.9%``.
+    """
+    text, again = _percent_figure(kernel), remeasured(kernel)
+    return f"{text}, {again}" if again else text
+
+
+def _percent_figure(kernel: KernelVerdict) -> str:
     base = kernel.baseline
     if kernel.status == "missing":
         known = base is not None and base.center is not None

@@ -156,7 +156,26 @@ def kernel_time(kernel: KernelVerdict) -> str:
     return time_change(kernel.time_s, before)
 
 
+def remeasured(kernel: KernelVerdict) -> str:
+    """``re-measured 4.7, 4.9%``: the re-measurements of the commit (``check --rerun``).
+
+    In the judged metric: percent of roof on the kernel's current binding, or the time of a
+    kernel judged on time. Empty without re-measurements.
+    """
+    again = kernel.measurements[1:]
+    if not again:
+        return ""
+    if kernel.percent_of_roof is None:
+        return "re-measured " + ", ".join(fmt_seconds(v) for v in again)
+    return "re-measured " + ", ".join(f"{v:.1f}" for v in again) + "%"
+
+
 def _now(kernel: KernelVerdict) -> str:
+    again = remeasured(kernel)
+    return f"{_now_figure(kernel)}, {again}" if again else _now_figure(kernel)
+
+
+def _now_figure(kernel: KernelVerdict) -> str:
     if kernel.status == "missing":
         return "missing"
     if _is_time(kernel.baseline):
