@@ -25,6 +25,7 @@ from service.render.escape import (
     safe_url,
     shorten,
 )
+from service.render.story import time_story
 from service.render.verdict_view import (
     CONCLUSION_ICONS,
     TEXT_LIMIT,
@@ -34,7 +35,6 @@ from service.render.verdict_view import (
     make_detail,
     make_group_row,
     make_row,
-    time_story,
     worst,
 )
 

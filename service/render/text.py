@@ -19,6 +19,7 @@ from rich.text import Text
 from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Verdict
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
+from service.render.story import time_story
 from service.render.verdict_view import (
     ICONS,
     binding_tier,
@@ -28,7 +29,6 @@ from service.render.verdict_view import (
     kernel_time,
     rebound,
     remeasured,
-    time_story,
     unplaced_reason,
     verdict_words,
     worst,
