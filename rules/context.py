@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 
@@ -17,8 +17,7 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.stats import GateMode
 
-if TYPE_CHECKING:
-    from rules.groups import GroupFigures
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -159,9 +158,13 @@ class RuleContext:
         renamed = {self.config.current_key(k) for k in keys}
         return frozenset(renamed)
 
-    @cached_property
-    def groups(self) -> Mapping[str, GroupFigures]:
-        """Figures of every configured kernel group (computed once, shared by rules)."""
-        from rules.groups import group_figures  # groups (and rules.timing) build on this module
+    def derived(self, compute: Callable[[RuleContext], _T]) -> _T:
+        """``compute(self)``, computed once per context and shared by the rules and the engine.
 
-        return group_figures(self)
+        Figures built on the context (``rules.groups.groups_of``) are cached here, so this
+        module needs not import the modules that build on it (no import cycle).
+        """
+        cache = cast(dict[Any, Any], self.__dict__.setdefault("_derived", {}))
+        if compute not in cache:
+            cache[compute] = compute(self)
+        return cast(_T, cache[compute])

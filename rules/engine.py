@@ -15,7 +15,7 @@ from rules.base import Rule
 from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
-from rules.groups import GroupFigures
+from rules.groups import GroupFigures, groups_of
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.summary import summarise
 from rules.timing import (
@@ -142,6 +142,42 @@ def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, 
     return tuple(float(p.percent_of_roof) for p in placed if p.percent_of_roof is not None)
 
 
+def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[KernelVerdict]:
+    """Baseline kernels absent from the run (a finding set status ``missing``), as entries.
+
+    Their figures are the baseline's (percent of roof, median time, binding); the run's own
+    (time, placement, measurements) are empty, so a consumer sees every kernel of both.
+    """
+    keys = {
+        f.kernel: f.kernel_name or f.kernel
+        for f in findings
+        if f.numbers.get("status") == "missing" and f.kernel and f.kernel not in ctx.kernels
+    }
+    return [_missing_verdict(ctx, key, name) for key, name in keys.items()]
+
+
+def _missing_verdict(ctx: RuleContext, key: str, name: str) -> KernelVerdict:
+    history = ctx.kernel_history(key)
+    summary, _ = summarise(
+        history.percent_of_roof, None, commits=history.commit, regimes=history.regime
+    )
+    summary = with_time(summary, history)
+    group = ctx.config.group_of(key, name, None)
+    return KernelVerdict(
+        key=key,
+        name=name,
+        group=group.name if group else None,
+        time_s=0.0,
+        time_share=0.0,
+        percent_of_roof=None,
+        regime=None,
+        binding=None,
+        roof=ctx.roof.label,
+        status="missing",
+        baseline=summary if summary.n else None,
+    )
+
+
 def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
     """A group's figures and baselines."""
     commits = [str(c) for c in figures.history["commit"]]
@@ -200,7 +236,8 @@ def evaluate(ctx: RuleContext) -> Verdict:
     """
     findings = _findings(ctx)
     kernels = [kernel_verdict(ctx, key, findings) for key in ctx.kernels]
-    groups = tuple(group_verdict(ctx, figures) for figures in ctx.groups.values())
+    kernels += missing_verdicts(ctx, findings)
+    groups = tuple(group_verdict(ctx, figures) for figures in groups_of(ctx).values())
     run = ctx.run
     run_base = run_baseline(ctx)
     return Verdict(

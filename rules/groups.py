@@ -168,8 +168,13 @@ def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -
     return frame[raw_keys.isin(chosen)]
 
 
+def groups_of(ctx: RuleContext) -> Mapping[str, GroupFigures]:
+    """Figures of every configured group, by group name, computed once per context."""
+    return ctx.derived(group_figures)
+
+
 def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
-    """Figures of every configured group, by group name."""
+    """Figures of every configured group, by group name (``groups_of`` caches them)."""
     members = group_members(ctx)
     figures: dict[str, GroupFigures] = {}
     for group in ctx.config.groups:

@@ -169,7 +169,8 @@ class KernelVerdict(_Model):
         roof: The roof used.
         advice: Advice class.
         status: regressed, suspect (worse beyond noise, not confirmed), improved,
-            unchanged, new or unplaced.
+            unchanged, new, unplaced, or missing (in the baseline, not in this run: its
+            ``baseline`` holds its figures and time; ``time_s`` is 0 and nothing is placed).
         baseline: Baseline summary, None for new kernels.
         measurements: Every measurement of the commit in the judged metric (percent of
             roof, or time for unplaced kernels): the run's, then each re-measurement's.
@@ -214,7 +215,8 @@ class Verdict(_Model):
         roof: The roof judged against (label).
         roofs: All roofs shown (e.g. datasheet and measured).
         trusted: False when the runner failed its health preflight (no regression verdict).
-        kernels: Every kernel, worst first.
+        kernels: Every kernel of the run and every missing one (status ``missing``), worst
+            first.
         findings: Every finding, worst first.
         notes: Run-level remarks (env mismatch, missing metrics ...).
         run_id: History-store id of the run, when stored.

@@ -43,6 +43,8 @@ class MissingKernel(Rule):
     group = "inventory"
     default_severity = Severity.WARN
     stability = Stability.STABLE
+    #: Its findings make the kernel an entry of the verdict with status ``missing``.
+    statuses = frozenset({"missing"})
 
     class Options(RuleOptions):
         """Options of missing-kernel."""

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.groups import GroupFigures
+from rules.groups import GroupFigures, groups_of
 from rules.judging import Measured, Samples, gate_wording, judge_all, judgement_numbers, measured
 from rules.measures import column, percent_samples, signed_percent
 from rules.stats import GATE_Z, CompareOptions, Judgement
@@ -88,7 +88,7 @@ class RoofDrop(Rule):
             if judged.regressed or judged.suspect:
                 yield self._kernel(ctx, key, judged, values[key])
         if opts.check_groups:
-            for figures in ctx.groups.values():
+            for figures in groups_of(ctx).values():
                 yield from self._group(ctx, figures, opts)
 
     def _kernel(self, ctx: RuleContext, key: str, j: Judgement, m: Measured) -> Finding:

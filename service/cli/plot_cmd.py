@@ -110,20 +110,35 @@ def plot_run_command(
     _write_chart(path, figure_bytes(roofline_chart(roof, points, title=title), fmt))
 
 
-def _kernel_series(url: str | None, repo: str, key: str, device: str | None) -> pd.DataFrame:
+def _kernel_series(
+    url: str | None, repo: str, key: str, device: str | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The kernel's nightly rows, and its other (PR, local) timed rows on the same device."""
     engine = open_store(url)
     try:
         with session_scope(engine, readonly=True) as session:
             history = kernel_history(session=session, repo=repo, key=key, device=device)
     finally:
         engine.dispose()
-    nightly = history[(history["kind"] == "nightly") & history["time_s"].notna()]
+    timed = history[history["time_s"].notna()]
+    nightly = timed[timed["kind"] == "nightly"]
     if nightly.empty:
         raise NotFound(f"kernel {key!r} has no nightly history in {repo}")
     devices = sorted(nightly["device"].unique())
     if len(devices) > 1:
         raise BadInput(f"--device: kernel {key!r} runs on {', '.join(devices)}; pick one")
-    return nightly
+    return nightly, timed[(timed["kind"] != "nightly") & (timed["device"] == devices[0])]
+
+
+def _with_other_runs(frame: pd.DataFrame, others: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The nightly frame plus PR and local runs, drawn apart as open markers off the line."""
+    others = others[others[column].notna()]
+    if others.empty:
+        return frame
+    extra = others.assign(timestamp=pd.to_datetime(others["timestamp"], utc=True))
+    columns = ["timestamp", column, "commit", "kind"]
+    both = pd.concat([frame.assign(kind="nightly")[columns], extra[columns]], ignore_index=True)
+    return both.sort_values("timestamp", kind="stable").reset_index(drop=True)
 
 
 @plot_app.command("kernel")
@@ -141,7 +156,8 @@ def plot_kernel_command(
     column = {"percent": "percent_of_roof", "time": "time_s"}.get(metric)
     if column is None:
         raise BadInput(f"--metric: must be percent or time, not {metric!r}")
-    frame = prepare_history(_kernel_series(url, repo, key, device), value=column)
+    nightly, others = _kernel_series(url, repo, key, device)
+    frame = prepare_history(nightly, value=column)
     if frame.empty:
         raise NotFound(f"kernel {key!r} has no nightly {metric} history in {repo}")
     changes, _ = detect_changes(frame, DigestOptions(), value=column)
@@ -149,7 +165,11 @@ def plot_kernel_command(
     center, spread = robust_center_spread(frame[column].to_numpy(dtype=float)[:last][-14:])
     title = f"{key} on {frame['device'].iloc[0]}"
     fig = trend_chart(
-        frame, title=title, change_points=changes, baseline=(center, spread), metric=column
+        _with_other_runs(frame, others, column),
+        title=title,
+        change_points=changes,
+        baseline=(center, spread),
+        metric=column,
     )
     _write_chart(path, figure_bytes(fig, fmt))
 

@@ -326,14 +326,18 @@ class Digest(BaseModel):
 
     @property
     def headline(self) -> str:
-        """One line: the counts a reader checks first."""
+        """One line: the counts a reader checks first.
+
+        Time regressions lead: a GEMM that fell onto a lower roof keeps its percent of roof
+        while it gets 15x slower, and "0 new regressions" first read as a quiet week.
+        """
         parts = [
+            _count(len(self.time_regressions), "time regression"),
             _count(len(self.regressions), "new regression"),
             _count(len(self.improvements), "improvement"),
             _count(len(self.recoveries), "recovery", "recoveries"),
             _count(len(self.regime_flips), "regime flip"),
             _count(len(self.binding_flips), "binding flip"),
-            _count(len(self.time_regressions), "time regression"),
             _count(len(self.vanished), "vanished or split kernel"),
             _count(len(self.unresolved), "unresolved regression"),
         ]

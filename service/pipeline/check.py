@@ -31,7 +31,7 @@ from service.pipeline.intake import stamp_run
 from service.pipeline.roofs import RoofChoice, choose_roof, names_device, run_device
 from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import BaselineQuery, baseline_frame
-from service.store.ingest import IngestResult, ingest_run, save_findings
+from service.store.ingest import IngestResult, ingest_run, replace_findings, save_findings
 from service.store.queries import list_findings
 
 
@@ -236,7 +236,8 @@ def check_run(
 
     ``links`` may be a function of the stored run's id (the service links to the run's page,
     whose id exists only once the run is stored). ``remeasures`` are the PR gate's
-    re-measurements: they judge the run, they are not stored.
+    re-measurements: they judge the run, they are not stored; the findings of the verdict
+    they give replace those stored with the run.
     """
     choice = choose_for(run, config, measured)
     run, roof = noted(run, choice), choice.roof
@@ -294,13 +295,20 @@ def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
 
 
 def _stored_findings(
-    session: Session, verdict: Verdict, stored: IngestResult, context_reruns: bool = False
+    session: Session, verdict: Verdict, stored: IngestResult, rejudged: bool = False
 ) -> Verdict:
-    """Save a new run's findings; a run stored before keeps the findings saved then."""
+    """The stored findings of a run are those of its final verdict.
+
+    A new run saves its findings. A run stored before keeps the findings saved then, unless
+    re-measurements judged it anew (``check --rerun``, after the screening pass stored it):
+    then this verdict's findings replace the first pass's in the caller's transaction, and
+    the same check again writes nothing (``replace_findings`` is idempotent).
+    """
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
         return verdict
-    if context_reruns:
-        return verdict  # re-measurements judge it anew; the first judgement stays stored
+    if rejudged:
+        replace_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
+        return verdict
     findings = tuple(list_findings(session=session, run_id=stored.run_id))
     return verdict.model_copy(update={"findings": findings})

@@ -38,14 +38,20 @@ UNNAMED_PREFIX = "unknown"
 class DeviceConflict(BadInput):
     """The report names one device and the user gave another."""
 
-    def __init__(self, where: str, named: str, given: str, origin: str) -> None:
+    def __init__(
+        self, where: str, named: str, given: str, origin: str, known: str | None = None
+    ) -> None:
         self.named = named
         self.given = given
+        # A card the catalog knows needs no description: the only fix is to drop the device.
+        fix = (
+            f"drop it (the catalog knows {named!r} as {known})"
+            if known
+            else f'drop it, or describe this card under [devices."{named}"] in roofguard.toml'
+        )
         super().__init__(
             f"{where}: the report names device {named!r}, but {origin} gives {given!r}; "
-            f"the device a report names wins and {origin} is only the default for reports "
-            "that name none: drop it, or describe this card under "
-            f'[devices."{named}"] in roofguard.toml'
+            f"{origin} is only the default for reports that name no device: {fix}"
         )
 
 
@@ -96,7 +102,8 @@ def run_device(
     if catalog.find(given) is None:  # most likely a typo: say that first
         raise UnknownDevice(given, catalog.suggest(given))
     where = run.sources[0].path if run.sources else "report"
-    raise DeviceConflict(where, named, given, origin)
+    known = catalog.find(named)
+    raise DeviceConflict(where, named, given, origin, known.id if known else None)
 
 
 @dataclass(frozen=True)

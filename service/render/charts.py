@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 
 from collectors.schema import RunRecord
 from rules.roofline import Placement, Roof
-from service.render.labels import place_labels
+from service.render.labels import place_labels, short_names
 
 _log = logging.getLogger(__name__)
 
@@ -228,9 +228,14 @@ def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> Non
     pixels = ax.transData.transform([(k.intensity, k.achieved_flop_per_s) for k in kernels])
     anchors = pixels * 72.0 / fig.dpi
     order = np.argsort([-k.time_share for k in kernels], kind="stable")
-    names = [kernels[i].name for i in order]
+    short = short_names([k.name for k in kernels])  # CUTLASS names would run off the figure
+    names = [short[kernels[i].name] for i in order]
     radii = np.sqrt(_marker_sizes(kernels)[order]) / 2
-    offsets = place_labels(anchors[order], names, fontsize=8.0, radii=list(radii))
+    box = ax.get_window_extent()
+    bounds = (box.x0, box.y0, box.x1, box.y1)
+    offsets = place_labels(
+        anchors[order], names, fontsize=8.0, radii=list(radii), bounds=_points(bounds, fig.dpi)
+    )
     for name, (i, offset) in zip(names, zip(order, offsets, strict=True), strict=True):
         k = kernels[i]
         text = ax.annotate(
@@ -243,7 +248,15 @@ def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> Non
             ha="left" if offset[0] >= 0 else "right",
             parse_math=False,  # names are data: `$x$` in a name is not math text
         )
-        text.set_gid(f"label:{name}")
+        text.set_gid(f"label:{k.name}")
+
+
+def _points(
+    box: tuple[float, float, float, float], dpi: float
+) -> tuple[float, float, float, float]:
+    """A pixel box in points, the unit labels are placed in."""
+    x0, y0, x1, y1 = (v * 72.0 / dpi for v in box)
+    return x0, y0, x1, y1
 
 
 #: What a trend chart can show: column, axis label, and the scale of the unit that reads best.

@@ -70,7 +70,7 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "time_share": ("share of GPU time", _fraction),
     "relative_change": ("change", _signed),
     "min_effect": ("smallest change that counts", _fraction),
-    "z": ("robust z", lambda v: f"{v:.1f}"),
+    "z": ("robust z", lambda v: f"{v:.1f}".replace("-", "−")),  # the sign "change" uses
     "z_threshold": ("z threshold", lambda v: f"{v:.1f}"),
     "baseline_n": ("baseline runs", _count),
     "baseline_runs": ("baseline runs", _count),
@@ -130,6 +130,10 @@ def figure(finding: Finding, key: str, value: float | str | None) -> tuple[str, 
         spread = key in {"baseline_spread", "noise_used"}
         return COMPARED[key], (spread_fmt if spread else value_fmt)(value)
     label, fmt = LABELS.get(key, (key.replace("_", " "), _plain))
+    binding = finding.numbers.get("binding")
+    if key == "percent_of_roof" and isinstance(binding, str):
+        # Beside "now" (against the baseline's roof) a bare "percent of roof" contradicted it.
+        label = f"percent of the {binding} roof"
     return label, fmt(value)
 
 

@@ -16,6 +16,9 @@ import numpy.typing as npt
 _DIRECTIONS = ((1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.5), (0, -1.5))
 _RADII = (6.0, 14.0, 24.0, 36.0, 50.0)
 _CHAR_WIDTH = 0.6  # of the font size, for the average glyph
+#: Kernel names longer than this are cut in the middle on charts: CUTLASS names run to
+#: hundreds of characters and would run off the figure.
+CHART_NAME_CHARS = 48
 
 
 def label_box(
@@ -33,12 +36,57 @@ def label_box(
     return x0, y - fontsize / 2, x0 + width, y + fontsize / 2
 
 
+def ellipsize_middle(name: str, limit: int = CHART_NAME_CHARS) -> str:
+    """``name`` cut to ``limit`` characters with "…" in the middle (start and end kept)."""
+    if len(name) <= limit:
+        return name
+    head = (limit - 1) // 2
+    return f"{name[:head]}…{name[len(name) - (limit - 1 - head) :]}"
+
+
+def short_names(names: Sequence[str]) -> dict[str, str]:
+    """Full name -> chart label: cut in the middle, made unique with " #2" when cuts collide."""
+    labels: dict[str, str] = {}
+    used: set[str] = set()
+    for name in names:
+        label, n = ellipsize_middle(name), 1
+        while label in used:
+            n += 1
+            label = f"{ellipsize_middle(name, CHART_NAME_CHARS - 3)} #{n}"
+        used.add(label)
+        labels[name] = label
+    return labels
+
+
 def _overlaps(box: tuple[float, float, float, float], boxes: npt.NDArray[np.float64]) -> bool:
     if not len(boxes):
         return False
     x0, y0, x1, y1 = box
     hit = (boxes[:, 0] < x1) & (boxes[:, 2] > x0) & (boxes[:, 1] < y1) & (boxes[:, 3] > y0)
     return bool(hit.any())
+
+
+def _inside(
+    box: tuple[float, float, float, float], bounds: tuple[float, float, float, float] | None
+) -> bool:
+    if bounds is None:
+        return True
+    x0, y0, x1, y1 = box
+    return x0 >= bounds[0] and y0 >= bounds[1] and x1 <= bounds[2] and y1 <= bounds[3]
+
+
+def _choose(
+    anchor: Sequence[float],
+    candidates: Sequence[tuple[float, float]],
+    text: str,
+    fontsize: float,
+    boxes: npt.NDArray[np.float64],
+    bounds: tuple[float, float, float, float] | None,
+) -> tuple[float, float]:
+    """The first candidate inside ``bounds`` that overlaps nothing, else the first inside."""
+    inside = [c for c in candidates if _inside(label_box(anchor, c, text, fontsize), bounds)]
+    free = (c for c in inside if not _overlaps(label_box(anchor, c, text, fontsize), boxes))
+    return next(free, inside[0] if inside else candidates[-1])
 
 
 def _point_boxes(
@@ -53,6 +101,7 @@ def place_labels(
     *,
     fontsize: float,
     radii: Sequence[float] | None = None,
+    bounds: tuple[float, float, float, float] | None = None,
 ) -> list[tuple[float, float]]:
     """Offsets in points, one per label, chosen greedily so that boxes do not overlap.
 
@@ -61,10 +110,12 @@ def place_labels(
         texts: The labels, in the same order.
         fontsize: Font size in points.
         radii: Marker radius of each point in points (labels keep clear of every marker).
+        bounds: (x0, y0, x1, y1) in points that every label should stay inside (the axes),
+            so a label near the right edge goes to the left of its point.
 
     Returns:
-        One (dx, dy) per label. When no candidate is free (a crowded chart), the farthest
-        candidate is used, so every label is still drawn.
+        One (dx, dy) per label. When no candidate is free (a crowded chart), the nearest one
+        inside ``bounds`` is used (else the farthest), so every label is still drawn.
     """
     anchors = np.asarray(anchors, dtype=float)
     marker_radii = np.full(len(anchors), 4.0) if radii is None else np.asarray(radii, dtype=float)
@@ -77,9 +128,7 @@ def place_labels(
             (dx + float(np.sign(dx)) * radius, dy + float(np.sign(dy)) * radius)
             for dx, dy in candidates
         ]
-        boxes = np.array(placed)
-        free = (c for c in shifted if not _overlaps(label_box(anchor, c, text, fontsize), boxes))
-        chosen = next(free, shifted[-1])
+        chosen = _choose(anchor, shifted, text, fontsize, np.array(placed), bounds)
         placed.append(label_box(anchor, chosen, text, fontsize))
         offsets.append(chosen)
     return offsets

@@ -25,6 +25,7 @@ from service.render.escape import (
     safe_url,
     shorten,
 )
+from service.render.story import time_story
 from service.render.verdict_view import (
     CONCLUSION_ICONS,
     TEXT_LIMIT,
@@ -34,7 +35,6 @@ from service.render.verdict_view import (
     make_detail,
     make_group_row,
     make_row,
-    time_story,
     worst,
 )
 
@@ -49,7 +49,14 @@ CHECK_ROWS = 10
 MAX_NOTES = 20
 MAX_GROUPS = 30
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_STATUS_ORDER = {"regressed": 0, "unplaced": 1, "new": 2, "improved": 3, "unchanged": 4}
+_STATUS_ORDER = {
+    "regressed": 0,
+    "unplaced": 1,
+    "new": 2,
+    "missing": 2,
+    "improved": 3,
+    "unchanged": 4,
+}
 
 
 @dataclass(frozen=True)
@@ -144,7 +151,7 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
         Conclusion.PASS: "no regressions",
     }[verdict.conclusion]
     others = [r for r in verdict.roofs if r != verdict.roof]
-    n = len(verdict.kernels)
+    n = sum(1 for k in verdict.kernels if k.status != "missing")  # the run's own kernels
     return {
         "icon": CONCLUSION_ICONS[verdict.conclusion] if verdict.trusted else "⚠️",
         "title": f"{title if verdict.trusted else 'no regression verdict'} on {device}",

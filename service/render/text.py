@@ -19,14 +19,16 @@ from rich.text import Text
 from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Verdict
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
+from service.render.story import time_story
 from service.render.verdict_view import (
     ICONS,
-    baseline_time,
     binding_tier,
     fmt_pct,
     fmt_share,
+    kernel_share,
+    kernel_time,
     rebound,
-    time_story,
+    remeasured,
     unplaced_reason,
     verdict_words,
     worst,
@@ -51,6 +53,8 @@ def clean(text: str, width: int | None = None) -> str:
 
 def regime_text(kernel: KernelVerdict) -> str:
     """``compute (tensor_bf16 → fp32)``, ``memory (dram)`` or why the kernel is unplaced."""
+    if kernel.status == "missing":
+        return "—"
     if kernel.regime is None:
         return unplaced_reason(kernel)
     text = kernel.regime.replace("-bound", "")
@@ -72,8 +76,19 @@ def intensity_text(kernel: KernelVerdict) -> str:
 
 
 def percent_text(kernel: KernelVerdict) -> str:
-    """Percent of roof at baseline → now, like for like: ``71.8 → 4.8% of tensor_bf16``."""
+    """Percent of roof at baseline → now, like for like: ``71.8 → 4.8% of tensor_bf16``.
+
+    Re-measurements (``check --rerun``) follow: ``71.8 → 4.8%, re-measured 4.7, 4.9%``.
+    """
+    text, again = _percent_figure(kernel), remeasured(kernel)
+    return f"{text}, {again}" if again else text
+
+
+def _percent_figure(kernel: KernelVerdict) -> str:
     base = kernel.baseline
+    if kernel.status == "missing":
+        known = base is not None and base.center is not None
+        return f"{base.center:.1f}% → missing" if known and base else "missing"
     if base is not None and base.metric == "time_s":
         return "— (judged on time)"
     old = rebound(kernel)
@@ -111,11 +126,10 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != "unchanged"]
     for kernel in listed[:MAX_ROWS]:
         found = by_kernel.get(kernel.key, [])
-        before = baseline_time(kernel.baseline)
         table.add_row(
             Text(clean(kernel.name, NAME_WIDTH)),
-            fmt_share(kernel.time_share),
-            time_change(kernel.time_s, before),
+            kernel_share(kernel),
+            kernel_time(kernel),
             percent_text(kernel),
             regime_text(kernel),
             intensity_text(kernel),
@@ -174,7 +188,10 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     """The verdict as rich renderables, headline first."""
     conclusion = verdict.conclusion.value
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
-    head.append(f" · {verdict.regressions} regression(s) on {verdict.device or 'unknown device'}")
+    # The same counts as the markdown headline: a missing kernel is a warning, not silence.
+    warnings = sum(1 for f in verdict.findings if f.severity == Severity.WARN and f.counts)
+    head.append(f" · {verdict.regressions} regression(s), {warnings} warning(s)")
+    head.append(f" on {verdict.device or 'unknown device'}")
     head.append(f" · judged against {verdict.roof or 'unknown roof'}")
     yield head
     story = time_story(verdict, code=False)
@@ -183,7 +200,10 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     table, unchanged = kernel_table(verdict)
     if table.row_count:
         yield table
-    yield Text(f"{unchanged} other kernel(s) unchanged.")
+        if unchanged:
+            yield Text(f"{unchanged} other kernel(s) unchanged.")
+    elif unchanged:
+        yield Text(f"All {unchanged} kernel(s) unchanged.")
     if verdict.groups:
         yield group_table(verdict.groups)
     for finding in verdict.findings:

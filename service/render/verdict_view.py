@@ -21,7 +21,7 @@ from rules.verdict import (
     Verdict,
 )
 from service.render.escape import escape_code, escape_html, escape_text
-from service.render.figures import figures, time_change
+from service.render.figures import figures, fmt_seconds, time_change
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 #: Points shown in a sparkline (the newest ones).
@@ -34,7 +34,13 @@ MEMORY_TIERS = ("dram", "l2", "l1", "shared")
 
 ICONS = {Severity.FAIL: "❌", Severity.WARN: "⚠️", Severity.INFO: "ℹ️"}
 CONCLUSION_ICONS = {Conclusion.PASS: "✅", Conclusion.WARN: "⚠️", Conclusion.FAIL: "❌"}
-STATUS_ICONS = {"regressed": "🔻", "improved": "✅", "new": "🆕", "unplaced": "❔"}
+STATUS_ICONS = {
+    "regressed": "🔻",
+    "improved": "✅",
+    "new": "🆕",
+    "unplaced": "❔",
+    "missing": "➖",
+}
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,41 @@ def baseline_time(base: BaselineSummary | None) -> float | None:
     return base.time_s if base.time_s is not None or not _is_time(base) else base.center
 
 
+def kernel_share(kernel: KernelVerdict) -> str:
+    """The kernel's share of the run's GPU time (``—`` for a missing kernel: it did not run)."""
+    return "—" if kernel.status == "missing" else fmt_share(kernel.time_share)
+
+
+def kernel_time(kernel: KernelVerdict) -> str:
+    """Baseline → now time of a kernel; a missing one reads ``1.20 ms → missing``."""
+    before = baseline_time(kernel.baseline)
+    if kernel.status == "missing":
+        return f"{fmt_seconds(before)} → missing" if before else "missing"
+    return time_change(kernel.time_s, before)
+
+
+def remeasured(kernel: KernelVerdict) -> str:
+    """``re-measured 4.7, 4.9%``: the re-measurements of the commit (``check --rerun``).
+
+    In the judged metric: percent of roof on the kernel's current binding, or the time of a
+    kernel judged on time. Empty without re-measurements.
+    """
+    again = kernel.measurements[1:]
+    if not again:
+        return ""
+    if kernel.percent_of_roof is None:
+        return "re-measured " + ", ".join(fmt_seconds(v) for v in again)
+    return "re-measured " + ", ".join(f"{v:.1f}" for v in again) + "%"
+
+
 def _now(kernel: KernelVerdict) -> str:
+    again = remeasured(kernel)
+    return f"{_now_figure(kernel)}, {again}" if again else _now_figure(kernel)
+
+
+def _now_figure(kernel: KernelVerdict) -> str:
+    if kernel.status == "missing":
+        return "missing"
     if _is_time(kernel.baseline):
         return "— (judged on time)"
     old = rebound(kernel)
@@ -191,6 +231,8 @@ def unplaced_reason(kernel: KernelVerdict) -> str:
 
 
 def _regime(kernel: KernelVerdict) -> str:
+    if kernel.status == "missing":
+        return "—"
     if kernel.regime is None:
         return escape_text(unplaced_reason(kernel), limit=80)
     text = kernel.regime.replace("-bound", "")
@@ -290,8 +332,8 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
     return Row(
         icon=icon,
         kernel=escape_code(kernel.name, in_table=True, limit=NAME_LIMIT),
-        share=fmt_share(kernel.time_share),
-        time=time_change(kernel.time_s, baseline_time(kernel.baseline)),
+        share=kernel_share(kernel),
+        time=kernel_time(kernel),
         regime=_regime(kernel),
         intensity=_intensity(kernel),
         now=_now(kernel),
@@ -336,35 +378,3 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
         advice=advice,
         context=context,
     )
-
-
-def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
-    """The regressed kernel that added the most time over its baseline, if any."""
-
-    def added(k: KernelVerdict) -> float:
-        before = baseline_time(k.baseline)
-        return k.time_s - before if before else 0.0
-
-    slower = [k for k in verdict.kernels if k.status == "regressed" and added(k) > 0]
-    return max(slower, key=added, default=None)
-
-
-def time_story(verdict: Verdict, *, code: bool = True) -> str:
-    """What got how much slower and why, in one line (markdown when ``code``, else plain)."""
-
-    def esc(text: str) -> str:
-        return escape_text(text, limit=TEXT_LIMIT) if code else text
-
-    parts = []
-    if verdict.baseline is not None and verdict.baseline.time_s:
-        parts.append(esc(f"GPU time {time_change(verdict.time_s, verdict.baseline.time_s)}"))
-    kernel = largest_slowdown(verdict)
-    if kernel is not None and kernel.baseline is not None:
-        name = escape_code(kernel.name, limit=NAME_LIMIT) if code else kernel.name
-        text = f" {time_change(kernel.time_s, baseline_time(kernel.baseline))}"
-        old = rebound(kernel)
-        if old:
-            text += f", bound by {kernel.binding} instead of {old}"
-            text += f" ({fmt_pct(kernel.percent_of_baseline_roof)} of its {old} roof)"
-        parts.append(f"{esc('slowest:')} {name}{esc(text)}")
-    return " · ".join(parts)

@@ -8,7 +8,7 @@ ORM object per row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -232,3 +232,21 @@ def save_findings(*, session: Session, run_id: int, findings: Iterable[Finding])
     if rows:
         session.execute(sa.insert(_FINDINGS), rows)
     return len(rows)
+
+
+def replace_findings(*, session: Session, run_id: int, findings: Sequence[Finding]) -> bool:
+    """Make ``findings`` the stored findings of run ``run_id``; returns whether it wrote.
+
+    Idempotent: when the stored findings are already these (same content, same order),
+    nothing is written, so their ids and ``created_at`` stay those of the first save.
+    """
+    stmt = (
+        sa.select(_FINDINGS.c.finding_json)
+        .where(_FINDINGS.c.run_id == run_id)
+        .order_by(_FINDINGS.c.id)
+    )
+    stored = list(session.execute(stmt).scalars())
+    if stored == [f.model_dump(mode="json") for f in findings]:
+        return False
+    save_findings(session=session, run_id=run_id, findings=findings)
+    return True

@@ -12,6 +12,7 @@ from rules.base import Rule
 from rules.config import RulesConfig
 from rules.context import RuleContext
 from rules.engine import conclude
+from rules.groups import groups_of
 from rules.registry import SelectedRule, is_ignored, is_selected, selected_rules
 from rules.testing import RuleCase, load_cases
 from rules.verdict import Conclusion, Finding, Severity, Stability
@@ -153,6 +154,34 @@ def test_groups_get_time_weighted_percent_and_mfu() -> None:
     assert group.mfu_baseline is not None
     assert group.mfu_baseline.center == pytest.approx(1.1e8 / 1e12 / 0.0143, rel=0.01)
     assert {k.key: k.group for k in verdict.kernels}["decode_add"] == "decode"
+
+
+def test_group_figures_are_computed_once_per_context_and_shared() -> None:
+    # roof-drop and the engine both read the groups: one computation, the same object.
+    ctx = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
+    calls: list[RuleContext] = []
+
+    def figures(c: RuleContext) -> object:
+        calls.append(c)
+        return object()
+
+    first = ctx.derived(figures)
+    assert ctx.derived(figures) is first and calls == [ctx]
+    assert groups_of(ctx) is groups_of(ctx) and set(groups_of(ctx)) == {"decode"}
+    fresh = with_config(ctx)  # another context computes its own
+    assert fresh.derived(figures) is not first and len(calls) == 2
+
+
+def test_missing_kernels_are_entries_with_their_baseline() -> None:
+    verdict = evaluate(case("missing-kernel", "fail_fused_kernel_vanished").context())
+    (missing,) = [k for k in verdict.kernels if k.status == "missing"]
+    assert missing.key == "fused_add_rmsnorm" and missing.time_s == 0.0
+    assert missing.percent_of_roof is None and missing.measurements == ()
+    assert missing.baseline is not None and missing.baseline.n > 0
+    assert missing.baseline.time_s == pytest.approx(0.0025)
+    assert missing.baseline.center is not None
+    run_keys = {k.key for k in verdict.kernels} - {missing.key}
+    assert run_keys and all(k.status != "missing" for k in verdict.kernels if k.key in run_keys)
 
 
 def test_missing_history_columns_are_named() -> None:

@@ -33,6 +33,7 @@ from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
 from service.render.html import inline_svg, render_page
+from service.render.labels import ellipsize_middle, short_names
 from service.store.history import kernel_history, nightly_history
 from service.store.lookups import search_kernels
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
@@ -47,34 +48,9 @@ SEARCH_LIMIT = 200
 DIGEST_DAYS = 7
 #: The start page lists this many runs, newest first.
 RECENT_RUNS = 30
-#: Kernel names longer than this are cut in the middle on charts (the full name is the
-#: label's tooltip): CUTLASS names run to hundreds of characters.
-CHART_NAME_CHARS = 48
 #: The run kind a kernel's trend is drawn from; PR runs are listed apart.
 TREND_KIND = "nightly"
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
-
-
-def ellipsize_middle(name: str, limit: int = CHART_NAME_CHARS) -> str:
-    """``name`` cut to ``limit`` characters with "…" in the middle (start and end kept)."""
-    if len(name) <= limit:
-        return name
-    head = (limit - 1) // 2
-    return f"{name[:head]}…{name[len(name) - (limit - 1 - head) :]}"
-
-
-def _short_names(names: list[str]) -> dict[str, str]:
-    """Full name -> chart label: cut in the middle, made unique with " #2" when cuts collide."""
-    labels: dict[str, str] = {}
-    used: set[str] = set()
-    for name in names:
-        label, n = ellipsize_middle(name), 1
-        while label in used:
-            n += 1
-            label = f"{ellipsize_middle(name, CHART_NAME_CHARS - 3)} #{n}"
-        used.add(label)
-        labels[name] = label
-    return labels
 
 
 def _with_tooltips(svg: Markup, labels: dict[str, str]) -> Markup:
@@ -92,7 +68,7 @@ def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:
     """The run on its roof: the kernels with the largest time shares, labelled by name."""
     placements = outcome.placements
     kernels = sorted(outcome.verdict.kernels, key=lambda k: -k.time_share)[:CHART_KERNELS]
-    labels = _short_names([k.name for k in kernels])
+    labels = short_names([k.name for k in kernels])
     points = [
         KernelPoint.from_placement(labels[k.name], placements[k.key], time_share=k.time_share)
         for k in kernels

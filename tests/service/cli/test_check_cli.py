@@ -338,3 +338,35 @@ def test_ingest_and_check_key_kernels_alike_under_the_config(tmp_path):
     code, verdict = check(tmp_path, db, report("pr.csv", 1), "--config", str(cfg))
     assert code == 0
     assert [(k["key"], k["baseline"]["n"]) for k in verdict["kernels"]] == [("gemv", 4)]
+
+
+def _check_as(tmp_path, db, report, fmt, *extra):
+    out = tmp_path / f"verdict.{fmt}"
+    base = ["check", str(report), "--repo", "acme/kernels", "--commit", "f00d", "--pr", "7"]
+    code = run([*base, "--db", db, "--format", fmt, "--output", str(out), *extra])
+    return code, out.read_text(encoding="utf-8")
+
+
+def test_every_measurement_shows_in_markdown_text_and_json(history):
+    # issue 16: the verdict shows every measurement of a kernel, not only in a finding.
+    tmp_path, db = history
+    pr = nightly(tmp_path / "pr.json", 9, scale=1.25)
+    again = nightly(tmp_path / "again.json", 9, scale=1.24)
+    listed = tmp_path / "suspects.txt"
+    extra = ("--rerun", str(again), "--suspects", str(listed))
+    code, text = _check_as(tmp_path, db, pr, "json", *extra)
+    gemv = next(k for k in json.loads(text)["kernels"] if k["key"] == "gemv")
+    first, second = gemv["measurements"]
+    # Confirmed by the re-measurement: regressed, no longer a suspect to re-measure.
+    assert code == 1 and gemv["status"] == "regressed" and listed.read_text() == ""
+    shown = f"{gemv['percent_of_roof']:.1f}%, re-measured {second:.1f}%"
+    assert first == pytest.approx(gemv["percent_of_roof"]) and first != second
+    code, markdown = _check_as(tmp_path, db, pr, "markdown", *extra)
+    row = next(line for line in markdown.splitlines() if line.startswith("| ❌ | `gemv`"))
+    assert code == 1 and f"| {shown} |" in row  # the "% of roof now" cell
+    code, terminal = _check_as(tmp_path, db, pr, "text", *extra)
+    line = next(line for line in terminal.splitlines() if line.startswith("gemv "))
+    assert code == 1 and shown in line
+    # Without a re-measurement the cells show the run's figure alone.
+    code, markdown = _check_as(tmp_path, db, pr, "markdown")
+    assert code == 0 and "re-measured" not in markdown

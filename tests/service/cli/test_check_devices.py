@@ -53,6 +53,9 @@ def test_a_config_device_does_not_replace_the_device_the_report_names(corpus_dir
     assert check(tmp_path, corpus_dir / V100_PCIE, "--config", str(config)) == 2
     err = capsys.readouterr().err
     assert "names device 'Tesla V100-PCIE-32GB'" in err and "'H100-SXM5'" in err
+    # A card the catalog knows needs no [devices] entry: the fix is to drop the device.
+    assert "the catalog knows 'Tesla V100-PCIE-32GB' as V100-PCIe-32GB" in err
+    assert "[devices." not in err
     assert not (tmp_path / "verdict.json").exists()
     # The same card under another name is no conflict.
     config.write_text('device = "V100-PCIe-32GB"\n')
@@ -111,3 +114,35 @@ def test_a_card_described_in_the_config_is_judged_on_its_datasheet(corpus_dir, t
     judged = verdict(tmp_path)
     assert judged["roof"] == "RTX-2060 (datasheet)"
     assert not [n for n in judged["notes"] if "not in the hardware catalog" in n]
+
+
+def test_day_one_text_verdict_on_the_a10g(corpus_dir, tmp_path, capsys):
+    """Nightlies of the A10G report, then a PR that triples one GEMM's time, as text.
+
+    The headline named the slowest kernel in full (a 100-character template signature) and a
+    run with nothing listed said "0 other kernel(s) unchanged." or "4 other kernel(s)".
+    """
+    db = f"sqlite:///{tmp_path}/h.db"
+    report = corpus_dir / A10G
+    argv = ["--repo", "o/r", "--db", db, "--format", "text"]
+    assert run(["check", str(report), "--commit", "n0", *argv]) == 0
+    assert "other kernel(s) unchanged" not in capsys.readouterr().out, "every kernel is new"
+    for night in range(1, 4):
+        nightly = ["--commit", f"n{night}", "--branch", "main", "--kind", "nightly"]
+        assert run(["ingest", str(report), *nightly, "--repo", "o/r", "--db", db]) == 0
+    capsys.readouterr()
+    assert run(["check", str(report), "--commit", "p1", "--pr", "7", *argv]) == 0
+    assert "All 4 kernel(s) unchanged." in capsys.readouterr().out
+    capsys.readouterr()
+    assert run(["inspect", "--json", str(report)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    slow = next(k for k in record["kernels"] if k["key"].startswith("warptiling"))
+    slow["duration_s"] *= 3
+    slow["samples_s"] = [s * 3 for s in slow["samples_s"]]
+    pr = tmp_path / "pr.json"
+    pr.write_text(json.dumps(record))
+    assert run(["check", str(pr), "--commit", "p2", "--pr", "8", *argv]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("GPU time 1.21 → 1.66 ms (1.37×) · slowest: void warptiling<")
+    assert "222 → 667 µs (3.00×)" in lines[1] and "…" in lines[1] and len(lines[1]) < 160
+    assert "3 other kernel(s) unchanged." in lines

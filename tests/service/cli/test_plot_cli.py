@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import warnings
 from datetime import UTC, datetime
@@ -126,3 +127,53 @@ def test_matplotlib_layout_warnings_do_not_reach_the_terminal(corpus_dir, tmp_pa
         assert run(["plot", "run", str(report), "--output", str(out)]) == 0
     assert out.read_bytes().startswith(b"<?xml")
     assert "Warning" not in capfd.readouterr().err
+
+
+def test_long_cutlass_names_are_cut_and_stay_on_the_chart(corpus_dir, tmp_path):
+    """The V100 CUTLASS GEMMs have names of hundreds of characters: they ran off the figure."""
+    out = tmp_path / "chart.svg"
+    report = corpus_dir / "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv"
+    assert run(["plot", "run", str(report), "--output", str(out)]) == 0
+    svg = out.read_text()
+    width = float(re.search(r'<svg[^>]* viewBox="0 0 ([\d.]+) ', svg).group(1))
+    labels = re.findall(
+        r'<g id="label:([^"]*)">\s*<text style="[^"]*text-anchor: (\w+)" x="([\d.]+)"[^>]*>'
+        r"([^<]*)</text>",
+        svg,
+    )
+    cutlass = [label for label in labels if label[0].startswith("cutlass::Kernel")]
+    assert len(cutlass) == 2, labels
+    for full, anchor, x, text in cutlass:
+        shown = html.unescape(text)
+        assert len(shown) <= 48 and "…" in shown, shown
+        assert len(html.unescape(full)) > 48, "the label's id keeps the full name"
+        extent = 0.6 * 8 * len(shown)  # the estimate the placement uses
+        left, right = (
+            (float(x), float(x) + extent) if anchor == "start" else (float(x) - extent, float(x))
+        )
+        assert left >= 0 and right <= width, (shown, left, right, width)
+
+
+def test_plot_kernel_draws_pr_runs_apart_from_the_nightly_line(tmp_path):
+    """The docs promise PR runs as open markers off the line; `plot kernel` dropped them."""
+    db = f"sqlite:///{tmp_path}/h.db"
+    for night in range(6):
+        path, _ = _report(tmp_path, f"n{night}", 4e9)
+        argv = ["--commit", f"n{night}", "--branch", "main", "--kind", "nightly"]
+        argv += ["--timestamp", f"2026-11-{10 + night}T02:00:00Z"]
+        assert run(["ingest", str(path), "--repo", "acme/k", "--db", db, *argv]) == 0
+    slow = make_run(
+        kernels=[make_kernel("gemv", flops={"fp32": 2e9}, dram_bytes=4e9, time_s=9e-3)],
+        timestamp=datetime(2026, 11, 18, tzinfo=UTC),
+    )
+    pr = tmp_path / "pr.json"
+    pr.write_text(slow.model_dump_json())
+    argv = ["--commit", "p1", "--branch", "feat", "--kind", "pr", "--pr", "3"]
+    assert run(["ingest", str(pr), "--repo", "acme/k", "--db", db, *argv]) == 0
+    out = tmp_path / "trend.svg"
+    argv = ["--repo", "acme/k", "--metric", "time", "--output", str(out), "--db", db]
+    assert run(["plot", "kernel", "gemv", *argv]) == 0
+    svg = out.read_text()
+    assert _ids(svg, "other-runs") == ["other-runs"], "the PR run is drawn, apart"
+    line = re.search(r'<g id="series">\s*<path d="([^"]*)"', svg).group(1)
+    assert line.count("L ") == 5, "the line joins the six nights only"

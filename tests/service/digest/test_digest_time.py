@@ -83,14 +83,16 @@ def test_json_lists_the_binding_flip_the_time_regression_and_the_split(db):
         "rmsnorm_kernel<__nv_bfloat16, 4096>",
     ]
     assert gone["to_commit"] == "landed1"
-    assert (
-        "1 binding flip, 1 time regression, 1 vanished or split kernel"
-        in (digest(db).splitlines()[2])
-    )
+    headline = digest(db).splitlines()[2]
+    assert headline.startswith("**1 time regression, ")
+    assert "1 binding flip, 1 vanished or split kernel" in headline
 
 
 def test_markdown_sections_with_commit_ranges(db):
     md = digest(db)
+    # The headline leads with time: "0 new regressions" first read as a quiet week.
+    assert "**1 time regression, 0 new regressions, " in md
+    assert "No new regression in percent of roof." in md
     section = md.split("## Time regressions")[1].split("##")[0]
     assert f"`{VERIFY}`" in section and "0.34 → 5.10 ms (15.1×)" in section
     assert "…landed1`" in section and "tensor_bf16 → fp32" in section

@@ -245,6 +245,29 @@ def test_action_a_missing_driver_fails_the_step_with_one_clear_error(
     assert not github_server.requests
 
 
+@pytest.mark.parametrize("example", ["pr-check.yml", "pr-comment-trusted.yml"])
+def test_example_inputs_work_on_day_one_without_a_config_file(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, example: str
+) -> None:
+    """A team with no roofguard.toml copies an example: `config: roofguard.toml` was exit 2.
+
+    The check finds roofguard.toml in the workspace by itself, so the examples need not name
+    it; a config that is there is still read (its typo fails the step).
+    """
+    (job,) = EXAMPLES[example]["jobs"].values()
+    step = next(s for s in job["steps"] if s.get("uses", "").startswith("roofguard/"))
+    inputs = {k: str(v) for k, v in step["with"].items() if "${{" not in str(v)}
+    inputs.pop("mode", None)  # the artifact hand-over is tested in test_action_fork.py
+    inputs.pop("artifact", None)
+    inputs.update(reports=str(REPORT), **{"database-url": f"sqlite:///{tmp_path}/h.db"})
+    runner = Runner(tmp_path, github_server, fresh_venv)
+    check = runner.run(**inputs)["Check the reports"]
+    assert check.returncode == 0, check.stdout + check.stderr
+    (tmp_path / "roofguard.toml").write_text('[rules]\nfail_onn = "never"\n')
+    check = runner.run(**inputs)["Check the reports"]
+    assert check.returncode == 2 and "fail_onn" in check.stdout + check.stderr
+
+
 # -- the PR gate's re-measure step (issue 16) ------------------------------------------------
 def _report(path: Path, scale: float, commit: str = "c0009") -> Path:
     from tests.factories import make_kernel, make_run

@@ -18,6 +18,8 @@ from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Finding, Severity
+from service.config import RoofguardConfig
+from service.pipeline.check import CheckOutcome, Remeasures, check_run
 from service.store.baselines import accept_baseline
 from service.store.db import session_scope
 from service.store.history import BaselineQuery, baseline_frame, kernel_history, nightly_history
@@ -256,3 +258,47 @@ def test_the_migrations_build_exactly_the_tables(engine):
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, SQLModel.metadata) == []
+
+
+# --- findings of a re-judged run ------------------------------------------------------------
+
+
+def _judge(engine: sa.Engine, run: RunRecord, *reruns: RunRecord) -> CheckOutcome:
+    with session_scope(engine) as session:
+        remeasures = Remeasures(runs=reruns)
+        return check_run(session=session, run=run, config=RoofguardConfig(), remeasures=remeasures)
+
+
+def _finding_rows(engine: sa.Engine, run_id: int) -> list[tuple[object, ...]]:
+    with engine.connect() as conn:
+        rows = conn.execute(
+            sa.text("SELECT id, created_at, rule, severity FROM findings WHERE run_id = :r"),
+            {"r": run_id},
+        )
+        return [tuple(row) for row in rows]
+
+
+def _stored(engine: sa.Engine, run_id: int) -> list[Finding]:
+    with session_scope(engine, readonly=True) as session:
+        return list_findings(session=session, run_id=run_id)
+
+
+def test_a_rerun_check_stores_the_final_verdicts_findings_once(engine):
+    for n in range(8):
+        store(engine, nightly(n, time_a=1e-3 * (1 + 0.01 * (n % 3))))
+    pr_run = {"kind": "pr", "pull_request": 7, "branch": "feature", "commit": "f00d"}
+    pr, again = nightly(9, time_a=1.25e-3, **pr_run), nightly(9, time_a=1.24e-3, **pr_run)
+    screen = _judge(engine, pr)  # the screening pass stores the run: "a" is a suspect
+    assert screen.created and _stored(engine, screen.run_id) == list(screen.verdict.findings)
+    assert {f.severity for f in screen.verdict.findings if f.kernel == "a"} == {Severity.WARN}
+    final = _judge(engine, pr, again)  # the re-measurement confirms it
+    assert final.run_id == screen.run_id and not final.created
+    assert {f.severity for f in final.verdict.findings if f.kernel == "a"} == {Severity.FAIL}
+    assert _stored(engine, final.run_id) == list(final.verdict.findings)
+    rows = _finding_rows(engine, final.run_id)
+    repeat = _judge(engine, pr, again)  # the same check again changes nothing
+    assert repeat.verdict.findings == final.verdict.findings
+    assert _finding_rows(engine, final.run_id) == rows
+    assert count(engine, "runs") == 9 and count(engine, "findings") == len(rows)
+    # A later look without re-measurements reads the final judgement, not the screening one.
+    assert _judge(engine, pr).verdict.findings == final.verdict.findings

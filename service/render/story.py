@@ -1,0 +1,46 @@
+"""The verdict's time story: what got how much slower and why, in one line.
+
+The headline of the PR comment and of the terminal view, from the verdict's kernel rows.
+"""
+
+from __future__ import annotations
+
+from rules.verdict import KernelVerdict, Verdict
+from service.render.escape import escape_code, escape_text, shorten
+from service.render.figures import time_change
+from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct, rebound
+
+
+def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
+    """The regressed kernel that added the most time over its baseline, if any."""
+
+    def added(k: KernelVerdict) -> float:
+        before = baseline_time(k.baseline)
+        return k.time_s - before if before else 0.0
+
+    slower = [k for k in verdict.kernels if k.status == "regressed" and added(k) > 0]
+    return max(slower, key=added, default=None)
+
+
+def time_story(verdict: Verdict, *, code: bool = True) -> str:
+    """What got how much slower and why, in one line (markdown when ``code``, else plain)."""
+
+    def esc(text: str) -> str:
+        return escape_text(text, limit=TEXT_LIMIT) if code else text
+
+    parts = []
+    if verdict.baseline is not None and verdict.baseline.time_s:
+        parts.append(esc(f"GPU time {time_change(verdict.time_s, verdict.baseline.time_s)}"))
+    kernel = largest_slowdown(verdict)
+    if kernel is not None and kernel.baseline is not None:
+        # Cut like the markdown's: a CUTLASS name would fill the terminal's headline.
+        name = (
+            escape_code(kernel.name, limit=NAME_LIMIT) if code else shorten(kernel.name, NAME_LIMIT)
+        )
+        text = f" {time_change(kernel.time_s, baseline_time(kernel.baseline))}"
+        old = rebound(kernel)
+        if old:
+            text += f", bound by {kernel.binding} instead of {old}"
+            text += f" ({fmt_pct(kernel.percent_of_baseline_roof)} of its {old} roof)"
+        parts.append(f"{esc('slowest:')} {name}{esc(text)}")
+    return " · ".join(parts)
