@@ -32,7 +32,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ from bench_detection import (
     NOISES,
     OTAVA_GRID,
     RATIO_GRID,
+    Score,
     fixed_ratio,
     make_dataset,
     otava,
@@ -126,39 +127,13 @@ def ratio_alerts(ratio: float) -> Alerts:
 
 
 @dataclass
-class OnlineScore:
-    """Counts of one method over a set of series."""
+class OnlineScore(Score):
+    """Counts of one method over a set of series; precision, recall and F1 as offline."""
 
-    tp: int = 0
-    fp: int = 0
-    changes: int = 0
-    stable_points: int = 0
-    delays: list[int] = field(default_factory=list)
     dips: int = 0
     dips_flagged: int = 0
     drops: int = 0
     drops_found: int = 0
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / self.changes if self.changes else 1.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    @property
-    def false_alarms_per_100(self) -> float:
-        return 100.0 * self.fp / self.stable_points if self.stable_points else 0.0
-
-    @property
-    def delay(self) -> float:
-        return float(np.median(self.delays)) if self.delays else math.nan
 
     @property
     def dip_share(self) -> float:
@@ -187,7 +162,7 @@ def score_series(s: Labelled, flags: np.ndarray, into: OnlineScore) -> None:
         hits = [t for t in events if _near(t, c) and t not in matched]
         if hits:
             matched.add(hits[0])
-            into.delays.append(hits[0] - c)
+            into.delays += (hits[0] - c,)
             into.drops_found += c in s.drops
     into.tp += len(matched)
     into.fp += len(events) - len(matched)
