@@ -3,10 +3,13 @@
 One measurement cannot tell a one-night dip from a real drop, so neither gate fails on one:
 
 * **Nightly** (``judge_latest``): the newest value is judged against the level since the last
-  confirmed change (``rules.stats.levels``). Beyond noise and worse, it is ``suspect`` (a
-  warning); it is ``regressed`` on the night that makes ``confirm_runs`` nights in a row beyond
-  noise on the same side. A suspect followed by a normal night clears itself; once a change is
-  confirmed, the next nights are judged against the new level.
+  confirmed change (the gate's own, carried from night to night by ``rules.stats.runs``, or
+  the offline detector's, ``rules.stats.levels``). Beyond noise and worse, it is ``suspect``
+  (a warning); it is ``regressed`` on the night that makes ``confirm_runs`` nights in a row
+  beyond noise on the same side, or a run of up to ``pool_runs`` nights whose evidence
+  together is as strong (a moderate drop on a noisy kernel). A suspect followed by a normal
+  night clears itself; once a change is confirmed, the next nights are judged against the
+  new level.
 * **Pull request** (``judge_measurements``): the PR's value against the base branch's current
   level. Worse beyond noise: a suspect. With re-measurements of the same commit it is
   ``regressed`` only when the re-measurement *on its own* is beyond noise as well (the
@@ -19,8 +22,9 @@ if *any* fails, so the error that matters is the chance that a stable verdict fa
 the family-wise error rate, ``family_error`` (5%). Per-value thresholds come from a heavy-
 tailed noise model (Student t, ``tail_df`` degrees of freedom, scaled to the robust spread):
 
-* nightly: ``confirm_runs`` independent nights must all pass, so each needs a one-sided tail
-  probability ``(family_error / kernels) ** (1 / confirm_runs)`` (Bonferroni over kernels);
+* nightly: every night of a ``k``-night run must pass the bar that ``k`` stable nights all
+  pass with chance ``family_error / kernels / run lengths tried`` (Bonferroni over kernels
+  and run lengths; the nights share the level and the noise estimate, ``rules.stats.joint``);
 * PR: the re-measurement is fresh data, tested only for the suspects, so it needs
   ``family_error / suspects`` (Bonferroni over the re-measured kernels, valid whatever
   the screen selected).
@@ -46,8 +50,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rules.stats.baseline import CompareOptions
 from rules.stats.joint import joint_z
-from rules.stats.levels import NO_LEVEL, Level, clean, level_of, segment_starts
+from rules.stats.levels import Level, clean, level_of, segment_starts
 from rules.stats.robust import MAD_SCALE, FloatArray
+from rules.stats.runs import replay, step
 
 
 class GateSettings(BaseModel):
@@ -62,11 +67,19 @@ class GateSettings(BaseModel):
         fail_at_once_effect: Without a re-measure step, a PR fails at once only on a change
             at least this large (relative) ...
         fail_at_once_z: ... and at least this many noise units beyond the level.
-        nightly_floor: Floor of the nightly gate's per-night threshold. Lower than the PR's
-            ``z_threshold``: a nightly change must hold ``confirm_runs`` nights, and over
-            many kernels the family-wise term sets the threshold anyway (3.5: chosen on
-            the online benchmark's training seed, better F1 at 4-8% noise than 4.5 and no
-            more false alarms).
+        nightly_floor: Floor of the nightly gate's per-night threshold: a night this far
+            beyond noise is a suspect, and ``confirm_runs`` such nights confirm a change.
+            Lower than the PR's ``z_threshold``: a nightly change must hold
+            ``confirm_runs`` nights, and over many kernels the family-wise term sets the
+            threshold anyway. A night counts at most this much in a longer run's evidence.
+        pool_runs: Most nights a confirming run may hold (``rules.stats.runs``): a
+            moderate change on a noisy kernel is confirmed by its evidence over up to
+            this many nights, none of them beyond the per-night threshold.
+        pool_allowance: Noise units each night of a run gives back (a CUSUM allowance):
+            a run confirms when the sum of ``min(z, nightly_floor) - pool_allowance`` over
+            its nights reaches ``confirm_runs * (nightly_floor - pool_allowance)``, what
+            ``confirm_runs`` nights at the floor give.
+        run_floor: Every night of a run is at least this far beyond noise on its side.
         disagree_error: A PR's measurements of one commit that differ by more than two
             values of one level do with this chance (two-sided) disagree: no confirmation,
             whatever each says on its own (a noise suspect whose re-measurement dipped).
@@ -80,6 +93,9 @@ class GateSettings(BaseModel):
     fail_at_once_effect: float = Field(default=0.25, gt=0)
     fail_at_once_z: float = Field(default=10.0, gt=0)
     nightly_floor: float = Field(default=3.5, gt=0)
+    pool_runs: int = Field(default=4, ge=1, le=10)
+    pool_allowance: float = Field(default=2.0, ge=0)
+    run_floor: float = Field(default=0.5, ge=0)
     disagree_error: float = Field(default=0.01, gt=0, lt=1)
 
 
@@ -194,91 +210,56 @@ class Judgement:
     method: str = "segment level, robust z, confirmed runs"
 
 
-def _beyond(
-    values: FloatArray, level: Level, thr: float, min_effect: float
-) -> npt.NDArray[np.int_]:
-    """-1 / +1 where a value is beyond noise below / above ``level``, else 0."""
-    if not math.isfinite(level.level) or level.level == 0:
-        return np.zeros(values.size, dtype=int)
-    rel = (values - level.level) / abs(level.level)
-    z = np.array([level.z(v) for v in values]) if values.size else np.zeros(0)
-    far = (np.abs(z) >= thr) & (np.abs(rel) >= min_effect)
-    return np.asarray(np.where(far, np.sign(z), 0), dtype=int)
-
-
-def _tail_run(signs: npt.NDArray[np.int_]) -> int:
-    """Signed length of the trailing run of equal non-zero signs (0 when the last is 0)."""
-    if signs.size == 0 or signs[-1] == 0:
-        return 0
-    last = int(signs[-1])
-    other = np.flatnonzero(signs[::-1] != last)
-    length = int(other[0]) if other.size else int(signs.size)
-    return last * length
-
-
-def _pending(history: FloatArray, start: int, noise: float, opts: GateOptions) -> tuple[Level, int]:
-    """The level of ``history[start:]`` without its trailing run beyond noise, and that run.
-
-    The run is found against the level of the whole segment, its own values included, and
-    then judged again without them. (Judging each night only against the nights before its
-    run, as on its own night, found 2 more of the 22 labelled real drops but raised false
-    alarms on the real histories from 0.70 to 0.97 per 100 and cost F1 at 8% noise: a first
-    bad night that widens the spread keeps a second, milder one from confirming it.)
-    """
-    level = level_of(history, start, noise, opts.noise_floor)
-    thr = nightly_z(opts, level.points, level.se)
-    run = _tail_run(_beyond(history[start:], level, thr, opts.min_effect))
-    if run and history.size - abs(run) > start:
-        level = level_of(history[: history.size - abs(run)], start, noise, opts.noise_floor)
-        thr = nightly_z(opts, level.points, level.se)
-        run = _tail_run(_beyond(history[start:], level, thr, opts.min_effect))
-    return level, run
-
-
 def current_level(
     history: FloatArray, start: int, noise: float, opts: GateOptions
 ) -> tuple[Level, int]:
     """The level the next value is judged against, and the pending run (signed) behind it.
 
-    ``start`` is where the detector's last change starts. Values at the end beyond noise are
-    left out of the level; ``confirm_runs`` of them in a row are a confirmed change, which
-    starts the current segment (and that segment may hold a pending run of its own).
+    ``start`` is where the detector's last change starts; the gate's own last confirmed
+    change (``replay``) starts the segment when it is later. Nights of a pending run (beyond
+    noise on one side, not yet confirmed) are left out of the level.
     """
-    while True:
-        level, run = _pending(history, start, noise, opts)
-        if abs(run) < opts.confirm_runs:
-            return level, run
-        if history.size - abs(run) <= start:
-            return level_of(history, start, noise, opts.noise_floor), 0
-        start = history.size - abs(run)
+    start = max(start, replay(history, opts))
+    judged = step(history, start, noise, opts)
+    if judged.sign:
+        start, run = history.size - judged.run, 0
+    else:
+        run = judged.run * int(np.sign(judged.z)) if judged.run else 0
+    return level_of(history[: history.size - abs(run)], start, noise, opts.noise_floor), run
 
 
 def _nightly(
     values: FloatArray, start: int, noise: float, opts: GateOptions, up: bool
 ) -> Judgement:
-    """Judge the newest of ``values`` against the level of the ones before it."""
-    history, newest = values[:-1], float(values[-1])
-    level, pending = current_level(history, start, noise, opts) if history.size else (NO_LEVEL, 0)
+    """Judge the newest of ``values``: ``start`` is the detector's, the gate's own may be later."""
+    return judge_from(values, max(start, replay(values[:-1], opts)), noise, opts, up)
+
+
+def judge_from(
+    values: FloatArray, start: int, noise: float, opts: GateOptions, up: bool
+) -> Judgement:
+    """Judge the newest of ``values`` in the segment from ``start`` (``rules.stats.runs``)."""
+    judged = step(values, start, noise, opts)
+    level, newest = judged.level, float(values[-1])
     thr = nightly_z(opts, level.points, level.se)
-    enough = history.size >= opts.min_runs and math.isfinite(level.level) and level.level != 0
-    sign = int(_beyond(np.array([newest]), level, thr, opts.min_effect)[0]) if enough else 0
-    run = 0 if sign == 0 else (abs(pending) + 1 if pending * sign > 0 else 1)
-    worse = sign == (-1 if up else 1)
-    confirmed = run == opts.confirm_runs
-    rel = (newest - level.level) / level.level if enough else math.nan
+    enough = values.size > opts.min_runs and math.isfinite(level.level) and level.level != 0
+    z = level.z(newest) if enough else math.nan
+    worse = enough and z * (1 if up else -1) < 0
+    beyond = abs(z) >= thr and abs(newest / level.level - 1) >= opts.min_effect
+    confirmed = enough and judged.sign != 0
     return Judgement(
         regressed=confirmed and worse,
-        suspect=worse and not confirmed,
-        improved=confirmed and sign != 0 and not worse,
+        suspect=worse and beyond and not confirmed,
+        improved=confirmed and not worse,
         level=level.level,
-        relative_change=rel,
+        relative_change=(newest - level.level) / level.level if enough else math.nan,
         current=newest,
         noise=level.noise,
-        z=level.z(newest) if enough else math.nan,
+        z=z,
         z_threshold=thr,
         n=level.n,
         segment_start=level.start,
-        run=run,
+        run=judged.run,
         confirm_runs=opts.confirm_runs,
         enough=enough,
     )

@@ -1,0 +1,76 @@
+"""rules.stats.runs: runs of nights confirm changes, and the gate carries its segment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rules.stats import GateOptions, judge_latest
+from rules.stats.runs import SETTLED, fewer_points, night_noise, segment_starts_by_night
+from rules.stats.windows import _series_noise
+
+
+def noisy(n: int = 40, noise: float = 0.08, seed: int = 3, level: float = 60.0) -> np.ndarray:
+    return level * (1 + noise * np.random.default_rng(seed).standard_normal(n))
+
+
+def test_a_moderate_drop_on_a_noisy_kernel_is_confirmed_by_its_run() -> None:
+    # 25% slower at 8% noise: about 3 noise units a night, never beyond the per-night bar.
+    base = noisy()
+    opts = GateOptions()
+    drop = [45.5, 44.5, 45.0, 44.8]
+    nights = [judge_latest([*base, *drop[: i + 1]], options=opts) for i in range(len(drop))]
+    assert all(abs(j.z) < j.z_threshold for j in nights)  # no single night is beyond noise
+    assert [j.regressed for j in nights] == [False, False, False, True]
+    assert nights[-1].run == 4 and nights[-1].level == pytest.approx(60.0, rel=0.05)
+
+
+def test_without_pooling_the_same_run_is_missed() -> None:
+    base, drop = noisy(), [45.5, 44.5, 45.0, 44.8]
+    only_pairs = GateOptions(pool_runs=2)
+    assert not judge_latest([*base, *drop], options=only_pairs).regressed
+
+
+def test_one_dip_cannot_carry_a_run_of_normal_nights() -> None:
+    base = noisy(noise=0.01)
+    # A 30% dip then nights a little low: the dip counts at most the per-night floor.
+    j = judge_latest([*base, 42.0, 59.6, 59.5], options=GateOptions())
+    assert not j.regressed
+
+
+def test_a_flip_back_to_the_level_before_is_no_new_change() -> None:
+    # A bimodal runner: the kernel moves to 70, then back to 60 within a few nights.
+    base = noisy(noise=0.005)
+    up = [70.0, 70.2, 69.9, 70.1]
+    assert judge_latest([*base, *up[:2]]).improved
+    back = judge_latest([*base, *up, 60.1, 59.9])
+    assert not back.regressed and back.level == pytest.approx(70.0, rel=0.01)
+    # Once the new level has settled, the same move is a confirmed change.
+    settled = [*base, *[70.0 + 0.1 * (i % 3) for i in range(SETTLED)], 60.1, 59.9]
+    assert judge_latest(settled).regressed
+
+
+def test_a_confirmed_change_is_remembered_when_later_nights_widen_the_old_segment() -> None:
+    base = noisy(noise=0.005)
+    risen = [*base, 72.0, 71.8, 72.1, 71.9, 72.2, 72.0, 71.9, 72.1, 72.0]
+    starts = segment_starts_by_night(np.asarray(risen), GateOptions())
+    assert starts[-1] == base.size  # the rise starts the segment, for good
+    dropped = judge_latest([*risen, 64.0, 64.2])
+    assert dropped.regressed and dropped.level == pytest.approx(72.0, rel=0.01)
+
+
+def test_streaming_state_matches_each_night_judged_alone() -> None:
+    values = np.concatenate([noisy(30, 0.01), noisy(20, 0.01, seed=4, level=50.0)])
+    opts = GateOptions()
+    starts = segment_starts_by_night(values, opts)
+    for t in range(10, values.size + 1):
+        assert segment_starts_by_night(values[:t], opts)[-1] == starts[t]
+
+
+def test_the_night_noise_is_the_detectors() -> None:
+    values = noisy(33)
+    assert night_noise(values) == pytest.approx(_series_noise(values[None, :], 0.002)[0])
+
+
+def test_bars_are_computed_for_fewer_points_never_more() -> None:
+    assert [fewer_points(p) for p in (0, 7, 30, 31, 999)] == [0, 6, 30, 30, 400]
