@@ -219,7 +219,7 @@ def current_level(
     change (``replay``) starts the segment when it is later. Nights of a pending run (beyond
     noise on one side, not yet confirmed) are left out of the level.
     """
-    start = max(start, replay(history, opts))
+    start = replay(history, opts, start)
     judged = step(history, start, noise, opts)
     if judged.sign:
         start, run = history.size - judged.run, 0
@@ -232,7 +232,7 @@ def _nightly(
     values: FloatArray, start: int, noise: float, opts: GateOptions, up: bool
 ) -> Judgement:
     """Judge the newest of ``values``: ``start`` is the detector's, the gate's own may be later."""
-    return judge_from(values, max(start, replay(values[:-1], opts)), noise, opts, up)
+    return judge_from(values, replay(values[:-1], opts, start), noise, opts, up)
 
 
 def judge_from(
