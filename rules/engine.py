@@ -1,9 +1,11 @@
 """The engine: run the selected rules on a context and build the run's ``Verdict``.
 
 A rule that crashes does not crash the check: its exception is wrapped in
-``RuleExecutionFailed`` and reported as a ``warn`` finding of that rule. Preview rules are
-reported but never change the conclusion. On an untrusted runner (failed health preflight)
-the rules that compare with the baseline are not run, and the verdict says so.
+``RuleExecutionFailed`` and reported as a finding of that rule at the rule's own severity.
+A gate that cannot judge fails closed: a crashed ``fail`` rule (roof-drop, time-regression)
+fails the check instead of passing it with a warning while a regression goes unjudged.
+Preview rules are reported but never change the conclusion. On an untrusted runner (failed
+health preflight) the rules that compare with the baseline are not run, and the verdict says so.
 """
 
 from __future__ import annotations
@@ -48,9 +50,9 @@ def _crash_finding(rule: type[Rule], failure: RuleExecutionFailed) -> Finding:
     return Finding(
         rule=rule.id,
         kernel=failure.kernel,
-        severity=Severity.WARN,
+        severity=rule.default_severity,
         stability=rule.stability,
-        message=f"rule {rule.id} crashed and was skipped: {failure.cause!r}",
+        message=f"rule {rule.id} crashed, so nothing it judges is known: {failure.cause!r}",
         numbers={"error": type(failure.cause).__name__},
     )
 

@@ -97,15 +97,29 @@ class Crashing(Rule, abstract=True):
         raise ZeroDivisionError("bad maths")
 
 
-def test_a_crashing_rule_becomes_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crashing_fail_rule_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = case("roof-drop", "pass_too_few_baseline_runs").context()
     real = selected_rules(ctx.config)
     crash = SelectedRule(Crashing, Crashing.Options())
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, crash])
     verdict = evaluate(ctx)
     (failure,) = [f for f in verdict.findings if f.rule == "crashing"]
-    assert failure.severity == Severity.WARN and "ZeroDivisionError" in failure.message
-    assert verdict.conclusion == Conclusion.WARN
+    assert failure.severity == Severity.FAIL and "ZeroDivisionError" in failure.message
+    assert verdict.conclusion == Conclusion.FAIL  # an unjudged gate must not pass
+
+
+def test_a_crashing_warn_rule_stays_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    class CrashingAdvice(Crashing, abstract=True):
+        id = "crashing-advice"
+        default_severity = Severity.WARN
+
+    ctx = case("roof-drop", "pass_too_few_baseline_runs").context()
+    real = selected_rules(ctx.config)
+    crash = SelectedRule(CrashingAdvice, CrashingAdvice.Options())
+    monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, crash])
+    verdict = evaluate(ctx)
+    (failure,) = [f for f in verdict.findings if f.rule == "crashing-advice"]
+    assert failure.severity == Severity.WARN and verdict.conclusion == Conclusion.WARN
 
 
 def test_ignore_by_kernel_glob_and_more_specific_select() -> None:
