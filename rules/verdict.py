@@ -248,3 +248,16 @@ class Verdict(_Model):
     def regressions(self) -> int:
         """Number of failing findings that count."""
         return sum(1 for f in self.findings if f.severity == Severity.FAIL and f.counts)
+
+    @property
+    def regressed(self) -> int:
+        """Kernels and groups that fail (one GEMM failing three rules is one regression)."""
+        failing = {f.kernel for f in self.findings if f.severity == Severity.FAIL and f.counts}
+        return len(failing)
+
+    @property
+    def regression_count(self) -> str:
+        """``"1 regression"``, or ``"2 regressions (5 failing findings)"`` when they differ."""
+        n, findings = self.regressed, self.regressions
+        text = f"{n} regression{'s' if n != 1 else ''}"
+        return text if n == findings else f"{text} ({findings} failing findings)"

@@ -135,11 +135,10 @@ def _split(verdict: Verdict) -> _Split:
 
 
 def _headline(verdict: Verdict) -> dict[str, Any]:
-    regressions = verdict.regressions
     warnings = sum(1 for f in verdict.findings if f.severity == Severity.WARN and f.counts)
     preview = sum(1 for f in verdict.findings if not f.counts)
     counts = [
-        f"{regressions} regression{'s' if regressions != 1 else ''}",
+        verdict.regression_count,
         f"{warnings} warning{'s' if warnings != 1 else ''}",
     ]
     if preview:

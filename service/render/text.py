@@ -190,7 +190,7 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
     # The same counts as the markdown headline: a missing kernel is a warning, not silence.
     warnings = sum(1 for f in verdict.findings if f.severity == Severity.WARN and f.counts)
-    head.append(f" · {verdict.regressions} regression(s), {warnings} warning(s)")
+    head.append(f" · {verdict.regression_count}, {warnings} warning(s)")
     head.append(f" on {verdict.device or 'unknown device'}")
     head.append(f" · judged against {verdict.roof or 'unknown roof'}")
     yield head

@@ -219,3 +219,11 @@ def test_size_limit_cuts_least_important_rows_first() -> None:
     assert "`k599_" not in text  # the least important went first
     tiny = render_verdict(verdict, max_chars=3000)
     assert len(tiny) <= 3000 < GITHUB_COMMENT_LIMIT and tiny.startswith("<!-- roofguard:verdict")
+
+
+def test_the_headline_counts_regressed_kernels_not_findings() -> None:
+    gemm = make_kernel("gemm")
+    findings = [make_finding(gemm, rule=r) for r in ("roof-drop", "time-regression", "regime")]
+    verdict = make_verdict([gemm], findings)
+    assert (verdict.regressed, verdict.regressions) == (1, 3)
+    assert "**FAIL** · 1 regression (3 failing findings), 0 warnings" in render_verdict(verdict)
