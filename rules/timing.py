@@ -113,6 +113,7 @@ def time_fields(
         "time_ratio": ratio(placement.time_s, summary.time_s),
         "percent_of_baseline_roof": like_for_like,
         "missing": placement.missing,
+        "percent_is_lower_bound": placement.percent_of_roof is not None and bool(placement.missing),
     }
 
 

@@ -179,6 +179,9 @@ class KernelVerdict(_Model):
             (``baseline.binding``), like for like when the binding precision or tier changed;
             equal to ``percent_of_roof`` when it did not.
         missing: Why the kernel could not be placed (or only partly), in words.
+        percent_is_lower_bound: ``percent_of_roof`` comes from part of the work only (no FLOP
+            counts, or a precision or tier the roof has no peak for): the true figure is at
+            least this, since the missing part can only lengthen ``T_roof``.
     """
 
     key: str
@@ -201,6 +204,7 @@ class KernelVerdict(_Model):
     time_ratio: float | None = None
     percent_of_baseline_roof: float | None = None
     missing: tuple[str, ...] = ()
+    percent_is_lower_bound: bool = False
 
 
 class Verdict(_Model):

@@ -22,6 +22,7 @@ from service.render.figures import figures, time_change
 from service.render.story import time_story
 from service.render.verdict_view import (
     ICONS,
+    at_least,
     binding_tier,
     fmt_pct,
     fmt_share,
@@ -93,7 +94,7 @@ def _percent_figure(kernel: KernelVerdict) -> str:
         return "— (judged on time)"
     old = rebound(kernel)
     now = kernel.percent_of_baseline_roof if old else kernel.percent_of_roof
-    text = fmt_pct(now)
+    text = ("" if old else at_least(kernel)) + fmt_pct(now)
     if base is not None and base.center is not None:
         text = _arrow(base.center, now)
     elif kernel.status == "new":

@@ -182,11 +182,16 @@ def _now_figure(kernel: KernelVerdict) -> str:
         return "— (judged on time)"
     old = rebound(kernel)
     if old is None:
-        return fmt_pct(kernel.percent_of_roof)
+        return at_least(kernel) + fmt_pct(kernel.percent_of_roof)
     return (
         f"{fmt_pct(kernel.percent_of_baseline_roof)} of {escape_text(old, limit=24)} "
         f"({fmt_pct(kernel.percent_of_roof)} of {escape_text(kernel.binding or '', limit=24)})"
     )
+
+
+def at_least(kernel: KernelVerdict) -> str:
+    """``≥ `` before a percent of roof that counts part of the work only (a lower bound)."""
+    return "≥ " if kernel.percent_is_lower_bound else ""
 
 
 def _relative(base: BaselineSummary, suffix: str = "") -> str:

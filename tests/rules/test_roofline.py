@@ -126,3 +126,15 @@ def test_a_kernel_exactly_on_the_ridge_keeps_its_regime_when_scaled() -> None:
     b = place({"fp32": 6.69e13 * 672.97}, {"dram": 3.35e12 * 672.97}, 672.97, H100)
     assert a.regime == b.regime == "compute-bound"
     assert a.binding == b.binding == "fp32"
+
+
+def test_a_kernel_without_flop_counts_is_judged_on_a_lower_bound() -> None:
+    from rules.timing import time_fields
+    from rules.verdict import BaselineSummary
+
+    no_flops = place({}, {"dram": 1e9}, 1e-3, H100)
+    full = place({"fp32": 1e9}, {"dram": 1e9}, 1e-3, H100)
+    summary = BaselineSummary(metric="percent_of_roof", n=0)
+    assert no_flops.percent_of_roof is not None
+    assert time_fields(no_flops, summary, None)["percent_is_lower_bound"]
+    assert not time_fields(full, summary, None)["percent_is_lower_bound"]

@@ -227,3 +227,12 @@ def test_the_headline_counts_regressed_kernels_not_findings() -> None:
     verdict = make_verdict([gemm], findings)
     assert (verdict.regressed, verdict.regressions) == (1, 3)
     assert "**FAIL** · 1 regression (3 failing findings), 0 warnings" in render_verdict(verdict)
+
+
+def test_a_percent_from_part_of_the_work_reads_as_a_lower_bound() -> None:
+    partial = make_kernel("copy_kernel", pct=42.0).model_copy(
+        update={"percent_is_lower_bound": True, "missing": ("FLOP counts",)}
+    )
+    listed = make_kernel("gemm", pct=42.0)
+    text = render_verdict(make_verdict([partial, listed], [make_finding(partial)]))
+    assert "≥ 42.0%" in text and text.count("≥ ") == 1
