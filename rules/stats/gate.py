@@ -241,11 +241,11 @@ def judge_from(
     """Judge the newest of ``values`` in the segment from ``start`` (``rules.stats.runs``)."""
     judged = step(values, start, noise, opts)
     level, newest = judged.level, float(values[-1])
-    thr = nightly_z(opts, level.points, level.se)
     enough = values.size > opts.min_runs and math.isfinite(level.level) and level.level != 0
+    thr = nightly_z(opts, level.points, level.se) if enough else math.nan
     z = level.z(newest) if enough else math.nan
     worse = enough and z * (1 if up else -1) < 0
-    beyond = abs(z) >= thr and abs(newest / level.level - 1) >= opts.min_effect
+    beyond = enough and abs(z) >= thr and abs(newest / level.level - 1) >= opts.min_effect
     confirmed = enough and judged.sign != 0
     return Judgement(
         regressed=confirmed and worse,

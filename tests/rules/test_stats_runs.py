@@ -74,3 +74,9 @@ def test_the_night_noise_is_the_detectors() -> None:
 
 def test_bars_are_computed_for_fewer_points_never_more() -> None:
     assert [fewer_points(p) for p in (0, 7, 30, 31, 999)] == [0, 6, 30, 30, 400]
+
+
+@pytest.mark.parametrize("series", [[50.0], [50.0, 51.0], [50.0, np.nan, 51.0]])
+def test_a_kernel_with_almost_no_history_gets_no_verdict_not_a_crash(series) -> None:
+    judged = judge_latest(series)
+    assert not (judged.enough or judged.regressed or judged.suspect)
