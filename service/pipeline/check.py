@@ -19,7 +19,7 @@ from collectors import CollectOptions
 from collectors.schema import RunRecord
 from collectors.workmodel import apply_work_models
 from rules.context import RuleContext
-from rules.engine import evaluate
+from rules.engine import conclude, evaluate
 from rules.hardware import Catalog, builtin_catalog
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
@@ -255,7 +255,7 @@ def check_run(
         remeasure=(remeasures or Remeasures()).expected,
     )
     stamped = _stamped(evaluate(context), run, stored.run_id)
-    verdict = _stored_findings(session, stamped, stored, bool(context.reruns))
+    verdict = _stored_findings(session, stamped, stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     markdown = render_verdict(verdict, links=resolved)
     return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
@@ -295,20 +295,23 @@ def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
 
 
 def _stored_findings(
-    session: Session, verdict: Verdict, stored: IngestResult, rejudged: bool = False
+    session: Session, verdict: Verdict, stored: IngestResult, context: RuleContext
 ) -> Verdict:
     """The stored findings of a run are those of its final verdict.
 
     A new run saves its findings. A run stored before keeps the findings saved then, unless
     re-measurements judged it anew (``check --rerun``, after the screening pass stored it):
     then this verdict's findings replace the first pass's in the caller's transaction, and
-    the same check again writes nothing (``replace_findings`` is idempotent).
+    the same check again writes nothing (``replace_findings`` is idempotent). A run checked
+    again keeps its verdict: the stored findings and the conclusion they give, not a fresh
+    conclusion against a history that has moved on since.
     """
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
         return verdict
-    if rejudged:
+    if context.reruns:
         replace_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
         return verdict
     findings = tuple(list_findings(session=session, run_id=stored.run_id))
-    return verdict.model_copy(update={"findings": findings})
+    conclusion = conclude(findings, context.config.fail_on)
+    return verdict.model_copy(update={"findings": findings, "conclusion": conclusion})

@@ -198,6 +198,27 @@ def test_check_twice_is_idempotent(history, capsys):
     assert first["findings"] == second["findings"]
 
 
+def ingest_nightly(tmp_path, db, night, scale):
+    report = nightly(tmp_path / f"n{night}.json", night, scale=scale)
+    args = ["ingest", str(report), "--repo", "acme/kernels", "--commit", f"c{night:04d}"]
+    assert run([*args, "--branch", "main", "--kind", "nightly", "--db", db]) == 0
+
+
+def test_a_stored_run_checked_again_keeps_its_verdict(history, capsys):
+    tmp_path, db = history
+    again = nightly(tmp_path / "again.json", 9, scale=1.24)
+    report = nightly(tmp_path / "pr.json", 9, scale=1.25)
+    code, first = check(tmp_path, db, report, "--rerun", str(again))
+    assert code == 1 and first["conclusion"] == "fail"
+    for night in range(10, 17):  # the base branch then settles at the PR's level
+        ingest_nightly(tmp_path, db, night, 1.25)
+    code, again = check(tmp_path, db, report)
+    # The stored findings are the run's verdict; the conclusion must be theirs, not a
+    # fresh one against a history that has moved on (which would pass the same findings).
+    assert (code, again["conclusion"]) == (1, "fail")
+    assert again["findings"] == first["findings"]
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -367,6 +388,7 @@ def test_every_measurement_shows_in_markdown_text_and_json(history):
     code, terminal = _check_as(tmp_path, db, pr, "text", *extra)
     line = next(line for line in terminal.splitlines() if line.startswith("gemv "))
     assert code == 1 and shown in line
-    # Without a re-measurement the cells show the run's figure alone.
+    # Without a re-measurement the cells show the run's figure alone; the run keeps the
+    # verdict its re-measurement confirmed (stored findings, their conclusion).
     code, markdown = _check_as(tmp_path, db, pr, "markdown")
-    assert code == 0 and "re-measured" not in markdown
+    assert code == 1 and "re-measured" not in markdown
