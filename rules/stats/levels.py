@@ -53,9 +53,14 @@ class Level:
     se: float
     points: int = 0
 
+    @property
+    def scale(self) -> float:
+        """Spread of a new value around the level: its noise and the level's own error."""
+        return self.noise * math.sqrt(1 + self.se**2)
+
     def z(self, value: float) -> float:
         """Robust z of ``value`` against the level (the level's own error included)."""
-        scale = self.noise * math.sqrt(1 + self.se**2)
+        scale = self.scale
         if not scale > 0:
             return math.copysign(math.inf, value - self.level) if value != self.level else 0.0
         return (value - self.level) / scale

@@ -1,15 +1,16 @@
 """Nightly confirmation: a change is a run of nights beyond noise, judged as a whole.
 
 Two nights each far beyond noise confirm a large change. A moderate change on a noisy kernel
-(a 20% drop at 8% noise: 2.5 noise units a night) is rarely beyond a single-night bar twice
-in a row, but four such nights together are far beyond noise. So a run of ``k`` nights
+(a 25% drop at 8% noise: 3 noise units a night) is rarely beyond a single-night bar twice in
+a row, but four such nights together are far beyond noise. So a run of ``k`` nights
 (``confirm_runs`` to ``pool_runs``) confirms a change when
 
 * every night of it is beyond ``run_floor`` on the same side (a normal night breaks a run,
   so a one-night dip clears itself), and beyond the family-wise bar for ``k`` nights that
   all exceed it (``rules.stats.joint``, Bonferroni over the run lengths tried), and
-* its pooled evidence, the sum of the nights' z (each counted at most ``pool_clip``, so one
-  clock dip cannot carry a run) over ``sqrt(k)``, reaches ``nightly_floor``.
+* its pooled evidence, the sum of ``min(z, nightly_floor) - pool_allowance`` over its nights
+  (a CUSUM; a night counts at most the floor, so one clock dip cannot carry a run), reaches
+  what ``confirm_runs`` nights at the floor give.
 
 The run is judged against the level of the segment before it. The segment is the state the
 gate carries from night to night (``replay``): where its last confirmed change started, so a
@@ -52,14 +53,12 @@ class Step:
         run: Nights of the run that ends with the newest night (0: the newest is normal).
         level: The level the newest night was judged against (the nights before its run).
         z: Robust z of the newest night against ``level``.
-        pooled: Pooled z of the run (NaN without a run).
     """
 
     sign: int
     run: int
     level: Level
     z: float
-    pooled: float = math.nan
 
 
 def each_z(opts: GateOptions, k: int, level: Level) -> float:
@@ -83,7 +82,7 @@ def fewer_points(points: int) -> int:
 
 def _signed_z(values: FloatArray, level: Level, sign: int, min_effect: float) -> FloatArray:
     """``sign``-side z of ``values`` (0 where the relative change is under ``min_effect``)."""
-    z = sign * (values - level.level) / (level.noise * math.sqrt(1 + level.se**2))
+    z = sign * (values - level.level) / level.scale
     rel = sign * (values - level.level) / abs(level.level)
     return np.asarray(np.where(rel >= min_effect, z, 0.0), dtype=float)
 
@@ -101,23 +100,29 @@ def _prior(values: FloatArray, level: Level, noise: float, opts: GateOptions) ->
 
 
 def _run_confirms(
-    values: FloatArray, levels: tuple[Level, Level | None], sign: int, opts: GateOptions
-) -> tuple[bool, float]:
-    """Whether the run ``values`` confirms against its level (and the prior one, unsettled)."""
-    level, prior = levels
-    confirmed, pooled = _confirms(_signed_z(values, level, sign, opts.min_effect), level, opts)
-    if confirmed and prior is not None and _usable(prior):
-        confirmed = _confirms(_signed_z(values, prior, sign, opts.min_effect), prior, opts)[0]
-    return confirmed, pooled
+    values: FloatArray, z: FloatArray, level: Level, sign: int, noise: float, opts: GateOptions
+) -> bool:
+    """Whether the run at the end of ``values`` (its ``sign``-side z ``z``) confirms.
+
+    In an unsettled segment it must also confirm against the level before the change, which
+    is computed only for a run that confirms against its own.
+    """
+    if not _confirms(z, level, opts):
+        return False
+    prior = _prior(values, level, noise, opts)
+    if prior is None or not _usable(prior):
+        return True
+    run = values[values.size - z.size :]
+    return _confirms(_signed_z(run, prior, sign, opts.min_effect), prior, opts)
 
 
-def _confirms(z: FloatArray, level: Level, opts: GateOptions) -> tuple[bool, float]:
-    """Whether a run with these signed z confirms a change, and its pooled z."""
+def _confirms(z: FloatArray, level: Level, opts: GateOptions) -> bool:
+    """Whether a run with these signed z confirms a change."""
     pooled = float(np.sum(np.minimum(z, opts.nightly_floor) - opts.pool_allowance))
     needed = opts.confirm_runs * (opts.nightly_floor - opts.pool_allowance)
     if z.size < opts.confirm_runs or pooled < needed:
-        return False, pooled
-    return bool(np.min(z) >= each_z(opts, z.size, level)), pooled  # the costly bar last
+        return False
+    return bool(np.min(z) >= each_z(opts, z.size, level))  # the costly bar last
 
 
 def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Step:
@@ -129,7 +134,7 @@ def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Ste
     if abs(first.z(newest)) < opts.run_floor:  # most nights: no run to look at
         return Step(0, 0, first, first.z(newest))
     sign = int(np.sign(newest - first.level))
-    judged, run, pooled = first, 0, math.nan
+    judged, run = first, 0
     for k in range(1, opts.pool_runs + 1):
         level = first if k == 1 else level_of(values[:-k], start, noise, opts.noise_floor)
         if not _usable(level):
@@ -138,11 +143,9 @@ def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Ste
         if not np.all(z >= opts.run_floor):
             break
         judged, run = level, k
-        prior = _prior(values, level, noise, opts)
-        confirmed, pooled = _run_confirms(values[values.size - k :], (level, prior), sign, opts)
-        if confirmed:
-            return Step(sign, k, level, judged.z(newest), pooled)
-    return Step(0, run, judged, judged.z(newest), pooled)
+        if _run_confirms(values, z, level, sign, noise, opts):
+            return Step(sign, k, level, level.z(newest))
+    return Step(0, run, judged, judged.z(newest))
 
 
 def night_noise(history: FloatArray) -> float:
