@@ -29,8 +29,8 @@ from service.render.verdict_view import (
     kernel_share,
     kernel_time,
     rebound,
+    regime_text,
     remeasured,
-    unplaced_reason,
     verdict_words,
     worst,
 )
@@ -50,21 +50,6 @@ def clean(text: str, width: int | None = None) -> str:
         return text
     half = (width - 1) // 2
     return f"{text[:half]}…{text[-(width - 1 - half) :]}"
-
-
-def regime_text(kernel: KernelVerdict) -> str:
-    """``compute (tensor_bf16 → fp32)``, ``memory (dram)`` or why the kernel is unplaced."""
-    if kernel.status == "missing":
-        return "—"
-    if kernel.regime is None:
-        return unplaced_reason(kernel)
-    text = kernel.regime.replace("-bound", "")
-    old = rebound(kernel)
-    if old and kernel.binding:
-        text += f" ({old} → {kernel.binding})"
-    elif kernel.binding:
-        text += f" ({kernel.binding})"
-    return text + (" ≈ridge" if kernel.borderline else "")
 
 
 def intensity_text(kernel: KernelVerdict) -> str:

@@ -235,17 +235,26 @@ def unplaced_reason(kernel: KernelVerdict) -> str:
     return f"unplaced: {why}"
 
 
-def _regime(kernel: KernelVerdict) -> str:
+def _plain(value: str, *, limit: int | None = None) -> str:
+    return value
+
+
+def regime_text(kernel: KernelVerdict, escape: Callable[..., str] = _plain) -> str:
+    """``compute (tensor_bf16 → fp32)``, ``memory (dram)`` or why the kernel is unplaced.
+
+    ``escape`` makes the names safe for markdown (``escape_text``); the terminal prints them
+    as they are.
+    """
     if kernel.status == "missing":
         return "—"
     if kernel.regime is None:
-        return escape_text(unplaced_reason(kernel), limit=80)
+        return escape(unplaced_reason(kernel), limit=80)
     text = kernel.regime.replace("-bound", "")
     old = rebound(kernel)
     if old and kernel.binding:
-        text += f" ({escape_text(old, limit=24)} → {escape_text(kernel.binding, limit=24)})"
+        text += f" ({escape(old, limit=24)} → {escape(kernel.binding, limit=24)})"
     elif kernel.binding:
-        text += f" ({escape_text(kernel.binding, limit=24)})"
+        text += f" ({escape(kernel.binding, limit=24)})"
     return text + (" ≈ridge" if kernel.borderline else "")
 
 
@@ -339,7 +348,7 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
         kernel=escape_code(kernel.name, in_table=True, limit=NAME_LIMIT),
         share=kernel_share(kernel),
         time=kernel_time(kernel),
-        regime=_regime(kernel),
+        regime=regime_text(kernel, escape_text),
         intensity=_intensity(kernel),
         now=_now(kernel),
         baseline=baseline_text(kernel.baseline, kernel.status),
