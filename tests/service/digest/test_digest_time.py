@@ -12,27 +12,18 @@ import json
 import re
 
 import pytest
-from typer.testing import CliRunner
+from demo_cli import VERIFY, demo_db, invoke
 
-from service.cli import build_app
 from service.cli.demo_cmd import DEMO_CONFIG, DEMO_REPO
 from service.demo.generate import DATA_DIR
 
-VERIFY = "verify_gemm_bf16<512, 14336, 4096>"
 FUSED = "fused_add_rmsnorm_kernel<__nv_bfloat16, 4096>"
 PERIOD = ["--from", "2026-11-27", "--to", "2026-12-03"]
 
 
-def invoke(args: list[str]) -> str:
-    result = CliRunner().invoke(build_app(), args, catch_exceptions=False)
-    assert result.exit_code in (0, 1), result.output
-    return result.stdout
-
-
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('landed') / 'history.db'}"
-    invoke(["demo", "--db", url, "--format", "json"])
+    url = demo_db(tmp_path_factory, "landed")
     # The PR lands: three runs of main run its code, after the demo's last night (29 Nov)
     # and before today (ingest refuses runs from the future).
     for night, when in enumerate(("2026-11-30T03:00", "2026-11-30T06:00", "2026-11-30T09:00"), 1):

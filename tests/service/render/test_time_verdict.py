@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from demo_cli import VERIFY, demo_db, invoke
 from typer.testing import CliRunner
 
 from rules.verdict import Verdict
@@ -19,22 +20,13 @@ from service.cli import build_app
 from service.cli.demo_cmd import DEMO_CONFIG, DEMO_REPO, demo_commit
 from service.demo.generate import DATA_DIR
 
-VERIFY = "verify_gemm_bf16<512, 14336, 4096>"
 GOLDEN = Path(__file__).parents[1] / "golden"
-
-
-def invoke(args: list[str]) -> str:
-    result = CliRunner().invoke(build_app(), args, catch_exceptions=False)
-    assert result.exit_code in (0, 1), result.output
-    return result.stdout
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> str:
     """A store holding the demo's 30 nights (and its PR run)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('time') / 'history.db'}"
-    invoke(["demo", "--db", url, "--format", "json"])
-    return url
+    return demo_db(tmp_path_factory, "time")
 
 
 @pytest.fixture(scope="module")
