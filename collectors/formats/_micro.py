@@ -89,6 +89,17 @@ def mapping(value: Any, path: Path, row: str | None, field: str | None = None) -
     return value
 
 
+def by_id(raw: list[Any], path: Path, field: str) -> dict[int, Mapping[str, Any]]:
+    """The objects of the list ``field`` by their integer ``id`` (the position when absent)."""
+    entries: dict[int, Mapping[str, Any]] = {}
+    for index, item in enumerate(raw):
+        row = f"{field}[{index}]"
+        entry = mapping(item, path, row)
+        entry_id = optional(entry, "id", int, path, row)
+        entries[index if entry_id is None else entry_id] = entry
+    return entries
+
+
 def _type(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", type(None): "null"}.get(
         type(value), type(value).__name__

@@ -20,9 +20,9 @@ from typing import Any
 
 from collectors.base import Collector
 from collectors.formats._micro import (
+    by_id,
     check_unique,
     kernel_record,
-    mapping,
     number,
     optional,
     read_json,
@@ -97,7 +97,8 @@ class KinetoTrace(Collector):
         """Group the GPU events; see the module docstring."""
         root = read_json(path)
         events = require(root, "traceEvents", list, path, None)
-        props = _properties(optional(root, "deviceProperties", list, path, None) or [], path)
+        listed = optional(root, "deviceProperties", list, path, None) or []
+        props = by_id(listed, path, "deviceProperties")
         device = self._device_id(events, props)
         groups, notes = self._groups(events, device, path)
         kernels = [self._record(g, path) for g in groups.values()]
@@ -222,14 +223,3 @@ def _missing(group: _Group, nbytes: Mapping[str, float]) -> tuple[str, ...]:
             "resolution, not timed"
         )
     return tuple(missing)
-
-
-def _properties(raw: list[Any], path: Path) -> dict[int, Mapping[str, Any]]:
-    """``deviceProperties`` by device id (the position when an entry has none)."""
-    props: dict[int, Mapping[str, Any]] = {}
-    for index, prop in enumerate(raw):
-        row = f"deviceProperties[{index}]"
-        entry = mapping(prop, path, row)
-        device_id = optional(entry, "id", int, path, row)
-        props[index if device_id is None else device_id] = entry
-    return props

@@ -22,6 +22,7 @@ from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.formats import _nvbench
 from collectors.formats._micro import (
+    by_id,
     check_unique,
     mapping,
     number,
@@ -175,7 +176,7 @@ class NvbenchJson(Collector):
         """Read every benchmark state; see the module docstring for the schemas."""
         root = read_json(path)
         benches = require(root, "benchmarks", list, path, None)
-        devices = _devices(require(root, "devices", list, path, None), path)
+        devices = by_id(require(root, "devices", list, path, None), path, "devices")
         names = {i: str(d.get("name", "")) for i, d in devices.items()}
         states, notes = self._states(benches, path)
         chosen = _nvbench.choose_device(states, names, self.options.device)
@@ -218,17 +219,6 @@ class NvbenchJson(Collector):
                 else:
                     states.append(_state(bench_name, state_name, raw, path))
         return states, notes
-
-
-def _devices(raw: list[Any], path: Path) -> dict[int, Mapping[str, Any]]:
-    """Devices by id (an id defaults to the position); ids are integers."""
-    devices: dict[int, Mapping[str, Any]] = {}
-    for index, device in enumerate(raw):
-        row = f"devices[{index}]"
-        entry = mapping(device, path, row)
-        device_id = optional(entry, "id", int, path, row)
-        devices[index if device_id is None else device_id] = entry
-    return devices
 
 
 def _text(value: Any) -> str | None:
