@@ -23,7 +23,6 @@ import argparse
 import itertools
 import math
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tables import publish
 
 from rules.stats import ChangePointOptions, CompareOptions, change_points_many, compare_to_baseline
 
@@ -346,12 +347,7 @@ def main() -> None:
     parser.add_argument("--test-seed", type=int, default=2)
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = parser.parse_args()
-    started = time.perf_counter()
-    table = report(args.series, args.train_seed, args.test_seed)
-    print(table)
-    print(f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    if args.markdown:
-        args.markdown.write_text(table, encoding="utf-8")
+    publish(lambda: report(args.series, args.train_seed, args.test_seed), args.markdown)
 
 
 if __name__ == "__main__":

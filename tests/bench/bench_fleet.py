@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tables import publish
 
 from rules.stats import (
     MAD_SCALE,
@@ -320,12 +321,9 @@ def main() -> None:
     parser.add_argument("--fleets", type=int, default=4, help="independent histories")
     parser.add_argument("--markdown", type=Path)
     args = parser.parse_args()
-    started = time.perf_counter()
-    table = report(args.kernels, args.prs, args.seed, args.nights, args.fleets)
-    print(table)
-    print(f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    if args.markdown:
-        args.markdown.write_text(table, encoding="utf-8")
+    publish(
+        lambda: report(args.kernels, args.prs, args.seed, args.nights, args.fleets), args.markdown
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ import argparse
 import json
 import math
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +51,7 @@ from bench_detection import (
     otava,
     tune_per_noise,
 )
+from tables import publish
 
 from rules.stats import judge_latest_many
 
@@ -323,12 +323,7 @@ def main() -> None:
     parser.add_argument("--real", type=Path, help="real-histories series.json")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = parser.parse_args()
-    started = time.perf_counter()
-    table = report(args.series, args.train_seed, args.test_seed, args.real)
-    print(table)
-    print(f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    if args.markdown:
-        args.markdown.write_text(table, encoding="utf-8")
+    publish(lambda: report(args.series, args.train_seed, args.test_seed, args.real), args.markdown)
 
 
 if __name__ == "__main__":
