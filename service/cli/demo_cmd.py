@@ -80,7 +80,7 @@ def demo_command(
     write_verdict(verdict, outcome.markdown, fmt, None)
     typer.echo(
         f"\nroofguard demo: 30 nightly runs stored, PR #1234 judged: {verdict.conclusion.value} "
-        f"({verdict.regression_count}). `roofguard check` would exit "
+        f"with {verdict.regression_count}. `roofguard check` would exit "
         f"{1 if verdict.conclusion.value == 'fail' else 0}.",
         err=True,
     )
