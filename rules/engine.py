@@ -229,6 +229,30 @@ def _findings(ctx: RuleContext) -> list[Finding]:
     return sorted(found, key=_sort_key)
 
 
+def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn) -> Verdict:
+    """``verdict`` as ``findings`` judge it: its conclusion, kernel statuses and order.
+
+    For a verdict whose findings are stored ones (a run checked again): what the findings
+    say (regressed, suspect) is theirs; what they cannot say (new, unplaced, missing, an
+    improvement) stays as judged now.
+    """
+    kernels = [_restated(k, findings) for k in verdict.kernels]
+    return verdict.model_copy(
+        update={
+            "findings": tuple(findings),
+            "conclusion": conclude(findings, fail_on),
+            "kernels": tuple(_worst_first(kernels, findings)),
+        }
+    )
+
+
+def _restated(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdict:
+    if kernel.status not in (*FINDING_STATUSES, "improved", "unchanged"):
+        return kernel
+    status = _status(kernel.key, findings, 1, kernel.status == "improved")
+    return kernel if status == kernel.status else kernel.model_copy(update={"status": status})
+
+
 def evaluate(ctx: RuleContext) -> Verdict:
     """Judge ``ctx.run`` against its roof and baseline with the configured rules.
 

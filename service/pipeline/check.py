@@ -19,7 +19,7 @@ from collectors import CollectOptions
 from collectors.schema import RunRecord
 from collectors.workmodel import apply_work_models
 from rules.context import RuleContext
-from rules.engine import conclude, evaluate
+from rules.engine import evaluate, with_findings
 from rules.hardware import Catalog, builtin_catalog
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
@@ -303,8 +303,8 @@ def _stored_findings(
     re-measurements judged it anew (``check --rerun``, after the screening pass stored it):
     then this verdict's findings replace the first pass's in the caller's transaction, and
     the same check again writes nothing (``replace_findings`` is idempotent). A run checked
-    again keeps its verdict: the stored findings and the conclusion they give, not a fresh
-    conclusion against a history that has moved on since.
+    again keeps its verdict: the stored findings, and the conclusion and kernel statuses
+    they give, not fresh ones against a history that has moved on since.
     """
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
@@ -313,5 +313,4 @@ def _stored_findings(
         replace_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
         return verdict
     findings = tuple(list_findings(session=session, run_id=stored.run_id))
-    conclusion = conclude(findings, context.config.fail_on)
-    return verdict.model_copy(update={"findings": findings, "conclusion": conclusion})
+    return with_findings(verdict, findings, context.config.fail_on)

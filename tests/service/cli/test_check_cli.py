@@ -217,6 +217,10 @@ def test_a_stored_run_checked_again_keeps_its_verdict(history, capsys):
     # fresh one against a history that has moved on (which would pass the same findings).
     assert (code, again["conclusion"]) == (1, "fail")
     assert again["findings"] == first["findings"]
+    # ... and so are the kernel statuses they set (afresh, the slow kernel is unchanged now).
+    statuses = {k["key"]: k["status"] for k in again["kernels"]}
+    assert statuses == {k["key"]: k["status"] for k in first["kernels"]}
+    assert "regressed" in statuses.values()
 
 
 @pytest.mark.parametrize(
