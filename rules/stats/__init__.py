@@ -12,17 +12,8 @@ Every name below is importable as ``rules.stats.X``.
 """
 
 from rules.stats.baseline import CompareOptions, Comparison, compare_to_baseline
-from rules.stats.changepoints import (
-    ChangePoint,
-    ChangePointOptions,
-    ChangePointScan,
-    change_points,
-    change_points_many,
-)
+from rules.stats.changepoints import ChangePoint, change_points, change_points_many
 from rules.stats.gate import (
-    GATE_Z,
-    GateOptions,
-    GateSettings,
     Judgement,
     confirm_z,
     judge_latest,
@@ -31,6 +22,7 @@ from rules.stats.gate import (
     stage_z,
 )
 from rules.stats.levels import Level
+from rules.stats.options import GATE_Z, ChangePointOptions, GateOptions, GateSettings
 from rules.stats.pr import (
     GateMode,
     conservative_median,
@@ -47,6 +39,7 @@ from rules.stats.robust import (
     FloatArray,
     robust_center_spread,
 )
+from rules.stats.windows import ChangePointScan
 
 __all__ = [
     "GATE_Z",

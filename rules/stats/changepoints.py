@@ -18,53 +18,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rules.stats.options import ChangePointOptions
 from rules.stats.refine import _confirm, _refine
 from rules.stats.robust import Direction, FloatArray
-from rules.stats.windows import _drift, _local_maxima, _one_scale, _series_noise
-
-
-class ChangePointOptions(BaseModel):
-    """Thresholds of ``change_points``.
-
-    Attributes:
-        windows: Window sizes tried (points on each side; fewer at the ends of the series):
-            short windows find changes quickly on quiet series, long ones find small changes
-            on noisy series.
-        min_segment: Fewest points a new level must hold before it is a change (2: one bad
-            night is not a change).
-        z_threshold: Robust z of the difference of the two windows' medians.
-        min_effect: Smallest relative change that counts.
-        noise_floor: Smallest relative noise assumed.
-        detrend: Remove a significant slow drift (robust slope) first, so that a drift is
-            not reported as a step (``ChangePointScan.drift`` reports it instead).
-        window: The largest window, for callers of the single-window detector: when given,
-            ``windows`` becomes 4, 8, 16 ... below it, plus ``window`` itself.
-        confirm_z: Final check of each change over the whole segments between its
-            neighbours (noise re-estimated around the segments' levels): the weakest change
-            below this robust z is dropped, repeatedly (None: no check).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    windows: tuple[int, ...] = Field(default=(8, 16, 32, 64), min_length=1)
-    window: int | None = Field(default=None, ge=2)
-    detrend: bool = True
-    min_segment: int = Field(default=2, ge=1)
-    z_threshold: float = Field(default=5.0, gt=0)
-    min_effect: float = Field(default=0.01, ge=0)
-    noise_floor: float = Field(default=0.002, ge=0)
-    confirm_z: float | None = Field(default=3.5, gt=0)
-
-    @model_validator(mode="after")
-    def _largest_window(self) -> ChangePointOptions:
-        if self.window is not None:
-            scales = {w for w in (4, 8, 16, 32, 64, 128) if w < self.window} | {self.window}
-            object.__setattr__(self, "windows", tuple(sorted(scales)))
-        if any(w < 2 for w in self.windows):
-            raise ValueError("windows: every window needs at least 2 points")
-        return self
+from rules.stats.windows import (
+    ChangePointScan,
+    _drift,
+    _local_maxima,
+    _one_scale,
+    _series_noise,
+)
 
 
 @dataclass(frozen=True)
@@ -86,26 +50,6 @@ class ChangePoint:
     before: float
     after: float
     z: float
-
-
-@dataclass(frozen=True)
-class ChangePointScan:
-    """Batch result of ``change_points_many`` (arrays shaped like the input).
-
-    Attributes:
-        is_change: True where a change point starts a new level.
-        z: Robust z of the window-median difference at each index (0 where undefined).
-        relative_change: Window-median relative change at each index.
-        noise: Per-series noise (scaled MAD of first differences / sqrt 2), shape (series,).
-        drift: Per-series slow drift removed before the scan, in value units per point
-            (0 where not significant or ``detrend`` is off), shape (series,).
-    """
-
-    is_change: npt.NDArray[np.bool_]
-    z: FloatArray
-    relative_change: FloatArray
-    noise: FloatArray
-    drift: FloatArray
 
 
 def _scan_block(values: FloatArray, opts: ChangePointOptions) -> ChangePointScan:

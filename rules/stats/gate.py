@@ -46,76 +46,12 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 
-from rules.stats.baseline import CompareOptions
 from rules.stats.joint import joint_z
 from rules.stats.levels import Level, clean, level_of, segment_starts
+from rules.stats.options import GateOptions
 from rules.stats.robust import MAD_SCALE, FloatArray
 from rules.stats.runs import replay, step
-
-
-class GateSettings(BaseModel):
-    """The gate's protocol and error control (``[rules.gate]`` in the configuration).
-
-    Attributes:
-        confirm_runs: Nights in a row beyond noise before a change is confirmed (1: every
-            night beyond noise fails at once, the old behaviour).
-        family_error: Chance that a stable verdict fails at all (family-wise error rate).
-        tail_df: Degrees of freedom of the Student t noise model used to turn error rates
-            into thresholds (small: heavy tails, higher thresholds).
-        fail_at_once_effect: Without a re-measure step, a PR fails at once only on a change
-            at least this large (relative) ...
-        fail_at_once_z: ... and at least this many noise units beyond the level.
-        nightly_floor: Floor of the nightly gate's per-night threshold: a night this far
-            beyond noise is a suspect, and ``confirm_runs`` such nights confirm a change.
-            Lower than the PR's ``z_threshold``: a nightly change must hold
-            ``confirm_runs`` nights, and over many kernels the family-wise term sets the
-            threshold anyway. A night counts at most this much in a longer run's evidence.
-        pool_runs: Most nights a confirming run may hold (``rules.stats.runs``): a
-            moderate change on a noisy kernel is confirmed by its evidence over up to
-            this many nights, none of them beyond the per-night threshold.
-        pool_allowance: Noise units each night of a run gives back (a CUSUM allowance):
-            a run confirms when the sum of ``min(z, nightly_floor) - pool_allowance`` over
-            its nights reaches ``confirm_runs * (nightly_floor - pool_allowance)``, what
-            ``confirm_runs`` nights at the floor give.
-        run_floor: Every night of a run is at least this far beyond noise on its side.
-        disagree_error: A PR's measurements of one commit that differ by more than two
-            values of one level do with this chance (two-sided) disagree: no confirmation,
-            whatever each says on its own (a noise suspect whose re-measurement dipped).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    confirm_runs: int = Field(default=2, ge=1, le=10)
-    family_error: float = Field(default=0.05, gt=0, lt=1)
-    tail_df: float = Field(default=4.0, gt=2)
-    fail_at_once_effect: float = Field(default=0.25, gt=0)
-    fail_at_once_z: float = Field(default=10.0, gt=0)
-    nightly_floor: float = Field(default=3.5, gt=0)
-    pool_runs: int = Field(default=4, ge=1, le=10)
-    pool_allowance: float = Field(default=2.0, ge=0)
-    run_floor: float = Field(default=0.5, ge=0)
-    disagree_error: float = Field(default=0.01, gt=0, lt=1)
-
-
-#: The gate's per-value floor: a suspect is at least this many noise units off its level.
-#: 4.5 rather than compare_to_baseline's 4: chosen on the fleet benchmark's training seed
-#: (2,000 kernels, 30 nights: stable PRs failing 7.5% at 4, 5% at 4.5, same recall).
-GATE_Z = 4.5
-
-
-class GateOptions(CompareOptions, GateSettings):
-    """Everything the gate uses: ``CompareOptions`` thresholds, the protocol, the family.
-
-    Attributes:
-        z_threshold: The floor of the PR gate's thresholds (``GATE_Z``).
-        family_size: Values judged in the same verdict (kernels for the nightly gate,
-            re-measured kernels for the PR confirmation); the thresholds grow with it.
-    """
-
-    z_threshold: float = Field(default=GATE_Z, gt=0)
-    family_size: int = Field(default=1, ge=1)
 
 
 @lru_cache(maxsize=256)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rules.stats.changepoints import ChangePointOptions, change_points_many
+from rules.stats.changepoints import change_points_many
+from rules.stats.options import ChangePointOptions
 from rules.stats.robust import MAD_SCALE, FloatArray, _location, _median
 
 #: Points from which a segment's own clipped standard deviation joins the noise estimate.

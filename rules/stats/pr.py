@@ -21,7 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats.gate import (
-    GateOptions,
     Judgement,
     confirm_z,
     current_level,
@@ -29,6 +28,7 @@ from rules.stats.gate import (
     stage_z,
 )
 from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
+from rules.stats.options import GateOptions
 
 GateMode = Literal["single", "screen", "confirm"]
 

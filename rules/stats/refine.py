@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.options import ChangePointOptions
 from rules.stats.robust import MAD_SCALE, OUTLIER_Z, FloatArray, _location, _median
-
-if TYPE_CHECKING:
-    from rules.stats.changepoints import ChangePointOptions, ChangePointScan
+from rules.stats.windows import ChangePointScan
 
 
 def _row_medians(matrix: FloatArray) -> FloatArray:

@@ -24,17 +24,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rules.stats.changepoints import ChangePointOptions
 from rules.stats.joint import all_beyond, joint_z
 from rules.stats.levels import Level, level_of
+from rules.stats.options import ChangePointOptions, GateOptions
 from rules.stats.robust import MAD_SCALE, FloatArray, _median
-
-if TYPE_CHECKING:
-    from rules.stats.gate import GateOptions
 
 #: Fewest nights of a level a run is judged against: after a change, and in a series' first
 #: segment (there a new kernel's first nights set the level).

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.options import ChangePointOptions
 from rules.stats.robust import MAD_SCALE, MEDIAN_SE, TRIMMING, FloatArray
-
-if TYPE_CHECKING:
-    from rules.stats.changepoints import ChangePointOptions
 
 
 @dataclass(frozen=True)
@@ -36,6 +33,26 @@ class _WindowStats:
     def columns(self, start: int, stop: int) -> _WindowStats:
         """The windows ``start`` to ``stop`` (points in time)."""
         return _WindowStats(*(getattr(self, f.name)[:, start:stop] for f in fields(self)))
+
+
+@dataclass(frozen=True)
+class ChangePointScan:
+    """Batch result of ``change_points_many`` (arrays shaped like the input).
+
+    Attributes:
+        is_change: True where a change point starts a new level.
+        z: Robust z of the window-median difference at each index (0 where undefined).
+        relative_change: Window-median relative change at each index.
+        noise: Per-series noise (scaled MAD of first differences / sqrt 2), shape (series,).
+        drift: Per-series slow drift removed before the scan, in value units per point
+            (0 where not significant or ``detrend`` is off), shape (series,).
+    """
+
+    is_change: npt.NDArray[np.bool_]
+    z: FloatArray
+    relative_change: FloatArray
+    noise: FloatArray
+    drift: FloatArray
 
 
 def _trimmed_mean(ordered: FloatArray, count: npt.NDArray[np.int_], fraction: float) -> FloatArray:
