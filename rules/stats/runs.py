@@ -66,9 +66,10 @@ class Step:
 #: Nights from which a noise estimate counts as known. From fewer, the estimate is often far
 #: too low (5 nights of 8% noise gave 2-3%), so a z overstates the evidence: a run's z are
 #: scaled down to what they would be with a noise known this well (``evidence_scale``).
-#: Chosen on the real histories and the training seed: false alarms per 100 stable points
-#: 0.70 (none) -> 0.66 / 0.66 / 0.63 at 30 / 45 / 60 nights; 100 removed no more of them
-#: and cost recall (online F1 at 4% noise 0.64 -> 0.59).
+#: Chosen on the real histories and the training seed, with the 16-night replay and
+#: ``SETTLED`` 8 of the time: false alarms per 100 stable points 0.70 (none) -> 0.66 / 0.66 /
+#: 0.63 at 30 / 45 / 60 nights; 100 removed no more of them and cost recall (online F1 at 4%
+#: noise 0.64 -> 0.59).
 KNOWN_NOISE_POINTS = 60
 
 
