@@ -81,7 +81,7 @@ def _percent_figure(kernel: KernelVerdict) -> str:
     now = kernel.percent_of_baseline_roof if old else kernel.percent_of_roof
     text = ("" if old else at_least(kernel)) + fmt_pct(now)
     if base is not None and base.center is not None:
-        text = _arrow(base.center, now)
+        text = f"{base.center:.1f} → {text}"
     elif kernel.status == "new":
         text = f"new: {text}"
     if old:
@@ -174,9 +174,8 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     """The verdict as rich renderables, headline first."""
     conclusion = verdict.conclusion.value
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
-    # The same counts as the markdown headline: a missing kernel is a warning, not silence.
-    warnings = sum(1 for f in verdict.findings if f.severity == Severity.WARN and f.counts)
-    head.append(f" · {verdict.regression_count}, {warnings} warning(s)")
+    # The same counts as the markdown headline.
+    head.append(f" · {verdict.regression_count}, {verdict.warnings} warning(s)")
     head.append(f" on {verdict.device or 'unknown device'}")
     head.append(f" · judged against {verdict.roof or 'unknown roof'}")
     yield head

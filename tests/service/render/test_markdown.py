@@ -236,3 +236,13 @@ def test_a_percent_from_part_of_the_work_reads_as_a_lower_bound() -> None:
     listed = make_kernel("gemm", pct=42.0)
     text = render_verdict(make_verdict([partial, listed], [make_finding(partial)]))
     assert "≥ 42.0%" in text and text.count("≥ ") == 1
+
+
+def test_the_terminal_shows_a_lower_bound_beside_its_baseline_too() -> None:
+    from service.render.text import _percent_figure
+
+    partial = make_kernel("copy_kernel", pct=42.0).model_copy(
+        update={"percent_is_lower_bound": True, "missing": ("FLOP counts",)}
+    )
+    assert _percent_figure(partial) == "80.0 → ≥ 42.0%"
+    assert _percent_figure(make_kernel("gemm", pct=42.0)) == "80.0 → 42.0%"
