@@ -254,6 +254,11 @@ class Verdict(_Model):
         return sum(1 for f in self.findings if f.severity == Severity.FAIL and f.counts)
 
     @property
+    def warnings(self) -> int:
+        """Number of warning findings that count (a missing kernel is one, not silence)."""
+        return sum(1 for f in self.findings if f.severity == Severity.WARN and f.counts)
+
+    @property
     def regressed(self) -> int:
         """Kernels and groups that fail (one GEMM failing three rules is one regression)."""
         failing = {f.kernel for f in self.findings if f.severity == Severity.FAIL and f.counts}

@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from rules.verdict import Conclusion, Finding, KernelVerdict, Severity, Verdict
+from rules.verdict import Conclusion, Finding, KernelVerdict, Verdict
 from service.render.escape import (
     escape_code,
     escape_text,
@@ -135,7 +135,7 @@ def _split(verdict: Verdict) -> _Split:
 
 
 def _headline(verdict: Verdict) -> dict[str, Any]:
-    warnings = sum(1 for f in verdict.findings if f.severity == Severity.WARN and f.counts)
+    warnings = verdict.warnings
     preview = sum(1 for f in verdict.findings if not f.counts)
     counts = [
         verdict.regression_count,
