@@ -82,8 +82,11 @@ def conclude(findings: Iterable[Finding], fail_on: FailOn) -> Conclusion:
 
 
 def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> str:
-    if baseline_n == 0:
-        return "new"
+    return "new" if baseline_n == 0 else _finding_status(key, findings, improved)
+
+
+def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> str:
+    """The status ``findings`` give ``key`` (the strongest), else improved or unchanged."""
     set_by_findings = {
         f.numbers.get("status") for f in findings if f.kernel == key and f.severity != Severity.INFO
     }
@@ -249,7 +252,7 @@ def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn
 def _restated(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdict:
     if kernel.status not in (*FINDING_STATUSES, "improved", "unchanged"):
         return kernel
-    status = _status(kernel.key, findings, 1, kernel.status == "improved")
+    status = _finding_status(kernel.key, findings, kernel.status == "improved")
     return kernel if status == kernel.status else kernel.model_copy(update={"status": status})
 
 
