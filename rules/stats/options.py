@@ -66,7 +66,9 @@ class GateSettings(BaseModel):
             at least this large (relative) ...
         fail_at_once_z: ... and at least this many noise units beyond the level.
         nightly_floor: Floor of the nightly gate's per-night threshold: a night this far
-            beyond noise is a suspect, and ``confirm_runs`` such nights confirm a change.
+            beyond noise is a suspect, and ``confirm_runs`` such nights confirm a change
+            (once the noise is known: on a young history the evidence is scaled down,
+            ``rules.stats.runs.evidence_scale``).
             Lower than the PR's ``z_threshold``: a nightly change must hold
             ``confirm_runs`` nights, and over many kernels the family-wise term sets the
             threshold anyway. A night counts at most this much in a longer run's evidence.

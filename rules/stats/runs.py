@@ -147,10 +147,11 @@ def _run_confirms(
 
 def _confirms(z: FloatArray, level: Level, opts: GateOptions) -> bool:
     """Whether a run with these signed z confirms a change."""
+    if z.size < opts.confirm_runs:
+        return False
     calibrated = z / _evidence_scale(opts, level.points)
     pooled = float(np.sum(np.minimum(calibrated, opts.nightly_floor) - opts.pool_allowance))
-    needed = opts.confirm_runs * (opts.nightly_floor - opts.pool_allowance)
-    if z.size < opts.confirm_runs or pooled < needed:
+    if pooled < opts.confirm_runs * (opts.nightly_floor - opts.pool_allowance):
         return False
     return bool(np.min(z) >= each_z(opts, z.size, level))  # the costly bar last
 
@@ -173,7 +174,7 @@ def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Ste
         if not np.all(z >= opts.run_floor):
             break
         judged, run = level, k
-        if k >= opts.confirm_runs and _run_confirms(values, z, level, sign, noise, opts):
+        if _run_confirms(values, z, level, sign, noise, opts):
             return Step(sign, k, level, level.z(newest))
     return Step(0, run, judged, judged.z(newest))
 
@@ -217,8 +218,8 @@ def segment_starts_by_night(
 #: Nights the gate replays (a night's segment is carried from this far back). Older changes
 #: are the offline detector's to place (it places one from 5 nights after it). 8 rather than
 #: 16: the same online figures on both seeds, fewer false alarms on the real histories (0.63
-#: -> 0.59 per 100), and half the cost of a 2,000-kernel check; all of a 180-night history
-#: made it 14x slower.
+#: -> 0.59 per 100), and a 2,000-kernel gate 1.4x cheaper (``bench_gate_cost.py``); all of a
+#: 180-night history made it 14x slower.
 REPLAY_NIGHTS = 8
 
 
