@@ -15,7 +15,7 @@ from rules.engine import conclude
 from rules.groups import groups_of
 from rules.registry import SelectedRule, is_ignored, is_selected, selected_rules
 from rules.testing import RuleCase, load_cases
-from rules.verdict import Conclusion, Finding, Severity, Stability
+from rules.verdict import Conclusion, Finding, Severity, Stability, Verdict
 
 CASES = Path(__file__).parent / "cases"
 
@@ -97,12 +97,17 @@ class Crashing(Rule, abstract=True):
         raise ZeroDivisionError("bad maths")
 
 
-def test_a_crashing_fail_rule_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+def evaluate_with(monkeypatch: pytest.MonkeyPatch, rule: type[Crashing]) -> Verdict:
+    """A passing case evaluated with ``rule`` selected beside the configured rules."""
     ctx = case("roof-drop", "pass_too_few_baseline_runs").context()
     real = selected_rules(ctx.config)
-    crash = SelectedRule(Crashing, Crashing.Options())
+    crash = SelectedRule(rule, rule.Options())
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, crash])
-    verdict = evaluate(ctx)
+    return evaluate(ctx)
+
+
+def test_a_crashing_fail_rule_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    verdict = evaluate_with(monkeypatch, Crashing)
     (failure,) = [f for f in verdict.findings if f.rule == "crashing"]
     assert failure.severity == Severity.FAIL and "ZeroDivisionError" in failure.message
     assert verdict.conclusion == Conclusion.FAIL  # an unjudged gate must not pass
@@ -113,11 +118,7 @@ def test_a_crashing_warn_rule_stays_a_warning(monkeypatch: pytest.MonkeyPatch) -
         id = "crashing-advice"
         default_severity = Severity.WARN
 
-    ctx = case("roof-drop", "pass_too_few_baseline_runs").context()
-    real = selected_rules(ctx.config)
-    crash = SelectedRule(CrashingAdvice, CrashingAdvice.Options())
-    monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, crash])
-    verdict = evaluate(ctx)
+    verdict = evaluate_with(monkeypatch, CrashingAdvice)
     (failure,) = [f for f in verdict.findings if f.rule == "crashing-advice"]
     assert failure.severity == Severity.WARN and verdict.conclusion == Conclusion.WARN
 
