@@ -218,7 +218,7 @@ def segment_starts_by_night(
 #: Nights the gate replays (a night's segment is carried from this far back). Older changes
 #: are the offline detector's to place (it places one from 5 nights after it). 8 rather than
 #: 16: the same online figures on both seeds, fewer false alarms on the real histories (0.63
-#: -> 0.59 per 100), and a 2,000-kernel gate 1.4x cheaper (``bench_gate_cost.py``); all of a
+#: -> 0.59 per 100), and a 2,000-kernel gate 1.3-1.4x cheaper (``bench_gate_cost.py``); all of a
 #: 180-night history made it 14x slower.
 REPLAY_NIGHTS = 8
 

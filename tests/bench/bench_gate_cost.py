@@ -66,7 +66,9 @@ def report(kernels: int, repeat: int) -> str:
     ]
     for nights in LENGTHS:
         history = histories(rng, kernels, nights)
-        judge_latest_many(history[:50])  # warm the threshold caches for both
+        warm = GateOptions(family_size=len(history))  # the thresholds both settings use
+        judge_latest_many(history[:50], options=warm)
+        current_levels(history[:50], options=warm)
         best = {REFERENCE_REPLAY: [np.inf, np.inf], shipped: [np.inf, np.inf]}
         for _ in range(repeat):
             for replay in (REFERENCE_REPLAY, shipped):
