@@ -89,6 +89,7 @@ TEXT_LABELS = {
 #: Comparison figures, whose unit depends on the compared measure.
 COMPARED = {
     "current": "now",
+    "level": "level",
     "baseline_center": "baseline median",
     "baseline_spread": "baseline spread",
     "noise_used": "noise used",

@@ -246,3 +246,20 @@ def test_the_terminal_shows_a_lower_bound_beside_its_baseline_too() -> None:
     )
     assert _percent_figure(partial) == "80.0 → ≥ 42.0%"
     assert _percent_figure(make_kernel("gemm", pct=42.0)) == "80.0 → 42.0%"
+
+
+@pytest.mark.parametrize(
+    ("rule", "measure", "level", "shown"),
+    [
+        ("roof-drop", "percent_of_roof", 71.8, "71.8%"),
+        ("roof-drop", "mfu", 0.718, "71.8%"),
+        ("time-regression", "time_s", 0.000338, "338 µs"),
+    ],
+)
+def test_the_gate_level_reads_in_the_unit_of_what_it_judged(rule, measure, level, shown) -> None:
+    from service.render.figures import figure
+
+    finding = make_finding(rule=rule).model_copy(
+        update={"numbers": {"measure": measure, "level": level}}
+    )
+    assert figure(finding, "level", level) == ("level", shown)
