@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -23,14 +23,19 @@ from rules.context import RuleContext
 from rules.history import KernelHistory
 from rules.measures import percent_samples
 from rules.roofline import Placement, percent_of_resource
+from rules.stats import fast_median
 from rules.verdict import BaselineSummary
 
 #: Baseline runs a binding must hold (the majority of) before it is "the baseline's binding".
 MIN_BINDING_RUNS = 3
 
 
-def usual(values: Sequence[str | None]) -> tuple[str | None, int]:
-    """The most common known value and how often it occurs (the latest wins a tie)."""
+@lru_cache(maxsize=16384)
+def usual(values: tuple[str | None, ...]) -> tuple[str | None, int]:
+    """The most common known value and how often it occurs (the latest wins a tie).
+
+    Cached: a check asks it of each kernel's baseline bindings from several rules.
+    """
     counts = Counter(v for v in reversed(values) if v)
     if not counts:
         return None, 0
@@ -48,14 +53,14 @@ def median_time(values: npt.ArrayLike) -> float | None:
     """Median of the finite, positive times (None when there are none)."""
     array = np.asarray(values, dtype=float)
     array = array[np.isfinite(array) & (array > 0)]
-    return float(np.median(array)) if array.size else None
+    return fast_median(array) if array.size else None
 
 
 def median_value(values: npt.ArrayLike) -> float | None:
     """Median of the finite values (None when there are none)."""
     array = np.asarray(values, dtype=float)
     array = array[np.isfinite(array)]
-    return float(np.median(array)) if array.size else None
+    return fast_median(array) if array.size else None
 
 
 def ratio(now: float | None, before: float | None) -> float | None:

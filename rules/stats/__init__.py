@@ -37,6 +37,7 @@ from rules.stats.robust import (
     TRIMMING,
     Direction,
     FloatArray,
+    fast_median,
     robust_center_spread,
 )
 from rules.stats.windows import ChangePointScan
@@ -65,6 +66,7 @@ __all__ = [
     "confirm_z",
     "conservative_median",
     "current_levels",
+    "fast_median",
     "judge_latest",
     "judge_latest_many",
     "judge_measurement",

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from rules.stats.robust import FloatArray, _median, robust_center_spread
+from rules.stats.robust import FloatArray, fast_median, robust_center_spread
 
 
 class CompareOptions(BaseModel):
@@ -78,7 +78,7 @@ def _current_value(current: float | Sequence[float] | npt.ArrayLike) -> tuple[fl
     if arr.size == 0:
         return math.nan, 0
     # The median of one run's samples: a few slow launches (a clock dip) do not move it.
-    return _median(arr), int(arr.size)
+    return fast_median(arr), int(arr.size)
 
 
 def _comparison(

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from rules.stats.changepoints import change_points_many
 from rules.stats.options import ChangePointOptions
-from rules.stats.robust import MAD_SCALE, FloatArray, _location, _median
+from rules.stats.robust import MAD_SCALE, FloatArray, _location, fast_median
 
 #: Points from which a segment's own clipped standard deviation joins the noise estimate.
 MIN_SD_POINTS = 8
@@ -116,7 +116,7 @@ def _spread(segment: FloatArray, location: float, noise: float) -> float:
     if segment.size < MIN_SD_POINTS:
         return base
     resid = segment - location
-    mad = MAD_SCALE * _median(np.abs(resid))
+    mad = MAD_SCALE * fast_median(np.abs(resid))
     kept = resid[np.abs(resid) <= CLIP_Z * mad]
     if kept.size < MIN_SD_POINTS:
         return base

@@ -17,7 +17,6 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-import numpy as np
 import numpy.typing as npt
 
 from rules.stats.gate import (
@@ -29,6 +28,7 @@ from rules.stats.gate import (
 )
 from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
 from rules.stats.options import GateOptions
+from rules.stats.robust import fast_median
 
 GateMode = Literal["single", "screen", "confirm"]
 
@@ -39,6 +39,8 @@ def current_levels(
     """The base branch's current level of each series (what the next value is judged against)."""
     opts = options or GateOptions()
     rows = [clean(h) for h in histories]
+    if not rows:
+        return []
     starts, noise = segment_starts(rows, opts.confirm_runs)
     return [
         current_level(r, s, float(n), opts)[0] if r.size >= opts.min_runs else NO_LEVEL
@@ -159,4 +161,4 @@ def judge_measurement(
 def median_of(samples: Sequence[float] | npt.ArrayLike) -> float:
     """The median of one run's samples (NaN when there are none)."""
     arr = clean(samples)
-    return float(np.median(arr)) if arr.size else math.nan
+    return fast_median(arr) if arr.size else math.nan

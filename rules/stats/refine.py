@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats.options import ChangePointOptions
-from rules.stats.robust import MAD_SCALE, OUTLIER_Z, FloatArray, _location, _median
+from rules.stats.robust import MAD_SCALE, OUTLIER_Z, FloatArray, _location, fast_median
 from rules.stats.windows import ChangePointScan
 
 
@@ -60,7 +60,7 @@ def _first_of_new_level(segment: FloatArray, split: int, tolerance: float, min_s
     split can start the new level at the dip, a night or two early; the new level starts at
     its first point that belongs to it.
     """
-    new_level = _median(segment[split:])
+    new_level = fast_median(segment[split:])
     last = segment.size - min_segment  # the new level still holds min_segment points
     while split < last and abs(segment[split] - new_level) > tolerance:
         split += 1
@@ -111,8 +111,9 @@ def _segment_z(row: FloatArray, bounds: list[int], floor: float) -> list[float]:
         return [math.inf] * (len(parts) - 1)  # cannot happen for refined changes; keep them
     # Residuals around each segment's median: unlike first differences, every point counts
     # once, so the noise estimate is tighter (and a step does not inflate it).
-    resid = np.concatenate([p - _median(p) for p in parts if p.size])
-    noise = max(MAD_SCALE * _median(np.abs(resid)), floor * abs(_median(np.concatenate(parts))))
+    resid = np.concatenate([p - fast_median(p) for p in parts if p.size])
+    spread = MAD_SCALE * fast_median(np.abs(resid))
+    noise = max(spread, floor * abs(fast_median(np.concatenate(parts))))
     # Each level with its standard error in noise units: the SE factor over sqrt(points).
     located = [(_location(p), p.size) for p in parts]
     levels = [(level, factor / math.sqrt(n)) for (level, factor), n in located]

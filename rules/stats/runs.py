@@ -30,7 +30,7 @@ import numpy as np
 from rules.stats.joint import all_beyond, joint_z
 from rules.stats.levels import Level, level_of
 from rules.stats.options import ChangePointOptions, GateOptions
-from rules.stats.robust import MAD_SCALE, FloatArray, _median
+from rules.stats.robust import MAD_SCALE, FloatArray, fast_median
 
 #: Fewest nights of a level a run is judged against: after a change, and in a series' first
 #: segment (there a new kernel's first nights set the level).
@@ -190,8 +190,8 @@ def night_noise(history: FloatArray) -> float:
     """
     if history.size < 2:
         return math.nan
-    sigma = MAD_SCALE * _median(np.abs(np.diff(history))) / math.sqrt(2)
-    return max(sigma, DETECTOR_NOISE_FLOOR * abs(_median(history)))
+    sigma = MAD_SCALE * fast_median(np.abs(np.diff(history))) / math.sqrt(2)
+    return max(sigma, DETECTOR_NOISE_FLOOR * abs(fast_median(history)))
 
 
 def segment_starts_by_night(

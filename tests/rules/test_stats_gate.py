@@ -154,3 +154,7 @@ def test_a_pr_re_measurement_that_disagrees_with_the_first_is_no_confirmation() 
     assert not dipped.regressed and dipped.suspect  # still named, as a warning
     agree = judge_measurement(level, 70.0, [70.8], mode="confirm")
     assert agree.regressed
+
+
+def test_no_histories_have_no_levels() -> None:
+    assert current_levels([]) == []
