@@ -13,6 +13,7 @@ from collectors.schema import KernelRecord, RunKind, RunRecord
 from rules.config import RulesConfig
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
 from rules.history import HistoryIndex, KernelHistory
+from rules.levelstore import LevelCache
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.stats import GateMode
@@ -38,6 +39,8 @@ class RuleContext:
             kernels profiled again; they confirm or clear the suspects and are not stored.
         remeasure: The caller re-measures the suspects (``check --suspects``): no kernel fails
             on one measurement.
+        levels: The gate's stored base-branch levels, and those the check computes
+            (``rules.levelstore``); None: computed, not kept.
     """
 
     run: RunRecord
@@ -48,6 +51,7 @@ class RuleContext:
     trusted: bool = True
     reruns: tuple[RunRecord, ...] = ()
     remeasure: bool = False
+    levels: LevelCache | None = None
 
     def __post_init__(self) -> None:
         require_columns(self.history, HISTORY_COLUMNS, "RuleContext.history")

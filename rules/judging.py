@@ -17,12 +17,12 @@ import numpy.typing as npt
 
 from collectors.schema import KernelRecord
 from rules.context import RuleContext
+from rules.levelstore import cached_levels
 from rules.roofline import Placement
 from rules.stats import (
     CompareOptions,
     GateOptions,
     Judgement,
-    current_levels,
     judge_latest_many,
     judge_measurement,
     median_of,
@@ -86,8 +86,10 @@ def judge_all(
     if mode is None:
         series = [np.append(m.history, m.current) for m in items]
         judged = judge_latest_many(series, higher_is_better=higher_is_better, options=fleet)
+        if ctx.levels is not None and ctx.trusted:
+            cached_levels(ctx.levels, series, fleet)  # what the next PR is judged against
         return dict(zip(keys, judged, strict=True))
-    levels = current_levels([m.history for m in items], options=fleet)
+    levels = cached_levels(ctx.levels, [m.history for m in items], fleet)
     confirm = gate_options(ctx, opts, sum(1 for m in items if m.reruns))
     return {
         key: judge_measurement(

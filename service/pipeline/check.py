@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session
 
 from collectors import CollectOptions
-from collectors.schema import RunRecord
+from collectors.schema import RunKind, RunRecord
 from collectors.workmodel import apply_work_models
 from rules.context import RuleContext
 from rules.engine import evaluate, with_findings
@@ -32,6 +32,7 @@ from service.pipeline.roofs import RoofChoice, choose_roof, names_device, run_de
 from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import BaselineQuery, baseline_frame
 from service.store.ingest import IngestResult, ingest_run, replace_findings, save_findings
+from service.store.levels import load_levels, save_levels
 from service.store.queries import list_findings
 
 
@@ -237,24 +238,31 @@ def check_run(
     ``links`` may be a function of the stored run's id (the service links to the run's page,
     whose id exists only once the run is stored). ``remeasures`` are the PR gate's
     re-measurements: they judge the run, they are not stored; the findings of the verdict
-    they give replace those stored with the run.
+    they give replace those stored with the run. The gate's levels are read from the store
+    and, for a newly stored run, the ones computed are stored (``service.store.levels``).
     """
     choice = choose_for(run, config, measured)
     run, roof = noted(run, choice), choice.roof
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
+    history = _history(session, run, roof, config, base_sha, stored.run_id)
+    levels_run = _levels_run(run, history, stored.run_id)
     context = RuleContext(
         run=run,
         roof=roof,
-        history=_history(session, run, roof, config, base_sha, stored.run_id),
+        history=history,
         config=config.rules,
         trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
         reruns=(remeasures or Remeasures()).runs,
         remeasure=(remeasures or Remeasures()).expected,
+        levels=None if levels_run is None else load_levels(session, levels_run),
     )
     stamped = _stamped(evaluate(context), run, stored.run_id)
+    if context.levels is not None and levels_run is not None and stored.created:
+        # A run stored before is judged again read-only (its page, the same upload again).
+        save_levels(session, levels_run, context.levels)
     verdict = _stored_findings(session, stamped, stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     markdown = render_verdict(verdict, links=resolved)
@@ -280,6 +288,19 @@ def _history(
     )
     history = baseline_frame(session=session, query=query)
     return history[history["run_id"] != run_id]
+
+
+def _levels_run(run: RunRecord, history: pd.DataFrame, run_id: int) -> int | None:
+    """The run the gate's levels are kept under: the newest of the histories they come from.
+
+    A nightly run is that run for the next PR (its levels are stored as it is judged); a PR
+    run reads (and adds to) the levels of its baseline's newest run.
+    """
+    if run.kind == RunKind.NIGHTLY:
+        return run_id
+    if history.empty:
+        return None
+    return int(history["run_id"].iloc[int(history["timestamp"].to_numpy().argmax())])
 
 
 def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:

@@ -264,3 +264,23 @@ class RenderedView(SQLModel, table=True):
     cache_key: str = Field(sa_type=sa.String(64))
     body: str = Field(sa_type=sa.Text)
     created_at: datetime = _ts(default_factory=utcnow)
+
+
+class GateLevel(SQLModel, table=True):
+    """A kernel's base-branch level as the gate computed it (``rules.levelstore``).
+
+    ``digest`` covers everything the level is a function of (the kernel's history, the gate's
+    options and code), so a stored level is reused only where it is exact. ``run_id`` is the
+    newest run of that history: the levels go when their run does.
+    """
+
+    __tablename__ = "gate_levels"
+
+    digest: str = Field(sa_type=sa.String(32), primary_key=True)
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", index=True)
+    level: float
+    noise: float
+    n: int
+    start: int
+    se: float
+    points: int

@@ -4,9 +4,13 @@ A 2,000-kernel pull-request run (roofguard JSON on disk) is checked against a hi
 nightly runs of the same 2,000 kernels that grows 30 -> 90 -> 180 runs (90 runs = 180,000
 stored measurements), on SQLite and on PostgreSQL. Timed, best of ``--repeat``:
 
-* ``check``: what the command does after start-up: read the file, ingest it (one
-  transaction), read the baseline, run every rule, render the markdown;
-* ``roofguard check`` process: the same through the real command line in a fresh Python
+* ``nightly check``: the newest night checked as the nightly job does (judged by the nightly
+  gate, which also stores the levels the next PR is judged against, ``rules.levelstore``);
+* ``check``: what the PR command does after start-up: read the file, ingest it (one
+  transaction), read the baseline and the stored levels, run every rule, render the markdown;
+* ``check, levels not stored``: the same with the stored levels deleted first, so the gate
+  computes every kernel's level (the reference: every PR check did this before the store);
+* ``roofguard check`` process: the PR check through the real command line in a fresh Python
   process (start-up and imports included: what a CI step waits for);
 * ``reference``: reading and placing the same file alone (``collect`` + ``place_run``), the
   floor any checker pays, measured in the same process right before.
@@ -25,8 +29,12 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -38,6 +46,7 @@ from service.config import RoofguardConfig
 from service.pipeline.check import RunMeta, check_run, collect_run
 from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
+from service.store.tables import GateLevel, table_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import backend as scratch_database
@@ -92,6 +101,28 @@ def grow_history(url: str, start: int, stop: int, n: int, rng: random.Random) ->
     engine.dispose()
 
 
+def check_nightly(
+    url: str, night: int, n: int, rng: random.Random, config: RoofguardConfig
+) -> float:
+    """Check night ``night`` as the nightly job does; its wall time."""
+    run = run_record(n, night, rng, RunKind.NIGHTLY)
+    engine = open_store(url)
+    start = time.perf_counter()
+    with session_scope(engine) as session:
+        check_run(session=session, run=run, config=config)
+    elapsed = time.perf_counter() - start
+    engine.dispose()
+    return elapsed
+
+
+def forget_levels(url: str) -> None:
+    """Delete the stored levels (the next check computes them all)."""
+    engine = open_store(url)
+    with engine.begin() as conn:
+        conn.execute(sa.delete(table_of(GateLevel)))
+    engine.dispose()
+
+
 def check_once(url: str, report: Path, config: RoofguardConfig, tag: int) -> None:
     meta = RunMeta(repo=REPO, commit=f"pr{tag:038x}", branch="pr", pr=1)
     run = collect_run([report], meta=meta, config=config)
@@ -99,6 +130,17 @@ def check_once(url: str, report: Path, config: RoofguardConfig, tag: int) -> Non
     with session_scope(engine) as session:
         check_run(session=session, run=run, config=config)
     engine.dispose()
+
+
+def timed_after(setup: Callable[[], object], fn: Callable[[], object], repeat: int) -> float:
+    """Best wall time of ``repeat`` calls of ``fn``, each after an untimed ``setup``."""
+    times = []
+    for _ in range(repeat):
+        setup()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def check_process(url: str, report: Path, tag: int) -> None:
@@ -147,12 +189,14 @@ def main() -> None:
         "backend",
         "nightly runs",
         "stored measurements",
+        "nightly check (s)",
         "check (s)",
+        "check, levels not stored (s)",
         "`roofguard check` process (s)",
         "reference (s)",
     ]
     print("| " + " | ".join(header) + " |")
-    print("|---|--:|--:|--:|--:|--:|")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "pr.json"
         pr = run_record(args.kernels, max(lengths), rng, RunKind.PR)  # the night after the last
@@ -161,17 +205,24 @@ def main() -> None:
             with scratch_database(backend, args.postgres_url) as url:
                 have, tag = 0, 0
                 for length in lengths:
-                    grow_history(url, have, length, args.kernels, rng)
+                    grow_history(url, have, length - 1, args.kernels, rng)
+                    nightly = check_nightly(
+                        url, run_record(args.kernels, length - 1, rng, RunKind.NIGHTLY), config
+                    )
                     have = length
                     ref = timed(lambda: place_run(collect(report), ROOF), args.repeat)
-                    tags = iter(range(tag, tag + args.repeat))
+                    tags = iter(range(tag, tag + 3 * args.repeat))
                     t = timed(lambda t=tags: check_once(url, report, config, next(t)), args.repeat)
-                    tags = iter(range(tag + args.repeat, tag + 2 * args.repeat))
                     cli = timed(lambda t=tags: check_process(url, report, next(t)), args.repeat)
-                    tag += 2 * args.repeat
+                    cold = timed_after(
+                        lambda: forget_levels(url),
+                        lambda t=tags: check_once(url, report, config, next(t)),
+                        args.repeat,
+                    )
+                    tag += 3 * args.repeat
                     print(
-                        f"| {backend} | {length} | {length * args.kernels:,} | {t:.2f} "
-                        f"| {cli:.2f} | {ref:.2f} |"
+                        f"| {backend} | {length} | {length * args.kernels:,} | {nightly:.2f} "
+                        f"| {t:.2f} | {cold:.2f} | {cli:.2f} | {ref:.2f} |"
                     )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 

@@ -156,7 +156,8 @@ def test_a_run_page_is_judged_once_until_the_history_changes(service, repo) -> N
     assert cached == 0 < judged, "the second view is not judged again"
     keys = _views(service, ids[-1])
     assert set(keys) == {"page"}
-    service.upload(_night(repo, 9, kernels), token)  # the baseline window moved on
+    up = service.upload(_night(repo, 9, kernels), token)  # the baseline window moved on
+    assert up.status_code == 201, up.text
     moved, rejudged = _statements(service, f"/runs/{ids[-1]}")
     assert moved.status_code == 200 and rejudged > cached
     assert _views(service, ids[-1])["page"] != keys["page"]

@@ -302,3 +302,45 @@ def test_a_rerun_check_stores_the_final_verdicts_findings_once(engine):
     assert count(engine, "runs") == 9 and count(engine, "findings") == len(rows)
     # A later look without re-measurements reads the final judgement, not the screening one.
     assert _judge(engine, pr).verdict.findings == final.verdict.findings
+
+
+# --- the gate's stored levels ---------------------------------------------------------------
+
+
+def _levels(engine: sa.Engine) -> list[tuple[object, ...]]:
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM gate_levels ORDER BY digest"))
+        return [tuple(row) for row in rows]
+
+
+def _gate_numbers(outcome: CheckOutcome) -> list[dict[str, object]]:
+    return [f.numbers for f in outcome.verdict.findings if f.rule == "roof-drop"]
+
+
+def test_a_nightly_check_stores_the_levels_the_next_pr_reads(engine):
+    for n in range(12):
+        store(engine, nightly(n, time_a=1e-3 * (1 + 0.01 * (n % 3))))
+    assert _levels(engine) == []  # ingest alone judges nothing
+    night = _judge(engine, nightly(12))
+    stored = _levels(engine)
+    assert len(stored) == 2 and {row[1] for row in stored} == {night.run_id}
+    pr_run = {"kind": "pr", "pull_request": 7, "branch": "feature"}
+    read = _judge(engine, nightly(13, time_a=1.3e-3, commit="f00d", **pr_run))
+    assert _levels(engine) == stored  # every level was read, none computed
+    with engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM gate_levels"))
+    computed = _judge(engine, nightly(13, time_a=1.3e-3, commit="beef", **pr_run))
+    assert _gate_numbers(read) == _gate_numbers(computed) != []
+    assert _levels(engine) == stored  # what the PR computed is what the nightly had stored
+
+
+def test_the_levels_of_runs_a_month_older_are_let_go(engine):
+    for n in range(12):
+        store(engine, nightly(n, time_a=1e-3 * (1 + 0.01 * (n % 3))))
+    kept = _judge(engine, nightly(12)).run_id
+    for n in range(13, 42):
+        store(engine, nightly(n, time_a=1e-3 * (1 + 0.01 * (n % 3))))
+    newer = _judge(engine, nightly(42)).run_id  # 30 days later: both kept
+    assert {row[1] for row in _levels(engine)} == {kept, newer}
+    newest = _judge(engine, nightly(43)).run_id  # 31 days later: the first ones go
+    assert {row[1] for row in _levels(engine)} == {newer, newest}

@@ -1,0 +1,72 @@
+"""Stored base-branch levels: a PR check reads them instead of replaying every history.
+
+The base branch's current level of a kernel (``rules.stats.current_levels``) changes once a
+night, yet every PR check of a 2,000-kernel project recomputed all 2,000 of them (about 2 s:
+the change-point scan and the replay of each kernel's last nights). A level is a pure
+function of the kernel's history, the gate's options and the gate's code, so it is stored
+under a digest of exactly those three: a stored level is never stale, only missing.
+
+The nightly check stores the levels the next PR will ask for (its history with the night just
+judged); a PR check stores the ones it had to compute. Rules do no I/O: the service loads the
+stored levels into a ``LevelCache`` before the rules run and stores its ``fresh`` ones after
+(``service.store.levels``), so a store failure is the check's, never a rule's crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from rules.stats import GateOptions, Level, current_levels
+
+
+@dataclass
+class LevelCache:
+    """Levels by digest (``level_digest``): those stored before, and those computed now.
+
+    Attributes:
+        code: What computed the levels, part of every digest: the service passes a digest of
+            the gate's source, so a changed gate computes its levels anew.
+        known: Every level at hand (loaded from the store, or computed by this check).
+        fresh: The levels this check computed, for the service to store.
+    """
+
+    code: bytes = b""
+    known: dict[str, Level] = field(default_factory=dict)
+    fresh: dict[str, Level] = field(default_factory=dict)
+
+
+def level_digest(history: npt.ArrayLike, options: GateOptions, code: bytes = b"") -> str:
+    """What a level is a function of: the history's values, the options and the gate's code."""
+    digest = hashlib.blake2b(code, digest_size=16)
+    digest.update(options.model_dump_json().encode())
+    digest.update(np.ascontiguousarray(history, dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+def _storable(level: Level) -> bool:
+    """A level with every figure finite (a series too short to judge is cheap to redo)."""
+    return all(math.isfinite(v) for v in (level.level, level.noise, level.se))
+
+
+def cached_levels(
+    cache: LevelCache | None,
+    histories: Sequence[npt.ArrayLike],
+    options: GateOptions,
+) -> list[Level]:
+    """``current_levels(histories)``: those in ``cache`` read, the others computed into it."""
+    if cache is None:
+        return current_levels(histories, options=options)
+    digests = [level_digest(h, options, cache.code) for h in histories]
+    missing = [i for i, d in enumerate(digests) if d not in cache.known]
+    computed = current_levels([histories[i] for i in missing], options=options)
+    for i, level in zip(missing, computed, strict=True):
+        cache.known[digests[i]] = level
+        if _storable(level):
+            cache.fresh[digests[i]] = level
+    return [cache.known[d] for d in digests]

@@ -1,0 +1,56 @@
+"""rules.levelstore: stored base-branch levels are exactly the computed ones, or absent."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rules.levelstore import LevelCache, cached_levels, level_digest
+from rules.stats import GateOptions, current_levels
+
+
+def histories() -> list[np.ndarray]:
+    """Quiet, noisy, stepped and too-short series of different lengths."""
+    rng = np.random.default_rng(3)
+    step = 80 * (1 + 0.01 * rng.standard_normal(40))
+    step[30:] *= 0.9
+    return [
+        80 * (1 + 0.01 * rng.standard_normal(30)),
+        50 * (1 + 0.06 * rng.standard_normal(90)),
+        step,
+        np.array([70.0, 71.0]),
+    ]
+
+
+OPTIONS = GateOptions(family_size=4)
+
+
+def test_cached_levels_are_the_computed_ones_and_a_second_check_computes_none() -> None:
+    cache = LevelCache()
+    first = cached_levels(cache, histories(), OPTIONS)
+    assert first == current_levels(histories(), options=OPTIONS)
+    assert len(cache.fresh) == 3  # the two-night series is too short to have a level to keep
+    stored = LevelCache(known=dict(cache.fresh))  # what the next check loads
+    assert cached_levels(stored, histories(), OPTIONS) == first
+    assert stored.fresh == {}  # the short one is computed again, and not worth storing
+
+
+def test_a_partly_stored_batch_gives_what_the_whole_batch_gives() -> None:
+    # The detector scans a batch as one matrix; each row must not depend on the others.
+    cache, series = LevelCache(), histories()
+    cached_levels(cache, series[1:3], OPTIONS)
+    assert cached_levels(cache, series, OPTIONS) == current_levels(series, options=OPTIONS)
+
+
+def test_the_digest_covers_the_values_and_the_options() -> None:
+    values = histories()[0]
+    digest = level_digest(values, OPTIONS)
+    assert level_digest(values.copy(), OPTIONS) == digest
+    assert level_digest(values.astype(np.float32).astype(float), OPTIONS) != digest
+    assert level_digest(values[1:], OPTIONS) != digest
+    assert level_digest(values, GateOptions(family_size=5)) != digest
+    assert level_digest(values, GateOptions(family_size=4, confirm_runs=3)) != digest
+    assert level_digest(values, OPTIONS, code=b"another gate") != digest
+
+
+def test_without_a_cache_the_levels_are_computed() -> None:
+    assert cached_levels(None, histories(), OPTIONS) == current_levels(histories(), options=OPTIONS)
