@@ -14,6 +14,7 @@ from store_cases import REPO, count, nightly, store
 from service.cli import run as cli
 from service.errors import StoreUnavailable
 from service.store.db import (
+    alembic_config,
     current_revision,
     ensure_current,
     head_revision,
@@ -48,6 +49,12 @@ def test_an_empty_database_is_not_current_until_upgraded(tmp_path):
         ensure_current(engine)
     assert migrate(engine) == head_revision() == current_revision(engine)
     ensure_current(engine)
+
+
+def test_the_head_revision_is_alembics_newest_migration():
+    from alembic.script import ScriptDirectory
+
+    assert head_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def test_a_store_whose_migrations_are_behind_is_refused_and_left_alone(tmp_path):
