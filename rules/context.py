@@ -41,6 +41,8 @@ class RuleContext:
             on one measurement.
         levels: The gate's stored base-branch levels, and those the check computes
             (``rules.levelstore``); None: computed, not kept.
+        placed: The run already placed on ``roof`` with the configured band (the service
+            places it to store it); None: placed here.
     """
 
     run: RunRecord
@@ -52,6 +54,7 @@ class RuleContext:
     reruns: tuple[RunRecord, ...] = ()
     remeasure: bool = False
     levels: LevelCache | None = None
+    placed: Mapping[str, Placement] | None = None
 
     def __post_init__(self) -> None:
         require_columns(self.history, HISTORY_COLUMNS, "RuleContext.history")
@@ -65,7 +68,9 @@ class RuleContext:
     @cached_property
     def placements(self) -> Mapping[str, Placement]:
         """Every kernel of the run placed on ``roof``, by identity key."""
-        placed = place_run(self.run, self.roof, band=self.config.borderline_band)
+        placed = self.placed
+        if placed is None:
+            placed = place_run(self.run, self.roof, band=self.config.borderline_band)
         return {key: p for key, p in placed.items() if key in self.kernels}
 
     @cached_property

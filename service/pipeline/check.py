@@ -258,6 +258,7 @@ def check_run(
         reruns=(remeasures or Remeasures()).runs,
         remeasure=(remeasures or Remeasures()).expected,
         levels=None if levels_run is None else load_levels(session, levels_run),
+        placed=placements,
     )
     stamped = _stamped(evaluate(context), run, stored.run_id)
     if context.levels is not None and levels_run is not None and stored.created:
@@ -300,7 +301,7 @@ def _levels_run(run: RunRecord, history: pd.DataFrame, run_id: int) -> int | Non
         return run_id
     if history.empty:
         return None
-    return int(history["run_id"].iloc[int(history["timestamp"].to_numpy().argmax())])
+    return int(history["run_id"].iloc[int(history["timestamp"].argmax())])
 
 
 def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
