@@ -101,11 +101,8 @@ def grow_history(url: str, start: int, stop: int, n: int, rng: random.Random) ->
     engine.dispose()
 
 
-def check_nightly(
-    url: str, night: int, n: int, rng: random.Random, config: RoofguardConfig
-) -> float:
-    """Check night ``night`` as the nightly job does; its wall time."""
-    run = run_record(n, night, rng, RunKind.NIGHTLY)
+def check_nightly(url: str, run: RunRecord, config: RoofguardConfig) -> float:
+    """Check nightly ``run`` as the nightly job does; its wall time."""
     engine = open_store(url)
     start = time.perf_counter()
     with session_scope(engine) as session:
