@@ -94,7 +94,7 @@ class GateSettings(BaseModel):
     fail_at_once_z: float = Field(default=10.0, gt=0)
     nightly_floor: float = Field(default=3.5, gt=0)
     pool_runs: int = Field(default=4, ge=1, le=10)
-    pool_allowance: float = Field(default=2.0, ge=0)
+    pool_allowance: float = Field(default=0.5, ge=0)
     run_floor: float = Field(default=0.5, ge=0)
     disagree_error: float = Field(default=0.01, gt=0, lt=1)
 

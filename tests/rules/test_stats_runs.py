@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rules.stats import GateOptions, judge_latest
+from rules.stats.levels import level_of
 from rules.stats.runs import (
     KNOWN_NOISE_POINTS,
     SETTLED,
@@ -13,6 +14,7 @@ from rules.stats.runs import (
     fewer_points,
     night_noise,
     segment_starts_by_night,
+    sum_spread,
 )
 from rules.stats.windows import _series_noise
 
@@ -108,3 +110,20 @@ def test_bars_are_computed_for_fewer_points_never_more() -> None:
 def test_a_kernel_with_almost_no_history_gets_no_verdict_not_a_crash(series) -> None:
     judged = judge_latest(series)
     assert not (judged.enough or judged.regressed or judged.suspect)
+
+
+def test_sums_of_persistent_nights_spread_wider_than_independent_ones() -> None:
+    rng = np.random.default_rng(1)
+    stays = np.repeat(rng.choice([-1.0, 1.0], 20), 4)  # 80 nights, 4 at a time on one side
+    persistent = 60 + 2.0 * stays + 0.6 * rng.standard_normal(80)
+    independent = rng.permutation(persistent)  # the same values, in no order
+
+    def spreads(values: np.ndarray) -> list[float]:
+        level = level_of(values, 0, night_noise(values), 0.002)
+        return [sum_spread(values, level, k) for k in (2, 3, 4)]
+
+    assert all(s > 1.5 for s in spreads(persistent))  # its runs need more evidence
+    two, *longer = spreads(independent)
+    assert two == 1.0 and all(0.8 <= s < 1.0 for s in longer)  # a little less, never < 0.8
+    short = persistent[:7]
+    assert sum_spread(short, level_of(short, 0, night_noise(short), 0.002), 3) == 1.0
