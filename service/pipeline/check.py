@@ -247,7 +247,7 @@ def check_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
     history = _history(session, run, roof, config, base_sha, stored.run_id)
-    levels_run = _levels_run(run, history, stored.run_id)
+    levels_run = _levels_run(run, history, stored)
     context = RuleContext(
         run=run,
         roof=roof,
@@ -291,14 +291,15 @@ def _history(
     return history[history["run_id"] != run_id]
 
 
-def _levels_run(run: RunRecord, history: pd.DataFrame, run_id: int) -> int | None:
+def _levels_run(run: RunRecord, history: pd.DataFrame, stored: IngestResult) -> int | None:
     """The run the gate's levels are kept under: the newest of the histories they come from.
 
-    A nightly run is that run for the next PR (its levels are stored as it is judged); a PR
-    run reads (and adds to) the levels of its baseline's newest run.
+    A nightly run is that run for the next PR: its levels are computed as it is judged, and
+    only when it is new (judged again, for its page, they would be computed to be dropped).
+    A PR run reads (and adds to) the levels of its baseline's newest run.
     """
     if run.kind == RunKind.NIGHTLY:
-        return run_id
+        return stored.run_id if stored.created else None
     if history.empty:
         return None
     return int(history["run_id"].iloc[int(history["timestamp"].argmax())])

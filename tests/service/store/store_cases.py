@@ -12,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 from factories import make_kernel, make_run
 
+import rules.levelstore as levelstore
 from collectors.schema import RunRecord
 from rules.frames import HISTORY_COLUMNS
 from rules.hardware import builtin_catalog
@@ -332,6 +333,22 @@ def test_a_nightly_check_stores_the_levels_the_next_pr_reads(engine):
     computed = _judge(engine, nightly(13, time_a=1.3e-3, commit="beef", **pr_run))
     assert _gate_numbers(read) == _gate_numbers(computed) != []
     assert _levels(engine) == stored  # what the PR computed is what the nightly had stored
+
+
+def test_a_nightly_run_judged_again_computes_no_levels(engine, monkeypatch):
+    for n in range(12):
+        store(engine, nightly(n, time_a=1e-3 * (1 + 0.01 * (n % 3))))
+    _judge(engine, nightly(12))
+    computed: list[int] = []
+    compute = levelstore.current_levels
+
+    def counting(histories, **kw):
+        computed.append(len(histories))
+        return compute(histories, **kw)
+
+    monkeypatch.setattr(levelstore, "current_levels", counting)
+    again = _judge(engine, nightly(12))  # its page, or the same upload again: read-only
+    assert not again.created and computed == []
 
 
 def test_the_levels_of_runs_a_month_older_are_let_go(engine):
