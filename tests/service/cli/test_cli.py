@@ -50,3 +50,18 @@ def test_top_level_help_lists_every_command(capsys):
     for names in COMMANDS.values():
         for name in names:
             assert name in out
+
+
+def test_main_freezes_the_start_up_objects_and_keeps_collecting():
+    code = (
+        "import gc, sys\n"
+        "sys.argv = ['roofguard', 'check', '--help']\n"
+        "from service.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10_000)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "True True"
