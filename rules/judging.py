@@ -23,7 +23,7 @@ from rules.stats import (
     CompareOptions,
     GateOptions,
     Judgement,
-    judge_latest_many,
+    judge_latest_replayed,
     judge_measurement,
     median_of,
 )
@@ -85,9 +85,13 @@ def judge_all(
     mode = ctx.gate_mode
     if mode is None:
         series = [np.append(m.history, m.current) for m in items]
-        judged = judge_latest_many(series, higher_is_better=higher_is_better, options=fleet)
+        judged, replays = judge_latest_replayed(
+            series, higher_is_better=higher_is_better, options=fleet
+        )
         if ctx.levels is not None and ctx.trusted:
-            cached_levels(ctx.levels, series, fleet)  # what the next PR is judged against
+            # What the next PR is judged against; tonight's replays spare judging their nights
+            # again.
+            cached_levels(ctx.levels, series, fleet, replays)
         return dict(zip(keys, judged, strict=True))
     levels = cached_levels(ctx.levels, [m.history for m in items], fleet)
     confirm = gate_options(ctx, opts, sum(1 for m in items if m.reruns))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from rules.stats import GateOptions, Level, current_levels
+from rules.stats import GateOptions, Level, Replay, current_levels
 
 
 @dataclass
@@ -58,13 +58,21 @@ def cached_levels(
     cache: LevelCache | None,
     histories: Sequence[npt.ArrayLike],
     options: GateOptions,
+    replays: Sequence[Replay | None] | None = None,
 ) -> list[Level]:
-    """``current_levels(histories)``: those in ``cache`` read, the others computed into it."""
+    """``current_levels(histories)``: those in ``cache`` read, the others computed into it.
+
+    ``replays``: the nightly gate's replays of ``histories`` (``current_levels`` says why).
+    """
     if cache is None:
-        return current_levels(histories, options=options)
+        return current_levels(histories, options=options, replays=replays)
     digests = [level_digest(h, options, cache.code) for h in histories]
     missing = [i for i, d in enumerate(digests) if d not in cache.known]
-    computed = current_levels([histories[i] for i in missing], options=options)
+    computed = current_levels(
+        [histories[i] for i in missing],
+        options=options,
+        replays=None if replays is None else [replays[i] for i in missing],
+    )
     for i, level in zip(missing, computed, strict=True):
         cache.known[digests[i]] = level
         if _storable(level):

@@ -18,6 +18,7 @@ from rules.stats.gate import (
     confirm_z,
     judge_latest,
     judge_latest_many,
+    judge_latest_replayed,
     nightly_z,
     stage_z,
 )
@@ -40,6 +41,7 @@ from rules.stats.robust import (
     fast_median,
     robust_center_spread,
 )
+from rules.stats.runs import Replay
 from rules.stats.windows import ChangePointScan
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "GateSettings",
     "Judgement",
     "Level",
+    "Replay",
     "change_points",
     "change_points_many",
     "compare_to_baseline",
@@ -69,6 +72,7 @@ __all__ = [
     "fast_median",
     "judge_latest",
     "judge_latest_many",
+    "judge_latest_replayed",
     "judge_measurement",
     "median_of",
     "nightly_z",

@@ -52,7 +52,7 @@ from rules.stats.joint import joint_z
 from rules.stats.levels import Level, clean, level_of, segment_starts
 from rules.stats.options import GateOptions
 from rules.stats.robust import MAD_SCALE, FloatArray
-from rules.stats.runs import replay, step
+from rules.stats.runs import Replay, replay, replayed, step
 
 
 @lru_cache(maxsize=256)
@@ -148,15 +148,20 @@ class Judgement:
 
 
 def current_level(
-    history: FloatArray, start: int, noise: float, opts: GateOptions
+    history: FloatArray,
+    start: int,
+    noise: float,
+    opts: GateOptions,
+    before: Replay | None = None,
 ) -> tuple[Level, int]:
     """The level the next value is judged against, and the pending run (signed) behind it.
 
     ``start`` is where the detector's last change starts; the gate's own last confirmed
     change (``replay``) starts the segment when it is later. Nights of a pending run (beyond
-    noise on one side, not yet confirmed) are left out of the level.
+    noise on one side, not yet confirmed) are left out of the level. ``before``: the nightly
+    gate's replay of ``history[:-1]`` (``replay`` says what it saves).
     """
-    start = replay(history, opts, start)
+    start = replay(history, opts, start, before=before)
     judged = step(history, start, noise, opts)
     if judged.sign:
         start, run = history.size - judged.run, 0
@@ -167,9 +172,10 @@ def current_level(
 
 def _nightly(
     values: FloatArray, start: int, noise: float, opts: GateOptions, up: bool
-) -> Judgement:
+) -> tuple[Judgement, Replay]:
     """Judge the newest of ``values``: ``start`` is the detector's, the gate's own may be later."""
-    return judge_from(values, replay(values[:-1], opts, start), noise, opts, up)
+    before = replayed(values[:-1], opts, start)
+    return judge_from(values, before.start, noise, opts, up), before
 
 
 def judge_from(
@@ -209,13 +215,28 @@ def judge_latest_many(
     options: GateOptions | None = None,
 ) -> list[Judgement]:
     """``judge_latest`` for many series at once (one change-point scan for all of them)."""
+    return judge_latest_replayed(series, higher_is_better=higher_is_better, options=options)[0]
+
+
+def judge_latest_replayed(
+    series: Sequence[npt.ArrayLike],
+    *,
+    higher_is_better: bool = True,
+    options: GateOptions | None = None,
+) -> tuple[list[Judgement], list[Replay | None]]:
+    """``judge_latest_many`` and each series' replay (None for an empty one).
+
+    The replays are the nights the nightly check's ``current_levels(series)`` would judge
+    again for the next PR's levels: it takes them as ``replays``.
+    """
     opts = options or GateOptions()
     rows = [clean(s) for s in series]
     starts, noise = segment_starts([r[:-1] for r in rows], opts.confirm_runs)
-    return [
-        _nightly(r, s, float(n), opts, higher_is_better) if r.size else _empty(opts)
+    judged = [
+        _nightly(r, s, float(n), opts, higher_is_better) if r.size else (_empty(opts), None)
         for r, s, n in zip(rows, starts, noise, strict=True)
     ]
+    return [j for j, _ in judged], [r for _, r in judged]
 
 
 def judge_latest(

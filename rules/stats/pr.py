@@ -29,22 +29,32 @@ from rules.stats.gate import (
 from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
 from rules.stats.options import GateOptions
 from rules.stats.robust import fast_median
+from rules.stats.runs import Replay
 
 GateMode = Literal["single", "screen", "confirm"]
 
 
 def current_levels(
-    histories: Sequence[npt.ArrayLike], *, options: GateOptions | None = None
+    histories: Sequence[npt.ArrayLike],
+    *,
+    options: GateOptions | None = None,
+    replays: Sequence[Replay | None] | None = None,
 ) -> list[Level]:
-    """The base branch's current level of each series (what the next value is judged against)."""
+    """The base branch's current level of each series (what the next value is judged against).
+
+    ``replays``: the nightly gate's replay of each series without its newest value
+    (``judge_latest_replayed`` with the same ``options``), so the nights it judged are not
+    judged again; the levels are the same with or without.
+    """
     opts = options or GateOptions()
     rows = [clean(h) for h in histories]
     if not rows:
         return []
     starts, noise = segment_starts(rows, opts.confirm_runs)
+    before = [None] * len(rows) if replays is None else replays
     return [
-        current_level(r, s, float(n), opts)[0] if r.size >= opts.min_runs else NO_LEVEL
-        for r, s, n in zip(rows, starts, noise, strict=True)
+        current_level(r, s, float(n), opts, b)[0] if r.size >= opts.min_runs else NO_LEVEL
+        for r, s, n, b in zip(rows, starts, noise, before, strict=True)
     ]
 
 

@@ -272,11 +272,47 @@ def segment_starts_by_night(
 REPLAY_NIGHTS = 8
 
 
-def replay(values: FloatArray, opts: GateOptions, start: int = 0) -> int:
+@dataclass(frozen=True)
+class Replay:
+    """The segment starts of one replay, night by night.
+
+    ``states[i]`` is the start night ``since + i`` is judged in; the last, the night after
+    the series'.
+    """
+
+    since: int
+    states: tuple[int, ...]
+
+    @property
+    def start(self) -> int:
+        """Where the segment starts for the night after the series."""
+        return self.states[-1]
+
+    def entered(self, night: int, start: int) -> bool:
+        """Whether this replay judged ``night`` in the segment starting at ``start``."""
+        i = night - self.since
+        return 0 <= i < len(self.states) and self.states[i] == start
+
+
+def replayed(values: FloatArray, opts: GateOptions, start: int = 0) -> Replay:
+    """``replay`` with the state of every night it replayed (for ``replay``'s ``before``)."""
+    since = max(start, values.size - REPLAY_NIGHTS)
+    return Replay(since, tuple(segment_starts_by_night(values, opts, start, since)[since:]))
+
+
+def replay(
+    values: FloatArray, opts: GateOptions, start: int = 0, *, before: Replay | None = None
+) -> int:
     """Where the segment starts for the night after ``values``; ``start`` is the detector's.
 
     The last ``REPLAY_NIGHTS`` nights are replayed in the detector's segment: the gate's own
-    last confirmed change there, or ``start``.
+    last confirmed change there, or ``start``. ``before``, the replay of ``values[:-1]`` with
+    the same ``opts`` (the nightly gate's, judging the newest value), saves replaying the
+    nights they share: a night's state is a function of the nights up to it and the state
+    it is entered in, so where ``before`` entered the first night to replay in ``start`` it
+    judged every night up to the newest as this replay would.
     """
     since = max(start, values.size - REPLAY_NIGHTS)
+    if before is not None and before.entered(since, start):
+        return segment_starts_by_night(values, opts, before.start, values.size - 1)[-1]
     return segment_starts_by_night(values, opts, start, since)[-1]

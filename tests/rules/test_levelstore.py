@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rules.levelstore import LevelCache, cached_levels, level_digest
-from rules.stats import GateOptions, current_levels
+from rules.stats import GateOptions, current_levels, judge_latest_many, judge_latest_replayed
 
 
 def histories() -> list[np.ndarray]:
@@ -54,3 +54,31 @@ def test_the_digest_covers_the_values_and_the_options() -> None:
 
 def test_without_a_cache_the_levels_are_computed() -> None:
     assert cached_levels(None, histories(), OPTIONS) == current_levels(histories(), options=OPTIONS)
+
+
+def nightly_series(count: int = 300) -> list[np.ndarray]:
+    """Series as a nightly check judges them: drops and rises at every age (some confirmed
+    within the replayed nights, some not yet), dips, NaNs, and short series.
+    """
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(count):
+        n = int(rng.integers(2, 60))
+        values = 60 * (1 + 0.02 * (1 + i % 4) * rng.standard_normal(n))
+        at = int(rng.integers(0, n))
+        values[at:] *= rng.choice([0.7, 0.85, 0.95, 1.0, 1.1, 1.3])
+        values[int(rng.integers(0, n))] *= rng.choice([1.0, 0.6])
+        if i % 7 == 0:
+            values[int(rng.integers(0, n))] = np.nan
+        out.append(values)
+    return out
+
+
+def test_the_nightly_replays_give_the_levels_computed_without_them() -> None:
+    series, options = nightly_series(), GateOptions(family_size=300)
+    judged, replays = judge_latest_replayed(series, options=options)
+    assert judged == judge_latest_many(series, options=options)
+    shared = current_levels(series, options=options, replays=replays)
+    assert shared == current_levels(series, options=options)
+    cache = LevelCache()
+    assert cached_levels(cache, series, options, replays) == shared
