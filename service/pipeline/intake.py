@@ -128,6 +128,8 @@ def stamp_run(
     }
     if timestamp is not None:
         update["timestamp"] = timestamp
-    stamped = RunRecord.model_validate({**run.model_dump(), **update})
+    # The run's own fields are validated again; its kernels, device and sources are kept as
+    # they are (pydantic does not validate a model instance again), not dumped and rebuilt.
+    stamped = RunRecord.model_validate({**dict(run), **update})
     refuse_future(stamped.timestamp, where="--timestamp" if timestamp else "run timestamp")
     return stamped
