@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from rules.verdict import Verdict
 
@@ -46,6 +45,8 @@ def write_verdict(verdict: Verdict, markdown: str, fmt: str, output: Path | None
     """Write the verdict to ``output`` (or stdout): colours only on a terminal."""
     concrete = resolve_format(fmt, output)
     if concrete == "text" and output is None and sys.stdout.isatty():
+        from rich.console import Console  # on demand: a file or a pipe needs none of rich
+
         from service.render.text import print_verdict
 
         print_verdict(verdict, Console(highlight=False))
