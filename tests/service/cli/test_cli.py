@@ -30,6 +30,12 @@ def test_a_command_line_loads_only_its_module():
     assert modules_for(["no-such-command"]) == list(COMMANDS)
 
 
+def last_line_of(code: str) -> str:
+    """The last line a fresh Python process running ``code`` prints."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return proc.stdout.strip().splitlines()[-1]
+
+
 def test_check_does_not_import_the_web_stack_or_plotting():
     code = (
         "import sys\n"
@@ -38,8 +44,7 @@ def test_check_does_not_import_the_web_stack_or_plotting():
         "heavy = ('fastapi', 'matplotlib', 'torch', 'uvicorn')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    assert last_line_of(code) == "[]"
 
 
 def test_top_level_help_lists_every_command(capsys):
@@ -63,5 +68,4 @@ def test_main_freezes_the_start_up_objects_and_keeps_collecting():
         "    pass\n"
         "print(gc.isenabled(), gc.get_freeze_count() > 10_000)"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.strip().splitlines()[-1] == "True True"
+    assert last_line_of(code) == "True True"
