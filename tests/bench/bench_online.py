@@ -222,7 +222,9 @@ def per_series(series: Sequence[Labelled], flags: Sequence[np.ndarray]) -> np.nd
     return np.asarray(counts, dtype=float)
 
 
-def paired(label: str, series: Sequence[Labelled], runs: Sequence[Sequence[np.ndarray]]) -> str:
+def paired_comparison(
+    label: str, series: Sequence[Labelled], runs: Sequence[Sequence[np.ndarray]]
+) -> str:
     """The paired-bootstrap row of the gate (``runs[0]``) against the peers (the rest)."""
     gate, *peers = (per_series(series, flags) for flags in runs)
     return paired_row(label, compare(gate, peers))
@@ -306,7 +308,7 @@ def method_rows(label: str, series: list[Labelled], peers: Peers) -> tuple[list[
         ("fixed ratio", [ratio_alerts(peers.ratio)(v) for v in values], f"ratio {peers.ratio:g}"),
     )
     rows = [_row(label, m, score(series, flags), p) for m, flags, p in runs]
-    return rows, paired(label, series, [flags for _, flags, _ in runs])
+    return rows, paired_comparison(label, series, [flags for _, flags, _ in runs])
 
 
 def _nearest(tuned: dict[float, Peers], series: Labelled) -> Peers:
@@ -340,7 +342,7 @@ def real_rows(path: Path, tuned: dict[float, Peers]) -> tuple[list[str], str]:
         rows.append(_row(f"real ({len(series)})", method, s, f"per nearest noise level; {found}"))
     ordered = [p[0] for p in next(iter(flags.values()))]  # every method saw the same order
     runs = [[p[1] for p in pairs] for pairs in flags.values()]
-    return rows, paired(f"real ({len(series)})", ordered, runs)
+    return rows, paired_comparison(f"real ({len(series)})", ordered, runs)
 
 
 def _nearest_key(tuned: dict[float, Peers], series: Labelled) -> float:

@@ -14,27 +14,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from bench_detection import Score
 
 RESAMPLES = 2000
 INTERVAL = (5.0, 95.0)  # percentiles: a 90% interval
 SEED = 20261201
 
-#: Columns of a method's per-series counts.
-TP, FP, CHANGES, STABLE = range(4)
 
+def _scores(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """F1 and false alarms per 100 stable points of each row of summed counts.
 
-def f1_and_false_alarms(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """F1 and false alarms per 100 stable points of summed counts (``..., 4`` arrays).
-
-    The same conventions as ``bench_detection.Score``: no alert at all is precision 1, no
-    change is recall 1.
+    A row is ``bench_detection.Score``'s counts in its field order (true and false alarms,
+    changes, stable points), so the figures follow the point estimates' conventions.
     """
-    tp, fp, changes, stable = (counts[..., i] for i in range(4))
-    precision = np.divide(tp, tp + fp, out=np.ones_like(tp), where=tp + fp > 0)
-    recall = np.divide(tp, changes, out=np.ones_like(tp), where=changes > 0)
-    total = precision + recall
-    f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(tp), where=total > 0)
-    alarms = np.divide(100 * fp, stable, out=np.zeros_like(fp), where=stable > 0)
+    scores = [Score(*(int(x) for x in row)) for row in sums.reshape(-1, sums.shape[-1])]
+    shape = sums.shape[:-1]
+    f1 = np.array([s.f1 for s in scores]).reshape(shape)
+    alarms = np.array([s.false_alarms_per_100 for s in scores]).reshape(shape)
     return f1, alarms
 
 
@@ -51,15 +47,15 @@ class Comparison:
 
 
 def compare(gate: np.ndarray, peers: Sequence[np.ndarray]) -> Comparison:
-    """Resample the series of ``gate`` and ``peers`` (per-series counts, ``series x 4``)."""
+    """Resample the series of ``gate`` and ``peers`` (per-series ``Score`` counts, series x 4)."""
     methods = np.stack([gate, *peers]).astype(float)  # methods x series x 4
     rng = np.random.default_rng(SEED)
     picks = rng.integers(0, gate.shape[0], size=(RESAMPLES, gate.shape[0]))
-    f1, alarms = f1_and_false_alarms(methods[:, picks].sum(axis=2))  # methods x resamples
+    f1, alarms = _scores(methods[:, picks].sum(axis=2))  # methods x resamples
     margins = f1[0] - f1[1:].max(axis=0)
     ahead = f1[0] > f1[1:].max(axis=0)
     quieter = alarms[0] <= alarms[1:].min(axis=0)
-    point_f1, _ = f1_and_false_alarms(methods.sum(axis=1))
+    point_f1, _ = _scores(methods.sum(axis=1))
     low, high = np.percentile(margins, INTERVAL)
     return Comparison(
         margin=float(point_f1[0] - point_f1[1:].max()),
