@@ -56,6 +56,9 @@ class Repository(SQLModel, table=True):
     """A repository, "OWNER/NAME"."""
 
     __tablename__ = "repositories"
+    # GitHub's names ignore case, so the store's uniqueness does too: two first uploads as
+    # "Acme/K" and "acme/k" at once make one repository, not two (migration 0006).
+    __table_args__ = (sa.Index("uq_repositories_name_lower", sa.text("lower(name)"), unique=True),)
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(sa_type=sa.String(200), unique=True)

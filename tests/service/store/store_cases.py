@@ -251,6 +251,9 @@ def test_nightly_history_of_a_period(engine):
     assert len(everything) == 20
 
 
+# SQLite's reflection skips expression indexes (the next test checks that one for real).
+@pytest.mark.filterwarnings("ignore:Skipped unsupported reflection of expression-based index")
+@pytest.mark.filterwarnings("ignore:autogenerate skipping metadata-specified expression-based")
 def test_the_migrations_build_exactly_the_tables(engine):
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
@@ -259,6 +262,14 @@ def test_the_migrations_build_exactly_the_tables(engine):
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, SQLModel.metadata) == []
+
+
+def test_a_repository_name_is_unique_whatever_its_letter_case(engine):
+    insert = sa.text("INSERT INTO repositories (name, created_at) VALUES (:n, :t)")
+    with engine.begin() as conn:
+        conn.execute(insert, {"n": "Acme/Kernels", "t": day(0)})
+    with pytest.raises(sa.exc.IntegrityError), engine.begin() as conn:
+        conn.execute(insert, {"n": "acme/KERNELS", "t": day(0)})
 
 
 # --- findings of a re-judged run ------------------------------------------------------------

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from store_cases import *  # noqa: F403  (the backend-independent cases)
 from store_cases import H100, count, nightly, store
+from test_repository_case import upgrade_merges_twins
 
 from rules.placement import place_run
 from service.errors import StoreUnavailable
@@ -59,3 +60,24 @@ def test_two_processes_ingesting_the_same_content_store_it_once(engine):
     assert second.result(timeout=30) == created.run_id  # it found the first run, no error
     pool.shutdown()
     assert count(engine, "runs") == 1
+
+
+def test_two_first_uploads_that_spell_the_repository_differently_share_one(engine):
+    pool = ThreadPoolExecutor(1)
+    with session_scope(engine) as first:
+        run = nightly(1, repo="Acme/Kernels")
+        ingest_run(session=first, run=run, placements=place_run(run, H100), roof=H100)
+        second = pool.submit(store, engine, nightly(2, repo="acme/kernels"))
+        time.sleep(0.3)  # the second now waits on the first's uncommitted repository row
+    second.result(timeout=30)
+    pool.shutdown()
+    assert count(engine, "repositories") == 1 and count(engine, "runs") == 2
+    with engine.connect() as conn:
+        owners = conn.exec_driver_sql("SELECT DISTINCT repo_id FROM runs").all()
+    assert len(owners) == 1, "both runs are in the one history"
+
+
+def test_the_upgrade_merges_repositories_that_differ_only_in_case(engine, postgres_url):
+    with engine.begin() as conn:  # the fixture's store is at head: start from nothing
+        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    upgrade_merges_twins(postgres_url)
