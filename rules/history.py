@@ -53,8 +53,12 @@ class KernelHistory:
             return np.where(self.bytes_dram > 0, self.total_flops / self.bytes_dram, np.nan)
 
 
-def _label(value: object) -> str | None:
-    return None if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+def _labels(column: pd.Series) -> npt.NDArray[np.object_]:
+    """``column`` as strings, None where missing (vectorised: a long history has 100,000s)."""
+    text = column.astype(str).to_numpy(dtype=object)
+    missing = np.array(None, dtype=object)
+    labels: npt.NDArray[np.object_] = np.where(column.isna().to_numpy(), missing, text)
+    return labels
 
 
 class HistoryIndex:
@@ -65,9 +69,7 @@ class HistoryIndex:
         self._numeric = {
             c: pd.to_numeric(ordered[c], errors="coerce").to_numpy(dtype=float) for c in NUMERIC
         }
-        self._labels = {
-            c: np.array([_label(v) for v in ordered[c].tolist()], dtype=object) for c in LABELS
-        }
+        self._labels = {c: _labels(ordered[c]) for c in LABELS}
         self._cache: dict[tuple[str, ...], KernelHistory] = {}
         codes, keys = pd.factorize(ordered["kernel_key"].astype(str))
         order = np.argsort(codes, kind="stable")
