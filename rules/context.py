@@ -41,6 +41,8 @@ class RuleContext:
             on one measurement.
         levels: The gate's stored base-branch levels, and those the check computes
             (``rules.levelstore``); None: computed, not kept.
+        gate_history: The longer baseline the gate reads (``baseline.gate_window`` runs, the
+            same columns; ``history`` is its newest ``window`` runs); None: ``history``.
         placed: The run already placed on ``roof`` with the configured band (the service
             places it to store it); None: placed here.
     """
@@ -55,9 +57,12 @@ class RuleContext:
     remeasure: bool = False
     levels: LevelCache | None = None
     placed: Mapping[str, Placement] | None = None
+    gate_history: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         require_columns(self.history, HISTORY_COLUMNS, "RuleContext.history")
+        if self.gate_history is not None:
+            require_columns(self.gate_history, HISTORY_COLUMNS, "RuleContext.gate_history")
 
     @cached_property
     def kernels(self) -> Mapping[str, KernelRecord]:
@@ -100,12 +105,22 @@ class RuleContext:
 
     @cached_property
     def comparable_history(self) -> pd.DataFrame:
-        """History rows measured like the current run.
+        """History rows measured like the current run (``like_this_run``)."""
+        return self.like_this_run(self.history)
+
+    @cached_property
+    def comparable_gate_history(self) -> pd.DataFrame:
+        """The gate's longer history, rows measured like the current run."""
+        if self.gate_history is None:
+            return self.comparable_history
+        return self.like_this_run(self.gate_history)
+
+    def like_this_run(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Rows of ``frame`` measured like the current run.
 
         Same device, roof source, driver and profiler clock/cache control (an unknown value on
         either side does not exclude a row); rows from untrusted runners are left out.
         """
-        frame = self.history
         if frame.empty:
             return frame
         keep = pd.Series(True, index=frame.index)
@@ -158,6 +173,16 @@ class RuleContext:
     def kernel_history(self, key: str) -> KernelHistory:
         """Comparable baseline of kernel ``key`` and its old names, as arrays, oldest first."""
         return self._index.get((key, *self.config.old_keys(key)))
+
+    @cached_property
+    def _gate_index(self) -> HistoryIndex:
+        if self.gate_history is None:
+            return self._index
+        return HistoryIndex(self.comparable_gate_history)
+
+    def gate_kernel_history(self, key: str) -> KernelHistory:
+        """``kernel_history`` over the gate's longer history (``gate_history``)."""
+        return self._gate_index.get((key, *self.config.old_keys(key)))
 
     @cached_property
     def history_keys(self) -> frozenset[str]:

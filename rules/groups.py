@@ -45,6 +45,8 @@ class GroupFigures:
         history: One row per baseline run, oldest first: ``run_id``, ``commit``,
             ``timestamp``, ``percent_of_roof``, ``mfu``, ``time_s``.
         precision: The precision of ``effective_peak`` (None: a mix of precisions).
+        gate_history: The same series over the gate's longer history (``gate_history`` of
+            the context; None when it has none): what the group's gate judges.
     """
 
     group: KernelGroup
@@ -55,11 +57,17 @@ class GroupFigures:
     effective_peak: float | None
     history: pd.DataFrame
     precision: str | None = None
+    gate_history: pd.DataFrame | None = None
 
     @property
     def key(self) -> str:
         """The key group findings use."""
         return f"group:{self.group.name}"
+
+    @property
+    def judged_history(self) -> pd.DataFrame:
+        """The series the group's gate judges: ``gate_history``, else ``history``."""
+        return self.history if self.gate_history is None else self.gate_history
 
 
 def group_members(ctx: RuleContext) -> dict[str, tuple[str, ...]]:
@@ -149,8 +157,9 @@ def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
     return out[HISTORY]
 
 
-def _history_rows(ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...]) -> pd.DataFrame:
-    frame = ctx.comparable_history
+def _history_rows(
+    ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...], frame: pd.DataFrame
+) -> pd.DataFrame:
     if frame.empty:
         return frame
     # Decide per distinct key and name (thousands), not per row (hundreds of thousands).
@@ -180,11 +189,20 @@ def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
     for group in ctx.config.groups:
         keys = members[group.name]
         total, pct, flops, compute_time = _current(ctx, keys)
-        rows = _history_rows(ctx, group, keys)
+        rows = _history_rows(ctx, group, keys, ctx.comparable_history)
         peak, precision = reference_peak(ctx, group, rows, (flops, compute_time))
         mfu = flops / (peak * total) if peak and total and flops else None
-        history = _per_run(rows, peak)
+        history, judged = _per_run(rows, peak), _gate_series(ctx, group, keys, peak)
         figures[group.name] = GroupFigures(
-            group, keys, total, pct, mfu, peak, history, precision=precision
+            group, keys, total, pct, mfu, peak, history, precision=precision, gate_history=judged
         )
     return figures
+
+
+def _gate_series(
+    ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...], peak: float | None
+) -> pd.DataFrame | None:
+    """The group's per-run series over the gate's longer history (None without one)."""
+    if ctx.gate_history is None:
+        return None
+    return _per_run(_history_rows(ctx, group, keys, ctx.comparable_gate_history), peak)

@@ -79,7 +79,7 @@ class RoofDrop(Rule):
         """A finding per kernel and per group whose percent of roof (or MFU) dropped."""
         values = {
             key: measured(
-                ctx, key, ctx.kernel_history(key).percent_of_roof, _like_for_like(ctx, key)
+                ctx, key, ctx.gate_kernel_history(key).percent_of_roof, _like_for_like(ctx, key)
             )
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is not None
@@ -109,9 +109,9 @@ class RoofDrop(Rule):
             ("mfu", figures.mfu, 100.0, "% MFU"),
         )
         for name, current, scale, unit in measures:
-            if current is None or figures.history.empty:
+            if current is None or figures.judged_history.empty:
                 continue
-            m = Measured(column(figures.history, name), float(current))
+            m = Measured(column(figures.judged_history, name), float(current))
             j = judge_all(ctx, {figures.key: m}, opts)[figures.key]
             if not (j.regressed or j.suspect) or np.isnan(j.level):
                 continue

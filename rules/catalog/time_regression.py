@@ -61,7 +61,7 @@ class TimeRegression(Rule):
     def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
         """A finding per kernel judged on time whose time rose beyond noise."""
         values = {
-            key: measured(ctx, key, ctx.kernel_history(key).time_s, _time)
+            key: measured(ctx, key, ctx.gate_kernel_history(key).time_s, _time)
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is None
             or _same_work_new_binding(ctx, key, opts.work_tolerance)

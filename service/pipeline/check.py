@@ -246,12 +246,13 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
-    history = _history(session, run, roof, config, base_sha, stored.run_id)
-    levels_run = _levels_run(run, history, stored)
+    gate_history = _history(session, run, roof, config, base_sha, stored.run_id)
+    levels_run = _levels_run(run, gate_history, stored)
     context = RuleContext(
         run=run,
         roof=roof,
-        history=history,
+        history=newest_runs(gate_history, config.baseline.window),
+        gate_history=newest_runs(gate_history, config.baseline.gate_window),
         config=config.rules,
         trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
@@ -278,17 +279,35 @@ def _history(
     base_sha: str | None,
     run_id: int,
 ) -> pd.DataFrame:
-    """The run's baseline on its roof, without the run itself (stored before it is judged)."""
+    """The run's baseline on its roof, without the run itself (stored before it is judged).
+
+    The gate's window of runs or the baseline's, whichever is longer (``newest_runs`` cuts
+    the other from it).
+    """
     query = BaselineQuery(
         repo=run.repo or "",
         device=roof.device,
         roof_source=roof.source,
         base_branch=config.base_branch,
-        window=config.baseline.window,
+        window=max(config.baseline.window, config.baseline.gate_window),
         before_commit=base_sha,
     )
     history = baseline_frame(session=session, query=query)
     return history[history["run_id"] != run_id]
+
+
+def newest_runs(frame: pd.DataFrame, count: int) -> pd.DataFrame:
+    """The rows of the ``count`` newest runs of ``frame`` (``attrs["runs"]``, oldest first).
+
+    Counted before the judged run is left out, as the store counts its window.
+    """
+    runs = list(frame.attrs["runs"])
+    if len(runs) <= count:
+        return frame
+    kept = runs[-count:]
+    rows = frame[frame["run_id"].isin(kept)]
+    rows.attrs = {**frame.attrs, "runs": kept}
+    return rows
 
 
 def _levels_run(run: RunRecord, history: pd.DataFrame, stored: IngestResult) -> int | None:

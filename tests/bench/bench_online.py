@@ -9,7 +9,9 @@ an event within ``[c - 1, c + 3]`` finds the change at ``c``.
 Methods, all run the same way (on the prefix ending at the newest night):
 
 * roofguard: ``rules.stats.judge_latest`` with its shipped defaults (``confirm_runs`` 2);
-  an alert is a confirmed change (regressed or improved) on the newest night.
+  an alert is a confirmed change (regressed or improved) on the newest night. It sees what
+  ``roofguard check`` hands it: the newest ``baseline.gate_window`` nights (60), tonight's
+  included, not the whole prefix.
 * conbench: lookback z-score, mean and standard deviation of the previous <= 100 points,
   alert at ``|z| >= 5`` (conbench's default threshold).
 * Apache Otava re-run on the prefix: an alert when a newer change point appears, with the
@@ -62,8 +64,11 @@ from paired import row as paired_row
 from tables import publish
 
 from rules.stats import judge_latest_many
+from service.config import BaselineOptions
 
 START = 5  # nights of history before the first judged night
+#: The nightly check's window of base-branch runs for the gate (the judged night included).
+GATE_WINDOW = BaselineOptions().gate_window
 Alerts = Callable[[np.ndarray], np.ndarray]  # one series -> bool per night
 
 
@@ -80,7 +85,8 @@ class Labelled:
 
 def roofguard_alerts(batch: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The nightly gate on every prefix of every series (one batch for all of them)."""
-    prefixes = [v[: t + 1] for v in batch for t in range(START, v.size)]
+    starts = [(v, max(0, t + 1 - GATE_WINDOW), t) for v in batch for t in range(START, v.size)]
+    prefixes = [v[first : t + 1] for v, first, t in starts]
     judged = iter(judge_latest_many(prefixes))
     out = []
     for v in batch:

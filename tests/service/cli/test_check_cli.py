@@ -396,3 +396,16 @@ def test_every_measurement_shows_in_markdown_text_and_json(history):
     # verdict its re-measurement confirmed (stored findings, their conclusion).
     code, markdown = _check_as(tmp_path, db, pr, "markdown")
     assert code == 1 and "re-measured" not in markdown
+
+
+def test_the_gate_reads_its_own_longer_window_of_the_baseline(history):
+    tmp_path, db = history
+    config = tmp_path / "roofguard.toml"
+    config.write_text("[baseline]\nwindow = 4\ngate_window = 8\n", encoding="utf-8")
+    pr = nightly(tmp_path / "pr.json", 9, scale=1.25)
+    code, verdict = check(tmp_path, db, pr, "--config", str(config))
+    assert code == 0, "a suspect warns: one measurement fails nothing"
+    gemv = next(k for k in verdict["kernels"] if k["key"] == "gemv")
+    drop = next(f for f in verdict["findings"] if f["rule"] == "roof-drop")
+    assert gemv["status"] == "suspect" and gemv["baseline"]["n"] == 4, "shown: the window"
+    assert drop["numbers"]["baseline_n"] == 8, "judged: the gate's window, all 8 nights"
