@@ -1,0 +1,52 @@
+"""Issue 16's scenario through the real command line, at a size CI affords.
+
+``tests/bench/bench_pr_cli.py`` is the full-size run (2,000 kernels, 30 PRs); this is the
+same code at 300 kernels: 30 nights through the nightly job, then PRs through the Action's
+loop (``check --suspects``, the suspects measured again, ``check --rerun``). The seed is
+fixed, so what is asserted is this history's outcome, not a rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bench_fleet import make_fleet
+from bench_pr_cli import Tally, grow_history, one_pr
+
+pytestmark = pytest.mark.slow
+KERNELS = 300
+
+
+@pytest.fixture(scope="module")
+def fleet_history(tmp_path_factory):
+    work = tmp_path_factory.mktemp("fleet")
+    fleet = make_fleet(np.random.default_rng(16), KERNELS)
+    db = f"sqlite:///{work / 'history.db'}"
+    grow_history(db, work, fleet)
+    return db, work, fleet
+
+
+def prs(fleet_history, kind: str, count: int, seed: int) -> Tally:
+    db, work, fleet = fleet_history
+    rng, tally = np.random.default_rng(seed), Tally()
+    for n in range(count):
+        one_pr(db, work, fleet, rng, kind, n, tally)
+    return tally
+
+
+def test_stable_prs_pass_though_a_few_kernels_look_worse_once(fleet_history):
+    stable = prs(fleet_history, "stable", 4, seed=1)
+    assert stable.failed == 0 and stable.false_regressed == 0
+    assert sum(stable.suspects) > 0, "some kernels were suspects and were re-measured"
+
+
+def test_a_pr_with_kernels_really_slower_fails_naming_only_them(fleet_history):
+    slowed = prs(fleet_history, "slowed", 2, seed=2)
+    assert slowed.failed == 2 and slowed.false_regressed == 0
+    assert slowed.planted_found >= 8, f"{slowed.planted_found} of 10 slowed kernels named"
+
+
+def test_a_one_night_dip_is_cleared_by_the_re_measurement_alone(fleet_history):
+    dips = prs(fleet_history, "dip", 2, seed=3)
+    assert dips.failed == 0, "the re-measurements are normal: nothing is confirmed"
+    assert dips.failed_without == 2, "one measurement of a 30% dip fails at once"
