@@ -246,13 +246,14 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
-    gate_history = _history(session, run, roof, config, base_sha, stored.run_id)
-    levels_run = _levels_run(run, gate_history, stored)
+    rows = _history(session, run, roof, config, base_sha, stored.run_id)
+    history, gate_history = _windows(rows, config)
+    levels_run = _levels_run(run, rows, stored)
     context = RuleContext(
         run=run,
         roof=roof,
-        history=newest_runs(gate_history, config.baseline.window),
-        gate_history=newest_runs(gate_history, config.baseline.gate_window),
+        history=history,
+        gate_history=gate_history,
         config=config.rules,
         trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
@@ -281,8 +282,8 @@ def _history(
 ) -> pd.DataFrame:
     """The run's baseline on its roof, without the run itself (stored before it is judged).
 
-    The gate's window of runs or the baseline's, whichever is longer (``newest_runs`` cuts
-    the other from it).
+    The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
+    each from it).
     """
     query = BaselineQuery(
         repo=run.repo or "",
@@ -296,7 +297,16 @@ def _history(
     return history[history["run_id"] != run_id]
 
 
-def newest_runs(frame: pd.DataFrame, count: int) -> pd.DataFrame:
+def _windows(
+    rows: pd.DataFrame, config: RoofguardConfig
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The baseline's window of ``rows`` and the gate's (None where it is the same runs)."""
+    history = _newest_runs(rows, config.baseline.window)
+    gate = _newest_runs(rows, config.baseline.gate_window)
+    return history, None if gate.attrs["runs"] == history.attrs["runs"] else gate
+
+
+def _newest_runs(frame: pd.DataFrame, count: int) -> pd.DataFrame:
     """The rows of the ``count`` newest runs of ``frame`` (``attrs["runs"]``, oldest first).
 
     Counted before the judged run is left out, as the store counts its window.
