@@ -30,7 +30,6 @@ import argparse
 import contextlib
 import io
 import json
-import re
 import sys
 import tempfile
 import time
@@ -162,30 +161,37 @@ def regressed(verdict: Path) -> set[str]:
     return {k["name"] for k in kernels if k.get("status") == "regressed"}
 
 
-def judge_pr(db: str, work: Path, fleet: Fleet, first: np.ndarray, again: np.ndarray, tag: str):
-    """One PR through the Action's loop; (exit code, suspects, regressed names, seconds)."""
+def pr_args(db: str, work: Path, fleet: Fleet, values: np.ndarray, tag: str, out: str) -> list[str]:
+    """The PR's report written with ``values``, and its ``roofguard check`` arguments."""
     day = fleet.history.shape[1]
-    pr = write_run(work / "pr.json", report(fleet, first), tag, day, RunKind.PR)
-    verdict, listed = work / "verdict.json", work / "suspects.txt"
-    args = check_args(db, pr, tag, verdict, "--pr", "1", "--kind", "pr", "--branch", "feature")
+    pr = write_run(work / "pr.json", report(fleet, values), tag, day, RunKind.PR)
+    verdict = work / out
+    return check_args(db, pr, tag, verdict, "--pr", "1", "--kind", "pr", "--branch", "feature")
+
+
+def judge_pr(
+    db: str, work: Path, fleet: Fleet, first: np.ndarray, again: np.ndarray, tag: str
+) -> tuple[int, int, set[str], float]:
+    """One PR through the Action's loop; (exit code, suspects, regressed names, seconds)."""
+    args, listed = pr_args(db, work, fleet, first, tag, "verdict.json"), work / "suspects.txt"
     start = time.perf_counter()
     code = quietly([*args, "--suspects", str(listed)])
     names = listed.read_text(encoding="utf-8").splitlines()  # one name per line, as reported
     if names:
-        index = [int(re.search(r"fleet_kernel_(\d+)", n).group(1)) for n in names]  # type: ignore[union-attr]
-        rerun = write_run(work / "rerun.json", report(fleet, again, index), tag, day, RunKind.PR)
+        index = {kernel_name(i): i for i in range(fleet.level.size)}
+        again_only = report(fleet, again, [index[n] for n in names])
+        day = fleet.history.shape[1]
+        rerun = write_run(work / "rerun.json", again_only, tag, day, RunKind.PR)
         code = quietly([*args, "--suspects", str(listed), "--rerun", str(rerun)])
     elapsed = time.perf_counter() - start
     if code not in (0, 1):
         raise SystemExit(f"check of {tag} exited {code}")
-    return code, len(names), regressed(verdict), elapsed
+    return code, len(names), regressed(work / "verdict.json"), elapsed
 
 
 def without_remeasure(db: str, work: Path, fleet: Fleet, first: np.ndarray, tag: str) -> int:
     """The same PR checked once, no re-measure step (the reference); its exit code."""
-    pr = write_run(work / "pr.json", report(fleet, first), tag, fleet.history.shape[1], RunKind.PR)
-    args = check_args(db, pr, tag, work / "alone.json", "--pr", "1", "--kind", "pr")
-    return quietly([*args, "--branch", "feature"])
+    return quietly(pr_args(db, work, fleet, first, tag, "alone.json"))
 
 
 def one_pr(
