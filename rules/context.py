@@ -43,6 +43,8 @@ class RuleContext:
             (``rules.levelstore``); None: computed, not kept.
         gate_history: The longer baseline the gate reads (``baseline.gate_window`` runs, the
             same columns; ``history`` is its newest ``window`` runs); None: ``history``.
+            Only time, percent of roof and FLOPs are read from it: the store may leave the
+            other measurement columns of its older runs missing.
         placed: The run already placed on ``roof`` with the configured band (the service
             places it to store it); None: placed here.
     """

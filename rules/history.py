@@ -9,7 +9,8 @@ out ``KernelHistory`` views by index arrays.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +18,23 @@ import pandas as pd
 
 FloatArray = npt.NDArray[np.float64]
 NUMERIC = ("percent_of_roof", "time_s", "total_flops", "bytes_dram")
-LABELS = ("regime", "binding", "commit")
+
+
+class _Labels:
+    """An index's label columns as strings, each converted on first use.
+
+    The gate reads only numbers from its long history, so converting 120,000 labels it
+    never reads would cost it more than its statistics.
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self._frame = frame
+        self._columns: dict[str, npt.NDArray[np.object_]] = {}
+
+    def of(self, column: str, rows: npt.NDArray[np.intp]) -> tuple[str | None, ...]:
+        if column not in self._columns:
+            self._columns[column] = _labels(self._frame[column])
+        return tuple(self._columns[column][rows].tolist())
 
 
 @dataclass(frozen=True)
@@ -29,23 +46,35 @@ class KernelHistory:
         time_s: Measured time per run.
         total_flops: Total FLOPs per run (NaN when unknown).
         bytes_dram: DRAM bytes per run (NaN when unknown).
-        regime: Regime per run (None when unplaced).
-        binding: Binding resource per run.
-        commit: Commit per run.
+        rows: The rows' positions in the index (for the labels, read on first use).
     """
 
     percent_of_roof: FloatArray
     time_s: FloatArray
     total_flops: FloatArray
     bytes_dram: FloatArray
-    regime: tuple[str | None, ...]
-    binding: tuple[str | None, ...]
-    commit: tuple[str | None, ...]
+    rows: npt.NDArray[np.intp] = field(repr=False)
+    labels: _Labels = field(repr=False)
+
+    @cached_property
+    def regime(self) -> tuple[str | None, ...]:
+        """Regime per run (None when unplaced)."""
+        return self.labels.of("regime", self.rows)
+
+    @cached_property
+    def binding(self) -> tuple[str | None, ...]:
+        """Binding resource per run."""
+        return self.labels.of("binding", self.rows)
+
+    @cached_property
+    def commit(self) -> tuple[str | None, ...]:
+        """Commit per run."""
+        return self.labels.of("commit", self.rows)
 
     @property
     def n(self) -> int:
         """Number of baseline rows."""
-        return len(self.commit)
+        return int(self.rows.size)
 
     def dram_intensity(self) -> FloatArray:
         """``total_flops / bytes_dram`` per run (NaN where unknown or zero bytes)."""
@@ -69,7 +98,7 @@ class HistoryIndex:
         self._numeric = {
             c: pd.to_numeric(ordered[c], errors="coerce").to_numpy(dtype=float) for c in NUMERIC
         }
-        self._labels = {c: _labels(ordered[c]) for c in LABELS}
+        self._labels = _Labels(ordered)
         self._cache: dict[tuple[str, ...], KernelHistory] = {}
         codes, keys = pd.factorize(ordered["kernel_key"].astype(str))
         order = np.argsort(codes, kind="stable")
@@ -88,15 +117,13 @@ class HistoryIndex:
 
     def _build(self, keys: tuple[str, ...]) -> KernelHistory:
         parts = [self._rows[k] for k in keys if k in self._rows]
-        rows = np.sort(np.concatenate(parts)) if parts else np.array([], dtype=int)
-        labels = {c: tuple(self._labels[c][rows].tolist()) for c in LABELS}
+        rows = np.sort(np.concatenate(parts)) if parts else np.array([], dtype=np.intp)
         numeric = {c: self._numeric[c][rows] for c in NUMERIC}
         return KernelHistory(
             percent_of_roof=numeric["percent_of_roof"],
             time_s=numeric["time_s"],
             total_flops=numeric["total_flops"],
             bytes_dram=numeric["bytes_dram"],
-            regime=labels["regime"],
-            binding=labels["binding"],
-            commit=labels["commit"],
+            rows=rows,
+            labels=self._labels,
         )

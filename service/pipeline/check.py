@@ -283,7 +283,7 @@ def _history(
     """The run's baseline on its roof, without the run itself (stored before it is judged).
 
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
-    each from it).
+    each from it); the runs before the baseline's window carry only what the gate reads.
     """
     query = BaselineQuery(
         repo=run.repo or "",
@@ -292,6 +292,7 @@ def _history(
         base_branch=config.base_branch,
         window=max(config.baseline.window, config.baseline.gate_window),
         before_commit=base_sha,
+        full_runs=config.baseline.window,
     )
     history = baseline_frame(session=session, query=query)
     return history[history["run_id"] != run_id]

@@ -23,7 +23,13 @@ from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome, Remeasures, check_run
 from service.store.baselines import accept_baseline
 from service.store.db import session_scope
-from service.store.history import BaselineQuery, baseline_frame, kernel_history, nightly_history
+from service.store.history import (
+    GATE_COLUMNS,
+    BaselineQuery,
+    baseline_frame,
+    kernel_history,
+    nightly_history,
+)
 from service.store.ingest import ingest_run, save_findings
 from service.store.queries import get_run, get_run_record, list_findings, list_runs
 
@@ -174,6 +180,24 @@ def test_window_keeps_the_most_recent_runs(engine):
         store(engine, nightly(n))
     frame = baseline(engine, window=4)
     assert sorted(set(frame["commit"])) == ["c006", "c007", "c008", "c009"]
+
+
+def test_older_runs_carry_only_what_the_gate_reads_when_asked(engine):
+    for n in range(6):
+        store(engine, nightly(n))
+    full = baseline(engine)
+    for kw in ({}, {"kernel_keys": ["a"]}):
+        lean = baseline(engine, full_runs=2, **kw)
+        expected = full[full["kernel_key"].isin(kw.get("kernel_keys", ["a", "b"]))]
+        assert list(lean.columns) == list(full.columns)
+        assert len(lean) == len(expected) == 6 * len(kw.get("kernel_keys", "ab"))
+        newest = lean["commit"].isin(["c004", "c005"])
+        for column in GATE_COLUMNS[2:]:  # the gate's figures: every run's, as stored
+            assert lean[column].tolist() == expected[column].tolist()
+        for column in ("regime", "binding", "bytes_dram"):
+            assert lean.loc[newest, column].notna().all()
+            assert lean.loc[~newest, column].isna().all()
+        assert lean.attrs["runs"] == full.attrs["runs"]
 
 
 def test_merge_base_cuts_the_baseline_inclusively(engine):
