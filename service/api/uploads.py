@@ -13,7 +13,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 import sqlalchemy as sa
@@ -28,7 +28,13 @@ from service.api.guards import find_nul
 from service.api.schemas import UploadForm
 from service.config import RoofguardConfig
 from service.errors import BadInput, ServiceError, StoreUnavailable
-from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
+from service.pipeline.check import (
+    CheckOutcome,
+    Remeasures,
+    RunMeta,
+    check_run,
+    collect_with_reruns,
+)
 from service.pipeline.intake import refuse_future
 from service.render.markdown import VerdictLinks
 from service.store.db import session_scope
@@ -52,10 +58,19 @@ class UploadTooLarge(ServiceError):
 
 @dataclass(frozen=True)
 class ParsedForm:
-    """A validated upload form and its files."""
+    """A validated upload form, its files and its re-measurement files (``reruns``)."""
 
     form: UploadForm
     files: list[UploadFile]
+    reruns: list[UploadFile] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """An upload's run and its re-measurements of the same commit (the PR gate's)."""
+
+    run: RunRecord
+    reruns: tuple[RunRecord, ...] = ()
 
 
 def parse_record(body: bytes) -> RunRecord:
@@ -118,15 +133,20 @@ def parse_form(form: FormData) -> ParsedForm:
     Raises:
         BadInput: A field is wrong, an unknown field is given, or there is no file.
     """
-    files = [value for value in form.getlist("files") if isinstance(value, UploadFile)]
-    fields = {k: v for k, v in form.multi_items() if k != "files" and isinstance(v, str)}
+    files, reruns = (
+        [value for value in form.getlist(name) if isinstance(value, UploadFile)]
+        for name in ("files", "reruns")
+    )
+    fields = {
+        k: v for k, v in form.multi_items() if k not in ("files", "reruns") and isinstance(v, str)
+    }
     try:
         parsed = UploadForm.model_validate({k: v for k, v in fields.items() if v != ""})
     except ValidationError as exc:
         raise BadInput(f"form field {_first_error(exc)}") from None
     if not files:
         raise BadInput("form field files: give at least one report file")
-    return ParsedForm(parsed, files)
+    return ParsedForm(parsed, files, reruns)
 
 
 def _safe_name(upload: UploadFile) -> str:
@@ -147,12 +167,15 @@ def fit_name(name: str, limit: int = MAX_NAME_BYTES) -> str:
     return stem + suffix
 
 
-def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
+def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
     """Read the uploaded files into one RunRecord, as ``roofguard check`` reads files.
+
+    Each ``reruns`` file is one re-measurement of the same commit (``check --rerun``).
 
     Raises:
         BadInput: A file is not a report roofguard reads (the message names the file as
-            uploaded, its row and field).
+            uploaded, its row and field), or a re-measurement is of another commit or device
+            or holds a kernel the run lacks.
     """
     form = parsed.form
     meta = RunMeta(
@@ -167,14 +190,17 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> RunRecord:
         timestamp=form.timestamp,
     )
     with tempfile.TemporaryDirectory(prefix="roofguard-upload-") as tmp:
-        paths = _save(parsed.files, Path(tmp))
+        paths = _save(parsed.files, Path(tmp) / "files")
+        again = _save(parsed.reruns, Path(tmp) / "reruns")
         try:
-            record = collect_run(paths, meta=meta, config=state.config)
+            record, reruns = collect_with_reruns(paths, again, meta=meta, config=state.config)
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
-            raise BadInput(re.sub(rf"{re.escape(tmp)}/\d+/", "", str(exc))) from None
+            raise BadInput(re.sub(rf"{re.escape(tmp)}/(files|reruns)/\d+/", "", str(exc))) from None
     check_record(record, where="uploaded files")
-    return record
+    for upload, rerun in zip(parsed.reruns, reruns, strict=True):
+        check_record(rerun, where=f"reruns file {_safe_name(upload)}")
+    return Upload(record, reruns)
 
 
 def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
@@ -182,7 +208,7 @@ def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
     for index, upload in enumerate(files):
         # One folder per file keeps each uploaded name while two uploads may share it.
         path = folder / str(index) / _safe_name(upload)
-        path.parent.mkdir()
+        path.parent.mkdir(parents=True)
         upload.file.seek(0)
         with path.open("wb") as out:
             while chunk := upload.file.read(1 << 20):
@@ -197,12 +223,13 @@ def run_check(
     config: RoofguardConfig,
     base_sha: str | None = None,
     links: Callable[[int], VerdictLinks] | None = None,
+    remeasures: Remeasures | None = None,
 ) -> CheckOutcome:
     """Ingest and judge ``record`` in one transaction, retried on dropped connections and races.
 
     ``config`` is the service's configuration, possibly with the upload's base branch;
     ``base_sha`` cuts the baseline at a PR's merge base; ``links`` gives the markdown's links
-    from the stored run's id.
+    from the stored run's id; ``remeasures`` are the PR gate's (``check_run`` says how).
 
     Raises:
         StoreUnavailable: The database stayed unreachable over every attempt.
@@ -211,7 +238,12 @@ def run_check(
         try:
             with session_scope(state.engine) as session:
                 return check_run(
-                    session=session, run=record, config=config, base_sha=base_sha, links=links
+                    session=session,
+                    run=record,
+                    config=config,
+                    base_sha=base_sha,
+                    links=links,
+                    remeasures=remeasures,
                 )
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:
             if not _retryable(exc):

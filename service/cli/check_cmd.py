@@ -15,6 +15,7 @@ from rules.verdict import Conclusion
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
+from service.cli.suspects import RerunOpt, SuspectsOpt, write_suspects
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
@@ -52,20 +53,6 @@ ChartsOpt = Annotated[
 ]
 ArtifactOpt = Annotated[
     str, typer.Option(help="Workflow artifact the verdict and charts are uploaded as.")
-]
-SuspectsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        help="Write the suspects here, one kernel name per line (empty when none), for a "
-        "re-measure step; no kernel then fails on one measurement."
-    ),
-]
-RerunOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--rerun",
-        help="A re-measurement of the same commit (repeatable): confirms or clears suspects.",
-    ),
 ]
 HealthOpt = Annotated[
     Path, typer.Option(help="Health verdict of `roofguard calibrate --check` (if present).")
@@ -130,18 +117,11 @@ def check_command(
         )
     _write(outcome, fmt, output)
     if suspects is not None:
-        write_suspects(outcome, suspects)
+        write_suspects(outcome.verdict, suspects)
     if charts is not None:
         write_charts(outcome, run, charts)
     _publish(outcome, repo=repo, pr=pr, sha=commit, post=post, links=links)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
-
-
-def write_suspects(outcome: CheckOutcome, path: Path) -> None:
-    """The suspects, one kernel name per line as the report names it (empty when none)."""
-    names = [k.name for k in outcome.verdict.kernels if k.status == "suspect"]
-    path.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
-    typer.echo(f"{len(names)} suspect(s) written to {path}", err=True)
 
 
 def _runner_trusted(path: Path) -> bool:

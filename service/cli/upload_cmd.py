@@ -18,6 +18,7 @@ import httpx
 import typer
 
 from rules.verdict import Verdict
+from service.cli.suspects import RerunOpt, SuspectsOpt, write_suspects
 from service.errors import BadInput, ServiceError
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 
@@ -38,12 +39,14 @@ def _form(**fields: str | int | None) -> dict[str, str]:
 
 
 def _post(
-    client: httpx.Client, url: str, data: dict[str, str], files: list[Path]
+    client: httpx.Client, url: str, data: dict[str, str], files: list[tuple[str, Path]]
 ) -> httpx.Response:
-    handles = [path.open("rb") for path in files]
+    """One multipart POST of ``files`` (form field, path) with the fields ``data``."""
+    handles = [path.open("rb") for _, path in files]
     try:
         parts = [
-            ("files", (path.name, handle)) for path, handle in zip(files, handles, strict=True)
+            (field, (path.name, handle))
+            for (field, path), handle in zip(files, handles, strict=True)
         ]
         return client.post(url, data=data, files=parts)
     finally:
@@ -62,8 +65,13 @@ def upload(
     post: bool = False,
     base_sha: str | None = None,
     base_branch: str | None = None,
+    reruns: list[Path] | None = None,
+    remeasure: bool = False,
 ) -> dict[str, Any]:
     """Upload ``files`` with the form ``data``; return the service's answer (the verdict).
+
+    ``reruns``: re-measurements of the same commit; ``remeasure``: the caller re-measures
+    the suspects (``roofguard check --rerun`` and ``--suspects``, on the service).
 
     Raises:
         UploadFailed: The service answered with an error, or stayed unreachable after retries.
@@ -74,18 +82,20 @@ def upload(
             ("post", "true" if post else None),
             ("base_sha", base_sha),
             ("base_branch", base_branch),
+            ("remeasure", "true" if remeasure else None),
         )
         if v
     }
+    parts = [*(("files", f) for f in files), *(("reruns", f) for f in reruns or [])]
     url = str(httpx.URL(server.rstrip("/") + "/api/v1/runs", params=query))
     own = client or httpx.Client(timeout=120.0, headers={"Authorization": f"Bearer {token}"})
     try:
         for delay in delays:
-            response = _try_post(own, url, data, files)
+            response = _try_post(own, url, data, parts)
             if response is not None and response.status_code not in _RETRY_STATUSES:
                 return _answer(server, response)
             time.sleep(delay)
-        response = _try_post(own, url, data, files)
+        response = _try_post(own, url, data, parts)
     finally:
         if client is None:
             own.close()
@@ -95,7 +105,7 @@ def upload(
 
 
 def _try_post(
-    client: httpx.Client, url: str, data: dict[str, str], files: list[Path]
+    client: httpx.Client, url: str, data: dict[str, str], files: list[tuple[str, Path]]
 ) -> httpx.Response | None:
     """One attempt; None when the connection failed (the upload is safe to retry)."""
     try:
@@ -166,8 +176,14 @@ def upload_command(
     post: Annotated[bool, _Opt(help="Let the service post the verdict to GitHub.")] = False,
     base_sha: Annotated[str | None, _Opt(help="PR merge base: the baseline stops there.")] = None,
     base_branch: Annotated[str | None, _Opt(help="Baseline branch (default: server's).")] = None,
+    suspects: SuspectsOpt = None,
+    rerun: RerunOpt = None,
 ) -> None:
-    """Upload reports to a roofguard service and write the verdict it returns."""
+    """Upload reports to a roofguard service and write the verdict it returns.
+
+    ``--suspects`` and ``--rerun`` run the PR gate's re-measure step as ``roofguard check``
+    does: the service judges, this command writes the suspects it names.
+    """
     if fmt not in ("json", "markdown"):
         raise BadInput(f"--format: expected json or markdown, got {fmt!r}")
     data = _form(
@@ -181,11 +197,15 @@ def upload_command(
         post=post,
         base_sha=base_sha,
         base_branch=base_branch,
+        reruns=rerun,
+        remeasure=suspects is not None,
     )
     _in_actions(result)
     if post and not result.get("posted"):
         typer.echo(f"not posted: {result.get('post_detail')}", err=True)
     _write(result, fmt, output)
+    if suspects is not None:
+        write_suspects(Verdict.model_validate(result["verdict"]), suspects)
     if result.get("verdict", {}).get("conclusion") == "fail":
         raise typer.Exit(EXIT_FAIL)
 

@@ -23,7 +23,7 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, cached_view, links_for, run_url, stored_outcome
 from service.errors import BadInput, Forbidden, NotFound, ServiceError
-from service.pipeline.check import CheckOutcome, verify_device
+from service.pipeline.check import CheckOutcome, Remeasures, verify_device
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
@@ -47,6 +47,11 @@ _FORM_SCHEMA = {
 _FORM_SCHEMA["properties"] = {
     **_FORM_SCHEMA["properties"],
     "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+    "reruns": {
+        "type": "array",
+        "items": {"type": "string", "format": "binary"},
+        "description": "Re-measurements of the same commit, one report file each.",
+    },
 }
 _UPLOAD_BODY = {
     "requestBody": {
@@ -64,7 +69,7 @@ def _public(run: RunSummary, base: str) -> RunPublic:
     return RunPublic.model_validate({**run.model_dump(), "url": run_url(base, run.id)})
 
 
-async def _record_from_request(request: Request, grant: Grant, state: StateDep) -> RunRecord:
+async def _upload_from_request(request: Request, grant: Grant, state: StateDep) -> uploads.Upload:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "multipart/form-data":
         async with request.form(max_files=uploads.MAX_FILES, max_fields=32) as form:
@@ -77,7 +82,7 @@ async def _record_from_request(request: Request, grant: Grant, state: StateDep) 
             raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)
         verify_device(record, state.config)  # the device a report names wins, as for files
-        return record
+        return uploads.Upload(record)
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
 
@@ -117,13 +122,25 @@ async def upload_run(
         str | None,
         Query(description="Baseline branch, instead of the configured one.", max_length=255),
     ] = None,
+    remeasure: Annotated[
+        bool,
+        Query(
+            description="The caller re-measures the suspects (the PR gate's re-measure "
+            "step): no kernel fails on one measurement. Upload the run again with the "
+            "re-measurements as `reruns` files to confirm or clear them."
+        ),
+    ] = False,
 ) -> CheckResultPublic:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
     Idempotent on content: uploading the same run again answers 200 with the first result.
+    A form's ``reruns`` files (one re-measurement of the same commit each) judge the stored
+    run anew; their verdict's findings replace the stored ones.
     """
-    record = await _record_from_request(request, grant, state)
-    uploads.check_size(record, max_kernels=settings.max_upload_kernels)
+    upload = await _upload_from_request(request, grant, state)
+    record = upload.run
+    for one in (record, *upload.reruns):
+        uploads.check_size(one, max_kernels=settings.max_upload_kernels)
     config = state.config
     if base_branch:
         config = config.model_copy(update={"base_branch": base_branch})
@@ -136,6 +153,7 @@ async def upload_run(
             config,
             base_sha,
             partial(links_for, base, settings=settings),
+            Remeasures(upload.reruns, expected=remeasure),
         )
     _count_upload(state, record, outcome, grant)
     response.status_code = 201 if outcome.created else 200

@@ -17,11 +17,12 @@ from action_runner import (
     workflow_run_event,
 )
 from github_server import FakeGitHub
+from remeasure_data import gemv_report, stable_history
 from svc_helpers import Service, start_live
 
-from rules.verdict import Verdict
+from rules.verdict import Severity, Verdict
 from service.store.db import session_scope
-from service.store.queries import list_runs
+from service.store.queries import list_findings, list_runs
 
 
 def run_server_mode(
@@ -105,3 +106,50 @@ def test_the_fork_pair_judges_on_the_server(
     (run,) = stored(service, repo)
     assert (run.kind, run.pull_request, run.commit, run.branch) == ("pr", PR, SHA, "fork-feature")
     assert len(github_server.pr_comments(PR)) == 1
+
+
+@pytest.mark.parametrize(("again", "conclusion"), [(1.24, "failure"), (1.0, "success")])
+def test_action_in_server_mode_re_measures_the_suspects(
+    service: Service,
+    github_server: FakeGitHub,
+    tmp_path: Path,
+    fresh_venv: Path,
+    repo: str,
+    again: float,
+    conclusion: str,
+) -> None:
+    """The PR gate's loop against the service: the suspects come back from it, the
+    re-measurement goes to it, and the profiling command never sees the service's token."""
+    stable_history(tmp_path, service.settings.database_url, repo)
+    pr = gemv_report(tmp_path / "pr.json", 1.25)  # gemv 20% below its level: a suspect
+    gemv_report(tmp_path / "again.json", again)
+    seen = tmp_path / "seen.txt"
+    command = (
+        f'printf "%s|%s" "$ROOFGUARD_SUSPECTS" "${{ROOFGUARD_SERVER_TOKEN:-no token}}" > "{seen}"; '
+        f'cp "{tmp_path / "again.json"}" "$ROOFGUARD_RERUN_DIR/"'
+    )
+    live = start_live(service.app)
+    try:
+        token = service.token(repo)
+        steps = Runner(tmp_path, github_server, fresh_venv, repo=repo).run(
+            reports=str(pr),
+            **{"server-url": live.url, "server-token": token, "profile-command": command},
+        )
+    finally:
+        live.stop()
+    remeasure = steps["Re-measure the suspects"]
+    assert remeasure.returncode == 0, remeasure.stdout + remeasure.stderr
+    assert seen.read_text() == "gemv|no token"
+    verdict = Verdict.model_validate_json(
+        Path(steps["Check the reports"].outputs["verdict-path"]).read_text()
+    )
+    gemv = next(k for k in verdict.kernels if k.key == "gemv")
+    assert len(gemv.measurements) == 2  # the run's and the re-measurement
+    assert gemv.status == ("regressed" if conclusion == "failure" else "unchanged")
+    assert steps["outputs"].outputs["conclusion"] == conclusion
+    (run,) = [r for r in stored(service, repo) if r.kind == "pr"]  # stored once by both uploads
+    with session_scope(service.engine, readonly=True) as session:
+        failing = [
+            f for f in list_findings(session=session, run_id=run.id) if f.severity == Severity.FAIL
+        ]
+    assert bool(failing) == (conclusion == "failure")  # the store holds the final judgement

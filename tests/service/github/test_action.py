@@ -25,6 +25,7 @@ from action_runner import (
     write_verdict,
 )
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
+from remeasure_data import gemv_report, stable_history
 from verdict_factory import regression_verdict
 
 from rules.verdict import Conclusion, Verdict
@@ -308,46 +309,13 @@ def test_example_inputs_work_on_day_one_without_a_config_file(
 
 
 # -- the PR gate's re-measure step (issue 16) ------------------------------------------------
-def _report(path: Path, scale: float, commit: str = "c0009") -> Path:
-    from tests.factories import make_kernel, make_run
-
-    gemv = make_kernel("gemv", flops={"tensor_bf16": 2e10}, dram_bytes=4e9, time_s=1.5e-3 * scale)
-    norm = make_kernel("norm", flops={"fp32": 1e7}, dram_bytes=4e8, time_s=2e-4)
-    path.write_text(make_run(kernels=[gemv, norm], commit=commit).model_dump_json())
-    return path
-
-
-def _history(tmp: Path) -> str:
-    from datetime import UTC, datetime, timedelta
-
-    from service.cli import run as cli
-    from tests.factories import make_kernel, make_run
-
-    db = f"sqlite:///{tmp / 'history.db'}"
-    for night in range(8):
-        gemv = make_kernel(
-            "gemv",
-            flops={"tensor_bf16": 2e10},
-            dram_bytes=4e9,
-            time_s=1.5e-3 * (1 + 0.01 * (night % 3)),
-        )
-        norm = make_kernel("norm", flops={"fp32": 1e7}, dram_bytes=4e8, time_s=2e-4)
-        ts = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(days=night)
-        record = make_run(kernels=[gemv, norm], commit=f"n{night}", timestamp=ts)
-        path = tmp / f"night-{night}.json"
-        path.write_text(record.model_dump_json())
-        args = ["ingest", str(path), "--repo", REPO, "--commit", f"n{night}", "--branch", "main"]
-        assert cli([*args, "--kind", "nightly", "--db", db]) == 0
-    return db
-
-
 @pytest.mark.parametrize(("again", "conclusion"), [(1.24, "failure"), (1.0, "success")])
 def test_action_re_measures_the_suspects_with_the_profile_command(
     github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, again: float, conclusion: str
 ) -> None:
-    db = _history(tmp_path)
-    pr = _report(tmp_path / "pr.json", 1.25)  # gemv 20% below its level: a suspect
-    _report(tmp_path / "again.json", again)
+    db = stable_history(tmp_path)
+    pr = gemv_report(tmp_path / "pr.json", 1.25)  # gemv 20% below its level: a suspect
+    gemv_report(tmp_path / "again.json", again)
     seen = tmp_path / "seen.txt"
     # The user's profiling command: what it was asked to re-measure, and one new report.
     command = (
@@ -372,8 +340,8 @@ def test_action_re_measures_the_suspects_with_the_profile_command(
 def test_action_without_a_profile_command_leaves_suspects_as_warnings(
     github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:
-    db = _history(tmp_path)
-    pr = _report(tmp_path / "pr.json", 1.25)
+    db = stable_history(tmp_path)
+    pr = gemv_report(tmp_path / "pr.json", 1.25)
     steps = Runner(tmp_path, github_server, fresh_venv).run(reports=str(pr), **{"database-url": db})
     assert steps["Re-measure the suspects"].outputs == {}
     assert steps["outputs"].outputs["conclusion"] == "neutral"
