@@ -26,6 +26,7 @@ from rules.stats import (
     judge_latest_replayed,
     judge_measurement,
     median_of,
+    screens_worse,
 )
 
 Samples = Callable[[KernelRecord, Placement], list[float]]
@@ -94,7 +95,15 @@ def judge_all(
             cached_levels(ctx.levels, series, fleet, replays)
         return dict(zip(keys, judged, strict=True))
     levels = cached_levels(ctx.levels, [m.history for m in items], fleet)
-    confirm = gate_options(ctx, opts, sum(1 for m in items if m.reruns))
+    # Bonferroni over the confirmations made: the suspects re-measured (a kernel re-measured
+    # without being a suspect, as when a whole run is measured twice, is not tested).
+    tested = sum(
+        1
+        for level, m in zip(levels, items, strict=True)
+        if m.reruns
+        and screens_worse(level, m.current, higher_is_better=higher_is_better, options=fleet)
+    )
+    confirm = gate_options(ctx, opts, tested)
     return {
         key: judge_measurement(
             level,

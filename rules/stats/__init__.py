@@ -30,6 +30,7 @@ from rules.stats.pr import (
     current_levels,
     judge_measurement,
     median_of,
+    screens_worse,
 )
 from rules.stats.robust import (
     MAD_SCALE,
@@ -77,5 +78,6 @@ __all__ = [
     "median_of",
     "nightly_z",
     "robust_center_spread",
+    "screens_worse",
     "stage_z",
 ]

@@ -26,7 +26,7 @@ tailed noise model (Student t, ``tail_df`` degrees of freedom, scaled to the rob
   pass with chance ``family_error / kernels / run lengths tried`` (Bonferroni over kernels
   and run lengths; the nights share the level and the noise estimate, ``rules.stats.joint``);
 * PR: the re-measurement is fresh data, tested only for the suspects, so it needs
-  ``family_error / suspects`` (Bonferroni over the re-measured kernels, valid whatever
+  ``family_error / suspects`` (Bonferroni over the suspects re-measured, valid whatever
   the screen selected).
 
 ``z_threshold`` is the floor of the PR's thresholds, ``nightly_floor`` of the nightly one.

@@ -125,6 +125,23 @@ def _decide(
     return regressed, worse and not regressed and not cleared, side, (rz, rthr)
 
 
+def screens_worse(
+    level: Level,
+    current: float,
+    *,
+    higher_is_better: bool = True,
+    options: GateOptions | None = None,
+) -> bool:
+    """Whether ``current`` is worse than ``level`` beyond the screen (a suspect).
+
+    Before any re-measurement; the screen's bar is ``z_threshold``, whatever the family size.
+    """
+    opts = options or GateOptions()
+    if not (level.n >= 1 and level.level != 0 and math.isfinite(level.level + current)):
+        return False
+    return _side(level, current, opts.z_threshold, opts) == (-1 if higher_is_better else 1)
+
+
 def judge_measurement(
     level: Level,
     current: float,
@@ -137,7 +154,8 @@ def judge_measurement(
     """Judge a PR's ``current`` value and its ``remeasured`` values against ``level``.
 
     ``level``: the base branch's (``current_levels``); ``mode``: see the module; in
-    ``options``, ``family_size`` is the number of kernels re-measured.
+    ``options``, ``family_size`` is the number of suspects re-measured (``screens_worse``;
+    kernels re-measured that were not suspects are not tested, so they do not count).
     """
     opts = options or GateOptions()
     enough = level.n >= 1 and level.level != 0 and math.isfinite(level.level + current)

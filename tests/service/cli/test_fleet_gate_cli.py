@@ -10,8 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bench_fleet import make_fleet
-from bench_pr_cli import Tally, grow_history, one_pr
+from bench_fleet import make_fleet, measure
+from bench_pr_cli import (
+    PLANTED,
+    Tally,
+    grow_history,
+    kernel_name,
+    one_pr,
+    pr_args,
+    quietly,
+    regressed,
+    report,
+    write_run,
+)
+
+from collectors.schema import RunKind
 
 pytestmark = pytest.mark.slow
 KERNELS = 300
@@ -50,3 +63,22 @@ def test_a_one_night_dip_is_cleared_by_the_re_measurement_alone(fleet_history):
     dips = prs(fleet_history, "dip", 2, seed=3)
     assert dips.failed == 0, "the re-measurements are normal: nothing is confirmed"
     assert dips.failed_without == 2, "one measurement of a 30% dip fails at once"
+
+
+def test_a_run_measured_twice_whole_confirms_as_a_re_measure_of_the_suspects(fleet_history):
+    """The fork PR's way: no job can re-measure just the suspects, so every kernel is
+    measured twice and the second run is the re-measurement. Only the suspects are tested
+    on it, so their bar is the one a re-measure of the suspects alone gets."""
+    db, work, fleet = fleet_history
+    rng = np.random.default_rng(5)
+    first, again = measure(rng, fleet, ()), measure(rng, fleet, ())
+    slowed = rng.choice(np.flatnonzero(fleet.cv <= 0.02), PLANTED, replace=False)
+    first[slowed] *= 0.9
+    again[slowed] *= 0.9
+    tag = "twice" + "0" * 35
+    args = pr_args(db, work, fleet, first, tag, "twice.json")
+    day = fleet.history.shape[1]
+    whole = write_run(work / "whole.json", report(fleet, again), tag, day, RunKind.PR)
+    assert quietly([*args, "--rerun", str(whole)]) == 1
+    named = regressed(work / "twice.json")
+    assert named == {kernel_name(i) for i in slowed}
