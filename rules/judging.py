@@ -9,7 +9,7 @@ family sizes come from here too: the kernels judged (nightly) and the kernels re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +23,7 @@ from rules.stats import (
     CompareOptions,
     GateOptions,
     Judgement,
+    Level,
     judge_latest_replayed,
     judge_measurement,
     median_of,
@@ -95,15 +96,7 @@ def judge_all(
             cached_levels(ctx.levels, series, fleet, replays)
         return dict(zip(keys, judged, strict=True))
     levels = cached_levels(ctx.levels, [m.history for m in items], fleet)
-    # Bonferroni over the confirmations made: the suspects re-measured (a kernel re-measured
-    # without being a suspect, as when a whole run is measured twice, is not tested).
-    tested = sum(
-        1
-        for level, m in zip(levels, items, strict=True)
-        if m.reruns
-        and screens_worse(level, m.current, higher_is_better=higher_is_better, options=fleet)
-    )
-    confirm = gate_options(ctx, opts, tested)
+    confirm = gate_options(ctx, opts, _remeasured_suspects(levels, items, higher_is_better, fleet))
     return {
         key: judge_measurement(
             level,
@@ -115,6 +108,21 @@ def judge_all(
         )
         for key, level, m in zip(keys, levels, items, strict=True)
     }
+
+
+def _remeasured_suspects(
+    levels: Sequence[Level], items: Sequence[Measured], up: bool, opts: GateOptions
+) -> int:
+    """The confirmations the PR gate makes: Bonferroni is over these.
+
+    The suspects re-measured; a kernel re-measured without being a suspect (as when a whole
+    run is measured twice) is not tested on its re-measurement, so it does not count.
+    """
+    return sum(
+        1
+        for level, m in zip(levels, items, strict=True)
+        if m.reruns and screens_worse(level, m.current, higher_is_better=up, options=opts)
+    )
 
 
 def judgement_numbers(

@@ -4,7 +4,7 @@
 PR and commit; the job uploads the folder. ``unpack`` runs in the ``workflow_run`` job on the
 downloaded folder: it checks it strictly against the event (``GITHUB_EVENT_PATH``) and against
 GitHub (the PR's head must be the commit), copies the verified reports out and, inside
-Actions, sets the step outputs ``reports``, ``pr``, ``sha``, ``branch`` and ``device``.
+Actions, sets the step outputs ``reports``, ``reruns``, ``pr``, ``sha``, ``branch`` and ``device``.
 """
 
 from __future__ import annotations
@@ -31,9 +31,17 @@ def pack_command(
     pr: Annotated[int, _Opt("--pr", help="Pull-request number.")],
     sha: Annotated[str, _Opt(help="Commit the reports were made on (the PR's head).")],
     device: Annotated[str | None, _Opt(help="Device name, when reports lack it.")] = None,
+    rerun: Annotated[
+        list[Path] | None,
+        _Opt(
+            "--rerun",
+            help="The run measured again (repeatable): judged as `check --rerun` re-measurements.",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Copy the reports into OUTPUT/reports and write OUTPUT/roofguard-artifact.json."""
-    manifest = pack(files, output, pr=pr, sha=sha, device=device)
+    manifest = pack(files, output, pr=pr, sha=sha, device=device, reruns=rerun or ())
     set_outputs({"artifact-path": str(output)}, os.environ)
     typer.echo(f"packed {len(manifest.files)} report(s) for PR #{pr} at {sha[:12]} in {output}")
 
@@ -57,6 +65,7 @@ def unpack_command(
         _verify_pr(repo, found.pr, found.sha)
     outputs = {
         "reports": "\n".join(str(path) for path in found.reports),
+        "reruns": "\n".join(str(path) for path in found.reruns),
         "pr": str(found.pr),
         "sha": found.sha,
         "branch": found.branch or "",

@@ -5,6 +5,7 @@ packs: ``reports/<name>`` for each report and ``roofguard-artifact.json`` beside
 number, the commit, and each file's size and SHA-256). The trusted ``workflow_run`` job
 downloads the folder and ``unpack`` treats every byte of it as hostile:
 
+* a file may be marked ``rerun``: the run measured again, judged as ``check --rerun``;
 * only the manifest and the files it lists may exist (no other names, no links, no folders
   but ``reports/``); names are plain (``[A-Za-z0-9._-]``, no path separators, no ``..``);
 * sizes are capped, and each file is copied out while its hash is checked, so what is judged
@@ -51,13 +52,14 @@ Device = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+
 
 
 class ArtifactFile(BaseModel):
-    """One report in the artifact."""
+    """One report in the artifact; ``rerun``: a re-measurement of the run (``check --rerun``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     name: FileName
     size: int = Field(ge=0, le=MAX_FILE_BYTES)
     sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+    rerun: bool = False
 
 
 class ArtifactManifest(BaseModel):
@@ -79,6 +81,8 @@ class ArtifactManifest(BaseModel):
             raise ValueError("file names must be unique")
         if sum(f.size for f in files) > MAX_TOTAL_BYTES:
             raise ValueError(f"more than {MAX_TOTAL_BYTES} bytes in all")
+        if all(f.rerun for f in files):
+            raise ValueError("every file is a re-measurement (rerun): there is no run to judge")
         return files
 
 
@@ -91,6 +95,7 @@ class Unpacked:
     branch: str | None
     device: str | None
     reports: tuple[Path, ...]
+    reruns: tuple[Path, ...] = ()
 
 
 def _hash(path: Path) -> str:
@@ -102,15 +107,30 @@ def _hash(path: Path) -> str:
 
 
 def pack(
-    reports: Sequence[Path], folder: Path, *, pr: int, sha: str, device: str | None = None
+    reports: Sequence[Path],
+    folder: Path,
+    *,
+    pr: int,
+    sha: str,
+    device: str | None = None,
+    reruns: Sequence[Path] = (),
 ) -> ArtifactManifest:
-    """Copy ``reports`` to ``folder/reports/`` and write the manifest beside them."""
+    """Copy ``reports`` (and ``reruns``) to ``folder/reports/`` and write the manifest beside.
+
+    ``reruns``: the run measured again (a fork PR's re-measure step: no job both knows the
+    suspects and may profile them, so every kernel is measured twice).
+    """
     entries = []
-    for report in reports:
+    for report, rerun in [*((r, False) for r in reports), *((r, True) for r in reruns)]:
         if not report.is_file():
             raise BadInput(f"{report}: not a file")
         entries.append(
-            {"name": report.name, "size": report.stat().st_size, "sha256": _hash(report)}
+            {
+                "name": report.name,
+                "size": report.stat().st_size,
+                "sha256": _hash(report),
+                "rerun": rerun,
+            }
         )
     manifest = _validate(
         json.dumps({"version": 1, "pr": pr, "sha": sha, "device": device, "files": entries}),
@@ -118,7 +138,7 @@ def pack(
     )
     target = folder / REPORTS_DIR
     target.mkdir(parents=True, exist_ok=True)
-    for report in reports:
+    for report in [*reports, *reruns]:
         shutil.copyfile(report, target / report.name)
     (folder / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return manifest
@@ -226,7 +246,10 @@ def unpack(folder: Path, target: Path, event: Mapping[str, Any]) -> Unpacked:
         for path in copied:  # all or nothing: no half-verified set is left to judge
             path.unlink()
         raise
-    return Unpacked(manifest.pr, manifest.sha, branch, manifest.device, tuple(copied))
+    flags = [entry.rerun for entry in manifest.files]
+    reports = tuple(path for path, rerun in zip(copied, flags, strict=True) if not rerun)
+    reruns = tuple(path for path, rerun in zip(copied, flags, strict=True) if rerun)
+    return Unpacked(manifest.pr, manifest.sha, branch, manifest.device, reports, reruns)
 
 
 def read_event(path: str | None) -> dict[str, Any]:

@@ -268,11 +268,11 @@ def write_verdict(tmp: Path, verdict: Verdict, name: str = "verdict.json") -> st
     return str(path)
 
 
-def pack_artifact(tmp: Path, venv: Path, server: FakeGitHub) -> Path:
-    """The untrusted job: returns the 'downloaded' artifact folder."""
+def pack_artifact(tmp: Path, venv: Path, server: FakeGitHub, **inputs: str) -> Path:
+    """The untrusted job (``inputs`` beside the demo report): the 'downloaded' artifact folder."""
     (tmp / "untrusted").mkdir()
     steps = Runner(tmp / "untrusted", server, venv).run(
-        mode="artifact", reports=str(REPORT), device="H100-SXM5"
+        mode="artifact", **{"reports": str(REPORT), "device": "H100-SXM5", **inputs}
     )
     packed = steps["Pack the reports"]
     assert packed.returncode == 0, packed.stdout + packed.stderr

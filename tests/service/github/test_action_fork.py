@@ -22,7 +22,9 @@ from action_runner import (
     workflow_run_event,
 )
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
+from remeasure_data import gemv_report, stable_history
 
+from rules.verdict import Verdict
 from service.github.artifact import MANIFEST
 from service.store.db import make_engine, session_scope
 from service.store.queries import list_runs
@@ -61,6 +63,30 @@ def test_the_pair_gives_a_verdict_on_a_fork_pr(
     engine.dispose()
     # the branch is the event's, the kind pr, the commit the one verified
     assert (run.kind, run.pull_request, run.commit, run.branch) == ("pr", PR, SHA, "fork-feature")
+
+
+@pytest.mark.parametrize(("again", "status"), [(1.25, "regressed"), (1.0, "unchanged")])
+def test_a_fork_pr_measured_twice_is_confirmed_or_cleared(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, again: float, status: str
+) -> None:
+    """No job of the pair may both know the suspects and profile them, so the untrusted job
+    profiles twice and packs the second run as re-measurements (``rerun-reports``)."""
+    stable_history(tmp_path)  # the trusted job's store: tmp_path / history.db
+    pr = gemv_report(tmp_path / "pr.json", 1.25, commit=SHA)  # gemv 20% slower: a suspect
+    second = gemv_report(tmp_path / "pr-again.json", again, commit=SHA)
+    artifact = pack_artifact(
+        tmp_path, fresh_venv, github_server, reports=str(pr), **{"rerun-reports": str(second)}
+    )
+    github_server.pull_heads[PR] = SHA
+    steps = judge(tmp_path, fresh_venv, github_server, artifact)
+    assert steps["Check the reports"].returncode == 0, steps["Check the reports"].stderr
+    verdict = Verdict.model_validate_json(
+        Path(steps["Check the reports"].outputs["verdict-path"]).read_text()
+    )
+    gemv = next(k for k in verdict.kernels if k.key == "gemv")
+    assert (gemv.status, len(gemv.measurements)) == (status, 2)
+    expected = "failure" if status == "regressed" else "success"
+    assert steps["outputs"].outputs["conclusion"] == expected
 
 
 @pytest.mark.parametrize(

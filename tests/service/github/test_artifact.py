@@ -58,6 +58,28 @@ def test_a_packed_artifact_unpacks_to_exactly_its_reports(packed: Path, tmp_path
     assert found.reports[0].read_text() == "kernel,duration\ngemm,1\n"
 
 
+def test_the_run_measured_again_unpacks_as_its_re_measurements(tmp_path: Path) -> None:
+    first, again = tmp_path / "ncu-raw.csv", tmp_path / "ncu-raw-again.csv"
+    first.write_text("kernel,duration\ngemm,1\n")
+    again.write_text("kernel,duration\ngemm,2\n")
+    manifest = pack([first], tmp_path / "artifact", pr=PR, sha=SHA, reruns=[again])
+    assert [(f.name, f.rerun) for f in manifest.files] == [
+        ("ncu-raw.csv", False),
+        ("ncu-raw-again.csv", True),
+    ]
+    found = unpack(tmp_path / "artifact", tmp_path / "out", event())
+    assert [p.name for p in found.reports] == ["ncu-raw.csv"]
+    assert [p.read_text() for p in found.reruns] == ["kernel,duration\ngemm,2\n"]
+
+
+def test_an_artifact_of_re_measurements_alone_is_refused(packed: Path) -> None:
+    data = json.loads((packed / MANIFEST).read_text())
+    edit_manifest(packed, files=[{**f, "rerun": True} for f in data["files"]])
+    refused(packed, "field files: .*no run to judge")
+    edit_manifest(packed, files=[{**data["files"][0], "rerun": "yes"}, data["files"][1]])
+    refused(packed, "field files.0.rerun")  # strict: a string is not a flag
+
+
 def test_another_commit_is_refused(packed: Path) -> None:
     refused(packed, "field sha: 0123456789ab is not the workflow run's head", event("a" * 40))
 
