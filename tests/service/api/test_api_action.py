@@ -17,7 +17,7 @@ from action_runner import (
     workflow_run_event,
 )
 from github_server import FakeGitHub
-from remeasure_data import gemv_report, stable_history
+from remeasure_data import gemv_report, judged_gemv, profiling_command, stable_history
 from svc_helpers import Service, start_live
 
 from rules.verdict import Severity, Verdict
@@ -124,10 +124,8 @@ def test_action_in_server_mode_re_measures_the_suspects(
     pr = gemv_report(tmp_path / "pr.json", 1.25)  # gemv 20% below its level: a suspect
     gemv_report(tmp_path / "again.json", again)
     seen = tmp_path / "seen.txt"
-    command = (
-        f'printf "%s|%s" "$ROOFGUARD_SUSPECTS" "${{ROOFGUARD_SERVER_TOKEN:-no token}}" > "{seen}"; '
-        f'cp "{tmp_path / "again.json"}" "$ROOFGUARD_RERUN_DIR/"'
-    )
+    shown = ("$ROOFGUARD_SUSPECTS", "${ROOFGUARD_SERVER_TOKEN:-no token}")
+    command = profiling_command(seen, tmp_path / "again.json", *shown)
     live = start_live(service.app)
     try:
         token = service.token(repo)
@@ -140,10 +138,7 @@ def test_action_in_server_mode_re_measures_the_suspects(
     remeasure = steps["Re-measure the suspects"]
     assert remeasure.returncode == 0, remeasure.stdout + remeasure.stderr
     assert seen.read_text() == "gemv|no token"
-    verdict = Verdict.model_validate_json(
-        Path(steps["Check the reports"].outputs["verdict-path"]).read_text()
-    )
-    gemv = next(k for k in verdict.kernels if k.key == "gemv")
+    gemv = judged_gemv(steps)
     assert len(gemv.measurements) == 2  # the run's and the re-measurement
     assert gemv.status == ("regressed" if conclusion == "failure" else "unchanged")
     assert steps["outputs"].outputs["conclusion"] == conclusion

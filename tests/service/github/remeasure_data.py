@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from action_runner import REPO
 from factories import make_kernel, make_run
 
+from rules.verdict import KernelVerdict, Verdict
 from service.cli import run as cli
 
 
@@ -33,3 +35,18 @@ def stable_history(tmp: Path, db: str | None = None, repo: str = REPO) -> str:
         args = ["ingest", str(path), "--repo", repo, "--commit", f"n{night}", "--branch", "main"]
         assert cli([*args, "--kind", "nightly", "--db", db]) == 0
     return db
+
+
+def judged_gemv(steps: dict[str, Any]) -> KernelVerdict:
+    """gemv as judged in the verdict the Action's check step wrote."""
+    path = Path(steps["Check the reports"].outputs["verdict-path"])
+    verdict = Verdict.model_validate_json(path.read_text())
+    return next(k for k in verdict.kernels if k.key == "gemv")
+
+
+def profiling_command(seen: Path, report: Path, *shown: str) -> str:
+    """A user's profiling command: writes the ``shown`` expansions to ``seen`` ("|"-joined)
+    and hands ``report`` back as the re-measurement."""
+    fmt = "|".join(["%s"] * len(shown))
+    quoted = " ".join(f'"{value}"' for value in shown)
+    return f'printf "{fmt}" {quoted} > "{seen}"; cp "{report}" "$ROOFGUARD_RERUN_DIR/"'

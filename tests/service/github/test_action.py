@@ -25,7 +25,7 @@ from action_runner import (
     write_verdict,
 )
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
-from remeasure_data import gemv_report, stable_history
+from remeasure_data import gemv_report, judged_gemv, profiling_command, stable_history
 from verdict_factory import regression_verdict
 
 from rules.verdict import Conclusion, Verdict
@@ -318,19 +318,14 @@ def test_action_re_measures_the_suspects_with_the_profile_command(
     gemv_report(tmp_path / "again.json", again)
     seen = tmp_path / "seen.txt"
     # The user's profiling command: what it was asked to re-measure, and one new report.
-    command = (
-        f'printf "%s|%s" "$ROOFGUARD_SUSPECTS" "$ROOFGUARD_SUSPECTS_REGEX" > "{seen}"; '
-        f'cp "{tmp_path / "again.json"}" "$ROOFGUARD_RERUN_DIR/"'
-    )
+    shown = ("$ROOFGUARD_SUSPECTS", "$ROOFGUARD_SUSPECTS_REGEX")
+    command = profiling_command(seen, tmp_path / "again.json", *shown)
     runner = Runner(tmp_path, github_server, fresh_venv)
     steps = runner.run(reports=str(pr), **{"database-url": db, "profile-command": command})
     remeasure = steps["Re-measure the suspects"]
     assert remeasure.returncode == 0, remeasure.stdout + remeasure.stderr
     assert remeasure.outputs["suspects"] == "1" and seen.read_text() == "gemv|gemv"
-    verdict = Verdict.model_validate_json(
-        Path(steps["Check the reports"].outputs["verdict-path"]).read_text()
-    )
-    gemv = next(k for k in verdict.kernels if k.key == "gemv")
+    gemv = judged_gemv(steps)
     assert len(gemv.measurements) == 2  # the run's and the re-measurement
     assert gemv.status == ("regressed" if conclusion == "failure" else "unchanged")
     assert steps["outputs"].outputs["conclusion"] == conclusion

@@ -22,9 +22,8 @@ from action_runner import (
     workflow_run_event,
 )
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
-from remeasure_data import gemv_report, stable_history
+from remeasure_data import gemv_report, judged_gemv, stable_history
 
-from rules.verdict import Verdict
 from service.github.artifact import MANIFEST
 from service.store.db import make_engine, session_scope
 from service.store.queries import list_runs
@@ -80,10 +79,7 @@ def test_a_fork_pr_measured_twice_is_confirmed_or_cleared(
     github_server.pull_heads[PR] = SHA
     steps = judge(tmp_path, fresh_venv, github_server, artifact)
     assert steps["Check the reports"].returncode == 0, steps["Check the reports"].stderr
-    verdict = Verdict.model_validate_json(
-        Path(steps["Check the reports"].outputs["verdict-path"]).read_text()
-    )
-    gemv = next(k for k in verdict.kernels if k.key == "gemv")
+    gemv = judged_gemv(steps)
     assert (gemv.status, len(gemv.measurements)) == (status, 2)
     expected = "failure" if status == "regressed" else "success"
     assert steps["outputs"].outputs["conclusion"] == expected
