@@ -5,7 +5,7 @@
 # job's PATH is left alone, so the user's own steps keep their Python.
 #
 # Inputs come from the environment (action.yml `env:`): INSTALL, SPEC, EXTRAS, ISOLATE, MODE,
-# REPORTS, ARTIFACT, DATABASE_URL, SERVER_URL, ACTION_PATH, RUNNER_KIND, TOOL_CACHE.
+# REPORTS, RERUN_REPORTS, ARTIFACT, DATABASE_URL, SERVER_URL, ACTION_PATH, RUNNER_KIND, TOOL_CACHE.
 set -euo pipefail
 
 fail() {
@@ -33,7 +33,7 @@ auto_extras() {
   esac
   # server mode sends the reports as they are: the service reads them, not this runner
   if [ -z "${SERVER_URL:-}" ] && [ "$MODE" != "artifact" ]; then
-    if printf '%s\n' "${REPORTS:-}" | grep -q '\.ncu-rep'; then
+    if printf '%s\n' "${REPORTS:-} ${RERUN_REPORTS:-}" | grep -q '\.ncu-rep'; then
       extras+=(ncu)
     elif [ "$MODE" = "judge-artifact" ] && [ -d "${ARTIFACT:-}" ] &&
       [ -n "$(find "$ARTIFACT" -name '*.ncu-rep' -print -quit 2>/dev/null)" ]; then

@@ -25,8 +25,9 @@ pytestmark = pytest.mark.slow  # each case runs pip (a few seconds)
             f"{SPEC}[postgres,ncu]",
         ),
         ({"mode": "artifact", "reports": "a.ncu-rep"}, SPEC),  # packing reads nothing
+        ({"reports": "a.csv", "rerun-reports": "again/*.ncu-rep"}, f"{SPEC}[ncu]"),
     ],
-    ids=["ncu-rep", "server-mode", "postgres-and-ncu", "pack-only"],
+    ids=["ncu-rep", "server-mode", "postgres-and-ncu", "pack-only", "ncu-rep-reruns"],
 )
 def test_extras_follow_the_inputs(
     tmp_path: Path, fresh_venv: Path, inputs: dict[str, str], requirement: str
