@@ -15,7 +15,7 @@ from rules.verdict import Conclusion
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
-from service.cli.suspects import RerunOpt, SuspectsOpt, write_suspects
+from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
@@ -85,6 +85,7 @@ def check_command(
     charts: ChartsOpt = None,
     artifact_name: ArtifactOpt = "roofguard",
     suspects: SuspectsOpt = None,
+    suspects_regex: SuspectsRegexOpt = None,
     rerun: RerunOpt = None,
 ) -> int:
     """Ingest the run, judge it kernel by kernel on percent of roof, and write the verdict.
@@ -117,7 +118,7 @@ def check_command(
         )
     _write(outcome, fmt, output)
     if suspects is not None:
-        write_suspects(outcome.verdict, suspects)
+        write_suspects(outcome.verdict, suspects, suspects_regex)
     if charts is not None:
         write_charts(outcome, run, charts)
     _publish(outcome, repo=repo, pr=pr, sha=commit, post=post, links=links)

@@ -6,6 +6,8 @@ what it answered), so the Action drives both the same way.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -31,8 +33,31 @@ RerunOpt = Annotated[
 ]
 
 
-def write_suspects(verdict: Verdict, path: Path) -> None:
-    """The suspects, one kernel name per line as the report names it (empty when none)."""
+SuspectsRegexOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also write the suspects as one regular expression (the names escaped, joined "
+        "with |), for `ncu --kernel-name-base demangled -k regex:...` or `--benchmark_filter`."
+    ),
+]
+
+#: What a name's regex escapes: the characters special in POSIX extended and ECMAScript
+#: expressions (ncu's, Google Benchmark's), and nothing else, so every engine reads it alike.
+_SPECIAL = re.compile(r"[\[\]\\.*^$+?(){}|]")
+
+
+def suspects_regex(names: Iterable[str]) -> str:
+    """``names`` as one alternation that matches each of them literally (anywhere in a name)."""
+    return "|".join(_SPECIAL.sub(lambda m: "\\" + m.group(), name) for name in names)
+
+
+def write_suspects(verdict: Verdict, path: Path, regex: Path | None = None) -> None:
+    """The suspects, one kernel name per line as the report names it (empty when none).
+
+    ``regex``: also the suspects as one regular expression (``suspects_regex``).
+    """
     names = [k.name for k in verdict.kernels if k.status == "suspect"]
     path.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
+    if regex is not None:
+        regex.write_text(suspects_regex(names), encoding="utf-8")
     typer.echo(f"{len(names)} suspect(s) written to {path}", err=True)

@@ -18,7 +18,7 @@ import httpx
 import typer
 
 from rules.verdict import Verdict
-from service.cli.suspects import RerunOpt, SuspectsOpt, write_suspects
+from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.errors import BadInput, ServiceError
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 
@@ -177,6 +177,7 @@ def upload_command(
     base_sha: Annotated[str | None, _Opt(help="PR merge base: the baseline stops there.")] = None,
     base_branch: Annotated[str | None, _Opt(help="Baseline branch (default: server's).")] = None,
     suspects: SuspectsOpt = None,
+    suspects_regex: SuspectsRegexOpt = None,
     rerun: RerunOpt = None,
 ) -> None:
     """Upload reports to a roofguard service and write the verdict it returns.
@@ -205,7 +206,7 @@ def upload_command(
         typer.echo(f"not posted: {result.get('post_detail')}", err=True)
     _write(result, fmt, output)
     if suspects is not None:
-        write_suspects(Verdict.model_validate(result["verdict"]), suspects)
+        write_suspects(Verdict.model_validate(result["verdict"]), suspects, suspects_regex)
     if result.get("verdict", {}).get("conclusion") == "fail":
         raise typer.Exit(EXIT_FAIL)
 
