@@ -41,9 +41,11 @@ SuspectsRegexOpt = Annotated[
     ),
 ]
 
-#: What a name's regex escapes: the characters special in POSIX extended and ECMAScript
-#: expressions (ncu's, Google Benchmark's), and nothing else, so every engine reads it alike.
-_SPECIAL = re.compile(r"[\[\]\\.*^$+?(){}|]")
+#: What a name's regex escapes: the characters special outside a bracket expression in both
+#: POSIX extended and ECMAScript expressions, and nothing else. ``]`` and ``}`` are ordinary
+#: once ``[`` and ``{`` are escaped, and escaping an ordinary character is undefined in POSIX
+#: (a strict std::regex, as Google Benchmark's filter may be, refuses it).
+_SPECIAL = re.compile(r"[\[\\.*^$+?(){|]")
 
 
 def suspects_regex(names: Iterable[str]) -> str:

@@ -39,8 +39,9 @@ def test_each_suspect_s_regex_selects_exactly_that_kernel() -> None:
 
 
 def test_the_regex_escapes_only_what_is_special() -> None:
-    # Escapes that POSIX extended expressions leave undefined (\<, \,) are never written.
+    # Escapes that POSIX extended expressions leave undefined (\<, \], \/) are never written.
     assert suspects_regex(["void f<int, 2>(T *)"]) == r"void f<int, 2>\(T \*\)"
+    assert suspects_regex(["copy[v1]{2}/x"]) == r"copy\[v1]\{2}/x"
     assert suspects_regex([]) == ""
 
 
