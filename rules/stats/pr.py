@@ -64,6 +64,16 @@ def conservative_median(values: Sequence[float], higher_is_better: bool) -> floa
     return ordered[len(ordered) // 2] if higher_is_better else ordered[(len(ordered) - 1) // 2]
 
 
+def _judgeable(level: Level, current: float) -> bool:
+    """Whether ``current`` can be judged against ``level`` (a finite, non-zero level)."""
+    return level.n >= 1 and level.level != 0 and math.isfinite(level.level + current)
+
+
+def _worse_side(higher_is_better: bool) -> int:
+    """The side of the level a worse value lies on (-1: below)."""
+    return -1 if higher_is_better else 1
+
+
 def _side(level: Level, value: float, z_thr: float, opts: GateOptions) -> int:
     """-1 / +1 when ``value`` is beyond noise below / above the level, else 0."""
     z = level.z(value)
@@ -112,7 +122,7 @@ def _decide(
 ) -> tuple[bool, bool, int, tuple[float, float]]:
     """(regressed, suspect, side of ``current``, (re-measurement z, its threshold))."""
     side = _side(level, current, opts.z_threshold, opts)
-    worse_side = -1 if up else 1
+    worse_side = _worse_side(up)
     worse = side == worse_side
     confirmed, rz, rthr = _confirmed(level, current, remeasured, worse_side, opts, up)
     rel = (current - level.level) / level.level
@@ -137,9 +147,8 @@ def screens_worse(
     Before any re-measurement; the screen's bar is ``z_threshold``, whatever the family size.
     """
     opts = options or GateOptions()
-    if not (level.n >= 1 and level.level != 0 and math.isfinite(level.level + current)):
-        return False
-    return _side(level, current, opts.z_threshold, opts) == (-1 if higher_is_better else 1)
+    worse = _worse_side(higher_is_better)
+    return _judgeable(level, current) and _side(level, current, opts.z_threshold, opts) == worse
 
 
 def judge_measurement(
@@ -158,7 +167,7 @@ def judge_measurement(
     kernels re-measured that were not suspects are not tested, so they do not count).
     """
     opts = options or GateOptions()
-    enough = level.n >= 1 and level.level != 0 and math.isfinite(level.level + current)
+    enough = _judgeable(level, current)
     regressed, suspect, side, (rz, rthr) = (
         _decide(level, current, remeasured, mode, higher_is_better, opts)
         if enough

@@ -22,6 +22,13 @@ SuspectsOpt = Annotated[
         "re-measure step; no kernel then fails on one measurement."
     ),
 ]
+SuspectsRegexOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also write the suspects as one regular expression (the names escaped, joined "
+        "with |), for `ncu --kernel-name-base demangled -k regex:...` or `--benchmark_filter`."
+    ),
+]
 RerunOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -32,14 +39,6 @@ RerunOpt = Annotated[
     ),
 ]
 
-
-SuspectsRegexOpt = Annotated[
-    Path | None,
-    typer.Option(
-        help="Also write the suspects as one regular expression (the names escaped, joined "
-        "with |), for `ncu --kernel-name-base demangled -k regex:...` or `--benchmark_filter`."
-    ),
-]
 
 #: What a name's regex escapes: the characters special outside a bracket expression in both
 #: POSIX extended and ECMAScript expressions, and nothing else. ``]`` and ``}`` are ordinary

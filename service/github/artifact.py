@@ -246,9 +246,9 @@ def unpack(folder: Path, target: Path, event: Mapping[str, Any]) -> Unpacked:
         for path in copied:  # all or nothing: no half-verified set is left to judge
             path.unlink()
         raise
-    flags = [entry.rerun for entry in manifest.files]
-    reports = tuple(path for path, rerun in zip(copied, flags, strict=True) if not rerun)
-    reruns = tuple(path for path, rerun in zip(copied, flags, strict=True) if rerun)
+    pairs = list(zip(copied, manifest.files, strict=True))
+    reports = tuple(path for path, entry in pairs if not entry.rerun)
+    reruns = tuple(path for path, entry in pairs if entry.rerun)
     return Unpacked(manifest.pr, manifest.sha, branch, manifest.device, reports, reruns)
 
 
