@@ -19,6 +19,8 @@ from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
 from rules.groups import GroupFigures, groups_of
 from rules.registry import SelectedRule, is_ignored, selected_rules
+from rules.segments import recorded
+from rules.stats import Comparison
 from rules.summary import summarise
 from rules.timing import (
     like_for_like_percent,
@@ -29,6 +31,7 @@ from rules.timing import (
     with_time,
 )
 from rules.verdict import (
+    BaselineSummary,
     Conclusion,
     Finding,
     GroupVerdict,
@@ -103,16 +106,7 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
     metric = "time_s" if timed_only else "percent_of_roof"
     like_for_like = None if timed_only else like_for_like_percent(ctx, key)
     current = kernel.duration_s if timed_only else like_for_like
-    history = ctx.kernel_history(key)
-    summary, comparison = summarise(
-        history.time_s if timed_only else history.percent_of_roof,
-        current,
-        metric=metric,
-        commits=history.commit,
-        regimes=history.regime,
-        higher_is_better=not timed_only,
-    )
-    summary = with_time(summary, history)
+    summary, comparison = _kernel_baseline(ctx, key, metric, current)
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, bool(comparison and comparison.improved))
     if timed_only and status == "unchanged" and not kernel.duration_s:
@@ -136,6 +130,26 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
         measurements=_measurements(ctx, key, timed_only),
         **time_fields(placement, summary, like_for_like),
     )
+
+
+def _kernel_baseline(
+    ctx: RuleContext, key: str, metric: str, current: float | None
+) -> tuple[BaselineSummary, Comparison | None]:
+    """``key``'s baseline: the runs of the gate's segment when a baseline rule judged it."""
+    history = ctx.kernel_history(key)
+    values = history.time_s if metric == "time_s" else history.percent_of_roof
+    segment = recorded(ctx, metric, key)
+    rows = segment.rows(values) if segment else None
+    summary, comparison = summarise(
+        values,
+        current,
+        metric=metric,
+        commits=history.commit,
+        regimes=history.regime,
+        higher_is_better=metric != "time_s",
+        rows=rows,
+    )
+    return with_time(summary, history if rows is None else history.part(rows)), comparison
 
 
 def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, ...]:
@@ -183,14 +197,23 @@ def _missing_verdict(ctx: RuleContext, key: str, name: str) -> KernelVerdict:
     )
 
 
+def _group_baseline(
+    ctx: RuleContext, figures: GroupFigures, metric: str, current: float | None
+) -> tuple[BaselineSummary, slice | None]:
+    """A group's baseline of ``metric``: the gate's segment when roof-drop judged it."""
+    values = figures.history[metric].to_numpy(dtype=float)
+    segment = recorded(ctx, metric, figures.key)
+    rows = segment.rows(values) if segment else None
+    commits = [str(c) for c in figures.history["commit"]]
+    summary, _ = summarise(values, current, metric=metric, commits=commits, rows=rows)
+    return summary, rows
+
+
 def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
     """A group's figures and baselines."""
-    commits = [str(c) for c in figures.history["commit"]]
-    pct_summary, _ = summarise(
-        figures.history["percent_of_roof"], figures.percent_of_roof, commits=commits
-    )
-    mfu_summary, _ = summarise(figures.history["mfu"], figures.mfu, metric="mfu", commits=commits)
-    base_time = median_time(figures.history["time_s"])
+    pct_summary, rows = _group_baseline(ctx, figures, "percent_of_roof", figures.percent_of_roof)
+    mfu_summary, _ = _group_baseline(ctx, figures, "mfu", figures.mfu)
+    base_time = median_time(figures.history["time_s"].iloc[rows or slice(None)])
     pct_summary = pct_summary.model_copy(update={"time_s": base_time})
     group = figures.group
     return GroupVerdict(

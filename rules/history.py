@@ -76,6 +76,17 @@ class KernelHistory:
         """Number of baseline rows."""
         return int(self.rows.size)
 
+    def part(self, rows: slice) -> KernelHistory:
+        """The rows ``rows`` of this history (positions, oldest first)."""
+        return KernelHistory(
+            percent_of_roof=self.percent_of_roof[rows],
+            time_s=self.time_s[rows],
+            total_flops=self.total_flops[rows],
+            bytes_dram=self.bytes_dram[rows],
+            rows=self.rows[rows],
+            labels=self.labels,
+        )
+
     def dram_intensity(self) -> FloatArray:
         """``total_flops / bytes_dram`` per run (NaN where unknown or zero bytes)."""
         with np.errstate(all="ignore"):

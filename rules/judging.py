@@ -19,6 +19,7 @@ from collectors.schema import KernelRecord
 from rules.context import RuleContext
 from rules.levelstore import cached_levels
 from rules.roofline import Placement
+from rules.segments import record
 from rules.stats import (
     CompareOptions,
     GateOptions,
@@ -78,8 +79,22 @@ def judge_all(
     opts: CompareOptions,
     *,
     higher_is_better: bool = True,
+    metric: str | None = None,
 ) -> dict[str, Judgement]:
-    """The gate's judgement of every kernel in ``values`` (one batch)."""
+    """The gate's judgement of every kernel in ``values`` (one batch).
+
+    With ``metric`` (the history's column), each kernel's segment is recorded for the
+    verdict's table (``rules.segments``).
+    """
+    judged = _judge_all(ctx, values, opts, higher_is_better)
+    if metric is not None:
+        record(ctx, metric, ((k, j, values[k].history) for k, j in judged.items()))
+    return judged
+
+
+def _judge_all(
+    ctx: RuleContext, values: Mapping[str, Measured], opts: CompareOptions, higher_is_better: bool
+) -> dict[str, Judgement]:
     keys, items = list(values), list(values.values())
     if not items:
         return {}

@@ -8,7 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from rules.stats import CompareOptions, Comparison, compare_to_baseline, robust_center_spread
+from rules.stats import (
+    CompareOptions,
+    Comparison,
+    FloatArray,
+    compare_to_baseline,
+    robust_center_spread,
+)
 from rules.verdict import BaselineSummary
 
 #: Baseline values kept for sparklines.
@@ -24,6 +30,23 @@ def _commit_range(commits: Sequence[str | None]) -> tuple[str, ...]:
     return (known[0], known[-1]) if known else ()
 
 
+def _known(values: npt.ArrayLike) -> FloatArray:
+    array = np.asarray(values, dtype=float)
+    return np.asarray(array[~np.isnan(array)], dtype=float)
+
+
+def _used(values: FloatArray, rows: slice | None) -> tuple[int, int] | None:
+    """Where ``values[rows]`` lie among the sparkline's points (None: all of them)."""
+    if rows is None:
+        return None
+    before, inside = _known(values[: rows.start]).size, _known(values[rows]).size
+    shown = _known(values).size
+    if inside == shown:
+        return None
+    offset = max(0, shown - SPARKLINE_POINTS)
+    return (max(0, before - offset), max(0, before + inside - offset))
+
+
 def summarise(
     values: npt.ArrayLike,
     current: float | None,
@@ -33,6 +56,7 @@ def summarise(
     regimes: Sequence[str | None] = (),
     higher_is_better: bool = True,
     options: CompareOptions | None = None,
+    rows: slice | None = None,
 ) -> tuple[BaselineSummary, Comparison | None]:
     """Summary of baseline ``values`` (oldest first) and the comparison of ``current`` with it.
 
@@ -44,11 +68,13 @@ def summarise(
         regimes: Regime per baseline run; the latest known one is reported.
         higher_is_better: Direction of ``metric``.
         options: Thresholds of the comparison.
+        rows: The runs the baseline is (``rules.segments``); the sparkline shows every run.
     """
-    array = np.asarray(values, dtype=float)
-    array = array[~np.isnan(array)]
+    full = np.asarray(values, dtype=float)
+    part = slice(None) if rows is None else rows
+    array = _known(full[part])
     center, spread = robust_center_spread(array)
-    known = [r for r in regimes if r]
+    known = [r for r in regimes[part] if r]
     comparison = None
     if current is not None and array.size:
         comparison = compare_to_baseline(
@@ -60,8 +86,9 @@ def summarise(
         spread=_finite(spread),
         regime=known[-1] if known else None,
         relative_change=_finite(comparison.relative_change) if comparison else None,
-        history=tuple(float(v) for v in array[-SPARKLINE_POINTS:]),
-        commits=_commit_range(commits),
+        history=tuple(float(v) for v in _known(full)[-SPARKLINE_POINTS:]),
+        used=_used(full, rows),
+        commits=_commit_range(commits[part]),
         metric=metric,
     )
     return summary, comparison

@@ -92,6 +92,10 @@ class BaselineSummary(_Model):
         regime: The baseline's regime (most recent run).
         relative_change: ``(current - center) / center`` (a drop is negative).
         history: Recent percent-of-roof values, oldest first (for sparklines).
+        used: ``(first, end)``: the positions in ``history`` of the runs ``n``, ``center``
+            and ``spread`` summarise, when they are only part of it: the gate's current
+            segment (the runs since the kernel's last confirmed change, without the nights
+            of a pending one), which its findings are judged against. None: all of it.
         commits: The baseline's commit range (first, last).
         metric: What ``center``/``spread``/``history`` measure: ``percent_of_roof``, or
             ``time_s`` for kernels without counters (lower is better).
@@ -106,6 +110,7 @@ class BaselineSummary(_Model):
     regime: str | None = None
     relative_change: float | None = None
     history: tuple[float, ...] = ()
+    used: tuple[int, int] | None = None
     commits: tuple[str, ...] = ()
     metric: str = "percent_of_roof"
     time_s: float | None = None

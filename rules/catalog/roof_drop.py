@@ -84,7 +84,7 @@ class RoofDrop(Rule):
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is not None
         }
-        for key, judged in judge_all(ctx, values, opts).items():
+        for key, judged in judge_all(ctx, values, opts, metric="percent_of_roof").items():
             if judged.regressed or judged.suspect:
                 yield self._kernel(ctx, key, judged, values[key])
         if opts.check_groups:
@@ -112,7 +112,7 @@ class RoofDrop(Rule):
             if current is None or figures.judged_history.empty:
                 continue
             m = Measured(column(figures.judged_history, name), float(current))
-            j = judge_all(ctx, {figures.key: m}, opts)[figures.key]
+            j = judge_all(ctx, {figures.key: m}, opts, metric=name)[figures.key]
             if not (j.regressed or j.suspect) or np.isnan(j.level):
                 continue
             yield self.finding(

@@ -66,7 +66,7 @@ class TimeRegression(Rule):
             if placement.percent_of_roof is None
             or _same_work_new_binding(ctx, key, opts.work_tolerance)
         }
-        for key, j in judge_all(ctx, values, opts, higher_is_better=False).items():
+        for key, j in judge_all(ctx, values, opts, higher_is_better=False, metric="time_s").items():
             if not (j.regressed or j.suspect):
                 continue
             m, placed = values[key], ctx.placements[key].percent_of_roof is not None

@@ -217,7 +217,8 @@ def baseline_text(base: BaselineSummary | None, status: str = "") -> str:
         return "new" if status == "new" else "—"
     fmt = fmt_time if _is_time(base) else (lambda v: f"{v:.1f}%")
     spread = f" ±{fmt(base.spread).rstrip('%')}" if base.spread else ""
-    return f"{fmt(base.center)}{spread} (n={base.n})"
+    since = " since a change" if base.used is not None else ""  # the gate's segment
+    return f"{fmt(base.center)}{spread} (n={base.n}{since})"
 
 
 def _trend(kernel: KernelVerdict) -> str:

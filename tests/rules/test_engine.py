@@ -205,3 +205,44 @@ def test_missing_history_columns_are_named() -> None:
 
     with pytest.raises(RuleError, match="lacks columns"):
         RuleContext(run=ctx.run, roof=ctx.roof, history=ctx.history.drop(columns=["regime"]))
+
+
+def test_the_table_baseline_is_the_segment_the_gate_judged_against() -> None:
+    """A kernel that rose 20% six nights ago and is back at its old level on a PR is a
+    roof-drop suspect against the new level; its baseline says the same, not a median of
+    both levels that shows no change."""
+    old, new = [0.0118, 0.0119, 0.0117, 0.0118, 0.0120], [0.00983, 0.00985, 0.00981]
+    times = old * 4 + new * 2  # 20 nights at the old level, then 6 at the new one
+    spec = {
+        "config": {"groups": [{"name": "rising", "pattern": "gemv"}]},
+        "baseline": {
+            "kernels": [
+                {"key": "gemv", "flops": {"fp32": 1e8}, "bytes": {"dram": 1e9}, "times": times},
+                {"key": "flat", "flops": {"fp32": 1e8}, "bytes": {"dram": 1e9}, "times": old},
+            ]
+        },
+        "current": {
+            "kernels": [
+                {"key": "gemv", "flops": {"fp32": 1e8}, "bytes": {"dram": 1e9}, "time_s": 0.0118},
+                {"key": "flat", "flops": {"fp32": 1e8}, "bytes": {"dram": 1e9}, "time_s": 0.0118},
+            ],
+        },
+    }
+    tiny = case("roof-drop", "fail_gemv_fusion_lost").device
+    verdict = evaluate(RuleCase("roof-drop", "fail_rise_then_back", "test", spec, tiny).context())
+    kernels = {k.key: k for k in verdict.kernels}
+    finding = next(f for f in verdict.findings if f.kernel == "gemv")
+    base = kernels["gemv"].baseline
+    assert kernels["gemv"].status == "suspect" and base is not None
+    assert base.n == 6 == finding.numbers["baseline_n"]
+    assert base.center == pytest.approx(100 * 0.01 / 0.00983, rel=1e-3)
+    assert base.relative_change == pytest.approx(finding.numbers["relative_change"], rel=0.01)
+    assert base.used == (20, 26) and len(base.history) == 26  # the sparkline shows all
+    assert base.commits == ("0000014", "0000019")  # nights 20 and 25: the new level
+    assert kernels["gemv"].time_ratio == pytest.approx(0.0118 / 0.00983, rel=1e-3)
+    flat = kernels["flat"].baseline
+    assert kernels["flat"].status == "unchanged" and flat is not None
+    assert flat.n == 26 and flat.used is None
+    (group,) = verdict.groups  # judged by the same gate: the same runs
+    assert group.baseline is not None and group.baseline.n == 6
+    assert group.time_ratio == pytest.approx(0.0118 / 0.00983, rel=1e-3)

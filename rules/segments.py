@@ -1,0 +1,75 @@
+"""The runs the gate judged a kernel against, so the verdict's table shows the same baseline.
+
+The gate judges a kernel against the level since its last confirmed change, leaving out the
+nights of a pending run (``rules.stats``). The table beside its finding summarises a
+baseline too, and over other runs the two disagree: a kernel that rose from 50% to 60% of
+roof six nights ago and is back at 50% on a PR is a roof-drop suspect (level 60.1% over 6
+runs, −16.9%) in a row that said "50.4% (n=14), −0.7%", a median of both levels. So the
+baseline rules record where each kernel's segment lies, and the table summarises those
+runs (the newest ``baseline.window`` of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from rules.context import RuleContext
+from rules.history import FloatArray
+from rules.stats import Judgement
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Where the gate's segment lies in a baseline series, counted from its newest value.
+
+    Attributes:
+        n: Values in the segment (NaN-free).
+        after: Values after it: a pending run, left out of the level.
+    """
+
+    n: int
+    after: int
+
+    def rows(self, values: FloatArray) -> slice | None:
+        """The rows of ``values`` in the segment (None: none of them).
+
+        ``values`` is the newest part of the series the gate judged, NaNs kept, oldest first.
+        """
+        known = np.flatnonzero(~np.isnan(values))
+        end = known.size - self.after
+        first = max(0, end - self.n)
+        if end <= first:
+            return None
+        return slice(int(known[first]), int(known[end - 1]) + 1)
+
+
+def _recorded(ctx: RuleContext) -> dict[tuple[str, str], Segment]:
+    return {}
+
+
+def segment_of(judged: Judgement, history: FloatArray) -> Segment | None:
+    """``judged``'s segment in ``history`` (the baseline it was judged against), if it had one."""
+    known = int(np.count_nonzero(~np.isnan(history)))
+    after = known - (judged.segment_start + judged.n)
+    if not judged.enough or judged.n <= 0 or after < 0:
+        return None
+    return Segment(judged.n, after)
+
+
+def record(
+    ctx: RuleContext, metric: str, judged: Iterable[tuple[str, Judgement, FloatArray]]
+) -> None:
+    """Remember each kernel's segment of ``metric`` (key, judgement, the history judged)."""
+    segments = ctx.derived(_recorded)
+    for key, judgement, history in judged:
+        segment = segment_of(judgement, history)
+        if segment is not None:
+            segments[(metric, key)] = segment
+
+
+def recorded(ctx: RuleContext, metric: str, key: str) -> Segment | None:
+    """The segment a baseline rule recorded for ``key`` on ``metric`` (None: not judged)."""
+    return ctx.derived(_recorded).get((metric, key))
