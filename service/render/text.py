@@ -102,7 +102,7 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     for f in verdict.findings:
         by_kernel.setdefault(f.kernel or "", []).append(f)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("kernel", overflow="fold", min_width=20)
+    table.add_column("kernel", overflow="fold", min_width=NAME_WIDTH)  # a cut name on one line
     table.add_column("share", justify="right", no_wrap=True)
     table.add_column("time (baseline → now)", justify="right", no_wrap=True)
     table.add_column("% of roof (baseline → now)", justify="right")
