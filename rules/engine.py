@@ -17,10 +17,9 @@ from rules.base import Rule
 from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
+from rules.gated import recorded
 from rules.groups import GroupFigures, groups_of
 from rules.registry import SelectedRule, is_ignored, selected_rules
-from rules.segments import recorded
-from rules.stats import Comparison
 from rules.summary import summarise
 from rules.timing import (
     like_for_like_percent,
@@ -106,9 +105,9 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
     metric = "time_s" if timed_only else "percent_of_roof"
     like_for_like = None if timed_only else like_for_like_percent(ctx, key)
     current = kernel.duration_s if timed_only else like_for_like
-    summary, comparison = _kernel_baseline(ctx, key, metric, current)
+    summary, improved = _kernel_baseline(ctx, key, metric, current)
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
-    status = _status(key, findings, summary.n, bool(comparison and comparison.improved))
+    status = _status(key, findings, summary.n, improved)
     if timed_only and status == "unchanged" and not kernel.duration_s:
         status = "unplaced"
     return KernelVerdict(
@@ -134,12 +133,15 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
 
 def _kernel_baseline(
     ctx: RuleContext, key: str, metric: str, current: float | None
-) -> tuple[BaselineSummary, Comparison | None]:
-    """``key``'s baseline: the runs of the gate's segment when a baseline rule judged it."""
+) -> tuple[BaselineSummary, bool]:
+    """``key``'s baseline and whether it improved, as the gate judged it (``rules.gated``).
+
+    A kernel no baseline rule judged (the rules deselected) is compared with the window.
+    """
     history = ctx.kernel_history(key)
     values = history.time_s if metric == "time_s" else history.percent_of_roof
-    segment = recorded(ctx, metric, key)
-    rows = segment.rows(values) if segment else None
+    gated = recorded(ctx, metric, key)
+    rows = gated.segment.rows(values) if gated and gated.segment else None
     summary, comparison = summarise(
         values,
         current,
@@ -149,7 +151,8 @@ def _kernel_baseline(
         higher_is_better=metric != "time_s",
         rows=rows,
     )
-    return with_time(summary, history if rows is None else history.part(rows)), comparison
+    improved = gated.improved if gated else bool(comparison and comparison.improved)
+    return with_time(summary, history if rows is None else history.part(rows)), improved
 
 
 def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, ...]:
@@ -202,8 +205,8 @@ def _group_baseline(
 ) -> tuple[BaselineSummary, slice | None]:
     """A group's baseline of ``metric``: the gate's segment when roof-drop judged it."""
     values = figures.history[metric].to_numpy(dtype=float)
-    segment = recorded(ctx, metric, figures.key)
-    rows = segment.rows(values) if segment else None
+    gated = recorded(ctx, metric, figures.key)
+    rows = gated.segment.rows(values) if gated and gated.segment else None
     commits = [str(c) for c in figures.history["commit"]]
     summary, _ = summarise(values, current, metric=metric, commits=commits, rows=rows)
     return summary, rows

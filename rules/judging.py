@@ -17,9 +17,9 @@ import numpy.typing as npt
 
 from collectors.schema import KernelRecord
 from rules.context import RuleContext
+from rules.gated import record
 from rules.levelstore import cached_levels
 from rules.roofline import Placement
-from rules.segments import record
 from rules.stats import (
     CompareOptions,
     GateOptions,
@@ -84,7 +84,7 @@ def judge_all(
     """The gate's judgement of every kernel in ``values`` (one batch).
 
     With ``metric`` (the history's column), each kernel's segment is recorded for the
-    verdict's table (``rules.segments``).
+    verdict's table (``rules.gated``).
     """
     judged = _judge_all(ctx, values, opts, higher_is_better)
     if metric is not None:

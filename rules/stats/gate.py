@@ -109,7 +109,8 @@ class Judgement:
     Attributes:
         regressed: Confirmed worse beyond noise (fails the verdict).
         suspect: Worse beyond noise but not confirmed (a warning that names it).
-        improved: Confirmed better beyond noise.
+        improved: Confirmed better beyond noise (on a PR, with nothing to confirm it: far
+            beyond noise, ``fail_at_once_effect`` at ``fail_at_once_z``).
         level: What the newest value was judged against (the current segment's level).
         relative_change: ``(current - level) / level``.
         current: The value judged (the newest, or the PR's measurement).
