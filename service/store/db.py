@@ -177,13 +177,27 @@ def session_scope(engine: Engine, *, readonly: bool = False) -> Iterator[Session
         yield session
         session.commit()
     except sa.exc.OperationalError as exc:
-        session.rollback()
+        _roll_back(session)
         raise unavailable(engine, exc) from exc
     except BaseException:
-        session.rollback()
+        _roll_back(session)
         raise
     finally:
         session.close()
+
+
+def _roll_back(session: Session) -> None:
+    """Roll back after an error; on a connection the server cut, give the connection up.
+
+    The server has already dropped the transaction, and the rollback itself can fail there
+    (psycopg: "cannot exit pipeline mode while busy"). Raised, that error would replace the
+    one that says what happened, and the caller would not retry a dropped connection: a
+    storm of cut connections answered one upload 500 in about one run in five.
+    """
+    try:
+        session.rollback()
+    except sa.exc.DBAPIError:
+        session.invalidate()
 
 
 def alembic_config(connection: sa.Connection | None = None) -> Config:
