@@ -153,12 +153,17 @@ class Tally:
     planted_found: int = 0
     planted: int = 0
     false_regressed: int = 0
+    improved: int = 0  # kernels the verdict calls improved (no PR here made any faster)
     seconds: list[float] = field(default_factory=list)
 
 
-def regressed(verdict: Path) -> set[str]:
+def with_status(verdict: Path, status: str) -> set[str]:
     kernels = json.loads(verdict.read_text(encoding="utf-8"))["kernels"]
-    return {k["name"] for k in kernels if k.get("status") == "regressed"}
+    return {k["name"] for k in kernels if k.get("status") == status}
+
+
+def regressed(verdict: Path) -> set[str]:
+    return with_status(verdict, "regressed")
 
 
 def pr_args(db: str, work: Path, fleet: Fleet, values: np.ndarray, tag: str, out: str) -> list[str]:
@@ -213,6 +218,7 @@ def one_pr(
     into.planted += len(expected)
     into.planted_found += len(names & expected)
     into.false_regressed += len(names - expected)
+    into.improved += len(with_status(work / "verdict.json", "improved"))
     into.failed_without += without_remeasure(db, work, fleet, first, f"a{kind}{n:033x}") == 1
 
 
@@ -229,15 +235,16 @@ def table(tallies: dict[str, Tally], kernels: int, nights: int, per_night: float
         f"{per_night:.2f} s a night), then each PR through the Action's loop:",
         "",
         "| PRs | failed, with the re-measure step | suspects per PR (most) | planted found "
-        "| kernels regressed that were not planted | failed, one measurement only (reference) "
-        "| seconds per PR (both checks) |",
-        "|---|---|---|---|---|---|---|",
+        "| kernels regressed that were not planted | kernels called improved (none was) "
+        "| failed, one measurement only (reference) | seconds per PR (both checks) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for kind, t in tallies.items():
         found = f"{t.planted_found} / {t.planted}" if t.planted else "-"
         lines.append(
             f"| {t.prs} {KINDS[kind]} | {t.failed} / {t.prs} | {np.mean(t.suspects):.1f} "
-            f"({max(t.suspects)}) | {found} | {t.false_regressed} | {t.failed_without} / "
+            f"({max(t.suspects)}) | {found} | {t.false_regressed} | {t.improved} "
+            f"| {t.failed_without} / "
             f"{t.prs} | {np.median(t.seconds):.2f} |"
         )
     return "\n".join(lines) + "\n"
