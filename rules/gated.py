@@ -41,14 +41,15 @@ class Segment:
     after: int
 
     def rows(self, values: FloatArray) -> slice | None:
-        """The rows of ``values`` in the segment (None: none of them).
+        """The rows of ``values`` in the segment (None: all of them, or none).
 
         ``values`` is the newest part of the series the gate judged, NaNs kept, oldest first.
+        Most segments are longer than the baseline window: then every row is in it.
         """
         known = np.flatnonzero(~np.isnan(values))
         end = known.size - self.after
         first = max(0, end - self.n)
-        if end <= first:
+        if end <= first or (first == 0 and end == known.size):
             return None
         return slice(int(known[first]), int(known[end - 1]) + 1)
 
