@@ -131,6 +131,12 @@ def _check_rerun(path: Path, rerun: RunRecord, run: RunRecord, commits: set[str]
             f"{path}: --rerun measured on {rerun.device.name!r}, but the run on "
             f"{run.device.name!r}; re-measure on the same device"
         )
+    if not rerun.kernels:
+        raise BadInput(
+            f"{path}: --rerun holds no kernels: the profiling command re-measured nothing "
+            "(does its kernel filter match the names --suspects-regex writes?), so no "
+            "suspect could be confirmed"
+        )
     keys = {k.key for k in run.kernels}
     for kernel in rerun.kernels:
         if kernel.key not in keys:
@@ -146,7 +152,7 @@ def collect_with_reruns(
     """The run and its re-measurements (``check --rerun``), all checked before anything is stored.
 
     A re-measurement must be of the same commit (the one its files name, or ``meta``'s) and
-    device, and hold only kernels of the run.
+    device, and hold kernels, only kernels of the run.
 
     Raises:
         BadInput: A re-measurement file breaks that; the error names the file and the kernel.

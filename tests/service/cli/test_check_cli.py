@@ -187,6 +187,11 @@ def test_bad_re_measurements_are_one_clear_error_and_nothing_is_written(history,
     code, _ = check(tmp_path, db, pr, "--rerun", str(elsewhere))
     err = capsys.readouterr().err
     assert code == 2 and str(elsewhere) in err and "'beef'" in err and "same commit" in err
+    nothing = tmp_path / "nothing.json"  # a kernel filter that matched no kernel
+    nothing.write_text(make_run(kernels=[], commit="c0009").model_dump_json(), encoding="utf-8")
+    code, _ = check(tmp_path, db, pr, "--rerun", str(nothing))
+    err = capsys.readouterr().err
+    assert code == 2 and str(nothing) in err and "re-measured nothing" in err
 
 
 def test_check_twice_is_idempotent(history, capsys):
