@@ -83,8 +83,8 @@ def judge_all(
 ) -> dict[str, Judgement]:
     """The gate's judgement of every kernel in ``values`` (one batch).
 
-    With ``metric`` (the history's column), each kernel's segment is recorded for the
-    verdict's table (``rules.gated``).
+    With ``metric`` (the history's column), the gate's decision on each kernel (its segment,
+    whether it improved) is recorded for the verdict's table (``rules.gated``).
     """
     judged = _judge_all(ctx, values, opts, higher_is_better)
     if metric is not None:
