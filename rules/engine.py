@@ -141,7 +141,7 @@ def _kernel_baseline(
     history = ctx.kernel_history(key)
     values = history.time_s if metric == "time_s" else history.percent_of_roof
     gated = recorded(ctx, metric, key)
-    rows = gated.segment.rows(values) if gated and gated.segment else None
+    rows = gated.rows(values) if gated else None
     summary, comparison = summarise(
         values,
         current,
@@ -206,7 +206,7 @@ def _group_baseline(
     """A group's baseline of ``metric``: the gate's segment when roof-drop judged it."""
     values = figures.history[metric].to_numpy(dtype=float)
     gated = recorded(ctx, metric, figures.key)
-    rows = gated.segment.rows(values) if gated and gated.segment else None
+    rows = gated.rows(values) if gated else None
     commits = [str(c) for c in figures.history["commit"]]
     summary, _ = summarise(values, current, metric=metric, commits=commits, rows=rows)
     return summary, rows

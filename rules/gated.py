@@ -61,6 +61,10 @@ class Gated:
     segment: Segment | None
     improved: bool
 
+    def rows(self, values: FloatArray) -> slice | None:
+        """``Segment.rows`` of ``values`` (None: no segment, or all of them)."""
+        return self.segment.rows(values) if self.segment else None
+
 
 def _recorded(ctx: RuleContext) -> dict[tuple[str, str], Gated]:
     return {}

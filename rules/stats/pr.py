@@ -159,18 +159,15 @@ def far_beyond(level: Level, value: float, opts: GateOptions) -> bool:
     return abs(rel) >= opts.fail_at_once_effect and abs(level.z(value)) >= opts.fail_at_once_z
 
 
-def _improved(level: Level, current: float, up: bool, opts: GateOptions) -> bool:
-    """Better on one measurement, as far beyond noise as a failure at once must be.
+def _improved(level: Level, current: float, side: int, up: bool, opts: GateOptions) -> bool:
+    """Better on one measurement (``side``, the screen's), far beyond noise (the at-once bar).
 
     Nothing re-measures a kernel that looks better, so one value is all there is: the
     per-value test (``compare_to_baseline``) called 300 heavy-tailed values of 20 stable
     2,000-kernel PRs improved (``bench_pr_cli.py``), this bar 1. A smaller real improvement
     is confirmed by the nightly runs after the merge.
     """
-    better = -_worse_side(up)
-    return _side(level, current, opts.z_threshold, opts) == better and far_beyond(
-        level, current, opts
-    )
+    return side == -_worse_side(up) and far_beyond(level, current, opts)
 
 
 def judge_measurement(
@@ -198,7 +195,7 @@ def judge_measurement(
     return Judgement(
         regressed=regressed,
         suspect=suspect,
-        improved=enough and _improved(level, current, higher_is_better, opts),
+        improved=enough and _improved(level, current, side, higher_is_better, opts),
         level=level.level,
         relative_change=(current - level.level) / level.level if enough else math.nan,
         current=current,
