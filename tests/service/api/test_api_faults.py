@@ -82,6 +82,10 @@ def _upload_until_accepted(
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     for _ in range(20):  # what `roofguard upload` does: retry 503s, the upload is idempotent
         response = httpx.post(f"{base}/api/v1/runs", content=body, headers=headers, timeout=60)
+        if response.status_code not in (200, 201, 503):
+            with lock:
+                result.errors.append(f"run {run_index}: {response.status_code} {response.text}")
+            return
         if response.status_code != 503:
             answer = response.json()
             with lock:
@@ -130,5 +134,6 @@ def test_uploads_survive_a_storm_of_cut_connections(pg_service, repo) -> None:
     finally:
         stop.set()
         live.stop()
+    assert not result.errors, result.errors[:5]
     assert [a[1] for a in result.answers if a[0] == len(runs)] == [201]
     audit(pg_service.engine, [*runs, late], result)

@@ -81,3 +81,23 @@ def test_the_upgrade_merges_repositories_that_differ_only_in_case(engine, postgr
     with engine.begin() as conn:  # the fixture's store is at head: start from nothing
         conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
     upgrade_merges_twins(postgres_url)
+
+
+def test_a_connection_cut_during_a_copy_read_is_store_unavailable(engine):
+    """History reads COPY on the raw psycopg cursor, outside SQLAlchemy's error handling: a
+    backend terminated mid-read once escaped as psycopg's ``AdminShutdown``, and an upload
+    in a storm of cut connections answered 500 instead of the 503 clients retry on."""
+    import sqlalchemy as sa
+
+    from service.store.fastread import read_frame
+
+    store(engine, nightly(1))
+    cut = pytest.raises(StoreUnavailable, match=r"unreachable: .*terminating connection")
+    with cut, session_scope(engine, readonly=True) as session:
+        conn = session.connection()
+        pid = conn.connection.dbapi_connection.info.backend_pid
+        with engine.connect() as killer:
+            killer.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        read_frame(conn, sa.select(sa.text("id")).select_from(sa.text("runs")), ["id"])
+    with session_scope(engine, readonly=True) as session:  # the pool gave the dead one up
+        assert session.execute(sa.text("SELECT count(*) FROM runs")).scalar_one() == 1
