@@ -82,23 +82,17 @@ def _upload_until_accepted(
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     for _ in range(20):  # what `roofguard upload` does: retry 503s, the upload is idempotent
         response = httpx.post(f"{base}/api/v1/runs", content=body, headers=headers, timeout=60)
-        if response.status_code not in (200, 201, 503):
-            with lock:
+        if response.status_code == 503:
+            time.sleep(0.2)
+            continue
+        with lock:
+            if response.status_code in (200, 201):
+                answer = response.json()
+                status, run_id = response.status_code, int(answer["run_id"])
+                result.answers.append((run_index, status, run_id, bool(answer["created"])))
+            else:  # audit names it, instead of a KeyError for a run that never answered
                 result.errors.append(f"run {run_index}: {response.status_code} {response.text}")
-            return
-        if response.status_code != 503:
-            answer = response.json()
-            with lock:
-                result.answers.append(
-                    (
-                        run_index,
-                        response.status_code,
-                        int(answer["run_id"]),
-                        bool(answer["created"]),
-                    )
-                )
-            return
-        time.sleep(0.2)
+        return
     with lock:
         result.errors.append(f"run {run_index}: still 503 after 20 tries")
 
@@ -134,6 +128,5 @@ def test_uploads_survive_a_storm_of_cut_connections(pg_service, repo) -> None:
     finally:
         stop.set()
         live.stop()
-    assert not result.errors, result.errors[:5]
-    assert [a[1] for a in result.answers if a[0] == len(runs)] == [201]
     audit(pg_service.engine, [*runs, late], result)
+    assert [a[1] for a in result.answers if a[0] == len(runs)] == [201]

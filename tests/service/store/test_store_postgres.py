@@ -6,6 +6,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import sqlalchemy as sa
 from store_cases import *  # noqa: F403  (the backend-independent cases)
 from store_cases import H100, count, nightly, store
 from test_repository_case import upgrade_merges_twins
@@ -13,6 +14,7 @@ from test_repository_case import upgrade_merges_twins
 from rules.placement import place_run
 from service.errors import StoreUnavailable
 from service.store.db import open_store, session_scope
+from service.store.fastread import read_frame
 from service.store.ingest import ingest_run
 
 pytestmark = pytest.mark.postgres
@@ -87,10 +89,6 @@ def test_a_connection_cut_during_a_copy_read_is_store_unavailable(engine):
     """History reads COPY on the raw psycopg cursor, outside SQLAlchemy's error handling: a
     backend terminated mid-read once escaped as psycopg's ``AdminShutdown``, and an upload
     in a storm of cut connections answered 500 instead of the 503 clients retry on."""
-    import sqlalchemy as sa
-
-    from service.store.fastread import read_frame
-
     store(engine, nightly(1))
     cut = pytest.raises(StoreUnavailable, match=r"unreachable: .*terminating connection")
     with cut, session_scope(engine, readonly=True) as session:
