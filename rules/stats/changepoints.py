@@ -7,7 +7,7 @@ segments (``rules.stats.refine``). The scan is numpy over a 2-D array, so thousa
 are scanned at once.
 
 The thresholds come from ``tests/bench/bench_detection.py`` (the table is in
-.github/CONTRIBUTING.md, "Detection quality"): tuned on one seed, reported on another.
+tests/bench/README.md, "Detection quality"): tuned on one seed, reported on another.
 """
 
 from __future__ import annotations

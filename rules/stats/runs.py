@@ -158,7 +158,7 @@ def _run_confirms(
 #: nights, from ``SUM_MIN_POINTS`` points, and kept at least ``SUM_LOWER`` (two-night runs,
 #: whose nights must each reach the floor, at least 1). Chosen on the training seed and the
 #: real histories, with the allowance lowered from 2 to 0.5 beside it: online F1 at 8% noise
-#: 0.40 -> 0.58, false alarms on the real histories 0.59 -> 0.61 per 100 (CONTRIBUTING,
+#: 0.40 -> 0.58, false alarms on the real histories 0.59 -> 0.61 per 100 (tests/bench/README.md,
 #: online detection, has the variants tried).
 SUM_CLIP = 3.0
 SUM_SHRINK = 4.0

@@ -1,8 +1,9 @@
 """How fast the work-model evaluator refuses hostile input, next to a normal evaluation.
 
-Run with ``pytest tests/bench/bench_workmodel.py --benchmark-enable`` (skipped in the normal
-test run). The refusals should cost about as much as evaluating a GEMM model: bounds are
-checked before any large number is built.
+Run with ``python -m pytest tests/bench/bench_workmodel.py --benchmark-only``: the normal test
+run passes ``--benchmark-skip``, which ``--benchmark-enable`` does not lift. The refusals should
+cost about as much as evaluating a GEMM model: bounds are checked before any large number is
+built.
 """
 
 from __future__ import annotations
