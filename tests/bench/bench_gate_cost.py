@@ -2,8 +2,9 @@
 
 ``judge_latest_many`` (a nightly run) and ``current_levels`` (a PR's base levels) on 2,000
 kernels with t(5) noise of 0.5-5%, at 30 and 180 nights, side by side in one process with the
-reference setting of the replay window (``REPLAY_NIGHTS`` 16, stop 18's) so the machine's
-load cancels out: the two settings alternate, and each figure is the best of ``--repeat``.
+reference setting of the replay window (``REPLAY_NIGHTS`` 16, the setting before 33db221) so
+the machine's load cancels out: the two settings alternate, and each figure is the best of
+``--repeat``.
 
 Run: ``python tests/bench/bench_gate_cost.py [--kernels 2000] [--repeat 3] [--markdown FILE]``.
 """
