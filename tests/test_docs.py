@@ -1,16 +1,17 @@
-"""The documentation covers the public contracts, its examples parse, and it stays in the repo.
+"""The documentation covers the public contracts, and its examples are what the code does.
 
-Config keys, rule ids and options, CLI commands and flags, and the verdict and digest JSON keys
-are public contracts: each must be documented in the file that owns it (README.md links to
-those files). Every ``roofguard`` command in a shell code block (or a workflow snippet's
-``run:`` step) of a README or CONTRIBUTING.md must resolve to a real command with real options
-(parsed with ``--help`` added, so nothing runs). No document, docstring or comment may point
-outside the repository, and every relative link in the documents resolves.
+Config keys, rule ids and options, CLI commands and flags, the verdict and digest JSON keys and
+the Action's inputs and outputs are public contracts: each must be documented in the file that
+owns it (README.md links to those files). Every ``roofguard`` command in a shell code block (or
+a workflow snippet's ``run:`` step) of a README or CONTRIBUTING.md must resolve to a real
+command with real options (parsed with ``--help`` added, so nothing runs), every input a
+document gives the Action must be one of its inputs, and the verdict the README shows must be
+the beginning of the demo's output. That every reference resolves (paths, links, dotted names,
+nothing outside the repository) is ``test_doc_references.py``'s.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 import shlex
 import types
@@ -18,10 +19,12 @@ import typing
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 import typer
+import yaml
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
@@ -35,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RULES_DOC = ROOT / "rules" / "README.md"
 SERVICE_DOC = ROOT / "service" / "README.md"
-#: The user README and the reference files it links to.
+ACTION_DIR = ROOT / ".github" / "actions" / "roofguard"
+#: The user README, the reference files it links to, the Action's and the benchmarks'.
 MAIN_DOCS = (
     README,
     ROOT / "collectors" / "README.md",
@@ -43,7 +47,11 @@ MAIN_DOCS = (
     SERVICE_DOC,
     ROOT / "deploy" / "README.md",
     ROOT / ".github" / "CONTRIBUTING.md",
+    ACTION_DIR / "README.md",
+    ROOT / "tests" / "bench" / "README.md",
 )
+#: The demo's output, which the README shows the beginning of.
+DEMO_GOLDEN = ROOT / "tests" / "service" / "golden"
 #: Folders that are not the project's own text (environments, caches, generated output).
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", "golden", "__pycache__"}
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
@@ -354,82 +362,74 @@ def test_readme_keeps_the_test_command() -> None:
     assert any("python -m pytest" in code for code in blocks), "README lost `python -m pytest`"
 
 
-# ---- nothing points outside the repository
+# ---- the demo's verdict in the README
 
 
-def test_nothing_links_outside_the_repository() -> None:
-    patterns = ("*.py", "*.md", "*.yml", "*.yaml", "*.toml", "*.cfg", "*.txt", "*.sh", "run")
-    hits = []
-    for path in _files(*patterns):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if OUTSIDE in line:
-                hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    assert not hits, "links outside the repository:\n" + "\n".join(hits)
+def fenced_block(path: Path, lang: str) -> list[str]:
+    """The lines of the first fenced ``lang`` block of a markdown file."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = lines.index(f"```{lang}") + 1
+    return lines[start : lines.index("```", start)]
 
 
-def _anchors(path: Path) -> set[str]:
-    anchors, fenced = set(), False
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced and line.startswith("#"):
-            title = line.lstrip("#").strip().lower()
-            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
-    return anchors
+def is_beginning(shown: list[str], output: str) -> bool:
+    """Whether ``shown`` is the first lines of ``output`` (trailing spaces aside)."""
+    lines = [line.rstrip() for line in output.splitlines()]
+    return bool(shown) and [line.rstrip() for line in shown] == lines[: len(shown)]
 
 
-def test_every_relative_link_resolves_inside_the_repository() -> None:
-    broken = []
-    for path in _doc_files():
-        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8")):
-            if re.match(r"^[a-z]+:", target):
-                continue  # http(s), mailto: not a file
-            file, _, anchor = target.partition("#")
-            resolved = (path.parent / file).resolve() if file else path
-            where = f"{path.relative_to(ROOT)} -> {target}"
-            if not resolved.is_relative_to(ROOT) or not resolved.exists():
-                broken.append(where)
-            elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
-                broken.append(f"{where} (no such heading)")
-    assert not broken, f"broken links: {broken}"
+def test_is_beginning_needs_the_first_lines_in_order() -> None:
+    assert is_beginning(["a  ", "b"], "a\nb\nc")
+    assert not is_beginning(["b"], "a\nb") and not is_beginning(["a", "c"], "a\nb\nc")
+    assert not is_beginning([], "a")
 
 
-#: Top-level folders of the repository: a backticked path under one of them must exist.
-REPO_DIRS = ("collectors/", "rules/", "service/", "tests/", "deploy/", ".github/", ".ci/")
+@pytest.mark.parametrize(
+    ("lang", "golden"), [("text", "demo-verdict.txt"), ("markdown", "demo-verdict.md")]
+)
+def test_the_readme_shows_the_demos_own_verdict(lang: str, golden: str) -> None:
+    # The goldens are what `roofguard demo` prints (tests/service/render/test_time_verdict.py).
+    output = (DEMO_GOLDEN / golden).read_text(encoding="utf-8")
+    if lang == "markdown":  # its first line is the comment's hidden marker, not shown on GitHub
+        output = output.split("\n", 1)[1]
+    shown = fenced_block(README, lang)
+    assert is_beginning(shown, output), f"README's ```{lang} verdict is not how {golden} begins"
 
 
-def test_every_repository_path_named_in_the_documents_exists() -> None:
-    stale = []
-    for path in MAIN_DOCS:
-        for name in re.findall(r"`([\w./-]+)`", path.read_text(encoding="utf-8")):
-            if name.startswith(REPO_DIRS) and not (ROOT / name.rstrip("/")).exists():
-                stale.append(f"{path.relative_to(ROOT)}: {name}")
-    assert not stale, f"paths that do not exist (moved or renamed?): {stale}"
+# ---- the Action's inputs and outputs
 
 
-def _resolves(dotted: str) -> bool:
-    """Whether ``a.b.c`` names a module, or an attribute of the longest importable module."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            target: object = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attr in parts[cut:]:
-            if not hasattr(target, attr):
-                return False
-            target = getattr(target, attr)
-        return True
-    return False
+def _action() -> dict[str, Any]:
+    return yaml.safe_load((ACTION_DIR / "action.yml").read_text(encoding="utf-8"))
 
 
-def test_every_dotted_name_in_the_documents_resolves() -> None:
-    pattern = r"`((?:collectors|rules|service)(?:\.\w+)+)`"
-    keys = set(config_keys())  # `rules.fail_on` is a config key, not a module
-    stale = [
-        f"{path.relative_to(ROOT)}: {name}"
-        for path in MAIN_DOCS
-        for name in re.findall(pattern, path.read_text(encoding="utf-8"))
-        if name not in keys and not _resolves(name)
+def test_every_action_input_and_output_is_documented() -> None:
+    spec, text = _action(), (ACTION_DIR / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in [*spec["inputs"], *spec["outputs"]] if f"`{name}`" not in text]
+    assert not missing, f"Action inputs or outputs not in its README.md: {missing}"
+
+
+def input_table_names(text: str) -> set[str]:
+    """The inputs a table's first column names (rows such as ``| `pr`, `sha` | ...``)."""
+    rows = [line.split("|")[1] for line in text.splitlines() if line.startswith("| `")]
+    return {name for cell in rows for name in re.findall(r"`([\w-]+)`", cell)}
+
+
+def snippet_inputs(path: Path) -> set[str]:
+    """The ``with:`` keys of the workflow snippets' steps that use the roofguard Action."""
+    steps = [
+        step
+        for _, lang, code in shell_blocks(path)
+        if lang in YAML_LANGS
+        for step in yaml.safe_load(code)
+        if "roofguard@" in step.get("uses", "")
     ]
-    assert not stale, f"modules or names that do not exist: {stale}"
+    return {key for step in steps for key in step.get("with", {})}
+
+
+def test_every_action_input_a_document_uses_exists() -> None:
+    named = input_table_names((ACTION_DIR / "README.md").read_text(encoding="utf-8"))
+    used = snippet_inputs(README)
+    assert len(named) >= 20 and {"reports", "database-url"} <= used, (named, used)
+    unknown = sorted((named | used) - set(_action()["inputs"]))
+    assert not unknown, f"not inputs of action.yml: {unknown}"
