@@ -22,10 +22,11 @@ from scipy.integrate import quad
 from scipy.special import ndtr, ndtri
 
 import rules.stats as stats
-from rules.stats import constants
+from rules.stats import constants, options
 
 ROOT = Path(__file__).resolve().parents[2]
 STATS = ROOT / "rules" / "stats"
+RULES_README = ROOT / "rules" / "README.md"
 #: The two modules that may write numbers: the constants and the knobs' defaults.
 NUMBERS_LIVE_IN = {"constants.py", "options.py"}
 #: Arithmetic every formula writes (halves, pairs, differences, complements).
@@ -196,3 +197,33 @@ def test_a_stale_citation_is_found() -> None:
         "judge_measurements",
         "rules.stats.joint.NOISE_EFFICIENCY",
     ]
+
+
+# ---- the reader's table (rules/README.md, the gate)
+
+
+def _readme_table() -> str:
+    text = RULES_README.read_text(encoding="utf-8")
+    start = text.index("**Every knob and constant.**")
+    return text[start : text.index("\n## ", start)]
+
+
+def test_the_readme_table_lists_every_knob_and_constant() -> None:
+    models = (
+        options.CompareOptions,
+        options.ChangePointOptions,
+        options.GateSettings,
+        options.GateOptions,
+    )
+    knobs = {name for model in models for name in model.model_fields}
+    names = knobs | set(_module_constants(STATS / "constants.py")) | {"GATE_Z"}
+    table = _readme_table()
+    assert [n for n in sorted(names) if f"`{n}`" not in table] == []
+
+
+def test_the_readme_cites_only_constants_that_exist() -> None:
+    text = RULES_README.read_text(encoding="utf-8")
+    section = text[text.index("## Noise-aware statistics") : text.index("## Configuration (")]
+    cited = set(re.findall(r"`([A-Z][A-Z0-9_]{2,})`", section))
+    existing = set(_module_constants(STATS / "constants.py")) | {"GATE_Z"}
+    assert sorted(cited - existing) == []
