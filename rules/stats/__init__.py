@@ -4,15 +4,19 @@
 * ``rules.stats.changepoints``: ``change_points`` / ``change_points_many``, the offline
   detector behind the digest (windows in ``rules.stats.windows``, placement and confirmation
   in ``rules.stats.refine``).
-* ``rules.stats.gate``: ``judge_latest`` (the nightly gate: confirmed level changes) and the
-  PR gate (screen, re-measure, decide), with thresholds that know how many kernels a verdict
-  judges.
+* ``rules.stats.gate``: ``judge_latest`` (the nightly gate: confirmed level changes), and
+  ``rules.stats.pr``: ``judge_measurement`` (the PR gate: screen, re-measure, decide), with
+  thresholds that know how many kernels a verdict judges.
+* ``rules.stats.options``: every knob (``CompareOptions``, ``ChangePointOptions``,
+  ``GateSettings``, ``GateOptions``); ``rules.stats.constants``: every fixed number, with its
+  evidence.
 
-Every name below is importable as ``rules.stats.X``.
+Every name below is importable from ``rules.stats`` itself.
 """
 
-from rules.stats.baseline import CompareOptions, Comparison, compare_to_baseline
+from rules.stats.baseline import Comparison, compare_to_baseline
 from rules.stats.changepoints import ChangePoint, change_points, change_points_many
+from rules.stats.constants import MAD_SCALE, MEDIAN_SE, OUTLIER_Z, TRIMMING
 from rules.stats.gate import (
     Judgement,
     confirm_z,
@@ -23,7 +27,13 @@ from rules.stats.gate import (
     stage_z,
 )
 from rules.stats.levels import Level
-from rules.stats.options import GATE_Z, ChangePointOptions, GateOptions, GateSettings
+from rules.stats.options import (
+    GATE_Z,
+    ChangePointOptions,
+    CompareOptions,
+    GateOptions,
+    GateSettings,
+)
 from rules.stats.pr import (
     GateMode,
     conservative_median,
@@ -32,16 +42,7 @@ from rules.stats.pr import (
     median_of,
     screens_worse,
 )
-from rules.stats.robust import (
-    MAD_SCALE,
-    MEDIAN_SE,
-    OUTLIER_Z,
-    TRIMMING,
-    Direction,
-    FloatArray,
-    fast_median,
-    robust_center_spread,
-)
+from rules.stats.robust import Direction, FloatArray, fast_median, robust_center_spread
 from rules.stats.runs import Replay
 from rules.stats.windows import ChangePointScan
 

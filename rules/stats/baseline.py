@@ -15,28 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 
+from rules.stats.options import CompareOptions
 from rules.stats.robust import FloatArray, fast_median, robust_center_spread
-
-
-class CompareOptions(BaseModel):
-    """Thresholds of ``compare_to_baseline``.
-
-    Attributes:
-        min_runs: Fewer baseline values than this: no verdict (``enough`` is False).
-        z_threshold: Robust z-score a change must reach (in baseline spreads).
-        min_effect: Smallest relative change that counts, whatever the noise (practical floor).
-        noise_floor: Smallest relative spread assumed, so a too-quiet baseline does not make
-            every wobble significant.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    min_runs: int = Field(default=3, ge=1)
-    z_threshold: float = Field(default=4.0, gt=0)
-    min_effect: float = Field(default=0.03, ge=0)
-    noise_floor: float = Field(default=0.005, ge=0)
 
 
 @dataclass(frozen=True)

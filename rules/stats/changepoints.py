@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from rules.stats.constants import BLOCK_ROWS
 from rules.stats.options import ChangePointOptions
 from rules.stats.refine import _confirm, _refine
 from rules.stats.robust import Direction, FloatArray
@@ -78,7 +79,7 @@ def change_points_many(
     series: pd.DataFrame | npt.ArrayLike,
     *,
     options: ChangePointOptions | None = None,
-    block_rows: int = 512,
+    block_rows: int = BLOCK_ROWS,
 ) -> ChangePointScan:
     """Scan many series at once: rows are series, columns are points in time (NaN = absent).
 

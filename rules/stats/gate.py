@@ -10,11 +10,11 @@ One measurement cannot tell a one-night dip from a real drop, so neither gate fa
   together is as strong (a moderate drop on a noisy kernel). A suspect followed by a normal
   night clears itself; once a change is confirmed, the next nights are judged against the
   new level.
-* **Pull request** (``judge_measurements``): the PR's value against the base branch's current
-  level. Worse beyond noise: a suspect. With re-measurements of the same commit it is
-  ``regressed`` only when the re-measurement *on its own* is beyond noise as well (the
-  conservative median of the re-measurements: with two, the better one). Without a
-  re-measure step, only effects far beyond noise (``fail_at_once_effect`` at
+* **Pull request** (``judge_measurement`` in ``rules.stats.pr``): the PR's value against the
+  base branch's current level. Worse beyond noise: a suspect. With re-measurements of the
+  same commit it is ``regressed`` only when the re-measurement *on its own* is beyond noise
+  as well (the conservative median of the re-measurements: with two, the better one).
+  Without a re-measure step, only effects far beyond noise (``fail_at_once_effect`` at
   ``fail_at_once_z``) fail at once.
 
 **Fleet-scale error control (family-wise).** A verdict judges thousands of kernels and fails
@@ -48,10 +48,16 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.constants import (
+    DF_DECIMALS,
+    MARGINAL_NOISE_EFFICIENCY,
+    MIN_DF,
+    NIGHTLY_SE_STEPS,
+)
 from rules.stats.joint import joint_z
 from rules.stats.levels import Level, clean, level_of, segment_starts
 from rules.stats.options import GateOptions
-from rules.stats.robust import MAD_SCALE, FloatArray
+from rules.stats.robust import FloatArray, t_robust_spread
 from rules.stats.runs import Replay, replay, replayed, step
 
 
@@ -63,13 +69,7 @@ def stage_z(tail: float, df: float) -> float:
     """
     from scipy.special import stdtrit  # the t quantile; scipy.stats would cost seconds to import
 
-    return float(stdtrit(df, 1 - tail) / (MAD_SCALE * stdtrit(df, 0.75)))
-
-
-#: Efficiency of the noise estimate (clipped SD / MAD of differences) against a plain SD, for
-#: the PR's single-value thresholds (a marginal t). The nightly gate's joint thresholds model
-#: the estimate itself (``rules.stats.joint.NOISE_EFFICIENCY``, fitted to its lower tail).
-NOISE_EFFICIENCY = 0.8
+    return float(stdtrit(df, 1 - tail) / t_robust_spread(df))
 
 
 def effective_df(opts: GateOptions, points: int = 0) -> float:
@@ -77,12 +77,13 @@ def effective_df(opts: GateOptions, points: int = 0) -> float:
 
     A standardised value with an estimated scale is t-distributed with the scale's degrees
     of freedom; heavy tails and that estimate combine here as harmonic degrees of freedom
-    (0 points: the tails alone). Rounded, so thresholds are computed once per value.
+    (0 points: the tails alone; the estimate's per point: ``MARGINAL_NOISE_EFFICIENCY``).
+    Rounded, so thresholds are computed once per value.
     """
     if points < 2:
         return opts.tail_df
-    combined = 1 / (1 / opts.tail_df + 1 / (NOISE_EFFICIENCY * (points - 1)))
-    return round(max(combined, 2.1), 1)
+    combined = 1 / (1 / opts.tail_df + 1 / (MARGINAL_NOISE_EFFICIENCY * (points - 1)))
+    return round(max(combined, MIN_DF), DF_DECIMALS)
 
 
 def nightly_z(opts: GateOptions, points: int = 0, se: float = 0.0) -> float:
@@ -92,7 +93,8 @@ def nightly_z(opts: GateOptions, points: int = 0, se: float = 0.0) -> float:
     (from ``points``), so their joint chance is what is controlled (``rules.stats.joint``).
     """
     tail = opts.family_error / opts.family_size
-    joint = joint_z(tail, opts.confirm_runs, opts.tail_df, points, round(se * 20) / 20)
+    se = round(se * NIGHTLY_SE_STEPS) / NIGHTLY_SE_STEPS  # fewer thresholds to compute
+    joint = joint_z(tail, opts.confirm_runs, opts.tail_df, points, se)
     return max(opts.nightly_floor, joint)
 
 

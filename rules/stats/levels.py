@@ -20,17 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats.changepoints import change_points_many
+from rules.stats.constants import CLIP_Z, MAD_SCALE, MIN_DETECTED_POINTS, MIN_SD_POINTS
 from rules.stats.options import ChangePointOptions
-from rules.stats.robust import MAD_SCALE, FloatArray, _location, fast_median
-
-#: Points from which a segment's own clipped standard deviation joins the noise estimate.
-MIN_SD_POINTS = 8
-#: Residuals beyond this many robust spreads are bad nights, left out of that deviation.
-CLIP_Z = 3.5
-#: Fewest points of a new level before the offline detector's change starts the segment
-#: (sooner, a pair of heavy-tailed nights could pass for one; the gate's own confirmed
-#: runs cover the first nights after a real change).
-MIN_DETECTED_POINTS = 5
+from rules.stats.robust import FloatArray, _location, fast_median
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""The statistics' options: the change-point detector's and the gate's.
+"""The statistics' knobs: every option a user may turn, with its default and its meaning.
+
+``CompareOptions`` (one value against a baseline), ``ChangePointOptions`` (the offline
+detector), ``GateSettings`` (the gate's protocol, ``[rules.gate]`` in the configuration) and
+``GateOptions`` (everything the gate reads). The fixed numbers are in
+``rules.stats.constants``; rules/README.md has the table of both, with the evidence.
 
 One module below every detector module, so each of them names the options it reads at run
 time (no import cycle between ``rules.stats`` modules, ``lint-imports`` holds them to it).
@@ -8,7 +13,26 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rules.stats.baseline import CompareOptions
+from rules.stats.constants import WINDOW_SCALES
+
+
+class CompareOptions(BaseModel):
+    """Thresholds of ``compare_to_baseline`` (and, with ``GATE_Z``, the gate's per-value ones).
+
+    Attributes:
+        min_runs: Fewer baseline values than this: no verdict (``enough`` is False).
+        z_threshold: Robust z-score a change must reach (in baseline spreads).
+        min_effect: Smallest relative change that counts, whatever the noise (practical floor).
+        noise_floor: Smallest relative spread assumed, so a too-quiet baseline does not make
+            every wobble significant.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_runs: int = Field(default=3, ge=1)
+    z_threshold: float = Field(default=4.0, gt=0)
+    min_effect: float = Field(default=0.03, ge=0)
+    noise_floor: float = Field(default=0.005, ge=0)
 
 
 class ChangePointOptions(BaseModel):
@@ -46,7 +70,7 @@ class ChangePointOptions(BaseModel):
     @model_validator(mode="after")
     def _largest_window(self) -> ChangePointOptions:
         if self.window is not None:
-            scales = {w for w in (4, 8, 16, 32, 64, 128) if w < self.window} | {self.window}
+            scales = {w for w in WINDOW_SCALES if w < self.window} | {self.window}
             object.__setattr__(self, "windows", tuple(sorted(scales)))
         if any(w < 2 for w in self.windows):
             raise ValueError("windows: every window needs at least 2 points")

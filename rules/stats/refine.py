@@ -15,8 +15,9 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.constants import MAD_SCALE, OUTLIER_Z
 from rules.stats.options import ChangePointOptions
-from rules.stats.robust import MAD_SCALE, OUTLIER_Z, FloatArray, _location, fast_median
+from rules.stats.robust import FloatArray, _location, fast_median
 from rules.stats.windows import ChangePointScan
 
 

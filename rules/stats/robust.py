@@ -12,21 +12,10 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.constants import MAD_SCALE, MEDIAN_SE, TRIMMING, UPPER_QUARTILE
+
 FloatArray = npt.NDArray[np.float64]
 Direction = Literal["up", "down"]
-
-#: MAD -> standard deviation for normal data.
-MAD_SCALE = 1.4826
-#: Standard error of a median relative to that of a mean, for normal data (sqrt(pi/2)).
-MEDIAN_SE = 1.2533
-#: Location estimate by window size: ``(from points, fraction trimmed each side, standard
-#: error relative to a mean on normal noise)``. Below 8 points: the median (SE 1.25, 64%
-#: efficient). From 8: the interquartile mean (84%), robust to a quarter of bad nights. (A
-#: lighter 12.5% trim gained no recall on noisy series in the benchmark and let clusters of
-#: clock dips through on quiet ones.)
-#: Beyond this many noise units from a level, a point is a bad night rather than that level.
-OUTLIER_Z = 3.0
-TRIMMING: tuple[tuple[int, float, float], ...] = ((8, 0.25, 1.093),)
 
 
 def fast_median(arr: FloatArray) -> float:
@@ -47,6 +36,17 @@ def robust_center_spread(values: npt.ArrayLike) -> tuple[float, float]:
         return math.nan, math.nan
     center = fast_median(arr)
     return center, MAD_SCALE * fast_median(np.abs(arr - center))
+
+
+def t_robust_spread(df: float) -> float:
+    """The robust spread (scaled MAD) of a unit Student t with ``df`` degrees of freedom.
+
+    Dividing a t quantile by it turns the quantile into a robust z, the unit every threshold of
+    the gate is in (the noise of a value is a robust spread, not a standard deviation).
+    """
+    from scipy.special import stdtrit  # the t quantile; scipy.stats would cost seconds to import
+
+    return MAD_SCALE * float(stdtrit(df, UPPER_QUARTILE))
 
 
 def _location(points: FloatArray) -> tuple[float, float]:

@@ -19,6 +19,10 @@ a row, but four such nights together are far beyond noise. So a run of ``k`` nig
 The run is judged against the level of the segment before it. The segment is the state the
 gate carries from night to night (``replay``): where its last confirmed change started, so a
 change confirmed once is not forgotten when later nights widen the old segment's spread.
+
+The fixed numbers (``MIN_LEVEL``, ``SETTLED``, ``KNOWN_NOISE_POINTS``, the ``SUM_*`` of
+``sum_spread``, ``REPLAY_NIGHTS``, ``POINT_GRID``) are in ``rules.stats.constants``, each with
+the benchmark that chose it.
 """
 
 from __future__ import annotations
@@ -29,23 +33,24 @@ from functools import lru_cache
 
 import numpy as np
 
+from rules.stats.constants import (
+    KNOWN_NOISE_POINTS,
+    MAD_SCALE,
+    MIN_FIRST,
+    MIN_LEVEL,
+    POINT_GRID,
+    REPLAY_NIGHTS,
+    RUN_SE_STEPS,
+    SETTLED,
+    SUM_CLIP,
+    SUM_LOWER,
+    SUM_MIN_POINTS,
+    SUM_SHRINK,
+)
 from rules.stats.joint import all_beyond, joint_z
 from rules.stats.levels import Level, level_of
 from rules.stats.options import ChangePointOptions, GateOptions
-from rules.stats.robust import MAD_SCALE, FloatArray, fast_median
-
-#: Fewest nights of a level a run is judged against: after a change, and in a series' first
-#: segment (there a new kernel's first nights set the level).
-MIN_LEVEL = 3
-MIN_FIRST = 5
-#: Nights after which a new segment's level stands on its own. Before, a run must also be
-#: beyond the level before the change: real histories flip back and forth between a few
-#: levels (bimodal runners), and a flip back looked like a confirmed second change (false
-#: alarms on the real histories 0.79 -> 1.29 per 100 without this). 6 since the replay holds
-#: 8 nights (real histories, 4 / 5 / 6 / 7 / 8 / 10 nights: false alarms 0.84 / 0.72 / 0.59 /
-#: 0.61 / 0.59 / 0.45 per 100, drops found 18 / 18 / 18 / 18 / 16 / 14 of 22; training seed
-#: unchanged).
-SETTLED = 6
+from rules.stats.robust import FloatArray, fast_median
 
 
 @dataclass(frozen=True)
@@ -63,16 +68,6 @@ class Step:
     run: int
     level: Level
     z: float
-
-
-#: Nights from which a noise estimate counts as known. From fewer, the estimate is often far
-#: too low (5 nights of 8% noise gave 2-3%), so a z overstates the evidence: a run's z are
-#: scaled down to what they would be with a noise known this well (``evidence_scale``).
-#: Chosen on the real histories and the training seed, with the 16-night replay and
-#: ``SETTLED`` 8 of the time: false alarms per 100 stable points 0.70 (none) -> 0.66 / 0.66 /
-#: 0.63 at 30 / 45 / 60 nights; 100 removed no more of them and cost recall (online F1 at 4%
-#: noise 0.64 -> 0.59).
-KNOWN_NOISE_POINTS = 60
 
 
 @lru_cache(maxsize=512)
@@ -96,14 +91,9 @@ def each_z(opts: GateOptions, k: int, level: Level) -> float:
     """Bar every night of a ``k``-night run must pass (floored at ``run_floor``)."""
     tries = max(1, opts.pool_runs - opts.confirm_runs + 1)
     tail = opts.family_error / opts.family_size / tries
-    se = math.ceil(level.se * 10) / 10  # rounded up (a higher bar), like the points
+    se = math.ceil(level.se * RUN_SE_STEPS) / RUN_SE_STEPS  # up (a higher bar), like the points
     joint = joint_z(tail, k, opts.tail_df, fewer_points(level.points), se)
     return max(opts.run_floor, joint)
-
-
-#: Points of a noise estimate rounded down to these (fewer points: a higher, safe bar), so a
-#: check computes a handful of bars rather than one per segment length.
-POINT_GRID = (0, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 150, 200, 300, 400)
 
 
 def fewer_points(points: int) -> int:
@@ -148,27 +138,9 @@ def _run_confirms(
     return _confirms(against_prior, prior, opts, values[prior.start : level.start])
 
 
-#: A run's pooled evidence assumes independent nights. Real runners' noise persists (a few
-#: moderately high nights in a row, a bimodal runner's stay in one mode), and there the sum
-#: of ``k`` nights spreads wider than ``sqrt(k)`` noises; with independent nights it spreads
-#: less, since the noise used is the larger of two estimates (about 13% high). So a run's z
-#: are divided by the spread of its segment's own ``k``-night sums of residuals (scaled MAD,
-#: residuals clipped at ``SUM_CLIP`` noises, so a clock dip is not persistence) over
-#: ``sqrt(k)`` noises, shrunk toward 1 with the weight of ``SUM_SHRINK`` windows of ``k``
-#: nights, from ``SUM_MIN_POINTS`` points, and kept at least ``SUM_LOWER`` (two-night runs,
-#: whose nights must each reach the floor, at least 1). Chosen on the training seed and the
-#: real histories, with the allowance lowered from 2 to 0.5 beside it: online F1 at 8% noise
-#: 0.40 -> 0.58, false alarms on the real histories 0.59 -> 0.61 per 100 (tests/bench/README.md,
-#: online detection, has the variants tried).
-SUM_CLIP = 3.0
-SUM_SHRINK = 4.0
-SUM_LOWER = 0.8
-SUM_MIN_POINTS = 8
-
-
 def lowest_spread(k: int) -> float:
-    """The least ``sum_spread`` of a ``k``-night run."""
-    return SUM_LOWER if k >= 3 else 1.0
+    """The least ``sum_spread`` of a ``k``-night run (a pair's nights each reach the floor)."""
+    return SUM_LOWER if k > 2 else 1.0
 
 
 def sum_spread(segment: FloatArray, level: Level, k: int) -> float:
@@ -262,14 +234,6 @@ def segment_starts_by_night(
         if judged.sign:
             start = t + 1 - judged.run
     return [*out, start]
-
-
-#: Nights the gate replays (a night's segment is carried from this far back). Older changes
-#: are the offline detector's to place (it places one from 5 nights after it). 8 rather than
-#: 16: the same online figures on both seeds, fewer false alarms on the real histories (0.63
-#: -> 0.59 per 100), and a 2,000-kernel gate 1.3-1.4x cheaper (``bench_gate_cost.py``); all of a
-#: 180-night history made it 14x slower.
-REPLAY_NIGHTS = 8
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,18 @@ from dataclasses import dataclass, fields
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.constants import (
+    DRIFT_LAG,
+    DRIFT_MIN_DIFFS,
+    DRIFT_Z,
+    FEW_POINTS,
+    MAD_SCALE,
+    MEDIAN_SE,
+    TIE_BREAK,
+    TRIMMING,
+)
 from rules.stats.options import ChangePointOptions
-from rules.stats.robust import MAD_SCALE, MEDIAN_SE, TRIMMING, FloatArray
+from rules.stats.robust import FloatArray
 
 
 @dataclass(frozen=True)
@@ -132,7 +142,7 @@ def _interval_gap(
 def _local_maxima(score: FloatArray, window: int) -> npt.NDArray[np.bool_]:
     """Where ``score`` > 0 is the largest within ``window - 1`` on each side (first on ties)."""
     n = score.shape[1]
-    tie_break = score - np.arange(n) * 1e-9
+    tie_break = score - np.arange(n) * TIE_BREAK
     padded = np.pad(tie_break, ((0, 0), (window - 1, window - 1)), constant_values=-np.inf)
     views = np.lib.stride_tricks.sliding_window_view(padded, 2 * window - 1, axis=1)
     return np.asarray((score > 0) & (tie_break >= views.max(axis=-1)), dtype=bool)
@@ -152,7 +162,7 @@ def _one_scale(
     # With few points a side, one bad night can move the median: be conservative there and use
     # the gap between the conservative intervals; with more, the median itself is robust.
     plain = np.nan_to_num(right.center - left.center)
-    few = max(5, 2 * opts.min_segment)
+    few = max(FEW_POINTS, 2 * opts.min_segment)
     small = (n_left < few) | (n_right < few)
     gap = np.where(small, _interval_gap(left.low, left.high, right.low, right.high), plain)
     with np.errstate(all="ignore"):
@@ -167,17 +177,17 @@ def _one_scale(
     return z, rel, np.asarray(ok, dtype=bool)
 
 
-def _drift(values: FloatArray, lag: int = 4) -> FloatArray:
+def _drift(values: FloatArray, lag: int = DRIFT_LAG) -> FloatArray:
     """Robust per-series slope (per point) when it is significant, else 0.
 
     The median of lag-``lag`` differences over ``lag``: a step touches only ``lag`` of them,
     so it barely moves the median, while a slow drift moves all of them. The slope is kept
-    only beyond three standard errors, so noise is never "detrended" into a change.
+    only beyond ``DRIFT_Z`` standard errors, so noise is never "detrended" into a change.
     """
     diffs = values[:, lag:] - values[:, :-lag]
     with np.errstate(all="ignore"):
         count = np.sum(~np.isnan(diffs), axis=1)
-        valid = count >= 8
+        valid = count >= DRIFT_MIN_DIFFS
         slope = np.zeros(values.shape[0])
         spread = np.zeros(values.shape[0])
         if valid.any():
@@ -185,4 +195,4 @@ def _drift(values: FloatArray, lag: int = 4) -> FloatArray:
             mad = np.nanmedian(np.abs(diffs[valid, :] - med[:, None]), axis=1)
             slope[valid] = med / lag
             spread[valid] = MEDIAN_SE * MAD_SCALE * mad / np.sqrt(count[valid]) / lag
-    return np.where(np.abs(slope) > 3 * spread, slope, 0.0)
+    return np.where(np.abs(slope) > DRIFT_Z * spread, slope, 0.0)

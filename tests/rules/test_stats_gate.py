@@ -118,12 +118,11 @@ def test_every_public_name_is_exported() -> None:
 
 
 def test_the_noise_model_describes_the_noise_estimate() -> None:
-    # rules.stats.joint's two constants, checked by simulating the estimate on t(4) noise.
+    # The joint thresholds' two constants, checked by simulating the estimate on t(4) noise.
     from scipy.special import chdtri
 
-    from rules.stats.joint import NOISE_BIAS, NOISE_EFFICIENCY
+    from rules.stats.constants import LOWER_TAIL_NOISE_EFFICIENCY, MAD_SCALE, NOISE_BIAS
     from rules.stats.levels import level_of, segment_starts
-    from rules.stats.robust import MAD_SCALE
 
     rng = np.random.default_rng(5)
     rows = list(100 + rng.standard_t(4, size=(2000, 30)))
@@ -132,7 +131,7 @@ def test_the_noise_model_describes_the_noise_estimate() -> None:
     spread = [level_of(r, 0, float(n), 0.0).noise for r, n in zip(rows, noise, strict=True)]
     ratio = np.array(spread) / robust
     assert np.median(ratio) == pytest.approx(NOISE_BIAS, rel=0.04)
-    nu = NOISE_EFFICIENCY * 29
+    nu = LOWER_TAIL_NOISE_EFFICIENCY * 29
     model_q01 = math.sqrt(chdtri(nu, 0.99) / chdtri(nu, 0.5))
     # The model's lower tail is at least as heavy as the estimate's (conservative), not far off.
     assert model_q01 * 0.95 <= np.quantile(ratio, 0.01) / np.median(ratio) <= model_q01 * 1.15

@@ -1,0 +1,170 @@
+"""Every fixed number of the statistics, once, with the evidence for it.
+
+Two kinds of numbers change a figure of ``rules.stats``. The *knobs* a user may turn are the
+fields of the options models (``rules.stats.options``: ``CompareOptions``,
+``ChangePointOptions``, ``GateSettings``, ``GateOptions``), documented there. Everything else is
+here: constants of the maths (derived, for normal data unless said otherwise), settings chosen
+once on a benchmark (its name, seed and figures; ``tests/bench/README.md`` has the tables),
+and the resolution of the numerical methods. The other modules name these and write no other
+number than 0, 1 and 2 (``tests/rules/test_stats_constants.py`` holds them to it).
+
+A changed value here changes verdicts: rerun the benchmark named beside it.
+"""
+
+from __future__ import annotations
+
+# ---- Robust estimators (rules.stats.robust)
+
+#: MAD -> standard deviation for normal data: ``1 / Φ⁻¹(0.75)`` = 1.482602. Four digits, as
+#: written when the detector was tuned; every robust spread in ``rules.stats`` is in this unit.
+MAD_SCALE = 1.4826
+#: Standard error of a median relative to that of a mean, for normal data: ``sqrt(π / 2)`` =
+#: 1.253314, four digits. (``compare_to_baseline`` writes the same factor exactly, as ``π / 2``
+#: under its square root; the two differ in the fifth digit and are left as they are.)
+MEDIAN_SE = 1.2533
+#: The MAD of a symmetric distribution is its upper quartile: ``MAD_SCALE`` times a Student
+#: t's quantile at 0.75 is that t's robust spread (t units -> the robust z of the thresholds).
+UPPER_QUARTILE = 0.75
+#: Location estimate by window size: ``(from points, fraction trimmed each side, standard
+#: error relative to a mean on normal noise)``. Below 8 points the median (``MEDIAN_SE``, 64%
+#: efficient); from 8 the interquartile mean, robust to a quarter of bad nights. Its standard
+#: error is derived: the variance of a mean trimmed by ``a`` each side, normal data, is
+#: ``(∫₋꜀ᶜ x² φ(x) dx + 2 a c²) / (1 - 2 a)²`` with ``c = Φ⁻¹(1 - a)``: 1.0932² at ``a`` =
+#: 0.25 (84% efficient). 8 and 0.25 were chosen on ``bench_detection.py``'s training seed 1 (a
+#: lighter 12.5% trim gained no recall on noisy series and let clusters of clock dips through
+#: on quiet ones).
+TRIMMING: tuple[tuple[int, float, float], ...] = ((8, 0.25, 1.093),)
+
+# ---- The change-point detector (rules.stats.windows, rules.stats.refine)
+
+#: The windows tried below ``ChangePointOptions(window=N)`` (doubling scales; ``window`` itself
+#: is added): the digest's single-window setting becomes a multi-scale scan.
+WINDOW_SCALES = (4, 8, 16, 32, 64, 128)
+#: With fewer points than this (or ``2 × min_segment``) on a side of a window, one bad night
+#: can move the median: there the gap between the conservative intervals is tested, not the
+#: difference of the centres. A design rule of the multi-scale detector, not tuned apart.
+FEW_POINTS = 5
+#: Beyond this many noise units from a level, a point is a bad night rather than that level
+#: (a new level starts at its first point within it). Training seed 1 of ``bench_detection.py``:
+#: F1 at 0.5% noise 0.971 -> 1.000, the other noise levels unchanged.
+OUTLIER_Z = 3.0
+#: Slow drift: the median of lag-``DRIFT_LAG`` differences over the lag (a step touches only
+#: ``DRIFT_LAG`` of them), from ``DRIFT_MIN_DIFFS`` differences, kept only beyond ``DRIFT_Z``
+#: standard errors so noise is never "detrended" into a change. Design rules of the
+#: drift-aware detector, not tuned apart.
+DRIFT_LAG = 4
+DRIFT_MIN_DIFFS = 8
+DRIFT_Z = 3
+#: Ties between local maxima of the window statistic go to the first (a numerical nudge far
+#: below any noise).
+TIE_BREAK = 1e-9
+#: Series scanned per block of ``change_points_many``: bounds memory, changes no figure.
+BLOCK_ROWS = 512
+
+# ---- The level a value is judged against (rules.stats.levels)
+
+#: From this many points a segment's own clipped standard deviation joins the noise estimate
+#: (the larger of it and the detector's MAD of differences: a MAD from 30 nights is off by 20%
+#: one time in ten, and the kernels whose noise is underestimated are where the false alarms of
+#: a 2,000-kernel fleet come from). Residuals beyond ``CLIP_Z`` robust spreads are bad nights,
+#: left out of that deviation. Set by reasoning with the fleet gate; tried since on training
+#: seed 1 of ``bench_online.py`` and the real histories (bench README, online detection): the
+#: detector's noise alone, 0.77 false alarms per 100 against 0.59; a clip of 2.5 or 3.0,
+#: 0.63-0.75 against 0.61.
+MIN_SD_POINTS = 8
+CLIP_Z = 3.5
+#: Fewest points of a new level before the offline detector's change starts the gate's segment:
+#: sooner, two heavy-tailed nights could pass for a change, and the gate's own confirmed runs
+#: cover the first nights after a real one. (``REPLAY_NIGHTS`` must stay above it.)
+MIN_DETECTED_POINTS = 5
+
+# ---- Nightly confirmation (rules.stats.runs)
+
+#: Fewest nights of a level a run is judged against: after a change, and in a series' first
+#: segment (there a new kernel's first nights set the level). Design rules of the pooled runs.
+MIN_LEVEL = 3
+MIN_FIRST = 5
+#: Nights after which a new segment's level stands on its own; before, a run must also be
+#: beyond the level before the change: bimodal runners flip back, and each flip back was a
+#: confirmed change (false alarms on the real histories 0.79 -> 1.29 per 100 without this).
+#: With the 8-night replay, real histories (55 series, 22 labelled drops) settled after 4 / 5 /
+#: 6 / 7 / 8 / 10 nights: false alarms 0.84 / 0.72 / 0.59 / 0.61 / 0.59 / 0.45 per 100 stable
+#: points, drops found 18 / 18 / 18 / 18 / 16 / 14; training seed 1 of ``bench_online.py``
+#: unchanged.
+SETTLED = 6
+#: Nights from which a noise estimate counts as known. From fewer it is often far too low (5
+#: nights of 8% noise gave 2-3%), so a run's z are scaled down to what they would be with a
+#: noise known this well (``evidence_scale``). On the real histories and training seed 1, with
+#: the 16-night replay and ``SETTLED`` 8 of the time: false alarms per 100 stable points 0.70
+#: (no scaling) -> 0.66 / 0.66 / 0.63 / 0.63 at 30 / 45 / 60 / 100 nights; 100 cost online F1
+#: at 4% noise 0.64 -> 0.59.
+KNOWN_NOISE_POINTS = 60
+#: A run's pooled evidence assumes independent nights; real runners' noise persists (a few
+#: high nights in a row, a bimodal runner's stay in one mode), and with independent nights the
+#: noise used runs about 13% high. So a run's z are divided by how much wider its segment's own
+#: ``k``-night sums of residuals (clipped at ``SUM_CLIP`` noises, so a clock dip is not
+#: persistence) spread than ``sqrt(k)`` noises, shrunk toward 1 with the weight of
+#: ``SUM_SHRINK`` windows, from ``SUM_MIN_POINTS`` points, at least ``SUM_LOWER`` for runs
+#: longer than two nights (two-night runs: at least 1). Training seed 1 and the real
+#: histories, with ``pool_allowance`` lowered from 2 to 0.5 beside it: online F1 at 8% noise
+#: 0.40 -> 0.58, real false alarms 0.59 -> 0.61 per 100; shrink weight 2 / 3 / 4 / 6 gave F1 at
+#: 8% 0.57 / 0.57 / 0.58 / 0.58 and real false alarms 0.63 / 0.63 / 0.61 / 0.63; a lower bound
+#: of 0.9 / 0.85 cost F1 at 8% (0.50 / 0.54).
+SUM_CLIP = 3.0
+SUM_SHRINK = 4.0
+SUM_LOWER = 0.8
+SUM_MIN_POINTS = 8
+#: Nights the gate replays, each as it was judged on its own night (older changes are the
+#: detector's, which places one ``MIN_DETECTED_POINTS`` nights after it). 8 rather than 16:
+#: the same online figures on both seeds, real false alarms 0.63 -> 0.59 per 100, and a
+#: 2,000-kernel gate 1.3-1.4x cheaper (``bench_gate_cost.py``); all of a 180-night history
+#: made it 14x slower for no better figure.
+REPLAY_NIGHTS = 8
+#: A noise estimate's points are rounded down to these before a run's bar is computed (fewer
+#: points: a higher, safe bar), so a check computes a handful of bars, not one per length.
+POINT_GRID = (0, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 150, 200, 300, 400)
+
+# ---- The noise model behind the thresholds (rules.stats.gate, rules.stats.joint)
+
+#: Degrees of freedom per point credited to the noise estimate in the *single-value* (marginal
+#: t) thresholds of the PR gate (``confirm_z``, the disagreement check): the estimate's and the
+#: tails' degrees of freedom combine harmonically (``effective_df``). Set by reasoning when the
+#: fleet gate was written (the estimate is more efficient than a MAD), not fitted: simulated
+#: (the variance of its logarithm, 4,000 series of 30 points) the estimate has 0.54 degrees of
+#: freedom per point on normal noise and 0.38 on t(4). It matters once more than 8 suspects
+#: are re-measured at 30 points (below, the ``z_threshold`` floor decides).
+MARGINAL_NOISE_EFFICIENCY = 0.8
+#: Degrees of freedom per point of the noise estimate's *lower tail*, and its median in robust
+#: spreads, on t(4) noise: the nightly gate's joint thresholds (``rules.stats.joint``) average
+#: over estimated / true noise ~ ``NOISE_BIAS · sqrt(χ²(ν) / ν)``, ``ν = LOWER_TAIL_NOISE_
+#: EFFICIENCY · (points - 1)``. Fitted to the quantiles that make false alarms (1% / 0.1% at 30
+#: points: 0.60 / 0.51 of the median), checked by simulation in
+#: ``tests/rules/test_stats_gate.py``. Not ``MARGINAL_NOISE_EFFICIENCY``: that one describes
+#: the whole estimate, and making the two one value would move every PR threshold.
+LOWER_TAIL_NOISE_EFFICIENCY = 0.5
+NOISE_BIAS = 1.15
+#: Least degrees of freedom of the combined t: a t needs more than 2 for a finite variance
+#: (``tail_df`` is held above 2 for the same reason).
+MIN_DF = 2.1
+#: Resolution at which thresholds are computed (and cached): degrees of freedom to one decimal;
+#: the level's standard error (noise units) to the nearest 1 / ``NIGHTLY_SE_STEPS`` for the
+#: per-night bar, and up to the next 1 / ``RUN_SE_STEPS`` (a higher bar) for each night of a
+#: run. Not tuned: a check computes a few thresholds instead of one per kernel.
+DF_DECIMALS = 1
+NIGHTLY_SE_STEPS = 20
+RUN_SE_STEPS = 10
+
+# ---- Numerical resolution of the joint thresholds (rules.stats.joint)
+
+#: Integration nodes over the noise estimate (log scale, over ``LOG_SCALE_RANGE`` around its
+#: median: 0.05x to 4.5x) and Gauss-Hermite nodes over the level's error. 400 scale nodes moved
+#: no threshold by more than 0.03%.
+SCALE_NODES = 120
+LOG_SCALE_RANGE = (-3.0, 1.5)
+LEVEL_NODES = 16
+#: Beyond this many points the estimate's uncertainty no longer matters (and is cached less).
+MAX_POINTS = 400
+#: Bisection of the threshold in log z over ``Z_BRACKET``: 24 halvings leave it within 0.06%
+#: (50 cost 2x for nothing).
+BISECTIONS = 24
+Z_BRACKET = (0.1, 1000.0)
