@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from rules.hardware import Catalog, UnknownDevice, report_roof
+from rules.hardware import Catalog, UnknownDevice, builtin_catalog, report_roof
 from rules.roofline import Roof
 from service.calibrate.storage import measured_roof
 from service.config import RoofguardConfig
@@ -104,6 +104,22 @@ def run_device(
     where = run.sources[0].path if run.sources else "report"
     known = catalog.find(named)
     raise DeviceConflict(where, named, given, origin, known.id if known else None)
+
+
+def catalog_for(config: RoofguardConfig) -> Catalog:
+    """The built-in catalog with the config's ``[devices.*]`` overrides and additions."""
+    return builtin_catalog().with_overrides(config.devices)
+
+
+def verify_device(run: RunRecord, config: RoofguardConfig) -> None:
+    """Refuse a RunRecord (an upload's JSON) naming another device than the config's.
+
+    Raises:
+        DeviceConflict: It names a device that is not the config's ``device``.
+    """
+    run_device(
+        run, given=config.device, catalog=catalog_for(config), origin="the config's `device`"
+    )
 
 
 @dataclass(frozen=True)
