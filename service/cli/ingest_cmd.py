@@ -9,9 +9,10 @@ import typer
 
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
-from service.pipeline.check import choose_for, noted, store_run
+from service.pipeline.check import store_run
 from service.pipeline.intake import parse_timestamp
 from service.pipeline.reading import collect_run
+from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
 
 

@@ -20,7 +20,7 @@ from rules.roofline import Placement, Roof
 from rules.verdict import Verdict
 from service.config import RoofguardConfig
 from service.pipeline.reruns import Reruns
-from service.pipeline.roofs import RoofChoice, catalog_for, choose_roof, names_device
+from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import BaselineQuery, baseline_frame
 from service.store.ingest import IngestResult, ingest_run, replace_findings, save_findings
@@ -38,49 +38,6 @@ class CheckOutcome:
     created: bool
     roof: Roof
     placements: Mapping[str, Placement]
-
-
-def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> RoofChoice:
-    """The roof the run is judged against, as the config chooses, and why when not asked.
-
-    The note says when the report's own roof stands in for a device the catalog lacks. The
-    config's ``device`` only names runs whose reports name none (see ``roofs``).
-    """
-    default = None if names_device(run.device.name) else config.device
-    return choose_roof(
-        run, device=default, source=config.roof, catalog=catalog_for(config), measured=measured
-    )
-
-
-def roof_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> Roof:
-    """The roof the run is judged against, as the config chooses."""
-    return choose_for(run, config, measured).roof
-
-
-def noted(run: RunRecord, choice: RoofChoice) -> RunRecord:
-    """``run`` with the roof choice's note (if any) among its notes, shown in the verdict."""
-    if choice.note is None or choice.note in run.notes:
-        return run
-    return run.model_copy(update={"notes": (*run.notes, choice.note)})
-
-
-def roofs_beside(
-    judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
-) -> tuple[Roof, ...]:
-    """Roofs shown next to the judged one (every verdict states its roof).
-
-    The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
-    or report-derived one.
-    """
-    others: list[Roof] = []
-    if measured is not None and judged.source != "measured":
-        others.append(measured)
-    if judged.source != "datasheet":
-        catalog = catalog_for(config)
-        spec = catalog.find(judged.device) or catalog.find(run.device.name)
-        if spec is not None:
-            others.append(spec.roof())
-    return tuple(others)
 
 
 def store_run(

@@ -170,6 +170,44 @@ def choose_roof(
     raise BadInput(f"--roof: unknown roof source {source!r} (known: {', '.join(ROOF_SOURCES)})")
 
 
+def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> RoofChoice:
+    """The roof the run is judged against, as the config chooses, and why when not asked.
+
+    The note says when the report's own roof stands in for a device the catalog lacks. The
+    config's ``device`` only names runs whose reports name none (the device a report names wins).
+    """
+    default = None if names_device(run.device.name) else config.device
+    return choose_roof(
+        run, device=default, source=config.roof, catalog=catalog_for(config), measured=measured
+    )
+
+
+def noted(run: RunRecord, choice: RoofChoice) -> RunRecord:
+    """``run`` with the roof choice's note (if any) among its notes, shown in the verdict."""
+    if choice.note is None or choice.note in run.notes:
+        return run
+    return run.model_copy(update={"notes": (*run.notes, choice.note)})
+
+
+def roofs_beside(
+    judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
+) -> tuple[Roof, ...]:
+    """Roofs shown next to the judged one (every verdict states its roof).
+
+    The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
+    or report-derived one.
+    """
+    others: list[Roof] = []
+    if measured is not None and judged.source != "measured":
+        others.append(measured)
+    if judged.source != "datasheet":
+        catalog = catalog_for(config)
+        spec = catalog.find(judged.device) or catalog.find(run.device.name)
+        if spec is not None:
+            others.append(spec.roof())
+    return tuple(others)
+
+
 def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
     try:
         return RoofChoice(catalog.lookup(name).roof())
