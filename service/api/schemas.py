@@ -8,11 +8,14 @@ where the API hands them out unchanged, so a client sees exactly what ``roofguar
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
+from collectors.schema import RunKind
 from rules.verdict import Finding, Verdict
+from service.pipeline.runmeta import RunMeta
 from service.store.queries import RunBase
 
 
@@ -146,7 +149,26 @@ class DevicesPublic(_Public):
     data: list[str]
 
 
-class UploadForm(BaseModel):
+#: The form's ``kind`` as the API has always documented it (pr first), not as RunKind lists it.
+_FORM_KINDS = ("pr", "nightly", "local")
+_KIND_SCHEMA = {
+    "anyOf": [{"enum": list(_FORM_KINDS), "type": "string"}, {"type": "null"}],
+    "title": "Kind",
+}
+
+
+def _form_kind(value: object) -> object:
+    """Refuse an unknown kind with the message the form has always given (pr first)."""
+    if value is None or value in _FORM_KINDS:
+        return value
+    expected = "'pr', 'nightly' or 'local'"
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+
+
+_FormKind = Annotated[RunKind | None, BeforeValidator(_form_kind), WithJsonSchema(_KIND_SCHEMA)]
+
+
+class UploadForm(RunMeta):
     """The multipart form of ``POST /api/v1/runs`` (besides one or more ``files``).
 
     Attributes:
@@ -160,16 +182,19 @@ class UploadForm(BaseModel):
         timestamp: When the run was measured (default: now).
     """
 
+    # The run's meta plus what HTTP input needs: bounds on every field, no unknown field, and
+    # the pull request under its public name ``pr``.
     model_config = ConfigDict(extra="forbid")
+
+    device_origin: ClassVar[str] = "the upload's device field"
 
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", max_length=200)
     commit: str = Field(min_length=1, max_length=64)
     branch: str | None = Field(default=None, max_length=255)
-    kind: Literal["pr", "nightly", "local"] | None = None
-    pr: int | None = Field(default=None, ge=1)
+    kind: _FormKind = None
+    pull_request: int | None = Field(default=None, ge=1, alias="pr")
     device: str | None = Field(default=None, max_length=200)
     runner: str | None = Field(default=None, max_length=255)
-    timestamp: datetime | None = None
 
 
 class Health(_Public):

@@ -12,7 +12,7 @@ import logging
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -26,17 +26,11 @@ from collectors.schema import RunRecord
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
 from service.api.schemas import UploadForm
-from service.config import RoofguardConfig
 from service.errors import BadInput, ServiceError, StoreUnavailable
-from service.pipeline.check import (
-    CheckOutcome,
-    Remeasures,
-    RunMeta,
-    check_run,
-    collect_with_reruns,
-)
+from service.pipeline.check import CheckOutcome
 from service.pipeline.intake import refuse_future
-from service.render.markdown import VerdictLinks
+from service.pipeline.request import CheckRequest
+from service.pipeline.reruns import collect_with_reruns
 from service.store.db import session_scope
 
 log = logging.getLogger("roofguard.api")
@@ -58,7 +52,7 @@ class UploadTooLarge(ServiceError):
 
 @dataclass(frozen=True)
 class ParsedForm:
-    """A validated upload form, its files and its re-measurement files (``reruns``)."""
+    """A validated upload form, its files and its rerun files (``reruns``)."""
 
     form: UploadForm
     files: list[UploadFile]
@@ -67,7 +61,7 @@ class ParsedForm:
 
 @dataclass(frozen=True)
 class Upload:
-    """An upload's run and its re-measurements of the same commit (the PR gate's)."""
+    """An upload's run and its reruns (re-measurements of the same commit, the PR gate's)."""
 
     run: RunRecord
     reruns: tuple[RunRecord, ...] = ()
@@ -170,30 +164,21 @@ def fit_name(name: str, limit: int = MAX_NAME_BYTES) -> str:
 def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
     """Read the uploaded files into one RunRecord, as ``roofguard check`` reads files.
 
-    Each ``reruns`` file is one re-measurement of the same commit (``check --rerun``).
+    The form is the run's meta (``RunMeta``); each ``reruns`` file is one rerun, a
+    re-measurement of the same commit (``check --rerun``).
 
     Raises:
         BadInput: A file is not a report roofguard reads (the message names the file as
-            uploaded, its row and field), or a re-measurement is of another commit or device
-            or holds a kernel the run lacks.
+            uploaded, its row and field), or a rerun is of another commit or device or holds
+            a kernel the run lacks.
     """
-    form = parsed.form
-    meta = RunMeta(
-        repo=form.repo,
-        commit=form.commit,
-        branch=form.branch,
-        kind=form.kind,
-        pr=form.pr,
-        device=form.device,
-        device_origin="the upload's device field",
-        runner=form.runner,
-        timestamp=form.timestamp,
-    )
     with tempfile.TemporaryDirectory(prefix="roofguard-upload-") as tmp:
         paths = _save(parsed.files, Path(tmp) / "files")
         again = _save(parsed.reruns, Path(tmp) / "reruns")
         try:
-            record, reruns = collect_with_reruns(paths, again, meta=meta, config=state.config)
+            record, reruns = collect_with_reruns(
+                paths, again, meta=parsed.form, config=state.config
+            )
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/(files|reruns)/\d+/", "", str(exc))) from None
@@ -217,19 +202,11 @@ def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
     return paths
 
 
-def run_check(
-    record: RunRecord,
-    state: ServiceState,
-    config: RoofguardConfig,
-    base_sha: str | None = None,
-    links: Callable[[int], VerdictLinks] | None = None,
-    remeasures: Remeasures | None = None,
-) -> CheckOutcome:
-    """Ingest and judge ``record`` in one transaction, retried on dropped connections and races.
+def run_check(request: CheckRequest, state: ServiceState) -> CheckOutcome:
+    """Judge the request's run in one transaction, retried on dropped connections and races.
 
-    ``config`` is the service's configuration, possibly with the upload's base branch;
-    ``base_sha`` cuts the baseline at a PR's merge base; ``links`` gives the markdown's links
-    from the stored run's id; ``remeasures`` are the PR gate's (``check_run`` says how).
+    The request's config is the service's, possibly with the upload's base branch; its links
+    come from the stored run's id.
 
     Raises:
         StoreUnavailable: The database stayed unreachable over every attempt.
@@ -237,14 +214,7 @@ def run_check(
     for attempt in range(CHECK_ATTEMPTS):
         try:
             with session_scope(state.engine) as session:
-                return check_run(
-                    session=session,
-                    run=record,
-                    config=config,
-                    base_sha=base_sha,
-                    links=links,
-                    remeasures=remeasures,
-                )
+                return request.judge(session)
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:
             if not _retryable(exc):
                 raise
@@ -252,8 +222,8 @@ def run_check(
                 raise _unavailable(exc) from exc
             log.warning(
                 "check of %s@%s: attempt %d failed (%s); retrying",
-                record.repo,
-                record.commit,
+                request.run.repo,
+                request.run.commit,
                 attempt + 1,
                 type(exc).__name__,
             )

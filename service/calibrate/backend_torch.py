@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from service.calibrate import backend_torch_mm
 from service.calibrate.backend import GPU_MIN_TIMED_S, MAX_CALLS, CalibrateExtraMissing, Case
 from service.calibrate.device_info import cpu_identity, gpu_identity
 from service.calibrate.model import DeviceIdentity, DeviceKind
@@ -151,9 +152,7 @@ class TorchBackend:
 
     def matmul_case(self, precision: str, n: int) -> tuple[str, Case]:
         """An ``n x n`` product; fp32 with TF32 off is the CUDA-core (non-tensor) figure."""
-        from service.calibrate.backend_torch_mm import matmul_case
-
-        return matmul_case(self, precision, n)
+        return backend_torch_mm.matmul_case(self, precision, n)
 
     def prepare_sweep(self, impl: str) -> str:
         """Use torch.compile (one fused kernel per K) where asked and working, else eager."""

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from service.calibrate.backend import Case, Unsupported
-
-if TYPE_CHECKING:
-    from service.calibrate.backend_torch import TorchBackend
+from service.calibrate.torch_target import TorchTarget
 
 #: CPU products are stored under the non-tensor keys; the schema has no non-tensor bf16.
 CPU_KEYS = {"fp32": "fp32", "fp64": "fp64"}
@@ -22,7 +20,7 @@ GPU_KEYS = {
 }
 
 
-def _key(backend: TorchBackend, precision: str) -> str:
+def _key(backend: TorchTarget, precision: str) -> str:
     if backend.kind == "cpu":
         if precision not in CPU_KEYS:
             raise Unsupported(f"{precision} on CPU: no CPU ceiling for it in the schema")
@@ -38,7 +36,7 @@ def _key(backend: TorchBackend, precision: str) -> str:
     return GPU_KEYS[precision]
 
 
-def _fp8_case(backend: TorchBackend, n: int) -> Case:
+def _fp8_case(backend: TorchTarget, n: int) -> Case:
     torch = backend.torch
     if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
         raise Unsupported(f"fp8: torch {torch.__version__} has no _scaled_mm")
@@ -69,7 +67,7 @@ def _tf32_switch(torch: Any, tf32: bool) -> Callable[[], None]:
     return set_allow
 
 
-def _dense_case(backend: TorchBackend, precision: str, n: int) -> Case:
+def _dense_case(backend: TorchTarget, precision: str, n: int) -> Case:
     torch = backend.torch
     dtype = {
         "fp32": torch.float32,
@@ -93,7 +91,7 @@ def _dense_case(backend: TorchBackend, precision: str, n: int) -> Case:
     return Case(run, flops=2.0 * n**3)
 
 
-def matmul_case(backend: TorchBackend, precision: str, n: int) -> tuple[str, Case]:
+def matmul_case(backend: TorchTarget, precision: str, n: int) -> tuple[str, Case]:
     """The schema key and a prepared ``n x n`` product; raises Unsupported."""
     key = _key(backend, precision)
     if precision == "fp8":

@@ -82,9 +82,11 @@ def _measure(backend: Backend, plan: Plan, runner: str) -> Ceilings:
         return run_calibration(backend, plan, runner=runner, progress=step)
 
 
-def _store(ceilings: Ceilings, db: str | None) -> int:
+def _store(ceilings: Ceilings, db: str | None) -> None:
+    """Store the ceilings as the runner's measured roof."""
     with store_session(db) as session:
-        return save_ceilings(session=session, ceilings=ceilings)
+        row = save_ceilings(session=session, ceilings=ceilings)
+    typer.echo(f"stored as runner {ceilings.runner!r}'s measured roof (row {row})")
 
 
 def _check(ceilings: Ceilings, db: str | None, tolerance: float, health_path: Path) -> int:
@@ -122,52 +124,53 @@ def _write_outputs(ceilings: Ceilings, output: Path | None, chart: Path | None) 
         typer.echo(f"chart written to {chart}")
 
 
+BackendOpt = Annotated[str, typer.Option(help="torch or cupy.")]
+DeviceOpt = Annotated[
+    str | None, typer.Option(help="cuda:0, cpu ... (default: the GPU if any, else cpu).")
+]
+PrecisionsOpt = Annotated[
+    str | None, typer.Option(help="Matmul precisions: fp32,tf32,bf16,fp16,fp8,fp64.")
+]
+QuickOpt = Annotated[bool, typer.Option(help="The quick subset (same sizes, fewer points).")]
+OutputOpt = Annotated[Path | None, typer.Option(help="Write the ceilings as JSON here.")]
+StoreOpt = Annotated[bool, typer.Option(help="Store the ceilings as this runner's measured roof.")]
+RunnerOpt = Annotated[
+    str | None, typer.Option(help="Runner name (default: $RUNNER_NAME, else the host name).")
+]
+CheckOpt = Annotated[
+    bool, typer.Option(help="Health preflight: quick run compared with the stored ceilings.")
+]
+ToleranceOpt = Annotated[
+    float, typer.Option(help="--check: lowest acceptable fraction of the calibrated ceilings.")
+]
+ChartOpt = Annotated[Path | None, typer.Option(help="Write a roofline chart (.svg or .png).")]
+SweepOpt = Annotated[
+    str, typer.Option(help="Intensity sweep: auto, compiled (torch.compile) or eager.")
+]
+ThreadsOpt = Annotated[
+    int | None, typer.Option(help="CPU threads for torch (default: all it sees).")
+]
+HealthFileOpt = Annotated[Path, typer.Option(help="--check: where to write the health verdict.")]
+
+
 def calibrate_command(
-    backend: Annotated[str, typer.Option(help="torch or cupy.")] = "torch",
-    device: Annotated[
-        str | None, typer.Option(help="cuda:0, cpu ... (default: the GPU if any, else cpu).")
-    ] = None,
-    precisions: Annotated[
-        str | None, typer.Option(help="Matmul precisions: fp32,tf32,bf16,fp16,fp8,fp64.")
-    ] = None,
-    quick: Annotated[
-        bool, typer.Option(help="The quick subset (same sizes, fewer points).")
-    ] = False,
-    output: Annotated[Path | None, typer.Option(help="Write the ceilings as JSON here.")] = None,
-    store: Annotated[
-        bool, typer.Option(help="Store the ceilings as this runner's measured roof.")
-    ] = False,
+    backend: BackendOpt = "torch",
+    device: DeviceOpt = None,
+    precisions: PrecisionsOpt = None,
+    quick: QuickOpt = False,
+    output: OutputOpt = None,
+    store: StoreOpt = False,
     db: DbOption = None,
-    runner: Annotated[
-        str | None, typer.Option(help="Runner name (default: $RUNNER_NAME, else the host name).")
-    ] = None,
-    check: Annotated[
-        bool, typer.Option(help="Health preflight: quick run compared with the stored ceilings.")
-    ] = False,
-    tolerance: Annotated[
-        float, typer.Option(help="--check: lowest acceptable fraction of the calibrated ceilings.")
-    ] = 0.8,
-    chart: Annotated[
-        Path | None, typer.Option(help="Write a roofline chart (.svg or .png).")
-    ] = None,
-    sweep: Annotated[
-        str, typer.Option(help="Intensity sweep: auto, compiled (torch.compile) or eager.")
-    ] = "auto",
-    threads: Annotated[
-        int | None, typer.Option(help="CPU threads for torch (default: all it sees).")
-    ] = None,
-    health_file: Annotated[
-        Path, typer.Option(help="--check: where to write the health verdict.")
-    ] = DEFAULT_HEALTH_PATH,
+    runner: RunnerOpt = None,
+    check: CheckOpt = False,
+    tolerance: ToleranceOpt = 0.8,
+    chart: ChartOpt = None,
+    sweep: SweepOpt = "auto",
+    threads: ThreadsOpt = None,
+    health_file: HealthFileOpt = DEFAULT_HEALTH_PATH,
 ) -> None:
     """Measure this runner's roofline (bandwidth, peaks, ridge), or check its health."""
-    if check and store:
-        raise BadInput(
-            "--check and --store: a preflight measures the quick subset; "
-            "store a full calibration instead"
-        )
-    if not 0 < tolerance <= 1:
-        raise BadInput(f"--tolerance: must lie in (0, 1], got {tolerance}")
+    _refuse_bad_flags(check=check, store=store, tolerance=tolerance)
     chosen = load_backend(backend, _default_device(backend, device), threads)
     plan = make_plan(
         chosen.kind,
@@ -180,10 +183,20 @@ def calibrate_command(
     typer.echo(_summary(ceilings))
     _write_outputs(ceilings, output, chart)
     if store:
-        row = _store(ceilings, db)
-        typer.echo(f"stored as runner {name!r}'s measured roof (row {row})")
+        _store(ceilings, db)
     if check:
         raise typer.Exit(_check(ceilings, db, tolerance, health_file))
+
+
+def _refuse_bad_flags(*, check: bool, store: bool, tolerance: float) -> None:
+    """Refuse flags that contradict each other, before anything is measured."""
+    if check and store:
+        raise BadInput(
+            "--check and --store: a preflight measures the quick subset; "
+            "store a full calibration instead"
+        )
+    if not 0 < tolerance <= 1:
+        raise BadInput(f"--tolerance: must lie in (0, 1], got {tolerance}")
 
 
 def register(app: typer.Typer) -> None:

@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from collectors.schema import RunKind
+from collectors.schema import RunKind, RunRecord
 from rules.verdict import Conclusion
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
+from service.config import RoofguardConfig
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
-from service.pipeline.check import CheckOutcome, Remeasures, RunMeta, check_run, collect_with_reruns
+from service.pipeline.check import CheckOutcome
+from service.pipeline.request import CheckRequest
+from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
+from service.pipeline.runmeta import RunMeta
 from service.render.markdown import VerdictLinks
 
 FilesArg = Annotated[list[Path], typer.Argument(help="Reports of one run (any format).")]
@@ -59,9 +64,32 @@ HealthOpt = Annotated[
 ]
 
 
-def _write(outcome: CheckOutcome, fmt: str, output: Path | None) -> None:
-    # A terminal gets rich tables; files, pipes, --post and the job summary get markdown.
-    write_verdict(outcome.verdict, outcome.markdown, fmt, output)
+@dataclass(frozen=True)
+class CheckOutputs:
+    """Where ``check`` writes and posts what it found: its output flags, as one value.
+
+    Attributes:
+        fmt: ``--format``.
+        output: ``--output``: the verdict's file (else stdout).
+        charts: ``--charts``: the folder of the run's roofline chart.
+        artifact_name: ``--artifact-name``: the workflow artifact the charts travel in.
+        suspects: ``--suspects``: the suspects' file; given, reruns are expected.
+        suspects_regex: ``--suspects-regex``: the suspects as one regular expression.
+        post: ``--post``: post the verdict to the PR.
+    """
+
+    fmt: str
+    output: Path | None
+    charts: Path | None
+    artifact_name: str
+    suspects: Path | None
+    suspects_regex: Path | None
+    post: bool
+
+    @property
+    def links(self) -> VerdictLinks | None:
+        """The verdict's links to its charts (a workflow artifact), when there are charts."""
+        return artifact_links(self.charts, self.artifact_name)
 
 
 def check_command(
@@ -98,31 +126,63 @@ def check_command(
     resolve_format(fmt, output)  # a wrong --format fails before anything is stored
     cfg = load_cli_config(config, base_branch=base_branch, device=device, roof=roof)
     meta = RunMeta(
-        repo=repo, commit=commit, branch=branch, pr=pr, kind=kind, device=device, runner=runner
+        repo=repo,
+        commit=commit,
+        branch=branch,
+        kind=kind,
+        pull_request=pr,
+        device=device,
+        runner=runner,
     )
-    run, reruns = collect_with_reruns(files, rerun or [], meta=meta, config=cfg)
-    remeasures = Remeasures(reruns, expected=suspects is not None)
-    trusted = _runner_trusted(health_file)
-    with store_session(db) as session:
-        measured = runner_roof(session=session, run=run, config=cfg)
-        links = artifact_links(charts, artifact_name)
-        outcome = check_run(
-            session=session,
-            run=run,
-            config=cfg,
-            base_sha=base_sha,
-            measured=measured,
-            trusted=trusted,
-            links=links,
-            remeasures=remeasures,
-        )
-    _write(outcome, fmt, output)
-    if suspects is not None:
-        write_suspects(outcome.verdict, suspects, suspects_regex)
-    if charts is not None:
-        write_charts(outcome, run, charts)
-    _publish(outcome, repo=repo, pr=pr, sha=commit, post=post, links=links)
+    outputs = CheckOutputs(fmt, output, charts, artifact_name, suspects, suspects_regex, post)
+    check = _request(files, rerun or [], meta, cfg, outputs, base_sha=base_sha, health=health_file)
+    outcome = _judge(check, db)
+    _report(outcome, check.run, meta, outputs)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
+
+
+def _request(
+    files: Sequence[Path],
+    reruns: Sequence[Path],
+    meta: RunMeta,
+    config: RoofguardConfig,
+    outputs: CheckOutputs,
+    *,
+    base_sha: str | None,
+    health: Path,
+) -> CheckRequest:
+    """The check the flags ask for: the run and its reruns read and checked, the runner's health.
+
+    Raises:
+        BadInput: A report or a rerun is bad (nothing is stored then).
+    """
+    run, again = collect_with_reruns(files, reruns, meta=meta, config=config)
+    return CheckRequest(
+        run,
+        config,
+        Reruns(again, expected=outputs.suspects is not None),
+        base_sha=base_sha,
+        links=outputs.links,
+        trusted=_runner_trusted(health),
+    )
+
+
+def _judge(check: CheckRequest, db: str | None) -> CheckOutcome:
+    """Ingest and judge the run in the history store, on the runner's measured roof if any."""
+    with store_session(db) as session:
+        measured = runner_roof(session=session, run=check.run, config=check.config)
+        return replace(check, measured=measured).judge(session)
+
+
+def _report(outcome: CheckOutcome, run: RunRecord, meta: RunMeta, outputs: CheckOutputs) -> None:
+    """The verdict, the suspects and the chart where the flags say; published in Actions."""
+    # A terminal gets rich tables; files, pipes, --post and the job summary get markdown.
+    write_verdict(outcome.verdict, outcome.markdown, outputs.fmt, outputs.output)
+    if outputs.suspects is not None:
+        write_suspects(outcome.verdict, outputs.suspects, outputs.suspects_regex)
+    if outputs.charts is not None:
+        write_charts(outcome, run, outputs.charts)
+    _publish(outcome, meta, post=outputs.post, links=outputs.links)
 
 
 def _runner_trusted(path: Path) -> bool:
@@ -136,13 +196,7 @@ def _runner_trusted(path: Path) -> bool:
 
 
 def _publish(
-    outcome: CheckOutcome,
-    *,
-    repo: str,
-    pr: int | None,
-    sha: str,
-    post: bool,
-    links: VerdictLinks | None,
+    outcome: CheckOutcome, meta: RunMeta, *, post: bool, links: VerdictLinks | None
 ) -> None:
     """Job summary and annotations inside Actions; the sticky comment and check with --post."""
     env = os.environ
@@ -165,7 +219,7 @@ def _publish(
             )
         result = post_verdict_from_env(
             outcome.verdict,
-            PostTarget(repo, pr, sha),
+            PostTarget(meta.repo, meta.pull_request, meta.commit),
             PostOptions(summary="never", links=links),
         )
         typer.echo(f"posted: {result.comment_url or result.reason}", err=True)

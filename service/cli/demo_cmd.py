@@ -16,11 +16,14 @@ from typing import Annotated
 
 import typer
 
+from collectors.schema import RunKind
 from service.cli.common import store_session
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.config import load_config
 from service.demo.generate import DATA_DIR
-from service.pipeline.check import CheckOutcome, RunMeta, check_run, collect_run
+from service.pipeline.check import CheckOutcome, check_run
+from service.pipeline.reading import collect_run
+from service.pipeline.runmeta import RunMeta
 from service.progress import progress
 
 DEMO_REPO = "example/llm-serving"
@@ -38,7 +41,7 @@ def _nightly_meta(night: int) -> RunMeta:
         repo=DEMO_REPO,
         commit=demo_commit(f"night-{night}"),
         branch="main",
-        kind="nightly",
+        kind=RunKind.NIGHTLY,
         timestamp=FIRST_NIGHT + timedelta(days=night),
         runner="gpu-runner-07",
     )
@@ -56,7 +59,7 @@ def run_demo(db_url: str) -> CheckOutcome:
         repo=DEMO_REPO,
         commit=demo_commit("pr-1234"),
         branch="fuse-norm-into-attention",
-        pr=1234,
+        pull_request=1234,
         timestamp=FIRST_NIGHT + timedelta(days=len(nightlies), hours=9),
         runner="gpu-runner-07",
     )

@@ -9,8 +9,11 @@ import typer
 
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption
-from service.pipeline.check import RunMeta, choose_for, collect_run, noted, store_run
+from service.pipeline.check import store_run
 from service.pipeline.intake import parse_timestamp
+from service.pipeline.reading import collect_run
+from service.pipeline.roofs import choose_for, noted
+from service.pipeline.runmeta import RunMeta, parse_kind
 
 
 def ingest_command(
@@ -37,8 +40,8 @@ def ingest_command(
         repo=repo,
         commit=commit,
         branch=branch,
-        kind=kind,
-        pr=pr,
+        kind=parse_kind(kind),
+        pull_request=pr,
         device=device,
         timestamp=parse_timestamp(timestamp),
         runner=runner,

@@ -34,8 +34,7 @@ from rules.placement import place_kernel
 from rules.roofline import Placement, Roof
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
-from service.pipeline.check import noted
-from service.pipeline.roofs import DeviceConflict, choose_roof
+from service.pipeline.roofs import DeviceConflict, choose_roof, noted
 from service.render.escape import terminal_text
 from service.render.text import clean
 

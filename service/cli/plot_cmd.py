@@ -16,7 +16,8 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
-from service.digest.build import detect_changes, prepare_history
+from service.digest.build import prepare_history
+from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
 from service.pipeline.roofs import choose_roof

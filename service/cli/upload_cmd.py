@@ -66,12 +66,13 @@ def upload(
     base_sha: str | None = None,
     base_branch: str | None = None,
     reruns: list[Path] | None = None,
-    remeasure: bool = False,
+    reruns_expected: bool = False,
 ) -> dict[str, Any]:
     """Upload ``files`` with the form ``data``; return the service's answer (the verdict).
 
-    ``reruns``: re-measurements of the same commit; ``remeasure``: the caller re-measures
-    the suspects (``roofguard check --rerun`` and ``--suspects``, on the service).
+    ``reruns``: rerun files, re-measurements of the same commit; ``reruns_expected``: the
+    caller re-measures the suspects (``roofguard check --rerun`` and ``--suspects``, on the
+    service; the query's ``remeasure``).
 
     Raises:
         UploadFailed: The service answered with an error, or stayed unreachable after retries.
@@ -82,7 +83,7 @@ def upload(
             ("post", "true" if post else None),
             ("base_sha", base_sha),
             ("base_branch", base_branch),
-            ("remeasure", "true" if remeasure else None),
+            ("remeasure", "true" if reruns_expected else None),
         )
         if v
     }
@@ -199,7 +200,7 @@ def upload_command(
         base_sha=base_sha,
         base_branch=base_branch,
         reruns=rerun,
-        remeasure=suspects is not None,
+        reruns_expected=suspects is not None,
     )
     _in_actions(result)
     if post and not result.get("posted"):

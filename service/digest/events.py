@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from service.digest.build import _in_period, detect_changes, series_starts
+from service.digest.changes import detect_changes, in_period, series_starts
 from service.digest.model import DigestOptions, TimeMovement, VanishedKernel
 from service.digest.tables import last_rows
 
@@ -24,7 +24,7 @@ def time_regressions(
 ) -> list[TimeMovement]:
     """Rises of nightly time that started in the period and held, slowest-down first."""
     changes, _ = detect_changes(frame, options, value="time_s")
-    rows = changes[(changes["relative_change"] > 0) & _in_period(changes["since"], start, end)]
+    rows = changes[(changes["relative_change"] > 0) & in_period(changes["since"], start, end)]
     rows = rows.sort_values(["relative_change", "kernel_key"], ascending=[False, True])
     binding = frame["binding"].to_numpy(dtype=object)
     current = frame["time_s"].to_numpy()[last_rows(frame)]
@@ -69,7 +69,7 @@ def vanished_kernels(
     gone = gone.merge(
         nights.rename(columns={"timestamp": "since", "commit": "to_commit"}), on=["device", "rank"]
     )
-    gone = gone[_in_period(gone["since"], start, end)]
+    gone = gone[in_period(gone["since"], start, end)]
     first = _ranked(frame.iloc[series_starts(frame)][columns], nights)
     new = (
         first[first["rank"] > 0]

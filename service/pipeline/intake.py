@@ -1,4 +1,4 @@
-"""Input files -> one RunRecord stamped with where it came from (shared by ingest and check)."""
+"""Input files -> one RunRecord, and the checks of a run's timestamp (for ingest and check)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from collectors import CollectOptions, collect
-from collectors.schema import RunKind, RunRecord
+from collectors.schema import RunRecord
 from service.errors import BadInput
 from service.progress import progress
 
@@ -90,46 +90,3 @@ def parse_timestamp(text: str | None) -> datetime | None:
     except ValueError as exc:
         raise BadInput(f"--timestamp: {text!r} is not an ISO-8601 timestamp") from exc
     return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
-
-
-def stamp_run(
-    run: RunRecord,
-    *,
-    repo: str,
-    commit: str,
-    branch: str | None,
-    kind: str | None,
-    pull_request: int | None,
-    timestamp: datetime | None = None,
-    runner: str | None = None,
-) -> RunRecord:
-    """The run with its repository, commit, branch, kind, PR, time and runner set.
-
-    ``kind`` defaults to pr when a PR number is given, else local.
-
-    Raises:
-        BadInput: A wrong repository name or kind, or a PR number with a non-pr kind.
-    """
-    if repo.count("/") != 1 or not all(repo.split("/")):
-        raise BadInput(f"--repo: {repo!r} is not OWNER/NAME")
-    try:
-        run_kind = RunKind(kind) if kind else (RunKind.PR if pull_request else RunKind.LOCAL)
-    except ValueError as exc:
-        raise BadInput(f"--kind: {kind!r} is not one of nightly, pr, local") from exc
-    if pull_request is not None and run_kind != RunKind.PR:
-        raise BadInput(f"--pr {pull_request} given with --kind {run_kind.value}; use --kind pr")
-    update: dict[str, object] = {
-        "repo": repo,
-        "commit": commit,
-        "branch": branch,
-        "kind": run_kind,
-        "pull_request": pull_request,
-        "runner": runner or run.runner,
-    }
-    if timestamp is not None:
-        update["timestamp"] = timestamp
-    # The run's own fields are validated again; its kernels, device and sources are kept as
-    # they are (pydantic does not validate a model instance again), not dumped and rebuilt.
-    stamped = RunRecord.model_validate({**dict(run), **update})
-    refuse_future(stamped.timestamp, where="--timestamp" if timestamp else "run timestamp")
-    return stamped

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from rules.hardware import Catalog, UnknownDevice, report_roof
+from rules.hardware import Catalog, UnknownDevice, builtin_catalog, report_roof
 from rules.roofline import Roof
 from service.calibrate.storage import measured_roof
 from service.config import RoofguardConfig
@@ -106,6 +106,22 @@ def run_device(
     raise DeviceConflict(where, named, given, origin, known.id if known else None)
 
 
+def catalog_for(config: RoofguardConfig) -> Catalog:
+    """The built-in catalog with the config's ``[devices.*]`` overrides and additions."""
+    return builtin_catalog().with_overrides(config.devices)
+
+
+def verify_device(run: RunRecord, config: RoofguardConfig) -> None:
+    """Refuse a RunRecord (an upload's JSON) naming another device than the config's.
+
+    Raises:
+        DeviceConflict: It names a device that is not the config's ``device``.
+    """
+    run_device(
+        run, given=config.device, catalog=catalog_for(config), origin="the config's `device`"
+    )
+
+
 @dataclass(frozen=True)
 class RoofChoice:
     """The roof a run is placed on and, when it is not the one asked for, why."""
@@ -152,6 +168,44 @@ def choose_roof(
             )
         return RoofChoice(measured)
     raise BadInput(f"--roof: unknown roof source {source!r} (known: {', '.join(ROOF_SOURCES)})")
+
+
+def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = None) -> RoofChoice:
+    """The roof the run is judged against, as the config chooses, and why when not asked.
+
+    The note says when the report's own roof stands in for a device the catalog lacks. The
+    config's ``device`` only names runs whose reports name none (the device a report names wins).
+    """
+    default = None if names_device(run.device.name) else config.device
+    return choose_roof(
+        run, device=default, source=config.roof, catalog=catalog_for(config), measured=measured
+    )
+
+
+def noted(run: RunRecord, choice: RoofChoice) -> RunRecord:
+    """``run`` with the roof choice's note (if any) among its notes, shown in the verdict."""
+    if choice.note is None or choice.note in run.notes:
+        return run
+    return run.model_copy(update={"notes": (*run.notes, choice.note)})
+
+
+def roofs_beside(
+    judged: Roof, run: RunRecord, config: RoofguardConfig, measured: Roof | None
+) -> tuple[Roof, ...]:
+    """Roofs shown next to the judged one (every verdict states its roof).
+
+    The runner's measured roof beside the datasheet's, and the datasheet's beside a measured
+    or report-derived one.
+    """
+    others: list[Roof] = []
+    if measured is not None and judged.source != "measured":
+        others.append(measured)
+    if judged.source != "datasheet":
+        catalog = catalog_for(config)
+        spec = catalog.find(judged.device) or catalog.find(run.device.name)
+        if spec is not None:
+            others.append(spec.roof())
+    return tuple(others)
 
 
 def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:

@@ -43,7 +43,9 @@ from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, R
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.config import RoofguardConfig
-from service.pipeline.check import RunMeta, check_run, collect_run
+from service.pipeline.check import check_run
+from service.pipeline.reading import collect_run
+from service.pipeline.runmeta import RunMeta
 from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
 from service.store.tables import GateLevel, table_of
@@ -121,7 +123,7 @@ def forget_levels(url: str) -> None:
 
 
 def check_once(url: str, report: Path, config: RoofguardConfig, tag: int) -> None:
-    meta = RunMeta(repo=REPO, commit=f"pr{tag:038x}", branch="pr", pr=1)
+    meta = RunMeta(repo=REPO, commit=f"pr{tag:038x}", branch="pr", pull_request=1)
     run = collect_run([report], meta=meta, config=config)
     engine = open_store(url)
     with session_scope(engine) as session:

@@ -22,8 +22,12 @@ from service.api.schemas import (
     UploadForm,
 )
 from service.api.verdicts import base_url, cached_view, links_for, run_url, stored_outcome
+from service.config import RoofguardConfig
 from service.errors import BadInput, Forbidden, NotFound, ServiceError
-from service.pipeline.check import CheckOutcome, Remeasures, verify_device
+from service.pipeline.check import CheckOutcome
+from service.pipeline.request import CheckRequest
+from service.pipeline.reruns import Reruns
+from service.pipeline.roofs import verify_device
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
@@ -86,6 +90,36 @@ async def _upload_from_request(request: Request, grant: Grant, state: StateDep) 
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
 
+_PostQuery = Annotated[
+    bool,
+    Query(
+        description="Also post the verdict to the pull request and "
+        "commit (needs the service's GitHub credentials)."
+    ),
+]
+_BaseShaQuery = Annotated[
+    str | None,
+    Query(
+        description="The PR's merge base: the baseline stops there.",
+        pattern="^[0-9a-fA-F]{4,64}$",
+    ),
+]
+_BaseBranchQuery = Annotated[
+    str | None,
+    Query(description="Baseline branch, instead of the configured one.", max_length=255),
+]
+# Reruns expected: the public name of the promise is `remeasure` (CONTRIBUTING's glossary).
+_RerunsExpectedQuery = Annotated[
+    bool,
+    Query(
+        alias="remeasure",
+        description="The caller re-measures the suspects (the PR gate's re-measure "
+        "step): no kernel fails on one measurement. Upload the run again with the "
+        "re-measurements as `reruns` files to confirm or clear them.",
+    ),
+]
+
+
 @router.post(
     "/runs",
     status_code=201,
@@ -104,32 +138,10 @@ async def upload_run(
     grant: AuthDep,
     state: StateDep,
     settings: SettingsDep,
-    post: Annotated[
-        bool,
-        Query(
-            description="Also post the verdict to the pull request and "
-            "commit (needs the service's GitHub credentials)."
-        ),
-    ] = False,
-    base_sha: Annotated[
-        str | None,
-        Query(
-            description="The PR's merge base: the baseline stops there.",
-            pattern="^[0-9a-fA-F]{4,64}$",
-        ),
-    ] = None,
-    base_branch: Annotated[
-        str | None,
-        Query(description="Baseline branch, instead of the configured one.", max_length=255),
-    ] = None,
-    remeasure: Annotated[
-        bool,
-        Query(
-            description="The caller re-measures the suspects (the PR gate's re-measure "
-            "step): no kernel fails on one measurement. Upload the run again with the "
-            "re-measurements as `reruns` files to confirm or clear them."
-        ),
-    ] = False,
+    post: _PostQuery = False,
+    base_sha: _BaseShaQuery = None,
+    base_branch: _BaseBranchQuery = None,
+    reruns_expected: _RerunsExpectedQuery = False,
 ) -> CheckResultPublic:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
@@ -138,26 +150,39 @@ async def upload_run(
     run anew; their verdict's findings replace the stored ones.
     """
     upload = await _upload_from_request(request, grant, state)
-    record = upload.run
-    for one in (record, *upload.reruns):
-        uploads.check_size(one, max_kernels=settings.max_upload_kernels)
-    config = state.config
-    if base_branch:
-        config = config.model_copy(update={"base_branch": base_branch})
+    _check_sizes(upload, settings.max_upload_kernels)
     base = base_url(request, settings)
+    check = CheckRequest(
+        upload.run,
+        _config(state, base_branch),
+        Reruns(upload.reruns, expected=reruns_expected),
+        base_sha=base_sha,
+        links=partial(links_for, base, settings=settings),
+    )
     async with state.check_slots:
-        outcome = await run_in_threadpool(
-            uploads.run_check,
-            record,
-            state,
-            config,
-            base_sha,
-            partial(links_for, base, settings=settings),
-            Remeasures(upload.reruns, expected=remeasure),
-        )
-    _count_upload(state, record, outcome, grant)
+        outcome = await run_in_threadpool(uploads.run_check, check, state)
+    _count_upload(state, upload.run, outcome, grant)
     response.status_code = 201 if outcome.created else 200
-    url = run_url(base, outcome.run_id)
+    return await _answer(state, upload.run, outcome, url=run_url(base, outcome.run_id), post=post)
+
+
+def _check_sizes(upload: uploads.Upload, max_kernels: int) -> None:
+    """Refuse the run or a rerun holding more kernels than the service takes in one upload."""
+    for one in (upload.run, *upload.reruns):
+        uploads.check_size(one, max_kernels=max_kernels)
+
+
+def _config(state: ServiceState, base_branch: str | None) -> RoofguardConfig:
+    """The service's configuration, with the upload's baseline branch when it names one."""
+    if not base_branch:
+        return state.config
+    return state.config.model_copy(update={"base_branch": base_branch})
+
+
+async def _answer(
+    state: ServiceState, record: RunRecord, outcome: CheckOutcome, *, url: str, post: bool
+) -> CheckResultPublic:
+    """The upload's answer, after posting the verdict to GitHub when asked to."""
     posted, why = (
         await run_in_threadpool(_post, state, record, outcome, url) if post else (False, None)
     )

@@ -336,6 +336,29 @@ def test_a_form_with_a_pr_number_is_a_pr_run(service, repo, tmp_path) -> None:
     assert (run["kind"], run["pull_request"]) == ("pr", 9)
 
 
+@pytest.mark.parametrize(
+    ("fields", "detail"),
+    [
+        ({"kind": "weekly"}, "form field kind: Input should be 'pr', 'nightly' or 'local'"),
+        ({"pull_request": "9"}, "form field pull_request: Extra inputs are not permitted"),
+        ({"pr": "0"}, "form field pr: Input should be greater than or equal to 1"),
+        ({"pr": "9", "kind": "nightly"}, "--pr 9 given with --kind nightly; use --kind pr"),
+    ],
+)
+def test_the_form_keeps_its_public_field_names_and_errors(service, repo, fields, detail) -> None:
+    # The form derives from the run's meta (RunMeta.pull_request inside); its fields and
+    # their errors are the API's, with the pull request spelt `pr`.
+    body = make_run(repo=None, commit=None).model_dump_json().encode()
+    r = service.client.post(
+        "/api/v1/runs",
+        headers=auth(service.token(repo)),
+        data={"repo": repo, "commit": "abc", **fields},
+        files=[("files", ("run.json", body, "application/json"))],
+    )
+    assert (r.status_code, r.json()["detail"]) == (422, detail)
+    assert runs_stored(service, repo) == 0
+
+
 def test_multipart_upload_of_a_binary_ncu_report(service, repo, corpus_dir) -> None:
     from collectors import collect
     from collectors.errors import CollectorError

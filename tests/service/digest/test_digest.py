@@ -19,7 +19,8 @@ from digest_history import (
 )
 
 from rules.frames import empty_history
-from service.digest.build import build_digest, detect_changes, iso_week, prepare_history
+from service.digest.build import build_digest, iso_week, prepare_history
+from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions, KernelTarget
 from service.render.digest_render import (
     digest_title,

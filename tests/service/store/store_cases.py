@@ -20,7 +20,8 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.verdict import Finding, Severity
 from service.config import RoofguardConfig
-from service.pipeline.check import CheckOutcome, Remeasures, check_run
+from service.pipeline.check import CheckOutcome, check_run
+from service.pipeline.reruns import Reruns
 from service.store.baselines import accept_baseline
 from service.store.db import session_scope
 from service.store.history import (
@@ -301,8 +302,9 @@ def test_a_repository_name_is_unique_whatever_its_letter_case(engine):
 
 def _judge(engine: sa.Engine, run: RunRecord, *reruns: RunRecord) -> CheckOutcome:
     with session_scope(engine) as session:
-        remeasures = Remeasures(runs=reruns)
-        return check_run(session=session, run=run, config=RoofguardConfig(), remeasures=remeasures)
+        return check_run(
+            session=session, run=run, config=RoofguardConfig(), reruns=Reruns(runs=reruns)
+        )
 
 
 def _finding_rows(engine: sa.Engine, run_id: int) -> list[tuple[object, ...]]:

@@ -1,0 +1,117 @@
+"""Change points of nightly series, the levels between them and each change's commit range.
+
+Shared by the digest's percent-of-roof sections (``build``) and its time sections
+(``events``). Inputs are frames of ``build.prepare_history`` (sorted by ``series`` then time,
+with ``series`` and ``pos`` columns); every series is scanned at once as one 2-D array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from rules.stats import change_points_many
+from service.digest.model import DigestOptions
+
+IntArray = npt.NDArray[np.int64]
+
+
+def series_starts(frame: pd.DataFrame) -> IntArray:
+    """Row offset of the first row of each series (frame sorted by ``series``)."""
+    series = frame["series"].to_numpy()
+    count = int(series[-1]) + 1 if len(series) else 0
+    return np.searchsorted(series, np.arange(count), side="left").astype(np.int64)
+
+
+def _matrix(frame: pd.DataFrame, value: str) -> npt.NDArray[np.float64]:
+    series = frame["series"].to_numpy()
+    pos = frame["pos"].to_numpy()
+    values = np.full((int(series.max()) + 1, int(pos.max()) + 1), np.nan)
+    values[series, pos] = frame[value].to_numpy(dtype=float)
+    return values
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Levels between change points: segment ``i`` starts at row ``bounds[i]``.
+
+    Attributes:
+        bounds: First row of every segment (series starts and change rows), ascending.
+        level: Median value (percent of roof, or time) of each segment.
+        series: The series of each segment.
+    """
+
+    bounds: IntArray
+    level: npt.NDArray[np.float64]
+    series: IntArray
+
+
+def segment_levels(
+    frame: pd.DataFrame, change_rows: IntArray, value: str = "percent_of_roof"
+) -> Segments:
+    """Median ``value`` of every segment between series starts and ``change_rows``."""
+    bounds = np.union1d(series_starts(frame), change_rows).astype(np.int64)
+    seg = np.searchsorted(bounds, np.arange(len(frame)), side="right") - 1
+    level = frame[value].groupby(seg).median().to_numpy()
+    return Segments(bounds, level, frame["series"].to_numpy()[bounds])
+
+
+def detect_changes(
+    frame: pd.DataFrame, options: DigestOptions, value: str = "percent_of_roof"
+) -> tuple[pd.DataFrame, Segments]:
+    """Every change point of every series, with its levels and commit range.
+
+    Args:
+        frame: Output of ``prepare_history``.
+        options: Detector thresholds and the minimum segment.
+        value: The measure scanned (``percent_of_roof`` or ``time_s``).
+
+    Returns:
+        One row per change (``row``, ``series``, ``seg``, ``kernel_key``, ``kernel_name``,
+        ``device``, ``since``, ``from_commit``, ``to_commit``, ``before``, ``after``,
+        ``relative_change``), and the segments the changes delimit.
+    """
+    if frame.empty:
+        none = np.zeros(0, np.int64)
+        segments = segment_levels(frame, none, value)
+        return _describe(frame, none, segments), segments
+    scan = change_points_many(_matrix(frame, value), options=options.change_point_options())
+    series, pos = np.nonzero(scan.is_change)
+    rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
+    segments = segment_levels(frame, rows, value)
+    return _describe(frame, rows, segments), segments
+
+
+def _held(frame: pd.DataFrame, rows: IntArray, min_segment: int) -> IntArray:
+    """The change rows whose new level lasts ``min_segment`` nights before the next change.
+
+    The detector's refinement may move a change close to the end of a series; a level seen for
+    fewer nights is not reported yet (it will be, once it has held).
+    """
+    bounds = np.append(np.union1d(series_starts(frame), rows), len(frame))
+    following = bounds[np.searchsorted(bounds, rows) + 1]
+    held: IntArray = rows[following - rows >= min_segment]
+    return held
+
+
+def _describe(frame: pd.DataFrame, rows: IntArray, segments: Segments) -> pd.DataFrame:
+    seg = np.searchsorted(segments.bounds, rows)
+    changes = frame.iloc[rows][["series", "kernel_key", "kernel_name", "device"]].copy()
+    changes.insert(0, "row", pd.Series(rows, index=changes.index))
+    changes["seg"] = seg
+    changes["since"] = frame["timestamp"].array[rows]
+    changes["from_commit"] = frame["commit"].to_numpy()[rows - 1] if len(rows) else []
+    changes["to_commit"] = frame["commit"].to_numpy()[rows]
+    changes["before"] = segments.level[seg - 1] if len(rows) else []
+    changes["after"] = segments.level[seg] if len(rows) else []
+    changes["relative_change"] = changes["after"] / changes["before"] - 1.0
+    return changes.reset_index(drop=True)
+
+
+def in_period(stamps: pd.Series, start: datetime, end: datetime) -> pd.Series:
+    """Which of ``stamps`` lie in ``[start, end]`` (both ends included)."""
+    return (stamps >= pd.Timestamp(start)) & (stamps <= pd.Timestamp(end))

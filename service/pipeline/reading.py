@@ -1,0 +1,42 @@
+"""Reading the report files of one run as the config says, then stamping it with its meta.
+
+The config names the identity keys, the device of files that name none and the declared work
+models; ``check``, ``ingest``, the demo and the upload form all read a run through here, so
+they key, place and stamp its kernels alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from collectors import CollectOptions
+from collectors.schema import RunRecord
+from collectors.workmodel import apply_work_models
+from service.config import RoofguardConfig
+from service.pipeline.intake import collect_run as intake_collect
+from service.pipeline.roofs import catalog_for, run_device
+from service.pipeline.runmeta import RunMeta
+
+
+def read_run(paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+    """Read the files of one run (no meta applied yet), checking the device they name.
+
+    A device given by the meta (``--device``, an upload's field) or else the config names the
+    device of files that name none; a file naming another device is an error.
+
+    Raises:
+        DeviceConflict: A report names another device than the one given.
+    """
+    given = meta.device or config.device
+    run = intake_collect(paths, CollectOptions(keys=config.keys, device=given))
+    origin = meta.device_origin if meta.device else "the config's `device`"
+    run_device(run, given=given, catalog=catalog_for(config), origin=origin)
+    if config.work_models:
+        run = apply_work_models(run, config.work_models, source="roofguard config")
+    return run
+
+
+def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+    """Read every file of one run, apply declared work models and the meta."""
+    return meta.stamp(read_run(paths, meta, config))

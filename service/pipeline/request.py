@@ -1,0 +1,60 @@
+"""One check to run: the run and everything its judging depends on, as one value.
+
+The edges build it (``roofguard check`` from its flags, the upload route from its form and
+query) and hand it on whole, so a new input of the check is one field here rather than one
+more parameter on every function between the edge and ``check_run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlmodel import Session
+
+from collectors.schema import RunRecord
+from rules.roofline import Roof
+from service.config import RoofguardConfig
+from service.pipeline.check import CheckOutcome, check_run
+from service.pipeline.reruns import Reruns
+from service.render.markdown import VerdictLinks
+
+#: The verdict's links, or a function of the stored run's id that gives them (the service
+#: links to the run's page, whose id exists only once the run is stored).
+Links = VerdictLinks | Callable[[int], VerdictLinks] | None
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """A run to ingest and judge, and how.
+
+    Attributes:
+        run: The run, read and stamped with its meta.
+        config: The configuration, with the caller's overrides (``--base-branch``, ...).
+        reruns: The PR gate's reruns of the run's commit, and whether they are expected.
+        base_sha: A PR's merge base: the baseline stops there.
+        links: Where the verdict's markdown links to.
+        measured: The runner's measured roof, when it has one (``roof = "measured"``).
+        trusted: False when the runner's health preflight found it degraded.
+    """
+
+    run: RunRecord
+    config: RoofguardConfig
+    reruns: Reruns = field(default_factory=Reruns)
+    base_sha: str | None = None
+    links: Links = None
+    measured: Roof | None = None
+    trusted: bool = True
+
+    def judge(self, session: Session) -> CheckOutcome:
+        """Ingest the run in ``session`` (idempotent) and judge it (``check_run``)."""
+        return check_run(
+            session=session,
+            run=self.run,
+            config=self.config,
+            base_sha=self.base_sha,
+            links=self.links,
+            measured=self.measured,
+            trusted=self.trusted,
+            reruns=self.reruns,
+        )

@@ -1,0 +1,93 @@
+"""What a caller says about a run: one model for the command line and the upload form.
+
+``RunMeta`` is the base: the run's repository, commit, branch, kind, pull request, device,
+runner and time, which override what its files say; ``RunMeta.stamp`` writes them into a
+RunRecord. The commands build it from their flags; the upload form
+(``service.api.schemas.UploadForm``) derives from it and adds the validation of the HTTP
+fields, as the FastAPI template's ``ItemCreate`` derives from ``ItemBase``. The pull request
+is ``pull_request`` inside, as in a RunRecord; its public spelling, ``--pr`` and the form
+field ``pr``, stays at the edges.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from collectors.schema import RunKind, RunRecord
+from service.errors import BadInput
+from service.pipeline.intake import refuse_future
+
+
+def parse_kind(text: str | None) -> RunKind | None:
+    """A ``--kind`` given as text (``roofguard ingest``); None when not given.
+
+    Raises:
+        BadInput: Not one of nightly, pr, local.
+    """
+    try:
+        return RunKind(text) if text else None
+    except ValueError as exc:
+        raise BadInput(f"--kind: {text!r} is not one of nightly, pr, local") from exc
+
+
+class RunMeta(BaseModel):
+    """What the command line or an upload says about a run (overrides what files say).
+
+    Attributes:
+        repo: OWNER/NAME of the repository measured.
+        commit: Commit SHA measured.
+        branch: Branch name.
+        kind: nightly, pr or local (default: pr when a pull request is given, else local).
+        pull_request: Pull-request number, for pr runs (``--pr``, the form field ``pr``).
+        device: Device of reports that name none (a report naming another is an error).
+        runner: The CI runner's name (default: what the files say).
+        timestamp: When the run was measured (default: what the files say).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    #: How an error names where ``device`` comes from, when a report names another device.
+    device_origin: ClassVar[str] = "--device"
+
+    repo: str
+    commit: str
+    branch: str | None = None
+    kind: RunKind | None = None
+    pull_request: int | None = None
+    device: str | None = None
+    runner: str | None = None
+    timestamp: datetime | None = None
+
+    def stamp(self, run: RunRecord) -> RunRecord:
+        """``run`` with this repository, commit, branch, kind, PR, time and runner set.
+
+        Raises:
+            BadInput: A wrong repository name, a PR number with a non-pr kind, or a run
+                timestamp in the future.
+        """
+        if self.repo.count("/") != 1 or not all(self.repo.split("/")):
+            raise BadInput(f"--repo: {self.repo!r} is not OWNER/NAME")
+        kind = self.kind or (RunKind.PR if self.pull_request else RunKind.LOCAL)
+        if self.pull_request is not None and kind != RunKind.PR:
+            raise BadInput(
+                f"--pr {self.pull_request} given with --kind {kind.value}; use --kind pr"
+            )
+        update: dict[str, object] = {
+            "repo": self.repo,
+            "commit": self.commit,
+            "branch": self.branch,
+            "kind": kind,
+            "pull_request": self.pull_request,
+            "runner": self.runner or run.runner,
+        }
+        if self.timestamp is not None:
+            update["timestamp"] = self.timestamp
+        # The run's own fields are validated again; its kernels, device and sources are kept as
+        # they are (pydantic does not validate a model instance again), not dumped and rebuilt.
+        stamped = RunRecord.model_validate({**dict(run), **update})
+        where = "--timestamp" if self.timestamp else "run timestamp"
+        refuse_future(stamped.timestamp, where=where)
+        return stamped
