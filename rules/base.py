@@ -19,7 +19,7 @@ from rules.advice import ADVICE_TEXT, Advice, advice_for
 from rules.context import RuleContext
 from rules.errors import RuleDefinitionError
 from rules.roofline import Placement
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 RULE_ID = re.compile(r"^[a-z]+(-[a-z]+)*$")
 SECTIONS = ("**Anti-pattern**", "**Best practice**")
@@ -67,7 +67,7 @@ class Rule:
     #: engine reads a finding's status from it, so no list of rules is kept elsewhere. With
     #: one status, every fail/warn finding sets it; with several, ``finding(status=...)``
     #: names which.
-    statuses: ClassVar[frozenset[str]] = frozenset()
+    statuses: ClassVar[frozenset[KernelStatus]] = frozenset()
     Options: ClassVar[type[RuleOptions]] = RuleOptions
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
@@ -95,7 +95,7 @@ class Rule:
         severity: Severity | None = None,
         advice: Advice | None = None,
         numbers: Mapping[str, float | str | None] | None = None,
-        status: str | None = None,
+        status: KernelStatus | None = None,
     ) -> Finding:
         """A finding with the kernel's device, roof, binding, advice and status filled in."""
         placement = ctx.placements.get(key) if key else None
@@ -117,14 +117,15 @@ class Rule:
             numbers={**placement_numbers(placement), **(numbers or {}), **self._status(status)},
         )
 
-    def _status(self, status: str | None) -> dict[str, str]:
+    def _status(self, status: KernelStatus | None) -> dict[str, str]:
         if status is None and len(self.statuses) == 1:
             status = next(iter(self.statuses))
         if status is None:
             return {}
         if status not in self.statuses:
-            raise RuleDefinitionError(f"{self.id}: status {status!r} not in {set(self.statuses)}")
-        return {"status": status}
+            known = sorted(str(s) for s in self.statuses)
+            raise RuleDefinitionError(f"{self.id}: status {str(status)!r} not in {known}")
+        return {"status": KernelStatus(status).value}
 
 
 def placement_numbers(placement: Placement | None) -> dict[str, float | str | None]:

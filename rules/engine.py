@@ -34,6 +34,7 @@ from rules.verdict import (
     Conclusion,
     Finding,
     GroupVerdict,
+    KernelStatus,
     KernelVerdict,
     Severity,
     Verdict,
@@ -41,7 +42,7 @@ from rules.verdict import (
 
 #: Kernel statuses set by findings, strongest first (``Rule.statuses`` says which rule sets
 #: which).
-FINDING_STATUSES = ("regressed", "suspect")
+FINDING_STATUSES = (KernelStatus.REGRESSED, KernelStatus.SUSPECT)
 UNTRUSTED_NOTE = (
     "The runner failed its health preflight: no regression verdict for this run "
     "(rules that compare with the baseline were not run)."
@@ -83,19 +84,21 @@ def conclude(findings: Iterable[Finding], fail_on: FailOn) -> Conclusion:
     return Conclusion.WARN if has_warn else Conclusion.PASS
 
 
-def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> str:
-    return "new" if baseline_n == 0 else _finding_status(key, findings, improved)
+def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> KernelStatus:
+    if baseline_n == 0:
+        return KernelStatus.NEW
+    return _finding_status(key, findings, improved)
 
 
-def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> str:
+def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> KernelStatus:
     """The status ``findings`` give ``key`` (the strongest), else improved or unchanged."""
     set_by_findings = {
-        f.numbers.get("status") for f in findings if f.kernel == key and f.severity != Severity.INFO
+        f.status for f in findings if f.kernel == key and f.severity != Severity.INFO
     }
     for status in FINDING_STATUSES:
         if status in set_by_findings:
             return status
-    return "improved" if improved else "unchanged"
+    return KernelStatus.IMPROVED if improved else KernelStatus.UNCHANGED
 
 
 def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> KernelVerdict:
@@ -108,8 +111,8 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
     summary, improved = _kernel_baseline(ctx, key, metric, current)
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, improved)
-    if timed_only and status == "unchanged" and not kernel.duration_s:
-        status = "unplaced"
+    if timed_only and status == KernelStatus.UNCHANGED and not kernel.duration_s:
+        status = KernelStatus.UNPLACED
     return KernelVerdict(
         key=key,
         name=kernel.name,
@@ -173,7 +176,7 @@ def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[Kern
     keys = {
         f.kernel: f.kernel_name or f.kernel
         for f in findings
-        if f.numbers.get("status") == "missing" and f.kernel and f.kernel not in ctx.kernels
+        if f.status == KernelStatus.MISSING and f.kernel and f.kernel not in ctx.kernels
     }
     return [_missing_verdict(ctx, key, name) for key, name in keys.items()]
 
@@ -195,7 +198,7 @@ def _missing_verdict(ctx: RuleContext, key: str, name: str) -> KernelVerdict:
         regime=None,
         binding=None,
         roof=ctx.roof.label,
-        status="missing",
+        status=KernelStatus.MISSING,
         baseline=summary if summary.n else None,
     )
 
@@ -276,9 +279,9 @@ def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn
 
 
 def _restated(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdict:
-    if kernel.status not in (*FINDING_STATUSES, "improved", "unchanged"):
+    if kernel.status not in (*FINDING_STATUSES, KernelStatus.IMPROVED, KernelStatus.UNCHANGED):
         return kernel
-    status = _finding_status(kernel.key, findings, kernel.status == "improved")
+    status = _finding_status(kernel.key, findings, kernel.status == KernelStatus.IMPROVED)
     return kernel if status == kernel.status else kernel.model_copy(update={"status": status})
 
 

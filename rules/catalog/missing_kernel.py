@@ -8,7 +8,7 @@ import pandas as pd
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 def recent_kernels(history: pd.DataFrame, runs: int) -> pd.DataFrame:
@@ -44,7 +44,7 @@ class MissingKernel(Rule):
     default_severity = Severity.WARN
     stability = Stability.STABLE
     #: Its findings make the kernel an entry of the verdict with status ``missing``.
-    statuses = frozenset({"missing"})
+    statuses = frozenset({KernelStatus.MISSING})
 
     class Options(RuleOptions):
         """Options of missing-kernel."""

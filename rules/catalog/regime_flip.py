@@ -13,7 +13,7 @@ from rules.history import KernelHistory
 from rules.measures import seconds
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, percent_of_resource
 from rules.timing import median_time, usual
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 def _is_tensor(binding: str | None) -> bool:
@@ -47,7 +47,7 @@ class RegimeFlip(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
-    statuses = frozenset({"regressed"})
+    statuses = frozenset({KernelStatus.REGRESSED})
 
     class Options(RuleOptions):
         """Options of regime-flip."""

@@ -14,7 +14,7 @@ from rules.judging import Measured, Samples, gate_wording, judge_all, judgement_
 from rules.measures import column, percent_samples, signed_percent
 from rules.stats import GATE_Z, CompareOptions, Judgement
 from rules.timing import judged_binding, like_for_like_percent
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 def _pct(value: float) -> str:
@@ -67,7 +67,7 @@ class RoofDrop(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
-    statuses = frozenset({"regressed", "suspect"})
+    statuses = frozenset({KernelStatus.REGRESSED, KernelStatus.SUSPECT})
 
     class Options(RuleOptions, CompareOptions):
         """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
@@ -99,7 +99,7 @@ class RoofDrop(Rule):
             f"level {j.level:.1f}% ± {j.noise:.1f} over {j.n} runs "
             f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, _pct)}",
             severity=Severity.FAIL if j.regressed else Severity.WARN,
-            status="regressed" if j.regressed else "suspect",
+            status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
             numbers=judgement_numbers(j, m.all),
         )
 
@@ -123,6 +123,6 @@ class RoofDrop(Rule):
                 f"({signed_percent(j.relative_change)}); "
                 f"{gate_wording(j, m.all, _scaled(scale, unit))}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
-                status="regressed" if j.regressed else "suspect",
+                status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
                 numbers={"measure": name, **judgement_numbers(j, m.all)},
             )

@@ -15,7 +15,7 @@ from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
 from rules.stats import GATE_Z, CompareOptions
 from rules.timing import baseline_binding, median_value
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 class TimeRegression(Rule):
@@ -50,7 +50,7 @@ class TimeRegression(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
-    statuses = frozenset({"regressed", "suspect"})
+    statuses = frozenset({KernelStatus.REGRESSED, KernelStatus.SUSPECT})
 
     class Options(RuleOptions, CompareOptions):
         """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
@@ -78,7 +78,7 @@ class TimeRegression(Rule):
                 f", level ± {seconds(j.noise)} over {j.n} runs "
                 f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, seconds)}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
-                status="regressed" if j.regressed else "suspect",
+                status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
                 advice=None if placed else Advice.MEASURE_MORE,
                 numbers={"baseline_time_s": j.level, **judgement_numbers(j, m.all)},
             )

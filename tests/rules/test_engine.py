@@ -15,7 +15,7 @@ from rules.engine import conclude
 from rules.groups import groups_of
 from rules.registry import SelectedRule, is_ignored, is_selected, selected_rules
 from rules.testing import RuleCase, load_cases
-from rules.verdict import Conclusion, Finding, Severity, Stability, Verdict
+from rules.verdict import Conclusion, Finding, KernelStatus, Severity, Stability, Verdict
 
 CASES = Path(__file__).parent / "cases"
 
@@ -65,7 +65,7 @@ def test_fused_gemv_drop_fails_the_run_with_full_verdict() -> None:
     verdict = evaluate(case("roof-drop", "fail_gemv_fusion_lost").context())
     assert verdict.conclusion == Conclusion.FAIL
     (kernel,) = verdict.kernels
-    assert kernel.status == "regressed" and kernel.time_share == 1.0
+    assert kernel.status == KernelStatus.REGRESSED and kernel.time_share == 1.0
     assert kernel.baseline is not None and kernel.baseline.n == 10
     assert kernel.baseline.center == pytest.approx(100 * 0.01 / 0.0118, rel=1e-3)
     assert kernel.baseline.relative_change == pytest.approx(0.0118 / 0.0140 - 1, rel=1e-3)
@@ -189,14 +189,16 @@ def test_group_figures_are_computed_once_per_context_and_shared() -> None:
 
 def test_missing_kernels_are_entries_with_their_baseline() -> None:
     verdict = evaluate(case("missing-kernel", "fail_fused_kernel_vanished").context())
-    (missing,) = [k for k in verdict.kernels if k.status == "missing"]
+    (missing,) = [k for k in verdict.kernels if k.status == KernelStatus.MISSING]
     assert missing.key == "fused_add_rmsnorm" and missing.time_s == 0.0
     assert missing.percent_of_roof is None and missing.measurements == ()
     assert missing.baseline is not None and missing.baseline.n > 0
     assert missing.baseline.time_s == pytest.approx(0.0025)
     assert missing.baseline.center is not None
     run_keys = {k.key for k in verdict.kernels} - {missing.key}
-    assert run_keys and all(k.status != "missing" for k in verdict.kernels if k.key in run_keys)
+    assert run_keys and all(
+        k.status != KernelStatus.MISSING for k in verdict.kernels if k.key in run_keys
+    )
 
 
 def test_missing_history_columns_are_named() -> None:
@@ -233,7 +235,7 @@ def test_the_table_baseline_is_the_segment_the_gate_judged_against() -> None:
     kernels = {k.key: k for k in verdict.kernels}
     finding = next(f for f in verdict.findings if f.kernel == "gemv")
     base = kernels["gemv"].baseline
-    assert kernels["gemv"].status == "suspect" and base is not None
+    assert kernels["gemv"].status == KernelStatus.SUSPECT and base is not None
     assert base.n == 6 == finding.numbers["baseline_n"]
     assert base.center == pytest.approx(100 * 0.01 / 0.00983, rel=1e-3)
     assert base.relative_change == pytest.approx(finding.numbers["relative_change"], rel=0.01)
@@ -241,7 +243,7 @@ def test_the_table_baseline_is_the_segment_the_gate_judged_against() -> None:
     assert base.commits == ("0000014", "0000019")  # nights 20 and 25: the new level
     assert kernels["gemv"].time_ratio == pytest.approx(0.0118 / 0.00983, rel=1e-3)
     flat = kernels["flat"].baseline
-    assert kernels["flat"].status == "unchanged" and flat is not None
+    assert kernels["flat"].status == KernelStatus.UNCHANGED and flat is not None
     assert flat.n == 26 and flat.used is None
     (group,) = verdict.groups  # judged by the same gate: the same runs
     assert group.baseline is not None and group.baseline.n == 6
