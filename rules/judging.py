@@ -140,32 +140,6 @@ def _remeasured_suspects(
     )
 
 
-def judgement_numbers(
-    j: Judgement, measurements: tuple[float, ...]
-) -> dict[str, float | str | None]:
-    """The figures a gate finding carries, so its verdict can be reproduced."""
-    numbers: dict[str, float | str | None] = {
-        "current": j.current,
-        "level": j.level,
-        "baseline_center": j.level,
-        "baseline_n": j.n,
-        "segment_start": j.segment_start,
-        "noise_used": j.noise,
-        "relative_change": j.relative_change,
-        "z": j.z,
-        "z_threshold": j.z_threshold,
-        "run": j.run,
-        "confirm_runs": j.confirm_runs,
-        "method": j.method,
-    }
-    for i, value in enumerate(measurements[1:], start=1):
-        numbers[f"remeasured_{i}"] = value
-    if j.remeasured:
-        numbers["remeasured_z"] = j.remeasured_z
-        numbers["confirm_threshold"] = j.confirm_threshold
-    return numbers
-
-
 def gate_wording(j: Judgement, measurements: tuple[float, ...], fmt: Callable[[float], str]) -> str:
     """``"suspect"`` / ``"regressed"`` with the measurements, for a finding's message."""
     again = ", re-measured " + ", ".join(fmt(v) for v in measurements[1:])

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, WithJso
 from pydantic_core import core_schema
 
 from rules.advice import Advice
+from rules.figures import GateFigures
 from rules.roofline import Regime
 
 
@@ -121,6 +122,20 @@ class Finding(_Model):
     def status(self) -> KernelStatus | None:
         """The kernel status it sets (``numbers["status"]``, from its rule's ``statuses``)."""
         return KernelStatus.parse(self.numbers.get("status"))
+
+    @property
+    def gate(self) -> GateFigures | None:
+        """The gate's figures (roof-drop, time-regression); None for other findings."""
+        return GateFigures.from_numbers(self.numbers)
+
+    @property
+    def measure(self) -> str | None:
+        """What was compared when it is not the kernel's own figure (``numbers["measure"]``).
+
+        A group's ``percent_of_roof`` or ``mfu``; None for a kernel's finding.
+        """
+        measure = self.numbers.get("measure")
+        return measure if isinstance(measure, str) else None
 
 
 class BaselineSummary(_Model):

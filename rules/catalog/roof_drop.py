@@ -9,8 +9,9 @@ from pydantic import Field
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.figures import GateFigures
 from rules.groups import GroupFigures, groups_of
-from rules.judging import Measured, Samples, gate_wording, judge_all, judgement_numbers, measured
+from rules.judging import Measured, Samples, gate_wording, judge_all, measured
 from rules.measures import column, percent_samples, signed_percent
 from rules.stats import GATE_Z, CompareOptions, Judgement
 from rules.timing import judged_binding, like_for_like_percent
@@ -100,7 +101,7 @@ class RoofDrop(Rule):
             f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, _pct)}",
             severity=Severity.FAIL if j.regressed else Severity.WARN,
             status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
-            numbers=judgement_numbers(j, m.all),
+            numbers=GateFigures.of(j, m.all).numbers(),
         )
 
     def _group(self, ctx: RuleContext, figures: GroupFigures, opts: Options) -> Iterator[Finding]:
@@ -124,5 +125,5 @@ class RoofDrop(Rule):
                 f"{gate_wording(j, m.all, _scaled(scale, unit))}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
                 status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
-                numbers={"measure": name, **judgement_numbers(j, m.all)},
+                numbers={"measure": name, **GateFigures.of(j, m.all).numbers()},
             )

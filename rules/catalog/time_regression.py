@@ -10,7 +10,8 @@ from collectors.schema import KernelRecord
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.judging import gate_wording, judge_all, judgement_numbers, measured
+from rules.figures import GateFigures
+from rules.judging import gate_wording, judge_all, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
 from rules.stats import GATE_Z, CompareOptions
@@ -80,7 +81,7 @@ class TimeRegression(Rule):
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
                 status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
                 advice=None if placed else Advice.MEASURE_MORE,
-                numbers={"baseline_time_s": j.level, **judgement_numbers(j, m.all)},
+                numbers={"baseline_time_s": j.level, **GateFigures.of(j, m.all).numbers()},
             )
 
 

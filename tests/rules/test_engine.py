@@ -73,7 +73,8 @@ def test_fused_gemv_drop_fails_the_run_with_full_verdict() -> None:
     f = verdict.findings[0]
     assert (f.rule, f.kernel, f.device, f.roof) == ("roof-drop", "gemv", "tiny", "tiny (datasheet)")
     assert f.advice is not None and f.advice_text
-    assert f.numbers["baseline_n"] == 10 and f.numbers["intensity_dram"] == pytest.approx(0.1)
+    assert f.gate is not None and f.gate.n == 10
+    assert f.numbers["intensity_dram"] == pytest.approx(0.1)
 
 
 class Crashing(Rule, abstract=True):
@@ -233,12 +234,12 @@ def test_the_table_baseline_is_the_segment_the_gate_judged_against() -> None:
     tiny = case("roof-drop", "fail_gemv_fusion_lost").device
     verdict = evaluate(RuleCase("roof-drop", "fail_rise_then_back", "test", spec, tiny).context())
     kernels = {k.key: k for k in verdict.kernels}
-    finding = next(f for f in verdict.findings if f.kernel == "gemv")
+    gate = next(f.gate for f in verdict.findings if f.kernel == "gemv")
     base = kernels["gemv"].baseline
-    assert kernels["gemv"].status == KernelStatus.SUSPECT and base is not None
-    assert base.n == 6 == finding.numbers["baseline_n"]
+    assert kernels["gemv"].status == KernelStatus.SUSPECT and base is not None and gate is not None
+    assert base.n == 6 == gate.n
     assert base.center == pytest.approx(100 * 0.01 / 0.00983, rel=1e-3)
-    assert base.relative_change == pytest.approx(finding.numbers["relative_change"], rel=0.01)
+    assert base.relative_change == pytest.approx(gate.relative_change, rel=0.01)
     assert base.used == (20, 26) and len(base.history) == 26  # the sparkline shows all
     assert base.commits == ("0000014", "0000019")  # nights 20 and 25: the new level
     assert kernels["gemv"].time_ratio == pytest.approx(0.0118 / 0.00983, rel=1e-3)
