@@ -1,12 +1,16 @@
 """Rules: roofline placement, findings and verdicts. Pure domain logic, no I/O.
 
 Public API: ``evaluate(ctx) -> Verdict`` with a ``RuleContext`` and a ``RulesConfig``;
-``all_rules()`` lists the registered rules.
+``all_rules()`` lists the registered rules. A rule's ``check`` receives the gate's
+``GateDecisions``; ``gate_batches`` asks for them with ``GateBatch``es.
 """
 
 from rules.config import IgnoreEntry, KernelGroup, RulesConfig
 from rules.context import RuleContext
 from rules.engine import evaluate
+from rules.figures import GateFigures
+from rules.gated import GateDecision, GateDecisions
+from rules.judging import GateBatch
 from rules.registry import all_rules, get_rule
 from rules.verdict import (
     BaselineSummary,
@@ -24,6 +28,10 @@ __all__ = [
     "BaselineSummary",
     "Conclusion",
     "Finding",
+    "GateBatch",
+    "GateDecision",
+    "GateDecisions",
+    "GateFigures",
     "GroupVerdict",
     "IgnoreEntry",
     "KernelGroup",

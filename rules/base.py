@@ -4,6 +4,11 @@ A rule module holds one ``Rule`` subclass with ``id`` (kebab-case, equal to the 
 with ``-`` for ``_``), ``group``, ``default_severity``, ``stability``, a nested ``Options``
 model, and a docstring whose first line is the summary, followed by an ``**Anti-pattern**``
 section (what triggers it) and a ``**Best practice**`` section (the advice it gives).
+
+A rule is run in two steps. ``gate_batches`` says what the gate should judge for it (only
+the baseline rules ask anything); the engine judges every rule's batches before any rule
+checks. ``check`` then receives the context, the rule's options and the gate's decisions
+(``GateDecisions``), and yields findings.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from pydantic import BaseModel, ConfigDict
 from rules.advice import ADVICE_TEXT, Advice, advice_for
 from rules.context import RuleContext
 from rules.errors import RuleDefinitionError
+from rules.gated import GateDecisions
+from rules.judging import GateBatch
 from rules.roofline import Placement
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
@@ -82,8 +89,16 @@ class Rule:
             raise RuleDefinitionError(f"{cls.__qualname__}: Options must subclass RuleOptions")
         cls.summary = _check_docstring(cls)
 
-    def check(self, ctx: RuleContext, opts: Any) -> Iterator[Finding]:
-        """Yield findings for ``ctx`` with validated options ``opts``."""
+    def gate_batches(self, ctx: RuleContext, opts: Any) -> Iterator[GateBatch]:
+        """What the gate judges for this rule, before any rule checks (default: nothing).
+
+        One batch per metric of every kernel (a group on its own): the decisions are filed by
+        metric, and a metric is judged for one rule only.
+        """
+        return iter(())
+
+    def check(self, ctx: RuleContext, opts: Any, gate: GateDecisions) -> Iterator[Finding]:
+        """Yield findings for ``ctx`` with validated options ``opts`` and the gate's decisions."""
         raise NotImplementedError
 
     def finding(

@@ -1,5 +1,10 @@
 """The engine: run the selected rules on a context and build the run's ``Verdict``.
 
+It works in three passes over a context nothing writes to. The gate's pass judges what the
+rules ask the gate to judge (``Rule.gate_batches``) into one ``GateDecisions``; every rule
+then checks with it (``Rule.check``); the verdict's rows are built from the findings and the
+same decisions. So no rule depends on another having run first.
+
 A rule that crashes does not crash the check: its exception is wrapped in
 ``RuleExecutionFailed`` and reported as a finding of that rule at the rule's own severity.
 A gate that cannot judge fails closed: a crashed ``fail`` rule (roof-drop, time-regression)
@@ -17,8 +22,9 @@ from rules.base import Rule
 from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
-from rules.gated import recorded
-from rules.groups import GroupFigures, groups_of
+from rules.gated import GateDecisions, decide
+from rules.groups import GroupFigures
+from rules.levelstore import LevelCache
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.summary import summarise
 from rules.timing import (
@@ -60,12 +66,34 @@ def _crash_finding(rule: type[Rule], failure: RuleExecutionFailed) -> Finding:
     )
 
 
-def run_rule(selected: SelectedRule, ctx: RuleContext) -> list[Finding]:
+def _crashed(rule: type[Rule], exc: Exception) -> Finding:
+    return _crash_finding(rule, RuleExecutionFailed(rule.id, None, exc))
+
+
+def gate_pass(
+    ctx: RuleContext, rules: Sequence[SelectedRule], levels: LevelCache | None
+) -> tuple[GateDecisions, dict[str, Finding]]:
+    """The gate's decisions on what every rule asks it to judge, before any rule checks.
+
+    A rule whose batches could not be judged (its code or the gate crashed, or it asked for a
+    metric another rule has judged) gets its crash finding instead, by rule id.
+    """
+    decisions, crashed = GateDecisions(), {}
+    for selected in rules:
+        try:
+            batches = selected.rule().gate_batches(ctx, selected.options)
+            decisions = decisions.adding(selected.rule.id, decide(ctx, batches, levels))
+        except Exception as exc:  # any rule bug must still leave a verdict
+            crashed[selected.rule.id] = _crashed(selected.rule, exc)
+    return decisions, crashed
+
+
+def run_rule(selected: SelectedRule, ctx: RuleContext, gate: GateDecisions) -> list[Finding]:
     """Findings of one rule; a crash becomes one finding instead of an exception."""
     try:
-        return list(selected.rule().check(ctx, selected.options))
+        return list(selected.rule().check(ctx, selected.options, gate))
     except Exception as exc:  # any rule bug must still leave a verdict
-        return [_crash_finding(selected.rule, RuleExecutionFailed(selected.rule.id, None, exc))]
+        return [_crashed(selected.rule, exc)]
 
 
 def _sort_key(finding: Finding) -> tuple[int, int, str, str]:
@@ -101,14 +129,18 @@ def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> Ke
     return KernelStatus.IMPROVED if improved else KernelStatus.UNCHANGED
 
 
-def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> KernelVerdict:
+def kernel_verdict(
+    ctx: RuleContext, key: str, findings: Sequence[Finding], gate: GateDecisions
+) -> KernelVerdict:
     """One kernel's placement, baseline summary and status."""
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
-    like_for_like = None if timed_only else like_for_like_percent(ctx, key)
+    like_for_like = (
+        None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
+    )
     current = kernel.duration_s if timed_only else like_for_like
-    summary, improved = _kernel_baseline(ctx, key, metric, current)
+    summary, improved = _kernel_baseline(ctx, gate, key, metric, current)
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, improved)
     if timed_only and status == KernelStatus.UNCHANGED and not kernel.duration_s:
@@ -135,15 +167,16 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
 
 
 def _kernel_baseline(
-    ctx: RuleContext, key: str, metric: str, current: float | None
+    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
 ) -> tuple[BaselineSummary, bool]:
-    """``key``'s baseline and whether it improved, as the gate judged it (``rules.gated``).
+    """``key``'s baseline and whether it improved, as the gate decided (``rules.gated``).
 
-    A kernel no baseline rule judged (the rules deselected) is compared with the window.
+    A kernel the gate did not judge (the baseline rules deselected) is compared with the
+    window.
     """
     history = ctx.kernel_history(key)
     values = history.time_s if metric == "time_s" else history.percent_of_roof
-    gated = recorded(ctx, metric, key)
+    gated = gate.get(metric, key)
     rows = gated.rows(values) if gated else None
     summary, comparison = summarise(
         values,
@@ -204,21 +237,21 @@ def _missing_verdict(ctx: RuleContext, key: str, name: str) -> KernelVerdict:
 
 
 def _group_baseline(
-    ctx: RuleContext, figures: GroupFigures, metric: str, current: float | None
+    gate: GateDecisions, figures: GroupFigures, metric: str, current: float | None
 ) -> tuple[BaselineSummary, slice | None]:
-    """A group's baseline of ``metric``: the gate's segment when roof-drop judged it."""
+    """A group's baseline of ``metric``: the gate's segment when the gate judged it."""
     values = figures.history[metric].to_numpy(dtype=float)
-    gated = recorded(ctx, metric, figures.key)
+    gated = gate.get(metric, figures.key)
     rows = gated.rows(values) if gated else None
     commits = [str(c) for c in figures.history["commit"]]
     summary, _ = summarise(values, current, metric=metric, commits=commits, rows=rows)
     return summary, rows
 
 
-def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
+def group_verdict(ctx: RuleContext, figures: GroupFigures, gate: GateDecisions) -> GroupVerdict:
     """A group's figures and baselines."""
-    pct_summary, rows = _group_baseline(ctx, figures, "percent_of_roof", figures.percent_of_roof)
-    mfu_summary, _ = _group_baseline(ctx, figures, "mfu", figures.mfu)
+    pct_summary, rows = _group_baseline(gate, figures, "percent_of_roof", figures.percent_of_roof)
+    mfu_summary, _ = _group_baseline(gate, figures, "mfu", figures.mfu)
     base_time = median_time(figures.history["time_s"].iloc[rows or slice(None)])
     pct_summary = pct_summary.model_copy(update={"time_s": base_time})
     group = figures.group
@@ -247,12 +280,22 @@ def _worst_first(kernels: list[KernelVerdict], findings: Sequence[Finding]) -> l
     return sorted(kernels, key=lambda k: (rank.get(k.key, 3), -k.time_share, k.key))
 
 
-def _findings(ctx: RuleContext) -> list[Finding]:
+def runnable_rules(ctx: RuleContext) -> list[SelectedRule]:
+    """The selected rules, without those comparing with the baseline on an untrusted runner."""
+    rules = selected_rules(ctx.config)
+    return [s for s in rules if ctx.trusted or not s.rule.compares_to_baseline]
+
+
+def _findings(
+    ctx: RuleContext,
+    rules: Sequence[SelectedRule],
+    gate: GateDecisions,
+    crashed: dict[str, Finding],
+) -> list[Finding]:
     found: list[Finding] = []
-    for selected in selected_rules(ctx.config):
-        if not ctx.trusted and selected.rule.compares_to_baseline:
-            continue
-        for finding in run_rule(selected, ctx):
+    for selected in rules:
+        crash = crashed.get(selected.rule.id)
+        for finding in [crash] if crash else run_rule(selected, ctx, gate):
             kernel = ctx.kernels.get(finding.kernel or "")
             name = kernel.name if kernel else finding.kernel_name
             if finding.kernel and is_ignored(selected.rule, finding.kernel, name, ctx.config):
@@ -292,12 +335,14 @@ def evaluate(ctx: RuleContext) -> Verdict:
         The ``Verdict``: kernels and findings worst first, the groups, and the conclusion
         under ``ctx.config.fail_on``.
     """
-    findings = _findings(ctx)
-    kernels = [kernel_verdict(ctx, key, findings) for key in ctx.kernels]
+    rules = runnable_rules(ctx)
+    gate, crashed = gate_pass(ctx, rules, ctx.levels)
+    findings = _findings(ctx, rules, gate, crashed)
+    kernels = [kernel_verdict(ctx, key, findings, gate) for key in ctx.kernels]
     kernels += missing_verdicts(ctx, findings)
-    groups = tuple(group_verdict(ctx, figures) for figures in groups_of(ctx).values())
+    groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
     run = ctx.run
-    run_base = run_baseline(ctx)
+    run_base = run_baseline(ctx.comparable_history, ctx.config)
     return Verdict(
         conclusion=conclude(findings, ctx.config.fail_on),
         repo=run.repo,

@@ -8,6 +8,7 @@ import pandas as pd
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
@@ -51,7 +52,7 @@ class MissingKernel(Rule):
 
         recent_runs: int = 1
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel of the recent baseline runs absent from this run."""
         history = ctx.comparable_history
         if history.empty:

@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.history import KernelHistory
 from rules.measures import seconds
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, percent_of_resource
@@ -56,7 +57,7 @@ class RegimeFlip(Rule):
         to_compute_severity: Severity = Severity.WARN
         check_tensor_cores: bool = True
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel whose regime or tensor-core use flipped."""
         for key, placement in ctx.placements.items():
             if placement.regime is None or placement.borderline:

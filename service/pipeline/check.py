@@ -264,7 +264,7 @@ def check_run(
         trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
         reruns=(remeasures or Remeasures()).runs,
-        remeasure=(remeasures or Remeasures()).expected,
+        reruns_expected=(remeasures or Remeasures()).expected,
         levels=None if levels_run is None else load_levels(session, levels_run),
         placed=placements,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,8 @@ from rules.base import Rule
 from rules.config import RulesConfig
 from rules.context import RuleContext
 from rules.engine import conclude
-from rules.groups import groups_of
+from rules.gated import GateDecisions
+from rules.groups import GroupFigures, group_figures
 from rules.registry import SelectedRule, is_ignored, is_selected, selected_rules
 from rules.testing import RuleCase, load_cases
 from rules.verdict import Conclusion, Finding, KernelStatus, Severity, Stability, Verdict
@@ -94,7 +95,7 @@ class Crashing(Rule, abstract=True):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
 
-    def check(self, ctx: RuleContext, opts: object) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: object, gate: GateDecisions) -> Iterator[Finding]:
         raise ZeroDivisionError("bad maths")
 
 
@@ -172,20 +173,23 @@ def test_groups_get_time_weighted_percent_and_mfu() -> None:
     assert {k.key: k.group for k in verdict.kernels}["decode_add"] == "decode"
 
 
-def test_group_figures_are_computed_once_per_context_and_shared() -> None:
-    # roof-drop and the engine both read the groups: one computation, the same object.
+def test_group_figures_are_computed_once_per_context_and_shared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # roof-drop (its gate batches and its findings) and the engine's rows read the groups:
+    # one computation, kept by the context.
     ctx = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
-    calls: list[RuleContext] = []
+    calls: list[object] = []
 
-    def figures(c: RuleContext) -> object:
+    def counting(c: RuleContext) -> Mapping[str, GroupFigures]:
         calls.append(c)
-        return object()
+        return group_figures(c)
 
-    first = ctx.derived(figures)
-    assert ctx.derived(figures) is first and calls == [ctx]
-    assert groups_of(ctx) is groups_of(ctx) and set(groups_of(ctx)) == {"decode"}
-    fresh = with_config(ctx)  # another context computes its own
-    assert fresh.derived(figures) is not first and len(calls) == 2
+    monkeypatch.setattr("rules.context.group_figures", counting)
+    verdict = evaluate(ctx)
+    assert calls == [ctx] and set(ctx.groups) == {"decode"}
+    assert [g.name for g in verdict.groups] == ["decode"]
+    assert any(f.kernel == "group:decode" for f in verdict.findings)
 
 
 def test_missing_kernels_are_entries_with_their_baseline() -> None:

@@ -31,7 +31,7 @@ def found(case: RuleCase) -> set[tuple[str, str | None, str]]:
         other_roofs=ctx.other_roofs,
         trusted=ctx.trusted,
         reruns=ctx.reruns,
-        remeasure=ctx.remeasure,
+        reruns_expected=ctx.reruns_expected,
     )
     verdict = evaluate(only)
     return {(f.rule, f.kernel, f.severity.value) for f in verdict.findings}
