@@ -20,7 +20,7 @@ from rules.config import RulesConfig
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
 from rules.groups import GroupFigures, group_figures
 from rules.history import HistoryIndex, KernelHistory
-from rules.levelstore import LevelCache
+from rules.levelstore import StoredLevels
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.stats import GateMode
@@ -44,8 +44,9 @@ class RuleContext:
             kernels profiled again; they confirm or clear the suspects and are not stored.
         reruns_expected: The caller will rerun the suspects (``check --suspects``, the API's
             ``remeasure``): no kernel fails on one measurement.
-        levels: The gate's stored base-branch levels, and those the check computes
-            (``rules.levelstore``); None: computed, not kept.
+        stored_levels: The gate's base-branch levels the service read from the store
+            (``rules.levelstore``): the gate reads them instead of computing them. None: the
+            levels are not kept (none read, and ``evaluate`` returns none to store).
         gate_history: The longer baseline the gate reads (``baseline.gate_window`` runs, the
             same columns; ``history`` is its newest ``window`` runs); None: ``history``.
             Only time, percent of roof and FLOPs are read from it: the store may leave the
@@ -62,7 +63,7 @@ class RuleContext:
     trusted: bool = True
     reruns: tuple[RunRecord, ...] = ()
     reruns_expected: bool = False
-    levels: LevelCache | None = None
+    stored_levels: StoredLevels | None = None
     placed: Mapping[str, Placement] | None = None
     gate_history: pd.DataFrame | None = None
 

@@ -15,7 +15,8 @@ health preflight) the rules that compare with the baseline are not run, and the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from rules.advice import advice_for
 from rules.base import Rule
@@ -24,8 +25,9 @@ from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
 from rules.gated import GateDecisions, decide
 from rules.groups import GroupFigures
-from rules.levelstore import LevelCache
+from rules.levelstore import LevelCache, StoredLevels
 from rules.registry import SelectedRule, is_ignored, selected_rules
+from rules.stats import Level
 from rules.summary import summarise
 from rules.timing import (
     like_for_like_percent,
@@ -328,19 +330,51 @@ def _restated(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdi
     return kernel if status == kernel.status else kernel.model_copy(update={"status": status})
 
 
-def evaluate(ctx: RuleContext) -> Verdict:
+@dataclass(frozen=True)
+class Evaluation:
+    """What ``evaluate`` gives: the verdict, and the gate's levels for the caller to store.
+
+    Attributes:
+        verdict: The ``Verdict`` on the run.
+        levels_to_store: The base-branch levels the gate computed that are worth storing, by
+            digest (``rules.levelstore``); empty when the context keeps no levels.
+    """
+
+    verdict: Verdict
+    levels_to_store: Mapping[str, Level]
+
+
+def _levels(stored: StoredLevels | None) -> LevelCache | None:
+    return None if stored is None else LevelCache.starting_from(stored)
+
+
+def evaluate(ctx: RuleContext) -> Evaluation:
     """Judge ``ctx.run`` against its roof and baseline with the configured rules.
 
+    The gate's pass first (every rule's ``gate_batches``, judged into one ``GateDecisions``),
+    then every rule's ``check``, then the verdict's rows from the findings and the decisions.
+
     Returns:
-        The ``Verdict``: kernels and findings worst first, the groups, and the conclusion
-        under ``ctx.config.fail_on``.
+        The ``Verdict`` (kernels and findings worst first, the groups, and the conclusion
+        under ``ctx.config.fail_on``) and the levels the gate computed, for the caller to
+        store.
     """
-    rules = runnable_rules(ctx)
-    gate, crashed = gate_pass(ctx, rules, ctx.levels)
+    rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
+    gate, crashed = gate_pass(ctx, rules, levels)
     findings = _findings(ctx, rules, gate, crashed)
     kernels = [kernel_verdict(ctx, key, findings, gate) for key in ctx.kernels]
     kernels += missing_verdicts(ctx, findings)
     groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
+    verdict = _verdict(ctx, findings, kernels, groups)
+    return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
+
+
+def _verdict(
+    ctx: RuleContext,
+    findings: Sequence[Finding],
+    kernels: list[KernelVerdict],
+    groups: tuple[GroupVerdict, ...],
+) -> Verdict:
     run = ctx.run
     run_base = run_baseline(ctx.comparable_history, ctx.config)
     return Verdict(

@@ -63,7 +63,7 @@ def test_preview_findings_never_change_the_conclusion() -> None:
 
 
 def test_fused_gemv_drop_fails_the_run_with_full_verdict() -> None:
-    verdict = evaluate(case("roof-drop", "fail_gemv_fusion_lost").context())
+    verdict = evaluate(case("roof-drop", "fail_gemv_fusion_lost").context()).verdict
     assert verdict.conclusion == Conclusion.FAIL
     (kernel,) = verdict.kernels
     assert kernel.status == KernelStatus.REGRESSED and kernel.time_share == 1.0
@@ -105,7 +105,7 @@ def evaluate_with(monkeypatch: pytest.MonkeyPatch, rule: type[Crashing]) -> Verd
     real = selected_rules(ctx.config)
     crash = SelectedRule(rule, rule.Options())
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, crash])
-    return evaluate(ctx)
+    return evaluate(ctx).verdict
 
 
 def test_a_crashing_fail_rule_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,9 +129,9 @@ def test_ignore_by_kernel_glob_and_more_specific_select() -> None:
     ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
     ignore = [{"rule": "roofline", "kernels": "gem*"}]
     ignored = with_config(ctx, ignore=RulesConfig(ignore=ignore).ignore)  # type: ignore[arg-type]
-    assert [f.rule for f in evaluate(ignored).findings] == []
+    assert [f.rule for f in evaluate(ignored).verdict.findings] == []
     chosen = with_config(ignored, select=("roof-drop",))
-    assert [f.rule for f in evaluate(chosen).findings] == ["roof-drop"]
+    assert [f.rule for f in evaluate(chosen).verdict.findings] == ["roof-drop"]
 
 
 def test_select_and_blanket_ignore_decisions() -> None:
@@ -151,7 +151,7 @@ def test_untrusted_runner_gives_no_regression_verdict() -> None:
     untrusted = RuleContext(
         run=ctx.run, roof=ctx.roof, history=ctx.history, config=ctx.config, trusted=False
     )
-    verdict = evaluate(untrusted)
+    verdict = evaluate(untrusted).verdict
     assert verdict.conclusion == Conclusion.PASS and not verdict.trusted
     assert all(f.rule != "roof-drop" for f in verdict.findings)
     assert any("health preflight" in note for note in verdict.notes)
@@ -160,7 +160,7 @@ def test_untrusted_runner_gives_no_regression_verdict() -> None:
 def test_groups_get_time_weighted_percent_and_mfu() -> None:
     verdict = evaluate(
         case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
-    )
+    ).verdict
     (group,) = verdict.groups
     assert group.name == "decode" and len(group.kernels) == 3
     # sum T_roof / sum T = (10 + 2 + 2) ms / 16.8 ms; MFU = (1.11e8 / 1e12) / 16.8 ms.
@@ -186,14 +186,14 @@ def test_group_figures_are_computed_once_per_context_and_shared(
         return group_figures(c)
 
     monkeypatch.setattr("rules.context.group_figures", counting)
-    verdict = evaluate(ctx)
+    verdict = evaluate(ctx).verdict
     assert calls == [ctx] and set(ctx.groups) == {"decode"}
     assert [g.name for g in verdict.groups] == ["decode"]
     assert any(f.kernel == "group:decode" for f in verdict.findings)
 
 
 def test_missing_kernels_are_entries_with_their_baseline() -> None:
-    verdict = evaluate(case("missing-kernel", "fail_fused_kernel_vanished").context())
+    verdict = evaluate(case("missing-kernel", "fail_fused_kernel_vanished").context()).verdict
     (missing,) = [k for k in verdict.kernels if k.status == KernelStatus.MISSING]
     assert missing.key == "fused_add_rmsnorm" and missing.time_s == 0.0
     assert missing.percent_of_roof is None and missing.measurements == ()
@@ -236,7 +236,9 @@ def test_the_table_baseline_is_the_segment_the_gate_judged_against() -> None:
         },
     }
     tiny = case("roof-drop", "fail_gemv_fusion_lost").device
-    verdict = evaluate(RuleCase("roof-drop", "fail_rise_then_back", "test", spec, tiny).context())
+    verdict = evaluate(
+        RuleCase("roof-drop", "fail_rise_then_back", "test", spec, tiny).context()
+    ).verdict
     kernels = {k.key: k for k in verdict.kernels}
     gate = next(f.gate for f in verdict.findings if f.kernel == "gemv")
     base = kernels["gemv"].baseline

@@ -55,7 +55,7 @@ def evaluate_with(
     real = selected_rules(ctx.config)
     chosen = [SelectedRule(first, first.Options())] if first else []
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*chosen, *real])
-    return evaluate(ctx)
+    return evaluate(ctx).verdict
 
 
 def test_a_rule_that_runs_first_reads_what_the_gate_judged_for_another(
@@ -72,11 +72,11 @@ def test_the_verdict_does_not_depend_on_the_order_the_rules_run_in(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ctx = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
-    forward = evaluate(ctx)
+    forward = evaluate(ctx).verdict
     reverse = list(reversed(selected_rules(ctx.config)))
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: reverse)
     again = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
-    assert evaluate(again) == forward
+    assert evaluate(again).verdict == forward
 
 
 class Rejudging(GateReader, abstract=True):
@@ -96,7 +96,7 @@ def test_a_metric_is_judged_for_one_rule_only(monkeypatch: pytest.MonkeyPatch) -
     real = selected_rules(ctx.config)
     late = SelectedRule(Rejudging, Rejudging.Options())
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, late])
-    verdict = evaluate(ctx)
+    verdict = evaluate(ctx).verdict
     (refused,) = [f for f in verdict.findings if f.rule == "rejudging"]
     assert "percent_of_roof is judged by the gate for roof-drop" in refused.message
     assert refused.severity == Severity.WARN  # the rule's own severity, as any crash

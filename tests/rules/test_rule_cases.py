@@ -33,7 +33,7 @@ def found(case: RuleCase) -> set[tuple[str, str | None, str]]:
         reruns=ctx.reruns,
         reruns_expected=ctx.reruns_expected,
     )
-    verdict = evaluate(only)
+    verdict = evaluate(only).verdict
     return {(f.rule, f.kernel, f.severity.value) for f in verdict.findings}
 
 
