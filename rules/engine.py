@@ -57,7 +57,9 @@ UNTRUSTED_NOTE = (
 )
 
 
-def _crash_finding(rule: type[Rule], failure: RuleExecutionFailed) -> Finding:
+def _crashed(rule: type[Rule], exc: Exception) -> Finding:
+    """The finding that stands for a crashed rule, at the rule's own severity."""
+    failure = RuleExecutionFailed(rule.id, None, exc)
     return Finding(
         rule=rule.id,
         kernel=failure.kernel,
@@ -66,10 +68,6 @@ def _crash_finding(rule: type[Rule], failure: RuleExecutionFailed) -> Finding:
         message=f"rule {rule.id} crashed, so nothing it judges is known: {failure.cause!r}",
         numbers={"error": type(failure.cause).__name__},
     )
-
-
-def _crashed(rule: type[Rule], exc: Exception) -> Finding:
-    return _crash_finding(rule, RuleExecutionFailed(rule.id, None, exc))
 
 
 def gate_pass(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -126,9 +127,11 @@ class GateDecisions:
             other = self.judged_by.get(metric)
             if other is not None and other != rule:
                 raise RuleDefinitionError(f"{rule}: {metric} is judged by the gate for {other}")
-        merged = {m: {**self.of(m), **decided.get(m, {})} for m in {*self.by_metric, *decided}}
+        merged = dict(self.by_metric)
+        for metric, table in decided.items():
+            merged[metric] = MappingProxyType({**self.of(metric), **table})  # read-only
         judged_by = {**self.judged_by, **dict.fromkeys(decided, rule)}
-        return GateDecisions(merged, judged_by)
+        return GateDecisions(MappingProxyType(merged), MappingProxyType(judged_by))
 
 
 def decide(

@@ -23,18 +23,22 @@ def _pct(value: float) -> str:
     return f"{value:.1f}%"
 
 
-def _like(ctx: RuleContext, key: str) -> Samples:
+def _like_for_like(ctx: RuleContext, key: str) -> Samples:
     """Percent-of-roof samples against the roof the baseline was bound by (issue 13).
 
     The run's and each re-measurement's: the same kernel and work, so the same rescaling.
     """
-    placement = ctx.placements[key]
-    now, other = (
-        placement.percent_of_roof,
-        like_for_like_percent(placement, ctx.kernel_history(key)),
-    )
+    now_placed = ctx.placements[key]
+    now = now_placed.percent_of_roof
+    other = like_for_like_percent(now_placed, ctx.kernel_history(key))
     factor = other / now if now and other is not None else 1.0
     return lambda kernel, placement: [s * factor for s in percent_samples(kernel, placement)]
+
+
+def _percent(ctx: RuleContext, key: str) -> Measured:
+    """``key``'s gate baseline of percent of roof and its measurements, like for like."""
+    history = ctx.gate_kernel_history(key).percent_of_roof
+    return measured(ctx, key, history, _like_for_like(ctx, key))
 
 
 def _scaled(scale: float, unit: str) -> Callable[[float], str]:
@@ -83,17 +87,12 @@ class RoofDrop(Rule):
 
     def gate_batches(self, ctx: RuleContext, opts: Options) -> Iterator[GateBatch]:
         """Every placed kernel's percent of roof (one batch), and each group's percent and MFU."""
-        yield GateBatch(
-            "percent_of_roof",
-            {
-                key: measured(
-                    ctx, key, ctx.gate_kernel_history(key).percent_of_roof, _like(ctx, key)
-                )
-                for key, placement in ctx.placements.items()
-                if placement.percent_of_roof is not None
-            },
-            opts,
-        )
+        values = {
+            key: _percent(ctx, key)
+            for key, placement in ctx.placements.items()
+            if placement.percent_of_roof is not None
+        }
+        yield GateBatch("percent_of_roof", values, opts)
         if not opts.check_groups:
             return
         for figures in ctx.groups.values():

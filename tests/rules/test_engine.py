@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,15 +27,7 @@ def case(rule: str, name: str) -> RuleCase:
 
 
 def with_config(ctx: RuleContext, **changes: object) -> RuleContext:
-    config = ctx.config.model_copy(update=changes)
-    return RuleContext(
-        run=ctx.run,
-        roof=ctx.roof,
-        history=ctx.history,
-        config=config,
-        other_roofs=ctx.other_roofs,
-        trusted=ctx.trusted,
-    )
+    return replace(ctx, config=ctx.config.model_copy(update=changes))
 
 
 def finding(severity: Severity, stability: Stability = Stability.STABLE) -> Finding:
@@ -148,9 +141,7 @@ def test_select_and_blanket_ignore_decisions() -> None:
 
 def test_untrusted_runner_gives_no_regression_verdict() -> None:
     ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
-    untrusted = RuleContext(
-        run=ctx.run, roof=ctx.roof, history=ctx.history, config=ctx.config, trusted=False
-    )
+    untrusted = replace(ctx, trusted=False)
     verdict = evaluate(untrusted).verdict
     assert verdict.conclusion == Conclusion.PASS and not verdict.trusted
     assert all(f.rule != "roof-drop" for f in verdict.findings)
