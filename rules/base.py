@@ -4,6 +4,11 @@ A rule module holds one ``Rule`` subclass with ``id`` (kebab-case, equal to the 
 with ``-`` for ``_``), ``group``, ``default_severity``, ``stability``, a nested ``Options``
 model, and a docstring whose first line is the summary, followed by an ``**Anti-pattern**``
 section (what triggers it) and a ``**Best practice**`` section (the advice it gives).
+
+A rule is run in two steps. ``gate_batches`` says what the gate should judge for it (only
+the baseline rules ask anything); the engine judges every rule's batches before any rule
+checks. ``check`` then receives the context, the rule's options and the gate's decisions
+(``GateDecisions``), and yields findings.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from pydantic import BaseModel, ConfigDict
 from rules.advice import ADVICE_TEXT, Advice, advice_for
 from rules.context import RuleContext
 from rules.errors import RuleDefinitionError
+from rules.gated import GateDecisions
+from rules.judging import GateBatch
 from rules.roofline import Placement
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 RULE_ID = re.compile(r"^[a-z]+(-[a-z]+)*$")
 SECTIONS = ("**Anti-pattern**", "**Best practice**")
@@ -67,7 +74,7 @@ class Rule:
     #: engine reads a finding's status from it, so no list of rules is kept elsewhere. With
     #: one status, every fail/warn finding sets it; with several, ``finding(status=...)``
     #: names which.
-    statuses: ClassVar[frozenset[str]] = frozenset()
+    statuses: ClassVar[frozenset[KernelStatus]] = frozenset()
     Options: ClassVar[type[RuleOptions]] = RuleOptions
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
@@ -82,8 +89,16 @@ class Rule:
             raise RuleDefinitionError(f"{cls.__qualname__}: Options must subclass RuleOptions")
         cls.summary = _check_docstring(cls)
 
-    def check(self, ctx: RuleContext, opts: Any) -> Iterator[Finding]:
-        """Yield findings for ``ctx`` with validated options ``opts``."""
+    def gate_batches(self, ctx: RuleContext, opts: Any) -> Iterator[GateBatch]:
+        """What the gate judges for this rule, before any rule checks (default: nothing).
+
+        One batch per metric of every kernel (a group on its own): the decisions are filed by
+        metric, and a metric is judged for one rule only.
+        """
+        return iter(())
+
+    def check(self, ctx: RuleContext, opts: Any, gate: GateDecisions) -> Iterator[Finding]:
+        """Yield findings for ``ctx`` with validated options ``opts`` and the gate's decisions."""
         raise NotImplementedError
 
     def finding(
@@ -95,7 +110,7 @@ class Rule:
         severity: Severity | None = None,
         advice: Advice | None = None,
         numbers: Mapping[str, float | str | None] | None = None,
-        status: str | None = None,
+        status: KernelStatus | None = None,
     ) -> Finding:
         """A finding with the kernel's device, roof, binding, advice and status filled in."""
         placement = ctx.placements.get(key) if key else None
@@ -117,14 +132,15 @@ class Rule:
             numbers={**placement_numbers(placement), **(numbers or {}), **self._status(status)},
         )
 
-    def _status(self, status: str | None) -> dict[str, str]:
+    def _status(self, status: KernelStatus | None) -> dict[str, str]:
         if status is None and len(self.statuses) == 1:
             status = next(iter(self.statuses))
         if status is None:
             return {}
         if status not in self.statuses:
-            raise RuleDefinitionError(f"{self.id}: status {status!r} not in {set(self.statuses)}")
-        return {"status": status}
+            known = sorted(str(s) for s in self.statuses)
+            raise RuleDefinitionError(f"{self.id}: status {str(status)!r} not in {known}")
+        return {"status": KernelStatus(status).value}
 
 
 def placement_numbers(placement: Placement | None) -> dict[str, float | str | None]:

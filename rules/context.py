@@ -1,29 +1,34 @@
-"""What a rule sees: the current run placed on its roof, the baseline history and the config."""
+"""What a rule sees: the current run placed on its roof, the baseline history and the config.
+
+A ``RuleContext`` is built by the service and never changes. What it derives (placements,
+the comparable history, the groups' figures) is computed on first use and is a function of
+its fields alone, so which rule asks first changes nothing. What the gate decides is not
+here: the engine judges it once before the rules run and hands it to them
+(``rules.gated.GateDecisions``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar, cast
 
 import pandas as pd
 
 from collectors.schema import KernelRecord, RunKind, RunRecord
 from rules.config import RulesConfig
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
+from rules.groups import GroupFigures, group_figures
 from rules.history import HistoryIndex, KernelHistory
-from rules.levelstore import LevelCache
+from rules.levelstore import StoredLevels
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.stats import GateMode
 
-_T = TypeVar("_T")
-
 
 @dataclass(frozen=True)
 class RuleContext:
-    """Everything the rules judge one run with. Built by the service; rules only read it.
+    """Everything the rules judge one run with. Built by the service; nothing writes to it.
 
     Attributes:
         run: The current run.
@@ -37,10 +42,11 @@ class RuleContext:
         trusted: False when the runner failed its health preflight: no regression verdicts.
         reruns: Re-measurements of the run's commit (PR gate, ``check --rerun``): the same
             kernels profiled again; they confirm or clear the suspects and are not stored.
-        remeasure: The caller re-measures the suspects (``check --suspects``): no kernel fails
-            on one measurement.
-        levels: The gate's stored base-branch levels, and those the check computes
-            (``rules.levelstore``); None: computed, not kept.
+        reruns_expected: The caller will rerun the suspects (``check --suspects``, the API's
+            ``remeasure``): no kernel fails on one measurement.
+        stored_levels: The gate's base-branch levels the service read from the store
+            (``rules.levelstore``): the gate reads them instead of computing them. None: the
+            levels are not kept (none read, and ``evaluate`` returns none to store).
         gate_history: The longer baseline the gate reads (``baseline.gate_window`` runs, the
             same columns; ``history`` is its newest ``window`` runs); None: ``history``.
             Only time, percent of roof and FLOPs are read from it: the store may leave the
@@ -56,8 +62,8 @@ class RuleContext:
     other_roofs: tuple[Roof, ...] = ()
     trusted: bool = True
     reruns: tuple[RunRecord, ...] = ()
-    remeasure: bool = False
-    levels: LevelCache | None = None
+    reruns_expected: bool = False
+    stored_levels: StoredLevels | None = None
     placed: Mapping[str, Placement] | None = None
     gate_history: pd.DataFrame | None = None
 
@@ -84,14 +90,14 @@ class RuleContext:
     def gate_mode(self) -> GateMode | None:
         """How the gate judges this run (None: a nightly run, judged by ``judge_latest``).
 
-        A PR (or local) run: ``confirm`` with re-measurements, ``screen`` when the caller
-        will re-measure, ``single`` otherwise.
+        A PR (or local) run: ``confirm`` with reruns, ``screen`` when the caller will rerun
+        the suspects, ``single`` otherwise.
         """
         if self.run.kind == RunKind.NIGHTLY:
             return None
         if self.reruns:
             return "confirm"
-        return "screen" if self.remeasure else "single"
+        return "screen" if self.reruns_expected else "single"
 
     @cached_property
     def rerun_placements(self) -> tuple[Mapping[str, Placement], ...]:
@@ -99,6 +105,11 @@ class RuleContext:
         band = self.config.borderline_band
         placed = (place_run(run, self.roof, band=band) for run in self.reruns)
         return tuple({k: p for k, p in one.items() if k in self.kernels} for one in placed)
+
+    @cached_property
+    def groups(self) -> Mapping[str, GroupFigures]:
+        """Figures of every configured group, by group name (``rules.groups``)."""
+        return group_figures(self)
 
     @cached_property
     def total_time_s(self) -> float:
@@ -193,14 +204,3 @@ class RuleContext:
         keys = set() if frame.empty else set(frame["kernel_key"].astype(str))
         renamed = {self.config.current_key(k) for k in keys}
         return frozenset(renamed)
-
-    def derived(self, compute: Callable[[RuleContext], _T]) -> _T:
-        """``compute(self)``, computed once per context and shared by the rules and the engine.
-
-        Figures built on the context (``rules.groups.groups_of``) are cached here, so this
-        module needs not import the modules that build on it (no import cycle).
-        """
-        cache = cast(dict[Any, Any], self.__dict__.setdefault("_derived", {}))
-        if compute not in cache:
-            cache[compute] = compute(self)
-        return cast(_T, cache[compute])

@@ -1,5 +1,10 @@
 """The engine: run the selected rules on a context and build the run's ``Verdict``.
 
+It works in three passes over a context nothing writes to. The gate's pass judges what the
+rules ask the gate to judge (``Rule.gate_batches``) into one ``GateDecisions``; every rule
+then checks with it (``Rule.check``); the verdict's rows are built from the findings and the
+same decisions. So no rule depends on another having run first.
+
 A rule that crashes does not crash the check: its exception is wrapped in
 ``RuleExecutionFailed`` and reported as a finding of that rule at the rule's own severity.
 A gate that cannot judge fails closed: a crashed ``fail`` rule (roof-drop, time-regression)
@@ -10,16 +15,19 @@ health preflight) the rules that compare with the baseline are not run, and the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from rules.advice import advice_for
 from rules.base import Rule
 from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
-from rules.gated import recorded
-from rules.groups import GroupFigures, groups_of
+from rules.gated import GateDecisions, decide
+from rules.groups import GroupFigures
+from rules.levelstore import LevelCache, StoredLevels
 from rules.registry import SelectedRule, is_ignored, selected_rules
+from rules.stats import Level
 from rules.summary import summarise
 from rules.timing import (
     like_for_like_percent,
@@ -34,6 +42,7 @@ from rules.verdict import (
     Conclusion,
     Finding,
     GroupVerdict,
+    KernelStatus,
     KernelVerdict,
     Severity,
     Verdict,
@@ -41,14 +50,16 @@ from rules.verdict import (
 
 #: Kernel statuses set by findings, strongest first (``Rule.statuses`` says which rule sets
 #: which).
-FINDING_STATUSES = ("regressed", "suspect")
+FINDING_STATUSES = (KernelStatus.REGRESSED, KernelStatus.SUSPECT)
 UNTRUSTED_NOTE = (
     "The runner failed its health preflight: no regression verdict for this run "
     "(rules that compare with the baseline were not run)."
 )
 
 
-def _crash_finding(rule: type[Rule], failure: RuleExecutionFailed) -> Finding:
+def _crashed(rule: type[Rule], exc: Exception) -> Finding:
+    """The finding that stands for a crashed rule, at the rule's own severity."""
+    failure = RuleExecutionFailed(rule.id, None, exc)
     return Finding(
         rule=rule.id,
         kernel=failure.kernel,
@@ -59,12 +70,30 @@ def _crash_finding(rule: type[Rule], failure: RuleExecutionFailed) -> Finding:
     )
 
 
-def run_rule(selected: SelectedRule, ctx: RuleContext) -> list[Finding]:
+def gate_pass(
+    ctx: RuleContext, rules: Sequence[SelectedRule], levels: LevelCache | None
+) -> tuple[GateDecisions, dict[str, Finding]]:
+    """The gate's decisions on what every rule asks it to judge, before any rule checks.
+
+    A rule whose batches could not be judged (its code or the gate crashed, or it asked for a
+    metric another rule has judged) gets its crash finding instead, by rule id.
+    """
+    decisions, crashed = GateDecisions(), {}
+    for selected in rules:
+        try:
+            batches = selected.rule().gate_batches(ctx, selected.options)
+            decisions = decisions.adding(selected.rule.id, decide(ctx, batches, levels))
+        except Exception as exc:  # any rule bug must still leave a verdict
+            crashed[selected.rule.id] = _crashed(selected.rule, exc)
+    return decisions, crashed
+
+
+def run_rule(selected: SelectedRule, ctx: RuleContext, gate: GateDecisions) -> list[Finding]:
     """Findings of one rule; a crash becomes one finding instead of an exception."""
     try:
-        return list(selected.rule().check(ctx, selected.options))
+        return list(selected.rule().check(ctx, selected.options, gate))
     except Exception as exc:  # any rule bug must still leave a verdict
-        return [_crash_finding(selected.rule, RuleExecutionFailed(selected.rule.id, None, exc))]
+        return [_crashed(selected.rule, exc)]
 
 
 def _sort_key(finding: Finding) -> tuple[int, int, str, str]:
@@ -83,33 +112,39 @@ def conclude(findings: Iterable[Finding], fail_on: FailOn) -> Conclusion:
     return Conclusion.WARN if has_warn else Conclusion.PASS
 
 
-def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> str:
-    return "new" if baseline_n == 0 else _finding_status(key, findings, improved)
+def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bool) -> KernelStatus:
+    if baseline_n == 0:
+        return KernelStatus.NEW
+    return _finding_status(key, findings, improved)
 
 
-def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> str:
+def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> KernelStatus:
     """The status ``findings`` give ``key`` (the strongest), else improved or unchanged."""
     set_by_findings = {
-        f.numbers.get("status") for f in findings if f.kernel == key and f.severity != Severity.INFO
+        f.status for f in findings if f.kernel == key and f.severity != Severity.INFO
     }
     for status in FINDING_STATUSES:
         if status in set_by_findings:
             return status
-    return "improved" if improved else "unchanged"
+    return KernelStatus.IMPROVED if improved else KernelStatus.UNCHANGED
 
 
-def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> KernelVerdict:
+def kernel_verdict(
+    ctx: RuleContext, key: str, findings: Sequence[Finding], gate: GateDecisions
+) -> KernelVerdict:
     """One kernel's placement, baseline summary and status."""
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
-    like_for_like = None if timed_only else like_for_like_percent(ctx, key)
+    like_for_like = (
+        None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
+    )
     current = kernel.duration_s if timed_only else like_for_like
-    summary, improved = _kernel_baseline(ctx, key, metric, current)
+    summary, improved = _kernel_baseline(ctx, gate, key, metric, current)
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, improved)
-    if timed_only and status == "unchanged" and not kernel.duration_s:
-        status = "unplaced"
+    if timed_only and status == KernelStatus.UNCHANGED and not kernel.duration_s:
+        status = KernelStatus.UNPLACED
     return KernelVerdict(
         key=key,
         name=kernel.name,
@@ -132,15 +167,16 @@ def kernel_verdict(ctx: RuleContext, key: str, findings: Sequence[Finding]) -> K
 
 
 def _kernel_baseline(
-    ctx: RuleContext, key: str, metric: str, current: float | None
+    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
 ) -> tuple[BaselineSummary, bool]:
-    """``key``'s baseline and whether it improved, as the gate judged it (``rules.gated``).
+    """``key``'s baseline and whether it improved, as the gate decided (``rules.gated``).
 
-    A kernel no baseline rule judged (the rules deselected) is compared with the window.
+    A kernel the gate did not judge (the baseline rules deselected) is compared with the
+    window.
     """
     history = ctx.kernel_history(key)
     values = history.time_s if metric == "time_s" else history.percent_of_roof
-    gated = recorded(ctx, metric, key)
+    gated = gate.get(metric, key)
     rows = gated.rows(values) if gated else None
     summary, comparison = summarise(
         values,
@@ -173,7 +209,7 @@ def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[Kern
     keys = {
         f.kernel: f.kernel_name or f.kernel
         for f in findings
-        if f.numbers.get("status") == "missing" and f.kernel and f.kernel not in ctx.kernels
+        if f.status == KernelStatus.MISSING and f.kernel and f.kernel not in ctx.kernels
     }
     return [_missing_verdict(ctx, key, name) for key, name in keys.items()]
 
@@ -195,27 +231,27 @@ def _missing_verdict(ctx: RuleContext, key: str, name: str) -> KernelVerdict:
         regime=None,
         binding=None,
         roof=ctx.roof.label,
-        status="missing",
+        status=KernelStatus.MISSING,
         baseline=summary if summary.n else None,
     )
 
 
 def _group_baseline(
-    ctx: RuleContext, figures: GroupFigures, metric: str, current: float | None
+    gate: GateDecisions, figures: GroupFigures, metric: str, current: float | None
 ) -> tuple[BaselineSummary, slice | None]:
-    """A group's baseline of ``metric``: the gate's segment when roof-drop judged it."""
+    """A group's baseline of ``metric``: the gate's segment when the gate judged it."""
     values = figures.history[metric].to_numpy(dtype=float)
-    gated = recorded(ctx, metric, figures.key)
+    gated = gate.get(metric, figures.key)
     rows = gated.rows(values) if gated else None
     commits = [str(c) for c in figures.history["commit"]]
     summary, _ = summarise(values, current, metric=metric, commits=commits, rows=rows)
     return summary, rows
 
 
-def group_verdict(ctx: RuleContext, figures: GroupFigures) -> GroupVerdict:
+def group_verdict(ctx: RuleContext, figures: GroupFigures, gate: GateDecisions) -> GroupVerdict:
     """A group's figures and baselines."""
-    pct_summary, rows = _group_baseline(ctx, figures, "percent_of_roof", figures.percent_of_roof)
-    mfu_summary, _ = _group_baseline(ctx, figures, "mfu", figures.mfu)
+    pct_summary, rows = _group_baseline(gate, figures, "percent_of_roof", figures.percent_of_roof)
+    mfu_summary, _ = _group_baseline(gate, figures, "mfu", figures.mfu)
     base_time = median_time(figures.history["time_s"].iloc[rows or slice(None)])
     pct_summary = pct_summary.model_copy(update={"time_s": base_time})
     group = figures.group
@@ -244,12 +280,22 @@ def _worst_first(kernels: list[KernelVerdict], findings: Sequence[Finding]) -> l
     return sorted(kernels, key=lambda k: (rank.get(k.key, 3), -k.time_share, k.key))
 
 
-def _findings(ctx: RuleContext) -> list[Finding]:
+def runnable_rules(ctx: RuleContext) -> list[SelectedRule]:
+    """The selected rules, without those comparing with the baseline on an untrusted runner."""
+    rules = selected_rules(ctx.config)
+    return [s for s in rules if ctx.trusted or not s.rule.compares_to_baseline]
+
+
+def _findings(
+    ctx: RuleContext,
+    rules: Sequence[SelectedRule],
+    gate: GateDecisions,
+    crashed: dict[str, Finding],
+) -> list[Finding]:
     found: list[Finding] = []
-    for selected in selected_rules(ctx.config):
-        if not ctx.trusted and selected.rule.compares_to_baseline:
-            continue
-        for finding in run_rule(selected, ctx):
+    for selected in rules:
+        crash = crashed.get(selected.rule.id)
+        for finding in [crash] if crash else run_rule(selected, ctx, gate):
             kernel = ctx.kernels.get(finding.kernel or "")
             name = kernel.name if kernel else finding.kernel_name
             if finding.kernel and is_ignored(selected.rule, finding.kernel, name, ctx.config):
@@ -276,25 +322,59 @@ def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn
 
 
 def _restated(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdict:
-    if kernel.status not in (*FINDING_STATUSES, "improved", "unchanged"):
+    if kernel.status not in (*FINDING_STATUSES, KernelStatus.IMPROVED, KernelStatus.UNCHANGED):
         return kernel
-    status = _finding_status(kernel.key, findings, kernel.status == "improved")
+    status = _finding_status(kernel.key, findings, kernel.status == KernelStatus.IMPROVED)
     return kernel if status == kernel.status else kernel.model_copy(update={"status": status})
 
 
-def evaluate(ctx: RuleContext) -> Verdict:
+@dataclass(frozen=True)
+class Evaluation:
+    """What ``evaluate`` gives: the verdict, and the gate's levels for the caller to store.
+
+    Attributes:
+        verdict: The ``Verdict`` on the run.
+        levels_to_store: The base-branch levels the gate computed that are worth storing, by
+            digest (``rules.levelstore``); empty when the context keeps no levels.
+    """
+
+    verdict: Verdict
+    levels_to_store: Mapping[str, Level]
+
+
+def _levels(stored: StoredLevels | None) -> LevelCache | None:
+    return None if stored is None else LevelCache.starting_from(stored)
+
+
+def evaluate(ctx: RuleContext) -> Evaluation:
     """Judge ``ctx.run`` against its roof and baseline with the configured rules.
 
+    The gate's pass first (every rule's ``gate_batches``, judged into one ``GateDecisions``),
+    then every rule's ``check``, then the verdict's rows from the findings and the decisions.
+
     Returns:
-        The ``Verdict``: kernels and findings worst first, the groups, and the conclusion
-        under ``ctx.config.fail_on``.
+        The ``Verdict`` (kernels and findings worst first, the groups, and the conclusion
+        under ``ctx.config.fail_on``) and the levels the gate computed, for the caller to
+        store.
     """
-    findings = _findings(ctx)
-    kernels = [kernel_verdict(ctx, key, findings) for key in ctx.kernels]
+    rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
+    gate, crashed = gate_pass(ctx, rules, levels)
+    findings = _findings(ctx, rules, gate, crashed)
+    kernels = [kernel_verdict(ctx, key, findings, gate) for key in ctx.kernels]
     kernels += missing_verdicts(ctx, findings)
-    groups = tuple(group_verdict(ctx, figures) for figures in groups_of(ctx).values())
+    groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
+    verdict = _verdict(ctx, findings, kernels, groups)
+    return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
+
+
+def _verdict(
+    ctx: RuleContext,
+    findings: Sequence[Finding],
+    kernels: list[KernelVerdict],
+    groups: tuple[GroupVerdict, ...],
+) -> Verdict:
     run = ctx.run
-    run_base = run_baseline(ctx)
+    run_base = run_baseline(ctx.comparable_history, ctx.config)
     return Verdict(
         conclusion=conclude(findings, ctx.config.fail_on),
         repo=run.repo,

@@ -1,8 +1,12 @@
-"""What the gate decided about each kernel, so the verdict's table says the same.
+"""What the gate decided about each kernel: judged once, before any rule checks.
 
-The baseline rules (roof-drop, time-regression) judge every kernel with the gate
-(``rules.stats``); the engine builds each kernel's table row afterwards. Two of its figures
-must agree with the gate:
+The baseline rules (roof-drop, time-regression) say what the gate judges
+(``Rule.gate_batches``: one metric of every kernel, or of one group, with the rule's
+thresholds). The engine judges every batch first (``decide``) and hands the same
+``GateDecisions`` to every rule's ``check`` and to the verdict's kernel and group rows, so no
+rule depends on another having run before it, and each metric is judged by one rule.
+
+Two figures of a row must agree with the gate:
 
 * **The baseline.** The gate judges a kernel against the level since its last confirmed
   change, leaving out the nights of a pending run. Over other runs the two disagree: a
@@ -18,13 +22,17 @@ must agree with the gate:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
 from rules.context import RuleContext
+from rules.errors import RuleDefinitionError
 from rules.history import FloatArray
+from rules.judging import GateBatch, Measured, judge_batch
+from rules.levelstore import LevelCache
 from rules.stats import Judgement
 
 
@@ -54,22 +62,6 @@ class Segment:
         return slice(int(known[first]), int(known[end - 1]) + 1)
 
 
-@dataclass(frozen=True)
-class Gated:
-    """The gate's decision on one kernel: its segment (None: none usable) and ``improved``."""
-
-    segment: Segment | None
-    improved: bool
-
-    def rows(self, values: FloatArray) -> slice | None:
-        """``Segment.rows`` of ``values`` (None: no segment, or all of them)."""
-        return self.segment.rows(values) if self.segment else None
-
-
-def _recorded(ctx: RuleContext) -> dict[tuple[str, str], Gated]:
-    return {}
-
-
 def segment_of(judged: Judgement, history: FloatArray) -> Segment | None:
     """``judged``'s segment in ``history`` (the baseline it was judged against), if it had one."""
     known = int(np.count_nonzero(~np.isnan(history)))
@@ -79,15 +71,78 @@ def segment_of(judged: Judgement, history: FloatArray) -> Segment | None:
     return Segment(judged.n, after)
 
 
-def record(
-    ctx: RuleContext, metric: str, judged: Iterable[tuple[str, Judgement, FloatArray]]
-) -> None:
-    """Remember the gate's decision on ``metric`` per kernel (key, judgement, history judged)."""
-    decisions = ctx.derived(_recorded)
-    for key, judgement, history in judged:
-        decisions[(metric, key)] = Gated(segment_of(judgement, history), judgement.improved)
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's decision on one kernel's (or group's) metric.
+
+    Attributes:
+        judgement: What the gate decided, with its figures.
+        measured: The baseline and the measurements it judged.
+        segment: Where the judged segment lies in that baseline (None: none usable).
+    """
+
+    judgement: Judgement
+    measured: Measured
+    segment: Segment | None
+
+    @property
+    def improved(self) -> bool:
+        """Better beyond noise, as the gate decided."""
+        return self.judgement.improved
+
+    def rows(self, values: FloatArray) -> slice | None:
+        """``Segment.rows`` of ``values`` (None: no segment, or all of them)."""
+        return self.segment.rows(values) if self.segment else None
 
 
-def recorded(ctx: RuleContext, metric: str, key: str) -> Gated | None:
-    """The gate's decision on ``key``'s ``metric`` (None: no baseline rule judged it)."""
-    return ctx.derived(_recorded).get((metric, key))
+@dataclass(frozen=True)
+class GateDecisions:
+    """Every decision of the gate's pass, by metric, then kernel (or ``group:<name>``) key.
+
+    Attributes:
+        by_metric: The decisions on each metric judged (``percent_of_roof``, ``time_s``,
+            ``mfu``).
+        judged_by: The rule whose batches judged each metric.
+    """
+
+    by_metric: Mapping[str, Mapping[str, GateDecision]] = field(default_factory=dict)
+    judged_by: Mapping[str, str] = field(default_factory=dict)
+
+    def of(self, metric: str) -> Mapping[str, GateDecision]:
+        """The decisions on ``metric`` by key (empty when no rule had it judged)."""
+        return self.by_metric.get(metric, {})
+
+    def get(self, metric: str, key: str) -> GateDecision | None:
+        """The decision on ``key``'s ``metric`` (None: no rule had it judged)."""
+        return self.of(metric).get(key)
+
+    def adding(self, rule: str, decided: Mapping[str, Mapping[str, GateDecision]]) -> GateDecisions:
+        """These decisions and ``rule``'s.
+
+        Raises:
+            RuleDefinitionError: Another rule judged one of ``rule``'s metrics: which of them
+                the verdict's rows follow would depend on the order the rules run in.
+        """
+        for metric in decided:
+            other = self.judged_by.get(metric)
+            if other is not None and other != rule:
+                raise RuleDefinitionError(f"{rule}: {metric} is judged by the gate for {other}")
+        merged = dict(self.by_metric)
+        for metric, table in decided.items():
+            merged[metric] = MappingProxyType({**self.of(metric), **table})  # read-only
+        judged_by = {**self.judged_by, **dict.fromkeys(decided, rule)}
+        return GateDecisions(MappingProxyType(merged), MappingProxyType(judged_by))
+
+
+def decide(
+    ctx: RuleContext, batches: Iterable[GateBatch], levels: LevelCache | None
+) -> dict[str, dict[str, GateDecision]]:
+    """The gate's decisions on ``batches`` (each judged in one call), by metric and key."""
+    decided: dict[str, dict[str, GateDecision]] = {}
+    for batch in batches:
+        judged = judge_batch(ctx, batch, levels)
+        table = decided.setdefault(batch.metric, {})
+        for key, judgement in judged.items():
+            measured = batch.values[key]
+            table[key] = GateDecision(judgement, measured, segment_of(judgement, measured.history))
+    return decided

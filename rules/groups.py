@@ -22,13 +22,39 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import pandas as pd
 
-from rules.config import KernelGroup
-from rules.context import RuleContext
-from rules.roofline import precision_of_peak
+from collectors.schema import KernelRecord
+from rules.config import KernelGroup, RulesConfig
+from rules.history import KernelHistory
+from rules.roofline import Placement, Roof, precision_of_peak
 from rules.timing import like_for_like_percent
+
+
+class RunWithHistory(Protocol):
+    """What a group's figures are computed from: the ``RuleContext`` that keeps them.
+
+    ``RuleContext.groups`` computes them once; this module sits below the context, so it
+    names only what it reads.
+    """
+
+    @property
+    def config(self) -> RulesConfig: ...  # noqa: D102
+    @property
+    def roof(self) -> Roof: ...  # noqa: D102
+    @property
+    def kernels(self) -> Mapping[str, KernelRecord]: ...  # noqa: D102
+    @property
+    def placements(self) -> Mapping[str, Placement]: ...  # noqa: D102
+    @property
+    def comparable_history(self) -> pd.DataFrame: ...  # noqa: D102
+    @property
+    def gate_history(self) -> pd.DataFrame | None: ...  # noqa: D102
+    @property
+    def comparable_gate_history(self) -> pd.DataFrame: ...  # noqa: D102
+    def kernel_history(self, key: str) -> KernelHistory: ...  # noqa: D102
 
 
 @dataclass(frozen=True)
@@ -70,7 +96,7 @@ class GroupFigures:
         return self.history if self.gate_history is None else self.gate_history
 
 
-def group_members(ctx: RuleContext) -> dict[str, tuple[str, ...]]:
+def group_members(ctx: RunWithHistory) -> dict[str, tuple[str, ...]]:
     """Kernel keys per group name (a kernel belongs to its first matching group)."""
     members: dict[str, list[str]] = {g.name: [] for g in ctx.config.groups}
     for key, kernel in ctx.kernels.items():
@@ -80,13 +106,15 @@ def group_members(ctx: RuleContext) -> dict[str, tuple[str, ...]]:
     return {name: tuple(keys) for name, keys in members.items()}
 
 
-def _current(ctx: RuleContext, keys: tuple[str, ...]) -> tuple[float, float | None, float, float]:
+def _current(
+    ctx: RunWithHistory, keys: tuple[str, ...]
+) -> tuple[float, float | None, float, float]:
     """Total time, time-weighted percent of roof, total FLOPs and ``sum_p F_p / P_p``."""
     placed = [ctx.placements[k] for k in keys]
     total = sum(p.time_s or 0.0 for p in placed)
     # Like for like: each kernel's roof time on the roof its baseline was bound by.
     roof_time = [
-        ((like_for_like_percent(ctx, k) or 0.0) * (p.time_s or 0.0) / 100.0, p.time_s)
+        ((_like_for_like(ctx, k, p) or 0.0) * (p.time_s or 0.0) / 100.0, p.time_s)
         for k, p in zip(keys, placed, strict=True)
         if p.percent_of_roof is not None
     ]
@@ -97,12 +125,16 @@ def _current(ctx: RuleContext, keys: tuple[str, ...]) -> tuple[float, float | No
     return total, pct, flops, compute_time
 
 
+def _like_for_like(ctx: RunWithHistory, key: str, placement: Placement) -> float | None:
+    return like_for_like_percent(placement, ctx.kernel_history(key))
+
+
 def _numeric(rows: pd.DataFrame, column: str) -> float:
     return float(pd.to_numeric(rows[column], errors="coerce").sum())
 
 
 def reference_peak(
-    ctx: RuleContext, group: KernelGroup, rows: pd.DataFrame, current: tuple[float, float]
+    ctx: RunWithHistory, group: KernelGroup, rows: pd.DataFrame, current: tuple[float, float]
 ) -> tuple[float | None, str | None]:
     """``P_ref`` of the group's MFU and its precision (see the module docstring).
 
@@ -158,7 +190,7 @@ def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
 
 
 def _history_rows(
-    ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...], frame: pd.DataFrame
+    ctx: RunWithHistory, group: KernelGroup, keys: tuple[str, ...], frame: pd.DataFrame
 ) -> pd.DataFrame:
     if frame.empty:
         return frame
@@ -177,13 +209,8 @@ def _history_rows(
     return frame[raw_keys.isin(chosen)]
 
 
-def groups_of(ctx: RuleContext) -> Mapping[str, GroupFigures]:
-    """Figures of every configured group, by group name, computed once per context."""
-    return ctx.derived(group_figures)
-
-
-def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
-    """Figures of every configured group, by group name (``groups_of`` caches them)."""
+def group_figures(ctx: RunWithHistory) -> Mapping[str, GroupFigures]:
+    """Figures of every configured group, by group name (``RuleContext.groups`` keeps them)."""
     members = group_members(ctx)
     figures: dict[str, GroupFigures] = {}
     for group in ctx.config.groups:
@@ -200,7 +227,7 @@ def group_figures(ctx: RuleContext) -> Mapping[str, GroupFigures]:
 
 
 def _gate_series(
-    ctx: RuleContext, group: KernelGroup, keys: tuple[str, ...], peak: float | None
+    ctx: RunWithHistory, group: KernelGroup, keys: tuple[str, ...], peak: float | None
 ) -> pd.DataFrame | None:
     """The group's per-run series over the gate's longer history (None without one)."""
     if ctx.gate_history is None:

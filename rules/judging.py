@@ -1,10 +1,12 @@
 """Between a ``RuleContext`` and the gate (``rules.stats``): which values, which mode, how many.
 
-The baseline rules (roof-drop, time-regression) hand every kernel's history and
-measurements to ``judge_all`` at once: a nightly run is judged by ``judge_latest_many`` (one
-change-point scan for every kernel), a PR run by the PR gate in the context's mode. The
-family sizes come from here too: the kernels judged (nightly) and the kernels re-measured
-(PR confirmation), so the thresholds know how many kernels the verdict judges.
+The baseline rules (roof-drop, time-regression) say what the gate judges as ``GateBatch``es:
+one metric of every kernel at once, with the rule's thresholds. ``judge_batch`` judges one:
+a nightly run by ``judge_latest_replayed`` (one change-point scan for every kernel), a PR run
+by the PR gate in the context's mode. The family sizes come from here too: the kernels
+judged (nightly) and the kernels re-measured (PR confirmation), so the thresholds know how
+many kernels the verdict judges. The engine judges every batch before any rule checks
+(``rules.gated``).
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ import numpy.typing as npt
 
 from collectors.schema import KernelRecord
 from rules.context import RuleContext
-from rules.gated import record
-from rules.levelstore import cached_levels
+from rules.levelstore import LevelCache, cached_levels
 from rules.roofline import Placement
 from rules.stats import (
     CompareOptions,
@@ -73,55 +74,53 @@ def gate_options(ctx: RuleContext, opts: CompareOptions, family: int) -> GateOpt
     return GateOptions(**compare, **ctx.config.gate.model_dump(), family_size=max(family, 1))
 
 
-def judge_all(
-    ctx: RuleContext,
-    values: Mapping[str, Measured],
-    opts: CompareOptions,
-    *,
-    higher_is_better: bool = True,
-    metric: str | None = None,
-) -> dict[str, Judgement]:
-    """The gate's judgement of every kernel in ``values`` (one batch).
+@dataclass(frozen=True)
+class GateBatch:
+    """Values the gate judges together (one family), with one rule's thresholds.
 
-    With ``metric`` (the history's column), the gate's decision on each kernel (its segment,
-    whether it improved) is recorded for the verdict's table (``rules.gated``).
+    Attributes:
+        metric: The history column judged (``percent_of_roof``, ``time_s``, ``mfu``): the
+            gate's decisions are filed under it (``rules.gated.GateDecisions``).
+        values: Each kernel's (or group's) baseline and measurements, by key.
+        options: The thresholds (the rule's options).
+        higher_is_better: The metric's direction.
     """
-    judged = _judge_all(ctx, values, opts, higher_is_better)
-    if metric is not None:
-        record(ctx, metric, ((k, j, values[k].history) for k, j in judged.items()))
-    return judged
+
+    metric: str
+    values: Mapping[str, Measured]
+    options: CompareOptions
+    higher_is_better: bool = True
 
 
-def _judge_all(
-    ctx: RuleContext, values: Mapping[str, Measured], opts: CompareOptions, higher_is_better: bool
+def judge_batch(
+    ctx: RuleContext, batch: GateBatch, levels: LevelCache | None
 ) -> dict[str, Judgement]:
-    keys, items = list(values), list(values.values())
+    """The gate's judgement of every value of ``batch``, by key (one call of the gate).
+
+    ``levels``: the base-branch levels at hand (``rules.levelstore``), read, and added to
+    with those computed (a nightly run's: the ones the next PR asks for).
+    """
+    keys, items = list(batch.values), list(batch.values.values())
     if not items:
         return {}
-    fleet = gate_options(ctx, opts, len(keys))
+    up = batch.higher_is_better
+    fleet = gate_options(ctx, batch.options, len(keys))
     mode = ctx.gate_mode
     if mode is None:
         series = [np.append(m.history, m.current) for m in items]
-        judged, replays = judge_latest_replayed(
-            series, higher_is_better=higher_is_better, options=fleet
-        )
-        if ctx.levels is not None and ctx.trusted:
+        judged, replays = judge_latest_replayed(series, higher_is_better=up, options=fleet)
+        if levels is not None and ctx.trusted:
             # What the next PR is judged against; tonight's replays spare judging their nights
             # again.
-            cached_levels(ctx.levels, series, fleet, replays)
+            cached_levels(levels, series, fleet, replays)
         return dict(zip(keys, judged, strict=True))
-    levels = cached_levels(ctx.levels, [m.history for m in items], fleet)
-    confirm = gate_options(ctx, opts, _remeasured_suspects(levels, items, higher_is_better, fleet))
+    known = cached_levels(levels, [m.history for m in items], fleet)
+    confirm = gate_options(ctx, batch.options, _remeasured_suspects(known, items, up, fleet))
     return {
         key: judge_measurement(
-            level,
-            m.current,
-            m.reruns,
-            higher_is_better=higher_is_better,
-            mode=mode,
-            options=confirm,
+            level, m.current, m.reruns, higher_is_better=up, mode=mode, options=confirm
         )
-        for key, level, m in zip(keys, levels, items, strict=True)
+        for key, level, m in zip(keys, known, items, strict=True)
     }
 
 
@@ -138,32 +137,6 @@ def _remeasured_suspects(
         for level, m in zip(levels, items, strict=True)
         if m.reruns and screens_worse(level, m.current, higher_is_better=up, options=opts)
     )
-
-
-def judgement_numbers(
-    j: Judgement, measurements: tuple[float, ...]
-) -> dict[str, float | str | None]:
-    """The figures a gate finding carries, so its verdict can be reproduced."""
-    numbers: dict[str, float | str | None] = {
-        "current": j.current,
-        "level": j.level,
-        "baseline_center": j.level,
-        "baseline_n": j.n,
-        "segment_start": j.segment_start,
-        "noise_used": j.noise,
-        "relative_change": j.relative_change,
-        "z": j.z,
-        "z_threshold": j.z_threshold,
-        "run": j.run,
-        "confirm_runs": j.confirm_runs,
-        "method": j.method,
-    }
-    for i, value in enumerate(measurements[1:], start=1):
-        numbers[f"remeasured_{i}"] = value
-    if j.remeasured:
-        numbers["remeasured_z"] = j.remeasured_z
-        numbers["confirm_threshold"] = j.confirm_threshold
-    return numbers
 
 
 def gate_wording(j: Judgement, measurements: tuple[float, ...], fmt: Callable[[float], str]) -> str:

@@ -7,16 +7,18 @@ function of the kernel's history, the gate's options and the gate's code, so it 
 under a digest of exactly those three: a stored level is never stale, only missing.
 
 The nightly check stores the levels the next PR will ask for (its history with the night just
-judged); a PR check stores the ones it had to compute. Rules do no I/O: the service loads the
-stored levels into a ``LevelCache`` before the rules run and stores its ``fresh`` ones after
-(``service.store.levels``), so a store failure is the check's, never a rule's crash.
+judged); a PR check stores the ones it had to compute. Rules do no I/O: the service reads the
+stored levels (``StoredLevels``, in ``RuleContext.stored_levels``) before the rules run;
+the gate's pass works with a ``LevelCache`` of its own, started from them, and ``evaluate``
+returns the levels it computed (``Evaluation.levels_to_store``), which the service stores
+(``service.store.levels``). So a store failure is the check's, never a rule's crash.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,20 +27,40 @@ import numpy.typing as npt
 from rules.stats import GateOptions, Level, Replay, current_levels
 
 
-@dataclass
-class LevelCache:
-    """Levels by digest (``level_digest``): those stored before, and those computed now.
+@dataclass(frozen=True)
+class StoredLevels:
+    """The levels a check starts from, read from the store by the service.
 
     Attributes:
         code: What computed the levels, part of every digest: the service passes a digest of
             the gate's source, so a changed gate computes its levels anew.
-        known: Every level at hand (loaded from the store, or computed by this check).
-        fresh: The levels this check computed, for the service to store.
+        known: The stored levels, by digest (``level_digest``).
+    """
+
+    code: bytes = b""
+    known: Mapping[str, Level] = field(default_factory=dict)
+
+
+@dataclass
+class LevelCache:
+    """The gate pass's levels by digest: those stored before, and those computed now.
+
+    Owned by one gate pass (``rules.engine.gate_pass``), never by the context.
+
+    Attributes:
+        code: As ``StoredLevels.code``.
+        known: Every level at hand (stored, or computed by this check).
+        fresh: The levels this check computed that are worth storing.
     """
 
     code: bytes = b""
     known: dict[str, Level] = field(default_factory=dict)
     fresh: dict[str, Level] = field(default_factory=dict)
+
+    @classmethod
+    def starting_from(cls, stored: StoredLevels) -> LevelCache:
+        """A cache holding ``stored``'s levels (a copy: the stored ones are not written to)."""
+        return cls(code=stored.code, known=dict(stored.known))
 
 
 def level_digest(history: npt.ArrayLike, options: GateOptions, code: bytes = b"") -> str:

@@ -167,7 +167,8 @@ def build_context(case: RuleCase) -> RuleContext:
     current = spec["current"]
     when = EPOCH + timedelta(days=len(runs) + 1)
     # A case's run is a PR run unless it says `kind: nightly` (then judge_latest judges it);
-    # `reruns` are re-measurements of its commit, `remeasure: true` says they will come.
+    # `reruns` are re-measurements of its commit; `remeasure: true` (the API's field) says
+    # the caller will rerun the suspects.
     kind = RunKind(current.get("kind", "pr"))
     run = _run(current, 0, roof.device, when, kind)
     reruns = tuple(_run(r, 0, roof.device, when, kind) for r in current.get("reruns", []))
@@ -180,7 +181,7 @@ def build_context(case: RuleCase) -> RuleContext:
         other_roofs=others,
         trusted=bool(current.get("env", {}).get("trusted", True)),
         reruns=reruns,
-        remeasure=bool(current.get("remeasure", False)),
+        reruns_expected=bool(current.get("remeasure", False)),
     )
 
 

@@ -4,8 +4,8 @@ Percent of roof is measured against the roof a kernel is bound by *now*. When th
 changed (a GEMM fell off the tensor cores: tensor_bf16 -> fp32), the new figure is against a
 lower roof and hides the slowdown; so every kernel also carries its percent of the roof its
 baseline was bound by (``percent_of_baseline_roof``) and its time against the baseline's
-(``time_ratio``). Rules and the engine read these helpers; they are pure functions of the
-context.
+(``time_ratio``). Rules, the engine and the groups' figures read these helpers; they are
+pure functions of a kernel's placement and its baseline, below the context.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from rules.context import RuleContext
+from rules.config import RulesConfig
 from rules.history import KernelHistory
-from rules.measures import percent_samples
 from rules.roofline import Placement, percent_of_resource
 from rules.stats import fast_median
 from rules.verdict import BaselineSummary
@@ -70,37 +69,25 @@ def ratio(now: float | None, before: float | None) -> float | None:
     return now / before
 
 
-def like_for_like_percent(ctx: RuleContext, key: str) -> float | None:
+def like_for_like_percent(placement: Placement, history: KernelHistory) -> float | None:
     """Percent of the roof the kernel's baseline was bound by (its own when unchanged).
 
-    Falls back to ``percent_of_roof`` when the baseline has no usual binding or the current
-    kernel has no work at it.
+    ``history`` is the kernel's baseline. Falls back to ``percent_of_roof`` when the baseline
+    has no usual binding or the current kernel has no work at it.
     """
-    placement = ctx.placements[key]
-    binding = baseline_binding(ctx.kernel_history(key))
+    binding = baseline_binding(history)
     if binding is None or binding == placement.binding:
         return placement.percent_of_roof
     other = percent_of_resource(placement, binding)
     return other if other is not None else placement.percent_of_roof
 
 
-def judged_binding(ctx: RuleContext, key: str) -> str | None:
+def judged_binding(placement: Placement, history: KernelHistory) -> str | None:
     """The binding whose roof ``like_for_like_percent`` measures against."""
-    placement = ctx.placements[key]
-    binding = baseline_binding(ctx.kernel_history(key))
+    binding = baseline_binding(history)
     if binding is None or percent_of_resource(placement, binding) is None:
         return placement.binding
     return binding
-
-
-def like_for_like_samples(ctx: RuleContext, key: str) -> list[float]:
-    """The run's percent-of-roof samples, rescaled to the roof the baseline was bound by."""
-    placement = ctx.placements[key]
-    samples = percent_samples(ctx.kernels[key], placement)
-    now, other = placement.percent_of_roof, like_for_like_percent(ctx, key)
-    if not now or other is None or other == now:
-        return samples
-    return [s * other / now for s in samples]
 
 
 def with_time(summary: BaselineSummary, history: KernelHistory) -> BaselineSummary:
@@ -134,16 +121,18 @@ def per_run_totals(frame: pd.DataFrame) -> pd.DataFrame:
     return ordered[["run_id", "commit", "t"]]
 
 
-def run_baseline(ctx: RuleContext) -> BaselineSummary | None:
-    """The run as a whole at baseline: median total GPU time over the baseline runs."""
-    frame = ctx.comparable_history
+def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> BaselineSummary | None:
+    """The run as a whole at baseline: median total GPU time over the baseline runs.
+
+    ``frame``: the comparable history; the kernels ``config`` ignores are left out.
+    """
     if frame.empty:
         return None
     pairs = frame[["kernel_key", "kernel_name"]].drop_duplicates()
     ignored = {
         str(k)
         for k, n in pairs.itertuples(index=False, name=None)
-        if ctx.config.is_ignored_kernel(str(k), str(n))
+        if config.is_ignored_kernel(str(k), str(n))
     }
     totals = per_run_totals(frame[~frame["kernel_key"].astype(str).isin(ignored)])
     commits = [str(c) for c in totals["commit"] if c]

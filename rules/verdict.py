@@ -7,10 +7,14 @@ json``) and render them; ``rules`` itself does no I/O.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, WithJsonSchema
+from pydantic_core import core_schema
 
 from rules.advice import Advice
+from rules.figures import GateFigures
+from rules.roofline import Regime
 
 
 class Severity(StrEnum):
@@ -39,6 +43,39 @@ class Conclusion(StrEnum):
     PASS = "pass"
     WARN = "warn"
     FAIL = "fail"
+
+
+class KernelStatus(StrEnum):
+    """What the verdict says of one kernel (``KernelVerdict.status``), strongest first.
+
+    ``regressed`` and ``suspect`` come from findings (a rule's ``statuses``), ``missing``
+    from missing-kernel's findings; the engine sets the others.
+    """
+
+    REGRESSED = "regressed"
+    SUSPECT = "suspect"
+    IMPROVED = "improved"
+    UNCHANGED = "unchanged"
+    NEW = "new"
+    UNPLACED = "unplaced"
+    MISSING = "missing"
+
+    @classmethod
+    def parse(cls, value: object) -> KernelStatus | None:
+        """``value`` as a status (None when it is not one of them)."""
+        return next((s for s in cls if s.value == value), None) if isinstance(value, str) else None
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # Validated into the enum, published as the string it always was: the verdict's JSON
+        # schema (the OpenAPI document, a contract) still says "string", as for ``regime``.
+        return core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
+
+
+#: A regime, published in the JSON schema as the string it always was (see ``KernelStatus``).
+RegimeField = Annotated[Regime, WithJsonSchema({"type": "string"})]
 
 
 class _Model(BaseModel):
@@ -81,6 +118,25 @@ class Finding(_Model):
         """Whether this finding may affect the conclusion."""
         return self.stability == Stability.STABLE
 
+    @property
+    def status(self) -> KernelStatus | None:
+        """The kernel status it sets (``numbers["status"]``, from its rule's ``statuses``)."""
+        return KernelStatus.parse(self.numbers.get("status"))
+
+    @property
+    def gate(self) -> GateFigures | None:
+        """The gate's figures (roof-drop, time-regression); None for other findings."""
+        return GateFigures.from_numbers(self.numbers)
+
+    @property
+    def measure(self) -> str | None:
+        """What was compared when it is not the kernel's own figure (``numbers["measure"]``).
+
+        A group's ``percent_of_roof`` or ``mfu``; None for a kernel's finding.
+        """
+        measure = self.numbers.get("measure")
+        return measure if isinstance(measure, str) else None
+
 
 class BaselineSummary(_Model):
     """What a kernel was judged against.
@@ -107,7 +163,7 @@ class BaselineSummary(_Model):
     n: int
     center: float | None = None
     spread: float | None = None
-    regime: str | None = None
+    regime: RegimeField | None = None
     relative_change: float | None = None
     history: tuple[float, ...] = ()
     used: tuple[int, int] | None = None
@@ -147,7 +203,7 @@ class GroupVerdict(_Model):
     mfu: float | None = None
     mfu_precision: str | None = None
     time_ratio: float | None = None
-    regime: str | None = None
+    regime: RegimeField | None = None
     target_percent: float | None = None
     owners: tuple[str, ...] = ()
     baseline: BaselineSummary | None = None
@@ -195,7 +251,7 @@ class KernelVerdict(_Model):
     time_s: float
     time_share: float
     percent_of_roof: float | None
-    regime: str | None
+    regime: RegimeField | None
     borderline: bool = False
     binding: str | None
     tier: str | None = None
@@ -203,7 +259,7 @@ class KernelVerdict(_Model):
     t_roof_s: float | None = None
     roof: str | None = None
     advice: Advice | None = None
-    status: str = "unchanged"
+    status: KernelStatus = KernelStatus.UNCHANGED
     baseline: BaselineSummary | None = None
     measurements: tuple[float, ...] = ()
     time_ratio: float | None = None

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.roofline import Placement
 from rules.verdict import Finding, Severity, Stability
 
@@ -51,7 +52,7 @@ class AboveRoof(Rule):
 
         tolerance_percent: float = 2.0
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel above ``100 + tolerance_percent`` percent of roof."""
         for key, placement in ctx.placements.items():
             pct = placement.percent_of_roof

@@ -8,6 +8,7 @@ import pandas as pd
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.verdict import Finding, Severity, Stability
 
 LABELS = {
@@ -73,7 +74,7 @@ class EnvMismatch(Rule):
 
         partial_severity: Severity = Severity.INFO
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """One run-level finding when baseline runs were left out or cannot be checked."""
         history = ctx.history
         if history.empty:

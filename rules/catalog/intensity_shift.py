@@ -10,6 +10,7 @@ import numpy as np
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.measures import comparison_numbers, signed_percent
 from rules.stats import CompareOptions, compare_to_baseline
 from rules.verdict import Finding, Severity, Stability
@@ -47,7 +48,7 @@ class IntensityShift(Rule):
         min_effect: float = 0.10
         report_increase: bool = False
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel whose DRAM intensity moved beyond noise."""
         for key, placement in ctx.placements.items():
             current = placement.intensity.get("dram")

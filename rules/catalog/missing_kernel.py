@@ -8,7 +8,8 @@ import pandas as pd
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.verdict import Finding, Severity, Stability
+from rules.gated import GateDecisions
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 def recent_kernels(history: pd.DataFrame, runs: int) -> pd.DataFrame:
@@ -44,14 +45,14 @@ class MissingKernel(Rule):
     default_severity = Severity.WARN
     stability = Stability.STABLE
     #: Its findings make the kernel an entry of the verdict with status ``missing``.
-    statuses = frozenset({"missing"})
+    statuses = frozenset({KernelStatus.MISSING})
 
     class Options(RuleOptions):
         """Options of missing-kernel."""
 
         recent_runs: int = 1
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel of the recent baseline runs absent from this run."""
         history = ctx.comparable_history
         if history.empty:

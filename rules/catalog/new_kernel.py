@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.verdict import Finding, Severity, Stability
 
 
@@ -39,7 +40,7 @@ class NewKernel(Rule):
 
         warn_time_share: float = 0.05
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel without history, once the baseline has any runs."""
         if ctx.comparable_history.empty:
             return

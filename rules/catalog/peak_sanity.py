@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.hardware import builtin_catalog
 from rules.roofline import Roof
 from rules.verdict import Finding, Severity, Stability
@@ -67,7 +68,7 @@ class PeakSanity(Rule):
 
         sparse_ratio: float = 1.8
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """Run-level findings for sparse-looking peaks, per-kernel ones for missing peaks."""
         yield from self._sparse(ctx, ctx.roof, opts)
         for key, placement in ctx.placements.items():

@@ -9,11 +9,12 @@ import numpy.typing as npt
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.history import KernelHistory
 from rules.measures import seconds
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, percent_of_resource
 from rules.timing import median_time, usual
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 def _is_tensor(binding: str | None) -> bool:
@@ -47,7 +48,7 @@ class RegimeFlip(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
-    statuses = frozenset({"regressed"})
+    statuses = frozenset({KernelStatus.REGRESSED})
 
     class Options(RuleOptions):
         """Options of regime-flip."""
@@ -56,7 +57,7 @@ class RegimeFlip(Rule):
         to_compute_severity: Severity = Severity.WARN
         check_tensor_cores: bool = True
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel whose regime or tensor-core use flipped."""
         for key, placement in ctx.placements.items():
             if placement.regime is None or placement.borderline:

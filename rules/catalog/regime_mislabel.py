@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.gated import GateDecisions
 from rules.verdict import Finding, Severity, Stability
 
 
@@ -40,7 +41,7 @@ class RegimeMislabel(Rule):
 
         report_borderline: bool = False
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel whose measured regime contradicts its group's declaration."""
         for key, placement in ctx.placements.items():
             kernel = ctx.kernels[key]

@@ -9,12 +9,14 @@ from pydantic import Field
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.groups import GroupFigures, groups_of
-from rules.judging import Measured, Samples, gate_wording, judge_all, judgement_numbers, measured
+from rules.figures import GateFigures
+from rules.gated import GateDecisions
+from rules.groups import GroupFigures
+from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
 from rules.measures import column, percent_samples, signed_percent
 from rules.stats import GATE_Z, CompareOptions, Judgement
 from rules.timing import judged_binding, like_for_like_percent
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 def _pct(value: float) -> str:
@@ -26,9 +28,17 @@ def _like_for_like(ctx: RuleContext, key: str) -> Samples:
 
     The run's and each re-measurement's: the same kernel and work, so the same rescaling.
     """
-    now, other = ctx.placements[key].percent_of_roof, like_for_like_percent(ctx, key)
+    now_placed = ctx.placements[key]
+    now = now_placed.percent_of_roof
+    other = like_for_like_percent(now_placed, ctx.kernel_history(key))
     factor = other / now if now and other is not None else 1.0
     return lambda kernel, placement: [s * factor for s in percent_samples(kernel, placement)]
+
+
+def _percent(ctx: RuleContext, key: str) -> Measured:
+    """``key``'s gate baseline of percent of roof and its measurements, like for like."""
+    history = ctx.gate_kernel_history(key).percent_of_roof
+    return measured(ctx, key, history, _like_for_like(ctx, key))
 
 
 def _scaled(scale: float, unit: str) -> Callable[[float], str]:
@@ -67,7 +77,7 @@ class RoofDrop(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
-    statuses = frozenset({"regressed", "suspect"})
+    statuses = frozenset({KernelStatus.REGRESSED, KernelStatus.SUSPECT})
 
     class Options(RuleOptions, CompareOptions):
         """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
@@ -75,44 +85,55 @@ class RoofDrop(Rule):
         z_threshold: float = Field(default=GATE_Z, gt=0)
         check_groups: bool = True
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
-        """A finding per kernel and per group whose percent of roof (or MFU) dropped."""
+    def gate_batches(self, ctx: RuleContext, opts: Options) -> Iterator[GateBatch]:
+        """Every placed kernel's percent of roof (one batch), and each group's percent and MFU."""
         values = {
-            key: measured(
-                ctx, key, ctx.gate_kernel_history(key).percent_of_roof, _like_for_like(ctx, key)
-            )
+            key: _percent(ctx, key)
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is not None
         }
-        for key, judged in judge_all(ctx, values, opts, metric="percent_of_roof").items():
-            if judged.regressed or judged.suspect:
-                yield self._kernel(ctx, key, judged, values[key])
+        yield GateBatch("percent_of_roof", values, opts)
+        if not opts.check_groups:
+            return
+        for figures in ctx.groups.values():
+            for name, current, _, _ in _measures(figures):
+                if current is None or figures.judged_history.empty:
+                    continue
+                m = Measured(column(figures.judged_history, name), float(current))
+                yield GateBatch(name, {figures.key: m}, opts)  # a group is its own family
+
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
+        """A finding per kernel and per group whose percent of roof (or MFU) dropped."""
+        judged = gate.of("percent_of_roof")
+        for key in ctx.placements:
+            decision = judged.get(key)
+            if decision and (decision.judgement.regressed or decision.judgement.suspect):
+                yield self._kernel(ctx, key, decision.judgement, decision.measured)
         if opts.check_groups:
-            for figures in groups_of(ctx).values():
-                yield from self._group(ctx, figures, opts)
+            for figures in ctx.groups.values():
+                yield from self._group(ctx, figures, gate)
 
     def _kernel(self, ctx: RuleContext, key: str, j: Judgement, m: Measured) -> Finding:
+        binding = judged_binding(ctx.placements[key], ctx.kernel_history(key))
         return self.finding(
             ctx,
             key,
-            f"{ctx.kernels[key].name}: {j.current:.1f}% of roof ({judged_binding(ctx, key)}), "
+            f"{ctx.kernels[key].name}: {j.current:.1f}% of roof ({binding}), "
             f"level {j.level:.1f}% ± {j.noise:.1f} over {j.n} runs "
             f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, _pct)}",
             severity=Severity.FAIL if j.regressed else Severity.WARN,
-            status="regressed" if j.regressed else "suspect",
-            numbers=judgement_numbers(j, m.all),
+            status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
+            numbers=GateFigures.of(j, m.all).numbers(),
         )
 
-    def _group(self, ctx: RuleContext, figures: GroupFigures, opts: Options) -> Iterator[Finding]:
-        measures = (
-            ("percent_of_roof", figures.percent_of_roof, 1.0, "% of roof"),
-            ("mfu", figures.mfu, 100.0, "% MFU"),
-        )
-        for name, current, scale, unit in measures:
-            if current is None or figures.judged_history.empty:
+    def _group(
+        self, ctx: RuleContext, figures: GroupFigures, gate: GateDecisions
+    ) -> Iterator[Finding]:
+        for name, _, scale, unit in _measures(figures):
+            decision = gate.get(name, figures.key)
+            if decision is None:
                 continue
-            m = Measured(column(figures.judged_history, name), float(current))
-            j = judge_all(ctx, {figures.key: m}, opts, metric=name)[figures.key]
+            j, m = decision.judgement, decision.measured
             if not (j.regressed or j.suspect) or np.isnan(j.level):
                 continue
             yield self.finding(
@@ -123,6 +144,14 @@ class RoofDrop(Rule):
                 f"({signed_percent(j.relative_change)}); "
                 f"{gate_wording(j, m.all, _scaled(scale, unit))}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
-                status="regressed" if j.regressed else "suspect",
-                numbers={"measure": name, **judgement_numbers(j, m.all)},
+                status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
+                numbers={"measure": name, **GateFigures.of(j, m.all).numbers()},
             )
+
+
+def _measures(figures: GroupFigures) -> tuple[tuple[str, float | None, float, str], ...]:
+    """A group's judged measures: (metric, current value, display scale, unit)."""
+    return (
+        ("percent_of_roof", figures.percent_of_roof, 1.0, "% of roof"),
+        ("mfu", figures.mfu, 100.0, "% MFU"),
+    )

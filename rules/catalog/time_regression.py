@@ -10,12 +10,14 @@ from collectors.schema import KernelRecord
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
-from rules.judging import gate_wording, judge_all, judgement_numbers, measured
+from rules.figures import GateFigures
+from rules.gated import GateDecisions
+from rules.judging import GateBatch, gate_wording, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
 from rules.stats import GATE_Z, CompareOptions
 from rules.timing import baseline_binding, median_value
-from rules.verdict import Finding, Severity, Stability
+from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
 class TimeRegression(Rule):
@@ -50,7 +52,7 @@ class TimeRegression(Rule):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
     compares_to_baseline = True
-    statuses = frozenset({"regressed", "suspect"})
+    statuses = frozenset({KernelStatus.REGRESSED, KernelStatus.SUSPECT})
 
     class Options(RuleOptions, CompareOptions):
         """Thresholds (see ``rules.stats.GateOptions``); the protocol is ``[rules.gate]``."""
@@ -58,18 +60,23 @@ class TimeRegression(Rule):
         z_threshold: float = Field(default=GATE_Z, gt=0)
         work_tolerance: float = Field(default=0.02, ge=0)
 
-    def check(self, ctx: RuleContext, opts: Options) -> Iterator[Finding]:
-        """A finding per kernel judged on time whose time rose beyond noise."""
+    def gate_batches(self, ctx: RuleContext, opts: Options) -> Iterator[GateBatch]:
+        """The time of every kernel without counters, and of those doing the same work slower."""
         values = {
             key: measured(ctx, key, ctx.gate_kernel_history(key).time_s, _time)
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is None
             or _same_work_new_binding(ctx, key, opts.work_tolerance)
         }
-        for key, j in judge_all(ctx, values, opts, higher_is_better=False, metric="time_s").items():
+        yield GateBatch("time_s", values, opts, higher_is_better=False)
+
+    def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
+        """A finding per kernel judged on time whose time rose beyond noise."""
+        for key, decision in gate.of("time_s").items():
+            j, m = decision.judgement, decision.measured
             if not (j.regressed or j.suspect):
                 continue
-            m, placed = values[key], ctx.placements[key].percent_of_roof is not None
+            placed = ctx.placements[key].percent_of_roof is not None
             yield self.finding(
                 ctx,
                 key,
@@ -78,9 +85,9 @@ class TimeRegression(Rule):
                 f", level ± {seconds(j.noise)} over {j.n} runs "
                 f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, seconds)}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
-                status="regressed" if j.regressed else "suspect",
+                status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
                 advice=None if placed else Advice.MEASURE_MORE,
-                numbers={"baseline_time_s": j.level, **judgement_numbers(j, m.all)},
+                numbers={"baseline_time_s": j.level, **GateFigures.of(j, m.all).numbers()},
             )
 
 

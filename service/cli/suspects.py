@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rules.verdict import Verdict
+from rules.verdict import KernelStatus, Verdict
 
 SuspectsOpt = Annotated[
     Path | None,
@@ -57,7 +57,7 @@ def write_suspects(verdict: Verdict, path: Path, regex: Path | None = None) -> N
 
     ``regex``: also the suspects as one regular expression (``suspects_regex``).
     """
-    names = [k.name for k in verdict.kernels if k.status == "suspect"]
+    names = [k.name for k in verdict.kernels if k.status == KernelStatus.SUSPECT]
     path.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
     if regex is not None:
         regex.write_text(suspects_regex(names), encoding="utf-8")

@@ -66,7 +66,8 @@ def check_run(
     whose id exists only once the run is stored). ``reruns`` are the PR gate's
     re-measurements: they judge the run, they are not stored; the findings of the verdict
     they give replace those stored with the run. The gate's levels are read from the store
-    and, for a newly stored run, the ones computed are stored (``service.store.levels``).
+    into the context and, for a newly stored run, the ones ``evaluate`` computed are stored
+    (``service.store.levels``).
     """
     choice = choose_for(run, config, measured)
     run, roof = noted(run, choice), choice.roof
@@ -85,18 +86,27 @@ def check_run(
         trusted=trusted,
         other_roofs=roofs_beside(roof, run, config, measured),
         reruns=(reruns or Reruns()).runs,
-        remeasure=(reruns or Reruns()).expected,
-        levels=None if levels_run is None else load_levels(session, levels_run),
+        reruns_expected=(reruns or Reruns()).expected,
+        stored_levels=None if levels_run is None else load_levels(session, levels_run),
         placed=placements,
     )
-    stamped = _stamped(evaluate(context), run, stored.run_id)
-    if context.levels is not None and levels_run is not None and stored.created:
-        # A run stored before is judged again read-only (its page, the same upload again).
-        save_levels(session, levels_run, context.levels)
-    verdict = _stored_findings(session, stamped, stored, context)
+    judged = _evaluate(session, context, levels_run if stored.created else None)
+    verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     markdown = render_verdict(verdict, links=resolved)
     return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
+
+
+def _evaluate(session: Session, context: RuleContext, levels_run: int | None) -> Verdict:
+    """Judge ``context``; store the levels the gate computed under ``levels_run`` (if any).
+
+    None for a run stored before: it is judged again read-only (its page, the same upload
+    again).
+    """
+    judged = evaluate(context)
+    if levels_run is not None:
+        save_levels(session, levels_run, judged.levels_to_store)
+    return judged.verdict
 
 
 def _history(

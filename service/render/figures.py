@@ -100,7 +100,7 @@ def _compared_unit(finding: Finding) -> tuple[Formatter, Formatter]:
     """(value, spread) formatters of a finding's comparison figures."""
     if finding.rule == "time-regression":
         return fmt_seconds, lambda v: f"± {fmt_seconds(v)}"
-    if finding.numbers.get("measure") == "mfu":
+    if finding.measure == "mfu":
         return _fraction, lambda v: f"± {100 * v:.2f} pts"
     return _pct, _pts
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from rules.verdict import Conclusion, Finding, KernelVerdict, Verdict
+from rules.verdict import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
 from service.render.escape import (
     escape_code,
     escape_text,
@@ -50,12 +50,12 @@ MAX_NOTES = 20
 MAX_GROUPS = 30
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _STATUS_ORDER = {
-    "regressed": 0,
-    "unplaced": 1,
-    "new": 2,
-    "missing": 2,
-    "improved": 3,
-    "unchanged": 4,
+    KernelStatus.REGRESSED: 0,
+    KernelStatus.UNPLACED: 1,
+    KernelStatus.NEW: 2,
+    KernelStatus.MISSING: 2,
+    KernelStatus.IMPROVED: 3,
+    KernelStatus.UNCHANGED: 4,
 }
 
 
@@ -124,7 +124,7 @@ def _split(verdict: Verdict) -> _Split:
     ranked = sorted(verdict.kernels, key=lambda k: _importance(k, by_kernel[k.key]))
     for kernel in ranked:
         found = by_kernel[kernel.key]
-        if not found and kernel.status == "unchanged":
+        if not found and kernel.status == KernelStatus.UNCHANGED:
             split.unchanged.append(kernel)
             continue
         ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
@@ -150,7 +150,7 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
         Conclusion.PASS: "no regressions",
     }[verdict.conclusion]
     others = [r for r in verdict.roofs if r != verdict.roof]
-    n = sum(1 for k in verdict.kernels if k.status != "missing")  # the run's own kernels
+    n = sum(1 for k in verdict.kernels if k.status != KernelStatus.MISSING)  # the run's own kernels
     return {
         "icon": CONCLUSION_ICONS[verdict.conclusion] if verdict.trusted else "⚠️",
         "title": f"{title if verdict.trusted else 'no regression verdict'} on {device}",

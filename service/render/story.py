@@ -5,7 +5,7 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 
 from __future__ import annotations
 
-from rules.verdict import KernelVerdict, Verdict
+from rules.verdict import KernelStatus, KernelVerdict, Verdict
 from service.render.escape import escape_code, escape_text, shorten
 from service.render.figures import time_change
 from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct, rebound
@@ -18,7 +18,7 @@ def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
         before = baseline_time(k.baseline)
         return k.time_s - before if before else 0.0
 
-    slower = [k for k in verdict.kernels if k.status == "regressed" and added(k) > 0]
+    slower = [k for k in verdict.kernels if k.status == KernelStatus.REGRESSED and added(k) > 0]
     return max(slower, key=added, default=None)
 
 

@@ -16,7 +16,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from rules.verdict import Finding, GroupVerdict, KernelVerdict, Severity, Verdict
+from rules.verdict import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, Verdict
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.story import time_story
@@ -72,7 +72,7 @@ def percent_text(kernel: KernelVerdict) -> str:
 
 def _percent_figure(kernel: KernelVerdict) -> str:
     base = kernel.baseline
-    if kernel.status == "missing":
+    if kernel.status == KernelStatus.MISSING:
         known = base is not None and base.center is not None
         return f"{base.center:.1f}% → missing" if known and base else "missing"
     if base is not None and base.metric == "time_s":
@@ -82,7 +82,7 @@ def _percent_figure(kernel: KernelVerdict) -> str:
     text = ("" if old else at_least(kernel)) + fmt_pct(now)
     if base is not None and base.center is not None:
         text = f"{base.center:.1f} → {text}"
-    elif kernel.status == "new":
+    elif kernel.status == KernelStatus.NEW:
         text = f"new: {text}"
     if old:
         text += f" of {old} ({fmt_pct(kernel.percent_of_roof)} of {kernel.binding})"
@@ -109,7 +109,8 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     table.add_column("regime (binding)")
     table.add_column("FLOP/B (tier)", justify="right", no_wrap=True)
     table.add_column("verdict")
-    listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != "unchanged"]
+    unchanged = KernelStatus.UNCHANGED
+    listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != unchanged]
     for kernel in listed[:MAX_ROWS]:
         found = by_kernel.get(kernel.key, [])
         table.add_row(

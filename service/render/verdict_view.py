@@ -15,6 +15,7 @@ from rules.verdict import (
     Conclusion,
     Finding,
     GroupVerdict,
+    KernelStatus,
     KernelVerdict,
     Severity,
     Stability,
@@ -35,11 +36,11 @@ MEMORY_TIERS = ("dram", "l2", "l1", "shared")
 ICONS = {Severity.FAIL: "❌", Severity.WARN: "⚠️", Severity.INFO: "ℹ️"}
 CONCLUSION_ICONS = {Conclusion.PASS: "✅", Conclusion.WARN: "⚠️", Conclusion.FAIL: "❌"}
 STATUS_ICONS = {
-    "regressed": "🔻",
-    "improved": "✅",
-    "new": "🆕",
-    "unplaced": "❔",
-    "missing": "➖",
+    KernelStatus.REGRESSED: "🔻",
+    KernelStatus.IMPROVED: "✅",
+    KernelStatus.NEW: "🆕",
+    KernelStatus.UNPLACED: "❔",
+    KernelStatus.MISSING: "➖",
 }
 
 
@@ -145,13 +146,13 @@ def baseline_time(base: BaselineSummary | None) -> float | None:
 
 def kernel_share(kernel: KernelVerdict) -> str:
     """The kernel's share of the run's GPU time (``—`` for a missing kernel: it did not run)."""
-    return "—" if kernel.status == "missing" else fmt_share(kernel.time_share)
+    return "—" if kernel.status == KernelStatus.MISSING else fmt_share(kernel.time_share)
 
 
 def kernel_time(kernel: KernelVerdict) -> str:
     """Baseline → now time of a kernel; a missing one reads ``1.20 ms → missing``."""
     before = baseline_time(kernel.baseline)
-    if kernel.status == "missing":
+    if kernel.status == KernelStatus.MISSING:
         return f"{fmt_seconds(before)} → missing" if before else "missing"
     return time_change(kernel.time_s, before)
 
@@ -176,7 +177,7 @@ def _now(kernel: KernelVerdict) -> str:
 
 
 def _now_figure(kernel: KernelVerdict) -> str:
-    if kernel.status == "missing":
+    if kernel.status == KernelStatus.MISSING:
         return "missing"
     if _is_time(kernel.baseline):
         return "— (judged on time)"
@@ -211,10 +212,10 @@ def change_text(base: BaselineSummary | None, current: float | None) -> str:
     return f"{text} ({relative})" if relative else text
 
 
-def baseline_text(base: BaselineSummary | None, status: str = "") -> str:
+def baseline_text(base: BaselineSummary | None, status: KernelStatus | None = None) -> str:
     """Centre ± spread (n) of a baseline, in its metric's unit."""
     if base is None or base.center is None:
-        return "new" if status == "new" else "—"
+        return "new" if status == KernelStatus.NEW else "—"
     fmt = fmt_time if _is_time(base) else (lambda v: f"{v:.1f}%")
     spread = f" ±{fmt(base.spread).rstrip('%')}" if base.spread else ""
     since = " since a change" if base.used is not None else ""  # the gate's segment
@@ -246,7 +247,7 @@ def regime_text(kernel: KernelVerdict, escape: Callable[..., str] = _plain) -> s
     ``escape`` makes the names safe for markdown (``escape_text``); the terminal prints them
     as they are.
     """
-    if kernel.status == "missing":
+    if kernel.status == KernelStatus.MISSING:
         return "—"
     if kernel.regime is None:
         return escape(unplaced_reason(kernel), limit=80)

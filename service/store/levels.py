@@ -12,6 +12,7 @@ about as many rows as the measurements).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import fields
 from datetime import timedelta
 from functools import cache
@@ -20,7 +21,7 @@ from importlib import resources
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from rules.levelstore import LevelCache
+from rules.levelstore import StoredLevels
 from rules.stats import Level
 from service.store.ids import insert_ignore
 from service.store.tables import GateLevel, Run, table_of
@@ -42,19 +43,22 @@ def gate_code() -> bytes:
     return digest.digest()
 
 
-def load_levels(session: Session, run_id: int) -> LevelCache:
-    """The levels stored under ``run_id``, as the cache a check's rules read."""
+def load_levels(session: Session, run_id: int) -> StoredLevels:
+    """The levels stored under ``run_id``, as a check's rules read them."""
     columns = [_LEVELS.c[name] for name in _FIELDS]
     query = sa.select(_LEVELS.c.digest, *columns).where(_LEVELS.c.run_id == run_id)
     known = {digest: Level(*values) for digest, *values in session.execute(query)}
-    return LevelCache(code=gate_code(), known=known)
+    return StoredLevels(code=gate_code(), known=known)
 
 
-def save_levels(session: Session, run_id: int, cache: LevelCache) -> None:
-    """Store the levels the check computed under ``run_id``; let old runs' levels go."""
+def save_levels(session: Session, run_id: int, levels: Mapping[str, Level]) -> None:
+    """Store ``levels`` under ``run_id``, and let old runs' levels go.
+
+    ``levels``: by digest, those the check computed (``Evaluation.levels_to_store``).
+    """
     rows = [
         {"digest": d, "run_id": run_id, **{f: getattr(level, f) for f in _FIELDS}}
-        for d, level in cache.fresh.items()
+        for d, level in levels.items()
     ]
     if not rows:
         return

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,11 @@ from rules.base import Rule
 from rules.config import RulesConfig
 from rules.context import RuleContext
 from rules.engine import conclude
-from rules.groups import groups_of
+from rules.gated import GateDecisions
+from rules.groups import GroupFigures, group_figures
 from rules.registry import SelectedRule, is_ignored, is_selected, selected_rules
 from rules.testing import RuleCase, load_cases
-from rules.verdict import Conclusion, Finding, Severity, Stability, Verdict
+from rules.verdict import Conclusion, Finding, KernelStatus, Severity, Stability, Verdict
 
 CASES = Path(__file__).parent / "cases"
 
@@ -25,15 +27,7 @@ def case(rule: str, name: str) -> RuleCase:
 
 
 def with_config(ctx: RuleContext, **changes: object) -> RuleContext:
-    config = ctx.config.model_copy(update=changes)
-    return RuleContext(
-        run=ctx.run,
-        roof=ctx.roof,
-        history=ctx.history,
-        config=config,
-        other_roofs=ctx.other_roofs,
-        trusted=ctx.trusted,
-    )
+    return replace(ctx, config=ctx.config.model_copy(update=changes))
 
 
 def finding(severity: Severity, stability: Stability = Stability.STABLE) -> Finding:
@@ -62,10 +56,10 @@ def test_preview_findings_never_change_the_conclusion() -> None:
 
 
 def test_fused_gemv_drop_fails_the_run_with_full_verdict() -> None:
-    verdict = evaluate(case("roof-drop", "fail_gemv_fusion_lost").context())
+    verdict = evaluate(case("roof-drop", "fail_gemv_fusion_lost").context()).verdict
     assert verdict.conclusion == Conclusion.FAIL
     (kernel,) = verdict.kernels
-    assert kernel.status == "regressed" and kernel.time_share == 1.0
+    assert kernel.status == KernelStatus.REGRESSED and kernel.time_share == 1.0
     assert kernel.baseline is not None and kernel.baseline.n == 10
     assert kernel.baseline.center == pytest.approx(100 * 0.01 / 0.0118, rel=1e-3)
     assert kernel.baseline.relative_change == pytest.approx(0.0118 / 0.0140 - 1, rel=1e-3)
@@ -73,7 +67,8 @@ def test_fused_gemv_drop_fails_the_run_with_full_verdict() -> None:
     f = verdict.findings[0]
     assert (f.rule, f.kernel, f.device, f.roof) == ("roof-drop", "gemv", "tiny", "tiny (datasheet)")
     assert f.advice is not None and f.advice_text
-    assert f.numbers["baseline_n"] == 10 and f.numbers["intensity_dram"] == pytest.approx(0.1)
+    assert f.gate is not None and f.gate.n == 10
+    assert f.numbers["intensity_dram"] == pytest.approx(0.1)
 
 
 class Crashing(Rule, abstract=True):
@@ -93,7 +88,7 @@ class Crashing(Rule, abstract=True):
     default_severity = Severity.FAIL
     stability = Stability.STABLE
 
-    def check(self, ctx: RuleContext, opts: object) -> Iterator[Finding]:
+    def check(self, ctx: RuleContext, opts: object, gate: GateDecisions) -> Iterator[Finding]:
         raise ZeroDivisionError("bad maths")
 
 
@@ -103,7 +98,7 @@ def evaluate_with(monkeypatch: pytest.MonkeyPatch, rule: type[Crashing]) -> Verd
     real = selected_rules(ctx.config)
     crash = SelectedRule(rule, rule.Options())
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: [*real, crash])
-    return evaluate(ctx)
+    return evaluate(ctx).verdict
 
 
 def test_a_crashing_fail_rule_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,9 +122,9 @@ def test_ignore_by_kernel_glob_and_more_specific_select() -> None:
     ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
     ignore = [{"rule": "roofline", "kernels": "gem*"}]
     ignored = with_config(ctx, ignore=RulesConfig(ignore=ignore).ignore)  # type: ignore[arg-type]
-    assert [f.rule for f in evaluate(ignored).findings] == []
+    assert [f.rule for f in evaluate(ignored).verdict.findings] == []
     chosen = with_config(ignored, select=("roof-drop",))
-    assert [f.rule for f in evaluate(chosen).findings] == ["roof-drop"]
+    assert [f.rule for f in evaluate(chosen).verdict.findings] == ["roof-drop"]
 
 
 def test_select_and_blanket_ignore_decisions() -> None:
@@ -146,10 +141,8 @@ def test_select_and_blanket_ignore_decisions() -> None:
 
 def test_untrusted_runner_gives_no_regression_verdict() -> None:
     ctx = case("roof-drop", "fail_gemv_fusion_lost").context()
-    untrusted = RuleContext(
-        run=ctx.run, roof=ctx.roof, history=ctx.history, config=ctx.config, trusted=False
-    )
-    verdict = evaluate(untrusted)
+    untrusted = replace(ctx, trusted=False)
+    verdict = evaluate(untrusted).verdict
     assert verdict.conclusion == Conclusion.PASS and not verdict.trusted
     assert all(f.rule != "roof-drop" for f in verdict.findings)
     assert any("health preflight" in note for note in verdict.notes)
@@ -158,7 +151,7 @@ def test_untrusted_runner_gives_no_regression_verdict() -> None:
 def test_groups_get_time_weighted_percent_and_mfu() -> None:
     verdict = evaluate(
         case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
-    )
+    ).verdict
     (group,) = verdict.groups
     assert group.name == "decode" and len(group.kernels) == 3
     # sum T_roof / sum T = (10 + 2 + 2) ms / 16.8 ms; MFU = (1.11e8 / 1e12) / 16.8 ms.
@@ -171,32 +164,37 @@ def test_groups_get_time_weighted_percent_and_mfu() -> None:
     assert {k.key: k.group for k in verdict.kernels}["decode_add"] == "decode"
 
 
-def test_group_figures_are_computed_once_per_context_and_shared() -> None:
-    # roof-drop and the engine both read the groups: one computation, the same object.
+def test_group_figures_are_computed_once_per_context_and_shared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # roof-drop (its gate batches and its findings) and the engine's rows read the groups:
+    # one computation, kept by the context.
     ctx = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
-    calls: list[RuleContext] = []
+    calls: list[object] = []
 
-    def figures(c: RuleContext) -> object:
+    def counting(c: RuleContext) -> Mapping[str, GroupFigures]:
         calls.append(c)
-        return object()
+        return group_figures(c)
 
-    first = ctx.derived(figures)
-    assert ctx.derived(figures) is first and calls == [ctx]
-    assert groups_of(ctx) is groups_of(ctx) and set(groups_of(ctx)) == {"decode"}
-    fresh = with_config(ctx)  # another context computes its own
-    assert fresh.derived(figures) is not first and len(calls) == 2
+    monkeypatch.setattr("rules.context.group_figures", counting)
+    verdict = evaluate(ctx).verdict
+    assert calls == [ctx] and set(ctx.groups) == {"decode"}
+    assert [g.name for g in verdict.groups] == ["decode"]
+    assert any(f.kernel == "group:decode" for f in verdict.findings)
 
 
 def test_missing_kernels_are_entries_with_their_baseline() -> None:
-    verdict = evaluate(case("missing-kernel", "fail_fused_kernel_vanished").context())
-    (missing,) = [k for k in verdict.kernels if k.status == "missing"]
+    verdict = evaluate(case("missing-kernel", "fail_fused_kernel_vanished").context()).verdict
+    (missing,) = [k for k in verdict.kernels if k.status == KernelStatus.MISSING]
     assert missing.key == "fused_add_rmsnorm" and missing.time_s == 0.0
     assert missing.percent_of_roof is None and missing.measurements == ()
     assert missing.baseline is not None and missing.baseline.n > 0
     assert missing.baseline.time_s == pytest.approx(0.0025)
     assert missing.baseline.center is not None
     run_keys = {k.key for k in verdict.kernels} - {missing.key}
-    assert run_keys and all(k.status != "missing" for k in verdict.kernels if k.key in run_keys)
+    assert run_keys and all(
+        k.status != KernelStatus.MISSING for k in verdict.kernels if k.key in run_keys
+    )
 
 
 def test_missing_history_columns_are_named() -> None:
@@ -229,19 +227,21 @@ def test_the_table_baseline_is_the_segment_the_gate_judged_against() -> None:
         },
     }
     tiny = case("roof-drop", "fail_gemv_fusion_lost").device
-    verdict = evaluate(RuleCase("roof-drop", "fail_rise_then_back", "test", spec, tiny).context())
+    verdict = evaluate(
+        RuleCase("roof-drop", "fail_rise_then_back", "test", spec, tiny).context()
+    ).verdict
     kernels = {k.key: k for k in verdict.kernels}
-    finding = next(f for f in verdict.findings if f.kernel == "gemv")
+    gate = next(f.gate for f in verdict.findings if f.kernel == "gemv")
     base = kernels["gemv"].baseline
-    assert kernels["gemv"].status == "suspect" and base is not None
-    assert base.n == 6 == finding.numbers["baseline_n"]
+    assert kernels["gemv"].status == KernelStatus.SUSPECT and base is not None and gate is not None
+    assert base.n == 6 == gate.n
     assert base.center == pytest.approx(100 * 0.01 / 0.00983, rel=1e-3)
-    assert base.relative_change == pytest.approx(finding.numbers["relative_change"], rel=0.01)
+    assert base.relative_change == pytest.approx(gate.relative_change, rel=0.01)
     assert base.used == (20, 26) and len(base.history) == 26  # the sparkline shows all
     assert base.commits == ("0000014", "0000019")  # nights 20 and 25: the new level
     assert kernels["gemv"].time_ratio == pytest.approx(0.0118 / 0.00983, rel=1e-3)
     flat = kernels["flat"].baseline
-    assert kernels["flat"].status == "unchanged" and flat is not None
+    assert kernels["flat"].status == KernelStatus.UNCHANGED and flat is not None
     assert flat.n == 26 and flat.used is None
     (group,) = verdict.groups  # judged by the same gate: the same runs
     assert group.baseline is not None and group.baseline.n == 6

@@ -1,11 +1,19 @@
-"""rules.levelstore: stored base-branch levels are exactly the computed ones, or absent."""
+"""rules.levelstore: stored base-branch levels are exactly the computed ones, or absent;
+evaluate reads the stored ones and returns those it computed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 
-from rules.levelstore import LevelCache, cached_levels, level_digest
+import rules.levelstore as levelstore
+from rules import evaluate
+from rules.context import RuleContext
+from rules.levelstore import LevelCache, StoredLevels, cached_levels, level_digest
 from rules.stats import GateOptions, current_levels, judge_latest_many, judge_latest_replayed
+from rules.testing import load_cases
 
 
 def histories() -> list[np.ndarray]:
@@ -22,6 +30,7 @@ def histories() -> list[np.ndarray]:
 
 
 OPTIONS = GateOptions(family_size=4)
+CASES = str(Path(__file__).parent / "cases" / "roof-drop.yml")
 
 
 def test_cached_levels_are_the_computed_ones_and_a_second_check_computes_none() -> None:
@@ -82,3 +91,43 @@ def test_the_nightly_replays_give_the_levels_computed_without_them() -> None:
     assert shared == current_levels(series, options=options)
     cache = LevelCache()
     assert cached_levels(cache, series, options, replays) == shared
+
+
+def pr_context(stored: StoredLevels | None) -> RuleContext:
+    ctx = next(c for c in load_cases(CASES) if c.id == "roof-drop/fail_gemv_fusion_lost").context()
+    return replace(ctx, stored_levels=stored)
+
+
+def test_evaluate_returns_the_levels_it_computed_and_reads_the_stored_ones(monkeypatch) -> None:
+    first = evaluate(pr_context(StoredLevels()))
+    assert len(first.levels_to_store) == 1  # gemv's level, worth storing
+    stored = StoredLevels(known=first.levels_to_store)
+    computed: list[int] = []
+    compute = levelstore.current_levels
+
+    def counting(histories, **kw):
+        computed.append(len(histories))
+        return compute(histories, **kw)
+
+    monkeypatch.setattr(levelstore, "current_levels", counting)
+    again = evaluate(pr_context(stored))
+    assert again.verdict == first.verdict and again.levels_to_store == {}
+    assert computed == [0]  # read, none computed
+    assert dict(stored.known) == dict(first.levels_to_store)  # the stored ones are not written to
+
+
+def test_a_context_that_keeps_no_levels_gets_none_to_store() -> None:
+    judged = evaluate(pr_context(None))
+    assert judged.levels_to_store == {}
+    assert judged.verdict == evaluate(pr_context(StoredLevels())).verdict
+
+
+def test_a_nightly_run_returns_the_levels_the_next_pr_reads() -> None:
+    cases = load_cases(CASES)
+    night = next(
+        c for c in cases if c.id == "roof-drop/fail_nightly_the_second_night_confirms_the_drop"
+    )
+    judged = evaluate(replace(night.context(), stored_levels=StoredLevels()))
+    assert judged.levels_to_store  # the history with tonight's value, as the next PR asks
+    untrusted = replace(night.context(), stored_levels=StoredLevels(), trusted=False)
+    assert evaluate(untrusted).levels_to_store == {}  # an untrusted night sets no level

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,19 +22,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def found(case: RuleCase) -> set[tuple[str, str | None, str]]:
     ctx = case.context()
-    # Only the rule under test runs, as the case's config would select it.
-    config = ctx.config.model_copy(update={"select": (case.rule,)})
-    only = type(ctx)(
-        run=ctx.run,
-        roof=ctx.roof,
-        history=ctx.history,
-        config=config,
-        other_roofs=ctx.other_roofs,
-        trusted=ctx.trusted,
-        reruns=ctx.reruns,
-        remeasure=ctx.remeasure,
-    )
-    verdict = evaluate(only)
+    # Only the rule under test runs, as the case's config would select it; every other field
+    # of the context is the case's.
+    only = replace(ctx, config=ctx.config.model_copy(update={"select": (case.rule,)}))
+    verdict = evaluate(only).verdict
     return {(f.rule, f.kernel, f.severity.value) for f in verdict.findings}
 
 

@@ -8,6 +8,7 @@ from rules.verdict import (
     Conclusion,
     Finding,
     GroupVerdict,
+    KernelStatus,
     KernelVerdict,
     Severity,
     Stability,
@@ -165,7 +166,7 @@ def regression_verdict(**kwargs: object) -> Verdict:
         share=0.42,
         pct=61.0,
         center=85.0,
-        status="regressed",
+        status=KernelStatus.REGRESSED,
         history=(84.0, 85.5, 85.1, 84.7, 85.3, 85.0),
     )
     gemm = make_kernel(
@@ -179,8 +180,10 @@ def regression_verdict(**kwargs: object) -> Verdict:
         advice=Advice.COMPUTE_EFFICIENCY,
         borderline=True,
     )
-    fused = make_kernel("fused_rmsnorm", share=0.05, pct=91.0, center=88.0, status="improved")
-    new = make_kernel("rope_kernel", share=0.01, pct=40.0, center=None, status="new")
+    fused = make_kernel(
+        "fused_rmsnorm", share=0.05, pct=91.0, center=88.0, status=KernelStatus.IMPROVED
+    )
+    new = make_kernel("rope_kernel", share=0.01, pct=40.0, center=None, status=KernelStatus.NEW)
     findings = [
         make_finding(gemv),
         make_finding(
@@ -222,7 +225,7 @@ def make_time_kernel(
         regime=None,
         binding=None,
         advice=None,
-        status="regressed",
+        status=KernelStatus.REGRESSED,
         baseline=baseline,
     )
 

@@ -20,7 +20,7 @@ from verdict_factory import (
     regression_verdict,
 )
 
-from rules.verdict import Conclusion, Finding, Severity, Stability
+from rules.verdict import Conclusion, Finding, KernelStatus, Severity, Stability
 from service.render.escape import WORD_JOINER, escape_code, escape_text, safe_url
 from service.render.markdown import (
     GITHUB_COMMENT_LIMIT,
@@ -91,7 +91,7 @@ def visible(fragment: str) -> str:
         (
             "warn-preview",
             make_verdict(
-                [k := make_kernel("softmax", status="regressed", pct=70.0, center=72.0)],
+                [k := make_kernel("softmax", status=KernelStatus.REGRESSED, pct=70.0, center=72.0)],
                 [
                     make_finding(k, severity=Severity.WARN, rule="intensity-shift"),
                     make_finding(k, stability=Stability.PREVIEW),
@@ -131,13 +131,15 @@ def test_headline_and_worst_first_order() -> None:
 
 
 def test_sparkline_follows_history() -> None:
-    kernel = make_kernel("k", status="regressed", pct=10.0, center=50.0, history=(50.0, 60.0, 70.0))
+    kernel = make_kernel(
+        "k", status=KernelStatus.REGRESSED, pct=10.0, center=50.0, history=(50.0, 60.0, 70.0)
+    )
     text = render_verdict(make_verdict([kernel], [make_finding(kernel)]))
     assert "| ▆▇█▁ |" in text
 
 
 def _hostile_verdict(name: str):
-    kernel = make_kernel(name, status="regressed", pct=50.0, center=80.0)
+    kernel = make_kernel(name, status=KernelStatus.REGRESSED, pct=50.0, center=80.0)
     finding = make_finding(kernel, message=f"fell: {name}")
     return make_verdict([kernel], [finding], notes=(f"note about {name}",))
 
@@ -187,7 +189,9 @@ def test_escape_helpers() -> None:
 
 def test_two_thousand_kernels_read_in_one_screen() -> None:
     changed = [
-        make_kernel(f"hot_kernel_{i}", share=0.01, status="regressed", pct=50.0, center=60.0)
+        make_kernel(
+            f"hot_kernel_{i}", share=0.01, status=KernelStatus.REGRESSED, pct=50.0, center=60.0
+        )
         for i in range(5)
     ]
     verdict = make_verdict(
@@ -203,7 +207,9 @@ def test_two_thousand_kernels_read_in_one_screen() -> None:
 def test_size_limit_cuts_least_important_rows_first() -> None:
     long = "very_long_templated_kernel_name_" * 20
     kernels = [
-        make_kernel(f"k{i:03d}_{long}", share=0.0005, status="regressed", pct=50.0, center=60.0)
+        make_kernel(
+            f"k{i:03d}_{long}", share=0.0005, status=KernelStatus.REGRESSED, pct=50.0, center=60.0
+        )
         for i in range(600)
     ]
     findings = [

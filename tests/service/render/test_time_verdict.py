@@ -15,7 +15,7 @@ import pytest
 from demo_cli import VERIFY, demo_db, invoke
 from typer.testing import CliRunner
 
-from rules.verdict import Verdict
+from rules.verdict import KernelStatus, Verdict
 from service.cli import build_app
 from service.cli.demo_cmd import DEMO_CONFIG, DEMO_REPO, demo_commit
 from service.demo.generate import DATA_DIR
@@ -88,7 +88,7 @@ def test_same_work_slower_is_a_time_regression_whatever_percent_of_roof_says(ver
     found = [f for f in verdict.findings if f.kernel == VERIFY and f.rule == "time-regression"]
     assert len(found) == 1 and found[0].severity == "fail"
     assert "15.1× the time, same FLOPs and bytes" in found[0].message
-    assert kernel(verdict, VERIFY).status == "regressed"
+    assert kernel(verdict, VERIFY).status == KernelStatus.REGRESSED
 
 
 def test_markdown_shows_time_and_names_the_largest_time_regression(db):
