@@ -1,4 +1,9 @@
-"""Collectors: profiler and benchmark outputs -> RunRecord (see collectors.schema)."""
+"""Collectors: profiler and benchmark outputs -> RunRecord (see collectors.schema).
+
+This module and ``collectors.schema`` (the record contract) are the package's public surface:
+``service`` and ``rules`` import from them, never from the modules behind them
+(``lint-imports``: "collectors is used through its facade").
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,23 @@ from pathlib import Path
 
 from collectors import safety
 from collectors.base import CollectOptions
+from collectors.errors import CollectorError
+from collectors.identity import KeyOptions
 from collectors.registry import all_collectors, detect, get
+from collectors.safety import MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
+from collectors.workmodel import WorkModel, apply_work_models
 
 __all__ = [
+    "MIN_DURATION_S",
     "CollectOptions",
+    "CollectorError",
     "KernelRecord",
+    "KeyOptions",
     "RunRecord",
+    "WorkModel",
     "all_collectors",
+    "apply_work_models",
     "collect",
     "detect",
     "get",

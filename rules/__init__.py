@@ -1,18 +1,50 @@
 """Rules: roofline placement, findings and verdicts. Pure domain logic, no I/O.
 
-Public API: ``evaluate(ctx) -> Evaluation`` (the ``Verdict``, and the gate's levels for the
-caller to store) with a ``RuleContext`` and a ``RulesConfig``; ``all_rules()`` lists the
-registered rules. A rule's ``check`` receives the gate's ``GateDecisions``;
-``gate_batches`` asks for them with ``GateBatch``es.
+This module is the package's public surface: ``service`` (and any other caller) imports from
+``rules`` and from ``rules.stats`` (the statistics, a library of their own), never from the
+modules behind them; ``lint-imports`` holds it to that ("rules is used through its facade").
+
+* Judging a run: ``evaluate(ctx) -> Evaluation`` (the ``Verdict``, and the gate's levels for
+  the caller to store) with a ``RuleContext`` and a ``RulesConfig``; ``with_findings`` restates
+  a verdict by stored findings, ``conclude`` gives the conclusion of findings.
+* The roofline: ``Roof``, ``Placement``, ``place``, ``place_kernel``, ``place_run``,
+  ``ridge_point``; the hardware catalog: ``builtin_catalog``, ``Catalog``, ``DeviceSpec``.
+* The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
+  ``KernelStatus`` ...
+* The rules: ``all_rules()``, ``get_rule(id)`` and their reference (``rule_markdown``,
+  ``options_table``). A rule's ``check`` receives the gate's ``GateDecisions``;
+  ``gate_batches`` asks for them with ``GateBatch``es.
 """
 
-from rules.config import IgnoreEntry, KernelGroup, RulesConfig
+from rules.config import FailOn, IgnoreEntry, KernelGroup, RulesConfig
 from rules.context import RuleContext
-from rules.engine import Evaluation, evaluate
+from rules.engine import Evaluation, conclude, evaluate, with_findings
+from rules.errors import RuleDefinitionError, RuleError, RuleExecutionFailed, UnknownRule
 from rules.figures import GateFigures
+from rules.frames import HISTORY_COLUMNS, require_columns
 from rules.gated import GateDecision, GateDecisions
+from rules.hardware import (
+    Catalog,
+    DeviceSpec,
+    UnknownDevice,
+    builtin_catalog,
+    normalise_name,
+    report_roof,
+)
 from rules.judging import GateBatch
+from rules.levelstore import StoredLevels
+from rules.placement import place_kernel, place_run
+from rules.reference import options_table, rule_markdown
 from rules.registry import all_rules, get_rule
+from rules.roofline import (
+    Placement,
+    Regime,
+    Roof,
+    attainable,
+    place,
+    precision_of_peak,
+    ridge_point,
+)
 from rules.verdict import (
     BaselineSummary,
     Conclusion,
@@ -26,9 +58,13 @@ from rules.verdict import (
 )
 
 __all__ = [
+    "HISTORY_COLUMNS",
     "BaselineSummary",
+    "Catalog",
     "Conclusion",
+    "DeviceSpec",
     "Evaluation",
+    "FailOn",
     "Finding",
     "GateBatch",
     "GateDecision",
@@ -39,12 +75,35 @@ __all__ = [
     "KernelGroup",
     "KernelStatus",
     "KernelVerdict",
+    "Placement",
+    "Regime",
+    "Roof",
     "RuleContext",
+    "RuleDefinitionError",
+    "RuleError",
+    "RuleExecutionFailed",
     "RulesConfig",
     "Severity",
     "Stability",
+    "StoredLevels",
+    "UnknownDevice",
+    "UnknownRule",
     "Verdict",
     "all_rules",
+    "attainable",
+    "builtin_catalog",
+    "conclude",
     "evaluate",
     "get_rule",
+    "normalise_name",
+    "options_table",
+    "place",
+    "place_kernel",
+    "place_run",
+    "precision_of_peak",
+    "report_roof",
+    "require_columns",
+    "ridge_point",
+    "rule_markdown",
+    "with_findings",
 ]

@@ -8,9 +8,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy.engine import Engine
 
-from collectors.errors import CollectorError
-from rules.errors import RuleDefinitionError, RuleError, UnknownRule
-from rules.hardware import UnknownDevice
+from collectors import CollectorError
+from rules import RuleDefinitionError, RuleError, UnknownDevice, UnknownRule
 from service.errors import ServiceError, StoreUnavailable
 from service.store.db import describe
 

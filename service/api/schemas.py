@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from collectors.schema import RunKind
-from rules.verdict import Finding, Verdict
+from rules import Finding, Verdict
 from service.pipeline.runmeta import RunMeta
 from service.store.queries import RunBase
 

@@ -20,8 +20,7 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
-from collectors.errors import CollectorError
-from collectors.safety import MIN_DURATION_S
+from collectors import MIN_DURATION_S, CollectorError
 from collectors.schema import RunRecord
 from service.api.deps import ServiceState
 from service.api.guards import find_nul

@@ -13,7 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from rules.roofline import Roof
+from rules import Roof
 from service.calibrate.fit import FloatArray, roof_at
 from service.calibrate.model import Ceilings
 from service.errors import BadInput

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from rules.hardware import DeviceSpec
+from rules import DeviceSpec
 from service.calibrate.model import MatmulResult, MemoryResult, SweepFit, SweepPoint
 
 FloatArray = npt.NDArray[np.float64]

@@ -11,7 +11,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rules.hardware import builtin_catalog
+from rules import builtin_catalog
 from service.calibrate import fit
 from service.calibrate.backend import Backend, Case, Unsupported
 from service.calibrate.model import Ceilings, MatmulResult, MemoryResult, SweepPoint

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from collectors.schema import NonNeg, Precision, Tier
-from rules.roofline import Roof
+from rules import Roof
 
 CEILINGS_VERSION = 1
 DeviceKind = Literal["cpu", "cuda"]

@@ -14,8 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 from sqlmodel import Session, col, select
 
-from rules.hardware import builtin_catalog, normalise_name
-from rules.roofline import Roof
+from rules import Roof, builtin_catalog, normalise_name
 from service.calibrate.health import Health
 from service.calibrate.model import Ceilings
 from service.errors import BadInput

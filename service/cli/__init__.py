@@ -89,8 +89,8 @@ def run(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (used by tests and ``main``)."""
     # Imported here, not at the top, so that main() imports them with the command's modules
     # (rules.errors loads the whole rules package, pandas included).
-    from collectors.errors import CollectorError
-    from rules.errors import RuleError
+    from collectors import CollectorError
+    from rules import RuleError
     from service.errors import ServiceError
 
     args = sys.argv[1:] if argv is None else argv

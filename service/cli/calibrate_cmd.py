@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from rules.hardware import builtin_catalog
+from rules import builtin_catalog
 from service.calibrate.backend import Backend, load_backend
 from service.calibrate.health import Health, decide_health, format_rate, uncalibrated
 from service.calibrate.measure import Plan, Progress, make_plan, parse_precisions, run_calibration

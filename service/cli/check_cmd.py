@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from collectors.schema import RunKind, RunRecord
-from rules.verdict import Conclusion
+from rules import Conclusion
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
 from service.cli.common import load_cli_config, store_session
 from service.cli.db_cmd import DbOption

@@ -12,7 +12,7 @@ from typing import Annotated
 import pydantic
 import typer
 
-from rules.verdict import Verdict
+from rules import Verdict
 from service.errors import BadInput
 from service.github.actions import set_outputs
 from service.github.client import PublishResult

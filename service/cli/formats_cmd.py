@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from collectors.registry import all_collectors
+from collectors import all_collectors
 
 
 def formats_command(

@@ -25,13 +25,9 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from collectors import CollectOptions, collect
+from collectors import CollectOptions, WorkModel, apply_work_models, collect
 from collectors.schema import KernelRecord, RunRecord
-from collectors.workmodel import WorkModel, apply_work_models
-from rules.catalog.above_roof import AboveRoof
-from rules.hardware import UnknownDevice, builtin_catalog
-from rules.placement import place_kernel
-from rules.roofline import Placement, Roof
+from rules import Placement, Roof, UnknownDevice, builtin_catalog, get_rule, place_kernel
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import DeviceConflict, choose_roof, noted
@@ -42,7 +38,7 @@ from service.render.text import clean
 NAME_WIDTH = 44
 _PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 #: Percent of roof beyond 100 that check's above-roof rule flags (its default).
-ABOVE_ROOF_TOLERANCE = AboveRoof.Options().tolerance_percent
+ABOVE_ROOF_TOLERANCE = float(get_rule("above-roof").Options().model_dump()["tolerance_percent"])
 
 
 def si(value: float) -> str:

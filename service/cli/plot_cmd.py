@@ -11,9 +11,7 @@ import typer
 
 from collectors import collect
 from collectors.schema import RunRecord
-from rules.hardware import builtin_catalog
-from rules.placement import place_run
-from rules.roofline import Placement, Roof
+from rules import Placement, Roof, builtin_catalog, place_run
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
 from service.digest.build import prepare_history

@@ -8,8 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from collectors.schema import PRECISIONS, TIERS, run_json_schema
-from rules import roofline
-from rules.hardware import DeviceSpec, builtin_catalog
+from rules import DeviceSpec, Roof, attainable, builtin_catalog, place, ridge_point
 from service.errors import BadInput
 from service.render.text_roofline import text_roofline
 
@@ -69,20 +68,18 @@ def calculate(
         if not value >= 0:
             raise BadInput(f"{flag}: must be a non-negative number")
     name, prec, peak_v, bw = _roof_figures(device, precision, tier, peak, bandwidth)
-    roof = roofline.Roof(
-        name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw}
-    )
-    placed = roofline.place({prec: flops}, {tier: nbytes}, time_s or None, roof)
+    roof = Roof(name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw})
+    placed = place({prec: flops}, {tier: nbytes}, time_s or None, roof)
     intensity = flops / nbytes if nbytes > 0 else float("inf")
     result: dict[str, Any] = {
         "device": name,
         "precision": prec,
         "tier": tier,
         "intensity_flop_per_byte": intensity,
-        "ridge_flop_per_byte": roofline.ridge_point(peak_v, bw),
+        "ridge_flop_per_byte": ridge_point(peak_v, bw),
         "regime": placed.regime,
         "borderline": placed.borderline,
-        "attainable_flop_per_s": roofline.attainable(intensity, peak_v, bw),
+        "attainable_flop_per_s": attainable(intensity, peak_v, bw),
         "roof_time_s": placed.t_roof_s,
         "peak_flop_per_s": peak_v,
         "bandwidth_byte_per_s": bw,

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rules.reference import options_table, rule_markdown
-from rules.registry import all_rules, get_rule
+from rules import all_rules, get_rule, options_table, rule_markdown
 
 
 def _listing() -> str:

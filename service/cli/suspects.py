@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rules.verdict import KernelStatus, Verdict
+from rules import KernelStatus, Verdict
 
 SuspectsOpt = Annotated[
     Path | None,

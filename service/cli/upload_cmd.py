@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import httpx
 import typer
 
-from rules.verdict import Verdict
+from rules import Verdict
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.errors import BadInput, ServiceError
 from service.github.actions import append_step_summary, emit_annotations, in_actions

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from rules.verdict import Verdict
+from rules import Verdict
 
 FORMATS = ("auto", "text", "markdown", "json")
 FORMAT_HELP = "auto (text on a terminal, else markdown), text, markdown or json."

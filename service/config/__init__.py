@@ -49,12 +49,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from collectors.identity import KeyOptions
-from collectors.workmodel import WorkModel
-from rules.config import RulesConfig
-from rules.errors import RuleError
-from rules.hardware import builtin_catalog
-from rules.registry import all_rules
+from collectors import KeyOptions, WorkModel
+from rules import RuleError, RulesConfig, all_rules, builtin_catalog
 from service.errors import ConfigError
 
 CONFIG_FILE = "roofguard.toml"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.workmodel import WorkModel
+from collectors import WorkModel
 from service.config import load_config
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from rules.frames import require_columns
+from rules import require_columns
 from service.digest.changes import Segments, detect_changes, in_period, series_starts
 from service.digest.events import time_regressions, vanished_kernels
 from service.digest.model import (

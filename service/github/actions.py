@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from rules.verdict import Severity, Verdict
+from rules import Severity, Verdict
 from service.render.escape import (
     escape_command_data,
     escape_command_property,

@@ -22,7 +22,7 @@ import github3
 from github3 import exceptions as gh_exc
 from github3.session import GitHubSession
 
-from rules.verdict import Verdict
+from rules import Verdict
 from service.errors import BadInput
 from service.github.auth import ACTIONS_BOT, PUBLIC_API, GitHubCredentials
 from service.github.common import (

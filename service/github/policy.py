@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rules.verdict import Conclusion, Verdict
+from rules import Conclusion, Verdict
 
 
 class FailurePolicy(StrEnum):

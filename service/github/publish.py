@@ -17,7 +17,7 @@ from typing import Literal, TextIO
 
 from github3 import exceptions as gh_exc
 
-from rules.verdict import Verdict
+from rules import Verdict
 from service.errors import BadInput
 from service.github.actions import append_step_summary, set_outputs, warning_line, write_artifact
 from service.github.auth import GitHubCredentials, resolve_api_url

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from rules.verdict import Severity
+from rules import Severity
 from service.errors import BadInput
 from service.github.commands import (
     MAINTAINER_ASSOCIATIONS,

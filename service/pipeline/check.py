@@ -13,16 +13,12 @@ import pandas as pd
 from sqlmodel import Session
 
 from collectors.schema import RunKind, RunRecord
-from rules.context import RuleContext
-from rules.engine import evaluate, with_findings
-from rules.placement import place_run
-from rules.roofline import Placement, Roof
-from rules.verdict import Verdict
+from rules import Placement, Roof, RuleContext, Verdict, evaluate, place_run, with_findings
 from service.config import RoofguardConfig
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.render.markdown import VerdictLinks, render_verdict
-from service.store.history import BaselineQuery, baseline_frame
+from service.store.history import Baseline, BaselineQuery, read_baseline
 from service.store.ingest import IngestResult, ingest_run, replace_findings, save_findings
 from service.store.levels import load_levels, save_levels
 from service.store.queries import list_findings
@@ -76,7 +72,7 @@ def check_run(
     )
     rows = _history(session, run, roof, config, base_sha, stored.run_id)
     history, gate_history = _windows(rows, config)
-    levels_run = _levels_run(run, rows, stored)
+    levels_run = _levels_run(run, rows.frame, stored)
     context = RuleContext(
         run=run,
         roof=roof,
@@ -116,7 +112,7 @@ def _history(
     config: RoofguardConfig,
     base_sha: str | None,
     run_id: int,
-) -> pd.DataFrame:
+) -> Baseline:
     """The run's baseline on its roof, without the run itself (stored before it is judged).
 
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
@@ -131,31 +127,17 @@ def _history(
         before_commit=base_sha,
         full_runs=config.baseline.window,
     )
-    history = baseline_frame(session=session, query=query)
-    return history[history["run_id"] != run_id]
+    return read_baseline(session=session, query=query).without_run(run_id)
 
 
-def _windows(
-    rows: pd.DataFrame, config: RoofguardConfig
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The baseline's window of ``rows`` and the gate's (None where it is the same runs)."""
-    history = _newest_runs(rows, config.baseline.window)
-    gate = _newest_runs(rows, config.baseline.gate_window)
-    return history, None if gate.attrs["runs"] == history.attrs["runs"] else gate
-
-
-def _newest_runs(frame: pd.DataFrame, count: int) -> pd.DataFrame:
-    """The rows of the ``count`` newest runs of ``frame`` (``attrs["runs"]``, oldest first).
+def _windows(rows: Baseline, config: RoofguardConfig) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The baseline's window of ``rows`` and the gate's (None where it is the same runs).
 
     Counted before the judged run is left out, as the store counts its window.
     """
-    runs = list(frame.attrs["runs"])
-    if len(runs) <= count:
-        return frame
-    kept = runs[-count:]
-    rows = frame[frame["run_id"].isin(kept)]
-    rows.attrs = {**frame.attrs, "runs": kept}
-    return rows
+    history = rows.newest(config.baseline.window)
+    gate = rows.newest(config.baseline.gate_window)
+    return history.frame, None if gate.runs == history.runs else gate.frame
 
 
 def _levels_run(run: RunRecord, history: pd.DataFrame, stored: IngestResult) -> int | None:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from collectors import CollectOptions
+from collectors import CollectOptions, apply_work_models
 from collectors.schema import RunRecord
-from collectors.workmodel import apply_work_models
 from service.config import RoofguardConfig
 from service.pipeline.intake import collect_run as intake_collect
 from service.pipeline.roofs import catalog_for, run_device

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from rules.roofline import Roof
+from rules import Roof
 from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome, check_run
 from service.pipeline.reruns import Reruns

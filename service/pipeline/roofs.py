@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from rules.hardware import Catalog, UnknownDevice, builtin_catalog, report_roof
-from rules.roofline import Roof
+from rules import Catalog, Roof, UnknownDevice, builtin_catalog, report_roof
 from service.calibrate.storage import measured_roof
 from service.config import RoofguardConfig
 from service.errors import BadInput

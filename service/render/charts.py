@@ -27,7 +27,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from collectors.schema import RunRecord
-from rules.roofline import Placement, Roof
+from rules import Placement, Roof
 from service.render.labels import place_labels, short_names
 
 _log = logging.getLogger(__name__)

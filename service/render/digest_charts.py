@@ -13,8 +13,7 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
-from rules.hardware import builtin_catalog
-from rules.roofline import Roof, precision_of_peak
+from rules import Roof, builtin_catalog, precision_of_peak
 from rules.stats import robust_center_spread
 from service.digest.model import Digest, Movement, TimeMovement
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from rules.verdict import Finding
+from rules import Finding
 
 Formatter = Callable[[float], str]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from rules.verdict import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
+from rules import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
 from service.render.escape import (
     escape_code,
     escape_text,

@@ -16,7 +16,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from rules.verdict import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, Verdict
+from rules import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, Verdict
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.story import time_story

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from rules.verdict import (
+from rules import (
     BaselineSummary,
     Conclusion,
     Finding,

@@ -10,7 +10,7 @@ joined in pandas, so no per-row ORM objects and no repeated run columns cross th
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from rules.frames import HISTORY_COLUMNS
+from rules import HISTORY_COLUMNS
 from service.store.baselines import BASELINE_KINDS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id, same_repo
@@ -234,7 +234,7 @@ def _drop_accepted(
 
 @dataclass(frozen=True)
 class BaselineQuery:
-    """Which baseline ``baseline_frame`` reads.
+    """Which baseline ``read_baseline`` reads.
 
     Attributes:
         repo: OWNER/NAME.
@@ -262,27 +262,53 @@ class BaselineQuery:
     full_runs: int | None = None
 
 
-def baseline_frame(*, session: Session, query: BaselineQuery) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline as read: its rows, and the runs they come from.
+
+    Attributes:
+        frame: The rows (``COLUMNS``), oldest first.
+        runs: Run ids in the window, oldest first (a run of the window may hold no row of the
+            kernels asked for).
+        cutoff: The timestamp the baseline stops at (inclusive), if any.
+        merge_base_found: False when the PR's merge base has no stored run (the baseline then
+            stops at ``before_timestamp``).
+    """
+
+    frame: pd.DataFrame
+    runs: tuple[int, ...] = ()
+    cutoff: datetime | None = None
+    merge_base_found: bool = True
+
+    def newest(self, count: int) -> Baseline:
+        """The rows of the ``count`` newest runs of the window."""
+        if len(self.runs) <= count:
+            return self
+        kept = self.runs[-count:]
+        rows = self.frame[self.frame["run_id"].isin(kept)]
+        return replace(self, frame=rows, runs=kept)
+
+    def without_run(self, run_id: int) -> Baseline:
+        """The rows of every run but ``run_id`` (the window's runs are counted as read)."""
+        return replace(self, frame=self.frame[self.frame["run_id"] != run_id])
+
+
+def read_baseline(*, session: Session, query: BaselineQuery) -> Baseline:
     """The baseline history of a repository's kernels (HISTORY_COLUMNS, oldest first).
 
     The most recent ``query.window`` runs of ``query.base_branch`` of kind nightly or local
     (pull-request runs never become baseline) on ``query.device`` with ``query.roof_source``
     (None: any). Given the PR's merge base ``before_commit`` (a full or abbreviated SHA), the
     baseline stops at that commit's run, inclusive; when no run of that commit is stored it
-    stops at ``before_timestamp`` if given, and ``frame.attrs["merge_base_found"]`` is False.
-    Rows of a kernel measured up to its latest ``accept_baseline`` are left out. Driver,
-    clock and cache columns are included so the env-mismatch rule can compare like with like.
-
-    ``frame.attrs`` holds ``runs`` (run ids in the window, oldest first), ``cutoff`` and
-    ``merge_base_found``.
+    stops at ``before_timestamp`` if given, and ``merge_base_found`` is False. Rows of a
+    kernel measured up to its latest ``accept_baseline`` are left out. Driver, clock and cache
+    columns are included so the env-mismatch rule can compare like with like.
     """
     rid = repo_id(session=session, repo=query.repo)
     device = query.device
     did = device_id(session=session, device=device) if device is not None else None
     if rid is None or (device is not None and did is None):
-        frame = _empty()
-        frame.attrs.update(runs=[], cutoff=None, merge_base_found=query.before_commit is None)
-        return frame
+        return Baseline(_empty(), merge_base_found=query.before_commit is None)
     base = _baseline_runs(rid, did, query.roof_source, query.base_branch)
     cutoff, found = _cutoff(session, base, query.before_commit, query.before_timestamp)
     if cutoff is not None:
@@ -294,10 +320,7 @@ def baseline_frame(*, session: Session, query: BaselineQuery) -> pd.DataFrame:
     ids = [r.run_id for r in run_rows]
     meas = _measurements(session, ids, kernel_filter, query.full_runs) if run_rows else None
     frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
-    frame.attrs.update(
-        runs=[r.run_id for r in reversed(run_rows)], cutoff=cutoff, merge_base_found=found
-    )
-    return frame
+    return Baseline(frame, tuple(reversed(ids)), cutoff, found)
 
 
 def _baseline_runs(

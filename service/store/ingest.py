@@ -16,8 +16,7 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from collectors.schema import KernelRecord, RunRecord
-from rules.roofline import Placement, Roof
-from rules.verdict import Finding
+from rules import Finding, Placement, Roof
 from service.errors import BadInput
 from service.store.ids import as_utc, device_id, identity, kernel_ids, repo_id
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues

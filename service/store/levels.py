@@ -21,7 +21,7 @@ from importlib import resources
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from rules.levelstore import StoredLevels
+from rules import StoredLevels
 from rules.stats import Level
 from service.store.ids import insert_ignore
 from service.store.tables import GateLevel, Run, table_of

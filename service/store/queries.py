@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from rules.verdict import Finding
+from rules import Finding
 from service.errors import NotFound
 from service.store.ids import as_utc, same_repo
 from service.store.tables import Device, FindingRow, Repository, Run, table_of

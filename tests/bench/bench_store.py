@@ -1,7 +1,7 @@
 """Benchmark of the history store's share of ``roofguard check`` (a script, not a test).
 
 A 2,000-kernel pull-request run is ingested (one transaction) and its baseline is read for all
-its kernels (``baseline_frame``), against a history of nightly runs that grows
+its kernels (``read_baseline``), against a history of nightly runs that grows
 30 -> 90 -> 180 -> 365 runs (2,000 measurements each), on SQLite and on PostgreSQL. Side by
 side, in the same process and on the same database, two references:
 
@@ -41,7 +41,7 @@ from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, R
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.store.db import open_store, session_scope
-from service.store.history import BaselineQuery, baseline_frame
+from service.store.history import BaselineQuery, read_baseline
 from service.store.ids import kernel_ids, repo_id
 from service.store.ingest import ingest_run, measurement_row
 from service.store.tables import Measurement, Run
@@ -131,7 +131,7 @@ def baseline(engine: sa.Engine, keys: list[str], window: int) -> pd.DataFrame:
             window=window,
             kernel_keys=keys,
         )
-        return baseline_frame(session=session, query=query)
+        return read_baseline(session=session, query=query).frame
 
 
 def baseline_single_join(engine: sa.Engine, window: int) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from sqlmodel import Session
 
-from rules.engine import conclude
+from rules import conclude
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig

@@ -27,9 +27,9 @@ from service.store.db import session_scope
 from service.store.history import (
     GATE_COLUMNS,
     BaselineQuery,
-    baseline_frame,
     kernel_history,
     nightly_history,
+    read_baseline,
 )
 from service.store.ingest import ingest_run, save_findings
 from service.store.queries import get_run, get_run_record, list_findings, list_runs
@@ -58,6 +58,10 @@ def nightly(n: int, *, time_a: float = 1e-3, branch: str = "main", **kw: object)
 
 
 def baseline(engine: sa.Engine, **kw: object):
+    return read(engine, **kw).frame
+
+
+def read(engine: sa.Engine, **kw: object):
     args: dict[str, object] = {
         "repo": REPO,
         "device": "H100-SXM5",
@@ -67,7 +71,7 @@ def baseline(engine: sa.Engine, **kw: object):
     }
     with session_scope(engine, readonly=True) as session:
         query = BaselineQuery(**{**args, **kw})  # type: ignore[arg-type]
-        return baseline_frame(session=session, query=query)
+        return read_baseline(session=session, query=query)
 
 
 def count(engine: sa.Engine, table: str) -> int:
@@ -161,9 +165,9 @@ def test_pull_request_runs_never_become_baseline(engine):
     store(engine, nightly(6, kind="pr", pull_request=4))  # a PR run that claims branch main
     store(engine, nightly(7, kind="local", branch="feature"))  # local, off the base branch
     local = store(engine, nightly(8, kind="local"))  # local on the base branch counts
-    frame = baseline(engine)
-    assert frame.attrs["runs"] == [*ids, local]
-    assert set(frame["kind"]) == {"nightly", "local"}
+    read_back = read(engine)
+    assert read_back.runs == (*ids, local)
+    assert set(read_back.frame["kind"]) == {"nightly", "local"}
 
 
 def test_baseline_has_the_history_columns_oldest_first(engine):
@@ -186,9 +190,11 @@ def test_window_keeps_the_most_recent_runs(engine):
 def test_older_runs_carry_only_what_the_gate_reads_when_asked(engine):
     for n in range(6):
         store(engine, nightly(n))
-    full = baseline(engine)
+    full_read = read(engine)
+    full = full_read.frame
     for kw in ({}, {"kernel_keys": ["a"]}):
-        lean = baseline(engine, full_runs=2, **kw)
+        lean_read = read(engine, full_runs=2, **kw)
+        lean = lean_read.frame
         expected = full[full["kernel_key"].isin(kw.get("kernel_keys", ["a", "b"]))]
         assert list(lean.columns) == list(full.columns)
         assert len(lean) == len(expected) == 6 * len(kw.get("kernel_keys", "ab"))
@@ -198,15 +204,15 @@ def test_older_runs_carry_only_what_the_gate_reads_when_asked(engine):
         for column in ("regime", "binding", "bytes_dram"):
             assert lean.loc[newest, column].notna().all()
             assert lean.loc[~newest, column].isna().all()
-        assert lean.attrs["runs"] == full.attrs["runs"]
+        assert lean_read.runs == full_read.runs
 
 
 def test_merge_base_cuts_the_baseline_inclusively(engine):
     for n in range(6):
         store(engine, nightly(n))
-    frame = baseline(engine, before_commit="c003")
-    assert sorted(set(frame["commit"])) == ["c000", "c001", "c002", "c003"]
-    assert frame.attrs["merge_base_found"] is True
+    read_back = read(engine, before_commit="c003")
+    assert sorted(set(read_back.frame["commit"])) == ["c000", "c001", "c002", "c003"]
+    assert read_back.merge_base_found is True
     assert sorted(set(baseline(engine, before_commit="c00", window=2)["commit"])) == [
         "c004",
         "c005",
@@ -216,9 +222,9 @@ def test_merge_base_cuts_the_baseline_inclusively(engine):
 def test_unknown_merge_base_falls_back_to_a_time_and_says_so(engine):
     for n in range(6):
         store(engine, nightly(n))
-    frame = baseline(engine, before_commit="deadbeef", before_timestamp=day(1.5))
-    assert sorted(set(frame["commit"])) == ["c000", "c001"]
-    assert frame.attrs["merge_base_found"] is False
+    read_back = read(engine, before_commit="deadbeef", before_timestamp=day(1.5))
+    assert sorted(set(read_back.frame["commit"])) == ["c000", "c001"]
+    assert read_back.merge_base_found is False
 
 
 def test_acceptance_restarts_the_kernels_baseline(engine):
