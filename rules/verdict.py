@@ -7,10 +7,8 @@ json``) and render them; ``rules`` itself does no I/O.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, WithJsonSchema
-from pydantic_core import core_schema
+from pydantic import BaseModel, ConfigDict, Field
 
 from rules.advice import Advice
 from rules.figures import GateFigures
@@ -64,18 +62,6 @@ class KernelStatus(StrEnum):
     def parse(cls, value: object) -> KernelStatus | None:
         """``value`` as a status (None when it is not one of them)."""
         return next((s for s in cls if s.value == value), None) if isinstance(value, str) else None
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        # Validated into the enum, published as the string it always was: the verdict's JSON
-        # schema (the OpenAPI document, a contract) still says "string", as for ``regime``.
-        return core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
-
-
-#: A regime, published in the JSON schema as the string it always was (see ``KernelStatus``).
-RegimeField = Annotated[Regime, WithJsonSchema({"type": "string"})]
 
 
 class _Model(BaseModel):
@@ -163,7 +149,7 @@ class BaselineSummary(_Model):
     n: int
     center: float | None = None
     spread: float | None = None
-    regime: RegimeField | None = None
+    regime: Regime | None = None
     relative_change: float | None = None
     history: tuple[float, ...] = ()
     used: tuple[int, int] | None = None
@@ -203,7 +189,7 @@ class GroupVerdict(_Model):
     mfu: float | None = None
     mfu_precision: str | None = None
     time_ratio: float | None = None
-    regime: RegimeField | None = None
+    regime: Regime | None = None
     target_percent: float | None = None
     owners: tuple[str, ...] = ()
     baseline: BaselineSummary | None = None
@@ -251,7 +237,7 @@ class KernelVerdict(_Model):
     time_s: float
     time_share: float
     percent_of_roof: float | None
-    regime: RegimeField | None
+    regime: Regime | None
     borderline: bool = False
     binding: str | None
     tier: str | None = None

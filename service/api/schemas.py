@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from collectors.schema import RunKind
-from rules import Finding, Verdict
+from rules import Finding, Regime, Verdict
 from service.pipeline.runmeta import RunMeta
 from service.store.queries import RunBase
 
@@ -113,10 +113,10 @@ class HistoryPoint(_Public):
     run_id: int
     commit: str | None
     timestamp: datetime
-    kind: str
+    kind: RunKind
     device: str
     percent_of_roof: float | None
-    regime: str | None
+    regime: Regime | None
     binding: str | None
     time_s: float | None
 

@@ -12,9 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rules import Regime
 from rules.stats import ChangePointOptions
-
-Regime = Literal["memory-bound", "compute-bound"]
 
 
 class DigestOptions(BaseModel):

@@ -42,14 +42,15 @@ def test_an_unknown_status_or_regime_is_refused_naming_the_field() -> None:
         kernel(regime="latency-bound")
 
 
-def test_the_json_schema_still_says_string() -> None:
-    # The OpenAPI document is a contract: typing the fields did not change what it publishes.
-    properties = KernelVerdict.model_json_schema()["properties"]
-    assert properties["status"] == {"default": "unchanged", "title": "Status", "type": "string"}
-    assert properties["regime"] == {
-        "anyOf": [{"type": "string"}, {"type": "null"}],
-        "title": "Regime",
-    }
+def test_the_json_schema_publishes_the_statuses_and_regimes() -> None:
+    # The OpenAPI document is a contract: still strings, now with the values a client may see.
+    schema = KernelVerdict.model_json_schema()
+    assert schema["properties"]["status"]["$ref"] == "#/$defs/KernelStatus"
+    statuses = schema["$defs"]["KernelStatus"]
+    assert statuses["type"] == "string"
+    assert statuses["enum"] == [s.value for s in KernelStatus]
+    regime = schema["properties"]["regime"]["anyOf"][0]
+    assert regime == {"enum": ["memory-bound", "compute-bound"], "type": "string"}
 
 
 def finding(numbers: dict[str, float | str | None]) -> Finding:
