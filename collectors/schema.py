@@ -42,10 +42,18 @@ PRECISIONS: tuple[str, ...] = (
 TIERS: tuple[str, ...] = ("dram", "l2", "l1")
 
 
+def _quoted(text: str, limit: int = 60) -> str:
+    """``text`` from a file for a message, cut (a name may be 100,000 characters long).
+
+    ``collectors.errors.shown`` does the same for collectors; rules see this module alone.
+    """
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def _one_of(allowed: tuple[str, ...], what: str) -> AfterValidator:
     def check(value: str) -> str:
         if value not in allowed:
-            raise ValueError(f"unknown {what} {value!r} (known: {', '.join(allowed)})")
+            raise ValueError(f"unknown {what} {_quoted(value)} (known: {', '.join(allowed)})")
         return value
 
     return AfterValidator(check)
@@ -299,7 +307,7 @@ class RunRecord(_Frozen):
         seen: set[str] = set()
         for kernel in self.kernels:
             if kernel.key in seen:
-                raise ValueError(f"kernels: duplicate kernel key {kernel.key!r}")
+                raise ValueError(f"kernels: duplicate kernel key {_quoted(kernel.key)}")
             seen.add(kernel.key)
         return self
 
