@@ -173,3 +173,16 @@ def test_a_power_of_two_axis_past_a_float_stays_text(
     path.write_text(text.replace(",2^1,2,", f",2^1,{power},", 1), encoding="utf-8")
     record = collectors.collect(path)
     assert record.kernels[0].params["Axis Size"] == power
+
+
+def test_a_count_past_the_stores_integers_names_its_kernel(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    # the database refused it at ingest (a traceback); the record refuses it by name
+    run = collectors.collect(corpus_dir / "gbench/donar337_numa-pmr__bench.json")
+    path = tmp_path / "run.json"
+    text = run.model_dump_json(indent=1).replace('"launches": 1', f'"launches": {10**30}', 1)
+    path.write_text(text, encoding="utf-8")
+    error = malformed(path)
+    assert (error.row, error.field) == ("kernels[0]", "launches")
+    assert "less than or equal to 2147483647" in error.reason

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from factories import make_run
 from svc_helpers import Service, auth
 
 from service.cli import run
@@ -79,4 +80,14 @@ def test_an_upload_is_a_422_naming_the_file_and_stores_nothing(
     detail = answer.json()["detail"]
     assert detail.startswith(_where(path.name, case)), detail  # the name as uploaded
     assert CASES[case].words in detail and "roofguard bug" not in detail
+    assert _runs_stored(service, repo) == 0
+
+
+def test_an_uploaded_count_past_the_stores_integers_is_a_422(service: Service, repo: str) -> None:
+    # the database refused it (a 500 and a traceback); the record refuses it by name
+    body = make_run(repo=repo).model_dump_json().replace('"launches":1', f'"launches":{10**30}')
+    headers = {**auth(service.token(repo)), "Content-Type": "application/json"}
+    answer = service.client.post("/api/v1/runs", content=body, headers=headers)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"].startswith("request body: kernels.0.launches: ")
     assert _runs_stored(service, repo) == 0
