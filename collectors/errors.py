@@ -2,6 +2,24 @@
 
 from __future__ import annotations
 
+#: How much of a value from the file an error message quotes (fields may be 100,000 long).
+QUOTED = 60
+
+
+def shown(value: object, limit: int = QUOTED) -> str:
+    """``repr(value)`` for a message: cut to ``limit`` characters, saying how long it was.
+
+    An integer past ``int``'s digit limit cannot even be written out; it is described.
+    """
+    try:
+        text = repr(value)
+    except ValueError:  # int -> str refuses more than sys.get_int_max_str_digits() digits
+        return "an integer of too many digits to show"
+    if len(text) <= limit:
+        return text
+    size = f"{len(str(value).lstrip('-')):,} digits" if isinstance(value, int) else ""
+    return f"{text[:limit]}... ({size or f'{len(str(value)):,} characters'})"
+
 
 class CollectorError(Exception):
     """Base class of every collector error."""
@@ -80,10 +98,15 @@ class MalformedReport(CollectorError):
     def __str__(self) -> str:
         where = self.path
         if self.row is not None:
-            where += f", row {self.row}"
+            where += f", row {cut(self.row)}"
         if self.field is not None:
-            where += f", field {self.field!r}"
+            where += f", field {shown(self.field)}"
         return f"{where}: {self.reason}"
+
+
+def cut(text: str) -> str:
+    """``text`` from the file for a message, cut to ``QUOTED`` characters (unquoted)."""
+    return text if len(text) <= QUOTED else f"{text[:QUOTED]}... ({len(text):,} characters)"
 
 
 class ReaderCrashed(MalformedReport):

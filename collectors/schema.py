@@ -42,10 +42,18 @@ PRECISIONS: tuple[str, ...] = (
 TIERS: tuple[str, ...] = ("dram", "l2", "l1")
 
 
+def _quoted(text: str, limit: int = 60) -> str:
+    """``text`` from a file for a message, cut (a name may be 100,000 characters long).
+
+    ``collectors.errors.shown`` does the same for collectors; rules see this module alone.
+    """
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def _one_of(allowed: tuple[str, ...], what: str) -> AfterValidator:
     def check(value: str) -> str:
         if value not in allowed:
-            raise ValueError(f"unknown {what} {value!r} (known: {', '.join(allowed)})")
+            raise ValueError(f"unknown {what} {_quoted(value)} (known: {', '.join(allowed)})")
         return value
 
     return AfterValidator(check)
@@ -83,6 +91,11 @@ def _finite(value: float) -> float:
 
 #: A finite float of either sign (harness counters may be negative).
 Finite = Annotated[float, AfterValidator(_finite)]
+
+#: The largest count a record holds: what the store's integer columns take (PostgreSQL's
+#: INTEGER). No run comes near it; a file that claims more is refused by name, not by the
+#: database at ingest.
+MAX_COUNT = 2**31 - 1
 
 
 class _Frozen(BaseModel):
@@ -161,7 +174,7 @@ class DeviceInfo(_Frozen):
 
     name: str
     compute_capability: str | None = None
-    sm_count: int | None = Field(default=None, ge=0)
+    sm_count: int | None = Field(default=None, ge=0, le=MAX_COUNT)
     sm_clock_hz: NonNeg | None = None
     memory_clock_hz: NonNeg | None = None
     driver: str | None = None
@@ -221,7 +234,7 @@ class KernelRecord(_Frozen):
 
     name: str = Field(min_length=1)
     key: str = Field(min_length=1)
-    launches: int = Field(default=1, ge=0)
+    launches: int = Field(default=1, ge=0, le=MAX_COUNT)
     duration_s: NonNeg
     samples_s: tuple[NonNeg, ...] = ()
     flops: dict[Precision, NonNeg] = Field(default_factory=dict)
@@ -234,7 +247,7 @@ class KernelRecord(_Frozen):
     nvtx_range: str | None = None
     params: dict[str, str | float] = Field(default_factory=dict)
     counters: dict[str, Finite] = Field(default_factory=dict)
-    failed_launches: int = Field(default=0, ge=0)
+    failed_launches: int = Field(default=0, ge=0, le=MAX_COUNT)
     missing: tuple[str, ...] = ()
     source: SourceRef | None = None
 
@@ -277,7 +290,7 @@ class RunRecord(_Frozen):
     repo: str | None = None
     commit: str | None = None
     branch: str | None = None
-    pull_request: int | None = Field(default=None, ge=1)
+    pull_request: int | None = Field(default=None, ge=1, le=MAX_COUNT)
     kind: RunKind = RunKind.LOCAL
     timestamp: datetime = Field(default_factory=lambda: datetime.now(UTC))
     runner: str | None = None
@@ -299,7 +312,7 @@ class RunRecord(_Frozen):
         seen: set[str] = set()
         for kernel in self.kernels:
             if kernel.key in seen:
-                raise ValueError(f"kernels: duplicate kernel key {kernel.key!r}")
+                raise ValueError(f"kernels: duplicate kernel key {_quoted(kernel.key)}")
             seen.add(kernel.key)
         return self
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import re
 
+from collectors.errors import shown
+
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _TIME = {
     "nsecond": 1e-9,
@@ -84,7 +86,7 @@ def unit_factor(unit: str) -> float:
     m = _BYTE.match(u)
     if m:
         return _PREFIX[m.group(1) or m.group(2) or ""]
-    raise UnknownUnit(f"unknown unit {unit!r}")
+    raise UnknownUnit(f"unknown unit {shown(unit)}")
 
 
 def _rate_factor(unit: str) -> float:
@@ -93,7 +95,7 @@ def _rate_factor(unit: str) -> float:
     if den_factor is None:
         if den.strip() in {"cycle", "block", "thread", "warp", "request", "launch", "elem"}:
             return unit_factor(num)
-        raise UnknownUnit(f"unknown unit {unit!r}")
+        raise UnknownUnit(f"unknown unit {shown(unit)}")
     if num.strip() in {"cycle", "inst", "sector", "request", "warp", "flop", "op", "item", ""}:
         return den_factor
     return unit_factor(num) * den_factor
@@ -137,5 +139,5 @@ def parse_number(cell: str | float | int | None) -> float | None:
     if not _NUMBER.match(text):
         if text.lower() in {"inf", "+inf", "-inf"}:
             return float(text)
-        raise NotANumber(f"not a number: {cell!r}")
+        raise NotANumber(f"not a number: {shown(cell)}")
     return float(text)

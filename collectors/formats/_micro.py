@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from collectors import jsonio
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.identity import KeyOptions, make_key
 from collectors.schema import PRECISIONS, TIERS, KernelRecord
 from collectors.textio import undecodable
@@ -117,15 +117,19 @@ def number(
 ) -> float:
     """A finite number (non-negative unless ``signed``) from a JSON number or numeric string."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise MalformedReport(str(path), row, field, f"not a number: {value!r}")
+        raise MalformedReport(str(path), row, field, f"not a number: {shown(value)}")
     try:
         result = float(value)
     except ValueError:
-        raise MalformedReport(str(path), row, field, f"not a number: {value!r}") from None
+        raise MalformedReport(str(path), row, field, f"not a number: {shown(value)}") from None
+    except OverflowError:  # an integer past a float's range (JSON keeps its every digit)
+        digits = len(str(value).lstrip("-"))
+        reason = f"an integer of {digits:,} digits, too large for a number "
+        raise MalformedReport(str(path), row, field, reason + "(floats end near 1.8e308)") from None
     if not math.isfinite(result):
-        raise MalformedReport(str(path), row, field, f"not a finite number: {value!r}")
+        raise MalformedReport(str(path), row, field, f"not a finite number: {shown(value)}")
     if result < 0 and not signed:
-        raise MalformedReport(str(path), row, field, f"must not be negative (got {value!r})")
+        raise MalformedReport(str(path), row, field, f"must not be negative (got {shown(value)})")
     return result
 
 
@@ -137,7 +141,8 @@ def per_second(unit: Any, path: Path, row: str | None, field: str = "time_unit")
     """
     if not isinstance(unit, str) or unit.strip() not in TIME_UNITS:
         known = ", ".join(TIME_UNITS)
-        raise MalformedReport(str(path), row, field, f"unknown time unit {unit!r} (known: {known})")
+        reason = f"unknown time unit {shown(unit)} (known: {known})"
+        raise MalformedReport(str(path), row, field, reason)
     return TIME_UNITS[unit.strip()]
 
 
@@ -165,7 +170,7 @@ def check_unique(kernels: Iterable[KernelRecord], path: Path) -> tuple[KernelRec
             row = kernel.source.row if kernel.source else None
             also = f" (also at {first.row})" if first and first.row else ""
             raise MalformedReport(
-                str(path), row, "name", f"duplicate benchmark {kernel.key!r}{also}"
+                str(path), row, "name", f"duplicate benchmark {shown(kernel.key)}{also}"
             )
         seen[kernel.key] = kernel
     return tuple(seen.values())
@@ -175,8 +180,13 @@ def numeric_or_text(value: Any) -> str | float:
     """An axis or parameter value: a number where it reads as one, else its text."""
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, int | float):
-        return float(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # past a float's range: kept as the text it is
+            return str(value)
     text = str(value).strip()
     try:
         number_value = float(text)

@@ -10,13 +10,14 @@ run's notes, not ingested (pick one with ``CollectOptions.device``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from collectors.errors import MalformedReport
-from collectors.formats._micro import bench_key
+from collectors.formats._micro import bench_key, kernel_record, number
 from collectors.identity import KeyOptions
 from collectors.schema import DeviceInfo, KernelRecord, Provenance, ProvenanceKind, SourceRef
 
@@ -132,7 +133,9 @@ def dram_bytes(state: State, time_s: float) -> tuple[float, Provenance] | None:
         if state.gmem and abs(explicit - recovered) <= _AGREE * max(recovered, 1.0):
             return explicit, _gmem_provenance(names)
         note = "nvbench's global-memory byte count, recovered as throughput x mean GPU time"
-        return float(round(recovered)), Provenance(
+        # past a float's range the product is infinite, which the record refuses by name
+        whole = float(round(recovered)) if math.isfinite(recovered) else recovered
+        return whole, Provenance(
             kind=ProvenanceKind.REPORTED, metrics=(GLOBAL_BW, GPU_MEAN), note=note
         )
     if state.gmem:
@@ -158,20 +161,20 @@ def kernel(state: State, path: Path, fmt: str, keys: KeyOptions) -> KernelRecord
         {n: state.summaries[t] for t, n in _COUNTER_TAGS.items() if t in state.summaries}
     )
     missing = () if nbytes else ("bytes: the benchmark declares no global-memory reads/writes",)
-    return KernelRecord.model_validate(
-        {
-            "name": state.bench,
-            "key": bench_key(state.bench, state.params, keys),
-            "launches": 1,
-            "duration_s": duration,
-            "samples_s": state.samples,
-            "bytes": nbytes,
-            "provenance": provenance,
-            "params": state.params,
-            "counters": counters,
-            "missing": ("flops: nvbench does not count FLOPs", *missing),
-            "source": SourceRef(path=str(path), row=state.row, format=fmt),
-        }
+    return kernel_record(
+        path,
+        state.row,
+        name=state.bench,
+        key=bench_key(state.bench, state.params, keys),
+        launches=1,
+        duration_s=duration,
+        samples_s=state.samples,
+        bytes=nbytes,
+        provenance=provenance,
+        params=state.params,
+        counters=counters,
+        missing=("flops: nvbench does not count FLOPs", *missing),
+        source=SourceRef(path=str(path), row=state.row, format=fmt),
     )
 
 
@@ -198,23 +201,39 @@ def other_device_notes(states: Iterable[State], chosen: int, names: Mapping[int,
     ]
 
 
-def device_info(raw: Mapping[str, Any], fallback: str) -> DeviceInfo:
+def device_info(raw: Mapping[str, Any], fallback: str, path: Path, row: str) -> DeviceInfo:
     """DeviceInfo from an nvbench device section (JSON keys; the markdown parser maps to them).
 
     ``global_memory_bus_bandwidth`` is nvbench's peak global-memory bandwidth (bus width x
     memory clock): a report-derived DRAM roof. The SM clock is the *default* clock rate.
+    A figure that is not a number is an error naming the device (``row``) and its key.
     """
-    sm_version = raw.get("sm_version")
-    cc = f"{int(sm_version) // 100}.{int(sm_version) % 100 // 10}" if sm_version else None
-    bandwidth = raw.get("global_memory_bus_bandwidth")
+    bandwidth = _figure(raw, "global_memory_bus_bandwidth", path, row)
     return DeviceInfo(
         name=str(raw.get("name") or fallback),
-        compute_capability=cc,
+        compute_capability=_compute_capability(raw, path, row),
         sm_count=raw.get("number_of_sms"),
-        sm_clock_hz=raw.get("sm_default_clock_rate"),
-        memory_clock_hz=raw.get("global_memory_bus_peak_clock_rate"),
-        bandwidth_byte_per_s={"dram": float(bandwidth)} if bandwidth else {},
+        sm_clock_hz=_figure(raw, "sm_default_clock_rate", path, row),
+        memory_clock_hz=_figure(raw, "global_memory_bus_peak_clock_rate", path, row),
+        bandwidth_byte_per_s={"dram": bandwidth} if bandwidth else {},
     )
+
+
+def _figure(raw: Mapping[str, Any], key: str, path: Path, row: str) -> float | None:
+    value = raw.get(key)
+    return None if value is None else number(value, path, row, key)
+
+
+def _compute_capability(raw: Mapping[str, Any], path: Path, row: str) -> str | None:
+    """``"7.5"`` from nvbench's ``sm_version`` 750 (None when absent or 0)."""
+    sm_version = _figure(raw, "sm_version", path, row)
+    if not sm_version:
+        return None
+    if not sm_version.is_integer() or sm_version >= 10_000:
+        reason = f"not an SM version (nvbench writes 900 for sm_90): {sm_version:g}"
+        raise MalformedReport(str(path), row, "sm_version", reason)
+    whole = int(sm_version)
+    return f"{whole // 100}.{whole % 100 // 10}"
 
 
 #: Column titles of nvbench's ``--csv`` and markdown tables -> tags ("Samples" and "Noise"

@@ -18,6 +18,7 @@ numeric counter is kept in ``counters`` for work models.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.formats._micro import (
     BYTE_COUNTER,
     FLOP_COUNTER,
@@ -206,7 +207,7 @@ class GoogleBenchmarkJson(Collector):
                     str(path),
                     row,
                     "name",
-                    f"duplicate benchmark {run!r} (also at benchmarks[{seen[rep]}])",
+                    f"duplicate benchmark {shown(run)} (also at benchmarks[{seen[rep]}])",
                 )
             seen[rep] = index
             real, cpu = _times(entry, path, row)
@@ -259,6 +260,8 @@ class GoogleBenchmarkJson(Collector):
 
 def _whole(amount: float) -> float:
     """Bytes and items are whole numbers: undo the float noise of rate x time."""
+    if not math.isfinite(amount):  # rate x time past a float's range: the record refuses it
+        return amount
     nearest = round(amount)
     return float(nearest) if abs(amount - nearest) <= 1e-6 * max(1.0, amount) else amount
 

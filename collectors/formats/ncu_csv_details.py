@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
 from collectors.ncu.metrics import is_relevant
@@ -134,7 +134,7 @@ class NcuCsvDetails(Collector):
                 factor = self._units[unit] = unit_factor(unit)
             except UnknownUnit:
                 raise MalformedReport(
-                    self._path, label, printed, f"unknown unit {unit!r}"
+                    self._path, label, printed, f"unknown unit {shown(unit)}"
                 ) from None
         return factor
 

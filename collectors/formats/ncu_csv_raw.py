@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from collectors import csvrows
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, frames, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
 from collectors.ncu.metrics import is_relevant
@@ -162,7 +163,7 @@ def _factor(unit: str, line: int, name: str, path: str) -> float:
     try:
         return unit_factor(unit)
     except UnknownUnit:
-        raise MalformedReport(path, line, name, f"unknown unit {unit!r}") from None
+        raise MalformedReport(path, line, name, f"unknown unit {shown(unit)}") from None
 
 
 def _read_rows(
@@ -252,7 +253,7 @@ def split_row(line: str, path: str, number: int) -> list[str]:
     try:
         return next(csv.reader([line]), [])
     except csv.Error as exc:
-        raise MalformedReport(path, number, None, f"broken CSV: {exc}") from exc
+        raise csvrows.broken(path, number, exc) from None
 
 
 def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[int, list[str]]]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from collectors import isolation
 from collectors.base import Collector
-from collectors.errors import MalformedReport, MissingExtra
+from collectors.errors import MalformedReport, MissingExtra, shown
 from collectors.ncu import recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info, version_from_bytes
 from collectors.ncu.metrics import is_relevant
@@ -134,13 +134,14 @@ def _scaled(value: float, unit: str, path: str, label: str, name: str) -> float:
     try:
         return value * unit_factor(unit)
     except UnknownUnit:
-        raise MalformedReport(path, label, name, f"unknown unit {unit!r}") from None
+        raise MalformedReport(path, label, name, f"unknown unit {shown(unit)}") from None
 
 
 def _compute_capability(metrics: dict[str, float]) -> str | None:
     major = metrics.get("device__attribute_compute_capability_major")
     minor = metrics.get("device__attribute_compute_capability_minor")
-    if major is None or minor is None or math.isnan(major) or math.isnan(minor):
+    # int() of NaN or infinity (a damaged report) raises; such a figure says nothing
+    if major is None or minor is None or not math.isfinite(major) or not math.isfinite(minor):
         return None
     return f"{int(major)}.{int(minor)}"
 
@@ -150,7 +151,7 @@ def _dims(action: Any, kind: str) -> str | None:
     for axis in "xyz":
         metric = action.metric_by_name(f"launch__{kind}_dim_{axis}")
         value = metric.value() if metric is not None else None
-        if not isinstance(value, int | float) or math.isnan(value):
+        if not isinstance(value, int | float) or not math.isfinite(value):
             return None
         values.append(str(int(value)))
     return f"({', '.join(values)})"

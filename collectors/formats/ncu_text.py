@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
 from collectors.ncu.metrics import is_relevant
@@ -140,7 +140,9 @@ class NcuText(Collector):
         try:
             factor = unit_factor(unit)
         except UnknownUnit:
-            raise MalformedReport(self._path, label, printed, f"unknown unit {unit!r}") from None
+            raise MalformedReport(
+                self._path, label, printed, f"unknown unit {shown(unit)}"
+            ) from None
         if is_relevant(name):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:

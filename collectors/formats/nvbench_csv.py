@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import re
 from pathlib import Path
 
+from collectors import csvrows
 from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.formats import _nvbench
@@ -20,12 +23,20 @@ from collectors.formats._micro import check_unique, number, numeric_or_text, rea
 from collectors.schema import DeviceInfo, ProfilerInfo, RunRecord, SourceRef
 
 _HEAD = ("Benchmark", "Device", "Device Name")
+_POW2 = re.compile(r"^\s*2\s*\^\s*([0-9]{1,4})\s*$")
+#: 2.0 ** 1024 is past a float's range.
+_FLOAT_EXPONENT = 1024
 
 
 def _pow2(cell: str) -> float | str:
-    base, sep, exponent = cell.partition("^")
-    if sep and base.strip() == "2" and exponent.strip().isdigit():
-        return float(2 ** int(exponent))
+    """``2^22`` -> 4194304.0; a power past a float's range (or not of 2) stays text.
+
+    The exponent is bounded before it is used: ``2 ** int("99999999999")`` would take the
+    worker's memory and time, and four digits already pass a float's range.
+    """
+    match = _POW2.match(cell)
+    if match and int(match[1]) < _FLOAT_EXPONENT:
+        return math.ldexp(1.0, int(match[1]))
     return numeric_or_text(cell)
 
 
@@ -61,15 +72,15 @@ class NvbenchCsv(Collector):
 
     def parse(self, path: Path) -> RunRecord:
         """Read every state row."""
-        rows = list(csv.reader(io.StringIO(read_text(path))))
-        header = rows[0]
+        rows = csvrows.numbered(csv.reader(io.StringIO(read_text(path))), str(path))
+        _, header = next(rows, (1, []))
         if tuple(header[:3]) != _HEAD or "Skipped" not in header:
             raise MalformedReport(str(path), 1, None, "not an nvbench --csv header")
         skipped_at = header.index("Skipped")
         axes = _axes(header, skipped_at)
         tags = _nvbench.column_tags(header[skipped_at + 1 :])
         states, notes, names = [], [], {}
-        for line, row in enumerate(rows[1:], start=2):
+        for line, row in rows:
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) != len(header):

@@ -186,7 +186,9 @@ class NvbenchJson(Collector):
         meta = optional(root, "meta", dict, path, None) or {}
         argv = optional(meta, "argv", list, path, "meta")
         return RunRecord(
-            device=_nvbench.device_info(devices.get(chosen, {}), self.options.device or "unknown"),
+            device=_nvbench.device_info(
+                devices.get(chosen, {}), self.options.device or "unknown", path, f"device {chosen}"
+            ),
             profiler=ProfilerInfo(
                 tool="nvbench",
                 version=_text(_dig(meta, "version", "nvbench", "string")),

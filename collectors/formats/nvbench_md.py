@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.formats import _nvbench
 from collectors.formats._micro import check_unique, numeric_or_text, read_text
 from collectors.schema import ProfilerInfo, RunRecord, SourceRef
@@ -32,6 +33,26 @@ _SKIP = re.compile(r"^Skip:\s+(?P<reason>.*)$")
 _AXIS = re.compile(r"([^=\s][^=]*?)=(\S+)")
 _DEVICE = re.compile(r"^## \[(?P<index>\d+)\] `(?P<name>.*)`")
 _TABLE_DEVICE = re.compile(r"^### \[(?P<index>\d+)\] (?P<name>.*)$")
+_MAX_INDEX_DIGITS = 9
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """One results table: its benchmark and device, header and rows with their file lines.
+
+    Attributes:
+        bench: The ``## bench`` heading above it.
+        device: The index of the ``### [i] device`` heading above it.
+        header: The column titles.
+        rows: ``(line, cells)`` per data row.
+        open_rows: Lines of rows that lack the closing ``|`` the header has (cut short).
+    """
+
+    bench: str
+    device: int
+    header: list[str]
+    rows: list[tuple[int, list[str]]]
+    open_rows: list[int]
 
 
 def cell_value(cell: str) -> tuple[float, bool]:
@@ -42,10 +63,13 @@ def cell_value(cell: str) -> tuple[float, bool]:
     """
     text = cell.strip()
     if text.endswith("%"):
-        return float(text[:-1]) / 100.0, False
+        try:
+            return float(text[:-1]) / 100.0, False
+        except ValueError:  # float's own message quotes the whole cell
+            raise ValueError(f"not a number: {shown(text)}") from None
     match = _CELL.match(text)
     if not match:
-        raise ValueError(f"not a number: {cell.strip()!r}")
+        raise ValueError(f"not a number: {shown(cell.strip())}")
     value, unit = float(match["num"]), match["unit"]
     if unit in _BINARY:
         return value * _BINARY[unit], True
@@ -57,7 +81,7 @@ def cell_value(cell: str) -> tuple[float, bool]:
         return value * _SI[unit[:-3]], False
     if unit in _SI:
         return value * _SI[unit], False
-    raise ValueError(f"unknown unit {unit!r} in {cell.strip()!r}")
+    raise ValueError(f"unknown unit {shown(unit)} in {shown(cell.strip())}")
 
 
 def _axis_value(cell: str) -> float | str:
@@ -65,20 +89,29 @@ def _axis_value(cell: str) -> float | str:
     return numeric_or_text(cell.rpartition("=")[2] if "^" in cell and "=" in cell else cell)
 
 
-def _device_section(lines: list[str]) -> dict[int, dict[str, Any]]:
+def _device_section(lines: list[str], path: Path) -> dict[int, dict[str, Any]]:
     """``## [i] `name` `` blocks -> nvbench JSON device keys (what ``device_info`` reads)."""
     devices: dict[int, dict[str, Any]] = {}
     current: dict[str, Any] | None = None
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         if line.startswith("# ") and devices and not line.startswith("# Devices"):
             break
         header = _DEVICE.match(line)
         if header:
-            current = devices.setdefault(int(header["index"]), {"name": header["name"]})
+            index = _index(header["index"], path, number)
+            current = devices.setdefault(index, {"name": header["name"]})
         elif current is not None and line.startswith("* "):
             key, _, value = line[2:].partition(":")
             current.update(_device_field(key.strip(), value.strip()))
     return devices
+
+
+def _index(digits: str, path: Path, line: int) -> int:
+    """A device index (``[0]``); more digits than any machine has devices is an error."""
+    if len(digits) > _MAX_INDEX_DIGITS:
+        reason = f"a device index of {len(digits):,} digits (no machine has that many devices)"
+        raise MalformedReport(str(path), line, None, reason)
+    return int(digits)
 
 
 def _device_field(key: str, value: str) -> dict[str, float]:
@@ -115,27 +148,31 @@ def _log_states(lines: list[str]) -> tuple[dict[str, list[str]], list[str]]:
     return axes, notes
 
 
-def _tables(lines: list[str]) -> Iterator[tuple[str, int, int, list[str], list[list[str]]]]:
-    """``(bench, device, first line number, header, rows)`` for every results table."""
-    bench, device, start = "", 0, 0
+def _tables(lines: list[str], path: Path) -> Iterator[_Table]:
+    """Every results table, with the benchmark and device headings above it."""
+    bench, device = "", 0
     header: list[str] = []
-    rows: list[list[str]] = []
+    rows: list[tuple[int, list[str]]] = []
+    open_rows: list[int] = []
+    closed = False  # whether the header row ends with "|" (nvbench's do)
     for number, line in enumerate([*lines, ""], start=1):
         if line.startswith("|"):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if not header:
-                header, start = cells, number
+                header, closed = cells, line.rstrip().endswith("|")
             elif not set("".join(cells)) <= set("-: "):
-                rows.append(cells)
+                rows.append((number, cells))
+                if closed and not line.rstrip().endswith("|"):
+                    open_rows.append(number)
             continue
         if header:
-            yield bench, device, start, header, rows
-            header, rows = [], []
+            yield _Table(bench, device, header, rows, open_rows)
+            header, rows, open_rows = [], [], []
         if line.startswith("## ") and not _DEVICE.match(line):
             bench = line[3:].strip()
         table_device = _TABLE_DEVICE.match(line)
         if table_device:
-            device = int(table_device["index"])
+            device = _index(table_device["index"], path, number)
 
 
 class NvbenchMarkdown(Collector):
@@ -158,11 +195,11 @@ class NvbenchMarkdown(Collector):
     def parse(self, path: Path) -> RunRecord:
         """Read the device section, the log's axis names and every results table."""
         lines = read_text(path).splitlines()
-        devices = _device_section(lines)
+        devices = _device_section(lines, path)
         axes, notes = _log_states(lines)
         states = []
-        for bench, device, start, header, rows in _tables(lines):
-            states += self._states(bench, device, start, header, rows, axes.get(bench), path)
+        for table in _tables(lines, path):
+            states += self._states(table, axes.get(table.bench), path)
         if not states:
             raise MalformedReport(str(path), None, None, "no benchmark results table found")
         names = {i: str(d.get("name", "")) for i, d in devices.items()}
@@ -170,7 +207,9 @@ class NvbenchMarkdown(Collector):
         kept = [s for s in states if s.device == chosen]
         notes += _nvbench.other_device_notes(states, chosen, names)
         return RunRecord(
-            device=_nvbench.device_info(devices.get(chosen, {}), self.options.device or "unknown"),
+            device=_nvbench.device_info(
+                devices.get(chosen, {}), self.options.device or "unknown", path, f"device {chosen}"
+            ),
             profiler=ProfilerInfo(tool="nvbench"),
             kernels=check_unique(
                 [_nvbench.kernel(s, path, self.name, self.options.keys) for s in kept], path
@@ -180,27 +219,21 @@ class NvbenchMarkdown(Collector):
         )
 
     def _states(
-        self,
-        bench: str,
-        device: int,
-        start: int,
-        header: list[str],
-        rows: list[list[str]],
-        axis_names: list[str] | None,
-        path: Path,
+        self, table: _Table, axis_names: list[str] | None, path: Path
     ) -> list[_nvbench.State]:
-        n_axes = _axis_count(header, rows, axis_names)
+        header = table.header
+        _check_rows(table, path)
+        n_axes = _axis_count(header, [cells for _, cells in table.rows], axis_names)
         tags = _nvbench.column_tags(header[n_axes:])
         states = []
-        for offset, cells in enumerate(rows):
-            line = start + 2 + offset
-            if len(cells) != len(header):
-                reason = f"expected {len(header)} cells, got {len(cells)} (truncated?)"
-                raise MalformedReport(str(path), line, None, reason)
+        for line, cells in table.rows:
             params = {header[i]: _axis_value(cells[i]) for i in range(n_axes)}
             shown = " ".join(f"{header[i]}={cells[i].partition(' =')[0]}" for i in range(n_axes))
             state = _nvbench.State(
-                bench=bench, name=f"Device={device} {shown}".strip(), device=device, params=params
+                bench=table.bench,
+                name=f"Device={table.device} {shown}".strip(),
+                device=table.device,
+                params=params,
             )
             for column, tag in enumerate(tags, start=n_axes):
                 try:
@@ -210,6 +243,17 @@ class NvbenchMarkdown(Collector):
                 _nvbench.add_column(state, tag, value, is_bytes=is_bytes)
             states.append(state)
         return states
+
+
+def _check_rows(table: _Table, path: Path) -> None:
+    """Every row has the header's cells and its closing ``|``: none was cut short."""
+    for line, cells in table.rows:
+        if len(cells) != len(table.header):
+            reason = f"expected {len(table.header)} cells, got {len(cells)} (truncated?)"
+            raise MalformedReport(str(path), line, None, reason)
+        if line in table.open_rows:
+            reason = "the row lacks the closing '|' its header has (truncated?)"
+            raise MalformedReport(str(path), line, None, reason)
 
 
 def _axis_count(header: list[str], rows: list[list[str]], names: list[str] | None) -> int:

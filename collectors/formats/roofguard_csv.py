@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from collectors import csvrows
 from collectors.base import Collector
 from collectors.errors import MalformedReport
 from collectors.formats._micro import (
@@ -103,12 +104,14 @@ class RoofguardCsv(Collector):
         meta, body = _lines(read_text(path))
         if not body:
             raise MalformedReport(str(path), None, None, "no header line")
-        rows = list(csv.reader(io.StringIO("\n".join(line for _, line in body))))
-        header = [c.strip() for c in rows[0]]
+        rows = csvrows.numbered(
+            csv.reader(line for _, line in body), str(path), lambda n: body[n - 1][0]
+        )
+        header = [c.strip() for c in next(rows)[1]]
         _check_header(header, path)
         kernels = [
             self._kernel(dict(zip(header, row, strict=True)), line, path)
-            for line, row in self._rows(body, rows, header, path)
+            for line, row in self._rows(rows, header, path)
         ]
         return RunRecord(
             commit=meta.get("commit"),
@@ -120,9 +123,9 @@ class RoofguardCsv(Collector):
         )
 
     def _rows(
-        self, body: list[tuple[int, str]], rows: list[list[str]], header: list[str], path: Path
+        self, rows: Iterator[tuple[int, list[str]]], header: list[str], path: Path
     ) -> Iterator[tuple[int, list[str]]]:
-        for (line, _), row in zip(body[1:], rows[1:], strict=False):
+        for line, row in rows:
             if len(row) != len(header):
                 reason = f"expected {len(header)} fields, got {len(row)} (truncated?)"
                 raise MalformedReport(str(path), line, None, reason)

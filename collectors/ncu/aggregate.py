@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.base import CollectOptions
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, cut
 from collectors.identity import make_key
 from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
@@ -259,7 +259,7 @@ class RunBuilder:
 
 
 def _fmt_dev(dev: tuple[str | None, str | None]) -> str:
-    return f"device {dev[0] or '?'} (CC {dev[1] or '?'})"
+    return f"device {cut(dev[0] or '?')} (CC {cut(dev[1] or '?')})"
 
 
 def device_info(

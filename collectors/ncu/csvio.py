@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from collectors.errors import MalformedReport
+from collectors import csvrows
+from collectors.errors import MalformedReport, shown
 from collectors.textio import undecodable
 from collectors.units import NotANumber, parse_number
 
@@ -155,27 +156,20 @@ def number(cell: str, path: str, row: str, column: str) -> float | None:
         try:
             value_or_none = parse_number(cell)
         except NotANumber:
-            raise MalformedReport(path, row, column, f"not a number: {cell!r}") from None
+            raise MalformedReport(path, row, column, f"not a number: {shown(cell)}") from None
         if value_or_none is None:
             return None
         value = value_or_none
     if value < 0 or math.isinf(value):
         raise MalformedReport(
-            path, row, column, f"expected a finite, non-negative number, got {cell!r}"
+            path, row, column, f"expected a finite, non-negative number, got {shown(cell)}"
         )
     return value
 
 
 def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[str]]]:
-    """Rows of a ``csv.reader`` with their 1-based file line; a broken quote is a clear error."""
-    try:
-        for row in reader:
-            yield offset + reader.line_num, row
-    except csv.Error as exc:
-        line = offset + reader.line_num
-        raise MalformedReport(path, line, None, f"broken CSV: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise undecodable(path, exc) from exc
+    """Rows of a ``csv.reader`` with their 1-based file line; a refused row is a clear error."""
+    return csvrows.numbered(reader, path, lambda line: offset + line)
 
 
 def where(line: int, launch_id: str | None) -> str:

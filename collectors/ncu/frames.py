@@ -69,7 +69,8 @@ def read(
                 chunk[header[-1]] = pd.to_numeric(chunk[header[-1]].replace(_NA, "nan"))
             got = _chunk(chunk, names, factors, builder)
             facts = facts or got
-    except (ValueError, pd.errors.ParserError) as exc:  # UnicodeDecodeError is a ValueError
+    # UnicodeDecodeError is a ValueError; OverflowError is an integer past a float's range
+    except (ValueError, OverflowError, pd.errors.ParserError) as exc:
         raise Fallback(str(exc)) from exc
     return facts
 

@@ -73,7 +73,8 @@ class DeviceFacts:
 
 def _num(m: Mapping[str, float], name: str) -> float | None:
     value = m.get(name)
-    return None if value is None or math.isnan(value) or value <= 0 else value
+    # NaN (a failed replay) and infinity (a damaged figure) are no fact about the device
+    return None if value is None or not math.isfinite(value) or value <= 0 else value
 
 
 def sm_clock(m: Mapping[str, float]) -> float | None:

@@ -3,8 +3,11 @@
 Mutations are what careless CI and attackers produce: a hostile value put in place of any
 JSON node (wrong types, 1e400, NaN, lone surrogates, 200,000-deep arrays, empty names ...),
 a number cell replaced, a line dropped, doubled or cut, a stray byte, a truncation, an
-encoding change. The outcome must be a record that serialises to JSON, or a
-``CollectorError`` naming the file; never a traceback or a ``CollectorBug``.
+encoding change; and the sizes past each reader's limits: an integer of 5,000 digits (Python
+converts at most 4,300), one beyond a float's range, a field of 140,000 characters (the csv
+module takes 131,072), a table cut in the middle of a row. The outcome must be a record that
+serialises to JSON, or a ``CollectorError`` naming the file; never a traceback or a
+``CollectorBug``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ _RAW = {
     "<-inf>": "-Infinity",
     "<surrogate>": '"\\ud800bad"',
     "<deep>": "[" * 200_000 + "]" * 200_000,
+    "<digits>": "7" * 5_000,  # json.dumps cannot write it: int -> str stops at 4,300 digits
 }
 HOSTILE_VALUES: list[Any] = [
     [],
@@ -40,6 +44,7 @@ HOSTILE_VALUES: list[Any] = [
     1e-300,
     5e-324,
     2**70,
+    10**400,
     "12",
     "abc",
     "x" * 5000,
@@ -145,10 +150,75 @@ def encoding(data: bytes, rng: random.Random) -> bytes:
     return rng.choice([b"\xef\xbb\xbf" + data, text.encode("utf-16"), text.encode("utf-16-le")])
 
 
+#: Past Python's 4,300-digit limit on converting text to an int.
+LONG_DIGITS = 5_000
+#: An integer no float holds (floats end near 1.8e308).
+BEYOND_FLOAT = 10**400
+#: Past the csv module's default field limit of 131,072 characters.
+LONG_FIELD = 140_000
+_FIELD = re.compile(rb'[^,|\n\r"\t]+')
+
+
+def long_number(data: bytes, rng: random.Random) -> bytes:
+    """One number made an integer of 5,000 digits."""
+    digits = str(rng.randrange(1, 10)).encode() * LONG_DIGITS
+    return _one_number(data, rng, digits)
+
+
+def huge_int(data: bytes, rng: random.Random) -> bytes:
+    """One number made an integer beyond a float's range, negative at times."""
+    sign = b"-" if rng.random() < 0.2 else b""
+    return _one_number(data, rng, sign + str(BEYOND_FLOAT * rng.randrange(1, 10)).encode())
+
+
+def _one_number(data: bytes, rng: random.Random, new: bytes) -> bytes:
+    matches = list(_NUMBER.finditer(data))
+    if not matches:
+        return data + new
+    match = rng.choice(matches)
+    return data[: match.start()] + new + data[match.end() :]
+
+
+def long_field(data: bytes, rng: random.Random) -> bytes:
+    """One field (text between separators) made 140,000 characters long, letters or digits."""
+    matches = list(_FIELD.finditer(data))
+    if not matches:
+        return data
+    match = rng.choice(matches)
+    fill = rng.choice([b"x", b"9", match.group()[:1] or b"x"])
+    return data[: match.start()] + fill * LONG_FIELD + data[match.end() :]
+
+
+def cut_line(data: bytes, rng: random.Random) -> bytes:
+    """One line cut short and the file ended there, or the lines after it kept."""
+    rows = data.splitlines(keepends=True)
+    i = rng.randrange(len(rows))
+    rows[i] = rows[i][: rng.randrange(len(rows[i]) + 1)]
+    return b"".join(rows[: i + 1] if rng.random() < 0.5 else rows)
+
+
+def repeat_block(data: bytes, rng: random.Random) -> bytes:
+    """A run of up to eight lines repeated, or dropped."""
+    rows = data.splitlines(keepends=True)
+    i = rng.randrange(len(rows))
+    block = rows[i : i + rng.randrange(1, 9)]
+    if rng.random() < 0.5:
+        return b"".join(rows[:i] + rows[i + len(block) :]) or data
+    return b"".join(rows[:i] + block + rows[i:])
+
+
+def bit_flip(data: bytes, rng: random.Random) -> bytes:
+    """One bit flipped."""
+    pos = rng.randrange(len(data))
+    return data[:pos] + bytes([data[pos] ^ (1 << rng.randrange(8))]) + data[pos + 1 :]
+
+
 Mutator = Callable[[bytes, random.Random], bytes]
 TEXT_MUTATORS: list[Mutator] = [number_cell, number_cell, lines, byte, truncate, encoding]
 JSON_MUTATORS: list[Mutator] = [json_value, json_value, json_value, *TEXT_MUTATORS]
 BINARY_MUTATORS: list[Mutator] = [byte, byte, truncate]
+#: What the seeded mutator missed: sizes past each reader's limits, cut tables, bit flips.
+LIMIT_MUTATORS: list[Mutator] = [long_number, huge_int, long_field, cut_line, repeat_block]
 
 
 def mutations(data: bytes, seed: str, count: int, mutators: list[Mutator]) -> Iterator[bytes]:

@@ -1,0 +1,53 @@
+"""CSV rows with the file line each ends on, and one clear error for a row the csv module refuses.
+
+The csv module refuses a field longer than ``csv.field_size_limit()`` (131,072 characters
+unless a program sets it) with a bare ``csv.Error``, as it does a stray quote in strict
+dialects; every CSV reader of roofguard goes through ``numbered`` or ``broken`` so that each
+is a ``MalformedReport`` naming the line. The limit is kept, never raised: it is what bounds
+the memory one field of an upload may take, and no report comes near it (ncu's longest
+cells, templated kernel names, are a few thousand characters).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from collectors.errors import MalformedReport
+from collectors.textio import undecodable
+
+
+def numbered(
+    reader: Any, path: str, line_of: Callable[[int], int] = int
+) -> Iterator[tuple[int, list[str]]]:
+    """The rows of a ``csv.reader`` with the file line each ends on.
+
+    Args:
+        reader: A ``csv.reader``.
+        path: The file, for errors.
+        line_of: The file line of the reader's ``line_num`` (the lines it was given may
+            start after a prelude, or skip comments).
+
+    Raises:
+        MalformedReport: A row the csv module refuses, or undecodable bytes; names the line.
+    """
+    try:
+        for row in reader:
+            yield line_of(reader.line_num), row
+    except csv.Error as exc:
+        raise broken(path, line_of(reader.line_num), exc) from None
+    except UnicodeDecodeError as exc:
+        raise undecodable(path, exc) from exc
+
+
+def broken(path: str, line: int, exc: csv.Error) -> MalformedReport:
+    """The error for a line the csv module refuses: an over-long field is said in words."""
+    if "field larger than field limit" in str(exc):
+        limit = csv.field_size_limit()
+        reason = (
+            f"a field longer than {limit:,} characters, which no report holds "
+            "(a quote left open, or not a report)"
+        )
+        return MalformedReport(path, line, None, reason)
+    return MalformedReport(path, line, None, f"broken CSV: {exc}")
