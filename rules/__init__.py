@@ -11,6 +11,9 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   ``ridge_point``; the hardware catalog: ``builtin_catalog``, ``Catalog``, ``DeviceSpec``.
 * The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
   ``KernelStatus`` ...
+* Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
+  ``device_levels``, ``scale``, ``keeping``, ``forecast`` and ``predict`` (``rules.scaling``,
+  ``rules.crossdevice``).
 * The rules: ``all_rules()``, ``get_rule(id)`` and their reference (``rule_markdown``,
   ``options_table``). A rule's ``check`` receives the gate's ``GateDecisions``;
   ``gate_batches`` asks for them with ``GateBatch``es.
@@ -18,6 +21,17 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
 
 from rules.config import FailOn, IgnoreEntry, KernelGroup, RulesConfig
 from rules.context import RuleContext
+from rules.crossdevice import (
+    DeviceBaseline,
+    DeviceLevel,
+    Forecast,
+    Keeping,
+    Scaling,
+    device_levels,
+    forecast,
+    keeping,
+    scale,
+)
 from rules.engine import Evaluation, conclude, evaluate, with_findings
 from rules.errors import RuleDefinitionError, RuleError, RuleExecutionFailed, UnknownRule
 from rules.figures import GateFigures
@@ -45,6 +59,14 @@ from rules.roofline import (
     precision_of_peak,
     ridge_point,
 )
+from rules.scaling import (
+    CROSS_DEVICE_TOLERANCE,
+    OWN_RUNS_SETTLED,
+    MissingResource,
+    Prediction,
+    Work,
+    predict,
+)
 from rules.verdict import (
     BaselineSummary,
     Conclusion,
@@ -58,24 +80,32 @@ from rules.verdict import (
 )
 
 __all__ = [
+    "CROSS_DEVICE_TOLERANCE",
     "HISTORY_COLUMNS",
+    "OWN_RUNS_SETTLED",
     "BaselineSummary",
     "Catalog",
     "Conclusion",
+    "DeviceBaseline",
+    "DeviceLevel",
     "DeviceSpec",
     "Evaluation",
     "FailOn",
     "Finding",
+    "Forecast",
     "GateBatch",
     "GateDecision",
     "GateDecisions",
     "GateFigures",
     "GroupVerdict",
     "IgnoreEntry",
+    "Keeping",
     "KernelGroup",
     "KernelStatus",
     "KernelVerdict",
+    "MissingResource",
     "Placement",
+    "Prediction",
     "Regime",
     "Roof",
     "RuleContext",
@@ -83,27 +113,34 @@ __all__ = [
     "RuleError",
     "RuleExecutionFailed",
     "RulesConfig",
+    "Scaling",
     "Severity",
     "Stability",
     "StoredLevels",
     "UnknownDevice",
     "UnknownRule",
     "Verdict",
+    "Work",
     "all_rules",
     "attainable",
     "builtin_catalog",
     "conclude",
+    "device_levels",
     "evaluate",
+    "forecast",
     "get_rule",
+    "keeping",
     "normalise_name",
     "options_table",
     "place",
     "place_kernel",
     "place_run",
     "precision_of_peak",
+    "predict",
     "report_roof",
     "require_columns",
     "ridge_point",
     "rule_markdown",
+    "scale",
     "with_findings",
 ]

@@ -17,13 +17,16 @@ import pandas as pd
 
 from collectors.schema import KernelRecord, RunKind, RunRecord
 from rules.config import RulesConfig
+from rules.crossdevice import DeviceBaseline, Scaling, device_levels, known_points
+from rules.crossdevice import scale as scale_to
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
 from rules.groups import GroupFigures, group_figures
 from rules.history import HistoryIndex, KernelHistory
 from rules.levelstore import StoredLevels
 from rules.placement import place_run
 from rules.roofline import Placement, Roof
-from rules.stats import GateMode
+from rules.scaling import OWN_RUNS_SETTLED
+from rules.stats import GateMode, GateOptions
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class RuleContext:
             other measurement columns of its older runs missing.
         placed: The run already placed on ``roof`` with the configured band (the service
             places it to store it); None: placed here.
+        cross_device: Another card's base-branch history (``rules.scaling``): kernels with
+            fewer than ``OWN_RUNS_SETTLED`` runs of their own are judged against it
+            (``device_scaling``). None: no other card (or ``baseline.cross_device = false``).
     """
 
     run: RunRecord
@@ -66,6 +72,7 @@ class RuleContext:
     stored_levels: StoredLevels | None = None
     placed: Mapping[str, Placement] | None = None
     gate_history: pd.DataFrame | None = None
+    cross_device: DeviceBaseline | None = None
 
     def __post_init__(self) -> None:
         require_columns(self.history, HISTORY_COLUMNS, "RuleContext.history")
@@ -204,3 +211,41 @@ class RuleContext:
         keys = set() if frame.empty else set(frame["kernel_key"].astype(str))
         renamed = {self.config.current_key(k) for k in keys}
         return frozenset(renamed)
+
+    @cached_property
+    def device_scaling(self) -> Mapping[str, Scaling]:
+        """Placed kernels judged against ``cross_device``, by key (``rules.scaling.scale``).
+
+        Those with fewer than ``OWN_RUNS_SETTLED`` runs in their own card's gate history
+        and a level on the other card whose work both roofs can place.
+        """
+        other = self.cross_device
+        if other is None:
+            return {}
+        young = [
+            key
+            for key, placement in self.placements.items()
+            if placement.percent_of_roof is not None
+            and known_points(self.gate_kernel_history(key).percent_of_roof) < OWN_RUNS_SETTLED
+        ]
+        if not young:
+            return {}
+        gate = GateOptions(**self.config.gate.model_dump())
+        levels = device_levels(other.history, options=gate, rename=self.config.current_key)
+        times = self._measured_times
+        found = {
+            key: scale_to(levels[key], other.roof, self.roof, times[key])
+            for key in young
+            if key in levels
+        }
+        return {key: scaled for key, scaled in found.items() if scaled is not None}
+
+    @cached_property
+    def _measured_times(self) -> Mapping[str, tuple[float, ...]]:
+        """Each kernel's time in the run, then in each re-measurement."""
+        times = {key: [kernel.duration_s] for key, kernel in self.kernels.items()}
+        for run in self.reruns:
+            for kernel in run.kernels:
+                if kernel.key in times:
+                    times[kernel.key].append(kernel.duration_s)
+        return {key: tuple(values) for key, values in times.items()}

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rules.acrossdevices import across_devices, device_baseline, device_fields
 from rules.advice import advice_for
 from rules.base import Rule
 from rules.config import FailOn
@@ -140,7 +141,9 @@ def kernel_verdict(
         None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
     )
     current = kernel.duration_s if timed_only else like_for_like
-    summary, improved = _kernel_baseline(ctx, gate, key, metric, current)
+    summary, improved = device_baseline(ctx, key) or _kernel_baseline(
+        ctx, gate, key, metric, current
+    )
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, improved)
     if timed_only and status == KernelStatus.UNCHANGED and not kernel.duration_s:
@@ -162,7 +165,7 @@ def kernel_verdict(
         status=status,
         baseline=summary if summary.n else None,
         measurements=_measurements(ctx, key, timed_only),
-        **time_fields(placement, summary, like_for_like),
+        **(time_fields(placement, summary, like_for_like) | device_fields(ctx, key)),
     )
 
 
@@ -363,7 +366,7 @@ def evaluate(ctx: RuleContext) -> Evaluation:
     kernels = [kernel_verdict(ctx, key, findings, gate) for key in ctx.kernels]
     kernels += missing_verdicts(ctx, findings)
     groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
-    verdict = _verdict(ctx, findings, kernels, groups)
+    verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))
     return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
 
 

@@ -24,6 +24,9 @@ A case file ``<rule-id>.yml``::
 A kernel row has ``key`` (``name`` defaults to it), ``flops`` and ``bytes`` (by precision and
 tier), ``time_s`` or per-run ``times``, and optionally ``samples_s``, ``launches``, ``nvtx``.
 Env keys: ``driver``, ``clock_control``, ``cache_control``, ``trusted`` (baseline only).
+A device may be a catalog card (``device: {catalog: H100-SXM5}``); a case's
+``other_device: {device: ..., baseline: ...}`` is another card's history
+(``RuleContext.cross_device``), its runs before the case's own.
 The case passes when the findings of its rule are exactly ``expected`` as
 ``(rule, kernel, severity)``; ``pass_*`` cases expect none (or only ``info``).
 ``load_cases`` is the one place in ``rules`` that reads files, and only tests call it; the
@@ -43,8 +46,10 @@ import yaml
 from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
 from rules.config import RulesConfig
 from rules.context import RuleContext
+from rules.crossdevice import DeviceBaseline
 from rules.errors import RuleError
 from rules.frames import history_from_runs
+from rules.hardware import builtin_catalog
 from rules.roofline import Roof
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -90,6 +95,8 @@ def _floats(table: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _roof(spec: Mapping[str, Any]) -> Roof:
+    if "catalog" in spec:
+        return builtin_catalog().lookup(str(spec["catalog"])).roof()
     return Roof(
         spec.get("name", "tiny"),
         spec.get("source", "datasheet"),
@@ -136,14 +143,16 @@ def _block_runs(block: Mapping[str, Any]) -> int:
     return int(block.get("runs", max(lengths, default=1)))
 
 
-def _history(spec: Mapping[str, Any], roof: Roof) -> tuple[list[RunRecord], list[bool]]:
+def _history(
+    spec: Mapping[str, Any], roof: Roof, start: datetime = EPOCH
+) -> tuple[list[RunRecord], list[bool]]:
     blocks = spec.get("baseline") or []
     blocks = [blocks] if isinstance(blocks, Mapping) else blocks
     runs: list[RunRecord] = []
     trusted: list[bool] = []
     for block in blocks:
         for i in range(_block_runs(block)):
-            when = EPOCH + timedelta(days=len(runs))
+            when = start + timedelta(days=len(runs))
             runs.append(_run(block, i, roof.device, when, RunKind.NIGHTLY))
             trusted.append(bool(block.get("env", {}).get("trusted", True)))
     return runs, trusted
@@ -174,6 +183,7 @@ def build_context(case: RuleCase) -> RuleContext:
     reruns = tuple(_run(r, 0, roof.device, when, kind) for r in current.get("reruns", []))
     others = tuple(_roof(r) for r in spec.get("other_roofs", []))
     return RuleContext(
+        cross_device=_other_device(spec.get("other_device"), config),
         run=run,
         roof=roof,
         history=frame,
@@ -183,6 +193,16 @@ def build_context(case: RuleCase) -> RuleContext:
         reruns=reruns,
         reruns_expected=bool(current.get("remeasure", False)),
     )
+
+
+def _other_device(spec: Mapping[str, Any] | None, config: RulesConfig) -> DeviceBaseline | None:
+    """Another card's history (``other_device:``), its runs before the case's own."""
+    if not spec:
+        return None
+    roof = _roof(spec.get("device", {}))
+    runs, trusted = _history(spec, roof, EPOCH - timedelta(days=365))
+    frame = history_from_runs(runs, roof, band=config.borderline_band, trusted=trusted)
+    return DeviceBaseline(roof, frame)
 
 
 def cases_from_document(document: Mapping[str, Any], source: str) -> list[RuleCase]:

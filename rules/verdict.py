@@ -144,6 +144,9 @@ class BaselineSummary(_Model):
         time_s: Median measured time over the baseline runs (for a group or the run: of the
             per-run total), the ground truth beside any percentage.
         binding: The baseline's usual binding precision or tier (the majority of its runs).
+        device: The device whose history this is. A kernel's baseline names it only when it
+            is another card's (judged across devices, ``rules.scaling``; its ``binding`` is
+            then what binds that work on the run's card); the run's baseline always does.
     """
 
     n: int
@@ -157,6 +160,7 @@ class BaselineSummary(_Model):
     metric: str = "percent_of_roof"
     time_s: float | None = None
     binding: str | None = None
+    device: str | None = None
 
 
 class GroupVerdict(_Model):
@@ -229,6 +233,10 @@ class KernelVerdict(_Model):
         percent_is_lower_bound: ``percent_of_roof`` comes from part of the work only (no FLOP
             counts, or a precision or tier the roof has no peak for): the true figure is at
             least this, since the missing part can only lengthen ``T_roof``.
+        expected_time_ratio: Judged against another card's history (``baseline.device``):
+            the time ratio the two roofs predict for the baseline's work, beside the measured
+            ``time_ratio``; its ``percent_of_baseline_roof`` is then ``baseline.center ·
+            expected_time_ratio / time_ratio``. None on the run's own card.
     """
 
     key: str
@@ -252,6 +260,7 @@ class KernelVerdict(_Model):
     percent_of_baseline_roof: float | None = None
     missing: tuple[str, ...] = ()
     percent_is_lower_bound: bool = False
+    expected_time_ratio: float | None = None
 
 
 class Verdict(_Model):
@@ -274,8 +283,12 @@ class Verdict(_Model):
         groups: Kernel groups judged as a whole (config ``groups``).
         time_s: Total measured GPU time of the run's kernels.
         baseline: The run as a whole at baseline: ``time_s`` is the median total GPU time of
-            the baseline runs, ``n`` their number, ``commits`` their range.
-        time_ratio: ``time_s`` over ``baseline.time_s``.
+            the baseline runs, ``n`` their number, ``commits`` their range, ``device`` the
+            device whose history the run was judged against. Judged against another card's
+            history, ``time_s`` is the sum of the baseline times of the kernels judged so.
+        time_ratio: ``time_s`` over ``baseline.time_s`` (across cards: of those kernels).
+        expected_time_ratio: Across cards, the time ratio the roofs predict for those kernels
+            (their baseline times, each scaled by its ``expected_time_ratio``); else None.
     """
 
     conclusion: Conclusion
@@ -294,6 +307,7 @@ class Verdict(_Model):
     time_s: float = 0.0
     baseline: BaselineSummary | None = None
     time_ratio: float | None = None
+    expected_time_ratio: float | None = None
 
     @property
     def regressions(self) -> int:

@@ -14,4 +14,5 @@ BUILTIN_RULES: tuple[str, ...] = (
     "rules.catalog.new_kernel:NewKernel",
     "rules.catalog.missing_kernel:MissingKernel",
     "rules.catalog.env_mismatch:EnvMismatch",
+    "rules.catalog.device_scaling:DeviceScaling",
 )

@@ -90,7 +90,7 @@ class RoofDrop(Rule):
         values = {
             key: _percent(ctx, key)
             for key, placement in ctx.placements.items()
-            if placement.percent_of_roof is not None
+            if placement.percent_of_roof is not None and key not in ctx.device_scaling
         }
         yield GateBatch("percent_of_roof", values, opts)
         if not opts.check_groups:

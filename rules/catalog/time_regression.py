@@ -65,8 +65,11 @@ class TimeRegression(Rule):
         values = {
             key: measured(ctx, key, ctx.gate_kernel_history(key).time_s, _time)
             for key, placement in ctx.placements.items()
-            if placement.percent_of_roof is None
-            or _same_work_new_binding(ctx, key, opts.work_tolerance)
+            if key not in ctx.device_scaling
+            and (
+                placement.percent_of_roof is None
+                or _same_work_new_binding(ctx, key, opts.work_tolerance)
+            )
         }
         yield GateBatch("time_s", values, opts, higher_is_better=False)
 

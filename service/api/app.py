@@ -25,7 +25,7 @@ from service.api.guards import NulQueryGuard, install_log_redaction
 from service.api.limits import BodySizeLimit
 from service.api.metrics import MetricsMiddleware
 from service.api.publish import GitHubFactory, github_factory, github_from_env
-from service.api.routes import health, kernels, pages, runs, webhook
+from service.api.routes import compare, health, kernels, pages, runs, webhook
 from service.config import RoofguardConfig, load_config
 from service.settings import Settings
 from service.store.db import make_engine
@@ -74,6 +74,7 @@ def create_app(
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(health.router)
     app.include_router(pages.router)
+    app.include_router(compare.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     app.add_middleware(NulQueryGuard)
     install_log_redaction()

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "service.cli.plot_cmd": ("plot",),
     "service.cli.calibrate_cmd": ("calibrate",),
     "service.cli.formats_cmd": ("formats",),
+    "service.cli.compare_cmd": ("compare",),
 }
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -3,7 +3,9 @@
 The example data (service/demo/data, Nsight Compute raw-page CSV written by
 ``python -m service.demo.generate``) is an LLM decode step on an H100: 30 nightly runs of
 the main branch, then a pull request in which the residual-add + RMSNorm fusion broke and
-the speculative-decoding verify GEMM fell off the tensor cores.
+the speculative-decoding verify GEMM fell off the tensor cores. With ``--device-change`` the
+pull request is instead the first run of the healthy step on an H200 (the runners moved to a
+new card): judged against the H100's history in percent of roof.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collectors.schema import RunKind
 from service.cli.common import store_session
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.config import load_config
-from service.demo.generate import DATA_DIR
+from service.demo.generate import DATA_DIR, MOVED_RUN
 from service.pipeline.check import CheckOutcome, check_run
 from service.pipeline.reading import collect_run
 from service.pipeline.runmeta import RunMeta
@@ -47,23 +49,34 @@ def _nightly_meta(night: int) -> RunMeta:
     )
 
 
-def run_demo(db_url: str) -> CheckOutcome:
-    """Build the history in ``db_url`` and check the pull request against it."""
+#: The demo's pull requests: (report, PR number, branch, runner).
+BROKEN_PR = ("pr-1234.csv", 1234, "fuse-norm-into-attention", "gpu-runner-07")
+MOVED_PR = (MOVED_RUN, 1240, "move-ci-to-h200", "h200-runner-01")
+
+
+def run_demo(db_url: str, *, device_change: bool = False) -> CheckOutcome:
+    """Build the history in ``db_url`` and check the pull request against it.
+
+    ``device_change``: the pull request is the first run on an H200 (``MOVED_PR``).
+    """
     config = load_config(DEMO_CONFIG, cwd=DEMO_CONFIG.parent)
+    if device_change:  # the config's card names reports that name none; these name theirs
+        config = config.model_copy(update={"device": None})
     nightlies = sorted(DATA_DIR.glob("nightly-*.csv"))
     with store_session(db_url) as session:
         for night, path in enumerate(progress(nightlies, "building 30 nights of history"), 1):
             run = collect_run([path], meta=_nightly_meta(night), config=config)
             check_run(session=session, run=run, config=config)
+    report, number, branch, runner = MOVED_PR if device_change else BROKEN_PR
     pr_meta = RunMeta(
         repo=DEMO_REPO,
-        commit=demo_commit("pr-1234"),
-        branch="fuse-norm-into-attention",
-        pull_request=1234,
+        commit=demo_commit(f"pr-{number}"),
+        branch=branch,
+        pull_request=number,
         timestamp=FIRST_NIGHT + timedelta(days=len(nightlies), hours=9),
-        runner="gpu-runner-07",
+        runner=runner,
     )
-    pr_run = collect_run([DATA_DIR / "pr-1234.csv"], meta=pr_meta, config=config)
+    pr_run = collect_run([DATA_DIR / report], meta=pr_meta, config=config)
     base_sha = demo_commit(f"night-{len(nightlies)}")
     with store_session(db_url) as session:
         return check_run(session=session, run=pr_run, config=config, base_sha=base_sha)
@@ -74,16 +87,25 @@ def demo_command(
         str | None, typer.Option("--db", help="Keep the demo history here (default: temporary).")
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "auto",
+    device_change: Annotated[
+        bool,
+        typer.Option(
+            "--device-change",
+            help="The pull request is the first run on an H200, judged against the H100's.",
+        ),
+    ] = False,
 ) -> None:
     """Judge a pull request against a month of nightly history (example data shipped)."""
     resolve_format(fmt, None)
     with tempfile.TemporaryDirectory(prefix="roofguard-demo-") as tmp:
-        outcome = run_demo(db or f"sqlite:///{Path(tmp) / 'history.db'}")
+        url = db or f"sqlite:///{Path(tmp) / 'history.db'}"
+        outcome = run_demo(url, device_change=device_change)
     verdict = outcome.verdict
     write_verdict(verdict, outcome.markdown, fmt, None)
+    number = MOVED_PR[1] if device_change else BROKEN_PR[1]
     typer.echo(
-        f"\nroofguard demo: 30 nightly runs stored, PR #1234 judged: {verdict.conclusion.value} "
-        f"with {verdict.regression_count}. `roofguard check` would exit "
+        f"\nroofguard demo: 30 nightly runs stored, PR #{number} judged: "
+        f"{verdict.conclusion.value} with {verdict.regression_count}. `roofguard check` would exit "
         f"{1 if verdict.conclusion.value == 'fail' else 0}.",
         err=True,
     )

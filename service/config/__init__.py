@@ -56,7 +56,13 @@ from service.errors import ConfigError
 CONFIG_FILE = "roofguard.toml"
 PYPROJECT = "pyproject.toml"
 #: Rules that compare with the baseline and take ``min_runs`` from ``[baseline]``.
-BASELINE_RULES = ("roof-drop", "time-regression", "intensity-shift", "regime-flip")
+BASELINE_RULES = (
+    "roof-drop",
+    "time-regression",
+    "intensity-shift",
+    "regime-flip",
+    "device-scaling",
+)
 
 
 class _Strict(BaseModel):
@@ -73,11 +79,15 @@ class BaselineOptions(_Strict):
             longer history only estimates the noise better. From 14 runs the 2,000-kernel
             fleet benchmark failed 9.5% of stable PRs (one history 24%), from 30 runs 5.0%.
         min_runs: Fewest baseline runs for a regression verdict (passed to the rules).
+        cross_device: Judge kernels with fewer than 6 runs on the run's card (the gate's
+            settled level) against the card that ran before it, in percent of roof
+            (``rules.scaling``, the device-scaling rule); False: they are new.
     """
 
     window: int = Field(default=14, ge=1)
     gate_window: int = Field(default=60, ge=1)
     min_runs: int = Field(default=3, ge=1)
+    cross_device: bool = True
 
 
 class RoofguardConfig(_Strict):

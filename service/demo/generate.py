@@ -12,6 +12,11 @@ The pull-request run breaks two things, as real PRs do:
 * the residual add is no longer fused into the RMSNorm (two kernels, more bytes, slower);
 * the speculative-decoding verify GEMM falls off the tensor cores (bf16 HMMA -> fp32 FFMA).
 
+A third run is the healthy step moved to an H200 SXM (the H100's peaks, 4.8 TB/s of HBM3e
+instead of 3.35): every kernel keeps its percent of roof except the attention kernel, which
+keeps its H100 launch shape and reaches 60% of the HBM roof instead of 80% (the first pull
+request on the new card, judged against the H100's history: ``roofguard demo --device-change``).
+
 Run ``python -m service.demo.generate [OUT_DIR]`` to rewrite service/demo/data (seeded, so the
 output is identical each time).
 """
@@ -26,11 +31,16 @@ from pathlib import Path
 import numpy as np
 
 H100_DRAM_BPS = 3.35e12
+H200_DRAM_BPS = 4.8e12
+H100_NAME = "NVIDIA H100 80GB HBM3"
+H200_NAME = "NVIDIA H200"
 H100_BF16_FLOPS = 989.4e12
 H100_FP32_FLOPS = 66.9e12
 NIGHTS = 30
 LAYERS = 4
 DATA_DIR = Path(__file__).parent / "data"
+#: The first pull request on an H200 (``moved_step``).
+MOVED_RUN = "h200-pr-1240.csv"
 
 METRICS = [
     ("device__attribute_display_name", ""),
@@ -70,10 +80,13 @@ class Kernel:
     percent_of_roof: float
     grid: str = "(132, 1, 1)"
 
-    def roof_time_s(self) -> float:
-        """Speed-of-light time on the H100 datasheet roof (T_roof, rules/README.md)."""
+    def roof_time_s(self, dram_bps: float = H100_DRAM_BPS) -> float:
+        """Speed-of-light time on the H100 datasheet roof (T_roof, rules/README.md).
+
+        ``dram_bps``: another card's HBM bandwidth (the H200 has the H100's peaks).
+        """
         t_compute = max(self.tensor_flops / H100_BF16_FLOPS, self.fp32_flops / H100_FP32_FLOPS)
-        return max(t_compute, (self.read_bytes + self.write_bytes) / H100_DRAM_BPS)
+        return max(t_compute, (self.read_bytes + self.write_bytes) / dram_bps)
 
 
 def _gemm(name: str, m: int, n: int, k: int, pct: float) -> Kernel:
@@ -175,10 +188,18 @@ def broken_step() -> list[Kernel]:
     return kernels
 
 
-def _row(launch_id: int, kernel: Kernel, duration_s: float) -> list[str]:
+def moved_step() -> list[Kernel]:
+    """The healthy step on an H200: the attention kernel did not keep up with the new card."""
+    return [
+        replace(k, percent_of_roof=60.0) if k.name.startswith("flash_decode") else k
+        for k in decode_step()
+    ]
+
+
+def _row(launch_id: int, kernel: Kernel, duration_s: float, device: str) -> list[str]:
     ffma = kernel.fp32_flops / 2.0  # an FFMA is two FLOPs
     values = [
-        "NVIDIA H100 80GB HBM3",
+        device,
         f"{duration_s * 1e9:,.0f}",
         f"{kernel.read_bytes:,.0f}",
         f"{kernel.write_bytes:,.0f}",
@@ -204,8 +225,16 @@ def _row(launch_id: int, kernel: Kernel, duration_s: float) -> list[str]:
     return head + values
 
 
-def write_run(path: Path, kernels: list[Kernel], rng: np.random.Generator) -> None:
-    """Write one profiled decode step (LAYERS launches per kernel) as a raw-page CSV."""
+def write_run(
+    path: Path,
+    kernels: list[Kernel],
+    rng: np.random.Generator,
+    device: tuple[str, float] = (H100_NAME, H100_DRAM_BPS),
+) -> None:
+    """Write one profiled decode step (LAYERS launches per kernel) as a raw-page CSV.
+
+    ``device``: the name the report prints and the card's HBM bandwidth.
+    """
     slow = rng.random() < 0.07  # a night with a clock dip or a noisy neighbour
     with path.open("w", newline="", encoding="ascii") as handle:
         handle.write("==PROF== Connected to process 4242 (/usr/bin/python3)\n")
@@ -216,14 +245,15 @@ def write_run(path: Path, kernels: list[Kernel], rng: np.random.Generator) -> No
         for _layer in range(LAYERS):
             for kernel in kernels:
                 noise = rng.lognormal(0.0, 0.015) * (rng.uniform(1.06, 1.10) if slow else 1.0)
-                duration = kernel.roof_time_s() / (kernel.percent_of_roof / 100.0) * noise
-                out.writerow(_row(launch, kernel, duration))
+                roof_s = kernel.roof_time_s(device[1])
+                duration = roof_s / (kernel.percent_of_roof / 100.0) * noise
+                out.writerow(_row(launch, kernel, duration, device[0]))
                 launch += 1
         handle.write("==PROF== Disconnected from process 4242\n")
 
 
 def generate(out_dir: Path = DATA_DIR, seed: int = 20261130) -> list[Path]:
-    """Write nightly-01..30 and the pull request's run; returns the paths written."""
+    """Write nightly-01..30, the pull request's run and the H200's; the paths written."""
     rng = np.random.default_rng(seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -233,7 +263,9 @@ def generate(out_dir: Path = DATA_DIR, seed: int = 20261130) -> list[Path]:
         paths.append(path)
     pr_path = out_dir / "pr-1234.csv"
     write_run(pr_path, broken_step(), rng)
-    return [*paths, pr_path]
+    moved_path = out_dir / MOVED_RUN
+    write_run(moved_path, moved_step(), rng, (H200_NAME, H200_DRAM_BPS))
+    return [*paths, pr_path, moved_path]
 
 
 if __name__ == "__main__":

@@ -12,15 +12,16 @@ loops run over reported entries.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 import pandas as pd
 
-from rules import require_columns
+from rules import HISTORY_COLUMNS, Roof, require_columns
 from service.digest.changes import Segments, detect_changes, in_period, series_starts
+from service.digest.devices import device_changes
 from service.digest.events import time_regressions, vanished_kernels
 from service.digest.model import (
     BindingFlip,
@@ -202,6 +203,7 @@ def build_digest(
     targets: Sequence[KernelTarget] = (),
     options: DigestOptions | None = None,
     progress: Progress | None = None,
+    roofs: Mapping[str, Roof] | None = None,
 ) -> Digest:
     """The digest of ``[start, end]`` from nightly history (the period plus its lookback).
 
@@ -213,6 +215,8 @@ def build_digest(
         targets: Declared regimes and target percent of roof from the config's kernel groups.
         options: Thresholds (``DigestOptions`` defaults when None).
         progress: Called with the name of each stage (for a progress bar).
+        roofs: The roof each device's runs were placed on, for the device changes (default:
+            the catalog's datasheet roofs).
     """
     opts = options or DigestOptions()
     step = progress or (lambda _stage: None)
@@ -225,7 +229,18 @@ def build_digest(
     step("summarising")
     digest = _assemble(frame, parts, start=start, end=end, repo=repo, targets=targets, opts=opts)
     step("scanning time and inventory")
-    return _with_time(digest, history, frame, end=end, opts=opts)
+    digest = _with_time(digest, history, frame, end=end, opts=opts)
+    return _with_devices(digest, history, roofs)
+
+
+def _with_devices(
+    digest: Digest, history: pd.DataFrame, roofs: Mapping[str, Roof] | None
+) -> Digest:
+    """The digest with the cards that started in its period, against the card before each."""
+    if not set(HISTORY_COLUMNS) <= set(history.columns):
+        return digest  # a frame of the digest's own columns only: no roofs to judge with
+    changes = device_changes(history, start=digest.start, end=digest.end, roofs=roofs)
+    return digest.model_copy(update={"device_changes": changes})
 
 
 def _with_time(

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rules import Regime
 from rules.stats import ChangePointOptions
+from service.digest.devices import DeviceChange
 
 
 class DigestOptions(BaseModel):
@@ -304,6 +305,8 @@ class Digest(BaseModel):
         below_target: Kernels below their group's target, farthest first.
         unresolved: Regressions not recovered at the end of the period, oldest first.
         devices: Per-device summary.
+        device_changes: Cards whose nightly runs started in the period, each judged against
+            the card before it in percent of roof (``service.digest.devices``).
     """
 
     repo: str | None
@@ -322,6 +325,7 @@ class Digest(BaseModel):
     below_target: list[BelowTarget]
     unresolved: list[Movement]
     devices: list[DeviceSummary]
+    device_changes: list[DeviceChange] = Field(default_factory=list)
 
     @property
     def headline(self) -> str:
@@ -340,6 +344,8 @@ class Digest(BaseModel):
             _count(len(self.vanished), "vanished or split kernel"),
             _count(len(self.unresolved), "unresolved regression"),
         ]
+        if self.device_changes:  # a new card is no quiet week
+            parts.insert(0, _count(len(self.device_changes), "device change"))
         return ", ".join(parts)
 
 

@@ -15,6 +15,7 @@ from sqlmodel import Session
 from collectors.schema import RunKind, RunRecord
 from rules import Placement, Roof, RuleContext, Verdict, evaluate, place_run, with_findings
 from service.config import RoofguardConfig
+from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.render.markdown import VerdictLinks, render_verdict
@@ -85,6 +86,7 @@ def check_run(
         reruns_expected=(reruns or Reruns()).expected,
         stored_levels=None if levels_run is None else load_levels(session, levels_run),
         placed=placements,
+        cross_device=device_baseline(session, run, config, placements, rows, base_sha),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)

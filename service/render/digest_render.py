@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
+from service.render.digest_devices import device_change_rows
 from service.render.escape import escape_code
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
 
@@ -157,6 +158,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
         "mislabels": _mislabel_rows(digest, esc),
         "below": _below_rows(digest, esc),
         "devices": _device_rows(digest, esc),
+        "device_changes": device_change_rows(digest, esc),
     }
 
 

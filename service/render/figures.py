@@ -52,6 +52,10 @@ def _count(value: float) -> str:
     return f"{value:,.0f}"
 
 
+def _times(value: float) -> str:
+    return f"{value:.2f}×"
+
+
 def _plain(value: float) -> str:
     return f"{value:.3g}"
 
@@ -75,11 +79,19 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "baseline_n": ("baseline runs", _count),
     "baseline_runs": ("baseline runs", _count),
     "current_samples": ("samples this run", _count),
+    # across a device change (device-scaling)
+    "expected_time_ratio": ("time ratio the roofs predict", _times),
+    "time_ratio": ("time ratio measured", _times),
+    "tolerance": ("fall that counts", _fraction),
+    "baseline_roof_time_s": ("roof time on the baseline's card", fmt_seconds),
+    "expected_roof_time_s": ("roof time of that work here", fmt_seconds),
 }
 TEXT_LABELS = {
     "regime": "regime",
     "binding": "binding",
     "baseline_binding": "baseline binding",
+    "baseline_device": "baseline device",
+    "expected_binding": "binding of that work here",
     "baseline_regime": "baseline regime",
     "method": "method",
     "measure": "measure",

@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 
 from rules import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
+from service.render.devices import judged_against
 from service.render.escape import (
     escape_code,
     escape_text,
@@ -156,7 +157,7 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
         "title": f"{title if verdict.trusted else 'no regression verdict'} on {device}",
         "conclusion": verdict.conclusion.value.upper(),
         "counts": ", ".join(counts),
-        "roof": escape_text(verdict.roof or "unknown roof", limit=120),
+        "roof": escape_text(judged_against(verdict), limit=200),
         "other_roofs": ", ".join(escape_text(r, limit=120) for r in others),
         "commit": escape_code(verdict.commit[:12]) if verdict.commit else "",
         "n_kernels": f"{n:,} kernel{'s' if n != 1 else ''}",

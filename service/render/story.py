@@ -6,6 +6,7 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 from __future__ import annotations
 
 from rules import KernelStatus, KernelVerdict, Verdict
+from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text, shorten
 from service.render.figures import time_change
 from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct, rebound
@@ -29,7 +30,10 @@ def time_story(verdict: Verdict, *, code: bool = True) -> str:
         return escape_text(text, limit=TEXT_LIMIT) if code else text
 
     parts = []
-    if verdict.baseline is not None and verdict.baseline.time_s:
+    across = device_story(verdict)
+    if across:
+        parts.append(esc(across))
+    elif verdict.baseline is not None and verdict.baseline.time_s:
         parts.append(esc(f"GPU time {time_change(verdict.time_s, verdict.baseline.time_s)}"))
     kernel = largest_slowdown(verdict)
     if kernel is not None and kernel.baseline is not None:

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rules import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, Verdict
+from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.story import time_story
@@ -81,7 +82,8 @@ def _percent_figure(kernel: KernelVerdict) -> str:
     now = kernel.percent_of_baseline_roof if old else kernel.percent_of_roof
     text = ("" if old else at_least(kernel)) + fmt_pct(now)
     if base is not None and base.center is not None:
-        text = f"{base.center:.1f} → {text}"
+        card = f" ({base.device})" if base.device else ""  # another card's history
+        text = f"{base.center:.1f}{card} → {text}"
     elif kernel.status == KernelStatus.NEW:
         text = f"new: {text}"
     if old:
@@ -178,7 +180,7 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     # The same counts as the markdown headline.
     head.append(f" · {verdict.regression_count}, {verdict.warnings} warning(s)")
     head.append(f" on {verdict.device or 'unknown device'}")
-    head.append(f" · judged against {verdict.roof or 'unknown roof'}")
+    head.append(f" · judged against {judged_against(verdict)}")
     yield head
     story = time_story(verdict, code=False)
     if story:

@@ -21,6 +21,7 @@ from rules import (
     Stability,
     Verdict,
 )
+from service.render.devices import kernel_prediction
 from service.render.escape import escape_code, escape_html, escape_text
 from service.render.figures import figures, fmt_seconds, time_change
 
@@ -154,7 +155,7 @@ def kernel_time(kernel: KernelVerdict) -> str:
     before = baseline_time(kernel.baseline)
     if kernel.status == KernelStatus.MISSING:
         return f"{fmt_seconds(before)} → missing" if before else "missing"
-    return time_change(kernel.time_s, before)
+    return kernel_prediction(kernel, time_change(kernel.time_s, before))
 
 
 def remeasured(kernel: KernelVerdict) -> str:
@@ -219,7 +220,8 @@ def baseline_text(base: BaselineSummary | None, status: KernelStatus | None = No
     fmt = fmt_time if _is_time(base) else (lambda v: f"{v:.1f}%")
     spread = f" ±{fmt(base.spread).rstrip('%')}" if base.spread else ""
     since = " since a change" if base.used is not None else ""  # the gate's segment
-    return f"{fmt(base.center)}{spread} (n={base.n}{since})"
+    card = f", {escape_text(base.device, limit=40)}" if base.device else ""  # another card's
+    return f"{fmt(base.center)}{spread} (n={base.n}{since}{card})"
 
 
 def _trend(kernel: KernelVerdict) -> str:

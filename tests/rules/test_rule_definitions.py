@@ -27,6 +27,7 @@ EXPECTED_IDS = {
     "new-kernel",
     "missing-kernel",
     "env-mismatch",
+    "device-scaling",
 }
 
 

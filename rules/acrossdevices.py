@@ -1,0 +1,105 @@
+"""The verdict across a device change: rows and a headline that name the other card.
+
+A kernel with too little history on the run's card and a level on another
+(``RuleContext.device_scaling``) is judged in percent of roof against that card's history:
+its row's baseline is the other card's level (``BaselineSummary.device`` names it), its
+``percent_of_baseline_roof`` the percent of the roof the baseline's work has on this card,
+with the measured ``time_ratio`` and the ``expected_time_ratio`` the two roofs predict. The
+run's baseline names the device the run was judged against: the other card while this one
+has fewer than ``OWN_RUNS_SETTLED`` runs, with the GPU time of the kernels judged across.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from rules.context import RuleContext
+from rules.crossdevice import Scaling
+from rules.scaling import OWN_RUNS_SETTLED
+from rules.verdict import BaselineSummary, Verdict
+
+
+def scaled_summary(scaled: Scaling) -> BaselineSummary:
+    """A kernel's baseline on another card, as the verdict's rows show baselines."""
+    level = scaled.baseline
+    return BaselineSummary(
+        n=level.n,
+        center=level.percent,
+        spread=level.noise,
+        relative_change=scaled.relative_change,
+        history=level.history,
+        commits=level.commits,
+        time_s=level.time_s,
+        binding=scaled.binding,
+        device=level.device,
+    )
+
+
+def device_baseline(ctx: RuleContext, key: str) -> tuple[BaselineSummary, bool] | None:
+    """``key``'s baseline on another card and whether it improved (never: see the rule).
+
+    None when the kernel is judged on its own card.
+    """
+    scaled = ctx.device_scaling.get(key)
+    return None if scaled is None else (scaled_summary(scaled), False)
+
+
+def device_fields(ctx: RuleContext, key: str) -> dict[str, Any]:
+    """The ``KernelVerdict`` fields of a kernel judged across cards (empty otherwise)."""
+    scaled = ctx.device_scaling.get(key)
+    if scaled is None:
+        return {}
+    return {
+        "percent_of_baseline_roof": scaled.percent,
+        "time_ratio": scaled.time_ratio,
+        "expected_time_ratio": scaled.expected_time_ratio,
+    }
+
+
+def _commit_range(frame: pd.DataFrame) -> tuple[str, ...]:
+    ordered = frame.sort_values("timestamp", kind="stable")
+    commits = [str(c) for c in ordered["commit"] if isinstance(c, str) and c]
+    return (commits[0], commits[-1]) if commits else ()
+
+
+def _own_runs(ctx: RuleContext) -> int:
+    frame = ctx.comparable_gate_history
+    return int(frame["run_id"].nunique()) if len(frame) else 0
+
+
+def across_devices(ctx: RuleContext, verdict: Verdict) -> Verdict:
+    """``verdict`` naming the device of its baseline, and the other card's when judged so."""
+    scaled = ctx.device_scaling
+    other = ctx.cross_device
+    if not scaled or other is None:
+        if verdict.baseline is None:
+            return verdict
+        own = verdict.baseline.model_copy(update={"device": ctx.roof.device})
+        return verdict.model_copy(update={"baseline": own})
+    before = sum(s.baseline.time_s for s in scaled.values())
+    now = sum(s.time_s for s in scaled.values())
+    expected = sum(s.baseline.time_s * s.expected_time_ratio for s in scaled.values())
+    note = (
+        f"{len(scaled)} kernel(s) judged against {other.device} history "
+        f"({other.runs} runs) in percent of roof: {ctx.roof.device} has fewer than "
+        f"{OWN_RUNS_SETTLED} base-branch runs of them; their times are shown beside the "
+        "ratio the two roofs predict"
+    )
+    update: dict[str, Any] = {"notes": (*verdict.notes, note)}
+    if _own_runs(ctx) < OWN_RUNS_SETTLED:  # one device per run in the headline
+        update |= {
+            "baseline": BaselineSummary(
+                n=other.runs,
+                time_s=before,
+                commits=_commit_range(other.history),
+                metric="time_s",
+                device=other.device,
+            ),
+            "time_ratio": now / before,
+            "expected_time_ratio": expected / before,
+        }
+    elif verdict.baseline is not None:
+        update["baseline"] = verdict.baseline.model_copy(update={"device": ctx.roof.device})
+    return verdict.model_copy(update=update)

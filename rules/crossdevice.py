@@ -1,0 +1,285 @@
+"""A kernel's level on one card, judged on another, or forecast on a card it never ran on.
+
+``device_levels`` reads every kernel's current level (the gate's) from one card's history;
+``scale`` judges a new measurement on another card against it (``rules.scaling`` predicts the
+time ratio), ``keeping`` says whether it kept up, and ``forecast`` gives its time on a card it
+never ran on if it kept its percent of roof. ``DeviceBaseline`` is the other card's history a
+``RuleContext`` carries.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from rules.frames import HISTORY_COLUMNS, require_columns
+from rules.roofline import Roof
+from rules.scaling import CROSS_DEVICE_TOLERANCE, TIERS, MissingResource, Prediction, Work, predict
+from rules.stats import GateOptions, Level, conservative_median, current_levels
+from rules.timing import median_time, median_value, usual
+
+
+@dataclass(frozen=True)
+class DeviceLevel:
+    """One kernel's current level on one device (the gate's level of its percent of roof).
+
+    Attributes:
+        key: Identity key (aliases mapped to the current name).
+        name: Display name.
+        device: The device.
+        percent: The level of percent of roof (the current segment's robust location).
+        noise: Noise of one value, in points.
+        se: The level's standard error, in noise units.
+        n: Runs in the current segment.
+        runs: Runs in the history read.
+        time_s: Median time over the segment.
+        work: The work over the segment (medians), as stored.
+        history: Percent of roof of every run, oldest first (for sparklines).
+        commits: First and last commit of the segment.
+    """
+
+    key: str
+    name: str
+    device: str
+    percent: float
+    noise: float
+    se: float
+    n: int
+    runs: int
+    time_s: float
+    work: Work
+    history: tuple[float, ...] = ()
+    commits: tuple[str, ...] = field(default=())
+
+    @property
+    def t_roof_s(self) -> float:
+        """``percent · time / 100``: the roof time its level and median time imply."""
+        return self.percent * self.time_s / 100.0
+
+    def z(self, value: float) -> float:
+        """Robust z of a percent of roof against this level (the level's error included)."""
+        scale = self.noise * math.sqrt(1.0 + self.se**2)
+        if not scale > 0:
+            return 0.0 if value == self.percent else math.copysign(math.inf, value - self.percent)
+        return (value - self.percent) / scale
+
+
+def _work(segment: pd.DataFrame) -> Work:
+    """The work of a segment's rows: medians of what is known, the usual binding."""
+    nbytes = {t: median_value(segment[f"bytes_{t}"]) for t in TIERS}
+    return Work(
+        flops=median_value(segment["total_flops"]),
+        nbytes={t: float(v) for t, v in nbytes.items() if v is not None},
+        peak_flop_time_s=median_value(segment["peak_flop_time_s"]),
+        binding=usual(tuple(str(b) if isinstance(b, str) else None for b in segment["binding"]))[0],
+    )
+
+
+def _level(key: str, rows: pd.DataFrame, level: Level) -> DeviceLevel | None:
+    """``key``'s level from its rows (NaN-free, oldest first) and the gate's ``level``."""
+    segment = rows.iloc[level.start :]
+    time_s = median_time(segment["time_s"])
+    if not math.isfinite(level.level) or level.level <= 0 or time_s is None:
+        return None
+    commits = [str(c) for c in segment["commit"] if isinstance(c, str)]
+    return DeviceLevel(
+        key=key,
+        name=str(rows["kernel_name"].iloc[-1]),
+        device=str(rows["device"].iloc[-1]),
+        percent=float(level.level),
+        noise=float(level.noise),
+        se=float(level.se),
+        n=int(level.n),
+        runs=int(rows["run_id"].nunique()),
+        time_s=time_s,
+        work=_work(segment),
+        history=tuple(float(v) for v in rows["percent_of_roof"]),
+        commits=(commits[0], commits[-1]) if commits else (),
+    )
+
+
+def device_levels(
+    frame: pd.DataFrame,
+    *,
+    options: GateOptions | None = None,
+    rename: Callable[[str], str] | None = None,
+) -> dict[str, DeviceLevel]:
+    """Every kernel's current level in a one-device history frame, by key.
+
+    Args:
+        frame: ``rules.frames.HISTORY_COLUMNS`` rows of one device (oldest first or not).
+        options: The gate's options (the level is the gate's: ``rules.stats.current_levels``).
+        rename: Maps an old key to its current name (aliases); None: keys as they are.
+    """
+    require_columns(frame, HISTORY_COLUMNS, "device history")
+    placed = frame[pd.to_numeric(frame["percent_of_roof"], errors="coerce").notna()]
+    if placed.empty:
+        return {}
+    placed = placed.sort_values("timestamp", kind="stable")
+    keys = placed["kernel_key"].astype(str)
+    if rename is not None:
+        keys = keys.map(rename)
+    groups = [(str(k), rows) for k, rows in placed.groupby(keys.to_numpy(), sort=True)]
+    series = [rows["percent_of_roof"].to_numpy(dtype=float) for _, rows in groups]
+    levels = current_levels(series, options=options or GateOptions())
+    found = (_level(key, rows, level) for (key, rows), level in zip(groups, levels, strict=True))
+    return {level.key: level for level in found if level is not None}
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """One kernel judged on one card against its level on another, in percent of roof.
+
+    Attributes:
+        baseline: Its level on the other card.
+        device: The card it is judged on.
+        prediction: The roof times of the baseline's work on both cards.
+        time_s: Its time now (the better of two measurements, the median of more).
+        time_ratio: ``time_s / baseline.time_s``.
+        percent: Its percent of the roof the baseline's work has on this card:
+            ``baseline.percent · expected_time_ratio / time_ratio``.
+    """
+
+    baseline: DeviceLevel
+    device: str
+    prediction: Prediction
+    time_s: float
+    time_ratio: float
+    percent: float
+
+    @property
+    def key(self) -> str:
+        """The kernel's identity key."""
+        return self.baseline.key
+
+    @property
+    def expected_time_ratio(self) -> float:
+        """The roofs' prediction of ``time_ratio``."""
+        return self.prediction.expected_time_ratio
+
+    @property
+    def relative_change(self) -> float:
+        """``percent / baseline.percent - 1``, equal to ``expected / time_ratio - 1``."""
+        return self.percent / self.baseline.percent - 1.0
+
+    @property
+    def z(self) -> float:
+        """Robust z of ``percent`` against the baseline's level and noise."""
+        return self.baseline.z(self.percent)
+
+    @property
+    def binding(self) -> str:
+        """What binds the baseline's work on this card."""
+        return self.prediction.target_binding
+
+
+def scale(level: DeviceLevel, source: Roof, target: Roof, times: Sequence[float]) -> Scaling | None:
+    """``level`` (measured on ``source``) against ``times`` measured on ``target``.
+
+    None when no time is positive or the work cannot be placed on both roofs.
+    """
+    valid = [t for t in times if math.isfinite(t) and t > 0]
+    try:
+        prediction = predict(level.work, source, target) if valid else None
+    except MissingResource:
+        return None
+    if prediction is None:
+        return None
+    now = conservative_median(valid, higher_is_better=False)
+    time_ratio = now / level.time_s
+    percent = level.percent * prediction.expected_time_ratio / time_ratio
+    return Scaling(level, target.device, prediction, now, time_ratio, percent)
+
+
+class Keeping(StrEnum):
+    """Whether a kernel kept up with a card change, as its percent of roof says."""
+
+    BEHIND = "not-kept-up"
+    KEPT_UP = "kept-up"
+    AHEAD = "faster"
+
+
+def keeping(
+    scaling: Scaling, *, tolerance: float = CROSS_DEVICE_TOLERANCE, z_threshold: float = 4.0
+) -> Keeping:
+    """``not-kept-up`` when percent of roof fell by more than ``tolerance`` and beyond noise.
+
+    ``faster`` when it rose as far; else ``kept-up``.
+    """
+    change, z = scaling.relative_change, scaling.z
+    if change <= -tolerance and z <= -z_threshold:
+        return Keeping.BEHIND
+    if change >= tolerance and z >= z_threshold:
+        return Keeping.AHEAD
+    return Keeping.KEPT_UP
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """A kernel's time on a card it never ran on, if it kept its percent of roof.
+
+    Attributes:
+        baseline: Its level on the card it ran on.
+        device: The card forecast.
+        prediction: The roof times of its work on both cards.
+        time_s: ``prediction.target_s / (baseline.percent / 100)``.
+    """
+
+    baseline: DeviceLevel
+    device: str
+    prediction: Prediction
+    time_s: float
+
+    @property
+    def time_ratio(self) -> float:
+        """Forecast time over the time it runs in now."""
+        return self.time_s / self.baseline.time_s
+
+
+def forecast(level: DeviceLevel, source: Roof, target: Roof) -> Forecast | None:
+    """``level``'s time on ``target`` if it kept its percent of roof (None: nothing placed).
+
+    Raises:
+        MissingResource: ``target`` lacks the work's precision or binding tier.
+    """
+    prediction = predict(level.work, source, target)
+    if prediction is None:
+        return None
+    return Forecast(level, target.device, prediction, prediction.target_s * 100.0 / level.percent)
+
+
+@dataclass(frozen=True)
+class DeviceBaseline:
+    """Another card's base-branch history, for kernels with too little on the run's card.
+
+    Attributes:
+        roof: The roof that card's runs were placed on.
+        history: Its rows (``rules.frames.HISTORY_COLUMNS``), the gate's window of runs.
+    """
+
+    roof: Roof
+    history: pd.DataFrame
+
+    def __post_init__(self) -> None:
+        require_columns(self.history, HISTORY_COLUMNS, "DeviceBaseline.history")
+
+    @property
+    def device(self) -> str:
+        """The other card."""
+        return self.roof.device
+
+    @property
+    def runs(self) -> int:
+        """Runs in its history."""
+        return int(self.history["run_id"].nunique()) if len(self.history) else 0
+
+
+def known_points(values: npt.ArrayLike) -> int:
+    """How many of ``values`` are finite (a kernel's own runs of percent of roof)."""
+    return int(np.count_nonzero(np.isfinite(np.asarray(values, dtype=float))))

@@ -1,0 +1,255 @@
+"""``roofguard compare`` from the history store: every card's level of every kernel.
+
+For each card with base-branch history (or each of ``--devices``, in that order) the gate's
+window of runs is read on the configured roof source and every kernel's current level of
+percent of roof taken (``rules.device_levels``); every card after the first is compared with
+the first: the time ratio measured beside the one the two roofs predict for the first card's
+work, and whether the kernel kept up (``rules.keeping``, the device-scaling rule's tolerance).
+``--by-runner`` compares the runners of each card instead (two A100 runners whose measured
+roofs differ). ``--forecast`` adds each kernel's time on a card it never ran on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlmodel import Session
+
+from rules import (
+    Catalog,
+    DeviceLevel,
+    Roof,
+    builtin_catalog,
+    device_levels,
+    get_rule,
+    keeping,
+    normalise_name,
+    scale,
+)
+from rules.stats import GateOptions
+from service.compare.cards import Card, CompareView
+from service.compare.forecasts import forecast_rows
+from service.compare.model import FORECAST_ASSUMPTION, CompareRow, Comparison, DeviceColumn
+from service.config import RoofguardConfig
+from service.errors import BadInput
+from service.store.devices import DeviceRuns, device_runs, run_roofs, run_runners
+from service.store.history import BaselineQuery, read_baseline
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """What to compare.
+
+    Attributes:
+        repo: OWNER/NAME.
+        devices: The cards, the first the reference (empty: every card with history, the
+            one whose newest run is oldest first).
+        kernel: A regular expression on the kernel's key or name (None: every kernel).
+        forecast: A catalog card to forecast every kernel's time on.
+        by_runner: Compare each card's runners (``device / runner``) instead of cards.
+    """
+
+    repo: str
+    devices: tuple[str, ...] = ()
+    kernel: str | None = None
+    forecast: str | None = None
+    by_runner: bool = False
+
+
+def _catalog(config: RoofguardConfig) -> Catalog:
+    return builtin_catalog().with_overrides(config.devices)
+
+
+def _unknown(name: str, known: Sequence[str], catalog: Catalog, repo: str) -> BadInput:
+    """One clear error for a ``--devices`` name: the card, and the nearest known names."""
+    spec = catalog.find(name)
+    if spec is not None:
+        return BadInput(
+            f"--devices: {spec.id} has no base-branch history in {repo}; "
+            f"cards with history: {', '.join(known) or 'none'}"
+        )
+    near = [*catalog.suggest(name), *(k for k in known if name.lower() in k.lower())]
+    hint = f"; closest known: {', '.join(dict.fromkeys(near))}" if near else ""
+    return BadInput(f"--devices: unknown card {name!r}{hint} (see `roofguard devices`)")
+
+
+def resolve_devices(
+    names: Sequence[str], stored: Sequence[DeviceRuns], catalog: Catalog, repo: str
+) -> list[str]:
+    """The stored cards ``names`` mean (catalog ids, aliases or stored names), in order.
+
+    Raises:
+        BadInput: A name is no card with history here; the error names it and the nearest.
+    """
+    known = [d.device for d in sorted(stored, key=lambda d: (d.newest, d.device))]
+    if not names:
+        return known
+    found = []
+    for name in names:
+        match = _match(name, known, catalog)
+        if match is None:
+            raise _unknown(name, known, catalog, repo)
+        found.append(match)
+    return list(dict.fromkeys(found))
+
+
+def _match(name: str, known: Sequence[str], catalog: Catalog) -> str | None:
+    """The stored card ``name`` means: itself, its catalog id, or the one it begins.
+
+    ``A100`` is the ``A100-SXM4-80GB`` in a fleet whose only A100 is that one.
+    """
+    spec = catalog.find(name)
+    if name in known or (spec is not None and spec.id in known):
+        return name if name in known else spec.id if spec else None
+    folded = normalise_name(name)
+    hits = [k for k in known if folded and normalise_name(k).startswith(folded)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _frame(session: Session, repo: str, device: str, config: RoofguardConfig) -> pd.DataFrame:
+    query = BaselineQuery(
+        repo=repo,
+        device=device,
+        roof_source=config.roof,
+        base_branch=config.base_branch,
+        window=config.baseline.gate_window,
+        full_runs=config.baseline.window,
+    )
+    return read_baseline(session=session, query=query).frame
+
+
+def _newest_roof(session: Session, frame: pd.DataFrame) -> Roof:
+    newest = int(frame["run_id"].iloc[int(frame["timestamp"].argmax())])
+    return run_roofs(session=session, run_ids=[newest])[newest]
+
+
+def _parts(
+    session: Session, device: str, frame: pd.DataFrame, by_runner: bool
+) -> list[tuple[str, pd.DataFrame]]:
+    """(label, rows) of one card: the card, or each of its runners."""
+    if not by_runner:
+        return [(device, frame)]
+    runners = run_runners(session=session, run_ids=frame["run_id"].unique().tolist())
+    names = frame["run_id"].map(lambda r: runners.get(int(r)) or "unknown runner")
+    return [(f"{device} / {name}", rows) for name, rows in frame.groupby(names, sort=True)]
+
+
+def _cards(
+    session: Session, request: CompareRequest, devices: Sequence[str], config: RoofguardConfig
+) -> list[Card]:
+    gate = GateOptions(**config.rules.gate.model_dump())
+    cards = []
+    for device in devices:
+        frame = _frame(session, request.repo, device, config)
+        if frame.empty:
+            continue
+        for label, rows in _parts(session, device, frame, request.by_runner):
+            levels = device_levels(rows, options=gate, rename=config.rules.current_key)
+            runs = int(rows["run_id"].nunique())
+            cards.append(Card(label, _newest_roof(session, rows), runs, levels))
+    return cards
+
+
+def _matches(pattern: re.Pattern[str] | None, level: DeviceLevel) -> bool:
+    return pattern is None or bool(pattern.search(level.key) or pattern.search(level.name))
+
+
+def _pattern(text: str | None) -> re.Pattern[str] | None:
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise BadInput(f"--kernel: {text!r} is not a regular expression: {exc}") from None
+
+
+def _row(
+    level: DeviceLevel, card: Card, reference: Card | None, tolerance: dict[str, float]
+) -> CompareRow:
+    row = CompareRow(
+        kernel=level.key,
+        name=level.name,
+        device=card.label,
+        percent_of_roof=level.percent,
+        time_s=level.time_s,
+        binding=level.work.binding,
+        runs=level.runs,
+    )
+    base = reference.levels.get(level.key) if reference is not None else None
+    if reference is None or base is None:
+        return row
+    scaled = scale(base, reference.roof, card.roof, [level.time_s])
+    if scaled is None:
+        return row.model_copy(update={"reference": reference.label})
+    return row.model_copy(
+        update={
+            "reference": reference.label,
+            "time_ratio": scaled.time_ratio,
+            "expected_time_ratio": scaled.expected_time_ratio,
+            "keeping": keeping(scaled, **tolerance).value,
+        }
+    )
+
+
+def _thresholds(config: RoofguardConfig) -> dict[str, float]:
+    """The device-scaling rule's tolerance and z threshold, as configured."""
+    raw = config.rules.options.get("device-scaling", {})
+    values = get_rule("device-scaling").Options.model_validate(raw).model_dump()
+    return {"tolerance": float(values["tolerance"]), "z_threshold": float(values["z_threshold"])}
+
+
+def _rows(
+    cards: Sequence[Card], pattern: re.Pattern[str] | None, tolerance: dict[str, float]
+) -> list[CompareRow]:
+    keys = sorted({k for card in cards for k, lv in card.levels.items() if _matches(pattern, lv)})
+    reference = cards[0] if cards else None
+    rows = []
+    for key in keys:
+        for card in cards:
+            level = card.levels.get(key)
+            if level is not None:
+                rows.append(_row(level, card, None if card is reference else reference, tolerance))
+    return rows
+
+
+def compare_history(
+    *, session: Session, request: CompareRequest, config: RoofguardConfig
+) -> CompareView:
+    """Every kernel's level on every card of ``request.repo`` (and a forecast, if asked).
+
+    Raises:
+        BadInput: An unknown card in ``devices`` or ``forecast``, a bad ``kernel`` pattern,
+            or a forecast card without a peak or bandwidth a kernel's work needs.
+    """
+    catalog, pattern = _catalog(config), _pattern(request.kernel)
+    stored = device_runs(
+        session=session, repo=request.repo, base_branch=config.base_branch, roof_source=config.roof
+    )
+    devices = resolve_devices(request.devices, stored, catalog, request.repo)
+    cards = _cards(session, request, devices, config)
+    thresholds = _thresholds(config)
+    rows = _rows(cards, pattern, thresholds)
+    target, assumption = None, None
+    if request.forecast is not None:
+        target, extra = forecast_rows(cards, rows, request.forecast, catalog)
+        order = {key: i for i, key in enumerate(dict.fromkeys(r.kernel for r in rows))}
+        rows = sorted([*rows, *extra], key=lambda r: (order[r.kernel], r.forecast))
+        source = ", ".join(dict.fromkeys(r.source or "" for r in extra)) or "its card"
+        assumption = FORECAST_ASSUMPTION.format(target=target.device, source=source)
+    comparison = Comparison(
+        repo=request.repo,
+        roof_source=config.roof,
+        reference=cards[0].label if cards else None,
+        devices=tuple(
+            DeviceColumn(device=c.label, roof=c.roof.label, runs=c.runs, kernels=len(c.levels))
+            for c in cards
+        ),
+        rows=tuple(rows),
+        forecast=target.device if target else None,
+        assumption=assumption,
+        tolerance=thresholds["tolerance"],
+    )
+    return CompareView(comparison, tuple(cards), target)

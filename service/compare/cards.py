@@ -1,0 +1,40 @@
+"""What a comparison is made of: each card's roof and its kernels' levels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rules import DeviceLevel, Roof
+from service.compare.model import Comparison
+
+
+@dataclass(frozen=True)
+class Card:
+    """One column of the view: a card (or one of its runners), its roof, its kernels' levels.
+
+    Attributes:
+        label: The card (``device / runner`` when compared by runner).
+        roof: The roof its newest run was placed on.
+        runs: Its base-branch runs read.
+        levels: Each kernel's current level there, by key.
+    """
+
+    label: str
+    roof: Roof
+    runs: int
+    levels: dict[str, DeviceLevel] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """The comparison, the cards it was made of (the charts draw their kernels), the target.
+
+    Attributes:
+        comparison: The rows and columns shown.
+        cards: The cards, the reference first.
+        target: The roof of the card forecast on, if any.
+    """
+
+    comparison: Comparison
+    cards: tuple[Card, ...]
+    target: Roof | None = None

@@ -1,0 +1,229 @@
+"""The cross-device view as text, markdown, JSON and one roofline chart per card.
+
+Every cell is prepared here once (``Cell``); the terminal table and the markdown template
+only lay them out. Kernel and card names are data: markdown escapes them, the terminal
+drops control characters.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import jinja2
+from matplotlib.figure import Figure
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from rules import DeviceLevel, Roof
+from service.compare.cards import Card, CompareView
+from service.compare.model import CompareRow, Comparison
+from service.render.charts import KernelPoint, roofline_chart
+from service.render.escape import escape_code, escape_text, strip_terminal_escapes
+from service.render.figures import fmt_ratio, fmt_seconds
+from service.render.labels import ellipsize_middle, short_names
+
+#: Words for ``CompareRow.keeping``.
+KEEPING = {
+    "kept-up": "kept up",
+    "not-kept-up": "did not keep up",
+    "faster": "faster than the roofs predict",
+}
+NAME_WIDTH = 48
+HEADERS = ("kernel", "card", "% of roof", "time", "binding", "runs", "vs the first card", "scaling")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One row's cells as plain text (escaped later, per format)."""
+
+    kernel: str
+    card: str
+    percent: str
+    time: str
+    binding: str
+    runs: str
+    versus: str
+    scaling: str
+
+
+def versus(row: CompareRow) -> str:
+    """``0.93× (roofs predict 0.70×)``; a forecast reads ``0.70× the time on H100-SXM5``."""
+    if row.forecast:
+        ratio = fmt_ratio(row.time_ratio) if row.time_ratio else "—"
+        return f"{ratio} the time on {row.source}"
+    if row.time_ratio is None:
+        return "—" if row.reference else "(the first card)"
+    expected = row.expected_time_ratio
+    predicted = f" (roofs predict {fmt_ratio(expected)})" if expected else ""
+    return f"{fmt_ratio(row.time_ratio)}{predicted}"
+
+
+def cell(row: CompareRow) -> Cell:
+    """The text of one row."""
+    return Cell(
+        kernel=row.name,
+        card=row.device,
+        percent=f"{row.percent_of_roof:.1f}%" + (" (kept)" if row.forecast else ""),
+        time=fmt_seconds(row.time_s),
+        binding=row.binding or "—",
+        runs="forecast" if row.forecast else str(row.runs),
+        versus=versus(row),
+        scaling=KEEPING.get(row.keeping or "", "—"),
+    )
+
+
+def _clean(text: str, width: int | None = None) -> str:
+    text = strip_terminal_escapes(text)
+    text = "".join(ch for ch in text if ch.isprintable())
+    return ellipsize_middle(text, width) if width else text
+
+
+def render_text(comparison: Comparison, *, width: int = 200) -> str:
+    """The view as a terminal table, with the cards' roofs and the forecast's assumption."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in HEADERS:
+        table.add_column(
+            header, overflow="fold", justify="left" if header in HEADERS[:2] else "right"
+        )
+    for row in comparison.rows:
+        c = cell(row)
+        table.add_row(
+            Text(_clean(c.kernel, NAME_WIDTH)),
+            Text(_clean(c.card)),
+            c.percent,
+            c.time,
+            Text(_clean(c.binding)),
+            c.runs,
+            Text(_clean(c.versus)),
+            c.scaling,
+        )
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, highlight=False)
+    console.print(Text(_clean(headline(comparison))))
+    for column in comparison.devices:
+        console.print(Text(_clean(f"  {column.device}: {column.runs} runs on {column.roof}")))
+    console.print(table)
+    if comparison.assumption:
+        console.print(Text(_clean(f"forecast on {comparison.forecast}: {comparison.assumption}")))
+    return buffer.getvalue()
+
+
+def headline(comparison: Comparison) -> str:
+    """One line: what is compared with what."""
+    cards = ", ".join(c.device for c in comparison.devices) or "no card with history"
+    first = comparison.reference or "—"
+    tolerance = f"{100 * comparison.tolerance:.0f}%"
+    return (
+        f"roofguard compare {comparison.repo}: {cards}; percent of roof on each card's own "
+        f"{comparison.roof_source} roofs, every card against {first} (a fall of more than "
+        f"{tolerance} did not keep up)"
+    )
+
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("service.compare", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # markdown: cells are escaped here, per context
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _markdown_cell(c: Cell) -> Cell:
+    return Cell(
+        kernel=escape_code(c.kernel, in_table=True, limit=90),
+        card=escape_text(c.card, limit=80),
+        percent=c.percent,
+        time=c.time,
+        binding=escape_text(c.binding, limit=24),
+        runs=c.runs,
+        versus=escape_text(c.versus, limit=120),
+        scaling=c.scaling,
+    )
+
+
+def render_markdown(comparison: Comparison) -> str:
+    """The view as GitHub markdown (a job summary, a comment, a file)."""
+    return (
+        _env()
+        .get_template("compare.md.j2")
+        .render(
+            headline=escape_text(headline(comparison), limit=600),
+            devices=[
+                (escape_text(d.device, limit=80), escape_text(d.roof, limit=120), d.runs, d.kernels)
+                for d in comparison.devices
+            ],
+            rows=[_markdown_cell(cell(r)) for r in comparison.rows],
+            forecast=escape_text(comparison.forecast or "", limit=80),
+            assumption=escape_text(comparison.assumption or "", limit=400),
+        )
+    )
+
+
+def render_json(comparison: Comparison) -> str:
+    """The view as JSON: a list of rows (``kernel``, ``device``, ``percent_of_roof`` ...)."""
+    return json.dumps([r.model_dump(mode="json") for r in comparison.rows], indent=2) + "\n"
+
+
+def _point(
+    level: DeviceLevel, roof: Roof, name: str, time_s: float, total: float
+) -> KernelPoint | None:
+    flops, dram = level.work.flops, level.work.nbytes.get("dram")
+    if not flops or not dram or not time_s > 0:
+        return None
+    precision = level.work.precision(roof)
+    return KernelPoint(
+        name, flops / dram, flops / time_s, time_s / total if total else 0.0, precision
+    )
+
+
+def _points(card: Card, names: dict[str, str]) -> list[KernelPoint]:
+    total = sum(level.time_s for level in card.levels.values())
+    found = (_point(lv, card.roof, names[lv.name], lv.time_s, total) for lv in card.levels.values())
+    return [p for p in found if p is not None]
+
+
+def device_charts(view: CompareView, keys: Sequence[str] | None = None) -> list[tuple[str, Figure]]:
+    """One roofline per card with each kernel's point (and the forecast card's, if any)."""
+    shown = set(keys) if keys is not None else {r.kernel for r in view.comparison.rows}
+    cards = [
+        Card(c.label, c.roof, c.runs, {k: v for k, v in c.levels.items() if k in shown})
+        for c in view.cards
+    ]
+    names = short_names(sorted({lv.name for c in cards for lv in c.levels.values()}))
+    charts = []
+    for card in cards:
+        title = f"{card.label} ({card.roof.source})"
+        charts.append((card.label, roofline_chart(card.roof, _points(card, names), title=title)))
+    if view.target is not None:
+        charts.append((view.target.device, _forecast_chart(view, cards, names)))
+    return charts
+
+
+def _forecast_chart(view: CompareView, cards: Sequence[Card], names: dict[str, str]) -> Figure:
+    assert view.target is not None
+    rows = [r for r in view.comparison.rows if r.forecast]
+    total = sum(r.time_s for r in rows)
+    points = []
+    for row in rows:
+        card = next((c for c in cards if c.label == row.source), None)
+        level = card.levels.get(row.kernel) if card else None
+        point = (
+            _point(level, card.roof, names[level.name], row.time_s, total)
+            if level and card
+            else None
+        )
+        if point is not None and math.isfinite(point.achieved_flop_per_s):
+            points.append(point)
+    title = f"{view.target.device}: forecast (each kernel keeps its percent of roof)"
+    return roofline_chart(view.target, points, title=title)

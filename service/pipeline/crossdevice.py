@@ -1,0 +1,87 @@
+"""Another card's history for the kernels a run's card has too little of (a device change).
+
+When a team moves its runners to a new card, the first runs on it have no history of their
+own: every kernel would read as new. Percent of roof is comparable across cards (each on its
+own roofs), so the kernels with fewer than ``OWN_RUNS_SETTLED`` base-branch runs on the run's
+card are judged against the card that ran most recently before it (``rules.scaling``): its
+gate window of runs, on the same roof source, up to the PR's merge base. ``baseline.
+cross_device = false`` turns it off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+from sqlmodel import Session
+
+from collectors.schema import RunRecord
+from rules import OWN_RUNS_SETTLED, DeviceBaseline, Placement, Roof
+from service.config import RoofguardConfig
+from service.store.devices import device_runs, run_roofs
+from service.store.history import Baseline, BaselineQuery, read_baseline
+
+
+def _young_keys(placements: Mapping[str, Placement], own: pd.DataFrame) -> list[str]:
+    """Placed kernels with fewer than ``OWN_RUNS_SETTLED`` runs of their own."""
+    counts: dict[str, int] = {}
+    if not own.empty:  # one row per run and kernel: rows are runs
+        placed = own["kernel_key"][pd.to_numeric(own["percent_of_roof"], errors="coerce").notna()]
+        counts = {str(k): int(v) for k, v in placed.value_counts().items()}
+    return [
+        key
+        for key, placement in placements.items()
+        if placement.percent_of_roof is not None and counts.get(key, 0) < OWN_RUNS_SETTLED
+    ]
+
+
+def _newest_roof(session: Session, frame: pd.DataFrame) -> Roof | None:
+    """The roof the newest of ``frame``'s runs was placed on."""
+    newest = int(frame["run_id"].iloc[int(frame["timestamp"].argmax())])
+    return run_roofs(session=session, run_ids=[newest]).get(newest)
+
+
+def device_baseline(
+    session: Session,
+    run: RunRecord,
+    config: RoofguardConfig,
+    placements: Mapping[str, Placement],
+    own: Baseline,
+    base_sha: str | None = None,
+) -> DeviceBaseline | None:
+    """The other card's history for ``run``'s young kernels (None: none needed or none there).
+
+    Args:
+        session: A store session.
+        run: The run judged.
+        config: The configuration (``baseline.cross_device``, the windows, the base branch).
+        placements: The run's kernels placed on the roof it is judged on (its device and
+            roof source).
+        own: The run's own baseline as read (the gate's window on its own card).
+        base_sha: The PR's merge base: the other card's history stops there too.
+    """
+    keys = _young_keys(placements, own.frame)
+    if not config.baseline.cross_device or not keys or not run.repo:
+        return None
+    roof = placements[keys[0]].roof
+    base = config.base_branch
+    cards = device_runs(
+        session=session, repo=run.repo, base_branch=base, roof_source=roof.source, before=own.cutoff
+    )
+    other = next((c.device for c in cards if c.device != roof.device), None)
+    if other is None:
+        return None
+    query = BaselineQuery(
+        repo=run.repo,
+        device=other,
+        roof_source=roof.source,
+        base_branch=base,
+        window=config.baseline.gate_window,
+        before_commit=base_sha,
+        before_timestamp=own.cutoff,
+        kernel_keys=[k for key in keys for k in (key, *config.rules.old_keys(key))],
+        full_runs=config.baseline.window,
+    )
+    frame = read_baseline(session=session, query=query).frame
+    other_roof = _newest_roof(session, frame) if not frame.empty else None
+    return None if other_roof is None else DeviceBaseline(other_roof, frame)

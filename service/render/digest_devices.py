@@ -1,0 +1,47 @@
+"""The digest's device changes as rows: the new card, what the roofs predicted, who fell behind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from service.digest.devices import DeviceChange, KernelScaling
+from service.digest.model import Digest
+from service.render.figures import fmt_ratio
+
+#: Kernels listed per device change (the JSON lists every one).
+BEHIND_LIMIT = 20
+
+
+def _ratios(measured: float | None, expected: float | None) -> str:
+    if measured is None:
+        return "—"
+    predicted = f" (roofs predict {fmt_ratio(expected)})" if expected is not None else ""
+    return f"{fmt_ratio(measured)}{predicted}"
+
+
+def _behind(k: KernelScaling, esc: Callable[[str], str]) -> dict[str, str]:
+    return {
+        "kernel": esc(k.kernel),
+        "levels": f"{k.before:.1f}% → {k.after:.1f}%",
+        "time": _ratios(k.time_ratio, k.expected_time_ratio),
+    }
+
+
+def _row(c: DeviceChange, esc: Callable[[str], str]) -> dict[str, Any]:
+    return {
+        "change": f"{esc(c.from_device)} → {esc(c.to_device)}",
+        "since": c.since.strftime("%Y-%m-%d"),
+        "commits": f"{c.from_commit[:8]}…{c.to_commit[:8]}",
+        "nights": c.nights,
+        "kernels": c.kernels,
+        "time": _ratios(c.time_ratio, c.expected_time_ratio),
+        "summary": f"{c.kept_up} kept up, {c.faster} faster, {len(c.not_kept_up)} did not keep up",
+        "behind": [_behind(k, esc) for k in c.not_kept_up[:BEHIND_LIMIT]],
+        "more": max(0, len(c.not_kept_up) - BEHIND_LIMIT),
+    }
+
+
+def device_change_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any]]:
+    """One row per device change of ``digest``, with the kernels that did not keep up."""
+    return [_row(c, esc) for c in digest.device_changes]

@@ -1,0 +1,119 @@
+"""The first PR on a new card (issue 27): judged against the old card's history.
+
+30 nightly runs on one card, then `roofguard check` of a PR on another: each kernel is judged
+in percent of roof against the old card's level, each card on its own datasheet roofs. Real
+catalog pairs: A100 -> H100, V100 -> A100, L4 -> L40S and two consumer cards.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from device_fleet import REPO, Work, datasheet, nights, store
+
+from collectors.schema import RunKind
+from service.cli import run
+from service.store.db import open_store
+
+#: (old card, new card): a memory-bound kernel that kept its percent of roof, and a
+#: compute-bound one that fell from 80% to 50% of its tensor roof on the new card.
+PAIRS = [
+    ("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16"),
+    ("V100-SXM2-32GB", "A100-SXM4-80GB", "tensor_fp16"),
+    ("L4", "L40S", "tensor_bf16"),
+    ("RTX-3090", "RTX-4090", "tensor_bf16"),
+]
+
+
+def fleet(old: str, new: str, precision: str) -> dict[str, Work]:
+    return {
+        "copy": Work({"fp32": 1e6}, {"dram": 2e9}, {old: 85.0, new: 83.0}),
+        "gemm": Work({precision: 2e12}, {"dram": 1e9}, {old: 80.0, new: 50.0}),
+    }
+
+
+def history(tmp_path: Path, old: str, kernels: dict[str, Work]) -> str:
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = open_store(url)
+    try:
+        store(engine, nights(old, 30, kernels=kernels), datasheet(old))
+    finally:
+        engine.dispose()
+    return url
+
+
+def check(tmp_path: Path, url: str, new: str, kernels: dict[str, Work], *extra: str) -> dict:
+    pr = nights(new, 1, start=40, kernels=kernels, kind=RunKind.PR)[0]
+    report = tmp_path / "pr.json"
+    report.write_text(pr.model_dump_json())
+    out = tmp_path / "verdict.json"
+    argv = ["check", str(report), "--repo", REPO, "--commit", "pr1", "--branch", "feature"]
+    argv += ["--format", "json", "--output", str(out), "--db", url, *extra]
+    assert run(argv) in (0, 1)
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize(("old", "new", "precision"), PAIRS, ids=[f"{o}->{n}" for o, n, _ in PAIRS])
+def test_the_first_pr_on_a_new_card_is_judged_against_the_old_one(tmp_path, old, new, precision):
+    kernels = fleet(old, new, precision)
+    verdict = check(tmp_path, history(tmp_path, old, kernels), new, kernels)
+    assert verdict["device"] == new
+    assert verdict["baseline"]["device"] == old and verdict["baseline"]["n"] == 30
+    by = {k["key"]: k for k in verdict["kernels"]}
+    assert (by["copy"]["status"], by["gemm"]["status"]) == ("unchanged", "suspect")
+    old_roof, new_roof = datasheet(old), datasheet(new)
+    copy_ratio = old_roof.bandwidth_byte_per_s["dram"] / new_roof.bandwidth_byte_per_s["dram"]
+    gemm_ratio = old_roof.peak_flop_per_s[precision] / new_roof.peak_flop_per_s[precision]
+    assert by["copy"]["expected_time_ratio"] == pytest.approx(copy_ratio)
+    assert by["gemm"]["expected_time_ratio"] == pytest.approx(gemm_ratio)
+    for kernel in by.values():  # percent now / before = expected / measured time ratio
+        now_over_before = kernel["percent_of_baseline_roof"] / kernel["baseline"]["center"]
+        ratio = kernel["expected_time_ratio"] / kernel["time_ratio"]
+        assert now_over_before == pytest.approx(ratio)
+        assert kernel["baseline"]["device"] == old
+    [finding] = verdict["findings"]
+    assert finding["rule"] == "device-scaling" and finding["kernel"] == "gemm"
+    assert f"on {new}, measured" in finding["message"] and "80% → 50%" in finding["message"]
+    assert finding["advice"] == "compute-efficiency"
+
+
+def test_the_pr_comment_names_the_other_cards_history(tmp_path):
+    kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
+    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    pr = nights("H100-SXM5", 1, start=40, kernels=kernels, kind=RunKind.PR)[0]
+    report = tmp_path / "pr.json"
+    report.write_text(pr.model_dump_json())
+    out = tmp_path / "verdict.md"
+    argv = ["check", str(report), "--repo", REPO, "--commit", "pr1", "--branch", "feature"]
+    assert run([*argv, "--format", "markdown", "--output", str(out), "--db", url]) == 0
+    text = out.read_text()
+    assert "judged against **A100\\-SXM4\\-80GB history\\, 30 runs\\, in percent of roof" in text
+    assert "(n=30, A100\\-SXM4\\-80GB)" in text  # the row's baseline names its card
+    assert "roofs predict 0.32×)" in text  # the gemm's time beside the bf16 peaks' ratio
+    assert "GPU time of the 2 kernel" in text
+
+
+def test_cross_device_false_makes_every_kernel_new(tmp_path):
+    kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
+    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    config = tmp_path / "roofguard.toml"
+    config.write_text("[baseline]\ncross_device = false\n")
+    verdict = check(tmp_path, url, "H100-SXM5", kernels, "--config", str(config))
+    assert {k["status"] for k in verdict["kernels"]} == {"new"}
+    assert verdict["baseline"] is None and not verdict["findings"]
+
+
+def test_the_new_cards_settled_history_takes_over(tmp_path):
+    kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
+    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    engine = open_store(url)
+    try:
+        store(engine, nights("H100-SXM5", 6, start=30, kernels=kernels), datasheet("H100-SXM5"))
+    finally:
+        engine.dispose()
+    verdict = check(tmp_path, url, "H100-SXM5", kernels)
+    assert verdict["baseline"]["device"] == "H100-SXM5"
+    assert all(k["expected_time_ratio"] is None for k in verdict["kernels"])
+    assert {k["status"] for k in verdict["kernels"]} == {"unchanged"}

@@ -1,0 +1,142 @@
+"""``roofguard compare``: one kernel's percent of roof across cards, on a real store.
+
+30 nights on an A100, then 8 on an H100 (real catalog roofs); a memory-bound GEMV kept its
+percent of roof, a bf16 GEMM fell from 80% to 50% of the tensor roof.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from device_fleet import KERNELS, REPO, Work, datasheet, nights, store
+
+from service.cli import run
+from service.store.db import open_store
+
+A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('compare') / 'history.db'}"
+    engine = open_store(url)
+    try:
+        store(engine, nights(A100, 30), datasheet(A100))
+        store(engine, nights(H100, 8, start=30), datasheet(H100))
+    finally:
+        engine.dispose()
+    return url
+
+
+def invoke(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> tuple[int, str, str]:
+    code = run(["compare", "--repo", REPO, "--db", db, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rows(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> list[dict]:
+    code, out, err = invoke(capsys, db, "--format", "json", *args)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_json_is_a_row_per_kernel_and_card(capsys, db) -> None:
+    found = rows(capsys, db)
+    assert [(r["kernel"], r["device"]) for r in found] == [
+        ("gemm", A100),
+        ("gemm", H100),
+        ("gemv", A100),
+        ("gemv", H100),
+    ]
+    for row in found:
+        assert {"kernel", "device", "percent_of_roof", "time_s", "binding", "runs"} <= set(row)
+    by = {(r["kernel"], r["device"]): r for r in found}
+    assert by["gemv", A100]["percent_of_roof"] == pytest.approx(85.0, rel=3e-3)
+    assert by["gemv", H100]["percent_of_roof"] == pytest.approx(84.0, rel=3e-3)
+    assert (by["gemv", A100]["runs"], by["gemv", H100]["runs"]) == (30, 8)
+    assert by["gemm", H100]["binding"] == "tensor_bf16"
+    assert by["gemv", H100]["time_s"] == pytest.approx(KERNELS["gemv"].time_on(H100), rel=3e-3)
+
+
+def test_each_card_is_compared_with_the_first_as_the_roofs_predict(capsys, db) -> None:
+    by = {(r["kernel"], r["device"]): r for r in rows(capsys, db)}
+    gemv, gemm = by["gemv", H100], by["gemm", H100]
+    assert gemv["reference"] == A100 and by["gemv", A100]["keeping"] is None
+    assert gemv["expected_time_ratio"] == pytest.approx(2.039 / 3.35)  # the HBM bandwidths
+    assert gemm["expected_time_ratio"] == pytest.approx(312 / 989.4)  # the bf16 peaks
+    assert gemv["time_ratio"] == pytest.approx(
+        KERNELS["gemv"].time_on(H100) / KERNELS["gemv"].time_on(A100), rel=5e-3
+    )
+    assert (gemv["keeping"], gemm["keeping"]) == ("kept-up", "not-kept-up")
+
+
+def test_devices_choose_the_order_and_kernel_filters(capsys, db) -> None:
+    found = rows(capsys, db, "--devices", "H100,a100-sxm4-80gb", "--kernel", "^gem[m]$")
+    assert [(r["kernel"], r["device"]) for r in found] == [("gemm", H100), ("gemm", A100)]
+    assert found[1]["reference"] == H100 and found[1]["keeping"] == "faster"
+
+
+def test_text_and_markdown_say_what_scaled(capsys, db) -> None:
+    code, text, _ = invoke(capsys, db)
+    assert code == 0
+    assert "did not keep up" in text and "kept up" in text and "roofs predict 0.61×" in text
+    code, markdown, _ = invoke(capsys, db, "--format", "markdown")
+    assert code == 0
+    assert "| `gemm` | H100\\-SXM5 |" in markdown
+    assert "| Kernel | Card | % of roof | Time | Binding | Runs |" in markdown
+
+
+def test_forecast_keeps_each_kernels_percent_of_roof(capsys, db) -> None:
+    found = [r for r in rows(capsys, db, "--forecast", "H200") if r["forecast"]]
+    assert {r["device"] for r in found} == {"H200-SXM"}
+    gemv = next(r for r in found if r["kernel"] == "gemv")
+    h200 = datasheet("H200-SXM")
+    expected = KERNELS["gemv"].roof_time(h200) / (gemv["percent_of_roof"] / 100)
+    assert gemv["time_s"] == pytest.approx(expected)
+    assert gemv["source"] == H100 and gemv["runs"] == 0
+    assert "keeps its percent of roof" in gemv["assumption"]
+
+
+def test_unknown_cards_get_one_error_with_the_nearest_names(capsys, db) -> None:
+    code, _, err = invoke(capsys, db, "--devices", "A100,H1000")
+    assert code == 2
+    assert err.count("error") == 1 and "'H1000'" in err and "closest known: H100" in err
+    code, _, err = invoke(capsys, db, "--devices", "V100-SXM2-32GB")
+    assert code == 2 and "V100-SXM2-32GB has no base-branch history" in err
+    assert f"cards with history: {A100}, {H100}" in err
+    code, _, err = invoke(capsys, db, "--forecast", "H2000")
+    assert code == 2 and "--forecast: unknown device 'H2000'; closest known:" in err
+
+
+def test_forecast_to_a_card_without_the_precision(capsys, tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'fp8.db'}"
+    engine = open_store(url)
+    fp8 = {"gemm_fp8": Work({"tensor_fp8": 4e12}, {"dram": 4e9}, {H100: 70.0})}
+    try:
+        store(engine, nights(H100, 6, kernels=fp8), datasheet(H100))
+    finally:
+        engine.dispose()
+    code, _, err = invoke(capsys, url, "--forecast", "A100-SXM4-80GB")
+    assert code == 2
+    assert "A100-SXM4-80GB has no peak for tensor_fp8, which kernel 'gemm_fp8' needs" in err
+    assert "nearest known cards with one: " in err
+
+
+def test_one_roofline_per_card(capsys, db, tmp_path) -> None:
+    code, _, err = invoke(capsys, db, "--forecast", "H200-SXM", "--chart", str(tmp_path / "c.svg"))
+    assert code == 0
+    written = sorted(p.name for p in tmp_path.glob("c-*.svg"))
+    assert written == ["c-A100-SXM4-80GB.svg", "c-H100-SXM5.svg", "c-H200-SXM.svg"]
+    svg = (tmp_path / "c-H100-SXM5.svg").read_text()
+    assert 'id="kernels"' in svg and 'id="roof:tensor_bf16:dram"' in svg
+    assert str(tmp_path / "c-H100-SXM5.svg") in err
+
+
+def test_bad_flags(capsys, db) -> None:
+    assert invoke(capsys, db, "--format", "yaml")[0] == 2
+    assert invoke(capsys, db, "--kernel", "(")[0] == 2
+    code = run(["compare", "--db", db])
+    assert code == 2 and "--repo" in capsys.readouterr().err
+    assert Path(db.removeprefix("sqlite:///")).exists()

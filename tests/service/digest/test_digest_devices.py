@@ -1,0 +1,68 @@
+"""The weekly digest notices a device change instead of showing the new card as a fresh start."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from device_fleet import FIRST, REPO, datasheet, nights, store
+
+from service.digest.build import build_digest
+from service.render.digest_render import render_digest_html, render_digest_markdown
+from service.store.db import open_store, session_scope
+from service.store.history import nightly_history
+
+A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
+
+
+@pytest.fixture
+def history(tmp_path):
+    """30 A100 nights, then the fleet moves: 4 H100 nights, the last week's."""
+    engine = open_store(f"sqlite:///{tmp_path / 'history.db'}")
+    try:
+        store(engine, nights(A100, 30), datasheet(A100))
+        store(engine, nights(H100, 4, start=30), datasheet(H100))
+        with session_scope(engine, readonly=True) as session:
+            yield nightly_history(
+                session=session, repo=REPO, start=FIRST, end=FIRST + timedelta(days=40)
+            )
+    finally:
+        engine.dispose()
+
+
+def week(history, first_day: int, days: int = 7):
+    start = FIRST + timedelta(days=first_day)
+    return build_digest(history, start=start, end=start + timedelta(days=days), repo=REPO)
+
+
+def test_a_runner_swap_in_the_week_is_a_device_change(history) -> None:
+    digest = week(history, 28)
+    [change] = digest.device_changes
+    assert (change.from_device, change.to_device) == (A100, H100)
+    assert (change.kernels, change.nights, change.kept_up, change.faster) == (2, 4, 1, 0)
+    [gemm] = change.not_kept_up
+    assert gemm.kernel == "gemm" and gemm.keeping == "not-kept-up"
+    assert gemm.before == pytest.approx(80.0, rel=3e-3) and gemm.after == pytest.approx(
+        50.0, rel=3e-3
+    )
+    assert gemm.expected_time_ratio == pytest.approx(312 / 989.4)
+    assert (change.from_commit, change.to_commit) == ("n0029", "n0030")
+    assert digest.headline.startswith("1 device change, ")
+
+
+def test_the_digest_says_it_in_words(history) -> None:
+    digest = week(history, 28)
+    markdown = render_digest_markdown(digest)
+    assert "## Device changes" in markdown
+    assert "| `A100-SXM4-80GB` → `H100-SXM5` |" in markdown
+    assert "1 kept up, 0 faster, 1 did not keep up" in markdown
+    assert "| `gemm` | 80.0% → 50.0% |" in markdown
+    html = render_digest_html(digest)
+    assert '<table id="device-changes">' in html and "did not keep up" in html
+
+
+def test_a_week_without_a_new_card_has_no_such_section(history) -> None:
+    digest = week(history, 10)
+    assert digest.device_changes == []
+    assert "Device changes" not in render_digest_markdown(digest)
+    assert not digest.headline.startswith("1 device change")
