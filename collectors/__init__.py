@@ -13,12 +13,14 @@ from collectors import safety
 from collectors.base import CollectOptions
 from collectors.errors import CollectorError
 from collectors.identity import KeyOptions
+from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get
 from collectors.safety import MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
 from collectors.workmodel import WorkModel, apply_work_models
 
 __all__ = [
+    "MAX_DURATION_S",
     "MIN_DURATION_S",
     "CollectOptions",
     "CollectorError",
@@ -31,6 +33,7 @@ __all__ = [
     "collect",
     "detect",
     "get",
+    "run_fault",
 ]
 
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from collectors.base import Collector
 from collectors.errors import CollectorBug, CollectorError, MalformedReport
+from collectors.physics import run_fault
 from collectors.schema import KernelRecord, RunRecord
 
 #: Below a picosecond no timer measures anything: a shorter duration is a broken number.
@@ -36,6 +37,7 @@ def read(collector: Collector, path: Path) -> RunRecord:
     except Exception as exc:  # the one place a bug becomes a named error
         raise CollectorBug(str(path), exc) from exc
     check_durations(record, str(path))
+    check_physics(record, str(path))
     return record
 
 
@@ -65,6 +67,22 @@ def check_durations(record: RunRecord, path: str) -> None:
                 f"duration of {kernel.duration_s!r} s for a kernel that ran "
                 f"({kernel.launches} launch(es)): no timer measures under {MIN_DURATION_S:g} s",
             )
+
+
+def check_physics(record: RunRecord, path: str) -> None:
+    """Every figure is one a device could have measured (``collectors.physics``).
+
+    Raises:
+        MalformedReport: Names the kernel's entry (or the device) and the field.
+    """
+    fault = run_fault(record)
+    if fault is None:
+        return
+    index, field, reason = fault
+    if index is None:
+        raise MalformedReport(path, None, field, reason)
+    kernel = record.kernels[index]
+    raise MalformedReport(path, kernel.source.row if kernel.source else kernel.name, field, reason)
 
 
 def _duration_field(kernel: KernelRecord) -> str:

@@ -25,13 +25,18 @@ def fast_median(arr: FloatArray) -> float:
     """
     ordered = np.sort(arr)
     n = ordered.size
-    return float((ordered[(n - 1) // 2] + ordered[n // 2]) / 2)
+    # Halves first: two stored outliers near a float's limit must not sum to infinity.
+    return float(ordered[(n - 1) // 2] / 2 + ordered[n // 2] / 2)
 
 
 def robust_center_spread(values: npt.ArrayLike) -> tuple[float, float]:
-    """Median and scaled MAD of ``values`` (NaNs ignored; NaN, NaN when empty)."""
+    """Median and scaled MAD of ``values`` (NaNs ignored; NaN, NaN when empty).
+
+    An infinite value (a stored figure past a float's range, percent of roof over a zero
+    time) is ignored like a NaN: it is an outlier, and the median never needed it.
+    """
     arr = np.asarray(values, dtype=float)
-    arr = arr[~np.isnan(arr)]
+    arr = arr[np.isfinite(arr)]
     if arr.size == 0:
         return math.nan, math.nan
     center = fast_median(arr)

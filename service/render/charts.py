@@ -87,9 +87,9 @@ def _largest_term(placement: Placement) -> str | None:
 def _xy(placement: Placement, tier: str) -> tuple[float, float] | None:
     intensity = placement.intensity.get(tier)
     achieved = placement.achieved_flop_per_s
-    if intensity is None or not achieved or not math.isfinite(intensity) or intensity <= 0:
-        return None
-    return intensity, achieved
+    if intensity is None or not achieved or not math.isfinite(intensity + achieved):
+        return None  # no time, no bytes, or a stored outlier past a float's range
+    return (intensity, achieved) if intensity > 0 else None
 
 
 def roof_vertices(

@@ -25,9 +25,14 @@ def fmt_seconds(value: float) -> str:
 
 
 def _three(value: float) -> str:
-    """Three significant digits, trailing zeros kept (``5.10``, ``338``, ``0.340``)."""
+    """Three significant digits, trailing zeros kept (``5.10``, ``338``, ``0.340``).
+
+    Beyond a million, and for a value that is not finite (a stored outlier), in exponent form.
+    """
     if value == 0:
         return "0"
+    if not math.isfinite(value) or abs(value) >= 1e6:
+        return f"{value:.3g}"
     digits = max(0, 2 - math.floor(math.log10(abs(value))))
     return f"{value:.{digits}f}"
 
@@ -157,11 +162,15 @@ def figures(finding: Finding) -> list[tuple[str, str]]:
 
 def _shared(value: float, scale: float) -> str:
     scaled = value / scale
+    if not math.isfinite(scaled) or scaled >= 1e6:
+        return f"{scaled:.3g}"
     return f"{scaled:.2f}" if scaled < 10 else f"{scaled:.1f}" if scaled < 100 else f"{scaled:.0f}"
 
 
 def fmt_ratio(ratio: float) -> str:
     """``15.06`` -> ``"15.1×"``, ``1.0`` -> ``"1.00×"`` (now over baseline)."""
+    if not math.isfinite(ratio) or ratio >= 1e6:
+        return f"{ratio:.3g}×"
     return f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
 
 
