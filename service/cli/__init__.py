@@ -2,14 +2,18 @@
 
 Adding a command group is one module with ``register(app)`` plus one line in ``COMMANDS``.
 Errors from every layer are mapped to exit codes in one place, ``main()``:
-0 success (check: pass or warn), 1 check failed, 2 bad input or usage.
+0 success (check: pass or warn), 1 check failed, 2 bad input, usage or any other error.
+An unexpected error is one line with exit 2 too, never a traceback with exit 1: CI must not
+read a crash as a failing verdict (``ROOFGUARD_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -86,6 +90,16 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
+def _unexpected(exc: Exception) -> int:
+    """One line naming an unexpected error (its first line, cut), exit 2."""
+    if os.environ.get("ROOFGUARD_DEBUG"):
+        traceback.print_exception(exc)
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else ""
+    text = text if len(text) <= 300 else f"{text[:300]}..."
+    return _error(f"unexpected {type(exc).__name__}: {text} (ROOFGUARD_DEBUG=1 shows where)")
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (used by tests and ``main``)."""
     # Imported here, not at the top, so that main() imports them with the command's modules
@@ -105,11 +119,11 @@ def run(argv: list[str] | None = None) -> int:
     except _USAGE as exc:
         exc.show()  # type: ignore[attr-defined]
         return EXIT_USAGE
-    except (CollectorError, RuleError) as exc:
-        return _error(str(exc))
-    except ServiceError as exc:
+    except (CollectorError, RuleError, ServiceError) as exc:
         click.echo(f"roofguard: error: {exc}", err=True)
-        return exc.exit_code
+        return exc.exit_code if isinstance(exc, ServiceError) else EXIT_USAGE
+    except Exception as exc:  # the one place an unexpected error becomes exit 2
+        return _unexpected(exc)
     return result if isinstance(result, int) else EXIT_OK
 
 
