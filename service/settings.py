@@ -27,6 +27,7 @@ class Settings(BaseSettings):
         max_upload_bytes: Largest request body the service accepts (413 above).
         max_upload_kernels: Most kernels one uploaded run may hold (413 above): ingest is
             linear, but one upload must not hold the database for minutes.
+        max_name_bytes: Longest kernel name or identity key, in UTF-8 bytes (422 above).
         max_concurrent_checks: Uploads judged at once per process; more wait their turn
             (checks are CPU-bound, and each holds a database connection).
 
@@ -49,4 +50,5 @@ class Settings(BaseSettings):
     public_url: str | None = None
     max_upload_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     max_upload_kernels: int = Field(default=200_000, ge=1)
+    max_name_bytes: int = Field(default=4096, ge=256)
     max_concurrent_checks: int = Field(default=4, ge=1, le=64)

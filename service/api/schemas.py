@@ -13,7 +13,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from collectors.schema import RunKind
+from collectors.schema import MAX_COUNT, RunKind
 from rules import Finding, Regime, Verdict
 from service.pipeline.runmeta import RunMeta
 from service.store.queries import RunBase
@@ -192,7 +192,7 @@ class UploadForm(RunMeta):
     commit: str = Field(min_length=1, max_length=64)
     branch: str | None = Field(default=None, max_length=255)
     kind: _FormKind = None
-    pull_request: int | None = Field(default=None, ge=1, alias="pr")
+    pull_request: int | None = Field(default=None, ge=1, le=MAX_COUNT, alias="pr")
     device: str | None = Field(default=None, max_length=200)
     runner: str | None = Field(default=None, max_length=255)
 

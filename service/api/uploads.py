@@ -30,6 +30,7 @@ from service.pipeline.check import CheckOutcome
 from service.pipeline.intake import refuse_future
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import collect_with_reruns
+from service.pipeline.storable import StoreLimits, refuse_unstorable
 from service.store.db import session_scope
 
 log = logging.getLogger("roofguard.api")
@@ -66,7 +67,7 @@ class Upload:
     reruns: tuple[RunRecord, ...] = ()
 
 
-def parse_record(body: bytes) -> RunRecord:
+def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
     """A RunRecord from a JSON body; errors name the field.
 
     Raises:
@@ -80,7 +81,7 @@ def parse_record(body: bytes) -> RunRecord:
         where = find_nul(json.loads(body))
         if where is not None:
             raise BadInput(f"request body: {where}: contains a NUL byte")
-    check_record(record, where="request body")
+    check_record(record, where="request body", limits=limits or StoreLimits())
     return record
 
 
@@ -94,11 +95,13 @@ def check_size(record: RunRecord, *, max_kernels: int) -> None:
         )
 
 
-def check_record(record: RunRecord, *, where: str) -> None:
+def check_record(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
     """Refuse a run the history must not hold: unmeasurable durations, a future timestamp.
 
     A duration of 0 or 1e-300 s with launches is no measurement: it places the kernel at
     10^300 % of its roof. Kernels whose every launch failed (``launches`` 0) may have none.
+    Values the store's columns cannot hold, and figures no device measures, are refused by
+    ``refuse_unstorable``.
 
     Raises:
         BadInput: Naming the kernel's index, key and field.
@@ -111,6 +114,7 @@ def check_record(record: RunRecord, *, where: str) -> None:
                 f"{kernel.key!r} is not a measured time (at least {MIN_DURATION_S:g} s)"
             )
     refuse_future(record.timestamp, where=f"{where}: timestamp")
+    refuse_unstorable(record, where=where, limits=limits)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -181,9 +185,10 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/(files|reruns)/\d+/", "", str(exc))) from None
-    check_record(record, where="uploaded files")
+    limits = StoreLimits.of(state.settings)
+    check_record(record, where="uploaded files", limits=limits)
     for upload, rerun in zip(parsed.reruns, reruns, strict=True):
-        check_record(rerun, where=f"reruns file {_safe_name(upload)}")
+        check_record(rerun, where=f"reruns file {_safe_name(upload)}", limits=limits)
     return Upload(record, reruns)
 
 

@@ -14,7 +14,7 @@ import typer
 from collectors.schema import RunKind, RunRecord
 from rules import Conclusion
 from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
-from service.cli.common import load_cli_config, store_session
+from service.cli.common import cli_limits, load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
@@ -26,6 +26,7 @@ from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
 from service.pipeline.runmeta import RunMeta
+from service.pipeline.storable import refuse_unstorable
 from service.render.markdown import VerdictLinks
 
 FilesArg = Annotated[list[Path], typer.Argument(help="Reports of one run (any format).")]
@@ -157,6 +158,10 @@ def _request(
         BadInput: A report or a rerun is bad (nothing is stored then).
     """
     run, again = collect_with_reruns(files, reruns, meta=meta, config=config)
+    limits = cli_limits()
+    refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
+    for path, rerun in zip(reruns, again, strict=True):
+        refuse_unstorable(rerun, where=f"--rerun {path}", limits=limits)
     return CheckRequest(
         run,
         config,

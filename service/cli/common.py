@@ -11,6 +11,8 @@ from sqlmodel import Session
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import ROOF_SOURCES
+from service.pipeline.storable import StoreLimits
+from service.settings import Settings
 from service.store.db import open_store, session_scope
 
 
@@ -42,3 +44,12 @@ def load_cli_config(
         raise BadInput(f"--roof: unknown roof source {roof!r} (known: {', '.join(ROOF_SOURCES)})")
     updates = {"base_branch": base_branch, "device": device, "roof": roof}
     return cfg.model_copy(update={k: v for k, v in updates.items() if v is not None})
+
+
+def cli_limits() -> StoreLimits:
+    """What one run may hold, from the environment as the service reads it.
+
+    ``ROOFGUARD_MAX_NAME_BYTES`` and ``ROOFGUARD_MAX_UPLOAD_KERNELS`` bound ``ingest`` and
+    ``check`` as they bound an upload, so a run the command line stores the service takes.
+    """
+    return StoreLimits.of(Settings())

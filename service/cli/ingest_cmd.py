@@ -7,13 +7,14 @@ from typing import Annotated
 
 import typer
 
-from service.cli.common import load_cli_config, store_session
+from service.cli.common import cli_limits, load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.pipeline.check import store_run
 from service.pipeline.intake import parse_timestamp
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
+from service.pipeline.storable import refuse_unstorable
 
 
 def ingest_command(
@@ -47,6 +48,7 @@ def ingest_command(
         runner=runner,
     )
     run = collect_run(files, meta=meta, config=cfg)
+    refuse_unstorable(run, where=", ".join(map(str, files)), limits=cli_limits())
     chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
     run = noted(run, chosen)
     with store_session(url) as session:

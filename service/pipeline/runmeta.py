@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from collectors.schema import RunKind, RunRecord
 from service.errors import BadInput
@@ -87,7 +87,12 @@ class RunMeta(BaseModel):
             update["timestamp"] = self.timestamp
         # The run's own fields are validated again; its kernels, device and sources are kept as
         # they are (pydantic does not validate a model instance again), not dumped and rebuilt.
-        stamped = RunRecord.model_validate({**dict(run), **update})
+        try:
+            stamped = RunRecord.model_validate({**dict(run), **update})
+        except ValidationError as exc:  # e.g. --pr past the store's integers
+            error = exc.errors(include_url=False)[0]
+            field = ".".join(str(p) for p in error["loc"]).replace("pull_request", "pr")
+            raise BadInput(f"--{field}: {error['msg']}") from None
         where = "--timestamp" if self.timestamp else "run timestamp"
         refuse_future(stamped.timestamp, where=where)
         return stamped

@@ -28,6 +28,7 @@ from service.pipeline.check import CheckOutcome
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import verify_device
+from service.pipeline.storable import StoreLimits
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
@@ -81,7 +82,8 @@ async def _upload_from_request(request: Request, grant: Grant, state: StateDep) 
             grant.require(repo=parsed.form.repo, permission=Permission.WRITE)
             return await run_in_threadpool(uploads.collect_form, parsed, state)
     if content_type == "application/json":
-        record = await run_in_threadpool(uploads.parse_record, await request.body())
+        limits = StoreLimits.of(state.settings)
+        record = await run_in_threadpool(uploads.parse_record, await request.body(), limits)
         if not record.repo:
             raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)

@@ -1,0 +1,97 @@
+"""What the history store can hold, checked at the edge: one clear error, never a 500.
+
+A run's fields go into typed columns: ``commit`` is VARCHAR(64), ``branch`` VARCHAR(255),
+and PostgreSQL refuses a NUL byte in any text. SQLite takes all of it, so a check that
+passed on a laptop would fail on the service with a database error. Every path into the
+store (``ingest``, ``check``, the upload form, a JSON upload) runs ``refuse_unstorable``
+first, so a value past a column's type is bad input naming its field (exit 2, 422).
+
+Kernel names and identity keys are capped (4 KiB by default): a demangled C++ name is at
+most a few kilobytes, and a 60 MB name made every page and answer that lists the run as
+large. Figures no device could measure (``collectors.run_fault``) are refused here too, for
+records that reach the service without passing a collector (a JSON upload, work models).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from collectors import run_fault
+from collectors.schema import RunRecord
+from service.errors import BadInput
+from service.settings import Settings
+
+#: Longest kernel name or identity key, in UTF-8 bytes (ROOFGUARD_MAX_NAME_BYTES).
+MAX_NAME_BYTES = 4096
+#: Most kernels one run may hold (ROOFGUARD_MAX_UPLOAD_KERNELS).
+MAX_KERNELS = 200_000
+
+#: Run fields stored in VARCHAR columns, by their width (service.store.tables).
+_WIDTHS: tuple[tuple[str, int], ...] = (
+    ("repo", 200),
+    ("commit", 64),
+    ("branch", 255),
+    ("runner", 255),
+    ("device.name", 200),
+    ("device.driver", 64),
+    ("profiler.tool", 64),
+    ("profiler.version", 64),
+    ("profiler.clock_control", 32),
+    ("profiler.cache_control", 32),
+)
+
+
+@dataclass(frozen=True)
+class StoreLimits:
+    """What one run may hold (the settings ``max_name_bytes`` and ``max_upload_kernels``)."""
+
+    max_name_bytes: int = MAX_NAME_BYTES
+    max_kernels: int = MAX_KERNELS
+
+    @classmethod
+    def of(cls, settings: Settings) -> StoreLimits:
+        """The limits ``settings`` set (``ROOFGUARD_MAX_NAME_BYTES``, ``..._UPLOAD_KERNELS``)."""
+        return cls(max_name_bytes=settings.max_name_bytes, max_kernels=settings.max_upload_kernels)
+
+
+def _field(record: RunRecord, dotted: str) -> str | None:
+    value: object = record
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value if isinstance(value, str) else None
+
+
+def refuse_unstorable(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
+    """Raise BadInput naming the first field of ``record`` the store cannot hold.
+
+    Raises:
+        BadInput: A field too long for its column, a NUL byte in stored text, a kernel name
+            or key past ``limits.max_name_bytes``, or a figure no device could measure.
+    """
+    for dotted, width in _WIDTHS:
+        value = _field(record, dotted)
+        if value is None:
+            continue
+        if "\x00" in value:
+            raise BadInput(f"{where}: {dotted}: contains a NUL byte")
+        if len(value) > width:
+            raise BadInput(f"{where}: {dotted}: {len(value):,} characters, at most {width}")
+    for index, kernel in enumerate(record.kernels):
+        for name, value in (("name", kernel.name), ("key", kernel.key)):
+            _check_name(value, f"{where}: kernels.{index}.{name}", limits.max_name_bytes)
+    fault = run_fault(record)
+    if fault is not None:
+        at, field, reason = fault
+        entry = "" if at is None else f"kernels.{at}."
+        raise BadInput(f"{where}: {entry}{field}: {reason}")
+
+
+def _check_name(value: str, where: str, limit: int) -> None:
+    if "\x00" in value:
+        raise BadInput(f"{where}: contains a NUL byte")
+    # Four bytes a character at most: most names are decided without encoding them.
+    if len(value) * 4 > limit and len(value.encode("utf-8", "replace")) > limit:
+        raise BadInput(
+            f"{where}: {len(value.encode('utf-8', 'replace')):,} bytes, longer than the "
+            f"{limit:,} a kernel name may be (ROOFGUARD_MAX_NAME_BYTES); starts {value[:60]!r}"
+        )
