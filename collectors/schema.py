@@ -222,6 +222,12 @@ class KernelRecord(_Frozen):
         provenance: How each figure was obtained, keyed "flops.<precision>" or "bytes.<tier>".
         grid: Grid size as reported, e.g. "(80, 1, 1)".
         block: Block size as reported, e.g. "(128, 1, 1)".
+        sm_clock_hz: The SM clock the launches ran at (time-weighted mean), Hz, when the
+            profiler recorded it; what a datasheet roof is scaled to.
+        memory_clock_hz: The DRAM clock the launches ran at (time-weighted mean), Hz.
+        profile: Profiler figures beside the work, by metric name as the profiler names it
+            (time-weighted mean over the launches that had it): launch configuration,
+            occupancy, cache hit rates, warp stall reasons. What explains a change, not judged.
         nvtx_range: The NVTX range the launches ran in, when known.
         params: Benchmark axes or parameters (part of the identity key).
         counters: Numeric harness counters (gbench user counters, nvbench element counts,
@@ -244,6 +250,9 @@ class KernelRecord(_Frozen):
     provenance: dict[str, Provenance] = Field(default_factory=dict)
     grid: str | None = None
     block: str | None = None
+    sm_clock_hz: NonNeg | None = None
+    memory_clock_hz: NonNeg | None = None
+    profile: dict[str, NonNeg] = Field(default_factory=dict)
     nvtx_range: str | None = None
     params: dict[str, str | float] = Field(default_factory=dict)
     counters: dict[str, Finite] = Field(default_factory=dict)

@@ -38,6 +38,7 @@ _COUNTS = {
     "block",
     "SM",
     "sample",
+    "branches",
     "pass",
     "cluster",
     "%",

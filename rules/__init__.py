@@ -8,7 +8,8 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   the caller to store) with a ``RuleContext`` and a ``RulesConfig``; ``with_findings`` restates
   a verdict by stored findings, ``conclude`` gives the conclusion of findings.
 * The roofline: ``Roof``, ``Placement``, ``place``, ``place_kernel``, ``place_run``,
-  ``ridge_point``; the hardware catalog: ``builtin_catalog``, ``Catalog``, ``DeviceSpec``.
+  ``ridge_point``; the hardware catalog: ``builtin_catalog``, ``Catalog``, ``DeviceSpec``;
+  ``at_report_clocks`` scales a datasheet roof to the clocks a report ran at.
 * The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
   ``KernelStatus`` ...
 * Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
@@ -19,6 +20,7 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   ``gate_batches`` asks for them with ``GateBatch``es.
 """
 
+from rules.clocks import at_report_clocks
 from rules.config import FailOn, IgnoreEntry, KernelGroup, RulesConfig
 from rules.context import RuleContext
 from rules.crossdevice import (
@@ -122,6 +124,7 @@ __all__ = [
     "Verdict",
     "Work",
     "all_rules",
+    "at_report_clocks",
     "attainable",
     "builtin_catalog",
     "conclude",

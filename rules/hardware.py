@@ -44,6 +44,8 @@ class DeviceSpec(BaseModel):
         arch: Architecture and chip.
         memory_gb: Device memory in GB.
         boost_clock_hz: Boost clock the datasheet peaks assume.
+        memory_clock_hz: Nominal DRAM clock the datasheet bandwidth assumes, on ncu's scale
+            (``device__attribute_memory_clock_rate``, what ``dram__cycles_elapsed`` runs at).
         sm_count: SMs or CUs.
         aliases: Names tools print for it ("NVIDIA H100 80GB HBM3").
         source: Where the figures come from.
@@ -59,6 +61,7 @@ class DeviceSpec(BaseModel):
     arch: str = ""
     memory_gb: NonNeg | None = None
     boost_clock_hz: NonNeg | None = None
+    memory_clock_hz: NonNeg | None = None
     sm_count: int | None = None
     aliases: tuple[str, ...] = ()
     source: str = ""

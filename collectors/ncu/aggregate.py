@@ -6,6 +6,7 @@ holds one float per launch (its time) and a few sums per kernel, never the rows.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ from collectors.base import CollectOptions
 from collectors.errors import MalformedReport, cut
 from collectors.identity import make_key
 from collectors.ncu.peaks import DeviceFacts
+from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
 from collectors.ncu.tensor import uncounted, uncounted_note
 from collectors.schema import (
@@ -48,6 +50,38 @@ class _Kernel:
     missing: dict[str, None] = field(default_factory=dict)
     reasons: dict[str, None] = field(default_factory=dict)
     duration: Provenance | None = None
+    #: Per extra (clock or profile figure): sum of value x time, time, sum, launches, min, max.
+    extras: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def _add_extras(self, plan: Plan, values: tuple[Any, ...], seconds: Any) -> None:
+        """Add the extras of one launch (floats) or of a batch (arrays, one entry per launch)."""
+        for (name, _), value in zip(plan.extras, values, strict=True):
+            parts: tuple[float, ...]
+            if isinstance(value, float):
+                if not math.isfinite(value) or (value <= 0 and name in _CLOCKS):
+                    continue
+                parts = (value * seconds, seconds, value, 1.0, value, value)
+            else:  # a batch: finite and non-negative (the fast path checked)
+                keep = value > 0 if name in _CLOCKS else value == value
+                v, t = value[keep], seconds[keep]
+                if not len(v):
+                    continue
+                parts = (float((v * t).sum()), float(t.sum()), float(v.sum()), float(len(v)))
+                parts += (float(v.min()), float(v.max()))
+            old = self.extras.get(name)
+            self.extras[name] = parts if old is None else _merged(old, parts)
+
+    def _means(self) -> dict[str, float]:
+        """Each extra's time-weighted mean (the plain mean where the launches took no time).
+
+        A launch configuration the launches do not share (grids of several sizes under one
+        key) has no one value: it is left out.
+        """
+        return {
+            name: weighted / time if time > 0 else plain / count
+            for name, (weighted, time, plain, count, low, high) in self.extras.items()
+            if low == high or not name.startswith("launch__")
+        }
 
     def add(self, figs: LaunchFigures) -> None:
         if figs.failed is not None or figs.duration_s is None or figs.plan is None:
@@ -61,6 +95,7 @@ class _Kernel:
         self.samples.append(figs.duration_s)
         if self.duration is None:
             self.duration = figs.duration
+        self._add_extras(figs.plan, figs.extras, figs.duration_s)
         totals = self.totals.get(figs.plan)
         if totals is None:  # a new metric set: its gaps are named once
             for text in figs.missing:
@@ -79,6 +114,7 @@ class _Kernel:
         self.samples.extend(durations.tolist())
         if self.duration is None:
             self.duration = figs.duration
+        self._add_extras(figs.plan, figs.extras, durations)
         totals = self.totals.get(figs.plan)
         if totals is None:
             for text in figs.missing:
@@ -102,6 +138,7 @@ class _Kernel:
         provenance |= {f"bytes.{t}": f.provenance for t, f in nbytes.items()}
         if self.duration is not None:
             provenance["duration"] = self.duration
+        profile = self._means()
         return KernelRecord(
             name=self.name,
             key=self.key,
@@ -113,6 +150,9 @@ class _Kernel:
             provenance=provenance,
             grid=self.grid,
             block=self.block,
+            sm_clock_hz=profile.pop(SM_CLOCK, None),
+            memory_clock_hz=profile.pop(MEMORY_CLOCK, None),
+            profile=profile,
             nvtx_range=self.nvtx,
             failed_launches=self.failed,
             missing=tuple(missing),
@@ -256,6 +296,14 @@ class RunBuilder:
             notes=tuple(all_notes),
             sources=(SourceRef(path=self.path, format=self.fmt),),
         )
+
+
+_CLOCKS = frozenset({SM_CLOCK, MEMORY_CLOCK})
+
+
+def _merged(old: tuple[float, ...], new: tuple[float, ...]) -> tuple[float, ...]:
+    """Two extras' running totals as one: sums added, the lowest and highest kept."""
+    return (*map(operator.add, old[:4], new[:4]), min(old[4], new[4]), max(old[5], new[5]))
 
 
 def _fmt_dev(dev: tuple[str | None, str | None]) -> str:

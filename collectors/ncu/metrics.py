@@ -154,10 +154,15 @@ _RELEVANT = re.compile(
     r"|derived__(?:lts__lts2xbar_bytes|l1tex__lsu_writeback_bytes_mem_lgds?)\.sum\.(?:per_second|peak_sustained)"
     r"|l1tex__m_xbar2l1tex_read_bytes\.sum(?:\.per_second)?"
     r"|device__attribute_(?:multiprocessor_count|compute_capability_major|compute_capability_minor)"
-    r"|launch__(?:sm_count|grid_size|block_size))$"
+    r"|launch__(?:sm_count|grid_size|block_size|registers_per_thread"
+    r"|shared_mem_per_block_(?:static|dynamic))"
+    r"|sm__maximum_warps_per_active_cycle_pct|sm__warps_active\.avg\.pct_of_peak_sustained_active"
+    r"|(?:l1tex|lts)__t_sector_hit_rate\.pct"
+    r"|smsp__average_warps?(?:_latency)?_issue_stalled_[a-z_]+\.ratio"
+    r"|smsp__pcsamp_warps_issue_stalled_[a-z_]+)$"
 )
 
 
 def is_relevant(name: str) -> bool:
-    """Whether the recipe (or the device facts) reads metric ``name``; others are not parsed."""
+    """Whether the recipe, the device facts or the profile reads ``name``; others are not parsed."""
     return _RELEVANT.match(name) is not None

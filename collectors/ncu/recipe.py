@@ -30,6 +30,7 @@ from collectors.ncu.metrics import (
     SECTOR_BYTES,
     WEIGHT_NOTE,
 )
+from collectors.ncu.profile import extra_metrics
 from collectors.ncu.tensor import Row
 from collectors.schema import Provenance, ProvenanceKind
 from collectors.units import unit_factor
@@ -59,6 +60,7 @@ class LaunchFigures:
         values: One number per ``plan.specs`` entry, in that order.
         missing: Figure keys that are absent (see ``HINTS``), or partial, with a reason.
         failed: Why the launch is unusable (no duration, or every value NaN), else None.
+        extras: One number per ``plan.extras`` entry (clocks, profile figures), in that order.
     """
 
     duration_s: float | None = None
@@ -67,6 +69,7 @@ class LaunchFigures:
     values: tuple[float, ...] = ()
     missing: tuple[str, ...] = ()
     failed: str | None = None
+    extras: tuple[float, ...] = ()
 
     def figures(self, kind: str) -> dict[str, Figure]:
         """``kind`` = "flops" or "bytes": the figures by precision or tier."""
@@ -149,6 +152,8 @@ class Plan:
     compiled: tuple[tuple[tuple[Key, float, int], ...], ...] = ()
     #: ``compiled`` in the form evaluate() uses (getters, weights, one scale slot per figure).
     fast: FastForm = ()
+    #: (name, metric) of the figures read as they are: clocks and profile figures.
+    extras: tuple[tuple[str, Key], ...] = ()
 
     def bind(self, position: Mapping[str, int]) -> Plan:
         """The same plan reading metrics by position (a raw page's columns) instead of name."""
@@ -166,8 +171,16 @@ class Plan:
             tuple((position[str(n)], w, c) for n, w, c in terms) for terms in self.compiled
         )
         fast = _fast_form(compiled)
+        extras = tuple((name, position[str(key)]) for name, key in self.extras)
         return Plan(
-            duration, self.duration_provenance, cycles, self.specs, self.missing, compiled, fast
+            duration,
+            self.duration_provenance,
+            cycles,
+            self.specs,
+            self.missing,
+            compiled,
+            fast,
+            extras,
         )
 
     def evaluate(self, m: Any) -> LaunchFigures:
@@ -189,7 +202,10 @@ class Plan:
             else sum([m[n] * w * scale[c] for n, w, c in terms])
             for (slot, get, weights), terms in zip(self.fast, self.compiled, strict=True)
         )
-        return LaunchFigures(seconds, self.duration_provenance, self, values, self.missing)
+        extras = tuple(m[key] for _, key in self.extras)
+        return LaunchFigures(
+            seconds, self.duration_provenance, self, values, self.missing, None, extras
+        )
 
 
 def _fast_form(
@@ -320,7 +336,8 @@ def plan_for(names: frozenset[str], cc: str | None = None) -> Plan:
     missing = tuple(flop_missing + tensor_missing + byte_missing)
     specs = tuple(flop_specs + tensor_specs + byte_specs)
     compiled = tuple(tuple((t.name, t.weight, _SLOTS[t.scale]) for t in s.terms) for s in specs)
-    return Plan(duration, how, cycles, specs, missing, compiled, _fast_form(compiled))
+    fast = _fast_form(compiled)
+    return Plan(duration, how, cycles, specs, missing, compiled, fast, extra_metrics(names))
 
 
 def launch_figures(m: Mapping[str, float], cc: str | None = None) -> LaunchFigures:

@@ -11,9 +11,10 @@ module, so they all agree. The rule (issue 15):
   fleet's cards one report came from (describe a card the catalog lacks under
   ``[devices."<name the report prints>"]`` instead).
 
-Roof sources: datasheet (catalog), report (the profiler's peak x clocks), measured
-(calibration). A datasheet roof for a device the catalog lacks falls back to the report's
-own roof when the report has one, with a note saying so.
+Roof sources: datasheet (catalog, scaled to the clocks the report ran at: rules.clocks),
+report (the profiler's peak x clocks), measured (calibration, never scaled). A datasheet
+roof for a device the catalog lacks falls back to the report's own roof when the report has
+one, with a note saying so.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from collectors.schema import RunRecord
-from rules import Catalog, Roof, UnknownDevice, builtin_catalog, report_roof
+from rules import Catalog, Roof, UnknownDevice, at_report_clocks, builtin_catalog, report_roof
 from service.calibrate.storage import measured_roof
 from service.config import RoofguardConfig
 from service.errors import BadInput
@@ -209,7 +210,7 @@ def roofs_beside(
 
 def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
     try:
-        return RoofChoice(catalog.lookup(name).roof())
+        return RoofChoice(*at_report_clocks(catalog.lookup(name), run))
     except UnknownDevice as exc:
         stand_in = report_roof(run.device, label=name)
         if stand_in is None:

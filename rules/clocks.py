@@ -1,0 +1,135 @@
+"""A datasheet roof at the clocks a report ran at.
+
+Datasheet peaks assume the boost clock; ncu locks the GPU to its base clock by default
+(``--clock-control base``), so a GEMM at 95% of the peak it could reach at that clock reads
+about 75% against the datasheet. FLOP/s peaks and the L1/L2 bandwidths (the catalog's are
+bytes per clock x boost clock) scale with the SM clock over the boost clock; DRAM bandwidth
+with the memory clock over the nominal one, where the catalog has it. The measured roof
+(calibration) is measured at the runner's clocks and is never scaled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from collectors.schema import RunRecord
+from rules.hardware import DeviceSpec
+from rules.roofline import Roof
+
+#: A clock within 1% of the datasheet's leaves the roof as it is (no note for noise).
+CLOCK_TOLERANCE = 0.01
+#: Kernels whose clocks spread wider than this are named in the note.
+SPREAD_NOTE = 0.05
+
+
+@dataclass(frozen=True)
+class RunClock:
+    """One clock of a run: the time-weighted mean over its kernels, and the range they span."""
+
+    mean_hz: float
+    low_hz: float
+    high_hz: float
+
+
+def run_clock(run: RunRecord, which: str) -> RunClock | None:
+    """The run's SM (``which="sm"``) or memory clock: its kernels', else the device's.
+
+    The device's clocks stand in only for ncu (other tools record the default clocks, not
+    the ones the kernels ran at).
+    """
+    pairs = [
+        (clock, k.duration_s)
+        for k in run.kernels
+        if (clock := k.sm_clock_hz if which == "sm" else k.memory_clock_hz)
+    ]
+    if not pairs:
+        if run.profiler.tool != "ncu":
+            return None
+        device = run.device.sm_clock_hz if which == "sm" else run.device.memory_clock_hz
+        return RunClock(device, device, device) if device else None
+    time = sum(t for _, t in pairs)
+    mean = (
+        sum(c * t for c, t in pairs) / time if time > 0 else sum(c for c, _ in pairs) / len(pairs)
+    )
+    clocks = [c for c, _ in pairs]
+    return RunClock(mean, min(clocks), max(clocks))
+
+
+def _ghz(hz: float) -> str:
+    return f"{hz / 1e9:.3g} GHz"
+
+
+def _scale(clock: RunClock | None, reference: float | None) -> float | None:
+    if clock is None or not reference:
+        return None
+    scale = clock.mean_hz / reference
+    return None if abs(scale - 1) <= CLOCK_TOLERANCE else scale
+
+
+def _scaled(values: Iterable[tuple[str, float]], scale: float) -> dict[str, float]:
+    return {name: value * scale for name, value in values}
+
+
+def _spread(clock: RunClock) -> str:
+    if clock.high_hz <= clock.low_hz * (1 + SPREAD_NOTE):
+        return ""
+    return f", the time-weighted mean of kernels at {_ghz(clock.low_hz)} to {_ghz(clock.high_hz)}"
+
+
+def at_report_clocks(spec: DeviceSpec, run: RunRecord) -> tuple[Roof, str | None]:
+    """``spec``'s datasheet roof scaled to the clocks ``run`` ran at, and a note saying how.
+
+    The roof is the datasheet's (and no note) where the report records no clock, the catalog
+    has no boost clock, or the clocks are within ``CLOCK_TOLERANCE`` of the datasheet's.
+    """
+    roof = spec.roof()
+    sm, memory = run_clock(run, "sm"), run_clock(run, "memory")
+    sm_scale, memory_scale = _scale(sm, spec.boost_clock_hz), _scale(memory, spec.memory_clock_hz)
+    no_boost = sm is not None and not spec.boost_clock_hz
+    if sm_scale is None and memory_scale is None and not no_boost:
+        return roof, None
+    bandwidth = dict(roof.bandwidth_byte_per_s)
+    parts = []
+    peaks = dict(roof.peak_flop_per_s)
+    if sm is not None and no_boost:
+        parts.append(
+            f"SM clock {_ghz(sm.mean_hz)}, but the catalog has no boost clock for {spec.id}: "
+            "FLOP/s peaks and L1/L2 bandwidth left as the datasheet's"
+        )
+    if sm is not None and sm_scale is not None and spec.boost_clock_hz:
+        peaks = _scaled(peaks.items(), sm_scale)
+        bandwidth |= _scaled(((t, v) for t, v in bandwidth.items() if t != "dram"), sm_scale)
+        parts.append(
+            f"SM clock {_ghz(sm.mean_hz)}{_spread(sm)} against the {_ghz(spec.boost_clock_hz)} "
+            f"boost clock: FLOP/s peaks and L1/L2 bandwidth x{sm_scale:.3f}"
+        )
+    parts.append(_memory_part(spec, memory, memory_scale, bandwidth))
+    how = (
+        "is scaled to"
+        if peaks != roof.peak_flop_per_s or bandwidth != roof.bandwidth_byte_per_s
+        else "is not scaled to"
+    )
+    note = f"{spec.id}'s datasheet roof {how} the report's clocks: " + "; ".join(parts)
+    return Roof(roof.device, roof.source, peaks, bandwidth), note
+
+
+def _memory_part(
+    spec: DeviceSpec, memory: RunClock | None, scale: float | None, bandwidth: dict[str, float]
+) -> str:
+    """The DRAM half of the note; scales ``bandwidth["dram"]`` in place when it can."""
+    if memory is None:
+        return "the report records no memory clock: DRAM bandwidth as the datasheet's"
+    if not spec.memory_clock_hz:
+        return (
+            f"memory clock {_ghz(memory.mean_hz)}, but the catalog has no nominal memory clock "
+            f"for {spec.id}: DRAM bandwidth left as the datasheet's"
+        )
+    if scale is None:
+        return f"memory clock {_ghz(memory.mean_hz)} is the nominal one: DRAM bandwidth as is"
+    if "dram" in bandwidth:
+        bandwidth["dram"] *= scale
+    return (
+        f"memory clock {_ghz(memory.mean_hz)}{_spread(memory)} against the nominal "
+        f"{_ghz(spec.memory_clock_hz)}: DRAM bandwidth x{scale:.3f}"
+    )
