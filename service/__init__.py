@@ -1,3 +1,3 @@
 """roofguard's service layer: CLI, history store, rendering, GitHub, HTTP API."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

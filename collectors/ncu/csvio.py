@@ -112,6 +112,15 @@ def lines(handle: TextIO, path: str) -> Iterator[str]:
         raise undecodable(path, exc) from exc
 
 
+#: The fix for ERR_NVGPUCTRPERM (counters restricted to admin users), as NVIDIA documents it.
+COUNTER_PERMISSION_FIX = (
+    "To allow the counters for every user, set `options nvidia "
+    "NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d/nvidia-profiling.conf and reload "
+    "the nvidia module or reboot; or profile as root, or in a container with --cap-add=SYS_ADMIN "
+    "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+)
+
+
 def _no_header(path: str, lines: list[str]) -> MalformedReport:
     nothing = (
         " (no kernels were profiled)" if any("No kernels were profiled" in x for x in lines) else ""
@@ -119,11 +128,12 @@ def _no_header(path: str, lines: list[str]) -> MalformedReport:
     for number, line in enumerate(lines, start=1):
         if line.startswith("==ERROR=="):
             detail = line.removeprefix("==ERROR==").strip()
+            fix = f". {COUNTER_PERMISSION_FIX}" if "ERR_NVGPUCTRPERM" in detail else ""
             return MalformedReport(
                 path,
                 number,
                 None,
-                f"ncu failed and wrote no metrics: {detail}" + nothing,
+                f"ncu failed and wrote no metrics: {detail}" + nothing + fix,
             )
     if any("No kernels were profiled" in x for x in lines):
         return MalformedReport(

@@ -16,6 +16,7 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Annotated
 
 import click
 import typer
@@ -56,13 +57,29 @@ _USAGE: tuple[type[BaseException], ...] = (
 )
 
 
-def _root() -> None:
+def _print_version(value: bool) -> None:
+    if value:
+        from service import __version__
+
+        click.echo(f"roofguard {__version__}")
+        raise typer.Exit()
+
+
+_VersionOpt = Annotated[
+    bool,
+    typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version."),
+]
+
+
+def _root(version: _VersionOpt = False) -> None:
     """Roofline-based performance-regression checks for GPU kernels."""
 
 
 def modules_for(argv: Sequence[str]) -> list[str]:
     """The command module a command line needs; every module for help or an unknown name."""
     name = next((arg for arg in argv if not arg.startswith("-")), None)
+    if name is None and "--version" in argv:
+        return []  # the root's flag: no command module to load
     for module, names in COMMANDS.items():
         if name in names:
             return [module]

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # The Action's install step: roofguard with the extras its inputs need, into the runner's
-# Python or (self-hosted runners, which persist between jobs) a virtual environment in the
-# runner's tool cache. Sets the step output `bin`, the roofguard command later steps run; the
+# Python or a virtual environment in the runner's tool cache (self-hosted runners, which
+# persist between jobs, and GitHub-hosted ones with `cache`, where actions/cache carries the
+# venv from job to job). Sets the step output `bin`, the roofguard command later steps run; the
 # job's PATH is left alone, so the user's own steps keep their Python.
 #
-# Inputs come from the environment (action.yml `env:`): INSTALL, SPEC, EXTRAS, ISOLATE, MODE,
-# REPORTS, RERUN_REPORTS, ARTIFACT, DATABASE_URL, SERVER_URL, ACTION_PATH, RUNNER_KIND, TOOL_CACHE.
+# `install.sh plan` installs nothing: it sets the outputs `cache` (whether actions/cache should
+# keep the venv), `venv` and `key` (roofguard's version, a hash of its source, the extras, the
+# OS and the exact Python), which the cache step before the install needs.
+#
+# Inputs come from the environment (action.yml `env:`): INSTALL, SPEC, EXTRAS, ISOLATE, CACHE,
+# MODE, REPORTS, RERUN_REPORTS, ARTIFACT, DATABASE_URL, SERVER_URL, ACTION_PATH, RUNNER_KIND,
+# TOOL_CACHE.
 set -euo pipefail
+phase="${1:-install}"
 
 fail() {
   echo "::error title=roofguard::$1"
@@ -14,11 +21,15 @@ fail() {
 }
 
 case "${MODE:-check}" in
-  check | artifact | judge-artifact) ;;
-  *) fail "mode must be check, artifact or judge-artifact, not '$MODE'" ;;
+  check | artifact | judge-artifact | install) ;;
+  *) fail "mode must be check, artifact, judge-artifact or install, not '$MODE'" ;;
 esac
 
 if [ "${INSTALL:-true}" != "true" ]; then
+  if [ "$phase" = "plan" ]; then
+    echo "cache=false" >> "$GITHUB_OUTPUT"
+    exit 0
+  fi
   bin="$(command -v roofguard || true)"
   [ -n "$bin" ] || fail "roofguard is not on PATH (with install: false it must be preinstalled)"
   echo "bin=$bin" >> "$GITHUB_OUTPUT"
@@ -65,26 +76,69 @@ fi
 # -- where: the runner's Python, or a venv in the tool cache ----------------------------------
 isolate="${ISOLATE:-auto}"
 if [ "$isolate" = "auto" ]; then
-  if [ "${RUNNER_KIND:-}" = "self-hosted" ]; then isolate=true; else isolate=false; fi
+  if [ "${RUNNER_KIND:-}" = "self-hosted" ] || [ "${CACHE:-true}" = "true" ]; then
+    isolate=true
+  else
+    isolate=false
+  fi
 fi
 python="python"
 command -v python >/dev/null || python="python3"
+
+# What the install is made of: a new version, source, extra or Python is a new cache key.
+source_hash() {
+  if [ -n "${SPEC:-}" ]; then
+    printf '%s' "$SPEC" | sha256sum | cut -c1-12
+    return
+  fi
+  (cd "$root" && find pyproject.toml collectors rules service -type f ! -name '*.pyc' -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
+}
+
+version="$("$python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["version"])' "$root/pyproject.toml" 2>/dev/null || echo unknown)"
+if [ -n "${SPEC:-}" ]; then version="spec-$(source_hash)"; fi
+pyver="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+pyfull="$("$python" -c 'import platform; print(platform.python_version())')"
+key="roofguard-$version-$(source_hash)-${extras:-none}-$(uname -sm | tr ' ' '-')-py$pyfull"
+venv=""
 if [ "$isolate" = "true" ]; then
-  version="$("$python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["version"])' "$root/pyproject.toml" 2>/dev/null || echo unknown)"
-  if [ -n "${SPEC:-}" ]; then version="spec-$(printf '%s' "$SPEC" | sha256sum | cut -c1-12)"; fi
-  pyver="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   venv="${TOOL_CACHE:-${RUNNER_TOOL_CACHE:-$RUNNER_TEMP}}/roofguard/$version/py$pyver"
+fi
+
+if [ "$phase" = "plan" ]; then
+  # self-hosted runners keep their tool cache: actions/cache would only copy it around
+  cache=false
+  if [ -n "$venv" ] && [ "${CACHE:-true}" = "true" ] && [ "${RUNNER_KIND:-}" != "self-hosted" ]; then
+    cache=true
+  fi
+  {
+    echo "cache=$cache"
+    echo "venv=$venv"
+    echo "key=$key"
+  } >> "$GITHUB_OUTPUT"
+  exit 0
+fi
+
+if [ -n "$venv" ]; then
   mkdir -p "$(dirname "$venv")"
   # two runners on one host may share the tool cache: one installs at a time
   exec 9> "$venv.lock"
   if command -v flock >/dev/null; then flock 9; fi
+  # a venv restored on another image may point at a Python that is not there
+  if [ -d "$venv" ] && ! "$venv/bin/python" -c '' 2>/dev/null; then rm -rf "$venv"; fi
   if [ ! -x "$venv/bin/python" ]; then "$python" -m venv "$venv"; fi
   python="$venv/bin/python"
 fi
 
-echo "roofguard: installing $requirement${venv:+ into $venv}"
-"$python" -m pip install --disable-pip-version-check --quiet "$requirement"
 scripts="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+marker="$venv/.roofguard-install"
+if [ -n "$venv" ] && [ -x "$scripts/roofguard" ] && [ "$(cat "$marker" 2>/dev/null)" = "$key" ]; then
+  echo "roofguard: using the cached install in $venv ($key)"
+else
+  echo "roofguard: installing $requirement${venv:+ into $venv}"
+  "$python" -m pip install --disable-pip-version-check --quiet "$requirement"
+  if [ -n "$venv" ]; then echo "$key" > "$marker"; fi
+fi
 bin="$scripts/roofguard"
 if [ ! -x "$bin" ]; then bin="$(command -v roofguard || true)"; fi
 [ -n "$bin" ] || fail "roofguard was installed but its command is not found"

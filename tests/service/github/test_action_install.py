@@ -6,12 +6,16 @@ tool-cache venv, as ``action_runner.py`` describes.
 
 from __future__ import annotations
 
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-from action_runner import ACTION_DIR, Runner, fresh_venv_fixture  # noqa: F401
+from action_runner import ACTION_DIR, ROOT, Runner, fresh_venv_fixture  # noqa: F401
 
 SPEC = f"{ACTION_DIR}/../../.."
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+PY = f"py{sys.version_info[0]}.{sys.version_info[1]}"
 pytestmark = pytest.mark.slow  # each case runs pip (a few seconds)
 
 
@@ -55,23 +59,23 @@ def test_the_judge_looks_into_the_artifact_for_ncu_reports(
     ("inputs", "message"),
     [
         ({"extras": "postgres;rm -rf /"}, "extras must be a comma-separated list"),
-        ({"mode": "judge"}, "mode must be check, artifact or judge-artifact"),
+        ({"mode": "judge"}, "mode must be check, artifact, judge-artifact or install"),
     ],
 )
 def test_bad_install_inputs_stop_before_pip(
     tmp_path: Path, fresh_venv: Path, inputs: dict[str, str], message: str
 ) -> None:
     steps = Runner(tmp_path, None, fresh_venv).run(install="true", **inputs)
-    install = steps["Install roofguard"]
-    assert install.returncode == 2 and message in install.stdout
-    assert "installing" not in install.stdout
+    plan = steps["Plan the install"]  # the first step that reads them stops the job
+    assert plan.returncode == 2 and message in plan.stdout
+    assert "Install roofguard" not in steps
 
 
 def test_self_hosted_runners_get_a_venv_in_the_tool_cache(tmp_path: Path, fresh_venv: Path) -> None:
     runner = Runner(tmp_path, None, fresh_venv, runner_kind="self-hosted")
     first = runner.run(install="true", reports="a.csv")["Install roofguard"]
     assert first.returncode == 0, first.stdout + first.stderr
-    venv = runner.tool_cache / "roofguard" / "0.1.0" / "py3.11"
+    venv = runner.tool_cache / "roofguard" / VERSION / PY
     assert first.outputs["bin"] == str(venv / "bin" / "roofguard")
     assert f"into {venv}" in first.stdout
     created = (venv / "pyvenv.cfg").stat().st_mtime_ns
@@ -82,10 +86,37 @@ def test_self_hosted_runners_get_a_venv_in_the_tool_cache(tmp_path: Path, fresh_
     assert "GITHUB_PATH" not in runner.env
 
 
-def test_github_hosted_runners_install_into_the_runners_python(
+def test_github_hosted_runners_without_the_cache_install_into_the_runners_python(
     tmp_path: Path, fresh_venv: Path
 ) -> None:
     runner = Runner(tmp_path, None, fresh_venv)
-    install = runner.run(install="true", reports="a.csv")["Install roofguard"]
-    assert install.outputs["bin"] == str(fresh_venv / "bin" / "roofguard")
+    steps = runner.run(install="true", reports="a.csv", cache="false")
+    assert steps["Plan the install"].outputs["cache"] == "false"
+    assert steps["Install roofguard"].outputs["bin"] == str(fresh_venv / "bin" / "roofguard")
     assert not runner.tool_cache.exists()
+
+
+def test_github_hosted_runners_cache_the_install_between_jobs(
+    tmp_path: Path, fresh_venv: Path
+) -> None:
+    """The plan names the venv and a key for actions/cache; a restored venv runs no pip."""
+    runner = Runner(tmp_path, None, fresh_venv)
+    first = runner.run(install="true", reports="a.csv")
+    plan = first["Plan the install"].outputs
+    venv = runner.tool_cache / "roofguard" / VERSION / PY
+    assert plan["cache"] == "true" and plan["venv"] == str(venv)
+    assert plan["key"].startswith(f"roofguard-{VERSION}-") and plan["key"].endswith(
+        sys.version.split()[0]
+    )
+    assert first["Install roofguard"].outputs["bin"] == str(venv / "bin" / "roofguard")
+    assert "roofguard: installing" in first["Install roofguard"].stdout
+    # the next job: actions/cache restored the folder (here: it stayed), so pip is not run
+    again = runner.run(install="true", reports="a.csv")
+    assert again["Plan the install"].outputs["key"] == plan["key"]
+    install = again["Install roofguard"]
+    assert install.returncode == 0 and "installing" not in install.stdout
+    assert f"using the cached install in {venv}" in install.stdout
+    # other extras are another install, under another key
+    other = runner.run(install="true", reports="a.ncu-rep")
+    assert other["Plan the install"].outputs["key"] != plan["key"]
+    assert "roofguard: installing" in other["Install roofguard"].stdout
