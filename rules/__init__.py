@@ -10,6 +10,8 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
 * The roofline: ``Roof``, ``Placement``, ``place``, ``place_kernel``, ``place_run``,
   ``ridge_point``; the hardware catalog: ``builtin_catalog``, ``Catalog``, ``DeviceSpec``;
   ``at_report_clocks`` scales a datasheet roof to the clocks a report ran at.
+* The why from the profiler: ``profile_changes`` (what moved between two records of a
+  kernel), ``with_profile_changes`` (on each regressed kernel's worst finding).
 * The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
   ``KernelStatus`` ...
 * Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
@@ -50,6 +52,7 @@ from rules.hardware import (
 from rules.judging import GateBatch
 from rules.levelstore import StoredLevels
 from rules.placement import place_kernel, place_run
+from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
 from rules.registry import all_rules, get_rule
 from rules.roofline import (
@@ -140,10 +143,12 @@ __all__ = [
     "place_run",
     "precision_of_peak",
     "predict",
+    "profile_changes",
     "report_roof",
     "require_columns",
     "ridge_point",
     "rule_markdown",
     "scale",
     "with_findings",
+    "with_profile_changes",
 ]

@@ -84,6 +84,8 @@ class Finding(_Model):
         advice_text: The advice in words.
         binding: Binding resource (precision or tier).
         numbers: The figures used: current, baseline centre/spread/n, intensity, ...
+        profile: What the profiler saw move against the baseline run, most first, in words
+            (``registers 96 -> 168: occupancy 50% -> 25%``); on a kernel's worst finding.
     """
 
     rule: str
@@ -98,6 +100,7 @@ class Finding(_Model):
     advice_text: str | None = None
     binding: str | None = None
     numbers: dict[str, float | str | None] = Field(default_factory=dict)
+    profile: tuple[str, ...] = ()
 
     @property
     def counts(self) -> bool:

@@ -13,7 +13,17 @@ import pandas as pd
 from sqlmodel import Session
 
 from collectors.schema import RunKind, RunRecord
-from rules import Placement, Roof, RuleContext, Verdict, evaluate, place_run, with_findings
+from rules import (
+    Placement,
+    Roof,
+    RuleContext,
+    Severity,
+    Verdict,
+    evaluate,
+    place_run,
+    with_findings,
+    with_profile_changes,
+)
 from service.config import RoofguardConfig
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
@@ -22,6 +32,7 @@ from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import Baseline, BaselineQuery, read_baseline
 from service.store.ingest import IngestResult, ingest_run, replace_findings, save_findings
 from service.store.levels import load_levels, save_levels
+from service.store.profiles import baseline_kernels
 from service.store.queries import list_findings
 
 
@@ -104,7 +115,17 @@ def _evaluate(session: Session, context: RuleContext, levels_run: int | None) ->
     judged = evaluate(context)
     if levels_run is not None:
         save_levels(session, levels_run, judged.levels_to_store)
-    return judged.verdict
+    return _explained(session, judged.verdict, context)
+
+
+def _explained(session: Session, verdict: Verdict, context: RuleContext) -> Verdict:
+    """The verdict with what the profiler saw move on each failing or warned kernel's finding.
+
+    Compared with the newest baseline run that has the kernel (its stored record).
+    """
+    keys = {f.kernel for f in verdict.findings if f.kernel and f.severity != Severity.INFO}
+    baseline = baseline_kernels(session, context.history, keys)
+    return with_profile_changes(verdict, context.run, baseline)
 
 
 def _history(

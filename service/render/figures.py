@@ -9,7 +9,7 @@ for a group's MFU, percent of roof otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rules import Finding
 
@@ -186,3 +186,11 @@ def time_change(now: float | None, before: float | None) -> str:
         ("ns", 1e-9),
     )
     return f"{_shared(before, scale)} → {_shared(now, scale)} {unit} ({fmt_ratio(now / before)})"
+
+
+def profile_line(changes: Sequence[str], escape: Callable[..., str]) -> str | None:
+    """What the profiler saw move against the baseline run (``Finding.profile``), one line."""
+    if not changes:
+        return None
+    moved = "; ".join(escape(change, limit=200) for change in changes)
+    return f"**Profiler, against the baseline run:** {moved}"

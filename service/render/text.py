@@ -168,6 +168,10 @@ def finding_block(finding: Finding) -> RenderableType:
     for label, value in figures(finding):
         grid.add_row(label, clean(value))
     parts: list[RenderableType] = [head, Text(clean(finding.message)), grid]
+    if finding.profile:
+        parts.append(
+            Text(f"profiler, against the baseline run: {clean('; '.join(finding.profile))}")
+        )
     if finding.advice_text:
         parts.append(Text(f"advice: {finding.advice_text}", style="italic"))
     return Group(*parts, Text(""))

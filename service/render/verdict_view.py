@@ -23,7 +23,7 @@ from rules import (
 )
 from service.render.devices import kernel_prediction
 from service.render.escape import escape_code, escape_html, escape_text
-from service.render.figures import figures, fmt_seconds, time_change
+from service.render.figures import figures, fmt_seconds, profile_line, time_change
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 #: Points shown in a sparkline (the newest ones).
@@ -72,6 +72,7 @@ class Detail:
     numbers: tuple[tuple[str, str], ...]
     advice: str | None
     context: str
+    profile: str | None = None
 
 
 @dataclass(frozen=True)
@@ -395,4 +396,5 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
         numbers=numbers,
         advice=advice,
         context=context,
+        profile=profile_line(finding.profile, escape_text),
     )
