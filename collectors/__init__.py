@@ -11,7 +11,7 @@ from pathlib import Path
 
 from collectors import safety
 from collectors.base import CollectOptions
-from collectors.errors import CollectorError
+from collectors.errors import CollectorError, TooManyKernels
 from collectors.identity import KeyOptions
 from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get
@@ -27,6 +27,7 @@ __all__ = [
     "KernelRecord",
     "KeyOptions",
     "RunRecord",
+    "TooManyKernels",
     "WorkModel",
     "all_collectors",
     "apply_work_models",

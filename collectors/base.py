@@ -6,8 +6,9 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from collectors.errors import TooManyKernels
 from collectors.identity import KeyOptions
 from collectors.schema import RunRecord
 
@@ -18,12 +19,20 @@ class CollectOptions(BaseModel):
     Attributes:
         keys: How kernel names are normalised into identity keys.
         device: Device name to record when the input does not name one.
+        max_kernels: The most kernels one file may hold (None: no cap). Readers that go
+            kernel by kernel stop at the first one past it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     keys: KeyOptions = KeyOptions()
     device: str | None = None
+    max_kernels: int | None = Field(default=None, ge=1)
+
+    def count(self, kernels: int, path: Path | str) -> None:
+        """Raise TooManyKernels when ``kernels`` is past ``max_kernels``."""
+        if self.max_kernels is not None and kernels > self.max_kernels:
+            raise TooManyKernels(str(path), self.max_kernels)
 
 
 class Collector(ABC):

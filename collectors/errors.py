@@ -45,6 +45,24 @@ class UnsupportedEncoding(UnknownFormat):
     """The file is text in an encoding roofguard does not read (UTF-16, or UTF-8 with a BOM)."""
 
 
+class TooManyKernels(CollectorError):
+    """The file holds more kernels than one run may (``CollectOptions.max_kernels``).
+
+    Raised while reading, at the first kernel past the cap, so a huge upload is refused
+    before it is parsed in full.
+    """
+
+    FORMAT = "{path}: {reason}"
+
+    def __init__(self, path: str, limit: int) -> None:
+        self.path = str(path)
+        self.limit = limit
+        super().__init__(
+            f"more than {limit:,} kernels, the most one run may hold "
+            "(ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device or benchmark family"
+        )
+
+
 class CollectorBug(CollectorError):
     """A collector failed in a way it does not name yet: a bug, reported without a traceback.
 

@@ -26,7 +26,13 @@ from typing import Any
 
 from collectors import jsonio
 from collectors.base import CollectOptions
-from collectors.errors import CollectorBug, CollectorError, MalformedReport, ReaderCrashed
+from collectors.errors import (
+    CollectorBug,
+    CollectorError,
+    MalformedReport,
+    ReaderCrashed,
+    TooManyKernels,
+)
 from collectors.schema import RunRecord
 
 _KNOWN_ERRORS = {"MalformedReport": MalformedReport}
@@ -99,15 +105,21 @@ def _answer(done: subprocess.CompletedProcess[bytes], path: str, limits: Limits)
     if not isinstance(answer, dict) or "error" not in answer:
         status = f"the reader exited with status {done.returncode} and no answer"
         raise ReaderCrashed(path, status + _last_line(done.stderr))
-    error = answer.get("error") or {}
+    raise _child_error(answer.get("error") or {}, path, limits)
+
+
+def _child_error(error: dict[str, Any], path: str, limits: Limits) -> CollectorError:
+    """The error the child answered, as this process raises it."""
     if error.get("type") == "MemoryError":
-        raise ReaderCrashed(path, _over_memory(limits))
+        return ReaderCrashed(path, _over_memory(limits))
     if error.get("type") == "CollectorBug":
-        raise CollectorBug(path, str(error.get("message")))
+        return CollectorBug(path, str(error.get("message")))
+    if error.get("type") == "TooManyKernels":
+        return TooManyKernels(path, int(error.get("limit") or 0))
     kind = _KNOWN_ERRORS.get(str(error.get("type")))
     if kind is None:
-        raise ReaderCrashed(path, str(error.get("message") or "the reader gave no answer"))
-    raise kind(path, error.get("row"), error.get("field"), str(error.get("reason")))
+        return ReaderCrashed(path, str(error.get("message") or "the reader gave no answer"))
+    return kind(path, error.get("row"), error.get("field"), str(error.get("reason")))
 
 
 def _over_memory(limits: Limits) -> str:
@@ -173,6 +185,8 @@ def _child() -> int:
         answer = {"error": {"type": "MalformedReport", **_fields(exc)}}
     except MemoryError:
         answer = {"error": {"type": "MemoryError", "message": ""}}
+    except TooManyKernels as exc:
+        answer = {"error": {"type": "TooManyKernels", "limit": exc.limit}}
     except CollectorError as exc:
         answer = {"error": {"type": type(exc).__name__, "message": exc.reason}}
     except Exception as exc:  # a bug of the collector, named as one (not as a crash)

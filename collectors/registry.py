@@ -88,6 +88,8 @@ def detect(path: Path) -> type[Collector]:
         raise UnknownFormat(str(path), f"cannot read file: {exc.strerror or exc}") from exc
     if not head.strip():
         raise UnknownFormat(str(path), "the file is empty")
+    if not head.strip(b"\x00"):
+        raise UnknownFormat(str(path), _zeros(path, len(head)))
     encoding = _foreign_encoding(head)
     if encoding is not None and not head.startswith(b"\x00"):  # a BOM, whatever follows
         raise _unsupported(path, encoding)
@@ -97,6 +99,17 @@ def detect(path: Path) -> type[Collector]:
     if encoding is not None:
         raise _unsupported(path, encoding)
     raise UnknownFormat(str(path))
+
+
+def _zeros(path: Path, head: int) -> str:
+    """What a file that starts with zero bytes is (a disk full, a copy never written)."""
+    with path.open("rb") as handle:
+        handle.seek(head)
+        while chunk := handle.read(1 << 20):
+            if chunk.strip(b"\x00"):
+                return f"the file starts with {head:,} zero bytes: it is damaged, not a report"
+    size = path.stat().st_size
+    return f"the file is all zero bytes ({size:,}): truncated or never written, not a report"
 
 
 _BOMS = (

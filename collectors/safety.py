@@ -36,6 +36,7 @@ def read(collector: Collector, path: Path) -> RunRecord:
         raise MalformedReport(str(path), None, None, "nested too deeply to read") from None
     except Exception as exc:  # the one place a bug becomes a named error
         raise CollectorBug(str(path), exc) from exc
+    collector.options.count(len(record.kernels), path)  # readers that could not stop sooner
     check_durations(record, str(path))
     check_physics(record, str(path))
     return record

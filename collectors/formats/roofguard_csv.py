@@ -125,7 +125,8 @@ class RoofguardCsv(Collector):
     def _rows(
         self, rows: Iterator[tuple[int, list[str]]], header: list[str], path: Path
     ) -> Iterator[tuple[int, list[str]]]:
-        for line, row in rows:
+        for count, (line, row) in enumerate(rows, start=1):
+            self.options.count(count, path)  # one kernel a row: stop at the cap, not after
             if len(row) != len(header):
                 reason = f"expected {len(header)} fields, got {len(row)} (truncated?)"
                 raise MalformedReport(str(path), line, None, reason)

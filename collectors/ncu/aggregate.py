@@ -259,6 +259,7 @@ class RunBuilder:
             self._keys[(name, grid, block)] = key
         kernel = self._kernels.get(key)
         if kernel is None:
+            self.options.count(len(self._kernels) + 1, self.path)  # stop at the cap, not after
             kernel = _Kernel(name, key, launch_id, grid, block, nvtx)
             self._kernels[key] = kernel
         return kernel

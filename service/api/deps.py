@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
 
+import sqlalchemy as sa
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.engine import Engine
@@ -116,12 +118,32 @@ def get_grant(
     """
     if credentials is None or not credentials.credentials:
         raise Unauthorized("an API token is required: Authorization: Bearer TOKEN")
-    with session_scope(state.engine, readonly=True) as session:
-        grant = authenticate(session=session, token=credentials.credentials)
+    grant = _authenticate(state.engine, credentials.credentials)
     now = datetime.now(UTC)
     if grant.touch_due(now):
         _mark_used(state.engine, grant, now)
     return grant
+
+
+#: Attempts at the token lookup when the database drops the connection under it.
+AUTH_ATTEMPTS = 3
+
+
+def _authenticate(engine: Engine, token: str) -> Grant:
+    """``authenticate``, retried on a connection the server cut (as an upload's check is)."""
+    for attempt in range(AUTH_ATTEMPTS):
+        try:
+            with session_scope(engine, readonly=True) as session:
+                return authenticate(session=session, token=token)
+        except (StoreUnavailable, sa.exc.DBAPIError) as exc:
+            cut = isinstance(exc, StoreUnavailable) or exc.connection_invalidated
+            if not cut or attempt == AUTH_ATTEMPTS - 1:
+                raise
+            log.warning(
+                "token lookup: attempt %d failed (%s); retrying", attempt + 1, type(exc).__name__
+            )
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _mark_used(engine: Engine, grant: Grant, now: datetime) -> None:

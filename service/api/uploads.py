@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
-from collectors import MIN_DURATION_S, CollectorError
+from collectors import MIN_DURATION_S, CollectorError, TooManyKernels
 from collectors.schema import RunRecord
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
@@ -73,6 +73,10 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
     Raises:
         BadInput: Not a valid RunRecord, or one the store must not hold (see check_record).
     """
+    limits = limits or StoreLimits()
+    # Every kernel has one duration_s: a run past the cap is refused before it is validated.
+    if (count := body.count(b'"duration_s"')) > limits.max_kernels:
+        raise _more_than(limits.max_kernels, count)
     try:
         record = RunRecord.model_validate_json(body)
     except ValidationError as exc:
@@ -81,18 +85,22 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
         where = find_nul(json.loads(body))
         if where is not None:
             raise BadInput(f"request body: {where}: contains a NUL byte")
-    check_record(record, where="request body", limits=limits or StoreLimits())
+    check_record(record, where="request body", limits=limits)
     return record
 
 
 def check_size(record: RunRecord, *, max_kernels: int) -> None:
     """Raise UploadTooLarge when the run holds more than ``max_kernels`` kernels."""
     if len(record.kernels) > max_kernels:
-        raise UploadTooLarge(
-            f"the run holds {len(record.kernels)} kernels, more than the {max_kernels} this "
-            "service takes in one upload (ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device "
-            "or benchmark family"
-        )
+        raise _more_than(max_kernels, len(record.kernels))
+
+
+def _more_than(max_kernels: int, count: int | None = None) -> UploadTooLarge:
+    holds = f"holds {count} kernels, more" if count is not None else "holds more"
+    return UploadTooLarge(
+        f"the run {holds} than the {max_kernels} this service takes in one upload "
+        "(ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device or benchmark family"
+    )
 
 
 def check_record(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
@@ -106,6 +114,7 @@ def check_record(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
     Raises:
         BadInput: Naming the kernel's index, key and field.
     """
+    check_size(record, max_kernels=limits.max_kernels)
     for index, kernel in enumerate(record.kernels):
         seconds = kernel.duration_s
         if kernel.launches and seconds < MIN_DURATION_S:  # the collectors' rule, same bound
@@ -178,14 +187,16 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
     with tempfile.TemporaryDirectory(prefix="roofguard-upload-") as tmp:
         paths = _save(parsed.files, Path(tmp) / "files")
         again = _save(parsed.reruns, Path(tmp) / "reruns")
+        limits = StoreLimits.of(state.settings)
         try:
             record, reruns = collect_with_reruns(
-                paths, again, meta=parsed.form, config=state.config
+                paths, again, meta=parsed.form, config=state.config, max_kernels=limits.max_kernels
             )
+        except TooManyKernels:  # stopped at the first kernel past the cap, not parsed in full
+            raise _more_than(limits.max_kernels) from None
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/(files|reruns)/\d+/", "", str(exc))) from None
-    limits = StoreLimits.of(state.settings)
     check_record(record, where="uploaded files", limits=limits)
     for upload, rerun in zip(parsed.reruns, reruns, strict=True):
         check_record(rerun, where=f"reruns file {_safe_name(upload)}", limits=limits)

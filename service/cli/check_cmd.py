@@ -157,8 +157,10 @@ def _request(
     Raises:
         BadInput: A report or a rerun is bad (nothing is stored then).
     """
-    run, again = collect_with_reruns(files, reruns, meta=meta, config=config)
     limits = cli_limits()
+    run, again = collect_with_reruns(
+        files, reruns, meta=meta, config=config, max_kernels=limits.max_kernels
+    )
     refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
     for path, rerun in zip(reruns, again, strict=True):
         refuse_unstorable(rerun, where=f"--rerun {path}", limits=limits)

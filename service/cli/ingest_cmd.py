@@ -47,8 +47,9 @@ def ingest_command(
         timestamp=parse_timestamp(timestamp),
         runner=runner,
     )
-    run = collect_run(files, meta=meta, config=cfg)
-    refuse_unstorable(run, where=", ".join(map(str, files)), limits=cli_limits())
+    limits = cli_limits()
+    run = collect_run(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
+    refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
     chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
     run = noted(run, chosen)
     with store_session(url) as session:

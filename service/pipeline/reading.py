@@ -18,17 +18,21 @@ from service.pipeline.roofs import catalog_for, run_device
 from service.pipeline.runmeta import RunMeta
 
 
-def read_run(paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+def read_run(
+    paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig, max_kernels: int | None = None
+) -> RunRecord:
     """Read the files of one run (no meta applied yet), checking the device they name.
 
     A device given by the meta (``--device``, an upload's field) or else the config names the
-    device of files that name none; a file naming another device is an error.
+    device of files that name none; a file naming another device is an error. A file with
+    more than ``max_kernels`` kernels is refused while it is read (``TooManyKernels``).
 
     Raises:
         DeviceConflict: A report names another device than the one given.
     """
     given = meta.device or config.device
-    run = intake_collect(paths, CollectOptions(keys=config.keys, device=given))
+    options = CollectOptions(keys=config.keys, device=given, max_kernels=max_kernels)
+    run = intake_collect(paths, options)
     origin = meta.device_origin if meta.device else "the config's `device`"
     run_device(run, given=given, catalog=catalog_for(config), origin=origin)
     if config.work_models:
@@ -36,6 +40,8 @@ def read_run(paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig) -> R
     return run
 
 
-def collect_run(paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig) -> RunRecord:
+def collect_run(
+    paths: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig, max_kernels: int | None = None
+) -> RunRecord:
     """Read every file of one run, apply declared work models and the meta."""
-    return meta.stamp(read_run(paths, meta, config))
+    return meta.stamp(read_run(paths, meta, config, max_kernels))

@@ -66,19 +66,25 @@ def check_rerun(path: Path, rerun: RunRecord, run: RunRecord, commits: set[str])
 
 
 def collect_with_reruns(
-    paths: Sequence[Path], reruns: Sequence[Path], *, meta: RunMeta, config: RoofguardConfig
+    paths: Sequence[Path],
+    reruns: Sequence[Path],
+    *,
+    meta: RunMeta,
+    config: RoofguardConfig,
+    max_kernels: int | None = None,
 ) -> tuple[RunRecord, tuple[RunRecord, ...]]:
     """The run and its reruns (``check --rerun``), all checked before anything is stored.
 
     A rerun must be of the same commit (the one its files name, or ``meta``'s) and device,
-    and hold kernels, only kernels of the run.
+    and hold kernels, only kernels of the run. A file past ``max_kernels`` is refused while
+    it is read.
 
     Raises:
         BadInput: A rerun file breaks that; the error names the file and the kernel.
     """
-    raw = read_run(paths, meta, config)
+    raw = read_run(paths, meta, config, max_kernels)
     commits = {c for c in (meta.commit, raw.commit) if c}
-    again = [(path, read_run([path], meta, config)) for path in reruns]
+    again = [(path, read_run([path], meta, config, max_kernels)) for path in reruns]
     for path, rerun in again:
         check_rerun(path, rerun, raw, commits)
     return meta.stamp(raw), tuple(meta.stamp(rerun) for _, rerun in again)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from collectors import run_fault
 from collectors.schema import RunRecord
-from service.errors import BadInput
+from service.errors import BadInput, ServiceError
 from service.settings import Settings
 
 #: Longest kernel name or identity key, in UTF-8 bytes (ROOFGUARD_MAX_NAME_BYTES).
@@ -39,6 +39,20 @@ _WIDTHS: tuple[tuple[str, int], ...] = (
     ("profiler.clock_control", 32),
     ("profiler.cache_control", 32),
 )
+
+
+class RunTooLarge(ServiceError):
+    """The run holds more kernels than one run may (413; exit 2)."""
+
+    status = 413
+
+
+def too_many(count: int, limit: int, where: str) -> RunTooLarge:
+    """The error for a run of ``count`` kernels past ``limit``."""
+    return RunTooLarge(
+        f"{where}: the run holds {count:,} kernels, more than the {limit:,} one run may hold "
+        "(ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device or benchmark family"
+    )
 
 
 @dataclass(frozen=True)
@@ -65,9 +79,12 @@ def refuse_unstorable(record: RunRecord, *, where: str, limits: StoreLimits) -> 
     """Raise BadInput naming the first field of ``record`` the store cannot hold.
 
     Raises:
+        RunTooLarge: More kernels than ``limits.max_kernels``.
         BadInput: A field too long for its column, a NUL byte in stored text, a kernel name
             or key past ``limits.max_name_bytes``, or a figure no device could measure.
     """
+    if len(record.kernels) > limits.max_kernels:
+        raise too_many(len(record.kernels), limits.max_kernels, where)
     for dotted, width in _WIDTHS:
         value = _field(record, dotted)
         if value is None:

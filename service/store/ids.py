@@ -63,14 +63,17 @@ def stored_record(run: RunRecord) -> RunRecord:
 def identity(run: RunRecord) -> tuple[str, str]:
     """The canonical JSON of ``stored_record(run)`` and the run's content hash.
 
-    The hash is the sha256 of that JSON without the timestamp and the file names: a run is
-    its measurements, repository, commit, branch, kind and device, not when, where or under
-    what name its files were read. So a CI job run again, an upload retried, or the same
+    The hash is the sha256 of that JSON without the timestamp and the file names, with the
+    repository in lower case: a run is its measurements, repository, commit, branch, kind
+    and device, not when, where or under what name its files were read, nor how its
+    repository's name was spelt. So a CI job run again, an upload retried, or the same
     file given by another path or as a copy stores one run (DESIGN.md: ingest is idempotent).
     """
     data = stored_record(run).model_dump(mode="json")
     record = _dumps(data)
     data.pop("timestamp", None)
+    # GitHub's names ignore case, and so does the store (``same_repo``): so does the hash.
+    data["repo"] = data["repo"].lower() if data.get("repo") else data.get("repo")
     for source in data["sources"]:
         source["path"] = ""
     for kernel in data["kernels"]:

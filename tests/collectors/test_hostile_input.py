@@ -182,3 +182,30 @@ def test_a_value_the_record_refuses_names_the_entry(corpus_dir: Path, tmp_path: 
         "flops.fp32",
         "Value error, must not be negative (got -5.0)",
     )
+
+
+@pytest.mark.parametrize("suffix", [".ncu-rep", ".csv", ".json"])
+def test_a_file_of_zero_bytes_is_said_to_be_all_zeros(tmp_path: Path, suffix: str) -> None:
+    # It read as "UTF-16LE text" (a NUL in every other byte) and advised iconv.
+    path = tmp_path / f"report{suffix}"
+    path.write_bytes(b"\x00" * 200_000)
+    with pytest.raises(UnknownFormat) as info:
+        collectors.collect(path)
+    assert str(info.value).endswith(
+        "the file is all zero bytes (200,000): truncated or never written, not a report"
+    )
+    assert not isinstance(info.value, UnsupportedEncoding)
+
+
+def test_figures_no_device_measures_are_refused(corpus_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    header = "# device: NVIDIA H100 80GB HBM3\nname,duration_s,flops_fp32,bytes_dram,launches\n"
+    for row, field, words in (
+        ("k,1e308,1e9,1e6,1", "duration_s", "longer than a day"),
+        ("k,0.001,1e300,1e6,1", "flops.fp32", "no device comes near 1e+18 FLOP/s"),
+        ("k,0.001,1e9,1e300,1", "bytes.dram", "no device comes near 1e+16 B/s"),
+    ):
+        path.write_text(header + row + "\n", encoding="utf-8")
+        with pytest.raises(MalformedReport) as info:
+            collectors.collect(path)
+        assert (info.value.row, info.value.field) == ("3", field) and words in str(info.value)

@@ -80,7 +80,10 @@ async def _upload_from_request(request: Request, grant: Grant, state: StateDep) 
         async with request.form(max_files=uploads.MAX_FILES, max_fields=32) as form:
             parsed = uploads.parse_form(form)
             grant.require(repo=parsed.form.repo, permission=Permission.WRITE)
-            return await run_in_threadpool(uploads.collect_form, parsed, state)
+            # Reading is bounded like judging: a few huge uploads at once must not each hold
+            # a parse's memory; the others wait their turn on the event loop.
+            async with state.check_slots:
+                return await run_in_threadpool(uploads.collect_form, parsed, state)
     if content_type == "application/json":
         limits = StoreLimits.of(state.settings)
         record = await run_in_threadpool(uploads.parse_record, await request.body(), limits)

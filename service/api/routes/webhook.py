@@ -56,9 +56,14 @@ def _payload(body: bytes) -> dict[str, Any]:
         payload = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadInput(f"webhook body is not JSON: {exc}") from None
+    except RecursionError:  # signed, yet nested deeper than any event GitHub sends
+        raise BadInput("webhook body is nested too deeply to read") from None
     if not isinstance(payload, dict):
         raise BadInput("webhook body is not a JSON object")
-    where = find_nul(payload)
+    try:
+        where = find_nul(payload)
+    except RecursionError:
+        raise BadInput("webhook body is nested too deeply to read") from None
     if where is not None:
         raise BadInput(f"webhook payload: {where}: contains a NUL byte")
     return payload

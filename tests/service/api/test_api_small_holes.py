@@ -1,0 +1,54 @@
+"""Small holes of issue 32 item 8: a webhook nested 100,000 deep, a token lookup on a cut
+PostgreSQL connection."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import sqlalchemy as sa
+from test_api_webhook import SECRET
+
+from service.github.signatures import sign
+
+
+def test_a_signed_webhook_nested_100000_deep_is_a_400_not_a_500(service) -> None:
+    raw = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": "d-deep",
+        "Content-Type": "application/json",
+        "X-Hub-Signature-256": sign(SECRET, raw),
+    }
+    answer = service.client.post("/api/v1/github/webhook", content=raw, headers=headers)
+    assert answer.status_code in (400, 422), answer.text
+    assert answer.json()["detail"] == "webhook body is nested too deeply to read"
+
+
+@pytest.mark.postgres
+def test_the_token_lookup_survives_a_cut_connection(make_service, repo, db_url, caplog) -> None:
+    if not db_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL cuts connections; SQLite has none to cut")
+    service = make_service()
+    token = service.token(repo)
+    admin = sa.create_engine(service.engine.url, isolation_level="AUTOCOMMIT")
+    cuts = []
+
+    def cut_the_lookup(conn, cursor, statement, *args) -> None:
+        if not cuts and "api_tokens" in statement and "token_hash" in statement:
+            cuts.append(conn.connection.dbapi_connection.info.backend_pid)
+            with admin.connect() as killer:
+                killer.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": cuts[0]})
+
+    sa.event.listen(service.engine, "before_cursor_execute", cut_the_lookup)
+    try:
+        with caplog.at_level(logging.WARNING, logger="roofguard.api"):
+            answer = service.client.get(
+                "/api/v1/runs", params={"repo": repo}, headers={"Authorization": f"Bearer {token}"}
+            )
+    finally:
+        sa.event.remove(service.engine, "before_cursor_execute", cut_the_lookup)
+        admin.dispose()
+    assert cuts, "the lookup ran"
+    assert answer.status_code == 200, answer.text
+    assert any("token lookup: attempt 1 failed" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,54 @@
+"""A run's content identity ignores the case of its repository's name (issue 32 item 5).
+
+``--repo idem/cli`` and then ``--repo IDEM/CLI`` stored two runs of one repository, and the
+baseline counted the run twice. Migration 0007 hashes the runs stored so anew and drops the
+newer of two that are then twins.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from factories import make_run
+
+from service.cli import run
+
+
+def _ingest(report, url: str, repo: str) -> int:
+    args = ["ingest", str(report), "--repo", repo, "--commit", "c1", "--branch", "main"]
+    return run([*args, "--kind", "nightly", "--db", url])
+
+
+def _rows(url: str, query: str) -> list[tuple[object, ...]]:
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        result = conn.execute(sa.text(query))
+        rows = [tuple(r) for r in result] if result.returns_rows else []
+    engine.dispose()
+    return rows
+
+
+def test_one_run_whatever_the_case_of_its_repository(tmp_path, capsys) -> None:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    report = tmp_path / "r.json"
+    report.write_text(make_run(repo=None, commit=None).model_dump_json(), encoding="utf-8")
+    assert _ingest(report, url, "idem/cli") == 0
+    assert _ingest(report, url, "IDEM/CLI") == 0
+    assert "already ingested as run 1 (same content)" in capsys.readouterr().out
+    assert _rows(url, "SELECT count(*) FROM runs") == [(1,)]
+
+
+def test_the_upgrade_drops_the_newer_of_two_runs_that_differ_in_case_only(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    report = tmp_path / "r.json"
+    report.write_text(make_run(repo=None, commit=None).model_dump_json(), encoding="utf-8")
+    assert _ingest(report, url, "IDEM/CLI") == 0
+    # As the hash of an earlier version left it: the name as spelt, so a second copy stored.
+    _rows(url, "UPDATE runs SET content_hash = 'spelt' WHERE id = 1")
+    assert _ingest(report, url, "idem/cli") == 0
+    assert _rows(url, "SELECT id FROM runs ORDER BY id") == [(1,), (2,)]
+    _rows(url, "UPDATE alembic_version SET version_num = '0006'")
+    assert run(["db", "upgrade", "--db", url]) == 0
+    assert _rows(url, "SELECT id FROM runs") == [(1,)]
+    assert _rows(url, "SELECT DISTINCT run_id FROM measurements") == [(1,)]
+    assert _ingest(report, url, "Idem/Cli") == 0
+    assert _rows(url, "SELECT count(*) FROM runs") == [(1,)]
