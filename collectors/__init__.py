@@ -12,7 +12,7 @@ from pathlib import Path
 from collectors import safety
 from collectors.base import CollectOptions
 from collectors.errors import CollectorError
-from collectors.identity import KeyOptions
+from collectors.identity import KeyOptions, normalise_name
 from collectors.registry import all_collectors, detect, get
 from collectors.safety import MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
@@ -31,6 +31,7 @@ __all__ = [
     "collect",
     "detect",
     "get",
+    "normalise_name",
 ]
 
 
