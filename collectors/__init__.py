@@ -12,7 +12,7 @@ from pathlib import Path
 from collectors import safety
 from collectors.base import CollectOptions
 from collectors.errors import CollectorError, TooManyKernels
-from collectors.identity import KeyOptions
+from collectors.identity import KeyOptions, normalise_name
 from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get
 from collectors.safety import MIN_DURATION_S
@@ -34,6 +34,7 @@ __all__ = [
     "collect",
     "detect",
     "get",
+    "normalise_name",
     "run_fault",
 ]
 

@@ -1,8 +1,11 @@
 """Google Benchmark ``--benchmark_format=json`` (2016, 2019 and ``json_schema_version`` 1 schemas).
 
-One KernelRecord per benchmark run name. Its per-repetition entries (``run_type`` iteration,
-or no ``run_type`` in the 2016 schema) are kept as ``samples_s``; ``duration_s`` is their
-**median** (robust to the odd slow repetition; with one repetition, that repetition's time).
+One KernelRecord per benchmark run name, named as Google Benchmark prints it
+(``BM_copy/1024/real_time``: instances of one benchmark differ in their arguments) and keyed
+by its base name and arguments (``BM_copy[arg0=1024]``). Its per-repetition entries
+(``run_type`` iteration, or no ``run_type`` in the 2016 schema) are kept as ``samples_s``;
+``duration_s`` is their **median** (robust to the odd slow repetition; with one repetition,
+that repetition's time).
 Aggregates (mean, median, stddev, cv, BigO, RMS) are not counted again; only when a run has
 no repetition entries (``--benchmark_report_aggregates_only``) is its median (else mean)
 aggregate used. Times are ``real_time`` in ``time_unit`` per iteration, which is the manual
@@ -243,7 +246,7 @@ class GoogleBenchmarkJson(Collector):
         return kernel_record(
             path,
             f"benchmarks[{first}]",
-            name=base,
+            name=run,  # as Google Benchmark prints it: BM_copy/1024 and BM_copy/4096 stay apart
             key=bench_key(base, params, self.options.keys),
             launches=1,
             duration_s=duration,

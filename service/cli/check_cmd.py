@@ -22,6 +22,7 @@ from service.config import RoofguardConfig
 from service.github.actions import append_step_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
 from service.pipeline.check import CheckOutcome
+from service.pipeline.intake import parse_timestamp
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
@@ -48,6 +49,9 @@ ConfigOpt = Annotated[Path | None, typer.Option(help="roofguard.toml or pyprojec
 FormatOpt = Annotated[str, typer.Option("--format", help=FORMAT_HELP)]
 OutputOpt = Annotated[Path | None, typer.Option(help="Write the verdict here (else stdout).")]
 KindOpt = Annotated[RunKind | None, typer.Option(help="nightly, pr or local.")]
+TimestampOpt = Annotated[
+    str | None, typer.Option(help="When measured, ISO-8601 (default: what the reports say).")
+]
 PostOpt = Annotated[bool, typer.Option("--post", help="Post the verdict to the PR.")]
 RunnerOpt = Annotated[
     str | None,
@@ -108,6 +112,7 @@ def check_command(
     fmt: FormatOpt = "auto",
     output: OutputOpt = None,
     kind: KindOpt = None,
+    timestamp: TimestampOpt = None,
     post: PostOpt = False,
     runner: RunnerOpt = None,
     health_file: HealthOpt = DEFAULT_HEALTH_PATH,
@@ -133,6 +138,7 @@ def check_command(
         kind=kind,
         pull_request=pr,
         device=device,
+        timestamp=parse_timestamp(timestamp),
         runner=runner,
     )
     outputs = CheckOutputs(fmt, output, charts, artifact_name, suspects, suspects_regex, post)

@@ -32,6 +32,7 @@ from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import DeviceConflict, choose_roof, noted
 from service.render.escape import terminal_text
+from service.render.names import ellipsize_middle
 from service.render.text import clean
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
@@ -58,11 +59,8 @@ def seconds(value: float) -> str:
 
 
 def shorten(name: str, width: int = NAME_WIDTH) -> str:
-    """Cut long names in the middle so the start and the end both stay readable."""
-    if len(name) <= width:
-        return name
-    half = (width - 1) // 2
-    return f"{name[:half]}…{name[-(width - 1 - half) :]}"
+    """Cut long names in the middle, their template arguments kept (``render.names``)."""
+    return ellipsize_middle(name, width)
 
 
 def resolve_roof(

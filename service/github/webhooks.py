@@ -23,6 +23,7 @@ from service.github.commands import (
     parse_accept,
 )
 from service.store.baselines import accept_baseline
+from service.store.kernelnames import matching_keys
 from service.store.lookups import latest_run_for
 from service.store.queries import get_run, get_run_record, list_findings
 
@@ -167,7 +168,7 @@ def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> lis
     """The named kernel if the run has it, else every kernel with a counting failure."""
     if kernel is not None:
         record = get_run_record(session=session, run_id=run_id)
-        return [k.key for k in record.kernels if kernel in (k.key, k.name)][:1]
+        return matching_keys(kernel, ((k.key, k.name) for k in record.kernels))[:1]
     failing = {
         f.kernel
         for f in list_findings(session=session, run_id=run_id)

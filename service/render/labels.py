@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from service.render import names
+
 #: Candidate offsets in points (dx, dy): right, left, above, below, diagonals, then further out.
 _DIRECTIONS = ((1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.5), (0, -1.5))
 _RADII = (6.0, 14.0, 24.0, 36.0, 50.0)
@@ -37,11 +39,8 @@ def label_box(
 
 
 def ellipsize_middle(name: str, limit: int = CHART_NAME_CHARS) -> str:
-    """``name`` cut to ``limit`` characters with "…" in the middle (start and end kept)."""
-    if len(name) <= limit:
-        return name
-    head = (limit - 1) // 2
-    return f"{name[:head]}…{name[len(name) - (limit - 1 - head) :]}"
+    """``name`` cut to ``limit`` characters, its template arguments kept (``names``)."""
+    return names.ellipsize_middle(name, limit)
 
 
 def short_names(names: Sequence[str]) -> dict[str, str]:

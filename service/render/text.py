@@ -20,6 +20,7 @@ from rules import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, 
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
+from service.render.names import ellipsize_middle
 from service.render.story import time_story
 from service.render.verdict_view import (
     ICONS,
@@ -47,10 +48,9 @@ _CONCLUSION_STYLE = {"fail": "bold red", "warn": "bold yellow", "pass": "bold gr
 def clean(text: str, width: int | None = None) -> str:
     """``text`` without terminal control characters, cut in the middle beyond ``width``."""
     text = _CONTROL.sub("", strip_terminal_escapes(text))  # whole sequences, then strays
-    if width is None or len(text) <= width:
+    if width is None:
         return text
-    half = (width - 1) // 2
-    return f"{text[:half]}…{text[-(width - 1 - half) :]}"
+    return ellipsize_middle(text, width)
 
 
 def intensity_text(kernel: KernelVerdict) -> str:

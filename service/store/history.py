@@ -22,6 +22,7 @@ from rules import HISTORY_COLUMNS
 from service.store.baselines import BASELINE_KINDS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id, same_repo
+from service.store.kernelnames import resolve_kernel_key
 from service.store.tables import (
     BaselineAcceptance,
     Device,
@@ -372,8 +373,12 @@ def nightly_history(
 def kernel_history(
     *, session: Session, repo: str, key: str, device: str | None = None
 ) -> pd.DataFrame:
-    """Every stored measurement of one kernel, all run kinds (filter on ``kind``), oldest first."""
+    """Every stored measurement of one kernel, all run kinds (filter on ``kind``), oldest first.
+
+    ``key`` may be the kernel's key or its name as the verdict prints it (``kernelnames``).
+    """
     rid = repo_id(session=session, repo=repo)
+    key = resolve_kernel_key(session=session, repo=repo, text=key)
     ids = _kernel_ids_for(session, rid, [key]) if rid is not None else []
     if not ids:
         return _empty()
