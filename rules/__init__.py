@@ -9,6 +9,8 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   a verdict by stored findings, ``conclude`` gives the conclusion of findings.
 * The roofline: ``Roof``, ``Placement``, ``place``, ``place_kernel``, ``place_run``,
   ``ridge_point``; the hardware catalog: ``builtin_catalog``, ``Catalog``, ``DeviceSpec``.
+* Like-for-like history: ``like_for_like_history`` (every run against the roof its
+  kernel is usually bound by), ``binding_changes``, ``reference_binding``.
 * The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
   ``KernelStatus`` ...
 * Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
@@ -47,6 +49,7 @@ from rules.hardware import (
 )
 from rules.judging import GateBatch
 from rules.levelstore import StoredLevels
+from rules.likeforlike import binding_changes, like_for_like_history, reference_binding
 from rules.placement import place_kernel, place_run
 from rules.reference import options_table, rule_markdown
 from rules.registry import all_rules, get_rule
@@ -123,6 +126,7 @@ __all__ = [
     "Work",
     "all_rules",
     "attainable",
+    "binding_changes",
     "builtin_catalog",
     "conclude",
     "device_levels",
@@ -130,6 +134,7 @@ __all__ = [
     "forecast",
     "get_rule",
     "keeping",
+    "like_for_like_history",
     "normalise_name",
     "options_table",
     "place",
@@ -137,6 +142,7 @@ __all__ = [
     "place_run",
     "precision_of_peak",
     "predict",
+    "reference_binding",
     "report_roof",
     "require_columns",
     "ridge_point",
