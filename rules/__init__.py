@@ -12,6 +12,8 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   ``at_report_clocks`` scales a datasheet roof to the clocks a report ran at.
 * The why from the profiler: ``profile_changes`` (what moved between two records of a
   kernel), ``with_profile_changes`` (on each regressed kernel's worst finding).
+* Like-for-like history: ``like_for_like_history`` (every run against the roof its
+  kernel is usually bound by), ``binding_changes``, ``reference_binding``.
 * The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
   ``KernelStatus`` ...
 * Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
@@ -51,6 +53,7 @@ from rules.hardware import (
 )
 from rules.judging import GateBatch
 from rules.levelstore import StoredLevels
+from rules.likeforlike import binding_changes, like_for_like_history, reference_binding
 from rules.placement import place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
@@ -60,6 +63,7 @@ from rules.roofline import (
     Regime,
     Roof,
     attainable,
+    percent_of_resource,
     place,
     precision_of_peak,
     ridge_point,
@@ -129,6 +133,7 @@ __all__ = [
     "all_rules",
     "at_report_clocks",
     "attainable",
+    "binding_changes",
     "builtin_catalog",
     "conclude",
     "device_levels",
@@ -136,14 +141,17 @@ __all__ = [
     "forecast",
     "get_rule",
     "keeping",
+    "like_for_like_history",
     "normalise_name",
     "options_table",
+    "percent_of_resource",
     "place",
     "place_kernel",
     "place_run",
     "precision_of_peak",
     "predict",
     "profile_changes",
+    "reference_binding",
     "report_roof",
     "require_columns",
     "ridge_point",

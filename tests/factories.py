@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
@@ -65,3 +65,39 @@ def make_run(
         kernels=tuple(kernels if kernels is not None else [make_kernel()]),
         **extra,
     )
+
+
+#: H100 SXM5 datasheet peaks of the GEMM that falls off the tensor cores (rules' catalog).
+H100_BF16 = 989.4e12
+H100_FP32 = 66.9e12
+GEMM_FLOPS = 2e12
+
+
+def falling_gemm_runs(
+    *, repo: str | None = "acme/kernels", nights: int = 10, fall_at: int = 7, start: datetime
+) -> list[RunRecord]:
+    """Nightly runs of a GEMM at 70% of its roof that falls off the tensor cores at ``fall_at``.
+
+    From ``fall_at`` on, its FLOPs are fp32 and it runs at 70% of the fp32 roof: 14.8x slower,
+    4.7% of the tensor_bf16 roof it used to be bound by. A copy kernel stays put beside it.
+    """
+    runs = []
+    for night in range(nights):
+        fell = night >= fall_at
+        precision, peak = ("fp32", H100_FP32) if fell else ("tensor_bf16", H100_BF16)
+        gemm = make_kernel(
+            "gemm_bf16_128x128",
+            flops={precision: GEMM_FLOPS},
+            dram_bytes=1e8,
+            time_s=GEMM_FLOPS / peak / 0.70,
+        )
+        copy = make_kernel("copy", flops={}, dram_bytes=2e9, time_s=2e9 / 3.35e12 / 0.8)
+        runs.append(
+            make_run(
+                repo=repo,
+                commit=f"{night:07x}ab",
+                timestamp=start + timedelta(days=night),
+                kernels=[gemm, copy],
+            )
+        )
+    return runs

@@ -117,6 +117,29 @@ def _unexpected(exc: Exception) -> int:
     return _error(f"unexpected {type(exc).__name__}: {text} (ROOFGUARD_DEBUG=1 shows where)")
 
 
+#: Options that take every word after them up to the next option: ``compare A B --against
+#: C D`` reads as ``--against C --against D`` (click gives an option one value per flag).
+GREEDY_OPTIONS: dict[str, str] = {"compare": "--against"}
+
+
+def expand_greedy(args: Sequence[str]) -> list[str]:
+    """``args`` with each word after a greedy option given that option again (see above)."""
+    name = next((arg for arg in args if not arg.startswith("-")), None)
+    flag = GREEDY_OPTIONS.get(name or "")
+    if flag is None or flag not in args:
+        return list(args)
+    out: list[str] = []
+    greedy = False
+    for arg in args:
+        if arg == flag:
+            greedy = True
+            continue
+        if arg.startswith("-"):
+            greedy = False
+        out += [flag, arg] if greedy else [arg]
+    return out
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (used by tests and ``main``)."""
     # Imported here, not at the top, so that main() imports them with the command's modules
@@ -125,7 +148,7 @@ def run(argv: list[str] | None = None) -> int:
     from rules import RuleError
     from service.errors import ServiceError
 
-    args = sys.argv[1:] if argv is None else argv
+    args = expand_greedy(sys.argv[1:] if argv is None else argv)
     command = typer.main.get_command(build_app(modules_for(args)))
     try:
         result = command.main(args=args, prog_name="roofguard", standalone_mode=False)

@@ -1,8 +1,9 @@
-"""``roofguard compare``: every kernel's percent of roof, time and binding on every card.
+"""``roofguard compare``: two runs' reports side by side, or every kernel on every card.
 
-Store mode reads the history store (``--repo``, ``--db``). The command takes no positional
-argument yet: report files (``roofguard compare BASE_FILES... --against PR_FILES...``) can be
-added as positional arguments later without changing any flag here.
+File mode (``roofguard compare BASE_FILES... --against PR_FILES...``) reads two runs' report
+files and compares them kernel by kernel with no database (``service.compare.runs``). Store
+mode (``--repo``, ``--db``) reads the history store: every kernel's percent of roof, time and
+binding on every card. One of the two: both, or neither, is a usage error.
 """
 
 from __future__ import annotations
@@ -12,12 +13,21 @@ from typing import Annotated
 
 import typer
 
+from rules import place_run
 from service.cli.common import load_cli_config
 from service.cli.db_cmd import DbOption
 from service.compare.build import CompareRequest, compare_history
 from service.compare.cards import CompareView
 from service.compare.render import device_charts, render_json, render_markdown, render_text
+from service.compare.runs import DEFAULT_THRESHOLD, RunComparison, Side, compare_runs
+from service.compare.runs_render import render_json as runs_json
+from service.compare.runs_render import render_markdown as runs_markdown
+from service.compare.runs_render import render_text as runs_text
+from service.config import RoofguardConfig
 from service.errors import BadInput
+from service.pipeline.reading import read_run
+from service.pipeline.roofs import choose_for
+from service.pipeline.runmeta import RunMeta
 from service.render.charts import ImageFormat, figure_bytes
 from service.store.db import open_store, session_scope
 
@@ -62,7 +72,77 @@ def _render(view: CompareView, fmt: str) -> str:
     return render_markdown(view.comparison) if fmt == "markdown" else render_text(view.comparison)
 
 
+def _side(paths: list[Path], device: str | None, cfg: RoofguardConfig) -> Side:
+    label = " ".join(p.name for p in paths)
+    run = read_run(paths, RunMeta(repo="local/compare", commit="-", device=device), cfg)
+    roof = choose_for(run, cfg).roof
+    return label, run, place_run(run, roof, band=cfg.rules.borderline_band)
+
+
+def compare_files(
+    base: list[Path],
+    against: list[Path],
+    *,
+    device: str | None,
+    cfg: RoofguardConfig,
+    threshold: float,
+) -> RunComparison:
+    """The runs of ``against``'s files compared with ``base``'s, each on its own roof."""
+    if threshold <= 0:
+        raise BadInput(f"--threshold: must be above 0, not {threshold}")
+    return compare_runs(
+        _side(base, device, cfg),
+        _side(against, device, cfg),
+        threshold=threshold,
+    )
+
+
+def _render_runs(comparison: RunComparison, fmt: str) -> str:
+    if fmt == "json":
+        return runs_json(comparison)
+    return runs_markdown(comparison) if fmt == "markdown" else runs_text(comparison)
+
+
+def _mode(repo: str | None, files: list[Path], against: list[Path], store_only: bool) -> str:
+    """``files`` or ``store``; a usage error for both, neither, or half of file mode."""
+    if repo and (files or against):
+        raise BadInput(
+            "give report files (BASE_FILES... --against PR_FILES...) or --repo, not both"
+        )
+    if repo:
+        return "store"
+    if not files and not against:
+        raise BadInput(
+            "give BASE_FILES... --against PR_FILES... (two runs' reports) or --repo OWNER/NAME "
+            "(the history store)"
+        )
+    if not files or not against:
+        missing = (
+            "the base run's report files before --against" if not files else "--against PR_FILES..."
+        )
+        raise BadInput(f"file mode needs {missing}")
+    if store_only:
+        raise BadInput("--devices, --forecast, --by-runner and --chart need --repo (the store)")
+    return "files"
+
+
 def compare_command(
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="The base run's report files (file mode, with --against)."),
+    ] = None,
+    against: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="The compared run's report files: every word after it, up to the next option."
+        ),
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option(help="File mode: the device of reports that name none.")
+    ] = None,
+    threshold: Annotated[
+        float, typer.Option(help="File mode: relative change of time that counts (0.05: 5%).")
+    ] = DEFAULT_THRESHOLD,
     repo: Annotated[
         str | None, typer.Option(help="Repository OWNER/NAME whose history to compare.")
     ] = None,
@@ -91,12 +171,19 @@ def compare_command(
     config: Annotated[Path | None, typer.Option(help="roofguard.toml (default: found).")] = None,
     db: DbOption = None,
 ) -> None:
-    """Every kernel on every card: percent of roof, time, binding, and how it scaled."""
+    """Two runs' reports kernel by kernel, or every kernel on every card of a repository."""
     if fmt not in FORMATS:
         raise BadInput(f"--format: must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    if not repo:
-        raise BadInput("--repo: the repository whose history to compare (OWNER/NAME)")
+    store_only = bool(devices or forecast or by_runner or chart)
+    mode = _mode(repo, list(files or []), list(against or []), store_only)
     cfg = load_cli_config(config, roof=roof)
+    if mode == "files":
+        found = compare_files(
+            list(files or []), list(against or []), device=device, cfg=cfg, threshold=threshold
+        )
+        typer.echo(_render_runs(found, fmt), nl=False)
+        return
+    assert repo is not None  # store mode
     request = CompareRequest(repo, _devices(devices), kernel, forecast, by_runner)
     engine = open_store(db)
     try:

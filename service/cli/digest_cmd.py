@@ -31,6 +31,7 @@ from service.render.digest_render import (
 )
 from service.store.db import open_store, session_scope
 from service.store.history import nightly_history
+from service.store.likeforlike import with_like_for_like
 
 _SPAN = re.compile(r"^\s*(\d+)\s*([hdw])\s*$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
@@ -88,9 +89,11 @@ def _load(url: str | None, repo: str | None, start: datetime, end: datetime) -> 
     try:
         with session_scope(engine, readonly=True) as session:
             # The store's end is exclusive; the digest's is inclusive.
-            return nightly_history(
+            stored = nightly_history(
                 session=session, repo=repo, start=start, end=end + timedelta(microseconds=1)
             )
+            # Like for like: a kernel that changed binding drops in the digest (rules).
+            return with_like_for_like(session=session, frame=stored)
     finally:
         engine.dispose()
 

@@ -11,7 +11,7 @@ import typer
 
 from collectors import collect
 from collectors.schema import RunRecord
-from rules import Placement, Roof, builtin_catalog, place_run
+from rules import Placement, Roof, binding_changes, builtin_catalog, place_run, reference_binding
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
 from service.digest.build import prepare_history
@@ -24,10 +24,11 @@ from service.render.charts import (
     figure_bytes,
     roofline_chart,
     run_points,
-    trend_chart,
 )
+from service.render.trends import trend_chart
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
+from service.store.likeforlike import with_like_for_like
 from service.store.queries import get_run, get_run_record
 
 plot_app = typer.Typer(help="Draw roofline and trend charts (SVG or PNG).", no_args_is_help=True)
@@ -117,6 +118,7 @@ def _kernel_series(
     try:
         with session_scope(engine, readonly=True) as session:
             history = kernel_history(session=session, repo=repo, key=key, device=device)
+            history = with_like_for_like(session=session, frame=history)
     finally:
         engine.dispose()
     timed = history[history["time_s"].notna()]
@@ -169,6 +171,8 @@ def plot_kernel_command(
         change_points=changes,
         baseline=(center, spread),
         metric=column,
+        bindings=binding_changes(frame),
+        reference=reference_binding(list(nightly["reference_binding"])),
     )
     _write_chart(path, figure_bytes(fig, fmt))
 

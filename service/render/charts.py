@@ -3,7 +3,7 @@
 Every artist a reader (or a test) may want to find carries a ``gid``: ``roof:<precision>:<tier>``
 for roof polylines, ``ridge:<precision>:<tier>`` for ridge markers, ``kernels`` for the kernel
 scatter, ``arrow:<name>`` for baseline-to-current arrows, ``label:<name>`` for kernel labels,
-``series`` / ``change:<i>`` / ``baseline-band`` / ``baseline-median`` for the trend chart.
+and the trend chart's in ``service.render.trends``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ matplotlib.use("Agg")  # headless: CI runners and the service have no display
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -257,117 +256,6 @@ def _points(
     """A pixel box in points, the unit labels are placed in."""
     x0, y0, x1, y1 = (v * 72.0 / dpi for v in box)
     return x0, y0, x1, y1
-
-
-#: What a trend chart can show: column, axis label, and the scale of the unit that reads best.
-TREND_METRICS = ("percent_of_roof", "time_s")
-
-
-def _trend_values(series: pd.DataFrame, metric: str) -> tuple[pd.Series, str, float]:
-    """The values of ``metric``, and the unit and scale they are drawn in."""
-    if metric not in TREND_METRICS:
-        raise ValueError(f"metric must be one of {TREND_METRICS}, not {metric!r}")
-    values = pd.to_numeric(series[metric], errors="coerce")
-    unit, scale = _time_unit(values) if metric == "time_s" else ("%", 1.0)
-    return values, unit, scale
-
-
-def _time_unit(values: pd.Series) -> tuple[str, float]:
-    typical = float(values.abs().median()) if len(values) else 1.0
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if typical >= scale:
-            return unit, scale
-    return "ns", 1e-9
-
-
-def trend_chart(
-    series: pd.DataFrame,
-    *,
-    title: str,
-    change_points: pd.DataFrame | None = None,
-    baseline: tuple[float, float] | None = None,
-    metric: str = "percent_of_roof",
-) -> Figure:
-    """Percent of roof (or time) over time for one kernel on one device.
-
-    Only nightly runs make the line: when ``series`` has a ``kind`` column, PR and local runs
-    are drawn apart as open markers (gid ``other-runs``), so one PR does not bend the trend.
-
-    Args:
-        series: Columns ``timestamp`` and ``metric`` (and ``commit``, ``kind``), oldest first.
-        title: Chart title, e.g. the kernel key and device.
-        change_points: Columns ``since`` (timestamp of the first night at the new level) and
-            ``to_commit``; each is drawn as a vertical line labelled with the short commit.
-        baseline: (median, spread) in ``metric``'s unit: the band ``median ± spread`` is shaded.
-        metric: ``percent_of_roof`` or ``time_s`` (drawn in ms, µs ... as fits).
-    """
-    values, unit, scale = _trend_values(series, metric)
-    fig = Figure(figsize=(8, 3.2), layout="constrained")
-    ax = fig.add_subplot()
-    times = pd.to_datetime(series["timestamp"], utc=True).dt.tz_localize(None)
-    nightly = (series["kind"] == "nightly").to_numpy() if "kind" in series else None
-    _draw_series(ax, times, values / scale, nightly)
-    if baseline is not None:
-        median, spread = baseline[0] / scale, baseline[1] / scale
-        band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
-        band.set_gid("baseline-band")
-        ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
-    if change_points is not None:
-        _draw_changes(ax, change_points)
-    ax.set_ylabel("% of roof" if metric == "percent_of_roof" else f"time ({unit})")
-    ax.set_title(title, fontsize=10, parse_math=False)
-    ax.grid(True, alpha=0.3)
-    fig.autofmt_xdate()
-    return fig
-
-
-def _draw_series(
-    ax: Axes, times: pd.Series, values: pd.Series, nightly: npt.NDArray[np.bool_] | None
-) -> None:
-    """The nightly line, and other runs (PRs) as open markers off it."""
-    on_line = nightly if nightly is not None else np.ones(len(values), dtype=bool)
-    (line,) = ax.plot(times[on_line], values[on_line], "-o", markersize=2.5, linewidth=1.2)
-    line.set_gid("series")
-    if nightly is None or nightly.all():
-        return
-    others = ax.scatter(
-        times[~nightly],
-        values[~nightly],
-        marker="D",
-        facecolors="none",
-        edgecolors="#ff7f0e",
-        label="PR / local runs",
-        zorder=3,
-    )
-    others.set_gid("other-runs")
-    ax.legend(loc="best", fontsize="small")
-
-
-def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
-    """A dashed line per change point, labelled with the first commit at the new level."""
-    for i, row in enumerate(changes.itertuples()):  # a few change points per kernel
-        when = _naive_utc(row.since)
-        ax.axvline(
-            when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
-            color="#d62728",
-            linewidth=1.0,
-            linestyle="--",
-        ).set_gid(f"change:{i}")
-        ax.annotate(
-            str(row.to_commit)[:8],
-            xy=(when, 1.0),
-            xycoords=("data", "axes fraction"),
-            rotation=90,
-            fontsize=7,
-            va="top",
-            ha="right",
-            parse_math=False,
-        )
-
-
-def _naive_utc(value: object) -> pd.Timestamp:
-    stamp = pd.Timestamp(value)  # type: ignore[arg-type]
-    return stamp.tz_convert(None) if stamp.tzinfo is not None else stamp
 
 
 def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> bytes:

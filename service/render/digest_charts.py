@@ -16,7 +16,8 @@ import pandas as pd
 from rules import Roof, builtin_catalog, precision_of_peak
 from rules.stats import robust_center_spread
 from service.digest.model import Digest, Movement, TimeMovement
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
+from service.render.charts import KernelPoint, figure_bytes, roofline_chart
+from service.render.trends import trend_chart
 
 #: Nights before a change that make up the baseline band of its trend chart.
 BASELINE_NIGHTS = 14

@@ -228,7 +228,9 @@ def baseline_text(base: BaselineSummary | None, status: KernelStatus | None = No
 def _trend(kernel: KernelVerdict) -> str:
     base = kernel.baseline
     history = list(base.history) if base else []
-    current = kernel.time_s if _is_time(base) else kernel.percent_of_roof
+    # Like for like: the sparkline ends on the figure the verdict states (the baseline's roof).
+    like_for_like = kernel.percent_of_baseline_roof or kernel.percent_of_roof
+    current = kernel.time_s if _is_time(base) else like_for_like
     if current is not None:
         history.append(current)
     return sparkline(history)

@@ -31,10 +31,12 @@ from service.digest.build import build_digest
 from service.digest.model import DigestOptions
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
+from service.render.charts import KernelPoint, figure_bytes, roofline_chart
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
+from service.render.trends import trend_chart
 from service.store.history import kernel_history, nightly_history
+from service.store.likeforlike import with_like_for_like
 from service.store.lookups import search_kernels
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 
@@ -187,7 +189,10 @@ def kernel_page(
     key: Annotated[str, Query(min_length=1)],
 ) -> HTMLResponse:
     """A kernel's nightly percent of roof over time per device; its latest runs, PR runs apart."""
-    frame = kernel_history(session=session, repo=repo, key=key)
+    # Like for like: every run against the roof the kernel is usually bound by, so a GEMM
+    # that fell off the tensor cores drops on the chart and in the tables.
+    stored = kernel_history(session=session, repo=repo, key=key)
+    frame = with_like_for_like(session=session, frame=stored)
     name = str(frame["kernel_name"].iloc[-1]) if not frame.empty else key
     newest = frame.iloc[::-1]
     trend = newest[newest["kind"] == TREND_KIND] if not frame.empty else newest
@@ -231,6 +236,7 @@ def digest_page(
         start = end - timedelta(days=DIGEST_DAYS)
         lookback = start - timedelta(days=DigestOptions().lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
+        history = with_like_for_like(session=session, frame=history)
         if not history.empty:
             digest = build_digest(history, start=start, end=end, repo=repo)
     text = render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS)

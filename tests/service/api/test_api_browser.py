@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from factories import make_kernel, make_run
+from factories import falling_gemm_runs, make_kernel, make_run
 from svc_helpers import Service, start_live
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -150,5 +150,29 @@ def test_start_page_not_found_and_long_names_in_chromium(service, repo, browser)
         tips = [t.get_attribute("textContent") for t in svg.find_elements(By.TAG_NAME, "title")]
         assert sorted(t for t in tips if "cutlass" in t) == sorted(k.name for k in kernels)
         shot(browser, "long-names.png")
+    finally:
+        live.stop()
+
+
+def test_a_binding_change_reads_as_the_drop_it_is_in_chromium(service, repo, browser) -> None:
+    from selenium.webdriver.common.by import By
+
+    token = service.token(repo)
+    start = datetime.now(UTC) - timedelta(days=10)
+    for run in falling_gemm_runs(repo=repo, start=start, nights=10, fall_at=6):
+        service.upload(run, token)
+    live = start_live(service.app)
+    try:
+        browser.get(f"{live.url}/kernels?repo={repo}&key=gemm_bf16_128x128")
+        svg = browser.find_element(By.CSS_SELECTOR, "section.device figure.chart svg")
+        marker = svg.find_element(By.CSS_SELECTOR, "g[id='binding:0']")
+        assert marker.is_displayed()
+        label = svg.find_element(By.CSS_SELECTOR, "g[id='binding-label:0']")
+        assert label.get_attribute("textContent").strip() == "tensor_bf16 → fp32"
+        rows = browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")
+        assert len(rows) == 10
+        assert "4.7 % of tensor_bf16 (70.0 % of fp32)" in rows[0].text
+        assert "70.0 %" in rows[-1].text and "of tensor_bf16" not in rows[-1].text
+        shot(browser, "binding-change.png")
     finally:
         live.stop()

@@ -8,10 +8,11 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from factories import make_kernel, make_run
+from factories import falling_gemm_runs, make_kernel, make_run
 from svc_helpers import Service
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "openapi.json"
+GEMM = "gemm_bf16_128x128"
 NASTY = "gemv<half, 4>&<script>alert(1)</script>"
 
 
@@ -173,3 +174,18 @@ def test_openapi_document_is_golden(service, golden) -> None:
     upload = document["paths"]["/api/v1/runs"]["post"]
     assert set(upload["requestBody"]["content"]) == {"application/json", "multipart/form-data"}
     golden(GOLDEN, json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
+def test_kernel_and_digest_pages_show_a_binding_change_like_for_like(service, repo) -> None:
+    """A GEMM that fell off the tensor cores drops from 70% to 4.7% of its tensor_bf16 roof."""
+    token = service.token(repo)
+    start = datetime.now(UTC) - timedelta(days=10)
+    for run in falling_gemm_runs(repo=repo, start=start, nights=10, fall_at=6):
+        assert service.upload(run, token).status_code in (200, 201)
+    page = service.client.get("/kernels", params={"repo": repo, "key": GEMM}).text
+    table = page.split('id="history-table"')[1]
+    assert table.count("4.7 % <span") == 4 and table.count("70.0 %</td>") == 6
+    assert "of tensor_bf16 (70.0 % of fp32)" in table
+    assert 'id="binding:0"' in page and "tensor_bf16 → fp32" in page
+    digest = service.client.get("/digest", params={"repo": repo}).text
+    assert GEMM in digest and "-93.2 %" in digest and "██▁▁▁▁" in digest, "the fall is listed"

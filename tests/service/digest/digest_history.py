@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
-from rules.frames import HISTORY_COLUMNS
+from rules import like_for_like_history
+from rules.frames import HISTORY_COLUMNS, history_from_runs
 from rules.hardware import builtin_catalog
 from rules.roofline import Roof
 
@@ -181,3 +182,21 @@ def history_runs(history: pd.DataFrame, repo: str = "acme/kernels") -> list[RunR
             )
         )
     return runs
+
+
+def stored_like_for_like(history: pd.DataFrame) -> pd.DataFrame:
+    """``history`` as the store reads it back: its records placed, then like for like.
+
+    The store keeps the counters of ``history_runs``' records (not the frame's), and the
+    digest reads every night against the roof its kernel is usually bound by.
+    """
+    frames, roofs = [], {}
+    for offset, device in enumerate(DEVICES):
+        roof = builtin_catalog().lookup(device).roof()
+        runs = [r for r in history_runs(history) if r.device.name == device]
+        frame = history_from_runs(runs, roof)
+        frame["run_id"] += offset * 1000
+        roofs |= dict.fromkeys(frame["run_id"], roof)
+        frames.append(frame)
+    placed = pd.concat(frames, ignore_index=True).sort_values("timestamp", kind="stable")
+    return like_for_like_history(placed.reset_index(drop=True), roofs)

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from rules.roofline import Roof, place
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart, trend_chart
+from service.render.charts import KernelPoint, figure_bytes, roofline_chart
 from service.render.labels import label_box
+from service.render.trends import trend_chart
 
 ROOF = Roof(
     "H100-SXM5",
@@ -141,3 +142,24 @@ def test_trend_chart_keeps_pr_runs_off_the_nightly_line_and_draws_time():
     assert ax.get_ylabel() == "time (ms)"
     with pytest.raises(ValueError, match="metric"):
         trend_chart(series, title="gemv", metric="flops")
+
+
+def test_trend_chart_marks_a_binding_change_and_names_the_roof():
+    stamps = pd.date_range("2026-01-01", periods=8, freq="D", tz="UTC")
+    series = pd.DataFrame(
+        {
+            "timestamp": stamps,
+            "percent_of_roof": [70.0] * 5 + [4.7] * 3,
+            "binding": ["tensor_bf16"] * 5 + ["fp32"] * 3,
+            "reference_binding": ["tensor_bf16"] * 8,
+            "kind": ["nightly"] * 8,
+        }
+    )
+    ax = trend_chart(series, title="gemm").axes[0]
+    np.testing.assert_allclose(_gid(ax, "series").get_ydata(), [70.0] * 5 + [4.7] * 3)
+    marker = _gid(ax, "binding:0")
+    assert pd.Timestamp(marker.get_xdata()[0]) == stamps[5].tz_localize(None)
+    assert _gid(ax, "binding-label:0").get_text() == "tensor_bf16 → fp32"
+    assert ax.get_ylabel() == "% of tensor_bf16 roof"
+    steady = trend_chart(series.assign(binding="tensor_bf16"), title="gemm").axes[0]
+    assert _gids(steady, "binding") == []

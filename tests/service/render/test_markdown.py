@@ -29,6 +29,7 @@ from service.render.markdown import (
     render_verdict,
     verdict_marker,
 )
+from service.render.verdict_view import sparkline
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 LINKS = VerdictLinks(
@@ -136,6 +137,15 @@ def test_sparkline_follows_history() -> None:
     )
     text = render_verdict(make_verdict([kernel], [make_finding(kernel)]))
     assert "| ▆▇█▁ |" in text
+
+
+def test_sparkline_ends_on_the_like_for_like_figure() -> None:
+    """A GEMM that fell off the tensor cores: 69% of the fp32 roof, 4.8% of its old one."""
+    kernel = make_kernel(
+        "gemm", status=KernelStatus.REGRESSED, pct=69.1, center=70.0, history=(60.0, 65.0, 70.0)
+    ).model_copy(update={"binding": "fp32", "percent_of_baseline_roof": 4.8})
+    text = render_verdict(make_verdict([kernel], [make_finding(kernel)]))
+    assert f"| {sparkline([60.0, 65.0, 70.0, 4.8])} |" in text, "it ends low, beside 4.8%"
 
 
 def _hostile_verdict(name: str):

@@ -1,0 +1,164 @@
+"""Two runs side by side, without history (``compare BASE... --against PR...``, ``/compare/runs``).
+
+Each run is placed on its own roof. Every kernel (matched by identity key) gets its time at
+base and now and their ratio, its percent of roof at base, and its percent of the roof the base
+was bound by now (like for like: a GEMM that fell off the tensor cores reads 4.8% of its
+tensor_bf16 roof, not 70% of the fp32 one; ``rules.roofline.percent_of_resource``). Without a
+history there is no noise to measure, so a kernel is ``slower`` or ``faster`` when its time
+moved by more than ``threshold`` (relative), as Nsight Compute's baseline and Bencher's compare
+read two results; the check (``roofguard check``) is the statistical gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, Field, computed_field
+
+from collectors.schema import RunRecord
+from rules import Placement, percent_of_resource
+
+#: Relative change of time beyond which a kernel is slower or faster (two single results).
+DEFAULT_THRESHOLD = 0.05
+Status = Literal["slower", "faster", "unchanged", "new", "missing"]
+#: One side of a comparison: what it is (its files, ``run 12``), the run, its placements.
+Side = tuple[str, RunRecord, Mapping[str, Placement]]
+_ORDER = {"slower": 0, "new": 1, "missing": 2, "faster": 3, "unchanged": 4}
+
+
+class KernelChange(BaseModel):
+    """One kernel in both runs (or in one of them).
+
+    Attributes:
+        key: Identity key.
+        name: Display name (the newer run's when in both).
+        status: slower, faster, unchanged (time within the threshold), new or missing.
+        base_time_s: Its time in the base run.
+        time_s: Its time in the compared run.
+        time_ratio: ``time_s / base_time_s``.
+        base_percent_of_roof: Percent of roof in the base run.
+        percent_of_roof: Percent of roof now, against its own binding.
+        percent_of_baseline_roof: Percent of the roof the base was bound by, now.
+        base_binding: The base's binding precision or tier.
+        binding: The binding now.
+    """
+
+    key: str
+    name: str
+    status: Status
+    base_time_s: float | None = None
+    time_s: float | None = None
+    time_ratio: float | None = None
+    base_percent_of_roof: float | None = None
+    percent_of_roof: float | None = None
+    percent_of_baseline_roof: float | None = None
+    base_binding: str | None = None
+    binding: str | None = None
+
+
+class RunComparison(BaseModel):
+    """Two runs, kernel by kernel, slowest change first.
+
+    Attributes:
+        base: What the base run is (its files, or ``run 12``).
+        head: What the compared run is.
+        base_roof: The roof the base run was placed on (label).
+        roof: The roof the compared run was placed on (label).
+        threshold: Relative change of time that counts.
+        base_time_s: The base run's total kernel time.
+        time_s: The compared run's total kernel time.
+        time_ratio: ``time_s / base_time_s``.
+        kernels: Every kernel, slower first, then new, missing, faster, unchanged.
+    """
+
+    base: str
+    head: str
+    base_roof: str
+    roof: str
+    threshold: float = DEFAULT_THRESHOLD
+    base_time_s: float
+    time_s: float
+    time_ratio: float | None
+    kernels: list[KernelChange] = Field(default_factory=list)
+
+    def count(self, status: Status) -> int:
+        """How many kernels have ``status``."""
+        return sum(1 for k in self.kernels if k.status == status)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def headline(self) -> str:
+        """``2 slower, 1 new, 0 missing, 3 faster, 5 unchanged``."""
+        order = ("slower", "new", "missing", "faster", "unchanged")
+        return ", ".join(f"{self.count(s)} {s}" for s in order)  # type: ignore[arg-type]
+
+
+def _status(ratio: float | None, threshold: float) -> Status:
+    if ratio is None or (1 / (1 + threshold)) <= ratio <= 1 + threshold:
+        return "unchanged"
+    return "slower" if ratio > 1 else "faster"
+
+
+def _change(
+    key: str, base: Placement | None, now: Placement | None, name: str, threshold: float
+) -> KernelChange:
+    if base is None or now is None:
+        only = base or now
+        assert only is not None  # the key came from one of the runs
+        status: Status = "missing" if now is None else "new"
+        side = "base_" if now is None else ""
+        values = {f"{side}time_s": only.time_s, f"{side}percent_of_roof": only.percent_of_roof}
+        return KernelChange.model_validate(
+            {"key": key, "name": name, "status": status, **values, f"{side}binding": only.binding}
+        )
+    ratio = now.time_s / base.time_s if now.time_s and base.time_s else None
+    same = base.binding is None or base.binding == now.binding
+    like = now.percent_of_roof if same else percent_of_resource(now, base.binding)
+    return KernelChange(
+        key=key,
+        name=name,
+        status=_status(ratio, threshold),
+        base_time_s=base.time_s,
+        time_s=now.time_s,
+        time_ratio=ratio,
+        base_percent_of_roof=base.percent_of_roof,
+        percent_of_roof=now.percent_of_roof,
+        percent_of_baseline_roof=like if like is not None else now.percent_of_roof,
+        base_binding=base.binding,
+        binding=now.binding,
+    )
+
+
+def compare_runs(
+    base: Side,
+    head: Side,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> RunComparison:
+    """Compare ``head`` with ``base``: each a (label, run, its placements on its roof)."""
+    (base_label, base_run, base_placed), (head_label, head_run, head_placed) = base, head
+    names = {k.key: k.name for k in base_run.kernels} | {k.key: k.name for k in head_run.kernels}
+    kernels = [
+        _change(key, base_placed.get(key), head_placed.get(key), names[key], threshold)
+        for key in names
+    ]
+    kernels.sort(key=lambda k: (_ORDER[k.status], -(k.time_ratio or 0.0), k.key))
+    base_total = sum(k.duration_s for k in base_run.kernels)
+    total = sum(k.duration_s for k in head_run.kernels)
+    return RunComparison(
+        base=base_label,
+        head=head_label,
+        base_roof=_roof_label(base_placed),
+        roof=_roof_label(head_placed),
+        threshold=threshold,
+        base_time_s=base_total,
+        time_s=total,
+        time_ratio=total / base_total if base_total > 0 else None,
+        kernels=kernels,
+    )
+
+
+def _roof_label(placed: Mapping[str, Placement]) -> str:
+    first = next(iter(placed.values()), None)
+    return first.roof.label if first is not None else "no roof"

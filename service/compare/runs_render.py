@@ -1,0 +1,115 @@
+"""Two runs compared (``service.compare.runs``) as text, markdown and JSON.
+
+Every cell is prepared once (``cells``); the terminal table, the markdown table and the
+dashboard page only lay them out. Kernel names are data: markdown escapes them and the
+terminal drops control characters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.compare.runs import KernelChange, RunComparison
+from service.render.escape import escape_code, escape_text, strip_terminal_escapes
+from service.render.figures import time_change
+from service.render.labels import ellipsize_middle
+
+#: Kernel names longer than this are cut in the middle in the terminal table.
+NAME_WIDTH = 60
+_HEADERS = ("kernel", "time (base → now)", "% of roof (base → now)", "binding", "status")
+
+
+@dataclass(frozen=True)
+class Cells:
+    """One kernel's row, as plain text."""
+
+    name: str
+    time: str
+    percent: str
+    binding: str
+    status: str
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}%"
+
+
+def percent_cell(k: KernelChange) -> str:
+    """``71.8% → 4.8% of tensor_bf16 (70.5% of fp32)`` when the binding changed."""
+    if k.status in ("new", "missing"):
+        return _pct(k.percent_of_roof if k.status == "new" else k.base_percent_of_roof)
+    if k.base_binding and k.binding and k.base_binding != k.binding:
+        like = f"{_pct(k.percent_of_baseline_roof)} of {k.base_binding}"
+        own = f"{_pct(k.percent_of_roof)} of {k.binding}"
+        return f"{_pct(k.base_percent_of_roof)} → {like} ({own})"
+    return f"{_pct(k.base_percent_of_roof)} → {_pct(k.percent_of_roof)}"
+
+
+def cells(k: KernelChange) -> Cells:
+    """The row of ``k`` (its name unescaped: each output escapes it its own way)."""
+    if k.status == "new":
+        time = time_change(k.time_s, None)
+    elif k.status == "missing":
+        time = f"{time_change(k.base_time_s, None)} → missing"
+    else:
+        time = time_change(k.time_s, k.base_time_s)
+    if k.base_binding and k.binding and k.base_binding != k.binding:
+        binding = f"{k.base_binding} → {k.binding}"
+    else:
+        binding = k.binding or k.base_binding or "—"
+    return Cells(k.name, time, percent_cell(k), binding, k.status)
+
+
+def headline(c: RunComparison) -> str:
+    """``2 slower, ...; GPU time 2.58 → 7.34 ms (2.84×)``."""
+    total = time_change(c.time_s, c.base_time_s)
+    return f"{c.headline} (time beyond ±{100 * c.threshold:.0f}%) · GPU time {total}"
+
+
+def _terminal(text: str) -> str:
+    return ellipsize_middle(strip_terminal_escapes(text), NAME_WIDTH)
+
+
+def render_text(c: RunComparison) -> str:
+    """A fixed-width table for a terminal or a log."""
+    rows = [_HEADERS] + [
+        (_terminal(r.name), r.time, r.percent, r.binding, r.status)
+        for r in (cells(k) for k in c.kernels)
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADERS))]
+    lines = [
+        f"roofguard compare: {strip_terminal_escapes(c.head)} against "
+        f"{strip_terminal_escapes(c.base)}",
+        headline(c),
+        f"roofs: {c.base_roof} → {c.roof}",
+        "",
+    ]
+    lines += [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(c: RunComparison) -> str:
+    """A markdown table (a PR comment, a job summary)."""
+    lines = [
+        "## roofguard compare",
+        "",
+        f"{escape_text(c.head)} against {escape_text(c.base)}: {escape_text(headline(c))}",
+        "",
+        f"<sub>roofs: {escape_text(c.base_roof)} → {escape_text(c.roof)}</sub>",
+        "",
+        "| " + " | ".join(h[0].upper() + h[1:] for h in _HEADERS) + " |",
+        "|---|--:|--:|---|---|",
+    ]
+    for r in (cells(k) for k in c.kernels):
+        name = escape_code(r.name, in_table=True)
+        row = (name, r.time, escape_text(r.percent), escape_text(r.binding), r.status)
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(c: RunComparison) -> str:
+    """The comparison as JSON (``RunComparison``'s fields and ``headline``)."""
+    return c.model_dump_json(indent=2) + "\n"

@@ -1,0 +1,181 @@
+"""The per-kernel trend chart: percent of roof (like for like) or time over the nightly runs.
+
+Artists carry a ``gid`` a reader (or a test) can find: ``series`` for the nightly line,
+``other-runs`` for PR and local runs, ``change:<i>`` for change points, ``binding:<i>`` for
+binding changes (a GEMM that fell off the tensor cores: ``tensor_bf16 → fp32``),
+``baseline-band`` / ``baseline-median`` for the baseline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from rules import binding_changes
+
+#: What a trend chart can show: column, axis label, and the scale of the unit that reads best.
+TREND_METRICS = ("percent_of_roof", "time_s")
+
+
+def _trend_values(series: pd.DataFrame, metric: str) -> tuple[pd.Series, str, float]:
+    """The values of ``metric``, and the unit and scale they are drawn in."""
+    if metric not in TREND_METRICS:
+        raise ValueError(f"metric must be one of {TREND_METRICS}, not {metric!r}")
+    values = pd.to_numeric(series[metric], errors="coerce")
+    unit, scale = _time_unit(values) if metric == "time_s" else ("%", 1.0)
+    return values, unit, scale
+
+
+def _time_unit(values: pd.Series) -> tuple[str, float]:
+    typical = float(values.abs().median()) if len(values) else 1.0
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if typical >= scale:
+            return unit, scale
+    return "ns", 1e-9
+
+
+def trend_chart(
+    series: pd.DataFrame,
+    *,
+    title: str,
+    change_points: pd.DataFrame | None = None,
+    baseline: tuple[float, float] | None = None,
+    metric: str = "percent_of_roof",
+    bindings: pd.DataFrame | None = None,
+    reference: str | None = None,
+) -> Figure:
+    """Percent of roof (or time) over time for one kernel on one device.
+
+    Only nightly runs make the line: when ``series`` has a ``kind`` column, PR and local runs
+    are drawn apart as open markers (gid ``other-runs``), so one PR does not bend the trend.
+
+    Args:
+        series: Columns ``timestamp`` and ``metric`` (and ``commit``, ``kind``), oldest first.
+        title: Chart title, e.g. the kernel key and device.
+        change_points: Columns ``since`` (timestamp of the first night at the new level) and
+            ``to_commit``; each is drawn as a vertical line labelled with the short commit.
+        baseline: (median, spread) in ``metric``'s unit: the band ``median ± spread`` is shaded.
+        metric: ``percent_of_roof`` or ``time_s`` (drawn in ms, µs ... as fits).
+        bindings: Binding changes, columns ``since``, ``from_binding``, ``to_binding``; each is a
+            vertical line labelled ``tensor_bf16 → fp32``. By default ``rules.binding_changes``
+            of the nightly rows when ``series`` has a ``binding`` column.
+        reference: The binding percent of roof is measured against (like for like), for the
+            axis label; by default the ``reference_binding`` column's (``rules``).
+    """
+    values, unit, scale = _trend_values(series, metric)
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    times = pd.to_datetime(series["timestamp"], utc=True).dt.tz_localize(None)
+    nightly = (series["kind"] == "nightly").to_numpy() if "kind" in series else None
+    _draw_series(ax, times, values / scale, nightly)
+    if baseline is not None:
+        median, spread = baseline[0] / scale, baseline[1] / scale
+        band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
+        band.set_gid("baseline-band")
+        ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
+    if change_points is not None:
+        _draw_changes(ax, change_points)
+    _draw_binding_changes(ax, _binding_changes(series, bindings))
+    reference = reference or _reference(series)
+    ax.set_ylabel(_axis_label(metric, unit, reference), parse_math=False)
+    ax.set_title(title, fontsize=10, parse_math=False)
+    ax.grid(True, alpha=0.3)
+    fig.autofmt_xdate()
+    return fig
+
+
+def _draw_series(
+    ax: Axes, times: pd.Series, values: pd.Series, nightly: npt.NDArray[np.bool_] | None
+) -> None:
+    """The nightly line, and other runs (PRs) as open markers off it."""
+    on_line = nightly if nightly is not None else np.ones(len(values), dtype=bool)
+    (line,) = ax.plot(times[on_line], values[on_line], "-o", markersize=2.5, linewidth=1.2)
+    line.set_gid("series")
+    if nightly is None or nightly.all():
+        return
+    others = ax.scatter(
+        times[~nightly],
+        values[~nightly],
+        marker="D",
+        facecolors="none",
+        edgecolors="#ff7f0e",
+        label="PR / local runs",
+        zorder=3,
+    )
+    others.set_gid("other-runs")
+    ax.legend(loc="best", fontsize="small")
+
+
+def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
+    """A dashed line per change point, labelled with the first commit at the new level."""
+    for i, row in enumerate(changes.itertuples()):  # a few change points per kernel
+        when = _naive_utc(row.since)
+        ax.axvline(
+            when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
+            color="#d62728",
+            linewidth=1.0,
+            linestyle="--",
+        ).set_gid(f"change:{i}")
+        ax.annotate(
+            str(row.to_commit)[:8],
+            xy=(when, 1.0),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            fontsize=7,
+            va="top",
+            ha="right",
+            parse_math=False,
+        )
+
+
+def _binding_changes(series: pd.DataFrame, given: pd.DataFrame | None) -> pd.DataFrame | None:
+    if given is not None or "binding" not in series:
+        return given
+    nightly = series[series["kind"] == "nightly"] if "kind" in series else series
+    return binding_changes(nightly)
+
+
+def _reference(series: pd.DataFrame) -> str | None:
+    column = "reference_binding"  # rules.like_for_like_history's
+    if column not in series:
+        return None
+    known = series[column].dropna()
+    return str(known.iloc[-1]) if len(known) else None
+
+
+def _axis_label(metric: str, unit: str, reference: str | None) -> str:
+    if metric != "percent_of_roof":
+        return f"time ({unit})"
+    return f"% of {reference} roof" if reference else "% of roof"
+
+
+def _draw_binding_changes(ax: Axes, changes: pd.DataFrame | None) -> None:
+    """A solid line per binding change, labelled ``from → to`` (the roof the kernel left)."""
+    if changes is None:
+        return
+    for i, row in enumerate(changes.itertuples()):  # a few binding changes per kernel
+        when = _naive_utc(row.since)
+        ax.axvline(
+            when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
+            color="#9467bd",
+            linewidth=1.4,
+        ).set_gid(f"binding:{i}")
+        ax.annotate(
+            f"{row.from_binding} → {row.to_binding}",
+            xy=(when, 0.02),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            fontsize=7,
+            color="#9467bd",
+            va="bottom",
+            ha="right",
+            parse_math=False,
+        ).set_gid(f"binding-label:{i}")
+
+
+def _naive_utc(value: object) -> pd.Timestamp:
+    stamp = pd.Timestamp(value)  # type: ignore[arg-type]
+    return stamp.tz_convert(None) if stamp.tzinfo is not None else stamp

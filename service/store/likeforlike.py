@@ -1,0 +1,23 @@
+"""Stored history like for like: every run against the roof its kernel is usually bound by.
+
+``rules.like_for_like_history`` recomputes each run's percent of roof against its series'
+reference binding from the stored counters; this reads the roofs the runs were placed on
+(``runs.roof_json``) for it. Trends, the dashboard's tables and the digest read history through
+here, so a GEMM that fell off the tensor cores drops on the chart instead of staying flat.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlmodel import Session
+
+from rules import like_for_like_history
+from service.store.devices import run_roofs
+
+
+def with_like_for_like(*, session: Session, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (history rows) with ``percent_of_roof`` like for like (see the module)."""
+    if frame.empty:
+        return like_for_like_history(frame, {})
+    ids = [int(i) for i in pd.unique(frame["run_id"])]
+    return like_for_like_history(frame, run_roofs(session=session, run_ids=ids))

@@ -1,0 +1,61 @@
+"""Like-for-like history: every run against the roof its kernel is usually bound by."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pandas as pd
+from factories import GEMM_FLOPS, H100_BF16, falling_gemm_runs
+
+from rules import (
+    binding_changes,
+    builtin_catalog,
+    like_for_like_history,
+    reference_binding,
+)
+from rules.frames import history_from_runs
+
+START = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def _history() -> tuple[pd.DataFrame, dict[int, object]]:
+    roof = builtin_catalog().lookup("H100").roof()
+    frame = history_from_runs(falling_gemm_runs(start=START), roof)
+    return frame, dict.fromkeys(range(1, 11), roof)
+
+
+def test_the_gemm_that_fell_off_the_tensor_cores_drops_instead_of_staying_flat():
+    frame, roofs = _history()
+    gemm = frame[frame["kernel_key"] == "gemm_bf16_128x128"]
+    assert gemm["percent_of_roof"].round(1).tolist() == [70.0] * 10, "stored: flat"
+
+    like = like_for_like_history(frame, roofs)
+    gemm = like[like["kernel_key"] == "gemm_bf16_128x128"]
+    assert set(gemm["reference_binding"]) == {"tensor_bf16"}
+    after = gemm["percent_of_roof"].to_numpy()[7:]
+    expected = 100 * GEMM_FLOPS / H100_BF16 / (GEMM_FLOPS / 66.9e12 / 0.70)
+    assert gemm["percent_of_roof"].to_numpy()[:7].round(1).tolist() == [70.0] * 7
+    assert after.round(2).tolist() == [round(expected, 2)] * 3
+    assert 4.6 < expected < 4.8
+    assert gemm["own_percent_of_roof"].round(1).tolist() == [70.0] * 10
+    copy = like[like["kernel_key"] == "copy"]
+    assert copy["percent_of_roof"].tolist() == copy["own_percent_of_roof"].tolist()
+
+
+def test_binding_changes_mark_the_fall_and_ignore_a_one_night_flip():
+    frame, _ = _history()
+    gemm = frame[frame["kernel_key"] == "gemm_bf16_128x128"]
+    changes = binding_changes(gemm)
+    assert changes[["from_binding", "to_binding"]].values.tolist() == [["tensor_bf16", "fp32"]]
+    assert changes["since"].iloc[0] == gemm["timestamp"].iloc[7]
+
+    flip = gemm.assign(binding=["tensor_bf16"] * 3 + ["fp32"] + ["tensor_bf16"] * 6)
+    assert binding_changes(flip).empty, "one night on another roof is not a change"
+    last = gemm.assign(binding=["tensor_bf16"] * 9 + ["fp32"])
+    assert len(binding_changes(last)) == 1, "the newest run counts at once"
+
+
+def test_reference_binding_is_the_majority_and_a_tie_goes_to_the_earliest():
+    assert reference_binding(["a", "b", "b", None]) == "b"
+    assert reference_binding(["a", "b", "b", "a"]) == "a"
+    assert reference_binding([None, float("nan")]) is None

@@ -1,0 +1,117 @@
+"""``roofguard compare BASE_FILES... --against PR_FILES...``: two runs' reports, no database.
+
+On real reports from the corpus (an Nsight Compute CSV of a copy kernel on a CC 7.5 card and
+its copy 1.5x slower; two nvbench results) and on the demo's ncu exports, where the verify GEMM
+falls off the tensor cores between the last night and the pull request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from service.cli import expand_greedy, run
+from service.demo.generate import DATA_DIR
+
+COPY = "ncu-csv/brycelelbach_nsightful__copy_blocked.csv"
+NVBENCH = ("nvbench/NVIDIA_nvbench__examples_outputs_throughput.json",)
+NVBENCH_OTHER = "nvbench/NVIDIA_nvbench__python_scripts_test_ref.json"
+VERIFY = "verify_gemm_bf16<512, 14336, 4096>"
+
+
+def _slower_copy(corpus_dir: Path, tmp_path: Path, factor: float) -> Path:
+    """The corpus report with its kernel's Duration multiplied by ``factor`` (a slower PR)."""
+    text = (corpus_dir / COPY).read_text(encoding="utf-8")
+
+    def slower(match: re.Match[str]) -> str:
+        value = float(match.group(1).replace(",", "")) * factor
+        return f'"Duration","ns","{value:,.0f}"'
+
+    mutated, count = re.subn(r'"Duration","ns","([0-9,]+)"', slower, text)
+    assert count == 1
+    path = tmp_path / "copy_blocked_pr.csv"
+    path.write_text(mutated, encoding="utf-8")
+    return path
+
+
+def _json(capsys, *args: str) -> dict:
+    assert run(["compare", *args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_real_ncu_report_against_its_slower_copy(corpus_dir, tmp_path, capsys) -> None:
+    pr = _slower_copy(corpus_dir, tmp_path, 1.5)
+    args = [str(corpus_dir / COPY), "--against", str(pr), "--device", "T4"]
+    data = _json(capsys, *args)
+    (copy,) = data["kernels"]
+    assert copy["status"] == "slower" and copy["time_ratio"] == pytest.approx(1.5, rel=1e-6)
+    # The details page's bytes come from its throughput over the duration: the same binding,
+    # so the like-for-like figure is the kernel's own.
+    assert copy["base_binding"] == copy["binding"] == "dram"
+    assert copy["percent_of_baseline_roof"] == copy["percent_of_roof"] is not None
+    assert data["headline"].startswith("1 slower, 0 new, 0 missing")
+    assert run(["compare", *args]) == 0
+    text = capsys.readouterr().out
+    assert "(1.50×)" in text and "slower" in text and "T4 (datasheet)" in text
+
+
+def test_the_demo_gemm_that_fell_off_the_tensor_cores_reads_like_for_like(capsys) -> None:
+    base, pr = DATA_DIR / "nightly-30.csv", DATA_DIR / "pr-1234.csv"
+    data = _json(capsys, str(base), "--against", str(pr))
+    verify = next(k for k in data["kernels"] if k["name"] == VERIFY)
+    assert verify["status"] == "slower" and verify["time_ratio"] == pytest.approx(15.0, rel=0.02)
+    assert (verify["base_binding"], verify["binding"]) == ("tensor_bf16", "fp32")
+    assert verify["percent_of_baseline_roof"] == pytest.approx(4.8, abs=0.05)
+    assert verify["percent_of_roof"] == pytest.approx(70.5, abs=0.1)
+    assert data["kernels"][0]["name"] == VERIFY, "the slowest change first"
+    assert [k["status"] for k in data["kernels"]].count("new") == 2
+    assert run(["compare", str(base), "--against", str(pr), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "4.8% of tensor_bf16 (70.5% of fp32)" in md.replace("\\", "")
+    assert "| Kernel | Time (base → now) |" in md
+
+
+def test_several_files_per_side_and_two_nvbench_results(corpus_dir, capsys) -> None:
+    base = [str(corpus_dir / p) for p in NVBENCH]
+    data = _json(capsys, *base, "--against", str(corpus_dir / NVBENCH_OTHER))
+    statuses = {k["status"] for k in data["kernels"]}
+    assert statuses == {"new", "missing"}, "different benchmarks: nothing to compare"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--repo", "a/b", "x.csv", "--against", "y.csv"], "not both"),
+        ([], "BASE_FILES... --against PR_FILES..."),
+        (["--against", "y.csv"], "base run's report files"),
+        (["x.csv"], "--against PR_FILES"),
+        (["x.csv", "--against", "y.csv", "--forecast", "H100-SXM5"], "need --repo"),
+    ],
+)
+def test_file_mode_or_store_mode_is_one_clear_error(args, message, capsys) -> None:
+    assert run(["compare", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_missing_file_names_it(tmp_path, capsys) -> None:
+    assert run(["compare", str(tmp_path / "nope.csv"), "--against", str(tmp_path)]) == 2
+    assert "nope.csv" in capsys.readouterr().err
+
+
+def test_against_takes_every_word_up_to_the_next_option() -> None:
+    args = ["compare", "a", "b", "--against", "c", "d", "--format", "json"]
+    assert expand_greedy(args) == [
+        "compare",
+        "a",
+        "b",
+        "--against",
+        "c",
+        "--against",
+        "d",
+        "--format",
+        "json",
+    ]
+    assert expand_greedy(["check", "a", "--against", "b"]) == ["check", "a", "--against", "b"]
