@@ -11,6 +11,7 @@ many kernels the verdict judges. The engine judges every batch before any rule c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from rules.stats import (
     judge_latest_replayed,
     judge_measurement,
     median_of,
+    own_dips,
     screens_worse,
 )
 
@@ -116,12 +118,24 @@ def judge_batch(
         return dict(zip(keys, judged, strict=True))
     known = cached_levels(levels, [m.history for m in items], fleet)
     confirm = gate_options(ctx, batch.options, _remeasured_suspects(known, items, up, fleet))
+    dips = _own_dips(items, fleet) if mode == "single" else [math.nan] * len(items)
     return {
         key: judge_measurement(
-            level, m.current, m.reruns, higher_is_better=up, mode=mode, options=confirm
+            level,
+            m.current,
+            m.reruns,
+            higher_is_better=up,
+            mode=mode,
+            options=confirm,
+            largest_dip=dip,
         )
-        for key, level, m in zip(keys, known, items, strict=True)
+        for key, level, m, dip in zip(keys, known, items, dips, strict=True)
     }
+
+
+def _own_dips(items: Sequence[Measured], fleet: GateOptions) -> list[float]:
+    """Each kernel's largest one-night deviation, for a PR checked without a re-measure step."""
+    return own_dips([m.history for m in items], fleet)
 
 
 def _remeasured_suspects(
