@@ -11,7 +11,6 @@ many kernels the verdict judges. The engine judges every batch before any rule c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ from rules.stats import (
     GateOptions,
     Judgement,
     Level,
+    OwnDips,
     judge_latest_replayed,
     judge_measurement,
     median_of,
@@ -118,7 +118,7 @@ def judge_batch(
         return dict(zip(keys, judged, strict=True))
     known = cached_levels(levels, [m.history for m in items], fleet)
     confirm = gate_options(ctx, batch.options, _remeasured_suspects(known, items, up, fleet))
-    dips = _own_dips(items, fleet) if mode == "single" else [math.nan] * len(items)
+    dips = _own_dips(items, fleet) if mode == "single" else [None] * len(items)
     return {
         key: judge_measurement(
             level,
@@ -127,15 +127,15 @@ def judge_batch(
             higher_is_better=up,
             mode=mode,
             options=confirm,
-            largest_dip=dip,
+            own_dips=dip,
         )
         for key, level, m, dip in zip(keys, known, items, dips, strict=True)
     }
 
 
-def _own_dips(items: Sequence[Measured], fleet: GateOptions) -> list[float]:
+def _own_dips(items: Sequence[Measured], fleet: GateOptions) -> list[OwnDips | None]:
     """Each kernel's largest one-night deviation, for a PR checked without a re-measure step."""
-    return own_dips([m.history for m in items], fleet)
+    return list(own_dips([m.history for m in items], fleet))
 
 
 def _remeasured_suspects(

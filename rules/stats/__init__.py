@@ -18,7 +18,7 @@ Every name below is importable from ``rules.stats`` itself.
 from rules.stats.baseline import Comparison, compare_to_baseline
 from rules.stats.changepoints import ChangePoint, change_points, change_points_many
 from rules.stats.constants import MAD_SCALE, MEDIAN_SE, OUTLIER_Z, TRIMMING
-from rules.stats.dips import largest_dip, own_dips
+from rules.stats.dips import OwnDips, largest_dip, own_dips
 from rules.stats.gate import (
     Judgement,
     confirm_z,
@@ -66,6 +66,7 @@ __all__ = [
     "GateSettings",
     "Judgement",
     "Level",
+    "OwnDips",
     "Replay",
     "change_points",
     "change_points_many",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -68,8 +69,31 @@ def _jumped(devs: FloatArray, opts: GateOptions) -> bool:
     return bool(far and first > DIP_MULTIPLE * second)
 
 
-def own_dips(histories: Sequence[npt.ArrayLike], opts: GateOptions) -> list[float]:
-    """Each kernel's largest one-night deviation; all NaN when the fleet's history rules it out.
+@dataclass(frozen=True)
+class OwnDips:
+    """What a kernel's history says a dip can explain.
+
+    Attributes:
+        largest: Its largest one-night deviation (NaN: unknown, nothing fails on it).
+        low: Its lowest night; ``high``: its highest. A value between them is a level the
+            kernel has held (a runner with two modes, a return to an older level): no dip
+            explains it better than the history itself, so it never fails at once.
+    """
+
+    largest: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+
+
+def _own(history: npt.ArrayLike, devs: FloatArray) -> OwnDips:
+    if not devs.size:
+        return OwnDips()
+    values = clean(history)
+    return OwnDips(float(devs.max()), float(values.min()), float(values.max()))
+
+
+def own_dips(histories: Sequence[npt.ArrayLike], opts: GateOptions) -> list[OwnDips]:
+    """Each kernel's own dips; all unknown when the fleet's history rules the rule out.
 
     The rule's own error on the stored nights: nights that jumped far beyond the rest of their
     kernel, per night stored, times the kernels a PR measures, must stay within
@@ -79,18 +103,20 @@ def own_dips(histories: Sequence[npt.ArrayLike], opts: GateOptions) -> list[floa
     nights = sum(d.size for d in devs)
     jumps = sum(_jumped(d, opts) for d in devs)
     if not nights or jumps * len(devs) / nights > opts.family_error:
-        return [math.nan] * len(devs)
-    return [float(d.max()) if d.size else math.nan for d in devs]
+        return [OwnDips()] * len(devs)
+    return [_own(h, d) for h, d in zip(histories, devs, strict=True)]
 
 
-def beyond_own_dips(level: Level, value: float, dip: float, opts: GateOptions) -> bool:
+def beyond_own_dips(level: Level, value: float, own: OwnDips, opts: GateOptions) -> bool:
     """Whether ``value``'s change is far larger than any one-night deviation the kernel showed.
 
-    ``dip``: its largest (``own_dips``; NaN: unknown, never beyond). The change must also be as
+    ``own``: the kernel's (``own_dips``; unknown: never beyond). The change must also be as
     far beyond noise as a failure at once needs (``fail_at_once_z``) and at least
-    ``min_effect``, so a kernel too quiet to have strayed at all does not fail on noise.
+    ``min_effect``, so a kernel too quiet to have strayed at all does not fail on noise; and
+    ``value`` must lie outside every night of the history.
     """
-    if not math.isfinite(dip) or not level.level:
+    dip = own.largest
+    if not math.isfinite(dip) or not level.level or own.low <= value <= own.high:
         return False
     change = abs(value / level.level - 1)
     far = abs(level.z(value)) >= opts.fail_at_once_z

@@ -43,6 +43,7 @@ from rules.stats import (
     CompareOptions,
     GateOptions,
     Level,
+    OwnDips,
     compare_to_baseline,
     current_levels,
     judge_latest_many,
@@ -94,13 +95,13 @@ def screen(
     levels: Sequence[Level],
     values: np.ndarray,
     mode: str = "screen",
-    dips: Sequence[float] | None = None,
+    dips: Sequence[OwnDips] | None = None,
 ) -> np.ndarray:
     """Suspects (mode screen) or failures (mode single, ``dips``: the kernels' own)."""
     opts = gate_options(len(levels))
-    own = [math.nan] * len(levels) if dips is None else dips
+    own = [OwnDips()] * len(levels) if dips is None else dips
     judged = [
-        judge_measurement(lv, float(v), mode=mode, options=opts, largest_dip=d)  # type: ignore[arg-type]
+        judge_measurement(lv, float(v), mode=mode, options=opts, own_dips=d)  # type: ignore[arg-type]
         for lv, v, d in zip(levels, values, own, strict=True)
     ]
     if mode == "single":

@@ -1,4 +1,4 @@
-"""rules.stats.dips: a PR without a re-measure step fails at once far beyond the kernel's own dips."""
+"""rules.stats.dips: without a re-measure step, a drop far beyond the kernel's own dips fails."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def quiet(n: int = 60, seed: int = 0) -> np.ndarray:
 
 def single(history: np.ndarray, value: float) -> tuple[bool, bool]:
     (level,) = current_levels([history])
-    (dip,) = own_dips([history], GateOptions())
-    judged = judge_measurement(level, value, mode="single", largest_dip=dip)
+    (own,) = own_dips([history], GateOptions())
+    judged = judge_measurement(level, value, mode="single", own_dips=own)
     return judged.regressed, judged.suspect
 
 
@@ -48,5 +48,11 @@ def test_a_fleet_whose_nights_jump_beyond_their_own_history_learns_nothing() -> 
     fleet = [quiet(seed=s) for s in range(20)]
     for row in fleet[:3]:
         row[20] *= 0.7
-    assert all(math.isnan(d) for d in own_dips(fleet, GateOptions()))
-    assert not any(math.isnan(d) for d in own_dips(fleet[3:], GateOptions()))
+    assert all(math.isnan(d.largest) for d in own_dips(fleet, GateOptions()))
+    assert not any(math.isnan(d.largest) for d in own_dips(fleet[3:], GateOptions()))
+
+
+def test_a_return_to_a_level_the_kernel_held_is_no_drop_beyond_its_history() -> None:
+    """A runner with two modes, or a kernel back at its level of a month ago: a suspect."""
+    history = np.concatenate([quiet(30, seed=1) * 0.85, quiet(30, seed=2)])
+    assert single(history, 70.0 * 0.85) == (False, True)
