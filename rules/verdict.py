@@ -7,8 +7,9 @@ json``) and render them; ``rules`` itself does no I/O.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rules.advice import Advice
 from rules.figures import GateFigures
@@ -163,6 +164,25 @@ class BaselineSummary(_Model):
     device: str | None = None
 
 
+class RunBaseline(BaselineSummary):
+    """The run as a whole at baseline (``Verdict.baseline``).
+
+    Attributes:
+        runs: Stored runs the run was judged against (0: none, so nothing was judged: every
+            kernel is new, and the verdict says so instead of passing). A verdict stored
+            before the field existed reads ``n``.
+    """
+
+    runs: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _runs_default_to_n(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "runs" not in data:
+            return {**data, "runs": data.get("n", 0)}
+        return data
+
+
 class GroupVerdict(_Model):
     """A kernel group (config) judged as a whole.
 
@@ -283,8 +303,9 @@ class Verdict(_Model):
         groups: Kernel groups judged as a whole (config ``groups``).
         time_s: Total measured GPU time of the run's kernels.
         baseline: The run as a whole at baseline: ``time_s`` is the median total GPU time of
-            the baseline runs, ``n`` their number, ``commits`` their range, ``device`` the
-            device whose history the run was judged against. Judged against another card's
+            the baseline runs, ``n`` and ``runs`` their number (``runs`` 0: no baseline yet),
+            ``commits`` their range, ``device`` the device whose history the run was judged
+            against. Judged against another card's
             history, ``time_s`` is the sum of the baseline times of the kernels judged so.
         time_ratio: ``time_s`` over ``baseline.time_s`` (across cards: of those kernels).
         expected_time_ratio: Across cards, the time ratio the roofs predict for those kernels
@@ -305,9 +326,23 @@ class Verdict(_Model):
     run_id: int | None = None
     groups: tuple[GroupVerdict, ...] = ()
     time_s: float = 0.0
-    baseline: BaselineSummary | None = None
+    baseline: RunBaseline | None = None
     time_ratio: float | None = None
     expected_time_ratio: float | None = None
+
+    @property
+    def baseline_runs(self) -> int:
+        """Stored runs the run was judged against (0: none)."""
+        return self.baseline.runs if self.baseline is not None else 0
+
+    @property
+    def judged_nothing(self) -> bool:
+        """No baseline yet: the run's kernels were stored, none of them judged.
+
+        A verdict without a run baseline at all (built by hand, or stored by an older
+        version) says nothing about it.
+        """
+        return self.baseline is not None and self.baseline.runs == 0
 
     @property
     def regressions(self) -> int:

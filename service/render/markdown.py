@@ -26,7 +26,7 @@ from service.render.escape import (
     safe_url,
     shorten,
 )
-from service.render.story import time_story
+from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     CONCLUSION_ICONS,
     TEXT_LIMIT,
@@ -144,6 +144,9 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
     ]
     if preview:
         counts.append(f"{preview} preview finding{'s' if preview != 1 else ''}")
+    if verdict.judged_nothing:  # say so first; a failing finding still shows
+        quiet = not (verdict.regressions or warnings)
+        counts = [no_baseline(verdict), *(counts[2:] if quiet else counts)]
     device = escape_text(verdict.device or "unknown device", limit=80)
     title = {
         Conclusion.FAIL: "performance regressions",

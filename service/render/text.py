@@ -20,7 +20,7 @@ from rules import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, 
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
-from service.render.story import time_story
+from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     ICONS,
     at_least,
@@ -178,7 +178,11 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     conclusion = verdict.conclusion.value
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
     # The same counts as the markdown headline.
-    head.append(f" · {verdict.regression_count}, {verdict.warnings} warning(s)")
+    counts = f"{verdict.regression_count}, {verdict.warnings} warning(s)"
+    if verdict.judged_nothing:
+        quiet = not (verdict.regressions or verdict.warnings)
+        counts = no_baseline(verdict) + ("" if quiet else f"; {counts}")
+    head.append(f" · {counts}")
     head.append(f" on {verdict.device or 'unknown device'}")
     head.append(f" · judged against {judged_against(verdict)}")
     yield head
