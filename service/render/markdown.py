@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 
 from rules import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
+from service.render.causes import by_cause
 from service.render.devices import judged_against
 from service.render.escape import (
     escape_code,
@@ -33,7 +34,6 @@ from service.render.verdict_view import (
     Entry,
     GroupRow,
     fmt_share,
-    make_detail,
     make_group_row,
     make_row,
     worst,
@@ -129,7 +129,7 @@ def _split(verdict: Verdict) -> _Split:
             split.unchanged.append(kernel)
             continue
         ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
-        details = tuple(make_detail(f, verdict) for f in ordered)
+        details = tuple(by_cause(ordered, verdict))
         split.listed.append(Entry(make_row(kernel, found), details))
     split.other.sort(key=lambda f: (not f.counts, f.severity.rank))
     return split
@@ -263,7 +263,7 @@ def render_verdict(
         entries = split.listed[:keep]
         rows = [e.row for e in entries]
         details = [d for e in entries for d in e.details]
-        other = [make_detail(f, verdict) for f in split.other] if keep or not split.listed else []
+        other = by_cause(split.other, verdict) if keep or not split.listed else []
         return _tidy(
             template.render(
                 **base,

@@ -72,6 +72,7 @@ class Detail:
     numbers: tuple[tuple[str, str], ...]
     advice: str | None
     context: str
+    evidence: tuple[Detail, ...] = ()  # the same cause's other findings (render.causes)
 
 
 @dataclass(frozen=True)
