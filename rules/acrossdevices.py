@@ -18,7 +18,7 @@ import pandas as pd
 from rules.context import RuleContext
 from rules.crossdevice import Scaling
 from rules.scaling import OWN_RUNS_SETTLED
-from rules.verdict import BaselineSummary, Verdict
+from rules.verdict import BaselineSummary, RunBaseline, Verdict
 
 
 def scaled_summary(scaled: Scaling) -> BaselineSummary:
@@ -90,8 +90,9 @@ def across_devices(ctx: RuleContext, verdict: Verdict) -> Verdict:
     update: dict[str, Any] = {"notes": (*verdict.notes, note)}
     if _own_runs(ctx) < OWN_RUNS_SETTLED:  # one device per run in the headline
         update |= {
-            "baseline": BaselineSummary(
+            "baseline": RunBaseline(
                 n=other.runs,
+                runs=other.runs,
                 time_s=before,
                 commits=_commit_range(other.history),
                 metric="time_s",

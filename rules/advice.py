@@ -18,6 +18,7 @@ class Advice(StrEnum):
     MEMORY_ACCESS = "memory-access"
     COMPUTE_EFFICIENCY = "compute-efficiency"
     MEASURE_MORE = "measure-more"
+    CHECK_ROOF = "check-roof"
 
 
 ADVICE_TEXT: dict[Advice, str] = {
@@ -30,6 +31,9 @@ ADVICE_TEXT: dict[Advice, str] = {
     "tiling, more ILP and occupancy.",
     Advice.MEASURE_MORE: "Not enough counters to place the kernel: collect FLOP and byte "
     "metrics (ncu --set roofline) or declare a work model.",
+    Advice.CHECK_ROOF: "Faster than the roof allows: the roof or the count is wrong for this "
+    "kernel. Check the device's peaks and clocks (ncu --clock-control base), cache control "
+    "(ncu --cache-control all) and the FLOP and byte counts.",
 }
 
 

@@ -51,6 +51,7 @@ class DeviceSpec(BaseModel):
         source: Where the figures come from.
         peak_flop_per_s: Dense peak per precision.
         bandwidth_byte_per_s: Bandwidth per tier.
+        l2_cache_bytes: L2 cache size in bytes (None: not in the catalog).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -67,11 +68,16 @@ class DeviceSpec(BaseModel):
     source: str = ""
     peak_flop_per_s: dict[Precision, NonNeg] = Field(default_factory=dict)
     bandwidth_byte_per_s: dict[Tier, NonNeg] = Field(default_factory=dict)
+    l2_cache_bytes: NonNeg | None = None
 
     def roof(self) -> Roof:
         """The datasheet roof of this device."""
         return Roof(
-            self.id, "datasheet", dict(self.peak_flop_per_s), dict(self.bandwidth_byte_per_s)
+            self.id,
+            "datasheet",
+            dict(self.peak_flop_per_s),
+            dict(self.bandwidth_byte_per_s),
+            self.l2_cache_bytes,
         )
 
     def overridden(self, override: Mapping[str, Any]) -> DeviceSpec:

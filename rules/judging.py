@@ -26,9 +26,11 @@ from rules.stats import (
     GateOptions,
     Judgement,
     Level,
+    OwnDips,
     judge_latest_replayed,
     judge_measurement,
     median_of,
+    own_dips,
     screens_worse,
 )
 
@@ -116,12 +118,24 @@ def judge_batch(
         return dict(zip(keys, judged, strict=True))
     known = cached_levels(levels, [m.history for m in items], fleet)
     confirm = gate_options(ctx, batch.options, _remeasured_suspects(known, items, up, fleet))
+    dips = _own_dips(items, fleet) if mode == "single" else [None] * len(items)
     return {
         key: judge_measurement(
-            level, m.current, m.reruns, higher_is_better=up, mode=mode, options=confirm
+            level,
+            m.current,
+            m.reruns,
+            higher_is_better=up,
+            mode=mode,
+            options=confirm,
+            own_dips=dip,
         )
-        for key, level, m in zip(keys, known, items, strict=True)
+        for key, level, m, dip in zip(keys, known, items, dips, strict=True)
     }
+
+
+def _own_dips(items: Sequence[Measured], fleet: GateOptions) -> list[OwnDips | None]:
+    """Each kernel's largest one-night deviation, for a PR checked without a re-measure step."""
+    return list(own_dips([m.history for m in items], fleet))
 
 
 def _remeasured_suspects(

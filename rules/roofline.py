@@ -39,12 +39,15 @@ class Roof:
             (calibration on the runner) or custom (given on the command line).
         peak_flop_per_s: Dense peak per precision, FLOP/s.
         bandwidth_byte_per_s: Bandwidth per memory tier, B/s.
+        l2_cache_bytes: The device's L2 cache size, bytes (None: not known): a kernel that
+            moves far more than this cannot be running from cache.
     """
 
     device: str
     source: RoofSource
     peak_flop_per_s: Mapping[str, float]
     bandwidth_byte_per_s: Mapping[str, float]
+    l2_cache_bytes: float | None = None
 
     @property
     def label(self) -> str:

@@ -23,7 +23,7 @@ from rules.config import RulesConfig
 from rules.history import KernelHistory
 from rules.roofline import Placement, percent_of_resource
 from rules.stats import fast_median
-from rules.verdict import BaselineSummary
+from rules.verdict import BaselineSummary, RunBaseline
 
 #: Baseline runs a binding must hold (the majority of) before it is "the baseline's binding".
 MIN_BINDING_RUNS = 3
@@ -121,13 +121,14 @@ def per_run_totals(frame: pd.DataFrame) -> pd.DataFrame:
     return ordered[["run_id", "commit", "t"]]
 
 
-def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> BaselineSummary | None:
+def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> RunBaseline:
     """The run as a whole at baseline: median total GPU time over the baseline runs.
 
-    ``frame``: the comparable history; the kernels ``config`` ignores are left out.
+    ``frame``: the comparable history; the kernels ``config`` ignores are left out. Without
+    one, ``runs`` is 0 (no baseline yet).
     """
     if frame.empty:
-        return None
+        return RunBaseline(n=0, runs=0, metric="time_s")
     pairs = frame[["kernel_key", "kernel_name"]].drop_duplicates()
     ignored = {
         str(k)
@@ -136,8 +137,9 @@ def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> BaselineSummary | 
     }
     totals = per_run_totals(frame[~frame["kernel_key"].astype(str).isin(ignored)])
     commits = [str(c) for c in totals["commit"] if c]
-    return BaselineSummary(
+    return RunBaseline(
         n=len(totals),
+        runs=len(totals),
         time_s=median_time(totals["t"]),
         commits=(commits[0], commits[-1]) if commits else (),
         metric="time_s",

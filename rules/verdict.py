@@ -7,8 +7,9 @@ json``) and render them; ``rules`` itself does no I/O.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rules.advice import Advice
 from rules.figures import GateFigures
@@ -166,6 +167,25 @@ class BaselineSummary(_Model):
     device: str | None = None
 
 
+class RunBaseline(BaselineSummary):
+    """The run as a whole at baseline (``Verdict.baseline``).
+
+    Attributes:
+        runs: Stored runs the run was judged against (0: none, so nothing was judged: every
+            kernel is new, and the verdict says so instead of passing). A verdict stored
+            before the field existed reads ``n``.
+    """
+
+    runs: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _runs_default_to_n(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "runs" not in data:
+            return {**data, "runs": data.get("n", 0)}
+        return data
+
+
 class GroupVerdict(_Model):
     """A kernel group (config) judged as a whole.
 
@@ -286,8 +306,9 @@ class Verdict(_Model):
         groups: Kernel groups judged as a whole (config ``groups``).
         time_s: Total measured GPU time of the run's kernels.
         baseline: The run as a whole at baseline: ``time_s`` is the median total GPU time of
-            the baseline runs, ``n`` their number, ``commits`` their range, ``device`` the
-            device whose history the run was judged against. Judged against another card's
+            the baseline runs, ``n`` and ``runs`` their number (``runs`` 0: no baseline yet),
+            ``commits`` their range, ``device`` the device whose history the run was judged
+            against. Judged against another card's
             history, ``time_s`` is the sum of the baseline times of the kernels judged so.
         time_ratio: ``time_s`` over ``baseline.time_s`` (across cards: of those kernels).
         expected_time_ratio: Across cards, the time ratio the roofs predict for those kernels
@@ -308,9 +329,23 @@ class Verdict(_Model):
     run_id: int | None = None
     groups: tuple[GroupVerdict, ...] = ()
     time_s: float = 0.0
-    baseline: BaselineSummary | None = None
+    baseline: RunBaseline | None = None
     time_ratio: float | None = None
     expected_time_ratio: float | None = None
+
+    @property
+    def baseline_runs(self) -> int:
+        """Stored runs the run was judged against (0: none)."""
+        return self.baseline.runs if self.baseline is not None else 0
+
+    @property
+    def judged_nothing(self) -> bool:
+        """No baseline yet: the run's kernels were stored, none of them judged.
+
+        A verdict without a run baseline at all (built by hand, or stored by an older
+        version) says nothing about it.
+        """
+        return self.baseline is not None and self.baseline.runs == 0
 
     @property
     def regressions(self) -> int:
@@ -324,13 +359,22 @@ class Verdict(_Model):
 
     @property
     def regressed(self) -> int:
-        """Kernels and groups that fail (one GEMM failing three rules is one regression)."""
+        """Kernels and groups that fail (one GEMM failing three rules is one regression).
+
+        A group counts only when none of its kernels fails: a group that fails because its
+        kernel did is that kernel's regression, not another one.
+        """
         failing = {f.kernel for f in self.findings if f.severity == Severity.FAIL and f.counts}
-        return len(failing)
+        explained = {f"group:{g.name}" for g in self.groups if failing.intersection(g.kernels)}
+        return len(failing - explained)
 
     @property
     def regression_count(self) -> str:
-        """``"1 regression"``, or ``"2 regressions (5 failing findings)"`` when they differ."""
-        n, findings = self.regressed, self.regressions
-        text = f"{n} regression{'s' if n != 1 else ''}"
-        return text if n == findings else f"{text} ({findings} failing findings)"
+        """``"1 regression"``: kernels and groups that fail, each once whatever fails it.
+
+        One root cause is one regression: a GEMM that fell off the tensor cores fails
+        regime-flip, roof-drop and time-regression and counts once; its other findings are
+        the evidence (``regressions`` counts them all).
+        """
+        n = self.regressed
+        return f"{n} regression{'s' if n != 1 else ''}"

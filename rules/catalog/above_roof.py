@@ -11,9 +11,21 @@ from rules.gated import GateDecisions
 from rules.roofline import Placement
 from rules.verdict import Finding, Severity, Stability
 
+#: A kernel moving more than this many times the L2 size cannot be served from it.
+CACHE_FACTOR = 2.0
 
-def likely_cause(placement: Placement, has_l2_bytes: bool) -> str:
-    """The most likely reason for a figure above the roof, from what the record holds."""
+
+def likely_cause(placement: Placement, has_l2_bytes: bool, moved: float, l2: float | None) -> str:
+    """The most likely reason for a figure above the roof, from what the record holds.
+
+    ``moved``: the DRAM bytes counted; ``l2``: the device's L2 size (None: unknown). A kernel
+    that moves far more than the L2 holds is not running from cache.
+    """
+    if placement.binding == "dram" and l2 and moved > CACHE_FACTOR * l2:
+        return (
+            f"not cache-resident ({moved / 1e9:.2g} GB moved, L2 {l2 / 1e6:.0f} MB): check the "
+            "bandwidth figure, the clocks and the byte count"
+        )
     if placement.binding == "dram" and not has_l2_bytes:
         return "data probably cache-resident: collect L2 bytes and judge against the L2 roof"
     if placement.binding == "dram":
@@ -59,13 +71,15 @@ class AboveRoof(Rule):
             if pct is None or pct <= 100.0 + opts.tolerance_percent:
                 continue
             kernel = ctx.kernels[key]
-            has_l2 = bool(kernel.work()[1].get("l2"))
-            cause = likely_cause(placement, has_l2)
+            moved = kernel.work()[1]
+            cause = likely_cause(
+                placement, bool(moved.get("l2")), moved.get("dram", 0.0), ctx.roof.l2_cache_bytes
+            )
             yield self.finding(
                 ctx,
                 key,
                 f"{kernel.name}: {pct:.1f}% of roof ({placement.binding}) is above the roof; "
                 f"{cause}",
-                advice=Advice.MEASURE_MORE,
+                advice=Advice.CHECK_ROOF,
                 numbers={"tolerance_percent": opts.tolerance_percent, "cause": cause},
             )

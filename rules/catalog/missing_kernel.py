@@ -9,6 +9,7 @@ import pandas as pd
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
+from rules.timing import median_time
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
@@ -66,10 +67,12 @@ class MissingKernel(Rule):
                 continue
             if ctx.config.is_ignored_kernel(key, name):
                 continue
+            # The baseline's median time, the figure its row shows (not the last night's).
+            baseline = median_time(ctx.kernel_history(key).time_s) or time_s
             finding = self.finding(
                 ctx,
                 key,
                 f"{name}: ran in the latest baseline run ({commit[:7]}) but not in this run",
-                numbers={"last_commit": commit, "last_time_s": time_s},
+                numbers={"last_commit": commit, "baseline_time_s": baseline},
             )
             yield finding.model_copy(update={"kernel_name": name})

@@ -53,8 +53,13 @@ class NewKernel(Rule):
             yield self.finding(
                 ctx,
                 key,
-                f"{kernel.name}: new kernel ({share * 100:.1f}% of GPU time), not in the "
+                f"{kernel.name}: new kernel ({_share(share)} of GPU time), not in the "
                 f"{runs} baseline runs",
                 severity=severity,
                 numbers={"time_share": share, "baseline_runs": runs},
             )
+
+
+def _share(share: float) -> str:
+    """``12.3%``; a share too small to show at one decimal is ``<0.1%``, as the table shows it."""
+    return "<0.1%" if 0 < share < 0.001 else f"{100 * share:.1f}%"

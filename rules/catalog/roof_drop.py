@@ -129,18 +129,22 @@ class RoofDrop(Rule):
     def _group(
         self, ctx: RuleContext, figures: GroupFigures, gate: GateDecisions
     ) -> Iterator[Finding]:
+        # One finding per group: one that lost its percent of roof is reported on that measure
+        # alone (its MFU against the same peak repeats the figure: "4.77% of roof", "4.77% MFU").
+        found = False
         for name, _, scale, unit in _measures(figures):
             decision = gate.get(name, figures.key)
-            if decision is None:
+            if decision is None or (name == "mfu" and found):
                 continue
             j, m = decision.judgement, decision.measured
             if not (j.regressed or j.suspect) or np.isnan(j.level):
                 continue
+            found = True
             yield self.finding(
                 ctx,
                 figures.key,
-                f"group {figures.group.name}: {j.current * scale:.3g}{unit}, level "
-                f"{j.level * scale:.3g}{unit} ± {j.noise * scale:.2g} over {j.n} runs "
+                f"group {figures.group.name}: {j.current * scale:.1f}{unit}, level "
+                f"{j.level * scale:.1f}{unit} ± {j.noise * scale:.1f} over {j.n} runs "
                 f"({signed_percent(j.relative_change)}); "
                 f"{gate_wording(j, m.all, _scaled(scale, unit))}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,

@@ -6,7 +6,8 @@
   in ``rules.stats.refine``).
 * ``rules.stats.gate``: ``judge_latest`` (the nightly gate: confirmed level changes), and
   ``rules.stats.pr``: ``judge_measurement`` (the PR gate: screen, re-measure, decide), with
-  thresholds that know how many kernels a verdict judges.
+  thresholds that know how many kernels a verdict judges; ``rules.stats.dips``: a kernel's
+  own one-night deviations (a PR without a re-measure step fails at once far beyond them).
 * ``rules.stats.options``: every knob (``CompareOptions``, ``ChangePointOptions``,
   ``GateSettings``, ``GateOptions``); ``rules.stats.constants``: every fixed number, with its
   evidence.
@@ -17,6 +18,7 @@ Every name below is importable from ``rules.stats`` itself.
 from rules.stats.baseline import Comparison, compare_to_baseline
 from rules.stats.changepoints import ChangePoint, change_points, change_points_many
 from rules.stats.constants import MAD_SCALE, MEDIAN_SE, OUTLIER_Z, TRIMMING
+from rules.stats.dips import OwnDips, largest_dip, own_dips
 from rules.stats.gate import (
     Judgement,
     confirm_z,
@@ -64,6 +66,7 @@ __all__ = [
     "GateSettings",
     "Judgement",
     "Level",
+    "OwnDips",
     "Replay",
     "change_points",
     "change_points_many",
@@ -76,8 +79,10 @@ __all__ = [
     "judge_latest_many",
     "judge_latest_replayed",
     "judge_measurement",
+    "largest_dip",
     "median_of",
     "nightly_z",
+    "own_dips",
     "robust_center_spread",
     "screens_worse",
     "stage_z",

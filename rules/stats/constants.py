@@ -168,3 +168,18 @@ MAX_POINTS = 400
 #: (50 cost 2x for nothing).
 BISECTIONS = 24
 Z_BRACKET = (0.1, 1000.0)
+
+# ---- A kernel's own one-night deviations (rules.stats.dips)
+
+#: Nights in the centred window a night's deviation is measured against (its median): a lone
+#: dip is its full size, a step between two levels none.
+DIP_WINDOW = 5
+#: Fewest nights from which a kernel's largest one-night deviation is known well enough to fail
+#: a PR at once on a drop far beyond it.
+MIN_DIP_NIGHTS = 20
+#: A drop fails a PR without a re-measure step when it is this many times the largest one-night
+#: deviation of the kernel's history (at ``fail_at_once_z``, outside every night it held). On
+#: the real histories (55 series, 19 labelled drops, 60-night levels) 3 / 4 / 5 / 6 each failed
+#: 8 drops at once (25% alone: 5) and the same 6 of 3,746 stable nights as 25% alone; 4 is the
+#: middle, and fails the 15% drop of a kernel whose nights never strayed 3%.
+DIP_MULTIPLE = 4.0

@@ -2,8 +2,9 @@
 
 See ``rules.stats.gate`` for the protocol and the error control. Modes:
 
-* ``single``: no re-measure step. Suspects are warnings; only effects far beyond noise
-  (``fail_at_once_effect`` and ``fail_at_once_z``) fail at once.
+* ``single``: no re-measure step. Suspects are warnings; only effects far beyond noise fail
+  at once: ``fail_at_once_effect`` at ``fail_at_once_z``, or a drop far larger than any
+  one-night deviation of the kernel's own history (``rules.stats.dips``).
 * ``screen``: the caller will re-measure the suspects (``--suspects``): nothing fails on one
   measurement, however large its drop (a one-off 30% dip and a real 30% drop look the same).
 * ``confirm``: re-measurements of the same commit are given (``--rerun``): a suspect fails
@@ -22,6 +23,7 @@ from typing import Literal
 
 import numpy.typing as npt
 
+from rules.stats.dips import OwnDips, beyond_own_dips
 from rules.stats.gate import (
     Judgement,
     confirm_z,
@@ -122,13 +124,14 @@ def _decide(
     mode: GateMode,
     up: bool,
     opts: GateOptions,
+    own: OwnDips,
 ) -> tuple[bool, bool, int, tuple[float, float]]:
     """(regressed, suspect, side of ``current``, (re-measurement z, its threshold))."""
     side = _side(level, current, opts.z_threshold, opts)
     worse_side = _worse_side(up)
     worse = side == worse_side
     confirmed, rz, rthr = _confirmed(level, current, remeasured, worse_side, opts, up)
-    at_once = far_beyond(level, current, opts)
+    at_once = far_beyond(level, current, opts) or beyond_own_dips(level, current, own, opts)
     regressed = worse and (confirmed if mode == "confirm" else mode == "single" and at_once)
     # A re-measurement beyond noise that disagrees with the first stays a suspect (a warning).
     cleared = (
@@ -178,17 +181,20 @@ def judge_measurement(
     higher_is_better: bool = True,
     mode: GateMode = "single",
     options: GateOptions | None = None,
+    own_dips: OwnDips | None = None,
 ) -> Judgement:
     """Judge a PR's ``current`` value and its ``remeasured`` values against ``level``.
 
     ``level``: the base branch's (``current_levels``); ``mode``: see the module; in
     ``options``, ``family_size`` is the number of suspects re-measured (``screens_worse``;
     kernels re-measured that were not suspects are not tested, so they do not count).
+    ``own_dips``: what the kernel's history says a dip can explain (``rules.stats.dips``;
+    None: unknown): without a re-measure step, a drop far beyond it fails at once.
     """
     opts = options or GateOptions()
     enough = _judgeable(level, current)
     regressed, suspect, side, (rz, rthr) = (
-        _decide(level, current, remeasured, mode, higher_is_better, opts)
+        _decide(level, current, remeasured, mode, higher_is_better, opts, own_dips or OwnDips())
         if enough
         else (False, False, 0, (math.nan, math.nan))
     )

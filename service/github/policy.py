@@ -54,9 +54,13 @@ def check_conclusion(verdict: Verdict, failure: FailurePolicy) -> str:
     """The check-run conclusion: ``success``, ``neutral`` or ``failure``.
 
     A run whose runner failed its health preflight (``trusted`` False) is neutral: it says
-    nothing about regressions either way.
+    nothing about regressions either way. So is a run judged against no baseline (no stored
+    run yet, or a store that does not persist between jobs) that nothing failed: a green
+    check there would be a silent pass.
     """
     if not verdict.trusted:
+        return "neutral"
+    if verdict.judged_nothing and verdict.conclusion != Conclusion.FAIL:
         return "neutral"
     if verdict.conclusion == Conclusion.PASS:
         return "success"

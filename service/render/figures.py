@@ -53,6 +53,20 @@ def _signed(value: float) -> str:
     return f"{100 * value:+.1f}%".replace("-", "−")
 
 
+def _share(value: float) -> str:
+    """A share of GPU time as the tables show it (``<0.1%`` when too small for one decimal)."""
+    return "<0.1%" if 0 < value < 0.001 else _fraction(value)
+
+
+def _level_since(value: float) -> str:
+    """Where the level starts: the first baseline run, or the run after the last change."""
+    return (
+        "the first baseline run (no change since)"
+        if value == 0
+        else f"baseline run {value + 1:,.0f}"
+    )
+
+
 def _count(value: float) -> str:
     return f"{value:,.0f}"
 
@@ -76,7 +90,11 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "t_roof_s": ("roof time (speed of light)", fmt_seconds),
     "t_compute_s": ("compute time at peak", fmt_seconds),
     "t_memory_s": ("memory time at bandwidth", fmt_seconds),
-    "time_share": ("share of GPU time", _fraction),
+    "time_share": ("share of GPU time", _share),
+    # the gate's figures (``rules.figures.GateFigures``), in words
+    "segment_start": ("level measured since", _level_since),
+    "run": ("measurements beyond noise in a row", _count),
+    "confirm_runs": ("measurements that confirm a change", _count),
     "relative_change": ("change", _signed),
     "min_effect": ("smallest change that counts", _fraction),
     "z": ("robust z", lambda v: f"{v:.1f}".replace("-", "−")),  # the sign "change" uses

@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 
 from rules import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
+from service.render.causes import by_cause
 from service.render.devices import judged_against
 from service.render.escape import (
     escape_code,
@@ -26,14 +27,13 @@ from service.render.escape import (
     safe_url,
     shorten,
 )
-from service.render.story import time_story
+from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     CONCLUSION_ICONS,
     TEXT_LIMIT,
     Entry,
     GroupRow,
     fmt_share,
-    make_detail,
     make_group_row,
     make_row,
     worst,
@@ -129,7 +129,7 @@ def _split(verdict: Verdict) -> _Split:
             split.unchanged.append(kernel)
             continue
         ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
-        details = tuple(make_detail(f, verdict) for f in ordered)
+        details = tuple(by_cause(ordered, verdict))
         split.listed.append(Entry(make_row(kernel, found), details))
     split.other.sort(key=lambda f: (not f.counts, f.severity.rank))
     return split
@@ -144,6 +144,9 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
     ]
     if preview:
         counts.append(f"{preview} preview finding{'s' if preview != 1 else ''}")
+    if verdict.judged_nothing:  # say so first; a failing finding still shows
+        quiet = not (verdict.regressions or warnings)
+        counts = [no_baseline(verdict), *(counts[2:] if quiet else counts)]
     device = escape_text(verdict.device or "unknown device", limit=80)
     title = {
         Conclusion.FAIL: "performance regressions",
@@ -260,7 +263,7 @@ def render_verdict(
         entries = split.listed[:keep]
         rows = [e.row for e in entries]
         details = [d for e in entries for d in e.details]
-        other = [make_detail(f, verdict) for f in split.other] if keep or not split.listed else []
+        other = by_cause(split.other, verdict) if keep or not split.listed else []
         return _tidy(
             template.render(
                 **base,

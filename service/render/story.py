@@ -23,6 +23,12 @@ def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
     return max(slower, key=added, default=None)
 
 
+def no_baseline(verdict: Verdict) -> str:
+    """``"no baseline yet: 12 kernels stored, nothing judged"``: a run without history to judge."""
+    n = sum(1 for k in verdict.kernels if k.status != KernelStatus.MISSING)
+    return f"no baseline yet: {n:,} kernel{'s' if n != 1 else ''} stored, nothing judged"
+
+
 def time_story(verdict: Verdict, *, code: bool = True) -> str:
     """What got how much slower and why, in one line (markdown when ``code``, else plain)."""
 

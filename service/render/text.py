@@ -17,11 +17,12 @@ from rich.table import Table
 from rich.text import Text
 
 from rules import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, Verdict
+from service.render.causes import findings_by_cause
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.names import ellipsize_middle
-from service.render.story import time_story
+from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     ICONS,
     at_least,
@@ -157,8 +158,11 @@ def group_table(groups: Sequence[GroupVerdict]) -> Table:
     return table
 
 
-def finding_block(finding: Finding) -> RenderableType:
-    """One finding: rule and kernel, its message, its figures in words and units, advice."""
+def finding_block(finding: Finding, evidence: Sequence[Finding] = ()) -> RenderableType:
+    """One finding: rule and kernel, its message, its figures in words and units, advice.
+
+    ``evidence``: the same kernel's other findings, one line each (one cause, one block).
+    """
     name = clean(finding.kernel_name or finding.kernel or "(whole run)", 160)
     head = Text(f"{ICONS[finding.severity]} {finding.rule}: ", style=_STYLE[finding.severity])
     head.append(name, style="bold")
@@ -174,6 +178,8 @@ def finding_block(finding: Finding) -> RenderableType:
         )
     if finding.advice_text:
         parts.append(Text(f"advice: {finding.advice_text}", style="italic"))
+    for other in evidence:
+        parts.append(Text(f"  and {other.rule}: {clean(other.message)}", style="dim"))
     return Group(*parts, Text(""))
 
 
@@ -182,7 +188,11 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     conclusion = verdict.conclusion.value
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
     # The same counts as the markdown headline.
-    head.append(f" · {verdict.regression_count}, {verdict.warnings} warning(s)")
+    counts = f"{verdict.regression_count}, {verdict.warnings} warning(s)"
+    if verdict.judged_nothing:
+        quiet = not (verdict.regressions or verdict.warnings)
+        counts = no_baseline(verdict) + ("" if quiet else f"; {counts}")
+    head.append(f" · {counts}")
     head.append(f" on {verdict.device or 'unknown device'}")
     head.append(f" · judged against {judged_against(verdict)}")
     yield head
@@ -198,8 +208,8 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
         yield Text(f"All {unchanged} kernel(s) unchanged.")
     if verdict.groups:
         yield group_table(verdict.groups)
-    for finding in verdict.findings:
-        yield finding_block(finding)
+    for main, *evidence in findings_by_cause(verdict.findings):
+        yield finding_block(main, evidence)
     for note in verdict.notes[:20]:
         yield Text(f"note: {clean(note)}")
 

@@ -19,11 +19,10 @@ from rules import (
     KernelVerdict,
     Severity,
     Stability,
-    Verdict,
 )
 from service.render.devices import kernel_prediction
-from service.render.escape import escape_code, escape_html, escape_text
-from service.render.figures import figures, fmt_seconds, profile_line, time_change
+from service.render.escape import escape_code, escape_text
+from service.render.figures import fmt_seconds, time_change
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 #: Points shown in a sparkline (the newest ones).
@@ -73,6 +72,7 @@ class Detail:
     advice: str | None
     context: str
     profile: str | None = None
+    evidence: tuple[Detail, ...] = ()  # the same cause's other findings (render.causes)
 
 
 @dataclass(frozen=True)
@@ -362,41 +362,4 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
         change=change_text(kernel.baseline, _current(kernel)),
         trend=_trend(kernel),
         verdict=verdict,
-    )
-
-
-def make_detail(finding: Finding, verdict: Verdict) -> Detail:
-    """The collapsible section of one finding."""
-    name = finding.kernel_name or finding.kernel or "(whole run)"
-    preview = " (preview)" if finding.stability == Stability.PREVIEW else ""
-    summary = (
-        f"{ICONS[finding.severity]} {escape_html(finding.rule, limit=40)}{preview}: "
-        f"<code>{escape_html(name, limit=NAME_LIMIT)}</code>"
-    )
-    # Our own formatted numbers need no escaping; strings from rules and reports do.
-    numbers = tuple(
-        (
-            escape_text(label, limit=60),
-            escape_text(value, limit=TEXT_LIMIT) if isinstance(raw, str) else value,
-        )
-        for (label, value), raw in zip(figures(finding), finding.numbers.values(), strict=True)
-    )
-    advice = None
-    if finding.advice_text or finding.advice:
-        label = escape_text(finding.advice.value) if finding.advice else "advice"
-        advice = f"**Advice ({label}):** {escape_text(finding.advice_text or '', limit=TEXT_LIMIT)}"
-    where = [
-        ("device", finding.device or verdict.device),
-        ("roof", finding.roof or verdict.roof),
-        ("binding", finding.binding),
-    ]
-    context = " · ".join(f"{k}: {escape_text(v, limit=80)}" for k, v in where if v)
-    return Detail(
-        summary=summary,
-        kernel=escape_code(name, limit=4000),
-        message=escape_text(finding.message, limit=TEXT_LIMIT),
-        numbers=numbers,
-        advice=advice,
-        context=context,
-        profile=profile_line(finding.profile, escape_text),
     )

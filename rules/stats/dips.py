@@ -1,0 +1,123 @@
+"""A kernel's own one-night deviations: how far a single night has ever strayed from its level.
+
+The PR gate without a re-measure step cannot tell a one-night dip from a real drop on one
+measurement, so it warns. But a kernel's history says how large its one-night dips get: a drop
+of 15% on a kernel whose 60 nights never strayed more than 3% is no dip that history has
+shown. Such a drop fails at once (``beyond_own_dips``); a drop that a dip of the kernel's own
+size could explain still waits for a re-measurement.
+
+A night's deviation is its distance from the median of the ``DIP_WINDOW`` nights centred on
+it, relative to that median: a lone dip (or spike) is its full size, while a step between two
+levels is no deviation at all (the median of the window follows the step). Both sides count.
+
+The fleet's history checks the rule itself (``own_dips``): a night far beyond every other
+night of its kernel is what the rule would fail. When the stored nights hold so many of them
+that a PR of this many kernels would expect more than ``family_error`` such nights, dips come
+that no kernel's own history shows (clock dips spread over the fleet), and nothing fails at
+once on its own dips.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numpy.lib.stride_tricks import sliding_window_view
+
+from rules.stats.constants import DIP_MULTIPLE, DIP_WINDOW, MAD_SCALE, MIN_DIP_NIGHTS
+from rules.stats.levels import Level, clean
+from rules.stats.options import GateOptions
+from rules.stats.robust import FloatArray
+
+
+def deviations(history: npt.ArrayLike) -> FloatArray:
+    """Each night's relative deviation from the median of the nights centred on it.
+
+    Empty when there are fewer than ``MIN_DIP_NIGHTS`` nights (NaNs left out): too few to know
+    the kernel's dips.
+    """
+    values = clean(history)
+    if values.size < max(MIN_DIP_NIGHTS, DIP_WINDOW):
+        return np.empty(0)
+    centred = np.median(sliding_window_view(values, DIP_WINDOW), axis=1)
+    middle = values[DIP_WINDOW // 2 : values.size - DIP_WINDOW // 2]
+    usable = centred != 0
+    devs: FloatArray = np.abs(middle[usable] / centred[usable] - 1)
+    return devs
+
+
+def largest_dip(history: npt.ArrayLike) -> float:
+    """The largest one-night deviation of ``history`` (NaN: too few nights to say)."""
+    devs = deviations(history)
+    return float(devs.max()) if devs.size else math.nan
+
+
+def _jumped(devs: FloatArray, opts: GateOptions) -> bool:
+    """Whether one night lies as far beyond the kernel's other nights as the rule fails.
+
+    Beyond ``DIP_MULTIPLE`` times every other night's deviation, at least ``min_effect``, and
+    ``fail_at_once_z`` noises (the robust spread of the deviations) away.
+    """
+    if devs.size < 2:
+        return False
+    second, first = np.partition(devs, devs.size - 2)[-2:]
+    noise = MAD_SCALE * float(np.median(devs))
+    far = first >= opts.fail_at_once_z * noise and first >= opts.min_effect
+    return bool(far and first > DIP_MULTIPLE * second)
+
+
+@dataclass(frozen=True)
+class OwnDips:
+    """What a kernel's history says a dip can explain.
+
+    Attributes:
+        largest: Its largest one-night deviation (NaN: unknown, nothing fails on it).
+        low: Its lowest night; ``high``: its highest. A value between them is a level the
+            kernel has held (a runner with two modes, a return to an older level): no dip
+            explains it better than the history itself, so it never fails at once.
+    """
+
+    largest: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+
+
+def _own(history: npt.ArrayLike, devs: FloatArray) -> OwnDips:
+    if not devs.size:
+        return OwnDips()
+    values = clean(history)
+    return OwnDips(float(devs.max()), float(values.min()), float(values.max()))
+
+
+def own_dips(histories: Sequence[npt.ArrayLike], opts: GateOptions) -> list[OwnDips]:
+    """Each kernel's own dips; all unknown when the fleet's history rules the rule out.
+
+    The rule's own error on the stored nights: nights that jumped far beyond the rest of their
+    kernel, per night stored, times the kernels a PR measures, must stay within
+    ``family_error``.
+    """
+    devs = [deviations(h) for h in histories]
+    nights = sum(d.size for d in devs)
+    jumps = sum(_jumped(d, opts) for d in devs)
+    if not nights or jumps * len(devs) / nights > opts.family_error:
+        return [OwnDips()] * len(devs)
+    return [_own(h, d) for h, d in zip(histories, devs, strict=True)]
+
+
+def beyond_own_dips(level: Level, value: float, own: OwnDips, opts: GateOptions) -> bool:
+    """Whether ``value``'s change is far larger than any one-night deviation the kernel showed.
+
+    ``own``: the kernel's (``own_dips``; unknown: never beyond). The change must also be as
+    far beyond noise as a failure at once needs (``fail_at_once_z``) and at least
+    ``min_effect``, so a kernel too quiet to have strayed at all does not fail on noise; and
+    ``value`` must lie outside every night of the history.
+    """
+    dip = own.largest
+    if not math.isfinite(dip) or not level.level or own.low <= value <= own.high:
+        return False
+    change = abs(value / level.level - 1)
+    far = abs(level.z(value)) >= opts.fail_at_once_z
+    return far and change >= opts.min_effect and change > DIP_MULTIPLE * dip

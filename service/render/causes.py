@@ -1,0 +1,91 @@
+"""One root cause, one finding: a kernel's (or group's) findings under the one that fails it.
+
+A GEMM that fell off the tensor cores fails regime-flip, roof-drop and time-regression: three
+views of one cause. The verdict lists it once, under its most important finding (failing
+first, then by severity, the order the rules report in), with the others inside it as that
+finding's evidence, so a reader counts regressions, not rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from rules import Finding, Stability, Verdict
+from service.render.escape import escape_code, escape_html, escape_text
+from service.render.figures import figures, profile_line
+from service.render.verdict_view import ICONS, NAME_LIMIT, TEXT_LIMIT, Detail
+
+
+def findings_by_cause(findings: Sequence[Finding]) -> list[list[Finding]]:
+    """The findings of each kernel or group together, in the order of its first.
+
+    Run-wide findings stay one by one.
+    """
+    grouped: dict[str, list[Finding]] = {}
+    out: list[list[Finding]] = []
+    for finding in findings:
+        if finding.kernel is None:
+            out.append([finding])
+        elif finding.kernel in grouped:
+            grouped[finding.kernel].append(finding)
+        else:
+            grouped[finding.kernel] = [finding]
+            out.append(grouped[finding.kernel])
+    return out
+
+
+def by_cause(findings: Sequence[Finding], verdict: Verdict) -> list[Detail]:
+    """One detail per kernel or group (importance order kept); run-wide findings stay apart."""
+    return [_with_evidence(same, verdict) for same in findings_by_cause(findings)]
+
+
+def _with_evidence(findings: Sequence[Finding], verdict: Verdict) -> Detail:
+    """The first finding's detail, the others nested in it as its evidence."""
+    main, *rest = findings
+    detail = make_detail(main, verdict)
+    if not rest:
+        return detail
+    rules = ", ".join(f.rule for f in rest)
+    return dataclasses.replace(
+        detail,
+        summary=f"{detail.summary} (with {rules})",
+        evidence=tuple(make_detail(f, verdict) for f in rest),
+    )
+
+
+def make_detail(finding: Finding, verdict: Verdict) -> Detail:
+    """The collapsible section of one finding."""
+    name = finding.kernel_name or finding.kernel or "(whole run)"
+    preview = " (preview)" if finding.stability == Stability.PREVIEW else ""
+    summary = (
+        f"{ICONS[finding.severity]} {escape_html(finding.rule, limit=40)}{preview}: "
+        f"<code>{escape_html(name, limit=NAME_LIMIT)}</code>"
+    )
+    # Our own formatted numbers need no escaping; strings from rules and reports do.
+    numbers = tuple(
+        (
+            escape_text(label, limit=60),
+            escape_text(value, limit=TEXT_LIMIT) if isinstance(raw, str) else value,
+        )
+        for (label, value), raw in zip(figures(finding), finding.numbers.values(), strict=True)
+    )
+    advice = None
+    if finding.advice_text or finding.advice:
+        label = escape_text(finding.advice.value) if finding.advice else "advice"
+        advice = f"**Advice ({label}):** {escape_text(finding.advice_text or '', limit=TEXT_LIMIT)}"
+    where = [
+        ("device", finding.device or verdict.device),
+        ("roof", finding.roof or verdict.roof),
+        ("binding", finding.binding),
+    ]
+    context = " · ".join(f"{k}: {escape_text(v, limit=80)}" for k, v in where if v)
+    return Detail(
+        summary=summary,
+        kernel=escape_code(name, limit=4000),
+        message=escape_text(finding.message, limit=TEXT_LIMIT),
+        numbers=numbers,
+        advice=advice,
+        context=context,
+        profile=profile_line(finding.profile, escape_text),
+    )
