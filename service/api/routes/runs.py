@@ -320,11 +320,18 @@ def read_run(
     return _public(_readable_run(session, grant, run_id), base_url(request, settings))
 
 
+#: A page of a list the API returns: at most this many items (``limit``), from ``offset``.
+_Limit = Annotated[int, Query(ge=1, le=10_000, description="Most items on this page.")]
+_Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items skipped before it.")]
+
+
 @router.get("/runs/{run_id}/findings", response_model=FindingsPublic, responses=_ERRORS)
-def read_findings(run_id: _RunId, session: SessionDep, grant: AuthDep) -> FindingsPublic:
-    """The findings of the check on one run."""
+def read_findings(
+    run_id: _RunId, session: SessionDep, grant: AuthDep, limit: _Limit = 1000, offset: _Offset = 0
+) -> FindingsPublic:
+    """The findings of the check on one run, a page at a time (``limit``, ``offset``)."""
     _readable_run(session, grant, run_id)
-    findings = list_findings(session=session, run_id=run_id)
+    findings = list_findings(session=session, run_id=run_id, limit=limit, offset=offset)
     return FindingsPublic(run_id=run_id, data=findings, count=len(findings))
 
 
