@@ -28,6 +28,9 @@ class Settings(BaseSettings):
         max_upload_kernels: Most kernels one uploaded run may hold (413 above): ingest is
             linear, but one upload must not hold the database for minutes.
         max_name_bytes: Longest kernel name or identity key, in UTF-8 bytes (422 above).
+        upload_answer_s: How long an upload waits for its check before it is answered 202
+            (the check goes on; the same upload again gets its verdict). Below the 120 s
+            that ``roofguard upload`` waits for an answer.
         max_concurrent_checks: Uploads judged at once per process; more wait their turn
             (checks are CPU-bound, and each holds a database connection).
 
@@ -51,4 +54,5 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     max_upload_kernels: int = Field(default=200_000, ge=1)
     max_name_bytes: int = Field(default=4096, ge=256)
+    upload_answer_s: float = Field(default=60.0, ge=0, le=110)
     max_concurrent_checks: int = Field(default=4, ge=1, le=64)

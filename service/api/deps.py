@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -21,6 +21,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from service.api.inflight import InFlight
 from service.api.metrics import Metrics
 from service.api.publish import GitHubFactory
 from service.config import RoofguardConfig
@@ -43,6 +44,7 @@ class ServiceState:
         check_slots: Bounds the checks running at once (``max_concurrent_checks``); waiting
             uploads wait on the event loop, not in the thread pool that every other
             synchronous route (and the health checks) needs.
+        in_flight: Checks of uploads by upload key, for the retries of a 202.
     """
 
     settings: Settings
@@ -51,6 +53,7 @@ class ServiceState:
     metrics: Metrics
     github: GitHubFactory | None
     check_slots: asyncio.Semaphore
+    in_flight: InFlight = field(default_factory=InFlight)
 
     @classmethod
     def build(

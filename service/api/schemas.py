@@ -45,6 +45,18 @@ class CheckResultPublic(_Public):
     post_detail: str | None = None
 
 
+class StillRunningPublic(_Public):
+    """The answer to an upload whose check outlived ``ROOFGUARD_UPLOAD_ANSWER_S`` (202).
+
+    Attributes:
+        detail: What to do: upload the same files again after ``retry_after_s``.
+        retry_after_s: Seconds to wait (also the ``Retry-After`` header).
+    """
+
+    detail: str
+    retry_after_s: int
+
+
 class RunPublic(RunBase):
     """One stored run.
 

@@ -24,6 +24,7 @@ from collectors import MIN_DURATION_S, CollectorError, TooManyKernels
 from collectors.schema import RunRecord
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
+from service.api.inflight import upload_key
 from service.api.schemas import UploadForm
 from service.errors import BadInput, ServiceError, StoreUnavailable
 from service.pipeline.check import CheckOutcome
@@ -61,10 +62,15 @@ class ParsedForm:
 
 @dataclass(frozen=True)
 class Upload:
-    """An upload's run and its reruns (re-measurements of the same commit, the PR gate's)."""
+    """An upload's run, its reruns and its key.
+
+    Reruns are re-measurements of the same commit (the PR gate's); the key is
+    ``service.api.inflight.upload_key`` of what was sent.
+    """
 
     run: RunRecord
     reruns: tuple[RunRecord, ...] = ()
+    key: str = ""
 
 
 def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
@@ -173,6 +179,17 @@ def fit_name(name: str, limit: int = MAX_NAME_BYTES) -> str:
     return stem + suffix
 
 
+def form_parts(parsed: ParsedForm) -> list[bytes]:
+    """What a form upload sent, for its key: each field, then each file's name and bytes."""
+    parts = [parsed.form.model_dump_json().encode()]
+    for name, uploads in (("files", parsed.files), ("reruns", parsed.reruns)):
+        for upload in uploads:
+            upload.file.seek(0)
+            parts += [name.encode(), (upload.filename or "").encode(), upload.file.read()]
+            upload.file.seek(0)
+    return parts
+
+
 def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
     """Read the uploaded files into one RunRecord, as ``roofguard check`` reads files.
 
@@ -200,7 +217,7 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
     check_record(record, where="uploaded files", limits=limits)
     for upload, rerun in zip(parsed.reruns, reruns, strict=True):
         check_record(rerun, where=f"reruns file {_safe_name(upload)}", limits=limits)
-    return Upload(record, reruns)
+    return Upload(record, reruns, upload_key(form_parts(parsed)))
 
 
 def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:

@@ -2,7 +2,9 @@
 
 The service ingests and evaluates the run and answers with the verdict, which this command
 writes as JSON or markdown. Uploads are idempotent on content, so a retry after a dropped
-connection or a 503 is safe and returns the first result.
+connection or a 503 is safe and returns the first result. A check that takes long is
+answered 202: the command uploads the same files again after ``Retry-After`` and gets that
+check's verdict (the service runs it once).
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ from service.github.actions import append_step_summary, emit_annotations, in_act
 #: Seconds to wait before each retry of a failed upload (the length is the retry count).
 RETRY_DELAYS_S: tuple[float, ...] = (1.0, 3.0, 9.0)
 _RETRY_STATUSES = frozenset({502, 503, 504})
+#: Seconds one request waits for an answer: longer than the service waits for its check
+#: before it answers 202 (ROOFGUARD_UPLOAD_ANSWER_S, at most 110 s), so a check that takes
+#: long is a 202 to upload again after, never a timeout that uploads it again at once.
+CLIENT_TIMEOUT_S = 120.0
+#: Seconds to keep uploading again after 202s before giving up.
+WAIT_S = 1800.0
 EXIT_FAIL = 1
 
 
@@ -89,20 +97,59 @@ def upload(
     }
     parts = [*(("files", f) for f in files), *(("reruns", f) for f in reruns or [])]
     url = str(httpx.URL(server.rstrip("/") + "/api/v1/runs", params=query))
-    own = client or httpx.Client(timeout=120.0, headers={"Authorization": f"Bearer {token}"})
+    headers = {"Authorization": f"Bearer {token}"}
+    own = client or httpx.Client(timeout=CLIENT_TIMEOUT_S, headers=headers)
     try:
-        for delay in delays:
-            response = _try_post(own, url, data, parts)
-            if response is not None and response.status_code not in _RETRY_STATUSES:
-                return _answer(server, response)
-            time.sleep(delay)
-        response = _try_post(own, url, data, parts)
+        response = _until_judged(server, own, url, data, parts, delays)
     finally:
         if client is None:
             own.close()
     if response is None:
         raise UploadFailed(f"{server}: cannot reach the service (gave up after retries)")
     return _answer(server, response)
+
+
+def _until_judged(
+    server: str,
+    client: httpx.Client,
+    url: str,
+    data: dict[str, str],
+    parts: list[tuple[str, Path]],
+    delays: tuple[float, ...],
+) -> httpx.Response | None:
+    """The answer; after a 202 (still judging) the same upload again, which gets that verdict."""
+    response = _with_retries(client, url, data, parts, delays)
+    deadline = time.monotonic() + WAIT_S
+    while response is not None and response.status_code == 202:
+        if time.monotonic() > deadline:
+            raise UploadFailed(f"{server}: no verdict after {WAIT_S:g} s (HTTP 202)")
+        time.sleep(_retry_after(response))
+        response = _with_retries(client, url, data, parts, delays)
+    return response
+
+
+def _with_retries(
+    client: httpx.Client,
+    url: str,
+    data: dict[str, str],
+    parts: list[tuple[str, Path]],
+    delays: tuple[float, ...],
+) -> httpx.Response | None:
+    """The first answer that is no 502-504, retrying dropped connections; None if none came."""
+    for delay in delays:
+        response = _try_post(client, url, data, parts)
+        if response is not None and response.status_code not in _RETRY_STATUSES:
+            return response
+        time.sleep(delay)
+    return _try_post(client, url, data, parts)
+
+
+def _retry_after(response: httpx.Response) -> float:
+    """The seconds a 202 asks to wait (at most a minute)."""
+    try:
+        return min(60.0, max(0.0, float(response.headers.get("Retry-After", "5"))))
+    except ValueError:
+        return 5.0
 
 
 def _try_post(

@@ -150,11 +150,15 @@ def get_run_record(*, session: Session, run_id: int) -> RunRecord:
     return RunRecord.model_validate_json(text)
 
 
-def list_findings(*, session: Session, run_id: int) -> list[Finding]:
-    """The stored findings of run ``run_id``, in the order they were saved."""
+def list_findings(
+    *, session: Session, run_id: int, limit: int | None = None, offset: int = 0
+) -> list[Finding]:
+    """The stored findings of run ``run_id``, in the order they were saved (a page of them)."""
     stmt = (
         sa.select(_FINDINGS.c.finding_json)
         .where(_FINDINGS.c.run_id == run_id)
         .order_by(_FINDINGS.c.id)
+        .limit(limit)
+        .offset(offset)
     )
     return [Finding.model_validate(data) for data in session.execute(stmt).scalars()]

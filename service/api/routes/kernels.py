@@ -83,10 +83,13 @@ def read_kernel_history(
     key: Annotated[str, Query(description="The kernel's identity key", min_length=1)],
     device: Annotated[str | None, Query(max_length=200)] = None,
     format: Annotated[Literal["json", "csv"], Query()] = "json",
+    limit: Annotated[int, Query(ge=1, le=10_000, description="Most points on this page.")] = 1000,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1, description="Points skipped before.")] = 0,
 ) -> KernelHistoryPublic | Response:
-    """Every stored measurement of one kernel, oldest first, as JSON or CSV."""
+    """The stored measurements of one kernel, oldest first, as JSON or CSV, a page at a time."""
     grant.require(repo=repo, permission=Permission.READ)
     frame = kernel_history(session=session, repo=repo, key=key, device=device)
+    frame = frame.iloc[offset : offset + limit]
     if format == "csv":
         return Response(_csv(frame), media_type="text/csv; charset=utf-8")
     points = _points(frame)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from collectors.schema import RunRecord
 from service.api import uploads
 from service.api.deps import AuthDep, ServiceState, SessionDep, SettingsDep, StateDep
+from service.api.inflight import RETRY_AFTER_S, StillRunning, upload_key
 from service.api.publish import post_outcome
 from service.api.schemas import (
     CheckResultPublic,
@@ -19,6 +22,7 @@ from service.api.schemas import (
     FindingsPublic,
     RunPublic,
     RunsPublic,
+    StillRunningPublic,
     UploadForm,
 )
 from service.api.verdicts import base_url, cached_view, links_for, run_url, stored_outcome
@@ -86,12 +90,13 @@ async def _upload_from_request(request: Request, grant: Grant, state: StateDep) 
                 return await run_in_threadpool(uploads.collect_form, parsed, state)
     if content_type == "application/json":
         limits = StoreLimits.of(state.settings)
-        record = await run_in_threadpool(uploads.parse_record, await request.body(), limits)
+        body = await request.body()
+        record = await run_in_threadpool(uploads.parse_record, body, limits)
         if not record.repo:
             raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)
         verify_device(record, state.config)  # the device a report names wins, as for files
-        return uploads.Upload(record)
+        return uploads.Upload(record, key=upload_key([body]))
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
 
@@ -132,6 +137,7 @@ _RerunsExpectedQuery = Annotated[
     openapi_extra=_UPLOAD_BODY,
     responses={
         200: {"model": CheckResultPublic, "description": "Uploaded before: the first result"},
+        202: {"model": StillRunningPublic, "description": "Still judging: upload it again"},
         413: {"model": ErrorPublic},
         415: {"model": ErrorPublic},
         **_ERRORS,
@@ -147,10 +153,12 @@ async def upload_run(
     base_sha: _BaseShaQuery = None,
     base_branch: _BaseBranchQuery = None,
     reruns_expected: _RerunsExpectedQuery = False,
-) -> CheckResultPublic:
+) -> CheckResultPublic | Response:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
     Idempotent on content: uploading the same run again answers 200 with the first result.
+    A check that takes longer than ``ROOFGUARD_UPLOAD_ANSWER_S`` is answered 202 with
+    ``Retry-After``; it goes on, and the same upload again gets its verdict.
     A form's ``reruns`` files (one re-measurement of the same commit each) judge the stored
     run anew; their verdict's findings replace the stored ones.
     """
@@ -164,11 +172,34 @@ async def upload_run(
         base_sha=base_sha,
         links=partial(links_for, base, settings=settings),
     )
-    async with state.check_slots:
-        outcome = await run_in_threadpool(uploads.run_check, check, state)
+
+    async def judge() -> CheckOutcome:
+        async with state.check_slots:
+            return await run_in_threadpool(uploads.run_check, check, state)
+
+    key = upload_key([upload.key.encode(), request.url.query.encode()])
+    try:
+        outcome, started = await state.in_flight.result(key, judge, settings.upload_answer_s)
+    except StillRunning:
+        return _still_running(settings.upload_answer_s)
+    if not started:  # the same upload again: answered as uploaded before
+        outcome = replace(outcome, created=False)
     _count_upload(state, upload.run, outcome, grant)
     response.status_code = 201 if outcome.created else 200
     return await _answer(state, upload.run, outcome, url=run_url(base, outcome.run_id), post=post)
+
+
+def _still_running(waited_s: float) -> Response:
+    """202: the check goes on; the same upload again gets its verdict (``service.api.inflight``)."""
+    detail = (
+        f"the check is still running after {waited_s:g} s; upload the same files again after "
+        f"{RETRY_AFTER_S} s to get its verdict (the run is stored once)"
+    )
+    return JSONResponse(
+        {"detail": detail, "retry_after_s": RETRY_AFTER_S},
+        status_code=202,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 def _check_sizes(upload: uploads.Upload, max_kernels: int) -> None:
@@ -289,11 +320,18 @@ def read_run(
     return _public(_readable_run(session, grant, run_id), base_url(request, settings))
 
 
+#: A page of a list the API returns: at most this many items (``limit``), from ``offset``.
+_Limit = Annotated[int, Query(ge=1, le=10_000, description="Most items on this page.")]
+_Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items skipped before it.")]
+
+
 @router.get("/runs/{run_id}/findings", response_model=FindingsPublic, responses=_ERRORS)
-def read_findings(run_id: _RunId, session: SessionDep, grant: AuthDep) -> FindingsPublic:
-    """The findings of the check on one run."""
+def read_findings(
+    run_id: _RunId, session: SessionDep, grant: AuthDep, limit: _Limit = 1000, offset: _Offset = 0
+) -> FindingsPublic:
+    """The findings of the check on one run, a page at a time (``limit``, ``offset``)."""
     _readable_run(session, grant, run_id)
-    findings = list_findings(session=session, run_id=run_id)
+    findings = list_findings(session=session, run_id=run_id, limit=limit, offset=offset)
     return FindingsPublic(run_id=run_id, data=findings, count=len(findings))
 
 

@@ -112,3 +112,26 @@ def test_the_command_line_refuses_a_pr_past_the_stores_integers(tmp_path, capsys
     args = ["ingest", str(report), "--repo", "a/b", "--commit", "c", "--branch", "main"]
     assert run([*args, "--pr", str(2**31), "--db", f"sqlite:///{tmp_path / 'h.db'}"]) == 2
     assert "--pr: Input should be less than or equal to 2147483647" in capsys.readouterr().err
+
+
+def test_lists_the_api_returns_come_in_pages(service, repo) -> None:
+    from factories import make_kernel as kernel
+
+    token = service.token(repo)
+    runs = [
+        make_run(repo=repo, commit=f"c{n}", kernels=[kernel("gemv", time_s=1e-3 * (1 + n))])
+        for n in range(5)
+    ]
+    ids = [service.upload(one, token).json()["run_id"] for one in runs]
+    headers = auth(token)
+    params = {"repo": repo, "key": "gemv", "limit": 2, "offset": 1}
+    page = service.client.get("/api/v1/kernels/history", params=params, headers=headers).json()
+    assert page["count"] == 2 and [p["commit"] for p in page["data"]] == ["c1", "c2"]
+    too_many = service.client.get(
+        "/api/v1/kernels/history", params={**params, "limit": 10_001}, headers=headers
+    )
+    assert too_many.status_code == 422
+    url = f"/api/v1/runs/{ids[-1]}/findings"
+    assert service.client.get(url, params={"limit": 1}, headers=headers).json()["count"] <= 1
+    beyond = service.client.get(url, params={"offset": 10_000}, headers=headers).json()
+    assert beyond["data"] == [] and beyond["count"] == 0
