@@ -35,6 +35,7 @@ from rules.timing import (
     median_time,
     ratio,
     run_baseline,
+    sparkline_values,
     time_fields,
     with_time,
 )
@@ -191,6 +192,8 @@ def _kernel_baseline(
         rows=rows,
     )
     improved = gated.improved if gated else bool(comparison and comparison.improved)
+    if metric == "percent_of_roof":  # the sparkline like for like (rules.timing)
+        summary = summary.model_copy(update={"history": sparkline_values(history, ctx.roof)})
     return with_time(summary, history if rows is None else history.part(rows)), improved
 
 

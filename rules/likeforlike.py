@@ -26,6 +26,7 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from rules.roofline import Roof
@@ -50,31 +51,52 @@ def reference_binding(bindings: Sequence[Any]) -> str | None:
     return next(b for b in known if counts[b] == top)
 
 
-def percent_of_binding(
-    binding: str, roof: Roof | None, time_s: float, total_flops: float, nbytes: Mapping[str, float]
-) -> float | None:
-    """Percent of ``binding``'s roof on ``roof`` for one run's counters (None: not computable)."""
-    if roof is None or not time_s or not math.isfinite(time_s) or time_s <= 0:
-        return None
-    peak = roof.peak_flop_per_s.get(binding)
-    if peak is not None:
-        amount, rate = total_flops, peak
-    else:
-        amount, rate = nbytes.get(binding, math.nan), roof.bandwidth_byte_per_s.get(binding, 0.0)
-    if not rate or rate <= 0 or not math.isfinite(amount) or amount <= 0:
-        return None
-    return 100.0 * (amount / rate) / time_s
+def _references(frame: pd.DataFrame) -> pd.Series:
+    """Each row's series' reference binding (``reference_binding`` of the series, vectorised)."""
+    known = frame["binding"].notna().to_numpy()
+    rows = frame.loc[known, [*_SERIES, "binding"]].assign(_pos=np.flatnonzero(known))
+    stats = rows.groupby([*_SERIES, "binding"], sort=False)["_pos"].agg(["size", "min"])
+    best = stats.reset_index().sort_values(["size", "min"], ascending=[False, True])
+    best = best.drop_duplicates(_SERIES)[[*_SERIES, "binding"]]
+    named = best.rename(columns={"binding": REFERENCE_COLUMN})
+    merged = frame[_SERIES].merge(named, on=_SERIES, how="left", validate="many_to_one")
+    return pd.Series(merged[REFERENCE_COLUMN].to_numpy(dtype=object), index=frame.index)
 
 
-def _row_percent(row: Any, reference: str, roofs: Mapping[Any, Roof]) -> float | None:
-    nbytes = {"dram": row.bytes_dram, "l2": row.bytes_l2, "l1": row.bytes_l1}
-    return percent_of_binding(
-        reference,
-        roofs.get(row.run_id),
-        float(row.time_s),
-        float(row.total_flops),
-        {k: float(v) for k, v in nbytes.items() if v is not None},
-    )
+def _rates(
+    run_ids: Sequence[Any], references: Sequence[str], roofs: Mapping[Any, Roof]
+) -> tuple[npt.NDArray[np.float64], list[str]]:
+    """Per row: the reference's peak or bandwidth on the run's roof (NaN: none).
+
+    And which column of work it divides: ``total_flops`` or ``bytes_<tier>``.
+    """
+    rates, amounts = [], []
+    for run_id, reference in zip(run_ids, references, strict=True):
+        roof = roofs.get(run_id)
+        peak = roof.peak_flop_per_s.get(reference) if roof is not None else None
+        if peak is not None:
+            rates.append(peak)
+            amounts.append("total_flops")
+        else:
+            bandwidth = roof.bandwidth_byte_per_s.get(reference) if roof is not None else None
+            rates.append(bandwidth if bandwidth is not None else math.nan)
+            amounts.append(f"bytes_{reference}")
+    return np.asarray(rates, dtype=float), amounts
+
+
+def _percents(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> npt.NDArray[np.float64]:
+    """Percent of each row's reference roof from its counters (NaN: not computable)."""
+    rates, amounts = _rates(list(frame["run_id"]), list(frame[REFERENCE_COLUMN]), roofs)
+    work = np.full(len(frame), math.nan)
+    for column in set(amounts):
+        if column in frame:
+            rows = np.asarray([a == column for a in amounts])
+            work[rows] = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)[rows]
+    time_s = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        percent = 100.0 * (work / rates) / time_s
+    ok = (work > 0) & (rates > 0) & (time_s > 0) & np.isfinite(percent)
+    return np.where(ok, percent, math.nan)
 
 
 def like_for_like_history(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> pd.DataFrame:
@@ -94,19 +116,15 @@ def like_for_like_history(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> pd.
     if out.empty:
         out[REFERENCE_COLUMN] = pd.Series(dtype="object")
         return out
-    references = out.groupby(_SERIES, sort=False)["binding"].transform(
-        lambda b: reference_binding(list(b))
-    )
+    references = _references(out)
     out[REFERENCE_COLUMN] = references
     changed = (
         references.notna() & out["binding"].notna() & (out["binding"] != references)
     ).to_numpy() & out[OWN_COLUMN].notna().to_numpy()
     values = out[OWN_COLUMN].to_numpy(dtype=float).copy()
-    for i in np.flatnonzero(changed):
-        row = out.iloc[i]
-        other = _row_percent(row, str(row[REFERENCE_COLUMN]), roofs)
-        if other is not None:
-            values[i] = other
+    if changed.any():  # only the runs off the usual binding; the others keep their figure
+        other = _percents(out.loc[changed], roofs)
+        values[changed] = np.where(np.isnan(other), values[changed], other)
     out["percent_of_roof"] = values
     return out
 

@@ -21,8 +21,9 @@ import pandas as pd
 
 from rules.config import RulesConfig
 from rules.history import KernelHistory
-from rules.roofline import Placement, percent_of_resource
+from rules.roofline import Placement, Roof, percent_of_resource
 from rules.stats import fast_median
+from rules.summary import SPARKLINE_POINTS
 from rules.verdict import BaselineSummary, RunBaseline
 
 #: Baseline runs a binding must hold (the majority of) before it is "the baseline's binding".
@@ -80,6 +81,35 @@ def like_for_like_percent(placement: Placement, history: KernelHistory) -> float
         return placement.percent_of_roof
     other = percent_of_resource(placement, binding)
     return other if other is not None else placement.percent_of_roof
+
+
+def like_for_like_history_values(history: KernelHistory, roof: Roof) -> npt.NDArray[np.float64]:
+    """``history.percent_of_roof`` with each run off the baseline's binding against its roof.
+
+    For the comment's sparkline: a baseline that took in a few nights after a GEMM fell off
+    the tensor cores shows them at 4.8% of the tensor roof, not flat at 70% of the fp32 one.
+    Recomputed on ``roof`` (the baseline is the run's device and roof source) from the stored
+    FLOPs (a precision) or DRAM bytes (the dram tier); other runs keep their own figure.
+    """
+    values = np.asarray(history.percent_of_roof, dtype=float).copy()
+    binding = baseline_binding(history)
+    peak = roof.peak_flop_per_s.get(binding or "")
+    rate = peak if peak else roof.bandwidth_byte_per_s.get("dram") if binding == "dram" else None
+    if not rate or binding is None:
+        return values
+    work = np.asarray(history.total_flops if peak else history.bytes_dram, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        other = 100.0 * work / rate / np.asarray(history.time_s, dtype=float)
+    off = np.asarray([b is not None and b != binding for b in history.binding], dtype=bool)
+    use = off & np.isfinite(other) & (other > 0) & np.isfinite(values)
+    values[use] = other[use]
+    return values
+
+
+def sparkline_values(history: KernelHistory, roof: Roof) -> tuple[float, ...]:
+    """The newest ``SPARKLINE_POINTS`` known values of ``like_for_like_history_values``."""
+    values = like_for_like_history_values(history, roof)
+    return tuple(float(v) for v in values[~np.isnan(values)][-SPARKLINE_POINTS:])
 
 
 def judged_binding(placement: Placement, history: KernelHistory) -> str | None:

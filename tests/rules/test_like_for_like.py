@@ -5,11 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pandas as pd
+import pytest
 from factories import GEMM_FLOPS, H100_BF16, falling_gemm_runs
 
 from rules import (
+    RuleContext,
     binding_changes,
     builtin_catalog,
+    evaluate,
     like_for_like_history,
     reference_binding,
 )
@@ -59,3 +62,14 @@ def test_reference_binding_is_the_majority_and_a_tie_goes_to_the_earliest():
     assert reference_binding(["a", "b", "b", None]) == "b"
     assert reference_binding(["a", "b", "b", "a"]) == "a"
     assert reference_binding([None, float("nan")]) is None
+
+
+def test_the_comments_sparkline_shows_baseline_nights_after_a_fall_like_for_like():
+    """Three fp32 nights in a baseline of tensor_bf16 ones read 4.7%, not a flat 70%."""
+    roof = builtin_catalog().lookup("H100").roof()
+    runs = falling_gemm_runs(start=START, nights=11, fall_at=7)
+    ctx = RuleContext(run=runs[-1], roof=roof, history=history_from_runs(runs[:-1], roof))
+    (gemm,) = [k for k in evaluate(ctx).verdict.kernels if k.key == "gemm_bf16_128x128"]
+    assert gemm.baseline is not None
+    assert [round(v, 1) for v in gemm.baseline.history] == [70.0] * 7 + [4.7] * 3
+    assert gemm.percent_of_baseline_roof == pytest.approx(4.7, abs=0.05)

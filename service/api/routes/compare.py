@@ -1,9 +1,13 @@
-"""The dashboard's cross-device page: ``/compare?repo=OWNER/NAME`` (``roofguard compare``).
+"""The dashboard's compare pages: across cards (``/compare``) and two runs (``/compare/runs``).
 
 Every kernel's percent of roof, time and binding on every card of a repository, how each
 scaled against the first card beside what the roofs predict, an optional forecast on a card
 the repository never ran on, and one roofline per card. Server-rendered like the other pages;
 a wrong card or pattern is the page again with the error, not a stack trace.
+
+``/compare/runs?base=RUN_ID&head=RUN_ID`` is ``roofguard compare BASE --against HEAD`` on two
+stored runs: each stored record placed on the roof it was stored with, kernel by kernel
+(``service.compare.runs``). A run that is not stored is a 404 page naming it.
 """
 
 from __future__ import annotations
@@ -14,14 +18,21 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from rules import place_run
 from service.api.deps import SessionDep, StateDep
 from service.compare.build import CompareRequest, compare_history
 from service.compare.render import KEEPING, cell, device_charts, headline
-from service.errors import BadInput
+from service.compare.runs import RunComparison, Side, compare_runs
+from service.compare.runs_render import cells
+from service.compare.runs_render import headline as runs_headline
+from service.errors import BadInput, NotFound
 from service.render.html import inline_svg, render_page
+from service.store.devices import run_roofs
+from service.store.queries import get_run, get_run_record
 
 router = APIRouter(include_in_schema=False)
 _Text = Annotated[str | None, Query(max_length=200)]
+_RunParam = Annotated[int | None, Query(ge=1, le=2**31 - 1)]
 
 
 def _devices(text: str | None) -> tuple[str, ...]:
@@ -65,3 +76,35 @@ def compare_page(
             error=None,
         )
     )
+
+
+def _stored_side(session: SessionDep, run_id: int, band: float) -> Side:
+    """A stored run for the comparison: its label, record and placements on its stored roof."""
+    run = get_run(session=session, run_id=run_id)
+    record = get_run_record(session=session, run_id=run_id)
+    roof = run_roofs(session=session, run_ids=[run_id])[run_id]
+    label = f"run {run_id} ({(run.commit or '')[:10]}, {run.kind}, {run.device})"
+    return label, record, place_run(record, roof, band=band)
+
+
+@router.get("/compare/runs", response_class=HTMLResponse)
+def compare_runs_page(
+    session: SessionDep, state: StateDep, base: _RunParam = None, head: _RunParam = None
+) -> HTMLResponse:
+    """Two stored runs kernel by kernel: time ratio and like-for-like percent of roof."""
+    form = {"base": base or "", "head": head or ""}
+    if base is None or head is None:
+        page = render_page("compare_runs.html.j2", form=form, view=None, rows=[], headline="")
+        return HTMLResponse(page)
+    band = state.config.rules.borderline_band
+    try:
+        view: RunComparison = compare_runs(
+            _stored_side(session, base, band), _stored_side(session, head, band)
+        )
+    except NotFound as exc:
+        return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
+    rows = [(k, cells(k)) for k in view.kernels]
+    page = render_page(
+        "compare_runs.html.j2", form=form, view=view, rows=rows, headline=runs_headline(view)
+    )
+    return HTMLResponse(page)

@@ -176,3 +176,26 @@ def test_a_binding_change_reads_as_the_drop_it_is_in_chromium(service, repo, bro
         shot(browser, "binding-change.png")
     finally:
         live.stop()
+
+
+def test_two_stored_runs_compared_in_chromium(service, repo, browser) -> None:
+    from selenium.webdriver.common.by import By
+
+    token = service.token(repo)
+    start = datetime.now(UTC) - timedelta(days=10)
+    runs = falling_gemm_runs(repo=repo, start=start, nights=8, fall_at=7)
+    ids = [service.upload(run, token).json()["run_id"] for run in runs]
+    live = start_live(service.app)
+    try:
+        browser.get(f"{live.url}/runs/{ids[-1]}")
+        form = browser.find_element(By.ID, "compare-with")
+        form.find_element(By.NAME, "base").send_keys(str(ids[0]))
+        form.find_element(By.TAG_NAME, "button").click()
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Two runs"
+        rows = browser.find_elements(By.CSS_SELECTOR, "#compare-runs tbody tr")
+        assert len(rows) == 2
+        assert "4.7% of tensor_bf16 (70.0% of fp32)" in rows[0].text
+        assert rows[0].text.endswith("slower") and "(14.8×)" in rows[0].text
+        shot(browser, "compare-runs.png")
+    finally:
+        live.stop()

@@ -189,3 +189,26 @@ def test_kernel_and_digest_pages_show_a_binding_change_like_for_like(service, re
     assert 'id="binding:0"' in page and "tensor_bf16 → fp32" in page
     digest = service.client.get("/digest", params={"repo": repo}).text
     assert GEMM in digest and "-93.2 %" in digest and "██▁▁▁▁" in digest, "the fall is listed"
+
+
+def test_compare_runs_page_reads_two_stored_runs_like_for_like(service, repo) -> None:
+    token = service.token(repo)
+    start = datetime.now(UTC) - timedelta(days=10)
+    runs = falling_gemm_runs(repo=repo, start=start, nights=8, fall_at=7)
+    ids = [service.upload(run, token).json()["run_id"] for run in runs]
+    page = service.client.get("/compare/runs", params={"base": ids[0], "head": ids[-1]})
+    assert page.status_code == 200
+    table = page.text.split('id="compare-runs"')[1]
+    rows = re.findall(r"<tr class=\"(\w+)\">(.*?)</tr>", table, re.S)
+    assert [status for status, _ in rows] == ["slower", "unchanged"]
+    gemm = html.unescape(rows[0][1])
+    assert GEMM in gemm and "(14.8×)" in gemm and "tensor_bf16 → fp32" in gemm
+    assert "70.0% → 4.7% of tensor_bf16 (70.0% of fp32)" in gemm
+    assert "1 slower, 0 new, 0 missing, 0 faster, 1 unchanged" in page.text
+    run_page = service.client.get(f"/runs/{ids[-1]}").text
+    assert 'action="/compare/runs"' in run_page and f'name="head" value="{ids[-1]}"' in run_page
+    kernels = run_page.split('id="kernel-table"')[1]  # the run's verdict, like for like too
+    assert '4.7 % <span class="muted">of tensor_bf16 (70.0 % of fp32)</span>' in kernels
+    assert service.client.get("/compare/runs").status_code == 200  # the form alone
+    missing = service.client.get("/compare/runs", params={"base": 999999, "head": ids[0]})
+    assert missing.status_code == 404 and "run 999999" in missing.text
