@@ -27,7 +27,6 @@ from service.errors import BadInput, Forbidden, NotFound, ServiceError
 from service.pipeline.check import CheckOutcome
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
-from service.pipeline.roofs import verify_device
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
@@ -85,7 +84,6 @@ async def _upload_from_request(request: Request, grant: Grant, state: StateDep) 
         if not record.repo:
             raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)
-        verify_device(record, state.config)  # the device a report names wins, as for files
         return uploads.Upload(record)
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
