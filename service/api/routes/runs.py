@@ -27,6 +27,7 @@ from service.errors import BadInput, Forbidden, NotFound, ServiceError
 from service.pipeline.check import CheckOutcome
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
+from service.pipeline.runmeta import with_branch
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
@@ -150,18 +151,37 @@ async def upload_run(
     upload = await _upload_from_request(request, grant, state)
     _check_sizes(upload, settings.max_upload_kernels)
     base = base_url(request, settings)
+    config = _config(state, base_branch)
+    record = _on_a_branch(upload.run, config.base_branch)
     check = CheckRequest(
-        upload.run,
-        _config(state, base_branch),
+        record,
+        config,
         Reruns(upload.reruns, expected=reruns_expected),
         base_sha=base_sha,
         links=partial(links_for, base, settings=settings),
     )
     async with state.check_slots:
         outcome = await run_in_threadpool(uploads.run_check, check, state)
-    _count_upload(state, upload.run, outcome, grant)
+    _count_upload(state, record, outcome, grant)
     response.status_code = 201 if outcome.created else 200
-    return await _answer(state, upload.run, outcome, url=run_url(base, outcome.run_id), post=post)
+    return await _answer(state, record, outcome, url=run_url(base, outcome.run_id), post=post)
+
+
+def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
+    """The record, a nightly or local one without a branch on the base branch (with a note).
+
+    ``curl -F repo=... -F commit=...`` sends no branch: such a run was stored with none, drawn
+    on the charts and never counted in a baseline.
+    """
+    placed = with_branch(record, base_branch)
+    if placed is not record:
+        log.warning(
+            "upload repo=%s commit=%s: no branch; stored on %s",
+            record.repo,
+            record.commit,
+            base_branch,
+        )
+    return placed
 
 
 def _check_sizes(upload: uploads.Upload, max_kernels: int) -> None:
