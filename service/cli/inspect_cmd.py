@@ -30,7 +30,7 @@ from collectors.schema import KernelRecord, RunRecord
 from rules import Placement, Roof, UnknownDevice, builtin_catalog, get_rule, place_kernel
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
-from service.pipeline.roofs import DeviceConflict, choose_roof, noted
+from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, noted
 from service.render.escape import terminal_text
 from service.render.names import ellipsize_middle
 from service.render.text import clean
@@ -72,11 +72,12 @@ def resolve_roof(
     when the report's own roof stands in for a device the catalog lacks.
 
     Raises:
-        DeviceConflict: The report names another device than ``--device`` or the config's.
+        DeviceConflict: The report names another device than ``--device``.
         UnknownDevice: ``--device`` names no catalog device and the report has no peaks.
     """
     config = config or RoofguardConfig()
-    given = device or config.device
+    # the config's device is a default for reports that name none, as for check
+    given = device or (None if names_device(run.device.name) else config.device)
     source = "report" if config.roof == "report" else "datasheet"
     origin = "--device" if device else "the config's `device`"
     catalog = builtin_catalog().with_overrides(config.devices)

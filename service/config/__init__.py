@@ -95,7 +95,7 @@ class RoofguardConfig(_Strict):
 
     Attributes:
         device: Device of reports that name none (catalog id or a printed name); a report
-            naming another card is an error (``service.pipeline.roofs.run_device``).
+            naming its own card is judged on that one (``service.pipeline.roofs``).
         roof: Which peaks: datasheet (catalog), report (profiler-derived) or measured.
         base_branch: The branch whose runs form baselines.
         baseline: Window and minimum size of the baseline.

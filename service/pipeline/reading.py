@@ -24,17 +24,19 @@ def read_run(
     """Read the files of one run (no meta applied yet), checking the device they name.
 
     A device given by the meta (``--device``, an upload's field) or else the config names the
-    device of files that name none; a file naming another device is an error. A file with
-    more than ``max_kernels`` kernels is refused while it is read (``TooManyKernels``).
+    device of files that name none. A file naming another device than the meta's is an error;
+    the config's ``device`` is only a default, so a file naming its own device is judged on it.
+    A file with more than ``max_kernels`` kernels is refused while it is read
+    (``TooManyKernels``).
 
     Raises:
-        DeviceConflict: A report names another device than the one given.
+        DeviceConflict: A report names another device than the meta's.
     """
     given = meta.device or config.device
     options = CollectOptions(keys=config.keys, device=given, max_kernels=max_kernels)
     run = intake_collect(paths, options)
-    origin = meta.device_origin if meta.device else "the config's `device`"
-    run_device(run, given=given, catalog=catalog_for(config), origin=origin)
+    if meta.device:
+        run_device(run, given=meta.device, catalog=catalog_for(config), origin=meta.device_origin)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")
     return run

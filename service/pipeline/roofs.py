@@ -6,10 +6,12 @@ module, so they all agree. The rule (issue 15):
 * the device a report names wins;
 * a device given by the user (``--device``, ``device`` in the config, an upload's form field)
   is the default for reports that name none;
-* a report that names another device than the one given is an error naming both: a run
-  judged on the wrong card is a wrong verdict, and a config device cannot tell which of a
-  fleet's cards one report came from (describe a card the catalog lacks under
-  ``[devices."<name the report prints>"]`` instead).
+* a report that names another device than ``--device`` or an upload's field is an error
+  naming both: the user said which card this run is from, and a run judged on the wrong card
+  is a wrong verdict. The config's ``device`` is a standing default, not a statement about
+  one run: a report naming its own device is judged on it (issue 30);
+* a report that names no device, with none given, is an error saying which flag or config
+  key names it (``DeviceNotNamed``).
 
 Roof sources: datasheet (catalog, scaled to the clocks the report ran at: rules.clocks),
 report (the profiler's peak x clocks), measured (calibration, never scaled). A datasheet
@@ -33,6 +35,19 @@ from service.errors import BadInput
 ROOF_SOURCES: tuple[str, ...] = ("datasheet", "report", "measured")
 #: How collectors name a device a file does not name ("unknown", "unknown GPU (CC 8.0)").
 UNNAMED_PREFIX = "unknown"
+
+
+class DeviceNotNamed(UnknownDevice):
+    """A report that names no device, and no device was given to judge it on."""
+
+    def __init__(self, where: str, name: str) -> None:
+        super().__init__(name, [])
+        self.args = (
+            f"{where}: the report names no device (it says {name!r}): name it with "
+            '--device NAME (an upload\'s `device` field), or `device = "NAME"` in '
+            "roofguard.toml for every report that names none (`roofguard devices` lists the "
+            "catalog's names)",
+        )
 
 
 class DeviceConflict(BadInput):
@@ -109,17 +124,6 @@ def run_device(
 def catalog_for(config: RoofguardConfig) -> Catalog:
     """The built-in catalog with the config's ``[devices.*]`` overrides and additions."""
     return builtin_catalog().with_overrides(config.devices)
-
-
-def verify_device(run: RunRecord, config: RoofguardConfig) -> None:
-    """Refuse a RunRecord (an upload's JSON) naming another device than the config's.
-
-    Raises:
-        DeviceConflict: It names a device that is not the config's ``device``.
-    """
-    run_device(
-        run, given=config.device, catalog=catalog_for(config), origin="the config's `device`"
-    )
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,9 @@ def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
         return RoofChoice(*at_report_clocks(catalog.lookup(name), run))
     except UnknownDevice as exc:
         stand_in = report_roof(run.device, label=name)
+        if stand_in is None and not names_device(name):
+            where = run.sources[0].path if run.sources else "report"
+            raise DeviceNotNamed(where, name) from exc
         if stand_in is None:
             raise
         near = f" (closest known: {', '.join(exc.suggestions)})" if exc.suggestions else ""

@@ -96,3 +96,19 @@ class RunMeta(BaseModel):
         where = "--timestamp" if self.timestamp else "run timestamp"
         refuse_future(stamped.timestamp, where=where)
         return stamped
+
+
+def with_branch(run: RunRecord, base_branch: str) -> RunRecord:
+    """``run``, a nightly or local run without a branch stored on ``base_branch``, with a note.
+
+    Baselines are the base branch's nightly and local runs: one stored with no branch (an
+    upload that sent none) was drawn on the charts but never counted. A PR run keeps its
+    branch as given: it is judged, never a baseline.
+    """
+    if run.branch or run.kind == RunKind.PR:
+        return run
+    note = (
+        f"no branch given: stored on the base branch {base_branch!r}, whose history it joins "
+        "(send the branch the run measured)"
+    )
+    return run.model_copy(update={"branch": base_branch, "notes": (*run.notes, note)})

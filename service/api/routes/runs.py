@@ -31,7 +31,7 @@ from service.errors import BadInput, Forbidden, NotFound, ServiceError
 from service.pipeline.check import CheckOutcome
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
-from service.pipeline.roofs import verify_device
+from service.pipeline.runmeta import with_branch
 from service.pipeline.storable import StoreLimits
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
@@ -95,7 +95,6 @@ async def _upload_from_request(request: Request, grant: Grant, state: StateDep) 
         if not record.repo:
             raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
         grant.require(repo=record.repo, permission=Permission.WRITE)
-        verify_device(record, state.config)  # the device a report names wins, as for files
         return uploads.Upload(record, key=upload_key([body]))
     raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
@@ -165,28 +164,57 @@ async def upload_run(
     upload = await _upload_from_request(request, grant, state)
     _check_sizes(upload, settings.max_upload_kernels)
     base = base_url(request, settings)
+    config = _config(state, base_branch)
+    record = _on_a_branch(upload.run, config.base_branch)
     check = CheckRequest(
-        upload.run,
-        _config(state, base_branch),
+        record,
+        config,
         Reruns(upload.reruns, expected=reruns_expected),
         base_sha=base_sha,
         links=partial(links_for, base, settings=settings),
     )
+    key = upload_key([upload.key.encode(), request.url.query.encode()])
+    outcome = await _judge_once(state, check, key, settings.upload_answer_s)
+    if outcome is None:
+        return _still_running(settings.upload_answer_s)
+    _count_upload(state, record, outcome, grant)
+    response.status_code = 201 if outcome.created else 200
+    return await _answer(state, record, outcome, url=run_url(base, outcome.run_id), post=post)
+
+
+def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
+    """The record, a nightly or local one without a branch on the base branch (with a note).
+
+    ``curl -F repo=... -F commit=...`` sends no branch: such a run was stored with none, drawn
+    on the charts and never counted in a baseline.
+    """
+    placed = with_branch(record, base_branch)
+    if placed is not record:
+        log.warning(
+            "upload repo=%s commit=%s: no branch; stored on %s",
+            record.repo,
+            record.commit,
+            base_branch,
+        )
+    return placed
+
+
+async def _judge_once(
+    state: ServiceState, check: CheckRequest, key: str, answer_s: float
+) -> CheckOutcome | None:
+    """The check's outcome, judged once per upload key; None while it runs past ``answer_s``."""
 
     async def judge() -> CheckOutcome:
         async with state.check_slots:
             return await run_in_threadpool(uploads.run_check, check, state)
 
-    key = upload_key([upload.key.encode(), request.url.query.encode()])
     try:
-        outcome, started = await state.in_flight.result(key, judge, settings.upload_answer_s)
+        outcome, started = await state.in_flight.result(key, judge, answer_s)
     except StillRunning:
-        return _still_running(settings.upload_answer_s)
+        return None
     if not started:  # the same upload again: answered as uploaded before
         outcome = replace(outcome, created=False)
-    _count_upload(state, upload.run, outcome, grant)
-    response.status_code = 201 if outcome.created else 200
-    return await _answer(state, upload.run, outcome, url=run_url(base, outcome.run_id), post=post)
+    return outcome
 
 
 def _still_running(waited_s: float) -> Response:

@@ -1,7 +1,8 @@
 """Day one on a CI runner: `roofguard check` of real A10G, V100 and RTX reports (issue 15).
 
 The device a report names wins; a config `device` only names reports that name none; a
-conflict is an error naming both; a card the catalog lacks is judged on its report's roof.
+conflict with `--device` is an error naming both; a card the catalog lacks is judged on its
+report's roof; a report naming no card says which flag or config key names it.
 """
 
 import json
@@ -47,10 +48,16 @@ def test_check_judges_a_ci_card_on_its_datasheet_roof(corpus_dir, tmp_path, repo
     assert any(k["percent_of_roof"] is not None for k in judged["kernels"])
 
 
-def test_a_config_device_does_not_replace_the_device_the_report_names(corpus_dir, tmp_path, capsys):
+def test_a_config_device_does_not_replace_the_device_the_report_names(corpus_dir, tmp_path):
+    """The config's device is a default for a fleet's reports, not an error beside theirs."""
     config = tmp_path / "roofguard.toml"
     config.write_text('device = "H100-SXM5"\n')
-    assert check(tmp_path, corpus_dir / V100_PCIE, "--config", str(config)) == 2
+    assert check(tmp_path, corpus_dir / V100_PCIE, "--config", str(config)) == 0
+    assert verdict(tmp_path)["device"] == "V100-PCIe-32GB"
+
+
+def test_a_device_flag_naming_another_card_is_an_error(corpus_dir, tmp_path, capsys):
+    assert check(tmp_path, corpus_dir / V100_PCIE, "--device", "H100-SXM5") == 2
     err = capsys.readouterr().err
     assert "names device 'Tesla V100-PCIE-32GB'" in err and "'H100-SXM5'" in err
     # A card the catalog knows needs no [devices] entry: the fix is to drop the device.
@@ -58,9 +65,18 @@ def test_a_config_device_does_not_replace_the_device_the_report_names(corpus_dir
     assert "[devices." not in err
     assert not (tmp_path / "verdict.json").exists()
     # The same card under another name is no conflict.
-    config.write_text('device = "V100-PCIe-32GB"\n')
-    assert check(tmp_path, corpus_dir / V100_PCIE, "--config", str(config)) == 0
+    assert check(tmp_path, corpus_dir / V100_PCIE, "--device", "V100-PCIe-32GB") == 0
     assert verdict(tmp_path)["device"] == "V100-PCIe-32GB"
+
+
+def test_a_report_naming_no_device_says_which_flag_or_key_names_it(corpus_dir, tmp_path, capsys):
+    """It said `unknown device 'unknown'`, which names neither the report nor the fix."""
+    assert check(tmp_path, corpus_dir / GBENCH) == 2
+    err = capsys.readouterr().err
+    assert f"{GBENCH}: the report names no device (it says 'unknown')" in err
+    assert "--device NAME" in err and '`device = "NAME"` in roofguard.toml' in err
+    assert "unknown device 'unknown'" not in err
+    assert not (tmp_path / "verdict.json").exists()
 
 
 def test_a_config_device_names_reports_that_name_none(corpus_dir, tmp_path):
@@ -73,7 +89,9 @@ def test_a_config_device_names_reports_that_name_none(corpus_dir, tmp_path):
 def test_inspect_and_check_agree_on_the_roof(corpus_dir, tmp_path, capsys):
     config = tmp_path / "roofguard.toml"
     config.write_text('device = "H100-SXM5"\n')
-    assert run(["inspect", str(corpus_dir / V100_PCIE), "--config", str(config)]) == 2
+    assert run(["inspect", str(corpus_dir / V100_PCIE), "--config", str(config)]) == 0
+    assert "V100-PCIe-32GB (datasheet)" in capsys.readouterr().out
+    assert run(["inspect", str(corpus_dir / V100_PCIE), "--device", "H100-SXM5"]) == 2
     assert "names device 'Tesla V100-PCIE-32GB'" in capsys.readouterr().err
 
 
