@@ -21,6 +21,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from collectors.schema import KernelRecord, RunRecord, SourceRef
+from service.store.bulk import copy_ignoring_conflicts
 from service.store.rows import KernelValues, NamedValues
 from service.store.tables import Device, Kernel, Repository, table_of
 
@@ -163,7 +164,7 @@ def as_utc(ts: datetime) -> datetime:
 
 def insert_ignore(session: Session, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
     """Insert rows, skipping those that collide with a unique key (safe under concurrency)."""
-    if not rows:
+    if not rows or copy_ignoring_conflicts(session, table, rows):  # COPY: many, PostgreSQL
         return
     dialect = session.get_bind().dialect.name
     stmt: Any
