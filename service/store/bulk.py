@@ -13,6 +13,7 @@ import itertools
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
@@ -58,8 +59,37 @@ def copy_ignoring_conflicts(
     """
     if not _postgres(session) or len(rows) < _COPY_FROM:
         return False
+    with _scratch(session, table, list(rows[0]), rows) as scratch:
+        _move(session, table, scratch, list(rows[0]))
+    return True
+
+
+def copy_returning_ids(
+    session: Session, table: sa.Table, rows: Sequence[Mapping[str, Any]], match: Sequence[str]
+) -> dict[tuple[Any, ...], int] | None:
+    """Insert ``rows`` skipping conflicts, then the id of every row, new or stored before.
+
+    The ids come by ``match`` (the columns of a unique key): one join of the scratch table
+    with ``table`` instead of looking up a million keys by value. None where not PostgreSQL
+    or too few rows (nothing written then).
+    """
+    if not _postgres(session) or len(rows) < _COPY_FROM:
+        return None
     quote = session.get_bind().dialect.identifier_preparer.quote
-    columns = list(rows[0])
+    with _scratch(session, table, list(rows[0]), rows) as scratch:
+        _move(session, table, scratch, list(rows[0]))
+        on = " AND ".join(f"t.{quote(c)} = s.{quote(c)}" for c in match)
+        keys = ", ".join(f"s.{quote(c)}" for c in match)
+        sql = f"SELECT {keys}, t.id FROM {scratch} s JOIN {quote(table.name)} t ON {on}"
+        return {tuple(r[:-1]): int(r[-1]) for r in session.connection().exec_driver_sql(sql)}
+
+
+@contextmanager
+def _scratch(
+    session: Session, table: sa.Table, columns: list[str], rows: Iterable[Mapping[str, Any]]
+) -> Iterator[str]:
+    """A temporary table of ``table``'s ``columns`` holding ``rows`` (by COPY); dropped after."""
+    quote = session.get_bind().dialect.identifier_preparer.quote
     names = ", ".join(quote(c) for c in columns)
     scratch = f"copy_{uuid.uuid4().hex[:12]}"
     conn = session.connection()
@@ -67,12 +97,18 @@ def copy_ignoring_conflicts(
         f"CREATE TEMPORARY TABLE {scratch} AS SELECT {names} FROM {quote(table.name)} WITH NO DATA"
     )
     _copy(session, scratch, columns, _chunks(rows), table)
-    conn.exec_driver_sql(
+    yield scratch
+    conn.exec_driver_sql(f"DROP TABLE {scratch}")
+
+
+def _move(session: Session, table: sa.Table, scratch: str, columns: list[str]) -> None:
+    """``INSERT INTO table SELECT ... FROM scratch ON CONFLICT DO NOTHING``."""
+    quote = session.get_bind().dialect.identifier_preparer.quote
+    names = ", ".join(quote(c) for c in columns)
+    session.connection().exec_driver_sql(
         f"INSERT INTO {quote(table.name)} ({names}) SELECT {names} FROM {scratch} "
         "ON CONFLICT DO NOTHING"
     )
-    conn.exec_driver_sql(f"DROP TABLE {scratch}")
-    return True
 
 
 def _copy(

@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from collectors.schema import KernelRecord, RunRecord, SourceRef
-from service.store.bulk import copy_ignoring_conflicts
+from service.store.bulk import copy_ignoring_conflicts, copy_returning_ids
 from service.store.rows import KernelValues, NamedValues
 from service.store.tables import Device, Kernel, Repository, table_of
 
@@ -229,16 +229,25 @@ def device_id(*, session: Session, device: str, create: bool = False) -> int | N
 def kernel_ids(
     *, session: Session, repo_id: int, kernels: Mapping[str, str], create: bool = True
 ) -> dict[str, int]:
-    """Ids of kernels by identity key (``kernels`` maps key -> display name)."""
+    """Ids of kernels by identity key (``kernels`` maps key -> display name).
+
+    A large run on PostgreSQL sends every kernel by COPY and gets every id back by one join
+    (``service.store.bulk.copy_returning_ids``); otherwise the ids are looked up by hash and
+    the missing kernels inserted.
+    """
     hashes = {key_hash(k): k for k in kernels}
+    if create:
+        rows: list[KernelValues] = [
+            {"repo_id": repo_id, "key": key, "key_hash": h, "name": kernels[key]}
+            for h, key in hashes.items()
+        ]
+        copied = copy_returning_ids(session, _KERNELS, rows, ("repo_id", "key_hash"))
+        if copied is not None:
+            return {hashes[h]: i for (_, h), i in copied.items()}
     ids = _kernel_ids_by_hash(session, repo_id, list(hashes))
     missing = [h for h in hashes if h not in ids]
     if create and missing:
-        rows: list[KernelValues] = [
-            {"repo_id": repo_id, "key": hashes[h], "key_hash": h, "name": kernels[hashes[h]]}
-            for h in missing
-        ]
-        insert_ignore(session, _KERNELS, rows)
+        insert_ignore(session, _KERNELS, [rows[i] for i, h in enumerate(hashes) if h not in ids])
         ids.update(_kernel_ids_by_hash(session, repo_id, missing))
     return {hashes[h]: i for h, i in ids.items()}
 

@@ -180,6 +180,7 @@ def ingest_run(
         run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
     )
     run_id = _insert_run(session, row)
+    del row, record  # hundreds of bytes a kernel, stored now: not held while the rows are made
     if run_id is None:  # another process stored the same content meanwhile
         existing = find_run(session=session, repo=run.repo, content_hash=digest)
         assert existing is not None
