@@ -14,6 +14,7 @@ from service.pipeline.intake import parse_timestamp
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
+from service.progress import stage
 
 
 def ingest_command(
@@ -46,7 +47,8 @@ def ingest_command(
         timestamp=parse_timestamp(timestamp),
         runner=runner,
     )
-    run = collect_run(files, meta=meta, config=cfg)
+    with stage("reading the reports"):  # a huge run's: a minute and more
+        run = collect_run(files, meta=meta, config=cfg)
     chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
     run = noted(run, chosen)
     with store_session(url) as session:

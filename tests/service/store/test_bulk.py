@@ -131,3 +131,17 @@ def test_a_failure_deep_into_a_large_run_leaves_nothing_behind(engine):
     for table in ("repositories", "devices", "runs", "kernels", "measurements"):
         assert count(engine, table) == 0, table
     assert ingest(engine, run) > 0
+
+
+def test_storing_a_huge_run_shows_progress_on_a_terminal_only(engine, monkeypatch, capsys):
+    import service.progress as progress
+    import service.store.ingest as ingest_module
+
+    shown: list[str] = []
+    monkeypatch.setattr(ingest_module, "_PROGRESS_FROM", 2_000)  # a million in real life
+    monkeypatch.setattr(progress, "progress_enabled", lambda: bool(shown.append("asked")))
+    ingest(engine, big_run(1, range(N)))
+    assert shown == ["asked"], "a run this large asks for a bar"
+    assert capsys.readouterr().err == "", "and draws none off a terminal (CI)"
+    ingest(engine, big_run(2, range(1_000)))
+    assert shown == ["asked"], "a small run does not"
