@@ -59,45 +59,55 @@ def copy_ignoring_conflicts(
     """
     if not _postgres(session) or len(rows) < _COPY_FROM:
         return False
-    with _scratch(session, table, list(rows[0]), rows) as scratch:
-        _move(session, table, scratch, list(rows[0]))
+    with _scratch(session, table, rows) as (scratch, columns):
+        _move(session, table, scratch, columns)
     return True
 
 
 def copy_returning_ids(
-    session: Session, table: sa.Table, rows: Sequence[Mapping[str, Any]], match: Sequence[str]
-) -> dict[tuple[Any, ...], int] | None:
-    """Insert ``rows`` skipping conflicts, then the id of every row, new or stored before.
+    session: Session,
+    table: sa.Table,
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    count: int,
+    match: Sequence[str],
+) -> dict[Any, int] | None:
+    """Insert ``count`` ``rows`` skipping conflicts; the id of each, new or stored before.
 
-    The ids come by ``match`` (the columns of a unique key): one join of the scratch table
-    with ``table`` instead of looking up a million keys by value. None where not PostgreSQL
-    or too few rows (nothing written then).
+    The ids come by ``match`` (the columns of a unique key) in one join of the scratch table
+    with ``table``, instead of looking up a million keys by value, keyed by the last of those
+    columns. None where not PostgreSQL or too few rows (nothing read or written then); the
+    rows may be a generator, consumed as they are sent.
     """
-    if not _postgres(session) or len(rows) < _COPY_FROM:
+    if not _postgres(session) or count < _COPY_FROM:
         return None
     quote = session.get_bind().dialect.identifier_preparer.quote
-    with _scratch(session, table, list(rows[0]), rows) as scratch:
-        _move(session, table, scratch, list(rows[0]))
+    with _scratch(session, table, rows) as (scratch, columns):
+        _move(session, table, scratch, columns)
         on = " AND ".join(f"t.{quote(c)} = s.{quote(c)}" for c in match)
-        keys = ", ".join(f"s.{quote(c)}" for c in match)
-        sql = f"SELECT {keys}, t.id FROM {scratch} s JOIN {quote(table.name)} t ON {on}"
-        return {tuple(r[:-1]): int(r[-1]) for r in session.connection().exec_driver_sql(sql)}
+        sql = (
+            f"SELECT s.{quote(match[-1])}, t.id FROM {scratch} s JOIN {quote(table.name)} t ON {on}"
+        )
+        return {key: int(i) for key, i in session.connection().exec_driver_sql(sql)}
 
 
 @contextmanager
 def _scratch(
-    session: Session, table: sa.Table, columns: list[str], rows: Iterable[Mapping[str, Any]]
-) -> Iterator[str]:
-    """A temporary table of ``table``'s ``columns`` holding ``rows`` (by COPY); dropped after."""
+    session: Session, table: sa.Table, rows: Iterable[Mapping[str, Any]]
+) -> Iterator[tuple[str, list[str]]]:
+    """A temporary table of ``table``'s columns holding ``rows`` (by COPY), and its columns."""
     quote = session.get_bind().dialect.identifier_preparer.quote
+    chunks = _chunks(rows)
+    first = next(chunks)
+    columns = list(first[0])
     names = ", ".join(quote(c) for c in columns)
     scratch = f"copy_{uuid.uuid4().hex[:12]}"
     conn = session.connection()
     conn.exec_driver_sql(
         f"CREATE TEMPORARY TABLE {scratch} AS SELECT {names} FROM {quote(table.name)} WITH NO DATA"
     )
-    _copy(session, scratch, columns, _chunks(rows), table)
-    yield scratch
+    _copy(session, scratch, columns, itertools.chain([first], chunks), table)
+    yield scratch, columns
     conn.exec_driver_sql(f"DROP TABLE {scratch}")
 
 

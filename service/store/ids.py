@@ -11,7 +11,7 @@ import hashlib
 import json
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import Any
@@ -236,18 +236,20 @@ def kernel_ids(
     the missing kernels inserted.
     """
     hashes = {key_hash(k): k for k in kernels}
+
+    def rows(wanted: Iterable[str]) -> Iterator[KernelValues]:
+        for h in wanted:
+            yield {"repo_id": repo_id, "key": hashes[h], "key_hash": h, "name": kernels[hashes[h]]}
+
     if create:
-        rows: list[KernelValues] = [
-            {"repo_id": repo_id, "key": key, "key_hash": h, "name": kernels[key]}
-            for h, key in hashes.items()
-        ]
-        copied = copy_returning_ids(session, _KERNELS, rows, ("repo_id", "key_hash"))
+        match = ("repo_id", "key_hash")
+        copied = copy_returning_ids(session, _KERNELS, rows(hashes), count=len(hashes), match=match)
         if copied is not None:
-            return {hashes[h]: i for (_, h), i in copied.items()}
+            return {hashes[h]: i for h, i in copied.items()}
     ids = _kernel_ids_by_hash(session, repo_id, list(hashes))
     missing = [h for h in hashes if h not in ids]
     if create and missing:
-        insert_ignore(session, _KERNELS, [rows[i] for i, h in enumerate(hashes) if h not in ids])
+        insert_ignore(session, _KERNELS, list(rows(missing)))
         ids.update(_kernel_ids_by_hash(session, repo_id, missing))
     return {hashes[h]: i for h, i in ids.items()}
 
