@@ -1,6 +1,7 @@
 """The ``roofguard`` command line. Thin: each command lives in its own module.
 
-Adding a command group is one module with ``register(app)`` plus one line in ``COMMANDS``.
+Adding a command group is one module with ``register(app)`` plus one line in ``COMMANDS`` and
+its summary in ``service.cli.overview.SUMMARIES`` (what ``roofguard --help`` lists).
 Errors from every layer are mapped to exit codes in one place, ``main()``:
 0 success (check: pass or warn), 1 check failed, 2 bad input or usage.
 """
