@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -36,3 +37,18 @@ def progress_iter(items: Iterable[T], description: str, total: int | None = None
     from rich.progress import track
 
     yield from track(items, description=description, total=total, transient=True)
+
+
+@contextmanager
+def stage(description: str) -> Iterator[None]:
+    """A spinner saying ``description`` while a step of unknown length runs (terminal only).
+
+    Not around a step that draws a bar of its own: rich shows one live display at a time.
+    """
+    if not progress_enabled():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(description):
+        yield

@@ -1,6 +1,7 @@
 """The ``roofguard`` command line. Thin: each command lives in its own module.
 
-Adding a command group is one module with ``register(app)`` plus one line in ``COMMANDS``.
+Adding a command group is one module with ``register(app)`` plus one line in ``COMMANDS`` and
+its summary in ``service.cli.overview.SUMMARIES`` (what ``roofguard --help`` lists).
 Errors from every layer are mapped to exit codes in one place, ``main()``:
 0 success (check: pass or warn), 1 check failed, 2 bad input, usage or any other error.
 An unexpected error is one line with exit 2 too, never a traceback with exit 1: CI must not
@@ -16,10 +17,12 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import click
 import typer
+
+from service.cli.overview import overview
 
 #: One line per command module (each exposes ``register(app: typer.Typer) -> None``) with the
 #: top-level command names it registers. A command line imports only the module of its command,
@@ -76,14 +79,14 @@ def _root(version: _VersionOpt = False) -> None:
 
 
 def modules_for(argv: Sequence[str]) -> list[str]:
-    """The command module a command line needs; every module for help or an unknown name."""
+    """The command module a command line needs; none for the overview or an unknown name."""
     name = next((arg for arg in argv if not arg.startswith("-")), None)
     if name is None and "--version" in argv:
         return []  # the root's flag: no command module to load
     for module, names in COMMANDS.items():
         if name in names:
             return [module]
-    return list(COMMANDS)
+    return []
 
 
 def build_app(modules: Sequence[str] | None = None) -> typer.Typer:
@@ -142,14 +145,32 @@ def expand_greedy(args: Sequence[str]) -> list[str]:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (used by tests and ``main``)."""
+    args = expand_greedy(sys.argv[1:] if argv is None else argv)
+    modules = modules_for(args)
+    if not modules:  # `roofguard --help`, or a name no module registers: no module imported
+        return _invoke(overview(), args)
     # Imported here, not at the top, so that main() imports them with the command's modules
     # (rules.errors loads the whole rules package, pandas included).
     from collectors import CollectorError
     from rules import RuleError
     from service.errors import ServiceError
 
-    args = expand_greedy(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(build_app(modules_for(args)))
+    try:
+        return _invoke(typer.main.get_command(build_app(modules)), args)
+    except (CollectorError, RuleError) as exc:
+        return _error(str(exc))
+    except ServiceError as exc:
+        click.echo(f"roofguard: error: {exc}", err=True)
+        return exc.exit_code
+    except Exception as exc:  # the one place an unexpected error becomes exit 2
+        return _unexpected(exc)
+
+
+def _invoke(command: Any, args: list[str]) -> int:
+    """Run ``command`` on ``args``; click's exits and usage errors as exit codes.
+
+    ``command`` is a click command, of click itself (the overview) or of the copy Typer vendors.
+    """
     try:
         result = command.main(args=args, prog_name="roofguard", standalone_mode=False)
     except _EXIT as exc:
@@ -159,11 +180,6 @@ def run(argv: list[str] | None = None) -> int:
     except _USAGE as exc:
         exc.show()  # type: ignore[attr-defined]
         return EXIT_USAGE
-    except (CollectorError, RuleError, ServiceError) as exc:
-        click.echo(f"roofguard: error: {exc}", err=True)
-        return exc.exit_code if isinstance(exc, ServiceError) else EXIT_USAGE
-    except Exception as exc:  # the one place an unexpected error becomes exit 2
-        return _unexpected(exc)
     return result if isinstance(result, int) else EXIT_OK
 
 
@@ -191,7 +207,9 @@ def _outside_gc() -> Iterator[None]:
 def main() -> None:
     """Console-script entry point."""
     args = sys.argv[1:]
+    modules = modules_for(args)
+    errors = ("collectors.errors", "rules.errors", "service.errors") if modules else ()
     with _outside_gc():
-        for module in ("collectors.errors", "rules.errors", "service.errors", *modules_for(args)):
+        for module in (*errors, *modules):
             importlib.import_module(module)
     sys.exit(run(args))

@@ -15,6 +15,7 @@ from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
 from service.pipeline.storable import refuse_unstorable
+from service.progress import stage
 
 
 def ingest_command(
@@ -48,7 +49,8 @@ def ingest_command(
         runner=runner,
     )
     limits = cli_limits()
-    run = collect_run(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
+    with stage("reading the reports"):  # a huge run's: a minute and more
+        run = collect_run(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
     refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
     chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
     run = noted(run, chosen)

@@ -2,8 +2,8 @@
 
 Every verb works inside the caller's session (``service.store.db.session_scope``), so one
 ``session_scope`` is one transaction: an ingest that fails half-way leaves nothing behind.
-Bulk rows go through SQLAlchemy Core ``executemany`` (2,000 measurements per run), never one
-ORM object per row.
+Bulk rows go through PostgreSQL's COPY or SQLAlchemy Core ``executemany`` (``service.store.bulk``),
+never one ORM object per row.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from sqlmodel import Session
 from collectors.schema import KernelRecord, RunRecord
 from rules import Finding, Placement, Roof
 from service.errors import BadInput
+from service.progress import progress_iter
+from service.store.bulk import insert_rows
 from service.store.ids import as_utc, device_id, identity, kernel_ids, repo_id
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
 from service.store.tables import FindingRow, Measurement, Run, table_of
@@ -178,6 +180,7 @@ def ingest_run(
         run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
     )
     run_id = _insert_run(session, row)
+    del row, record  # hundreds of bytes a kernel, stored now: not held while the rows are made
     if run_id is None:  # another process stored the same content meanwhile
         existing = find_run(session=session, repo=run.repo, content_hash=digest)
         assert existing is not None
@@ -196,16 +199,25 @@ def _insert_measurements(
     repo: int,
     roof: Roof,
 ) -> None:
-    """One ``executemany`` of the run's measurement rows (kernel ids resolved in bulk)."""
+    """The run's measurement rows (kernel ids resolved in bulk): COPY or ``executemany``.
+
+    The rows are made as they are written (``service.store.bulk``), never all at once.
+    """
     ids = kernel_ids(session=session, repo_id=repo, kernels={k.key: k.name for k in run.kernels})
-    rows = [
+    kernels: Iterable[KernelRecord] = run.kernels
+    if len(run.kernels) >= _PROGRESS_FROM:  # minutes for a million kernels: show them pass
+        kernels = progress_iter(run.kernels, "storing measurements", total=len(run.kernels))
+    rows = (
         measurement_row(
             k, placements.get(k.key), run_id=run_id, kernel_id=ids[k.key], roof_source=roof.source
         )
-        for k in run.kernels
-    ]
-    if rows:
-        session.execute(sa.insert(_MEASUREMENTS), rows)
+        for k in kernels
+    )
+    insert_rows(session, _MEASUREMENTS, rows)
+
+
+#: Runs of this many kernels show their storing on a terminal (``service.progress``).
+_PROGRESS_FROM = 50_000
 
 
 def _finding_row(run_id: int, finding: Finding, now: datetime) -> FindingValues:

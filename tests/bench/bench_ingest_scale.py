@@ -10,7 +10,11 @@ Side by side, on the same database in the same process, the reference:
   ``executemany`` calls, ids known beforehand (no hashing, no lookups): the floor any
   ingest of these rows pays.
 
-Placement (``rules.place_run``) is timed apart: it is the check's, not the store's.
+Placement (``rules.place_run``) is timed apart: it is the check's, not the store's. The peak
+resident memory the first ingest adds to the process (the run and its placements are already
+in memory; sizes run in increasing order, so an earlier peak does not hide it) is given per
+kernel. On PostgreSQL the store writes by COPY (``service.store.bulk``), the reference by
+``executemany``.
 
 Usage::
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -148,11 +153,24 @@ def measure(backend: str, size: int, postgres_url: str) -> dict[str, float]:
             from service.store.ids import device_id
 
             device_id(session=session, device=ROOF.device, create=True)
+        before = _peak_rss()
         figures["ingest (new kernels)"] = timed(ingest, engine, run, placements)
+        figures["peak memory added by that ingest"] = _peak_rss() - before
         night = make_run(2, size)
         figures["ingest (known kernels)"] = timed(ingest, engine, night, place_run(night, ROOF))
         figures["bare executemany"] = timed(bare_executemany, engine, run, placements)
     return figures
+
+
+def _peak_rss() -> float:
+    """This process's peak resident memory so far, bytes (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0
+
+
+def _row(backend: str, size: int, step: str, value: float) -> str:
+    if step.startswith("peak memory"):  # bytes, not seconds
+        return f"| {backend} | {size:,} | {step} | {value / 1e6:.0f} MB | {value / size:.0f} B |"
+    return f"| {backend} | {size:,} | {step} | {value:.1f} | {value / size * 1e6:.0f} |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,9 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| backend | kernels | step | s | µs/kernel |\n|---|---:|---|---:|---:|", flush=True)
     for backend in args.backends.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
-            for step, seconds in measure(backend, size, args.postgres_url).items():
-                per = seconds / size * 1e6
-                print(f"| {backend} | {size:,} | {step} | {seconds:.1f} | {per:.0f} |", flush=True)
+            for step, value in measure(backend, size, args.postgres_url).items():
+                print(_row(backend, size, step, value), flush=True)
     print(f"load average after: {os.getloadavg()}")
     return 0
 

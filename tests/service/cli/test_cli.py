@@ -7,6 +7,7 @@ import pytest
 import typer
 
 from service.cli import COMMANDS, build_app, modules_for
+from service.cli.overview import SUMMARIES, summary
 
 
 def registered_names(app: typer.Typer) -> set[str]:
@@ -26,8 +27,17 @@ def test_command_names_are_unique_across_modules():
 
 def test_a_command_line_loads_only_its_module():
     assert modules_for(["check", "x.csv", "--repo", "a/b"]) == ["service.cli.check_cmd"]
-    assert modules_for(["--help"]) == list(COMMANDS)
-    assert modules_for(["no-such-command"]) == list(COMMANDS)
+    assert modules_for(["--help"]) == []
+    assert modules_for(["no-such-command"]) == []
+
+
+def test_the_overview_lists_what_the_modules_register_in_their_order():
+    command = typer.main.get_command(build_app())
+    registered = {
+        name: summary(command.commands[name].help)  # type: ignore[attr-defined]
+        for name in command.list_commands(None)  # type: ignore[arg-type]
+    }
+    assert list(registered.items()) == list(SUMMARIES.items())
 
 
 def last_line_of(code: str) -> str:
@@ -55,6 +65,18 @@ def test_top_level_help_lists_every_command(capsys):
     for names in COMMANDS.values():
         for name in names:
             assert name in out
+
+
+def test_top_level_help_imports_no_command_module():
+    code = (
+        "import sys\n"
+        "from service.cli import run\n"
+        "assert run(['--help']) == 0\n"
+        "assert run(['no-such-command']) == 2\n"
+        "heavy = ('pandas', 'sqlalchemy', 'pydantic', 'rules', 'collectors', 'service.errors')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    assert last_line_of(code) == "[]"
 
 
 def test_main_freezes_the_start_up_objects_and_keeps_collecting():

@@ -1,0 +1,142 @@
+"""Start-up of the ``roofguard`` process beside its references (a script, not a test).
+
+Every command runs in a fresh Python process, alternated round by round with the others (as
+hyperfine would, but interleaved, so the box's load moves every row alike); the table gives
+each one's median and best wall time over ``--runs`` rounds and the median's ratio to its
+reference:
+
+* ``roofguard --help`` beside ``python -c "import typer"`` (goal <= 1.3x): the overview lists
+  the commands without importing any command module;
+* ``roofguard check`` of a ``--kernels`` PR run against ``--nights`` nightly runs (SQLite, the
+  levels stored by the last nightly check, as in CI) beside
+  ``python -c "import pandas, sqlalchemy"`` (goal <= 2x).
+
+``python -X importtime`` of both ``roofguard`` lines follows: the modules imported, their
+import time, and the heaviest top-level imports.
+
+Usage::
+
+    python tests/bench/bench_startup.py [--runs 10] [--kernels 2000] [--nights 60]
+        [--markdown FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_check import REPO, check_nightly, grow_history, run_record
+from tables import publish
+
+from collectors.schema import RunKind
+from service.config import RoofguardConfig
+
+PY = sys.executable
+
+
+def check_line(db: str, report: Path, tag: str) -> list[str]:
+    """``roofguard check`` of the PR report, as a new commit each time (it is ingested)."""
+    commit = f"{tag:0>40}"[-40:]
+    return [
+        *("-m", "service", "check", str(report), "--repo", REPO, "--commit", commit, "--pr", "1"),
+        *("--device", "H100-SXM5", "--db", db, "--format", "json", "--output", os.devnull),
+    ]
+
+
+def wall(args: list[str]) -> float:
+    """Wall time of one fresh ``python ARGS`` process (which must succeed or fail a check)."""
+    start = time.perf_counter()
+    proc = subprocess.run([PY, *args], capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{args}: exit {proc.returncode}\n{proc.stderr}")
+    return elapsed
+
+
+def history(tmp: Path, kernels: int, nights: int) -> tuple[str, Path]:
+    """A SQLite store of ``nights`` nightly runs (levels stored) and the PR report after them."""
+    rng = random.Random(7)
+    db = f"sqlite:///{tmp}/history.db"
+    grow_history(db, 0, nights - 1, kernels, rng)
+    last = run_record(kernels, nights - 1, rng, RunKind.NIGHTLY)
+    check_nightly(db, last, RoofguardConfig(device="H100-SXM5"))
+    report = tmp / "pr.json"
+    report.write_text(run_record(kernels, nights, rng, RunKind.PR).model_dump_json())
+    return db, report
+
+
+def rounds(lines: dict[str, list[str] | None], runs: int, db: str, report: Path) -> dict:
+    """Each line's wall times over ``runs`` interleaved rounds (None: the check, new commit)."""
+    times: dict[str, list[float]] = {name: [] for name in lines}
+    for n in range(runs):
+        for name, args in lines.items():
+            times[name].append(wall(args if args is not None else check_line(db, report, f"s{n}")))
+    return times
+
+
+def imports(args: list[str]) -> tuple[int, float, list[tuple[str, float]]]:
+    """Modules ``python -X importtime ARGS`` imports, their total time (s), the heaviest tops."""
+    proc = subprocess.run([PY, "-X", "importtime", *args], capture_output=True, text=True)
+    rows = [line.split("|") for line in proc.stderr.splitlines() if line.startswith("import time")]
+    rows = [r for r in rows[1:] if len(r) == 3]
+    tops = Counter({r[2].strip(): int(r[1]) / 1e6 for r in rows if not r[2].startswith("  ")})
+    total = sum(int(r[0].split(":")[1]) for r in rows) / 1e6
+    return len(rows), total, tops.most_common(6)
+
+
+def table(args: argparse.Namespace) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        db, report = history(Path(tmp), args.kernels, args.nights)
+        lines: dict[str, list[str] | None] = {
+            "python -c 'import typer'": ["-c", "import typer"],
+            "roofguard --help": ["-m", "service", "--help"],
+            "python -c 'import pandas, sqlalchemy'": ["-c", "import pandas, sqlalchemy"],
+            f"roofguard check ({args.kernels:,} kernels, {args.nights} nights)": None,
+        }
+        times = rounds(lines, args.runs, db, report)
+        profiles = {
+            "roofguard --help": imports(["-m", "service", "--help"]),
+            "roofguard check": imports(check_line(db, report, "importtime")),
+        }
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    names = list(lines)
+    out = [
+        f"load average {os.getloadavg()[0]:.1f}, {args.runs} interleaved rounds",
+        "",
+        "| process | median (s) | best (s) | median / reference |",
+        "|---|--:|--:|--:|",
+    ]
+    for i, name in enumerate(names):
+        ratio = f"{medians[name] / medians[names[i - 1]]:.2f}x" if i % 2 else "reference"
+        out.append(f"| `{name}` | {medians[name]:.3f} | {min(times[name]):.3f} | {ratio} |")
+    out += ["", "| `-X importtime` | modules | import time (s) | heaviest top-level imports |"]
+    out.append("|---|--:|--:|---|")
+    for name, (count, total, tops) in profiles.items():
+        heavy = ", ".join(f"{m} {t:.2f}" for m, t in tops)
+        out.append(f"| `{name}` | {count} | {total:.2f} | {heavy} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--kernels", type=int, default=2000)
+    parser.add_argument("--nights", type=int, default=60)
+    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    args = parser.parse_args()
+    publish(lambda: table(args), args.markdown)
+
+
+if __name__ == "__main__":
+    main()

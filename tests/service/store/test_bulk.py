@@ -1,0 +1,147 @@
+"""Large runs go in by COPY on PostgreSQL and by chunked executemany on SQLite (issue 29).
+
+Both must store exactly the rows a small run's ingest stores, resolve known and new kernels
+alike, and leave nothing behind when the ingest fails half-way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import pytest
+import sqlalchemy as sa
+from factories import make_kernel, make_run
+from store_cases import H100, count
+
+import service.store.bulk as bulk
+from rules.placement import place_run
+from rules.roofline import Placement
+from service.store.db import open_store, session_scope
+from service.store.ingest import ingest_run, measurement_row
+from service.store.tables import Kernel, Measurement, table_of
+
+N = 2_500  # above the COPY threshold and, with CHUNK lowered, several chunks
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def engine(request, tmp_path, monkeypatch):
+    monkeypatch.setattr(bulk, "CHUNK", 1_000)
+    if request.param == "sqlite":
+        engine = open_store(f"sqlite:///{tmp_path / 'h.db'}")
+        yield engine
+        engine.dispose()
+        return
+    engine = open_store(request.getfixturevalue("postgres_url"))
+    yield engine
+    with engine.begin() as conn:  # a clean schema for the next test
+        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    engine.dispose()
+
+
+def big_run(night: int, kernels: range):
+    made = [
+        make_kernel(
+            f"k{i}",
+            time_s=1e-3 * (1 + i % 7) * (1 + night / 100),
+            flops={"tensor_fp16": 2e9 + i} if i % 3 else {},
+            l2_bytes=8e9 if i % 2 else None,
+        )
+        for i in kernels
+    ]
+    return make_run(kernels=made, commit=f"c{night}")
+
+
+def stored(engine: sa.Engine, run_id: int) -> dict[str, dict]:
+    """The stored measurement rows of a run by kernel key, without their ids."""
+    m, k = table_of(Measurement), table_of(Kernel)
+    stmt = sa.select(k.c.key, m).join(k, k.c.id == m.c.kernel_id).where(m.c.run_id == run_id)
+    with engine.connect() as conn:
+        rows = conn.execute(stmt).mappings().all()
+    skip = {"key", "id", "run_id", "kernel_id"}
+    return {r["key"]: {c: v for c, v in r.items() if c not in skip} for r in rows}
+
+
+def differing(got: dict[str, dict], want: dict[str, dict]) -> list[str]:
+    """Kernels whose stored row is not the expected one (a short list, not a 2,500-row diff)."""
+    return sorted(key for key in got.keys() | want.keys() if got.get(key) != want.get(key))[:5]
+
+
+def expected(run) -> dict[str, dict]:
+    placements = place_run(run, H100)
+    rows = {
+        k.key: measurement_row(k, placements.get(k.key), run_id=0, kernel_id=0, roof_source="x")
+        for k in run.kernels
+    }
+    return {
+        key: {c: v for c, v in row.items() if c not in {"run_id", "kernel_id"}}
+        | {"roof_source": "datasheet"}
+        for key, row in rows.items()
+    }
+
+
+def ingest(engine: sa.Engine, run, placements=None) -> int:
+    with session_scope(engine) as session:
+        placements = place_run(run, H100) if placements is None else placements
+        return ingest_run(session=session, run=run, placements=placements, roof=H100).run_id
+
+
+def test_a_large_run_stores_every_row_a_small_one_would(engine, monkeypatch):
+    copies: list[str] = []
+    real_copy = bulk._copy
+    monkeypatch.setattr(
+        bulk, "_copy", lambda s, target, *a: copies.append(target) or real_copy(s, target, *a)
+    )
+    first = big_run(1, range(N))
+    assert differing(stored(engine, ingest(engine, first)), expected(first)) == []
+    second = big_run(2, range(100, N + 100))  # 2,400 known kernels, 100 new
+    assert differing(stored(engine, ingest(engine, second)), expected(second)) == []
+    assert count(engine, "kernels") == N + 100
+    assert count(engine, "measurements") == 2 * N
+    assert ingest(engine, second) == 2 and count(engine, "measurements") == 2 * N  # stored once
+    postgres = engine.dialect.name == "postgresql"
+    assert copies.count("measurements") == (2 if postgres else 0)  # COPY, not executemany
+    assert len(copies) == (4 if postgres else 0)  # and each run's kernels by a scratch table
+
+
+class FailingLate(Mapping[str, Placement]):
+    """The run's placements, until the 2,000th kernel's: a crash deep into the rows."""
+
+    def __init__(self, run) -> None:
+        self._placements = place_run(run, H100)
+
+    def __getitem__(self, key: str) -> Placement:
+        return self._placements[key]
+
+    def get(self, key, default=None):  # type: ignore[override]
+        if key == "k2000":
+            raise RuntimeError("placement of k2000 failed")
+        return self._placements.get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._placements)
+
+    def __len__(self) -> int:
+        return len(self._placements)
+
+
+def test_a_failure_deep_into_a_large_run_leaves_nothing_behind(engine):
+    run = big_run(1, range(N))
+    with pytest.raises(RuntimeError, match="k2000 failed"):
+        ingest(engine, run, FailingLate(run))
+    for table in ("repositories", "devices", "runs", "kernels", "measurements"):
+        assert count(engine, table) == 0, table
+    assert ingest(engine, run) > 0
+
+
+def test_storing_a_huge_run_shows_progress_on_a_terminal_only(engine, monkeypatch, capsys):
+    import service.progress as progress
+    import service.store.ingest as ingest_module
+
+    shown: list[str] = []
+    monkeypatch.setattr(ingest_module, "_PROGRESS_FROM", 2_000)  # a million in real life
+    monkeypatch.setattr(progress, "progress_enabled", lambda: bool(shown.append("asked")))
+    ingest(engine, big_run(1, range(N)))
+    assert shown == ["asked"], "a run this large asks for a bar"
+    assert capsys.readouterr().err == "", "and draws none off a terminal (CI)"
+    ingest(engine, big_run(2, range(1_000)))
+    assert shown == ["asked"], "a small run does not"
