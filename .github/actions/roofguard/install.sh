@@ -91,8 +91,9 @@ source_hash() {
     printf '%s' "$SPEC" | sha256sum | cut -c1-12
     return
   fi
-  (cd "$root" && find pyproject.toml collectors rules service -type f ! -name '*.pyc' -print0 |
-    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
+  # the packaged sources (an unreadable tree hashes as what could be read: a cache miss)
+  (cd "$root" && { find pyproject.toml collectors rules service -type f ! -name '*.pyc' -print0 \
+    2>/dev/null || true; } | LC_ALL=C sort -z | xargs -0 -r sha256sum | sha256sum | cut -c1-12)
 }
 
 version="$("$python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["version"])' "$root/pyproject.toml" 2>/dev/null || echo unknown)"

@@ -120,3 +120,16 @@ def test_github_hosted_runners_cache_the_install_between_jobs(
     other = runner.run(install="true", reports="a.ncu-rep")
     assert other["Plan the install"].outputs["key"] != plan["key"]
     assert "roofguard: installing" in other["Install roofguard"].stdout
+
+
+def test_install_mode_only_installs_for_the_jobs_own_steps(
+    tmp_path: Path, fresh_venv: Path
+) -> None:
+    """weekly-digest.yml: the Action installs (cached) and names the command; nothing else runs."""
+    steps = Runner(tmp_path, None, fresh_venv).run(
+        mode="install", install="true", isolate="false", extras="postgres"
+    )
+    assert steps["Install roofguard"].returncode == 0
+    ran = [name for name, step in steps.items() if name != "outputs" and not step.skipped]
+    assert ran == ["Plan the install", "Install roofguard"]
+    assert steps["outputs"].outputs["roofguard"] == str(fresh_venv / "bin" / "roofguard")
