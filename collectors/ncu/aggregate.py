@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,41 @@ from collectors.schema import (
 
 
 @dataclass(slots=True)
+class _Extras:
+    """Running totals of one plan's extras: value x time, value, lowest, highest; time, count."""
+
+    weighted: list[float]
+    plain: list[float]
+    low: list[float]
+    high: list[float]
+    time: float = 0.0
+    count: int = 0
+
+    @classmethod
+    def empty(cls, n: int) -> _Extras:
+        return cls([0.0] * n, [0.0] * n, [math.inf] * n, [-math.inf] * n)
+
+    def add(
+        self,
+        weighted: Sequence[float],
+        seconds: float,
+        plain: Sequence[float],
+        low: Sequence[float],
+        high: Sequence[float],
+        count: int,
+    ) -> None:
+        """Add launches' totals; a single launch passes its values as sums, lows and highs."""
+        if count == 1 and weighted is plain:  # one launch: its values, weighted here
+            weighted = [v * seconds for v in plain]
+        self.weighted = list(map(operator.add, self.weighted, weighted))
+        self.plain = list(map(operator.add, self.plain, plain))
+        self.low = list(map(min, self.low, low))
+        self.high = list(map(max, self.high, high))
+        self.time += seconds
+        self.count += count
+
+
+@dataclass(slots=True)
 class _Kernel:
     """Running totals of one identity key."""
 
@@ -50,37 +85,47 @@ class _Kernel:
     missing: dict[str, None] = field(default_factory=dict)
     reasons: dict[str, None] = field(default_factory=dict)
     duration: Provenance | None = None
-    #: Per extra (clock or profile figure): sum of value x time, time, sum, launches, min, max.
-    extras: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: Per plan: running totals of its extras (clocks and profile figures).
+    extras: dict[Plan, _Extras] = field(default_factory=dict)
 
     def _add_extras(self, plan: Plan, values: tuple[Any, ...], seconds: Any) -> None:
         """Add the extras of one launch (floats) or of a batch (arrays, one entry per launch)."""
-        for (name, _), value in zip(plan.extras, values, strict=True):
-            parts: tuple[float, ...]
-            if isinstance(value, float):
-                if not math.isfinite(value) or (value <= 0 and name in _CLOCKS):
-                    continue
-                parts = (value * seconds, seconds, value, 1.0, value, value)
-            else:  # a batch: finite and non-negative (the fast path checked)
-                keep = value > 0 if name in _CLOCKS else value == value
-                v, t = value[keep], seconds[keep]
-                if not len(v):
-                    continue
-                parts = (float((v * t).sum()), float(t.sum()), float(v.sum()), float(len(v)))
-                parts += (float(v.min()), float(v.max()))
-            old = self.extras.get(name)
-            self.extras[name] = parts if old is None else _merged(old, parts)
+        if not plan.extras:
+            return
+        acc = self.extras.get(plan)
+        if acc is None:
+            acc = self.extras[plan] = _Extras.empty(len(values))
+        if isinstance(seconds, float):
+            acc.add(values, seconds, values, values, values, 1)
+        else:  # a batch: finite and non-negative (the fast path checked)
+            weighted = [float((v * seconds).sum()) for v in values]
+            plain = [float(v.sum()) for v in values]
+            low, high = [float(v.min()) for v in values], [float(v.max()) for v in values]
+            acc.add(weighted, float(seconds.sum()), plain, low, high, len(seconds))
 
     def _means(self) -> dict[str, float]:
         """Each extra's time-weighted mean (the plain mean where the launches took no time).
 
         A launch configuration the launches do not share (grids of several sizes under one
-        key) has no one value: it is left out.
+        key) has no one value, nor has a clock some launch did not record: they are left out.
         """
+        totals: dict[str, tuple[float, ...]] = {}
+        for plan, acc in self.extras.items():
+            for i, (name, _) in enumerate(plan.extras):
+                parts = (
+                    acc.weighted[i],
+                    acc.time,
+                    acc.plain[i],
+                    acc.count,
+                    acc.low[i],
+                    acc.high[i],
+                )
+                old = totals.get(name)
+                totals[name] = parts if old is None else _merged(old, parts)
         return {
             name: weighted / time if time > 0 else plain / count
-            for name, (weighted, time, plain, count, low, high) in self.extras.items()
-            if low == high or not name.startswith("launch__")
+            for name, (weighted, time, plain, count, low, high) in totals.items()
+            if (low == high or not name.startswith("launch__")) and (low > 0 or name not in _CLOCKS)
         }
 
     def add(self, figs: LaunchFigures) -> None:

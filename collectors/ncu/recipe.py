@@ -202,7 +202,7 @@ class Plan:
             else sum([m[n] * w * scale[c] for n, w, c in terms])
             for (slot, get, weights), terms in zip(self.fast, self.compiled, strict=True)
         )
-        extras = tuple(m[key] for _, key in self.extras)
+        extras = tuple([m[key] for _, key in self.extras]) if self.extras else ()
         return LaunchFigures(
             seconds, self.duration_provenance, self, values, self.missing, None, extras
         )
