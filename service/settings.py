@@ -53,6 +53,6 @@ class Settings(BaseSettings):
     public_url: str | None = None
     max_upload_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     max_upload_kernels: int = Field(default=200_000, ge=1)
-    max_name_bytes: int = Field(default=4096, ge=256)
+    max_name_bytes: int = Field(default=65_536, ge=256)
     upload_answer_s: float = Field(default=60.0, ge=0, le=110)
     max_concurrent_checks: int = Field(default=4, ge=1, le=64)

@@ -6,10 +6,11 @@ passed on a laptop would fail on the service with a database error. Every path i
 store (``ingest``, ``check``, the upload form, a JSON upload) runs ``refuse_unstorable``
 first, so a value past a column's type is bad input naming its field (exit 2, 422).
 
-Kernel names and identity keys are capped (4 KiB by default): a demangled C++ name is at
-most a few kilobytes, and a 60 MB name made every page and answer that lists the run as
-large. Figures no device could measure (``collectors.run_fault``) are refused here too, for
-records that reach the service without passing a collector (a JSON upload, work models).
+Kernel names and identity keys are capped (64 KiB by default): the longest demangled C++
+names of the corpus are 4.8 KB (CUTLASS templates; CUTLASS 3's run past 10 KB), and a 60 MB
+name made every page and answer that lists the run as large. Figures no device could
+measure (``collectors.run_fault``) are refused here too, for records that reach the service
+without passing a collector (a JSON upload, work models).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from service.errors import BadInput, ServiceError
 from service.settings import Settings
 
 #: Longest kernel name or identity key, in UTF-8 bytes (ROOFGUARD_MAX_NAME_BYTES).
-MAX_NAME_BYTES = 4096
+MAX_NAME_BYTES = 65_536
 #: Most kernels one run may hold (ROOFGUARD_MAX_UPLOAD_KERNELS).
 MAX_KERNELS = 200_000
 
