@@ -6,7 +6,8 @@
   in ``rules.stats.refine``).
 * ``rules.stats.gate``: ``judge_latest`` (the nightly gate: confirmed level changes), and
   ``rules.stats.pr``: ``judge_measurement`` (the PR gate: screen, re-measure, decide), with
-  thresholds that know how many kernels a verdict judges.
+  thresholds that know how many kernels a verdict judges; ``rules.stats.modes``: two-level
+  kernels (a mixture of two modes, ``two_modes``, ``mode_words``).
 * ``rules.stats.options``: every knob (``CompareOptions``, ``ChangePointOptions``,
   ``GateSettings``, ``GateOptions``); ``rules.stats.constants``: every fixed number, with its
   evidence.
@@ -27,6 +28,7 @@ from rules.stats.gate import (
     stage_z,
 )
 from rules.stats.levels import Level
+from rules.stats.modes import Modes, mode_words, two_modes
 from rules.stats.options import (
     GATE_Z,
     ChangePointOptions,
@@ -64,6 +66,7 @@ __all__ = [
     "GateSettings",
     "Judgement",
     "Level",
+    "Modes",
     "Replay",
     "change_points",
     "change_points_many",
@@ -77,8 +80,10 @@ __all__ = [
     "judge_latest_replayed",
     "judge_measurement",
     "median_of",
+    "mode_words",
     "nightly_z",
     "robust_center_spread",
     "screens_worse",
     "stage_z",
+    "two_modes",
 ]

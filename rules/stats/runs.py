@@ -49,6 +49,7 @@ from rules.stats.constants import (
 )
 from rules.stats.joint import all_beyond, joint_z
 from rules.stats.levels import Level, level_of
+from rules.stats.modes import at_a_mode
 from rules.stats.options import ChangePointOptions, GateOptions
 from rules.stats.robust import FloatArray, fast_median
 
@@ -195,7 +196,8 @@ def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Ste
         if not np.all(z >= opts.run_floor):
             break
         judged, run = level, k
-        if _run_confirms(values, z, level, sign, noise, opts):
+        confirms = _run_confirms(values, z, level, sign, noise, opts)
+        if confirms and not at_a_mode(values, k, sign, opts):
             return Step(sign, k, level, level.z(newest))
     return Step(0, run, judged, judged.z(newest))
 

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_detection import NOISES, OTAVA_GRID, RATIO_GRID, Series, tune_per_noise
+from bench_detection import NOISES, OTAVA_GRID, RATIO_GRID, tune_per_noise
 from bench_online import (
     Labelled,
     OnlineScore,
@@ -41,20 +41,21 @@ from bench_online import (
     roofguard_alerts,
     score,
 )
-from noise_kinds import HELD_OUT_SEED, KINDS, make_kind_dataset
+from noise_kinds import HELD_OUT_SEED, KINDS, KindSeries, make_kind_dataset
 from tables import publish
 
 BIG_DROP = -0.10  # "drops of 10% or more": magnitude at most this
 Runs = dict[str, list[np.ndarray]]
 
 
-def labelled(series: Sequence[Series]) -> list[Labelled]:
+def labelled(series: Sequence[KindSeries]) -> list[Labelled]:
     """The series as ``bench_online`` scores them; ``drops``: the changes of -10% or more."""
     return [
         Labelled(
             s.values,
             () if s.change is None else (s.change,),
             s.dips,
+            ignore=s.ignore,
             drops=(s.change,) if s.change is not None and s.magnitude <= BIG_DROP else (),
         )
         for s in series

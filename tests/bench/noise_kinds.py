@@ -12,7 +12,8 @@ with one labelled change (2-40%, 70% of them drops):
   own, by 5-30% (5-15%), all on the burst's side; a burst starts on 4% of the nights.
 * ``two-level``: a sticky two-state runner (two clock or memory states): the value sits at
   one of two levels 6-20% apart and stays there for a random dwell (geometric, mean 3-12
-  nights per state, drawn per series).
+  nights per state, drawn per series). Its first arrival at the second level counts neither
+  way (``first_visit``): nothing can tell it from a change.
 * ``heavy tails``: Student t noise with 3 degrees of freedom, scaled to the same robust
   spread (scaled MAD) as the other kinds' Gaussian noise.
 * ``drift``: a slow linear drift of up to 6% over the series, plus the rare outliers.
@@ -24,6 +25,8 @@ reported figures ``HELD_OUT_SEED``, which nothing is tuned on.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from bench_detection import LENGTH, MAGNITUDES, Series, _outliers
@@ -37,6 +40,26 @@ TWO_LEVEL_GAP = (0.06, 0.20)
 TWO_LEVEL_DWELL = (3.0, 12.0)
 HEAVY_DF = 3
 T3_MAD = 0.7649  # median |t(3)|: dividing by it gives t(3) a unit MAD, times 1.4826 a unit spread
+
+
+@dataclass(frozen=True)
+class KindSeries(Series):
+    """A labelled series of one kind; ``ignore``: nights that count neither way (inclusive)."""
+
+    ignore: tuple[tuple[int, int], ...] = ()
+
+
+def first_visit(factor: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """The first arrival at a two-level runner's second mode, and its 3 nights after.
+
+    No method can tell it from a change (the history has not seen that level yet), so it
+    counts neither way, as the real histories' ambiguous zones do.
+    """
+    switches = np.flatnonzero(factor[1:] != factor[:-1])
+    if not switches.size:
+        return ()
+    first = int(switches[0]) + 1
+    return ((first, min(first + 3, factor.size - 1)),)
 
 
 def _bursts(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -90,16 +113,19 @@ def make_kind_series(rng: np.random.Generator, noise: float, kind: str) -> Serie
         values *= 1 + np.linspace(0, rng.uniform(-0.06, 0.06), LENGTH)
     if kind == "bursts":
         values *= _bursts(rng, LENGTH)
+    ignore: tuple[tuple[int, int], ...] = ()
     if kind == "two-level":
-        values *= _two_level(rng, LENGTH)
+        levels = _two_level(rng, LENGTH)
+        values *= levels
+        ignore = first_visit(levels)
     rate = {"clean": 0.0, "outliers": 0.08}.get(kind, 0.02)
     factor = _outliers(rng, LENGTH, rate)
     values *= factor
     dips = tuple(int(i) for i in np.flatnonzero(factor < 1))
-    return Series(values, change, magnitude, kind, dips)
+    return KindSeries(values, change, magnitude, kind, dips, ignore)
 
 
-def make_kind_dataset(seed: int, noise: float, kind: str, count: int) -> list[Series]:
+def make_kind_dataset(seed: int, noise: float, kind: str, count: int) -> list[KindSeries]:
     """``count`` series of one kind at one noise level, reproducible from ``seed``."""
     rng = np.random.default_rng([seed, int(noise * 1e4), KINDS.index(kind)])
     return [make_kind_series(rng, noise, kind) for _ in range(count)]
