@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from rules.stats.bursts import agrees
 from rules.stats.constants import (
     KNOWN_NOISE_POINTS,
     MAD_SCALE,
@@ -197,7 +198,8 @@ def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Ste
             break
         judged, run = level, k
         confirms = _run_confirms(values, z, level, sign, noise, opts)
-        if confirms and not at_a_mode(values, k, sign, opts):
+        agree = agrees(values[values.size - k :], level.noise)
+        if confirms and agree and not at_a_mode(values, k, sign, opts):
             return Step(sign, k, level, level.z(newest))
     return Step(0, run, judged, judged.z(newest))
 

@@ -61,3 +61,17 @@ def test_a_drop_below_both_modes_is_still_found() -> None:
     history = np.append(two_level(), [55.0, 54.6])
     assert judge_latest(history[:-1]).suspect
     assert judge_latest(history).regressed
+
+
+def quiet(nights: int, seed: int = 5) -> np.ndarray:
+    return 70.0 * (1 + 0.01 * np.random.default_rng(seed).standard_normal(nights))
+
+
+def test_a_burst_whose_nights_disagree_is_not_confirmed() -> None:
+    history = np.append(quiet(30), [52.0, 66.0])  # 26% slow, then 6% slow: each its own dip
+    assert not judge_latest(history).regressed
+
+
+def test_a_drop_whose_nights_agree_is_confirmed() -> None:
+    history = np.append(quiet(30), [60.0, 60.5])
+    assert judge_latest(history).regressed
