@@ -28,7 +28,9 @@ from matplotlib.figure import Figure
 
 from collectors.schema import RunRecord
 from rules import Placement, Roof
+from rules.stats import Modes
 from service.render.labels import place_labels, short_names
+from service.render.trend_parts import draw_modes, trend_values
 
 _log = logging.getLogger(__name__)
 
@@ -259,27 +261,6 @@ def _points(
     return x0, y0, x1, y1
 
 
-#: What a trend chart can show: column, axis label, and the scale of the unit that reads best.
-TREND_METRICS = ("percent_of_roof", "time_s")
-
-
-def _trend_values(series: pd.DataFrame, metric: str) -> tuple[pd.Series, str, float]:
-    """The values of ``metric``, and the unit and scale they are drawn in."""
-    if metric not in TREND_METRICS:
-        raise ValueError(f"metric must be one of {TREND_METRICS}, not {metric!r}")
-    values = pd.to_numeric(series[metric], errors="coerce")
-    unit, scale = _time_unit(values) if metric == "time_s" else ("%", 1.0)
-    return values, unit, scale
-
-
-def _time_unit(values: pd.Series) -> tuple[str, float]:
-    typical = float(values.abs().median()) if len(values) else 1.0
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if typical >= scale:
-            return unit, scale
-    return "ns", 1e-9
-
-
 def trend_chart(
     series: pd.DataFrame,
     *,
@@ -287,6 +268,7 @@ def trend_chart(
     change_points: pd.DataFrame | None = None,
     baseline: tuple[float, float] | None = None,
     metric: str = "percent_of_roof",
+    modes: Modes | None = None,
 ) -> Figure:
     """Percent of roof (or time) over time for one kernel on one device.
 
@@ -300,8 +282,10 @@ def trend_chart(
             ``to_commit``; each is drawn as a vertical line labelled with the short commit.
         baseline: (median, spread) in ``metric``'s unit: the band ``median ± spread`` is shaded.
         metric: ``percent_of_roof`` or ``time_s`` (drawn in ms, µs ... as fits).
+        modes: A two-level kernel's modes (``rules.two_modes``), in ``metric``'s unit: each
+            mode's band is shaded (gids ``mode-low``, ``mode-high``).
     """
-    values, unit, scale = _trend_values(series, metric)
+    values, unit, scale = trend_values(series, metric)
     fig = Figure(figsize=(8, 3.2), layout="constrained")
     ax = fig.add_subplot()
     times = pd.to_datetime(series["timestamp"], utc=True).dt.tz_localize(None)
@@ -312,6 +296,8 @@ def trend_chart(
         band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
         band.set_gid("baseline-band")
         ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
+    if modes is not None:
+        draw_modes(ax, modes, scale)
     if change_points is not None:
         _draw_changes(ax, change_points)
     ax.set_ylabel("% of roof" if metric == "percent_of_roof" else f"time ({unit})")
