@@ -14,7 +14,7 @@ from rules.gated import GateDecisions
 from rules.groups import GroupFigures
 from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
 from rules.measures import column, percent_samples, signed_percent
-from rules.stats import GATE_Z, CompareOptions, Judgement
+from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, mode_words
 from rules.timing import judged_binding, like_for_like_percent
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
@@ -109,6 +109,8 @@ class RoofDrop(Rule):
             decision = judged.get(key)
             if decision and (decision.judgement.regressed or decision.judgement.suspect):
                 yield self._kernel(ctx, key, decision.judgement, decision.measured)
+            elif decision and decision.judgement.modes is not None:
+                yield self._two_level(ctx, key, decision.judgement, decision.judgement.modes)
         if opts.check_groups:
             for figures in ctx.groups.values():
                 yield from self._group(ctx, figures, gate)
@@ -124,6 +126,20 @@ class RoofDrop(Rule):
             severity=Severity.FAIL if j.regressed else Severity.WARN,
             status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
             numbers=GateFigures.of(j, m.all).numbers(),
+        )
+
+    def _two_level(self, ctx: RuleContext, key: str, j: Judgement, modes: Modes) -> Finding:
+        """A night far from the level, at the other mode of a two-level kernel: said in words.
+
+        Not a suspect (``rules.stats.modes``); the reader sees why a night this far from the
+        level did not warn.
+        """
+        return self.finding(
+            ctx,
+            key,
+            f"{ctx.kernels[key].name}: {mode_words(modes, j.current)}, not a drop",
+            severity=Severity.INFO,
+            numbers={"mode_low": modes.low, "mode_high": modes.high, "low_share": modes.low_share},
         )
 
     def _group(

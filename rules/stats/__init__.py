@@ -7,7 +7,9 @@
 * ``rules.stats.gate``: ``judge_latest`` (the nightly gate: confirmed level changes), and
   ``rules.stats.pr``: ``judge_measurement`` (the PR gate: screen, re-measure, decide), with
   thresholds that know how many kernels a verdict judges; ``rules.stats.dips``: a kernel's
-  own one-night deviations (a PR without a re-measure step fails at once far beyond them).
+  own one-night deviations (a PR without a re-measure step fails at once far beyond them);
+  ``rules.stats.modes``: two-level kernels (a mixture of two modes, ``two_modes``,
+  ``mode_words``).
 * ``rules.stats.options``: every knob (``CompareOptions``, ``ChangePointOptions``,
   ``GateSettings``, ``GateOptions``); ``rules.stats.constants``: every fixed number, with its
   evidence.
@@ -29,6 +31,7 @@ from rules.stats.gate import (
     stage_z,
 )
 from rules.stats.levels import Level
+from rules.stats.modes import Modes, mode_words, two_modes
 from rules.stats.options import (
     GATE_Z,
     ChangePointOptions,
@@ -66,6 +69,7 @@ __all__ = [
     "GateSettings",
     "Judgement",
     "Level",
+    "Modes",
     "OwnDips",
     "Replay",
     "change_points",
@@ -81,9 +85,11 @@ __all__ = [
     "judge_measurement",
     "largest_dip",
     "median_of",
+    "mode_words",
     "nightly_z",
     "own_dips",
     "robust_center_spread",
     "screens_worse",
     "stage_z",
+    "two_modes",
 ]

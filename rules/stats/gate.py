@@ -56,6 +56,7 @@ from rules.stats.constants import (
 )
 from rules.stats.joint import joint_z
 from rules.stats.levels import Level, clean, level_of, segment_starts
+from rules.stats.modes import Modes, two_modes
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, t_robust_spread
 from rules.stats.runs import Replay, replay, replayed, step
@@ -128,6 +129,8 @@ class Judgement:
         remeasured_z: Robust z of their conservative median (NaN without).
         confirm_threshold: Threshold the re-measurement had to reach (NaN without).
         method: Name of the test.
+        modes: The two levels the history visits, when it is two-level and the newest value
+            was beyond noise (``rules.stats.modes``; at a mode it is no suspect).
     """
 
     regressed: bool
@@ -148,6 +151,7 @@ class Judgement:
     remeasured_z: float = math.nan
     confirm_threshold: float = math.nan
     method: str = "segment level, robust z, confirmed runs"
+    modes: Modes | None = None
 
 
 def current_level(
@@ -193,9 +197,11 @@ def judge_from(
     worse = enough and z * (1 if up else -1) < 0
     beyond = enough and abs(z) >= thr and abs(newest / level.level - 1) >= opts.min_effect
     confirmed = enough and judged.sign != 0
+    modes = two_modes(values[:-1], opts.noise_floor) if beyond and not confirmed else None
+    at_mode = modes is not None and not modes.beyond(newest, int(np.sign(z)))
     return Judgement(
         regressed=confirmed and worse,
-        suspect=worse and beyond and not confirmed,
+        suspect=worse and beyond and not confirmed and not at_mode,
         improved=confirmed and not worse,
         level=level.level,
         relative_change=(newest - level.level) / level.level if enough else math.nan,
@@ -208,6 +214,7 @@ def judge_from(
         run=judged.run,
         confirm_runs=opts.confirm_runs,
         enough=enough,
+        modes=modes,
     )
 
 

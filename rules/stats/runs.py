@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from rules.stats.bursts import agrees
 from rules.stats.constants import (
     KNOWN_NOISE_POINTS,
     MAD_SCALE,
@@ -49,6 +50,7 @@ from rules.stats.constants import (
 )
 from rules.stats.joint import all_beyond, joint_z
 from rules.stats.levels import Level, level_of
+from rules.stats.modes import at_a_mode
 from rules.stats.options import ChangePointOptions, GateOptions
 from rules.stats.robust import FloatArray, fast_median
 
@@ -177,6 +179,17 @@ def _confirms(z: FloatArray, level: Level, opts: GateOptions, segment: FloatArra
     return bool(np.min(z) >= each_z(opts, z.size, level))  # the costly bar last
 
 
+def _kept(values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions) -> bool:
+    """Whether a run that confirms by its evidence is a change.
+
+    Its nights agree (not a burst, ``rules.stats.bursts``) and, on a two-level kernel, are off
+    both modes (``rules.stats.modes``).
+    """
+    if not agrees(values[values.size - k :], level.noise):
+        return False
+    return not at_a_mode(values, k, sign, opts)
+
+
 def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Step:
     """Judge the newest of ``values`` in the segment starting at ``start``."""
     first = level_of(values[:-1], start, noise, opts.noise_floor)
@@ -195,7 +208,9 @@ def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Ste
         if not np.all(z >= opts.run_floor):
             break
         judged, run = level, k
-        if _run_confirms(values, z, level, sign, noise, opts):
+        if _run_confirms(values, z, level, sign, noise, opts) and _kept(
+            values, k, sign, level, opts
+        ):
             return Step(sign, k, level, level.z(newest))
     return Step(0, run, judged, judged.z(newest))
 

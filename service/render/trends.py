@@ -3,7 +3,8 @@
 Artists carry a ``gid`` a reader (or a test) can find: ``series`` for the nightly line,
 ``other-runs`` for PR and local runs, ``change:<i>`` for change points, ``binding:<i>`` for
 binding changes (a GEMM that fell off the tensor cores: ``tensor_bf16 → fp32``),
-``baseline-band`` / ``baseline-median`` for the baseline.
+``baseline-band`` / ``baseline-median`` for the baseline, ``mode-low`` / ``mode-high`` for
+a two-level kernel's modes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from rules import binding_changes
+from rules.stats import Modes
+from service.render.trend_parts import draw_modes
 
 #: What a trend chart can show: column, axis label, and the scale of the unit that reads best.
 TREND_METRICS = ("percent_of_roof", "time_s")
@@ -46,6 +49,7 @@ def trend_chart(
     metric: str = "percent_of_roof",
     bindings: pd.DataFrame | None = None,
     reference: str | None = None,
+    modes: Modes | None = None,
 ) -> Figure:
     """Percent of roof (or time) over time for one kernel on one device.
 
@@ -64,6 +68,8 @@ def trend_chart(
             of the nightly rows when ``series`` has a ``binding`` column.
         reference: The binding percent of roof is measured against (like for like), for the
             axis label; by default the ``reference_binding`` column's (``rules``).
+        modes: A two-level kernel's modes (``rules.two_modes``), in ``metric``'s unit: each
+            mode's band is shaded (gids ``mode-low``, ``mode-high``).
     """
     values, unit, scale = _trend_values(series, metric)
     fig = Figure(figsize=(8, 3.2), layout="constrained")
@@ -76,6 +82,8 @@ def trend_chart(
         band = ax.axhspan(median - spread, median + spread, color="#2ca02c", alpha=0.15)
         band.set_gid("baseline-band")
         ax.axhline(median, color="#2ca02c", linewidth=0.8).set_gid("baseline-median")
+    if modes is not None:
+        draw_modes(ax, modes, scale)
     if change_points is not None:
         _draw_changes(ax, change_points)
     _draw_binding_changes(ax, _binding_changes(series, bindings))

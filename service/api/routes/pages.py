@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from sqlmodel import Session
 
 from rules import conclude
+from rules.stats import two_modes
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
@@ -171,13 +172,18 @@ def _cached(
 
 
 def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
-    """One chart per device, drawn from the nightly runs only (PR runs would zig-zag it)."""
+    """One chart per device, drawn from the nightly runs only (PR runs would zig-zag it).
+
+    A two-level kernel's modes are shaded (``rules.stats.two_modes``).
+    """
     charts = []
     nightly = frame[frame["kind"] == TREND_KIND]
     for device, series in nightly.groupby("device", sort=True):
         placed = series.dropna(subset=["percent_of_roof"])
         if not placed.empty:
-            figure = trend_chart(placed, title=f"{ellipsize_middle(name, 64)} on {device}")
+            modes = two_modes(placed["percent_of_roof"].to_numpy(dtype=float))
+            title = f"{ellipsize_middle(name, 64)} on {device}"
+            figure = trend_chart(placed, title=title, modes=modes)
             charts.append((str(device), inline_svg(figure)))
     return charts
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from rules.roofline import Roof, place
+from rules.stats import two_modes
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart
 from service.render.labels import label_box
 from service.render.trends import trend_chart
@@ -163,3 +164,19 @@ def test_trend_chart_marks_a_binding_change_and_names_the_roof():
     assert ax.get_ylabel() == "% of tensor_bf16 roof"
     steady = trend_chart(series.assign(binding="tensor_bf16"), title="gemm").axes[0]
     assert _gids(steady, "binding") == []
+
+
+def test_trend_chart_shades_a_two_level_kernels_modes():
+    stays = [0] * 6 + [1] * 5 + [0] * 7 + [1] * 4 + [0] * 6 + [1] * 5 + [0] * 8
+    rng = np.random.default_rng(3)
+    values = np.where(np.array(stays) == 1, 62.0, 71.0) * (1 + 0.01 * rng.standard_normal(41))
+    stamps = pd.date_range("2026-01-01", periods=41, freq="D", tz="UTC")
+    series = pd.DataFrame({"timestamp": stamps, "percent_of_roof": values})
+    modes = two_modes(values)
+    assert modes is not None
+    ax = trend_chart(series, title="gemv", modes=modes).axes[0]
+    for name, level in (("low", 62.0), ("high", 71.0)):
+        band = _gid(ax, f"mode-{name}").get_extents()
+        y0, y1 = ax.transData.inverted().transform([[0, band.y0], [0, band.y1]])[:, 1]
+        assert y0 < level < y1
+    assert two_modes(np.full(41, 70.0)) is None  # one level: nothing to shade

@@ -1,0 +1,149 @@
+"""Two-level kernels: a history that visits two levels is a mixture, not a series of changes.
+
+A GPU runner with two clock (or memory) states puts a kernel at one of two levels and keeps
+it there for a while: 62% of roof for a few nights, 71% for a few more, and back. Judged
+against one level, every stay at the other mode looks like a change of level, and the gate
+confirms it. So the nights before the newest are read as a mixture of two modes
+(``two_modes``): the best split of their sorted values in two (the least sum of squares within
+the two parts), kept only when
+
+* each mode holds at least ``MIN_MODE_SHARE`` of the nights and ``MIN_MODE_NIGHTS`` of them,
+* the modes are at least ``MODE_SEPARATION`` within-mode spreads apart (the pooled scaled MAD
+  around each night's mode: a mode's own spread, not the mixture's), and each mode's own
+  spread is at most ``MODE_SPREAD`` times that pooled spread (scattered bad nights are no mode),
+* the history went from one mode to the other at least ``MIN_SWITCHES`` times in time order
+  (one switch is a change of level, the detector's business, not a mixture).
+
+On a two-level kernel a night is off the modes only beyond both of them: past the outer mode
+on its side by ``AT_MODE_Z`` within-mode spreads (``modes.Modes.beyond``). A night at or between
+the modes is no suspect, and a run that would confirm a change is a stay at a mode unless
+every night of it is off the modes (``at_a_mode``). A night beyond both modes is judged as
+before. (Which mode dominates, the share, is described, not judged: on a sticky runner the
+stays, not the nights, are the samples, and 60 nights hold too few of them.)
+
+Short histories (fewer than ``MIN_MODE_HISTORY`` nights) and constant ones have no modes: they
+are judged as before.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rules.stats.constants import (
+    AT_MODE_Z,
+    MAD_SCALE,
+    MIN_MODE_HISTORY,
+    MIN_MODE_NIGHTS,
+    MIN_MODE_SHARE,
+    MIN_SWITCHES,
+    MODE_SEPARATION,
+    MODE_SPREAD,
+)
+from rules.stats.options import GateOptions
+from rules.stats.robust import FloatArray, fast_median
+
+
+@dataclass(frozen=True)
+class Modes:
+    """The two levels a kernel's history visits.
+
+    Attributes:
+        low: The lower mode (the median of its nights).
+        high: The higher mode.
+        low_share: Share of the nights at the low mode.
+        spread: Within-mode spread of one night (pooled scaled MAD around each night's mode).
+        stays: Stays in one mode (runs of nights at one mode, in time order).
+        nights: Nights the modes were read from.
+    """
+
+    low: float
+    high: float
+    low_share: float
+    spread: float
+    stays: int
+    nights: int
+
+    def nearest(self, value: float) -> float:
+        """The mode nearest ``value``."""
+        return self.low if abs(value - self.low) <= abs(value - self.high) else self.high
+
+    def beyond(self, value: float, sign: int) -> bool:
+        """Whether ``value`` is off both modes on side ``sign`` (-1: below the low mode).
+
+        Past the outer mode on that side by ``AT_MODE_Z`` within-mode spreads: not a stay at
+        one of the two levels.
+        """
+        edge = self.low if sign < 0 else self.high
+        return sign * (value - edge) >= AT_MODE_Z * self.spread
+
+    def is_low(self, value: float) -> bool:
+        """Whether ``value`` is nearer the low mode."""
+        return self.nearest(value) == self.low
+
+
+def _best_split(ordered: FloatArray, least: int) -> int:
+    """Where the sorted values split best in two (the least sum of squares within the parts)."""
+    n = ordered.size
+    total, squares = np.cumsum(ordered), np.cumsum(ordered**2)
+    i = np.arange(least, n - least + 1)
+    left = squares[i - 1] - total[i - 1] ** 2 / i
+    rest = total[-1] - total[i - 1]
+    right = (squares[-1] - squares[i - 1]) - rest**2 / (n - i)
+    return int(i[int(np.argmin(left + right))])
+
+
+def _mad(values: FloatArray, center: float) -> float:
+    return MAD_SCALE * fast_median(np.abs(values - center))
+
+
+def two_modes(history: FloatArray, floor: float = 0.0) -> Modes | None:
+    """The two modes of ``history`` (oldest first), or None when it is not two-level.
+
+    ``floor``: the least relative within-mode spread assumed (the gate's ``noise_floor``).
+    """
+    n = history.size
+    least = max(MIN_MODE_NIGHTS, math.ceil(MIN_MODE_SHARE * n))
+    if n < MIN_MODE_HISTORY or 2 * least > n:
+        return None
+    ordered = np.sort(history)
+    if ordered[0] == ordered[-1]:
+        return None
+    cut = _best_split(ordered, least)
+    low, high = fast_median(ordered[:cut]), fast_median(ordered[cut:])
+    is_low = history < (low + high) / 2
+    resid = np.where(is_low, history - low, history - high)
+    spread = max(MAD_SCALE * fast_median(np.abs(resid)), floor * abs(fast_median(history)))
+    own = max(_mad(ordered[:cut], low), _mad(ordered[cut:], high))
+    stays = 1 + int(np.count_nonzero(is_low[1:] != is_low[:-1]))
+    if not spread > 0 or high - low < MODE_SEPARATION * spread or own > MODE_SPREAD * spread:
+        return None
+    if stays - 1 < MIN_SWITCHES:
+        return None
+    return Modes(low, high, float(np.mean(is_low)), spread, stays, n)
+
+
+def at_a_mode(values: FloatArray, k: int, sign: int, opts: GateOptions) -> bool:
+    """Whether the ``k``-night run at the end of ``values`` (side ``sign``) is a stay at a mode.
+
+    On a two-level history (the nights before the run) a run is a change only when every night
+    of it is beyond both modes; read only for a run that confirms otherwise (few of them).
+    """
+    modes = two_modes(values[: values.size - k], opts.noise_floor)
+    run = values[values.size - k :]
+    return modes is not None and not all(modes.beyond(float(v), sign) for v in run)
+
+
+def mode_words(modes: Modes, value: float, unit: str = "% of roof", when: str = "tonight") -> str:
+    """The mixture in words, for a value at one of the modes.
+
+    ``alternates between 62% and 71% of roof; tonight 62%, the usual low mode``: values to
+    whole units, the unit's first character after each lone value.
+    """
+    side = "low" if modes.is_low(value) else "high"
+    return (
+        f"alternates between {modes.low:.0f}{unit[:1]} and {modes.high:.0f}{unit}; "
+        f"{when} {value:.0f}{unit[:1]}, the usual {side} mode"
+    )

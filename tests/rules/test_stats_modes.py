@@ -1,0 +1,77 @@
+"""Two-level kernels (``rules.stats.modes``): a night at the other mode is not a drop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rules.stats import judge_latest, mode_words, two_modes
+
+#: Stays of a sticky two-state runner: 0 at 71% of roof, 1 at 62%.
+STAYS = [0] * 6 + [1] * 5 + [0] * 7 + [1] * 4 + [0] * 6 + [1] * 5 + [0] * 8
+
+
+def two_level(seed: int = 3, noise: float = 0.01) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    levels = np.where(np.array(STAYS) == 1, 62.0, 71.0)
+    return levels * (1 + noise * rng.standard_normal(levels.size))
+
+
+def test_a_sticky_two_state_history_is_two_modes() -> None:
+    modes = two_modes(two_level())
+    assert modes is not None
+    assert modes.low == pytest.approx(62.0, rel=0.01)
+    assert modes.high == pytest.approx(71.0, rel=0.01)
+    assert modes.low_share == pytest.approx(14 / 41)
+    assert modes.stays == 7
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        np.full(30, 55.0),  # constant
+        np.array([62.0, 71.0, 62.0, 71.0, 62.0, 71.0]),  # too short to tell modes apart
+        np.r_[np.full(15, 71.0), np.full(15, 62.0)] + np.tile([0.2, -0.2], 15),  # one step
+        np.random.default_rng(1).normal(70.0, 0.7, 40),  # one level with noise
+    ],
+)
+def test_short_constant_one_step_and_one_level_histories_have_no_modes(
+    history: np.ndarray,
+) -> None:
+    assert two_modes(history) is None
+
+
+def test_a_night_at_the_other_mode_is_no_suspect_and_says_why() -> None:
+    judged = judge_latest(np.append(two_level(), 62.3))
+    assert not judged.suspect and not judged.regressed
+    assert judged.modes is not None
+    assert mode_words(judged.modes, judged.current) == (
+        "alternates between 62% and 71% of roof; tonight 62%, the usual low mode"
+    )
+
+
+def test_a_stay_at_the_other_mode_is_not_confirmed() -> None:
+    history = np.append(two_level(), [62.3, 61.8, 62.5])
+    for night in range(history.size - 3, history.size + 1):
+        judged = judge_latest(history[:night])
+        assert not judged.regressed, night
+
+
+def test_a_drop_below_both_modes_is_still_found() -> None:
+    history = np.append(two_level(), [55.0, 54.6])
+    assert judge_latest(history[:-1]).suspect
+    assert judge_latest(history).regressed
+
+
+def quiet(nights: int, seed: int = 5) -> np.ndarray:
+    return 70.0 * (1 + 0.01 * np.random.default_rng(seed).standard_normal(nights))
+
+
+def test_a_burst_whose_nights_disagree_is_not_confirmed() -> None:
+    history = np.append(quiet(30), [52.0, 66.0])  # 26% slow, then 6% slow: each its own dip
+    assert not judge_latest(history).regressed
+
+
+def test_a_drop_whose_nights_agree_is_confirmed() -> None:
+    history = np.append(quiet(30), [60.0, 60.5])
+    assert judge_latest(history).regressed
