@@ -20,9 +20,10 @@ from collectors import csvrows
 from collectors.base import Collector
 from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, frames, labels, recipe
-from collectors.ncu.aggregate import RunBuilder, device_info, profiler_info
+from collectors.ncu.aggregate import RunBuilder, device_info
 from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
+from collectors.ncu.provenance import profiler_info
 from collectors.schema import RunRecord
 from collectors.units import UnknownUnit, unit_factor
 
