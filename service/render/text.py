@@ -22,6 +22,7 @@ from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.names import ellipsize_middle
+from service.render.ranking import is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     ICONS,
@@ -99,11 +100,12 @@ def _verdict_cell(kernel: KernelVerdict, found: Sequence[Finding]) -> Text:
     return Text(verdict_words(found), style=_STYLE[top.severity], overflow="fold")
 
 
+def _unplaced(kernel: KernelVerdict) -> bool:
+    return kernel.regime is None and kernel.status != KernelStatus.MISSING
+
+
 def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     """The kernels that changed or have findings (worst first), and how many are unchanged."""
-    by_kernel: dict[str, list[Finding]] = {}
-    for f in verdict.findings:
-        by_kernel.setdefault(f.kernel or "", []).append(f)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("kernel", overflow="fold", min_width=NAME_WIDTH)  # a cut name on one line
     table.add_column("share", justify="right", no_wrap=True)
@@ -112,10 +114,12 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     table.add_column("regime (binding)")
     table.add_column("FLOP/B (tier)", justify="right", no_wrap=True)
     table.add_column("verdict")
-    unchanged = KernelStatus.UNCHANGED
-    listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != unchanged]
-    for kernel in listed[:MAX_ROWS]:
-        found = by_kernel.get(kernel.key, [])
+    # The markdown's order and selection, so the row limit cuts the same least important ones.
+    listed = [(k, found) for k, found in ranked_kernels(verdict) if is_listed(k, found)]
+    # Unplaced kernels past the limit still get a row: the markdown lists every one of them,
+    # and a kernel roofguard cannot judge on the roof is what a reader must not miss.
+    rows = listed[:MAX_ROWS] + [(k, f) for k, f in listed[MAX_ROWS:] if _unplaced(k)]
+    for kernel, found in rows:
         table.add_row(
             Text(clean(kernel.name, NAME_WIDTH)),
             kernel_share(kernel),
@@ -125,8 +129,8 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
             intensity_text(kernel),
             _verdict_cell(kernel, found),
         )
-    if len(listed) > MAX_ROWS:
-        table.caption = f"…and {len(listed) - MAX_ROWS} more changed kernels (see --format json)"
+    if len(listed) > len(rows):
+        table.caption = f"…and {len(listed) - len(rows)} more changed kernels (see --format json)"
     return table, len(verdict.kernels) - len(listed)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from service.cli import run
+from service.render.text import MAX_ROWS
 
 COPY_ROW = "copy_kernel,0.001,0,2.854e9,1"  # 2.854 GB in 1 ms: 85.2% of 3.35 TB/s
 
@@ -51,3 +52,18 @@ def test_device_copies_of_a_pytorch_trace_are_on_the_memory_roof(tmp_path):
     assert copy["regime"] == "memory-bound" and not copy["percent_is_lower_bound"]
     # 2 x 32 MiB (read and write) in 20 µs against 3.35 TB/s
     assert abs(copy["percent_of_roof"] - 100 * 2 * 33554432 / 3.35e12 / 20e-6) < 0.01
+
+
+def test_the_text_table_lists_the_unplaced_kernels_the_markdown_shows(tmp_path):
+    gemms = "".join(f"gemm_{i},0.001,1e10,1e8,1\n" for i in range(MAX_ROWS + 5))
+    report = tmp_path / "run.csv"  # the unplaced kernel has the smallest share: ranked last
+    report.write_text(
+        "name,duration_s,flops_fp32,bytes_dram,launches\n"
+        + gemms
+        + "nocounters_kernel,0.00001,,2.854e7,1\n"
+    )
+    markdown, text = (_check(tmp_path, report, fmt) for fmt in ("markdown", "text"))
+    assert "nocounters_kernel" in markdown
+    row = next(line for line in text.splitlines() if line.startswith("nocounters_kernel"))
+    assert "unplaced: FLOP counts" in row and "≥ 85.2%" in row
+    assert "…and 5 more changed kernels" in text, "placed kernels past the limit are counted"
