@@ -26,6 +26,7 @@ from service.render.escape import (
     safe_url,
     shorten,
 )
+from service.render.judged import BASELINE_NOTE, judged_group
 from service.render.ranking import is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
@@ -151,7 +152,7 @@ def _unchanged(kernels: Sequence[KernelVerdict]) -> dict[str, Any]:
 
 
 def _groups(verdict: Verdict) -> list[GroupRow]:
-    return [make_group_row(g) for g in verdict.groups[:MAX_GROUPS]]
+    return [make_group_row(judged_group(g, verdict.findings)) for g in verdict.groups[:MAX_GROUPS]]
 
 
 def _notes(verdict: Verdict) -> list[str]:
@@ -233,6 +234,7 @@ def render_verdict(
         "links": footer,
         "charts": charts,
         "groups": _groups(verdict),
+        "baseline_note": escape_text(BASELINE_NOTE, limit=TEXT_LIMIT),
     }
 
     def render(keep: int) -> str:
