@@ -186,15 +186,7 @@ class KinetoTrace(Collector):
                 note=f"sum of {len(group.times)} launch durations (trace 'dur', microseconds)",
             )
         }
-        nbytes = {}
-        if group.byte_factor and group.times:
-            nbytes["dram"] = group.dram_bytes
-            provenance["bytes.dram"] = Provenance(
-                kind=ProvenanceKind.PROXY,
-                metrics=("args.bytes",),
-                note=f"logical copy/memset bytes x {group.byte_factor:g} (reads + writes); "
-                "a copy that fits in L2 moves less DRAM traffic and can sit above the roof",
-            )
+        flops, nbytes = _copy_work(group, provenance)
         return kernel_record(
             path,
             f"traceEvents[{group.first}]",
@@ -203,6 +195,7 @@ class KinetoTrace(Collector):
             launches=len(group.times),
             duration_s=sum(group.times),
             samples_s=tuple(group.times),
+            flops=flops,
             bytes=nbytes,
             provenance=provenance,
             grid=grid,
@@ -213,8 +206,35 @@ class KinetoTrace(Collector):
         )
 
 
+def _copy_work(
+    group: _Group, provenance: dict[str, Provenance]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """FLOPs and bytes of a device copy or memset (none for a kernel); adds their provenance.
+
+    A copy or memset does no arithmetic: zero FLOPs is a count, not a missing counter, so the
+    copy is placed on the bandwidth roof rather than left unplaced.
+    """
+    if not group.byte_factor:
+        return {}, {}
+    provenance["flops.fp32"] = Provenance(
+        kind=ProvenanceKind.REPORTED,
+        metrics=("cat",),
+        note="a device copy or memset (trace category) does no floating-point work",
+    )
+    if not group.times:
+        return {"fp32": 0.0}, {}
+    provenance["bytes.dram"] = Provenance(
+        kind=ProvenanceKind.PROXY,
+        metrics=("args.bytes",),
+        note=f"logical copy/memset bytes x {group.byte_factor:g} (reads + writes); "
+        "a copy that fits in L2 moves less DRAM traffic and can sit above the roof",
+    )
+    return {"fp32": 0.0}, {"dram": group.dram_bytes}
+
+
 def _missing(group: _Group, nbytes: Mapping[str, float]) -> tuple[str, ...]:
-    missing = ["flops: a trace does not count FLOPs (declare a work model)"]
+    no_flops = "flops: a trace does not count FLOPs (declare a work model)"
+    missing = [] if group.byte_factor else [no_flops]  # a copy's zero FLOPs are known
     if not nbytes and not group.byte_factor:  # a copy's bytes need a timed launch
         missing.append("bytes: a trace does not count kernel bytes")
     if group.untimed:

@@ -2,8 +2,9 @@
 
 Every artist a reader (or a test) may want to find carries a ``gid``: ``roof:<precision>:<tier>``
 for roof polylines, ``ridge:<precision>:<tier>`` for ridge markers, ``kernels`` for the kernel
-scatter, ``arrow:<name>`` for baseline-to-current arrows, ``label:<name>`` for kernel labels,
-and the trend chart's in ``service.render.trends``.
+scatter, ``baselines`` for the baseline points, ``arrow:<name>`` for baseline-to-current arrows,
+``label:<name>`` for kernel labels, the zero-FLOP strip's in ``service.render.no_flops``, and the
+trend chart's in ``service.render.trends``. The roofs are drawn by ``service.render.roof_lines``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import matplotlib
@@ -26,14 +27,14 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from collectors.schema import RunRecord
-from rules import Placement, Roof
+from rules import KernelVerdict, Placement, Roof, percent_of_resource
 from service.render.labels import place_labels, short_names
+from service.render.no_flops import NoFlopsMark, draw_no_flops
+from service.render.roof_lines import draw_roofs, used_precisions, x_span, y_span
 
 _log = logging.getLogger(__name__)
 
 ImageFormat = Literal["svg", "png"]
-_PRECISION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
-_TIER_STYLES = {"dram": "-", "l2": "--", "l1": ":"}
 _MARKER_AREA = (20.0, 400.0)  # points^2 for time share 0 and 1
 #: Relative move in intensity or FLOP/s below which no baseline arrow is drawn (unchanged).
 ARROW_MIN_CHANGE = 0.01
@@ -50,6 +51,11 @@ class KernelPoint:
         time_share: The kernel's share of the run's kernel time, 0..1 (sets the marker size).
         precision: The precision whose roof the kernel is judged against (None: any).
         baseline: (intensity, achieved FLOP/s) of the baseline, drawn as an arrow to the point.
+        baseline_precision: The precision whose roof the baseline was bound by, when it differs
+            (a GEMM that fell off the tensor cores): that roof is drawn too.
+        bandwidth_percent: For a kernel that moves bytes but does no FLOPs (a copy, a memset):
+            its percent of the bandwidth roof, drawn on the chart's zero-FLOP strip instead of
+            on the log-log axes (where zero FLOP/s has no place).
     """
 
     name: str
@@ -58,6 +64,13 @@ class KernelPoint:
     time_share: float = 0.0
     precision: str | None = None
     baseline: tuple[float, float] | None = None
+    baseline_precision: str | None = None
+    bandwidth_percent: float | None = None
+
+    @property
+    def on_roof(self) -> bool:
+        """Whether the point has FLOPs, so it sits on the log-log axes."""
+        return self.bandwidth_percent is None
 
     @classmethod
     def from_placement(
@@ -69,13 +82,30 @@ class KernelPoint:
         baseline: Placement | None = None,
         tier: str = "dram",
     ) -> KernelPoint | None:
-        """The point of a placed kernel, or None when it cannot be drawn (no time or bytes)."""
+        """The point of a placed kernel, or None when it cannot be drawn (no time or bytes).
+
+        A kernel with bytes and no FLOPs gets its percent of the bandwidth roof instead.
+        """
         current = _xy(placement, tier)
         if current is None:
-            return None
+            percent = _bandwidth_percent(placement)
+            return (
+                None
+                if percent is None
+                else cls(name, 0.0, 0.0, time_share, None, None, None, percent)
+            )
         base = _xy(baseline, tier) if baseline is not None else None
         precision = placement.compute.binding or _largest_term(placement)
-        return cls(name, current[0], current[1], time_share, precision, base)
+        base_precision = baseline.compute.binding if baseline is not None else None
+        return cls(name, current[0], current[1], time_share, precision, base, base_precision)
+
+
+def _bandwidth_percent(placement: Placement) -> float | None:
+    """Percent of the binding bandwidth roof of a kernel without FLOPs, else None."""
+    if placement.total_flops or not placement.time_s or placement.memory.binding is None:
+        return None
+    percent = percent_of_resource(placement, placement.memory.binding)
+    return percent if percent is not None and math.isfinite(percent) else None
 
 
 def _largest_term(placement: Placement) -> str | None:
@@ -89,66 +119,6 @@ def _xy(placement: Placement, tier: str) -> tuple[float, float] | None:
     if intensity is None or not achieved or not math.isfinite(intensity + achieved):
         return None  # no time, no bytes, or a stored outlier past a float's range
     return (intensity, achieved) if intensity > 0 else None
-
-
-def roof_vertices(
-    peak: float, bandwidth: float, x_range: tuple[float, float]
-) -> list[tuple[float, float]]:
-    """Vertices of ``min(peak, I * bandwidth)`` over ``x_range`` (the ridge is the knee)."""
-    lo, hi = x_range
-    ridge = peak / bandwidth
-    points = [(lo, min(peak, lo * bandwidth))]
-    if lo < ridge < hi:
-        points.append((ridge, peak))
-    points.append((hi, min(peak, hi * bandwidth)))
-    return points
-
-
-def _used(kernels: Sequence[KernelPoint], roof: Roof) -> list[str]:
-    used = {k.precision for k in kernels if k.precision and k.precision in roof.peak_flop_per_s}
-    if not used and roof.peak_flop_per_s:  # nothing known: the highest peak frames the chart
-        used = {max(roof.peak_flop_per_s, key=lambda p: roof.peak_flop_per_s[p])}
-    return sorted(used, key=lambda p: -roof.peak_flop_per_s[p])
-
-
-def _x_range(
-    roof: Roof, kernels: Sequence[KernelPoint], precisions: Sequence[str], tiers: Sequence[str]
-) -> tuple[float, float]:
-    xs = [k.intensity for k in kernels] + [
-        b[0] for k in kernels if k.baseline for b in [k.baseline]
-    ]
-    xs += [
-        roof.peak_flop_per_s[p] / roof.bandwidth_byte_per_s[t] for p in precisions for t in tiers
-    ]
-    lo, hi = min(xs), max(xs)
-    return 10 ** math.floor(math.log10(lo) - 0.5), 10 ** math.ceil(math.log10(hi) + 0.5)
-
-
-def _draw_roofs(
-    ax: Axes,
-    roof: Roof,
-    precisions: Sequence[str],
-    tiers: Sequence[str],
-    x_range: tuple[float, float],
-) -> None:
-    for i, precision in enumerate(precisions):
-        colour = _PRECISION_COLOURS[i % len(_PRECISION_COLOURS)]
-        peak = roof.peak_flop_per_s[precision]
-        for tier in tiers:
-            bandwidth = roof.bandwidth_byte_per_s[tier]
-            xs, ys = zip(*roof_vertices(peak, bandwidth, x_range), strict=True)
-            (line,) = ax.plot(
-                xs,
-                ys,
-                _TIER_STYLES.get(tier, "-."),
-                color=colour,
-                linewidth=1.2,
-                label=f"{precision} / {tier}",
-            )
-            line.set_gid(f"roof:{precision}:{tier}")
-            ridge = peak / bandwidth
-            (mark,) = ax.plot([ridge], [peak], "o", color=colour, markersize=4, fillstyle="none")
-            mark.set_gid(f"ridge:{precision}:{tier}")
 
 
 def _marker_sizes(kernels: Sequence[KernelPoint]) -> npt.NDArray[np.float64]:
@@ -168,9 +138,22 @@ def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint]) -> None:
     ys = [k.achieved_flop_per_s for k in kernels]
     scatter = ax.scatter(xs, ys, s=_marker_sizes(kernels), color="#333333", alpha=0.75, zorder=3)
     scatter.set_gid("kernels")
-    for k in kernels:
-        if k.baseline is None or not _moved(k.baseline, (k.intensity, k.achieved_flop_per_s)):
-            continue
+    moved = [
+        k
+        for k in kernels
+        if k.baseline and _moved(k.baseline, (k.intensity, k.achieved_flop_per_s))
+    ]
+    if moved:  # hollow: where the kernel was, the arrow's tail
+        was = ax.scatter(
+            [k.baseline[0] for k in moved if k.baseline],
+            [k.baseline[1] for k in moved if k.baseline],
+            s=_marker_sizes(moved),
+            facecolors="none",
+            edgecolors="#ff7f0e",
+            zorder=3,
+        )
+        was.set_gid("baselines")
+    for k in moved:
         arrow = ax.annotate(
             "",
             xy=(k.intensity, k.achieved_flop_per_s),
@@ -183,6 +166,22 @@ def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint]) -> None:
             arrow.arrow_patch.set_gid(f"arrow:{k.name}")
 
 
+def _frame(ax: Axes, roof: Roof, kernels: Sequence[KernelPoint], tiers: Sequence[str]) -> bool:
+    """Draw the roofs and fix the axes to span every roof and point; False: no roof drawn."""
+    wanted = [k.precision for k in kernels] + [k.baseline_precision for k in kernels]
+    precisions = used_precisions(wanted, roof)
+    if not precisions or not tiers:
+        return False
+    bases = [k.baseline for k in kernels if k.baseline]
+    xs = [k.intensity for k in kernels] + [b[0] for b in bases]
+    ys = [k.achieved_flop_per_s for k in kernels] + [b[1] for b in bases]
+    x_range = x_span(roof, xs, precisions, tiers)
+    draw_roofs(ax, roof, precisions, tiers, x_range)
+    ax.set_xlim(*x_range)
+    ax.set_ylim(*y_span(roof, ys, precisions, tiers, x_range))
+    return True
+
+
 def roofline_chart(
     roof: Roof,
     kernels: Sequence[KernelPoint],
@@ -192,8 +191,12 @@ def roofline_chart(
 ) -> Figure:
     """The roofline chart of a run: log-log roofs, ridge points, kernels and arrows.
 
+    Kernels without FLOPs (``bandwidth_percent``) go on a strip at the left edge, at their
+    percent of the bandwidth roof; the main axes stay ``fig.axes[0]``.
+
     Args:
-        roof: The roof to draw; one polyline per precision the kernels use and per tier.
+        roof: The roof to draw; one polyline per precision the kernels (or their baselines)
+            use and per tier.
         kernels: The kernels; marker area grows with ``time_share``.
         tiers: Memory tiers to draw (default: every tier of the roof, outermost first).
         title: Chart title (default: the roof's label).
@@ -201,23 +204,25 @@ def roofline_chart(
     drawn_tiers = [
         t for t in (tiers or roof.bandwidth_byte_per_s) if t in roof.bandwidth_byte_per_s
     ]
-    precisions = _used(kernels, roof)
-    fig = Figure(figsize=(8, 5.5), layout="constrained")
-    ax = fig.add_subplot()
+    on_roof = [k for k in kernels if k.on_roof]
+    no_flops = [k for k in kernels if not k.on_roof]
+    fig = Figure(figsize=(9.5 if no_flops else 8, 5.5), layout="constrained")
+    grid = fig.add_gridspec(1, 2, width_ratios=(1.4, 8)) if no_flops else None
+    ax = fig.add_subplot(grid[0, 1]) if grid is not None else fig.add_subplot()
     ax.set_xscale("log")
     ax.set_yscale("log")
-    if precisions and drawn_tiers:
-        x_range = _x_range(roof, kernels, precisions, drawn_tiers)
-        _draw_roofs(ax, roof, precisions, drawn_tiers, x_range)
-        ax.set_xlim(*x_range)
-    if kernels:
-        _draw_kernels(ax, kernels)
-        _label_kernels(ax, fig, kernels)
+    framed = _frame(ax, roof, on_roof, drawn_tiers)
+    if on_roof:
+        _draw_kernels(ax, on_roof)
+        _label_kernels(ax, fig, on_roof)
+    if grid is not None:
+        marks = [NoFlopsMark(k.name, k.bandwidth_percent or 0.0, k.time_share) for k in no_flops]
+        draw_no_flops(fig.add_subplot(grid[0, 0]), marks, short_names([k.name for k in no_flops]))
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("achieved FLOP/s")
     ax.set_title(title or roof.label, parse_math=False)
     ax.grid(True, which="major", alpha=0.3)
-    if precisions and drawn_tiers:
+    if framed:
         ax.legend(loc="lower right", fontsize="small")
     return fig
 
@@ -274,14 +279,36 @@ def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> by
 
 
 def run_points(
-    run: RunRecord, placements: Mapping[str, Placement], baseline: Mapping[str, Placement]
+    run: RunRecord,
+    placements: Mapping[str, Placement],
+    baseline: Mapping[str, Placement],
+    verdict: Sequence[KernelVerdict] = (),
 ) -> list[KernelPoint]:
-    """The run's kernels as chart points (time share of the run, arrow from the baseline)."""
+    """The run's kernels as chart points (time share of the run, arrow from the baseline).
+
+    A kernel without a baseline placement takes its baseline from its ``verdict`` (the same
+    work in the baseline's median time, bound by the baseline's binding precision).
+    """
     total = sum(k.duration_s for k in run.kernels) or 1.0
-    points = [
-        KernelPoint.from_placement(
+    judged = {k.key: k for k in verdict}
+    points = []
+    for k in run.kernels:
+        point = KernelPoint.from_placement(
             k.key, placements[k.key], time_share=k.duration_s / total, baseline=baseline.get(k.key)
         )
-        for k in run.kernels
-    ]
-    return [p for p in points if p is not None]
+        if point is not None and point.baseline is None and k.key in judged:
+            point = with_judged_baseline(point, judged[k.key])
+        if point is not None:
+            points.append(point)
+    return points
+
+
+def with_judged_baseline(point: KernelPoint, kernel: KernelVerdict) -> KernelPoint:
+    """``point`` with the baseline its verdict names: same work, the baseline's median time."""
+    base = kernel.baseline
+    if not point.on_roof or base is None or not base.time_s or not kernel.time_s:
+        return point
+    achieved = point.achieved_flop_per_s * kernel.time_s / base.time_s
+    if not math.isfinite(achieved) or achieved <= 0:
+        return point
+    return replace(point, baseline=(point.intensity, achieved), baseline_precision=base.binding)

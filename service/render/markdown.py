@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +26,8 @@ from service.render.escape import (
     safe_url,
     shorten,
 )
+from service.render.judged import BASELINE_NOTE, judged_group
+from service.render.ranking import is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     CONCLUSION_ICONS,
@@ -36,7 +37,6 @@ from service.render.verdict_view import (
     fmt_share,
     make_group_row,
     make_row,
-    worst,
 )
 
 #: GitHub's limit on a comment body; the default budget keeps a margin below it.
@@ -50,14 +50,6 @@ CHECK_ROWS = 10
 MAX_NOTES = 20
 MAX_GROUPS = 30
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_STATUS_ORDER = {
-    KernelStatus.REGRESSED: 0,
-    KernelStatus.UNPLACED: 1,
-    KernelStatus.NEW: 2,
-    KernelStatus.MISSING: 2,
-    KernelStatus.IMPROVED: 3,
-    KernelStatus.UNCHANGED: 4,
-}
 
 
 @dataclass(frozen=True)
@@ -99,13 +91,6 @@ def verdict_marker(repo: str | None, pr: int | None, device: str | None) -> str:
     )
 
 
-def _importance(kernel: KernelVerdict, findings: Sequence[Finding]) -> tuple[int, int, int, float]:
-    top = worst(findings)
-    if top is None:
-        return (1, 3, _STATUS_ORDER.get(kernel.status, 2), -kernel.time_share)
-    return (0 if top.counts else 1, top.severity.rank, 0, -kernel.time_share)
-
-
 @dataclass
 class _Split:
     listed: list[Entry] = field(default_factory=list)
@@ -114,18 +99,10 @@ class _Split:
 
 
 def _split(verdict: Verdict) -> _Split:
-    by_kernel: dict[str, list[Finding]] = defaultdict(list)
     keys = {k.key for k in verdict.kernels}
-    split = _Split()
-    for finding in verdict.findings:
-        if finding.kernel in keys:
-            by_kernel[finding.kernel].append(finding)
-        else:
-            split.other.append(finding)
-    ranked = sorted(verdict.kernels, key=lambda k: _importance(k, by_kernel[k.key]))
-    for kernel in ranked:
-        found = by_kernel[kernel.key]
-        if not found and kernel.status == KernelStatus.UNCHANGED:
+    split = _Split(other=[f for f in verdict.findings if f.kernel not in keys])
+    for kernel, found in ranked_kernels(verdict):
+        if not is_listed(kernel, found):
             split.unchanged.append(kernel)
             continue
         ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
@@ -175,7 +152,7 @@ def _unchanged(kernels: Sequence[KernelVerdict]) -> dict[str, Any]:
 
 
 def _groups(verdict: Verdict) -> list[GroupRow]:
-    return [make_group_row(g) for g in verdict.groups[:MAX_GROUPS]]
+    return [make_group_row(judged_group(g, verdict.findings)) for g in verdict.groups[:MAX_GROUPS]]
 
 
 def _notes(verdict: Verdict) -> list[str]:
@@ -257,6 +234,7 @@ def render_verdict(
         "links": footer,
         "charts": charts,
         "groups": _groups(verdict),
+        "baseline_note": escape_text(BASELINE_NOTE, limit=TEXT_LIMIT),
     }
 
     def render(keep: int) -> str:

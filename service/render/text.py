@@ -21,7 +21,9 @@ from service.render.causes import findings_by_cause
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
+from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel
 from service.render.names import ellipsize_middle
+from service.render.ranking import is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     ICONS,
@@ -99,11 +101,12 @@ def _verdict_cell(kernel: KernelVerdict, found: Sequence[Finding]) -> Text:
     return Text(verdict_words(found), style=_STYLE[top.severity], overflow="fold")
 
 
+def _unplaced(kernel: KernelVerdict) -> bool:
+    return kernel.regime is None and kernel.status != KernelStatus.MISSING
+
+
 def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     """The kernels that changed or have findings (worst first), and how many are unchanged."""
-    by_kernel: dict[str, list[Finding]] = {}
-    for f in verdict.findings:
-        by_kernel.setdefault(f.kernel or "", []).append(f)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("kernel", overflow="fold", min_width=NAME_WIDTH)  # a cut name on one line
     table.add_column("share", justify="right", no_wrap=True)
@@ -112,10 +115,13 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     table.add_column("regime (binding)")
     table.add_column("FLOP/B (tier)", justify="right", no_wrap=True)
     table.add_column("verdict")
-    unchanged = KernelStatus.UNCHANGED
-    listed = [k for k in verdict.kernels if by_kernel.get(k.key) or k.status != unchanged]
-    for kernel in listed[:MAX_ROWS]:
-        found = by_kernel.get(kernel.key, [])
+    # The markdown's order and selection, so the row limit cuts the same least important ones.
+    listed = [(k, found) for k, found in ranked_kernels(verdict) if is_listed(k, found)]
+    # Unplaced kernels past the limit still get a row: the markdown lists every one of them,
+    # and a kernel roofguard cannot judge on the roof is what a reader must not miss.
+    rows = listed[:MAX_ROWS] + [(k, f) for k, f in listed[MAX_ROWS:] if _unplaced(k)]
+    for listed_kernel, found in rows:
+        kernel = judged_kernel(listed_kernel, found)  # the figures its finding states
         table.add_row(
             Text(clean(kernel.name, NAME_WIDTH)),
             kernel_share(kernel),
@@ -125,8 +131,8 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
             intensity_text(kernel),
             _verdict_cell(kernel, found),
         )
-    if len(listed) > MAX_ROWS:
-        table.caption = f"…and {len(listed) - MAX_ROWS} more changed kernels (see --format json)"
+    if len(listed) > len(rows):
+        table.caption = f"…and {len(listed) - len(rows)} more changed kernels (see --format json)"
     return table, len(verdict.kernels) - len(listed)
 
 
@@ -134,14 +140,17 @@ def _arrow(before: float | None, now: float | None) -> str:
     return fmt_pct(now) if before is None else f"{before:.1f} → {fmt_pct(now)}"
 
 
-def group_table(groups: Sequence[GroupVerdict]) -> Table:
-    """Kernel groups: time, percent of roof and MFU, each against its baseline."""
+def group_table(groups: Sequence[GroupVerdict], findings: Sequence[Finding] = ()) -> Table:
+    """Kernel groups: time, percent of roof and MFU, each against its baseline.
+
+    A group with a finding shows that finding's level (``service.render.judged``).
+    """
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for header in ("group", "share", "time (baseline → now)", "% of roof (baseline → now)"):
         table.add_column(header, justify="left" if header == "group" else "right")
     table.add_column("MFU (baseline → now)", justify="right")
     table.add_column("target", justify="right")
-    for g in groups:
+    for g in (judged_group(group, findings) for group in groups):
         mfu = "—" if g.mfu is None else f"{100 * g.mfu:.1f}%"
         if g.mfu_baseline is not None and g.mfu_baseline.center is not None:
             mfu = f"{100 * g.mfu_baseline.center:.1f}% → {mfu}"
@@ -207,7 +216,9 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     elif unchanged:
         yield Text(f"All {unchanged} kernel(s) unchanged.")
     if verdict.groups:
-        yield group_table(verdict.groups)
+        yield group_table(verdict.groups, verdict.findings)
+    if table.row_count or verdict.groups:
+        yield Text(BASELINE_NOTE, style="dim")
     for main, *evidence in findings_by_cause(verdict.findings):
         yield finding_block(main, evidence)
     for note in verdict.notes[:20]:

@@ -23,6 +23,7 @@ from rules import (
 from service.render.devices import kernel_prediction
 from service.render.escape import escape_code, escape_text
 from service.render.figures import fmt_seconds, time_change
+from service.render.judged import judged_kernel
 
 SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 #: Points shown in a sparkline (the newest ones).
@@ -348,7 +349,8 @@ def make_group_row(group: GroupVerdict) -> GroupRow:
 
 
 def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
-    """The table row of one kernel."""
+    """The table row of one kernel (its baseline in its gate finding's figures, if any)."""
+    kernel = judged_kernel(kernel, findings)
     icon, verdict = _verdict_cell(kernel, findings)
     return Row(
         icon=icon,

@@ -32,7 +32,7 @@ from service.digest.build import build_digest
 from service.digest.model import DigestOptions
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart
+from service.render.charts import KernelPoint, figure_bytes, roofline_chart, with_judged_baseline
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
 from service.render.trends import trend_chart
@@ -73,11 +73,12 @@ def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:
     kernels = sorted(outcome.verdict.kernels, key=lambda k: -k.time_share)[:CHART_KERNELS]
     labels = short_names([k.name for k in kernels])
     points = [
-        KernelPoint.from_placement(labels[k.name], placements[k.key], time_share=k.time_share)
+        (KernelPoint.from_placement(labels[k.name], placements[k.key], time_share=k.time_share), k)
         for k in kernels
         if k.key in placements
     ]
-    return roofline_chart(outcome.roof, [p for p in points if p is not None]), labels
+    drawn = [with_judged_baseline(p, k) for p, k in points if p is not None]
+    return roofline_chart(outcome.roof, drawn), labels
 
 
 def wants_html(request: Request) -> bool:

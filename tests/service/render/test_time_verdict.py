@@ -153,7 +153,7 @@ def test_terminal_view_is_a_table_in_words_not_escaped_markdown(db, golden):
     text = check(db, "--format", "text")
     assert "\\_" not in text and "<details>" not in text and "|---" not in text
     row = next(line for line in text.splitlines() if line.startswith("verify_gemm"))
-    assert "0.34 → 5.10 ms (15.1×)" in row and "71.8 → 4.8% of tensor_bf16" in row
+    assert "0.34 → 5.10 ms (15.1×)" in row and "71.9 → 4.8% of tensor_bf16" in row
     assert "compute (tensor_bf16 → fp32)" in row
     assert re.search(r"time +5\.10 ms", text) and "± 0.6 pts" in text
     assert "percent_of_roof" not in text and "baseline_center" not in text  # words, not keys
@@ -179,3 +179,23 @@ def test_json_is_unchanged_by_the_terminal_view(db):
     gemm = next(k for k in data["kernels"] if k["key"] == VERIFY)
     assert {"time_s", "time_ratio", "percent_of_baseline_roof"} <= gemm.keys()
     assert "time_s" in gemm["baseline"]
+
+
+def test_table_and_finding_state_one_set_of_figures(db):
+    # The table's baseline of a kernel with a finding is that finding's level ± noise (n):
+    # not the 14-run summary (71.8% ±0.4, n=14) beside a finding of 71.9% ± 0.6 over 30 runs.
+    verdict = Verdict.model_validate_json(check(db, "--format", "json"))
+    drop = next(f for f in verdict.findings if f.rule == "roof-drop" and f.kernel == VERIFY)
+    gate = drop.gate
+    assert gate is not None and gate.n > kernel(verdict, VERIFY).baseline.n, "two windows"
+    md_row = next(
+        line
+        for line in check(db, "--format", "markdown").splitlines()
+        if line.startswith("| ❌ | `verify_gemm")
+    )
+    assert f"| {gate.level:.1f}% ±{gate.noise:.1f} (n={gate.n}) |" in md_row
+    assert f"({100 * gate.relative_change:.1f}%)".replace("-", "−") in md_row
+    text = check(db, "--format", "text")
+    text_row = next(line for line in text.splitlines() if line.startswith("verify_gemm"))
+    assert f"{gate.level:.1f} → 4.8% of tensor_bf16" in text_row
+    assert "Baseline: with a finding, the level it was judged against" in text

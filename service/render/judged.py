@@ -1,0 +1,69 @@
+"""One set of figures: a row's baseline in the figures its finding states.
+
+The verdict's baseline summary covers the newest ``baseline.window`` runs of a kernel's
+segment (14 by default), the gate judges against the whole segment (30 nights, say). A row
+that said ``71.8% ±0.4 (n=14)`` beside a finding that says ``71.9% ± 0.6 over 30 runs`` left
+the reader to wonder which to trust. A kernel (or group) with a gate finding on the row's
+metric shows the finding's level, noise and run count instead; the others keep the summary,
+and the table says which window each shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rules import BaselineSummary, Finding, GateFigures, GroupVerdict, KernelVerdict
+
+#: The gate rule that judges each baseline metric of a kernel row.
+_GATE_RULE = {"percent_of_roof": "roof-drop", "time_s": "time-regression"}
+
+
+def gate_of(findings: Sequence[Finding], rule: str, measure: str | None) -> GateFigures | None:
+    """The gate figures of the finding of ``rule`` on ``measure`` (None: a kernel's own)."""
+    for finding in findings:
+        if finding.rule == rule and finding.measure == measure and finding.gate is not None:
+            return finding.gate
+    return None
+
+
+def as_judged(base: BaselineSummary, gate: GateFigures | None) -> BaselineSummary:
+    """``base`` with the gate's level, noise, run count and change, when it has a gate."""
+    if gate is None:
+        return base
+    update = {
+        "center": gate.level,
+        "spread": gate.noise,
+        "n": gate.n,
+        "relative_change": gate.relative_change,
+    }
+    return base.model_copy(update=update)
+
+
+def judged_kernel(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdict:
+    """``kernel`` with its baseline in the figures of its gate finding (if it has one)."""
+    base = kernel.baseline
+    if base is None or base.center is None:
+        return kernel
+    gate = gate_of(findings, _GATE_RULE.get(base.metric, ""), None)
+    if gate is None:
+        return kernel
+    return kernel.model_copy(update={"baseline": as_judged(base, gate)})
+
+
+def judged_group(group: GroupVerdict, findings: Sequence[Finding]) -> GroupVerdict:
+    """``group`` with its percent-of-roof and MFU baselines in its findings' figures."""
+    own = [f for f in findings if f.kernel == f"group:{group.name}"]
+    update = {}
+    if group.baseline is not None:
+        update["baseline"] = as_judged(group.baseline, gate_of(own, "roof-drop", "percent_of_roof"))
+    if group.mfu_baseline is not None:
+        update["mfu_baseline"] = as_judged(group.mfu_baseline, gate_of(own, "roof-drop", "mfu"))
+    return group.model_copy(update=update) if update else group
+
+
+#: Which window a table's baseline shows (a footnote under the tables, in both formats).
+BASELINE_NOTE = (
+    "Baseline: with a finding, the level it was judged against ± the noise used, over the n "
+    "runs since the last confirmed change (the finding's figures); without one, the median ± "
+    "spread of the newest n baseline runs."
+)

@@ -1,0 +1,55 @@
+"""Which kernels a verdict lists, worst first: one order for the markdown and the terminal.
+
+A kernel is listed when it has findings or its status is not ``unchanged``; the order is by
+its worst finding (counted before preview, then severity), then by status (regressed,
+unplaced, new or missing, improved), then by share of GPU time. Both renderers use it, so a
+kernel the comment shows near the top (an unplaced one, say) is not cut from the terminal's
+table by its row limit.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from rules import Finding, KernelStatus, KernelVerdict, Verdict
+from service.render.verdict_view import worst
+
+_STATUS_ORDER = {
+    KernelStatus.REGRESSED: 0,
+    KernelStatus.UNPLACED: 1,
+    KernelStatus.NEW: 2,
+    KernelStatus.MISSING: 2,
+    KernelStatus.IMPROVED: 3,
+    KernelStatus.UNCHANGED: 4,
+}
+
+
+def importance(kernel: KernelVerdict, findings: Sequence[Finding]) -> tuple[int, int, int, float]:
+    """The sort key of a kernel: lower is shown first."""
+    top = worst(findings)
+    if top is None:
+        return (1, 3, _STATUS_ORDER.get(kernel.status, 2), -kernel.time_share)
+    return (0 if top.counts else 1, top.severity.rank, 0, -kernel.time_share)
+
+
+def findings_by_kernel(verdict: Verdict) -> dict[str, list[Finding]]:
+    """The findings of each kernel of the verdict, by key (the others are not included)."""
+    keys = {k.key for k in verdict.kernels}
+    found: dict[str, list[Finding]] = defaultdict(list)
+    for finding in verdict.findings:
+        if finding.kernel in keys:
+            found[finding.kernel].append(finding)
+    return found
+
+
+def ranked_kernels(verdict: Verdict) -> list[tuple[KernelVerdict, list[Finding]]]:
+    """Every kernel with its findings, most important first."""
+    found = findings_by_kernel(verdict)
+    ranked = sorted(verdict.kernels, key=lambda k: importance(k, found.get(k.key, [])))
+    return [(k, found.get(k.key, [])) for k in ranked]
+
+
+def is_listed(kernel: KernelVerdict, findings: Sequence[Finding]) -> bool:
+    """Whether the table lists the kernel (else it counts among the unchanged)."""
+    return bool(findings) or kernel.status != KernelStatus.UNCHANGED
