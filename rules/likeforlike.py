@@ -93,7 +93,7 @@ def _percents(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> npt.NDArray[np.
             rows = np.asarray([a == column for a in amounts])
             work[rows] = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)[rows]
     time_s = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # stored outliers
         percent = 100.0 * (work / rates) / time_s
     ok = (work > 0) & (rates > 0) & (time_s > 0) & np.isfinite(percent)
     return np.where(ok, percent, math.nan)

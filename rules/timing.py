@@ -98,7 +98,7 @@ def like_for_like_history_values(history: KernelHistory, roof: Roof) -> npt.NDAr
     if not rate or binding is None:
         return values
     work = np.asarray(history.total_flops if peak else history.bytes_dram, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # stored outliers
         other = 100.0 * work / rate / np.asarray(history.time_s, dtype=float)
     off = np.asarray([b is not None and b != binding for b in history.binding], dtype=bool)
     use = off & np.isfinite(other) & (other > 0) & np.isfinite(values)

@@ -58,7 +58,12 @@ def overview() -> click.Group:
 
     A command name it does not know is click's usual usage error (exit 2), as before.
     """
+    from service import __version__
+
     group = _InTableOrder("roofguard", help=HELP, no_args_is_help=True)
     for name, text in SUMMARIES.items():
         group.add_command(click.Command(name, help=text, short_help=text))
-    return group
+    version = click.version_option(
+        __version__, "--version", prog_name="roofguard", message="%(prog)s %(version)s"
+    )
+    return version(group)

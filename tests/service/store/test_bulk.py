@@ -31,9 +31,17 @@ def engine(request, tmp_path, monkeypatch):
         yield engine
         engine.dispose()
         return
-    engine = open_store(request.getfixturevalue("postgres_url"))
+    url = request.getfixturevalue("postgres_url")
+    _clean_schema(url)  # the session's database: other tests' rows would be counted here
+    engine = open_store(url)
     yield engine
-    with engine.begin() as conn:  # a clean schema for the next test
+    engine.dispose()
+    _clean_schema(url)  # and a clean schema for the next test
+
+
+def _clean_schema(url: str) -> None:
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
         conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
     engine.dispose()
 
