@@ -52,7 +52,7 @@ def test_the_version_is_one_everywhere(capsys: pytest.CaptureFixture[str]) -> No
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_the_examples_pin_this_release(name: str) -> None:
-    """The lead tags the merge as vVERSION: the examples must name a tag that exists."""
+    """The release is tagged vVERSION: the examples must name a tag that exists."""
     pins = [s["uses"] for s in _steps(EXAMPLES[name]) if s.get("uses", "").startswith(OURS)]
     assert pins, f"{name} does not use the Action"
     assert {pin.removeprefix(OURS) for pin in pins} == {f"v{VERSION}"}
