@@ -64,3 +64,15 @@ def test_figures_agree_between_the_table_and_the_findings(verdict: Verdict) -> N
         assert jargon not in text
     assert "level measured since" in text
     assert all(f.severity != Severity.FAIL or f.counts for f in verdict.findings)
+
+
+def test_regime_flip_quotes_the_gates_level_as_roof_drop_does(verdict: Verdict) -> None:
+    flip = next(f for f in verdict.findings if f.rule == "regime-flip")
+    drop = next(f for f in verdict.findings if f.rule == "roof-drop" and f.kernel == flip.kernel)
+    slower = next(f for f in verdict.findings if f.rule == "time-regression")
+    level = drop.gate
+    assert level is not None
+    assert flip.numbers["baseline_percent_of_roof"] == pytest.approx(level.level)
+    assert flip.numbers["baseline_n"] == level.n
+    assert flip.numbers["baseline_time_s"] == pytest.approx(slower.numbers["baseline_time_s"])
+    assert f"level {level.level:.1f}% over {level.n} runs → " in flip.message

@@ -118,7 +118,7 @@ def test_roof_drop_judges_like_for_like_and_regime_flip_gives_the_numbers(verdic
     assert by_rule["roof-drop"].numbers["current"] == pytest.approx(4.7, abs=0.2)
     assert "of roof (tensor_bf16)" in by_rule["roof-drop"].message
     flip = by_rule["regime-flip"].message
-    assert re.search(r"71\.\d% → 4\.\d% of the tensor_bf16 roof", flip), flip
+    assert re.search(r"level 71\.\d% over \d+ runs → 4\.\d% of the tensor_bf16 roof", flip), flip
     assert "(15.1× slower)" in flip
 
 
