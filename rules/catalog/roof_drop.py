@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import Field
@@ -13,7 +14,8 @@ from rules.figures import GateFigures
 from rules.gated import GateDecisions
 from rules.groups import GroupFigures
 from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
-from rules.measures import column, percent_samples, signed_percent
+from rules.measures import column, percent_samples, seconds, signed_percent
+from rules.roofline import MEMORY_BOUND
 from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, mode_words
 from rules.timing import judged_binding, like_for_like_percent
 from rules.verdict import Finding, KernelStatus, Severity, Stability
@@ -63,7 +65,8 @@ class RoofDrop(Rule):
     that is beyond noise on its own (``check --rerun``); without a re-measure step, only a
     change far beyond noise fails at once (``[rules.gate]``). Thresholds grow with the
     number of kernels judged. Kernel groups are held to the same test on their
-    time-weighted percent of roof and their MFU (finding on ``group:<name>``).
+    time-weighted percent of roof and their MFU, or a memory-bound group on its total time
+    (finding on ``group:<name>``).
 
     **Best practice**
 
@@ -86,7 +89,7 @@ class RoofDrop(Rule):
         check_groups: bool = True
 
     def gate_batches(self, ctx: RuleContext, opts: Options) -> Iterator[GateBatch]:
-        """Every placed kernel's percent of roof (one batch), and each group's percent and MFU."""
+        """Every placed kernel's percent of roof (one batch); each group's percent, MFU or time."""
         values = {
             key: _percent(ctx, key)
             for key, placement in ctx.placements.items()
@@ -96,11 +99,13 @@ class RoofDrop(Rule):
         if not opts.check_groups:
             return
         for figures in ctx.groups.values():
-            for name, current, _, _ in _measures(figures):
-                if current is None or figures.judged_history.empty:
+            for measure in _measures(ctx, figures):
+                if measure.current is None or figures.judged_history.empty:
                     continue
-                m = Measured(column(figures.judged_history, name), float(current))
-                yield GateBatch(name, {figures.key: m}, opts)  # a group is its own family
+                history = column(figures.judged_history, measure.column)
+                m = Measured(history, float(measure.current))
+                up = measure.higher_is_better  # a group is its own family
+                yield GateBatch(measure.metric, {figures.key: m}, opts, higher_is_better=up)
 
     def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel and per group whose percent of roof (or MFU) dropped."""
@@ -147,31 +152,85 @@ class RoofDrop(Rule):
     ) -> Iterator[Finding]:
         # One finding per group: one that lost its percent of roof is reported on that measure
         # alone (its MFU against the same peak repeats the figure: "4.77% of roof", "4.77% MFU").
-        found = False
-        for name, _, scale, unit in _measures(figures):
-            decision = gate.get(name, figures.key)
-            if decision is None or (name == "mfu" and found):
+        for measure in _measures(ctx, figures):
+            decision = gate.get(measure.metric, figures.key)
+            if decision is None:
                 continue
             j, m = decision.judgement, decision.measured
             if not (j.regressed or j.suspect) or np.isnan(j.level):
                 continue
-            found = True
             yield self.finding(
                 ctx,
                 figures.key,
-                f"group {figures.group.name}: {j.current * scale:.1f}{unit}, level "
-                f"{j.level * scale:.1f}{unit} ± {j.noise * scale:.1f} over {j.n} runs "
-                f"({signed_percent(j.relative_change)}); "
-                f"{gate_wording(j, m.all, _scaled(scale, unit))}",
+                f"group {figures.group.name}: {measure.words(j)}; "
+                f"{gate_wording(j, m.all, measure.unit)}",
                 severity=Severity.FAIL if j.regressed else Severity.WARN,
                 status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
-                numbers={"measure": name, **GateFigures.of(j, m.all).numbers()},
+                numbers={"measure": measure.column, **GateFigures.of(j, m.all).numbers()},
             )
+            return
 
 
-def _measures(figures: GroupFigures) -> tuple[tuple[str, float | None, float, str], ...]:
-    """A group's judged measures: (metric, current value, display scale, unit)."""
-    return (
-        ("percent_of_roof", figures.percent_of_roof, 1.0, "% of roof"),
-        ("mfu", figures.mfu, 100.0, "% MFU"),
+@dataclass(frozen=True)
+class _Measure:
+    """One judged measure of a group.
+
+    Attributes:
+        metric: The gate's metric (a group's time is its own metric: ``time_s`` is the
+            kernels' of time-regression).
+        column: The group history's column (``numbers["measure"]`` of the finding).
+        current: The run's value.
+        unit: Formats a value of it.
+        higher_is_better: Its direction.
+        scale: (display scale, suffix) of a value in the message.
+    """
+
+    metric: str
+    column: str
+    current: float | None
+    unit: Callable[[float], str]
+    higher_is_better: bool = True
+    scale: tuple[float, str] = (1.0, "")
+
+    def words(self, j: Judgement) -> str:
+        """The change in words, with figures recomputable from the finding's."""
+        if self.column == "time_s":
+            return (
+                f"takes {j.current / j.level:.2f}× its baseline time ({self.unit(j.current)}, "
+                f"level {self.unit(j.level)} ± {self.unit(j.noise)} over {j.n} runs): "
+                f"a fusion broke?"
+            )
+        scale, suffix = self.scale
+        return (
+            f"{j.current * scale:.1f}{suffix}, level {j.level * scale:.1f}{suffix} ± "
+            f"{j.noise * scale:.1f} over {j.n} runs ({signed_percent(j.relative_change)})"
+        )
+
+
+def _measures(ctx: RuleContext, figures: GroupFigures) -> tuple[_Measure, ...]:
+    """A group's judged measures, in order: percent of roof, then MFU or time.
+
+    A memory-bound group is held to its time, not to its MFU: FLOPs are not what bounds it,
+    and a broken fusion there keeps each kernel's percent of roof (the same bytes at the
+    same bandwidth, and more of them), so the group's total time is what shows it.
+    """
+    pct = _Measure(
+        "percent_of_roof",
+        "percent_of_roof",
+        figures.percent_of_roof,
+        _scaled(1.0, "% of roof"),
+        scale=(1.0, "% of roof"),
     )
+    if _memory_bound(ctx, figures):
+        return pct, _Measure("group_time_s", "time_s", figures.time_s, seconds, False)
+    mfu = _Measure("mfu", "mfu", figures.mfu, _scaled(100.0, "% MFU"), scale=(100.0, "% MFU"))
+    return pct, mfu
+
+
+def _memory_bound(ctx: RuleContext, figures: GroupFigures) -> bool:
+    """The group's declared regime, else the regime of most of its time."""
+    if figures.group.regime is not None:
+        return bool(figures.group.regime == MEMORY_BOUND)
+    placed = [ctx.placements[k] for k in figures.keys]
+    memory = sum(p.time_s or 0.0 for p in placed if p.regime == MEMORY_BOUND)
+    return memory > 0.5 * sum(p.time_s or 0.0 for p in placed)

@@ -133,7 +133,7 @@ COMPARED = {
 
 def _compared_unit(finding: Finding) -> tuple[Formatter, Formatter]:
     """(value, spread) formatters of a finding's comparison figures."""
-    if finding.rule == "time-regression":
+    if finding.rule == "time-regression" or finding.measure == "time_s":
         return fmt_seconds, lambda v: f"± {fmt_seconds(v)}"
     if finding.measure == "mfu":
         return _fraction, lambda v: f"± {100 * v:.2f} pts"

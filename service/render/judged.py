@@ -51,14 +51,19 @@ def judged_kernel(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelV
 
 
 def judged_group(group: GroupVerdict, findings: Sequence[Finding]) -> GroupVerdict:
-    """``group`` with its percent-of-roof and MFU baselines in its findings' figures."""
+    """``group`` with its percent-of-roof, MFU and time baselines in its findings' figures."""
     own = [f for f in findings if f.kernel == f"group:{group.name}"]
-    update = {}
-    if group.baseline is not None:
-        update["baseline"] = as_judged(group.baseline, gate_of(own, "roof-drop", "percent_of_roof"))
-    if group.mfu_baseline is not None:
-        update["mfu_baseline"] = as_judged(group.mfu_baseline, gate_of(own, "roof-drop", "mfu"))
-    return group.model_copy(update=update) if update else group
+    base, mfu = group.baseline, group.mfu_baseline
+    if base is not None:
+        base = as_judged(base, gate_of(own, "roof-drop", "percent_of_roof"))
+    if mfu is not None:
+        mfu = as_judged(mfu, gate_of(own, "roof-drop", "mfu"))
+    update: dict[str, BaselineSummary | float | None] = {"baseline": base, "mfu_baseline": mfu}
+    timed = gate_of(own, "roof-drop", "time_s")  # a memory-bound group is judged on its time
+    if base is not None and timed is not None and timed.level > 0:
+        update["baseline"] = base.model_copy(update={"time_s": timed.level})
+        update["time_ratio"] = group.time_s / timed.level
+    return group.model_copy(update=update)
 
 
 #: Which window a table's baseline shows (a footnote under the tables, in both formats).

@@ -296,10 +296,11 @@ def test_demo_groups_compare_like_with_like(demo):
     verify = groups["speculative verify"]
     assert verify.mfu_baseline is not None
     assert 0.65 < verify.mfu_baseline.center < 0.8
-    # The broken fusion does cost the elementwise kernels time: the group's MFU drop is real.
+    # The broken fusion does cost the elementwise kernels time: the memory-bound group is
+    # judged on its time (not its MFU), and that rise is real.
     drops = [f for f in demo.verdict.findings if f.kernel == "group:elementwise"]
-    assert [f.numbers["measure"] for f in drops] == ["mfu"]
-    assert -0.15 < float(drops[0].numbers["relative_change"]) < -0.03
+    assert [f.numbers["measure"] for f in drops] == ["time_s"]
+    assert 0.03 < float(drops[0].numbers["relative_change"]) < 0.15
 
 
 def test_check_writes_the_roofline_chart_and_lists_it_as_an_artifact(history):

@@ -13,6 +13,7 @@ from demo_cli import VERIFY, demo_db
 from test_time_verdict import check
 
 from rules.verdict import KernelStatus, Severity, Verdict
+from service.render.judged import judged_group
 from service.render.markdown import render_verdict
 from service.render.text import render_verdict_text
 
@@ -48,8 +49,21 @@ def test_a_group_that_lost_its_percent_of_roof_is_not_reported_again_as_mfu(
             by_group.setdefault(f.kernel, []).append(f.measure or "")
     assert by_group.get("group:speculative verify") == ["percent_of_roof"]  # not MFU again
     # A broken fusion in a memory-bound group keeps each kernel's percent of roof: only its
-    # MFU (the same FLOPs in more time) shows it, so that one stays.
-    assert by_group.get("group:elementwise") == ["mfu"]
+    # time shows it, and that is what such a group is judged on (not MFU: FLOPs don't bound it).
+    assert by_group.get("group:elementwise") == ["time_s"]
+
+
+def test_a_memory_bound_group_is_judged_on_its_time_in_plain_words(verdict: Verdict) -> None:
+    finding = next(f for f in verdict.findings if f.kernel == "group:elementwise")
+    gate = finding.gate
+    assert gate is not None
+    ratio = gate.current / gate.level  # recomputable from the verdict's figures
+    assert f"takes {ratio:.2f}× its baseline time (" in finding.message
+    assert "a fusion broke?" in finding.message and "MFU" not in finding.message
+    # The group's row shows the level its time was judged against, and the same ratio.
+    row = judged_group(next(g for g in verdict.groups if g.name == "elementwise"), [finding])
+    assert row.baseline is not None and row.baseline.time_s == pytest.approx(gate.level)
+    assert row.time_ratio == pytest.approx(ratio)
 
 
 def test_figures_agree_between_the_table_and_the_findings(verdict: Verdict) -> None:
