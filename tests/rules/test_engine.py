@@ -150,7 +150,7 @@ def test_untrusted_runner_gives_no_regression_verdict() -> None:
 
 def test_groups_get_time_weighted_percent_and_mfu() -> None:
     verdict = evaluate(
-        case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
+        case("roof-drop", "fail_decode_group_time_rise_when_a_fusion_broke").context()
     ).verdict
     (group,) = verdict.groups
     assert group.name == "decode" and len(group.kernels) == 3
@@ -169,7 +169,7 @@ def test_group_figures_are_computed_once_per_context_and_shared(
 ) -> None:
     # roof-drop (its gate batches and its findings) and the engine's rows read the groups:
     # one computation, kept by the context.
-    ctx = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
+    ctx = case("roof-drop", "fail_decode_group_time_rise_when_a_fusion_broke").context()
     calls: list[object] = []
 
     def counting(c: RuleContext) -> Mapping[str, GroupFigures]:

@@ -71,11 +71,11 @@ def test_a_rule_that_runs_first_reads_what_the_gate_judged_for_another(
 def test_the_verdict_does_not_depend_on_the_order_the_rules_run_in(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    ctx = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
+    ctx = case("roof-drop", "fail_decode_group_time_rise_when_a_fusion_broke").context()
     forward = evaluate(ctx).verdict
     reverse = list(reversed(selected_rules(ctx.config)))
     monkeypatch.setattr("rules.engine.selected_rules", lambda config: reverse)
-    again = case("roof-drop", "fail_decode_group_mfu_drop_when_a_fusion_broke").context()
+    again = case("roof-drop", "fail_decode_group_time_rise_when_a_fusion_broke").context()
     assert evaluate(again).verdict == forward
 
 
