@@ -68,6 +68,21 @@ def seed(service: Service, repo: str) -> int:
     return int(run_id)
 
 
+def heading_after_click(driver, starts: str) -> str:
+    """The new page's h1, once it starts with ``starts``.
+
+    A click starts a navigation and may return before it ends (seen on a loaded CI machine:
+    no h1 yet), so wait for the new page rather than read the old or a half-loaded one.
+    """
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    arrived = expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), starts)
+    WebDriverWait(driver, 30).until(arrived)
+    return str(driver.find_element(By.TAG_NAME, "h1").text)
+
+
 def shot(driver, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / name
@@ -100,7 +115,7 @@ def test_verdict_and_kernel_pages_in_chromium(service, repo, browser) -> None:
         shot(browser, "run-page.png")
 
         browser.find_element(By.LINK_TEXT, NAME).click()
-        assert browser.find_element(By.TAG_NAME, "h1").text == f"Kernel {NAME}"
+        assert heading_after_click(browser, "Kernel") == f"Kernel {NAME}"
         trend = browser.find_elements(By.CSS_SELECTOR, "section.device figure.chart svg")
         assert len(trend) == 1 and trend[0].is_displayed()
         rows = browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")
@@ -132,7 +147,7 @@ def test_start_page_not_found_and_long_names_in_chromium(service, repo, browser)
         assert repo in rows[1].text and "nightly" in rows[1].text and "H100-SXM5" in rows[1].text
         shot(browser, "start-page.png")
         rows[1].find_element(By.LINK_TEXT, str(last)).click()
-        assert browser.find_element(By.TAG_NAME, "h1").text.startswith(f"Run {last}")
+        assert heading_after_click(browser, f"Run {last}").startswith(f"Run {last}")
 
         browser.get(f"{live.url}/runs/999")
         assert browser.find_element(By.TAG_NAME, "h1").text == "Not found"
@@ -191,7 +206,7 @@ def test_two_stored_runs_compared_in_chromium(service, repo, browser) -> None:
         form = browser.find_element(By.ID, "compare-with")
         form.find_element(By.NAME, "base").send_keys(str(ids[0]))
         form.find_element(By.TAG_NAME, "button").click()
-        assert browser.find_element(By.TAG_NAME, "h1").text == "Two runs"
+        assert heading_after_click(browser, "Two runs") == "Two runs"
         rows = browser.find_elements(By.CSS_SELECTOR, "#compare-runs tbody tr")
         assert len(rows) == 2
         assert "4.7% of tensor_bf16 (70.0% of fp32)" in rows[0].text
