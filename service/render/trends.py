@@ -120,23 +120,9 @@ def _draw_series(
 def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
     """A dashed line per change point, labelled with the first commit at the new level."""
     for i, row in enumerate(changes.itertuples()):  # a few change points per kernel
-        when = _naive_utc(row.since)
-        ax.axvline(
-            when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
-            color="#d62728",
-            linewidth=1.0,
-            linestyle="--",
-        ).set_gid(f"change:{i}")
-        ax.annotate(
-            str(row.to_commit)[:8],
-            xy=(when, 1.0),
-            xycoords=("data", "axes fraction"),
-            rotation=90,
-            fontsize=7,
-            va="top",
-            ha="right",
-            parse_math=False,
-        )
+        style = {"color": "#d62728", "linewidth": 1.0, "linestyle": "--"}
+        gids = (f"change:{i}", None)
+        _marker(ax, row.since, str(row.to_commit)[:8], gids=gids, top=True, **style)
 
 
 def _binding_changes(series: pd.DataFrame, given: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -165,23 +151,38 @@ def _draw_binding_changes(ax: Axes, changes: pd.DataFrame | None) -> None:
     if changes is None:
         return
     for i, row in enumerate(changes.itertuples()):  # a few binding changes per kernel
-        when = _naive_utc(row.since)
-        ax.axvline(
-            when,  # type: ignore[arg-type]  # matplotlib's date converter takes Timestamps
-            color="#9467bd",
-            linewidth=1.4,
-        ).set_gid(f"binding:{i}")
-        ax.annotate(
-            f"{row.from_binding} → {row.to_binding}",
-            xy=(when, 0.02),
-            xycoords=("data", "axes fraction"),
-            rotation=90,
-            fontsize=7,
-            color="#9467bd",
-            va="bottom",
-            ha="right",
-            parse_math=False,
-        ).set_gid(f"binding-label:{i}")
+        label = f"{row.from_binding} → {row.to_binding}"
+        gids = (f"binding:{i}", f"binding-label:{i}")
+        _marker(ax, row.since, label, gids=gids, top=False, color="#9467bd", linewidth=1.4)
+
+
+def _marker(
+    ax: Axes,
+    since: object,
+    label: str,
+    *,
+    gids: tuple[str, str | None],
+    top: bool,
+    **line: object,
+) -> None:
+    """A vertical line at ``since`` with ``label`` along it, at the top or the bottom.
+
+    ``gids``: the line's and the label's (None: the label has none).
+    """
+    when = _naive_utc(since)
+    ax.axvline(when, **line).set_gid(gids[0])  # type: ignore[arg-type]  # dates take Timestamps
+    text = ax.annotate(
+        label,
+        xy=(when, 1.0 if top else 0.02),
+        xycoords=("data", "axes fraction"),
+        rotation=90,
+        fontsize=7,
+        color=None if top else line.get("color"),
+        va="top" if top else "bottom",
+        ha="right",
+        parse_math=False,
+    )
+    text.set_gid(gids[1])
 
 
 def _naive_utc(value: object) -> pd.Timestamp:
