@@ -13,6 +13,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -100,7 +102,7 @@ def upload(
     headers = {"Authorization": f"Bearer {token}"}
     own = client or httpx.Client(timeout=CLIENT_TIMEOUT_S, headers=headers)
     try:
-        response = _until_judged(server, own, url, data, parts, delays)
+        response = _until_judged(server, partial(_with_retries, own, url, data, parts, delays))
     finally:
         if client is None:
             own.close()
@@ -109,22 +111,18 @@ def upload(
     return _answer(server, response)
 
 
-def _until_judged(
-    server: str,
-    client: httpx.Client,
-    url: str,
-    data: dict[str, str],
-    parts: list[tuple[str, Path]],
-    delays: tuple[float, ...],
-) -> httpx.Response | None:
-    """The answer; after a 202 (still judging) the same upload again, which gets that verdict."""
-    response = _with_retries(client, url, data, parts, delays)
+def _until_judged(server: str, post: Callable[[], httpx.Response | None]) -> httpx.Response | None:
+    """The answer; after a 202 (still judging) the same upload again, which gets that verdict.
+
+    ``post``: one upload of the run, with its retries (``_with_retries``).
+    """
+    response = post()
     deadline = time.monotonic() + WAIT_S
     while response is not None and response.status_code == 202:
         if time.monotonic() > deadline:
             raise UploadFailed(f"{server}: no verdict after {WAIT_S:g} s (HTTP 202)")
         time.sleep(_retry_after(response))
-        response = _with_retries(client, url, data, parts, delays)
+        response = post()
     return response
 
 
