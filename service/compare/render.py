@@ -179,12 +179,13 @@ def _point(
     level: DeviceLevel, roof: Roof, name: str, time_s: float, total: float
 ) -> KernelPoint | None:
     flops, dram = level.work.flops, level.work.nbytes.get("dram")
+    share = time_s / total if total else 0.0
+    if not flops and level.work.nbytes and time_s > 0 and math.isfinite(level.percent):
+        # A copy or memset: its level is its percent of the bandwidth roof (the zero-FLOP strip).
+        return KernelPoint(name, 0.0, 0.0, share, bandwidth_percent=level.percent)
     if not flops or not dram or not time_s > 0:
         return None
-    precision = level.work.precision(roof)
-    return KernelPoint(
-        name, flops / dram, flops / time_s, time_s / total if total else 0.0, precision
-    )
+    return KernelPoint(name, flops / dram, flops / time_s, share, level.work.precision(roof))
 
 
 def _points(card: Card, names: dict[str, str]) -> list[KernelPoint]:

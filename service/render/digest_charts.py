@@ -136,6 +136,17 @@ def _points(
             baselines.get(key),
         )
         for key, i, a, s, binding, f, p in zip(*columns, strict=True)
+    ] + _no_flop_points(night, share)
+
+
+def _no_flop_points(night: pd.DataFrame, share: pd.Series) -> list[KernelPoint]:
+    """Copies and memsets: their percent of roof is their percent of the bandwidth roof."""
+    percent = pd.to_numeric(night["percent_of_roof"], errors="coerce")
+    flops = night["total_flops"].astype(float)
+    ok = (flops == 0) & (night["time_s"].astype(float) > 0) & np.isfinite(percent)
+    return [
+        KernelPoint(key, 0.0, 0.0, float(s), bandwidth_percent=float(p))
+        for key, s, p in zip(night["kernel_key"][ok], share[ok], percent[ok], strict=True)
     ]
 
 
@@ -157,7 +168,11 @@ def roofline_charts(history: pd.DataFrame, digest: Digest) -> dict[str, bytes]:
         base = rows[rows["kernel_key"].isin(changed) & rows["commit"].isin(changed.values())]
         base = base[base["commit"] == base["kernel_key"].map(changed)]
         roof = spec.roof()
-        baselines = {p.name: (p.intensity, p.achieved_flop_per_s) for p in _points(base, {}, roof)}
+        baselines = {
+            p.name: (p.intensity, p.achieved_flop_per_s)
+            for p in _points(base, {}, roof)
+            if p.on_roof
+        }
         night = night.sort_values("time_s", ascending=False)
         night = night[
             night["kernel_key"].isin(changed) | (np.arange(len(night)) < ROOFLINE_KERNELS)

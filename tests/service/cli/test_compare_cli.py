@@ -140,3 +140,20 @@ def test_bad_flags(capsys, db) -> None:
     code = run(["compare", "--db", db])
     assert code == 2 and "--repo" in capsys.readouterr().err
     assert Path(db.removeprefix("sqlite:///")).exists()
+
+
+def test_a_copy_sits_on_the_zero_flop_strip_of_each_card(tmp_path, capsys) -> None:
+    copy = Work({"fp32": 0.0}, {"dram": 2e9}, {A100: 70.0, H100: 75.0})
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = open_store(url)
+    try:
+        store(engine, nights(A100, 3, kernels={**KERNELS, "copy": copy}), datasheet(A100))
+        store(engine, nights(H100, 3, start=3, kernels={**KERNELS, "copy": copy}), datasheet(H100))
+    finally:
+        engine.dispose()
+    code, _, err = invoke(capsys, url, "--chart", str(tmp_path / "c.svg"))
+    assert code == 0, err
+    for card, percent in ((A100, 70.0), (H100, 75.0)):
+        svg = (tmp_path / f"c-{card}.svg").read_text()
+        assert 'id="no-flops:kernels"' in svg, f"{card}: the copy is left off the chart"
+        assert f"copy {percent:.0f}%" in svg
