@@ -254,10 +254,26 @@ def _group_baseline(
     return summary, rows
 
 
+def _at_gate_level(summary: BaselineSummary, gate: GateDecisions, key: str) -> BaselineSummary:
+    """The MFU baseline at the level the gate judged it against, like the percent-of-roof cell.
+
+    The percent-of-roof baseline of a group with a finding shows the gate's level over the
+    segment; an MFU "was" taken as the median of the newest runs beside it read differently
+    (71.8% beside 71.9% for the same GEMMs).
+    """
+    decision = gate.get("mfu", key)
+    if decision is None or not decision.judgement.enough or summary.center is None:
+        return summary
+    judged = decision.judgement
+    return summary.model_copy(update={"center": judged.level, "spread": judged.noise})
+
+
 def group_verdict(ctx: RuleContext, figures: GroupFigures, gate: GateDecisions) -> GroupVerdict:
     """A group's figures and baselines."""
     pct_summary, rows = _group_baseline(gate, figures, "percent_of_roof", figures.percent_of_roof)
-    mfu_summary, _ = _group_baseline(gate, figures, "mfu", figures.mfu)
+    mfu_summary = _at_gate_level(
+        _group_baseline(gate, figures, "mfu", figures.mfu)[0], gate, figures.key
+    )
     base_time = median_time(figures.history["time_s"].iloc[rows or slice(None)])
     pct_summary = pct_summary.model_copy(update={"time_s": base_time})
     group = figures.group
