@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from service.cli import build_app
+from service.cli.demo_cmd import DEMO_CONFIG, DEMO_REPO, demo_commit
+from service.demo.generate import DATA_DIR
 
 VERIFY = "verify_gemm_bf16<512, 14336, 4096>"
 
@@ -22,3 +26,10 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp(name) / 'history.db'}"
     invoke(["demo", "--db", url, "--format", "json"])
     return url
+
+
+def check_demo_pr(db: str, *extra: str, config: Path = DEMO_CONFIG) -> str:
+    """``roofguard check`` of the demo's pull-request report against the store ``db``."""
+    pr = ["--commit", demo_commit("pr-1234"), "--pr", "1234"]
+    where = ["--repo", DEMO_REPO, "--config", str(config), "--db", db]
+    return invoke(["check", str(DATA_DIR / "pr-1234.csv"), *pr, *where, *extra])

@@ -9,34 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from demo_cli import demo_db, invoke
+from demo_cli import check_demo_pr, demo_db
 
 from rules.verdict import Verdict
-from service.cli.demo_cmd import DEMO_CONFIG, DEMO_REPO, demo_commit
-from service.demo.generate import DATA_DIR
 from service.github.policy import FailurePolicy, check_conclusion
 from service.render.markdown import render_verdict as render_markdown
 
 
 def check(db: str, fmt: str) -> str:
-    return invoke(
-        [
-            "check",
-            str(DATA_DIR / "pr-1234.csv"),
-            "--repo",
-            DEMO_REPO,
-            "--commit",
-            demo_commit("pr-1234"),
-            "--pr",
-            "1234",
-            "--config",
-            str(DEMO_CONFIG),
-            "--db",
-            db,
-            "--format",
-            fmt,
-        ]
-    )
+    return check_demo_pr(db, "--format", fmt)
 
 
 @pytest.fixture()

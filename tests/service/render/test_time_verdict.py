@@ -12,13 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
-from demo_cli import VERIFY, demo_db, invoke
+from demo_cli import VERIFY, check_demo_pr, demo_db
 from typer.testing import CliRunner
 
 from rules.verdict import KernelStatus, Verdict
 from service.cli import build_app
-from service.cli.demo_cmd import DEMO_CONFIG, DEMO_REPO, demo_commit
-from service.demo.generate import DATA_DIR
+from service.cli.demo_cmd import DEMO_CONFIG, demo_commit
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 
@@ -35,25 +34,8 @@ def verdict(db) -> Verdict:
 
 
 def check(db: str, *extra: str, config: Path = DEMO_CONFIG) -> str:
-    return invoke(
-        [
-            "check",
-            str(DATA_DIR / "pr-1234.csv"),
-            "--repo",
-            DEMO_REPO,
-            "--commit",
-            demo_commit("pr-1234"),
-            "--pr",
-            "1234",
-            "--base-sha",
-            demo_commit("night-30"),
-            "--config",
-            str(config),
-            "--db",
-            db,
-            *extra,
-        ]
-    )
+    """The demo's PR against the last night's commit."""
+    return check_demo_pr(db, "--base-sha", demo_commit("night-30"), *extra, config=config)
 
 
 def kernel(verdict: Verdict, key: str):
