@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from collectors import paused_gc
 from collectors.schema import KernelRecord, RunRecord
 from rules import Finding, Placement, Roof
 from service.errors import BadInput
@@ -169,6 +170,14 @@ def ingest_run(
     """
     if not run.repo:
         raise BadInput("run has no repository; give --repo OWNER/NAME")
+    with paused_gc():  # a huge run's rows are millions of objects: see collectors.gcpause
+        return _ingest(session, run, placements, roof, trusted)
+
+
+def _ingest(
+    session: Session, run: RunRecord, placements: Mapping[str, Placement], roof: Roof, trusted: bool
+) -> IngestResult:
+    assert run.repo is not None  # checked by ingest_run
     record, digest = identity(run)
     existing = find_run(session=session, repo=run.repo, content_hash=digest)
     if existing is not None:
