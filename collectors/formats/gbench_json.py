@@ -174,7 +174,8 @@ class GoogleBenchmarkJson(Collector):
         context = require(root, "context", dict, path, None)
         entries = require(root, "benchmarks", list, path, None)
         runs, notes = _group(entries, path)
-        kernels = [self._kernel(run, reps, path) for run, reps in runs.items()]
+        entries.clear()  # the groups hold them now: each goes once its record is made
+        kernels = [self._kernel(run, runs.pop(run), path) for run in list(runs)]
         when = timestamp(context.get("date"))
         return RunRecord(
             **({"timestamp": when} if when else {}),
