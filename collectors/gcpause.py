@@ -3,7 +3,7 @@
 A run of a million kernels is tens of millions of small objects (records, their
 dictionaries, rows), none of them in a reference cycle, so the cyclic collector finds
 nothing; yet each full collection walks every one of them, and they trigger dozens. Reading
-100,000 ncu launches took 39 s with it on and 28 s with it off (same process, same file).
+100,000 ncu launches took 15.3 s of CPU with it on and 11.0 s with it off (same file).
 Reference counting still frees everything as usual; the collector runs again afterwards.
 """
 
