@@ -12,6 +12,7 @@ from pathlib import Path
 from collectors import safety
 from collectors.base import CollectOptions
 from collectors.errors import CollectorError, TooManyKernels
+from collectors.gcpause import paused_gc
 from collectors.identity import KeyOptions, normalise_name
 from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get
@@ -35,6 +36,7 @@ __all__ = [
     "detect",
     "get",
     "normalise_name",
+    "paused_gc",
     "run_fault",
 ]
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from collectors.base import Collector
 from collectors.errors import CollectorBug, CollectorError, MalformedReport
+from collectors.gcpause import paused_gc
 from collectors.physics import run_fault
 from collectors.schema import KernelRecord, RunRecord
 
@@ -26,6 +27,11 @@ MIN_DURATION_S = 1e-12
 
 def read(collector: Collector, path: Path) -> RunRecord:
     """``collector.parse(path)``, checked; every failure is a ``CollectorError`` naming ``path``."""
+    with paused_gc():
+        return _read(collector, path)
+
+
+def _read(collector: Collector, path: Path) -> RunRecord:
     try:
         record = collector.parse(path)
     except CollectorError:

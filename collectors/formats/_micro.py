@@ -148,6 +148,9 @@ def per_second(unit: Any, path: Path, row: str | None, field: str = "time_unit")
 
 def median(values: Iterable[float]) -> float:
     """The median: robust against the odd slow repetition, so it is what a record carries."""
+    values = list(values)
+    if len(values) == 1:  # most benchmarks run once: statistics.median would sort one value
+        return float(values[0])
     return float(statistics.median(values))
 
 
@@ -210,6 +213,7 @@ def _kept(options: KeyOptions) -> KeyOptions:
     return options.model_copy(update={"strip_arguments": False, "strip_return_type": False})
 
 
+@lru_cache(maxsize=4096)  # a run's benchmarks share a handful of counter names
 def work_slot(counter: str) -> tuple[str, str] | None:
     """``("flops", precision)`` or ``("bytes", tier)`` when ``counter`` names known work."""
     flop, byte = FLOP_COUNTER.match(counter), BYTE_COUNTER.match(counter)

@@ -174,7 +174,8 @@ class GoogleBenchmarkJson(Collector):
         context = require(root, "context", dict, path, None)
         entries = require(root, "benchmarks", list, path, None)
         runs, notes = _group(entries, path)
-        kernels = [self._kernel(run, reps, path) for run, reps in runs.items()]
+        entries.clear()  # the groups hold them now: each goes once its record is made
+        kernels = [self._kernel(run, runs.pop(run), path) for run in list(runs)]
         when = timestamp(context.get("date"))
         return RunRecord(
             **({"timestamp": when} if when else {}),
@@ -281,8 +282,10 @@ def _times(entry: Mapping[str, Any], path: Path, row: str) -> tuple[float, float
 def _counters(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for key, value in entry.items():
+        if key in _FIELDS:  # the library's own fields: no counter, no pattern to match
+            continue
         must_be_number = key in _RATES or FLOP_COUNTER.match(key) or BYTE_COUNTER.match(key)
-        if key in _FIELDS or (not must_be_number and not isinstance(value, int | float)):
+        if not must_be_number and not isinstance(value, int | float):
             continue  # text fields newer library versions may add
         out[key] = number(value, path, row, key, signed=True)
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,6 +308,16 @@ class RunBuilder:
             self._kernels[key] = kernel
         return kernel
 
+    def _records(self) -> Iterator[KernelRecord]:
+        """Each kernel's record, in the order first seen, its running totals let go as it is made.
+
+        The totals of a million kernels and their records are never held together.
+        """
+        self._ids.clear()  # the launch IDs and name keys served their purpose: duplicates
+        self._keys.clear()
+        for key in list(self._kernels):
+            yield self._kernels.pop(key).record(self.path, self.fmt)
+
     def check_device(self, launch_id: str, device: str | None, cc: str | None) -> None:
         """Every launch of a file must run on one device (name or index, and CC)."""
         current = (device, cc)
@@ -327,7 +337,7 @@ class RunBuilder:
         """The RunRecord; an empty file of launches is an error."""
         if not self._ids:
             raise MalformedReport(self.path, None, None, "the report holds no profiled launch")
-        kernels = tuple(k.record(self.path, self.fmt) for k in self._kernels.values())
+        kernels = tuple(self._records())
         all_notes = list(notes)
         if self.failed:
             all_notes.append(

@@ -121,9 +121,7 @@ def _chunk(
     plain_rows: list[int] = [int(r) for r in plain]
     for row in plain_rows:
         groups.setdefault((kernels[row], grids[row], blocks[row]), []).append(row)
-    for (kernel, grid, block), rows in groups.items():
-        figs = plan.evaluate({n: array[rows] for n, array in values.items()})
-        builder.add_batch([str(ids[r]) for r in rows], str(kernel), figs, grid=grid, block=block)
+    _add_groups(builder, plan, values, plain, groups, ids)
     nan_list: list[int] = [int(r) for r in np.flatnonzero(nan_rows)]
     for row in nan_list:  # failed counters or n/a: one launch at a time
         metrics = {n: float(array[row]) for n, array in values.items()}
@@ -138,6 +136,46 @@ def _chunk(
         else {}
     )
     return device_facts({n: float(array[first]) for n, array in values.items()}, strings)
+
+
+def _add_groups(
+    builder: RunBuilder,
+    plan: recipe.Plan,
+    values: dict[str, Any],
+    plain: Any,
+    groups: dict[tuple[Any, Any, Any], list[int]],
+    ids: list[Any],
+) -> None:
+    """Add the chunk's usable launches, kernel by kernel.
+
+    The plan runs once on the whole chunk's arrays. A kernel launched once in the chunk (every
+    kernel of a run of distinct kernels) is added as plain numbers: numpy's per-call cost on
+    one-element arrays was most of the time of such runs. Element by element the arithmetic
+    is the same either way, and so are the figures.
+    """
+    if not groups:
+        return
+    every = plan.evaluate({n: array[plain] for n, array in values.items()})
+    position = {int(row): i for i, row in enumerate(plain.tolist())}
+    seconds: list[float] = every.duration_s.tolist()  # type: ignore[union-attr]
+    figures = [v.tolist() for v in every.values]  # type: ignore[attr-defined]
+    extras = [v.tolist() for v in every.extras]  # type: ignore[attr-defined]
+    for (kernel, grid, block), rows in groups.items():
+        if len(rows) > 1:
+            figs = plan.evaluate({n: array[rows] for n, array in values.items()})
+            launch_ids = [str(ids[r]) for r in rows]
+            builder.add_batch(launch_ids, str(kernel), figs, grid=grid, block=block)
+            continue
+        at = position[rows[0]]
+        figs = recipe.LaunchFigures(
+            duration_s=seconds[at],
+            duration=every.duration,
+            plan=plan,
+            values=tuple([v[at] for v in figures]),
+            missing=every.missing,
+            extras=tuple([v[at] for v in extras]),
+        )
+        builder.add(str(ids[rows[0]]), str(kernel), figs, grid=grid, block=block)
 
 
 def _one_device(chunk: Any, builder: RunBuilder) -> str | None:

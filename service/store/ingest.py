@@ -9,16 +9,18 @@ never one ORM object per row.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from collectors import paused_gc
 from collectors.schema import KernelRecord, RunRecord
 from rules import Finding, Placement, Roof
 from service.errors import BadInput
-from service.progress import progress_iter
+from service.progress import progress_iter, stage
 from service.store.bulk import insert_rows
 from service.store.ids import as_utc, device_id, identity, kernel_ids, repo_id
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
@@ -169,7 +171,16 @@ def ingest_run(
     """
     if not run.repo:
         raise BadInput("run has no repository; give --repo OWNER/NAME")
-    record, digest = identity(run)
+    with paused_gc():  # a huge run's rows are millions of objects: see collectors.gcpause
+        return _ingest(session, run, placements, roof, trusted)
+
+
+def _ingest(
+    session: Session, run: RunRecord, placements: Mapping[str, Placement], roof: Roof, trusted: bool
+) -> IngestResult:
+    assert run.repo is not None  # checked by ingest_run
+    with _stage(run, "hashing the run's content"):
+        record, digest = identity(run)
     existing = find_run(session=session, repo=run.repo, content_hash=digest)
     if existing is not None:
         return IngestResult(existing, False, digest, len(run.kernels))
@@ -203,7 +214,10 @@ def _insert_measurements(
 
     The rows are made as they are written (``service.store.bulk``), never all at once.
     """
-    ids = kernel_ids(session=session, repo_id=repo, kernels={k.key: k.name for k in run.kernels})
+    with _stage(run, "storing the kernels' identities"):
+        names = {k.key: k.name for k in run.kernels}
+        ids = kernel_ids(session=session, repo_id=repo, kernels=names)
+        del names
     kernels: Iterable[KernelRecord] = run.kernels
     if len(run.kernels) >= _PROGRESS_FROM:  # minutes for a million kernels: show them pass
         kernels = progress_iter(run.kernels, "storing measurements", total=len(run.kernels))
@@ -218,6 +232,13 @@ def _insert_measurements(
 
 #: Runs of this many kernels show their storing on a terminal (``service.progress``).
 _PROGRESS_FROM = 50_000
+
+
+def _stage(run: RunRecord, what: str) -> AbstractContextManager[None]:
+    """A spinner saying ``what`` for a huge run (a terminal only): each step takes seconds."""
+    if len(run.kernels) < _PROGRESS_FROM:
+        return nullcontext()
+    return stage(f"{what} ({len(run.kernels):,} kernels)")
 
 
 def _finding_row(run_id: int, finding: Finding, now: datetime) -> FindingValues:

@@ -17,7 +17,7 @@ from factories import make_kernel, make_run
 
 import service.store.ids as ids
 from collectors import CollectorError, collect
-from collectors.schema import SourceRef
+from collectors.schema import Provenance, ProvenanceKind, SourceRef
 from service.store.ids import _dumps, identity, stored_record
 
 
@@ -62,6 +62,7 @@ def test_edge_cases_keep_their_identity(chunk, monkeypatch) -> None:
         make_kernel("tiny", time_s=5e-324, source=there, params={"kernels": "[]"}),
         make_kernel("plain", params={"path": "a.json"}),  # the source's name, not a source
         make_kernel('quo"te \u00e9', source=SourceRef(path="rel/c.json", format="x")),
+        make_kernel("every field", **_EVERY_FIELD),
     ]
     for run in (
         make_run(kernels=kernels, sources=(here, there)),
@@ -69,6 +70,28 @@ def test_edge_cases_keep_their_identity(chunk, monkeypatch) -> None:
         make_run(kernels=kernels[:1], notes=('"kernels":[]',)),
     ):
         assert identity(run) == reference(run)
+
+
+#: A kernel with every field of the record set: the field-by-field writer covers each one.
+_EVERY_FIELD = {
+    "samples_s": (1e-3, 2.5e-07, 3.0),
+    "declared_flops": {"tensor_bf16": 1e12},
+    "declared_bytes": {"l1": 7.0},
+    "provenance": {
+        "flops.fp16": Provenance(kind=ProvenanceKind.SUM, metrics=("a", "b"), note="\u00b5")
+    },
+    "grid": "(80, 1, 1)",
+    "block": "(128, 1, 1)",
+    "sm_clock_hz": 1.98e9,
+    "memory_clock_hz": 2619000000.0,
+    "profile": {"launch__registers_per_thread": 128.0, "z": 0.0},
+    "nvtx_range": "fwd/attn",
+    "params": {"n": 4096.0, "dtype": "bf16", "big": float("inf"), "\u2603": 1e300},
+    "counters": {"items_per_second": -1.5, "bytes": 12.0},
+    "failed_launches": 2,
+    "missing": ("flops: no counters", '"quoted"'),
+    "source": SourceRef(path="D:\\runs\\x.json", row="17", format="gbench-json"),
+}
 
 
 def test_the_hash_of_a_fixed_run_is_pinned() -> None:
