@@ -20,6 +20,7 @@ from sqlmodel import Session
 
 from rules import HISTORY_COLUMNS
 from service.store.baselines import BASELINE_KINDS
+from service.store.columnar import Columns, columns_of, frame_of, load_columns, save_columns
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id, same_repo
 from service.store.kernelnames import resolve_kernel_key
@@ -123,23 +124,50 @@ def _measurements(
     run_ids: Sequence[int],
     kernel_id_list: Collection[int] | None,
     full_runs: int | None = None,
+    *,
+    as_columns: bool = False,
+    keep_columns: bool = False,
 ) -> pd.DataFrame:
     """Measurements of ``run_ids`` (newest first), only of ``kernel_id_list`` when given.
 
     Every column of the first ``full_runs`` runs (None: of all), ``GATE_COLUMNS`` of the
-    others; their other columns are missing (NaN).
+    others; their other columns are missing (NaN). ``as_columns``: read the runs' stored
+    columns (``service.store.columnar``), the rows of those that have none (and keep their
+    columns when ``keep_columns``); a filter of a few kernels reads their rows instead.
     """
     full = len(run_ids) if full_runs is None else full_runs
     in_sql = kernel_id_list is not None and len(kernel_id_list) <= _SQL_KERNEL_FILTER
     kernels = sorted(kernel_id_list) if in_sql and kernel_id_list is not None else None
-    parts = [
-        *_read_runs(session, run_ids[:full], _MEAS_COLUMNS, kernels),
-        *_read_runs(session, run_ids[full:], GATE_COLUMNS, kernels),
-    ]
+    if as_columns and not in_sql:
+        stored = _run_columns(session, run_ids, keep=keep_columns)
+        newest, older = run_ids[:full], run_ids[full:]
+        parts = [
+            *([frame_of(newest, stored, _MEAS_COLUMNS)] if newest else []),
+            *([frame_of(older, stored, GATE_COLUMNS)] if older else []),
+        ]
+    else:
+        parts = [
+            *_read_runs(session, run_ids[:full], _MEAS_COLUMNS, kernels),
+            *_read_runs(session, run_ids[full:], GATE_COLUMNS, kernels),
+        ]
     meas = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     if kernel_id_list is not None and not in_sql:
         meas = meas.loc[meas["kernel_id"].isin(list(kernel_id_list))]
     return meas.reindex(columns=list(_MEAS_COLUMNS))
+
+
+def _run_columns(session: Session, run_ids: Sequence[int], *, keep: bool) -> dict[int, Columns]:
+    """Every run's columns: those stored, and the others' from their rows (kept if ``keep``)."""
+    stored = load_columns(session, run_ids)
+    missing = [r for r in run_ids if r not in stored]
+    if missing:
+        parts = _read_runs(session, missing, _MEAS_COLUMNS, None)
+        rows = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        fresh = columns_of(rows)
+        if keep:
+            save_columns(session, fresh)
+        stored.update(fresh)
+    return stored
 
 
 def _read_runs(
@@ -250,6 +278,9 @@ class BaselineQuery:
         full_runs: Only the newest this many runs carry every measurement column; the
             older ones carry ``GATE_COLUMNS`` (a check reads the gate's longer window for
             those alone), their other measurement columns missing. None: every run.
+        keep_columns: Keep the columns of runs read from their rows
+            (``service.store.columnar``): for a caller that writes in this transaction
+            anyway (a check storing a new run); a reader never writes.
     """
 
     repo: str
@@ -261,6 +292,7 @@ class BaselineQuery:
     before_timestamp: datetime | None = None
     kernel_keys: Collection[str] | None = None
     full_runs: int | None = None
+    keep_columns: bool = False
 
 
 @dataclass(frozen=True)
@@ -319,7 +351,18 @@ def read_baseline(*, session: Session, query: BaselineQuery) -> Baseline:
     keys = query.kernel_keys
     kernel_filter = None if keys is None else _kernel_ids_for(session, rid, keys)
     ids = [r.run_id for r in run_rows]
-    meas = _measurements(session, ids, kernel_filter, query.full_runs) if run_rows else None
+    meas = (
+        _measurements(
+            session,
+            ids,
+            kernel_filter,
+            query.full_runs,
+            as_columns=True,
+            keep_columns=query.keep_columns,
+        )
+        if run_rows
+        else None
+    )
     frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
     return Baseline(frame, tuple(reversed(ids)), cutoff, found)
 
