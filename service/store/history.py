@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 from sqlmodel import Session
@@ -200,16 +201,23 @@ def _empty() -> pd.DataFrame:
 
 
 def _frame(session: Session, run_rows: Sequence[Any], meas: pd.DataFrame | None) -> pd.DataFrame:
-    """Join run and kernel columns onto measurements; COLUMNS order, oldest first."""
+    """Join run and kernel columns onto measurements; COLUMNS order, oldest first.
+
+    Oldest first is (timestamp, run_id, kernel_id): the measurements are put in that order
+    by one ``np.lexsort`` of two integer arrays (the run's rank, the kernel), and the inner
+    merges keep it, cheaper than sorting the joined frame on three keys.
+    """
     if not run_rows or meas is None or meas.empty:
         return _empty()
     runs = pd.DataFrame([tuple(r) for r in run_rows], columns=list(_RUN_COLUMNS))
     runs["timestamp"] = pd.to_datetime([as_utc(t) for t in runs["timestamp"]], utc=True)
     runs["trusted"] = runs["trusted"].astype(bool)
+    runs = runs.sort_values(["timestamp", "run_id"], ignore_index=True)  # rank = position
     kernels = _kernels(session, set(meas["kernel_id"].unique().tolist()))
-    frame = meas.merge(runs, on="run_id", validate="many_to_one")
+    rank = pd.Index(runs["run_id"]).get_indexer(meas["run_id"])
+    meas = meas.take(np.lexsort((meas["kernel_id"].to_numpy(), rank)))
+    frame = meas.merge(runs, on="run_id", validate="many_to_one")  # keeps the left order
     frame = frame.merge(kernels, on="kernel_id", validate="many_to_one")
-    frame = frame.sort_values(["timestamp", "run_id", "kernel_id"], ignore_index=True)
     return frame.loc[:, list(COLUMNS)]
 
 
