@@ -69,9 +69,10 @@ def load_columns(session: Session, run_ids: Sequence[int]) -> dict[int, Columns]
             c.run_id.in_(chunk), c.layout == LAYOUT
         )
         for run_id, kernels, numbers, labels in session.connection().execute(stmt):
-            array = np.frombuffer(numbers, dtype=_NUMBERS)
-            if len(array) == kernels:  # a truncated row is read as missing, never as data
-                found[int(run_id)] = Columns(array, json.loads(labels))
+            array, named = np.frombuffer(numbers, dtype=_NUMBERS), json.loads(labels)
+            # A row whose parts disagree is read as missing (its rows are read), never as data.
+            if all(len(part) == kernels for part in (array, *named.values())):
+                found[int(run_id)] = Columns(array, named)
     return found
 
 

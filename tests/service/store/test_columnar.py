@@ -93,3 +93,12 @@ def test_a_reader_keeps_no_columns_and_a_deleted_run_takes_its_own(engine):
         conn.execute(sa.text("DELETE FROM runs WHERE id = :id"), {"id": ids[0]})
     assert count(engine, "run_columns") == 2
     assert sorted(set(read(engine, keep=False)["commit"])) == ["c001", "c002"]
+
+
+def test_a_kept_row_whose_parts_disagree_is_read_from_the_rows(engine):
+    for n in range(2):
+        store(engine, night(n))
+    read(engine, keep=True)
+    with engine.begin() as conn:
+        conn.execute(sa.text("""UPDATE run_columns SET labels = '{"regime": [], "binding": []}'"""))
+    pd.testing.assert_frame_equal(read(engine, keep=False), rows(engine), check_exact=True)
