@@ -82,7 +82,7 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
-    rows = _history(session, run, roof, config, base_sha, stored.run_id)
+    rows = _history(session, run, roof, config, base_sha, stored)
     history, gate_history = _windows(rows, config)
     levels_run = _levels_run(run, rows.frame, stored)
     context = RuleContext(
@@ -134,12 +134,14 @@ def _history(
     roof: Roof,
     config: RoofguardConfig,
     base_sha: str | None,
-    run_id: int,
+    stored: IngestResult,
 ) -> Baseline:
     """The run's baseline on its roof, without the run itself (stored before it is judged).
 
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
     each from it); the runs before the baseline's window carry only what the gate reads.
+    A check that stored its run (so it writes anyway) keeps the baseline runs' columns
+    (``service.store.columnar``); judged again, read-only, it writes nothing.
     """
     query = BaselineQuery(
         repo=run.repo or "",
@@ -149,8 +151,9 @@ def _history(
         window=max(config.baseline.window, config.baseline.gate_window),
         before_commit=base_sha,
         full_runs=config.baseline.window,
+        keep_columns=stored.created,
     )
-    return read_baseline(session=session, query=query).without_run(run_id)
+    return read_baseline(session=session, query=query).without_run(stored.run_id)
 
 
 def _windows(rows: Baseline, config: RoofguardConfig) -> tuple[pd.DataFrame, pd.DataFrame | None]:

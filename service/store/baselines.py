@@ -1,12 +1,15 @@
-"""Which runs may be baseline, and ``/roofguard accept``: a kernel's baseline restarts.
+"""Which runs may be baseline, which baseline a check asks for, and ``/roofguard accept``.
 
-``service.store.history.baseline_frame`` reads the baseline these define.
+``service.store.history.read_baseline`` reads the baseline these define.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+import pandas as pd
 import sqlalchemy as sa
 from sqlmodel import Session
 
@@ -19,6 +22,71 @@ from service.store.tables import BaselineAcceptance, table_of
 BASELINE_KINDS: tuple[str, ...] = (RunKind.NIGHTLY.value, RunKind.LOCAL.value)
 
 _ACCEPTANCES = table_of(BaselineAcceptance)
+
+
+@dataclass(frozen=True)
+class BaselineQuery:
+    """Which baseline ``read_baseline`` reads.
+
+    Attributes:
+        repo: OWNER/NAME.
+        device: The device the runs were stored under; None: any.
+        roof_source: The roof the runs were placed on; None: any.
+        base_branch: The branch whose runs are baseline.
+        window: How many of its most recent runs.
+        before_commit: The PR's merge base (full or abbreviated SHA): the baseline stops at
+            that commit's run, inclusive.
+        before_timestamp: Where the baseline stops when no run of ``before_commit`` is stored.
+        kernel_keys: Only these kernels; None: every kernel.
+        full_runs: Only the newest this many runs carry every measurement column; the
+            older ones carry ``history.GATE_COLUMNS`` (a check reads the gate's longer window for
+            those alone), their other measurement columns missing. None: every run.
+        keep_columns: Keep the columns of runs read from their rows
+            (``service.store.columnar``): for a caller that writes in this transaction
+            anyway (a check storing a new run); a reader never writes.
+    """
+
+    repo: str
+    device: str | None
+    roof_source: str | None
+    base_branch: str
+    window: int
+    before_commit: str | None = None
+    before_timestamp: datetime | None = None
+    kernel_keys: Collection[str] | None = None
+    full_runs: int | None = None
+    keep_columns: bool = False
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline as read: its rows, and the runs they come from.
+
+    Attributes:
+        frame: The rows (``history.COLUMNS``), oldest first.
+        runs: Run ids in the window, oldest first (a run of the window may hold no row of the
+            kernels asked for).
+        cutoff: The timestamp the baseline stops at (inclusive), if any.
+        merge_base_found: False when the PR's merge base has no stored run (the baseline then
+            stops at ``before_timestamp``).
+    """
+
+    frame: pd.DataFrame
+    runs: tuple[int, ...] = ()
+    cutoff: datetime | None = None
+    merge_base_found: bool = True
+
+    def newest(self, count: int) -> Baseline:
+        """The rows of the ``count`` newest runs of the window."""
+        if len(self.runs) <= count:
+            return self
+        kept = self.runs[-count:]
+        rows = self.frame[self.frame["run_id"].isin(kept)]
+        return replace(self, frame=rows, runs=kept)
+
+    def without_run(self, run_id: int) -> Baseline:
+        """The rows of every run but ``run_id`` (the window's runs are counted as read)."""
+        return replace(self, frame=self.frame[self.frame["run_id"] != run_id])
 
 
 def accept_baseline(

@@ -10,16 +10,19 @@ joined in pandas, so no per-row ORM objects and no repeated run columns cross th
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 from sqlmodel import Session
 
 from rules import HISTORY_COLUMNS
 from service.store.baselines import BASELINE_KINDS
+from service.store.baselines import Baseline as Baseline
+from service.store.baselines import BaselineQuery as BaselineQuery
+from service.store.columnar import Columns, columns_of, frame_of, load_columns, save_columns
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id, same_repo
 from service.store.kernelnames import resolve_kernel_key
@@ -123,23 +126,50 @@ def _measurements(
     run_ids: Sequence[int],
     kernel_id_list: Collection[int] | None,
     full_runs: int | None = None,
+    *,
+    as_columns: bool = False,
+    keep_columns: bool = False,
 ) -> pd.DataFrame:
     """Measurements of ``run_ids`` (newest first), only of ``kernel_id_list`` when given.
 
     Every column of the first ``full_runs`` runs (None: of all), ``GATE_COLUMNS`` of the
-    others; their other columns are missing (NaN).
+    others; their other columns are missing (NaN). ``as_columns``: read the runs' stored
+    columns (``service.store.columnar``), the rows of those that have none (and keep their
+    columns when ``keep_columns``); a filter of a few kernels reads their rows instead.
     """
     full = len(run_ids) if full_runs is None else full_runs
     in_sql = kernel_id_list is not None and len(kernel_id_list) <= _SQL_KERNEL_FILTER
     kernels = sorted(kernel_id_list) if in_sql and kernel_id_list is not None else None
-    parts = [
-        *_read_runs(session, run_ids[:full], _MEAS_COLUMNS, kernels),
-        *_read_runs(session, run_ids[full:], GATE_COLUMNS, kernels),
-    ]
+    if as_columns and not in_sql:
+        stored = _run_columns(session, run_ids, keep=keep_columns)
+        newest, older = run_ids[:full], run_ids[full:]
+        parts = [
+            *([frame_of(newest, stored, _MEAS_COLUMNS)] if newest else []),
+            *([frame_of(older, stored, GATE_COLUMNS)] if older else []),
+        ]
+    else:
+        parts = [
+            *_read_runs(session, run_ids[:full], _MEAS_COLUMNS, kernels),
+            *_read_runs(session, run_ids[full:], GATE_COLUMNS, kernels),
+        ]
     meas = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     if kernel_id_list is not None and not in_sql:
         meas = meas.loc[meas["kernel_id"].isin(list(kernel_id_list))]
     return meas.reindex(columns=list(_MEAS_COLUMNS))
+
+
+def _run_columns(session: Session, run_ids: Sequence[int], *, keep: bool) -> dict[int, Columns]:
+    """Every run's columns: those stored, and the others' from their rows (kept if ``keep``)."""
+    stored = load_columns(session, run_ids)
+    missing = [r for r in run_ids if r not in stored]
+    if missing:
+        parts = _read_runs(session, missing, _MEAS_COLUMNS, None)
+        rows = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        fresh = columns_of(rows)
+        if keep:
+            save_columns(session, fresh)
+        stored.update(fresh)
+    return stored
 
 
 def _read_runs(
@@ -172,16 +202,23 @@ def _empty() -> pd.DataFrame:
 
 
 def _frame(session: Session, run_rows: Sequence[Any], meas: pd.DataFrame | None) -> pd.DataFrame:
-    """Join run and kernel columns onto measurements; COLUMNS order, oldest first."""
+    """Join run and kernel columns onto measurements; COLUMNS order, oldest first.
+
+    Oldest first is (timestamp, run_id, kernel_id): the measurements are put in that order
+    by one ``np.lexsort`` of two integer arrays (the run's rank, the kernel), and the inner
+    merges keep it, cheaper than sorting the joined frame on three keys.
+    """
     if not run_rows or meas is None or meas.empty:
         return _empty()
     runs = pd.DataFrame([tuple(r) for r in run_rows], columns=list(_RUN_COLUMNS))
     runs["timestamp"] = pd.to_datetime([as_utc(t) for t in runs["timestamp"]], utc=True)
     runs["trusted"] = runs["trusted"].astype(bool)
+    runs = runs.sort_values(["timestamp", "run_id"], ignore_index=True)  # rank = position
     kernels = _kernels(session, set(meas["kernel_id"].unique().tolist()))
-    frame = meas.merge(runs, on="run_id", validate="many_to_one")
+    rank = pd.Index(runs["run_id"]).get_indexer(meas["run_id"])
+    meas = meas.take(np.lexsort((meas["kernel_id"].to_numpy(), rank)))
+    frame = meas.merge(runs, on="run_id", validate="many_to_one")  # keeps the left order
     frame = frame.merge(kernels, on="kernel_id", validate="many_to_one")
-    frame = frame.sort_values(["timestamp", "run_id", "kernel_id"], ignore_index=True)
     return frame.loc[:, list(COLUMNS)]
 
 
@@ -233,67 +270,6 @@ def _drop_accepted(
     return frame.loc[keep].reset_index(drop=True)
 
 
-@dataclass(frozen=True)
-class BaselineQuery:
-    """Which baseline ``read_baseline`` reads.
-
-    Attributes:
-        repo: OWNER/NAME.
-        device: The device the runs were stored under; None: any.
-        roof_source: The roof the runs were placed on; None: any.
-        base_branch: The branch whose runs are baseline.
-        window: How many of its most recent runs.
-        before_commit: The PR's merge base (full or abbreviated SHA): the baseline stops at
-            that commit's run, inclusive.
-        before_timestamp: Where the baseline stops when no run of ``before_commit`` is stored.
-        kernel_keys: Only these kernels; None: every kernel.
-        full_runs: Only the newest this many runs carry every measurement column; the
-            older ones carry ``GATE_COLUMNS`` (a check reads the gate's longer window for
-            those alone), their other measurement columns missing. None: every run.
-    """
-
-    repo: str
-    device: str | None
-    roof_source: str | None
-    base_branch: str
-    window: int
-    before_commit: str | None = None
-    before_timestamp: datetime | None = None
-    kernel_keys: Collection[str] | None = None
-    full_runs: int | None = None
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """A baseline as read: its rows, and the runs they come from.
-
-    Attributes:
-        frame: The rows (``COLUMNS``), oldest first.
-        runs: Run ids in the window, oldest first (a run of the window may hold no row of the
-            kernels asked for).
-        cutoff: The timestamp the baseline stops at (inclusive), if any.
-        merge_base_found: False when the PR's merge base has no stored run (the baseline then
-            stops at ``before_timestamp``).
-    """
-
-    frame: pd.DataFrame
-    runs: tuple[int, ...] = ()
-    cutoff: datetime | None = None
-    merge_base_found: bool = True
-
-    def newest(self, count: int) -> Baseline:
-        """The rows of the ``count`` newest runs of the window."""
-        if len(self.runs) <= count:
-            return self
-        kept = self.runs[-count:]
-        rows = self.frame[self.frame["run_id"].isin(kept)]
-        return replace(self, frame=rows, runs=kept)
-
-    def without_run(self, run_id: int) -> Baseline:
-        """The rows of every run but ``run_id`` (the window's runs are counted as read)."""
-        return replace(self, frame=self.frame[self.frame["run_id"] != run_id])
-
-
 def read_baseline(*, session: Session, query: BaselineQuery) -> Baseline:
     """The baseline history of a repository's kernels (HISTORY_COLUMNS, oldest first).
 
@@ -319,7 +295,18 @@ def read_baseline(*, session: Session, query: BaselineQuery) -> Baseline:
     keys = query.kernel_keys
     kernel_filter = None if keys is None else _kernel_ids_for(session, rid, keys)
     ids = [r.run_id for r in run_rows]
-    meas = _measurements(session, ids, kernel_filter, query.full_runs) if run_rows else None
+    meas = (
+        _measurements(
+            session,
+            ids,
+            kernel_filter,
+            query.full_runs,
+            as_columns=True,
+            keep_columns=query.keep_columns,
+        )
+        if run_rows
+        else None
+    )
     frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
     return Baseline(frame, tuple(reversed(ids)), cutoff, found)
 

@@ -287,3 +287,20 @@ class GateLevel(SQLModel, table=True):
     start: int
     se: float
     points: int
+
+
+class RunColumns(SQLModel, table=True):
+    """A baseline run's measurements as columns (``service.store.columnar``): one row a run.
+
+    Written the first time a check reads the run as baseline, from the rows it read, so a
+    check reads its 60 runs as 60 rows of arrays instead of 120,000 rows of numbers. A run's
+    measurements never change once stored; the columns go when the run does.
+    """
+
+    __tablename__ = "run_columns"
+
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", primary_key=True)
+    layout: int
+    kernels: int
+    numbers: bytes = Field(sa_type=sa.LargeBinary)
+    labels: str = Field(sa_type=sa.Text)
