@@ -26,6 +26,7 @@ from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
 from rules.gated import GateDecisions, decide
 from rules.groups import GroupFigures
+from rules.kernelbaselines import kernel_baselines
 from rules.levelstore import LevelCache, StoredLevels
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import Level
@@ -132,9 +133,17 @@ def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> Ke
 
 
 def kernel_verdict(
-    ctx: RuleContext, key: str, findings: Sequence[Finding], gate: GateDecisions
+    ctx: RuleContext,
+    key: str,
+    findings: Sequence[Finding],
+    gate: GateDecisions,
+    summarised: Mapping[str, BaselineSummary] | None = None,
 ) -> KernelVerdict:
-    """One kernel's placement, baseline summary and status."""
+    """One kernel's placement, baseline summary and status.
+
+    ``summarised``: baselines already summarised for many kernels at once
+    (``rules.kernelbaselines``); a kernel not among them is summarised here.
+    """
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
@@ -142,8 +151,11 @@ def kernel_verdict(
         None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
     )
     current = kernel.duration_s if timed_only else like_for_like
-    summary, improved = device_baseline(ctx, key) or _kernel_baseline(
-        ctx, gate, key, metric, current
+    ready = (summarised or {}).get(key)
+    summary, improved = (
+        (ready, _gate_improved(gate, metric, key))
+        if ready is not None
+        else device_baseline(ctx, key) or _kernel_baseline(ctx, gate, key, metric, current)
     )
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, improved)
@@ -195,6 +207,11 @@ def _kernel_baseline(
     if metric == "percent_of_roof":  # the sparkline like for like (rules.timing)
         summary = summary.model_copy(update={"history": sparkline_values(history, ctx.roof)})
     return with_time(summary, history if rows is None else history.part(rows)), improved
+
+
+def _gate_improved(gate: GateDecisions, metric: str, key: str) -> bool:
+    gated = gate.get(metric, key)
+    return gated is not None and gated.improved
 
 
 def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, ...]:
@@ -366,7 +383,8 @@ def evaluate(ctx: RuleContext) -> Evaluation:
     rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
     gate, crashed = gate_pass(ctx, rules, levels)
     findings = _findings(ctx, rules, gate, crashed)
-    kernels = [kernel_verdict(ctx, key, findings, gate) for key in ctx.kernels]
+    summarised = kernel_baselines(ctx, gate)
+    kernels = [kernel_verdict(ctx, key, findings, gate, summarised) for key in ctx.kernels]
     kernels += missing_verdicts(ctx, findings)
     groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
     verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))

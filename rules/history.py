@@ -30,11 +30,26 @@ class _Labels:
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
         self._columns: dict[str, npt.NDArray[np.object_]] = {}
+        self._codes: dict[str, tuple[npt.NDArray[np.intp], list[str]]] = {}
 
     def of(self, column: str, rows: npt.NDArray[np.intp]) -> tuple[str | None, ...]:
         if column not in self._columns:
             self._columns[column] = _labels(self._frame[column])
         return tuple(self._columns[column][rows].tolist())
+
+    def codes(self, column: str) -> tuple[npt.NDArray[np.intp], list[str]]:
+        """``column``'s labels as integer codes per index row (-1: missing) and the labels.
+
+        For tests over many kernels at once (``rules.kernelbaselines``), without a tuple of
+        labels per kernel.
+        """
+        key = f"codes:{column}"
+        if key not in self._codes:
+            if column not in self._columns:
+                self._columns[column] = _labels(self._frame[column])
+            codes, uniques = pd.factorize(self._columns[column])
+            self._codes[key] = (np.asarray(codes, dtype=np.intp), [str(u) for u in uniques])
+        return self._codes[key]
 
 
 @dataclass(frozen=True)
