@@ -141,6 +141,7 @@ def kernel_verdict(
 ) -> KernelVerdict:
     """One kernel's placement, baseline summary and status.
 
+    ``findings``: the kernel's (``findings_by_kernel``; others would be left out).
     ``summarised``: baselines already summarised for many kernels at once
     (``rules.kernelbaselines``); a kernel not among them is summarised here.
     """
@@ -334,7 +335,8 @@ def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn
     say (regressed, suspect) is theirs; what they cannot say (new, unplaced, missing, an
     improvement) stays as judged now.
     """
-    kernels = [_restated(k, findings) for k in verdict.kernels]
+    of_kernel = findings_by_kernel(findings)
+    kernels = [_restated(k, of_kernel.get(k.key, ())) for k in verdict.kernels]
     return verdict.model_copy(
         update={
             "findings": tuple(findings),
@@ -342,6 +344,18 @@ def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn
             "kernels": tuple(_worst_first(kernels, findings)),
         }
     )
+
+
+def findings_by_kernel(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """``findings`` by the kernel they name, in order: each row reads its own, not every one.
+
+    (Every row scanning every finding made a run with many findings quadratic in kernels.)
+    """
+    found: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.kernel is not None:
+            found.setdefault(finding.kernel, []).append(finding)
+    return found
 
 
 def _restated(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdict:
@@ -384,7 +398,10 @@ def evaluate(ctx: RuleContext) -> Evaluation:
     gate, crashed = gate_pass(ctx, rules, levels)
     findings = _findings(ctx, rules, gate, crashed)
     summarised = kernel_baselines(ctx, gate)
-    kernels = [kernel_verdict(ctx, key, findings, gate, summarised) for key in ctx.kernels]
+    of_kernel = findings_by_kernel(findings)
+    kernels = [
+        kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised) for key in ctx.kernels
+    ]
     kernels += missing_verdicts(ctx, findings)
     groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
     verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))

@@ -6,9 +6,10 @@ Summarised one kernel at a time (``rules.summary.summarise``, ``rules.timing``) 
 twenty small numpy calls a kernel, most of a 2,000-kernel check. Here the kernels whose
 history is plain (the common case on a stable branch) are summarised a block of equally long
 histories at a time: one sort per block for the medians, one for the MADs, the same float
-operations in the same order, so every figure is the same float. A kernel whose summary needs
-more (a gate segment shorter than its window, a missing or non-finite value, runs bound by
-another resource, no history) is left out, and the engine summarises it as before.
+operations in the same order, so every figure is the same float (a kernel the gate judged on
+a segment shorter than its window is summarised alone, with the same functions). A kernel
+whose summary needs more (a missing or non-finite value, runs bound by another resource, no
+history) is left out, and the engine summarises it as before.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ import numpy.typing as npt
 from rules.context import RuleContext
 from rules.gated import GateDecisions
 from rules.history import KernelHistory
-from rules.stats import MAD_SCALE
-from rules.summary import SPARKLINE_POINTS
+from rules.stats import MAD_SCALE, fast_median, robust_center_spread
+from rules.summary import SPARKLINE_POINTS, segment_in_sparkline
 from rules.timing import baseline_binding, like_for_like_percent
 from rules.verdict import BaselineSummary
 
@@ -44,23 +45,31 @@ class _Block:
         return self.histories[0].n
 
 
-def _plain(ctx: RuleContext, gate: GateDecisions, key: str, history: KernelHistory) -> bool:
-    """Whether ``key``'s summary is the whole window's (the gate's segment covers it)."""
+def _segment(ctx: RuleContext, gate: GateDecisions, key: str) -> slice | bool | None:
+    """The rows of ``key``'s window the gate's segment covers (None: all; False: not here)."""
     gated = gate.get(METRIC, key)
+    history = ctx.kernel_history(key)
     if gated is None or ctx.placements[key].percent_of_roof is None or not history.n:
         return False
-    return gated.rows(history.percent_of_roof) is None
+    if ctx.device_scaling.get(key) is not None:
+        return False
+    return gated.rows(history.percent_of_roof)
 
 
-def _blocks(ctx: RuleContext, gate: GateDecisions) -> list[_Block]:
+def _blocks(ctx: RuleContext, gate: GateDecisions) -> tuple[list[_Block], dict[str, slice]]:
+    """The plain kernels by history length, and the kernels judged on part of their window."""
     by_length: dict[int, _Block] = {}
+    segments: dict[str, slice] = {}
     for key in ctx.kernels:
-        history = ctx.kernel_history(key)
-        if ctx.device_scaling.get(key) is None and _plain(ctx, gate, key, history):
+        rows = _segment(ctx, gate, key)
+        if rows is None:
+            history = ctx.kernel_history(key)
             block = by_length.setdefault(history.n, _Block([], []))
             block.keys.append(key)
             block.histories.append(history)
-    return list(by_length.values())
+        elif isinstance(rows, slice):
+            segments[key] = rows
+    return list(by_length.values()), segments
 
 
 def _medians(ordered: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -95,9 +104,10 @@ def _summaries(ctx: RuleContext, block: _Block) -> dict[str, BaselineSummary]:
         & _uniform(binding_codes[rows])
         & (regime_codes[rows[:, -1]] >= 0)
     )
-    centers = _medians(np.sort(percent, axis=1))
-    spreads = MAD_SCALE * _medians(np.sort(np.abs(percent - centers[:, None]), axis=1))
-    median_times = _medians(np.sort(times, axis=1))
+    with np.errstate(all="ignore"):  # rows with a stored outlier are left out (not plain)
+        centers = _medians(np.sort(percent, axis=1))
+        spreads = MAD_SCALE * _medians(np.sort(np.abs(percent - centers[:, None]), axis=1))
+        median_times = _medians(np.sort(times, axis=1))
     found = {}
     for i in (int(i) for i in np.flatnonzero(plain)):
         key, history = block.keys[i], histories[i]
@@ -108,11 +118,14 @@ def _summaries(ctx: RuleContext, block: _Block) -> dict[str, BaselineSummary]:
             ctx,
             key,
             history,
-            center=float(centers[i]),
-            spread=float(spreads[i]),
-            regime=regimes[regime_codes[rows[i, -1]]],
-            commits=commits,
-            time_s=float(median_times[i]),
+            history,
+            _Figures(
+                float(centers[i]),
+                float(spreads[i]),
+                regimes[regime_codes[rows[i, -1]]],
+                commits,
+                float(median_times[i]),
+            ),
         )
     return found
 
@@ -126,35 +139,78 @@ def _commit_range(history: KernelHistory) -> tuple[str, str] | None:
     return commits[first], commits[last]
 
 
+def _segment_summary(
+    ctx: RuleContext, key: str, history: KernelHistory, rows: slice
+) -> BaselineSummary | None:
+    """The summary of a kernel the gate judged on ``rows`` of its window (its segment).
+
+    None where the history is not plain (``_summaries`` says what plain is).
+    """
+    part = history.part(rows)
+    full, times = history.percent_of_roof, part.time_s
+    if not (np.all(np.isfinite(full)) and np.all(np.isfinite(times) & (times > 0))):
+        return None
+    binding_codes, _ = history.labels.codes("binding")
+    regime_codes, regimes = history.labels.codes("regime")
+    bindings, last_regime = binding_codes[history.rows], regime_codes[part.rows[-1]]
+    commits = _commit_range(part)
+    if bindings[-1] < 0 or not np.all(bindings == bindings[-1]) or last_regime < 0 or not commits:
+        return None
+    center, spread = robust_center_spread(part.percent_of_roof)
+    return _summary(
+        ctx,
+        key,
+        history,
+        part,
+        _Figures(
+            center,
+            spread,
+            regimes[last_regime],
+            commits,
+            fast_median(times),
+            segment_in_sparkline(full, rows),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """What a block (or a segment) gives a kernel's summary; ``used`` as ``summarise``'s."""
+
+    center: float
+    spread: float
+    regime: str
+    commits: tuple[str, str]
+    time_s: float
+    used: tuple[int, int] | None = None
+
+
 def _summary(
-    ctx: RuleContext,
-    key: str,
-    history: KernelHistory,
-    *,
-    center: float,
-    spread: float,
-    regime: str,
-    commits: tuple[str, str],
-    time_s: float,
+    ctx: RuleContext, key: str, history: KernelHistory, part: KernelHistory, figures: _Figures
 ) -> BaselineSummary:
-    """What ``summarise`` then ``with_time`` make of a plain history, field for field."""
+    """What ``summarise`` then ``with_time`` make of a plain history, field for field.
+
+    ``part``: the runs summarised (``history`` itself, or the gate's segment of it, which
+    ``figures.used`` places in the sparkline of all of ``history``).
+    """
+    center = figures.center
     current = like_for_like_percent(ctx.placements[key], history)
     change = None
     if current is not None:
         value = current / 2 + current / 2  # the median of one value, as the comparison takes it
         change = _finite((value - center) / center if center else math.nan)
     return BaselineSummary(
-        n=history.n,
+        n=part.n,
         center=_finite(center),
-        spread=_finite(spread),
-        regime=regime,  # validated into a Regime, as summarise's is
+        spread=_finite(figures.spread),
+        regime=figures.regime,  # validated into a Regime, as summarise's is
         relative_change=change,
         history=tuple(cast(list[float], history.percent_of_roof[-SPARKLINE_POINTS:].tolist())),
-        used=None,
-        commits=commits,
+        used=figures.used,
+        commits=figures.commits,
         metric=METRIC,
-        time_s=time_s,
-        binding=baseline_binding(history),
+        time_s=figures.time_s,
+        binding=baseline_binding(part),
     )
 
 
@@ -165,6 +221,11 @@ def kernel_baselines(ctx: RuleContext, gate: GateDecisions) -> Mapping[str, Base
     left out is summarised there.
     """
     found: dict[str, BaselineSummary] = {}
-    for block in _blocks(ctx, gate):
+    blocks, segments = _blocks(ctx, gate)
+    for block in blocks:
         found.update(_summaries(ctx, block))
+    for key, rows in segments.items():
+        summary = _segment_summary(ctx, key, ctx.kernel_history(key), rows)
+        if summary is not None:
+            found[key] = summary
     return found
