@@ -27,6 +27,7 @@ from rules.errors import RuleExecutionFailed
 from rules.gated import GateDecisions, decide
 from rules.groups import GroupFigures
 from rules.kernelbaselines import kernel_baselines
+from rules.kernelrows import findings_by_kernel, missing_verdicts, summarised_row
 from rules.levelstore import LevelCache, StoredLevels
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import Level
@@ -139,12 +140,7 @@ def kernel_verdict(
     gate: GateDecisions,
     summarised: Mapping[str, BaselineSummary] | None = None,
 ) -> KernelVerdict:
-    """One kernel's placement, baseline summary and status.
-
-    ``findings``: the kernel's (``findings_by_kernel``; others would be left out).
-    ``summarised``: baselines already summarised for many kernels at once
-    (``rules.kernelbaselines``); a kernel not among them is summarised here.
-    """
+    """One kernel's row from its ``findings`` (``summarised``: ``rules.kernelbaselines``)."""
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
@@ -152,11 +148,8 @@ def kernel_verdict(
         None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
     )
     current = kernel.duration_s if timed_only else like_for_like
-    ready = (summarised or {}).get(key)
-    summary, improved = (
-        (ready, _gate_improved(gate, metric, key))
-        if ready is not None
-        else device_baseline(ctx, key) or _kernel_baseline(ctx, gate, key, metric, current)
+    summary, improved = summarised_row(summarised, gate, metric, key) or _row_baseline(
+        ctx, gate, key, metric, current
     )
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
     status = _status(key, findings, summary.n, improved)
@@ -181,6 +174,13 @@ def kernel_verdict(
         measurements=_measurements(ctx, key, timed_only),
         **(time_fields(placement, summary, like_for_like) | device_fields(ctx, key)),
     )
+
+
+def _row_baseline(
+    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
+) -> tuple[BaselineSummary, bool]:
+    """``key``'s baseline on another card, else on its own (``_kernel_baseline``)."""
+    return device_baseline(ctx, key) or _kernel_baseline(ctx, gate, key, metric, current)
 
 
 def _kernel_baseline(
@@ -210,11 +210,6 @@ def _kernel_baseline(
     return with_time(summary, history if rows is None else history.part(rows)), improved
 
 
-def _gate_improved(gate: GateDecisions, metric: str, key: str) -> bool:
-    gated = gate.get(metric, key)
-    return gated is not None and gated.improved
-
-
 def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, ...]:
     """The run's value of ``key`` and each re-measurement's (the judged metric)."""
     if timed_only:
@@ -222,42 +217,6 @@ def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, 
         return tuple(k.duration_s for run in runs for k in run.kernels if k.key == key)
     placed = [ctx.placements[key], *(p[key] for p in ctx.rerun_placements if key in p)]
     return tuple(float(p.percent_of_roof) for p in placed if p.percent_of_roof is not None)
-
-
-def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[KernelVerdict]:
-    """Baseline kernels absent from the run (a finding set status ``missing``), as entries.
-
-    Their figures are the baseline's (percent of roof, median time, binding); the run's own
-    (time, placement, measurements) are empty, so a consumer sees every kernel of both.
-    """
-    keys = {
-        f.kernel: f.kernel_name or f.kernel
-        for f in findings
-        if f.status == KernelStatus.MISSING and f.kernel and f.kernel not in ctx.kernels
-    }
-    return [_missing_verdict(ctx, key, name) for key, name in keys.items()]
-
-
-def _missing_verdict(ctx: RuleContext, key: str, name: str) -> KernelVerdict:
-    history = ctx.kernel_history(key)
-    summary, _ = summarise(
-        history.percent_of_roof, None, commits=history.commit, regimes=history.regime
-    )
-    summary = with_time(summary, history)
-    group = ctx.config.group_of(key, name, None)
-    return KernelVerdict(
-        key=key,
-        name=name,
-        group=group.name if group else None,
-        time_s=0.0,
-        time_share=0.0,
-        percent_of_roof=None,
-        regime=None,
-        binding=None,
-        roof=ctx.roof.label,
-        status=KernelStatus.MISSING,
-        baseline=summary if summary.n else None,
-    )
 
 
 def _group_baseline(
@@ -344,18 +303,6 @@ def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn
             "kernels": tuple(_worst_first(kernels, findings)),
         }
     )
-
-
-def findings_by_kernel(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
-    """``findings`` by the kernel they name, in order: each row reads its own, not every one.
-
-    (Every row scanning every finding made a run with many findings quadratic in kernels.)
-    """
-    found: dict[str, list[Finding]] = {}
-    for finding in findings:
-        if finding.kernel is not None:
-            found.setdefault(finding.kernel, []).append(finding)
-    return found
 
 
 def _restated(kernel: KernelVerdict, findings: Sequence[Finding]) -> KernelVerdict:
