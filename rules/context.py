@@ -208,7 +208,7 @@ class RuleContext:
     def history_keys(self) -> frozenset[str]:
         """Kernel keys in the comparable history, with aliases mapped to their new names."""
         frame = self.comparable_history
-        keys = set() if frame.empty else set(frame["kernel_key"].astype(str))
+        keys = set() if frame.empty else set(frame["kernel_key"].astype(str).unique().tolist())
         renamed = {self.config.current_key(k) for k in keys}
         return frozenset(renamed)
 

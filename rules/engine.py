@@ -26,6 +26,8 @@ from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
 from rules.gated import GateDecisions, decide
 from rules.groups import GroupFigures
+from rules.kernelbaselines import kernel_baselines
+from rules.kernelrows import findings_by_kernel, missing_verdicts, summarised_row
 from rules.levelstore import LevelCache, StoredLevels
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import Level
@@ -132,9 +134,13 @@ def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> Ke
 
 
 def kernel_verdict(
-    ctx: RuleContext, key: str, findings: Sequence[Finding], gate: GateDecisions
+    ctx: RuleContext,
+    key: str,
+    findings: Sequence[Finding],
+    gate: GateDecisions,
+    summarised: Mapping[str, BaselineSummary] | None = None,
 ) -> KernelVerdict:
-    """One kernel's placement, baseline summary and status."""
+    """One kernel's row from its ``findings`` (``summarised``: ``rules.kernelbaselines``)."""
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
@@ -142,7 +148,7 @@ def kernel_verdict(
         None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
     )
     current = kernel.duration_s if timed_only else like_for_like
-    summary, improved = device_baseline(ctx, key) or _kernel_baseline(
+    summary, improved = summarised_row(summarised, gate, metric, key) or _row_baseline(
         ctx, gate, key, metric, current
     )
     group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
@@ -168,6 +174,13 @@ def kernel_verdict(
         measurements=_measurements(ctx, key, timed_only),
         **(time_fields(placement, summary, like_for_like) | device_fields(ctx, key)),
     )
+
+
+def _row_baseline(
+    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
+) -> tuple[BaselineSummary, bool]:
+    """``key``'s baseline on another card, else on its own (``_kernel_baseline``)."""
+    return device_baseline(ctx, key) or _kernel_baseline(ctx, gate, key, metric, current)
 
 
 def _kernel_baseline(
@@ -204,42 +217,6 @@ def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, 
         return tuple(k.duration_s for run in runs for k in run.kernels if k.key == key)
     placed = [ctx.placements[key], *(p[key] for p in ctx.rerun_placements if key in p)]
     return tuple(float(p.percent_of_roof) for p in placed if p.percent_of_roof is not None)
-
-
-def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[KernelVerdict]:
-    """Baseline kernels absent from the run (a finding set status ``missing``), as entries.
-
-    Their figures are the baseline's (percent of roof, median time, binding); the run's own
-    (time, placement, measurements) are empty, so a consumer sees every kernel of both.
-    """
-    keys = {
-        f.kernel: f.kernel_name or f.kernel
-        for f in findings
-        if f.status == KernelStatus.MISSING and f.kernel and f.kernel not in ctx.kernels
-    }
-    return [_missing_verdict(ctx, key, name) for key, name in keys.items()]
-
-
-def _missing_verdict(ctx: RuleContext, key: str, name: str) -> KernelVerdict:
-    history = ctx.kernel_history(key)
-    summary, _ = summarise(
-        history.percent_of_roof, None, commits=history.commit, regimes=history.regime
-    )
-    summary = with_time(summary, history)
-    group = ctx.config.group_of(key, name, None)
-    return KernelVerdict(
-        key=key,
-        name=name,
-        group=group.name if group else None,
-        time_s=0.0,
-        time_share=0.0,
-        percent_of_roof=None,
-        regime=None,
-        binding=None,
-        roof=ctx.roof.label,
-        status=KernelStatus.MISSING,
-        baseline=summary if summary.n else None,
-    )
 
 
 def _group_baseline(
@@ -333,7 +310,8 @@ def with_findings(verdict: Verdict, findings: Sequence[Finding], fail_on: FailOn
     say (regressed, suspect) is theirs; what they cannot say (new, unplaced, missing, an
     improvement) stays as judged now.
     """
-    kernels = [_restated(k, findings) for k in verdict.kernels]
+    of_kernel = findings_by_kernel(findings)
+    kernels = [_restated(k, of_kernel.get(k.key, ())) for k in verdict.kernels]
     return verdict.model_copy(
         update={
             "findings": tuple(findings),
@@ -382,7 +360,11 @@ def evaluate(ctx: RuleContext) -> Evaluation:
     rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
     gate, crashed = gate_pass(ctx, rules, levels)
     findings = _findings(ctx, rules, gate, crashed)
-    kernels = [kernel_verdict(ctx, key, findings, gate) for key in ctx.kernels]
+    summarised = kernel_baselines(ctx, gate)
+    of_kernel = findings_by_kernel(findings)
+    kernels = [
+        kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised) for key in ctx.kernels
+    ]
     kernels += missing_verdicts(ctx, findings)
     groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
     verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))

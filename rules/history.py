@@ -30,11 +30,31 @@ class _Labels:
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
         self._columns: dict[str, npt.NDArray[np.object_]] = {}
+        self._codes: dict[str, tuple[npt.NDArray[np.intp], list[str]]] = {}
 
     def of(self, column: str, rows: npt.NDArray[np.intp]) -> tuple[str | None, ...]:
         if column not in self._columns:
             self._columns[column] = _labels(self._frame[column])
         return tuple(self._columns[column][rows].tolist())
+
+    def codes(self, column: str) -> tuple[npt.NDArray[np.intp], list[str]]:
+        """``column``'s labels as integer codes per index row (-1: missing or empty), the labels.
+
+        For tests over many kernels at once (``rules.kernelbaselines``), without a tuple of
+        labels per kernel.
+        """
+        key = f"codes:{column}"
+        if key not in self._codes:
+            if column not in self._columns:
+                self._columns[column] = _labels(self._frame[column])
+            factorized, uniques = pd.factorize(self._columns[column])
+            labels = [str(u) for u in uniques]
+            codes: npt.NDArray[np.intp] = np.asarray(factorized, dtype=np.intp)
+            empty = [i for i, label in enumerate(labels) if not label]
+            if empty:  # an empty label is no label, as every reader of the tuples treats it
+                codes[np.isin(codes, empty)] = -1
+            self._codes[key] = (codes, labels)
+        return self._codes[key]
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,33 @@ class KernelHistory:
     def commit(self) -> tuple[str | None, ...]:
         """Commit per run."""
         return self.labels.of("commit", self.rows)
+
+    @cached_property
+    def usual_binding(self) -> tuple[str | None, int]:
+        """``rules.timing.usual`` of ``binding``: asked by several rules of every kernel."""
+        return self._usual("binding")
+
+    @cached_property
+    def usual_regime(self) -> tuple[str | None, int]:
+        """``rules.timing.usual`` of ``regime``."""
+        return self._usual("regime")
+
+    def _usual(self, column: str) -> tuple[str | None, int]:
+        """The most common known label and its count; of those tied, the one seen last.
+
+        As ``Counter`` over the labels newest first would say, from the index's codes.
+        """
+        codes, labels = self.labels.codes(column)
+        mine = codes[self.rows]
+        if mine.size and mine[-1] >= 0 and bool(np.all(mine == mine[-1])):
+            return labels[int(mine[-1])], int(mine.size)  # one label all along: the usual case
+        known = mine[mine >= 0]
+        if not known.size:
+            return None, 0
+        counts = np.bincount(known)
+        tied = np.flatnonzero(counts == counts.max())
+        latest = max((int(c) for c in tied), key=lambda code: int(np.flatnonzero(mine == code)[-1]))
+        return labels[latest], int(counts[latest])
 
     @property
     def n(self) -> int:
@@ -128,7 +175,10 @@ class HistoryIndex:
 
     def _build(self, keys: tuple[str, ...]) -> KernelHistory:
         parts = [self._rows[k] for k in keys if k in self._rows]
-        rows = np.sort(np.concatenate(parts)) if parts else np.array([], dtype=np.intp)
+        if len(parts) == 1:
+            rows = parts[0]  # already in time order (a stable sort of the time-ordered rows)
+        else:
+            rows = np.sort(np.concatenate(parts)) if parts else np.array([], dtype=np.intp)
         numeric = {c: self._numeric[c][rows] for c in NUMERIC}
         return KernelHistory(
             percent_of_roof=numeric["percent_of_roof"],

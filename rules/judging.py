@@ -28,7 +28,7 @@ from rules.stats import (
     Level,
     OwnDips,
     judge_latest_replayed,
-    judge_measurement,
+    judge_measurements,
     median_of,
     own_dips,
     screens_worse,
@@ -119,18 +119,16 @@ def judge_batch(
     known = cached_levels(levels, [m.history for m in items], fleet)
     confirm = gate_options(ctx, batch.options, _remeasured_suspects(known, items, up, fleet))
     dips = _own_dips(items, fleet) if mode == "single" else [None] * len(items)
-    return {
-        key: judge_measurement(
-            level,
-            m.current,
-            m.reruns,
-            higher_is_better=up,
-            mode=mode,
-            options=confirm,
-            own_dips=dip,
-        )
-        for key, level, m, dip in zip(keys, known, items, dips, strict=True)
-    }
+    judged = judge_measurements(
+        known,
+        [m.current for m in items],
+        [m.reruns for m in items],
+        higher_is_better=up,
+        mode=mode,
+        options=confirm,
+        own_dips=dips,
+    )
+    return dict(zip(keys, judged, strict=True))
 
 
 def _own_dips(items: Sequence[Measured], fleet: GateOptions) -> list[OwnDips | None]:

@@ -65,10 +65,19 @@ class LevelCache:
 
 def level_digest(history: npt.ArrayLike, options: GateOptions, code: bytes = b"") -> str:
     """What a level is a function of: the history's values, the options and the gate's code."""
-    digest = hashlib.blake2b(code, digest_size=16)
-    digest.update(options.model_dump_json().encode())
-    digest.update(np.ascontiguousarray(history, dtype="<f8").tobytes())
-    return digest.hexdigest()
+    return _digests([history], options, code)[0]
+
+
+def _digests(histories: Sequence[npt.ArrayLike], options: GateOptions, code: bytes) -> list[str]:
+    """``level_digest`` of each history; the options are written out once, not per kernel."""
+    start = hashlib.blake2b(code, digest_size=16)
+    start.update(options.model_dump_json().encode())
+    digests = []
+    for history in histories:
+        digest = start.copy()
+        digest.update(np.ascontiguousarray(history, dtype="<f8").tobytes())
+        digests.append(digest.hexdigest())
+    return digests
 
 
 def _storable(level: Level) -> bool:
@@ -88,7 +97,7 @@ def cached_levels(
     """
     if cache is None:
         return current_levels(histories, options=options, replays=replays)
-    digests = [level_digest(h, options, cache.code) for h in histories]
+    digests = _digests(histories, options, cache.code)
     missing = [i for i, d in enumerate(digests) if d not in cache.known]
     computed = current_levels(
         [histories[i] for i in missing],

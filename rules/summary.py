@@ -35,7 +35,7 @@ def _known(values: npt.ArrayLike) -> FloatArray:
     return np.asarray(array[~np.isnan(array)], dtype=float)
 
 
-def _used(values: FloatArray, rows: slice | None) -> tuple[int, int] | None:
+def segment_in_sparkline(values: FloatArray, rows: slice | None) -> tuple[int, int] | None:
     """Where ``values[rows]`` lie among the sparkline's points (None: all of them)."""
     if rows is None:
         return None
@@ -87,7 +87,7 @@ def summarise(
         regime=known[-1] if known else None,
         relative_change=_finite(comparison.relative_change) if comparison else None,
         history=tuple(float(v) for v in _known(full)[-SPARKLINE_POINTS:]),
-        used=_used(full, rows),
+        used=segment_in_sparkline(full, rows),
         commits=_commit_range(commits[part]),
         metric=metric,
     )

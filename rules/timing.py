@@ -45,7 +45,7 @@ def usual(values: tuple[str | None, ...]) -> tuple[str | None, int]:
 
 def baseline_binding(history: KernelHistory, min_runs: int = MIN_BINDING_RUNS) -> str | None:
     """The binding resource of most baseline runs (None with fewer than ``min_runs``)."""
-    binding, count = usual(history.binding)
+    binding, count = history.usual_binding
     return binding if count >= min_runs else None
 
 
@@ -159,13 +159,15 @@ def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> RunBaseline:
     """
     if frame.empty:
         return RunBaseline(n=0, runs=0, metric="time_s")
-    pairs = frame[["kernel_key", "kernel_name"]].drop_duplicates()
-    ignored = {
-        str(k)
-        for k, n in pairs.itertuples(index=False, name=None)
-        if config.is_ignored_kernel(str(k), str(n))
-    }
-    totals = per_run_totals(frame[~frame["kernel_key"].astype(str).isin(ignored)])
+    if config.ignore_kernels:
+        pairs = frame[["kernel_key", "kernel_name"]].drop_duplicates()
+        ignored = {
+            str(k)
+            for k, n in pairs.itertuples(index=False, name=None)
+            if config.is_ignored_kernel(str(k), str(n))
+        }
+        frame = frame[~frame["kernel_key"].astype(str).isin(ignored)]
+    totals = per_run_totals(frame)
     commits = [str(c) for c in totals["commit"] if c]
     return RunBaseline(
         n=len(totals),

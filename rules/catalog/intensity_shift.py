@@ -11,7 +11,9 @@ from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
+from rules.history import FloatArray
 from rules.measures import comparison_numbers, signed_percent
+from rules.screening import may_change
 from rules.stats import CompareOptions, compare_to_baseline
 from rules.verdict import Finding, Severity, Stability
 
@@ -49,14 +51,22 @@ class IntensityShift(Rule):
         report_increase: bool = False
 
     def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
-        """A finding per kernel whose DRAM intensity moved beyond noise."""
-        for key, placement in ctx.placements.items():
-            current = placement.intensity.get("dram")
-            if current is None or math.isinf(current) or current <= 0:
-                continue
-            history = ctx.kernel_history(key).dram_intensity()
-            history = history[~np.isnan(history)]
-            if not history.size:
+        """A finding per kernel whose DRAM intensity moved beyond noise.
+
+        Every kernel is screened at once (``rules.screening``); the few the screen keeps are
+        compared one by one, so the findings are exactly those of comparing every kernel.
+        """
+        currents = {
+            key: current
+            for key, placement in ctx.placements.items()
+            if (current := placement.intensity.get("dram")) is not None
+            and not math.isinf(current)
+            and current > 0
+        }
+        histories = [_known_intensity(ctx, key) for key in currents]
+        kept = may_change(histories, list(currents.values()), opts)
+        for (key, current), history, keep in zip(currents.items(), histories, kept, strict=True):
+            if not keep:
                 continue
             cmp = compare_to_baseline(history, current, options=opts)
             if cmp.regressed or (opts.report_increase and cmp.improved):
@@ -69,3 +79,10 @@ class IntensityShift(Rule):
                     advice=Advice.CUT_BYTES if cmp.regressed else None,
                     numbers=comparison_numbers(cmp, opts),
                 )
+
+
+def _known_intensity(ctx: RuleContext, key: str) -> FloatArray:
+    """``key``'s baseline DRAM intensity per run, the unknown runs left out."""
+    history = ctx.kernel_history(key).dram_intensity()
+    known: FloatArray = history[~np.isnan(history)]
+    return known

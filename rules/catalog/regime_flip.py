@@ -13,7 +13,7 @@ from rules.gated import GateDecision, GateDecisions
 from rules.history import KernelHistory
 from rules.measures import seconds
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, percent_of_resource
-from rules.timing import median_time, median_value, usual
+from rules.timing import median_time, median_value
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
@@ -63,7 +63,7 @@ class RegimeFlip(Rule):
             if placement.regime is None or placement.borderline:
                 continue
             history = ctx.kernel_history(key)
-            was, count = usual(history.regime)
+            was, count = history.usual_regime
             if was is None or count < opts.min_runs:
                 continue
             if was != placement.regime:
@@ -83,7 +83,7 @@ class RegimeFlip(Rule):
         placement = ctx.placements[key]
         was, count = baseline
         numbers: dict[str, float | str | None] = {"baseline_regime": was, "baseline_n": count}
-        binding, _ = usual(history.binding)
+        binding, _ = history.usual_binding
         story = f" ({count} baseline runs)"
         if binding is not None:
             numbers |= {"baseline_binding": binding}
@@ -108,7 +108,7 @@ class RegimeFlip(Rule):
         gate: GateDecisions,
     ) -> Iterator[Finding]:
         binding = ctx.placements[key].binding
-        was, count = usual(history.binding)
+        was, count = history.usual_binding
         if was is None or count < opts.min_runs:
             return
         if _is_tensor(was) and not _is_tensor(binding):

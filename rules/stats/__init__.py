@@ -44,6 +44,7 @@ from rules.stats.pr import (
     conservative_median,
     current_levels,
     judge_measurement,
+    judge_measurements,
     median_of,
     screens_worse,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "judge_latest_many",
     "judge_latest_replayed",
     "judge_measurement",
+    "judge_measurements",
     "largest_dip",
     "median_of",
     "mode_words",

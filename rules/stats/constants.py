@@ -184,6 +184,13 @@ MIN_DIP_NIGHTS = 20
 #: middle, and fails the 15% drop of a kernel whose nights never strayed 3%.
 DIP_MULTIPLE = 4.0
 
+# ---- The PR gate's screen of quiet kernels (rules.stats.pr)
+
+#: Relative slack on the z and effect bars when ``judge_measurements`` clears the kernels within
+#: noise all at once: far above float rounding (1e-16), far below any step a bar tells apart, so
+#: a kernel it clears is one ``judge_measurement`` clears too (changes no verdict).
+QUIET_MARGIN = 1e-6
+
 # ---- Bursts (rules.stats.bursts)
 
 #: The nights of a confirming run agree: their range is at most this many noises of a

@@ -21,8 +21,10 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 import numpy.typing as npt
 
+from rules.stats.constants import QUIET_MARGIN
 from rules.stats.dips import OwnDips, beyond_own_dips
 from rules.stats.gate import (
     Judgement,
@@ -220,7 +222,88 @@ def judge_measurement(
     )
 
 
+def judge_measurements(
+    levels: Sequence[Level],
+    currents: Sequence[float],
+    remeasured: Sequence[Sequence[float]],
+    *,
+    higher_is_better: bool,
+    mode: GateMode,
+    options: GateOptions,
+    own_dips: Sequence[OwnDips | None],
+) -> list[Judgement]:
+    """``judge_measurement`` of each kernel, the quiet ones decided for all at once.
+
+    A kernel without re-measurements whose value is within noise or within ``min_effect`` of
+    its level (``_quiet``, with a margin over float rounding) is neither suspect, regressed
+    nor improved in any mode: its judgement needs only its figures. The others are judged
+    one by one.
+    """
+    quiet = _quiet(levels, currents, options)
+    return [
+        _unchanged(level, current, mode, options)
+        if calm and not again
+        else judge_measurement(
+            level,
+            current,
+            again,
+            higher_is_better=higher_is_better,
+            mode=mode,
+            options=options,
+            own_dips=own,
+        )
+        for level, current, again, own, calm in zip(
+            levels, currents, remeasured, own_dips, quiet, strict=True
+        )
+    ]
+
+
+def _quiet(levels: Sequence[Level], currents: Sequence[float], opts: GateOptions) -> list[bool]:
+    """Whether each value is judgeable and off its level by less than ``_side`` notices."""
+    level = np.array([lv.level for lv in levels], dtype=float)
+    noise = np.array([lv.noise for lv in levels], dtype=float)
+    se = np.array([lv.se for lv in levels], dtype=float)
+    n = np.array([lv.n for lv in levels], dtype=float)
+    now = np.asarray(currents, dtype=float)
+    with np.errstate(all="ignore"):
+        scale = noise * np.sqrt(1 + se**2)
+        z = np.abs((now - level) / scale)
+        rel = np.abs((now - level) / np.abs(level))
+        judgeable = (n >= 1) & (level != 0) & np.isfinite(level + now) & (scale > 0)
+        within = (z < opts.z_threshold * (1 - QUIET_MARGIN)) | (
+            rel < opts.min_effect * (1 - QUIET_MARGIN)
+        )
+    return [bool(q) for q in judgeable & within]
+
+
+def _unchanged(level: Level, current: float, mode: GateMode, opts: GateOptions) -> Judgement:
+    """``judge_measurement``'s judgement of a quiet value without re-measurements."""
+    return Judgement(
+        regressed=False,
+        suspect=False,
+        improved=False,
+        level=level.level,
+        relative_change=(current - level.level) / level.level,
+        current=current,
+        noise=level.noise,
+        z=level.z(current),
+        z_threshold=opts.z_threshold,
+        n=level.n,
+        segment_start=level.start,
+        run=0,
+        confirm_runs=1,
+        enough=True,
+        remeasured=(),
+        remeasured_z=math.nan,
+        confirm_threshold=math.nan,
+        method=f"PR gate ({mode}): segment level, robust z",
+    )
+
+
 def median_of(samples: Sequence[float] | npt.ArrayLike) -> float:
     """The median of one run's samples (NaN when there are none)."""
+    if isinstance(samples, list) and len(samples) == 1:  # one value: most kernels, most runs
+        value = float(samples[0])
+        return math.nan if math.isnan(value) else value / 2 + value / 2  # as fast_median
     arr = clean(samples)
     return fast_median(arr) if arr.size else math.nan

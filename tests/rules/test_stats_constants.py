@@ -192,9 +192,9 @@ def test_every_cited_name_exists() -> None:
 
 def test_a_stale_citation_is_found() -> None:
     known = _known_names()
-    text = "``judge_measurements`` and ``rules.stats.joint.NOISE_EFFICIENCY`` and ``judge_latest``"
+    text = "``judge_everything`` and ``rules.stats.joint.NOISE_EFFICIENCY`` and ``judge_latest``"
     assert stale_citations(text, known) == [
-        "judge_measurements",
+        "judge_everything",
         "rules.stats.joint.NOISE_EFFICIENCY",
     ]
 
