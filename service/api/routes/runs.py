@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any
 
@@ -12,9 +13,10 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from collectors.schema import RunRecord
+from rules import Verdict
 from service.api import uploads
 from service.api.deps import AuthDep, ServiceState, SessionDep, SettingsDep, StateDep
-from service.api.inflight import RETRY_AFTER_S, StillRunning, upload_key
+from service.api.inflight import RETRY_AFTER_S, Answer, Record, StillRunning, upload_key
 from service.api.publish import post_outcome
 from service.api.schemas import (
     CheckResultPublic,
@@ -144,7 +146,6 @@ _RerunsExpectedQuery = Annotated[
 )
 async def upload_run(
     request: Request,
-    response: Response,
     grant: AuthDep,
     state: StateDep,
     settings: SettingsDep,
@@ -152,7 +153,7 @@ async def upload_run(
     base_sha: _BaseShaQuery = None,
     base_branch: _BaseBranchQuery = None,
     reruns_expected: _RerunsExpectedQuery = False,
-) -> CheckResultPublic | Response:
+) -> Response:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
     Idempotent on content: uploading the same run again answers 200 with the first result.
@@ -174,12 +175,11 @@ async def upload_run(
         links=partial(links_for, base, settings=settings),
     )
     key = upload_key([upload.key.encode(), request.url.query.encode()])
-    outcome = await _judge_once(state, check, key, settings.upload_answer_s)
-    if outcome is None:
+    answer = await _judge_once(state, check, key, settings.upload_answer_s)
+    if answer is None:
         return _still_running(settings.upload_answer_s)
-    _count_upload(state, record, outcome, grant)
-    response.status_code = 201 if outcome.created else 200
-    return await _answer(state, record, outcome, url=run_url(base, outcome.run_id), post=post)
+    _count_upload(state, record, answer, grant)
+    return await _answer(state, record, answer, url=run_url(base, answer.run_id), post=post)
 
 
 def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
@@ -201,20 +201,20 @@ def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
 
 async def _judge_once(
     state: ServiceState, check: CheckRequest, key: str, answer_s: float
-) -> CheckOutcome | None:
-    """The check's outcome, judged once per upload key; None while it runs past ``answer_s``."""
+) -> Answer | None:
+    """The upload's answer, judged once by whichever replica claims its key.
 
-    async def judge() -> CheckOutcome:
+    None while the check runs past ``answer_s``.
+    """
+
+    async def judge(record: Record) -> CheckOutcome:
         async with state.check_slots:
-            return await run_in_threadpool(uploads.run_check, check, state)
+            return await run_in_threadpool(uploads.run_check, check, state, record)
 
     try:
-        outcome, started = await state.in_flight.result(key, judge, answer_s)
+        return await state.in_flight.result(key, judge, answer_s)
     except StillRunning:
         return None
-    if not started:  # the same upload again: answered as uploaded before
-        outcome = replace(outcome, created=False)
-    return outcome
 
 
 def _still_running(waited_s: float) -> Response:
@@ -244,52 +244,64 @@ def _config(state: ServiceState, base_branch: str | None) -> RoofguardConfig:
 
 
 async def _answer(
-    state: ServiceState, record: RunRecord, outcome: CheckOutcome, *, url: str, post: bool
-) -> CheckResultPublic:
-    """The upload's answer, after posting the verdict to GitHub when asked to."""
+    state: ServiceState, record: RunRecord, answer: Answer, *, url: str, post: bool
+) -> Response:
+    """The upload's answer (201 stored now, 200 before), after posting it when asked to.
+
+    The body is the stored answer with the request's fields put in front: the verdict is
+    serialised once, by the check, not validated and dumped again for every answer.
+    """
     posted, why = (
-        await run_in_threadpool(_post, state, record, outcome, url) if post else (False, None)
+        await run_in_threadpool(_post, state, record, answer, url) if post else (False, None)
     )
-    return CheckResultPublic(
-        run_id=outcome.run_id,
-        created=outcome.created,
-        url=url,
-        verdict=outcome.verdict,
-        markdown=outcome.markdown,
-        posted=posted,
-        post_detail=why,
-    )
+    head = {
+        "run_id": answer.run_id,
+        "created": answer.created,
+        "url": url,
+        "posted": posted,
+        "post_detail": why,
+    }
+    body = json.dumps(head)[:-1] + "," + answer.answer_json[1:]
+    return Response(body, status_code=201 if answer.created else 200, media_type="application/json")
 
 
-def _count_upload(
-    state: ServiceState, record: RunRecord, outcome: CheckOutcome, grant: Grant
-) -> None:
+def _count_upload(state: ServiceState, record: RunRecord, answer: Answer, grant: Grant) -> None:
     """The upload's metrics and its log line (never the token, only its name)."""
-    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
-    if outcome.created:
+    state.metrics.uploads.labels("created" if answer.created else "duplicate").inc()
+    if answer.created:
         state.metrics.kernels.inc(len(record.kernels))
     log.info(
         "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
         record.repo,
         record.commit,
         grant.name,
-        outcome.run_id,
-        outcome.created,
+        answer.run_id,
+        answer.created,
         len(record.kernels),
     )
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """An answer stored before, as posting needs it."""
+
+    verdict: Verdict
+    run_id: int
+
+
 def _post(
-    state: ServiceState, record: RunRecord, outcome: CheckOutcome, url: str
+    state: ServiceState, record: RunRecord, answer: Answer, url: str
 ) -> tuple[bool, str | None]:
     if state.github is None:
         return False, "the service has no GitHub credentials"
     if not record.repo or not (record.pull_request or record.commit):
         return False, "the run names no pull request or commit"
+    stored = json.loads(answer.answer_json)
+    judged = answer.outcome or _Stored(Verdict.model_validate(stored["verdict"]), answer.run_id)
     return post_outcome(
         state.github,
-        outcome,
-        outcome.markdown,
+        judged,
+        stored["markdown"],
         repo=record.repo,
         pr=record.pull_request,
         sha=record.commit,
