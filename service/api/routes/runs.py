@@ -208,6 +208,7 @@ async def _judge_once(
     """
 
     async def judge(record: Record) -> CheckOutcome:
+        state.metrics.checks.inc()
         async with state.check_slots:
             return await run_in_threadpool(uploads.run_check, check, state, record)
 
@@ -261,7 +262,7 @@ async def _answer(
         "posted": posted,
         "post_detail": why,
     }
-    body = json.dumps(head)[:-1] + "," + answer.answer_json[1:]
+    body = json.dumps(head, separators=(",", ":"))[:-1] + "," + answer.answer_json[1:]
     return Response(body, status_code=201 if answer.created else 200, media_type="application/json")
 
 
