@@ -61,7 +61,6 @@ class LoadResult:
     bytes_sent: int = 0
     accepted: int = 0  # 202 answers: the check went on, the client uploaded again after
 
-
     def p(self, q: float) -> float:
         return float(np.percentile(self.latencies_s, q)) if self.latencies_s else float("nan")
 
