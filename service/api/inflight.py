@@ -84,6 +84,12 @@ class Answer:
     outcome: CheckOutcome | None = None
 
 
+def stored_answer(found: claims.ClaimState) -> Answer:
+    """The answer stored with an answered claim (``created`` false: judged before)."""
+    assert found.answer_json is not None and found.run_id is not None
+    return Answer(found.run_id, False, found.answer_json)
+
+
 def _replica_name() -> str:
     return f"{socket.gethostname()[:32]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
@@ -102,8 +108,8 @@ class InFlight:
     owner: str = field(default_factory=_replica_name)
     running: set[asyncio.Task[Answer]] = field(default_factory=set)
 
-    async def result(self, key: str, judge: Judge, wait_s: float) -> Answer:
-        """The answer to upload ``key``: judged here if this replica claims it, else awaited.
+    async def result(self, key: str, repo: str, judge: Judge, wait_s: float) -> Answer:
+        """The answer to upload ``key`` (of ``repo``): judged here if claimed here, else awaited.
 
         Raises:
             StillRunning: No answer within ``wait_s`` seconds (the check goes on).
@@ -112,12 +118,12 @@ class InFlight:
         pause = _POLL_S[0]
         while True:
             found = await run_in_threadpool(
-                claims.take, self.engine, key, owner=self.owner, lease=LEASE
+                claims.take, self.engine, key, repo=repo, owner=self.owner, lease=LEASE
             )
             if found.held is Held.OWNED:
                 return await self._wait(self._start(key, judge), deadline)
-            if found.held is Held.ANSWERED and found.answer_json is not None:
-                return Answer(int(found.run_id or 0), False, found.answer_json)
+            if found.held is Held.ANSWERED:
+                return stored_answer(found)
             left = deadline - monotonic()
             if left <= 0:
                 raise StillRunning

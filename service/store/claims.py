@@ -41,11 +41,12 @@ class ClaimState:
     """A claim as one replica found it: its standing and, once answered, the answer."""
 
     held: Held
+    repo: str = ""
     run_id: int | None = None
     answer_json: str | None = None
 
 
-def take(engine: Engine, key: str, *, owner: str, lease: timedelta) -> ClaimState:
+def take(engine: Engine, key: str, *, repo: str, owner: str, lease: timedelta) -> ClaimState:
     """Claim upload ``key`` for ``owner`` unless another holds a live claim or it is answered.
 
     One transaction: insert the claim (the primary key lets one replica win), else read it
@@ -53,30 +54,43 @@ def take(engine: Engine, key: str, *, owner: str, lease: timedelta) -> ClaimStat
     """
     now = utcnow()
     with session_scope(engine) as session:
-        if _insert(session, key, owner=owner, now=now, lease=lease):
+        if _insert(session, key, repo=repo, owner=owner, now=now, lease=lease):
             _forget_old(session, now)
             return ClaimState(Held.OWNED)
         c = _CLAIMS.c
         row = session.execute(
-            sa.select(c.lease_until, c.run_id, c.answer_json).where(c.upload_key == key)
+            sa.select(c.repo, c.lease_until, c.run_id, c.answer_json).where(c.upload_key == key)
         ).first()
         if row is None:  # given up between the insert and the read: claim it on the next try
             return ClaimState(Held.PENDING)
         if row.answer_json is not None:
-            return ClaimState(Held.ANSWERED, row.run_id, row.answer_json)
+            return ClaimState(Held.ANSWERED, row.repo, row.run_id, row.answer_json)
         if _take_over(session, key, owner=owner, now=now, lease=lease):
             return ClaimState(Held.OWNED)
         return ClaimState(Held.PENDING)
 
 
-def _insert(session: Session, key: str, *, owner: str, now: datetime, lease: timedelta) -> bool:
+def _insert(
+    session: Session, key: str, *, repo: str, owner: str, now: datetime, lease: timedelta
+) -> bool:
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     stmt = dialect.insert(_CLAIMS).values(
-        upload_key=key, owner=owner, claimed_at=now, lease_until=now + lease
+        upload_key=key, repo=repo, owner=owner, claimed_at=now, lease_until=now + lease
     )
     # RETURNING, not rowcount: through a Session, psycopg's rowcount of this INSERT was -1.
     claimed = stmt.on_conflict_do_nothing().returning(_CLAIMS.c.upload_key)
     return session.execute(claimed).first() is not None
+
+
+def answered(engine: Engine, key: str) -> ClaimState | None:
+    """The stored answer to upload ``key``; None unless it was judged (a read, no claim)."""
+    c = _CLAIMS.c
+    stmt = sa.select(c.repo, c.run_id, c.answer_json).where(
+        c.upload_key == key, c.answer_json.is_not(None)
+    )
+    with session_scope(engine, readonly=True) as session:
+        row = session.execute(stmt).first()
+    return None if row is None else ClaimState(Held.ANSWERED, row.repo, row.run_id, row.answer_json)
 
 
 def _take_over(session: Session, key: str, *, owner: str, now: datetime, lease: timedelta) -> bool:

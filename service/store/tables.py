@@ -302,6 +302,8 @@ class UploadClaim(SQLModel, table=True):
     __table_args__ = (sa.Index("ix_upload_claims_claimed_at", "claimed_at"),)
 
     upload_key: str = Field(sa_type=sa.String(64), primary_key=True)
+    #: The run's repository: a token may read the stored answer only with write access to it.
+    repo: str = Field(sa_type=sa.String(200))
     owner: str = Field(sa_type=sa.String(64))
     claimed_at: datetime = _ts(default_factory=utcnow)
     lease_until: datetime = _ts()

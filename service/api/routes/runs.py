@@ -16,8 +16,9 @@ from collectors.schema import RunRecord
 from rules import Verdict
 from service.api import uploads
 from service.api.deps import AuthDep, ServiceState, SessionDep, SettingsDep, StateDep
-from service.api.inflight import RETRY_AFTER_S, Answer, Record, StillRunning, upload_key
+from service.api.inflight import RETRY_AFTER_S, Answer, Record, StillRunning
 from service.api.publish import post_outcome
+from service.api.received import receive, route_key
 from service.api.schemas import (
     CheckResultPublic,
     ErrorPublic,
@@ -29,23 +30,16 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, cached_view, links_for, run_url, stored_outcome
 from service.config import RoofguardConfig
-from service.errors import BadInput, Forbidden, NotFound, ServiceError
+from service.errors import Forbidden, NotFound
 from service.pipeline.check import CheckOutcome
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
 from service.pipeline.runmeta import with_branch
-from service.pipeline.storable import StoreLimits
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
 log = logging.getLogger("roofguard.api")
 router = APIRouter(tags=["runs"])
-
-
-class UnsupportedMediaType(ServiceError):
-    """The upload is neither JSON nor a multipart form."""
-
-    status = 415
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -78,27 +72,6 @@ _UPLOAD_BODY = {
 def _public(run: RunSummary, base: str) -> RunPublic:
     """The run as the API shows it: the summary's fields and the run's page."""
     return RunPublic.model_validate({**run.model_dump(), "url": run_url(base, run.id)})
-
-
-async def _upload_from_request(request: Request, grant: Grant, state: StateDep) -> uploads.Upload:
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type == "multipart/form-data":
-        async with request.form(max_files=uploads.MAX_FILES, max_fields=32) as form:
-            parsed = uploads.parse_form(form)
-            grant.require(repo=parsed.form.repo, permission=Permission.WRITE)
-            # Reading is bounded like judging: a few huge uploads at once must not each hold
-            # a parse's memory; the others wait their turn on the event loop.
-            async with state.check_slots:
-                return await run_in_threadpool(uploads.collect_form, parsed, state)
-    if content_type == "application/json":
-        limits = StoreLimits.of(state.settings)
-        body = await request.body()
-        record = await run_in_threadpool(uploads.parse_record, body, limits)
-        if not record.repo:
-            raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
-        grant.require(repo=record.repo, permission=Permission.WRITE)
-        return uploads.Upload(record, key=upload_key([body]))
-    raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
 
 _PostQuery = Annotated[
@@ -162,9 +135,13 @@ async def upload_run(
     A form's ``reruns`` files (one re-measurement of the same commit each) judge the stored
     run anew; their verdict's findings replace the stored ones.
     """
-    upload = await _upload_from_request(request, grant, state)
-    _check_sizes(upload, settings.max_upload_kernels)
+    # Posting needs the run's PR and commit, so an upload to post is always parsed.
+    upload = await receive(request, grant, state, reuse=not post)
     base = base_url(request, settings)
+    if isinstance(upload, Answer):  # answered before: the same bytes, judged once
+        _count_upload(state, None, upload, grant)
+        return await _answer(state, None, upload, url=run_url(base, upload.run_id), post=False)
+    _check_sizes(upload, settings.max_upload_kernels)
     config = _config(state, base_branch)
     record = _on_a_branch(upload.run, config.base_branch)
     check = CheckRequest(
@@ -174,8 +151,8 @@ async def upload_run(
         base_sha=base_sha,
         links=partial(links_for, base, settings=settings),
     )
-    key = upload_key([upload.key.encode(), request.url.query.encode()])
-    answer = await _judge_once(state, check, key, settings.upload_answer_s)
+    key = route_key(request, upload.key)
+    answer = await _judge_once(state, check, key, record, settings.upload_answer_s)
     if answer is None:
         return _still_running(settings.upload_answer_s)
     _count_upload(state, record, answer, grant)
@@ -200,7 +177,7 @@ def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
 
 
 async def _judge_once(
-    state: ServiceState, check: CheckRequest, key: str, answer_s: float
+    state: ServiceState, check: CheckRequest, key: str, record: RunRecord, answer_s: float
 ) -> Answer | None:
     """The upload's answer, judged once by whichever replica claims its key.
 
@@ -213,7 +190,7 @@ async def _judge_once(
             return await run_in_threadpool(uploads.run_check, check, state, record)
 
     try:
-        return await state.in_flight.result(key, judge, answer_s)
+        return await state.in_flight.result(key, str(record.repo), judge, answer_s)
     except StillRunning:
         return None
 
@@ -245,7 +222,7 @@ def _config(state: ServiceState, base_branch: str | None) -> RoofguardConfig:
 
 
 async def _answer(
-    state: ServiceState, record: RunRecord, answer: Answer, *, url: str, post: bool
+    state: ServiceState, record: RunRecord | None, answer: Answer, *, url: str, post: bool
 ) -> Response:
     """The upload's answer (201 stored now, 200 before), after posting it when asked to.
 
@@ -253,7 +230,9 @@ async def _answer(
     serialised once, by the check, not validated and dumped again for every answer.
     """
     posted, why = (
-        await run_in_threadpool(_post, state, record, answer, url) if post else (False, None)
+        await run_in_threadpool(_post, state, record, answer, url)
+        if post and record is not None
+        else (False, None)
     )
     head = {
         "run_id": answer.run_id,
@@ -266,19 +245,24 @@ async def _answer(
     return Response(body, status_code=201 if answer.created else 200, media_type="application/json")
 
 
-def _count_upload(state: ServiceState, record: RunRecord, answer: Answer, grant: Grant) -> None:
-    """The upload's metrics and its log line (never the token, only its name)."""
+def _count_upload(
+    state: ServiceState, record: RunRecord | None, answer: Answer, grant: Grant
+) -> None:
+    """The upload's metrics and its log line (never the token, only its name).
+
+    ``record`` is None for an upload answered before, which is not parsed again.
+    """
     state.metrics.uploads.labels("created" if answer.created else "duplicate").inc()
-    if answer.created:
+    if answer.created and record is not None:
         state.metrics.kernels.inc(len(record.kernels))
     log.info(
-        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
-        record.repo,
-        record.commit,
+        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%s",
+        record.repo if record else "-",
+        record.commit if record else "-",
         grant.name,
         answer.run_id,
         answer.created,
-        len(record.kernels),
+        len(record.kernels) if record else "- (answered before)",
     )
 
 

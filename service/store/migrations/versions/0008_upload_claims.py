@@ -25,6 +25,7 @@ depends_on = None
 def upgrade() -> None:
     op.create_table('upload_claims',
     sa.Column('upload_key', sa.String(length=64), nullable=False),
+    sa.Column('repo', sa.String(length=200), nullable=False),
     sa.Column('owner', sa.String(length=64), nullable=False),
     sa.Column('claimed_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('lease_until', sa.DateTime(timezone=True), nullable=False),
