@@ -21,7 +21,7 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from time import monotonic
 
@@ -43,7 +43,7 @@ LEASE = timedelta(seconds=60)
 #: The owner renews its lease this often (well inside ``LEASE``, even on a busy event loop).
 RENEW_S = 10.0
 #: Waiting for another replica's answer: first and longest pause between two looks.
-_POLL_S = (0.05, 1.0)
+_POLL_S = (0.05, 2.0)
 
 #: Called in the check's transaction with its outcome (stores the claim's answer).
 Record = Callable[[Session, CheckOutcome], None]
@@ -101,12 +101,14 @@ class InFlight:
     Attributes:
         engine: The shared store holding the claims.
         owner: This replica's name in the claims it holds.
-        running: The checks this replica runs (kept referenced until they end).
+        running: The checks this replica runs, by upload key: kept referenced until they
+            end, and awaited in place by the uploads of the same bytes that reach this
+            replica (a shortcut: the claim in the store decides who judges).
     """
 
     engine: Engine
     owner: str = field(default_factory=_replica_name)
-    running: set[asyncio.Task[Answer]] = field(default_factory=set)
+    running: dict[str, asyncio.Task[Answer]] = field(default_factory=dict)
 
     async def result(self, key: str, repo: str, judge: Judge, wait_s: float) -> Answer:
         """The answer to upload ``key`` (of ``repo``): judged here if claimed here, else awaited.
@@ -115,13 +117,40 @@ class InFlight:
             StillRunning: No answer within ``wait_s`` seconds (the check goes on).
         """
         deadline = monotonic() + wait_s
-        pause = _POLL_S[0]
         while True:
             found = await run_in_threadpool(
                 claims.take, self.engine, key, repo=repo, owner=self.owner, lease=LEASE
             )
             if found.held is Held.OWNED:
                 return await self._wait(self._start(key, judge), deadline)
+            if found.held is Held.ANSWERED:
+                return stored_answer(found)
+            if (answer := await self.awaited(key, deadline)) is not None:
+                return answer
+            # The claim went (its check failed) or lapsed: claim it again.
+
+    async def awaited(self, key: str, deadline: float) -> Answer | None:
+        """The answer to the pending upload ``key``; None once its claim is gone or lapsed.
+
+        A check this replica runs is awaited where it runs; another replica's is looked for
+        in the store, less often the longer it takes (a look is a query, and many uploads
+        may be waiting at once).
+
+        Raises:
+            StillRunning: No answer by ``deadline`` (``time.monotonic``).
+        """
+        if (task := self.running.get(key)) is not None:
+            try:  # the upload that started it was the one that stored the run
+                return replace(await self._wait(task, deadline), created=False)
+            except StillRunning:
+                raise
+            except Exception:  # its check failed and gave the claim up: judge it anew
+                return None
+        pause = _POLL_S[0]
+        while True:
+            found = await run_in_threadpool(claims.peek, self.engine, key)
+            if found is None or found.lapsed:
+                return None
             if found.held is Held.ANSWERED:
                 return stored_answer(found)
             left = deadline - monotonic()
@@ -132,12 +161,13 @@ class InFlight:
 
     def _start(self, key: str, judge: Judge) -> asyncio.Task[Answer]:
         task = asyncio.ensure_future(self._judge(key, judge))
-        self.running.add(task)
-        task.add_done_callback(self._ended)
+        self.running[key] = task
+        task.add_done_callback(lambda done: self._ended(key, done))
         return task
 
-    def _ended(self, task: asyncio.Task[Answer]) -> None:
-        self.running.discard(task)
+    def _ended(self, key: str, task: asyncio.Task[Answer]) -> None:
+        if self.running.get(key) is task:
+            del self.running[key]
         failed = None if task.cancelled() else task.exception()
         if failed is not None:  # retrieved here too: nobody may wait for it any more
             log.warning("upload check failed: %s: %s", type(failed).__name__, failed)

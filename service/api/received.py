@@ -1,13 +1,15 @@
 """An upload as received: its key first, then, unless it was answered before, its run.
 
 The key of an upload is a hash of its bytes and query, known before the run is parsed, so
-an upload answered before (a retry after a 202 or a lost answer, on any replica) is
-answered from its claim (``service.store.claims``) without being parsed and validated
-again: its bytes are the bytes that were valid then. The claim's repository decides who may
-read that answer, as the run's repository decides who may upload it.
+an upload claimed before (a retry after a 202 or a lost answer, on any replica) is answered
+from its claim (``service.store.claims``), or waits for it, without being parsed and
+validated again: its bytes are the bytes that were valid when they were claimed. The
+claim's repository decides who may read that answer, as the run's decides who may upload it.
 """
 
 from __future__ import annotations
+
+from time import monotonic
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
@@ -18,6 +20,7 @@ from service.api.inflight import Answer, stored_answer, upload_key
 from service.errors import BadInput, ServiceError
 from service.pipeline.storable import StoreLimits
 from service.store import claims
+from service.store.claims import Held
 from service.store.tokens import Grant, Permission
 
 
@@ -40,6 +43,7 @@ async def receive(
     Raises:
         UnsupportedMediaType: Neither JSON nor a multipart form.
         BadInput, Forbidden: As parsing and the grant decide.
+        StillRunning: The same upload's check goes on past the answer's deadline.
     """
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "multipart/form-data":
@@ -68,8 +72,18 @@ async def receive(
 
 
 async def _answered(request: Request, grant: Grant, state: ServiceState, key: str) -> Answer | None:
-    found = await run_in_threadpool(claims.answered, state.engine, route_key(request, key))
-    if found is None:
+    """The answer to an upload claimed before: stored, or awaited while it is judged.
+
+    None when there is no claim to go by (the upload is parsed and claimed then).
+
+    Raises:
+        StillRunning: Its check goes on past ``ROOFGUARD_UPLOAD_ANSWER_S``.
+    """
+    full = route_key(request, key)
+    found = await run_in_threadpool(claims.peek, state.engine, full)
+    if found is None or found.lapsed:
         return None
     grant.require(repo=found.repo, permission=Permission.WRITE)
-    return stored_answer(found)
+    if found.held is Held.ANSWERED:
+        return stored_answer(found)
+    return await state.in_flight.awaited(full, monotonic() + state.settings.upload_answer_s)

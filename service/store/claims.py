@@ -44,6 +44,7 @@ class ClaimState:
     repo: str = ""
     run_id: int | None = None
     answer_json: str | None = None
+    lapsed: bool = False  # pending, and its lease ran out: the next take takes it over
 
 
 def take(engine: Engine, key: str, *, repo: str, owner: str, lease: timedelta) -> ClaimState:
@@ -82,15 +83,17 @@ def _insert(
     return session.execute(claimed).first() is not None
 
 
-def answered(engine: Engine, key: str) -> ClaimState | None:
-    """The stored answer to upload ``key``; None unless it was judged (a read, no claim)."""
+def peek(engine: Engine, key: str) -> ClaimState | None:
+    """Upload ``key``'s claim as it stands, without claiming it; None when there is none."""
     c = _CLAIMS.c
-    stmt = sa.select(c.repo, c.run_id, c.answer_json).where(
-        c.upload_key == key, c.answer_json.is_not(None)
-    )
+    lapsed = sa.and_(c.answer_json.is_(None), c.lease_until < utcnow()).label("lapsed")
+    stmt = sa.select(c.repo, c.run_id, c.answer_json, lapsed).where(c.upload_key == key)
     with session_scope(engine, readonly=True) as session:
         row = session.execute(stmt).first()
-    return None if row is None else ClaimState(Held.ANSWERED, row.repo, row.run_id, row.answer_json)
+    if row is None:
+        return None
+    held = Held.PENDING if row.answer_json is None else Held.ANSWERED
+    return ClaimState(held, row.repo, row.run_id, row.answer_json, bool(row.lapsed))
 
 
 def _take_over(session: Session, key: str, *, owner: str, now: datetime, lease: timedelta) -> bool:

@@ -136,7 +136,10 @@ async def upload_run(
     run anew; their verdict's findings replace the stored ones.
     """
     # Posting needs the run's PR and commit, so an upload to post is always parsed.
-    upload = await receive(request, grant, state, reuse=not post)
+    try:
+        upload = await receive(request, grant, state, reuse=not post)
+    except StillRunning:
+        return _still_running(settings.upload_answer_s)
     base = base_url(request, settings)
     if isinstance(upload, Answer):  # answered before: the same bytes, judged once
         _count_upload(state, None, upload, grant)
