@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -44,7 +44,7 @@ class ServiceState:
         check_slots: Bounds the checks running at once (``max_concurrent_checks``); waiting
             uploads wait on the event loop, not in the thread pool that every other
             synchronous route (and the health checks) needs.
-        in_flight: Checks of uploads by upload key, for the retries of a 202.
+        in_flight: This replica's side of the upload claims (one check per upload).
     """
 
     settings: Settings
@@ -53,7 +53,7 @@ class ServiceState:
     metrics: Metrics
     github: GitHubFactory | None
     check_slots: asyncio.Semaphore
-    in_flight: InFlight = field(default_factory=InFlight)
+    in_flight: InFlight
 
     @classmethod
     def build(
@@ -68,7 +68,7 @@ class ServiceState:
         # past the busy timeout), so checks queue here instead.
         sqlite = engine.dialect.name == "sqlite"
         slots = asyncio.Semaphore(1 if sqlite else settings.max_concurrent_checks)
-        return cls(settings, config, engine, Metrics(), github, slots)
+        return cls(settings, config, engine, Metrics(), github, slots, InFlight(engine))
 
 
 async def get_state(request: Request) -> ServiceState:

@@ -35,6 +35,11 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.checks = Counter(
+            "roofguard_upload_checks",
+            "Upload checks this process judged: one per upload, whichever replica receives it.",
+            registry=self.registry,
+        )
         self.kernels = Counter(
             "roofguard_kernels_ingested", "Kernels in newly stored runs.", registry=self.registry
         )

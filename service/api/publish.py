@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from github3 import exceptions as gh_exc
 
+from rules import Verdict
 from service.errors import ServiceError
 from service.github.auth import APP_ENV, GitHubCredentials, resolve_api_url
 from service.github.client import GitHubClient, make_client, publish_verdict
-from service.pipeline.check import CheckOutcome
 from service.settings import Settings
 
 log = logging.getLogger("roofguard.api")
@@ -44,9 +45,21 @@ def github_from_env(settings: Settings, env: Mapping[str, str]) -> GitHubFactory
     return lambda: make_client(credentials, api_url=api_url)
 
 
+class Judged(Protocol):
+    """What posting needs of a judged run: a check's outcome or an answer stored before."""
+
+    @property
+    def verdict(self) -> Verdict:
+        """The verdict to post."""
+
+    @property
+    def run_id(self) -> int:
+        """The judged run's id in the store."""
+
+
 def post_outcome(
     github: GitHubFactory,
-    outcome: CheckOutcome,
+    outcome: Judged,
     markdown: str,
     *,
     repo: str,

@@ -24,7 +24,7 @@ from collectors import MIN_DURATION_S, CollectorError, TooManyKernels
 from collectors.schema import RunRecord
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
-from service.api.inflight import upload_key
+from service.api.inflight import Record
 from service.api.schemas import UploadForm
 from service.errors import BadInput, ServiceError, StoreUnavailable
 from service.pipeline.check import CheckOutcome
@@ -190,11 +190,12 @@ def form_parts(parsed: ParsedForm) -> list[bytes]:
     return parts
 
 
-def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
+def collect_form(parsed: ParsedForm, state: ServiceState, key: str) -> Upload:
     """Read the uploaded files into one RunRecord, as ``roofguard check`` reads files.
 
     The form is the run's meta (``RunMeta``); each ``reruns`` file is one rerun, a
-    re-measurement of the same commit (``check --rerun``).
+    re-measurement of the same commit (``check --rerun``). ``key`` is the upload's key
+    (``upload_key(form_parts(parsed))``).
 
     Raises:
         BadInput: A file is not a report roofguard reads (the message names the file as
@@ -217,7 +218,7 @@ def collect_form(parsed: ParsedForm, state: ServiceState) -> Upload:
     check_record(record, where="uploaded files", limits=limits)
     for upload, rerun in zip(parsed.reruns, reruns, strict=True):
         check_record(rerun, where=f"reruns file {_safe_name(upload)}", limits=limits)
-    return Upload(record, reruns, upload_key(form_parts(parsed)))
+    return Upload(record, reruns, key)
 
 
 def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
@@ -234,11 +235,14 @@ def _save(files: Sequence[UploadFile], folder: Path) -> list[Path]:
     return paths
 
 
-def run_check(request: CheckRequest, state: ServiceState) -> CheckOutcome:
+def run_check(
+    request: CheckRequest, state: ServiceState, record: Record | None = None
+) -> CheckOutcome:
     """Judge the request's run in one transaction, retried on dropped connections and races.
 
     The request's config is the service's, possibly with the upload's base branch; its links
-    come from the stored run's id.
+    come from the stored run's id. ``record`` is called with the outcome in the same
+    transaction (the upload's claim stores its answer there: both commit or neither).
 
     Raises:
         StoreUnavailable: The database stayed unreachable over every attempt.
@@ -246,7 +250,10 @@ def run_check(request: CheckRequest, state: ServiceState) -> CheckOutcome:
     for attempt in range(CHECK_ATTEMPTS):
         try:
             with session_scope(state.engine) as session:
-                return request.judge(session)
+                outcome = request.judge(session)
+                if record is not None:
+                    record(session, outcome)
+                return outcome
         except (StoreUnavailable, sa.exc.DBAPIError) as exc:
             if not _retryable(exc):
                 raise

@@ -32,6 +32,10 @@ LOG_CONFIG: dict[str, Any] = {
 }
 
 
+#: Seconds an idle connection is kept open: longer than a 202's Retry-After (5 s).
+KEEP_ALIVE_S = 30
+
+
 def _is_sqlite(url: str | None) -> bool:
     return url is None or url.startswith("sqlite")
 
@@ -68,6 +72,9 @@ def serve_command(
         proxy_headers=True,
         forwarded_allow_ips="127.0.0.1",
         server_header=False,
+        # Past the Retry-After of a 202: a client uploading again on its kept-alive
+        # connection must not meet uvicorn closing it at that moment (5 s by default).
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
 
 

@@ -304,3 +304,25 @@ class RunColumns(SQLModel, table=True):
     kernels: int
     numbers: bytes = Field(sa_type=sa.LargeBinary)
     labels: str = Field(sa_type=sa.Text)
+
+
+class UploadClaim(SQLModel, table=True):
+    """An upload being judged or judged (``service.store.claims``), by the key of its bytes.
+
+    The primary key makes one replica the owner of an upload's check: the others find the
+    claim and wait for its answer. ``lease_until`` is renewed while the owner works, so the
+    claim of a replica that died is taken over once it lapses. ``answer_json`` (the verdict,
+    its markdown) is set in the check's own transaction: a claim without it is still pending.
+    """
+
+    __tablename__ = "upload_claims"
+    __table_args__ = (sa.Index("ix_upload_claims_claimed_at", "claimed_at"),)
+
+    upload_key: str = Field(sa_type=sa.String(64), primary_key=True)
+    #: The run's repository: a token may read the stored answer only with write access to it.
+    repo: str = Field(sa_type=sa.String(200))
+    owner: str = Field(sa_type=sa.String(64))
+    claimed_at: datetime = _ts(default_factory=utcnow)
+    lease_until: datetime = _ts()
+    run_id: int | None = Field(default=None, foreign_key="runs.id", ondelete="CASCADE")
+    answer_json: str | None = Field(default=None, sa_type=sa.Text)

@@ -1,16 +1,25 @@
 """Load benchmark of the HTTP service on loopback (not part of the test run).
 
 50 concurrent clients each upload a 2,000-kernel run and then retry it, and ``--pairs`` runs
-are uploaded by two clients at the same moment, to a real ``roofguard serve`` process on a
-fresh PostgreSQL database. Afterwards the store must hold every run exactly once, complete,
-and nothing else. Printed: throughput and latency percentiles, beside the reference: the
-same check called in-process, one run at a time, without HTTP.
+are uploaded by two clients at the same moment, to 1 and then 2 real ``roofguard serve``
+processes (replicas, ``--replicas 1,2``) on one fresh PostgreSQL database each. Clients
+spread over the replicas, and the two clients of a race talk to different ones; a 202 is
+uploaded again after its ``Retry-After``, as ``roofguard upload`` does. Afterwards the store
+must hold every run exactly once, complete, and nothing else, and the replicas together
+must have judged each run once (their ``roofguard_upload_checks`` counters).
+
+Printed per replica count: distinct runs stored per second, requests per second, latency
+percentiles (until the verdict, 202s included), the CPU seconds the serve processes spent
+per stored run, and beside them the reference: the same check called in-process, one run
+at a time, without HTTP (wall and CPU seconds), in the same run on the same database.
+The difference of the two CPU figures is the service's own cost per upload (HTTP, parsing,
+claims, answer); 2 cores divided by the serve CPU per upload bounds the uploads per second.
 
     ROOFGUARD_TEST_POSTGRES_URL=postgresql+psycopg://root@127.0.0.1:5432/test \\
-        python tests/bench/bench_service_load.py --clients 50 --kernels 2000 --workers 2
+        python tests/bench/bench_service_load.py --clients 50 --kernels 2000 --replicas 1,2
 
-Bounded: 2 or 3 requests per client, each given at most ``min(--timeout, --max-seconds)``
-seconds. The scratch database is dropped at the end.
+Bounded: 2 or 3 uploads per client, each given at most ``min(--timeout, --max-seconds)``
+seconds. The scratch databases are dropped at the end.
 """
 
 from __future__ import annotations
@@ -18,11 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
-import subprocess
+import re
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,73 +40,61 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "service" / "api")]
 
 import httpx  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
-from load_driver import audit, big_run, run_load  # noqa: E402
+from load_driver import LoadResult, audit, big_run, run_load  # noqa: E402
+from replicas import Replica, serving  # noqa: E402
 
 from service.config import RoofguardConfig  # noqa: E402
 from service.pipeline.check import check_run  # noqa: E402
 from service.store.db import make_engine, migrate, session_scope  # noqa: E402
 from service.store.tokens import Permission, create_token  # noqa: E402
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
-def fresh_database(base: str) -> str:
+@contextmanager
+def fresh_database(base: str) -> Iterator[str]:
+    """A new PostgreSQL database next to ``base``, dropped afterwards."""
     name = f"roofguard_bench_{uuid.uuid4().hex[:8]}"
     admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return sa.engine.make_url(base).set(database=name).render_as_string(hide_password=False)
+    try:
+        yield sa.engine.make_url(base).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
-def reference_seconds(url: str, kernels: int, samples: int = 2) -> float:
-    """Median seconds of one in-process check of a run of ``kernels`` kernels (no HTTP)."""
+def reference(url: str, kernels: int, samples: int = 3) -> tuple[float, float]:
+    """Median wall and CPU seconds of one in-process check of ``kernels`` kernels (no HTTP)."""
     engine = make_engine(url)
-    times = []
+    walls, cpus = [], []
     for i in range(samples):
         run = big_run(f"bench/reference-{i}", 10_000 + i, kernels)
-        began = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         with session_scope(engine) as session:
             check_run(session=session, run=run, config=RoofguardConfig())
-        times.append(time.perf_counter() - began)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
     engine.dispose()
-    return sorted(times)[len(times) // 2]
+    return sorted(walls)[len(walls) // 2], sorted(cpus)[len(cpus) // 2]
 
 
-def start_server(url: str, workers: int) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service",
-            "serve",
-            "--port",
-            str(port),
-            "--db",
-            url,
-            "--workers",
-            str(workers),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.TransportError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("roofguard serve did not become ready")
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` and its waited-for children."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / _TICK
+
+
+def checks_judged(replicas: list[Replica]) -> int:
+    """Upload checks the replicas judged together (``roofguard_upload_checks_total``)."""
+    total = 0.0
+    for replica in replicas:
+        text = httpx.get(f"{replica.url}/metrics", timeout=30).text
+        found = re.search(r"^roofguard_upload_checks_total (\S+)$", text, re.M)
+        total += float(found[1]) if found else float("nan")
+    return int(total)
 
 
 def main() -> None:
@@ -105,7 +103,8 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=2000)
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--repos", type=int, default=50, help="repositories the runs spread over")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--replicas", default="1,2", help="serve processes, one figure each")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes per replica")
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--max-seconds", type=float, default=3600.0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -113,22 +112,20 @@ def main() -> None:
     base_url = os.environ.get("ROOFGUARD_TEST_POSTGRES_URL")
     if not base_url:
         raise SystemExit("set ROOFGUARD_TEST_POSTGRES_URL")
-    url = fresh_database(base_url)
-    try:
-        measure(args, url)
-    finally:
-        admin = sa.create_engine(base_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            name = sa.engine.make_url(url).database
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    figures = []
+    for count in (int(n) for n in args.replicas.split(",")):
+        with fresh_database(base_url) as url:
+            figures.append(measure(args, url, count))
+            print(json.dumps(figures[-1], indent=2), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
 
 
-def measure(args: argparse.Namespace, url: str) -> None:
-    """Reference, server, clients, audit and report on the database at ``url``."""
+def measure(args: argparse.Namespace, url: str, count: int) -> dict[str, object]:
+    """Reference, ``count`` replicas, clients, audit and figures on the database at ``url``."""
     engine = make_engine(url)
     migrate(engine)
-    reference = reference_seconds(url, args.kernels)
+    ref_wall, ref_cpu = reference(url, args.kernels)
     tokens = {}
     with session_scope(engine) as session:
         for r in range(args.repos):
@@ -136,45 +133,56 @@ def measure(args: argparse.Namespace, url: str) -> None:
             tokens[repo] = create_token(
                 session=session, repo=repo, permission=Permission.WRITE, name="bench"
             )[1]
-    proc, base = start_server(url, args.workers)
-    try:
-        timeout = min(args.timeout, args.max_seconds)
+    with serving(url, count, workers=args.workers) as replicas:
+        pids = [replica.process.pid for replica in replicas]
+        cpu_before = sum(cpu_seconds(pid) for pid in pids)
         result, runs = run_load(
-            base,
+            [replica.url for replica in replicas],
             tokens,
             clients=args.clients,
             kernels=args.kernels,
             pairs=args.pairs,
-            timeout=timeout,
+            timeout=min(args.timeout, args.max_seconds),
         )
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-    audit(engine, runs, result)
+        serve_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+        checks = checks_judged(replicas)
+    audit(engine, runs, result)  # raises unless every run is stored exactly once
     engine.dispose()
-    report(args, result, reference)
+    return report(args, count, result, checks, serve_cpu, (ref_wall, ref_cpu))
 
 
-def report(args: argparse.Namespace, result, reference: float) -> None:
-    requests = len(result.answers)
-    figures = {
-        "clients": args.clients,
+def report(
+    args: argparse.Namespace,
+    count: int,
+    result: LoadResult,
+    checks: int,
+    serve_cpu: float,
+    ref: tuple[float, float],
+) -> dict[str, object]:
+    runs = args.clients
+    per_upload = serve_cpu / runs
+    return {
+        "replicas": count,
+        "workers_per_replica": args.workers,
+        "clients": runs,
         "kernels_per_run": args.kernels,
-        "workers": args.workers,
-        "requests": requests,
-        "distinct_runs": args.clients,
+        "requests": len(result.answers),
+        "answers_202": result.accepted,
+        "runs_stored_once": runs,  # the audit passed: each distinct run stored exactly once
+        "checks_judged": checks,
         "wall_s": round(result.wall_s, 1),
-        "requests_per_s": round(requests / result.wall_s, 3),
-        "kernels_ingested_per_s": round(args.clients * args.kernels / result.wall_s, 1),
+        "uploads_per_s": round(runs / result.wall_s, 3),
+        "requests_per_s": round(len(result.answers) / result.wall_s, 3),
         "latency_p50_s": round(result.p(50), 2),
         "latency_p95_s": round(result.p(95), 2),
         "latency_max_s": round(max(result.latencies_s), 2),
-        "reference_in_process_check_s": round(reference, 2),
+        "serve_cpu_s_per_upload": round(per_upload, 3),
+        "cpu_bound_uploads_per_s_on_2_cores": round(2 / per_upload, 2),
+        "reference_in_process_check_s": round(ref[0], 3),
+        "reference_in_process_check_cpu_s": round(ref[1], 3),
+        "service_overhead_cpu_s_per_upload": round(per_upload - ref[1], 3),
         "mb_uploaded": round(result.bytes_sent / 1e6, 1),
     }
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
 
 
 if __name__ == "__main__":

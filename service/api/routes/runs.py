@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any
 
@@ -12,10 +13,12 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from collectors.schema import RunRecord
+from rules import Verdict
 from service.api import uploads
 from service.api.deps import AuthDep, ServiceState, SessionDep, SettingsDep, StateDep
-from service.api.inflight import RETRY_AFTER_S, StillRunning, upload_key
+from service.api.inflight import RETRY_AFTER_S, Answer, Record, StillRunning
 from service.api.publish import post_outcome
+from service.api.received import receive, route_key
 from service.api.schemas import (
     CheckResultPublic,
     ErrorPublic,
@@ -27,23 +30,16 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, cached_view, links_for, run_url, stored_outcome
 from service.config import RoofguardConfig
-from service.errors import BadInput, Forbidden, NotFound, ServiceError
+from service.errors import Forbidden, NotFound
 from service.pipeline.check import CheckOutcome
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
 from service.pipeline.runmeta import with_branch
-from service.pipeline.storable import StoreLimits
 from service.store.queries import RunSummary, get_run, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
 log = logging.getLogger("roofguard.api")
 router = APIRouter(tags=["runs"])
-
-
-class UnsupportedMediaType(ServiceError):
-    """The upload is neither JSON nor a multipart form."""
-
-    status = 415
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -76,27 +72,6 @@ _UPLOAD_BODY = {
 def _public(run: RunSummary, base: str) -> RunPublic:
     """The run as the API shows it: the summary's fields and the run's page."""
     return RunPublic.model_validate({**run.model_dump(), "url": run_url(base, run.id)})
-
-
-async def _upload_from_request(request: Request, grant: Grant, state: StateDep) -> uploads.Upload:
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type == "multipart/form-data":
-        async with request.form(max_files=uploads.MAX_FILES, max_fields=32) as form:
-            parsed = uploads.parse_form(form)
-            grant.require(repo=parsed.form.repo, permission=Permission.WRITE)
-            # Reading is bounded like judging: a few huge uploads at once must not each hold
-            # a parse's memory; the others wait their turn on the event loop.
-            async with state.check_slots:
-                return await run_in_threadpool(uploads.collect_form, parsed, state)
-    if content_type == "application/json":
-        limits = StoreLimits.of(state.settings)
-        body = await request.body()
-        record = await run_in_threadpool(uploads.parse_record, body, limits)
-        if not record.repo:
-            raise BadInput("request body: repo: the run must name its repository (OWNER/NAME)")
-        grant.require(repo=record.repo, permission=Permission.WRITE)
-        return uploads.Upload(record, key=upload_key([body]))
-    raise UnsupportedMediaType("send application/json (a RunRecord) or multipart/form-data")
 
 
 _PostQuery = Annotated[
@@ -144,7 +119,6 @@ _RerunsExpectedQuery = Annotated[
 )
 async def upload_run(
     request: Request,
-    response: Response,
     grant: AuthDep,
     state: StateDep,
     settings: SettingsDep,
@@ -152,7 +126,7 @@ async def upload_run(
     base_sha: _BaseShaQuery = None,
     base_branch: _BaseBranchQuery = None,
     reruns_expected: _RerunsExpectedQuery = False,
-) -> CheckResultPublic | Response:
+) -> Response:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
     Idempotent on content: uploading the same run again answers 200 with the first result.
@@ -161,9 +135,16 @@ async def upload_run(
     A form's ``reruns`` files (one re-measurement of the same commit each) judge the stored
     run anew; their verdict's findings replace the stored ones.
     """
-    upload = await _upload_from_request(request, grant, state)
-    _check_sizes(upload, settings.max_upload_kernels)
+    # Posting needs the run's PR and commit, so an upload to post is always parsed.
+    try:
+        upload = await receive(request, grant, state, reuse=not post)
+    except StillRunning:
+        return _still_running(settings.upload_answer_s)
     base = base_url(request, settings)
+    if isinstance(upload, Answer):  # answered before: the same bytes, judged once
+        _count_upload(state, None, upload, grant)
+        return await _answer(state, None, upload, url=run_url(base, upload.run_id), post=False)
+    _check_sizes(upload, settings.max_upload_kernels)
     config = _config(state, base_branch)
     record = _on_a_branch(upload.run, config.base_branch)
     check = CheckRequest(
@@ -173,13 +154,12 @@ async def upload_run(
         base_sha=base_sha,
         links=partial(links_for, base, settings=settings),
     )
-    key = upload_key([upload.key.encode(), request.url.query.encode()])
-    outcome = await _judge_once(state, check, key, settings.upload_answer_s)
-    if outcome is None:
+    key = route_key(request, upload.key)
+    answer = await _judge_once(state, check, key, record, settings.upload_answer_s)
+    if answer is None:
         return _still_running(settings.upload_answer_s)
-    _count_upload(state, record, outcome, grant)
-    response.status_code = 201 if outcome.created else 200
-    return await _answer(state, record, outcome, url=run_url(base, outcome.run_id), post=post)
+    _count_upload(state, record, answer, grant)
+    return await _answer(state, record, answer, url=run_url(base, answer.run_id), post=post)
 
 
 def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
@@ -200,21 +180,22 @@ def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
 
 
 async def _judge_once(
-    state: ServiceState, check: CheckRequest, key: str, answer_s: float
-) -> CheckOutcome | None:
-    """The check's outcome, judged once per upload key; None while it runs past ``answer_s``."""
+    state: ServiceState, check: CheckRequest, key: str, record: RunRecord, answer_s: float
+) -> Answer | None:
+    """The upload's answer, judged once by whichever replica claims its key.
 
-    async def judge() -> CheckOutcome:
+    None while the check runs past ``answer_s``.
+    """
+
+    async def judge(record: Record) -> CheckOutcome:
+        state.metrics.checks.inc()
         async with state.check_slots:
-            return await run_in_threadpool(uploads.run_check, check, state)
+            return await run_in_threadpool(uploads.run_check, check, state, record)
 
     try:
-        outcome, started = await state.in_flight.result(key, judge, answer_s)
+        return await state.in_flight.result(key, str(record.repo), judge, answer_s)
     except StillRunning:
         return None
-    if not started:  # the same upload again: answered as uploaded before
-        outcome = replace(outcome, created=False)
-    return outcome
 
 
 def _still_running(waited_s: float) -> Response:
@@ -244,52 +225,71 @@ def _config(state: ServiceState, base_branch: str | None) -> RoofguardConfig:
 
 
 async def _answer(
-    state: ServiceState, record: RunRecord, outcome: CheckOutcome, *, url: str, post: bool
-) -> CheckResultPublic:
-    """The upload's answer, after posting the verdict to GitHub when asked to."""
+    state: ServiceState, record: RunRecord | None, answer: Answer, *, url: str, post: bool
+) -> Response:
+    """The upload's answer (201 stored now, 200 before), after posting it when asked to.
+
+    The body is the stored answer with the request's fields put in front: the verdict is
+    serialised once, by the check, not validated and dumped again for every answer.
+    """
     posted, why = (
-        await run_in_threadpool(_post, state, record, outcome, url) if post else (False, None)
+        await run_in_threadpool(_post, state, record, answer, url)
+        if post and record is not None
+        else (False, None)
     )
-    return CheckResultPublic(
-        run_id=outcome.run_id,
-        created=outcome.created,
-        url=url,
-        verdict=outcome.verdict,
-        markdown=outcome.markdown,
-        posted=posted,
-        post_detail=why,
-    )
+    head = {
+        "run_id": answer.run_id,
+        "created": answer.created,
+        "url": url,
+        "posted": posted,
+        "post_detail": why,
+    }
+    body = json.dumps(head, separators=(",", ":"))[:-1] + "," + answer.answer_json[1:]
+    return Response(body, status_code=201 if answer.created else 200, media_type="application/json")
 
 
 def _count_upload(
-    state: ServiceState, record: RunRecord, outcome: CheckOutcome, grant: Grant
+    state: ServiceState, record: RunRecord | None, answer: Answer, grant: Grant
 ) -> None:
-    """The upload's metrics and its log line (never the token, only its name)."""
-    state.metrics.uploads.labels("created" if outcome.created else "duplicate").inc()
-    if outcome.created:
+    """The upload's metrics and its log line (never the token, only its name).
+
+    ``record`` is None for an upload answered before, which is not parsed again.
+    """
+    state.metrics.uploads.labels("created" if answer.created else "duplicate").inc()
+    if answer.created and record is not None:
         state.metrics.kernels.inc(len(record.kernels))
     log.info(
-        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%d",
-        record.repo,
-        record.commit,
+        "upload repo=%s commit=%s token=%s run=%d created=%s kernels=%s",
+        record.repo if record else "-",
+        record.commit if record else "-",
         grant.name,
-        outcome.run_id,
-        outcome.created,
-        len(record.kernels),
+        answer.run_id,
+        answer.created,
+        len(record.kernels) if record else "- (answered before)",
     )
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """An answer stored before, as posting needs it."""
+
+    verdict: Verdict
+    run_id: int
+
+
 def _post(
-    state: ServiceState, record: RunRecord, outcome: CheckOutcome, url: str
+    state: ServiceState, record: RunRecord, answer: Answer, url: str
 ) -> tuple[bool, str | None]:
     if state.github is None:
         return False, "the service has no GitHub credentials"
     if not record.repo or not (record.pull_request or record.commit):
         return False, "the run names no pull request or commit"
+    stored = json.loads(answer.answer_json)
+    judged = answer.outcome or _Stored(Verdict.model_validate(stored["verdict"]), answer.run_id)
     return post_outcome(
         state.github,
-        outcome,
-        outcome.markdown,
+        judged,
+        stored["markdown"],
         repo=record.repo,
         pr=record.pull_request,
         sha=record.commit,

@@ -47,7 +47,8 @@ def test_the_upgrade_drops_the_newer_of_two_runs_that_differ_in_case_only(tmp_pa
     assert _ingest(report, url, "idem/cli") == 0
     assert _rows(url, "SELECT id FROM runs ORDER BY id") == [(1,), (2,)]
     _rows(url, "UPDATE alembic_version SET version_num = '0006'")
-    _rows(url, "DROP TABLE run_columns")  # what the migrations after 0007 create, again
+    for table in ("run_columns", "upload_claims"):  # what the migrations after 0007 create
+        _rows(url, f"DROP TABLE {table}")
     assert run(["db", "upgrade", "--db", url]) == 0
     assert _rows(url, "SELECT id FROM runs") == [(1,)]
     assert _rows(url, "SELECT DISTINCT run_id FROM measurements") == [(1,)]
