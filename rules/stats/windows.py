@@ -156,15 +156,28 @@ def _window_stats(
     )
 
 
+def _row_nanmedians(matrix: FloatArray) -> FloatArray:
+    """``np.nanmedian(matrix, axis=1)``, the same values, without its masked-array path.
+
+    (numpy takes a masked-array median for rows under 600 points: several times slower.)
+    """
+    ordered = np.sort(matrix, axis=1)  # NaN sorts last
+    count = np.sum(~np.isnan(matrix), axis=1)
+    rows, last = np.arange(matrix.shape[0]), max(matrix.shape[1] - 1, 0)
+    lo = ordered[rows, np.clip((count - 1) // 2, 0, last)]
+    hi = ordered[rows, np.clip(count // 2, 0, last)]
+    return np.asarray(np.where(count > 0, (lo + hi) / 2, np.nan), dtype=float)
+
+
 def _series_noise(values: FloatArray, floor: float) -> FloatArray:
     """Robust per-series noise from first differences (a few steps do not inflate it)."""
     diffs = np.abs(np.diff(values, axis=1))
     with np.errstate(all="ignore"):
         valid: npt.NDArray[np.bool_] = np.asarray(~np.isnan(diffs).all(axis=1))
         sigma = np.full(values.shape[0], np.nan)
-        sigma[valid] = MAD_SCALE * np.nanmedian(diffs[valid, :], axis=1) / math.sqrt(2)
+        sigma[valid] = MAD_SCALE * _row_nanmedians(diffs[valid, :]) / math.sqrt(2)
         all_absent = np.isnan(values).all(axis=1, keepdims=True)
-        level = np.abs(np.nanmedian(np.where(all_absent, 0.0, values), axis=1))
+        level = np.abs(_row_nanmedians(np.where(all_absent, 0.0, values)))
     return np.asarray(np.fmax(sigma, floor * level), dtype=float)
 
 
@@ -243,8 +256,8 @@ def _drift(values: FloatArray, lag: int = DRIFT_LAG) -> FloatArray:
         slope = np.zeros(values.shape[0])
         spread = np.zeros(values.shape[0])
         if valid.any():
-            med = np.nanmedian(diffs[valid, :], axis=1)
-            mad = np.nanmedian(np.abs(diffs[valid, :] - med[:, None]), axis=1)
+            med = _row_nanmedians(diffs[valid, :])
+            mad = _row_nanmedians(np.abs(diffs[valid, :] - med[:, None]))
             slope[valid] = med / lag
             spread[valid] = MEDIAN_SE * MAD_SCALE * mad / np.sqrt(count[valid]) / lag
     return np.where(np.abs(slope) > DRIFT_Z * spread, slope, 0.0)
