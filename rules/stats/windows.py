@@ -156,7 +156,7 @@ def _window_stats(
     )
 
 
-def _row_nanmedians(matrix: FloatArray) -> FloatArray:
+def _row_nanmedians(matrix: npt.NDArray[np.floating]) -> FloatArray:
     """``np.nanmedian(matrix, axis=1)``, the same values, without its masked-array path.
 
     (numpy takes a masked-array median for rows under 600 points: several times slower.)
