@@ -2,10 +2,11 @@
 
 ``nightly_history`` returns every history column as Python strings, about 5 KB a
 measurement once joined: a fleet's 2.5 years (29 M measurements) would not fit in memory.
-The digest needs nine columns; here each batch of runs is read (``COPY ... TO STDOUT`` on
-PostgreSQL, through ``fastread.read_frame``) and shrunk to numbers at once: ids as int32,
-regime and binding as categories, and the run's and kernel's strings joined at the end as
-categories too (codes, one copy of each string). About 40 bytes a measurement.
+The digest needs nine columns; here each batch of runs is read and shrunk to numbers at once:
+ids as int32, regime and binding as categories, and the run's and kernel's strings joined at
+the end as categories too (codes, one copy of each string). About 40 bytes a measurement.
+On PostgreSQL a batch comes as binary ``COPY ... TO STDOUT`` of fixed-width fields (strings
+sent as codes), which numpy reads in place; other stores go through ``fastread.read_frame``.
 
 Categories are sorted, so group-bys and sorts order series as plain strings would.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,9 @@ import pandas as pd
 import sqlalchemy as sa
 from pandas.api.types import union_categoricals
 from sqlmodel import Session
+
+if TYPE_CHECKING:
+    import psycopg
 
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, same_repo
@@ -76,8 +80,13 @@ def _kernels(session: Session, repo_ids: Sequence[int]) -> pd.DataFrame:
 
 def _batch(session: Session, run_ids: Sequence[int]) -> pd.DataFrame:
     """One batch of runs' measurements (in the runs' order, then by kernel), compact types."""
-    stmt = sa.select(*(_MEAS.c[c] for c in _MEAS_READ)).where(_MEAS.c.run_id.in_(run_ids))
-    part = read_frame(session.connection(), stmt, _MEAS_READ, ("percent_of_roof", "time_s"))
+    conn = session.connection()
+    if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
+        part = _binary_batch(conn, run_ids)
+    else:
+        stmt = sa.select(*(_MEAS.c[c] for c in _MEAS_READ)).where(_MEAS.c.run_id.in_(run_ids))
+        part = read_frame(conn, stmt, _MEAS_READ, ("percent_of_roof", "time_s"))
+        part = part.astype({"regime": "category", "binding": "category"})
     rank = pd.Series(np.arange(len(run_ids)), index=list(run_ids))
     order = np.lexsort((part["kernel_id"].to_numpy(), rank[part["run_id"]].to_numpy()))
     part = part.iloc[order]
@@ -87,10 +96,77 @@ def _batch(session: Session, run_ids: Sequence[int]) -> pd.DataFrame:
             "kernel_id": part["kernel_id"].to_numpy(dtype=np.int32),
             "percent_of_roof": part["percent_of_roof"].to_numpy(dtype=float),
             "time_s": part["time_s"].to_numpy(dtype=float),
-            "regime": part["regime"].astype("category"),
-            "binding": part["binding"].astype("category"),
+            "regime": part["regime"].array,
+            "binding": part["binding"].array,
         }
     )
+
+
+#: A measurement as PostgreSQL's binary COPY sends the query of ``_binary_batch``: a field
+#: count, then each field's length and big-endian value. Every field is fixed-width (NULLs
+#: coalesced, strings sent as codes), so numpy reads a whole batch in place.
+_BINARY_FIELDS = (
+    ("run_id", ">i4"),
+    ("kernel_id", ">i4"),
+    ("percent_of_roof", ">f8"),
+    ("time_s", ">f8"),
+    ("regime", ">i4"),
+    ("binding", ">i4"),
+)
+_BINARY_ROW = np.dtype(
+    [("fields", ">i2")]
+    + [item for name, kind in _BINARY_FIELDS for item in ((f"{name}_len", ">i4"), (name, kind))]
+)
+_BINARY_HEADER = 19  # signature (11), flags (4), header extension length (4)
+
+
+def _codes(column: str, labels: list[str]) -> str:
+    """SQL for the 1-based position of ``column`` in ``labels`` (0 for NULL)."""
+    quoted = ", ".join("'" + label.replace("'", "''") + "'" for label in labels)
+    return f"COALESCE(array_position(ARRAY[{quoted}]::text[], {column}::text), 0)"
+
+
+def _binary_batch(conn: sa.Connection, run_ids: Sequence[int]) -> pd.DataFrame:
+    """The batch through binary COPY: regime and binding as codes of the batch's own labels."""
+    ids = ", ".join(str(int(i)) for i in run_ids)
+    where = f"FROM measurements WHERE run_id IN ({ids})"
+    labels = conn.exec_driver_sql(f"SELECT DISTINCT regime, binding {where}").all()
+    regimes = sorted({r for r, _ in labels if r is not None})
+    bindings = sorted({b for _, b in labels if b is not None})
+    sql = (
+        f"SELECT run_id, kernel_id, COALESCE(percent_of_roof, 'NaN'::float8), time_s, "
+        f"{_codes('regime', regimes)}, {_codes('binding', bindings)} {where}"
+    )
+    raw = _copy_binary(conn, sql)
+    rows = np.frombuffer(raw, dtype=_BINARY_ROW, offset=_BINARY_HEADER, count=_row_count(raw))
+
+    def labelled(codes: npt.NDArray[np.int32], names: list[str]) -> pd.Categorical[Any]:
+        return pd.Categorical.from_codes(codes - 1, dtype=pd.CategoricalDtype(names))
+
+    return pd.DataFrame(
+        {
+            "run_id": rows["run_id"].astype(np.int32),
+            "kernel_id": rows["kernel_id"].astype(np.int32),
+            "percent_of_roof": rows["percent_of_roof"].astype(float),
+            "time_s": rows["time_s"].astype(float),
+            "regime": labelled(rows["regime"].astype(np.int32), regimes),
+            "binding": labelled(rows["binding"].astype(np.int32), bindings),
+        }
+    )
+
+
+def _row_count(raw: bytes) -> int:
+    return max(0, (len(raw) - _BINARY_HEADER - 2) // _BINARY_ROW.itemsize)
+
+
+def _copy_binary(conn: sa.Connection, sql: str) -> bytes:
+    """``COPY (sql) TO STDOUT`` in binary, on the session's own connection and snapshot."""
+    dbapi = cast("psycopg.Connection[Any]", conn.connection.dbapi_connection)
+    chunks = []
+    with dbapi.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)") as copy:
+        for block in copy:
+            chunks.append(bytes(block))
+    return b"".join(chunks)
 
 
 def _sorted_categories(values: Any) -> pd.Categorical:
