@@ -132,9 +132,8 @@ def place(
     for size in np.unique(hood.size):
         if size < 2 * min_segment:
             continue  # no split leaves min_segment on each side: the candidate stays put
-        for chunk in np.array_split(
-            members := np.flatnonzero(hood.size == size), -(-members.size // PLACED_PER_ARRAY)
-        ):
+        members = np.flatnonzero(hood.size == size)
+        for chunk in np.array_split(members, -(-members.size // PLACED_PER_ARRAY)):
             points = np.ascontiguousarray(hood.points[chunk, :size])
             split, step_cost = best_splits(points, min_segment)
             if detrend:
