@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from rules.stats.constants import BLOCK_ROWS
+from rules.stats.constants import BLOCK_POINTS
 from rules.stats.options import ChangePointOptions
 from rules.stats.refine import _confirm, _refine
 from rules.stats.robust import Direction, FloatArray
@@ -79,14 +79,14 @@ def change_points_many(
     series: pd.DataFrame | npt.ArrayLike,
     *,
     options: ChangePointOptions | None = None,
-    block_rows: int = BLOCK_ROWS,
+    block_rows: int | None = None,
 ) -> ChangePointScan:
     """Scan many series at once: rows are series, columns are points in time (NaN = absent).
 
     Args:
         series: A 2-D array or a DataFrame (rows = series, e.g. kernels; columns = nights).
         options: Thresholds (``ChangePointOptions`` defaults when None).
-        block_rows: Rows per block, to bound memory on very wide inputs.
+        block_rows: Rows per block, to bound memory (default: ``BLOCK_POINTS`` points).
 
     Returns:
         A ``ChangePointScan`` with arrays shaped like ``series``.
@@ -97,6 +97,7 @@ def change_points_many(
         empty = np.zeros(values.shape)
         absent = np.full(values.shape[0], np.nan)
         return ChangePointScan(empty.astype(bool), empty, empty, absent, absent)
+    block_rows = block_rows or max(1, BLOCK_POINTS // values.shape[1])
     blocks = [
         _scan_block(values[i : i + block_rows], opts) for i in range(0, values.shape[0], block_rows)
     ]

@@ -4,7 +4,8 @@ Local maxima of the window statistic are the candidates; each is placed at the b
 split of its neighbourhood, and dropped when a straight line (a slow drift) fits that
 neighbourhood as well as a step does. Last, each change is re-tested over the whole segments
 between its neighbours, with the noise re-estimated around the segments' levels (weakest
-first, as e-divisive's significance step). These loops run over the (few) candidates only.
+first, as e-divisive's significance step). The placement is numpy over every candidate at
+once; the merging and confirmation loops run over the (few) placed changes only.
 """
 
 from __future__ import annotations
@@ -15,57 +16,11 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from rules.stats.constants import MAD_SCALE, OUTLIER_Z
+from rules.stats.constants import MAD_SCALE
 from rules.stats.options import ChangePointOptions
+from rules.stats.placement import place
 from rules.stats.robust import FloatArray, _location, fast_median
 from rules.stats.windows import ChangePointScan
-
-
-def _row_medians(matrix: FloatArray) -> FloatArray:
-    """Median of each row, NaN = absent (sort once, pick the middle)."""
-    ordered = np.sort(matrix, axis=1)
-    count = np.sum(~np.isnan(matrix), axis=1)
-    lo = np.take_along_axis(ordered, np.clip((count - 1) // 2, 0, None)[:, None], axis=1)
-    hi = np.take_along_axis(ordered, np.clip(count // 2, 0, None)[:, None], axis=1)
-    return np.asarray((lo[:, 0] + hi[:, 0]) / 2, dtype=float)
-
-
-def _best_split(segment: FloatArray, min_segment: int) -> tuple[int | None, float]:
-    """The split of ``segment`` into two levels with the least total absolute deviation."""
-    splits = np.arange(min_segment, segment.size - min_segment + 1)
-    if splits.size == 0:
-        return None, math.inf
-    on_left = np.arange(segment.size)[None, :] < splits[:, None]
-    left = np.where(on_left, segment[None, :], np.nan)
-    right = np.where(on_left, np.nan, segment[None, :])
-    cost = np.nansum(np.abs(left - _row_medians(left)[:, None]), axis=1) + np.nansum(
-        np.abs(right - _row_medians(right)[:, None]), axis=1
-    )
-    best = int(np.argmin(cost))
-    return int(splits[best]), float(cost[best])
-
-
-def _line_cost(segment: FloatArray) -> float:
-    """Total absolute deviation from a robust (Theil-Sen) line through ``segment``."""
-    x = np.arange(segment.size, dtype=float)
-    i, j = np.triu_indices(segment.size, k=1)
-    slope = float(np.median((segment[j] - segment[i]) / (x[j] - x[i])))
-    intercept = float(np.median(segment - slope * x))
-    return float(np.sum(np.abs(segment - (intercept + slope * x))))
-
-
-def _first_of_new_level(segment: FloatArray, split: int, tolerance: float, min_segment: int) -> int:
-    """Skip bad nights at the start of the new level (more than ``tolerance`` off it).
-
-    A clock dip just before a drop lies nearer the new level than the old one, so the best
-    split can start the new level at the dip, a night or two early; the new level starts at
-    its first point that belongs to it.
-    """
-    new_level = fast_median(segment[split:])
-    last = segment.size - min_segment  # the new level still holds min_segment points
-    while split < last and abs(segment[split] - new_level) > tolerance:
-        split += 1
-    return split
 
 
 def _refine(
@@ -80,27 +35,25 @@ def _refine(
     two early; the L1-optimal split of the neighbourhood (the candidate's own window on each
     side) places the change where the level actually moved. Candidates from several window
     sizes that land within the smallest window of each other are one change (the strongest
-    is kept). Change points are few, so this loop is over candidates only.
+    is kept). The placement is numpy over all candidates (``rules.stats.placement``).
     """
     refined = np.zeros_like(scan.is_change)
     gap = min(opts.windows)
     rows, cols = np.nonzero(scan.is_change)
+    targets, stands = place(
+        values,
+        (rows, cols),
+        scales[rows, cols],
+        scan.noise,
+        min_segment=opts.min_segment,
+        detrend=opts.detrend,
+    )
     order = np.argsort(-np.abs(scan.z[rows, cols]), kind="stable")
-    for row, col in zip(rows[order], cols[order], strict=True):
-        w = int(scales[row, col])
-        lo, hi = max(0, col - w), min(values.shape[1], col + w)
-        segment = values[row, lo:hi]
-        keep = ~np.isnan(segment)
-        split, step_cost = _best_split(segment[keep], opts.min_segment)
-        if opts.detrend and split is not None and _line_cost(segment[keep]) <= step_cost:
-            continue  # a slow drift fits the neighbourhood at least as well as a step
-        if split is not None:
-            split = _first_of_new_level(
-                segment[keep], split, OUTLIER_Z * scan.noise[row], opts.min_segment
-            )
-        target = col if split is None else lo + int(np.flatnonzero(keep)[split])
-        near = refined[row, max(0, target - gap + 1) : target + gap]
-        if not near.any():
+    order = order[stands[order]]  # a slow drift fits the neighbourhood as well as a step
+    # Strongest first, a change within ``gap`` of a stronger one is that change: a greedy
+    # pass over the placed candidates (plain integers; the placement above is numpy).
+    for row, target in zip(map(int, rows[order]), map(int, targets[order]), strict=True):
+        if not refined[row, max(0, target - gap + 1) : target + gap].any():
             refined[row, target] = True
     return refined
 

@@ -1,0 +1,82 @@
+"""The digest's compact read: the same rows and digest as ``nightly_history``, both backends."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pandas as pd
+import pytest
+from factories import make_kernel, make_run
+from store_cases import A100, day, nightly, store
+
+from service.digest.build import DIGEST_COLUMNS, build_digest
+from service.store.db import open_store, session_scope
+from service.store.digestread import DIGEST_READ_COLUMNS, digest_history
+from service.store.history import nightly_history
+
+REPO = "acme/kernels"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def engine(request, tmp_path):
+    if request.param == "sqlite":
+        engine = open_store(f"sqlite:///{tmp_path / 'history.db'}")
+        yield engine
+        engine.dispose()
+        return
+    engine = open_store(request.getfixturevalue("postgres_url"))
+    yield engine
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    engine.dispose()
+
+
+def fill(engine) -> None:
+    """Twelve nights on two devices; kernel ``a`` slows down by a third from night 8."""
+    for n in range(12):
+        store(engine, nightly(n, time_a=1e-3 if n < 8 else 1.5e-3))
+        slow = [make_kernel("a", time_s=2e-3), make_kernel("c", time_s=3e-3)]
+        store(engine, make_run(kernels=slow, commit=f"x{n:03d}", timestamp=day(n)), roof=A100)
+    store(engine, nightly(5, kind="pr", pull_request=2, commit="pr"))  # not nightly: left out
+
+
+def both(engine, **window) -> tuple[pd.DataFrame, pd.DataFrame]:
+    with session_scope(engine, readonly=True) as session:
+        return (
+            digest_history(session=session, **window),
+            nightly_history(session=session, **window),
+        )
+
+
+def test_the_compact_read_holds_the_same_rows_in_the_same_order(engine):
+    fill(engine)
+    compact, full = both(engine, repo=REPO, start=day(2), end=day(11))
+    assert tuple(compact.columns) == DIGEST_READ_COLUMNS == DIGEST_COLUMNS
+    assert len(compact) == len(full) == 9 * 4
+    assert compact["kernel_key"].dtype == "category"
+    pd.testing.assert_frame_equal(
+        compact.astype(
+            {c: object for c in ("commit", "kernel_key", "kernel_name", "device")}
+        ).astype({"regime": object, "binding": object}),
+        full.loc[:, list(DIGEST_COLUMNS)].astype(
+            {c: object for c in ("commit", "kernel_key", "kernel_name", "device")}
+        ),
+        check_dtype=False,
+    )
+
+
+def test_the_digest_of_the_compact_read_is_the_digest_of_the_full_one(engine):
+    fill(engine)
+    window = {"repo": REPO, "start": day(0), "end": day(12)}
+    compact, full = both(engine, **window)
+    period = {"start": day(6), "end": day(11), "repo": REPO}
+    from_compact = build_digest(compact, **period)
+    from_full = build_digest(full.loc[:, list(DIGEST_COLUMNS)], **period)
+    assert from_compact == from_full
+    assert [m.kernel for m in from_compact.regressions] == ["a"]
+
+
+def test_nothing_stored_reads_an_empty_frame_with_the_columns(engine):
+    fill(engine)
+    compact, _ = both(engine, repo="other/repo", start=day(0), end=day(12) + timedelta(days=1))
+    assert compact.empty and tuple(compact.columns) == DIGEST_READ_COLUMNS
