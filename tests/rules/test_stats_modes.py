@@ -26,6 +26,16 @@ def test_a_sticky_two_state_history_is_two_modes() -> None:
     assert modes.stays == 7
 
 
+def test_one_stay_at_the_other_mode_that_returned_makes_two_modes() -> None:
+    """Two switches (71% -> 62% -> 71%) are a mixture; one switch alone is a step (below)."""
+    stays = np.r_[np.zeros(10), np.ones(6), np.zeros(10)]
+    levels = np.where(stays == 1, 62.0, 71.0)
+    history = levels * (1 + 0.01 * np.random.default_rng(5).standard_normal(levels.size))
+    modes = two_modes(history)
+    assert modes is not None and modes.stays == 3
+    assert modes.low == pytest.approx(62.0, rel=0.01)
+
+
 @pytest.mark.parametrize(
     "history",
     [
