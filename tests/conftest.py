@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The real-report corpus (real profiler and benchmark outputs, not part of the repository):
@@ -16,8 +17,60 @@ CORPUS = Path(os.environ.get("ROOFGUARD_CORPUS", REPO_ROOT.parent / "shared" / "
 POSTGRES_ENV = "ROOFGUARD_TEST_POSTGRES_URL"
 
 
+#: Property tests in CI: no per-example deadline (a loaded runner makes one example slow, which
+#: says nothing about the code), no example database written into the checkout by every
+#: worker, and the failing example printed so it can be replayed. Example counts stay those
+#: of each test's own @settings (Hypothesis's 100 elsewhere): they are sized per test.
+settings.register_profile("ci", deadline=None, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden files")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist turns -n auto into workers
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A benchmark (``--benchmark-only``, tests/bench) times one process alone: no workers."""
+    if config.getoption("benchmark_only", False) and config.pluginmanager.has_plugin("xdist"):
+        config.option.numprocesses = 0
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that share an expensive fixture go to one xdist worker, so it is built once.
+
+    With ``--dist loadgroup`` (pyproject's addopts) a test runs on whichever worker is free,
+    except that tests of one ``xdist_group`` run on the same worker.
+    """
+    if not config.pluginmanager.has_plugin("xdist"):
+        return
+    for item in items:
+        group = shared_fixture_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def shared_fixture_group(item: pytest.Item) -> str | None:
+    """The group of a test that shares a costly fixture with others, else None.
+
+    A module-scoped fixture groups the tests of its module (built once, not once per
+    worker); the Chromium tests go together so that two browsers never compete for the
+    cores. Session-scoped fixtures group nothing: each worker builds its own (the Action's
+    venv, which its tests install into; a PostgreSQL database) and the tests that use them
+    spread over the workers.
+    """
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    if "browser" in info.names_closure:
+        return "chromium"
+    for name in info.names_closure:
+        defs = info.name2fixturedefs.get(name)
+        if defs and defs[-1].baseid and defs[-1].scope in ("package", "module", "class"):
+            return item.nodeid.split("::")[0]
+    return None
 
 
 @pytest.fixture
@@ -54,9 +107,12 @@ def corpus_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test session, dropped afterwards.
+    """A fresh PostgreSQL database for this test process (each xdist worker has its own).
 
-    Skips with a reason when ROOFGUARD_TEST_POSTGRES_URL is unset; .ci/run always sets it.
+    The name carries the worker and a random part: several checkouts may test against one
+    server at once, so a fixed name per worker would let one run drop another's database.
+    Skips with a reason when ROOFGUARD_TEST_POSTGRES_URL is unset or the server does not
+    answer; ROOFGUARD_REQUIRE_POSTGRES=1 (set by .ci/run) makes an unreachable server fail.
     """
     base = os.environ.get(POSTGRES_ENV)
     if not base:
@@ -65,8 +121,17 @@ def postgres_url() -> Iterator[str]:
         )
     import sqlalchemy as sa
 
-    name = f"roofguard_test_{uuid.uuid4().hex[:10]}"
     admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    try:
+        admin.connect().close()
+    except sa.exc.OperationalError as exc:
+        admin.dispose()
+        reason = f"PostgreSQL unreachable at {POSTGRES_ENV}={base}: {exc.orig}"
+        if os.environ.get("ROOFGUARD_REQUIRE_POSTGRES"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"roofguard_test_{worker}_{uuid.uuid4().hex[:8]}"
     with admin.connect() as conn:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     url = sa.engine.make_url(base).set(database=name).render_as_string(hide_password=False)

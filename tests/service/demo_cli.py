@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -21,11 +23,24 @@ def invoke(args: list[str]) -> str:
     return result.stdout
 
 
+#: The demo's store as the demo command left it, built once per test process.
+_DEMO_STORE: list[Path] = []
+
+
 def demo_db(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
-    """A SQLite store holding the demo's 30 nights and its PR run."""
-    url = f"sqlite:///{tmp_path_factory.mktemp(name) / 'history.db'}"
-    invoke(["demo", "--db", url, "--format", "json"])
-    return url
+    """A SQLite store holding the demo's 30 nights and its PR run, for this caller alone.
+
+    Building it runs the whole demo (the slow part), so it is built once per test process
+    and each caller gets a copy (SQLite's backup API): callers write to their store.
+    """
+    if not _DEMO_STORE:
+        built = tmp_path_factory.mktemp("demo-store") / "history.db"
+        invoke(["demo", "--db", f"sqlite:///{built}", "--format", "json"])
+        _DEMO_STORE.append(built)
+    path = tmp_path_factory.mktemp(name) / "history.db"
+    with closing(sqlite3.connect(_DEMO_STORE[0])) as source, closing(sqlite3.connect(path)) as copy:
+        source.backup(copy)
+    return f"sqlite:///{path}"
 
 
 def check_demo_pr(db: str, *extra: str, config: Path = DEMO_CONFIG) -> str:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one Chromium for the module: each test opens its own server
 def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service as DriverService
