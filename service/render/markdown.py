@@ -194,19 +194,31 @@ def _hard_cut(text: str, max_chars: int) -> str:
 
 
 def _fit(render: Any, total: int, max_chars: int) -> str:
-    """The largest ``render(keep)`` (keep <= total entries) that fits in ``max_chars``."""
+    """The largest ``render(keep)`` (keep <= total entries) that fits in ``max_chars``.
+
+    Each probe renders the whole comment, so the next ``keep`` is guessed from the lengths
+    seen (a comment grows about linearly with its entries), not halved: two or three renders
+    instead of a dozen. Any probe inside the bounds keeps the search exact, since a comment
+    with more entries is longer.
+    """
     text: str = render(total)
     if len(text) <= max_chars:
         return text
-    low, high = 0, total - 1  # invariant: keep=high+1 does not fit
+    low, high = 0, total - 1  # invariant: keep=high+1 does not fit, keep=low-1 fits
+    fit_at, fit_len = 0, 0  # the entries and length of the longest fitting render seen
+    over_at, over_len = total, len(text)  # ... and of the shortest that did not fit
     best: str | None = None
+    halve = False  # bisect when a guess left more than half the bounds (lumpy entries)
     while low <= high:
-        middle = (low + high) // 2
+        guess = fit_at + (max_chars - fit_len) * (over_at - fit_at) // max(over_len - fit_len, 1)
+        middle = (low + high) // 2 if halve else min(max(guess, low), high)
+        before = high - low
         candidate: str = render(middle)
         if len(candidate) <= max_chars:
-            best, low = candidate, middle + 1
+            best, low, fit_at, fit_len = candidate, middle + 1, middle, len(candidate)
         else:
-            high = middle - 1
+            high, over_at, over_len = middle - 1, middle, len(candidate)
+        halve = high - low > before // 2
     return best if best is not None else _hard_cut(render(0), max_chars)
 
 
