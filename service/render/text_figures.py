@@ -68,6 +68,9 @@ def _plain(text: Text) -> bool:
 
 def _cell(console: Console, text: Text, width: int, style: Style) -> Iterable[Segment]:
     """``text`` left-justified to ``width`` under ``style``, as the grid's cell renders it."""
+    if not text.spans:  # one segment, as ``Text.render`` gives an unstyled text
+        padded_plain = text.plain + " " * (width - len(text.plain))
+        return Segment.apply_style([Segment(padded_plain)], style)
     padded = text.copy()
     padded.pad_right(width - len(padded.plain))
     segments = padded.render(console, end="")
