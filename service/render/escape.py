@@ -17,6 +17,7 @@ and was checked with cmark-gfm:
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import string
@@ -27,7 +28,8 @@ WORD_JOINER = "\u2060"
 #: Bidirectional overrides can make a name read differently from what it is (Trojan Source).
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _CONTROL = re.compile(f"[\x00-\x1f\x7f{_BIDI}]")
-_PUNCTUATION = frozenset(string.punctuation)
+#: Each ASCII punctuation character to itself behind a backslash (one ``str.translate``).
+_ESCAPE_PUNCTUATION = str.maketrans({c: f"\\{c}" for c in string.punctuation})
 _BACKTICK_RUN = re.compile(r"`+")
 #: Characters after which a word joiner is inserted in prose and HTML text.
 _NO_LINK = re.compile(r"([@#]|(?<=[A-Za-z]):(?=//)|(?<=[Ww]{3})\.|(?<=\b[Gg][Hh])-(?=\d))")
@@ -48,7 +50,7 @@ def shorten(value: str, limit: int) -> str:
 
 
 def _no_links(value: str) -> str:
-    return _NO_LINK.sub(lambda m: m.group(1) + WORD_JOINER, value)
+    return _NO_LINK.sub(r"\1" + WORD_JOINER, value)
 
 
 def escape_code(value: str, *, in_table: bool = False, limit: int | None = None) -> str:
@@ -75,10 +77,16 @@ def escape_code(value: str, *, in_table: bool = False, limit: int | None = None)
 
 def escape_text(value: str, *, limit: int | None = None) -> str:
     """``value`` as plain markdown text: no markup, HTML, links, mentions or references."""
+    return _escaped_text(value, limit)
+
+
+#: A verdict escapes the same labels, devices and units once per finding: each string once.
+@functools.lru_cache(maxsize=4096)
+def _escaped_text(value: str, limit: int | None) -> str:
     text = flatten(value)
     if limit is not None:
         text = shorten(text, limit)
-    return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in _no_links(text))
+    return _no_links(text).translate(_ESCAPE_PUNCTUATION)
 
 
 def escape_html(value: str, *, limit: int | None = None) -> str:

@@ -26,6 +26,7 @@ from service.render.escape import (
     safe_url,
     shorten,
 )
+from service.render.fit import fit
 from service.render.judged import BASELINE_NOTE, judged_group
 from service.render.ranking import is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
@@ -91,23 +92,47 @@ def verdict_marker(repo: str | None, pr: int | None, device: str | None) -> str:
     )
 
 
+class _Listed:
+    """The listed kernels, most important first; each one's row and details built when shown.
+
+    A comment cut to GitHub's size limit shows a few dozen of hundreds of changed kernels.
+    """
+
+    def __init__(self, verdict: Verdict) -> None:
+        self._verdict = verdict
+        self._kernels: list[tuple[KernelVerdict, Sequence[Finding]]] = []
+        self._entries: list[Entry] = []
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def add(self, kernel: KernelVerdict, found: Sequence[Finding]) -> None:
+        self._kernels.append((kernel, found))
+
+    def first(self, keep: int) -> list[Entry]:
+        """The first ``keep`` entries (built once)."""
+        for kernel, found in self._kernels[len(self._entries) : keep]:
+            ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
+            details = tuple(by_cause(ordered, self._verdict))
+            self._entries.append(Entry(make_row(kernel, found), details))
+        return self._entries[:keep]
+
+
 @dataclass
 class _Split:
-    listed: list[Entry] = field(default_factory=list)
+    listed: _Listed
     unchanged: list[KernelVerdict] = field(default_factory=list)
     other: list[Finding] = field(default_factory=list)
 
 
 def _split(verdict: Verdict) -> _Split:
     keys = {k.key for k in verdict.kernels}
-    split = _Split(other=[f for f in verdict.findings if f.kernel not in keys])
+    split = _Split(_Listed(verdict), other=[f for f in verdict.findings if f.kernel not in keys])
     for kernel, found in ranked_kernels(verdict):
-        if not is_listed(kernel, found):
+        if is_listed(kernel, found):
+            split.listed.add(kernel, found)
+        else:
             split.unchanged.append(kernel)
-            continue
-        ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
-        details = tuple(by_cause(ordered, verdict))
-        split.listed.append(Entry(make_row(kernel, found), details))
     split.other.sort(key=lambda f: (not f.counts, f.severity.rank))
     return split
 
@@ -193,23 +218,6 @@ def _hard_cut(text: str, max_chars: int) -> str:
     return shorten(text, max_chars - len(note)) + note if len(text) > max_chars else text
 
 
-def _fit(render: Any, total: int, max_chars: int) -> str:
-    """The largest ``render(keep)`` (keep <= total entries) that fits in ``max_chars``."""
-    text: str = render(total)
-    if len(text) <= max_chars:
-        return text
-    low, high = 0, total - 1  # invariant: keep=high+1 does not fit
-    best: str | None = None
-    while low <= high:
-        middle = (low + high) // 2
-        candidate: str = render(middle)
-        if len(candidate) <= max_chars:
-            best, low = candidate, middle + 1
-        else:
-            high = middle - 1
-    return best if best is not None else _hard_cut(render(0), max_chars)
-
-
 def render_verdict(
     verdict: Verdict, *, links: VerdictLinks | None = None, max_chars: int = 60_000
 ) -> str:
@@ -238,7 +246,7 @@ def render_verdict(
     }
 
     def render(keep: int) -> str:
-        entries = split.listed[:keep]
+        entries = split.listed.first(keep)
         rows = [e.row for e in entries]
         details = [d for e in entries for d in e.details]
         other = by_cause(split.other, verdict) if keep or not split.listed else []
@@ -253,13 +261,13 @@ def render_verdict(
             )
         )
 
-    return _fit(render, len(split.listed), max_chars)
+    return fit(render, len(split.listed), max_chars, _hard_cut)
 
 
 def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMIT) -> str:
     """The shorter check-run summary: headline, the worst kernels, the unchanged count."""
     split = _split(verdict)
-    rows = [e.row for e in split.listed[:CHECK_ROWS]]
+    rows = [e.row for e in split.listed.first(CHECK_ROWS)]
     text = (
         _env()
         .get_template("check_summary.md.j2")

@@ -25,6 +25,7 @@ from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel
 from service.render.names import ellipsize_middle
 from service.render.ranking import is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
+from service.render.text_figures import FigureRows
 from service.render.verdict_view import (
     ICONS,
     at_least,
@@ -175,11 +176,7 @@ def finding_block(finding: Finding, evidence: Sequence[Finding] = ()) -> Rendera
     name = clean(finding.kernel_name or finding.kernel or "(whole run)", 160)
     head = Text(f"{ICONS[finding.severity]} {finding.rule}: ", style=_STYLE[finding.severity])
     head.append(name, style="bold")
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="dim")
-    grid.add_column()
-    for label, value in figures(finding):
-        grid.add_row(label, clean(value))
+    grid = FigureRows([(label, clean(value)) for label, value in figures(finding)])
     parts: list[RenderableType] = [head, Text(clean(finding.message)), grid]
     if finding.profile:
         parts.append(
