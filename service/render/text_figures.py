@@ -36,12 +36,12 @@ class FigureRows:
         grid.add_column(style=LABEL_STYLE)
         grid.add_column()
         for label, value in self.rows:
-            grid.add_row(label, value)
+            grid.add_row(Text(label), Text(value))  # report strings: never console markup
         return grid
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        def text(cell: str) -> Text:  # as a grid makes a str cell into Text (markup included)
-            return console.render_str(cell, highlight=options.highlight, markup=options.markup)
+        def text(cell: str) -> Text:  # a commit or name like "[/x]" is text, not markup
+            return console.render_str(cell, highlight=options.highlight, markup=False, emoji=False)
 
         cells = [(text(label), text(value)) for label, value in self.rows]
         if not cells or not all(_plain(t) for pair in cells for t in pair):

@@ -12,6 +12,7 @@ from service.render.text_figures import FigureRows
 ROWS = {
     "short": [("time", "657 ns"), ("roof time (speed of light)", "404 ns"), ("z", "4.5")],
     "markup in a value": [("kernel", "[bold]gemm[/bold] :smile: \\[x]"), ("tier", "dram")],
+    "a closing tag alone": [("last seen at commit", "[/x]c1:smile:"), ("tier", "dram")],
     "wide characters": [("name", "漢字 kernel 😄"), ("time", "1 ms")],
     "a value on two lines": [("message", "first\nsecond"), ("tabs", "a\tb")],
     "an empty value": [("label", ""), ("other", "")],
@@ -42,3 +43,11 @@ def test_short_figures_aligned_in_two_columns():
     lines = printed(FigureRows(ROWS["short"]), 200, None).splitlines()
     assert lines[0] == "time                        657 ns"
     assert lines[1] == "roof time (speed of light)  404 ns"
+
+
+@pytest.mark.parametrize("layout", ["direct", "grid"])
+def test_report_strings_print_as_text_not_console_markup(layout: str):
+    """A commit or kernel name is data: "[/x]" once raised a MarkupError (exit 2)."""
+    rows = FigureRows([("last seen at commit", "[/x]c1 :smile: [red]k")])
+    out = printed(rows if layout == "direct" else rows.grid(), 80, None)
+    assert "[/x]c1 :smile: [red]k" in out
