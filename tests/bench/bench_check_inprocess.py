@@ -181,11 +181,12 @@ def best(repeat: int, fn: Callable[[], dict[str, float]]) -> dict[str, float]:
     return {name: min(r[name] for r in runs) for name in runs[0]}
 
 
-def measure(n: int, nights: int, repeat: int, out: Path) -> dict[str, float]:
-    """The stages for ``n`` kernels; the verdict written to ``out``."""
-    rng = np.random.default_rng(7)
-    run = pr_run(n, rng)
-    frame = history(run, nights, rng)
+def check_context(run: RunRecord, frame: pd.DataFrame) -> RuleContext:
+    """The check's context for ``run`` against ``frame``, the base branch's levels stored.
+
+    The windows are cut from the newest nights as the check cuts them; the levels are those a
+    first evaluation stores, as the nightly check leaves them for a PR check to read.
+    """
     newest = int(frame["run_id"].max())
     base = RuleContext(
         run=run,
@@ -195,7 +196,15 @@ def measure(n: int, nights: int, repeat: int, out: Path) -> dict[str, float]:
         placed=place_run(run, ROOF),
     )
     stored = engine.evaluate(dataclasses.replace(base, stored_levels=StoredLevels()))
-    ctx = dataclasses.replace(base, stored_levels=StoredLevels(known=stored.levels_to_store))
+    return dataclasses.replace(base, stored_levels=StoredLevels(known=stored.levels_to_store))
+
+
+def measure(n: int, nights: int, repeat: int, out: Path) -> dict[str, float]:
+    """The stages for ``n`` kernels; the verdict written to ``out``."""
+    rng = np.random.default_rng(7)
+    run = pr_run(n, rng)
+    frame = history(run, nights, rng)
+    ctx = check_context(run, frame)
     verdict = None
 
     def once() -> dict[str, float]:

@@ -39,7 +39,7 @@ from typing import Any
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
 # ``--code DIR`` (the reference's child) puts that tree first, here and in the module below.
-from bench_check_inprocess import GATE_WINDOW, ROOF, WINDOW, history, pr_run  # noqa: E402
+from bench_check_inprocess import check_context, history, pr_run  # noqa: E402
 
 
 def slowed(run: Any, every: int) -> Any:
@@ -55,25 +55,10 @@ def context(n: int, nights: int, every: int) -> Any:
     """The check's context for the slowed run, with the base branch's levels stored."""
     import numpy as np
 
-    from rules import engine
-    from rules.context import RuleContext
-    from rules.levelstore import StoredLevels
-    from rules.placement import place_run
-
     rng = np.random.default_rng(7)
     run = pr_run(n, rng)
     frame = history(run, nights, rng)
-    run = slowed(run, every)
-    newest = int(frame["run_id"].max())
-    base = RuleContext(
-        run=run,
-        roof=ROOF,
-        history=frame[frame["run_id"] > newest - WINDOW],
-        gate_history=frame[frame["run_id"] > newest - GATE_WINDOW],
-        placed=place_run(run, ROOF),
-    )
-    stored = engine.evaluate(dataclasses.replace(base, stored_levels=StoredLevels()))
-    return dataclasses.replace(base, stored_levels=StoredLevels(known=stored.levels_to_store))
+    return check_context(slowed(run, every), frame)
 
 
 def best_cpu(repeat: int, fn: Callable[[], Any]) -> tuple[float, Any]:
