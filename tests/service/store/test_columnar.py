@@ -7,27 +7,13 @@ dtype for dtype: the verdicts are judged on it.
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 import sqlalchemy as sa
+from both_backends import both_backends_engine  # noqa: F401  (the fixture ``engine``)
 from factories import make_kernel, make_run
 from store_cases import REPO, count, day, store
 
-from service.store.db import open_store, session_scope
+from service.store.db import session_scope
 from service.store.history import BaselineQuery, nightly_history, read_baseline
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def engine(request, tmp_path):
-    if request.param == "sqlite":
-        engine = open_store(f"sqlite:///{tmp_path}/history.db")
-        yield engine
-        engine.dispose()
-        return
-    engine = open_store(request.getfixturevalue("postgres_url"))
-    yield engine
-    with engine.begin() as conn:  # a clean schema for the next test
-        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    engine.dispose()
 
 
 def night(n: int):

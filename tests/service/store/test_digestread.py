@@ -5,30 +5,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pandas as pd
-import pytest
+from both_backends import both_backends_engine  # noqa: F401  (the fixture ``engine``)
 from factories import make_kernel, make_run
 from store_cases import A100, day, nightly, store
 
 from service.digest.build import DIGEST_COLUMNS, build_digest
-from service.store.db import open_store, session_scope
+from service.store.db import session_scope
 from service.store.digestread import DIGEST_READ_COLUMNS, digest_history
 from service.store.history import nightly_history
 
 REPO = "acme/kernels"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def engine(request, tmp_path):
-    if request.param == "sqlite":
-        engine = open_store(f"sqlite:///{tmp_path / 'history.db'}")
-        yield engine
-        engine.dispose()
-        return
-    engine = open_store(request.getfixturevalue("postgres_url"))
-    yield engine
-    with engine.begin() as conn:
-        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    engine.dispose()
 
 
 def fill(engine) -> None:
