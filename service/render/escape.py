@@ -77,16 +77,23 @@ def escape_code(value: str, *, in_table: bool = False, limit: int | None = None)
 
 def escape_text(value: str, *, limit: int | None = None) -> str:
     """``value`` as plain markdown text: no markup, HTML, links, mentions or references."""
+    if len(value) <= _CACHED_LENGTH:
+        return _escaped_short_text(value, limit)
     return _escaped_text(value, limit)
 
 
-#: A verdict escapes the same labels, devices and units once per finding: each string once.
-@functools.lru_cache(maxsize=4096)
 def _escaped_text(value: str, limit: int | None) -> str:
     text = flatten(value)
     if limit is not None:
         text = shorten(text, limit)
     return _no_links(text).translate(_ESCAPE_PUNCTUATION)
+
+
+#: A verdict escapes the same labels, devices and units once per finding: each string once.
+#: Only short strings are kept, so a service fed 64 KiB kernel names keeps at most about
+#: 4096 x 256 characters (and their escapes), not 4096 such names.
+_CACHED_LENGTH = 256
+_escaped_short_text = functools.lru_cache(maxsize=4096)(_escaped_text)
 
 
 def escape_html(value: str, *, limit: int | None = None) -> str:

@@ -279,3 +279,15 @@ def test_the_gate_level_reads_in_the_unit_of_what_it_judged(rule, measure, level
         update={"numbers": {"measure": measure, "level": level}}
     )
     assert figure(finding, "level", level) == ("level", shown)
+
+
+def test_escaping_keeps_no_long_string_in_its_cache() -> None:
+    """A service fed 64 KiB kernel names must not hold thousands of them in memory."""
+    from service.render import escape
+
+    name = "gemm<" + "x" * 10_000 + ">"
+    before = escape._escaped_short_text.cache_info().currsize
+    assert escape.escape_text(name) == escape.escape_text(name)
+    assert escape._escaped_short_text.cache_info().currsize == before
+    assert escape.escape_text("tensor_bf16") == "tensor\\_bf16"
+    assert escape._escaped_short_text.cache_info().currsize >= 1
