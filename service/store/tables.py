@@ -311,8 +311,9 @@ class UploadClaim(SQLModel, table=True):
 
     The primary key makes one replica the owner of an upload's check: the others find the
     claim and wait for its answer. ``lease_until`` is renewed while the owner works, so the
-    claim of a replica that died is taken over once it lapses. ``answer_json`` (the verdict,
-    its markdown) is set in the check's own transaction: a claim without it is still pending.
+    claim of a replica that died is taken over once it lapses. ``answer`` (the verdict and its
+    markdown as JSON, zlib-compressed: a 2,000-kernel run's answer is about 3.3 MB of JSON)
+    is set in the check's own transaction: a claim without it is still pending.
     """
 
     __tablename__ = "upload_claims"
@@ -325,4 +326,4 @@ class UploadClaim(SQLModel, table=True):
     claimed_at: datetime = _ts(default_factory=utcnow)
     lease_until: datetime = _ts()
     run_id: int | None = Field(default=None, foreign_key="runs.id", ondelete="CASCADE")
-    answer_json: str | None = Field(default=None, sa_type=sa.Text)
+    answer: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
