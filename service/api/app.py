@@ -25,7 +25,7 @@ from service.api.guards import NulQueryGuard, install_log_redaction
 from service.api.limits import BodySizeLimit
 from service.api.metrics import MetricsMiddleware
 from service.api.publish import GitHubFactory, github_factory, github_from_env
-from service.api.routes import compare, health, kernels, pages, runs, webhook
+from service.api.routes import compare, health, kernels, pages, runs, verdict, webhook
 from service.config import RoofguardConfig, load_config
 from service.settings import Settings
 from service.store.db import make_engine
@@ -70,7 +70,7 @@ def create_app(
     )
     app.state.roofguard = state
     errors.install(app)
-    for module in (runs, kernels, webhook):
+    for module in (runs, verdict, kernels, webhook):
         app.include_router(module.router, prefix=API_PREFIX)
     app.include_router(health.router)
     app.include_router(pages.router)

@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from collectors.schema import MAX_COUNT, RunKind
-from rules import Finding, Regime, Verdict
+from rules import Finding, KernelVerdict, Regime, Verdict
 from service.pipeline.runmeta import RunMeta
 from service.store.queries import RunBase
 
@@ -105,6 +105,22 @@ class FindingsPublic(_Public):
     run_id: int
     data: list[Finding]
     count: int
+
+
+class VerdictKernelsPublic(_Public):
+    """A page of a run's verdict kernels (``verdict.kernels``), in the verdict's order.
+
+    Attributes:
+        run_id: The run.
+        total: Kernels in the verdict with the statuses asked for (all, when none were).
+        count: Kernels on this page.
+        data: The kernels, as in ``CheckResultPublic.verdict.kernels``.
+    """
+
+    run_id: int
+    total: int
+    count: int
+    data: list[KernelVerdict]
 
 
 class HistoryPoint(_Public):

@@ -1,4 +1,7 @@
-"""``/api/v1/runs``: upload a run and get its verdict; query runs and their findings."""
+"""``/api/v1/runs``: upload a run and get its verdict; query runs and their findings.
+
+A stored run's verdict is read through ``service.api.routes.verdict``.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,9 @@ import json
 import logging
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -19,6 +22,7 @@ from service.api.deps import AuthDep, ServiceState, SessionDep, SettingsDep, Sta
 from service.api.inflight import RETRY_AFTER_S, Answer, Record, StillRunning
 from service.api.publish import post_outcome
 from service.api.received import receive, route_key
+from service.api.routes.params import ERRORS, Limit, Offset, RunId, readable_run
 from service.api.schemas import (
     CheckResultPublic,
     ErrorPublic,
@@ -28,23 +32,19 @@ from service.api.schemas import (
     StillRunningPublic,
     UploadForm,
 )
-from service.api.verdicts import base_url, cached_view, links_for, run_url, stored_outcome
+from service.api.verdicts import base_url, links_for, run_url
 from service.config import RoofguardConfig
-from service.errors import Forbidden, NotFound
 from service.pipeline.check import CheckOutcome
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
 from service.pipeline.runmeta import with_branch
-from service.store.queries import RunSummary, get_run, list_findings, list_runs
+from service.store.queries import RunSummary, list_findings, list_runs
 from service.store.tokens import Grant, Permission
 
 log = logging.getLogger("roofguard.api")
 router = APIRouter(tags=["runs"])
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorPublic} for code in (401, 403, 404, 422, 503)
-}
 _FORM_SCHEMA = {
     **UploadForm.model_json_schema(),
     "required": ["repo", "commit", "files"],
@@ -114,7 +114,7 @@ _RerunsExpectedQuery = Annotated[
         202: {"model": StillRunningPublic, "description": "Still judging: upload it again"},
         413: {"model": ErrorPublic},
         415: {"model": ErrorPublic},
-        **_ERRORS,
+        **ERRORS,
     },
 )
 async def upload_run(
@@ -297,7 +297,7 @@ def _post(
     )
 
 
-@router.get("/runs", response_model=RunsPublic, responses=_ERRORS)
+@router.get("/runs", response_model=RunsPublic, responses=ERRORS)
 def read_runs(
     request: Request,
     session: SessionDep,
@@ -327,73 +327,19 @@ def read_runs(
     return RunsPublic(data=[_public(r, base) for r in runs], count=len(runs))
 
 
-def _readable_run(session: SessionDep, grant: Grant, run_id: int) -> RunSummary:
-    run = get_run(session=session, run_id=run_id)
-    try:
-        grant.require(repo=run.repo, permission=Permission.READ)
-    except Forbidden:
-        # Answered like a missing run: a token must not learn which repository owns an id.
-        raise NotFound(f"run {run_id} is not in the history store") from None
-    return run
-
-
-_RunId = Annotated[int, Path(ge=1, le=2**31 - 1, description="History-store id of the run")]
-
-
-@router.get("/runs/{run_id}", response_model=RunPublic, responses=_ERRORS)
+@router.get("/runs/{run_id}", response_model=RunPublic, responses=ERRORS)
 def read_run(
-    request: Request, run_id: _RunId, session: SessionDep, grant: AuthDep, settings: SettingsDep
+    request: Request, run_id: RunId, session: SessionDep, grant: AuthDep, settings: SettingsDep
 ) -> RunPublic:
     """One run."""
-    return _public(_readable_run(session, grant, run_id), base_url(request, settings))
+    return _public(readable_run(session, grant, run_id), base_url(request, settings))
 
 
-#: A page of a list the API returns: at most this many items (``limit``), from ``offset``.
-_Limit = Annotated[int, Query(ge=1, le=10_000, description="Most items on this page.")]
-_Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items skipped before it.")]
-
-
-@router.get("/runs/{run_id}/findings", response_model=FindingsPublic, responses=_ERRORS)
+@router.get("/runs/{run_id}/findings", response_model=FindingsPublic, responses=ERRORS)
 def read_findings(
-    run_id: _RunId, session: SessionDep, grant: AuthDep, limit: _Limit = 1000, offset: _Offset = 0
+    run_id: RunId, session: SessionDep, grant: AuthDep, limit: Limit = 1000, offset: Offset = 0
 ) -> FindingsPublic:
     """The findings of the check on one run, a page at a time (``limit``, ``offset``)."""
-    _readable_run(session, grant, run_id)
+    readable_run(session, grant, run_id)
     findings = list_findings(session=session, run_id=run_id, limit=limit, offset=offset)
     return FindingsPublic(run_id=run_id, data=findings, count=len(findings))
-
-
-@router.get("/runs/{run_id}/verdict", response_model=CheckResultPublic, responses=_ERRORS)
-def read_verdict(
-    request: Request,
-    run_id: _RunId,
-    session: SessionDep,
-    grant: AuthDep,
-    state: StateDep,
-    settings: SettingsDep,
-) -> Response:
-    """The verdict on one run (as the upload answered it, against today's baseline)."""
-    _readable_run(session, grant, run_id)
-    base = base_url(request, settings)
-
-    def render() -> str:
-        links = links_for(base, run_id, settings)
-        outcome = stored_outcome(session=session, run_id=run_id, config=state.config, links=links)
-        return CheckResultPublic(
-            run_id=run_id,
-            created=False,
-            url=run_url(base, run_id),
-            verdict=outcome.verdict,
-            markdown=outcome.markdown,
-        ).model_dump_json()
-
-    body = cached_view(
-        engine=state.engine,
-        session=session,
-        config=state.config,
-        run_id=run_id,
-        view="verdict",
-        render=render,
-        extra=f"{base} {settings.public_url}",
-    )
-    return Response(body, media_type="application/json")  # stored as validated JSON
