@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,7 +28,9 @@ from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import refuse_unstorable
-from service.render.markdown import VerdictLinks
+
+if TYPE_CHECKING:  # jinja2: the markdown is rendered only where it is written or posted
+    from service.render.markdown import VerdictLinks
 
 FilesArg = Annotated[list[Path], typer.Argument(help="Reports of one run (any format).")]
 RepoOpt = Annotated[str, typer.Option(help="OWNER/NAME.")]
@@ -190,7 +192,7 @@ def _judge(check: CheckRequest, db: str | None) -> CheckOutcome:
 def _report(outcome: CheckOutcome, run: RunRecord, meta: RunMeta, outputs: CheckOutputs) -> None:
     """The verdict, the suspects and the chart where the flags say; published in Actions."""
     # A terminal gets rich tables; files, pipes, --post and the job summary get markdown.
-    write_verdict(outcome.verdict, outcome.markdown, outputs.fmt, outputs.output)
+    write_verdict(outcome.verdict, lambda: outcome.markdown, outputs.fmt, outputs.output)
     if outputs.suspects is not None:
         write_suspects(outcome.verdict, outputs.suspects, outputs.suspects_regex)
     if outputs.charts is not None:

@@ -5,26 +5,48 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sqlmodel import Session
+from sqlalchemy.engine import Engine
 
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import ROOF_SOURCES
 from service.pipeline.storable import StoreLimits
 from service.settings import Settings
-from service.store.db import open_store, session_scope
+from service.store.db import core_scope, open_store, session_scope
+from service.store.sessions import CoreSession
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 
 @contextmanager
-def store_session(url: str | None) -> Iterator[Session]:
-    """One transaction on the history store (created when new, refused when behind)."""
+def _store(url: str | None) -> Iterator[Engine]:
+    """The history store's engine (created when new, refused when behind), disposed after."""
     engine = open_store(url)
     try:
-        with session_scope(engine) as session:
-            yield session
+        yield engine
     finally:
         engine.dispose()
+
+
+@contextmanager
+def store_session(url: str | None) -> Iterator[CoreSession]:
+    """One transaction on the history store, in Core: what ``check`` and ``ingest`` write through.
+
+    Every store function takes it, and it imports neither sqlmodel nor SQLAlchemy's ORM
+    (a fifth of a check process's imports).
+    """
+    with _store(url) as engine, core_scope(engine) as session:
+        yield session
+
+
+@contextmanager
+def orm_session(url: str | None) -> Iterator[Session]:
+    """One transaction on the history store in a sqlmodel session (``calibrate``'s ORM rows)."""
+    with _store(url) as engine, session_scope(engine) as session:
+        yield session
 
 
 def load_cli_config(

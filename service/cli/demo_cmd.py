@@ -101,7 +101,7 @@ def demo_command(
         url = db or f"sqlite:///{Path(tmp) / 'history.db'}"
         outcome = run_demo(url, device_change=device_change)
     verdict = outcome.verdict
-    write_verdict(verdict, outcome.markdown, fmt, None)
+    write_verdict(verdict, lambda: outcome.markdown, fmt, None)
     number = MOVED_PR[1] if device_change else BROKEN_PR[1]
     typer.echo(
         f"\nroofguard demo: 30 nightly runs stored, PR #{number} judged: "
