@@ -27,7 +27,7 @@ from service.calibrate.storage import (
     save_ceilings,
     write_json_atomic,
 )
-from service.cli.common import orm_session
+from service.cli.common import store_session
 from service.cli.db_cmd import DbOption
 from service.errors import BadInput
 from service.store.db import DEFAULT_SQLITE_PATH
@@ -84,13 +84,13 @@ def _measure(backend: Backend, plan: Plan, runner: str) -> Ceilings:
 
 def _store(ceilings: Ceilings, db: str | None) -> None:
     """Store the ceilings as the runner's measured roof."""
-    with orm_session(db) as session:
+    with store_session(db) as session:
         row = save_ceilings(session=session, ceilings=ceilings)
     typer.echo(f"stored as runner {ceilings.runner!r}'s measured roof (row {row})")
 
 
 def _check(ceilings: Ceilings, db: str | None, tolerance: float, health_path: Path) -> int:
-    with orm_session(db) as session:
+    with store_session(db) as session:
         stored = latest_ceilings(
             session=session,
             runner=ceilings.runner or "",
