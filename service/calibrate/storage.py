@@ -10,15 +10,17 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
-from sqlmodel import Session, col, select
 
 from rules import Roof, builtin_catalog, normalise_name
 from service.calibrate.health import Health
 from service.calibrate.model import Ceilings
 from service.errors import BadInput
-from service.store.tables import RunnerCeiling
+
+if TYPE_CHECKING:  # sqlmodel and the store's ORM models: imported by the functions using them
+    from sqlmodel import Session
 
 DEFAULT_HEALTH_PATH = Path(".roofguard/health.json")
 
@@ -34,6 +36,8 @@ def save_ceilings(*, session: Session, ceilings: Ceilings) -> int:
 
     Flushes but does not commit: the caller's ``session_scope`` makes it one transaction.
     """
+    from service.store.tables import RunnerCeiling
+
     if not ceilings.runner:
         raise BadInput("--runner: a stored calibration needs a runner name")
     row = RunnerCeiling(
@@ -60,6 +64,10 @@ def latest_ceilings(
         device: The device name as a report or tool prints it, or its catalog id.
         backend: Only calibrations measured through this backend (torch, cupy); any when None.
     """
+    from sqlmodel import col, select
+
+    from service.store.tables import RunnerCeiling
+
     query = select(RunnerCeiling).where(
         RunnerCeiling.runner == runner, RunnerCeiling.device == device_key(device)
     )

@@ -7,14 +7,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from collectors.schema import RunKind, RunRecord
 from rules import Conclusion
-from service.calibrate.storage import DEFAULT_HEALTH_PATH, load_health
-from service.cli.common import cli_limits, load_cli_config, store_session
+from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
@@ -28,7 +27,9 @@ from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import refuse_unstorable
-from service.render.markdown import VerdictLinks
+
+if TYPE_CHECKING:  # jinja2: the markdown is rendered only where it is written or posted
+    from service.render.markdown import VerdictLinks
 
 FilesArg = Annotated[list[Path], typer.Argument(help="Reports of one run (any format).")]
 RepoOpt = Annotated[str, typer.Option(help="OWNER/NAME.")]
@@ -64,6 +65,9 @@ ChartsOpt = Annotated[
 ArtifactOpt = Annotated[
     str, typer.Option(help="Workflow artifact the verdict and charts are uploaded as.")
 ]
+#: ``service.calibrate.storage.DEFAULT_HEALTH_PATH`` (a test holds them equal), written out:
+#: a check on a runner without a preflight imports none of the calibration's models.
+DEFAULT_HEALTH_PATH = Path(".roofguard/health.json")
 HealthOpt = Annotated[
     Path, typer.Option(help="Health verdict of `roofguard calibrate --check` (if present).")
 ]
@@ -182,7 +186,7 @@ def _request(
 
 def _judge(check: CheckRequest, db: str | None) -> CheckOutcome:
     """Ingest and judge the run in the history store, on the runner's measured roof if any."""
-    with store_session(db) as session:
+    with core_session(db) as session:
         measured = runner_roof(session=session, run=check.run, config=check.config)
         return replace(check, measured=measured).judge(session)
 
@@ -190,7 +194,7 @@ def _judge(check: CheckRequest, db: str | None) -> CheckOutcome:
 def _report(outcome: CheckOutcome, run: RunRecord, meta: RunMeta, outputs: CheckOutputs) -> None:
     """The verdict, the suspects and the chart where the flags say; published in Actions."""
     # A terminal gets rich tables; files, pipes, --post and the job summary get markdown.
-    write_verdict(outcome.verdict, outcome.markdown, outputs.fmt, outputs.output)
+    write_verdict(outcome.verdict, lambda: outcome.markdown, outputs.fmt, outputs.output)
     if outputs.suspects is not None:
         write_suspects(outcome.verdict, outputs.suspects, outputs.suspects_regex)
     if outputs.charts is not None:
@@ -200,6 +204,10 @@ def _report(outcome: CheckOutcome, run: RunRecord, meta: RunMeta, outputs: Check
 
 def _runner_trusted(path: Path) -> bool:
     """False when the runner's health preflight found it degraded (no regression verdicts)."""
+    if not path.exists():  # no preflight ran
+        return True
+    from service.calibrate.storage import load_health
+
     health = load_health(path)
     if health is None:
         return True

@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 
 from collectors.schema import RunKind
-from service.cli.common import store_session
+from service.cli.common import core_session
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.config import load_config
 from service.demo.generate import DATA_DIR, MOVED_RUN
@@ -63,7 +63,7 @@ def run_demo(db_url: str, *, device_change: bool = False) -> CheckOutcome:
     if device_change:  # the config's card names reports that name none; these name theirs
         config = config.model_copy(update={"device": None})
     nightlies = sorted(DATA_DIR.glob("nightly-*.csv"))
-    with store_session(db_url) as session:
+    with core_session(db_url) as session:
         for night, path in enumerate(progress(nightlies, "building 30 nights of history"), 1):
             run = collect_run([path], meta=_nightly_meta(night), config=config)
             check_run(session=session, run=run, config=config)
@@ -78,7 +78,7 @@ def run_demo(db_url: str, *, device_change: bool = False) -> CheckOutcome:
     )
     pr_run = collect_run([DATA_DIR / report], meta=pr_meta, config=config)
     base_sha = demo_commit(f"night-{len(nightlies)}")
-    with store_session(db_url) as session:
+    with core_session(db_url) as session:
         return check_run(session=session, run=pr_run, config=config, base_sha=base_sha)
 
 
@@ -101,7 +101,7 @@ def demo_command(
         url = db or f"sqlite:///{Path(tmp) / 'history.db'}"
         outcome = run_demo(url, device_change=device_change)
     verdict = outcome.verdict
-    write_verdict(verdict, outcome.markdown, fmt, None)
+    write_verdict(verdict, lambda: outcome.markdown, fmt, None)
     number = MOVED_PR[1] if device_change else BROKEN_PR[1]
     typer.echo(
         f"\nroofguard demo: 30 nightly runs stored, PR #{number} judged: "

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from service.cli.common import cli_limits, load_cli_config, store_session
+from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
 from service.pipeline.check import store_run
 from service.pipeline.intake import parse_timestamp
@@ -54,7 +54,7 @@ def ingest_command(
     refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
     chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
     run = noted(run, chosen)
-    with store_session(url) as session:
+    with core_session(url) as session:
         result, _ = store_run(session=session, run=run, config=cfg, roof=chosen.roof)
     if chosen.note:
         typer.echo(f"note: {chosen.note}", err=True)

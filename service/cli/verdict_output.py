@@ -7,6 +7,7 @@ and markdown when it goes to a file or a pipe (``roofguard check ... > verdict.m
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -41,8 +42,13 @@ def verdict_text(verdict: Verdict, markdown: str, fmt: str) -> str:
     return render_verdict_text(verdict).rstrip("\n")
 
 
-def write_verdict(verdict: Verdict, markdown: str, fmt: str, output: Path | None) -> None:
-    """Write the verdict to ``output`` (or stdout): colours only on a terminal."""
+def write_verdict(
+    verdict: Verdict, markdown: Callable[[], str], fmt: str, output: Path | None
+) -> None:
+    """Write the verdict to ``output`` (or stdout): colours only on a terminal.
+
+    ``markdown`` renders the verdict's markdown: called only for the markdown format.
+    """
     concrete = resolve_format(fmt, output)
     if concrete == "text" and output is None and sys.stdout.isatty():
         from rich.console import Console  # on demand: a file or a pipe needs none of rich
@@ -51,7 +57,7 @@ def write_verdict(verdict: Verdict, markdown: str, fmt: str, output: Path | None
 
         print_verdict(verdict, Console(highlight=False))
         return
-    text = verdict_text(verdict, markdown, concrete)
+    text = verdict_text(verdict, markdown() if concrete == "markdown" else "", concrete)
     if output is None:
         typer.echo(text)
     else:

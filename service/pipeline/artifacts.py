@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from collectors.schema import RunRecord
 from service.pipeline.check import CheckOutcome
-from service.render.markdown import VerdictLinks
+
+if TYPE_CHECKING:  # jinja2: imported only when there are charts to link
+    from service.render.markdown import VerdictLinks
 
 ROOFLINE_CHART = "roofline.svg"
 
@@ -15,6 +18,8 @@ def artifact_links(charts: Path | None, artifact_name: str) -> VerdictLinks | No
     """Links for a verdict whose charts travel as a workflow artifact (not hosted)."""
     if charts is None:
         return None
+    from service.render.markdown import VerdictLinks
+
     return VerdictLinks(artifact_name=artifact_name, artifact_charts=(ROOFLINE_CHART,))
 
 

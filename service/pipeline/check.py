@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from sqlmodel import Session
 
 from collectors.schema import RunKind, RunRecord
 from rules import (
@@ -28,28 +29,43 @@ from service.config import RoofguardConfig
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
-from service.render.markdown import VerdictLinks, render_verdict
 from service.store.history import Baseline, BaselineQuery, read_baseline
 from service.store.ingest import IngestResult, ingest_run, replace_findings, save_findings
 from service.store.levels import load_levels, save_levels
 from service.store.profiles import baseline_kernels
 from service.store.queries import list_findings
+from service.store.sessions import StoreSession
+
+if TYPE_CHECKING:  # jinja2 and the markdown templates: imported when the markdown is read
+    from service.render.markdown import VerdictLinks
 
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """A judged run: the verdict, its markdown, and where it is stored."""
+    """A judged run: the verdict, where it is stored, and its markdown (with ``links``)."""
 
     verdict: Verdict
-    markdown: str
     run_id: int
     created: bool
     roof: Roof
     placements: Mapping[str, Placement]
+    links: VerdictLinks | None = None
+
+    @cached_property
+    def markdown(self) -> str:
+        """The verdict's markdown, rendered once when first read (jinja2, on demand)."""
+        from service.render.markdown import render_verdict
+
+        return render_verdict(self.verdict, links=self.links)
 
 
 def store_run(
-    *, session: Session, run: RunRecord, config: RoofguardConfig, roof: Roof, trusted: bool = True
+    *,
+    session: StoreSession,
+    run: RunRecord,
+    config: RoofguardConfig,
+    roof: Roof,
+    trusted: bool = True,
 ) -> tuple[IngestResult, Mapping[str, Placement]]:
     """Place ``run`` on ``roof`` and ingest it (one transaction; the same content is a no-op)."""
     placements = place_run(run, roof, band=config.rules.borderline_band)
@@ -59,7 +75,7 @@ def store_run(
 
 def check_run(
     *,
-    session: Session,
+    session: StoreSession,
     run: RunRecord,
     config: RoofguardConfig,
     base_sha: str | None = None,
@@ -75,7 +91,8 @@ def check_run(
     re-measurements: they judge the run, they are not stored; the findings of the verdict
     they give replace those stored with the run. The gate's levels are read from the store
     into the context and, for a newly stored run, the ones ``evaluate`` computed are stored
-    (``service.store.levels``).
+    (``service.store.levels``). The verdict's markdown is rendered when first read
+    (``CheckOutcome.markdown``): ``roofguard check --format json`` never renders it.
     """
     choice = choose_for(run, config, measured)
     run, roof = noted(run, choice), choice.roof
@@ -102,11 +119,10 @@ def check_run(
     judged = _evaluate(session, context, levels_run if stored.created else None)
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
     resolved = links(stored.run_id) if callable(links) else links
-    markdown = render_verdict(verdict, links=resolved)
-    return CheckOutcome(verdict, markdown, stored.run_id, stored.created, roof, placements)
+    return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
 
 
-def _evaluate(session: Session, context: RuleContext, levels_run: int | None) -> Verdict:
+def _evaluate(session: StoreSession, context: RuleContext, levels_run: int | None) -> Verdict:
     """Judge ``context``; store the levels the gate computed under ``levels_run`` (if any).
 
     None for a run stored before: it is judged again read-only (its page, the same upload
@@ -118,7 +134,7 @@ def _evaluate(session: Session, context: RuleContext, levels_run: int | None) ->
     return _explained(session, judged.verdict, context)
 
 
-def _explained(session: Session, verdict: Verdict, context: RuleContext) -> Verdict:
+def _explained(session: StoreSession, verdict: Verdict, context: RuleContext) -> Verdict:
     """The verdict with what the profiler saw move on each failing or warned kernel's finding.
 
     Compared with the newest baseline run that has the kernel (its stored record).
@@ -129,7 +145,7 @@ def _explained(session: Session, verdict: Verdict, context: RuleContext) -> Verd
 
 
 def _history(
-    session: Session,
+    session: StoreSession,
     run: RunRecord,
     roof: Roof,
     config: RoofguardConfig,
@@ -193,7 +209,7 @@ def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
 
 
 def _stored_findings(
-    session: Session, verdict: Verdict, stored: IngestResult, context: RuleContext
+    session: StoreSession, verdict: Verdict, stored: IngestResult, context: RuleContext
 ) -> Verdict:
     """The stored findings of a run are those of its final verdict.
 

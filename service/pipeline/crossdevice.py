@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pandas as pd
-from sqlmodel import Session
 
 from collectors.schema import RunRecord
 from rules import OWN_RUNS_SETTLED, DeviceBaseline, Placement, Roof
 from service.config import RoofguardConfig
 from service.store.devices import device_runs, run_roofs
 from service.store.history import Baseline, BaselineQuery, read_baseline
+from service.store.sessions import StoreSession
 
 
 def _young_keys(placements: Mapping[str, Placement], own: pd.DataFrame) -> list[str]:
@@ -35,14 +35,14 @@ def _young_keys(placements: Mapping[str, Placement], own: pd.DataFrame) -> list[
     ]
 
 
-def _newest_roof(session: Session, frame: pd.DataFrame) -> Roof | None:
+def _newest_roof(session: StoreSession, frame: pd.DataFrame) -> Roof | None:
     """The roof the newest of ``frame``'s runs was placed on."""
     newest = int(frame["run_id"].iloc[int(frame["timestamp"].argmax())])
     return run_roofs(session=session, run_ids=[newest]).get(newest)
 
 
 def device_baseline(
-    session: Session,
+    session: StoreSession,
     run: RunRecord,
     config: RoofguardConfig,
     placements: Mapping[str, Placement],

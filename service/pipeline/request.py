@@ -9,19 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-from sqlmodel import Session
+from typing import TYPE_CHECKING, TypeAlias
 
 from collectors.schema import RunRecord
 from rules import Roof
 from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome, check_run
 from service.pipeline.reruns import Reruns
-from service.render.markdown import VerdictLinks
+from service.store.sessions import StoreSession
+
+if TYPE_CHECKING:  # jinja2: imported where the markdown is rendered
+    from service.render.markdown import VerdictLinks
 
 #: The verdict's links, or a function of the stored run's id that gives them (the service
 #: links to the run's page, whose id exists only once the run is stored).
-Links = VerdictLinks | Callable[[int], VerdictLinks] | None
+Links: TypeAlias = "VerdictLinks | Callable[[int], VerdictLinks] | None"
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class CheckRequest:
     measured: Roof | None = None
     trusted: bool = True
 
-    def judge(self, session: Session) -> CheckOutcome:
+    def judge(self, session: StoreSession) -> CheckOutcome:
         """Ingest the run in ``session`` (idempotent) and judge it (``check_run``)."""
         return check_run(
             session=session,

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlmodel import Session
-
 from collectors.schema import RunRecord
 from rules import Catalog, Roof, UnknownDevice, at_report_clocks, builtin_catalog, report_roof
-from service.calibrate.storage import measured_roof
 from service.config import RoofguardConfig
 from service.errors import BadInput
+from service.store.ceilings import newest_ceilings_json
+from service.store.sessions import StoreSession
 
 #: Roof sources a user can ask for.
 ROOF_SOURCES: tuple[str, ...] = ("datasheet", "report", "measured")
@@ -242,13 +241,23 @@ def _report(run: RunRecord, name: str, catalog: Catalog) -> Roof:
     return roof
 
 
-def runner_roof(*, session: Session, run: RunRecord, config: RoofguardConfig) -> Roof | None:
-    """The measured roof of the run's runner for its device; None without runner or calibration."""
+def runner_roof(*, session: StoreSession, run: RunRecord, config: RoofguardConfig) -> Roof | None:
+    """The measured roof of the run's runner for its device; None without runner or calibration.
+
+    The row ``service.calibrate.storage.measured_roof`` reads, read in Core
+    (``service.store.ceilings``): a check imports no ORM, named runner or not.
+    """
     if not run.runner:
         return None
+    from service.calibrate.model import Ceilings  # pydantic models: a named runner's check only
+    from service.calibrate.storage import device_key
+
     # collect_run named the device: the report's own, else the one given (see run_device)
     name = run.device.name if names_device(run.device.name) else config.device
-    return measured_roof(session=session, runner=run.runner, device=name or run.device.name)
+    stored = newest_ceilings_json(
+        session, runner=run.runner, device=device_key(name or run.device.name)
+    )
+    return None if stored is None else Ceilings.model_validate_json(stored).roof()
 
 
 def resolve_roof(

@@ -16,11 +16,14 @@ without passing a collector (a JSON upload, work models).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from collectors import run_fault
 from collectors.schema import RunRecord
 from service.errors import BadInput, ServiceError
-from service.settings import Settings
+
+if TYPE_CHECKING:  # pydantic-settings: imported where the settings are read
+    from service.settings import Settings
 
 #: Longest kernel name or identity key, in UTF-8 bytes (ROOFGUARD_MAX_NAME_BYTES).
 MAX_NAME_BYTES = 65_536

@@ -11,17 +11,15 @@ from datetime import UTC, datetime
 
 import pandas as pd
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from collectors.schema import RunKind
+from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPTANCES
 from service.store.ids import as_utc, device_id, key_hash, repo_id
 from service.store.rows import AcceptanceValues
-from service.store.tables import BaselineAcceptance, table_of
+from service.store.sessions import StoreSession
 
 #: Run kinds that may become a baseline (pull-request runs never do).
 BASELINE_KINDS: tuple[str, ...] = (RunKind.NIGHTLY.value, RunKind.LOCAL.value)
-
-_ACCEPTANCES = table_of(BaselineAcceptance)
 
 
 @dataclass(frozen=True)
@@ -91,7 +89,7 @@ class Baseline:
 
 def accept_baseline(
     *,
-    session: Session,
+    session: StoreSession,
     repo: str,
     kernel_key: str,
     device: str | None,

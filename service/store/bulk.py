@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session
+
+from service.store.sessions import StoreSession
 
 #: Rows per ``executemany`` (and per list built at a time): bounded memory, few round trips.
 CHUNK = 10_000
@@ -31,11 +32,11 @@ def _chunks(rows: Iterable[Mapping[str, Any]]) -> Iterator[list[Mapping[str, Any
         yield chunk
 
 
-def _postgres(session: Session) -> bool:
+def _postgres(session: StoreSession) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
 
-def insert_rows(session: Session, table: sa.Table, rows: Iterable[Mapping[str, Any]]) -> None:
+def insert_rows(session: StoreSession, table: sa.Table, rows: Iterable[Mapping[str, Any]]) -> None:
     """Insert ``rows`` (dicts with the same keys) into ``table``: COPY on PostgreSQL."""
     chunks = _chunks(rows)
     first = next(chunks, None)
@@ -49,7 +50,7 @@ def insert_rows(session: Session, table: sa.Table, rows: Iterable[Mapping[str, A
 
 
 def copy_ignoring_conflicts(
-    session: Session, table: sa.Table, rows: Sequence[Mapping[str, Any]]
+    session: StoreSession, table: sa.Table, rows: Sequence[Mapping[str, Any]]
 ) -> bool:
     """COPY ``rows`` into ``table`` skipping those that collide with a unique key.
 
@@ -65,7 +66,7 @@ def copy_ignoring_conflicts(
 
 
 def copy_returning_ids(
-    session: Session,
+    session: StoreSession,
     table: sa.Table,
     rows: Iterable[Mapping[str, Any]],
     *,
@@ -93,7 +94,7 @@ def copy_returning_ids(
 
 @contextmanager
 def _scratch(
-    session: Session, table: sa.Table, rows: Iterable[Mapping[str, Any]]
+    session: StoreSession, table: sa.Table, rows: Iterable[Mapping[str, Any]]
 ) -> Iterator[tuple[str, list[str]]]:
     """A temporary table of ``table``'s columns holding ``rows`` (by COPY), and its columns."""
     quote = session.get_bind().dialect.identifier_preparer.quote
@@ -111,7 +112,7 @@ def _scratch(
     conn.exec_driver_sql(f"DROP TABLE {scratch}")
 
 
-def _move(session: Session, table: sa.Table, scratch: str, columns: list[str]) -> None:
+def _move(session: StoreSession, table: sa.Table, scratch: str, columns: list[str]) -> None:
     """``INSERT INTO table SELECT ... FROM scratch ON CONFLICT DO NOTHING``."""
     quote = session.get_bind().dialect.identifier_preparer.quote
     names = ", ".join(quote(c) for c in columns)
@@ -122,7 +123,7 @@ def _move(session: Session, table: sa.Table, scratch: str, columns: list[str]) -
 
 
 def _copy(
-    session: Session,
+    session: StoreSession,
     target: str,
     columns: list[str],
     chunks: Iterable[list[Mapping[str, Any]]],

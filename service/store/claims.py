@@ -22,12 +22,12 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
+from service.store.coretables import UPLOAD_CLAIMS as _CLAIMS
+from service.store.coretables import utcnow
 from service.store.db import session_scope
-from service.store.tables import UploadClaim, table_of, utcnow
+from service.store.sessions import StoreSession
 
-_CLAIMS = table_of(UploadClaim)
 #: Answered claims are kept this long for the retries of their uploads, then forgotten
 #: (an upload after that is judged anew and finds its run stored: ``created`` false).
 #: ``roofguard upload`` uploads again after a 202 for at most 30 minutes.
@@ -81,13 +81,13 @@ def take(engine: Engine, key: str, *, repo: str, owner: str, lease: timedelta) -
 
 
 def _insert(
-    session: Session, key: str, *, repo: str, owner: str, now: datetime, lease: timedelta
+    session: StoreSession, key: str, *, repo: str, owner: str, now: datetime, lease: timedelta
 ) -> bool:
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     stmt = dialect.insert(_CLAIMS).values(
         upload_key=key, repo=repo, owner=owner, claimed_at=now, lease_until=now + lease
     )
-    # RETURNING, not rowcount: through a Session, psycopg's rowcount of this INSERT was -1.
+    # RETURNING, not rowcount: through a StoreSession, psycopg's rowcount of this INSERT was -1.
     claimed = stmt.on_conflict_do_nothing().returning(_CLAIMS.c.upload_key)
     return session.execute(claimed).first() is not None
 
@@ -106,7 +106,9 @@ def peek(engine: Engine, key: str) -> ClaimState | None:
     return ClaimState(Held.ANSWERED, row.repo, row.run_id, _unpacked(row.answer))
 
 
-def _take_over(session: Session, key: str, *, owner: str, now: datetime, lease: timedelta) -> bool:
+def _take_over(
+    session: StoreSession, key: str, *, owner: str, now: datetime, lease: timedelta
+) -> bool:
     """Take a pending claim whose lease lapsed; the ``WHERE`` lets one replica win."""
     c = _CLAIMS.c
     stmt = (
@@ -118,7 +120,7 @@ def _take_over(session: Session, key: str, *, owner: str, now: datetime, lease: 
     return session.execute(stmt).first() is not None
 
 
-def _forget_old(session: Session, now: datetime) -> None:
+def _forget_old(session: StoreSession, now: datetime) -> None:
     c = _CLAIMS.c
     session.execute(sa.delete(_CLAIMS).where(c.claimed_at < now - KEEP, c.lease_until < now))
 
@@ -136,7 +138,7 @@ def renew(engine: Engine, key: str, *, owner: str, lease: timedelta) -> bool:
         return session.execute(stmt).first() is not None
 
 
-def answer(session: Session, key: str, *, run_id: int, answer_json: str) -> None:
+def answer(session: StoreSession, key: str, *, run_id: int, answer_json: str) -> None:
     """Store the answer to upload ``key`` in the caller's (the check's) transaction.
 
     Whoever judged it last writes: a replica that lost its lease while judging judged the

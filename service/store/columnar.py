@@ -22,12 +22,11 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 import sqlalchemy as sa
-from sqlmodel import Session
 
+from service.store.coretables import RUN_COLUMNS as _COLUMNS
 from service.store.ids import insert_ignore
-from service.store.tables import RunColumns, table_of
+from service.store.sessions import StoreSession
 
-_COLUMNS = table_of(RunColumns)
 #: How ``numbers`` and ``labels`` are laid out; a row of another layout is read as missing.
 LAYOUT = 1
 #: The numeric measurement columns, in the order of the structured array.
@@ -59,7 +58,7 @@ class Columns:
         return len(self.numbers)
 
 
-def load_columns(session: Session, run_ids: Sequence[int]) -> dict[int, Columns]:
+def load_columns(session: StoreSession, run_ids: Sequence[int]) -> dict[int, Columns]:
     """The stored columns of those of ``run_ids`` that have them (of this ``LAYOUT``)."""
     found: dict[int, Columns] = {}
     c = _COLUMNS.c
@@ -76,7 +75,7 @@ def load_columns(session: Session, run_ids: Sequence[int]) -> dict[int, Columns]
     return found
 
 
-def save_columns(session: Session, columns: Mapping[int, Columns]) -> None:
+def save_columns(session: StoreSession, columns: Mapping[int, Columns]) -> None:
     """Keep ``columns`` (by run id); a run whose columns are already stored is skipped."""
     rows = [
         {

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from service.errors import ServiceError, StoreUnavailable
+from service.store.sessions import CoreSession
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlmodel import Session
 
 #: The newest migration shipped (``service/store/migrations/versions``; a test holds it to
 #: Alembic's head). Written out so that opening a store does not import Alembic and parse
@@ -171,6 +172,8 @@ def session_scope(engine: Engine, *, readonly: bool = False) -> Iterator[Session
         engine: From ``make_engine``.
         readonly: Start SQLite transactions deferred (readers never wait for writers in WAL).
     """
+    from sqlmodel import Session  # the ORM: only for the callers that want its session
+
     bind = _reader(engine) if readonly else engine
     session = Session(bind=bind, expire_on_commit=False)
     try:
@@ -186,7 +189,32 @@ def session_scope(engine: Engine, *, readonly: bool = False) -> Iterator[Session
         session.close()
 
 
-def _roll_back(session: Session) -> None:
+@contextmanager
+def core_scope(engine: Engine, *, readonly: bool = False) -> Iterator[CoreSession]:
+    """``session_scope`` on one Core connection: the same transaction, without the ORM.
+
+    Every store function takes it (``service.store.sessions``); ``roofguard check`` judges
+    through it, so its process does not import sqlmodel and SQLAlchemy's ORM.
+    """
+    bind = _reader(engine) if readonly else engine
+    connection: sa.Connection | None = None
+    try:
+        connection = bind.connect()
+        transaction = connection.begin()
+        yield CoreSession(connection)
+        transaction.commit()
+    except sa.exc.OperationalError as exc:
+        _roll_back(connection)
+        raise unavailable(engine, exc) from exc
+    except BaseException:
+        _roll_back(connection)
+        raise
+    finally:
+        if connection is not None:
+            connection.close()
+
+
+def _roll_back(session: Session | sa.Connection | None) -> None:
     """Roll back after an error; on a connection the server cut, give the connection up.
 
     The server has already dropped the transaction, and the rollback itself can fail there
@@ -194,6 +222,8 @@ def _roll_back(session: Session) -> None:
     one that says what happened, and the caller would not retry a dropped connection: a
     storm of cut connections (``test_api_faults.py``) once answered an upload 500 that way.
     """
+    if session is None:  # no connection was made: nothing to roll back
+        return
     try:
         session.rollback()
     except sa.exc.DBAPIError:

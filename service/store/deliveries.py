@@ -9,17 +9,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from service.errors import WebhookSignatureInvalid
-from service.store.tables import WebhookDelivery, table_of
-
-_DELIVERIES = table_of(WebhookDelivery)
+from service.store.coretables import WEBHOOK_DELIVERIES as _DELIVERIES
+from service.store.sessions import StoreSession
 
 
 def record_delivery(
     *,
-    session: Session,
+    session: StoreSession,
     delivery_id: str,
     event: str,
     now: datetime,

@@ -15,16 +15,15 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from rules import Roof
 from service.store.baselines import BASELINE_KINDS
+from service.store.coretables import DEVICES as _DEVICES
+from service.store.coretables import REPOSITORIES as _REPOS
+from service.store.coretables import RUNS as _RUNS
 from service.store.ids import as_utc, same_repo
-from service.store.tables import Device, Repository, Run, table_of
+from service.store.sessions import StoreSession
 
-_RUNS = table_of(Run)
-_REPOS = table_of(Repository)
-_DEVICES = table_of(Device)
 _CHUNK = 5000
 
 
@@ -60,7 +59,7 @@ def _base_runs(repo: str, base_branch: str, roof_source: str | None) -> sa.Selec
 
 def device_runs(
     *,
-    session: Session,
+    session: StoreSession,
     repo: str,
     base_branch: str,
     roof_source: str | None = None,
@@ -86,7 +85,7 @@ def _roof(values: dict[str, Any], fallback: str) -> Roof:
     )
 
 
-def run_roofs(*, session: Session, run_ids: Sequence[int]) -> dict[int, Roof]:
+def run_roofs(*, session: StoreSession, run_ids: Sequence[int]) -> dict[int, Roof]:
     """The roof each run's kernels were placed on (``runs.roof_json``), by run id."""
     found: dict[int, Roof] = {}
     ids = sorted(set(run_ids))
@@ -101,7 +100,7 @@ def run_roofs(*, session: Session, run_ids: Sequence[int]) -> dict[int, Roof]:
     return found
 
 
-def run_runners(*, session: Session, run_ids: Sequence[int]) -> dict[int, str | None]:
+def run_runners(*, session: StoreSession, run_ids: Sequence[int]) -> dict[int, str | None]:
     """The runner that measured each run (None: not recorded), by run id."""
     found: dict[int, str | None] = {}
     ids = sorted(set(run_ids))

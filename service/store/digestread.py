@@ -23,17 +23,16 @@ import numpy.typing as npt
 import pandas as pd
 import sqlalchemy as sa
 from pandas.api.types import union_categoricals
-from sqlmodel import Session
 
+from service.store.coretables import DEVICES as _DEVICES
+from service.store.coretables import KERNELS as _KERNELS
+from service.store.coretables import MEASUREMENTS as _MEAS
+from service.store.coretables import REPOSITORIES as _REPOS
+from service.store.coretables import RUNS as _RUNS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, same_repo
-from service.store.tables import Device, Kernel, Measurement, Repository, Run, table_of
+from service.store.sessions import StoreSession
 
-_RUNS = table_of(Run)
-_MEAS = table_of(Measurement)
-_KERNELS = table_of(Kernel)
-_DEVICES = table_of(Device)
-_REPOS = table_of(Repository)
 #: The columns the digest reads (``service.digest.build.DIGEST_COLUMNS``), in that order.
 DIGEST_READ_COLUMNS = (
     "commit",
@@ -53,7 +52,7 @@ RUNS_PER_BATCH = 32
 Progress = Callable[[int, int], None]
 
 
-def _runs(session: Session, repo: str | None, start: datetime, end: datetime) -> pd.DataFrame:
+def _runs(session: StoreSession, repo: str | None, start: datetime, end: datetime) -> pd.DataFrame:
     r = _RUNS.c
     stmt = (
         sa.select(r.id, r.commit, r.timestamp, _DEVICES.c.name, r.repo_id)
@@ -70,13 +69,13 @@ def _runs(session: Session, repo: str | None, start: datetime, end: datetime) ->
     return runs
 
 
-def _kernels(session: Session, repo_ids: Sequence[int]) -> pd.DataFrame:
+def _kernels(session: StoreSession, repo_ids: Sequence[int]) -> pd.DataFrame:
     k = _KERNELS.c
     stmt = sa.select(k.id, k.key, k.name).where(k.repo_id.in_(repo_ids)).order_by(k.id)
     return pd.DataFrame(raw_rows(session.connection(), stmt), columns=["kernel_id", "key", "name"])
 
 
-def _batch(session: Session, run_ids: Sequence[int]) -> pd.DataFrame:
+def _batch(session: StoreSession, run_ids: Sequence[int]) -> pd.DataFrame:
     """One batch of runs' measurements (in the runs' order, then by kernel), compact types."""
     conn = session.connection()
     if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
@@ -175,7 +174,7 @@ def _lookup(labels: pd.Categorical, index: npt.NDArray[np.intp]) -> pd.Categoric
 
 def digest_history(
     *,
-    session: Session,
+    session: StoreSession,
     repo: str | None,
     start: datetime,
     end: datetime,

@@ -16,32 +16,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from rules import HISTORY_COLUMNS
 from service.store.baselines import BASELINE_KINDS
 from service.store.baselines import Baseline as Baseline
 from service.store.baselines import BaselineQuery as BaselineQuery
 from service.store.columnar import Columns, columns_of, frame_of, load_columns, save_columns
+from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPT
+from service.store.coretables import DEVICES as _DEVICES
+from service.store.coretables import KERNELS as _KERNELS
+from service.store.coretables import MEASUREMENTS as _MEAS
+from service.store.coretables import REPOSITORIES as _REPOS
+from service.store.coretables import RUNS as _RUNS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id, same_repo
 from service.store.kernelnames import resolve_kernel_key
-from service.store.tables import (
-    BaselineAcceptance,
-    Device,
-    Kernel,
-    Measurement,
-    Repository,
-    Run,
-    table_of,
-)
-
-_RUNS = table_of(Run)
-_MEAS = table_of(Measurement)
-_KERNELS = table_of(Kernel)
-_DEVICES = table_of(Device)
-_REPOS = table_of(Repository)
-_ACCEPT = table_of(BaselineAcceptance)
+from service.store.sessions import StoreSession
 
 #: Extra columns beside HISTORY_COLUMNS.
 EXTRA_COLUMNS: tuple[str, ...] = ("repo", "branch")
@@ -122,7 +112,7 @@ def _chunks(values: Sequence[int]) -> list[Sequence[int]]:
 
 
 def _measurements(
-    session: Session,
+    session: StoreSession,
     run_ids: Sequence[int],
     kernel_id_list: Collection[int] | None,
     full_runs: int | None = None,
@@ -158,7 +148,9 @@ def _measurements(
     return meas.reindex(columns=list(_MEAS_COLUMNS))
 
 
-def _run_columns(session: Session, run_ids: Sequence[int], *, keep: bool) -> dict[int, Columns]:
+def _run_columns(
+    session: StoreSession, run_ids: Sequence[int], *, keep: bool
+) -> dict[int, Columns]:
     """Every run's columns: those stored, and the others' from their rows (kept if ``keep``)."""
     stored = load_columns(session, run_ids)
     missing = [r for r in run_ids if r not in stored]
@@ -173,7 +165,7 @@ def _run_columns(session: Session, run_ids: Sequence[int], *, keep: bool) -> dic
 
 
 def _read_runs(
-    session: Session, run_ids: Sequence[int], columns: Sequence[str], kernels: list[int] | None
+    session: StoreSession, run_ids: Sequence[int], columns: Sequence[str], kernels: list[int] | None
 ) -> list[pd.DataFrame]:
     """``columns`` of the measurements of ``run_ids`` (of ``kernels`` only, when given)."""
     conn = session.connection()
@@ -187,7 +179,7 @@ def _read_runs(
     return parts
 
 
-def _kernels(session: Session, kernel_id_list: Collection[int]) -> pd.DataFrame:
+def _kernels(session: StoreSession, kernel_id_list: Collection[int]) -> pd.DataFrame:
     """kernel_id -> kernel_key, kernel_name for the given ids."""
     rows: list[tuple[Any, ...]] = []
     conn = session.connection()
@@ -201,7 +193,9 @@ def _empty() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in COLUMNS})
 
 
-def _frame(session: Session, run_rows: Sequence[Any], meas: pd.DataFrame | None) -> pd.DataFrame:
+def _frame(
+    session: StoreSession, run_rows: Sequence[Any], meas: pd.DataFrame | None
+) -> pd.DataFrame:
     """Join run and kernel columns onto measurements; COLUMNS order, oldest first.
 
     Oldest first is (timestamp, run_id, kernel_id): the measurements are put in that order
@@ -223,7 +217,7 @@ def _frame(session: Session, run_rows: Sequence[Any], meas: pd.DataFrame | None)
 
 
 def _cutoff(
-    session: Session,
+    session: StoreSession,
     base: sa.Select[Any],
     before_commit: str | None,
     before_timestamp: datetime | None,
@@ -240,7 +234,7 @@ def _cutoff(
     return (as_utc(before_timestamp) if before_timestamp else None), False
 
 
-def _kernel_ids_for(session: Session, rid: int, keys: Collection[str]) -> list[int]:
+def _kernel_ids_for(session: StoreSession, rid: int, keys: Collection[str]) -> list[int]:
     hashes = [key_hash(k) for k in keys]
     ids: list[int] = []
     for start in range(0, len(hashes), _CHUNK):
@@ -252,7 +246,7 @@ def _kernel_ids_for(session: Session, rid: int, keys: Collection[str]) -> list[i
 
 
 def _drop_accepted(
-    session: Session, frame: pd.DataFrame, rid: int, did: int | None
+    session: StoreSession, frame: pd.DataFrame, rid: int, did: int | None
 ) -> pd.DataFrame:
     """Keep only rows measured after the latest acceptance of their kernel (on this device)."""
     stmt = (
@@ -270,7 +264,7 @@ def _drop_accepted(
     return frame.loc[keep].reset_index(drop=True)
 
 
-def read_baseline(*, session: Session, query: BaselineQuery) -> Baseline:
+def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     """The baseline history of a repository's kernels (HISTORY_COLUMNS, oldest first).
 
     The most recent ``query.window`` runs of ``query.base_branch`` of kind nightly or local
@@ -327,7 +321,7 @@ def _baseline_runs(
 
 def nightly_history(
     *,
-    session: Session,
+    session: StoreSession,
     repo: str | None,
     start: datetime,
     end: datetime,
@@ -358,7 +352,7 @@ def nightly_history(
 
 
 def kernel_history(
-    *, session: Session, repo: str, key: str, device: str | None = None
+    *, session: StoreSession, repo: str, key: str, device: str | None = None
 ) -> pd.DataFrame:
     """Every stored measurement of one kernel, all run kinds (filter on ``kind``), oldest first.
 

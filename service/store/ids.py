@@ -18,16 +18,14 @@ from typing import Any
 
 import sqlalchemy as sa
 from pydantic import TypeAdapter
-from sqlmodel import Session
 
 from collectors.schema import KernelRecord, RunRecord, SourceRef
 from service.store.bulk import copy_ignoring_conflicts, copy_returning_ids
+from service.store.coretables import DEVICES as _DEVICES
+from service.store.coretables import KERNELS as _KERNELS
+from service.store.coretables import REPOSITORIES as _REPOS
 from service.store.rows import KernelValues, NamedValues
-from service.store.tables import Device, Kernel, Repository, table_of
-
-_REPOS = table_of(Repository)
-_DEVICES = table_of(Device)
-_KERNELS = table_of(Kernel)
+from service.store.sessions import StoreSession
 
 
 def canonical_json(run: RunRecord) -> str:
@@ -165,7 +163,9 @@ def as_utc(ts: datetime) -> datetime:
     return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
-def insert_ignore(session: Session, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+def insert_ignore(
+    session: StoreSession, table: sa.Table, rows: Sequence[Mapping[str, Any]]
+) -> None:
     """Insert rows, skipping those that collide with a unique key (safe under concurrency)."""
     if not rows or copy_ignoring_conflicts(session, table, rows):  # COPY: many, PostgreSQL
         return
@@ -191,7 +191,7 @@ def same_repo(column: sa.ColumnElement[str], repo: str) -> sa.ColumnElement[bool
 
 
 def _named_id(
-    session: Session, table: sa.Table, name: str, match: sa.ColumnElement[bool] | None = None
+    session: StoreSession, table: sa.Table, name: str, match: sa.ColumnElement[bool] | None = None
 ) -> int:
     """Id of the row called ``name`` in repositories or devices, created when missing.
 
@@ -207,7 +207,7 @@ def _named_id(
     return int(found)
 
 
-def repo_id(*, session: Session, repo: str, create: bool = False) -> int | None:
+def repo_id(*, session: StoreSession, repo: str, create: bool = False) -> int | None:
     """Id of repository ``repo`` in any letter case (created when ``create``), None if unknown.
 
     The first spelling stored stays the repository's name, so runs uploaded as ``Acme/K``
@@ -221,7 +221,7 @@ def repo_id(*, session: Session, repo: str, create: bool = False) -> int | None:
     return None if found is None else int(found)
 
 
-def device_id(*, session: Session, device: str, create: bool = False) -> int | None:
+def device_id(*, session: StoreSession, device: str, create: bool = False) -> int | None:
     """Id of device ``device`` (created when ``create``), None when unknown."""
     if create:
         return _named_id(session, _DEVICES, device)
@@ -230,7 +230,7 @@ def device_id(*, session: Session, device: str, create: bool = False) -> int | N
 
 
 def kernel_ids(
-    *, session: Session, repo_id: int, kernels: Mapping[str, str], create: bool = True
+    *, session: StoreSession, repo_id: int, kernels: Mapping[str, str], create: bool = True
 ) -> dict[str, int]:
     """Ids of kernels by identity key (``kernels`` maps key -> display name).
 
@@ -263,7 +263,7 @@ _LOOKUP_CHUNK = 5000
 _ARRAY_CHUNK = 50_000
 
 
-def _kernel_ids_by_hash(session: Session, repo_id: int, hashes: list[str]) -> dict[str, int]:
+def _kernel_ids_by_hash(session: StoreSession, repo_id: int, hashes: list[str]) -> dict[str, int]:
     """Ids of the repository's kernels with these key hashes, in linear time.
 
     On PostgreSQL the hashes go as one array (``key_hash = ANY(:hashes)``): an ``IN`` list of

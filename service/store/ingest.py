@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from collectors import paused_gc
 from collectors.schema import KernelRecord, RunRecord
@@ -22,13 +21,12 @@ from rules import Finding, Placement, Roof
 from service.errors import BadInput
 from service.progress import progress_iter, stage
 from service.store.bulk import insert_rows
+from service.store.coretables import FINDINGS as _FINDINGS
+from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
+from service.store.coretables import RUNS as _RUNS
 from service.store.ids import as_utc, device_id, identity, kernel_ids, repo_id
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
-from service.store.tables import FindingRow, Measurement, Run, table_of
-
-_RUNS = table_of(Run)
-_MEASUREMENTS = table_of(Measurement)
-_FINDINGS = table_of(FindingRow)
+from service.store.sessions import StoreSession
 
 
 @dataclass(frozen=True)
@@ -127,7 +125,7 @@ def measurement_row(
     }
 
 
-def find_run(*, session: Session, repo: str, content_hash: str) -> int | None:
+def find_run(*, session: StoreSession, repo: str, content_hash: str) -> int | None:
     """Id of the run of ``repo`` with this content hash, None when not stored."""
     rid = repo_id(session=session, repo=repo)
     if rid is None:
@@ -137,7 +135,7 @@ def find_run(*, session: Session, repo: str, content_hash: str) -> int | None:
     return None if found is None else int(found)
 
 
-def _insert_run(session: Session, row: RunValues) -> int | None:
+def _insert_run(session: StoreSession, row: RunValues) -> int | None:
     """Insert the run row; None when a concurrent ingest committed the same content first.
 
     The savepoint keeps the caller's transaction usable after the unique-key violation
@@ -155,7 +153,7 @@ def _insert_run(session: Session, row: RunValues) -> int | None:
 
 def ingest_run(
     *,
-    session: Session,
+    session: StoreSession,
     run: RunRecord,
     placements: Mapping[str, Placement],
     roof: Roof,
@@ -176,7 +174,11 @@ def ingest_run(
 
 
 def _ingest(
-    session: Session, run: RunRecord, placements: Mapping[str, Placement], roof: Roof, trusted: bool
+    session: StoreSession,
+    run: RunRecord,
+    placements: Mapping[str, Placement],
+    roof: Roof,
+    trusted: bool,
 ) -> IngestResult:
     assert run.repo is not None  # checked by ingest_run
     with _stage(run, "hashing the run's content"):
@@ -197,12 +199,11 @@ def _ingest(
         assert existing is not None
         return IngestResult(existing, False, digest, len(run.kernels))
     _insert_measurements(session, run, placements, run_id=run_id, repo=rid, roof=roof)
-    session.flush()
     return IngestResult(run_id, True, digest, len(run.kernels))
 
 
 def _insert_measurements(
-    session: Session,
+    session: StoreSession,
     run: RunRecord,
     placements: Mapping[str, Placement],
     *,
@@ -256,7 +257,7 @@ def _finding_row(run_id: int, finding: Finding, now: datetime) -> FindingValues:
     }
 
 
-def save_findings(*, session: Session, run_id: int, findings: Iterable[Finding]) -> int:
+def save_findings(*, session: StoreSession, run_id: int, findings: Iterable[Finding]) -> int:
     """Store the findings of a check on run ``run_id``, replacing earlier ones; returns count."""
     session.execute(sa.delete(_FINDINGS).where(_FINDINGS.c.run_id == run_id))
     now = datetime.now(UTC)
@@ -266,7 +267,7 @@ def save_findings(*, session: Session, run_id: int, findings: Iterable[Finding])
     return len(rows)
 
 
-def replace_findings(*, session: Session, run_id: int, findings: Sequence[Finding]) -> bool:
+def replace_findings(*, session: StoreSession, run_id: int, findings: Sequence[Finding]) -> bool:
     """Make ``findings`` the stored findings of run ``run_id``; returns whether it wrote.
 
     Idempotent: when the stored findings are already these (same content, same order),

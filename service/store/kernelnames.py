@@ -12,14 +12,13 @@ import re
 from collections.abc import Iterable
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from collectors import normalise_name
 from service.errors import BadInput
+from service.store.coretables import KERNELS as _KERNELS
 from service.store.ids import key_hash, repo_id
-from service.store.tables import Kernel, table_of
+from service.store.sessions import StoreSession
 
-_KERNELS = table_of(Kernel)
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ELLIPSIS = "…"
@@ -62,7 +61,7 @@ def matching_keys(text: str, kernels: Iterable[tuple[str, str]]) -> list[str]:
     return []
 
 
-def resolve_kernel_key(*, session: Session, repo: str, text: str) -> str:
+def resolve_kernel_key(*, session: StoreSession, repo: str, text: str) -> str:
     """The identity key of the kernel of ``repo`` that ``text`` names (see the module).
 
     A text that names no stored kernel comes back as it is, so the caller's "no history"
@@ -89,7 +88,7 @@ def resolve_kernel_key(*, session: Session, repo: str, text: str) -> str:
     return found[0] if found else text
 
 
-def _candidates(session: Session, rid: int, text: str) -> list[tuple[str, str]]:
+def _candidates(session: StoreSession, rid: int, text: str) -> list[tuple[str, str]]:
     """The kernels of the repository whose key or name holds the text's longest word."""
     words = _WORD.findall(text)
     if not words:

@@ -19,15 +19,14 @@ from functools import cache
 from importlib import resources
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from rules import StoredLevels
 from rules.stats import Level
+from service.store.coretables import GATE_LEVELS as _LEVELS
+from service.store.coretables import RUNS as _RUNS
 from service.store.ids import insert_ignore
-from service.store.tables import GateLevel, Run, table_of
+from service.store.sessions import StoreSession
 
-_LEVELS = table_of(GateLevel)
-_RUNS = table_of(Run)
 _FIELDS = tuple(f.name for f in fields(Level))
 #: Days of runs whose levels are kept, counted back from the newest run that stores some.
 KEPT_DAYS = 30
@@ -43,7 +42,7 @@ def gate_code() -> bytes:
     return digest.digest()
 
 
-def load_levels(session: Session, run_id: int) -> StoredLevels:
+def load_levels(session: StoreSession, run_id: int) -> StoredLevels:
     """The levels stored under ``run_id``, as a check's rules read them."""
     columns = [_LEVELS.c[name] for name in _FIELDS]
     query = sa.select(_LEVELS.c.digest, *columns).where(_LEVELS.c.run_id == run_id)
@@ -51,7 +50,7 @@ def load_levels(session: Session, run_id: int) -> StoredLevels:
     return StoredLevels(code=gate_code(), known=known)
 
 
-def save_levels(session: Session, run_id: int, levels: Mapping[str, Level]) -> None:
+def save_levels(session: StoreSession, run_id: int, levels: Mapping[str, Level]) -> None:
     """Store ``levels`` under ``run_id``, and let old runs' levels go.
 
     ``levels``: by digest, those the check computed (``Evaluation.levels_to_store``).
@@ -66,7 +65,7 @@ def save_levels(session: Session, run_id: int, levels: Mapping[str, Level]) -> N
     _forget_old(session, run_id)
 
 
-def _forget_old(session: Session, run_id: int) -> None:
+def _forget_old(session: StoreSession, run_id: int) -> None:
     """Delete the levels of the repository's runs on this device older than ``KEPT_DAYS``."""
     me = session.execute(
         sa.select(_RUNS.c.repo_id, _RUNS.c.device_id, _RUNS.c.timestamp).where(_RUNS.c.id == run_id)

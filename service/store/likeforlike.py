@@ -9,13 +9,13 @@ here, so a GEMM that fell off the tensor cores drops on the chart instead of sta
 from __future__ import annotations
 
 import pandas as pd
-from sqlmodel import Session
 
 from rules import like_for_like_history
 from service.store.devices import run_roofs
+from service.store.sessions import StoreSession
 
 
-def with_like_for_like(*, session: Session, frame: pd.DataFrame) -> pd.DataFrame:
+def with_like_for_like(*, session: StoreSession, frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (history rows) with ``percent_of_roof`` like for like (see the module)."""
     if frame.empty:
         return like_for_like_history(frame, {})

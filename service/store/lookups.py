@@ -8,15 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
+from service.store.coretables import DEVICES as _DEVICES
+from service.store.coretables import KERNELS as _KERNELS
+from service.store.coretables import REPOSITORIES as _REPOS
+from service.store.coretables import RUNS as _RUNS
 from service.store.ids import same_repo
-from service.store.tables import Device, Kernel, Repository, Run, table_of
-
-_RUNS = table_of(Run)
-_REPOS = table_of(Repository)
-_DEVICES = table_of(Device)
-_KERNELS = table_of(Kernel)
+from service.store.sessions import StoreSession
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class KernelHit:
     name: str
 
 
-def list_devices(*, session: Session, repo: str) -> list[str]:
+def list_devices(*, session: StoreSession, repo: str) -> list[str]:
     """Names of the devices ``repo`` has runs on, sorted."""
     stmt = (
         sa.select(_DEVICES.c.name)
@@ -53,7 +51,7 @@ def _like_pattern(text: str) -> str:
 
 
 def search_kernels(
-    *, session: Session, text: str, repo: str | None = None, limit: int = 100
+    *, session: StoreSession, text: str, repo: str | None = None, limit: int = 100
 ) -> list[KernelHit]:
     """Kernels whose key or name contains ``text`` (case-insensitive), by repository and key."""
     pattern = _like_pattern(text)
@@ -75,7 +73,7 @@ def search_kernels(
 
 
 def latest_run_for(
-    *, session: Session, repo: str, commit: str | None = None, pull_request: int | None = None
+    *, session: StoreSession, repo: str, commit: str | None = None, pull_request: int | None = None
 ) -> int | None:
     """The newest run of ``repo`` at ``commit`` and/or for ``pull_request``; None if none."""
     stmt = (

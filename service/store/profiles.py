@@ -11,16 +11,14 @@ from collections.abc import Iterable
 
 import pandas as pd
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from collectors import KernelRecord
-from service.store.tables import Run, table_of
-
-_RUNS = table_of(Run)
+from service.store.coretables import RUNS as _RUNS
+from service.store.sessions import StoreSession
 
 
 def baseline_kernels(
-    session: Session, history: pd.DataFrame, keys: Iterable[str]
+    session: StoreSession, history: pd.DataFrame, keys: Iterable[str]
 ) -> dict[str, KernelRecord]:
     """Each of ``keys`` as the newest baseline run in ``history`` recorded it.
 

@@ -11,18 +11,16 @@ from typing import Any
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, field_validator
-from sqlmodel import Session
 
 from collectors.schema import RunRecord
 from rules import Finding
 from service.errors import NotFound
+from service.store.coretables import DEVICES as _DEVICES
+from service.store.coretables import FINDINGS as _FINDINGS
+from service.store.coretables import REPOSITORIES as _REPOS
+from service.store.coretables import RUNS as _RUNS
 from service.store.ids import as_utc, same_repo
-from service.store.tables import Device, FindingRow, Repository, Run, table_of
-
-_RUNS = table_of(Run)
-_REPOS = table_of(Repository)
-_DEVICES = table_of(Device)
-_FINDINGS = table_of(FindingRow)
+from service.store.sessions import StoreSession
 
 
 class RunBase(BaseModel):
@@ -97,7 +95,7 @@ def _summary_select() -> sa.Select[Any]:
     )
 
 
-def get_run(*, session: Session, run_id: int) -> RunSummary:
+def get_run(*, session: StoreSession, run_id: int) -> RunSummary:
     """The run ``run_id``.
 
     Raises:
@@ -111,7 +109,7 @@ def get_run(*, session: Session, run_id: int) -> RunSummary:
 
 def list_runs(
     *,
-    session: Session,
+    session: StoreSession,
     repo: str | None = None,
     kind: str | None = None,
     branch: str | None = None,
@@ -137,7 +135,7 @@ def list_runs(
     return [RunSummary.model_validate(row) for row in session.execute(stmt)]
 
 
-def get_run_record(*, session: Session, run_id: int) -> RunRecord:
+def get_run_record(*, session: StoreSession, run_id: int) -> RunRecord:
     """The full RunRecord stored with run ``run_id`` (every verdict figure derives from it).
 
     Raises:
@@ -151,7 +149,7 @@ def get_run_record(*, session: Session, run_id: int) -> RunRecord:
 
 
 def list_findings(
-    *, session: Session, run_id: int, limit: int | None = None, offset: int = 0
+    *, session: StoreSession, run_id: int, limit: int | None = None, offset: int = 0
 ) -> list[Finding]:
     """The stored findings of run ``run_id``, in the order they were saved (a page of them)."""
     stmt = (

@@ -4,28 +4,26 @@ Timestamps are stored in UTC. SQLite keeps them without a zone, so readers attac
 (``service.store.history`` does). Raw counters sit beside the derived figures of the roof the
 run was placed on, and ``runs.record_json`` keeps the full RunRecord, so every verdict figure
 can be reproduced from what is stored.
+
+The store's own statements use the same tables declared in SQLAlchemy Core
+(``service.store.coretables``), which import without sqlmodel and the ORM; a test holds the
+two declarations equal.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
+# utcnow: the default of every created_at, in both declarations (named here by the service)
+from service.store.coretables import NAMING_CONVENTION
+from service.store.coretables import utcnow as utcnow
+
 #: Naming convention so constraint names are stable across SQLite and PostgreSQL (Alembic).
-SQLModel.metadata.naming_convention = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-
-def utcnow() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(UTC)
+SQLModel.metadata.naming_convention = dict(NAMING_CONVENTION)
 
 
 def table_of(model: type[SQLModel]) -> sa.Table:

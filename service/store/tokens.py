@@ -15,20 +15,18 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
 from service.errors import BadInput, Forbidden, NotFound, Unauthorized
+from service.store.coretables import API_TOKENS as _TOKENS
+from service.store.coretables import REPOSITORIES as _REPOS
 from service.store.ids import as_utc, repo_id, same_repo
 from service.store.rows import TokenValues
-from service.store.tables import ApiToken, Repository, table_of
+from service.store.sessions import StoreSession
 
 #: Prefix that makes a roofguard token recognisable to secret scanners and people.
 TOKEN_PREFIX = "rgt_"
 #: ``last_used_at`` is refreshed at most this often, so reads do not each write a row.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-
-_TOKENS = table_of(ApiToken)
-_REPOS = table_of(Repository)
 
 
 class Permission(StrEnum):
@@ -108,7 +106,7 @@ def valid_repo(repo: str) -> bool:
 
 
 def create_token(
-    *, session: Session, repo: str, permission: Permission, name: str
+    *, session: StoreSession, repo: str, permission: Permission, name: str
 ) -> tuple[int, str]:
     """Store a new token's hash; return its id and the token (the only time it exists).
 
@@ -150,7 +148,7 @@ def _info(row: sa.Row[tuple[object, ...]]) -> TokenInfo:
     return TokenInfo(**data)
 
 
-def list_tokens(*, session: Session, repo: str | None = None) -> list[TokenInfo]:
+def list_tokens(*, session: StoreSession, repo: str | None = None) -> list[TokenInfo]:
     """Stored tokens (revoked ones too), oldest first, of ``repo`` or of every repository."""
     stmt = _info_select().order_by(_TOKENS.c.id)
     if repo is not None:
@@ -158,7 +156,7 @@ def list_tokens(*, session: Session, repo: str | None = None) -> list[TokenInfo]
     return [_info(row) for row in session.execute(stmt)]
 
 
-def revoke_token(*, session: Session, token_id: int) -> TokenInfo:
+def revoke_token(*, session: StoreSession, token_id: int) -> TokenInfo:
     """Revoke token ``token_id`` (idempotent); return it.
 
     Raises:
@@ -176,7 +174,7 @@ def revoke_token(*, session: Session, token_id: int) -> TokenInfo:
     return _info(row)
 
 
-def authenticate(*, session: Session, token: str) -> Grant:
+def authenticate(*, session: StoreSession, token: str) -> Grant:
     """The grant of ``token`` (a read: ``mark_used`` records the use separately).
 
     The token is looked up by its hash; comparing hashes of 256-bit random tokens leaks
@@ -196,6 +194,6 @@ def authenticate(*, session: Session, token: str) -> Grant:
     return Grant(int(row.id), str(row.name), str(row.repo), Permission(row.permission), last_used)
 
 
-def mark_used(*, session: Session, token_id: int, when: datetime) -> None:
+def mark_used(*, session: StoreSession, token_id: int, when: datetime) -> None:
     """Record that token ``token_id`` was used at ``when``."""
     session.execute(sa.update(_TOKENS).where(_TOKENS.c.id == token_id).values(last_used_at=when))

@@ -12,16 +12,14 @@ import hashlib
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
-from sqlmodel import Session
 
-from service.store.tables import BaselineAcceptance, RenderedView, Run, table_of
-
-_VIEWS = table_of(RenderedView)
-_RUNS = table_of(Run)
-_ACCEPT = table_of(BaselineAcceptance)
+from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPT
+from service.store.coretables import RENDERED_VIEWS as _VIEWS
+from service.store.coretables import RUNS as _RUNS
+from service.store.sessions import StoreSession
 
 
-def history_stamp(*, session: Session, run_id: int) -> str:
+def history_stamp(*, session: StoreSession, run_id: int) -> str:
     """The state of the history of run ``run_id``'s repository.
 
     It changes with every new run, deleted run and acceptance of that repository.
@@ -41,7 +39,7 @@ def view_key(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
-def get_view(*, session: Session, run_id: int, view: str, key: str) -> str | None:
+def get_view(*, session: StoreSession, run_id: int, view: str, key: str) -> str | None:
     """The stored body of ``view`` of run ``run_id`` if it was rendered under ``key``."""
     stmt = sa.select(_VIEWS.c.body).where(
         _VIEWS.c.run_id == run_id, _VIEWS.c.view == view, _VIEWS.c.cache_key == key
@@ -50,7 +48,7 @@ def get_view(*, session: Session, run_id: int, view: str, key: str) -> str | Non
     return None if found is None else str(found)
 
 
-def put_view(*, session: Session, run_id: int, view: str, key: str, body: str) -> None:
+def put_view(*, session: StoreSession, run_id: int, view: str, key: str, body: str) -> None:
     """Store ``body`` as ``view`` of run ``run_id`` under ``key`` (replacing an older one)."""
     session.execute(sa.delete(_VIEWS).where(_VIEWS.c.run_id == run_id, _VIEWS.c.view == view))
     row = {

@@ -2,8 +2,8 @@
 
 Every command runs in a fresh Python process, alternated round by round with the others (as
 hyperfine would, but interleaved, so the box's load moves every row alike); the table gives
-each one's median and best wall time over ``--runs`` rounds and the median's ratio to its
-reference:
+each one's median and best wall time over ``--runs`` rounds, its median CPU time (user +
+system, which a shared box's load disturbs less) and both medians' ratios to its reference:
 
 * ``roofguard --help`` beside ``python -c "import typer"`` (goal <= 1.3x): the overview lists
   the commands without importing any command module;
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -54,14 +55,19 @@ def check_line(db: str, report: Path, tag: str) -> list[str]:
     ]
 
 
-def wall(args: list[str]) -> float:
-    """Wall time of one fresh ``python ARGS`` process (which must succeed or fail a check)."""
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(args: list[str]) -> tuple[float, float]:
+    """Wall and CPU time of one fresh ``python ARGS`` process (it must pass or fail a check)."""
+    cpu, start = _children_cpu(), time.perf_counter()
     proc = subprocess.run([PY, *args], capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{args}: exit {proc.returncode}\n{proc.stderr}")
-    return elapsed
+    return elapsed, cpu
 
 
 def history(tmp: Path, kernels: int, nights: int) -> tuple[str, Path]:
@@ -76,12 +82,15 @@ def history(tmp: Path, kernels: int, nights: int) -> tuple[str, Path]:
     return db, report
 
 
-def rounds(lines: dict[str, list[str] | None], runs: int, db: str, report: Path) -> dict:
-    """Each line's wall times over ``runs`` interleaved rounds (None: the check, new commit)."""
-    times: dict[str, list[float]] = {name: [] for name in lines}
+def rounds(
+    lines: dict[str, list[str] | None], runs: int, db: str, report: Path
+) -> dict[str, list[tuple[float, float]]]:
+    """Each line's (wall, CPU) times over ``runs`` interleaved rounds (None: the check)."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in lines}
     for n in range(runs):
         for name, args in lines.items():
-            times[name].append(wall(args if args is not None else check_line(db, report, f"s{n}")))
+            line = args if args is not None else check_line(db, report, f"s{n}")  # a new commit
+            times[name].append(timed(line))
     return times
 
 
@@ -109,17 +118,24 @@ def table(args: argparse.Namespace) -> str:
             "roofguard --help": imports(["-m", "service", "--help"]),
             "roofguard check": imports(check_line(db, report, "importtime")),
         }
-    medians = {name: statistics.median(t) for name, t in times.items()}
+    walls = {name: [w for w, _ in t] for name, t in times.items()}
+    medians = {name: statistics.median(w) for name, w in walls.items()}
+    cpus = {name: statistics.median(c for _, c in t) for name, t in times.items()}
     names = list(lines)
     out = [
         f"load average {os.getloadavg()[0]:.1f}, {args.runs} interleaved rounds",
         "",
-        "| process | median (s) | best (s) | median / reference |",
-        "|---|--:|--:|--:|",
+        "| process | median (s) | best (s) | median / reference | CPU (s) | CPU / reference |",
+        "|---|--:|--:|--:|--:|--:|",
     ]
     for i, name in enumerate(names):
-        ratio = f"{medians[name] / medians[names[i - 1]]:.2f}x" if i % 2 else "reference"
-        out.append(f"| `{name}` | {medians[name]:.3f} | {min(times[name]):.3f} | {ratio} |")
+        ref = names[i - 1]
+        ratio = f"{medians[name] / medians[ref]:.2f}x" if i % 2 else "reference"
+        cpu_ratio = f"{cpus[name] / cpus[ref]:.2f}x" if i % 2 else "reference"
+        out.append(
+            f"| `{name}` | {medians[name]:.3f} | {min(walls[name]):.3f} | {ratio} "
+            f"| {cpus[name]:.3f} | {cpu_ratio} |"
+        )
     out += ["", "| `-X importtime` | modules | import time (s) | heaviest top-level imports |"]
     out.append("|---|--:|--:|---|")
     for name, (count, total, tops) in profiles.items():
