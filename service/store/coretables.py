@@ -254,6 +254,6 @@ UPLOAD_CLAIMS = sa.Table(
     _created("claimed_at"),
     _ts("lease_until"),
     _int("run_id", _fk("runs.id", ondelete="CASCADE"), nullable=True),
-    _text("answer_json", nullable=True),
+    sa.Column("answer", sa.LargeBinary, nullable=True),  # zlib-compressed JSON
     sa.Index("ix_upload_claims_claimed_at", "claimed_at"),
 )
