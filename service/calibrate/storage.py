@@ -22,6 +22,8 @@ from service.errors import BadInput
 if TYPE_CHECKING:  # sqlmodel and the store's ORM models: imported by the functions using them
     from sqlmodel import Session
 
+    from service.store.sessions import StoreSession
+
 DEFAULT_HEALTH_PATH = Path(".roofguard/health.json")
 
 
@@ -54,7 +56,7 @@ def save_ceilings(*, session: Session, ceilings: Ceilings) -> int:
 
 
 def latest_ceilings(
-    *, session: Session, runner: str, device: str, backend: str | None = None
+    *, session: StoreSession, runner: str, device: str, backend: str | None = None
 ) -> Ceilings | None:
     """The newest stored calibration of ``runner``'s ``device`` (any name tools print for it).
 
@@ -64,21 +66,13 @@ def latest_ceilings(
         device: The device name as a report or tool prints it, or its catalog id.
         backend: Only calibrations measured through this backend (torch, cupy); any when None.
     """
-    from sqlmodel import col, select
+    from service.store.ceilings import newest_ceilings_json
 
-    from service.store.tables import RunnerCeiling
-
-    query = select(RunnerCeiling).where(
-        RunnerCeiling.runner == runner, RunnerCeiling.device == device_key(device)
-    )
-    if backend is not None:
-        query = query.where(RunnerCeiling.backend == backend)
-    query = query.order_by(col(RunnerCeiling.created_at).desc(), col(RunnerCeiling.id).desc())
-    row = session.exec(query).first()
-    return Ceilings.model_validate_json(row.ceilings_json) if row is not None else None
+    found = newest_ceilings_json(session, runner=runner, device=device_key(device), backend=backend)
+    return Ceilings.model_validate_json(found) if found is not None else None
 
 
-def measured_roof(*, session: Session, runner: str, device: str) -> Roof | None:
+def measured_roof(*, session: StoreSession, runner: str, device: str) -> Roof | None:
     """The runner's measured roof for ``device`` (source "measured"), None if never calibrated."""
     ceilings = latest_ceilings(session=session, runner=runner, device=device)
     return ceilings.roof() if ceilings is not None else None

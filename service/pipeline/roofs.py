@@ -27,7 +27,6 @@ from collectors.schema import RunRecord
 from rules import Catalog, Roof, UnknownDevice, at_report_clocks, builtin_catalog, report_roof
 from service.config import RoofguardConfig
 from service.errors import BadInput
-from service.store.ceilings import newest_ceilings_json
 from service.store.sessions import StoreSession
 
 #: Roof sources a user can ask for.
@@ -244,20 +243,16 @@ def _report(run: RunRecord, name: str, catalog: Catalog) -> Roof:
 def runner_roof(*, session: StoreSession, run: RunRecord, config: RoofguardConfig) -> Roof | None:
     """The measured roof of the run's runner for its device; None without runner or calibration.
 
-    The row ``service.calibrate.storage.measured_roof`` reads, read in Core
-    (``service.store.ceilings``): a check imports no ORM, named runner or not.
+    The calibration is read in Core (``service.store.ceilings``): a check imports no ORM,
+    named runner or not.
     """
     if not run.runner:
         return None
-    from service.calibrate.model import Ceilings  # pydantic models: a named runner's check only
-    from service.calibrate.storage import device_key
+    from service.calibrate.storage import measured_roof  # a named runner's check only
 
     # collect_run named the device: the report's own, else the one given (see run_device)
     name = run.device.name if names_device(run.device.name) else config.device
-    stored = newest_ceilings_json(
-        session, runner=run.runner, device=device_key(name or run.device.name)
-    )
-    return None if stored is None else Ceilings.model_validate_json(stored).roof()
+    return measured_roof(session=session, runner=run.runner, device=name or run.device.name)
 
 
 def resolve_roof(

@@ -1,9 +1,8 @@
 """The newest stored calibration of a runner's device (``runner_ceilings``), read in Core.
 
-``service.calibrate.storage`` writes these rows and reads them through sqlmodel for the
-``calibrate`` command; ``roofguard check`` reads the one it judges on here, so a check on a
-named runner (``RUNNER_NAME``, set in every Actions job) imports no ORM either. A test holds
-both readers to the same row.
+``service.calibrate.storage`` writes these rows; every reader (``calibrate``, and the
+``roofguard check`` of a named runner: ``RUNNER_NAME`` is set in every Actions job) reads
+them here, in Core, so the check imports no ORM.
 """
 
 from __future__ import annotations
