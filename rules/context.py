@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from collectors.schema import KernelRecord, RunKind, RunRecord
@@ -143,14 +145,11 @@ class RuleContext:
         """
         if frame.empty:
             return frame
-        keep = pd.Series(True, index=frame.index)
+        keep = ~frame["trusted"].eq(False).to_numpy(dtype=bool)
         for column, value in self.environment.items():
-            if value is None:
-                continue
-            col = frame[column]
-            keep &= col.isna() | (col.astype(str) == value)
-        untrusted = frame["trusted"].eq(False)
-        return frame[keep & ~untrusted]
+            if value is not None:
+                keep &= _like(frame[column], value)
+        return frame[keep]
 
     @cached_property
     def environment(self) -> dict[str, str | None]:
@@ -249,3 +248,20 @@ class RuleContext:
                 if kernel.key in times:
                     times[kernel.key].append(kernel.duration_s)
         return {key: tuple(values) for key, values in times.items()}
+
+
+def _like(column: pd.Series, value: str) -> npt.NDArray[np.bool_]:
+    """Rows of ``column`` that are missing or read ``value`` as text.
+
+    The rows holding ``value`` itself (nearly all, in a comparable history) are found by one
+    comparison of the objects; only the others are converted to text and tested for missing.
+    """
+    try:
+        same: npt.NDArray[np.bool_] = np.asarray(column.to_numpy(dtype=object) == value)
+    except TypeError:  # pd.NA compares to NA, not False: every row tested below
+        same = np.zeros(len(column), dtype=bool)
+    other = np.flatnonzero(~same)
+    if other.size:
+        rest = column.iloc[other]
+        same[other] = (rest.isna() | (rest.astype(str) == value)).to_numpy(dtype=bool)
+    return same

@@ -54,6 +54,8 @@ class Segment:
         ``values`` is the newest part of the series the gate judged, NaNs kept, oldest first.
         Most segments are longer than the baseline window: then every row is in it.
         """
+        if not self.after and self.n >= values.size:
+            return None  # the whole window, the usual case: no need to find its known values
         known = np.flatnonzero(~np.isnan(values))
         end = known.size - self.after
         first = max(0, end - self.n)

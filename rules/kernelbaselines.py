@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -79,12 +79,6 @@ def _medians(ordered: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return middle
 
 
-def _uniform(codes: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    """Rows whose labels are all the same known one."""
-    same: npt.NDArray[np.bool_] = np.all(codes == codes[:, -1:], axis=1) & (codes[:, -1] >= 0)
-    return same
-
-
 def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
@@ -96,47 +90,43 @@ def _summaries(ctx: RuleContext, block: _Block) -> dict[str, BaselineSummary]:
     times = np.stack([h.time_s for h in histories])
     rows = np.stack([h.rows for h in histories])
     labels = histories[0].labels
-    binding_codes, _ = labels.codes("binding")
-    regime_codes, regimes = labels.codes("regime")
-    plain = (
-        np.all(np.isfinite(percent), axis=1)
-        & np.all(np.isfinite(times) & (times > 0), axis=1)
-        & _uniform(binding_codes[rows])
-        & (regime_codes[rows[:, -1]] >= 0)
+    regimes = _texts(labels.column("regime")[rows[:, -1]])
+    commits = labels.column("commit")
+    firsts, lasts = _texts(commits[rows[:, 0]]), _texts(commits[rows[:, -1]])
+    finite = cast(
+        list[bool],
+        (
+            np.all(np.isfinite(percent), axis=1) & np.all(np.isfinite(times) & (times > 0), axis=1)
+        ).tolist(),
     )
     with np.errstate(all="ignore"):  # rows with a stored outlier are left out (not plain)
         centers = _medians(np.sort(percent, axis=1))
         spreads = MAD_SCALE * _medians(np.sort(np.abs(percent - centers[:, None]), axis=1))
         median_times = _medians(np.sort(times, axis=1))
+    figures = zip(_floats(centers), _floats(spreads), _floats(median_times), strict=True)
     found = {}
-    for i in (int(i) for i in np.flatnonzero(plain)):
-        key, history = block.keys[i], histories[i]
-        commits = _commit_range(history)
-        if commits is None:
+    for i, (center, spread, time_s) in enumerate(figures):
+        history, regime, first, last = histories[i], regimes[i], firsts[i], lasts[i]
+        if not (finite[i] and regime and first and last and history.one_label("binding")):
             continue
-        found[key] = _summary(
-            ctx,
-            key,
-            history,
-            history,
-            _Figures(
-                float(centers[i]),
-                float(spreads[i]),
-                regimes[regime_codes[rows[i, -1]]],
-                commits,
-                float(median_times[i]),
-            ),
-        )
+        summarised = _Figures(center, spread, regime, (first, last), time_s)
+        found[block.keys[i]] = _summary(ctx, block.keys[i], history, history, summarised)
     return found
+
+
+def _floats(values: npt.NDArray[np.floating[Any]]) -> list[float]:
+    return cast(list[float], values.tolist())
+
+
+def _texts(labels: npt.NDArray[np.object_]) -> list[str | None]:
+    return cast(list[str | None], labels.tolist())
 
 
 def _commit_range(history: KernelHistory) -> tuple[str, str] | None:
     """The first and last commits when both are known (None: the engine finds the range)."""
-    codes, commits = history.labels.codes("commit")
-    first, last = codes[history.rows[0]], codes[history.rows[-1]]
-    if first < 0 or last < 0 or not commits[first] or not commits[last]:
-        return None
-    return commits[first], commits[last]
+    commits = history.labels.column("commit")
+    first, last = commits[history.rows[0]], commits[history.rows[-1]]
+    return (first, last) if first and last else None
 
 
 def _segment_summary(
@@ -150,11 +140,9 @@ def _segment_summary(
     full, times = history.percent_of_roof, part.time_s
     if not (np.all(np.isfinite(full)) and np.all(np.isfinite(times) & (times > 0))):
         return None
-    binding_codes, _ = history.labels.codes("binding")
-    regime_codes, regimes = history.labels.codes("regime")
-    bindings, last_regime = binding_codes[history.rows], regime_codes[part.rows[-1]]
+    last_regime = history.labels.column("regime")[part.rows[-1]]
     commits = _commit_range(part)
-    if bindings[-1] < 0 or not np.all(bindings == bindings[-1]) or last_regime < 0 or not commits:
+    if not history.one_label("binding") or not last_regime or not commits:
         return None
     center, spread = robust_center_spread(part.percent_of_roof)
     return _summary(
@@ -165,7 +153,7 @@ def _segment_summary(
         _Figures(
             center,
             spread,
-            regimes[last_regime],
+            last_regime,
             commits,
             fast_median(times),
             segment_in_sparkline(full, rows),
