@@ -29,6 +29,7 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.scaling import OWN_RUNS_SETTLED
 from rules.stats import GateMode, GateOptions
+from rules.timing import like_for_like_percent
 
 
 @dataclass(frozen=True)
@@ -189,9 +190,16 @@ class RuleContext:
     def _index(self) -> HistoryIndex:
         return HistoryIndex(self.comparable_history)
 
+    @cached_property
+    def _histories(self) -> dict[str, KernelHistory]:
+        return {}  # by kernel key: rules ask for each kernel's several times
+
     def kernel_history(self, key: str) -> KernelHistory:
         """Comparable baseline of kernel ``key`` and its old names, as arrays, oldest first."""
-        return self._index.get((key, *self.config.old_keys(key)))
+        found = self._histories.get(key)
+        if found is None:
+            found = self._histories[key] = self._index.get((key, *self.config.old_keys(key)))
+        return found
 
     @cached_property
     def _gate_index(self) -> HistoryIndex:
@@ -202,6 +210,19 @@ class RuleContext:
     def gate_kernel_history(self, key: str) -> KernelHistory:
         """``kernel_history`` over the gate's longer history (``gate_history``)."""
         return self._gate_index.get((key, *self.config.old_keys(key)))
+
+    @cached_property
+    def like_for_like(self) -> Mapping[str, float | None]:
+        """``rules.timing.like_for_like_percent`` of every kernel with a percent of roof, by key.
+
+        The gate and the verdict's rows each ask it of every kernel (None: no percent).
+        """
+        return {
+            key: None
+            if placement.percent_of_roof is None
+            else like_for_like_percent(placement, self.kernel_history(key))
+            for key, placement in self.placements.items()
+        }
 
     @cached_property
     def history_keys(self) -> frozenset[str]:

@@ -33,7 +33,6 @@ from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import Level
 from rules.summary import summarise
 from rules.timing import (
-    like_for_like_percent,
     median_time,
     ratio,
     run_baseline,
@@ -124,6 +123,8 @@ def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bo
 
 def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> KernelStatus:
     """The status ``findings`` give ``key`` (the strongest), else improved or unchanged."""
+    if not findings:  # most kernels of a run
+        return KernelStatus.IMPROVED if improved else KernelStatus.UNCHANGED
     set_by_findings = {
         f.status for f in findings if f.kernel == key and f.severity != Severity.INFO
     }
@@ -144,14 +145,13 @@ def kernel_verdict(
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
-    like_for_like = (
-        None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
-    )
+    like_for_like = None if timed_only else ctx.like_for_like[key]
     current = kernel.duration_s if timed_only else like_for_like
     summary, improved = summarised_row(summarised, gate, metric, key) or _row_baseline(
         ctx, gate, key, metric, current
     )
-    group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
+    config = ctx.config
+    group = config.group_of(key, kernel.name, kernel.nvtx_range) if config.groups else None
     status = _status(key, findings, summary.n, improved)
     if timed_only and status == KernelStatus.UNCHANGED and not kernel.duration_s:
         status = KernelStatus.UNPLACED
@@ -215,6 +215,9 @@ def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, 
     if timed_only:
         runs = (ctx.run, *ctx.reruns)
         return tuple(k.duration_s for run in runs for k in run.kernels if k.key == key)
+    if not ctx.reruns:  # the run's own value alone, the usual case
+        percent = ctx.placements[key].percent_of_roof
+        return () if percent is None else (float(percent),)
     placed = [ctx.placements[key], *(p[key] for p in ctx.rerun_placements if key in p)]
     return tuple(float(p.percent_of_roof) for p in placed if p.percent_of_roof is not None)
 

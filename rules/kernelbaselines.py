@@ -27,7 +27,7 @@ from rules.gated import GateDecisions
 from rules.history import KernelHistory
 from rules.stats import MAD_SCALE, fast_median, robust_center_spread
 from rules.summary import SPARKLINE_POINTS, segment_in_sparkline
-from rules.timing import baseline_binding, like_for_like_percent
+from rules.timing import baseline_binding
 from rules.verdict import BaselineSummary
 
 METRIC = "percent_of_roof"
@@ -182,7 +182,7 @@ def _summary(
     ``figures.used`` places in the sparkline of all of ``history``).
     """
     center = figures.center
-    current = like_for_like_percent(ctx.placements[key], history)
+    current = ctx.like_for_like[key]
     change = None
     if current is not None:
         value = current / 2 + current / 2  # the median of one value, as the comparison takes it

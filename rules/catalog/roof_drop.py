@@ -17,7 +17,7 @@ from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
 from rules.measures import column, percent_samples, seconds, signed_percent
 from rules.roofline import MEMORY_BOUND
 from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, mode_words
-from rules.timing import judged_binding, like_for_like_percent
+from rules.timing import judged_binding
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
@@ -32,7 +32,7 @@ def _like_for_like(ctx: RuleContext, key: str) -> Samples:
     """
     now_placed = ctx.placements[key]
     now = now_placed.percent_of_roof
-    other = like_for_like_percent(now_placed, ctx.kernel_history(key))
+    other = ctx.like_for_like[key]
     factor = other / now if now and other is not None else 1.0
     return lambda kernel, placement: [s * factor for s in percent_samples(kernel, placement)]
 
