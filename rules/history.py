@@ -212,6 +212,31 @@ def _uniform(labels: npt.NDArray[np.object_], groups: _Groups) -> list[str | Non
     return [one if one and not c else None for one, c in zip(last, changes, strict=True)]
 
 
+def _factorize(keys: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.intp], list[str]]:
+    """``pd.factorize(keys)``: each row's code, in order of first appearance, and the keys.
+
+    Nightly runs list the same kernels in the same order: such a history is recognised by
+    comparing each run's keys with the run's before, cheaper than hashing 100,000s of keys.
+    """
+    period = _period(keys)
+    if period:
+        codes: npt.NDArray[np.intp] = np.arange(keys.size, dtype=np.intp) % period
+        return codes, cast(list[str], keys[:period].tolist())
+    factorized, uniques = pd.factorize(keys)
+    return np.asarray(factorized, dtype=np.intp), list(uniques)
+
+
+def _period(keys: npt.NDArray[np.object_]) -> int:
+    """``p`` when ``keys`` are ``p`` distinct keys repeated in the same order (else 0)."""
+    again = np.flatnonzero(keys[1:] == keys[0]) if keys.size > 1 else np.array([], dtype=np.intp)
+    if not again.size:
+        return 0
+    period = int(again[0]) + 1
+    if len(set(keys[:period].tolist())) < period or not np.all(keys[period:] == keys[:-period]):
+        return 0
+    return period
+
+
 def _labels(column: pd.Series) -> npt.NDArray[np.object_]:
     """``column`` as strings, None where missing (vectorised: a long history has 100,000s)."""
     text = column.astype(str).to_numpy(dtype=object)
@@ -228,7 +253,7 @@ class HistoryIndex:
         numeric = {
             c: pd.to_numeric(ordered[c], errors="coerce").to_numpy(dtype=float) for c in NUMERIC
         }
-        codes, keys = pd.factorize(ordered["kernel_key"].astype(str))
+        codes, keys = _factorize(ordered["kernel_key"].astype(str).to_numpy(dtype=object))
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
         grouped = {c: values[order] for c, values in numeric.items()}
