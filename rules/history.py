@@ -302,7 +302,10 @@ class HistoryIndex:
         """Key group ``group``'s history: views of the grouped columns, no copies."""
         rows = slice(self._bounds[group], self._bounds[group + 1])
         numeric = self._labels.groups.numeric
-        return KernelHistory(
+        history = object.__new__(KernelHistory)
+        # The fields set as the frozen dataclass's __init__ sets them, in one update: a check
+        # builds one per kernel of each index, and the per-field calls cost more than the views.
+        history.__dict__.update(
             percent_of_roof=numeric["percent_of_roof"][rows],
             time_s=numeric["time_s"][rows],
             total_flops=numeric["total_flops"][rows],
@@ -311,3 +314,4 @@ class HistoryIndex:
             labels=self._labels,
             group=group,
         )
+        return history
