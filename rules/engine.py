@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rules.acrossdevices import across_devices, device_baseline, device_fields
 from rules.advice import advice_for
 from rules.base import Rule
+from rules.collection import paused_collection
 from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
@@ -360,17 +361,19 @@ def evaluate(ctx: RuleContext) -> Evaluation:
         under ``ctx.config.fail_on``) and the levels the gate computed, for the caller to
         store.
     """
-    rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
-    gate, crashed = gate_pass(ctx, rules, levels)
-    findings = _findings(ctx, rules, gate, crashed)
-    summarised = kernel_baselines(ctx, gate)
-    of_kernel = findings_by_kernel(findings)
-    kernels = [
-        kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised) for key in ctx.kernels
-    ]
-    kernels += missing_verdicts(ctx, findings)
-    groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
-    verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))
+    with paused_collection():  # tens of acyclic objects per kernel (rules.collection)
+        rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
+        gate, crashed = gate_pass(ctx, rules, levels)
+        findings = _findings(ctx, rules, gate, crashed)
+        summarised = kernel_baselines(ctx, gate)
+        of_kernel = findings_by_kernel(findings)
+        kernels = [
+            kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised)
+            for key in ctx.kernels
+        ]
+        kernels += missing_verdicts(ctx, findings)
+        groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
+        verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))
     return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
 
 

@@ -165,27 +165,22 @@ def _cleaned(histories: Sequence[npt.ArrayLike]) -> list[FloatArray]:
     return [clean(a) if n else a for a, n in zip(arrays, counts, strict=True)]
 
 
-#: A sorting network of five values (Knuth's, nine comparators): sorts a window of five
-#: nights with elementwise minima and maxima, every night's window at once.
-_SORT_FIVE = ((0, 1), (3, 4), (2, 4), (2, 3), (0, 3), (0, 2), (1, 4), (1, 3), (1, 2))
-
-
 def _window_medians(values: FloatArray) -> FloatArray:
     """The median of the ``DIP_WINDOW`` nights centred on each night, row by row (no NaNs).
 
-    An odd window's median is its middle value: with the usual five, taken by a sorting
-    network instead of sorting each window (the same value; ``np.median`` otherwise).
+    An odd window's median is its middle value once sorted: every night's window is sorted at
+    once by a sorting network (odd-even transposition: elementwise minima and maxima of
+    neighbours, as many rounds as values), the same value as numpy's median of each window.
     """
-    if DIP_WINDOW != 5:  # the network sorts five
-        medians: FloatArray = np.median(sliding_window_view(values, DIP_WINDOW, axis=1), axis=2)
-        return medians
     width = values.shape[1] - DIP_WINDOW + 1
     nights = [values[:, i : i + width] for i in range(DIP_WINDOW)]
-    for low, high in _SORT_FIVE:
-        nights[low], nights[high] = (
-            np.minimum(nights[low], nights[high]),
-            np.maximum(nights[low], nights[high]),
-        )
+    for parity in range(DIP_WINDOW):
+        for low in range(parity % 2, DIP_WINDOW - 1, 2):
+            high = low + 1
+            nights[low], nights[high] = (
+                np.minimum(nights[low], nights[high]),
+                np.maximum(nights[low], nights[high]),
+            )
     middle: FloatArray = nights[DIP_WINDOW // 2]
     return middle
 
