@@ -46,26 +46,21 @@ class _Block:
     histories: list[KernelHistory] = field(default_factory=list)
 
 
-def _segment(ctx: RuleContext, gate: GateDecisions, key: str) -> slice | bool | None:
-    """The rows of ``key``'s window the gate's segment covers (None: all; False: not here)."""
-    gated = gate.get(METRIC, key)
-    history = ctx.kernel_history(key)
-    if gated is None or ctx.placements[key].percent_of_roof is None or not history.n:
-        return False
-    if ctx.device_scaling.get(key) is not None:
-        return False
-    return gated.rows(history.percent_of_roof)
-
-
 def _blocks(ctx: RuleContext, gate: GateDecisions) -> list[_Block]:
-    """The kernels summarised here, by history length and the rows their segment covers."""
+    """The kernels summarised here, by history length and the rows their segment covers.
+
+    Those the gate judged with a percent of roof and a history of their own card; the rows
+    are where the gate's segment lies in the window (``GateDecision.rows``; None: all).
+    """
+    decisions, scaled, placements = gate.of(METRIC), ctx.device_scaling, ctx.placements
     blocks: dict[tuple[int, int, int], _Block] = {}
     for key in ctx.kernels:
-        rows = _segment(ctx, gate, key)
-        if rows is False:
+        gated, history = decisions.get(key), ctx.kernel_history(key)
+        if gated is None or placements[key].percent_of_roof is None or not history.n:
             continue
-        history = ctx.kernel_history(key)
-        judged = slice(0, history.n) if rows is None else cast(slice, rows)
+        if scaled.get(key) is not None:
+            continue
+        judged = gated.rows(history.percent_of_roof) or slice(0, history.n)
         block = blocks.setdefault((history.n, judged.start, judged.stop), _Block(judged))
         block.keys.append(key)
         block.histories.append(history)
