@@ -121,6 +121,8 @@ class RulesConfig(_Frozen):
 
     def old_keys(self, key: str) -> tuple[str, ...]:
         """Keys that ``key`` was renamed from (followed transitively)."""
+        if not self.aliases:  # asked of every kernel by several rules: the usual case first
+            return ()
         found: list[str] = []
         frontier = [key]
         while frontier:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from collectors.schema import KernelRecord, RunKind, RunRecord
@@ -27,6 +29,7 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.scaling import OWN_RUNS_SETTLED
 from rules.stats import GateMode, GateOptions
+from rules.timing import like_for_like_percent
 
 
 @dataclass(frozen=True)
@@ -143,14 +146,11 @@ class RuleContext:
         """
         if frame.empty:
             return frame
-        keep = pd.Series(True, index=frame.index)
+        keep = ~frame["trusted"].eq(False).to_numpy(dtype=bool)
         for column, value in self.environment.items():
-            if value is None:
-                continue
-            col = frame[column]
-            keep &= col.isna() | (col.astype(str) == value)
-        untrusted = frame["trusted"].eq(False)
-        return frame[keep & ~untrusted]
+            if value is not None:
+                keep &= _like(frame[column], value)
+        return frame[keep]
 
     @cached_property
     def environment(self) -> dict[str, str | None]:
@@ -190,9 +190,16 @@ class RuleContext:
     def _index(self) -> HistoryIndex:
         return HistoryIndex(self.comparable_history)
 
+    @cached_property
+    def _histories(self) -> dict[str, KernelHistory]:
+        return {}  # by kernel key: rules ask for each kernel's several times
+
     def kernel_history(self, key: str) -> KernelHistory:
         """Comparable baseline of kernel ``key`` and its old names, as arrays, oldest first."""
-        return self._index.get((key, *self.config.old_keys(key)))
+        found = self._histories.get(key)
+        if found is None:
+            found = self._histories[key] = self._index.get((key, *self.config.old_keys(key)))
+        return found
 
     @cached_property
     def _gate_index(self) -> HistoryIndex:
@@ -203,6 +210,19 @@ class RuleContext:
     def gate_kernel_history(self, key: str) -> KernelHistory:
         """``kernel_history`` over the gate's longer history (``gate_history``)."""
         return self._gate_index.get((key, *self.config.old_keys(key)))
+
+    @cached_property
+    def like_for_like(self) -> Mapping[str, float | None]:
+        """``rules.timing.like_for_like_percent`` of every kernel with a percent of roof, by key.
+
+        The gate and the verdict's rows each ask it of every kernel (None: no percent).
+        """
+        return {
+            key: None
+            if placement.percent_of_roof is None
+            else like_for_like_percent(placement, self.kernel_history(key))
+            for key, placement in self.placements.items()
+        }
 
     @cached_property
     def history_keys(self) -> frozenset[str]:
@@ -249,3 +269,20 @@ class RuleContext:
                 if kernel.key in times:
                     times[kernel.key].append(kernel.duration_s)
         return {key: tuple(values) for key, values in times.items()}
+
+
+def _like(column: pd.Series, value: str) -> npt.NDArray[np.bool_]:
+    """Rows of ``column`` that are missing or read ``value`` as text.
+
+    The rows holding ``value`` itself (nearly all, in a comparable history) are found by one
+    comparison of the objects; only the others are converted to text and tested for missing.
+    """
+    try:
+        same: npt.NDArray[np.bool_] = np.asarray(column.to_numpy(dtype=object) == value)
+    except TypeError:  # pd.NA compares to NA, not False: every row tested below
+        same = np.zeros(len(column), dtype=bool)
+    other = np.flatnonzero(~same)
+    if other.size:
+        rest = column.iloc[other]
+        same[other] = (rest.isna() | (rest.astype(str) == value)).to_numpy(dtype=bool)
+    return same

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rules.acrossdevices import across_devices, device_baseline, device_fields
 from rules.advice import advice_for
 from rules.base import Rule
+from rules.collection import paused_collection
 from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
@@ -33,7 +34,6 @@ from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import Level
 from rules.summary import summarise
 from rules.timing import (
-    like_for_like_percent,
     median_time,
     ratio,
     run_baseline,
@@ -124,6 +124,8 @@ def _status(key: str, findings: Sequence[Finding], baseline_n: int, improved: bo
 
 def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> KernelStatus:
     """The status ``findings`` give ``key`` (the strongest), else improved or unchanged."""
+    if not findings:  # most kernels of a run
+        return KernelStatus.IMPROVED if improved else KernelStatus.UNCHANGED
     set_by_findings = {
         f.status for f in findings if f.kernel == key and f.severity != Severity.INFO
     }
@@ -144,14 +146,13 @@ def kernel_verdict(
     kernel, placement = ctx.kernels[key], ctx.placements[key]
     timed_only = placement.percent_of_roof is None
     metric = "time_s" if timed_only else "percent_of_roof"
-    like_for_like = (
-        None if timed_only else like_for_like_percent(placement, ctx.kernel_history(key))
-    )
+    like_for_like = None if timed_only else ctx.like_for_like[key]
     current = kernel.duration_s if timed_only else like_for_like
     summary, improved = summarised_row(summarised, gate, metric, key) or _row_baseline(
         ctx, gate, key, metric, current
     )
-    group = ctx.config.group_of(key, kernel.name, kernel.nvtx_range)
+    config = ctx.config
+    group = config.group_of(key, kernel.name, kernel.nvtx_range) if config.groups else None
     status = _status(key, findings, summary.n, improved)
     if timed_only and status == KernelStatus.UNCHANGED and not kernel.duration_s:
         status = KernelStatus.UNPLACED
@@ -215,6 +216,9 @@ def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, 
     if timed_only:
         runs = (ctx.run, *ctx.reruns)
         return tuple(k.duration_s for run in runs for k in run.kernels if k.key == key)
+    if not ctx.reruns:  # the run's own value alone, the usual case
+        percent = ctx.placements[key].percent_of_roof
+        return () if percent is None else (float(percent),)
     placed = [ctx.placements[key], *(p[key] for p in ctx.rerun_placements if key in p)]
     return tuple(float(p.percent_of_roof) for p in placed if p.percent_of_roof is not None)
 
@@ -357,17 +361,19 @@ def evaluate(ctx: RuleContext) -> Evaluation:
         under ``ctx.config.fail_on``) and the levels the gate computed, for the caller to
         store.
     """
-    rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
-    gate, crashed = gate_pass(ctx, rules, levels)
-    findings = _findings(ctx, rules, gate, crashed)
-    summarised = kernel_baselines(ctx, gate)
-    of_kernel = findings_by_kernel(findings)
-    kernels = [
-        kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised) for key in ctx.kernels
-    ]
-    kernels += missing_verdicts(ctx, findings)
-    groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
-    verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))
+    with paused_collection():  # tens of acyclic objects per kernel (rules.collection)
+        rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
+        gate, crashed = gate_pass(ctx, rules, levels)
+        findings = _findings(ctx, rules, gate, crashed)
+        summarised = kernel_baselines(ctx, gate)
+        of_kernel = findings_by_kernel(findings)
+        kernels = [
+            kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised)
+            for key in ctx.kernels
+        ]
+        kernels += missing_verdicts(ctx, findings)
+        groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
+        verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))
     return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
 
 

@@ -54,6 +54,8 @@ class Segment:
         ``values`` is the newest part of the series the gate judged, NaNs kept, oldest first.
         Most segments are longer than the baseline window: then every row is in it.
         """
+        if not self.after and self.n >= values.size:
+            return None  # the whole window, the usual case: no need to find its known values
         known = np.flatnonzero(~np.isnan(values))
         end = known.size - self.after
         first = max(0, end - self.n)
@@ -62,13 +64,23 @@ class Segment:
         return slice(int(known[first]), int(known[end - 1]) + 1)
 
 
-def segment_of(judged: Judgement, history: FloatArray) -> Segment | None:
-    """``judged``'s segment in ``history`` (the baseline it was judged against), if it had one."""
-    known = int(np.count_nonzero(~np.isnan(history)))
+def segment_of(judged: Judgement, known: int) -> Segment | None:
+    """``judged``'s segment in its baseline, of ``known`` values (NaNs left out), if it had one."""
     after = known - (judged.segment_start + judged.n)
     if not judged.enough or judged.n <= 0 or after < 0:
         return None
     return Segment(judged.n, after)
+
+
+def known_counts(histories: list[FloatArray]) -> list[int]:
+    """The values of each history that are not NaN (one pass over all of them)."""
+    if not histories:
+        return []
+    known = np.concatenate([[0], np.cumsum(~np.isnan(np.concatenate(histories)))])
+    sizes = np.array([h.size for h in histories])
+    ends = np.cumsum(sizes)
+    counts: list[int] = (known[ends] - known[ends - sizes]).tolist()
+    return counts
 
 
 @dataclass(frozen=True)
@@ -142,7 +154,8 @@ def decide(
     for batch in batches:
         judged = judge_batch(ctx, batch, levels)
         table = decided.setdefault(batch.metric, {})
-        for key, judgement in judged.items():
-            measured = batch.values[key]
-            table[key] = GateDecision(judgement, measured, segment_of(judgement, measured.history))
+        measured = [batch.values[key] for key in judged]
+        known = known_counts([m.history for m in measured])
+        for (key, judgement), m, n in zip(judged.items(), measured, known, strict=True):
+            table[key] = GateDecision(judgement, m, segment_of(judgement, n))
     return decided

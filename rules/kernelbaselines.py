@@ -6,8 +6,8 @@ Summarised one kernel at a time (``rules.summary.summarise``, ``rules.timing``) 
 twenty small numpy calls a kernel, most of a 2,000-kernel check. Here the kernels whose
 history is plain (the common case on a stable branch) are summarised a block of equally long
 histories at a time: one sort per block for the medians, one for the MADs, the same float
-operations in the same order, so every figure is the same float (a kernel the gate judged on
-a segment shorter than its window is summarised alone, with the same functions). A kernel
+operations in the same order, so every figure is the same float (kernels the gate judged on
+the same segment of their windows make a block of their own). A kernel
 whose summary needs more (a missing or non-finite value, runs bound by another resource, no
 history) is left out, and the engine summarises it as before.
 """
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import cast
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -25,9 +25,9 @@ import numpy.typing as npt
 from rules.context import RuleContext
 from rules.gated import GateDecisions
 from rules.history import KernelHistory
-from rules.stats import MAD_SCALE, fast_median, robust_center_spread
+from rules.stats import MAD_SCALE
 from rules.summary import SPARKLINE_POINTS, segment_in_sparkline
-from rules.timing import baseline_binding, like_for_like_percent
+from rules.timing import MIN_BINDING_RUNS
 from rules.verdict import BaselineSummary
 
 METRIC = "percent_of_roof"
@@ -35,41 +35,36 @@ METRIC = "percent_of_roof"
 
 @dataclass(frozen=True)
 class _Block:
-    """Placed kernels with histories of one length ``n`` (rows of the same arrays)."""
+    """Placed kernels with histories of one length, judged on the same rows of them.
 
-    keys: list[str]
-    histories: list[KernelHistory]
+    Attributes:
+        rows: The rows the gate's segment covers (``slice(0, n)``: all of them, no segment).
+    """
 
-    @property
-    def n(self) -> int:
-        return self.histories[0].n
-
-
-def _segment(ctx: RuleContext, gate: GateDecisions, key: str) -> slice | bool | None:
-    """The rows of ``key``'s window the gate's segment covers (None: all; False: not here)."""
-    gated = gate.get(METRIC, key)
-    history = ctx.kernel_history(key)
-    if gated is None or ctx.placements[key].percent_of_roof is None or not history.n:
-        return False
-    if ctx.device_scaling.get(key) is not None:
-        return False
-    return gated.rows(history.percent_of_roof)
+    rows: slice
+    keys: list[str] = field(default_factory=list)
+    histories: list[KernelHistory] = field(default_factory=list)
 
 
-def _blocks(ctx: RuleContext, gate: GateDecisions) -> tuple[list[_Block], dict[str, slice]]:
-    """The plain kernels by history length, and the kernels judged on part of their window."""
-    by_length: dict[int, _Block] = {}
-    segments: dict[str, slice] = {}
+def _blocks(ctx: RuleContext, gate: GateDecisions) -> list[_Block]:
+    """The kernels summarised here, by history length and the rows their segment covers.
+
+    Those the gate judged with a percent of roof and a history of their own card; the rows
+    are where the gate's segment lies in the window (``GateDecision.rows``; None: all).
+    """
+    decisions, scaled, placements = gate.of(METRIC), ctx.device_scaling, ctx.placements
+    blocks: dict[tuple[int, int, int], _Block] = {}
     for key in ctx.kernels:
-        rows = _segment(ctx, gate, key)
-        if rows is None:
-            history = ctx.kernel_history(key)
-            block = by_length.setdefault(history.n, _Block([], []))
-            block.keys.append(key)
-            block.histories.append(history)
-        elif isinstance(rows, slice):
-            segments[key] = rows
-    return list(by_length.values()), segments
+        gated, history = decisions.get(key), ctx.kernel_history(key)
+        if gated is None or placements[key].percent_of_roof is None or not history.n:
+            continue
+        if scaled.get(key) is not None:
+            continue
+        judged = gated.rows(history.percent_of_roof) or slice(0, history.n)
+        block = blocks.setdefault((history.n, judged.start, judged.stop), _Block(judged))
+        block.keys.append(key)
+        block.histories.append(history)
+    return list(blocks.values())
 
 
 def _medians(ordered: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -79,128 +74,90 @@ def _medians(ordered: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return middle
 
 
-def _uniform(codes: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    """Rows whose labels are all the same known one."""
-    same: npt.NDArray[np.bool_] = np.all(codes == codes[:, -1:], axis=1) & (codes[:, -1] >= 0)
-    return same
-
-
 def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
 def _summaries(ctx: RuleContext, block: _Block) -> dict[str, BaselineSummary]:
     """The summaries of ``block``'s plain kernels (the others are left out)."""
-    histories = block.histories
-    percent = np.stack([h.percent_of_roof for h in histories])
-    times = np.stack([h.time_s for h in histories])
+    histories, judged = block.histories, block.rows
+    full = np.stack([h.percent_of_roof for h in histories])
+    percent, times = full[:, judged], np.stack([h.time_s for h in histories])[:, judged]
     rows = np.stack([h.rows for h in histories])
     labels = histories[0].labels
-    binding_codes, _ = labels.codes("binding")
-    regime_codes, regimes = labels.codes("regime")
-    plain = (
-        np.all(np.isfinite(percent), axis=1)
-        & np.all(np.isfinite(times) & (times > 0), axis=1)
-        & _uniform(binding_codes[rows])
-        & (regime_codes[rows[:, -1]] >= 0)
+    regimes = _texts(labels.column("regime")[rows[:, judged.stop - 1]])
+    commits = labels.column("commit")
+    firsts, lasts = (
+        _texts(commits[rows[:, judged.start]]),
+        _texts(commits[rows[:, judged.stop - 1]]),
+    )
+    finite = cast(
+        list[bool],
+        (
+            np.all(np.isfinite(full), axis=1) & np.all(np.isfinite(times) & (times > 0), axis=1)
+        ).tolist(),
     )
     with np.errstate(all="ignore"):  # rows with a stored outlier are left out (not plain)
         centers = _medians(np.sort(percent, axis=1))
         spreads = MAD_SCALE * _medians(np.sort(np.abs(percent - centers[:, None]), axis=1))
         median_times = _medians(np.sort(times, axis=1))
+    n = judged.stop - judged.start
+    # Where the segment lies in the sparkline: the same for every finite window of the block.
+    used = segment_in_sparkline(np.zeros(full.shape[1]), judged)
+    figures = zip(_floats(centers), _floats(spreads), _floats(median_times), strict=True)
     found = {}
-    for i in (int(i) for i in np.flatnonzero(plain)):
-        key, history = block.keys[i], histories[i]
-        commits = _commit_range(history)
-        if commits is None:
+    for i, (center, spread, time_s) in enumerate(figures):
+        history, regime, first, last = histories[i], regimes[i], firsts[i], lasts[i]
+        binding = history.one_label("binding")
+        if not (finite[i] and regime and first and last and binding):
             continue
-        found[key] = _summary(
-            ctx,
-            key,
-            history,
-            history,
-            _Figures(
-                float(centers[i]),
-                float(spreads[i]),
-                regimes[regime_codes[rows[i, -1]]],
-                commits,
-                float(median_times[i]),
-            ),
-        )
+        summarised = _Figures(n, center, spread, regime, (first, last), time_s, binding, used)
+        found[block.keys[i]] = _summary(ctx, block.keys[i], history, summarised)
     return found
 
 
-def _commit_range(history: KernelHistory) -> tuple[str, str] | None:
-    """The first and last commits when both are known (None: the engine finds the range)."""
-    codes, commits = history.labels.codes("commit")
-    first, last = codes[history.rows[0]], codes[history.rows[-1]]
-    if first < 0 or last < 0 or not commits[first] or not commits[last]:
-        return None
-    return commits[first], commits[last]
+def _floats(values: npt.NDArray[np.floating[Any]]) -> list[float]:
+    return cast(list[float], values.tolist())
 
 
-def _segment_summary(
-    ctx: RuleContext, key: str, history: KernelHistory, rows: slice
-) -> BaselineSummary | None:
-    """The summary of a kernel the gate judged on ``rows`` of its window (its segment).
-
-    None where the history is not plain (``_summaries`` says what plain is).
-    """
-    part = history.part(rows)
-    full, times = history.percent_of_roof, part.time_s
-    if not (np.all(np.isfinite(full)) and np.all(np.isfinite(times) & (times > 0))):
-        return None
-    binding_codes, _ = history.labels.codes("binding")
-    regime_codes, regimes = history.labels.codes("regime")
-    bindings, last_regime = binding_codes[history.rows], regime_codes[part.rows[-1]]
-    commits = _commit_range(part)
-    if bindings[-1] < 0 or not np.all(bindings == bindings[-1]) or last_regime < 0 or not commits:
-        return None
-    center, spread = robust_center_spread(part.percent_of_roof)
-    return _summary(
-        ctx,
-        key,
-        history,
-        part,
-        _Figures(
-            center,
-            spread,
-            regimes[last_regime],
-            commits,
-            fast_median(times),
-            segment_in_sparkline(full, rows),
-        ),
-    )
+def _texts(labels: npt.NDArray[np.object_]) -> list[str | None]:
+    return cast(list[str | None], labels.tolist())
 
 
 @dataclass(frozen=True)
 class _Figures:
-    """What a block (or a segment) gives a kernel's summary; ``used`` as ``summarise``'s."""
+    """What a block gives a kernel's summary: the runs summarised (``n``), their figures.
 
+    ``binding``: the one binding of every run of the window; ``used`` as ``summarise``'s.
+    """
+
+    n: int
     center: float
     spread: float
     regime: str
     commits: tuple[str, str]
     time_s: float
+    binding: str
     used: tuple[int, int] | None = None
 
 
 def _summary(
-    ctx: RuleContext, key: str, history: KernelHistory, part: KernelHistory, figures: _Figures
+    ctx: RuleContext, key: str, history: KernelHistory, figures: _Figures
 ) -> BaselineSummary:
     """What ``summarise`` then ``with_time`` make of a plain history, field for field.
 
-    ``part``: the runs summarised (``history`` itself, or the gate's segment of it, which
-    ``figures.used`` places in the sparkline of all of ``history``).
+    ``figures`` summarise the runs judged: all of ``history``, or the gate's segment of it,
+    which ``figures.used`` places in the sparkline of all of ``history``. Every run of it has
+    one binding, so the usual binding of those runs is that one once there are enough.
     """
     center = figures.center
-    current = like_for_like_percent(ctx.placements[key], history)
+    current = ctx.like_for_like[key]
     change = None
     if current is not None:
         value = current / 2 + current / 2  # the median of one value, as the comparison takes it
         change = _finite((value - center) / center if center else math.nan)
     return BaselineSummary(
-        n=part.n,
+        n=figures.n,
         center=_finite(center),
         spread=_finite(figures.spread),
         regime=figures.regime,  # validated into a Regime, as summarise's is
@@ -210,22 +167,17 @@ def _summary(
         commits=figures.commits,
         metric=METRIC,
         time_s=figures.time_s,
-        binding=baseline_binding(part),
+        binding=figures.binding if figures.n >= MIN_BINDING_RUNS else None,
     )
 
 
 def kernel_baselines(ctx: RuleContext, gate: GateDecisions) -> Mapping[str, BaselineSummary]:
-    """The baseline summaries of the run's plain kernels, by key (``_Block``, ``_plain``).
+    """The baseline summaries of the run's plain kernels, by key (``_Block``, ``_summaries``).
 
     Each is the summary ``rules.engine`` would build kernel by kernel, to the bit; a kernel
     left out is summarised there.
     """
     found: dict[str, BaselineSummary] = {}
-    blocks, segments = _blocks(ctx, gate)
-    for block in blocks:
+    for block in _blocks(ctx, gate):
         found.update(_summaries(ctx, block))
-    for key, rows in segments.items():
-        summary = _segment_summary(ctx, key, ctx.kernel_history(key), rows)
-        if summary is not None:
-            found[key] = summary
     return found

@@ -81,12 +81,12 @@ class EnvMismatch(Rule):
             return
         total = history["run_id"].nunique()
         kept = ctx.comparable_history["run_id"].nunique()
-        phrases = differences(history, ctx.environment)
-        untrusted = history.loc[history["trusted"].eq(False), "run_id"].nunique()
-        if untrusted:
-            phrases.append(f"{untrusted} run(s) from a runner that failed its health check")
         numbers = {"baseline_runs": total, "comparable_runs": kept}
-        if kept < total:
+        if kept < total:  # why, in words (every run kept: nothing to say)
+            phrases = differences(history, ctx.environment)
+            untrusted = history.loc[history["trusted"].eq(False), "run_id"].nunique()
+            if untrusted:
+                phrases.append(f"{untrusted} run(s) from a runner that failed its health check")
             nothing = kept == 0
             yield self.finding(
                 ctx,

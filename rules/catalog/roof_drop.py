@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from pydantic import Field
@@ -16,8 +17,8 @@ from rules.groups import GroupFigures
 from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
 from rules.measures import column, percent_samples, seconds, signed_percent
 from rules.roofline import MEMORY_BOUND
-from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, mode_words
-from rules.timing import judged_binding, like_for_like_percent
+from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, median_of, mode_words
+from rules.timing import judged_binding
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
@@ -32,7 +33,7 @@ def _like_for_like(ctx: RuleContext, key: str) -> Samples:
     """
     now_placed = ctx.placements[key]
     now = now_placed.percent_of_roof
-    other = like_for_like_percent(now_placed, ctx.kernel_history(key))
+    other = ctx.like_for_like[key]
     factor = other / now if now and other is not None else 1.0
     return lambda kernel, placement: [s * factor for s in percent_samples(kernel, placement)]
 
@@ -40,7 +41,12 @@ def _like_for_like(ctx: RuleContext, key: str) -> Samples:
 def _percent(ctx: RuleContext, key: str) -> Measured:
     """``key``'s gate baseline of percent of roof and its measurements, like for like."""
     history = ctx.gate_kernel_history(key).percent_of_roof
-    return measured(ctx, key, history, _like_for_like(ctx, key))
+    if ctx.reruns or ctx.kernels[key].samples_s:
+        return measured(ctx, key, history, _like_for_like(ctx, key))
+    # One value, the run's (most kernels of a PR): what ``measured`` makes of it.
+    now, other = ctx.placements[key].percent_of_roof, ctx.like_for_like[key]
+    factor = other / now if now and other is not None else 1.0
+    return Measured(history, median_of([cast(float, now) * factor]))
 
 
 def _scaled(scale: float, unit: str) -> Callable[[float], str]:

@@ -100,7 +100,7 @@ def own_dips(histories: Sequence[npt.ArrayLike], opts: GateOptions) -> list[OwnD
     ``family_error``. Judged a block of equally long histories at a time
     (``_DipBlock``): a 2,000-kernel PR pays a few array operations, not 2,000 of each.
     """
-    blocks = _blocks([clean(h) for h in histories])
+    blocks = _blocks(_cleaned(histories))
     nights = sum(b.nights for b in blocks)
     jumps = sum(b.jumps(opts) for b in blocks)
     if not nights or jumps * len(histories) / nights > opts.family_error:
@@ -154,6 +154,37 @@ class _DipBlock:
         ]
 
 
+def _cleaned(histories: Sequence[npt.ArrayLike]) -> list[FloatArray]:
+    """``clean`` of each history; those without a NaN as they are (one test for all of them)."""
+    arrays = [np.asarray(h, dtype=float).ravel() for h in histories]
+    if not arrays:
+        return []
+    nans = np.concatenate([[0], np.cumsum(np.isnan(np.concatenate(arrays)))])
+    ends = np.cumsum([a.size for a in arrays])
+    counts = (nans[ends] - nans[ends - [a.size for a in arrays]]).tolist()
+    return [clean(a) if n else a for a, n in zip(arrays, counts, strict=True)]
+
+
+def _window_medians(values: FloatArray) -> FloatArray:
+    """The median of the ``DIP_WINDOW`` nights centred on each night, row by row (no NaNs).
+
+    An odd window's median is its middle value once sorted: every night's window is sorted at
+    once by a sorting network (odd-even transposition: elementwise minima and maxima of
+    neighbours, as many rounds as values), the same value as numpy's median of each window.
+    """
+    width = values.shape[1] - DIP_WINDOW + 1
+    nights = [values[:, i : i + width] for i in range(DIP_WINDOW)]
+    for parity in range(DIP_WINDOW):
+        for low in range(parity % 2, DIP_WINDOW - 1, 2):
+            high = low + 1
+            nights[low], nights[high] = (
+                np.minimum(nights[low], nights[high]),
+                np.maximum(nights[low], nights[high]),
+            )
+    middle: FloatArray = nights[DIP_WINDOW // 2]
+    return middle
+
+
 def _blocks(cleaned: list[FloatArray]) -> list[_DipBlock]:
     """The NaN-free histories grouped by length, each group's deviations computed at once.
 
@@ -173,7 +204,7 @@ def _blocks(cleaned: list[FloatArray]) -> list[_DipBlock]:
 def _block_deviations(values: FloatArray) -> FloatArray | list[FloatArray]:
     if values.shape[1] < max(MIN_DIP_NIGHTS, DIP_WINDOW):
         return np.empty((values.shape[0], 0))
-    centred = np.median(sliding_window_view(values, DIP_WINDOW, axis=1), axis=2)
+    centred = _window_medians(values)
     middle = values[:, DIP_WINDOW // 2 : values.shape[1] - DIP_WINDOW // 2]
     if np.all(centred != 0):
         devs: FloatArray = np.abs(middle / centred - 1)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
+import numpy as np
 import pandas as pd
 
 from rules.history import HistoryIndex
@@ -33,3 +35,31 @@ def test_the_usual_label_from_codes_is_the_counters() -> None:
         counts = pd.Series([b for b in history.binding if b]).value_counts()
         ties += len(counts) > 1 and counts.iloc[0] == counts.iloc[1]
     assert ties >= 10  # the latest of tied labels is exercised
+
+
+def test_a_kernels_own_history_is_the_merged_one_of_its_name_alone() -> None:
+    """The views of a kernel's key group hold every field a merged history has, equal."""
+    frame = pd.DataFrame(
+        {
+            "kernel_key": ["a", "b", "a", "c", "b", "a"],
+            "timestamp": [3, 1, 1, 2, 2, 2],
+            "percent_of_roof": [1.0, 2.0, 3.0, np.nan, 5.0, 6.0],
+            "time_s": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "total_flops": 7.0,
+            "bytes_dram": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+            "binding": "dram",
+            "regime": "memory-bound",
+        }
+    )
+    index = HistoryIndex(frame)
+    for key in ("a", "b", "c"):
+        whole, merged = index.get((key,)), index.get((key, "renamed-away"))
+        assert whole.group >= 0 and merged.group == -1
+        for field in dataclasses.fields(whole):
+            if field.name not in ("group", "labels"):
+                assert np.array_equal(
+                    getattr(whole, field.name), getattr(merged, field.name), equal_nan=True
+                )
+        assert np.array_equal(whole.dram_intensity(), merged.dram_intensity(), equal_nan=True)
+        assert whole.usual_binding == merged.usual_binding
+    assert index.get(("a",)).percent_of_roof.tolist() == [3.0, 6.0, 1.0]  # oldest first

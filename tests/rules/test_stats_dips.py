@@ -5,8 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
+from numpy.lib.stride_tricks import sliding_window_view
 
 from rules.stats import GateOptions, current_levels, judge_measurement, largest_dip, own_dips
+from rules.stats.constants import DIP_WINDOW
+from rules.stats.dips import _cleaned, _window_medians
+from rules.stats.levels import clean
 
 
 def quiet(n: int = 60, seed: int = 0) -> np.ndarray:
@@ -56,3 +61,23 @@ def test_a_return_to_a_level_the_kernel_held_is_no_drop_beyond_its_history() -> 
     """A runner with two modes, or a kernel back at its level of a month ago: a suspect."""
     history = np.concatenate([quiet(30, seed=1) * 0.85, quiet(30, seed=2)])
     assert single(history, 70.0 * 0.85) == (False, True)
+
+
+def test_the_window_medians_of_a_block_are_numpys_medians_of_each_window() -> None:
+    rng = np.random.default_rng(5)
+    ties = rng.integers(0, 3, size=(40, 30)).astype(float)
+    spread = rng.lognormal(0, 0.5, size=(40, 61))
+    spread[rng.random(spread.shape) < 0.05] = np.inf
+    for values in (ties, spread):
+        windows = sliding_window_view(values, DIP_WINDOW, axis=1)
+        assert np.array_equal(_window_medians(values), np.median(windows, axis=2))
+
+
+def test_histories_are_cleaned_at_once_as_one_by_one() -> None:
+    rng = np.random.default_rng(6)
+    histories: list[npt.ArrayLike] = [
+        np.where(rng.random(20) < 0.2, np.nan, rng.random(20)) for _ in range(30)
+    ]
+    histories.append([])
+    for history, cleaned in zip(histories, _cleaned(histories), strict=True):
+        assert np.array_equal(cleaned, clean(history))
