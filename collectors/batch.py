@@ -248,6 +248,16 @@ class ChunkBuilder:
         assert self._shape is not None
         self._rows.append(leaf_values(fields, self._shape.leaves))
 
+    def add_values(
+        self, signature: Any, values: tuple[Any, ...], record: Callable[[], KernelRecord]
+    ) -> None:
+        """Add one kernel by its leaf values, already in its shape's order (``leaves_of``)."""
+        if signature != self._signature or len(self._rows) >= CHUNK:
+            self.flush()
+            if signature != self._signature:
+                self._shape, self._signature = shape_of(record()), signature
+        self._rows.append(values)
+
     def add_columns(self, shape: Shape, columns: dict[Leaf, Any], size: int) -> None:
         """Add a chunk a reader made as columns already (one column per leaf of ``shape``)."""
         self.flush()

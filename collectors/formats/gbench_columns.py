@@ -9,14 +9,25 @@ refuse is read by the record path instead (``NotBatchable``), which names what i
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from collectors.batch import ChunkBuilder, NotBatchable, RunColumns
-from collectors.formats._micro import BYTE_COUNTER, FLOP_COUNTER, TIME_UNITS, read_text
-from collectors.formats.gbench_json import _FIELDS, GoogleBenchmarkJson
+from collectors.formats._micro import BYTE_COUNTER, FLOP_COUNTER, TIME_UNITS, bench_key, read_text
+from collectors.formats.gbench_json import (
+    _FIELDS,
+    _RATES,
+    GoogleBenchmarkJson,
+    _reported,
+    _whole,
+    _work,
+    split_name,
+)
+from collectors.identity import _fmt as key_value
 from collectors.jsonio import has_surrogate_escape
 from collectors.jsonstream import stream_array
+from collectors.schema import KernelRecord
 
 _NUMBERS = (int, float)
 _LARGEST = 1.7976931348623157e308
@@ -27,33 +38,87 @@ def read_columns(reader: GoogleBenchmarkJson, path: Path) -> RunColumns:
     text = read_text(path)
     if has_surrogate_escape(text):
         raise NotBatchable("escaped surrogates")
-    builder = ChunkBuilder(str(path))
-    top = stream_array(text, "benchmarks", lambda i, e: _add(reader, builder, i, e, path))
+    adding = _Adding(reader, ChunkBuilder(str(path)), path)
+    top = stream_array(text, "benchmarks", adding.add)
     del text
-    builder.flush()
+    adding.builder.flush()
     context = top.get("context")
     if not isinstance(context, dict) or "benchmarks" not in top:
         raise NotBatchable("no context or no benchmarks")
-    return RunColumns(reader._run(context, [], [], path), builder.chunks)
+    return RunColumns(reader._run(context, [], [], path), adding.builder.chunks)
 
 
-def _add(
-    reader: GoogleBenchmarkJson, builder: ChunkBuilder, index: int, entry: Any, path: Path
-) -> None:
-    """Add one entry: a benchmark run once, timed in a known unit, plain numbers."""
-    if type(entry) is not dict:
-        raise NotBatchable("an entry is no object")
-    name, run = entry.get("name"), entry.get("run_name")
-    if type(name) is not str or not name.strip() or (run is not None and type(run) is not str):
-        raise NotBatchable("a name is missing or no text")
-    if entry.get("error_occurred") or entry.get("skipped"):
-        raise NotBatchable("an error or a skip")
-    if entry.get("run_type") not in (None, "iteration"):
-        raise NotBatchable("an aggregate")
-    rep = entry.get("repetition_index")
-    if rep is not None and type(rep) is not int:
-        raise NotBatchable("a repetition index is no integer")
-    real_s, cpu_s = _times(entry)
+@dataclass
+class _Adding:
+    """The entries' kernels going into ``builder``, with the key of each name made once."""
+
+    reader: GoogleBenchmarkJson
+    builder: ChunkBuilder
+    path: Path
+    prefixes: dict[str, str] = field(default_factory=dict)
+
+    def add(self, index: int, entry: Any) -> None:
+        """Add one entry: a benchmark run once, timed in a known unit, plain numbers."""
+        if type(entry) is not dict:
+            raise NotBatchable("an entry is no object")
+        name, run = entry.get("name"), entry.get("run_name")
+        if type(name) is not str or not name.strip() or (run is not None and type(run) is not str):
+            raise NotBatchable("a name is missing or no text")
+        if entry.get("error_occurred") or entry.get("skipped"):
+            raise NotBatchable("an error or a skip")
+        if entry.get("run_type") not in (None, "iteration"):
+            raise NotBatchable("an aggregate")
+        rep = entry.get("repetition_index")
+        if rep is not None and type(rep) is not int:
+            raise NotBatchable("a repetition index is no integer")
+        real_s, cpu_s = _times(entry)
+        self._add(index, run or name, real_s, cpu_s, _counters(entry))
+
+    def _add(
+        self, index: int, run: str, real_s: float, cpu_s: float, merged: dict[str, float]
+    ) -> None:
+        """``GoogleBenchmarkJson._fields`` of one repetition, as leaf values in shape order."""
+        base, params = split_name(run)
+        merged["cpu_time_s"] = cpu_s
+        if "bytes_per_second" in merged or "items_per_second" in merged:
+            per_rate_time = real_s if ("/real_time" in run or "/manual_time" in run) else cpu_s
+            for rate, amount in _RATES.items():
+                if rate in merged:
+                    merged[amount] = _whole(merged[rate] * per_rate_time)
+        flops, nbytes, provenance, missing = _work(merged)
+        provenance["duration"] = _ONE_REPETITION
+        key = self._key(base, params)
+        row = f"benchmarks[{index}]"
+        values = (run, key, row, real_s, *flops.values(), *nbytes.values(), *merged.values())
+        signature = (
+            tuple(params),
+            tuple(isinstance(v, str) for v in params.values()),
+            tuple(merged),
+            tuple(flops),
+            tuple(nbytes),
+            tuple(provenance),
+            tuple(map(id, provenance.values())),  # made once each (``_reported`` caches them)
+            tuple(missing),
+        )
+
+        def record() -> KernelRecord:
+            fields = self.reader._fields(run, [real_s], [cpu_s], [merged])
+            return self.reader._made(fields, index, self.path)
+
+        self.builder.add_values(signature, (*values, *params.values()), record)
+
+    def _key(self, base: str, params: dict[str, str | float]) -> str:
+        """``bench_key(base, params, ...)``, the name's part made once per name."""
+        prefix = self.prefixes.get(base)
+        if prefix is None:
+            prefix = self.prefixes[base] = bench_key(base, {}, self.reader.options.keys)
+        if not params:
+            return prefix
+        return f"{prefix}[{','.join(f'{k}={key_value(v)}' for k, v in sorted(params.items()))}]"
+
+
+def _counters(entry: dict[str, Any]) -> dict[str, float]:
+    """The user counters of a plain entry (``gbench_json._counters`` for plain numbers)."""
     counters: dict[str, float] = {}
     for key, value in entry.items():
         if key in _FIELDS:
@@ -63,10 +128,7 @@ def _add(
             counters[key] = float(value)
         elif kind is bool or key.endswith("_per_second") or _counted(key):
             raise NotBatchable(f"counter {key!r} is no plain number")
-    fields = reader._fields(run or name, [real_s], [cpu_s], [counters])
-    fields["source_row"] = f"benchmarks[{index}]"
-    record = lambda: reader._made(_record_fields(fields), index, path)  # noqa: E731
-    builder.add(_signature(fields), fields, record)
+    return counters
 
 
 def _times(entry: dict[str, Any]) -> tuple[float, float]:
@@ -90,20 +152,4 @@ def _counted(key: str) -> bool:
     return bool(FLOP_COUNTER.match(key) or BYTE_COUNTER.match(key))
 
 
-def _signature(fields: dict[str, Any]) -> tuple[Any, ...]:
-    """What makes a benchmark's record skeleton (``collectors.batch.Shape``) its own."""
-    params: dict[str, Any] = fields["params"]
-    return (
-        tuple(params),
-        tuple(isinstance(v, str) for v in params.values()),
-        tuple(fields["counters"]),
-        tuple(fields["flops"]),
-        tuple(fields["bytes"]),
-        tuple(fields["provenance"].items()),
-        fields["missing"],
-        len(fields["samples_s"]),
-    )
-
-
-def _record_fields(fields: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in fields.items() if k != "source_row"}
+_ONE_REPETITION = _reported("real_time", "median of 1 repetition(s) of real_time per iteration")
