@@ -10,7 +10,7 @@ import typer
 from service.cli.common import cli_limits, load_cli_config, store_session
 from service.cli.db_cmd import DbOption
 from service.pipeline.check import store_run
-from service.pipeline.hugerun import read_columns, refuse_unstorable_columns
+from service.pipeline.hugerun import clocked, read_columns, refuse_unstorable_columns
 from service.pipeline.intake import parse_timestamp
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
@@ -61,7 +61,8 @@ def ingest_command(
         else:
             refuse_unstorable_columns(columns, where=where, limits=limits)
             run = columns.head
-    chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
+    # before the store opens: a bad device writes nothing
+    chosen = choose_for(run if columns is None else clocked(columns), cfg)
     run = noted(run, chosen)
     with store_session(url) as session:
         if columns is None:

@@ -10,10 +10,12 @@ whatever the column reader cannot vouch for is read as records, as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
-from collectors import CollectOptions, NotBatchable, RunColumns, collect_columns
+from collectors import CollectOptions, KernelChunk, NotBatchable, RunColumns, collect_columns
+from collectors.schema import RunRecord
 from service.config import RoofguardConfig
 from service.pipeline.roofs import catalog_for, run_device
 from service.pipeline.runmeta import RunMeta
@@ -31,15 +33,18 @@ def read_columns(
     meta: RunMeta,
     config: RoofguardConfig,
     max_kernels: int | None = None,
-    from_bytes: int = COLUMNS_FROM_BYTES,
+    from_bytes: int | None = None,
 ) -> RunColumns | None:
     """The run of ``paths`` as columns, stamped with ``meta``; None: read it as records.
+
+    ``from_bytes`` (default ``COLUMNS_FROM_BYTES``) is the size from which a file is read so.
 
     Raises:
         TooManyKernels: More kernels than ``max_kernels``.
         DeviceConflict: The report names another device than the meta's.
     """
-    if len(paths) != 1 or config.work_models or paths[0].stat().st_size < from_bytes:
+    smallest = COLUMNS_FROM_BYTES if from_bytes is None else from_bytes
+    if len(paths) != 1 or config.work_models or paths[0].stat().st_size < smallest:
         return None
     given = meta.device or config.device
     options = CollectOptions(keys=config.keys, device=given, max_kernels=max_kernels)
@@ -72,3 +77,39 @@ def refuse_unstorable_columns(columns: RunColumns, *, where: str, limits: StoreL
             check_name(name, f"{where}: kernels.{index}.name", limits.max_name_bytes)
             check_name(key, f"{where}: kernels.{index}.key", limits.max_name_bytes)
             index += 1
+
+
+class _Clocked(NamedTuple):
+    """What ``rules.clocks`` reads of a kernel: its time and the clocks it ran at."""
+
+    duration_s: float
+    sm_clock_hz: float | None
+    memory_clock_hz: float | None
+
+
+def clocked(columns: RunColumns) -> RunRecord:
+    """The run's head with stand-ins for its kernels that carry their times and clocks alone.
+
+    The roof of a run is scaled to the clocks its kernels ran at (their time-weighted mean,
+    ``rules.clocks.run_clock``): ``choose_for`` of this run gives the roof and note that
+    ``choose_for`` of the records gives, the same floats summed in the same order. Not for
+    storing: its kernels are no records.
+    """
+    return columns.head.model_copy(update={"kernels": tuple(_clock_rows(columns))})
+
+
+def _clock_rows(columns: RunColumns) -> Iterator[_Clocked]:
+    for chunk in columns.chunks:
+        if ("sm_clock_hz",) not in chunk.columns and ("memory_clock_hz",) not in chunk.columns:
+            continue  # no clock to weigh: rules.clocks skips such kernels
+        sm, memory = (_floats(chunk, name) for name in ("sm_clock_hz", "memory_clock_hz"))
+        for seconds, sm_hz, memory_hz in zip(_floats(chunk, "duration_s"), sm, memory, strict=True):
+            yield _Clocked(seconds, sm_hz, memory_hz)  # type: ignore[arg-type]  # a time is there
+
+
+def _floats(chunk: KernelChunk, name: str) -> list[float | None]:
+    """A column of single numbers as Python floats (None throughout when the shape lacks it)."""
+    if (name,) not in chunk.columns:
+        return [None] * chunk.size
+    values: list[float | None] = list(chunk.numbers((name,)).tolist())
+    return values
