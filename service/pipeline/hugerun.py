@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from collectors import CollectOptions, KernelChunk, NotBatchable, RunColumns, collect_columns
 from collectors.schema import RunRecord
@@ -111,5 +111,4 @@ def _floats(chunk: KernelChunk, name: str) -> list[float | None]:
     """A column of single numbers as Python floats (None throughout when the shape lacks it)."""
     if (name,) not in chunk.columns:
         return [None] * chunk.size
-    values: list[float | None] = list(chunk.numbers((name,)).tolist())
-    return values
+    return cast("list[float | None]", chunk.numbers((name,)).tolist())
