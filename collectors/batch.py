@@ -140,6 +140,16 @@ class KernelChunk:
             return
         yield from (text % values for values in zip(*rendered, strict=True))
 
+    def joined(self, *source_paths: str) -> list[str]:
+        """The kernels' JSON texts joined by commas, once per source path.
+
+        The values are rendered once for all of them (the path moves no key).
+        """
+        formats = [self.shape.format_for(path) for path in source_paths]
+        rendered = [self._rendered(self.shape.leaves[i]) for i in formats[0][1]]
+        rows = list(zip(*rendered, strict=True)) if rendered else [()] * self.size
+        return [",".join([text % row for row in rows]) for text, _ in formats]
+
     def _rendered(self, leaf: Leaf) -> list[str]:
         if leaf in self.shape.texts:
             return list(map(encode_basestring_ascii, self.strings(leaf)))

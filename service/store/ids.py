@@ -109,9 +109,9 @@ def identity_of_columns(columns: RunColumns) -> tuple[str, str]:
     for chunk in columns.chunks:
         path = chunk.shape.skeleton.get("source") or {}
         shown = names(path["path"]) if path.get("path") else ""
-        text = ",".join(chunk.texts(shown))
+        text, hashed = chunk.joined(shown, "") if shown else chunk.joined("") * 2
         record.append(comma + text)
-        digest.update((comma + (",".join(chunk.texts("")) if shown else text)).encode())
+        digest.update((comma + hashed).encode())
         comma = ","
     return frame.closed(record, digest)
 
