@@ -29,7 +29,7 @@ from bench_collect_scale import WRITERS
 from bench_store import ROOF
 
 from collectors import RunColumns, collect_columns
-from service.store.batch_ingest import _measurement_rows, ingest_columns
+from service.store.batch_ingest import _COLUMNS, _measurement_rows, ingest_columns
 from service.store.db import session_scope
 from service.store.ids import device_id, key_hash, repo_id
 from service.store.tables import Kernel, Measurement, Run, table_of
@@ -82,10 +82,7 @@ def _bare(engine: sa.Engine, columns: RunColumns) -> None:
         )
         rows = (r for c in columns.chunks for r in _measurement_rows(c, ids, run_id, ROOF, 0.15))
         _write(session, kernels_t, ["id", "repo_id", "key", "key_hash", "name"], kernel_rows)
-        first = next(rows)
-        names = list(first)
-        tuples = (tuple(r.values()) for r in itertools.chain([first], rows))
-        _write(session, meas_t, names, tuples, json_columns={"flops_json"})
+        _write(session, meas_t, list(_COLUMNS), rows, json_columns={"flops_json"})
 
 
 def _write(
