@@ -11,6 +11,7 @@ from pathlib import Path
 
 from collectors import safety
 from collectors.base import CollectOptions
+from collectors.batch import KernelChunk, NotBatchable, RunColumns
 from collectors.errors import CollectorError, TooManyKernels
 from collectors.gcpause import paused_gc
 from collectors.identity import KeyOptions, normalise_name
@@ -25,14 +26,18 @@ __all__ = [
     "MIN_DURATION_S",
     "CollectOptions",
     "CollectorError",
+    "KernelChunk",
     "KernelRecord",
     "KeyOptions",
+    "NotBatchable",
+    "RunColumns",
     "RunRecord",
     "TooManyKernels",
     "WorkModel",
     "all_collectors",
     "apply_work_models",
     "collect",
+    "collect_columns",
     "detect",
     "get",
     "normalise_name",
@@ -52,3 +57,31 @@ def collect(
     p = Path(path)
     collector = get(fmt) if fmt else detect(p)
     return safety.read(collector(options), p)
+
+
+def collect_columns(
+    path: str | Path, fmt: str | None = None, options: CollectOptions | None = None
+) -> RunColumns:
+    """Read one file of a big format as columns (``collectors.batch``), not records.
+
+    Raises:
+        NotBatchable: The format has no column reader, or this file needs the record path
+            (``collect``), which also names whatever is wrong with it.
+        TooManyKernels: More kernels than ``options.max_kernels``.
+    """
+    p = Path(path)
+    collector = (get(fmt) if fmt else detect(p))(options)
+    reader = getattr(collector, "parse_columns", None)
+    if reader is None:
+        raise NotBatchable(f"{collector.name} has no column reader")
+    with paused_gc():
+        try:
+            columns: RunColumns = reader(p)
+        except (NotBatchable, TooManyKernels):
+            raise
+        except Exception as exc:  # the record path names it (or calls it a bug)
+            raise NotBatchable(f"{type(exc).__name__}: {exc}") from exc
+    collector.options.count(columns.kernel_count, p)
+    if run_fault(columns.head) is not None:
+        raise NotBatchable("a device figure no device has")
+    return columns

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.base import Collector
+from collectors.batch import RunColumns
 from collectors.errors import MalformedReport, shown
 from collectors.formats._micro import (
     BYTE_COUNTER,
@@ -176,6 +177,15 @@ class GoogleBenchmarkJson(Collector):
         runs, notes = _group(entries, path)
         entries.clear()  # the groups hold them now: each goes once its record is made
         kernels = [self._kernel(run, runs.pop(run), path) for run in list(runs)]
+        return self._run(context, check_unique(kernels, path), notes, path)
+
+    def _run(
+        self,
+        context: dict[str, Any],
+        kernels: tuple[KernelRecord, ...] | list[KernelRecord],
+        notes: list[str],
+        path: Path,
+    ) -> RunRecord:
         when = timestamp(context.get("date"))
         return RunRecord(
             **({"timestamp": when} if when else {}),
@@ -190,7 +200,7 @@ class GoogleBenchmarkJson(Collector):
                 for k in ("library_build_type", "host_name", "json_schema_version")
                 if k in context
             },
-            kernels=check_unique(kernels, path),
+            kernels=tuple(kernels),
             notes=tuple(notes),
             sources=(SourceRef(path=str(path), format=self.name),),
         )
@@ -229,6 +239,23 @@ class GoogleBenchmarkJson(Collector):
         counters: list[dict[str, float]],
         path: Path,
     ) -> KernelRecord:
+        fields = self._fields(run, times, cpu_times, counters)
+        return self._made(fields, first, path)
+
+    def _made(self, fields: dict[str, Any], first: int, path: Path) -> KernelRecord:
+        """The record of ``_fields``' kernel, first read at entry ``first``."""
+        row = f"benchmarks[{first}]"
+        source = SourceRef(path=str(path), row=row, format=self.name)
+        return kernel_record(path, row, **fields, source=source)
+
+    def _fields(
+        self,
+        run: str,
+        times: list[float],
+        cpu_times: list[float],
+        counters: list[dict[str, float]],
+    ) -> dict[str, Any]:
+        """A kernel's record fields but its source (``KernelRecord`` keyword arguments)."""
         base, params = split_name(run)
         duration = median(times)
         per_rate_time = (
@@ -244,22 +271,25 @@ class GoogleBenchmarkJson(Collector):
         provenance["duration"] = _reported(
             "real_time", f"median of {len(times)} repetition(s) of real_time per iteration"
         )
-        return kernel_record(
-            path,
-            f"benchmarks[{first}]",
-            name=run,  # as Google Benchmark prints it: BM_copy/1024 and BM_copy/4096 stay apart
-            key=bench_key(base, params, self.options.keys),
-            launches=1,
-            duration_s=duration,
-            samples_s=tuple(times) if len(times) > 1 else (),
-            flops=flops,
-            bytes=nbytes,
-            provenance=provenance,
-            params=params,
-            counters=merged,
-            missing=tuple(missing),
-            source=SourceRef(path=str(path), row=f"benchmarks[{first}]", format=self.name),
-        )
+        return {
+            "name": run,  # as Google Benchmark prints it: BM_copy/1024 and BM_copy/4096 apart
+            "key": bench_key(base, params, self.options.keys),
+            "launches": 1,
+            "duration_s": duration,
+            "samples_s": tuple(times) if len(times) > 1 else (),
+            "flops": flops,
+            "bytes": nbytes,
+            "provenance": provenance,
+            "params": params,
+            "counters": merged,
+            "missing": tuple(missing),
+        }
+
+    def parse_columns(self, path: Path) -> RunColumns:
+        """The run as columns (``collectors.formats.gbench_columns``)."""
+        from collectors.formats.gbench_columns import read_columns
+
+        return read_columns(self, path)
 
 
 def _whole(amount: float) -> float:

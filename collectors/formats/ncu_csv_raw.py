@@ -18,13 +18,14 @@ from typing import TextIO
 
 from collectors import csvrows
 from collectors.base import Collector
+from collectors.batch import ChunkBuilder, NotBatchable, RunColumns
 from collectors.errors import MalformedReport, shown
-from collectors.ncu import csvio, frames, labels, recipe
+from collectors.ncu import columns, csvio, frames, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info
 from collectors.ncu.metrics import is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.ncu.provenance import profiler_info
-from collectors.schema import RunRecord
+from collectors.schema import RunRecord, SourceRef
 from collectors.units import UnknownUnit, unit_factor
 
 _STRING_COLUMNS = ("device__attribute_display_name",)
@@ -103,6 +104,34 @@ class NcuCsvRaw(Collector):
         device, notes = device_info(facts, self.options, cc, reading.prelude.device)
         profiler, _ = profiler_info(None, None)
         return builder.build(device, profiler, notes)
+
+    def parse_columns(self, path: Path) -> RunColumns:
+        """The run as columns (``collectors.ncu.columns``): every launch a kernel of its own.
+
+        Raises:
+            NotBatchable: The file needs the record path (``parse``), which names what is
+                wrong with it, if anything.
+        """
+        where = str(path)
+        with path.open(encoding="utf-8", newline="") as handle:
+            reading = _start(handle, where)
+            header = reading.columns.header
+            if reading.pending or not frames.ends_cleanly(where, len(header)):
+                raise NotBatchable("no units row, or a cut file")
+            runs, chunks = RunBuilder(path, self.name, self.options), ChunkBuilder(where)
+            facts = columns.read(handle, header, reading.columns.numeric, runs, chunks)
+        if not chunks.chunks:
+            raise NotBatchable("no launch")
+        cc = runs.device_key[1] if runs.device_key else None
+        device, notes = device_info(facts, self.options, cc, reading.prelude.device)
+        profiler, _ = profiler_info(None, None)
+        head = RunRecord(
+            device=device,
+            profiler=profiler,
+            notes=tuple(notes),
+            sources=(SourceRef(path=where, format=self.name),),
+        )
+        return RunColumns(head, chunks.chunks)
 
     def _fast(
         self, handle: TextIO, reading: _Reading, path: Path

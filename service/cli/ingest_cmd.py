@@ -10,12 +10,14 @@ import typer
 from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
 from service.pipeline.check import store_run
+from service.pipeline.hugerun import clocked, read_columns, refuse_unstorable_columns
 from service.pipeline.intake import parse_timestamp
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
 from service.pipeline.storable import refuse_unstorable
 from service.progress import stage
+from service.store.batch_ingest import ingest_columns
 
 
 def ingest_command(
@@ -49,13 +51,26 @@ def ingest_command(
         runner=runner,
     )
     limits = cli_limits()
+    where = ", ".join(map(str, files))
     with stage("reading the reports"):  # a huge run's: a minute and more
-        run = collect_run(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
-    refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
-    chosen = choose_for(run, cfg)  # before the store opens: a bad device writes nothing
+        # One big file is read as columns where it can be (the same stored run, see hugerun).
+        columns = read_columns(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
+        if columns is None:
+            run = collect_run(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
+            refuse_unstorable(run, where=where, limits=limits)
+        else:
+            refuse_unstorable_columns(columns, where=where, limits=limits)
+            run = columns.head
+    # before the store opens: a bad device writes nothing
+    chosen = choose_for(run if columns is None else clocked(columns), cfg)
     run = noted(run, chosen)
     with core_session(url) as session:
-        result, _ = store_run(session=session, run=run, config=cfg, roof=chosen.roof)
+        if columns is None:
+            result, _ = store_run(session=session, run=run, config=cfg, roof=chosen.roof)
+        else:
+            columns.head = run
+            band = cfg.rules.borderline_band
+            result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
     if chosen.note:
         typer.echo(f"note: {chosen.note}", err=True)
     if result.created:

@@ -12,6 +12,7 @@ import json
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic import TypeAdapter
 
+from collectors import RunColumns
 from collectors.schema import KernelRecord, RunRecord, SourceRef
 from service.store.bulk import copy_ignoring_conflicts, copy_returning_ids
 from service.store.coretables import DEVICES as _DEVICES
@@ -78,19 +80,8 @@ def identity(run: RunRecord) -> tuple[str, str]:
     kernels took 4-5 KB each and 40% of an ingest that way.
     """
     names = _FileNames()
-    top = run.model_dump(mode="json", exclude={"kernels"})
-    for source in top["sources"]:
-        source["path"] = names(source["path"])
-    marker = f"kernels-{uuid.uuid4().hex}"  # where the kernels go: a value no run holds
-    top["kernels"] = marker
-    record_head, record_tail = _dumps(top).split(_dumps(marker))
-    top.pop("timestamp", None)
-    # GitHub's names ignore case, and so does the store (``same_repo``): so does the hash.
-    top["repo"] = top["repo"].lower() if top.get("repo") else top.get("repo")
-    for source in top["sources"]:
-        source["path"] = ""
-    hash_head, hash_tail = _dumps(top).split(_dumps(marker))
-    record, digest = [record_head, "["], hashlib.sha256(f"{hash_head}[".encode())
+    frame = _Frame.of(run, names)
+    record, digest = [frame.record_head, "["], hashlib.sha256(f"{frame.hash_head}[".encode())
     for start in range(0, len(run.kernels), _CHUNK):
         kernels = _kernel_list().dump_python(list(run.kernels[start : start + _CHUNK]), mode="json")
         sources = [k["source"] for k in kernels if k.get("source")]
@@ -100,9 +91,59 @@ def identity(run: RunRecord) -> tuple[str, str]:
         text = _dumps(kernels)[1:-1]
         record.append(comma + text)
         digest.update((comma + _without_paths(text, sources, kernels)).encode())
-    record.append(f"]{record_tail}")
-    digest.update(f"]{hash_tail}".encode())
-    return "".join(record), digest.hexdigest()
+    return frame.closed(record, digest)
+
+
+def identity_of_columns(columns: RunColumns) -> tuple[str, str]:
+    """``identity`` of a run read as columns: the same texts, the same hash.
+
+    Each kernel's JSON is written from its chunk's skeleton and columns
+    (``collectors.batch``), which give the text its record would dump.
+    """
+    names = _FileNames()
+    frame = _Frame.of(columns.head, names)
+    record, digest = [frame.record_head, "["], hashlib.sha256(f"{frame.hash_head}[".encode())
+    comma = ""
+    for chunk in columns.chunks:
+        path = chunk.shape.skeleton.get("source") or {}
+        shown = names(path["path"]) if path.get("path") else ""
+        text, hashed = chunk.joined(shown, "") if shown else chunk.joined("") * 2
+        record.append(comma + text)
+        digest.update((comma + hashed).encode())
+        comma = ","
+    return frame.closed(record, digest)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The run's canonical JSON (stored, and hashed) around its list of kernels."""
+
+    record_head: str
+    record_tail: str
+    hash_head: str
+    hash_tail: str
+
+    @classmethod
+    def of(cls, run: RunRecord, names: _FileNames) -> _Frame:
+        top = run.model_dump(mode="json", exclude={"kernels"})
+        for source in top["sources"]:
+            source["path"] = names(source["path"])
+        marker = f"kernels-{uuid.uuid4().hex}"  # where the kernels go: a value no run holds
+        top["kernels"] = marker
+        record_head, record_tail = _dumps(top).split(_dumps(marker))
+        top.pop("timestamp", None)
+        # GitHub's names ignore case, and so does the store (``same_repo``): so does the hash.
+        top["repo"] = top["repo"].lower() if top.get("repo") else top.get("repo")
+        for source in top["sources"]:
+            source["path"] = ""
+        hash_head, hash_tail = _dumps(top).split(_dumps(marker))
+        return cls(record_head, record_tail, hash_head, hash_tail)
+
+    def closed(self, record: list[str], digest: Any) -> tuple[str, str]:
+        """The record's text and the hash's hex digest, the kernels written."""
+        record.append(f"]{self.record_tail}")
+        digest.update(f"]{self.hash_tail}".encode())
+        return "".join(record), digest.hexdigest()
 
 
 def _without_paths(text: str, sources: list[dict[str, Any]], kernels: list[Any]) -> str:

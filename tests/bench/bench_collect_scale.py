@@ -1,13 +1,15 @@
 """Benchmark: collectors stay linear in kernels and bytes (Google Benchmark JSON, ncu raw CSV).
 
 Run as ``python tests/bench/bench_collect_scale.py [--sizes 20000,100000,1000000]
-[--formats gbench-json,ncu-csv-raw]``. For each size it generates a file with that many
-distinct kernels (one benchmark, or one launch, each) and reads it with ``collectors.collect``
-and, side by side in the same run, with the reference: ``json.load`` for the JSON,
-``pandas.read_csv`` for the CSV. Each read runs in a fresh process, so its peak resident
-memory (``ru_maxrss``) is its own. Linear means the time per kernel stays flat as the size
-grows tenfold; the collector's time over the reference's says what reading costs beyond
-parsing.
+[--formats gbench-json,ncu-csv-raw] [--readers columns,records,reference]``. For each size it
+generates a file with that many distinct kernels (one benchmark, or one launch, each) and
+reads it with ``collectors.collect_columns`` (the column reader of huge runs), with
+``collectors.collect`` (a record per kernel) and, side by side in the same run, with the
+reference: ``json.load`` for the JSON, ``pandas.read_csv`` for the CSV. Each read runs in a
+fresh process, so its peak resident memory (``ru_maxrss``) is its own; the peak it adds over
+the process after its imports, per kernel, is the memory goal's measure (<= 1 KB). Linear
+means the time per kernel stays flat as the size grows tenfold; the reader's time over the
+reference's says what reading costs beyond parsing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import random
 import resource
 import subprocess
@@ -85,21 +88,25 @@ REFERENCE = {"gbench-json": "json.load", "ncu-csv-raw": "pandas.read_csv"}
 
 def _read_one(fmt: str, reader: str, path: str) -> None:
     """In the child: read ``path`` once, print seconds, peak RSS bytes and kernels found."""
-    start, cpu_start = time.perf_counter(), _cpu()
-    if reader == "roofguard":
-        import collectors
+    import pandas as pd
 
+    import collectors
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # after the imports
+    start, cpu_start = time.perf_counter(), _cpu()
+    if reader == "columns":
+        kernels = collectors.collect_columns(path, fmt).kernel_count
+    elif reader == "records":
         kernels = len(collectors.collect(path, fmt).kernels)
     elif fmt == "gbench-json":
         with open(path, encoding="utf-8") as handle:
             kernels = len(json.load(handle)["benchmarks"])
     else:
-        import pandas as pd
-
         kernels = len(pd.read_csv(path, skiprows=[0, 2]))
     seconds, cpu = time.perf_counter() - start, _cpu() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak": peak, "kernels": kernels}))
+    result = {"seconds": seconds, "cpu": cpu, "peak": peak, "added": peak - before}
+    print(json.dumps({**result, "kernels": kernels}))
 
 
 def _cpu() -> float:
@@ -124,29 +131,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000,100000,1000000")
     parser.add_argument("--formats", default="gbench-json,ncu-csv-raw")
+    parser.add_argument("--readers", default="columns,records,reference")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _read_one(*args.child)
         return
     sizes = [int(s) for s in args.sizes.split(",")]
+    readers = args.readers.split(",")
+    print(f"load average before: {os.getloadavg()}", flush=True)
     print(f"{'format':12}{'kernels':>10}{'MB':>6}{'reader':>17}{'wall s':>8}{'CPU s':>8}", end="")
-    print(f"{'CPU µs/kernel':>15}{'peak MB':>9}")
+    print(f"{'CPU µs/kernel':>15}{'peak MB':>9}{'added KB/kernel':>17}", flush=True)
     for fmt in args.formats.split(","):
         for size in sizes:
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / f"run{'.json' if fmt.endswith('json') else '.csv'}"
                 WRITERS[fmt](path, size)
                 mb = path.stat().st_size / 1e6
-                ours = measure(fmt, "roofguard", path)
-                ref = measure(fmt, "reference", path)
-            assert ours["kernels"] == size == ref["kernels"], (ours, ref)
-            for label, got in (("roofguard", ours), (REFERENCE[fmt], ref)):
-                per = got["cpu"] / size * 1e6
-                line = f"{fmt:12}{size:>10,}{mb:>6.0f}{label:>17}{got['seconds']:>8.2f}"
-                print(f"{line}{got['cpu']:>8.2f}{per:>15.1f}{got['peak'] / 1e6:>9.0f}")
-            ratio = ours["cpu"] / ref["cpu"]
-            print(f"{'':35}roofguard / reference CPU time: {ratio:.1f}x")
+                got = {reader: measure(fmt, reader, path) for reader in readers}
+            for reader, result in got.items():
+                assert result["kernels"] == size, (reader, result)
+                label = REFERENCE[fmt] if reader == "reference" else reader
+                per = result["cpu"] / size * 1e6
+                line = f"{fmt:12}{size:>10,}{mb:>6.0f}{label:>17}{result['seconds']:>8.2f}"
+                line += f"{result['cpu']:>8.2f}{per:>15.1f}{result['peak'] / 1e6:>9.0f}"
+                print(f"{line}{result['added'] / size / 1e3:>17.2f}", flush=True)
+            if "reference" in got:
+                for reader in (r for r in got if r != "reference"):
+                    ratio = got[reader]["cpu"] / got["reference"]["cpu"]
+                    print(f"{'':35}{reader} / reference CPU time: {ratio:.1f}x", flush=True)
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

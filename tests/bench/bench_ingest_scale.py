@@ -16,10 +16,16 @@ in memory; sizes run in increasing order, so an earlier peak does not hide it) i
 kernel. On PostgreSQL the store writes by COPY (``service.store.bulk``), the reference by
 ``executemany``.
 
+``--path columns`` (the default) measures the column path of huge runs instead
+(``bench_ingest_columns``): a Google Benchmark file (``--format``) of N distinct kernels
+read as columns, stored by
+``ingest_columns``, beside a bare COPY (PostgreSQL) or ``executemany`` (SQLite) of the same
+rows; ``--path records`` measures ``ingest_run`` of records as above.
+
 Usage::
 
     python tests/bench/bench_ingest_scale.py [--sizes 20000,100000,1000000]
-        [--backends sqlite,postgres] [--postgres-url URL]
+        [--backends sqlite,postgres] [--postgres-url URL] [--path columns|records]
 
 Prints a markdown table (seconds, and microseconds per kernel: flat means linear) and the
 load average before and after, since other processes on a shared box inflate every figure.
@@ -177,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000,100000,1000000")
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--path", choices=("columns", "records"), default="columns")
+    parser.add_argument("--format", choices=("gbench-json", "ncu-csv-raw"), default="gbench-json")
     parser.add_argument(
         "--postgres-url",
         default=os.environ.get(
@@ -185,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()}", flush=True)
+    if args.path == "columns":
+        from bench_ingest_columns import run_columns
+
+        run_columns(args.sizes, args.backends, args.postgres_url, fresh_store, args.format)
+        print(f"load average after: {os.getloadavg()}")
+        return 0
     print("| backend | kernels | step | s | µs/kernel |\n|---|---:|---|---:|---:|", flush=True)
     for backend in args.backends.split(","):
         for size in (int(s) for s in args.sizes.split(",")):

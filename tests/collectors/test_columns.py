@@ -1,0 +1,141 @@
+"""The column reader of huge runs (``collectors.collect_columns``, issue 29).
+
+Each kernel's JSON written from columns is its record's; files the column path cannot vouch
+for are left to the record path (``NotBatchable``), which reads them or names the entry and
+field that is wrong, so bad input reads the same whichever path a file would take.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors import CollectorError, NotBatchable, collect, collect_columns
+from collectors.base import CollectOptions
+from collectors.errors import TooManyKernels
+
+CONTEXT = {"date": "2026-11-30T01:00:00+00:00", "executable": "./bench", "gpu_name": "H100"}
+
+
+def _entry(index: int, **extra: Any) -> dict[str, Any]:
+    name = f"BM_copy/{index}"
+    base = {"name": name, "run_name": name, "run_type": "iteration", "iterations": 10}
+    base |= {"real_time": 10.0 + index, "cpu_time": 9.0, "time_unit": "us"}
+    return base | {"flops_fp32": 1e6, "bytes_dram": 4e3} | extra
+
+
+def _gbench(tmp_path: Path, entries: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"context": CONTEXT, "benchmarks": entries}))
+    return path
+
+
+def _texts(path: Path, fmt: str | None = None) -> list[str]:
+    return [t for c in collect_columns(path, fmt).chunks for t in c.texts(str(path))]
+
+
+def _dumped(path: Path, fmt: str | None = None) -> list[str]:
+    return [
+        json.dumps(k.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        for k in collect(path, fmt).kernels
+    ]
+
+
+def test_kernel_json_is_the_records(tmp_path: Path) -> None:
+    entries = [_entry(i) for i in range(5)]
+    entries[2] |= {"bytes_per_second": 3e9, "label": "x"}
+    entries[3] = _entry(3, flops_fp32=-1.0)  # no FLOP figure: another shape
+    entries[4]["name"] = entries[4]["run_name"] = "BM_copy/size:64/kind:\u00e9t\u00e9/real_time"
+    path = _gbench(tmp_path, entries)
+    assert _texts(path) == _dumped(path)
+    assert len(collect_columns(path).chunks) == 4
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        (_entry(1, real_time=-3.0), "real_time"),
+        (_entry(1, real_time="fast"), "real_time"),
+        (_entry(1, flops_fp32="many"), "flops_fp32"),
+        (_entry(1, time_unit="fortnights"), "time_unit"),
+        (_entry(1, flops_fp32=1e30), "flops.fp32"),  # faster than any device
+    ],
+)
+def test_bad_entries_are_named_by_the_record_path(
+    tmp_path: Path, entry: dict[str, Any], field: str
+) -> None:
+    path = _gbench(tmp_path, [_entry(0), entry])
+    with pytest.raises(NotBatchable):
+        collect_columns(path)
+    with pytest.raises(CollectorError) as error:
+        collect(path)
+    assert field in str(error.value) and "benchmarks[1]" in str(error.value)
+
+
+def test_repetitions_aggregates_and_duplicates_take_the_record_path(tmp_path: Path) -> None:
+    twice = [_entry(0, repetition_index=0), _entry(0, repetition_index=1)]
+    aggregate = [_entry(0), _entry(0, run_type="aggregate", aggregate_name="mean")]
+    for entries in (twice, aggregate):
+        path = _gbench(tmp_path, entries)
+        with pytest.raises(NotBatchable):
+            collect_columns(path)
+        assert len(collect(path).kernels) == 1
+
+
+def test_not_plain_json_takes_the_record_path(tmp_path: Path) -> None:
+    path = _gbench(tmp_path, [_entry(0)])
+    path.write_text(path.read_text() + " trailing")
+    with pytest.raises(NotBatchable):
+        collect_columns(path)
+    with pytest.raises(CollectorError, match="not valid JSON"):
+        collect(path)
+
+
+def test_too_many_kernels_is_refused_by_columns_too(tmp_path: Path) -> None:
+    path = _gbench(tmp_path, [_entry(i) for i in range(3)])
+    with pytest.raises(TooManyKernels):
+        collect_columns(path, options=CollectOptions(max_kernels=2))
+
+
+RAW = "ncu-csv-raw"
+
+
+def _ncu(tmp_path: Path, rows: list[list[str]]) -> Path:
+    header = ["ID", "Process ID", "Kernel Name", "Grid Size", "Block Size", "Device", "CC"]
+    header += ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"]
+    units = ["", "", "", "", "", "", "", "nsecond", "byte", "byte"]
+    lines = [header, units, *rows]
+    path = tmp_path / "run.csv"
+    path.write_text("".join(",".join(f'"{c}"' for c in line) + "\n" for line in lines))
+    return path
+
+
+def _launch(launch: int, name: str, time_ns: str = "1500") -> list[str]:
+    fixed = [str(launch), "42", name, "(8, 1, 1)", "(128, 1, 1)", "0", "9.0"]
+    return [*fixed, time_ns, "4096", "2048"]
+
+
+def test_ncu_kernel_json_is_the_records(tmp_path: Path) -> None:
+    path = _ncu(tmp_path, [_launch(i, f"void k{i}(float *)") for i in range(4)])
+    assert _texts(path, RAW) == _dumped(path, RAW)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [_launch(0, "void k(float *)"), _launch(1, "void k(float *)")],  # one kernel, 2 launches
+        [_launch(0, "void a()"), _launch(1, "void b()", "n/a")],  # a failed launch
+        [_launch(0, "void a()"), _launch(0, "void b()")],  # a launch ID twice
+    ],
+)
+def test_ncu_files_the_columns_cannot_vouch_for(tmp_path: Path, rows: list[list[str]]) -> None:
+    path = _ncu(tmp_path, rows)
+    with pytest.raises(NotBatchable):
+        collect_columns(path, RAW)
+    try:
+        collect(path, RAW)
+    except CollectorError as error:  # the record path names the launch
+        assert "launch ID" in str(error)
