@@ -209,6 +209,17 @@ QUIET_MARGIN = 1e-6
 #: 17 -> 15-16, and F1 0.747 -> 0.705-0.735, for bursty false alarms 2.55 -> 1.91 at 1%: not
 #: kept.)
 RUN_AGREE_Z = 3.5
+#: A settled segment with a night more than this many noises off its level holds strays (a
+#: confirmed burst and the nights back after it); a run there within ``nightly_floor`` noises
+#: of the level before the segment is a return (``runs._returns``). Training seed 1 of
+#: ``bench_kinds.py`` (20 series a cell, with the mixture of ``MODE_DIFF_SHARE``): bursty false
+#: alarms 1.24 -> 1.13 / 1.11 / 1.09 / 1.09 / 1.07 per 100 at 3.5 / 3 / 1.5 / 1 / 0 (always),
+#: two-level 1.04 -> 0.96 / 0.94 / 0.82 / 0.70 / 0.70, drops of 10% found as before and the
+#: other kinds unchanged; real histories F1 0.759 -> 0.759 / 0.769 / 0.774 / 0.766 / 0.766,
+#: false alarms 0.34 -> 0.34 / 0.29 / 0.27 / 0.27 / 0.27, drops 16 of 22 down to 1.5, 15 below
+#: it. (Every young segment's run checked against the level before it up to 10-12 nights,
+#: rather than ``SETTLED``, cost real drops: F1 0.747-0.752.)
+RETURN_STRAY_Z = 1.5
 
 # ---- Two-level runners (rules.stats.modes)
 
