@@ -147,3 +147,19 @@ def test_the_nights_back_after_a_confirmed_burst_are_no_change(
     assert not any(improved())
     monkeypatch.setattr(runs, "RETURN_STRAY_Z", np.inf)  # no segment holds strays
     assert any(improved())  # so the test can fail
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [55.0] * 30,  # constant
+        [55.0] * 12 + [40.0] * 6 + [55.0] * 8,  # constant, a stay elsewhere, and back
+        [55.0, 40.0, 55.0, 40.0],  # too short for a level
+        [55.0],
+    ],
+)
+def test_constant_and_short_histories_are_judged_without_a_return_or_a_failure(
+    history: list[float],
+) -> None:
+    judged = [judge_latest(history[: i + 1]) for i in range(len(history))]
+    assert not judged[-1].regressed and not judged[-1].improved
