@@ -9,8 +9,11 @@ the two parts), kept only when
 
 * each mode holds at least ``MIN_MODE_SHARE`` of the nights and ``MIN_MODE_NIGHTS`` of them,
 * the modes are at least ``MODE_SEPARATION`` within-mode spreads apart (the pooled scaled MAD
-  around each night's mode: a mode's own spread, not the mixture's), and each mode's own
-  spread is at most ``MODE_SPREAD`` times that pooled spread (scattered bad nights are no mode),
+  around each night's mode: a mode's own spread, not the mixture's), and as many times
+  ``MODE_DIFF_SHARE`` of the night-to-night noise (one noisy level split in two has parts
+  about half its noise wide, a sticky runner's nights mostly follow a night at the same
+  mode), and each mode's own spread is at most ``MODE_SPREAD`` times the pooled spread
+  (scattered bad nights are no mode),
 * the history went from one mode to the other at least ``MIN_SWITCHES`` times in time order
   (one switch is a change of level, the detector's business, not a mixture).
 
@@ -39,6 +42,7 @@ from rules.stats.constants import (
     MIN_MODE_NIGHTS,
     MIN_MODE_SHARE,
     MIN_SWITCHES,
+    MODE_DIFF_SHARE,
     MODE_SEPARATION,
     MODE_SPREAD,
 )
@@ -99,6 +103,16 @@ def _mad(values: FloatArray, center: float) -> float:
     return MAD_SCALE * fast_median(np.abs(values - center))
 
 
+def _night_to_night(history: FloatArray) -> float:
+    """The noise of one night read from night-to-night differences (scaled MAD / sqrt 2).
+
+    On a sticky two-level runner most nights follow a night at the same mode, so this is the
+    within-mode noise; one level split in two has within-part spreads of about half its noise,
+    and this says how far its "modes" really are apart.
+    """
+    return MAD_SCALE * fast_median(np.abs(np.diff(history))) / math.sqrt(2)
+
+
 def two_modes(history: FloatArray, floor: float = 0.0) -> Modes | None:
     """The two modes of ``history`` (oldest first), or None when it is not two-level.
 
@@ -118,7 +132,8 @@ def two_modes(history: FloatArray, floor: float = 0.0) -> Modes | None:
     spread = max(MAD_SCALE * fast_median(np.abs(resid)), floor * abs(fast_median(history)))
     own = max(_mad(ordered[:cut], low), _mad(ordered[cut:], high))
     stays = 1 + int(np.count_nonzero(is_low[1:] != is_low[:-1]))
-    if not spread > 0 or high - low < MODE_SEPARATION * spread or own > MODE_SPREAD * spread:
+    unit = max(spread, MODE_DIFF_SHARE * _night_to_night(history))
+    if not spread > 0 or high - low < MODE_SEPARATION * unit or own > MODE_SPREAD * spread:
         return None
     if stays - 1 < MIN_SWITCHES:
         return None

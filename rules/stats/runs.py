@@ -18,7 +18,9 @@ a row, but four such nights together are far beyond noise. So a run of ``k`` nig
 
 The run is judged against the level of the segment before it. The segment is the state the
 gate carries from night to night (``replay``): where its last confirmed change started, so a
-change confirmed once is not forgotten when later nights widen the old segment's spread.
+change confirmed once is not forgotten when later nights widen the old segment's spread. A
+run that goes back to the level before a segment holding stray nights (a burst confirmed,
+then the nights after it) is a return, not a change (``_returns``).
 
 The fixed numbers (``MIN_LEVEL``, ``SETTLED``, ``KNOWN_NOISE_POINTS``, the ``SUM_*`` of
 ``sum_spread``, ``REPLAY_NIGHTS``, ``POINT_GRID``) are in ``rules.stats.constants``, each with
@@ -41,6 +43,7 @@ from rules.stats.constants import (
     MIN_LEVEL,
     POINT_GRID,
     REPLAY_NIGHTS,
+    RETURN_STRAY_Z,
     RUN_SE_STEPS,
     SETTLED,
     SUM_CLIP,
@@ -134,10 +137,33 @@ def _run_confirms(
     if not _confirms(z, level, opts, values[level.start : end]):
         return False
     prior = _prior(values, level, noise, opts)
-    if prior is None or not _usable(prior):
+    if prior is None:
+        return not _returns(values, z.size, level, noise, opts)
+    if not _usable(prior):
         return True
     against_prior = _signed_z(values[end:], prior, sign, opts.min_effect)
     return _confirms(against_prior, prior, opts, values[prior.start : level.start])
+
+
+def _returns(values: FloatArray, k: int, level: Level, noise: float, opts: GateOptions) -> bool:
+    """Whether the ``k``-night run goes back to the level before a settled segment with strays.
+
+    A burst the gate confirmed starts a segment of its slow nights and the nights after it
+    (back at the old level): its level is neither, and the run back is beyond it on every
+    night. A segment with a night more than ``RETURN_STRAY_Z`` noises off its level is such a
+    mix, or a real one; a run there whose median is within ``nightly_floor`` noises of the
+    level before the segment (its last ``SETTLED`` nights) is a return, not a change.
+    """
+    if level.start == 0 or level.n < SETTLED:  # unsettled: ``_prior`` judges it
+        return False
+    segment = values[level.start : level.start + level.n]
+    if bool(np.all(np.abs(segment - level.level) <= RETURN_STRAY_Z * level.scale)):
+        return False
+    before = level_of(values[: level.start], max(0, level.start - SETTLED), noise, opts.noise_floor)
+    if not _usable(before):
+        return False
+    back = abs(float(np.median(values[values.size - k :])) - before.level)
+    return back <= opts.nightly_floor * before.scale
 
 
 def lowest_spread(k: int) -> float:

@@ -9,19 +9,28 @@ false alarms per 100 stable nights, and for the gate the drops of 10% or more fo
 3 nights. The peers are tuned per noise level on the training seed's series of every kind;
 the figures are on ``noise_kinds.HELD_OUT_SEED``, which no setting was chosen on.
 
+The peers' tuning and alerts do not change while the gate is tuned, and they cost 9-15 minutes
+a run, so they are kept in a cache directory (``$ROOFGUARD_BENCH_CACHE``, else
+``~/.cache/roofguard-bench``; ``--no-cache`` ignores it): keyed by a hash of what they are
+computed from (the series' values, the method, its parameters and the grids), so a change of
+the generator or of a peer's code path that changes its inputs computes them again.
+
 The frontier column says whether the gate is on it: F1 at least every peer's, and false alarms
 at most those of every peer whose recall is at least half the gate's (a peer that hardly
 alerts is quiet, not better).
 
-Run: ``python tests/bench/bench_kinds.py [--series 40] [--gate-only] [--markdown FILE]``
-(``--series``: per kind and noise level; ``--gate-only`` skips the peers, for tuning).
+Run: ``python tests/bench/bench_kinds.py [--series 40] [--gate-only] [--no-cache]
+[--markdown FILE]`` (``--series``: per kind and noise level; ``--gate-only`` skips the peers).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +55,55 @@ from tables import publish
 
 BIG_DROP = -0.10  # "drops of 10% or more": magnitude at most this
 Runs = dict[str, list[np.ndarray]]
+#: Bumped when a peer's code changes in a way its inputs do not show (it empties the cache).
+CACHE_VERSION = 1
+
+
+def cache_dir() -> Path | None:
+    """Where the peers' results are kept (None: ``--no-cache``)."""
+    if os.environ.get("ROOFGUARD_BENCH_CACHE") == "":
+        return None
+    default = Path.home() / ".cache" / "roofguard-bench"
+    return Path(os.environ.get("ROOFGUARD_BENCH_CACHE", default))
+
+
+def _key(*parts: object, series: Sequence[np.ndarray] = ()) -> str:
+    digest = hashlib.sha256(repr((CACHE_VERSION, parts)).encode())
+    for values in series:
+        digest.update(np.ascontiguousarray(values, dtype=float).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def cached(key: str, compute: Callable[[], object]) -> object:
+    """``compute()``, or what it gave before under ``key`` (JSON in ``cache_dir``)."""
+    folder = cache_dir()
+    path = folder / f"{key}.json" if folder else None
+    if path is not None and path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
+    value = compute()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value), encoding="utf-8")
+    return value
+
+
+def peer_alerts(
+    name: str,
+    params: object,
+    alerts: Callable[[np.ndarray], np.ndarray],
+    values: Sequence[np.ndarray],
+) -> list[np.ndarray]:
+    """One peer's alerts on every series (cached by the series' values and the parameters)."""
+    flags = cached(
+        _key("alerts", name, params, series=values),
+        lambda: [np.flatnonzero(alerts(v)).tolist() for v in values],
+    )
+    out = []
+    for v, hits in zip(values, flags, strict=True):  # type: ignore[call-overload]
+        row = np.zeros(v.size, dtype=bool)
+        row[hits] = True
+        out.append(row)
+    return out
 
 
 def labelled(series: Sequence[KindSeries]) -> list[Labelled]:
@@ -67,13 +125,19 @@ def tune(train_seed: int, count: int) -> dict[float, Peers]:
     tuned = {}
     for noise in NOISES:
         train = [s for k in KINDS for s in make_kind_dataset(train_seed, noise, k, count)]
-        params = tune_per_noise(train, OTAVA_GRID, otava)
-        online = labelled(train)
-        ratio = max(
-            RATIO_GRID, key=lambda r: score(online, [ratio_alerts(r)(s.values) for s in online]).f1
-        )
-        tuned[noise] = Peers(params, ratio)  # type: ignore[arg-type]
+        key = _key("tune", OTAVA_GRID, RATIO_GRID, series=[s.values for s in train])
+        pvalue, magnitude, ratio = cached(key, lambda train=train: _tune_one(train))  # type: ignore[misc]
+        tuned[noise] = Peers((pvalue, magnitude), ratio)
     return tuned
+
+
+def _tune_one(train: list[KindSeries]) -> list[float]:
+    params = tune_per_noise(train, OTAVA_GRID, otava)
+    online = labelled(train)
+    ratio = max(
+        RATIO_GRID, key=lambda r: score(online, [ratio_alerts(r)(s.values) for s in online]).f1
+    )
+    return [*params, ratio]  # type: ignore[misc]
 
 
 def runs(series: list[Labelled], peers: Peers | None) -> Runs:
@@ -81,9 +145,11 @@ def runs(series: list[Labelled], peers: Peers | None) -> Runs:
     values = [s.values for s in series]
     out: Runs = {"roofguard gate": roofguard_alerts(values)}
     if peers is not None:
-        out["conbench z-score"] = [conbench_alerts(v) for v in values]
-        out["Apache Otava (prefix)"] = [otava_alerts(*peers.otava)(v) for v in values]
-        out["fixed ratio"] = [ratio_alerts(peers.ratio)(v) for v in values]
+        out["conbench z-score"] = peer_alerts("conbench", (), conbench_alerts, values)
+        otava_run = otava_alerts(*peers.otava)
+        out["Apache Otava (prefix)"] = peer_alerts("otava", peers.otava, otava_run, values)
+        ratio_run = ratio_alerts(peers.ratio)
+        out["fixed ratio"] = peer_alerts("ratio", peers.ratio, ratio_run, values)
     return out
 
 
@@ -147,8 +213,11 @@ def main() -> None:
     parser.add_argument("--train-seed", type=int, default=1)
     parser.add_argument("--test-seed", type=int, default=HELD_OUT_SEED)
     parser.add_argument("--gate-only", action="store_true", help="the gate alone (no peers)")
+    parser.add_argument("--no-cache", action="store_true", help="compute the peers again")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = parser.parse_args()
+    if args.no_cache:
+        os.environ["ROOFGUARD_BENCH_CACHE"] = ""
     publish(
         lambda: report(args.series, args.train_seed, args.test_seed, args.gate_only),
         args.markdown,

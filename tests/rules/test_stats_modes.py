@@ -51,6 +51,14 @@ def test_short_constant_one_step_and_one_level_histories_have_no_modes(
     assert two_modes(history) is None
 
 
+@pytest.mark.parametrize("seed", [3, 5, 9])
+def test_one_noisy_level_split_in_two_is_no_two_modes(seed: int) -> None:
+    """Split at its middle, one level at 4% noise has parts about half its noise wide, so
+    its "modes" look far apart in their own spreads; in night-to-night noise they are not."""
+    history = 70.0 * (1 + 0.04 * np.random.default_rng(seed).standard_normal(40))
+    assert two_modes(history) is None
+
+
 def test_a_night_at_the_other_mode_is_no_suspect_and_says_why() -> None:
     judged = judge_latest(np.append(two_level(), 62.3))
     assert not judged.suspect and not judged.regressed

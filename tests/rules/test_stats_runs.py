@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rules.stats import GateOptions, judge_latest
+from rules.stats import GateOptions, judge_latest, runs
 from rules.stats.levels import level_of
 from rules.stats.runs import (
     KNOWN_NOISE_POINTS,
@@ -127,3 +127,39 @@ def test_sums_of_persistent_nights_spread_wider_than_independent_ones() -> None:
     assert two == 1.0 and all(0.8 <= s < 1.0 for s in longer)  # a little less, never < 0.8
     short = persistent[:7]
     assert sum_spread(short, level_of(short, 0, night_noise(short), 0.002), 3) == 1.0
+
+
+BURST_AND_BACK = [46.3, 45.3, 51.9, 36.1, 55.0, 54.6, 55.3, 55.5, 54.4, 54.7]
+
+
+def test_the_nights_back_after_a_confirmed_burst_are_no_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A burst confirmed as a drop starts a segment of its slow nights and the nights after
+    it; the run back to the old level is a return, not an improvement (``_returns``)."""
+    quiet = noisy(29, noise=0.005, seed=2, level=54.8)
+
+    def improved() -> list[bool]:
+        history = [*quiet, *BURST_AND_BACK]
+        return [judge_latest(history[: 31 + i]).improved for i in range(len(BURST_AND_BACK) - 1)]
+
+    assert judge_latest([*quiet, *BURST_AND_BACK[:2]]).regressed  # the burst passes for a drop
+    assert not any(improved())
+    monkeypatch.setattr(runs, "RETURN_STRAY_Z", np.inf)  # no segment holds strays
+    assert any(improved())  # so the test can fail
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [55.0] * 30,  # constant
+        [55.0] * 12 + [40.0] * 6 + [55.0] * 8,  # constant, a stay elsewhere, and back
+        [55.0, 40.0, 55.0, 40.0],  # too short for a level
+        [55.0],
+    ],
+)
+def test_constant_and_short_histories_are_judged_without_a_return_or_a_failure(
+    history: list[float],
+) -> None:
+    judged = [judge_latest(history[: i + 1]) for i in range(len(history))]
+    assert not judged[-1].regressed and not judged[-1].improved
