@@ -26,7 +26,7 @@ from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
 from rules.gated import GateDecisions, decide
-from rules.groups import GroupFigures
+from rules.groupverdict import group_verdict
 from rules.kernelbaselines import kernel_baselines
 from rules.kernelrows import findings_by_kernel, missing_verdicts, summarised_row
 from rules.levelstore import LevelCache, StoredLevels
@@ -34,7 +34,6 @@ from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import Level
 from rules.summary import summarise
 from rules.timing import (
-    median_time,
     ratio,
     run_baseline,
     sparkline_values,
@@ -221,58 +220,6 @@ def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, 
         return () if percent is None else (float(percent),)
     placed = [ctx.placements[key], *(p[key] for p in ctx.rerun_placements if key in p)]
     return tuple(float(p.percent_of_roof) for p in placed if p.percent_of_roof is not None)
-
-
-def _group_baseline(
-    gate: GateDecisions, figures: GroupFigures, metric: str, current: float | None
-) -> tuple[BaselineSummary, slice | None]:
-    """A group's baseline of ``metric``: the gate's segment when the gate judged it."""
-    values = figures.history[metric].to_numpy(dtype=float)
-    gated = gate.get(metric, figures.key)
-    rows = gated.rows(values) if gated else None
-    commits = [str(c) for c in figures.history["commit"]]
-    summary, _ = summarise(values, current, metric=metric, commits=commits, rows=rows)
-    return summary, rows
-
-
-def _at_gate_level(summary: BaselineSummary, gate: GateDecisions, key: str) -> BaselineSummary:
-    """The MFU baseline at the level the gate judged it against, like the percent-of-roof cell.
-
-    The percent-of-roof baseline of a group with a finding shows the gate's level over the
-    segment; an MFU "was" taken as the median of the newest runs beside it read differently
-    (71.8% beside 71.9% for the same GEMMs).
-    """
-    decision = gate.get("mfu", key)
-    if decision is None or not decision.judgement.enough or summary.center is None:
-        return summary
-    judged = decision.judgement
-    return summary.model_copy(update={"center": judged.level, "spread": judged.noise})
-
-
-def group_verdict(ctx: RuleContext, figures: GroupFigures, gate: GateDecisions) -> GroupVerdict:
-    """A group's figures and baselines."""
-    pct_summary, rows = _group_baseline(gate, figures, "percent_of_roof", figures.percent_of_roof)
-    mfu_summary = _at_gate_level(
-        _group_baseline(gate, figures, "mfu", figures.mfu)[0], gate, figures.key
-    )
-    base_time = median_time(figures.history["time_s"].iloc[rows or slice(None)])
-    pct_summary = pct_summary.model_copy(update={"time_s": base_time})
-    group = figures.group
-    return GroupVerdict(
-        name=group.name,
-        kernels=figures.keys,
-        time_s=figures.time_s,
-        time_share=figures.time_s / ctx.total_time_s if ctx.total_time_s else 0.0,
-        percent_of_roof=figures.percent_of_roof,
-        mfu=figures.mfu,
-        mfu_precision=figures.precision,
-        time_ratio=ratio(figures.time_s, base_time),
-        regime=group.regime,
-        target_percent=group.target_percent,
-        owners=group.owners,
-        baseline=pct_summary if pct_summary.n else None,
-        mfu_baseline=mfu_summary if mfu_summary.n else None,
-    )
 
 
 def _worst_first(kernels: list[KernelVerdict], findings: Sequence[Finding]) -> list[KernelVerdict]:
