@@ -25,13 +25,8 @@ from service.progress import stage
 from service.store.batch_place import place_chunk
 from service.store.bulk import CHUNK
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
-from service.store.ids import device_id, identity_of_columns, kernel_ids, repo_id
-from service.store.ingest import (
-    IngestResult,
-    _insert_run,
-    _run_row,
-    find_run,
-)
+from service.store.ids import identity_of_columns, kernel_ids
+from service.store.ingest import IngestResult, insert_run_row
 from service.store.sessions import StoreSession as Session
 
 #: Runs of this many kernels show each long step on a terminal (as ``ingest``'s).
@@ -67,21 +62,11 @@ def _ingest(
     assert head.repo is not None  # checked by ingest_columns
     with _stage(count, "hashing the run's content"):
         record, digest = identity_of_columns(columns)
-    existing = find_run(session=session, repo=head.repo, content_hash=digest)
-    if existing is not None:
-        return IngestResult(existing, False, digest, count)
-    rid = repo_id(session=session, repo=head.repo, create=True)
-    did = device_id(session=session, device=roof.device, create=True)
-    assert rid is not None and did is not None  # created above
-    row = _run_row(
-        head, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
-    )
-    run_id = _insert_run(session, row)
-    del row, record  # hundreds of bytes a kernel, stored now: not held while the rows are made
-    if run_id is None:  # another process stored the same content meanwhile
-        existing = find_run(session=session, repo=head.repo, content_hash=digest)
-        assert existing is not None
-        return IngestResult(existing, False, digest, count)
+    row = insert_run_row(session, head, roof=roof, trusted=trusted, digest=digest, record=record)
+    del record  # hundreds of bytes a kernel, stored now: not held while the rows are made
+    run_id, rid = row
+    if rid is None:
+        return IngestResult(run_id, False, digest, count)
     with _stage(count, "storing the kernels' identities"):
         names = {k: n for c in columns.chunks for k, n in zip(c.keys, c.names, strict=True)}
         ids = kernel_ids(session=session, repo_id=rid, kernels=names)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import sqlalchemy as sa
 
@@ -183,23 +184,48 @@ def _ingest(
     assert run.repo is not None  # checked by ingest_run
     with _stage(run, "hashing the run's content"):
         record, digest = identity(run)
+    row = insert_run_row(session, run, roof=roof, trusted=trusted, digest=digest, record=record)
+    del record  # hundreds of bytes a kernel, stored now: not held while the rows are made
+    run_id, rid = row
+    if rid is None:
+        return IngestResult(run_id, False, digest, len(run.kernels))
+    _insert_measurements(session, run, placements, run_id=run_id, repo=rid, roof=roof)
+    return IngestResult(run_id, True, digest, len(run.kernels))
+
+
+class RunRow(NamedTuple):
+    """The run's row: its id, and its repository's id when this ingest created it (else None)."""
+
+    run_id: int
+    repo_id: int | None
+
+
+def insert_run_row(
+    session: StoreSession, run: RunRecord, *, roof: Roof, trusted: bool, digest: str, record: str
+) -> RunRow:
+    """Insert ``run``'s row (its content ``record``, hashed ``digest``) unless it is stored.
+
+    The stored run with the same content is returned instead (``repo_id`` None), also when
+    another process stored it between the look and the insert.
+    """
+    assert run.repo is not None
     existing = find_run(session=session, repo=run.repo, content_hash=digest)
     if existing is not None:
-        return IngestResult(existing, False, digest, len(run.kernels))
+        return RunRow(existing, None)
     rid = repo_id(session=session, repo=run.repo, create=True)
     did = device_id(session=session, device=roof.device, create=True)
     assert rid is not None and did is not None  # created above
-    row = _run_row(
-        run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
+    run_id = _insert_run(
+        session,
+        _run_row(
+            run, repo=rid, device=did, roof=roof, trusted=trusted, digest=digest, record=record
+        ),
     )
-    run_id = _insert_run(session, row)
-    del row, record  # hundreds of bytes a kernel, stored now: not held while the rows are made
     if run_id is None:  # another process stored the same content meanwhile
         existing = find_run(session=session, repo=run.repo, content_hash=digest)
         assert existing is not None
-        return IngestResult(existing, False, digest, len(run.kernels))
-    _insert_measurements(session, run, placements, run_id=run_id, repo=rid, roof=roof)
-    return IngestResult(run_id, True, digest, len(run.kernels))
+        return RunRow(existing, None)
+    return RunRow(run_id, rid)
 
 
 def _insert_measurements(
