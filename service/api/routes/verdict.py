@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from rules import KernelStatus
 from service.api.deps import AuthDep, SessionDep, SettingsDep, StateDep
@@ -27,50 +27,19 @@ _Statuses = Annotated[
 ]
 
 
-@router.get("/runs/{run_id}/verdict", response_model=CheckResultPublic, responses=ERRORS)
-def read_verdict(
+def stored_verdict(
     request: Request,
     run_id: RunId,
     session: SessionDep,
     grant: AuthDep,
     state: StateDep,
     settings: SettingsDep,
-) -> Response:
-    """The verdict on one run (as the upload answered it, against today's baseline)."""
-    readable_run(session, grant, run_id)
-    body = _verdict_body(request, run_id, session, state, settings)
-    return Response(body, media_type="application/json")  # stored as validated JSON
-
-
-@router.get("/runs/{run_id}/verdict/kernels", response_model=VerdictKernelsPublic, responses=ERRORS)
-def read_verdict_kernels(
-    request: Request,
-    run_id: RunId,
-    session: SessionDep,
-    grant: AuthDep,
-    state: StateDep,
-    settings: SettingsDep,
-    status: _Statuses = None,
-    limit: Limit = 1000,
-    offset: Offset = 0,
-) -> Response:
-    """The verdict's kernels a page at a time, in the verdict's order, filtered by status."""
-    readable_run(session, grant, run_id)
-    kernels = json.loads(_verdict_body(request, run_id, session, state, settings))["verdict"][
-        "kernels"
-    ]
-    if status:
-        wanted = {s.value for s in status}
-        kernels = [k for k in kernels if k["status"] in wanted]
-    page = kernels[offset : offset + limit]
-    body = {"run_id": run_id, "total": len(kernels), "count": len(page), "data": page}
-    return Response(json.dumps(body, separators=(",", ":")), media_type="application/json")
-
-
-def _verdict_body(
-    request: Request, run_id: int, session: SessionDep, state: StateDep, settings: SettingsDep
 ) -> str:
-    """The verdict's JSON (``CheckResultPublic``): stored while nothing it shows changed."""
+    """Run ``run_id``'s verdict JSON (``CheckResultPublic``), when the token may read the run.
+
+    Stored while nothing it shows changed (``cached_view``).
+    """
+    readable_run(session, grant, run_id)
     base = base_url(request, settings)
 
     def render() -> str:
@@ -93,3 +62,30 @@ def _verdict_body(
         render=render,
         extra=f"{base} {settings.public_url}",
     )
+
+
+_StoredVerdict = Annotated[str, Depends(stored_verdict)]
+
+
+@router.get("/runs/{run_id}/verdict", response_model=CheckResultPublic, responses=ERRORS)
+def read_verdict(run_id: RunId, body: _StoredVerdict) -> Response:
+    """The verdict on one run (as the upload answered it, against today's baseline)."""
+    return Response(body, media_type="application/json")  # stored as validated JSON
+
+
+@router.get("/runs/{run_id}/verdict/kernels", response_model=VerdictKernelsPublic, responses=ERRORS)
+def read_verdict_kernels(
+    run_id: RunId,
+    body: _StoredVerdict,
+    status: _Statuses = None,
+    limit: Limit = 1000,
+    offset: Offset = 0,
+) -> Response:
+    """The verdict's kernels a page at a time, in the verdict's order, filtered by status."""
+    kernels = json.loads(body)["verdict"]["kernels"]
+    if status:
+        wanted = {s.value for s in status}
+        kernels = [k for k in kernels if k["status"] in wanted]
+    page = kernels[offset : offset + limit]
+    answer = {"run_id": run_id, "total": len(kernels), "count": len(page), "data": page}
+    return Response(json.dumps(answer, separators=(",", ":")), media_type="application/json")
