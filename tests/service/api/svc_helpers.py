@@ -6,17 +6,45 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import uvicorn
+from factories import make_run
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
-from collectors.schema import RunRecord
+from collectors.schema import KernelRecord, RunRecord
 from service.settings import Settings
 from service.store.db import session_scope
 from service.store.tokens import Permission, create_token
+
+#: The first night of the service tests' nightly runs.
+NIGHT = datetime(2026, 11, 1, 3, 0, tzinfo=UTC)
+
+
+def nightly_run(repo: str, night: int, kernels: list[KernelRecord]) -> RunRecord:
+    """Night ``night``'s nightly run of ``repo`` (its own commit and timestamp)."""
+    return make_run(
+        repo=repo,
+        commit=f"{night:07x}aa",
+        timestamp=NIGHT + timedelta(days=night),
+        kernels=kernels,
+    )
+
+
+def pr_run(repo: str, kernels: list[KernelRecord]) -> RunRecord:
+    """Pull request 7's run of ``repo``, after nine nights."""
+    return make_run(
+        repo=repo,
+        commit="badc0de",
+        kind="pr",
+        pull_request=7,
+        branch="feature",
+        timestamp=NIGHT + timedelta(days=9),
+        kernels=kernels,
+    )
 
 
 @dataclass

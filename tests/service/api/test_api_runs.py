@@ -6,16 +6,13 @@ import csv
 import io
 import json
 import logging
-from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
 from factories import make_kernel, make_run
-from svc_helpers import Service, auth
+from svc_helpers import Service, auth, nightly_run, pr_run
 
 from service.store.tables import Run
-
-NIGHT = datetime(2026, 11, 1, 3, 0, tzinfo=UTC)
 
 
 def kernels(slowdown: float = 1.0, n: int = 3):
@@ -26,12 +23,7 @@ def kernels(slowdown: float = 1.0, n: int = 3):
 
 
 def nightly(repo: str, night: int, slowdown: float = 1.0):
-    return make_run(
-        repo=repo,
-        commit=f"{night:07x}aa",
-        timestamp=NIGHT + timedelta(days=night),
-        kernels=kernels(slowdown),
-    )
+    return nightly_run(repo, night, kernels(slowdown))
 
 
 def runs_stored(service: Service, repo: str) -> int:
@@ -64,15 +56,7 @@ def test_a_regressed_pr_fails_against_its_nightly_baseline(service, repo) -> Non
     token = service.token(repo)
     for night in range(8):
         assert service.upload(nightly(repo, night), token).status_code == 201
-    pr = make_run(
-        repo=repo,
-        commit="badc0de",
-        kind="pr",
-        pull_request=7,
-        branch="feature",
-        timestamp=NIGHT + timedelta(days=9),
-        kernels=kernels(slowdown=1.6),
-    )
+    pr = pr_run(repo, kernels(slowdown=1.6))
     result = service.upload(pr, token).json()
     assert result["verdict"]["conclusion"] == "fail"
     failing = {f["kernel"] for f in result["verdict"]["findings"] if f["severity"] == "fail"}
@@ -301,15 +285,7 @@ def test_upload_may_choose_its_baseline(service, repo) -> None:
     token = service.token(repo)
     for night in range(8):
         service.upload(nightly(repo, night), token)
-    pr = make_run(
-        repo=repo,
-        commit="badc0de",
-        kind="pr",
-        pull_request=7,
-        branch="feature",
-        timestamp=NIGHT + timedelta(days=9),
-        kernels=kernels(slowdown=1.6),
-    )
+    pr = pr_run(repo, kernels(slowdown=1.6))
     h = {**auth(token), "Content-Type": "application/json"}
     other = service.client.post(
         "/api/v1/runs", params={"base_branch": "release"}, content=pr.model_dump_json(), headers=h

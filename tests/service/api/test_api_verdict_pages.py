@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
-from factories import make_kernel, make_run
-from svc_helpers import Service, auth
-
-NIGHT = datetime(2026, 11, 1, 3, 0, tzinfo=UTC)
+from factories import make_kernel
+from svc_helpers import Service, auth, nightly_run, pr_run
 
 
 def kernels(slowed: int = 0, n: int = 7):
@@ -20,23 +16,8 @@ def kernels(slowed: int = 0, n: int = 7):
 
 def judged_pr(service: Service, repo: str, token: str) -> dict:
     for night in range(8):
-        run = make_run(
-            repo=repo,
-            commit=f"{night:07x}aa",
-            timestamp=NIGHT + timedelta(days=night),
-            kernels=kernels(),
-        )
-        assert service.upload(run, token).status_code == 201
-    pr = make_run(
-        repo=repo,
-        commit="badc0de",
-        kind="pr",
-        pull_request=7,
-        branch="feature",
-        timestamp=NIGHT + timedelta(days=9),
-        kernels=kernels(slowed=3),
-    )
-    return service.upload(pr, token).json()
+        assert service.upload(nightly_run(repo, night, kernels()), token).status_code == 201
+    return service.upload(pr_run(repo, kernels(slowed=3)), token).json()
 
 
 def page(service: Service, run_id: int, token: str, **params) -> dict:
