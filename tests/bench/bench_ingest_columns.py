@@ -18,7 +18,6 @@ import itertools
 import resource
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,13 +25,14 @@ from typing import Any
 
 import sqlalchemy as sa
 from bench_collect_scale import WRITERS
+from bench_ingest_scale import reference_run
 from bench_store import ROOF
 
 from collectors import RunColumns, collect_columns
 from service.store.batch_ingest import _COLUMNS, _measurement_rows, ingest_columns
 from service.store.db import session_scope
-from service.store.ids import device_id, key_hash, repo_id
-from service.store.tables import Kernel, Measurement, Run, table_of
+from service.store.ids import device_id, key_hash
+from service.store.tables import Kernel, Measurement, table_of
 
 
 def _read(path: Path, night: int) -> RunColumns:
@@ -55,25 +55,9 @@ def _ingest(engine: sa.Engine, columns: RunColumns) -> None:
 
 def _bare(engine: sa.Engine, columns: RunColumns) -> None:
     """Reference: the same rows, ids assigned beforehand, one bare write per table."""
-    kernels_t, meas_t, runs_t = table_of(Kernel), table_of(Measurement), table_of(Run)
+    kernels_t, meas_t = table_of(Kernel), table_of(Measurement)
     with session_scope(engine) as session:
-        rid = repo_id(session=session, repo="bench/reference", create=True)
-        assert rid is not None
-        top = sa.select(sa.func.coalesce(sa.func.max(kernels_t.c.id), 0))
-        base = int(session.execute(top).scalar_one())
-        run_row = {
-            "repo_id": rid,
-            "device_id": 1,
-            "kind": "nightly",
-            "timestamp": datetime.now(UTC),
-            "roof_source": "datasheet",
-            "roof_label": "x",
-            "roof_json": {},
-            "content_hash": uuid.uuid4().hex,
-            "record_json": "{}",
-            "created_at": datetime.now(UTC),
-        }
-        run_id = session.execute(sa.insert(runs_t).returning(runs_t.c.id), run_row).scalar_one()
+        rid, base, run_id = reference_run(session)
         ids = {k: base + i + 1 for i, k in enumerate(columns.keys())}
         kernel_rows = (
             (ids[k], rid, k, key_hash(k), n)

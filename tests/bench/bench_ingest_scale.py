@@ -98,32 +98,34 @@ def ingest(engine: sa.Engine, run: Any, placements: dict[str, Placement]) -> Non
         assert ingest_run(session=session, run=run, placements=placements, roof=ROOF).created
 
 
+def reference_run(session: Any) -> tuple[int, int, int]:
+    """The bare writes' run: its repository id, the highest kernel id yet, and its id."""
+    kernels_t, runs_t = table_of(Kernel), table_of(Run)
+    rid = repo_id(session=session, repo="bench/reference", create=True)
+    assert rid is not None
+    top = sa.select(sa.func.coalesce(sa.func.max(kernels_t.c.id), 0))
+    base = int(session.execute(top).scalar_one())
+    run_row = {
+        "repo_id": rid,
+        "device_id": 1,
+        "kind": "nightly",
+        "timestamp": datetime.now(UTC),
+        "roof_source": "datasheet",
+        "roof_label": "x",
+        "roof_json": {},
+        "content_hash": uuid.uuid4().hex,
+        "record_json": "{}",
+        "created_at": datetime.now(UTC),
+    }
+    run_id = session.execute(sa.insert(runs_t).returning(runs_t.c.id), run_row).scalar_one()
+    return rid, base, int(run_id)
+
+
 def bare_executemany(engine: sa.Engine, run: Any, placements: dict[str, Placement]) -> None:
     """Reference: the same rows, two plain executemany calls, ids assigned beforehand."""
-    kernels_t, meas_t, runs_t = table_of(Kernel), table_of(Measurement), table_of(Run)
+    kernels_t, meas_t = table_of(Kernel), table_of(Measurement)
     with session_scope(engine) as session:
-        rid = repo_id(session=session, repo="bench/reference", create=True)
-        assert rid is not None
-        base = int(
-            session.execute(
-                sa.select(sa.func.coalesce(sa.func.max(kernels_t.c.id), 0))
-            ).scalar_one()
-        )
-        run_id = session.execute(
-            sa.insert(runs_t).returning(runs_t.c.id),
-            {
-                "repo_id": rid,
-                "device_id": 1,
-                "kind": "nightly",
-                "timestamp": datetime.now(UTC),
-                "roof_source": "datasheet",
-                "roof_label": "x",
-                "roof_json": {},
-                "content_hash": uuid.uuid4().hex,
-                "record_json": "{}",
-                "created_at": datetime.now(UTC),
-            },
-        ).scalar_one()
+        rid, base, run_id = reference_run(session)
         rows = [
             {
                 "id": base + i + 1,
