@@ -8,7 +8,7 @@ that says what to do, and a failed transaction leaves nothing behind.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -177,14 +177,9 @@ def session_scope(engine: Engine, *, readonly: bool = False) -> Iterator[Session
     bind = _reader(engine) if readonly else engine
     session = Session(bind=bind, expire_on_commit=False)
     try:
-        yield session
-        session.commit()
-    except sa.exc.OperationalError as exc:
-        _roll_back(session)
-        raise unavailable(engine, exc) from exc
-    except BaseException:
-        _roll_back(session)
-        raise
+        with _rolled_back_on_error(engine, lambda: session):
+            yield session
+            session.commit()
     finally:
         session.close()
 
@@ -199,19 +194,32 @@ def core_scope(engine: Engine, *, readonly: bool = False) -> Iterator[CoreSessio
     bind = _reader(engine) if readonly else engine
     connection: sa.Connection | None = None
     try:
-        connection = bind.connect()
-        transaction = connection.begin()
-        yield CoreSession(connection)
-        transaction.commit()
-    except sa.exc.OperationalError as exc:
-        _roll_back(connection)
-        raise unavailable(engine, exc) from exc
-    except BaseException:
-        _roll_back(connection)
-        raise
+        with _rolled_back_on_error(engine, lambda: connection):
+            connection = bind.connect()
+            transaction = connection.begin()
+            yield CoreSession(connection)
+            transaction.commit()
     finally:
         if connection is not None:
             connection.close()
+
+
+@contextmanager
+def _rolled_back_on_error(
+    engine: Engine, transaction: Callable[[], Session | sa.Connection | None]
+) -> Iterator[None]:
+    """Roll ``transaction()`` back on any error; a database error is ``StoreUnavailable``.
+
+    ``transaction`` is called on the error: a connection is made inside the block.
+    """
+    try:
+        yield
+    except sa.exc.OperationalError as exc:
+        _roll_back(transaction())
+        raise unavailable(engine, exc) from exc
+    except BaseException:
+        _roll_back(transaction())
+        raise
 
 
 def _roll_back(session: Session | sa.Connection | None) -> None:
