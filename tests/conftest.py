@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from scratchdb import scratch_database
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The real-report corpus (real profiler and benchmark outputs, not part of the repository):
@@ -111,8 +111,6 @@ def corpus_dir() -> Path:
 def postgres_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this test process (each xdist worker has its own).
 
-    The name carries the worker and a random part: several checkouts may test against one
-    server at once, so a fixed name per worker would let one run drop another's database.
     Skips with a reason when ROOFGUARD_TEST_POSTGRES_URL is unset or the server does not
     answer; ROOFGUARD_REQUIRE_POSTGRES=1 (set by .ci/run) makes an unreachable server fail.
     """
@@ -132,14 +130,6 @@ def postgres_url() -> Iterator[str]:
         if os.environ.get("ROOFGUARD_REQUIRE_POSTGRES"):
             pytest.fail(reason)
         pytest.skip(reason)
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    name = f"roofguard_test_{worker}_{uuid.uuid4().hex[:8]}"
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.engine.make_url(base).set(database=name).render_as_string(hide_password=False)
-    try:
+    admin.dispose()
+    with scratch_database(base, "test") as url:
         yield url
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()

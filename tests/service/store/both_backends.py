@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from scratchdb import scratch_database
 
 from service.store.db import open_store
 
@@ -25,8 +26,9 @@ def both_backends_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iter
         yield engine
         engine.dispose()
         return
-    engine = open_store(request.getfixturevalue("postgres_url"))
-    yield engine
-    with engine.begin() as conn:  # a clean schema for the next test
-        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    engine.dispose()
+    # A database of its own, not the worker's: tests of another module sharing that one may be
+    # midway (their module's runs stored), as xdist interleaves modules on a worker.
+    with scratch_database(request.getfixturevalue("postgres_url"), "both") as url:
+        engine = open_store(url)
+        yield engine
+        engine.dispose()
