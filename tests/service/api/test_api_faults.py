@@ -6,11 +6,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
 import sqlalchemy as sa
 from load_driver import LoadResult, audit, big_run
+from scratchdb import scratch_database
 from svc_helpers import Service, start_live
 
 pytestmark = pytest.mark.postgres
@@ -22,9 +24,14 @@ KILL = sa.text(
 
 
 @pytest.fixture
-def db_url(postgres_url: str) -> str:
-    """PostgreSQL only (overrides the SQLite-or-PostgreSQL parameter of the folder)."""
-    return postgres_url
+def db_url(postgres_url: str) -> Iterator[str]:
+    """PostgreSQL only (overrides the SQLite-or-PostgreSQL parameter of the folder).
+
+    A database of this test alone: KILL cuts every connection to it, and the worker's shared
+    one may hold another module's live servers (xdist interleaves modules on a worker).
+    """
+    with scratch_database(postgres_url, "faults") as url:
+        yield url
 
 
 @pytest.fixture

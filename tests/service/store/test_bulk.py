@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 import sqlalchemy as sa
 from factories import make_kernel, make_run
+from scratchdb import scratch_database
 from store_cases import H100, count
 
 import service.store.bulk as bulk
@@ -31,19 +32,11 @@ def engine(request, tmp_path, monkeypatch):
         yield engine
         engine.dispose()
         return
-    url = request.getfixturevalue("postgres_url")
-    _clean_schema(url)  # the session's database: other tests' rows would be counted here
-    engine = open_store(url)
-    yield engine
-    engine.dispose()
-    _clean_schema(url)  # and a clean schema for the next test
-
-
-def _clean_schema(url: str) -> None:
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    engine.dispose()
+    # A database of its own: the worker's is shared with modules xdist interleaves.
+    with scratch_database(request.getfixturevalue("postgres_url"), "bulk") as url:
+        engine = open_store(url)
+        yield engine
+        engine.dispose()
 
 
 def big_run(night: int, kernels: range):

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import sqlalchemy as sa
+from scratchdb import scratch_database
 from store_cases import *  # noqa: F403  (the backend-independent cases)
 from store_cases import H100, count, nightly, store
 from test_repository_case import upgrade_merges_twins
@@ -21,25 +22,30 @@ pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-def engine(postgres_url):
-    engine = open_store(postgres_url)
+def store_url(postgres_url):
+    """A database of this test alone: the worker's is shared with modules xdist interleaves."""
+    with scratch_database(postgres_url, "store") as url:
+        yield url
+
+
+@pytest.fixture
+def engine(store_url):
+    engine = open_store(store_url)
     yield engine
-    with engine.begin() as conn:  # a clean schema for the next test
-        conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
     engine.dispose()
 
 
-def test_a_store_whose_migrations_are_behind_is_refused(engine, postgres_url):
+def test_a_store_whose_migrations_are_behind_is_refused(engine, store_url):
     store(engine, nightly(1))
     with engine.begin() as conn:
         conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0000'")
     with pytest.raises(StoreUnavailable, match="run `roofguard db upgrade`"):
-        open_store(postgres_url)
+        open_store(store_url)
     assert count(engine, "runs") == 1
 
 
-def test_a_locked_table_gives_one_clear_error_and_writes_nothing(engine, postgres_url):
-    quick = open_store(postgres_url, busy_timeout_s=0.2)
+def test_a_locked_table_gives_one_clear_error_and_writes_nothing(engine, store_url):
+    quick = open_store(store_url, busy_timeout_s=0.2)
     blocker = engine.connect()
     blocker.exec_driver_sql("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")  # another writer
     try:
@@ -79,10 +85,10 @@ def test_two_first_uploads_that_spell_the_repository_differently_share_one(engin
     assert len(owners) == 1, "both runs are in the one history"
 
 
-def test_the_upgrade_merges_repositories_that_differ_only_in_case(engine, postgres_url):
+def test_the_upgrade_merges_repositories_that_differ_only_in_case(engine, store_url):
     with engine.begin() as conn:  # the fixture's store is at head: start from nothing
         conn.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-    upgrade_merges_twins(postgres_url)
+    upgrade_merges_twins(store_url)
 
 
 def test_a_connection_cut_during_a_copy_read_is_store_unavailable(engine):
