@@ -165,14 +165,7 @@ def _stages(ctx: RuleContext) -> tuple[dict[str, float], Any]:
     lap("rules")
     done = summarise(ctx, gate) if summarise else None
     extra = (done,) if summarise else ()
-    by_kernel = getattr(engine, "findings_by_kernel", None)  # absent before it, too
-    of_kernel = by_kernel(findings) if by_kernel else {}
-    kernels = [
-        engine.kernel_verdict(
-            ctx, key, of_kernel.get(key, ()) if by_kernel else findings, gate, *extra
-        )
-        for key in ctx.kernels
-    ]
+    kernels = _rows(ctx, findings, gate, extra)
     kernels += engine.missing_verdicts(ctx, findings)
     lap("rows")
     groups = tuple(engine.group_verdict(ctx, f, gate) for f in ctx.groups.values())
@@ -181,6 +174,21 @@ def _stages(ctx: RuleContext) -> tuple[dict[str, float], Any]:
     times["evaluate"] = time.process_time() - first
     times["evaluate wall"] = time.perf_counter() - wall
     return times, verdict
+
+
+def _rows(ctx: RuleContext, findings: Any, gate: Any, extra: tuple[Any, ...]) -> list[Any]:
+    """The kernel rows as ``evaluate`` builds them in the tree measured."""
+    if hasattr(engine, "kernel_verdicts"):  # all rows in one call (absent before the columns)
+        rows: list[Any] = engine.kernel_verdicts(ctx, findings, gate, *extra)
+        return rows
+    by_kernel = getattr(engine, "findings_by_kernel", None)  # absent before the block rows
+    of_kernel = by_kernel(findings) if by_kernel else {}
+    return [
+        engine.kernel_verdict(
+            ctx, key, of_kernel.get(key, ()) if by_kernel else findings, gate, *extra
+        )
+        for key in ctx.kernels
+    ]
 
 
 def best(repeat: int, fn: Callable[[], dict[str, float]]) -> dict[str, float]:
