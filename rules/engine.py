@@ -41,6 +41,7 @@ from rules.timing import (
     time_fields,
     with_time,
 )
+from rules.trusted import trusted
 from rules.verdict import (
     BaselineSummary,
     Conclusion,
@@ -201,27 +202,25 @@ def kernel_verdicts(
         placement, decision = placements[key], decided.get(key)
         improved = decision is not None and decision.judgement.improved
         group = config.group_of(key, kernel.name, kernel.nvtx_range) if grouped else None
-        rows.append(
-            KernelVerdict(
-                key=key,
-                name=kernel.name,
-                group=group.name if group else None,
-                time_s=kernel.duration_s,
-                time_share=kernel.duration_s / total if total else 0.0,
-                percent_of_roof=placement.percent_of_roof,
-                regime=placement.regime,
-                borderline=placement.borderline,
-                binding=placement.binding,
-                intensity=dict(placement.intensity),
-                t_roof_s=placement.t_roof_s,
-                roof=roof,
-                advice=advice_for(placement, near),
-                status=_status(key, of_kernel.get(key, ()), summary.n, improved),
-                baseline=summary if summary.n else None,
-                measurements=(float(cast(float, placement.percent_of_roof)),),
-                **time_fields(placement, summary, like[key]),
-            )
-        )
+        fields = {
+            "key": key,
+            "name": kernel.name,
+            "group": group.name if group else None,
+            "time_s": kernel.duration_s,
+            "time_share": kernel.duration_s / total if total else 0.0,
+            "percent_of_roof": placement.percent_of_roof,
+            "regime": placement.regime,
+            "borderline": placement.borderline,
+            "binding": placement.binding,
+            "intensity": dict(placement.intensity),
+            "t_roof_s": placement.t_roof_s,
+            "roof": roof,
+            "advice": advice_for(placement, near),
+            "status": _status(key, of_kernel.get(key, ()), summary.n, improved),
+            "baseline": summary if summary.n else None,
+            "measurements": (float(cast(float, placement.percent_of_roof)),),
+        }
+        rows.append(trusted(KernelVerdict, fields | time_fields(placement, summary, like[key])))
     return rows
 
 
