@@ -227,8 +227,7 @@ class RuleContext:
     @cached_property
     def history_keys(self) -> frozenset[str]:
         """Kernel keys in the comparable history, with aliases mapped to their new names."""
-        frame = self.comparable_history
-        keys = set() if frame.empty else set(frame["kernel_key"].astype(str).unique().tolist())
+        keys = set() if self.comparable_history.empty else set(self._index.keys())  # grouped
         renamed = {self.config.current_key(k) for k in keys}
         return frozenset(renamed)
 

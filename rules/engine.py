@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from rules.acrossdevices import across_devices, device_baseline, device_fields
 from rules.advice import advice_for
@@ -40,6 +41,7 @@ from rules.timing import (
     time_fields,
     with_time,
 )
+from rules.trusted import trusted
 from rules.verdict import (
     BaselineSummary,
     Conclusion,
@@ -174,6 +176,52 @@ def kernel_verdict(
         measurements=_measurements(ctx, key, timed_only),
         **(time_fields(placement, summary, like_for_like) | device_fields(ctx, key)),
     )
+
+
+def kernel_verdicts(
+    ctx: RuleContext,
+    findings: Sequence[Finding],
+    gate: GateDecisions,
+    summarised: Mapping[str, BaselineSummary],
+) -> list[KernelVerdict]:
+    """Every kernel's row (``kernel_verdict``), what all rows share looked up once.
+
+    A kernel summarised with the others (``rules.kernelbaselines``: placed, judged by the
+    gate on its own card) with no re-measurement takes the row ``kernel_verdict`` makes of
+    it, field for field, without its per-kernel look-ups; any other goes through it.
+    """
+    of_kernel, decided = findings_by_kernel(findings), gate.of("percent_of_roof")
+    placements, like, roof, config = ctx.placements, ctx.like_for_like, ctx.roof.label, ctx.config
+    total, near, grouped = ctx.total_time_s, config.near_roof_percent, bool(config.groups)
+    rows = []
+    for key, kernel in ctx.kernels.items():
+        summary = summarised.get(key)
+        if summary is None or ctx.reruns:
+            rows.append(kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised))
+            continue
+        placement, decision = placements[key], decided.get(key)
+        improved = decision is not None and decision.judgement.improved
+        group = config.group_of(key, kernel.name, kernel.nvtx_range) if grouped else None
+        fields = {
+            "key": key,
+            "name": kernel.name,
+            "group": group.name if group else None,
+            "time_s": kernel.duration_s,
+            "time_share": kernel.duration_s / total if total else 0.0,
+            "percent_of_roof": placement.percent_of_roof,
+            "regime": placement.regime,
+            "borderline": placement.borderline,
+            "binding": placement.binding,
+            "intensity": dict(placement.intensity),
+            "t_roof_s": placement.t_roof_s,
+            "roof": roof,
+            "advice": advice_for(placement, near),
+            "status": _status(key, of_kernel.get(key, ()), summary.n, improved),
+            "baseline": summary if summary.n else None,
+            "measurements": (float(cast(float, placement.percent_of_roof)),),
+        }
+        rows.append(trusted(KernelVerdict, fields | time_fields(placement, summary, like[key])))
+    return rows
 
 
 def _row_baseline(
@@ -312,12 +360,7 @@ def evaluate(ctx: RuleContext) -> Evaluation:
         rules, levels = runnable_rules(ctx), _levels(ctx.stored_levels)
         gate, crashed = gate_pass(ctx, rules, levels)
         findings = _findings(ctx, rules, gate, crashed)
-        summarised = kernel_baselines(ctx, gate)
-        of_kernel = findings_by_kernel(findings)
-        kernels = [
-            kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised)
-            for key in ctx.kernels
-        ]
+        kernels = kernel_verdicts(ctx, findings, gate, kernel_baselines(ctx, gate))
         kernels += missing_verdicts(ctx, findings)
         groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
         verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))

@@ -69,7 +69,9 @@ def segment_of(judged: Judgement, known: int) -> Segment | None:
     after = known - (judged.segment_start + judged.n)
     if not judged.enough or judged.n <= 0 or after < 0:
         return None
-    return Segment(judged.n, after)
+    segment = object.__new__(Segment)  # one per kernel: without the per-field calls
+    segment.__dict__.update(n=judged.n, after=after)
+    return segment
 
 
 def known_counts(histories: list[FloatArray]) -> list[int]:
@@ -157,5 +159,12 @@ def decide(
         measured = [batch.values[key] for key in judged]
         known = known_counts([m.history for m in measured])
         for (key, judgement), m, n in zip(judged.items(), measured, known, strict=True):
-            table[key] = GateDecision(judgement, m, segment_of(judgement, n))
+            table[key] = _decision(judgement, m, segment_of(judgement, n))
     return decided
+
+
+def _decision(judgement: Judgement, measured: Measured, segment: Segment | None) -> GateDecision:
+    """``GateDecision(judgement, measured, segment)``, without the per-field calls (per kernel)."""
+    decision = object.__new__(GateDecision)
+    decision.__dict__.update(judgement=judgement, measured=measured, segment=segment)
+    return decision

@@ -51,6 +51,13 @@ class Measured:
     current: float
     reruns: tuple[float, ...] = ()
 
+    @classmethod
+    def one(cls, history: npt.NDArray[np.float64], current: float) -> Measured:
+        """``Measured(history, current)``, without the per-field calls (most kernels of a PR)."""
+        made = object.__new__(cls)
+        made.__dict__.update(history=history, current=current, reruns=())
+        return made
+
     @property
     def all(self) -> tuple[float, ...]:
         """Every measurement of the commit: the run's first, then the re-measurements."""

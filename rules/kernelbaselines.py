@@ -28,6 +28,7 @@ from rules.history import KernelHistory
 from rules.stats import MAD_SCALE
 from rules.summary import SPARKLINE_POINTS, segment_in_sparkline
 from rules.timing import MIN_BINDING_RUNS
+from rules.trusted import trusted
 from rules.verdict import BaselineSummary
 
 METRIC = "percent_of_roof"
@@ -156,19 +157,20 @@ def _summary(
     if current is not None:
         value = current / 2 + current / 2  # the median of one value, as the comparison takes it
         change = _finite((value - center) / center if center else math.nan)
-    return BaselineSummary(
-        n=figures.n,
-        center=_finite(center),
-        spread=_finite(figures.spread),
-        regime=figures.regime,  # validated into a Regime, as summarise's is
-        relative_change=change,
-        history=tuple(cast(list[float], history.percent_of_roof[-SPARKLINE_POINTS:].tolist())),
-        used=figures.used,
-        commits=figures.commits,
-        metric=METRIC,
-        time_s=figures.time_s,
-        binding=figures.binding if figures.n >= MIN_BINDING_RUNS else None,
-    )
+    fields = {
+        "n": figures.n,
+        "center": _finite(center),
+        "spread": _finite(figures.spread),
+        "regime": figures.regime,  # validated into a Regime, as summarise's is
+        "relative_change": change,
+        "history": tuple(cast(list[float], history.percent_of_roof[-SPARKLINE_POINTS:].tolist())),
+        "used": figures.used,
+        "commits": figures.commits,
+        "metric": METRIC,
+        "time_s": figures.time_s,
+        "binding": figures.binding if figures.n >= MIN_BINDING_RUNS else None,
+    }
+    return trusted(BaselineSummary, fields)  # figures of known types (rules.trusted)
 
 
 def kernel_baselines(ctx: RuleContext, gate: GateDecisions) -> Mapping[str, BaselineSummary]:

@@ -46,7 +46,7 @@ def _percent(ctx: RuleContext, key: str) -> Measured:
     # One value, the run's (most kernels of a PR): what ``measured`` makes of it.
     now, other = ctx.placements[key].percent_of_roof, ctx.like_for_like[key]
     factor = other / now if now and other is not None else 1.0
-    return Measured(history, median_of([cast(float, now) * factor]))
+    return Measured.one(history, median_of([cast(float, now) * factor]))
 
 
 def _scaled(scale: float, unit: str) -> Callable[[float], str]:

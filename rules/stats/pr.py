@@ -240,8 +240,9 @@ def judge_measurements(
     one by one.
     """
     quiet = _quiet(levels, currents, options)
+    method = f"PR gate ({mode}): segment level, robust z"
     return [
-        _unchanged(level, current, mode, options)
+        _unchanged(level, current, method, options.z_threshold)
         if calm and not again
         else judge_measurement(
             level,
@@ -276,9 +277,14 @@ def _quiet(levels: Sequence[Level], currents: Sequence[float], opts: GateOptions
     return [bool(q) for q in judgeable & within]
 
 
-def _unchanged(level: Level, current: float, mode: GateMode, opts: GateOptions) -> Judgement:
-    """``judge_measurement``'s judgement of a quiet value without re-measurements."""
-    return Judgement(
+def _unchanged(level: Level, current: float, method: str, z_threshold: float) -> Judgement:
+    """``judge_measurement``'s judgement of a quiet value without re-measurements.
+
+    Most kernels of a run: made without the frozen dataclass's per-field calls (the fields
+    set in their declared order, as its constructor sets them).
+    """
+    judged = object.__new__(Judgement)
+    judged.__dict__.update(
         regressed=False,
         suspect=False,
         improved=False,
@@ -287,7 +293,7 @@ def _unchanged(level: Level, current: float, mode: GateMode, opts: GateOptions) 
         current=current,
         noise=level.noise,
         z=level.z(current),
-        z_threshold=opts.z_threshold,
+        z_threshold=z_threshold,
         n=level.n,
         segment_start=level.start,
         run=0,
@@ -296,8 +302,10 @@ def _unchanged(level: Level, current: float, mode: GateMode, opts: GateOptions) 
         remeasured=(),
         remeasured_z=math.nan,
         confirm_threshold=math.nan,
-        method=f"PR gate ({mode}): segment level, robust z",
+        method=method,
+        modes=None,
     )
+    return judged
 
 
 def median_of(samples: Sequence[float] | npt.ArrayLike) -> float:

@@ -11,7 +11,10 @@ CPU seconds of the process (the box is shared; ``evaluate wall`` is the wall tim
 * ``rules``: every rule's ``check``;
 * ``rows``: the verdict's kernel rows (baseline summaries, statuses);
 * ``verdict``: groups, the run's baseline and the verdict itself;
-* ``evaluate``: all of it (``rules.engine.evaluate``).
+* ``evaluate``: all of it (``rules.engine.evaluate``);
+* ``markdown``: the verdict's PR comment (``service.render.markdown.render_verdict``);
+* ``check``: ``evaluate`` and ``markdown``, the in-process check less its store (the file
+  read and placed, the baseline read: ``bench_check.py``, ``bench_store.py``).
 
 Side by side in the same run, two references:
 
@@ -62,6 +65,7 @@ from rules.frames import HISTORY_COLUMNS
 from rules.hardware import builtin_catalog
 from rules.levelstore import StoredLevels
 from rules.placement import place_run
+from service.render.markdown import render_verdict
 
 HERE = Path(__file__).resolve()
 #: The runs the check hands the rules (``[baseline]``'s defaults): the baseline's window and the
@@ -165,14 +169,7 @@ def _stages(ctx: RuleContext) -> tuple[dict[str, float], Any]:
     lap("rules")
     done = summarise(ctx, gate) if summarise else None
     extra = (done,) if summarise else ()
-    by_kernel = getattr(engine, "findings_by_kernel", None)  # absent before it, too
-    of_kernel = by_kernel(findings) if by_kernel else {}
-    kernels = [
-        engine.kernel_verdict(
-            ctx, key, of_kernel.get(key, ()) if by_kernel else findings, gate, *extra
-        )
-        for key in ctx.kernels
-    ]
+    kernels = _rows(ctx, findings, gate, extra)
     kernels += engine.missing_verdicts(ctx, findings)
     lap("rows")
     groups = tuple(engine.group_verdict(ctx, f, gate) for f in ctx.groups.values())
@@ -180,7 +177,25 @@ def _stages(ctx: RuleContext) -> tuple[dict[str, float], Any]:
     lap("verdict")
     times["evaluate"] = time.process_time() - first
     times["evaluate wall"] = time.perf_counter() - wall
+    render_verdict(verdict)
+    lap("markdown")
+    times["check"] = times["evaluate"] + times["markdown"]
     return times, verdict
+
+
+def _rows(ctx: RuleContext, findings: Any, gate: Any, extra: tuple[Any, ...]) -> list[Any]:
+    """The kernel rows as ``evaluate`` builds them in the tree measured."""
+    if hasattr(engine, "kernel_verdicts"):  # all rows in one call (absent before the columns)
+        rows: list[Any] = engine.kernel_verdicts(ctx, findings, gate, *extra)
+        return rows
+    by_kernel = getattr(engine, "findings_by_kernel", None)  # absent before the block rows
+    of_kernel = by_kernel(findings) if by_kernel else {}
+    return [
+        engine.kernel_verdict(
+            ctx, key, of_kernel.get(key, ()) if by_kernel else findings, gate, *extra
+        )
+        for key in ctx.kernels
+    ]
 
 
 def best(repeat: int, fn: Callable[[], dict[str, float]]) -> dict[str, float]:
@@ -246,7 +261,17 @@ def _run(tree: Path, n: int, args: argparse.Namespace, verdict: Path) -> dict[st
     return figures
 
 
-COLUMNS = ("gate", "rules", "rows", "verdict", "evaluate", "evaluate wall", "groupby median")
+COLUMNS = (
+    "gate",
+    "rules",
+    "rows",
+    "verdict",
+    "evaluate",
+    "evaluate wall",
+    "markdown",
+    "check",
+    "groupby median",
+)
 
 
 def main() -> None:
