@@ -109,6 +109,8 @@ class Run(SQLModel, table=True):
     trusted: bool = True
     content_hash: str = Field(sa_type=sa.String(64))
     record_json: str = Field(sa_type=sa.Text)
+    # The record compressed, and record_json "", when it is large (service.store.runrecord).
+    record_zlib: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
     created_at: datetime = _ts(default_factory=utcnow)
 
 
