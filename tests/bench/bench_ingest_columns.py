@@ -7,9 +7,11 @@ as columns (timed apart), stored into a fresh store by ``ingest_columns`` (all k
 new), then the next night's file (all kernels known); beside it, on the same database, the
 reference writes the same kernel and measurement rows with ids assigned beforehand, made from
 the same columns (placement included, as the ingest's), by one bare COPY per table on
-PostgreSQL or ``executemany`` on SQLite: what writing those rows costs without the content
-identity, the id lookups or the run row. Wall and CPU seconds (this process; the server's own
-work shows in the wall time only) and the peak memory the first ingest adds per kernel.
+PostgreSQL (text, and again binary as the ingest sends them) or ``executemany`` on SQLite:
+what writing those rows costs without the content identity, the id lookups or the run row.
+The checks ``roofguard ingest`` makes before the store opens are timed too. Wall and CPU
+seconds (this process; the server's own work shows in the wall time only) and the peak
+memory the first ingest adds per kernel.
 """
 
 from __future__ import annotations
