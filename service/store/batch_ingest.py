@@ -23,7 +23,7 @@ from rules import Roof, RulesConfig
 from service.errors import BadInput
 from service.progress import stage
 from service.store.batch_place import place_chunk
-from service.store.bulk import CHUNK
+from service.store.bulk import CHUNK, copy_tuples
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.ids import identity_of_columns, kernel_ids
 from service.store.ingest import IngestResult, insert_run_row
@@ -173,12 +173,7 @@ def write_tuples(
     driver = session.connection().connection.driver_connection
     assert driver is not None
     if session.get_bind().dialect.name == "postgresql":
-        with (
-            driver.cursor() as cursor,
-            cursor.copy(f"COPY {quote(table.name)} ({names}) FROM STDIN") as copy,
-        ):
-            for row in texts:
-                copy.write_row(row)
+        copy_tuples(session, table, columns, texts)  # binary COPY
         return
     marks = ", ".join("?" * len(columns))
     cursor = driver.cursor()

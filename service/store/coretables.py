@@ -105,6 +105,7 @@ RUNS = sa.Table(
     sa.Column("trusted", sa.Boolean, nullable=False, default=True),
     _text("content_hash", 64),
     _text("record_json"),
+    sa.Column("record_zlib", sa.LargeBinary, nullable=True),  # service.store.runrecord
     _created(),
     sa.UniqueConstraint("repo_id", "content_hash", name="uq_runs_repo_content_hash"),
     sa.Index("ix_runs_baseline", "repo_id", "device_id", "branch", "kind", "timestamp"),

@@ -27,6 +27,7 @@ from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.coretables import RUNS as _RUNS
 from service.store.ids import as_utc, device_id, identity, kernel_ids, repo_id
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
+from service.store.runrecord import stored
 from service.store.sessions import StoreSession
 
 
@@ -59,6 +60,7 @@ def _roof_json(roof: Roof) -> RoofValues:
 def _run_row(
     run: RunRecord, *, repo: int, device: int, roof: Roof, trusted: bool, digest: str, record: str
 ) -> RunValues:
+    text, packed = stored(record)  # a large record is kept compressed
     return {
         "repo_id": repo,
         "device_id": device,
@@ -79,7 +81,8 @@ def _run_row(
         "roof_json": _roof_json(roof),
         "trusted": trusted,
         "content_hash": digest,
-        "record_json": record,
+        "record_json": text,
+        "record_zlib": packed,
         "created_at": datetime.now(UTC),
     }
 

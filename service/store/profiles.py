@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from collectors import KernelRecord
 from service.store.coretables import RUNS as _RUNS
+from service.store.runrecord import record_of
 from service.store.sessions import StoreSession
 
 
@@ -37,10 +38,11 @@ def baseline_kernels(
         by_run.setdefault(int(run_id), set()).add(str(key))
     if not by_run:
         return {}
-    stmt = sa.select(_RUNS.c.id, _RUNS.c.record_json).where(_RUNS.c.id.in_(list(by_run)))
+    runs = _RUNS.c
+    stmt = sa.select(runs.id, runs.record_json, runs.record_zlib).where(runs.id.in_(list(by_run)))
     found: dict[str, KernelRecord] = {}
-    for run_id, text in session.execute(stmt):
-        for kernel in json.loads(text).get("kernels", ()):
+    for run_id, text, packed in session.execute(stmt):
+        for kernel in json.loads(record_of(text, packed)).get("kernels", ()):
             if kernel.get("key") in by_run[run_id]:
                 found[kernel["key"]] = KernelRecord.model_validate(kernel)
     return found

@@ -20,6 +20,7 @@ from service.store.coretables import FINDINGS as _FINDINGS
 from service.store.coretables import REPOSITORIES as _REPOS
 from service.store.coretables import RUNS as _RUNS
 from service.store.ids import as_utc, same_repo
+from service.store.runrecord import record_of
 from service.store.sessions import StoreSession
 
 
@@ -141,11 +142,11 @@ def get_run_record(*, session: StoreSession, run_id: int) -> RunRecord:
     Raises:
         NotFound: No such run.
     """
-    stmt = sa.select(_RUNS.c.record_json).where(_RUNS.c.id == run_id)
-    text = session.execute(stmt).scalar()
-    if text is None:
+    stmt = sa.select(_RUNS.c.record_json, _RUNS.c.record_zlib).where(_RUNS.c.id == run_id)
+    row = session.execute(stmt).first()
+    if row is None:
         raise NotFound(f"run {run_id} is not in the history store")
-    return RunRecord.model_validate_json(text)
+    return RunRecord.model_validate_json(record_of(*row))
 
 
 def list_findings(

@@ -43,6 +43,7 @@ class RunValues(TypedDict):
     trusted: bool
     content_hash: str
     record_json: str
+    record_zlib: bytes | None
     created_at: datetime
 
 

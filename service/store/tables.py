@@ -2,8 +2,8 @@
 
 Timestamps are stored in UTC. SQLite keeps them without a zone, so readers attach UTC again
 (``service.store.history`` does). Raw counters sit beside the derived figures of the roof the
-run was placed on, and ``runs.record_json`` keeps the full RunRecord, so every verdict figure
-can be reproduced from what is stored.
+run was placed on, and ``runs.record_json`` keeps the full RunRecord (``runs.record_zlib``,
+compressed, when it is large), so every verdict figure can be reproduced from what is stored.
 
 The store's own statements use the same tables declared in SQLAlchemy Core
 (``service.store.coretables``), which import without sqlmodel and the ORM; a test holds the
@@ -109,6 +109,8 @@ class Run(SQLModel, table=True):
     trusted: bool = True
     content_hash: str = Field(sa_type=sa.String(64))
     record_json: str = Field(sa_type=sa.Text)
+    # The record compressed, and record_json "", when it is large (service.store.runrecord).
+    record_zlib: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
     created_at: datetime = _ts(default_factory=utcnow)
 
 

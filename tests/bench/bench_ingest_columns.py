@@ -7,14 +7,17 @@ as columns (timed apart), stored into a fresh store by ``ingest_columns`` (all k
 new), then the next night's file (all kernels known); beside it, on the same database, the
 reference writes the same kernel and measurement rows with ids assigned beforehand, made from
 the same columns (placement included, as the ingest's), by one bare COPY per table on
-PostgreSQL or ``executemany`` on SQLite: what writing those rows costs without the content
-identity, the id lookups or the run row. Wall and CPU seconds (this process; the server's own
-work shows in the wall time only) and the peak memory the first ingest adds per kernel.
+PostgreSQL (text, and again binary as the ingest sends them) or ``executemany`` on SQLite:
+what writing those rows costs without the content identity, the id lookups or the run row.
+The checks ``roofguard ingest`` makes before the store opens are timed too. Wall and CPU
+seconds (this process; the server's own work shows in the wall time only) and the peak
+memory the first ingest adds per kernel.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import resource
 import tempfile
 import time
@@ -29,7 +32,12 @@ from bench_ingest_scale import reference_run
 from bench_store import ROOF
 
 from collectors import RunColumns, collect_columns
+from service.config import RoofguardConfig
+from service.pipeline.hugerun import clocked, refuse_unstorable_columns
+from service.pipeline.roofs import choose_for
+from service.pipeline.storable import StoreLimits
 from service.store.batch_ingest import _COLUMNS, _measurement_rows, ingest_columns
+from service.store.bulk import copy_tuples
 from service.store.db import session_scope
 from service.store.ids import device_id, key_hash
 from service.store.tables import Kernel, Measurement, table_of
@@ -53,11 +61,14 @@ def _ingest(engine: sa.Engine, columns: RunColumns) -> None:
         assert ingest_columns(session=session, columns=columns, roof=ROOF).created
 
 
-def _bare(engine: sa.Engine, columns: RunColumns) -> None:
-    """Reference: the same rows, ids assigned beforehand, one bare write per table."""
+def _bare(engine: sa.Engine, columns: RunColumns, binary: bool = False) -> None:
+    """Reference: the same rows, ids assigned beforehand, one bare write per table.
+
+    ``binary``: PostgreSQL's binary COPY (``bulk.copy_tuples``, as the ingest sends them).
+    """
     kernels_t, meas_t = table_of(Kernel), table_of(Measurement)
     with session_scope(engine) as session:
-        rid, base, run_id = reference_run(session)
+        rid, base, run_id = reference_run(session, "bench/binary" if binary else "bench/reference")
         ids = {k: base + i + 1 for i, k in enumerate(columns.keys())}
         kernel_rows = (
             (ids[k], rid, k, key_hash(k), n)
@@ -65,8 +76,22 @@ def _bare(engine: sa.Engine, columns: RunColumns) -> None:
             for k, n in zip(c.keys, c.names, strict=True)
         )
         rows = (r for c in columns.chunks for r in _measurement_rows(c, ids, run_id, ROOF, 0.15))
-        _write(session, kernels_t, ["id", "repo_id", "key", "key_hash", "name"], kernel_rows)
+        kernel_columns = ["id", "repo_id", "key", "key_hash", "name"]
+        if binary:
+            copy_tuples(session, kernels_t, kernel_columns, kernel_rows)
+            copy_tuples(session, meas_t, list(_COLUMNS), map(_json_in, rows))
+            return
+        _write(session, kernels_t, kernel_columns, kernel_rows)
         _write(session, meas_t, list(_COLUMNS), rows, json_columns={"flops_json"})
+
+
+def _json_in(row: tuple[Any, ...]) -> list[Any]:
+    values = list(row)
+    values[_FLOPS] = json.dumps(values[_FLOPS])
+    return values
+
+
+_FLOPS = _COLUMNS.index("flops_json")
 
 
 def _write(
@@ -77,8 +102,6 @@ def _write(
     json_columns: frozenset[str] | set[str] = frozenset(),
 ) -> None:
     """COPY on PostgreSQL, chunked ``executemany`` of tuples elsewhere."""
-    import json
-
     at = [names.index(c) for c in json_columns]
     if session.get_bind().dialect.name == "postgresql":
         driver = session.connection().connection.driver_connection
@@ -96,6 +119,12 @@ def _write(
         if at:
             chunk = [tuple(json.dumps(v) if i in at else v for i, v in enumerate(r)) for r in chunk]
         cursor.executemany(sql, chunk)
+
+
+def _checked(columns: RunColumns) -> None:
+    """What ``roofguard ingest`` checks of a run read as columns before it opens the store."""
+    refuse_unstorable_columns(columns, where="bench", limits=StoreLimits(max_kernels=10**8))
+    choose_for(clocked(columns), RoofguardConfig())
 
 
 def _peak() -> float:
@@ -135,6 +164,7 @@ def _measure(
     steps: dict[str, tuple[float, float]] = {}
     holder: dict[str, RunColumns] = {}
     steps["read as columns"] = _timed(lambda: holder.update(run=_read(path, 1)))
+    steps["the run's checks before the store"] = _timed(lambda: _checked(holder["run"]))
     with fresh_store(backend, postgres_url) as engine:
         with session_scope(engine) as session:
             device_id(session=session, device=ROOF.device, create=True)
@@ -144,4 +174,7 @@ def _measure(
         night = _read(path, 2)
         steps["ingest_columns (known kernels)"] = _timed(lambda: _ingest(engine, night))
         steps["bare write, same rows (reference)"] = _timed(lambda: _bare(engine, night))
+        if backend == "postgres":
+            bare = _timed(lambda: _bare(engine, night, binary=True))
+            steps["bare binary COPY, same rows (reference)"] = bare
     return steps

@@ -98,10 +98,10 @@ def ingest(engine: sa.Engine, run: Any, placements: dict[str, Placement]) -> Non
         assert ingest_run(session=session, run=run, placements=placements, roof=ROOF).created
 
 
-def reference_run(session: Any) -> tuple[int, int, int]:
+def reference_run(session: Any, repo: str = "bench/reference") -> tuple[int, int, int]:
     """The bare writes' run: its repository id, the highest kernel id yet, and its id."""
     kernels_t, runs_t = table_of(Kernel), table_of(Run)
-    rid = repo_id(session=session, repo="bench/reference", create=True)
+    rid = repo_id(session=session, repo=repo, create=True)
     assert rid is not None
     top = sa.select(sa.func.coalesce(sa.func.max(kernels_t.c.id), 0))
     base = int(session.execute(top).scalar_one())

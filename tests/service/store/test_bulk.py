@@ -146,3 +146,28 @@ def test_storing_a_huge_run_shows_progress_on_a_terminal_only(engine, monkeypatc
     assert capsys.readouterr().err == "", "and draws none off a terminal (CI)"
     ingest(engine, big_run(2, range(1_000)))
     assert shown == ["asked"] * 3, "a small run does not"
+
+
+def test_kernels_another_ingest_stored_meanwhile_are_skipped_not_a_failure(engine, monkeypatch):
+    """The kernels' plain insert fails on the unique key; its savepoint and a join recover."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the kernels go by a scratch table on PostgreSQL only")
+    ingest(engine, big_run(1, range(N)))
+    real_insert, calls = bulk._insert, []
+
+    def as_if_raced(session, table, scratch, columns, key, where):
+        calls.append(where)
+        got = real_insert(session, table, scratch, columns, key, "")  # misses none: conflicts
+        return dict(list(got.items())[: len(got) // 2])  # and half its ids are not seen
+
+    monkeypatch.setattr(bulk, "_insert", as_if_raced)
+    second = big_run(2, range(100, N + 100))  # 2,400 known kernels, 100 new
+    assert differing(stored(engine, ingest(engine, second)), expected(second)) == []
+    assert calls and "NOT EXISTS" in calls[0]
+    assert count(engine, "kernels") == N + 100
+
+
+def test_rows_go_by_binary_copy_where_every_column_has_a_binary_form():
+    m = table_of(Measurement)
+    assert all(bulk._binary_type(c.type) for c in m.c)
+    assert bulk._binary_type(sa.DateTime()) is None  # such a table goes as text

@@ -74,7 +74,7 @@ def test_answers_are_kept_for_retries_then_forgotten_after_an_hour(engine: sa.En
 def test_the_migration_goes_down_and_up_keeping_pending_claims(engine: sa.Engine) -> None:
     from alembic import command
 
-    from service.store.db import alembic_config, current_revision
+    from service.store.db import HEAD_REVISION, alembic_config, current_revision
 
     answered(engine, "done", verdict_like(3))
     claims.take(engine, "waiting", repo="o/r", owner="a", lease=LEASE)
@@ -82,7 +82,7 @@ def test_the_migration_goes_down_and_up_keeping_pending_claims(engine: sa.Engine
         command.downgrade(alembic_config(conn), "0009")
     with engine.begin() as conn:
         command.upgrade(alembic_config(conn), "head")
-    assert current_revision(engine) == "0010"
+    assert current_revision(engine) == HEAD_REVISION
     assert claims.peek(engine, "done") is None  # answers are a cache: dropped
     waiting = claims.peek(engine, "waiting")
     assert waiting is not None and waiting.held is Held.PENDING
