@@ -126,6 +126,7 @@ _PHASES = {
     "rules.engine": ("gate_pass",),
     "rules.judging": ("cached_levels",),
     "service.render.markdown": ("render_verdict",),
+    "service.api.inflight": ("answer_json",),
 }
 
 
