@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats import GateOptions, Level, Replay, current_levels
+from rules.stats.levels import NO_LEVEL
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,36 @@ def cached_levels(
     """``current_levels(histories)``: those in ``cache`` read, the others computed into it.
 
     ``replays``: the nightly gate's replays of ``histories`` (``current_levels`` says why).
+    A history of fewer than ``options.min_runs`` values has no level (``current_levels``
+    gives ``NO_LEVEL``): it is not scanned, so the first nights of a repository cost nothing.
+    The change-point scan is row by row and the longest history is kept, so the levels of
+    the others are the same with or without the short ones.
     """
+    long = [i for i, h in enumerate(histories) if _values(h) >= options.min_runs]
+    if len(long) == len(histories):
+        return _cached(cache, histories, options, replays)
+    levels = [NO_LEVEL] * len(histories)
+    if long:
+        picked = None if replays is None else [replays[i] for i in long]
+        found = _cached(cache, [histories[i] for i in long], options, picked)
+        for i, level in zip(long, found, strict=True):
+            levels[i] = level
+    return levels
+
+
+def _values(history: npt.ArrayLike) -> int:
+    """The values of ``history`` the gate reads (``rules.stats.levels.clean``: no NaNs)."""
+    arr = np.asarray(history, dtype=float)
+    return int(arr.size - np.count_nonzero(np.isnan(arr)))
+
+
+def _cached(
+    cache: LevelCache | None,
+    histories: Sequence[npt.ArrayLike],
+    options: GateOptions,
+    replays: Sequence[Replay | None] | None,
+) -> list[Level]:
+    """``cached_levels`` of histories long enough to have a level."""
     if cache is None:
         return current_levels(histories, options=options, replays=replays)
     digests = _digests(histories, options, cache.code)

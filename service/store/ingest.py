@@ -287,12 +287,15 @@ def _finding_row(run_id: int, finding: Finding, now: datetime) -> FindingValues:
 
 
 def save_findings(*, session: StoreSession, run_id: int, findings: Iterable[Finding]) -> int:
-    """Store the findings of a check on run ``run_id``, replacing earlier ones; returns count."""
+    """Store the findings of a check on run ``run_id``, replacing earlier ones; returns count.
+
+    A run of thousands of kernels has a finding for most of them: COPY on PostgreSQL
+    (``insert_rows``), in the order given, so their ids keep the verdict's order.
+    """
     session.execute(sa.delete(_FINDINGS).where(_FINDINGS.c.run_id == run_id))
     now = datetime.now(UTC)
     rows = [_finding_row(run_id, f, now) for f in findings]
-    if rows:
-        session.execute(sa.insert(_FINDINGS), rows)
+    insert_rows(session, _FINDINGS, rows)
     return len(rows)
 
 

@@ -18,6 +18,12 @@ claims, answer); 2 cores divided by the serve CPU per upload bounds the uploads 
     ROOFGUARD_TEST_POSTGRES_URL=postgresql+psycopg://root@127.0.0.1:5432/test \\
         python tests/bench/bench_service_load.py --clients 50 --kernels 2000 --replicas 1,2
 
+``--phases`` prints instead where one upload's CPU goes, in-process (no HTTP): parsing the
+body, choosing the roof, placing, storing, reading the baseline, the rules (the gate's pass
+and, within it, the levels kept for the next PR), explaining, storing the findings and the
+answer (its markdown within it); for a nightly run of a new repository (the load test's
+runs) and, with ``--phase-nights N``, for a nightly run and a PR run after N nights.
+
 Bounded: 2 or 3 uploads per client, each given at most ``min(--timeout, --max-seconds)``
 seconds. The scratch databases are dropped at the end.
 """
@@ -25,26 +31,33 @@ seconds. The scratch databases are dropped at the end.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "service" / "api")]
+# tests/ holds the run factories the service test helpers build their runs with.
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "service" / "api")]
 
 import httpx  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 from load_driver import LoadResult, audit, big_run, run_load  # noqa: E402
 from replicas import Replica, serving  # noqa: E402
 
+from collectors.schema import RunKind, RunRecord  # noqa: E402
+from service.api import inflight, uploads  # noqa: E402
 from service.config import RoofguardConfig  # noqa: E402
 from service.pipeline.check import check_run  # noqa: E402
+from service.pipeline.request import CheckRequest  # noqa: E402
 from service.store.db import make_engine, migrate, session_scope  # noqa: E402
 from service.store.tokens import Permission, create_token  # noqa: E402
 
@@ -97,6 +110,108 @@ def checks_judged(replicas: list[Replica]) -> int:
     return int(total)
 
 
+#: The calls timed by ``--phases``, by module (each is looked up there when called).
+_PHASES = {
+    "service.pipeline.check": (
+        "choose_for",
+        "place_run",
+        "ingest_run",
+        "read_baseline",
+        "evaluate",
+        "baseline_kernels",
+        "with_profile_changes",
+        "save_levels",
+        "save_findings",
+    ),
+    "rules.engine": ("gate_pass",),
+    "rules.judging": ("cached_levels",),
+    "service.render.markdown": ("render_verdict",),
+    "service.api.inflight": ("answer_json",),
+}
+
+
+@contextmanager
+def timed_phases() -> Iterator[dict[str, float]]:
+    """Thread CPU seconds spent in each of ``_PHASES`` while inside (nested ones overlap)."""
+    spent: dict[str, float] = defaultdict(float)
+    saved = []
+    for name, calls in _PHASES.items():
+        module = importlib.import_module(name)
+        for call in calls:
+            saved.append((module, call, getattr(module, call)))
+            setattr(module, call, _timed(getattr(module, call), call, spent))
+    try:
+        yield spent
+    finally:
+        for module, call, original in saved:
+            setattr(module, call, original)
+
+
+def _timed(
+    func: Callable[..., object], name: str, spent: dict[str, float]
+) -> Callable[..., object]:
+    def timed(*args: object, **kwargs: object) -> object:
+        began = time.thread_time()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            spent[name] += time.thread_time() - began
+
+    return timed
+
+
+def upload_phases(url: str, runs: list[RunRecord]) -> dict[str, float]:
+    """Mean thread CPU seconds by phase of uploading ``runs`` in-process (the first warms up)."""
+    engine = make_engine(url)
+    total: dict[str, float] = defaultdict(float)
+    for index, run in enumerate(runs):
+        body = run.model_dump_json().encode()
+        with timed_phases() as spent:
+            began = time.thread_time()
+            record = uploads.parse_record(body)
+            spent["parse_record"] += time.thread_time() - began
+            with session_scope(engine) as session:
+                outcome = CheckRequest(record, RoofguardConfig()).judge(session)
+                inflight.answer_json(outcome)
+            spent["upload"] += time.thread_time() - began
+        for name, seconds in spent.items():
+            total[name] += seconds / (len(runs) - 1) if index else 0.0
+    engine.dispose()
+    return {name: round(seconds, 3) for name, seconds in sorted(total.items())}
+
+
+def phase_figures(url: str, kernels: int, nights: int, samples: int = 3) -> dict[str, object]:
+    """``upload_phases`` of a new repository's nightly runs, then after ``nights`` nights."""
+    migrate(make_engine(url))
+    fresh = [big_run(f"bench/new-{i}", 500 + i, kernels) for i in range(samples + 1)]
+    figures: dict[str, object] = {
+        "kernels": kernels,
+        "new_repository_nightly": upload_phases(url, fresh),
+    }
+    if nights:
+        upload_phases(url, [big_run("bench/history", n, kernels) for n in range(nights)])
+        later = [big_run("bench/history", nights + i, kernels) for i in range(samples + 1)]
+        figures[f"nightly_after_{nights}_nights"] = upload_phases(url, later)
+        prs = [
+            _as_pr(big_run("bench/history", 600 + i, kernels), i, later[-1])
+            for i in range(samples + 1)
+        ]
+        figures[f"pr_after_{nights + samples + 1}_nights"] = upload_phases(url, prs)
+    return figures
+
+
+def _as_pr(run: RunRecord, number: int, after: RunRecord) -> RunRecord:
+    """``run`` as pull request ``number``'s, an hour after the nightly run ``after``."""
+    return run.model_copy(
+        update={
+            "kind": RunKind.PR,
+            "branch": "feature",
+            "pull_request": number + 1,
+            "timestamp": after.timestamp + timedelta(hours=1),
+        }
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
@@ -108,10 +223,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--max-seconds", type=float, default=3600.0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--phases", action="store_true", help="one upload's CPU by phase only")
+    parser.add_argument("--phase-nights", type=int, default=0, help="history for --phases")
     args = parser.parse_args()
     base_url = os.environ.get("ROOFGUARD_TEST_POSTGRES_URL")
     if not base_url:
         raise SystemExit("set ROOFGUARD_TEST_POSTGRES_URL")
+    if args.phases:
+        with fresh_database(base_url) as url:
+            print(json.dumps(phase_figures(url, args.kernels, args.phase_nights), indent=2))
+        return
     figures = []
     for count in (int(n) for n in args.replicas.split(",")):
         with fresh_database(base_url) as url:
