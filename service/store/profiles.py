@@ -56,7 +56,7 @@ def baseline_kernels(
 class _Kernels:
     """A stored run's kernels as its record holds them, each validated when first asked for."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str | bytes) -> None:
         self._raw = {k.get("key"): k for k in json.loads(text).get("kernels", ())}
         self._valid: dict[str, KernelRecord] = {}
 
