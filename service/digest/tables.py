@@ -73,20 +73,40 @@ def _smoothed_regime(
     A run at the very start of a series is kept whatever its length (nothing precedes it), so
     the forward fill below never crosses from one series into the next. Code -1 is no regime.
     """
-    codes, names = pd.factorize(frame[column])
+    codes, names = _codes(frame[column])
     series = frame["series"].to_numpy()
     run = _runs(codes, series)
     length = np.bincount(run)[run]
-    first_run = run == run[series_starts_of(series)]
+    first_run = run == run[np.arange(len(series)) - frame["pos"].to_numpy()]
     kept = (length >= min_segment) | first_run
     source = np.maximum.accumulate(np.where(kept, np.arange(len(codes)), 0))
     return codes[source].astype(np.int64), names
 
 
-def series_starts_of(series: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """For each row, the row where its series starts (``series`` sorted)."""
-    first = np.r_[True, series[1:] != series[:-1]][: len(series)]
-    return np.maximum.accumulate(np.where(first, np.arange(len(series)), 0))
+def _codes(values: pd.Series) -> tuple[npt.NDArray[np.int64], pd.Index]:
+    """Codes of ``values`` (-1 where absent) and the names they stand for.
+
+    A categorical's own codes: only which rows share a value matters, and factorizing 29 M
+    rows again costs seconds.
+    """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return values.cat.codes.to_numpy().astype(np.int64), values.cat.categories
+    codes, names = pd.factorize(values)
+    return codes.astype(np.int64), names
+
+
+def _run_medians(values: pd.Series, run: npt.NDArray[np.int64], wanted: Any) -> Any:
+    """Median of ``values`` over each run in ``wanted`` (an array indexed by run number).
+
+    Only the runs around the flips are needed: the rows of a year of nights are not grouped.
+    """
+    need = np.zeros(int(run[-1]) + 1 if len(run) else 0, dtype=bool)
+    need[wanted] = True
+    rows = need[run]
+    medians = pd.Series(values.to_numpy()[rows]).groupby(run[rows]).median()
+    out = np.full(len(need), np.nan)
+    out[medians.index.to_numpy()] = medians.to_numpy()
+    return out
 
 
 def regime_flips(
@@ -127,13 +147,14 @@ def flips_of(
     codes, names = _smoothed_regime(frame, min_segment, column)
     series = frame["series"].to_numpy()
     run = _runs(codes, series)
-    level = frame["percent_of_roof"].groupby(run).median().to_numpy()
-    times = pd.to_numeric(frame["time_s"], errors="coerce").groupby(run).median().to_numpy()
     previous = np.r_[-1, codes[:-1]][: len(codes)]
     same_series = np.r_[False, series[1:] == series[:-1]][: len(series)]
     flip = same_series & (codes != previous) & (codes >= 0) & (previous >= 0)
     rows = np.flatnonzero(flip & _period_mask(frame, start, end))
     run_of = run[rows]
+    around = np.r_[run_of, run_of - 1]
+    level = _run_medians(frame["percent_of_roof"], run, around)
+    times = _run_medians(pd.to_numeric(frame["time_s"], errors="coerce"), run, around)
     regime = np.asarray(names, dtype=object)
     return pd.DataFrame(
         {
