@@ -211,7 +211,7 @@ def digest_history(
     by_id = np.argsort(runs["run_id"].to_numpy())
     run_row = by_id[np.searchsorted(runs["run_id"].to_numpy()[by_id], run_id)]
     kernel_row = np.searchsorted(kernels["kernel_id"].to_numpy(), kernel_id)
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "commit": _lookup(_sorted_categories(runs["commit"]), run_row),
             "timestamp": runs["timestamp"].array.take(run_row),
@@ -222,11 +222,9 @@ def digest_history(
             "regime": _categorical(parts, "regime"),
             "binding": _categorical(parts, "binding"),
             "time_s": np.concatenate([p["time_s"].to_numpy() for p in parts]),
+            **({"run_id": run_id, "kernel_id": kernel_id} if with_ids else {}),
         }
     )
-    if with_ids:
-        frame["run_id"], frame["kernel_id"] = run_id, kernel_id
-    return frame
 
 
 _COUNTERS = ("total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
