@@ -31,8 +31,8 @@ from service.store.sessions import StoreSession
 _SERIES_READ = ["device", "kernel_key", "binding", "run_id", "kernel_id"]
 
 
-def _codes(values: pd.Series) -> npt.NDArray[np.int64]:
-    return values.cat.codes.to_numpy().astype(np.int64)
+def _codes(values: pd.Series) -> npt.NDArray[np.int32]:
+    return values.cat.codes.to_numpy().astype(np.int32)  # 4 bytes: 0.1 GB at 29 M rows
 
 
 def _mixed_series(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
@@ -82,7 +82,9 @@ def compact_history(
 ) -> pd.DataFrame:
     """Nightly history of ``[start, end)`` for the digest: compact and like for like."""
     read = digest_history(session=session, repo=repo, start=start, end=end, with_ids=True)
-    return like_for_like_digest(session, read)
+    history = like_for_like_digest(session, read)
+    del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only
+    return history
 
 
 def _card_started(frame: pd.DataFrame, start: datetime, end: datetime) -> bool:
