@@ -98,16 +98,21 @@ def change_points_many(
         absent = np.full(values.shape[0], np.nan)
         return ChangePointScan(empty.astype(bool), empty, empty, absent, absent)
     block_rows = block_rows or max(1, BLOCK_POINTS // values.shape[1])
-    blocks = [
-        _scan_block(values[i : i + block_rows], opts) for i in range(0, values.shape[0], block_rows)
-    ]
-    return ChangePointScan(
-        np.concatenate([b.is_change for b in blocks]),
-        np.concatenate([b.z for b in blocks]),
-        np.concatenate([b.relative_change for b in blocks]),
-        np.concatenate([b.noise for b in blocks]),
-        np.concatenate([b.drift for b in blocks]),
+    # Each block is written into arrays of the whole shape: no list of blocks to concatenate
+    # (twice the memory: 0.5 GB at 32,000 series x 913 nights).
+    rows = values.shape[0]
+    out = ChangePointScan(
+        np.zeros(values.shape, dtype=bool),
+        np.zeros(values.shape),
+        np.zeros(values.shape),
+        np.zeros(rows),
+        np.zeros(rows),
     )
+    for i in range(0, rows, block_rows):
+        block = _scan_block(values[i : i + block_rows], opts)
+        for name in ("is_change", "z", "relative_change", "noise", "drift"):
+            getattr(out, name)[i : i + block_rows] = getattr(block, name)
+    return out
 
 
 def _segment_change(values: FloatArray, bounds: list[int], i: int) -> tuple[float, float]:

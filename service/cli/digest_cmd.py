@@ -13,11 +13,13 @@ from typing import Annotated
 
 import pandas as pd
 import typer
+from sqlalchemy import Engine
 
 from service.cli.db_cmd import DbOption
 from service.config import load_config
 from service.digest.build import build_digest
 from service.digest.model import Digest, DigestOptions, KernelTarget
+from service.digest.storeread import compact_history, stored_device_changes
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import make_client
@@ -84,18 +86,33 @@ def _progress() -> Iterator[Callable[[str], None]]:
         yield lambda stage: bar.update(task, advance=1, description=stage)
 
 
-def _load(url: str | None, repo: str | None, start: datetime, end: datetime) -> pd.DataFrame:
-    engine = open_store(url)
-    try:
-        with session_scope(engine, readonly=True) as session:
-            # The store's end is exclusive; the digest's is inclusive.
-            stored = nightly_history(
-                session=session, repo=repo, start=start, end=end + timedelta(microseconds=1)
-            )
-            # Like for like: a kernel that changed binding drops in the digest (rules).
-            return with_like_for_like(session=session, frame=stored)
-    finally:
-        engine.dispose()
+def _load(
+    engine: Engine, repo: str | None, read: tuple[datetime, datetime], *, full: bool
+) -> pd.DataFrame:
+    """Nightly history of ``read`` (end exclusive), like for like.
+
+    Compact (``service.digest.storeread``) unless ``full``: every column, for the HTML's charts.
+    """
+    with session_scope(engine, readonly=True) as session:
+        if not full:
+            return compact_history(session, repo, *read)
+        stored = nightly_history(session=session, repo=repo, start=read[0], end=read[1])
+        # Like for like: a kernel that changed binding drops in the digest (rules).
+        return with_like_for_like(session=session, frame=stored)
+
+
+def _with_device_changes(
+    engine: Engine,
+    digest: Digest,
+    history: pd.DataFrame,
+    repo: str | None,
+    read: tuple[datetime, datetime],
+) -> Digest:
+    """A digest of the compact history with its device changes (read in full if any)."""
+    with session_scope(engine, readonly=True) as session:
+        period = (digest.start, digest.end)
+        changes = stored_device_changes(session, history, repo=repo, read=read, period=period)
+    return digest.model_copy(update={"device_changes": changes})
 
 
 def _write(path: Path, text: str) -> None:
@@ -150,16 +167,24 @@ def digest_command(
     targets = targets_from_config(config)
     with _progress() as step:
         step("loading history")
-        history = _load(url, repo, period[0] - timedelta(days=lookback_days), period[1])
-        digest = build_digest(
-            history,
-            start=period[0],
-            end=period[1],
-            repo=repo,
-            targets=targets,
-            options=options,
-            progress=step,
-        )
+        # The store's end is exclusive; the digest's is inclusive.
+        read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
+        engine = open_store(url)
+        try:
+            history = _load(engine, repo, read, full=html is not None)
+            digest = build_digest(
+                history,
+                start=period[0],
+                end=period[1],
+                repo=repo,
+                targets=targets,
+                options=options,
+                progress=step,
+            )
+            if html is None:
+                digest = _with_device_changes(engine, digest, history, repo, read)
+        finally:
+            engine.dispose()
         step("rendering")
         markdown = render_digest_markdown(digest)
         if html is not None:

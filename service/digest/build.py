@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from rules import HISTORY_COLUMNS, Roof, require_columns
@@ -76,20 +78,90 @@ def prepare_history(
     keep = history[value].notna().to_numpy().copy()
     if "kind" in history.columns:
         keep &= (history["kind"] == "nightly").to_numpy()
-    frame = history.loc[keep, list(DIGEST_COLUMNS)].reset_index(drop=True)
-    frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
+    stamps = _utc(history["timestamp"])
+    if end is not None:
+        keep &= (stamps <= pd.Timestamp(end)).to_numpy()
+    rows = np.flatnonzero(keep)
+    series = _series_numbers(
+        history["device"].array.take(rows), history["kernel_key"].array.take(rows)
+    )
+    order = _by_series_then_time(series, _instants(stamps, rows))
+    # One take of each column (in series order): at 29 M rows each copy of the frame is 1 GB.
+    taken = rows[order]
+    del rows  # each of these is 0.2 GB at 29 M rows: the peak is the frame and a few of them
+    frame = pd.DataFrame(index=pd.RangeIndex(len(taken)))
+    for c in DIGEST_COLUMNS:  # a column at a time: no stacking of the float columns (a copy)
+        frame[c] = stamps.array.take(taken) if c == "timestamp" else history[c].array.take(taken)
     frame["percent_of_roof"] = frame["percent_of_roof"].astype(float)
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce")
-    if end is not None:
-        frame = frame.loc[frame["timestamp"] <= pd.Timestamp(end)].reset_index(drop=True)
-    series = frame.groupby(["device", "kernel_key"], sort=True, observed=True).ngroup().to_numpy()
-    order = np.lexsort((frame["timestamp"].dt.tz_convert(None).to_numpy(), series))
-    frame = frame.iloc[order].reset_index(drop=True)
     frame["series"] = series[order]
     starts = series_starts(frame)
     frame["pos"] = np.arange(len(frame)) - starts[frame["series"].to_numpy()]
     prepared: pd.DataFrame = frame
     return prepared
+
+
+def _utc(stamps: pd.Series) -> pd.Series:
+    """``stamps`` as UTC times; already so (the compact read), they are not copied."""
+    if isinstance(stamps.dtype, pd.DatetimeTZDtype) and str(stamps.dtype.tz) == "UTC":
+        return stamps
+    return pd.to_datetime(stamps, utc=True)
+
+
+def _instants(stamps: pd.Series, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.datetime64]:
+    """The UTC instants of ``rows`` as naive datetime64 (NaT sorts last), one copy."""
+    ticks = np.asarray(stamps.array.asi8)[rows]  # a view of the times, then the rows
+    return ticks.view(f"M8[{stamps.array.unit}]")
+
+
+def _series_numbers(
+    device: pd.api.extensions.ExtensionArray, kernel: pd.api.extensions.ExtensionArray
+) -> npt.NDArray[np.int64]:
+    """Number of each row's (device, kernel) pair, pairs in sorted order, as a group-by's.
+
+    Codes of each (sorted) ranked through a table of the pairs: no sort of the rows.
+    """
+    device_codes, devices = _sorted_codes(device)
+    kernel_codes, kernels = _sorted_codes(kernel)
+    if (device_codes < 0).any() or (kernel_codes < 0).any():  # no key: as the group-by does
+        pairs = pd.DataFrame({"device": device, "kernel": kernel})
+        grouped = pairs.groupby(["device", "kernel"], sort=True, observed=True)
+        return np.asarray(grouped.ngroup().to_numpy(), dtype=np.int64)
+    width = max(len(kernels), 1)
+    small = len(devices) * width < 2**31  # pair numbers in 4 bytes, not 8 (0.1 GB at 29 M)
+    wide = device_codes.astype(np.int32) if small else device_codes.astype(np.int64)
+    pair = wide * width + kernel_codes
+    present = np.zeros(len(devices) * max(len(kernels), 1), dtype=bool)
+    present[pair] = True
+    rank = np.cumsum(present) - 1
+    numbers: npt.NDArray[np.int64] = rank[pair]
+    return numbers
+
+
+def _sorted_codes(values: Any) -> tuple[npt.NDArray[np.integer[Any]], Any]:
+    """Codes in the order a sorted group-by takes them, and the values they stand for.
+
+    A categorical's own codes (its categories' order), else those of the sorted values.
+    """
+    if isinstance(values, pd.Categorical):
+        return values.codes, values.categories  # int8 or int16: no copy
+    codes, distinct = pd.factorize(values, sort=True)
+    return codes, distinct
+
+
+def _by_series_then_time(
+    series: npt.NDArray[np.int64], stamps: npt.NDArray[Any]
+) -> npt.NDArray[np.intp]:
+    """Rows sorted by series, then time, ties in row order (``np.lexsort``'s order).
+
+    Histories are read in time order; then a stable sort by series alone gives that order
+    (a radix sort when the series fit in 16 bits), several times quicker than ``lexsort``.
+    """
+    if len(stamps) and bool((stamps[1:] >= stamps[:-1]).all()):
+        small = np.uint16 if len(series) and series.max() < 2**16 else np.int64
+        order: npt.NDArray[np.intp] = np.argsort(series.astype(small), kind="stable")
+        return order
+    return np.asarray(np.lexsort((stamps, series)), dtype=np.intp)
 
 
 def track_recoveries(

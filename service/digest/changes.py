@@ -55,7 +55,8 @@ def segment_levels(
 ) -> Segments:
     """Median ``value`` of every segment between series starts and ``change_rows``."""
     bounds = np.union1d(series_starts(frame), change_rows).astype(np.int64)
-    seg = np.searchsorted(bounds, np.arange(len(frame)), side="right") - 1
+    # Segments are runs of rows: numbered by repeating, in 4 bytes (0.1 GB at 29 M rows).
+    seg = np.repeat(np.arange(len(bounds), dtype=np.int32), np.diff(np.append(bounds, len(frame))))
     level = frame[value].groupby(seg).median().to_numpy()
     return Segments(bounds, level, frame["series"].to_numpy()[bounds])
 
@@ -81,6 +82,7 @@ def detect_changes(
         return _describe(frame, none, segments), segments
     scan = change_points_many(_matrix(frame, value), options=options.change_point_options())
     series, pos = np.nonzero(scan.is_change)
+    del scan  # its scores are 0.5 GB at 32,000 series x 913 nights; only the changes are kept
     rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
     segments = segment_levels(frame, rows, value)
     return _describe(frame, rows, segments), segments

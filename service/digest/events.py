@@ -64,7 +64,9 @@ def vanished_kernels(
     nights = _nights(frame)
     columns = ["kernel_key", "kernel_name", "device", "timestamp", "commit", "time_s"]
     last = _ranked(frame.iloc[last_rows(frame)][columns], nights)
-    last = last.assign(final=last["device"].map(nights.groupby("device")["rank"].max()))
+    # As objects: a categorical device (the compact read) would map to a categorical of ranks.
+    final = nights.groupby("device", observed=True)["rank"].max()
+    last = last.assign(final=last["device"].astype(object).map(final))
     gone = last[last["final"] - last["rank"] >= min_segment].assign(rank=lambda d: d["rank"] + 1)
     gone = gone.merge(
         nights.rename(columns={"timestamp": "since", "commit": "to_commit"}), on=["device", "rank"]

@@ -14,7 +14,7 @@ Categories are sorted, so group-bys and sorts order series as plain strings woul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -179,6 +179,7 @@ def digest_history(
     start: datetime,
     end: datetime,
     progress: Progress | None = None,
+    with_ids: bool = False,
 ) -> pd.DataFrame:
     """Nightly measurements in ``[start, end)`` with ``DIGEST_READ_COLUMNS`` (compact types).
 
@@ -188,6 +189,7 @@ def digest_history(
         start: First instant read (inclusive).
         end: Last instant read (exclusive).
         progress: Called with (runs read, runs in all) after each batch.
+        with_ids: Add ``run_id`` and ``kernel_id`` (int32), for reading more of some rows.
 
     Returns:
         One row per measurement, as ``nightly_history`` orders them (time, run, kernel);
@@ -201,7 +203,8 @@ def digest_history(
         if progress is not None:
             progress(min(first + RUNS_PER_BATCH, len(ids)), len(ids))
     if not parts or not sum(len(p) for p in parts):
-        return pd.DataFrame({c: pd.Series(dtype="object") for c in DIGEST_READ_COLUMNS})
+        columns = [*DIGEST_READ_COLUMNS, *(("run_id", "kernel_id") if with_ids else ())]
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
     kernels = _kernels(session, sorted(set(runs["repo_id"].to_list())))
     run_id = np.concatenate([p["run_id"].to_numpy() for p in parts])
     kernel_id = np.concatenate([p["kernel_id"].to_numpy() for p in parts])
@@ -219,5 +222,30 @@ def digest_history(
             "regime": _categorical(parts, "regime"),
             "binding": _categorical(parts, "binding"),
             "time_s": np.concatenate([p["time_s"].to_numpy() for p in parts]),
+            **({"run_id": run_id, "kernel_id": kernel_id} if with_ids else {}),
         }
     )
+
+
+_COUNTERS = ("total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
+
+
+def counters(
+    session: StoreSession, kernel_ids: Iterable[Any], run_ids: Iterable[Any]
+) -> pd.DataFrame:
+    """``run_id``, ``kernel_id`` and the work counters of some kernels in some runs.
+
+    For the few series a like-for-like figure is recomputed for (a kernel whose binding
+    changed): the digest's compact read does not carry the counters.
+    """
+    m = _MEAS.c
+    found: list[tuple[object, ...]] = []
+    wanted = sorted({int(k) for k in kernel_ids})
+    runs = sorted({int(r) for r in run_ids})
+    for first in range(0, len(runs), 500):
+        stmt = sa.select(m.run_id, m.kernel_id, *(m[c] for c in _COUNTERS)).where(
+            m.kernel_id.in_(wanted), m.run_id.in_(runs[first : first + 500])
+        )
+        found.extend(tuple(r) for r in session.connection().execute(stmt))
+    frame = pd.DataFrame(found, columns=["run_id", "kernel_id", *_COUNTERS])
+    return frame.astype({"run_id": np.int32, "kernel_id": np.int32} | {c: float for c in _COUNTERS})

@@ -66,3 +66,32 @@ def test_a_week_without_a_new_card_has_no_such_section(history) -> None:
     assert digest.device_changes == []
     assert "Device changes" not in render_digest_markdown(digest)
     assert not digest.headline.startswith("1 device change")
+
+
+def test_the_command_reads_the_device_change_as_the_full_history_gives_it(tmp_path, capsys):
+    """``roofguard digest`` builds from the compact read; the card change is the same."""
+    from service.cli import run
+    from service.render.digest_render import render_digest_json
+    from service.store.likeforlike import with_like_for_like
+
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = open_store(url)
+    try:
+        store(engine, nights(A100, 30), datasheet(A100))
+        store(engine, nights(H100, 4, start=30), datasheet(H100))
+        start, end = FIRST + timedelta(days=28), FIRST + timedelta(days=35)
+        with session_scope(engine, readonly=True) as session:
+            full = nightly_history(
+                session=session,
+                repo=REPO,
+                start=start - timedelta(days=90),
+                end=end + timedelta(microseconds=1),
+            )
+            full = with_like_for_like(session=session, frame=full)
+    finally:
+        engine.dispose()
+    expected = build_digest(full, start=start, end=end, repo=REPO)
+    period = ["--from", start.isoformat(), "--to", end.isoformat()]
+    assert run(["digest", *period, "--repo", REPO, "--json", "--db", url]) == 0
+    assert capsys.readouterr().out == render_digest_json(expected)
+    assert len(expected.device_changes) == 1

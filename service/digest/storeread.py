@@ -1,0 +1,120 @@
+"""The digest's history from the store, compact: what ``roofguard digest`` builds from.
+
+``nightly_history`` holds every history column as Python objects (about 5 KB a
+measurement: 29 M measurements would need well over 100 GB); the digest reads
+``digest_history`` (about 40 bytes a measurement) and makes it like for like here:
+
+- Like for like recomputes a figure only where a kernel ran off its series' usual binding, so
+  only the series that have more than one binding are read in full (their counters), and
+  ``rules.like_for_like_history`` judges them exactly as it judges the full history.
+- Device changes compare a card that started in the period with the one before, on the full
+  history columns (roofs, counters); that history is read only when a card did start in the
+  period.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from rules import like_for_like_history
+from service.digest.devices import DeviceChange, device_changes
+from service.store.devices import run_roofs
+from service.store.digestread import counters, digest_history
+from service.store.history import nightly_history
+from service.store.likeforlike import with_like_for_like
+from service.store.sessions import StoreSession
+
+_SERIES_READ = ["device", "kernel_key", "binding", "run_id", "kernel_id"]
+
+
+def _codes(values: pd.Series) -> npt.NDArray[np.int32]:
+    return values.cat.codes.to_numpy().astype(np.int32)  # 4 bytes: 0.1 GB at 29 M rows
+
+
+def _mixed_series(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Rows of the series (device, kernel) that hold more than one known binding."""
+    device, kernel, binding = (_codes(frame[c]) for c in ("device", "kernel_key", "binding"))
+    kernels = max(len(frame["kernel_key"].cat.categories), 1)
+    bindings = max(len(frame["binding"].cat.categories), 1)
+    series = device * kernels + kernel
+    known = binding >= 0
+    seen = np.zeros((len(frame["device"].cat.categories) * kernels, bindings), dtype=bool)
+    seen[series[known], binding[known]] = True
+    mixed: npt.NDArray[np.bool_] = (seen.sum(axis=1) > 1)[series]
+    return mixed
+
+
+def like_for_like_digest(session: StoreSession, frame: pd.DataFrame) -> pd.DataFrame:
+    """The compact ``frame`` (``digest_history(with_ids=True)``) with percent of roof like for like.
+
+    The same figures as ``with_like_for_like`` on the full history: a series with one binding
+    keeps every figure, the others go through ``rules.like_for_like_history`` whole.
+    """
+    if frame.empty:
+        return frame
+    rows = np.flatnonzero(_mixed_series(frame))
+    if not len(rows):
+        return frame
+    part = frame.iloc[rows]
+    full = pd.DataFrame(
+        {
+            c: part[c].astype(object) if c in ("device", "kernel_key", "binding") else part[c]
+            for c in [*_SERIES_READ, "percent_of_roof", "time_s"]
+        }
+    ).reset_index(drop=True)
+    work = counters(session, full["kernel_id"].unique(), full["run_id"].unique())
+    full = full.merge(work, on=["run_id", "kernel_id"], how="left", validate="one_to_one")
+    roofs = run_roofs(session=session, run_ids=[int(i) for i in full["run_id"].unique()])
+    judged = like_for_like_history(full, roofs)
+    values = frame["percent_of_roof"].to_numpy(dtype=float).copy()
+    values[rows] = judged["percent_of_roof"].to_numpy(dtype=float)
+    out = frame.copy(deep=False)
+    out["percent_of_roof"] = values
+    return out
+
+
+def compact_history(
+    session: StoreSession, repo: str | None, start: datetime, end: datetime
+) -> pd.DataFrame:
+    """Nightly history of ``[start, end)`` for the digest: compact and like for like."""
+    read = digest_history(session=session, repo=repo, start=start, end=end, with_ids=True)
+    history = like_for_like_digest(session, read)
+    del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only
+    return history
+
+
+def _card_started(frame: pd.DataFrame, start: datetime, end: datetime) -> bool:
+    """Whether a card's first placed night lies in ``[start, end]`` (a device change)."""
+    placed = frame[frame["percent_of_roof"].notna() & (frame["timestamp"] <= pd.Timestamp(end))]
+    if placed.empty:
+        return False
+    firsts = placed.groupby("device", observed=True)["timestamp"].min()
+    return bool((firsts >= pd.Timestamp(start)).any())
+
+
+def stored_device_changes(
+    session: StoreSession,
+    frame: pd.DataFrame,
+    *,
+    repo: str | None,
+    read: tuple[datetime, datetime],
+    period: tuple[datetime, datetime],
+) -> list[DeviceChange]:
+    """The digest's device changes (``build_digest`` on the full history finds the same).
+
+    Args:
+        session: An open session on the store.
+        frame: The compact history (``compact_history``).
+        repo: OWNER/NAME, or None for every repository.
+        read: The span ``frame`` was read over (``[start, end)``).
+        period: The digest's period.
+    """
+    if not _card_started(frame, *period):
+        return []
+    full = nightly_history(session=session, repo=repo, start=read[0], end=read[1])
+    full = with_like_for_like(session=session, frame=full)
+    return device_changes(full, start=period[0], end=period[1])
