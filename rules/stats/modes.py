@@ -171,10 +171,10 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
 
     The history with the run's first night is two-level, the run is not off both modes (as in
     ``at_a_mode``) and its nights are nearest one mode, and the history stayed at that mode
-    ``MIN_MODE_STAY`` nights in a row at least once before (a clock state stays; one-night
-    outliers at a drop's depth are no mode), for no longer than its longest stay at the other
-    mode: a kernel that alternates, not one back at the level it held for long before it left
-    for a new one (that is a change, as before).
+    ``MIN_MODE_STAY`` nights in a row before, each within ``AT_MODE_Z`` spreads of it (a clock
+    state stays; one-night outliers and most bursts at a drop's depth are no mode), for no
+    longer than its longest stay elsewhere: a kernel that alternates, not one back at the level
+    it held for long before it left for a new one (that is a change, as before).
     """
     modes = two_modes(np.append(history, run[0]), opts.noise_floor)
     if modes is None:
@@ -184,7 +184,8 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
         modes.is_low(float(v)) != low for v in run
     ):
         return False
-    at = np.asarray([modes.is_low(float(v)) == low for v in history])
+    mode = modes.low if low else modes.high
+    at = np.abs(history - mode) <= AT_MODE_Z * modes.spread
     here, there = _stays(at)
     longest_there = max(there, default=0)
     return any(MIN_MODE_STAY <= n <= longest_there for n in here)
