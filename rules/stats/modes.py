@@ -55,6 +55,7 @@ from rules.stats.constants import (
     MODE_DIFF_SHARE,
     MODE_SEPARATION,
     MODE_SPREAD,
+    MODE_STAY_Z,
 )
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, fast_median
@@ -170,11 +171,14 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     """Whether ``run`` goes back to a mode the history stayed at before (a sticky runner).
 
     The history with the run's first night is two-level, the run is not off both modes (as in
-    ``at_a_mode``) and its nights are nearest one mode, and the history stayed at that mode
-    ``MIN_MODE_STAY`` nights in a row before, each within ``AT_MODE_Z`` spreads of it (a clock
-    state stays; one-night outliers and most bursts at a drop's depth are no mode), for no
-    longer than its longest stay elsewhere: a kernel that alternates, not one back at the level
-    it held for long before it left for a new one (that is a change, as before).
+    ``at_a_mode``) and its nights are nearest one mode, every night of the history is within
+    ``AT_MODE_Z`` spreads of a mode (a runner with two clock states lives at them; a bursty
+    kernel's bursts lie at neither), and the history stayed at the run's mode ``MIN_MODE_STAY``
+    nights in a row before, for no longer than its longest stay elsewhere (a kernel that
+    alternates, not one back at the level it held for long before it left for a new one: that
+    is a change, as before), a stay it left, at one level: the stay's nights within
+    ``MODE_STAY_Z`` spreads of each other and its median within as many of the run's (a burst
+    at a drop's depth scatters, or lies at another depth than the drop).
     """
     modes = two_modes(np.append(history, run[0]), opts.noise_floor)
     if modes is None:
@@ -184,21 +188,31 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
         modes.is_low(float(v)) != low for v in run
     ):
         return False
-    mode = modes.low if low else modes.high
-    at = np.abs(history - mode) <= AT_MODE_Z * modes.spread
+    near = AT_MODE_Z * modes.spread
+    at = np.abs(history - (modes.low if low else modes.high)) <= near
+    elsewhere = np.abs(history - (modes.high if low else modes.low)) <= near
+    if not np.all(at | elsewhere):
+        return False
     here, there = _stays(at)
-    longest_there = max(there, default=0)
-    return any(MIN_MODE_STAY <= n <= longest_there for n in here)
+    longest_there = max((end - first for first, end in there), default=0)
+    level, tight = float(np.median(run)), MODE_STAY_Z * modes.spread
+    return any(
+        end < history.size  # the kernel left that stay: not the run's own first nights
+        and MIN_MODE_STAY <= end - first <= longest_there
+        and np.ptp(history[first:end]) <= tight
+        and abs(np.median(history[first:end]) - level) <= tight
+        for first, end in here
+    )
 
 
-def _stays(at: npt.NDArray[np.bool_]) -> tuple[list[int], list[int]]:
-    """Lengths of the stays where ``at`` holds, and of those where it does not (time order)."""
+def _stays(at: npt.NDArray[np.bool_]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The stays where ``at`` holds, and those where it does not (first, end; time order)."""
     edges = [int(i) + 1 for i in np.flatnonzero(at[1:] != at[:-1])]
     bounds = [0, *edges, at.size]
-    here: list[int] = []
-    there: list[int] = []
+    here: list[tuple[int, int]] = []
+    there: list[tuple[int, int]] = []
     for first, end in itertools.pairwise(bounds):
-        (here if at[first] else there).append(end - first)
+        (here if at[first] else there).append((first, end))
     return here, there
 
 
