@@ -113,6 +113,14 @@ def test_a_young_runner_back_at_a_mode_it_stayed_at_is_no_change(
     assert judge_latest(history).regressed
 
 
+def test_a_young_runners_stay_that_scatters_is_no_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same history, but the two nights at 62 are read as scattering (``MODE_STAY_Z``):
+    a burst at a drop's depth, not a level, so the run back at 62 is a change."""
+    history = [*_young(62.0, 71.0, 2, 6), 62.1, 61.9]
+    monkeypatch.setattr(modes, "MODE_STAY_Z", 1e-6)
+    assert judge_latest(history).regressed
+
+
 def test_a_one_night_outlier_at_a_drops_depth_makes_no_mode() -> None:
     """An outlier at 50 on one night, then a drop to 50 that stays: a change. (A drop back to
     a level held for long after a settled rise is one too: ``test_stats_runs``.)"""
