@@ -24,16 +24,25 @@ every night of it is off the modes (``at_a_mode``). A night beyond both modes is
 before. (Which mode dominates, the share, is described, not judged: on a sticky runner the
 stays, not the nights, are the samples, and 60 nights hold too few of them.)
 
+A young runner has visited its other mode too rarely for two modes (``MIN_SWITCHES``): two
+nights at 62%, six at 71%, and back at 62%. The history is then read with the run's first
+night too, and the run is a stay when the kernel stayed at that mode ``MIN_MODE_STAY`` nights
+in a row before, for no longer than at the other mode (``back_at_a_mode``: the stay lengths
+say it alternates). A kernel back at a level it held for long before it rose is not one that
+alternates: that run is judged as before.
+
 Short histories (fewer than ``MIN_MODE_HISTORY`` nights) and constant ones have no modes: they
 are judged as before.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from rules.stats.constants import (
     AT_MODE_Z,
@@ -41,10 +50,12 @@ from rules.stats.constants import (
     MIN_MODE_HISTORY,
     MIN_MODE_NIGHTS,
     MIN_MODE_SHARE,
+    MIN_MODE_STAY,
     MIN_SWITCHES,
     MODE_DIFF_SHARE,
     MODE_SEPARATION,
     MODE_SPREAD,
+    MODE_STAY_Z,
 )
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, fast_median
@@ -145,10 +156,64 @@ def at_a_mode(values: FloatArray, k: int, sign: int, opts: GateOptions) -> bool:
 
     On a two-level history (the nights before the run) a run is a change only when every night
     of it is beyond both modes; read only for a run that confirms otherwise (few of them).
+    A history whose other mode was visited too rarely to be two-level on its own is read with
+    the run's first night too (``back_at_a_mode``).
     """
-    modes = two_modes(values[: values.size - k], opts.noise_floor)
+    history = values[: values.size - k]
     run = values[values.size - k :]
-    return modes is not None and not all(modes.beyond(float(v), sign) for v in run)
+    modes = two_modes(history, opts.noise_floor)
+    if modes is not None:
+        return not all(modes.beyond(float(v), sign) for v in run)
+    return back_at_a_mode(history, run, sign, opts)
+
+
+def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOptions) -> bool:
+    """Whether ``run`` goes back to a mode the history stayed at before (a sticky runner).
+
+    The history with the run's first night is two-level, the run is not off both modes (as in
+    ``at_a_mode``) and its nights are nearest one mode, every night of the history is within
+    ``AT_MODE_Z`` spreads of a mode (a runner with two clock states lives at them; a bursty
+    kernel's bursts lie at neither), and the history stayed at the run's mode ``MIN_MODE_STAY``
+    nights in a row before, for no longer than its longest stay elsewhere (a kernel that
+    alternates, not one back at the level it held for long before it left for a new one: that
+    is a change, as before), a stay it left, at one level: the stay's nights within
+    ``MODE_STAY_Z`` spreads of each other and its median within as many of the run's (a burst
+    at a drop's depth scatters, or lies at another depth than the drop).
+    """
+    modes = two_modes(np.append(history, run[0]), opts.noise_floor)
+    if modes is None:
+        return False
+    low = modes.is_low(float(run[0]))
+    if all(modes.beyond(float(v), sign) for v in run) or any(
+        modes.is_low(float(v)) != low for v in run
+    ):
+        return False
+    near = AT_MODE_Z * modes.spread
+    at = np.abs(history - (modes.low if low else modes.high)) <= near
+    elsewhere = np.abs(history - (modes.high if low else modes.low)) <= near
+    if not np.all(at | elsewhere):
+        return False
+    here, there = _stays(at)
+    longest_there = max((end - first for first, end in there), default=0)
+    level, tight = float(np.median(run)), MODE_STAY_Z * modes.spread
+    return any(
+        end < history.size  # the kernel left that stay: not the run's own first nights
+        and MIN_MODE_STAY <= end - first <= longest_there
+        and np.ptp(history[first:end]) <= tight
+        and abs(np.median(history[first:end]) - level) <= tight
+        for first, end in here
+    )
+
+
+def _stays(at: npt.NDArray[np.bool_]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The stays where ``at`` holds, and those where it does not (first, end; time order)."""
+    edges = [int(i) + 1 for i in np.flatnonzero(at[1:] != at[:-1])]
+    bounds = [0, *edges, at.size]
+    here: list[tuple[int, int]] = []
+    there: list[tuple[int, int]] = []
+    for first, end in itertools.pairwise(bounds):
+        (here if at[first] else there).append((first, end))
+    return here, there
 
 
 def mode_words(modes: Modes, value: float, unit: str = "% of roof", when: str = "tonight") -> str:

@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from rules.stats.bursts import agrees
+from rules.stats.bursts import agrees, bursts
 from rules.stats.constants import (
     KNOWN_NOISE_POINTS,
     MAD_SCALE,
@@ -208,10 +208,15 @@ def _confirms(z: FloatArray, level: Level, opts: GateOptions, segment: FloatArra
 def _kept(values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions) -> bool:
     """Whether a run that confirms by its evidence is a change.
 
-    Its nights agree (not a burst, ``rules.stats.bursts``) and, on a two-level kernel, are off
+    Its nights agree and, short of ``pool_runs`` nights, it is no burst of the kind the
+    kernel's history shows (``rules.stats.bursts``); on a two-level kernel its nights are off
     both modes (``rules.stats.modes``).
     """
-    if not agrees(values[values.size - k :], level.noise):
+    run = values[values.size - k :]
+    if not agrees(run, level.noise):
+        return False
+    own = bursts(values[: values.size - k], sign) if k < opts.pool_runs else None
+    if own is not None and not own.outlasts(run, level.level):
         return False
     return not at_a_mode(values, k, sign, opts)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rules.stats import judge_latest, mode_words, two_modes
+from rules.stats import judge_latest, mode_words, modes, two_modes
 
 #: Stays of a sticky two-state runner: 0 at 71% of roof, 1 at 62%.
 STAYS = [0] * 6 + [1] * 5 + [0] * 7 + [1] * 4 + [0] * 6 + [1] * 5 + [0] * 8
@@ -93,3 +93,38 @@ def test_a_burst_whose_nights_disagree_is_not_confirmed() -> None:
 def test_a_drop_whose_nights_agree_is_confirmed() -> None:
     history = np.append(quiet(30), [60.0, 60.5])
     assert judge_latest(history).regressed
+
+
+def _young(first: float, other: float, first_nights: int, other_nights: int) -> list[float]:
+    rng = np.random.default_rng(5)
+    levels = [first] * first_nights + [other] * other_nights
+    return list(np.asarray(levels) * (1 + 0.005 * rng.standard_normal(len(levels))))
+
+
+def test_a_young_runner_back_at_a_mode_it_stayed_at_is_no_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two nights at 62, six at 71, back at 62: too few stays for two modes, but the run's
+    first night makes them, and the kernel stayed at 62 before (``back_at_a_mode``)."""
+    history = [*_young(62.0, 71.0, 2, 6), 62.1, 61.9]
+    assert two_modes(np.asarray(history[:-2])) is None
+    assert not judge_latest(history).regressed
+    monkeypatch.setattr(modes, "MIN_MODE_STAY", 99)  # no stay is long enough: a change
+    assert judge_latest(history).regressed
+
+
+def test_a_young_runners_stay_that_scatters_is_no_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same history, but the two nights at 62 are read as scattering (``MODE_STAY_Z``):
+    a burst at a drop's depth, not a level, so the run back at 62 is a change."""
+    history = [*_young(62.0, 71.0, 2, 6), 62.1, 61.9]
+    monkeypatch.setattr(modes, "MODE_STAY_Z", 1e-6)
+    assert judge_latest(history).regressed
+
+
+def test_a_one_night_outlier_at_a_drops_depth_makes_no_mode() -> None:
+    """An outlier at 50 on one night, then a drop to 50 that stays: a change. (A drop back to
+    a level held for long after a settled rise is one too: ``test_stats_runs``.)"""
+    history = _young(62.0, 62.0, 30, 0)
+    history[12] = 50.0
+    drop = [*history, 50.1, 49.9]
+    assert judge_latest(drop).regressed
