@@ -3,7 +3,9 @@
 The digest scans every (kernel, device) series of a year at once. Side by side in the same
 run: ``change_points_many`` over the whole matrix, the same detector called series by
 series (``change_points`` in a loop, timed on a sample and scaled up), and Apache Otava
-(e-divisive) on a smaller sample, scaled up.
+(e-divisive) on a smaller sample, scaled up. With ``--before DIR`` (a checkout of an earlier
+commit, e.g. ``git worktree add /tmp/before <commit>``), the batch scan of that tree too, in a
+child process on the same series, and whether its change points are identical.
 
 Wall and CPU time are both reported; on a shared, loaded box the CPU time of the process is
 the fair comparison (wall time there measures the other processes as much as this one).
@@ -14,7 +16,9 @@ Run: ``python tests/bench/bench_change_points.py [--kernels 2000] [--devices 4]`
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,12 +55,43 @@ def start() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
+#: The batch scan of another checkout (``--before``): same series, CPU time printed, flags saved.
+BEFORE = """
+import sys, time, numpy as np
+sys.path.insert(0, {bench!r})
+from bench_change_points import year_of_nights
+from rules.stats import change_points_many
+values = year_of_nights({total}, {nights})
+clock = time.process_time()
+scan = change_points_many(values)
+print(time.process_time() - clock)
+np.save({out!r}, scan.is_change)
+"""
+
+
+def scan_before(tree: str, total: int, nights: int, is_change: np.ndarray) -> tuple[float, bool]:
+    """CPU seconds of the batch scan of ``tree``, and whether it flags the same points."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "flags.npy")
+        code = BEFORE.format(bench=str(Path(__file__).parent), total=total, nights=nights, out=out)
+        run = subprocess.run(
+            [sys.executable, "-c", code],
+            env={"PYTHONPATH": tree, "PATH": ""},
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return float(run.stdout.split()[-1]), bool(np.array_equal(np.load(out), is_change))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=2000)
     parser.add_argument("--devices", type=int, default=4)
     parser.add_argument("--nights", type=int, default=365)
     parser.add_argument("--otava-sample", type=int, default=100)
+    parser.add_argument("--before", help="a checkout of an earlier commit to time beside")
     args = parser.parse_args()
     total = args.kernels * args.devices
     values = year_of_nights(total, args.nights)
@@ -68,6 +103,10 @@ def main() -> None:
     scan = change_points_many(values)
     rows.append(timed("change_points_many (batch)", clock, total, total))
     batch_cpu = time.process_time() - clock[1]
+    if args.before:
+        cpu, same = scan_before(args.before, total, args.nights, scan.is_change)
+        rows.append(f"| change_points_many, the tree before | {total:,} | | {cpu:.1f} s |")
+        print(f"change points identical to the tree before: {same}")
     sample = values[:400]
     clock = start()
     for row in sample:
