@@ -34,6 +34,7 @@ from rules.history import FloatArray
 from rules.judging import GateBatch, Measured, judge_batch
 from rules.levelstore import LevelCache
 from rules.stats import Judgement
+from rules.stats.frozen import frozen_from
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,7 @@ def segment_of(judged: Judgement, known: int) -> Segment | None:
     after = known - (judged.segment_start + judged.n)
     if not judged.enough or judged.n <= 0 or after < 0:
         return None
-    segment = object.__new__(Segment)  # one per kernel: without the per-field calls
-    segment.__dict__.update(n=judged.n, after=after)
-    return segment
+    return frozen_from(Segment, n=judged.n, after=after)  # one per kernel
 
 
 def known_counts(histories: list[FloatArray]) -> list[int]:
@@ -159,12 +158,8 @@ def decide(
         measured = [batch.values[key] for key in judged]
         known = known_counts([m.history for m in measured])
         for (key, judgement), m, n in zip(judged.items(), measured, known, strict=True):
-            table[key] = _decision(judgement, m, segment_of(judgement, n))
+            segment = segment_of(judgement, n)
+            table[key] = frozen_from(
+                GateDecision, judgement=judgement, measured=m, segment=segment
+            )  # one per kernel
     return decided
-
-
-def _decision(judgement: Judgement, measured: Measured, segment: Segment | None) -> GateDecision:
-    """``GateDecision(judgement, measured, segment)``, without the per-field calls (per kernel)."""
-    decision = object.__new__(GateDecision)
-    decision.__dict__.update(judgement=judgement, measured=measured, segment=segment)
-    return decision

@@ -17,6 +17,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from rules.stats.frozen import frozen_from
+
 FloatArray = npt.NDArray[np.float64]
 NUMERIC = ("percent_of_roof", "time_s", "total_flops", "bytes_dram")
 
@@ -302,10 +304,9 @@ class HistoryIndex:
         """Key group ``group``'s history: views of the grouped columns, no copies."""
         rows = slice(self._bounds[group], self._bounds[group + 1])
         numeric = self._labels.groups.numeric
-        history = object.__new__(KernelHistory)
-        # The fields set as the frozen dataclass's __init__ sets them, in one update: a check
-        # builds one per kernel of each index, and the per-field calls cost more than the views.
-        history.__dict__.update(
+        # A check builds one per kernel of each index: the per-field calls cost more than the views.
+        return frozen_from(
+            KernelHistory,
             percent_of_roof=numeric["percent_of_roof"][rows],
             time_s=numeric["time_s"][rows],
             total_flops=numeric["total_flops"][rows],
@@ -314,4 +315,3 @@ class HistoryIndex:
             labels=self._labels,
             group=group,
         )
-        return history

@@ -33,6 +33,7 @@ from rules.stats import (
     own_dips,
     screens_worse,
 )
+from rules.stats.frozen import frozen_from
 
 Samples = Callable[[KernelRecord, Placement], list[float]]
 
@@ -54,9 +55,7 @@ class Measured:
     @classmethod
     def one(cls, history: npt.NDArray[np.float64], current: float) -> Measured:
         """``Measured(history, current)``, without the per-field calls (most kernels of a PR)."""
-        made = object.__new__(cls)
-        made.__dict__.update(history=history, current=current, reruns=())
-        return made
+        return frozen_from(cls, history=history, current=current, reruns=())
 
     @property
     def all(self) -> tuple[float, ...]:

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from rules.stats.constants import QUIET_MARGIN
 from rules.stats.dips import OwnDips, beyond_own_dips
+from rules.stats.frozen import frozen_from
 from rules.stats.gate import (
     Judgement,
     confirm_z,
@@ -280,11 +281,10 @@ def _quiet(levels: Sequence[Level], currents: Sequence[float], opts: GateOptions
 def _unchanged(level: Level, current: float, method: str, z_threshold: float) -> Judgement:
     """``judge_measurement``'s judgement of a quiet value without re-measurements.
 
-    Most kernels of a run: made without the frozen dataclass's per-field calls (the fields
-    set in their declared order, as its constructor sets them).
+    Most kernels of a run: made by ``frozen_from``, without the per-field calls.
     """
-    judged = object.__new__(Judgement)
-    judged.__dict__.update(
+    return frozen_from(
+        Judgement,
         regressed=False,
         suspect=False,
         improved=False,
@@ -305,7 +305,6 @@ def _unchanged(level: Level, current: float, method: str, z_threshold: float) ->
         method=method,
         modes=None,
     )
-    return judged
 
 
 def median_of(samples: Sequence[float] | npt.ArrayLike) -> float:
