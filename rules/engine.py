@@ -152,30 +152,44 @@ def kernel_verdict(
     summary, improved = summarised_row(summarised, gate, metric, key) or _row_baseline(
         ctx, gate, key, metric, current
     )
-    config = ctx.config
-    group = config.group_of(key, kernel.name, kernel.nvtx_range) if config.groups else None
     status = _status(key, findings, summary.n, improved)
     if timed_only and status == KernelStatus.UNCHANGED and not kernel.duration_s:
         status = KernelStatus.UNPLACED
+    fields = _row_fields(ctx, key, summary, status, _measurements(ctx, key, timed_only))
     return KernelVerdict(
-        key=key,
-        name=kernel.name,
-        group=group.name if group else None,
-        time_s=kernel.duration_s,
-        time_share=kernel.duration_s / ctx.total_time_s if ctx.total_time_s else 0.0,
-        percent_of_roof=placement.percent_of_roof,
-        regime=placement.regime,
-        borderline=placement.borderline,
-        binding=placement.binding,
-        intensity=dict(placement.intensity),
-        t_roof_s=placement.t_roof_s,
-        roof=ctx.roof.label,
-        advice=advice_for(placement, ctx.config.near_roof_percent),
-        status=status,
-        baseline=summary if summary.n else None,
-        measurements=_measurements(ctx, key, timed_only),
-        **(time_fields(placement, summary, like_for_like) | device_fields(ctx, key)),
+        **fields, **(time_fields(placement, summary, like_for_like) | device_fields(ctx, key))
     )
+
+
+def _row_fields(
+    ctx: RuleContext,
+    key: str,
+    summary: BaselineSummary,
+    status: KernelStatus,
+    measurements: tuple[float, ...],
+) -> dict[str, object]:
+    """The fields of ``key``'s row that its placement, baseline and status give."""
+    kernel, placement, config = ctx.kernels[key], ctx.placements[key], ctx.config
+    group = config.group_of(key, kernel.name, kernel.nvtx_range) if config.groups else None
+    total = ctx.total_time_s
+    return {
+        "key": key,
+        "name": kernel.name,
+        "group": group.name if group else None,
+        "time_s": kernel.duration_s,
+        "time_share": kernel.duration_s / total if total else 0.0,
+        "percent_of_roof": placement.percent_of_roof,
+        "regime": placement.regime,
+        "borderline": placement.borderline,
+        "binding": placement.binding,
+        "intensity": dict(placement.intensity),
+        "t_roof_s": placement.t_roof_s,
+        "roof": ctx.roof.label,
+        "advice": advice_for(placement, config.near_roof_percent),
+        "status": status,
+        "baseline": summary if summary.n else None,
+        "measurements": measurements,
+    }
 
 
 def kernel_verdicts(
@@ -184,43 +198,27 @@ def kernel_verdicts(
     gate: GateDecisions,
     summarised: Mapping[str, BaselineSummary],
 ) -> list[KernelVerdict]:
-    """Every kernel's row (``kernel_verdict``), what all rows share looked up once.
+    """Every kernel's row (``kernel_verdict``).
 
     A kernel summarised with the others (``rules.kernelbaselines``: placed, judged by the
     gate on its own card) with no re-measurement takes the row ``kernel_verdict`` makes of
-    it, field for field, without its per-kernel look-ups; any other goes through it.
+    it, the same fields (``_row_fields``), set rather than validated (``rules.trusted``),
+    without its per-kernel look-ups of the baseline; any other goes through it.
     """
     of_kernel, decided = findings_by_kernel(findings), gate.of("percent_of_roof")
-    placements, like, roof, config = ctx.placements, ctx.like_for_like, ctx.roof.label, ctx.config
-    total, near, grouped = ctx.total_time_s, config.near_roof_percent, bool(config.groups)
     rows = []
-    for key, kernel in ctx.kernels.items():
+    for key in ctx.kernels:
         summary = summarised.get(key)
         if summary is None or ctx.reruns:
             rows.append(kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised))
             continue
-        placement, decision = placements[key], decided.get(key)
+        placement, decision = ctx.placements[key], decided.get(key)
         improved = decision is not None and decision.judgement.improved
-        group = config.group_of(key, kernel.name, kernel.nvtx_range) if grouped else None
-        fields = {
-            "key": key,
-            "name": kernel.name,
-            "group": group.name if group else None,
-            "time_s": kernel.duration_s,
-            "time_share": kernel.duration_s / total if total else 0.0,
-            "percent_of_roof": placement.percent_of_roof,
-            "regime": placement.regime,
-            "borderline": placement.borderline,
-            "binding": placement.binding,
-            "intensity": dict(placement.intensity),
-            "t_roof_s": placement.t_roof_s,
-            "roof": roof,
-            "advice": advice_for(placement, near),
-            "status": _status(key, of_kernel.get(key, ()), summary.n, improved),
-            "baseline": summary if summary.n else None,
-            "measurements": (float(cast(float, placement.percent_of_roof)),),
-        }
-        rows.append(trusted(KernelVerdict, fields | time_fields(placement, summary, like[key])))
+        status = _status(key, of_kernel.get(key, ()), summary.n, improved)
+        measured = (float(cast(float, placement.percent_of_roof)),)
+        fields = _row_fields(ctx, key, summary, status, measured)
+        like = time_fields(placement, summary, ctx.like_for_like[key])
+        rows.append(trusted(KernelVerdict, fields | like))
     return rows
 
 
