@@ -168,13 +168,13 @@ def write_tuples(
     """
     as_json = [i for i, c in enumerate(columns) if isinstance(table.c[c].type, sa.JSON)]
     texts = (_json_in(row, as_json) for row in rows) if as_json else rows
+    if session.get_bind().dialect.name == "postgresql":
+        copy_tuples(session, table, columns, texts)  # binary COPY
+        return
     quote = session.get_bind().dialect.identifier_preparer.quote
     names = ", ".join(quote(c) for c in columns)
     driver = session.connection().connection.driver_connection
     assert driver is not None
-    if session.get_bind().dialect.name == "postgresql":
-        copy_tuples(session, table, columns, texts)  # binary COPY
-        return
     marks = ", ".join("?" * len(columns))
     cursor = driver.cursor()
     it = iter(texts)

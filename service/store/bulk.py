@@ -108,8 +108,8 @@ def _insert(
     another ingest store some of the rows meanwhile, it fails on the unique key, is rolled
     back to its savepoint and made again skipping them (their ids are then not returned).
     """
-    names = ", ".join(session.get_bind().dialect.identifier_preparer.quote(c) for c in columns)
-    into = session.get_bind().dialect.identifier_preparer.quote(table.name)
+    quote = session.get_bind().dialect.identifier_preparer.quote
+    names, into = ", ".join(quote(c) for c in columns), quote(table.name)
     sql = f"INSERT INTO {into} ({names}) SELECT {names} FROM {scratch} s{where}"
     try:
         with session.begin_nested():  # its connection, asked inside, emits the SAVEPOINT
