@@ -248,3 +248,20 @@ def test_any_values_replay_as_each_alone(series: list[list[float]]) -> None:
     assert [repr(level) for level in levels] == _scalar_levels(
         [np.asarray(s, dtype=float) for s in series], opts, scalar_replays
     )
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_infinite_and_extreme_values_replay_as_each_alone() -> None:
+    # Stored figures past a float's range, or near its limits: the batch hands them to step.
+    rng = np.random.default_rng(8)
+    odd = [np.inf, -np.inf, 1e300, -1e300, 1e-300, 0.0]
+    for _ in range(40):
+        rows = []
+        for _ in range(5):
+            n = int(rng.integers(0, 40))
+            row = 60 * (1 + 0.05 * rng.standard_t(3, n))
+            if n:
+                row[rng.integers(0, n, 2)] = rng.choice(odd)
+            rows.append(row)
+        starts = [0] * len(rows)
+        assert replayed_many(rows, OPTIONS[0], starts) == [replayed(r, OPTIONS[0], 0) for r in rows]
