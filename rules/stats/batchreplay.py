@@ -124,11 +124,9 @@ def night_noises(history: FloatArray) -> FloatArray:
 
 @dataclass(frozen=True)
 class _Night:
-    """One group's newest night: its rows, their size, level and side, and what is open."""
+    """One group's newest night: its rows, their size (largest value) and side, what is open."""
 
     history: FloatArray
-    start: int
-    noise: FloatArray
     size: FloatArray
     sign: FloatArray
     open: BoolArray
@@ -149,7 +147,7 @@ def _first(
         err = size / first.scale + np.abs(z)
     unsure = ~np.isfinite(size) | first.unsure | _near(np.abs(z), opts.run_floor, err)
     sign = np.sign(newest - first.level)
-    night = _Night(history, start, noise, size, sign, unsure)
+    night = _Night(history, size, sign, unsure)
     return night, first, ~unsure & (np.abs(z) >= opts.run_floor)
 
 

@@ -53,7 +53,8 @@ def current_levels(
 
     ``replays``: the nightly gate's replay of each series without its newest value
     (``judge_latest_replayed`` with the same ``options``), so the nights it judged are not
-    judged again; the levels are the same with or without.
+    judged again; the levels are the same with or without. The series are replayed together
+    (``rules.stats.batchreplay``), with the levels of one series at a time.
     """
     opts = options or GateOptions()
     rows = [clean(h) for h in histories]
