@@ -43,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from rules.stats import change_points
 from service.digest.build import build_digest, prepare_history
 from service.digest.model import DigestOptions
-from service.digest.storeread import compact_history, stored_device_changes
+from service.digest.rowread import compact_device_changes
+from service.digest.storeread import compact_history
 from service.render.digest_render import render_digest_json, render_digest_markdown
 from service.store.db import make_engine, migrate, session_scope
 from service.store.digestread import digest_history
@@ -335,7 +336,7 @@ def run_digest(
     in batches of runs) or, with ``old_read``, ``nightly_history`` (every history column).
 
     ``new_card``: as ``roofguard digest --json`` does, like for like (``compact_history``) and
-    then the device changes (``stored_device_changes``) of the card that started in the week.
+    the device changes (``compact_device_changes``) of the card that started in the week.
     """
     start = END - timedelta(days=7)
     options = DigestOptions(lookback_days=nights)
@@ -349,18 +350,19 @@ def run_digest(
     label = "nightly_history (every column)" if old_read else "digest_history (store -> frame)"
     with timed(label, figures), session_scope(engine) as session:
         if new_card and not old_read:
-            history = compact_history(session, REPO, window["start"], window["end"])
+            history = compact_history(session, REPO, window["start"], window["end"], with_ids=True)
         else:
             read = nightly_history if old_read else digest_history
             history = read(session=session, **window)
+    if new_card and not old_read:  # as the command: before the build, then the ids go
+        with timed("device changes", figures), session_scope(engine) as session:
+            changes = compact_device_changes(session, history, (start, END))
+        del history["run_id"], history["kernel_id"]
+        print(f"  device changes: {[(c.from_device, c.to_device, c.kernels) for c in changes]}")
     with timed("build_digest (change points)", figures):
         digest = build_digest(history, start=start, end=END, repo=REPO, options=options)
     if new_card and not old_read:
-        with timed("device changes", figures), session_scope(engine) as session:
-            span, period = (window["start"], window["end"]), (start, END)
-            changes = stored_device_changes(session, history, repo=REPO, read=span, period=period)
         digest = digest.model_copy(update={"device_changes": changes})
-        print(f"  device changes: {[(c.from_device, c.to_device, c.kernels) for c in changes]}")
     with timed("render markdown + JSON", figures):
         markdown, data = render_digest_markdown(digest), render_digest_json(digest)
     figures["digest total"] = time.perf_counter() - total
