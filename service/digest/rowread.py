@@ -1,8 +1,8 @@
 """The digest's device changes from its compact history: full columns for the judged rows only.
 
-``stored_device_changes`` read the whole history with every column (``nightly_history``, about
-5 KB a measurement) as soon as a card started in the period: a fleet's 2.5 years with a runner
-moved to new hardware did not fit in memory. Here the cards are paired on the compact history
+The command used to read the whole history with every column (``nightly_history``, about 5 KB
+a measurement) as soon as a card started in the period: a fleet's 2.5 years with a runner moved
+to new hardware did not fit in memory. Here the cards are paired on the compact history
 (``compact_history`` with its ids), and only the rows a change judges, the card before's
 placed rows and the new card's, get the columns ``rules.device_levels`` reads beyond it: the
 work counters (read a batch of runs at a time, as ``digest_history`` reads them) and each

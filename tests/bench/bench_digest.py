@@ -12,6 +12,10 @@ digest's columns, in batches of runs, compact types), ``build_digest``, markdown
 ``--old-read`` also times ``nightly_history`` (every history column), the read it replaces;
 both print the JSON's hash, which must agree.
 
+``--new-card`` adds a fifth card whose runs start four nights before the end (its own
+database): the digest then judges a device change, as ``roofguard digest`` does, from the
+compact history (``service.digest.rowread``).
+
 As a reference, in the same process, the single-series API ``rules.stats.change_points``
 (one Python call per series) is timed on a sample of series and extrapolated to all of them.
 
