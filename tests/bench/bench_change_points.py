@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import rules.stats
 from rules.stats import change_points, change_points_many
 
 
@@ -55,13 +56,18 @@ def start() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
-#: The batch scan of another checkout (``--before``): same series, CPU time printed, flags saved.
+#: The batch scan of another checkout (``--before``): the same series, read from a file (the
+#: bench module is not imported there: it would put this tree first on ``sys.path``), the
+#: scan module's file checked to lie in that checkout, CPU time printed, flags saved.
 BEFORE = """
 import sys, time, numpy as np
-sys.path.insert(0, {bench!r})
-from bench_change_points import year_of_nights
+sys.path.insert(0, {tree!r})
+import rules.stats
 from rules.stats import change_points_many
-values = year_of_nights({total}, {nights})
+if not rules.stats.__file__.startswith({tree!r}):
+    raise SystemExit("rules.stats came from " + rules.stats.__file__ + ", not " + {tree!r})
+print(rules.stats.__file__)
+values = np.load({values!r})
 clock = time.process_time()
 scan = change_points_many(values)
 print(time.process_time() - clock)
@@ -69,11 +75,13 @@ np.save({out!r}, scan.is_change)
 """
 
 
-def scan_before(tree: str, total: int, nights: int, is_change: np.ndarray) -> tuple[float, bool]:
-    """CPU seconds of the batch scan of ``tree``, and whether it flags the same points."""
+def scan_before(tree: str, values: np.ndarray, is_change: np.ndarray) -> tuple[float, bool, str]:
+    """CPU seconds of the batch scan of ``tree``, whether it flags the same points, its file."""
+    tree = str(Path(tree).resolve())
     with tempfile.TemporaryDirectory() as tmp:
-        out = str(Path(tmp) / "flags.npy")
-        code = BEFORE.format(bench=str(Path(__file__).parent), total=total, nights=nights, out=out)
+        out, saved = str(Path(tmp) / "flags.npy"), str(Path(tmp) / "values.npy")
+        np.save(saved, values)
+        code = BEFORE.format(tree=tree, values=saved, out=out)
         run = subprocess.run(
             [sys.executable, "-c", code],
             env={"PYTHONPATH": tree, "PATH": ""},
@@ -82,7 +90,8 @@ def scan_before(tree: str, total: int, nights: int, is_change: np.ndarray) -> tu
             text=True,
             check=True,
         )
-        return float(run.stdout.split()[-1]), bool(np.array_equal(np.load(out), is_change))
+        module, cpu = run.stdout.split()[-2:]
+        return float(cpu), bool(np.array_equal(np.load(out), is_change)), module
 
 
 def main() -> None:
@@ -104,7 +113,8 @@ def main() -> None:
     rows.append(timed("change_points_many (batch)", clock, total, total))
     batch_cpu = time.process_time() - clock[1]
     if args.before:
-        cpu, same = scan_before(args.before, total, args.nights, scan.is_change)
+        cpu, same, module = scan_before(args.before, values, scan.is_change)
+        print(f"this tree: {rules.stats.__file__}; the tree before: {module}")
         rows.append(f"| change_points_many, the tree before | {total:,} | | {cpu:.1f} s |")
         print(f"change points identical to the tree before: {same}")
     sample = values[:400]
