@@ -16,6 +16,7 @@ Run: ``python tests/bench/bench_change_points.py [--kernels 2000] [--devices 4]`
 from __future__ import annotations
 
 import argparse
+import inspect
 import subprocess
 import sys
 import tempfile
@@ -56,8 +57,8 @@ def start() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
-#: The batch scan of another checkout (``--before``): the same series, read from a file (the
-#: bench module is not imported there: it would put this tree first on ``sys.path``), the
+#: The batch scan of another checkout (``--before``): the same series, made by the same code
+#: (the bench module is not imported there: it would put this tree first on ``sys.path``), the
 #: scan module's file checked to lie in that checkout, CPU time printed, flags saved.
 BEFORE = """
 import sys, time, numpy as np
@@ -67,7 +68,8 @@ from rules.stats import change_points_many
 if not rules.stats.__file__.startswith({tree!r}):
     raise SystemExit("rules.stats came from " + rules.stats.__file__ + ", not " + {tree!r})
 print(rules.stats.__file__)
-values = np.load({values!r})
+{make}
+values = year_of_nights({total}, {nights})
 clock = time.process_time()
 scan = change_points_many(values)
 print(time.process_time() - clock)
@@ -75,13 +77,15 @@ np.save({out!r}, scan.is_change)
 """
 
 
-def scan_before(tree: str, values: np.ndarray, is_change: np.ndarray) -> tuple[float, bool, str]:
+def scan_before(
+    tree: str, shape: tuple[int, int], is_change: np.ndarray
+) -> tuple[float, bool, str]:
     """CPU seconds of the batch scan of ``tree``, whether it flags the same points, its file."""
     tree = str(Path(tree).resolve())
+    make = inspect.getsource(year_of_nights)
     with tempfile.TemporaryDirectory() as tmp:
-        out, saved = str(Path(tmp) / "flags.npy"), str(Path(tmp) / "values.npy")
-        np.save(saved, values)
-        code = BEFORE.format(tree=tree, values=saved, out=out)
+        out = str(Path(tmp) / "flags.npy")
+        code = BEFORE.format(tree=tree, make=make, total=shape[0], nights=shape[1], out=out)
         run = subprocess.run(
             [sys.executable, "-c", code],
             env={"PYTHONPATH": tree, "PATH": ""},
@@ -113,7 +117,7 @@ def main() -> None:
     rows.append(timed("change_points_many (batch)", clock, total, total))
     batch_cpu = time.process_time() - clock[1]
     if args.before:
-        cpu, same, module = scan_before(args.before, values, scan.is_change)
+        cpu, same, module = scan_before(args.before, values.shape, scan.is_change)
         print(f"this tree: {rules.stats.__file__}; the tree before: {module}")
         rows.append(f"| change_points_many, the tree before | {total:,} | | {cpu:.1f} s |")
         print(f"change points identical to the tree before: {same}")
