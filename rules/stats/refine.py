@@ -17,41 +17,32 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats.constants import MAD_SCALE
-from rules.stats.options import ChangePointOptions
-from rules.stats.placement import place
 from rules.stats.robust import FloatArray, _location, fast_median
 from rules.stats.windows import ChangePointScan
 
 
 def _refine(
-    values: FloatArray,
     scan: ChangePointScan,
-    scales: npt.NDArray[np.int_],
-    opts: ChangePointOptions,
+    candidates: tuple[npt.NDArray[np.int_], npt.NDArray[np.int_]],
+    placed: tuple[npt.NDArray[np.int_], npt.NDArray[np.bool_]],
+    gap: int,
 ) -> npt.NDArray[np.bool_]:
     """Move each candidate to the best split near it, then merge candidates that coincide.
 
     A window statistic peaks as soon as most of a window has moved, which can be a point or
     two early; the L1-optimal split of the neighbourhood (the candidate's own window on each
-    side) places the change where the level actually moved. Candidates from several window
-    sizes that land within the smallest window of each other are one change (the strongest
-    is kept). The placement is numpy over all candidates (``rules.stats.placement``).
+    side) places the change where the level actually moved (``placed``: the column each
+    candidate moves to and whether it stands, from ``rules.stats.placement.place``, numpy over
+    all candidates). Candidates from several window sizes that land within ``gap`` (the
+    smallest window) of each other are one change (the strongest is kept).
     """
     refined = np.zeros_like(scan.is_change)
-    gap = min(opts.windows)
-    rows, cols = np.nonzero(scan.is_change)
-    targets, stands = place(
-        values,
-        (rows, cols),
-        scales[rows, cols],
-        scan.noise,
-        min_segment=opts.min_segment,
-        detrend=opts.detrend,
-    )
+    rows, cols = candidates
+    targets, stands = placed
     order = np.argsort(-np.abs(scan.z[rows, cols]), kind="stable")
     order = order[stands[order]]  # a slow drift fits the neighbourhood as well as a step
     # Strongest first, a change within ``gap`` of a stronger one is that change: a greedy
-    # pass over the placed candidates (plain integers; the placement above is numpy).
+    # pass over the placed candidates (plain integers; the placement is numpy).
     for row, target in zip(map(int, rows[order]), map(int, targets[order]), strict=True):
         if not refined[row, max(0, target - gap + 1) : target + gap].any():
             refined[row, target] = True

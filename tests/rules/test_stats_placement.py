@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from rules.stats import ChangePointOptions, change_points_many, placement
+from rules.stats import ChangePointOptions, change_points_many, changepoints, placement
 from rules.stats.robust import FloatArray
 
 
@@ -150,3 +150,15 @@ def test_the_scan_is_the_same_bits_as_with_the_reference_placement(
     for got, want in zip(scans[::2], scans[1::2], strict=True):
         for name in ("is_change", "z", "relative_change", "noise", "drift"):
             assert same_bits(getattr(got, name), getattr(want, name))
+
+
+def test_blocks_placed_together_are_the_same_bits_as_block_by_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    values = series(9, 90, 200)
+    together = change_points_many(values, block_rows=7)
+    monkeypatch.setattr(changepoints, "BLOCKS_PLACED_TOGETHER", 1)
+    alone = change_points_many(values, block_rows=7)
+    assert int(alone.is_change.sum()) > 5
+    for name in ("is_change", "z", "relative_change", "noise", "drift"):
+        assert same_bits(getattr(together, name), getattr(alone, name))
