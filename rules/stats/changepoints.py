@@ -87,8 +87,9 @@ def _scan_blocks(blocks: list[_Windows], opts: ChangePointOptions) -> list[Chang
     One call groups more candidates of a neighbourhood size into each array (each candidate's
     arithmetic is its own, so the same bits as block by block).
     """
-    rows, cols = np.nonzero(np.vstack([b.scan.is_change for b in blocks]))
-    targets, stands = place(
+    is_change = np.vstack([b.scan.is_change for b in blocks])
+    rows, cols = np.nonzero(is_change)
+    placed = place(
         np.vstack([b.values for b in blocks]),
         (rows, cols),
         np.vstack([b.scales for b in blocks])[rows, cols],
@@ -96,19 +97,16 @@ def _scan_blocks(blocks: list[_Windows], opts: ChangePointOptions) -> list[Chang
         min_segment=opts.min_segment,
         detrend=opts.detrend,
     )
-    ends = np.cumsum([b.values.shape[0] for b in blocks])
-    cut = np.searchsorted(rows, ends[:-1])  # the candidates of each block, in row order
-    scans = []
-    for block, start, r, c, t, s in zip(
-        blocks,
-        [0, *ends[:-1]],
-        *(np.split(a, cut) for a in (rows, cols, targets, stands)),
-        strict=True,
-    ):
-        found = _refine(block.scan, (r - start, c), (t, s), min(opts.windows))
+    strength = np.abs(np.concatenate([b.scan.z[b.scan.is_change] for b in blocks]))
+    found = _refine(is_change.shape, (rows, cols), strength, placed, min(opts.windows))
+    scans, start = [], 0
+    for block in blocks:
+        end = start + block.values.shape[0]
+        mine = found[start:end]
         if opts.confirm_z is not None:
-            found = _confirm(block.values, found, opts.confirm_z, opts.noise_floor)
-        scans.append(ChangePointScan(found, *(getattr(block.scan, n) for n in _FIELDS[1:])))
+            mine = _confirm(block.values, mine, opts.confirm_z, opts.noise_floor)
+        scans.append(ChangePointScan(mine, *(getattr(block.scan, n) for n in _FIELDS[1:])))
+        start = end
     return scans
 
 

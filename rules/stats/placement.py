@@ -184,6 +184,40 @@ def first_of_new_level(
     return np.where(split < last, first_fit, split)
 
 
+@dataclass(frozen=True)
+class Placed:
+    """Where each candidate moves, and its check against a slow drift, made on demand.
+
+    Attributes:
+        targets: The column each candidate moves to.
+        step_costs: The total absolute deviation of its best split.
+        checked: Whether it is checked against a drift (False: it stays put, having too few
+            points for a split, or ``detrend`` is off; it stands).
+        hood: The points around each candidate.
+    """
+
+    targets: IntArray
+    step_costs: FloatArray
+    checked: npt.NDArray[np.bool_]
+    hood: Neighbourhoods
+
+    def stands(self, which: IntArray) -> npt.NDArray[np.bool_]:
+        """Whether candidates ``which`` stand: a line fits their points worse than the step.
+
+        The line is robust (``line_costs``), a slow drift; computed row by row, so the same
+        bits whichever candidates are checked together.
+        """
+        stands = np.ones(which.size, dtype=bool)
+        sizes = np.where(self.checked[which], self.hood.size[which], 0)
+        for size in np.unique(sizes[sizes > 0]):
+            members = np.flatnonzero(sizes == size)
+            for chunk in np.array_split(members, -(-members.size // PLACED_PER_ARRAY)):
+                picked = which[chunk]
+                points = np.ascontiguousarray(self.hood.points[picked, :size])
+                stands[chunk] = line_costs(points) > self.step_costs[picked]
+        return stands
+
+
 def place(
     values: FloatArray,
     candidates: tuple[IntArray, IntArray],
@@ -192,12 +226,14 @@ def place(
     *,
     min_segment: int,
     detrend: bool,
-) -> tuple[IntArray, npt.NDArray[np.bool_]]:
-    """The column each candidate (rows, cols) moves to, and whether it stands (not a drift)."""
+) -> Placed:
+    """The column each candidate (rows, cols) moves to; its drift check on demand."""
     rows, cols = candidates
-    targets, stands = cols.copy(), np.ones(rows.size, dtype=bool)
+    targets, costs = cols.copy(), np.zeros(rows.size)
+    checked = np.zeros(rows.size, dtype=bool)
     if rows.size == 0:
-        return targets, stands
+        none = np.zeros((0, 0))
+        return Placed(targets, costs, checked, Neighbourhoods(none, none.astype(int), cols))
     hood = neighbourhoods(values, rows, cols, scales)
     for size in np.unique(hood.size):
         if size < 2 * min_segment:
@@ -205,9 +241,8 @@ def place(
         members = np.flatnonzero(hood.size == size)
         for chunk in np.array_split(members, -(-members.size // PLACED_PER_ARRAY)):
             points = np.ascontiguousarray(hood.points[chunk, :size])
-            split, step_cost = best_splits(points, min_segment)
-            if detrend:
-                stands[chunk] = line_costs(points) > step_cost
+            split, costs[chunk] = best_splits(points, min_segment)
+            checked[chunk] = detrend
             split = first_of_new_level(points, split, OUTLIER_Z * noise[rows[chunk]], min_segment)
             targets[chunk] = hood.columns[chunk, split]
-    return targets, stands
+    return Placed(targets, costs, checked, hood)

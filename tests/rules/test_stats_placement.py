@@ -162,3 +162,44 @@ def test_blocks_placed_together_are_the_same_bits_as_block_by_block(
     assert int(alone.is_change.sum()) > 5
     for name in ("is_change", "z", "relative_change", "noise", "drift"):
         assert same_bits(getattr(together, name), getattr(alone, name))
+
+
+def eager_refine(
+    shape: tuple[int, ...],
+    candidates: tuple[np.ndarray, np.ndarray],
+    strength: FloatArray,
+    placed: placement.Placed,
+    gap: int,
+) -> np.ndarray:
+    """Every candidate checked against a drift first, then merged strongest first."""
+    refined = np.zeros(shape, dtype=bool)
+    rows = candidates[0]
+    stands = placed.stands(np.arange(rows.size))
+    order = np.argsort(-strength, kind="stable")
+    order = order[stands[order]]
+    for row, target in zip(map(int, rows[order]), map(int, placed.targets[order]), strict=True):
+        if not refined[row, max(0, target - gap + 1) : target + gap].any():
+            refined[row, target] = True
+    return refined
+
+
+def drifting(seed: int, rows: int, nights: int) -> FloatArray:
+    """Series with slow drifts and bends (whose candidates a line fits), steps and dips."""
+    rng = np.random.default_rng(seed)
+    values = series(seed, rows, nights)
+    t = np.arange(nights) / nights
+    bend = rng.integers(0, nights, (rows, 1))
+    slope = rng.choice([0.0, 0.1, -0.2, 0.3], (rows, 1))
+    return values * (1 + slope * np.maximum(0.0, t - bend / nights))
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_drift_checks_made_on_demand_merge_as_checking_every_candidate(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values = drifting(seed, 150, 200)
+    got = change_points_many(values)
+    monkeypatch.setattr(changepoints, "_refine", eager_refine)
+    want = change_points_many(values)
+    assert int(want.is_change.sum()) > 10
+    assert same_bits(got.is_change, want.is_change)
