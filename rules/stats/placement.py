@@ -105,11 +105,14 @@ def _side_cost(
     """Total absolute deviation of one side of each split from its median (rows x splits).
 
     Summed over every point of the row with the other side's set to 0, as numpy's nansum of
-    the masked side did: the same additions in the same order, so the same bits.
+    the masked side did (and a NaN deviation, of infinite points): the same additions in the
+    same order, so the same bits.
     """
     deviation = points[:, None, :] - medians[..., None]
     np.abs(deviation, out=deviation)
     np.copyto(deviation, 0.0, where=outside)
+    if not np.isfinite(points).all():  # inf - inf is NaN, which nansum counted as 0
+        np.copyto(deviation, 0.0, where=np.isnan(deviation))
     return np.asarray(np.sum(deviation, axis=-1), dtype=float)
 
 
