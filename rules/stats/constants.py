@@ -63,9 +63,17 @@ TIE_BREAK = 1e-9
 #: a year scan about 1.8x faster than 512, ``tests/bench/bench_change_points.py``); changes
 #: no figure.
 BLOCK_POINTS = 24_000
-#: Change-point candidates placed per numpy array (``rules.stats.placement``): about six
-#: arrays of 130 kB per candidate of a 64-night window, so an array group stays near 25 MB;
-#: changes no figure.
+#: Blocks of ``change_points_many`` whose candidates are placed in one call
+#: (``rules.stats.placement``): more candidates of a neighbourhood size share each array, so
+#: fewer, fuller arrays (about 12 MB of window results held; the placement of the bench's
+#: 8,000 series about 20% faster than block by block); changes no figure.
+BLOCKS_PLACED_TOGETHER = 16
+#: Change-point candidates placed per numpy array (``rules.stats.placement``): per candidate
+#: of a 64-night window, one side's deviations from its median at every split (125 splits x
+#: 128 points, 128 kB) at a time, the running rank counts (16 kB a copy, one byte a count) and
+#: the 8,128 pair slopes of the line (65 kB a copy), so an array group stays near 8 MB; 8 to
+#: 128 a group place equally fast (``tests/bench/bench_change_points.py``'s series); changes
+#: no figure.
 PLACED_PER_ARRAY = 32
 
 # ---- The level a value is judged against (rules.stats.levels)
