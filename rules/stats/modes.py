@@ -27,9 +27,9 @@ stays, not the nights, are the samples, and 60 nights hold too few of them.)
 A young runner has visited its other mode too rarely for two modes (``MIN_SWITCHES``): two
 nights at 62%, six at 71%, and back at 62%. The history is then read with the run's first
 night too, and the run is a stay when the kernel stayed at that mode ``MIN_MODE_STAY`` nights
-in a row before, for no longer than at the other mode (``back_at_a_mode``: the stay lengths
-say it alternates). A kernel back at a level it held for long before it rose is not one that
-alternates: that run is judged as before.
+in a row before, for no longer than ``MODE_STAY_RATIO`` times its longest stay at the other
+mode (``back_at_a_mode``: the stay lengths say it alternates). A kernel back at a level it
+held for long before it rose is not one that alternates: that run is judged as before.
 
 Short histories (fewer than ``MIN_MODE_HISTORY`` nights) and constant ones have no modes: they
 are judged as before.
@@ -56,6 +56,7 @@ from rules.stats.constants import (
     MODE_DIFF_SHARE,
     MODE_SEPARATION,
     MODE_SPREAD,
+    MODE_STAY_RATIO,
     MODE_STAY_Z,
 )
 from rules.stats.options import GateOptions
@@ -214,11 +215,11 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     ``at_a_mode``) and its nights are nearest one mode, every night of the history is within
     ``AT_MODE_Z`` spreads of a mode (a runner with two clock states lives at them; a bursty
     kernel's bursts lie at neither), and the history stayed at the run's mode ``MIN_MODE_STAY``
-    nights in a row before, for no longer than its longest stay elsewhere (a kernel that
-    alternates, not one back at the level it held for long before it left for a new one: that
-    is a change, as before), a stay it left, at one level: the stay's nights within
-    ``MODE_STAY_Z`` spreads of each other and its median within as many of the run's (a burst
-    at a drop's depth scatters, or lies at another depth than the drop).
+    nights in a row before, for no longer than ``MODE_STAY_RATIO`` times its longest stay
+    elsewhere (a kernel that alternates, not one back at the level it held for long before it
+    left for a new one: that is a change, as before), a stay it left, at one level: the stay's
+    nights within ``MODE_STAY_Z`` spreads of each other and its median within as many of the
+    run's (a burst at a drop's depth scatters, or lies at another depth than the drop).
     """
     modes = two_modes(np.append(history, run[0]), opts.noise_floor)
     if modes is None:
@@ -238,7 +239,7 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     level, tight = float(np.median(run)), MODE_STAY_Z * modes.spread
     return any(
         end < history.size  # the kernel left that stay: not the run's own first nights
-        and MIN_MODE_STAY <= end - first <= longest_there
+        and MIN_MODE_STAY <= end - first <= MODE_STAY_RATIO * longest_there
         and np.ptp(history[first:end]) <= tight
         and abs(np.median(history[first:end]) - level) <= tight
         for first, end in here

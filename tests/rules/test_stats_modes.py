@@ -169,3 +169,14 @@ def test_a_stay_at_the_other_mode_after_a_change_is_not_confirmed(
 def test_a_drop_below_both_carried_modes_is_still_found() -> None:
     history = _after_a_change(0.8, [0.8 * 55.0] * 2)
     assert judge_latest(history).regressed
+
+
+def test_a_young_runners_earlier_stay_may_be_twice_as_long_as_the_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nine nights at 62, six at 71, back at 62: the stay at 62 lasted longer than the one at
+    71, but not ``MODE_STAY_RATIO`` times as long: it alternates."""
+    history = [*_young(62.0, 71.0, 9, 6), 62.1, 61.9]
+    assert not judge_latest(history).regressed
+    monkeypatch.setattr(modes, "MODE_STAY_RATIO", 1.0)  # no longer than the other: a change
+    assert judge_latest(history).regressed
