@@ -13,7 +13,7 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
 * The why from the profiler: ``profile_changes`` (what moved between two records of a
   kernel), ``with_profile_changes`` (on each regressed kernel's worst finding).
 * Like-for-like history: ``like_for_like_history`` (every run against the roof its
-  kernel is usually bound by), ``binding_changes``, ``reference_binding``.
+  kernel is usually bound by), ``binding_changes``, ``reference_binding``, ``series_references``.
 * The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
   ``KernelStatus`` ...
 * Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
@@ -53,7 +53,12 @@ from rules.hardware import (
 )
 from rules.judging import GateBatch
 from rules.levelstore import StoredLevels
-from rules.likeforlike import binding_changes, like_for_like_history, reference_binding
+from rules.likeforlike import (
+    binding_changes,
+    like_for_like_history,
+    reference_binding,
+    series_references,
+)
 from rules.placement import place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
@@ -159,6 +164,7 @@ __all__ = [
     "ridge_point",
     "rule_markdown",
     "scale",
+    "series_references",
     "with_findings",
     "with_profile_changes",
 ]

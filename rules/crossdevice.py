@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +23,7 @@ from rules.frames import HISTORY_COLUMNS, require_columns
 from rules.roofline import Roof
 from rules.scaling import CROSS_DEVICE_TOLERANCE, TIERS, MissingResource, Prediction, Work, predict
 from rules.stats import GateOptions, Level, conservative_median, current_levels
-from rules.timing import median_time, median_value, usual
+from rules.timing import median_time, median_value
 
 
 @dataclass(frozen=True)
@@ -70,38 +71,137 @@ class DeviceLevel:
         return (value - self.percent) / scale
 
 
-def _work(segment: pd.DataFrame) -> Work:
+#: The columns ``device_levels`` reads.
+LEVEL_COLUMNS = (
+    "run_id",
+    "commit",
+    "timestamp",
+    "kernel_key",
+    "kernel_name",
+    "device",
+    "percent_of_roof",
+    "binding",
+    "time_s",
+    "total_flops",
+    "peak_flop_time_s",
+    *(f"bytes_{t}" for t in TIERS),
+)
+
+
+def _codes(column: pd.Series, nonempty: bool) -> tuple[npt.NDArray[np.intp], list[Any]]:
+    """Codes of ``column`` (-1: not a string, or an empty one when ``nonempty``), their values.
+
+    A categorical column is read through its codes, so a history of millions of rows makes
+    no Python object per row.
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        labels = list(column.cat.categories)
+        codes = column.cat.codes.to_numpy().astype(np.intp)
+    else:
+        codes, uniques = pd.factorize(column.to_numpy(), use_na_sentinel=True)
+        labels = list(uniques)
+    valid = np.asarray([isinstance(v, str) and (bool(v) or not nonempty) for v in labels] + [0])
+    return np.where(valid[codes].astype(bool), codes, -1), labels
+
+
+def _usual(codes: npt.NDArray[np.intp], labels: list[Any]) -> str | None:
+    """``rules.timing.usual`` of a segment's binding codes: the most common, the latest on a tie."""
+    known = codes[codes >= 0]
+    if not known.size:
+        return None
+    counts = np.bincount(known)
+    best = np.flatnonzero(counts == counts.max())
+    if best.size > 1:  # the one seen last wins
+        last = {int(c): i for i, c in enumerate(known)}
+        best = np.asarray([max(best, key=lambda c: last[int(c)])])
+    return str(labels[int(best[0])])
+
+
+class _Rows:
+    """One device history's placed rows as arrays, read once per column (``device_levels``).
+
+    ``order`` lists the frame's placed rows oldest first, grouped by key; a kernel's rows are
+    positions into it.
+    """
+
+    def __init__(self, frame: pd.DataFrame, order: npt.NDArray[np.intp], percent: Any) -> None:
+        self.frame, self.order, self.percent = frame, order, percent
+        self._floats: dict[str, npt.NDArray[np.float64]] = {}
+        self._codes: dict[str, tuple[npt.NDArray[np.intp], list[Any]]] = {}
+
+    def floats(self, column: str, part: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        if column not in self._floats:
+            values = pd.to_numeric(self.frame[column], errors="coerce")
+            self._floats[column] = values.to_numpy(dtype=float)
+        return self._floats[column][self.order[part]]
+
+    def codes(
+        self, column: str, part: npt.NDArray[np.intp], nonempty: bool = False
+    ) -> tuple[npt.NDArray[np.intp], list[Any]]:
+        if column not in self._codes:
+            self._codes[column] = _codes(self.frame[column], nonempty)
+        codes, labels = self._codes[column]
+        return codes[self.order[part]], labels
+
+    def runs(self, part: npt.NDArray[np.intp]) -> int:
+        return int(pd.Series(self.frame["run_id"].to_numpy()[self.order[part]]).nunique())
+
+    def last_string(self, column: str, part: npt.NDArray[np.intp]) -> str:
+        return str(self.frame[column].iloc[int(self.order[part[-1]])])
+
+
+def _work(rows: _Rows, segment: npt.NDArray[np.intp]) -> Work:
     """The work of a segment's rows: medians of what is known, the usual binding."""
-    nbytes = {t: median_value(segment[f"bytes_{t}"]) for t in TIERS}
+    nbytes = {t: median_value(rows.floats(f"bytes_{t}", segment)) for t in TIERS}
     return Work(
-        flops=median_value(segment["total_flops"]),
+        flops=median_value(rows.floats("total_flops", segment)),
         nbytes={t: float(v) for t, v in nbytes.items() if v is not None},
-        peak_flop_time_s=median_value(segment["peak_flop_time_s"]),
-        binding=usual(tuple(str(b) if isinstance(b, str) else None for b in segment["binding"]))[0],
+        peak_flop_time_s=median_value(rows.floats("peak_flop_time_s", segment)),
+        binding=_usual(*rows.codes("binding", segment, nonempty=True)),
     )
 
 
-def _level(key: str, rows: pd.DataFrame, level: Level) -> DeviceLevel | None:
-    """``key``'s level from its rows (NaN-free, oldest first) and the gate's ``level``."""
-    segment = rows.iloc[level.start :]
-    time_s = median_time(segment["time_s"])
+def _level(key: str, rows: _Rows, part: npt.NDArray[np.intp], level: Level) -> DeviceLevel | None:
+    """``key``'s level from its rows (positions ``part`` of ``rows``) and the gate's ``level``."""
+    segment = part[level.start :]
+    time_s = median_time(rows.floats("time_s", segment))
     if not math.isfinite(level.level) or level.level <= 0 or time_s is None:
         return None
-    commits = [str(c) for c in segment["commit"] if isinstance(c, str)]
+    codes, labels = rows.codes("commit", segment)
+    commits = codes[codes >= 0]
     return DeviceLevel(
         key=key,
-        name=str(rows["kernel_name"].iloc[-1]),
-        device=str(rows["device"].iloc[-1]),
+        name=rows.last_string("kernel_name", part),
+        device=rows.last_string("device", part),
         percent=float(level.level),
         noise=float(level.noise),
         se=float(level.se),
         n=int(level.n),
-        runs=int(rows["run_id"].nunique()),
+        runs=rows.runs(part),
         time_s=time_s,
-        work=_work(segment),
-        history=tuple(float(v) for v in rows["percent_of_roof"]),
-        commits=(commits[0], commits[-1]) if commits else (),
+        work=_work(rows, segment),
+        history=tuple(rows.percent[part].tolist()),
+        commits=(str(labels[commits[0]]), str(labels[commits[-1]])) if commits.size else (),
     )
+
+
+def _key_groups(
+    keys: pd.Series, rows: npt.NDArray[np.intp], rename: Callable[[str], str] | None
+) -> tuple[list[str], npt.NDArray[np.intp]]:
+    """The sorted distinct keys of ``keys[rows]`` (``str`` of each, renamed) and each row's.
+
+    Keys are numbered first (a categorical's codes), so only the distinct ones are strings.
+    """
+    if isinstance(keys.dtype, pd.CategoricalDtype):
+        codes = keys.cat.codes.to_numpy()[rows].astype(np.intp)
+        labels = [str(k) for k in keys.cat.categories] + ["nan"]  # code -1, as astype(str)
+    else:
+        codes, uniques = pd.factorize(keys.to_numpy()[rows], use_na_sentinel=False)
+        labels = [str(k) for k in uniques]
+    texts = [rename(t) for t in labels] if rename is not None else labels
+    names, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
+    used, group = np.unique(inverse.reshape(-1)[codes], return_inverse=True)  # only keys seen
+    return [str(names[u]) for u in used], group.reshape(-1)
 
 
 def device_levels(
@@ -113,22 +213,26 @@ def device_levels(
     """Every kernel's current level in a one-device history frame, by key.
 
     Args:
-        frame: ``rules.frames.HISTORY_COLUMNS`` rows of one device (oldest first or not).
+        frame: ``LEVEL_COLUMNS`` (of ``rules.frames.HISTORY_COLUMNS``) rows of one device
+            (oldest first or not); strings may be categories.
         options: The gate's options (the level is the gate's: ``rules.stats.current_levels``).
         rename: Maps an old key to its current name (aliases); None: keys as they are.
     """
-    require_columns(frame, HISTORY_COLUMNS, "device history")
-    placed = frame[pd.to_numeric(frame["percent_of_roof"], errors="coerce").notna()]
-    if placed.empty:
+    require_columns(frame, LEVEL_COLUMNS, "device history")
+    percent = pd.to_numeric(frame["percent_of_roof"], errors="coerce").to_numpy(dtype=float)
+    placed = np.flatnonzero(~np.isnan(percent))
+    if not placed.size:
         return {}
-    placed = placed.sort_values("timestamp", kind="stable")
-    keys = placed["kernel_key"].astype(str)
-    if rename is not None:
-        keys = keys.map(rename)
-    groups = [(str(k), rows) for k, rows in placed.groupby(keys.to_numpy(), sort=True)]
-    series = [rows["percent_of_roof"].to_numpy(dtype=float) for _, rows in groups]
-    levels = current_levels(series, options=options or GateOptions())
-    found = (_level(key, rows, level) for (key, rows), level in zip(groups, levels, strict=True))
+    stamps = pd.DatetimeIndex(pd.to_datetime(frame["timestamp"].iloc[placed], utc=True))
+    placed = placed[np.argsort(stamps.asi8, kind="stable")]  # oldest first, ties in frame order
+    keys, group = _key_groups(frame["kernel_key"], placed, rename)
+    by_key = np.argsort(group, kind="stable")  # each key's rows stay oldest first
+    order = placed[by_key]
+    bounds = np.searchsorted(group[by_key], np.arange(len(keys) + 1))
+    rows = _Rows(frame, order, percent[order])
+    parts = [np.arange(bounds[i], bounds[i + 1]) for i in range(len(keys))]
+    levels = current_levels([rows.percent[p] for p in parts], options=options or GateOptions())
+    found = (_level(k, rows, p, lv) for k, p, lv in zip(keys, parts, levels, strict=True))
     return {level.key: level for level in found if level is not None}
 
 

@@ -51,7 +51,7 @@ def reference_binding(bindings: Sequence[Any]) -> str | None:
     return next(b for b in known if counts[b] == top)
 
 
-def _references(frame: pd.DataFrame) -> pd.Series:
+def series_references(frame: pd.DataFrame) -> pd.Series:
     """Each row's series' reference binding (``reference_binding`` of the series, vectorised)."""
     known = frame["binding"].notna().to_numpy()
     rows = frame.loc[known, [*_SERIES, "binding"]].assign(_pos=np.flatnonzero(known))
@@ -116,7 +116,7 @@ def like_for_like_history(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> pd.
     if out.empty:
         out[REFERENCE_COLUMN] = pd.Series(dtype="object")
         return out
-    references = _references(out)
+    references = series_references(out)
     out[REFERENCE_COLUMN] = references
     changed = (
         references.notna() & out["binding"].notna() & (out["binding"] != references)

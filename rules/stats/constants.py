@@ -63,9 +63,17 @@ TIE_BREAK = 1e-9
 #: a year scan about 1.8x faster than 512, ``tests/bench/bench_change_points.py``); changes
 #: no figure.
 BLOCK_POINTS = 24_000
-#: Change-point candidates placed per numpy array (``rules.stats.placement``): about six
-#: arrays of 130 kB per candidate of a 64-night window, so an array group stays near 25 MB;
-#: changes no figure.
+#: Blocks of ``change_points_many`` whose candidates are placed in one call
+#: (``rules.stats.placement``): more candidates of a neighbourhood size share each array, so
+#: fewer, fuller arrays (about 12 MB of window results held; the placement of the bench's
+#: 8,000 series about 20% faster than block by block); changes no figure.
+BLOCKS_PLACED_TOGETHER = 16
+#: Change-point candidates placed per numpy array (``rules.stats.placement``): per candidate
+#: of a 64-night window, one side's deviations from its median at every split (125 splits x
+#: 128 points, 128 kB) at a time, the running rank counts (16 kB a copy, one byte a count) and
+#: the 8,128 pair slopes of the line (65 kB a copy), so an array group stays near 8 MB; 8 to
+#: 128 a group place equally fast (``tests/bench/bench_change_points.py``'s series); changes
+#: no figure.
 PLACED_PER_ARRAY = 32
 
 # ---- The level a value is judged against (rules.stats.levels)
@@ -300,6 +308,16 @@ AT_MODE_Z = 4.0
 #: a drop's depth made a mode with its first night (outliers' drops 17 -> 15, bursty 13 -> 10,
 #: real 16 -> 15); 3 nights 0.58.
 MIN_MODE_STAY = 2
+#: ... and that stay lasted at most ``MODE_STAY_RATIO`` times the longest stay elsewhere (with
+#: geometric dwells of mean 3-12 nights, one stay is often twice another). 1 before; with 2,
+#: tuning seeds 2028 / 1 / 3 (20 series a cell, the carried modes below included) two-level
+#: false alarms 0.64 / 0.56 / 0.56 -> 0.58 / 0.54 / 0.54 per 100 stable nights, 80 series of
+#: seeds 3 and 1: 0.56 -> 0.56 and 0.47 -> 0.45, bursty drops 49 of 78 and 46 of 82 as
+#: before, the other kinds and the real histories unchanged (F1 0.774, 0.27, 16 of 22); 3: the
+#: same as 2. Read on the history's last 12 nights too (a stay since a change): 0.54 / 0.52 /
+#: 0.48, but 10 or 24 nights lost a real drop (a rise in two steps and a drop back to the
+#: first read as two modes), so it was not kept.
+MODE_STAY_RATIO = 2.0
 #: A young runner's earlier stay is a level, not a burst (``modes.back_at_a_mode``): every
 #: night of the history within ``AT_MODE_Z`` spreads of one of the two modes, and a stay the
 #: kernel left (not the run's own first nights) whose nights lie within ``MODE_STAY_Z``
@@ -313,3 +331,16 @@ MIN_MODE_STAY = 2
 #: drops on seeds 1 and 3, but a held-out bursty drop of 10% at 2% noise (seed 2028) passed
 #: for a stay; 2.5: 0.74 and 0.59.
 MODE_STAY_Z = 3.0
+#: A segment after a change carries the modes of the nights before it (``modes.carried``: a
+#: change moves both modes of a two-level runner by one factor), when they are this many
+#: within-mode spreads apart. A run whose median is within ``AT_MODE_Z`` spreads of the carried
+#: other mode is a stay there. Tuning seeds 2028, 1 and 3 of ``bench_kinds.py`` (20 series a
+#: cell): two-level false alarms 0.94 / 0.66 / 0.74 -> 0.64 / 0.56 / 0.56 per 100 stable
+#: nights, drops of 10% found as before (12 of 23, 15 of 20, 5 of 16); the real histories
+#: unchanged (F1 0.774, 0.27, 16 of 22). Carried at any separation the real histories fell
+#: to 0.738 and 14 drops (a noisy level with a small step, 4 spreads apart, carried to the
+#: next segment made its return a stay); 6 spreads: seed 2028 0.66; a run merely not beyond
+#: both carried modes (as on the history's own) 0.62 / 0.56 / 0.54 but real F1 0.755 and 15
+#: drops (a rare mode 30-70 spreads away makes everything between a stay); every night (not
+#: the median) within ``AT_MODE_Z`` spreads: 0.68 / 0.58 / 0.58.
+MODE_CARRY_SEPARATION = 5.0

@@ -27,9 +27,9 @@ stays, not the nights, are the samples, and 60 nights hold too few of them.)
 A young runner has visited its other mode too rarely for two modes (``MIN_SWITCHES``): two
 nights at 62%, six at 71%, and back at 62%. The history is then read with the run's first
 night too, and the run is a stay when the kernel stayed at that mode ``MIN_MODE_STAY`` nights
-in a row before, for no longer than at the other mode (``back_at_a_mode``: the stay lengths
-say it alternates). A kernel back at a level it held for long before it rose is not one that
-alternates: that run is judged as before.
+in a row before, for no longer than ``MODE_STAY_RATIO`` times its longest stay at the other
+mode (``back_at_a_mode``: the stay lengths say it alternates). A kernel back at a level it
+held for long before it rose is not one that alternates: that run is judged as before.
 
 Short histories (fewer than ``MIN_MODE_HISTORY`` nights) and constant ones have no modes: they
 are judged as before.
@@ -52,9 +52,11 @@ from rules.stats.constants import (
     MIN_MODE_SHARE,
     MIN_MODE_STAY,
     MIN_SWITCHES,
+    MODE_CARRY_SEPARATION,
     MODE_DIFF_SHARE,
     MODE_SEPARATION,
     MODE_SPREAD,
+    MODE_STAY_RATIO,
     MODE_STAY_Z,
 )
 from rules.stats.options import GateOptions
@@ -93,6 +95,15 @@ class Modes:
         """
         edge = self.low if sign < 0 else self.high
         return sign * (value - edge) >= AT_MODE_Z * self.spread
+
+    def holds(self, run: FloatArray, sign: int) -> bool:
+        """Whether ``run`` (side ``sign``) is at the mode on that side.
+
+        Its median within ``AT_MODE_Z`` spreads of it: for carried modes (``carried``), a run
+        at the other mode, not merely between the modes.
+        """
+        other = self.low if sign < 0 else self.high
+        return abs(float(np.median(run)) - other) <= AT_MODE_Z * self.spread
 
     def is_low(self, value: float) -> bool:
         """Whether ``value`` is nearer the low mode."""
@@ -151,20 +162,50 @@ def two_modes(history: FloatArray, floor: float = 0.0) -> Modes | None:
     return Modes(low, high, float(np.mean(is_low)), spread, stays, n)
 
 
-def at_a_mode(values: FloatArray, k: int, sign: int, opts: GateOptions) -> bool:
+def at_a_mode(
+    values: FloatArray, k: int, sign: int, opts: GateOptions, start: int = 0, level: float = 0.0
+) -> bool:
     """Whether the ``k``-night run at the end of ``values`` (side ``sign``) is a stay at a mode.
 
     On a two-level history (the nights before the run) a run is a change only when every night
     of it is beyond both modes; read only for a run that confirms otherwise (few of them).
-    A history whose other mode was visited too rarely to be two-level on its own is read with
-    the run's first night too (``back_at_a_mode``).
+    In a segment that starts at ``start`` (a change since, the segment at ``level``) the modes
+    of the nights before it are carried to it too (``carried``). A history whose other mode was
+    visited too rarely to be two-level on its own is read with the run's first night too
+    (``back_at_a_mode``).
     """
     history = values[: values.size - k]
     run = values[values.size - k :]
     modes = two_modes(history, opts.noise_floor)
-    if modes is not None:
-        return not all(modes.beyond(float(v), sign) for v in run)
-    return back_at_a_mode(history, run, sign, opts)
+    if modes is not None and not all(modes.beyond(float(v), sign) for v in run):
+        return True
+    if start >= MIN_MODE_HISTORY:
+        moved = carried(values[:start], level, sign, opts)
+        if moved is not None and moved.holds(run, sign):
+            return True
+    return modes is None and back_at_a_mode(history, run, sign, opts)
+
+
+def carried(before: FloatArray, level: float, sign: int, opts: GateOptions) -> Modes | None:
+    """The modes of the nights ``before`` a segment carried to its ``level`` (side ``sign``).
+
+    A change moves both modes of a two-level runner by the same factor, so their ratio holds:
+    the segment is at the mode on the run's far side (below a drop: the high mode) and the
+    other mode is ``level`` times their ratio (or over it), its spread scaled alike. Only modes
+    ``MODE_CARRY_SEPARATION`` spreads apart are carried: a noisy level with a small step passes
+    for two modes close together, and carried across a change its return reads as a stay.
+    """
+    modes = two_modes(before, opts.noise_floor)
+    if (
+        modes is None
+        or not level > 0
+        or modes.high - modes.low < MODE_CARRY_SEPARATION * modes.spread
+    ):
+        return None
+    ratio = modes.low / modes.high
+    scale = level / (modes.high if sign < 0 else modes.low)
+    low, high = (level * ratio, level) if sign < 0 else (level, level / ratio)
+    return Modes(low, high, modes.low_share, modes.spread * scale, modes.stays, modes.nights)
 
 
 def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOptions) -> bool:
@@ -174,11 +215,11 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     ``at_a_mode``) and its nights are nearest one mode, every night of the history is within
     ``AT_MODE_Z`` spreads of a mode (a runner with two clock states lives at them; a bursty
     kernel's bursts lie at neither), and the history stayed at the run's mode ``MIN_MODE_STAY``
-    nights in a row before, for no longer than its longest stay elsewhere (a kernel that
-    alternates, not one back at the level it held for long before it left for a new one: that
-    is a change, as before), a stay it left, at one level: the stay's nights within
-    ``MODE_STAY_Z`` spreads of each other and its median within as many of the run's (a burst
-    at a drop's depth scatters, or lies at another depth than the drop).
+    nights in a row before, for no longer than ``MODE_STAY_RATIO`` times its longest stay
+    elsewhere (a kernel that alternates, not one back at the level it held for long before it
+    left for a new one: that is a change, as before), a stay it left, at one level: the stay's
+    nights within ``MODE_STAY_Z`` spreads of each other and its median within as many of the
+    run's (a burst at a drop's depth scatters, or lies at another depth than the drop).
     """
     modes = two_modes(np.append(history, run[0]), opts.noise_floor)
     if modes is None:
@@ -198,7 +239,7 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     level, tight = float(np.median(run)), MODE_STAY_Z * modes.spread
     return any(
         end < history.size  # the kernel left that stay: not the run's own first nights
-        and MIN_MODE_STAY <= end - first <= longest_there
+        and MIN_MODE_STAY <= end - first <= MODE_STAY_RATIO * longest_there
         and np.ptp(history[first:end]) <= tight
         and abs(np.median(history[first:end]) - level) <= tight
         for first, end in here

@@ -6,12 +6,16 @@ slow drift) fits those points as well as a step does, and moved past bad nights 
 of the new level. All candidates are placed at once: they are grouped by how many points
 their neighbourhood holds, and each group is one numpy array (candidates x splits x points),
 so the arithmetic of every candidate is the same as on its own, with no Python loop per
-candidate or per split.
+candidate or per split. Each neighbourhood is sorted once and the two sides' medians of every
+split picked by rank from running counts (not each side sorted again); the line's slope is
+the median of every pair's slope, found by one partition.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -55,13 +59,61 @@ def neighbourhoods(
     )
 
 
-def _medians(matrix: FloatArray) -> FloatArray:
-    """Median along the last axis, NaN = absent (sort once, pick the middle)."""
-    ordered = np.sort(matrix, axis=-1)
-    count = np.sum(~np.isnan(matrix), axis=-1)
-    lo = np.take_along_axis(ordered, np.clip((count - 1) // 2, 0, None)[..., None], axis=-1)
-    hi = np.take_along_axis(ordered, np.clip(count // 2, 0, None)[..., None], axis=-1)
-    return np.asarray((lo[..., 0] + hi[..., 0]) / 2, dtype=float)
+Counts = npt.NDArray[np.integer[Any]]
+
+
+def _median_by_rank(ordered: FloatArray, counts: Counts, count: IntArray) -> FloatArray:
+    """Median of the ``count`` points of one side of each split.
+
+    ``counts[row, split, v]``: how many of them rank v or lower among the row's sorted points
+    (``ordered``); the k-th smallest is at the first rank where that count passes k.
+    """
+
+    def kth(k: IntArray) -> FloatArray:  # the k-th smallest (0-based): its rank, then its value
+        rank = np.argmax(counts > k[:, None].astype(counts.dtype), axis=2)
+        return np.asarray(np.take_along_axis(ordered, rank, axis=1), dtype=float)
+
+    return np.asarray((kth((count - 1) // 2) + kth(count // 2)) / 2, dtype=float)
+
+
+def _split_medians(points: FloatArray, splits: IntArray) -> tuple[FloatArray, FloatArray]:
+    """Median of the points left of each split and of those right of it (rows x splits).
+
+    Each row is sorted once; ``below[row, s, v]``, how many of the points left of split s rank
+    v or lower, is a running count over the points in series order, so each side's middle
+    points are picked by rank, without sorting each side again (the same order statistics,
+    so the same medians, as sorting them).
+    """
+    size = points.shape[1]
+    order = np.argsort(points, axis=1, kind="stable")
+    ordered = np.take_along_axis(points, order, axis=1)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(size)[None, :], axis=1)
+    inside = rank[:, :, None] <= np.arange(size)  # point i ranks v or lower
+    below: Counts = (
+        inside.view(np.uint8) if size <= np.iinfo(np.uint8).max else inside.astype(np.int32)
+    )
+    np.add.accumulate(below, axis=1, out=below)  # row s - 1: the first s points
+    below = below[:, splits - 1]
+    above: Counts = np.subtract(np.arange(1, size + 1, dtype=below.dtype), below)
+    return _median_by_rank(ordered, below, splits), _median_by_rank(ordered, above, size - splits)
+
+
+def _side_cost(
+    points: FloatArray, medians: FloatArray, outside: npt.NDArray[np.bool_]
+) -> FloatArray:
+    """Total absolute deviation of one side of each split from its median (rows x splits).
+
+    Summed over every point of the row with the other side's set to 0, as numpy's nansum of
+    the masked side did (and a NaN deviation, of infinite points): the same additions in the
+    same order, so the same bits.
+    """
+    deviation = points[:, None, :] - medians[..., None]
+    np.abs(deviation, out=deviation)
+    np.copyto(deviation, 0.0, where=outside)
+    if not np.isfinite(points).all():  # inf - inf is NaN, which nansum counted as 0
+        np.copyto(deviation, 0.0, where=np.isnan(deviation))
+    return np.asarray(np.sum(deviation, axis=-1), dtype=float)
 
 
 def best_splits(points: FloatArray, min_segment: int) -> tuple[IntArray, FloatArray]:
@@ -72,20 +124,41 @@ def best_splits(points: FloatArray, min_segment: int) -> tuple[IntArray, FloatAr
     size = points.shape[1]
     splits = np.arange(min_segment, size - min_segment + 1)
     on_left = np.arange(size)[None, :] < splits[:, None]  # splits x points
-    left = np.where(on_left, points[:, None, :], np.nan)
-    right = np.where(on_left, np.nan, points[:, None, :])
-    cost = np.nansum(np.abs(left - _medians(left)[..., None]), axis=-1) + np.nansum(
-        np.abs(right - _medians(right)[..., None]), axis=-1
-    )
+    left, right = _split_medians(points, splits)
+    cost = _side_cost(points, left, ~on_left) + _side_cost(points, right, on_left)
     best = np.argmin(cost, axis=1)
     return splits[best], cost[np.arange(points.shape[0]), best]
+
+
+@cache
+def _pairs(size: int) -> tuple[IntArray, IntArray, FloatArray]:
+    """Every pair (i < j) of ``size`` points, and j - i as a float."""
+    i, j = np.triu_indices(size, k=1)
+    x = np.arange(size, dtype=float)
+    return i, j, x[j] - x[i]
+
+
+def _row_medians(matrix: FloatArray) -> FloatArray:
+    """``np.median(matrix, axis=1)``, the same values; ``matrix`` is partitioned in place.
+
+    One partition at the upper middle rank; the lower middle point is the largest below it
+    (np.median partitions at both and at the last rank, to find NaN).
+    """
+    size = matrix.shape[1]
+    half = size // 2
+    matrix.partition(half, axis=1)
+    middle = matrix[:, half]
+    if size % 2 == 0:
+        middle = (matrix[:, :half].max(axis=1) + middle) / 2
+    return np.where(np.isnan(matrix[:, half:]).any(axis=1), np.nan, middle)
 
 
 def line_costs(points: FloatArray) -> FloatArray:
     """Total absolute deviation of each row from its robust (Theil-Sen) line."""
     x = np.arange(points.shape[1], dtype=float)
-    i, j = np.triu_indices(points.shape[1], k=1)
-    slope = np.median((points[:, j] - points[:, i]) / (x[j] - x[i]), axis=1)
+    i, j, run = _pairs(points.shape[1])
+    rise = points[:, j] - points[:, i]
+    slope = _row_medians(np.divide(rise, run, out=rise))
     intercept = np.median(points - slope[:, None] * x, axis=1)
     line = intercept[:, None] + slope[:, None] * x
     return np.asarray(np.sum(np.abs(points - line), axis=1), dtype=float)
@@ -114,6 +187,40 @@ def first_of_new_level(
     return np.where(split < last, first_fit, split)
 
 
+@dataclass(frozen=True)
+class Placed:
+    """Where each candidate moves, and its check against a slow drift, made on demand.
+
+    Attributes:
+        targets: The column each candidate moves to.
+        step_costs: The total absolute deviation of its best split.
+        checked: Whether it is checked against a drift (False: it stays put, having too few
+            points for a split, or ``detrend`` is off; it stands).
+        hood: The points around each candidate.
+    """
+
+    targets: IntArray
+    step_costs: FloatArray
+    checked: npt.NDArray[np.bool_]
+    hood: Neighbourhoods
+
+    def stands(self, which: IntArray) -> npt.NDArray[np.bool_]:
+        """Whether candidates ``which`` stand: a line fits their points worse than the step.
+
+        The line is robust (``line_costs``), a slow drift; computed row by row, so the same
+        bits whichever candidates are checked together.
+        """
+        stands = np.ones(which.size, dtype=bool)
+        sizes = np.where(self.checked[which], self.hood.size[which], 0)
+        for size in np.unique(sizes[sizes > 0]):
+            members = np.flatnonzero(sizes == size)
+            for chunk in np.array_split(members, -(-members.size // PLACED_PER_ARRAY)):
+                picked = which[chunk]
+                points = np.ascontiguousarray(self.hood.points[picked, :size])
+                stands[chunk] = line_costs(points) > self.step_costs[picked]
+        return stands
+
+
 def place(
     values: FloatArray,
     candidates: tuple[IntArray, IntArray],
@@ -122,12 +229,14 @@ def place(
     *,
     min_segment: int,
     detrend: bool,
-) -> tuple[IntArray, npt.NDArray[np.bool_]]:
-    """The column each candidate (rows, cols) moves to, and whether it stands (not a drift)."""
+) -> Placed:
+    """The column each candidate (rows, cols) moves to; its drift check on demand."""
     rows, cols = candidates
-    targets, stands = cols.copy(), np.ones(rows.size, dtype=bool)
+    targets, costs = cols.copy(), np.zeros(rows.size)
+    checked = np.zeros(rows.size, dtype=bool)
     if rows.size == 0:
-        return targets, stands
+        none = np.zeros((0, 0))
+        return Placed(targets, costs, checked, Neighbourhoods(none, none.astype(int), cols))
     hood = neighbourhoods(values, rows, cols, scales)
     for size in np.unique(hood.size):
         if size < 2 * min_segment:
@@ -135,9 +244,8 @@ def place(
         members = np.flatnonzero(hood.size == size)
         for chunk in np.array_split(members, -(-members.size // PLACED_PER_ARRAY)):
             points = np.ascontiguousarray(hood.points[chunk, :size])
-            split, step_cost = best_splits(points, min_segment)
-            if detrend:
-                stands[chunk] = line_costs(points) > step_cost
+            split, costs[chunk] = best_splits(points, min_segment)
+            checked[chunk] = detrend
             split = first_of_new_level(points, split, OUTLIER_Z * noise[rows[chunk]], min_segment)
             targets[chunk] = hood.columns[chunk, split]
-    return targets, stands
+    return Placed(targets, costs, checked, hood)

@@ -17,45 +17,69 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats.constants import MAD_SCALE
-from rules.stats.options import ChangePointOptions
-from rules.stats.placement import place
+from rules.stats.placement import Placed
 from rules.stats.robust import FloatArray, _location, fast_median
-from rules.stats.windows import ChangePointScan
 
 
 def _refine(
-    values: FloatArray,
-    scan: ChangePointScan,
-    scales: npt.NDArray[np.int_],
-    opts: ChangePointOptions,
+    shape: tuple[int, ...],
+    candidates: tuple[npt.NDArray[np.int_], npt.NDArray[np.int_]],
+    strength: FloatArray,
+    placed: Placed,
+    gap: int,
 ) -> npt.NDArray[np.bool_]:
     """Move each candidate to the best split near it, then merge candidates that coincide.
 
     A window statistic peaks as soon as most of a window has moved, which can be a point or
     two early; the L1-optimal split of the neighbourhood (the candidate's own window on each
-    side) places the change where the level actually moved. Candidates from several window
-    sizes that land within the smallest window of each other are one change (the strongest
-    is kept). The placement is numpy over all candidates (``rules.stats.placement``).
+    side) places the change where the level actually moved (``placed``, numpy over all
+    candidates, ``rules.stats.placement``). Candidates from several window sizes that land
+    within ``gap`` (the smallest window) of each other are one change: the strongest
+    (``strength``, the robust z) that stands against a slow drift is kept.
+
+    The drift check (a line through every pair of points) is made only for the candidates the
+    merge reaches with no stronger change near: a candidate not yet checked is taken to stand,
+    the ones reached so are checked at once, and the merge is repeated until it reaches none
+    unchecked. The others' checks could not change the result.
     """
-    refined = np.zeros_like(scan.is_change)
-    gap = min(opts.windows)
-    rows, cols = np.nonzero(scan.is_change)
-    targets, stands = place(
-        values,
-        (rows, cols),
-        scales[rows, cols],
-        scan.noise,
-        min_segment=opts.min_segment,
-        detrend=opts.detrend,
-    )
-    order = np.argsort(-np.abs(scan.z[rows, cols]), kind="stable")
-    order = order[stands[order]]  # a slow drift fits the neighbourhood as well as a step
-    # Strongest first, a change within ``gap`` of a stronger one is that change: a greedy
-    # pass over the placed candidates (plain integers; the placement above is numpy).
-    for row, target in zip(map(int, rows[order]), map(int, targets[order]), strict=True):
-        if not refined[row, max(0, target - gap + 1) : target + gap].any():
-            refined[row, target] = True
-    return refined
+    rows, targets = list(map(int, candidates[0])), list(map(int, placed.targets))
+    order = list(map(int, np.argsort(-strength, kind="stable")))
+    known, stands = ~placed.checked, np.ones(len(rows), dtype=bool)
+    while True:
+        refined, unchecked = _merge(
+            shape, (rows, targets), order, (list(map(bool, known)), list(map(bool, stands))), gap
+        )
+        if not unchecked:
+            return refined
+        which = np.asarray(unchecked)
+        stands[which], known[which] = placed.stands(which), True
+
+
+def _merge(
+    shape: tuple[int, ...],
+    placed: tuple[list[int], list[int]],
+    order: list[int],
+    checks: tuple[list[bool], list[bool]],
+    gap: int,
+) -> tuple[npt.NDArray[np.bool_], list[int]]:
+    """Strongest first, a change within ``gap`` of a stronger one is that change.
+
+    The candidates reached that are not yet checked against a drift (``checks``: whether
+    known, whether standing) are kept, and listed.
+    """
+    refined = np.zeros(shape, dtype=bool)
+    (rows, targets), (known, stands) = placed, checks
+    unchecked = []
+    for k in order:
+        row, target = rows[k], targets[k]
+        if refined[row, max(0, target - gap + 1) : target + gap].any():
+            continue
+        if not known[k]:
+            unchecked.append(k)
+        elif not stands[k]:
+            continue  # a slow drift fits the neighbourhood as well as a step
+        refined[row, target] = True
+    return refined, unchecked
 
 
 def _segment_z(row: FloatArray, bounds: list[int], floor: float) -> list[float]:

@@ -218,7 +218,7 @@ def _kept(values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions
     own = bursts(values[: values.size - k], sign) if k < opts.pool_runs else None
     if own is not None and not own.outlasts(run, level.level):
         return False
-    return not at_a_mode(values, k, sign, opts)
+    return not at_a_mode(values, k, sign, opts, level.start, level.level)
 
 
 def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Step:

@@ -18,8 +18,11 @@ from sqlalchemy import Engine
 from service.cli.db_cmd import DbOption
 from service.config import load_config
 from service.digest.build import build_digest
+from service.digest.chartread import chart_history
+from service.digest.devices import DeviceChange
 from service.digest.model import Digest, DigestOptions, KernelTarget
-from service.digest.storeread import compact_history, stored_device_changes
+from service.digest.rowread import compact_device_changes
+from service.digest.storeread import compact_history
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import make_client
@@ -32,8 +35,6 @@ from service.render.digest_render import (
     render_digest_markdown,
 )
 from service.store.db import open_store, session_scope
-from service.store.history import nightly_history
-from service.store.likeforlike import with_like_for_like
 
 _SPAN = re.compile(r"^\s*(\d+)\s*([hdw])\s*$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
@@ -87,32 +88,46 @@ def _progress() -> Iterator[Callable[[str], None]]:
 
 
 def _load(
-    engine: Engine, repo: str | None, read: tuple[datetime, datetime], *, full: bool
-) -> pd.DataFrame:
-    """Nightly history of ``read`` (end exclusive), like for like.
-
-    Compact (``service.digest.storeread``) unless ``full``: every column, for the HTML's charts.
-    """
-    with session_scope(engine, readonly=True) as session:
-        if not full:
-            return compact_history(session, repo, *read)
-        stored = nightly_history(session=session, repo=repo, start=read[0], end=read[1])
-        # Like for like: a kernel that changed binding drops in the digest (rules).
-        return with_like_for_like(session=session, frame=stored)
-
-
-def _with_device_changes(
     engine: Engine,
-    digest: Digest,
-    history: pd.DataFrame,
     repo: str | None,
     read: tuple[datetime, datetime],
-) -> Digest:
-    """A digest of the compact history with its device changes (read in full if any)."""
+    period: tuple[datetime, datetime],
+) -> tuple[pd.DataFrame, list[DeviceChange]]:
+    """Nightly history of ``read`` (end exclusive), compact and like for like, with its ids.
+
+    And the device changes of ``period``, judged on the rows they need (``rowread``).
+    """
     with session_scope(engine, readonly=True) as session:
-        period = (digest.start, digest.end)
-        changes = stored_device_changes(session, history, repo=repo, read=read, period=period)
-    return digest.model_copy(update={"device_changes": changes})
+        history = compact_history(session, repo, *read, with_ids=True)
+        return history, compact_device_changes(session, history, period)
+
+
+def _charts(engine: Engine, history: pd.DataFrame, digest: Digest) -> dict[str, bytes]:
+    """The HTML's trend charts and rooflines, drawn from their rows (``chartread``)."""
+    with session_scope(engine, readonly=True) as session:
+        rows = chart_history(session, history, digest)
+    return {**trend_charts(rows, digest), **roofline_charts(rows, digest)}
+
+
+def _build(
+    url: str | None,
+    repo: str | None,
+    read: tuple[datetime, datetime],
+    period: tuple[datetime, datetime],
+    *,
+    html: bool,
+    build: Callable[[pd.DataFrame], Digest],
+) -> tuple[Digest, dict[str, bytes]]:
+    """The digest (``build`` of the history), its device changes, and its charts for ``html``."""
+    engine = open_store(url)
+    try:
+        history, changes = _load(engine, repo, read, period)
+        if not html:  # the ids serve the charts' rows
+            del history["run_id"], history["kernel_id"]
+        digest = build(history).model_copy(update={"device_changes": changes})
+        return digest, _charts(engine, history, digest) if html else {}
+    finally:
+        engine.dispose()
 
 
 def _write(path: Path, text: str) -> None:
@@ -167,12 +182,9 @@ def digest_command(
     targets = targets_from_config(config)
     with _progress() as step:
         step("loading history")
-        # The store's end is exclusive; the digest's is inclusive.
-        read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
-        engine = open_store(url)
-        try:
-            history = _load(engine, repo, read, full=html is not None)
-            digest = build_digest(
+
+        def build(history: pd.DataFrame) -> Digest:
+            return build_digest(
                 history,
                 start=period[0],
                 end=period[1],
@@ -181,14 +193,13 @@ def digest_command(
                 options=options,
                 progress=step,
             )
-            if html is None:
-                digest = _with_device_changes(engine, digest, history, repo, read)
-        finally:
-            engine.dispose()
+
+        # The store's end is exclusive; the digest's is inclusive.
+        read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
+        digest, charts = _build(url, repo, read, period, html=html is not None, build=build)
         step("rendering")
         markdown = render_digest_markdown(digest)
         if html is not None:
-            charts = {**trend_charts(history, digest), **roofline_charts(history, digest)}
             _write(html, render_digest_html(digest, charts))
     if output is not None:
         _write(output, markdown)

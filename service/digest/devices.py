@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel
 
@@ -89,7 +91,7 @@ def _roof(device: str, rows: pd.DataFrame, roofs: Mapping[str, Roof] | None) -> 
     """The roof ``device``'s runs were placed on: given, else its datasheet roof."""
     if roofs is not None and device in roofs:
         return roofs[device]
-    if set(rows["roof_source"].dropna().astype(str)) - {"datasheet"}:
+    if {str(s) for s in pd.unique(rows["roof_source"].dropna())} - {"datasheet"}:
         return None  # placed on measured or report roofs the frame does not carry
     spec = builtin_catalog().find(device)
     return spec.roof() if spec is not None else None
@@ -119,25 +121,49 @@ def _kernel(s: Scaling, judged: Keeping) -> KernelScaling:
     )
 
 
-def _change(
-    old: pd.DataFrame, new: pd.DataFrame, roofs: tuple[Roof, Roof], tolerance: float
+def nanoseconds(stamps: pd.Series) -> npt.NDArray[np.int64]:
+    """``stamps`` as UTC nanoseconds."""
+    return pd.DatetimeIndex(pd.to_datetime(stamps, utc=True)).as_unit("ns").asi8
+
+
+def _edge(frame: pd.DataFrame, last: bool) -> pd.Series:
+    """The frame's first row by time (or its last), as a stable sort by timestamp puts them."""
+    stamps = nanoseconds(frame["timestamp"])
+    rows = np.flatnonzero(stamps == (stamps.max() if last else stamps.min()))
+    return frame.iloc[int(rows[-1] if last else rows[0])]
+
+
+def judge_card(
+    old: pd.DataFrame,
+    new: pd.DataFrame,
+    *,
+    roofs: Mapping[str, Roof] | None = None,
+    tolerance: float = CROSS_DEVICE_TOLERANCE,
 ) -> DeviceChange | None:
-    scalings = _scalings(old, new, roofs)
+    """A new card's rows (``new``) against the rows of the card before (``old``).
+
+    Both are placed rows (``rules.crossdevice.LEVEL_COLUMNS`` and ``roof_source``): the old
+    card's before the new card's first night, the new card's up to the period's end.
+    """
+    pair = (_edge(old, last=True), _edge(new, last=False))
+    found = (_roof(str(pair[0]["device"]), old, roofs), _roof(str(pair[1]["device"]), new, roofs))
+    if found[0] is None or found[1] is None:
+        return None
+    scalings = _scalings(old, new, (found[0], found[1]))
     if not scalings:
         return None
     judged = [(s, keeping(s, tolerance=tolerance)) for s in scalings]
     behind = [_kernel(s, k) for s, k in judged if k == Keeping.BEHIND]
     before = sum(s.baseline.time_s for s in scalings)
-    last = old.sort_values("timestamp", kind="stable").iloc[-1]
-    first = new.sort_values("timestamp", kind="stable").iloc[0]
+    last, first = pair
     return DeviceChange(
         from_device=str(last["device"]),
         to_device=str(first["device"]),
-        last_night=last["timestamp"],
-        since=first["timestamp"],
+        last_night=pd.to_datetime(last["timestamp"], utc=True),
+        since=pd.to_datetime(first["timestamp"], utc=True),
         from_commit=str(last["commit"]),
         to_commit=str(first["commit"]),
-        nights=int(new["timestamp"].nunique()),
+        nights=int(pd.to_datetime(new["timestamp"], utc=True).nunique()),
         kernels=len(scalings),
         expected_time_ratio=sum(s.baseline.time_s * s.expected_time_ratio for s in scalings)
         / before,
@@ -146,6 +172,37 @@ def _change(
         kept_up=sum(1 for _, k in judged if k == Keeping.KEPT_UP),
         faster=sum(1 for _, k in judged if k == Keeping.AHEAD),
     )
+
+
+def _device_codes(devices: pd.Series) -> npt.NDArray[np.intp]:
+    """Each row's device as a number (-1: none), numbered in sorted order (a group-by's)."""
+    codes, _ = pd.factorize(devices, sort=True, use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.intp)
+
+
+def card_starts(
+    frame: pd.DataFrame, *, start: datetime, end: datetime
+) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]]:
+    """Each card whose first placed night lies in ``[start, end]`` and the card before it.
+
+    As positions in ``frame``: the card before's placed rows older than the new card's first
+    night, and the new card's placed rows up to ``end``; cards in order of their first night.
+    """
+    percent = pd.to_numeric(frame["percent_of_roof"], errors="coerce").to_numpy(dtype=float)
+    stamps = nanoseconds(frame["timestamp"])
+    devices = _device_codes(frame["device"])
+    placed = ~np.isnan(percent) & (stamps <= pd.Timestamp(end).value) & (devices >= 0)
+    rows = np.flatnonzero(placed)
+    firsts = pd.Series(stamps[rows]).groupby(devices[rows], sort=True).min().sort_values()
+    found = []
+    for device, first in firsts.items():
+        earlier = placed & (devices != device) & (stamps < first)
+        if first < pd.Timestamp(start).value or not earlier.any():
+            continue
+        before = np.flatnonzero(earlier)
+        latest = before[np.flatnonzero(stamps[before] == stamps[before].max())[-1]]
+        found.append((before[devices[before] == devices[latest]], rows[devices[rows] == device]))
+    return found
 
 
 def device_changes(
@@ -166,23 +223,9 @@ def device_changes(
             cards on other roofs are then left out).
         tolerance: The fall of percent of roof beyond which a kernel did not keep up.
     """
-    placed = frame[pd.to_numeric(frame["percent_of_roof"], errors="coerce").notna()]
-    if placed.empty:
-        return []
-    placed = placed.assign(timestamp=pd.to_datetime(placed["timestamp"], utc=True))
-    placed = placed[placed["timestamp"] <= pd.Timestamp(end)]
     changes = []
-    for device, first in placed.groupby("device")["timestamp"].min().sort_values().items():
-        earlier = placed[(placed["device"] != device) & (placed["timestamp"] < first)]
-        if first < pd.Timestamp(start) or earlier.empty:
-            continue
-        previous = str(earlier.sort_values("timestamp", kind="stable")["device"].iloc[-1])
-        old = earlier[earlier["device"] == previous]
-        new = placed[placed["device"] == device]
-        pair = (_roof(previous, old, roofs), _roof(str(device), new, roofs))
-        if pair[0] is None or pair[1] is None:
-            continue
-        change = _change(old, new, (pair[0], pair[1]), tolerance)
+    for old, new in card_starts(frame, start=start, end=end):
+        change = judge_card(frame.iloc[old], frame.iloc[new], roofs=roofs, tolerance=tolerance)
         if change is not None:
             changes.append(change)
     return changes

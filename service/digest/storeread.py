@@ -7,9 +7,8 @@ measurement: 29 M measurements would need well over 100 GB); the digest reads
 - Like for like recomputes a figure only where a kernel ran off its series' usual binding, so
   only the series that have more than one binding are read in full (their counters), and
   ``rules.like_for_like_history`` judges them exactly as it judges the full history.
-- Device changes compare a card that started in the period with the one before, on the full
-  history columns (roofs, counters); that history is read only when a card did start in the
-  period.
+- Device changes (``service.digest.rowread``) and the HTML's charts
+  (``service.digest.chartread``) read the columns they need beyond it for their own rows.
 """
 
 from __future__ import annotations
@@ -21,11 +20,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import like_for_like_history
-from service.digest.devices import DeviceChange, device_changes
 from service.store.devices import run_roofs
 from service.store.digestread import counters, digest_history
-from service.store.history import nightly_history
-from service.store.likeforlike import with_like_for_like
 from service.store.sessions import StoreSession
 
 _SERIES_READ = ["device", "kernel_key", "binding", "run_id", "kernel_id"]
@@ -78,43 +74,20 @@ def like_for_like_digest(session: StoreSession, frame: pd.DataFrame) -> pd.DataF
 
 
 def compact_history(
-    session: StoreSession, repo: str | None, start: datetime, end: datetime
+    session: StoreSession,
+    repo: str | None,
+    start: datetime,
+    end: datetime,
+    *,
+    with_ids: bool = False,
 ) -> pd.DataFrame:
-    """Nightly history of ``[start, end)`` for the digest: compact and like for like."""
+    """Nightly history of ``[start, end)`` for the digest: compact and like for like.
+
+    ``with_ids``: keep ``run_id`` and ``kernel_id`` (for the device changes' and the charts'
+    rows, ``service.digest.rowread`` and ``service.digest.chartread``).
+    """
     read = digest_history(session=session, repo=repo, start=start, end=end, with_ids=True)
     history = like_for_like_digest(session, read)
-    del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only
+    if not with_ids:
+        del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only
     return history
-
-
-def _card_started(frame: pd.DataFrame, start: datetime, end: datetime) -> bool:
-    """Whether a card's first placed night lies in ``[start, end]`` (a device change)."""
-    placed = frame[frame["percent_of_roof"].notna() & (frame["timestamp"] <= pd.Timestamp(end))]
-    if placed.empty:
-        return False
-    firsts = placed.groupby("device", observed=True)["timestamp"].min()
-    return bool((firsts >= pd.Timestamp(start)).any())
-
-
-def stored_device_changes(
-    session: StoreSession,
-    frame: pd.DataFrame,
-    *,
-    repo: str | None,
-    read: tuple[datetime, datetime],
-    period: tuple[datetime, datetime],
-) -> list[DeviceChange]:
-    """The digest's device changes (``build_digest`` on the full history finds the same).
-
-    Args:
-        session: An open session on the store.
-        frame: The compact history (``compact_history``).
-        repo: OWNER/NAME, or None for every repository.
-        read: The span ``frame`` was read over (``[start, end)``).
-        period: The digest's period.
-    """
-    if not _card_started(frame, *period):
-        return []
-    full = nightly_history(session=session, repo=repo, start=read[0], end=read[1])
-    full = with_like_for_like(session=session, frame=full)
-    return device_changes(full, start=period[0], end=period[1])

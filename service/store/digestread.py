@@ -249,3 +249,77 @@ def counters(
         found.extend(tuple(r) for r in session.connection().execute(stmt))
     frame = pd.DataFrame(found, columns=["run_id", "kernel_id", *_COUNTERS])
     return frame.astype({"run_id": np.int32, "kernel_id": np.int32} | {c: float for c in _COUNTERS})
+
+
+#: The work columns ``run_work`` reads, in this order.
+WORK_COLUMNS = ("total_flops", "peak_flop_time_s", "bytes_dram", "bytes_l2", "bytes_l1")
+_WORK_PACKED = np.dtype([("kernel_id", ">i4"), *((c, ">f8") for c in WORK_COLUMNS)])
+
+
+def _work_batch(conn: sa.Connection, run_ids: Sequence[int]) -> pd.DataFrame:
+    """``run_id``, ``kernel_id`` and ``WORK_COLUMNS`` of every measurement of ``run_ids``."""
+    if conn.dialect.name != "postgresql" or conn.dialect.driver != "psycopg":
+        stmt = sa.select(_MEAS.c.run_id, _MEAS.c.kernel_id, *(_MEAS.c[c] for c in WORK_COLUMNS))
+        columns = ("run_id", "kernel_id", *WORK_COLUMNS)
+        return read_frame(conn, stmt.where(_MEAS.c.run_id.in_(run_ids)), columns, WORK_COLUMNS)
+    record = " || ".join(
+        [
+            "int4send(kernel_id)",
+            *(f"float8send(COALESCE({c}, 'NaN'::float8))" for c in WORK_COLUMNS),
+        ]
+    )
+    ids = ", ".join(str(int(i)) for i in run_ids)
+    sql = (
+        f"SELECT run_id, string_agg({record}, ''::bytea ORDER BY kernel_id) "
+        f"FROM measurements WHERE run_id IN ({ids}) GROUP BY run_id"
+    )
+    packed = [
+        (int(r), np.frombuffer(bytes(b), dtype=_WORK_PACKED)) for r, b in conn.exec_driver_sql(sql)
+    ]
+    rows = np.concatenate([p for _, p in packed]) if packed else np.zeros(0, dtype=_WORK_PACKED)
+    return pd.DataFrame(
+        {
+            "run_id": np.repeat([r for r, _ in packed], [p.size for _, p in packed]),
+            "kernel_id": rows["kernel_id"].astype(np.int64),
+            **{c: rows[c].astype(float) for c in WORK_COLUMNS},
+        }
+    )
+
+
+def run_work(
+    session: StoreSession, run_ids: npt.NDArray[np.integer], kernel_ids: npt.NDArray[np.integer]
+) -> dict[str, npt.NDArray[np.float64]]:
+    """``WORK_COLUMNS`` of the measurements (``run_ids[i]``, ``kernel_ids[i]``), row by row.
+
+    For a card's history that a device change judges: the runs are read whole, a batch at a
+    time as ``digest_history`` reads them (NaN where a counter is not stored).
+    """
+    conn = session.connection()
+    runs = [int(r) for r in pd.unique(run_ids)]
+    parts = [
+        _work_batch(conn, runs[i : i + RUNS_PER_BATCH]) for i in range(0, len(runs), RUNS_PER_BATCH)
+    ]
+    read = (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(columns=["run_id", "kernel_id", *WORK_COLUMNS])
+    )
+    keys = (read["run_id"].to_numpy(dtype=np.int64) << 32) | read["kernel_id"].to_numpy(
+        dtype=np.int64
+    )
+    order = np.argsort(keys, kind="stable")
+    wanted = (np.asarray(run_ids, dtype=np.int64) << 32) | np.asarray(kernel_ids, dtype=np.int64)
+    at = order[np.searchsorted(keys[order], wanted)]
+    return {c: read[c].to_numpy(dtype=float)[at] for c in WORK_COLUMNS}
+
+
+def run_roof_sources(session: StoreSession, run_ids: Iterable[Any]) -> dict[int, str | None]:
+    """Each run's ``roof_source``."""
+    ids = sorted({int(i) for i in run_ids})
+    found: dict[int, str | None] = {}
+    for first in range(0, len(ids), 500):
+        stmt = sa.select(_RUNS.c.id, _RUNS.c.roof_source).where(
+            _RUNS.c.id.in_(ids[first : first + 500])
+        )
+        found.update((int(i), s) for i, s in session.connection().execute(stmt))
+    return found

@@ -5,7 +5,8 @@ run: ``change_points_many`` over the whole matrix, the same detector called seri
 series (``change_points`` in a loop, timed on a sample and scaled up), and Apache Otava
 (e-divisive) on a smaller sample, scaled up. With ``--before DIR`` (a checkout of an earlier
 commit, e.g. ``git worktree add /tmp/before <commit>``), the batch scan of that tree too, in a
-child process on the same series, and whether its change points are identical.
+child process on the same series, and whether its whole output (change points, z, relative
+change, noise, drift) is the same bytes.
 
 Wall and CPU time are both reported; on a shared, loaded box the CPU time of the process is
 the fair comparison (wall time there measures the other processes as much as this one).
@@ -16,6 +17,7 @@ Run: ``python tests/bench/bench_change_points.py [--kernels 2000] [--devices 4]`
 from __future__ import annotations
 
 import argparse
+import inspect
 import subprocess
 import sys
 import tempfile
@@ -26,7 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from rules.stats import change_points, change_points_many
+import rules.stats
+from rules.stats import ChangePointScan, change_points, change_points_many
 
 
 def year_of_nights(series: int, nights: int, seed: int = 0) -> np.ndarray:
@@ -55,25 +58,40 @@ def start() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
-#: The batch scan of another checkout (``--before``): same series, CPU time printed, flags saved.
+#: The batch scan of another checkout (``--before``): the same series, made by the same code
+#: (the bench module is not imported there: it would put this tree first on ``sys.path``), the
+#: scan module's file checked to lie in that checkout, CPU time printed, its output saved.
 BEFORE = """
 import sys, time, numpy as np
-sys.path.insert(0, {bench!r})
-from bench_change_points import year_of_nights
+sys.path.insert(0, {tree!r})
+import rules.stats
 from rules.stats import change_points_many
+if not rules.stats.__file__.startswith({tree!r}):
+    raise SystemExit("rules.stats came from " + rules.stats.__file__ + ", not " + {tree!r})
+print(rules.stats.__file__)
+{make}
 values = year_of_nights({total}, {nights})
 clock = time.process_time()
 scan = change_points_many(values)
 print(time.process_time() - clock)
-np.save({out!r}, scan.is_change)
+np.savez({out!r}, **{{name: getattr(scan, name) for name in {fields!r}}})
 """
 
+#: Every array of the scan's output, compared byte for byte with the tree before.
+FIELDS = ("is_change", "z", "relative_change", "noise", "drift")
 
-def scan_before(tree: str, total: int, nights: int, is_change: np.ndarray) -> tuple[float, bool]:
-    """CPU seconds of the batch scan of ``tree``, and whether it flags the same points."""
+
+def scan_before(
+    tree: str, shape: tuple[int, int], scan: ChangePointScan
+) -> tuple[float, bool, str]:
+    """CPU seconds of the batch scan of ``tree``, whether its output is the same bytes, its file."""
+    tree = str(Path(tree).resolve())
+    make = inspect.getsource(year_of_nights)
     with tempfile.TemporaryDirectory() as tmp:
-        out = str(Path(tmp) / "flags.npy")
-        code = BEFORE.format(bench=str(Path(__file__).parent), total=total, nights=nights, out=out)
+        out = str(Path(tmp) / "scan.npz")
+        code = BEFORE.format(
+            tree=tree, make=make, total=shape[0], nights=shape[1], out=out, fields=FIELDS
+        )
         run = subprocess.run(
             [sys.executable, "-c", code],
             env={"PYTHONPATH": tree, "PATH": ""},
@@ -82,7 +100,14 @@ def scan_before(tree: str, total: int, nights: int, is_change: np.ndarray) -> tu
             text=True,
             check=True,
         )
-        return float(run.stdout.split()[-1]), bool(np.array_equal(np.load(out), is_change))
+        module, cpu = run.stdout.split()[-2:]
+        with np.load(out) as before:
+            same = all(
+                before[name].dtype == getattr(scan, name).dtype
+                and before[name].tobytes() == getattr(scan, name).tobytes()
+                for name in FIELDS
+            )
+        return float(cpu), same, module
 
 
 def main() -> None:
@@ -104,9 +129,10 @@ def main() -> None:
     rows.append(timed("change_points_many (batch)", clock, total, total))
     batch_cpu = time.process_time() - clock[1]
     if args.before:
-        cpu, same = scan_before(args.before, total, args.nights, scan.is_change)
+        cpu, same, module = scan_before(args.before, values.shape, scan)
+        print(f"this tree: {rules.stats.__file__}; the tree before: {module}")
         rows.append(f"| change_points_many, the tree before | {total:,} | | {cpu:.1f} s |")
-        print(f"change points identical to the tree before: {same}")
+        print(f"output (change points, z, relative change, noise, drift) the same bytes: {same}")
     sample = values[:400]
     clock = start()
     for row in sample:

@@ -12,6 +12,10 @@ digest's columns, in batches of runs, compact types), ``build_digest``, markdown
 ``--old-read`` also times ``nightly_history`` (every history column), the read it replaces;
 both print the JSON's hash, which must agree.
 
+``--new-card`` adds a fifth card whose runs start four nights before the end (its own
+database): the digest then judges a device change, as ``roofguard digest`` does, from the
+compact history (``service.digest.rowread``).
+
 As a reference, in the same process, the single-series API ``rules.stats.change_points``
 (one Python call per series) is timed on a sample of series and extrapolated to all of them.
 
@@ -31,6 +35,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from rules.stats import change_points
 from service.digest.build import build_digest, prepare_history
 from service.digest.model import DigestOptions
+from service.digest.rowread import compact_device_changes
+from service.digest.storeread import compact_history
 from service.render.digest_render import render_digest_json, render_digest_markdown
 from service.store.db import make_engine, migrate, session_scope
 from service.store.digestread import digest_history
@@ -49,6 +56,10 @@ from service.store.history import nightly_history
 
 DB_NAME = "roofguard_bench_digest"
 DEVICES = ("H100-SXM5", "A100-SXM4-80GB", "H200-SXM", "B200")
+#: ``--new-card``: a fifth card whose nightly runs start in the digest's week (a runner moved
+#: to new hardware), so the digest has a device change to judge against the card before it.
+NEW_CARD = "GH200-96GB"
+NEW_CARD_NIGHTS = 4
 REPO = "acme/kernels"
 END = datetime(2026, 11, 29, 23, 0, tzinfo=UTC)
 PLANTED_SHARE = 0.01
@@ -65,13 +76,15 @@ def timed(label: str, figures: dict[str, float]) -> Iterator[None]:
     print(f"  {label:<34}{figures[label]:8.2f} s   (CPU {used:.2f} s)", flush=True)
 
 
-def database(base_url: str, kernels: int, nights: int, fresh: bool) -> tuple[str, bool]:
+def database(
+    base_url: str, kernels: int, nights: int, fresh: bool, new_card: bool = False
+) -> tuple[str, bool]:
     """The bench's own database for this size, and whether it is already loaded (cached).
 
     Loading 29 M measurements takes minutes, so a loaded database is kept between runs
     (``--fresh`` rebuilds it, ``--drop`` removes it at the end).
     """
-    name = f"{DB_NAME}_{kernels}x{nights}"
+    name = f"{DB_NAME}_{kernels}x{nights}" + ("_newcard" if new_card else "")
     url = sa.engine.make_url(base_url).set(database=name).render_as_string(hide_password=False)
     admin = sa.create_engine(base_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -116,9 +129,13 @@ def plant(n_series: int, nights: int, rng: np.random.Generator) -> tuple[np.ndar
 
 
 def insert_dimensions(
-    engine: sa.Engine, kernels: int, stamps: pd.DatetimeIndex
-) -> tuple[np.ndarray, list[int]]:
-    """Repository, devices, kernels and runs through SQLAlchemy; returns run and kernel ids."""
+    engine: sa.Engine, kernels: int, stamps: pd.DatetimeIndex, new_card: bool = False
+) -> tuple[np.ndarray, list[int], np.ndarray]:
+    """Repository, devices, kernels and runs through SQLAlchemy; returns run and kernel ids.
+
+    The third array holds the new card's runs (its last ``NEW_CARD_NIGHTS`` nights), if any.
+    """
+    names = (*DEVICES, NEW_CARD) if new_card else DEVICES
     meta = sa.MetaData()
     meta.reflect(engine, only=["repositories", "devices", "kernels", "runs"])
     t = meta.tables
@@ -128,7 +145,7 @@ def insert_dimensions(
             sa.insert(t["repositories"]).returning(t["repositories"].c.id),
             {"name": REPO, "created_at": now},
         ).scalar_one()
-        device_rows = [{"name": d, "created_at": now} for d in DEVICES]
+        device_rows = [{"name": d, "created_at": now} for d in names]
         device_ids = (
             conn.execute(sa.insert(t["devices"]).returning(t["devices"].c.id), device_rows)
             .scalars()
@@ -147,30 +164,45 @@ def insert_dimensions(
                 for k in keys
             ],
         )
+        cards = list(enumerate(zip(device_ids, names, strict=True)))
         runs = [
-            {
-                "repo_id": repo_id,
-                "device_id": did,
-                "commit": f"{n:04d}{d:02d}" + "a" * 34,
-                "branch": "main",
-                "kind": "nightly",
-                "timestamp": stamp.to_pydatetime(),
-                "roof_source": "datasheet",
-                "roof_label": f"{name} (datasheet)",
-                "roof_json": {},
-                "trusted": True,
-                "content_hash": f"{n:08d}{d:02d}",
-                "record_json": "{}",
-                "created_at": now,
-            }
+            run_row(repo_id, n, d, did, name, stamp, now)
             for n, stamp in enumerate(stamps)
-            for d, (did, name) in enumerate(zip(device_ids, DEVICES, strict=True))
+            for d, (did, name) in cards[: len(DEVICES)]
+        ]
+        later = len(stamps) - NEW_CARD_NIGHTS
+        runs += [
+            run_row(repo_id, n, d, did, name, stamps[n], now)
+            for n in range(later, len(stamps))
+            for d, (did, name) in cards[len(DEVICES) :]
         ]
         ids = conn.execute(sa.insert(t["runs"]).returning(t["runs"].c.id), runs).scalars().all()
         kernel_ids = (
             conn.execute(sa.select(t["kernels"].c.id).order_by(t["kernels"].c.id)).scalars().all()
         )
-    return np.asarray(ids), list(kernel_ids)  # night-major, device-minor
+    main = len(stamps) * len(DEVICES)  # night-major, device-minor; then the new card's
+    return np.asarray(ids[:main]), list(kernel_ids), np.asarray(ids[main:])
+
+
+def run_row(
+    repo_id: int, n: int, d: int, did: int, name: str, stamp: pd.Timestamp, now: datetime
+) -> dict[str, object]:
+    """One nightly run of night ``n`` on card ``d``."""
+    return {
+        "repo_id": repo_id,
+        "device_id": did,
+        "commit": f"{n:04d}{d:02d}" + "a" * 34,
+        "branch": "main",
+        "kind": "nightly",
+        "timestamp": stamp.to_pydatetime(),
+        "roof_source": "datasheet",
+        "roof_label": f"{name} (datasheet)",
+        "roof_json": {},
+        "trusted": True,
+        "content_hash": f"{n:08d}{d:02d}",
+        "record_json": "{}",
+        "created_at": now,
+    }
 
 
 #: One measurement as PostgreSQL's binary COPY writes it (big-endian, field count and
@@ -229,6 +261,26 @@ def measurement_blocks(
         yield rows.tobytes()
 
 
+def new_card_blocks(
+    runs: np.ndarray, kernel_ids: list[int], rng: np.random.Generator
+) -> Iterator[bytes]:
+    """The new card's nights (``--new-card``): every kernel, a tenth of them 30 % lower."""
+    k = len(kernel_ids)
+    base = rng.uniform(20, 90, size=k) * np.where(np.arange(k) % 10 == 7, 0.7, 1.0)
+    for run in runs:
+        pct = base * (1 + 0.01 * rng.standard_normal(k))
+        rows = np.zeros(k, dtype=_ROW)
+        rows["fields"], rows["memory_len"] = 5, 1
+        rows["run_len"] = rows["kernel_len"] = 4
+        rows["time_len"] = rows["pct_len"] = 8
+        rows["run_id"] = run
+        rows["kernel_id"] = kernel_ids
+        rows["percent_of_roof"] = pct
+        rows["time_s"] = 1e-3 * 50.0 / pct
+        rows["memory"] = (np.arange(k) % 5) < 3
+        yield rows.tobytes()
+
+
 def copy_measurements(url: str, blocks: Iterator[bytes]) -> int:
     """COPY (binary) into a staging table, then one INSERT ... SELECT adds the constants."""
     import psycopg
@@ -265,22 +317,31 @@ def copy_measurements(url: str, blocks: Iterator[bytes]) -> int:
     return total
 
 
-def load(url: str, kernels: int, nights: int, figures: dict[str, float]) -> None:
+def load(
+    url: str, kernels: int, nights: int, figures: dict[str, float], new_card: bool = False
+) -> None:
     rng = np.random.default_rng(SEED)
     stamps = pd.date_range(end=END.replace(hour=2), periods=nights, freq="D")
     engine = make_engine(url)
     with timed("migrate + dimensions", figures):
         migrate(engine)
-        runs, kernel_ids = insert_dimensions(engine, kernels, stamps)
+        runs, kernel_ids, new_runs = insert_dimensions(engine, kernels, stamps, new_card)
     factors, _ = plant(kernels * len(DEVICES), nights, rng)
     with timed("generate + COPY measurements", figures):
-        copy_measurements(url, measurement_blocks(runs, kernel_ids, factors, rng))
+        blocks = measurement_blocks(runs, kernel_ids, factors, rng)
+        copy_measurements(url, chain(blocks, new_card_blocks(new_runs, kernel_ids, rng)))
     engine.dispose()
 
 
-def run_digest(url: str, nights: int, figures: dict[str, float], *, old_read: bool) -> tuple:
+def run_digest(
+    url: str, nights: int, figures: dict[str, float], *, old_read: bool, new_card: bool = False
+) -> tuple:
     """The digest as ``roofguard digest`` builds it; the read is ``digest_history`` (compact,
-    in batches of runs) or, with ``old_read``, ``nightly_history`` (every history column)."""
+    in batches of runs) or, with ``old_read``, ``nightly_history`` (every history column).
+
+    ``new_card``: as ``roofguard digest --json`` does, like for like (``compact_history``) and
+    the device changes (``compact_device_changes``) of the card that started in the week.
+    """
     start = END - timedelta(days=7)
     options = DigestOptions(lookback_days=nights)
     engine = make_engine(url)
@@ -292,10 +353,20 @@ def run_digest(url: str, nights: int, figures: dict[str, float], *, old_read: bo
     }
     label = "nightly_history (every column)" if old_read else "digest_history (store -> frame)"
     with timed(label, figures), session_scope(engine) as session:
-        read = nightly_history if old_read else digest_history
-        history = read(session=session, **window)
+        if new_card and not old_read:
+            history = compact_history(session, REPO, window["start"], window["end"], with_ids=True)
+        else:
+            read = nightly_history if old_read else digest_history
+            history = read(session=session, **window)
+    if new_card and not old_read:  # as the command: before the build, then the ids go
+        with timed("device changes", figures), session_scope(engine) as session:
+            changes = compact_device_changes(session, history, (start, END))
+        del history["run_id"], history["kernel_id"]
+        print(f"  device changes: {[(c.from_device, c.to_device, c.kernels) for c in changes]}")
     with timed("build_digest (change points)", figures):
         digest = build_digest(history, start=start, end=END, repo=REPO, options=options)
+    if new_card and not old_read:
+        digest = digest.model_copy(update={"device_changes": changes})
     with timed("render markdown + JSON", figures):
         markdown, data = render_digest_markdown(digest), render_digest_json(digest)
     figures["digest total"] = time.perf_counter() - total
@@ -312,11 +383,14 @@ def run_digest(url: str, nights: int, figures: dict[str, float], *, old_read: bo
     return digest, history, data
 
 
-def digest_process(url: str, kernels: int, nights: int, old_read: bool) -> None:
+def digest_process(url: str, kernels: int, nights: int, old_read: bool, new_card: bool) -> None:
     """One digest in a fresh process, so its peak memory is the digest's own."""
     figures: dict[str, float] = {}
-    digest, history, _ = run_digest(url, nights, figures, old_read=old_read)
+    digest, history, _ = run_digest(url, nights, figures, old_read=old_read, new_card=new_card)
     _, planted = plant(kernels * len(DEVICES), nights, np.random.default_rng(SEED))
+    if new_card:  # the planted changes are on the four cards that ran every night
+        history = history[history["device"].isin(DEVICES)]
+        history = history.assign(device=history["device"].astype(str).astype("category"))
     check(digest, planted, history, nights)
     if not old_read:
         reference(history, figures)
@@ -381,6 +455,12 @@ def main() -> None:
     parser.add_argument(
         "--old-read", action="store_true", help="also time nightly_history (every column)"
     )
+    parser.add_argument("--load-only", action="store_true", help="load the database, no digest")
+    parser.add_argument(
+        "--new-card",
+        action="store_true",
+        help=f"add a card ({NEW_CARD}) whose runs start in the week: a device change",
+    )
     args = parser.parse_args()
     base = os.environ.get(
         "ROOFGUARD_BENCH_POSTGRES_URL", os.environ.get("ROOFGUARD_TEST_POSTGRES_URL", "")
@@ -393,15 +473,16 @@ def main() -> None:
     print(
         f"digest benchmark: {args.kernels} kernels x {len(DEVICES)} devices x {args.nights} nights"
     )
-    url, loaded = database(base, args.kernels, args.nights, args.fresh)
+    url, loaded = database(base, args.kernels, args.nights, args.fresh, args.new_card)
     if loaded:
         print("  (database cached from an earlier run: --fresh rebuilds it)")
     else:
-        load(url, args.kernels, args.nights, figures)
+        load(url, args.kernels, args.nights, figures, args.new_card)
     spawn = multiprocessing.get_context("spawn")
-    for old_read in (False, True) if args.old_read else (False,):
+    for old_read in () if args.load_only else (False, True) if args.old_read else (False,):
         child = spawn.Process(
-            target=digest_process, args=(url, args.kernels, args.nights, old_read)
+            target=digest_process,
+            args=(url, args.kernels, args.nights, old_read, args.new_card),
         )
         child.start()
         child.join()

@@ -115,6 +115,19 @@ def test_the_level_is_the_current_segment_and_its_times() -> None:
     assert level.work.binding == "dram"
 
 
+def test_levels_of_a_compact_shuffled_frame_are_the_same() -> None:
+    # The digest hands a card's history over with strings as categories, millions of rows.
+    times = [0.000700] * 20 + [0.000577] * 12
+    runs = runs_on("A100-SXM4-80GB", times) + runs_on("A100-SXM4-80GB", times[::-1], key="gemm")
+    frame = history_from_runs(runs, roof("A100-SXM4-80GB"))
+    strings = ["commit", "kernel_key", "kernel_name", "device", "binding", "regime", "roof_source"]
+    compact = frame.astype(dict.fromkeys(strings, "category")).sample(frac=1.0, random_state=3)
+    assert device_levels(compact) == device_levels(frame)
+    assert set(device_levels(frame)) == {"gemm", "gemv"}
+    gemv = compact[compact["kernel_key"] == "gemv"]  # "gemm" stays a category, with no rows
+    assert device_levels(gemv) == {"gemv": device_levels(frame)["gemv"]}
+
+
 def test_percent_now_over_before_is_expected_over_measured() -> None:
     frame = history_from_runs(runs_on("A100-SXM4-80GB", [0.000577] * 8), roof("A100-SXM4-80GB"))
     level = device_levels(frame)["gemv"]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rules.stats import judge_latest, mode_words, modes, two_modes
+from rules.stats.options import GateOptions
 
 #: Stays of a sticky two-state runner: 0 at 71% of roof, 1 at 62%.
 STAYS = [0] * 6 + [1] * 5 + [0] * 7 + [1] * 4 + [0] * 6 + [1] * 5 + [0] * 8
@@ -128,3 +129,54 @@ def test_a_one_night_outlier_at_a_drops_depth_makes_no_mode() -> None:
     history[12] = 50.0
     drop = [*history, 50.1, 49.9]
     assert judge_latest(drop).regressed
+
+
+#: Longer stays than ``STAYS`` (no stay at 62 reads as a burst among the 71s).
+LONG_STAYS = [0] * 8 + [1] * 6 + [0] * 8 + [1] * 7 + [0] * 8 + [1] * 6 + [0] * 7
+
+
+def _after_a_change(factor: float, tail: list[float], seed: int = 7) -> np.ndarray:
+    """A 71 / 62 runner, then a change by ``factor`` (12 nights at its high mode), then ``tail``."""
+    rng = np.random.default_rng(seed)
+    levels = np.where(np.array(LONG_STAYS) == 1, 62.0, 71.0)
+    before = levels * (1 + 0.01 * rng.standard_normal(levels.size))
+    after = factor * 71.0 * (1 + 0.01 * rng.standard_normal(12))
+    last = np.asarray(tail) * (1 + 0.01 * rng.standard_normal(len(tail)))
+    return np.r_[before, after, last]
+
+
+def test_the_modes_carried_across_a_change_keep_their_ratio() -> None:
+    history = _after_a_change(0.8, [])
+    moved = modes.carried(history[: len(LONG_STAYS)], 0.8 * 71.0, -1, GateOptions())
+    assert moved is not None
+    assert moved.high == pytest.approx(0.8 * 71.0)
+    assert moved.low == pytest.approx(0.8 * 62.0, rel=0.01)
+
+
+@pytest.mark.parametrize("factor", [0.8, 1.25])
+def test_a_stay_at_the_other_mode_after_a_change_is_not_confirmed(
+    factor: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the change the segment sits at its high mode; four nights at the low mode (62
+    times the factor) are a stay there, read with the modes before the change (``carried``)."""
+    history = _after_a_change(factor, [factor * 62.0] * 4)
+    first = history.size - 4
+    assert not any(judge_latest(history[:n]).regressed for n in range(first, history.size + 1))
+    monkeypatch.setattr(modes, "MODE_CARRY_SEPARATION", 1e9)  # nothing carried: a change
+    assert any(judge_latest(history[:n]).regressed for n in range(first, history.size + 1))
+
+
+def test_a_drop_below_both_carried_modes_is_still_found() -> None:
+    history = _after_a_change(0.8, [0.8 * 55.0] * 2)
+    assert judge_latest(history).regressed
+
+
+def test_a_young_runners_earlier_stay_may_be_twice_as_long_as_the_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nine nights at 62, six at 71, back at 62: the stay at 62 lasted longer than the one at
+    71, but not ``MODE_STAY_RATIO`` times as long: it alternates."""
+    history = [*_young(62.0, 71.0, 9, 6), 62.1, 61.9]
+    assert not judge_latest(history).regressed
+    monkeypatch.setattr(modes, "MODE_STAY_RATIO", 1.0)  # no longer than the other: a change
+    assert judge_latest(history).regressed
