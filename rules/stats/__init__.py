@@ -10,6 +10,8 @@
   own one-night deviations (a PR without a re-measure step fails at once far beyond them);
   ``rules.stats.modes``: two-level kernels (a mixture of two modes, ``two_modes``,
   ``mode_words``).
+* ``rules.stats.runs``: a change is a run of nights beyond noise; ``rules.stats.batchreplay``
+  replays the last nights of many kernels at once, with the per-kernel result.
 * ``rules.stats.options``: every knob (``CompareOptions``, ``ChangePointOptions``,
   ``GateSettings``, ``GateOptions``); ``rules.stats.constants``: every fixed number, with its
   evidence.

@@ -135,6 +135,10 @@ SUM_MIN_POINTS = 8
 #: 2,000-kernel gate 1.3-1.4x cheaper (``bench_gate_cost.py``); all of a 180-night history
 #: made it 14x slower for no better figure.
 REPLAY_NIGHTS = 8
+#: How far a figure of the batch replay (``rules.stats.batchreplay``) may lie from its bar, as
+#: a share of the values' size, before the night is judged one kernel at a time: the batch
+#: sums the same values in another order, a few ulps apart; 1e-8 is far above that.
+REPLAY_TOLERANCE = 1e-8
 #: A noise estimate's points are rounded down to these before a run's bar is computed (fewer
 #: points: a higher, safe bar), so a check computes a handful of bars, not one per length.
 POINT_GRID = (0, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 150, 200, 300, 400)

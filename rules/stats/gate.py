@@ -48,6 +48,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.batchreplay import replayed_many
 from rules.stats.constants import (
     DF_DECIMALS,
     MARGINAL_NOISE_EFFICIENCY,
@@ -59,7 +60,7 @@ from rules.stats.levels import Level, clean, level_of, segment_starts
 from rules.stats.modes import Modes, two_modes
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, t_robust_spread
-from rules.stats.runs import Replay, replay, replayed, step
+from rules.stats.runs import Replay, replay, step
 
 
 @lru_cache(maxsize=256)
@@ -164,25 +165,26 @@ def current_level(
     """The level the next value is judged against, and the pending run (signed) behind it.
 
     ``start`` is where the detector's last change starts; the gate's own last confirmed
-    change (``replay``) starts the segment when it is later. Nights of a pending run (beyond
-    noise on one side, not yet confirmed) are left out of the level. ``before``: the nightly
-    gate's replay of ``history[:-1]`` (``replay`` says what it saves).
+    change (``replay``) starts the segment when it is later. ``before``: the nightly gate's
+    replay of ``history[:-1]`` (``replay`` says what it saves).
     """
-    start = replay(history, opts, start, before=before)
+    return level_after(history, replay(history, opts, start, before=before), noise, opts)
+
+
+def level_after(
+    history: FloatArray, start: int, noise: float, opts: GateOptions
+) -> tuple[Level, int]:
+    """``current_level`` once the segment's start is known (the replay's, one or many rows).
+
+    The newest night is judged in the segment; nights of a pending run (beyond noise on one
+    side, not yet confirmed) are left out of the level.
+    """
     judged = step(history, start, noise, opts)
     if judged.sign:
         start, run = history.size - judged.run, 0
     else:
         run = judged.run * int(np.sign(judged.z)) if judged.run else 0
     return level_of(history[: history.size - abs(run)], start, noise, opts.noise_floor), run
-
-
-def _nightly(
-    values: FloatArray, start: int, noise: float, opts: GateOptions, up: bool
-) -> tuple[Judgement, Replay]:
-    """Judge the newest of ``values``: ``start`` is the detector's, the gate's own may be later."""
-    before = replayed(values[:-1], opts, start)
-    return judge_from(values, before.start, noise, opts, up), before
 
 
 def judge_from(
@@ -242,11 +244,22 @@ def judge_latest_replayed(
     opts = options or GateOptions()
     rows = [clean(s) for s in series]
     starts, noise = segment_starts([r[:-1] for r in rows], opts.confirm_runs)
+    replays = _replays(rows, starts, opts)
     judged = [
-        _nightly(r, s, float(n), opts, higher_is_better) if r.size else (_empty(opts), None)
-        for r, s, n in zip(rows, starts, noise, strict=True)
+        _empty(opts) if b is None else judge_from(r, b.start, float(n), opts, higher_is_better)
+        for r, n, b in zip(rows, noise, replays, strict=True)
     ]
-    return [j for j, _ in judged], [r for _, r in judged]
+    return judged, replays
+
+
+def _replays(rows: list[FloatArray], starts: list[int], opts: GateOptions) -> list[Replay | None]:
+    """The replay of each row without its newest value (None for an empty row), all at once."""
+    full = [i for i, r in enumerate(rows) if r.size]
+    done = replayed_many([rows[i][:-1] for i in full], opts, [starts[i] for i in full])
+    replays: list[Replay | None] = [None] * len(rows)
+    for i, one in zip(full, done, strict=True):
+        replays[i] = one
+    return replays
 
 
 def judge_latest(

@@ -24,19 +24,20 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from rules.stats.batchreplay import replay_many, without_runs
 from rules.stats.constants import QUIET_MARGIN
 from rules.stats.dips import OwnDips, beyond_own_dips
 from rules.stats.frozen import frozen_from
 from rules.stats.gate import (
     Judgement,
     confirm_z,
-    current_level,
     effective_df,
+    level_after,
     stage_z,
 )
-from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
+from rules.stats.levels import NO_LEVEL, Level, clean, level_of, segment_starts
 from rules.stats.options import GateOptions
-from rules.stats.robust import fast_median
+from rules.stats.robust import FloatArray, fast_median
 from rules.stats.runs import Replay
 
 GateMode = Literal["single", "screen", "confirm"]
@@ -52,7 +53,8 @@ def current_levels(
 
     ``replays``: the nightly gate's replay of each series without its newest value
     (``judge_latest_replayed`` with the same ``options``), so the nights it judged are not
-    judged again; the levels are the same with or without.
+    judged again; the levels are the same with or without. The series are replayed together
+    (``rules.stats.batchreplay``), with the levels of one series at a time.
     """
     opts = options or GateOptions()
     rows = [clean(h) for h in histories]
@@ -60,10 +62,21 @@ def current_levels(
         return []
     starts, noise = segment_starts(rows, opts.confirm_runs)
     before = [None] * len(rows) if replays is None else replays
-    return [
-        current_level(r, s, float(n), opts, b)[0] if r.size >= opts.min_runs else NO_LEVEL
-        for r, s, n, b in zip(rows, starts, noise, before, strict=True)
-    ]
+    judged = [i for i, r in enumerate(rows) if r.size >= opts.min_runs]
+    picked = [rows[i] for i in judged]
+    begun = replay_many(picked, opts, [starts[i] for i in judged], [before[i] for i in judged])
+    calm = without_runs(picked, begun, noise[judged], opts)
+    levels = [NO_LEVEL] * len(rows)
+    for i, row, start, quiet in zip(judged, picked, begun, calm, strict=True):
+        levels[i] = _level(row, start, float(noise[i]), opts, quiet)
+    return levels
+
+
+def _level(row: FloatArray, start: int, noise: float, opts: GateOptions, calm: bool) -> Level:
+    """``level_after``'s level; ``calm``: its newest night certainly starts no run."""
+    if calm:
+        return level_of(row, start, noise, opts.noise_floor)
+    return level_after(row, start, noise, opts)[0]
 
 
 def conservative_median(values: Sequence[float], higher_is_better: bool) -> float:

@@ -96,9 +96,16 @@ def _segment_z(row: FloatArray, bounds: list[int], floor: float) -> list[float]:
     located = [(_location(p), p.size) for p in parts]
     levels = [(level, factor / math.sqrt(n)) for (level, factor), n in located]
     return [
-        abs(right - left) / (noise * math.hypot(left_se, right_se))
+        _z(abs(right - left), noise * math.hypot(left_se, right_se))
         for (left, left_se), (right, right_se) in itertools.pairwise(levels)
     ]
+
+
+def _z(difference: float, scale: float) -> float:
+    """``difference / scale``; with no noise at all (constant segments), any step is certain."""
+    if scale > 0:
+        return difference / scale
+    return math.inf if difference > 0 else 0.0
 
 
 def _confirm(

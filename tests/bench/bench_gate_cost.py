@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tables import publish
 
+import rules.stats.batchreplay as batchreplay
 import rules.stats.runs as runs
 from rules.stats import GateOptions, current_levels, judge_latest_many
 from rules.stats.robust import FloatArray
@@ -46,12 +47,13 @@ def seconds(work: Callable[[], object]) -> float:
 def timings(history: list[FloatArray], replay: int) -> tuple[float, float]:
     """Nightly and PR-levels times with ``replay`` nights replayed."""
     shipped, runs.REPLAY_NIGHTS = runs.REPLAY_NIGHTS, replay
+    batchreplay.REPLAY_NIGHTS = replay  # the batch replay's window (the nightly gate's)
     opts = GateOptions(family_size=len(history))
     try:
         nightly = seconds(lambda: judge_latest_many(history, options=opts))
         levels = seconds(lambda: current_levels(history, options=opts))
     finally:
-        runs.REPLAY_NIGHTS = shipped
+        runs.REPLAY_NIGHTS = batchreplay.REPLAY_NIGHTS = shipped
     return nightly, levels
 
 

@@ -14,6 +14,7 @@ from rules.stats import (
     change_points,
     change_points_many,
     compare_to_baseline,
+    judge_latest,
     robust_center_spread,
 )
 
@@ -162,6 +163,15 @@ def test_batch_form_agrees_with_one_series_and_takes_frames() -> None:
         assert [cp.index for cp in change_points(rows[i])] == list(
             np.flatnonzero(scan.is_change[i])
         )
+
+
+def test_a_constant_segment_then_a_step_is_a_clear_change() -> None:
+    # Zero spread around both levels and a zero median: no noise at all (it divided by zero).
+    series = np.r_[np.zeros(20), np.ones(10)]
+    (cp,) = change_points(series)
+    assert cp.index == 20 and cp.direction == "up"
+    judged = judge_latest(series)
+    assert judged.segment_start == 20 and not judged.suspect and not judged.regressed
 
 
 def test_empty_and_short_series() -> None:
