@@ -20,8 +20,9 @@ with one labelled change (2-40%, 70% of them drops):
 
 Every kind also has the rare one-night outliers of ``bench_detection`` (2% of nights), except
 ``clean``. The changes multiply every night from the change on (both levels of a two-level
-runner). Series are reproducible from ``(seed, noise, kind)``; the tuning uses seed 1, the
-reported figures ``HELD_OUT_SEED``, which nothing is tuned on.
+runner). Series are reproducible from ``(seed, noise, kind)``; the peers are tuned on seed 1,
+the gate's settings were chosen on seeds 2028, 1 and 3, and the reported figures are on
+``HELD_OUT_SEED`` (2033), which no setting was chosen on.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from bench_detection import LENGTH, MAGNITUDES, Series, _outliers
 
 KINDS = ("clean", "outliers", "bursts", "two-level", "heavy tails", "drift")
 #: The seed of the reported figures: no setting of the gate or of a peer was chosen on it.
-HELD_OUT_SEED = 2028
+HELD_OUT_SEED = 2033
 BURST_START = 0.04
 BURST_NIGHTS = (2, 4)
 TWO_LEVEL_GAP = (0.06, 0.20)
