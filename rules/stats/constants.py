@@ -268,11 +268,11 @@ BURST_DEPTH_Q = 0.75
 #: 12 nights and 3.0; 1.66 from 8 nights at 4.0; 1.00 when a run must be off both modes (not
 #: merely one night off a mode) with a separation of 3 rather than 4. Two switches (a stay at
 #: the other mode that returned) rather than three: the real histories unchanged (0.759 / 0.34
-#: / 16 of 22 over the prefixes bench_online judges), held-out seed 2028 two-level false alarms
-#: 1.84 -> 1.54 and bursty 1.56 -> 1.47 per 100 (means over the five noise levels, 20 series
+#: / 16 of 22 over the prefixes bench_online judges), seed 2028 (held out then) two-level false
+#: alarms 1.84 -> 1.54 and bursty 1.56 -> 1.47 per 100 (means over the five noise levels, 20 series
 #: each), drops of 10% found as before. Then a separation of 2.5 rather than 3 and a mode's own
-#: spread up to 3 rather than 2 pooled spreads (a runner at 2-4% noise whose modes are 6-8%
-#: apart is two-level too): training seed 1 (20 series a cell) two-level false alarms 1.16 ->
+#: spread up to 3 rather than 2 pooled spreads (a runner at 2-4% noise whose modes are 6-8% apart is
+#: two-level too): training seed 1 (20 series a cell) two-level false alarms 1.16 ->
 #: 0.98, bursty 1.34 -> 1.13 per 100, drops of 10% found as before (15 of 20, 13 of 21); real
 #: histories F1 0.759 -> 0.764, false alarms 0.34 -> 0.32, drops 16 of 22 either way; but one
 #: noisy level split in two passed for two modes (63% of one-level 40-night histories, 20% at
@@ -328,7 +328,7 @@ MODE_STAY_RATIO = 2.0
 #: alarms per 100 stable nights 0.81 -> 0.72 on seed 3 (0.61 without these), 0.71 -> 0.58 on
 #: seed 1 (40 series: 0.70 -> 0.59, 0.52 without these); bursty 1.16 -> 1.15 and 1.12 as
 #: without the stay rule. 4 spreads: two-level 0.68 and 0.57 (seed 1, 40 series) with the same
-#: drops on seeds 1 and 3, but a held-out bursty drop of 10% at 2% noise (seed 2028) passed
+#: drops on seeds 1 and 3, but a bursty drop of 10% at 2% noise (seed 2028) passed
 #: for a stay; 2.5: 0.74 and 0.59.
 MODE_STAY_Z = 3.0
 #: A segment after a change carries the modes of the nights before it (``modes.carried``: a
