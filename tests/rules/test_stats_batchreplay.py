@@ -265,3 +265,19 @@ def test_infinite_and_extreme_values_replay_as_each_alone() -> None:
             rows.append(row)
         starts = [0] * len(rows)
         assert replayed_many(rows, OPTIONS[0], starts) == [replayed(r, OPTIONS[0], 0) for r in rows]
+
+
+def test_the_two_nightly_scans_are_of_different_series_and_cannot_be_shared() -> None:
+    """The judgement scans the nights before the newest, the levels all of them.
+
+    The detector's noise (and its drift, windows and placement) is of the whole series it
+    is given, so one more night moves the noise of most kernels and the change-point
+    start of some: the levels cannot reuse the judgement's scan without other figures.
+    """
+    rows = [clean(s) for s in histories(29, 400)]
+    rows = [r for r in rows if r.size > 12]
+    opts = GateOptions(family_size=len(rows))
+    before, noise_before = segment_starts([r[:-1] for r in rows], opts.confirm_runs)
+    after, noise_after = segment_starts(rows, opts.confirm_runs)
+    assert np.mean(noise_before != noise_after) > 0.5  # 0.69 here, 1.0 on the bench
+    assert before != after
