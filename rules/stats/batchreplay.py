@@ -262,17 +262,16 @@ class _Replayer:
         """Per row, ``segment_starts_by_night(row, opts, start, since)[since:]``."""
         start = np.array(starts, dtype=int)
         since = np.array(sinces, dtype=int)
-        out: list[list[int]] = [[] for _ in self.rows]
-        for j in range(int(np.max(self.sizes - since, initial=0))):
+        count = np.maximum(self.sizes - since, 0)  # the nights each row replays
+        entered = np.zeros((len(self.rows), int(np.max(count, initial=0)) + 1), dtype=int)
+        for j in range(entered.shape[1] - 1):
             kernels = np.flatnonzero(since + j < self.sizes)
-            for i in kernels:
-                out[i].append(int(start[i]))
+            entered[kernels, j] = start[kernels]
             moved = start[kernels]
             self.night(kernels, since[kernels] + j, moved)
             start[kernels] = moved
-        for i, row_states in enumerate(out):
-            row_states.append(int(start[i]))
-        return out
+        entered[np.arange(len(self.rows)), count] = start
+        return [row[: c + 1] for row, c in zip(entered.tolist(), count.tolist(), strict=True)]
 
 
 def replayed_many(

@@ -57,6 +57,7 @@ from rules.stats.constants import (
 )
 from rules.stats.joint import joint_z
 from rules.stats.levels import Level, clean, level_of, segment_starts
+from rules.stats.levelsmany import levels_many
 from rules.stats.modes import Modes, two_modes
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, t_robust_spread
@@ -188,10 +189,18 @@ def level_after(
 
 
 def judge_from(
-    values: FloatArray, start: int, noise: float, opts: GateOptions, up: bool
+    values: FloatArray,
+    start: int,
+    noise: float,
+    opts: GateOptions,
+    up: bool,
+    first: Level | None = None,
 ) -> Judgement:
-    """Judge the newest of ``values`` in the segment from ``start`` (``rules.stats.runs``)."""
-    judged = step(values, start, noise, opts)
+    """Judge the newest of ``values`` in the segment from ``start`` (``rules.stats.runs``).
+
+    ``first``: the level before the newest night, when known (``step``'s).
+    """
+    judged = step(values, start, noise, opts, first)
     level, newest = judged.level, float(values[-1])
     enough = values.size > opts.min_runs and math.isfinite(level.level) and level.level != 0
     thr = nightly_z(opts, level.points, level.se) if enough else math.nan
@@ -245,10 +254,12 @@ def judge_latest_replayed(
     rows = [clean(s) for s in series]
     starts, noise = segment_starts([r[:-1] for r in rows], opts.confirm_runs)
     replays = _replays(rows, starts, opts)
-    judged = [
-        _empty(opts) if b is None else judge_from(r, b.start, float(n), opts, higher_is_better)
-        for r, n, b in zip(rows, noise, replays, strict=True)
-    ]
+    full = [i for i, b in enumerate(replays) if b is not None]
+    begun = [b.start for b in replays if b is not None]
+    firsts = levels_many([rows[i][:-1] for i in full], begun, noise[full], opts.noise_floor)
+    judged = [_empty(opts)] * len(rows)
+    for i, start, first in zip(full, begun, firsts, strict=True):
+        judged[i] = judge_from(rows[i], start, float(noise[i]), opts, higher_is_better, first)
     return judged, replays
 
 

@@ -35,7 +35,8 @@ from rules.stats.gate import (
     level_after,
     stage_z,
 )
-from rules.stats.levels import NO_LEVEL, Level, clean, level_of, segment_starts
+from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
+from rules.stats.levelsmany import levels_many
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, fast_median
 from rules.stats.runs import Replay
@@ -54,7 +55,7 @@ def current_levels(
     ``replays``: the nightly gate's replay of each series without its newest value
     (``judge_latest_replayed`` with the same ``options``), so the nights it judged are not
     judged again; the levels are the same with or without. The series are replayed together
-    (``rules.stats.batchreplay``), with the levels of one series at a time.
+    (``rules.stats.batchreplay``), and the levels of the calm ones (``levels_many``).
     """
     opts = options or GateOptions()
     rows = [clean(h) for h in histories]
@@ -67,16 +68,33 @@ def current_levels(
     begun = replay_many(picked, opts, [starts[i] for i in judged], [before[i] for i in judged])
     calm = without_runs(picked, begun, noise[judged], opts)
     levels = [NO_LEVEL] * len(rows)
-    for i, row, start, quiet in zip(judged, picked, begun, calm, strict=True):
-        levels[i] = _level(row, start, float(noise[i]), opts, quiet)
+    for i, level in zip(judged, _levels(picked, begun, noise[judged], calm, opts), strict=True):
+        levels[i] = level
     return levels
 
 
-def _level(row: FloatArray, start: int, noise: float, opts: GateOptions, calm: bool) -> Level:
-    """``level_after``'s level; ``calm``: its newest night certainly starts no run."""
-    if calm:
-        return level_of(row, start, noise, opts.noise_floor)
-    return level_after(row, start, noise, opts)[0]
+def _levels(
+    rows: list[FloatArray],
+    starts: list[int],
+    noise: FloatArray,
+    calm: list[bool],
+    opts: GateOptions,
+) -> list[Level]:
+    """``level_after``'s level of each row; ``calm``: its newest night certainly starts no run.
+
+    Then it is ``level_of``'s, computed for all the calm rows together (``levels_many``).
+    """
+    quiet = [j for j, c in enumerate(calm) if c]
+    out = [NO_LEVEL] * len(rows)
+    ones = levels_many(
+        [rows[j] for j in quiet], [starts[j] for j in quiet], noise[quiet], opts.noise_floor
+    )
+    for j, level in zip(quiet, ones, strict=True):
+        out[j] = level
+    for j, c in enumerate(calm):
+        if not c:
+            out[j] = level_after(rows[j], starts[j], float(noise[j]), opts)[0]
+    return out
 
 
 def conservative_median(values: Sequence[float], higher_is_better: bool) -> float:

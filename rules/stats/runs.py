@@ -221,9 +221,15 @@ def _kept(values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions
     return not at_a_mode(values, k, sign, opts, level.start, level.level)
 
 
-def step(values: FloatArray, start: int, noise: float, opts: GateOptions) -> Step:
-    """Judge the newest of ``values`` in the segment starting at ``start``."""
-    first = level_of(values[:-1], start, noise, opts.noise_floor)
+def step(
+    values: FloatArray, start: int, noise: float, opts: GateOptions, first: Level | None = None
+) -> Step:
+    """Judge the newest of ``values`` in the segment starting at ``start``.
+
+    ``first``: ``level_of(values[:-1], start, noise, opts.noise_floor)`` when already known.
+    """
+    if first is None:
+        first = level_of(values[:-1], start, noise, opts.noise_floor)
     if not _usable(first):
         return Step(0, 0, first, math.nan)
     newest = float(values[-1])

@@ -1,9 +1,10 @@
 """rules.stats.batchreplay: many kernels' replays at once, equal to the replay of each.
 
-The batch path (``replayed_many``, ``replay_many``, ``without_runs`` and the gate's
-``judge_latest_replayed`` / ``current_levels`` on them) must give what the per-kernel path
-gives (``runs.replayed``, ``runs.replay``, ``gate.current_level``), to the last bit: the
-judgements and levels are compared by their ``repr``, every float in full.
+The batch path (``replayed_many``, ``replay_many``, ``without_runs``, ``levels_many`` and
+the gate's ``judge_latest_replayed`` / ``current_levels`` on them) must give what the
+per-kernel path gives (``runs.replayed``, ``runs.replay``, ``gate.current_level``,
+``levels.level_of``), to the last bit: the judgements and levels are compared by their
+``repr``, every float in full.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules.stats import GateOptions, current_levels, judge_latest_replayed
+from rules.stats import levels as levels_module
 from rules.stats import runs as runs_module
 from rules.stats.batchreplay import replay_many, replayed_many, without_runs
 from rules.stats.gate import current_level, judge_from
-from rules.stats.levels import NO_LEVEL, clean, segment_starts
+from rules.stats.levels import NO_LEVEL, clean, level_of, segment_starts
+from rules.stats.levelsmany import levels_many
 from rules.stats.robust import FloatArray
 from rules.stats.runs import replay, replayed, step
 
@@ -281,3 +284,53 @@ def test_the_two_nightly_scans_are_of_different_series_and_cannot_be_shared() ->
     after, noise_after = segment_starts(rows, opts.confirm_runs)
     assert np.mean(noise_before != noise_after) > 0.5  # 0.69 here, 1.0 on the bench
     assert before != after
+
+
+def _segments(seed: int, count: int) -> tuple[list[FloatArray], list[int], FloatArray]:
+    """Rows of every kind (some long), starts anywhere, noises (NaN and zero in some)."""
+    rng = np.random.default_rng(seed)
+    rows = [clean(s) for s in histories(seed, count)]
+    rows += [clean(KINDS[i % len(KINDS)](rng, int(n))) for i, n in enumerate([130, 300, 1000])]
+    starts = [int(rng.integers(0, max(r.size - 8, 0) + 1)) for r in rows]
+    noise = rng.choice([np.nan, 0.0, 0.3, 2.0, 50.0], len(rows))
+    return rows, starts, noise
+
+
+@pytest.mark.parametrize("seed", [9, 10])
+def test_levels_of_many_rows_are_those_of_each_row(seed: int) -> None:
+    rows, starts, noise = _segments(seed, 300)
+    for floor in (0.0, 0.005, 0.5):
+        many = levels_many(rows, starts, noise, floor)
+        alone = [
+            level_of(r, s, float(n), floor) for r, s, n in zip(rows, starts, noise, strict=True)
+        ]
+        assert [repr(one) for one in many] == [repr(one) for one in alone]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_levels_of_odd_values_are_those_of_each_row() -> None:
+    rng = np.random.default_rng(11)
+    odd = [np.inf, -np.inf, 1e300, -1e300, 1e-300, 0.0, -0.0]
+    rows = []
+    for i in range(200):
+        row = 60 * (1 + 0.05 * rng.standard_t(3, 20 + i % 3))
+        row[rng.integers(0, row.size, 1 + i % 4)] = rng.choice(odd)
+        rows.append(row)
+    rows.append(np.array([0.0, -0.0] * 6))
+    noise = np.full(len(rows), 1.0)
+    many = levels_many(rows, [0] * len(rows), noise, 0.01)
+    assert [repr(one) for one in many] == [repr(level_of(r, 0, 1.0, 0.01)) for r in rows]
+
+
+def test_most_levels_of_stable_kernels_are_computed_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(12)
+    rows = [_noisy(rng, 60) for _ in range(300)]
+    calls = []
+    monkeypatch.setattr(
+        "rules.stats.levelsmany.level_of", lambda *a: calls.append(1) or levels_module.level_of(*a)
+    )
+    many = levels_many(rows, [0] * len(rows), np.full(len(rows), 0.5), 0.005)
+    assert many == [level_of(r, 0, 0.5, 0.005) for r in rows]
+    assert not calls
