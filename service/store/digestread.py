@@ -286,29 +286,43 @@ def _work_batch(conn: sa.Connection, run_ids: Sequence[int]) -> pd.DataFrame:
     )
 
 
+def _pair_keys(run_ids: Any, kernel_ids: Any) -> npt.NDArray[np.int64]:
+    """One int64 key a (run, kernel) pair: the run id above the kernel id's 32 bits."""
+    return (np.asarray(run_ids, dtype=np.int64) << 32) | np.asarray(kernel_ids, dtype=np.int64)
+
+
+def _wanted_rows(part: pd.DataFrame, wanted: npt.NDArray[np.int64]) -> pd.DataFrame:
+    """The rows of ``part`` whose (run, kernel) key is in ``wanted`` (sorted, unique)."""
+    keys = _pair_keys(part["run_id"], part["kernel_id"])
+    at = np.minimum(np.searchsorted(wanted, keys), max(wanted.size - 1, 0))
+    return part[wanted[at] == keys] if wanted.size else part.iloc[:0]
+
+
 def run_work(
     session: StoreSession, run_ids: npt.NDArray[np.integer], kernel_ids: npt.NDArray[np.integer]
 ) -> dict[str, npt.NDArray[np.float64]]:
     """``WORK_COLUMNS`` of the measurements (``run_ids[i]``, ``kernel_ids[i]``), row by row.
 
-    For a card's history that a device change judges: the runs are read whole, a batch at a
-    time as ``digest_history`` reads them (NaN where a counter is not stored).
+    For a card's history that a device change judges, and the rows the charts draw: the runs
+    are read whole, a batch at a time as ``digest_history`` reads them, and only the wanted
+    rows of each batch are kept (a year of a fleet's runs whole is gigabytes; NaN where a
+    counter is not stored).
     """
     conn = session.connection()
     runs = [int(r) for r in pd.unique(run_ids)]
+    wanted = _pair_keys(run_ids, kernel_ids)
+    unique = np.unique(wanted)
     parts = [
-        _work_batch(conn, runs[i : i + RUNS_PER_BATCH]) for i in range(0, len(runs), RUNS_PER_BATCH)
+        _wanted_rows(_work_batch(conn, runs[i : i + RUNS_PER_BATCH]), unique)
+        for i in range(0, len(runs), RUNS_PER_BATCH)
     ]
     read = (
         pd.concat(parts, ignore_index=True)
         if parts
         else pd.DataFrame(columns=["run_id", "kernel_id", *WORK_COLUMNS])
     )
-    keys = (read["run_id"].to_numpy(dtype=np.int64) << 32) | read["kernel_id"].to_numpy(
-        dtype=np.int64
-    )
+    keys = _pair_keys(read["run_id"], read["kernel_id"])
     order = np.argsort(keys, kind="stable")
-    wanted = (np.asarray(run_ids, dtype=np.int64) << 32) | np.asarray(kernel_ids, dtype=np.int64)
     at = order[np.searchsorted(keys[order], wanted)]
     return {c: read[c].to_numpy(dtype=float)[at] for c in WORK_COLUMNS}
 
