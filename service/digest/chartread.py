@@ -17,18 +17,11 @@ import pandas as pd
 from rules import series_references
 from service.digest.devices import nanoseconds
 from service.digest.model import Digest
+from service.digest.tables import category_codes
 from service.store.digestread import run_work
 from service.store.sessions import StoreSession
 
 _STRINGS = ("commit", "kernel_key", "kernel_name", "device", "regime", "binding")
-
-
-def _codes(column: pd.Series) -> tuple[npt.NDArray[np.signedinteger], pd.Index]:
-    """``column``'s category codes and labels: a view of a categorical, no copy of 29 M rows."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return np.asarray(column.cat.codes), column.cat.categories
-    codes, labels = pd.factorize(column)
-    return codes, labels
 
 
 def _listed_rows(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
@@ -39,8 +32,8 @@ def _listed_rows(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
     """
     sections = (digest.regressions, digest.improvements, digest.unresolved, digest.time_regressions)
     pairs = {(m.kernel, m.device) for section in sections for m in section}
-    kernels, kernel_labels = _codes(frame["kernel_key"])
-    devices, device_labels = _codes(frame["device"])
+    kernels, kernel_labels = category_codes(frame["kernel_key"])
+    devices, device_labels = category_codes(frame["device"])
     listed = np.zeros((len(kernel_labels) + 1, len(device_labels) + 1), dtype=bool)
     listed[
         kernel_labels.get_indexer(pd.Index([kernel for kernel, _ in pairs])),
@@ -54,7 +47,7 @@ def _listed_rows(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
 def _last_nights(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
     """Each card's rows at its last timestamp up to the period's end (its last night)."""
     stamps = nanoseconds(frame["timestamp"])
-    codes, labels = _codes(frame["device"])
+    codes, labels = category_codes(frame["device"])
     found = np.zeros(len(frame), dtype=bool)
     end = pd.Timestamp(digest.end).value
     for code in range(len(labels)):  # a handful of cards: one pass over the rows each

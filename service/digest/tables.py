@@ -81,7 +81,7 @@ def _smoothed_regime(
     A run at the very start of a series is kept whatever its length (nothing precedes it), so
     the forward fill below never crosses from one series into the next. Code -1 is no regime.
     """
-    codes, names = _codes(frame[column])
+    codes, names = category_codes(frame[column])
     series = frame["series"].to_numpy()
     run = _runs(codes, series)
     first_run = run == run[np.flatnonzero(frame["pos"].to_numpy() == 0)][series]
@@ -92,7 +92,7 @@ def _smoothed_regime(
     return codes[source], names
 
 
-def _codes(values: pd.Series) -> tuple[Codes, pd.Index]:
+def category_codes(values: pd.Series) -> tuple[Codes, pd.Index]:
     """Codes of ``values`` (-1 where absent) and the names they stand for.
 
     A categorical's own codes: only which rows share a value matters, and factorizing 29 M
