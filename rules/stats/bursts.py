@@ -4,8 +4,9 @@ A noisy neighbour or a throttled card slows a kernel for two to four nights, the
 back. Two or three such nights in a row pass for a change of level, but each of them is slowed
 by its own amount (5% one night, 25% the next), while a real change moves every night by the
 same amount and leaves them within noise of each other. So a run confirms a change only when
-its nights agree: their range is at most ``RUN_AGREE_Z`` noises of a difference of two nights
-(``agrees``). The nights after a burst return; a real change, once its nights agree, confirms.
+its nights agree: their range is at most ``RUN_AGREE_Z`` noises of a difference of two nights,
+a pair's ``PAIR_AGREE_Z`` (``agrees``). The nights after a burst return; a real change, once
+its nights agree, confirms.
 
 Some bursts agree all the same (two nights 26% and 28% slow). A kernel that has such bursts
 shows them in its history: runs of two or more nights, each beyond ``STRAY_Z`` night-to-night
@@ -31,6 +32,7 @@ from rules.stats.constants import (
     BURST_WINDOW,
     MAD_SCALE,
     MIN_BURSTS,
+    PAIR_AGREE_Z,
     RUN_AGREE_Z,
     STRAY_Z,
 )
@@ -38,10 +40,14 @@ from rules.stats.robust import FloatArray, fast_median
 
 
 def agrees(run: FloatArray, noise: float) -> bool:
-    """Whether the nights of ``run`` are within ``RUN_AGREE_Z`` noises of a difference apart."""
+    """Whether the nights of ``run`` are within ``RUN_AGREE_Z`` noises of a difference apart.
+
+    Two nights are held to ``PAIR_AGREE_Z``: a pair that does not meet it waits for a third.
+    """
     if run.size < 2 or not noise > 0:
         return True
-    return float(np.ptp(run)) <= RUN_AGREE_Z * math.sqrt(2) * noise
+    bar = PAIR_AGREE_Z if run.size == 2 else RUN_AGREE_Z
+    return float(np.ptp(run)) <= bar * math.sqrt(2) * noise
 
 
 def _strays(history: FloatArray) -> tuple[FloatArray, FloatArray]:
