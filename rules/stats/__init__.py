@@ -21,7 +21,14 @@ Every name below is importable from ``rules.stats`` itself.
 
 from rules.stats.baseline import Comparison, compare_to_baseline
 from rules.stats.changepoints import ChangePoint, change_points, change_points_many
-from rules.stats.constants import MAD_SCALE, MEDIAN_SE, OUTLIER_Z, TRIMMING
+from rules.stats.constants import (
+    BLOCK_POINTS,
+    BLOCKS_PLACED_TOGETHER,
+    MAD_SCALE,
+    MEDIAN_SE,
+    OUTLIER_Z,
+    TRIMMING,
+)
 from rules.stats.dips import OwnDips, largest_dip, own_dips
 from rules.stats.gate import (
     Judgement,
@@ -55,6 +62,8 @@ from rules.stats.runs import Replay
 from rules.stats.windows import ChangePointScan
 
 __all__ = [
+    "BLOCKS_PLACED_TOGETHER",
+    "BLOCK_POINTS",
     "GATE_Z",
     "MAD_SCALE",
     "MEDIAN_SE",

@@ -35,6 +35,7 @@ from service.render.digest_render import (
     render_digest_markdown,
 )
 from service.store.db import open_store, session_scope
+from service.store.memory import give_back_freed, map_large_allocations
 
 _SPAN = re.compile(r"^\s*(\d+)\s*([hdw])\s*$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
@@ -99,7 +100,9 @@ def _load(
     """
     with session_scope(engine, readonly=True) as session:
         history = compact_history(session, repo, *read, with_ids=True)
-        return history, compact_device_changes(session, history, period)
+        changes = compact_device_changes(session, history, period)
+    give_back_freed()  # what the device changes' rows held (``service.store.memory``)
+    return history, changes
 
 
 def _charts(engine: Engine, history: pd.DataFrame, digest: Digest) -> dict[str, bytes]:
@@ -119,6 +122,7 @@ def _build(
     build: Callable[[pd.DataFrame], Digest],
 ) -> tuple[Digest, dict[str, bytes]]:
     """The digest (``build`` of the history), its device changes, and its charts for ``html``."""
+    map_large_allocations()  # the history's arrays, freed, go back to the system: see memory
     engine = open_store(url)
     try:
         history, changes = _load(engine, repo, read, period)

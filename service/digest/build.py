@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import HISTORY_COLUMNS, Roof, require_columns
-from service.digest.changes import Segments, detect_changes, in_period, series_starts
+from service.digest.changes import Segments, detect_changes, first_rows, in_period
 from service.digest.devices import device_changes
 from service.digest.events import time_regressions, vanished_kernels
 from service.digest.model import (
@@ -42,6 +42,7 @@ from service.digest.tables import (
     regime_flips,
     sparklines,
 )
+from service.store.memory import give_back_freed
 
 #: Columns of the history frame the digest reads (a subset of rules.frames.HISTORY_COLUMNS).
 DIGEST_COLUMNS = (
@@ -85,18 +86,22 @@ def prepare_history(
     series = _series_numbers(
         history["device"].array.take(rows), history["kernel_key"].array.take(rows)
     )
-    order = _by_series_then_time(series, _instants(stamps, rows))
-    # One take of each column (in series order): at 29 M rows each copy of the frame is 1 GB.
-    taken = rows[order]
-    del rows  # each of these is 0.2 GB at 29 M rows: the peak is the frame and a few of them
-    frame = pd.DataFrame(index=pd.RangeIndex(len(taken)))
-    for c in DIGEST_COLUMNS:  # a column at a time: no stacking of the float columns (a copy)
-        frame[c] = stamps.array.take(taken) if c == "timestamp" else history[c].array.take(taken)
+    order = _by_series_then_time(series, stamps, rows)
+    # Each of these is 0.2 GB at 29 M rows: only what the columns need is held while they are
+    # taken, one take of each column (in series order; each copy of the frame is 1 GB).
+    series, taken = series[order], rows[order]
+    del rows, order
+    pos = np.arange(len(taken), dtype=np.int64)
+    pos -= first_rows(series)[series]
+    columns = {
+        c: (stamps if c == "timestamp" else history[c]).array.take(taken) for c in DIGEST_COLUMNS
+    }
+    del taken
+    # One frame of the columns as they are: a column set on a frame is copied, 0.2 GB each.
+    frame = pd.DataFrame({**columns, "series": series, "pos": pos}, copy=False)
     frame["percent_of_roof"] = frame["percent_of_roof"].astype(float)
-    frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce")
-    frame["series"] = series[order]
-    starts = series_starts(frame)
-    frame["pos"] = np.arange(len(frame)) - starts[frame["series"].to_numpy()]
+    if not pd.api.types.is_numeric_dtype(frame["time_s"]):  # numbers already: no copy
+        frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce")
     prepared: pd.DataFrame = frame
     return prepared
 
@@ -108,10 +113,9 @@ def _utc(stamps: pd.Series) -> pd.Series:
     return pd.to_datetime(stamps, utc=True)
 
 
-def _instants(stamps: pd.Series, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.datetime64]:
-    """The UTC instants of ``rows`` as naive datetime64 (NaT sorts last), one copy."""
-    ticks = np.asarray(stamps.array.asi8)[rows]  # a view of the times, then the rows
-    return ticks.view(f"M8[{stamps.array.unit}]")
+def _instants(stamps: pd.Series) -> npt.NDArray[np.datetime64]:
+    """The UTC instants of ``stamps`` as naive datetime64 (NaT sorts last): a view, no copy."""
+    return np.asarray(stamps.array.asi8).view(f"M8[{stamps.array.unit}]")
 
 
 def _series_numbers(
@@ -150,18 +154,21 @@ def _sorted_codes(values: Any) -> tuple[npt.NDArray[np.integer[Any]], Any]:
 
 
 def _by_series_then_time(
-    series: npt.NDArray[np.int64], stamps: npt.NDArray[Any]
+    series: npt.NDArray[np.int64], stamps: pd.Series, rows: npt.NDArray[np.intp]
 ) -> npt.NDArray[np.intp]:
-    """Rows sorted by series, then time, ties in row order (``np.lexsort``'s order).
+    """``rows`` sorted by series, then time, ties in row order (``np.lexsort``'s order).
 
     Histories are read in time order; then a stable sort by series alone gives that order
     (a radix sort when the series fit in 16 bits), several times quicker than ``lexsort``.
+    Every row's time is checked in place: when all are in order, so are those of ``rows``
+    (the rows' own times would be a copy, 0.2 GB at 29 M rows).
     """
-    if len(stamps) and bool((stamps[1:] >= stamps[:-1]).all()):
-        small = np.uint16 if len(series) and series.max() < 2**16 else np.int64
+    every = _instants(stamps)
+    if len(rows) and bool((every[1:] >= every[:-1]).all()):
+        small = np.uint16 if series.max() < 2**16 else np.int64
         order: npt.NDArray[np.intp] = np.argsort(series.astype(small), kind="stable")
         return order
-    return np.asarray(np.lexsort((stamps, series)), dtype=np.intp)
+    return np.asarray(np.lexsort((every[rows], series)), dtype=np.intp)
 
 
 def track_recoveries(
@@ -291,7 +298,7 @@ def build_digest(
             the catalog's datasheet roofs).
     """
     opts = options or DigestOptions()
-    step = progress or (lambda _stage: None)
+    step = _trimmed(progress or (lambda _stage: None))
     step("preparing history")
     frame = prepare_history(history, end=end)
     step("finding change points")
@@ -303,6 +310,20 @@ def build_digest(
     step("scanning time and inventory")
     digest = _with_time(digest, history, frame, end=end, opts=opts)
     return _with_devices(digest, history, roofs)
+
+
+def _trimmed(progress: Progress) -> Progress:
+    """``progress``, with the heap's freed pages returned before each stage.
+
+    Each stage frees what the one before it held, and the C library would keep some of it
+    under the next stage's peak (``service.store.memory``).
+    """
+
+    def step(stage: str) -> None:
+        give_back_freed()
+        progress(stage)
+
+    return step
 
 
 def _with_devices(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -174,10 +175,36 @@ def judge_card(
     )
 
 
-def _device_codes(devices: pd.Series) -> npt.NDArray[np.intp]:
-    """Each row's device as a number (-1: none), numbered in sorted order (a group-by's)."""
+def _device_codes(devices: pd.Series) -> npt.NDArray[np.integer[Any]]:
+    """Each row's device as a number (-1: none), numbered in sorted order (a group-by's).
+
+    A categorical's own codes when its categories are sorted: 1 byte a row, not 8 (0.2 GB at
+    29 M rows); a number left unused by an absent card changes no order.
+    """
+    if (
+        isinstance(devices.dtype, pd.CategoricalDtype)
+        and devices.cat.categories.is_monotonic_increasing
+    ):
+        return np.asarray(devices.cat.codes.to_numpy())
     codes, _ = pd.factorize(devices, sort=True, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.intp)
+
+
+def _firsts(
+    stamps: npt.NDArray[np.int64],
+    devices: npt.NDArray[np.integer[Any]],
+    placed: npt.NDArray[np.bool_],
+) -> pd.Series:
+    """Each card's first placed night (by card number), in order of the nights.
+
+    A card a pass: a group-by of every placed row took 1.3 GB at 29 M rows.
+    """
+    firsts = {}
+    for device in range(int(devices.max(initial=-1)) + 1):
+        mine = placed & (devices == device)
+        if mine.any():
+            firsts[device] = stamps[mine].min()
+    return pd.Series(firsts, dtype=np.int64).sort_values()
 
 
 def card_starts(
@@ -192,16 +219,19 @@ def card_starts(
     stamps = nanoseconds(frame["timestamp"])
     devices = _device_codes(frame["device"])
     placed = ~np.isnan(percent) & (stamps <= pd.Timestamp(end).value) & (devices >= 0)
-    rows = np.flatnonzero(placed)
-    firsts = pd.Series(stamps[rows]).groupby(devices[rows], sort=True).min().sort_values()
     found = []
-    for device, first in firsts.items():
+    for device, first in _firsts(stamps, devices, placed).items():
         earlier = placed & (devices != device) & (stamps < first)
         if first < pd.Timestamp(start).value or not earlier.any():
             continue
-        before = np.flatnonzero(earlier)
-        latest = before[np.flatnonzero(stamps[before] == stamps[before].max())[-1]]
-        found.append((before[devices[before] == devices[latest]], rows[devices[rows] == device]))
+        last = stamps.max(where=earlier, initial=np.iinfo(np.int64).min)
+        latest = np.flatnonzero(earlier & (stamps == last))[-1]
+        found.append(
+            (
+                np.flatnonzero(earlier & (devices == devices[latest])),
+                np.flatnonzero(placed & (devices == device)),
+            )
+        )
     return found
 
 

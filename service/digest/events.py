@@ -9,9 +9,12 @@ vectorised over the whole history.
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from service.digest.changes import detect_changes, in_period, series_starts
@@ -26,25 +29,60 @@ def time_regressions(
     changes, _ = detect_changes(frame, options, value="time_s")
     rows = changes[(changes["relative_change"] > 0) & in_period(changes["since"], start, end)]
     rows = rows.sort_values(["relative_change", "kernel_key"], ascending=[False, True])
-    binding = frame["binding"].to_numpy(dtype=object)
     current = frame["time_s"].to_numpy()[last_rows(frame)]
+    at = rows["row"].to_numpy(dtype=int)
     rows = rows.assign(
         ratio=rows["after"] / rows["before"],
         current_s=current[rows["series"].to_numpy(dtype=int)],
-        from_binding=pd.Series(binding[rows["row"].to_numpy(dtype=int) - 1], index=rows.index),
-        to_binding=pd.Series(binding[rows["row"].to_numpy(dtype=int)], index=rows.index),
+        from_binding=pd.Series(_objects(frame["binding"], at - 1), index=rows.index),
+        to_binding=pd.Series(_objects(frame["binding"], at), index=rows.index),
     ).rename(columns={"kernel_key": "kernel", "before": "before_s", "after": "after_s"})
     rows = rows.astype({"from_binding": object, "to_binding": object})
     rows = rows.where(rows.notna(), None)
     return [TimeMovement.model_validate(r) for r in rows.to_dict("records")]
 
 
+def _objects(values: pd.Series, rows: npt.NDArray[np.int_]) -> npt.NDArray[np.object_]:
+    """``values`` at ``rows`` as objects: the whole column as objects is 0.2 GB at 29 M rows."""
+    return values.iloc[rows].to_numpy(dtype=object)
+
+
 def _nights(frame: pd.DataFrame) -> pd.DataFrame:
     """Every nightly run per device, numbered (``rank``) in time order."""
-    nights = frame[["device", "timestamp", "commit"]].drop_duplicates(["device", "timestamp"])
-    nights = nights.sort_values(["device", "timestamp"], kind="stable").reset_index(drop=True)
+    columns = ["device", "timestamp", "commit"]
+    rows = _first_rows_of_nights(frame)
+    if rows is not None:
+        nights = frame[columns].iloc[rows]
+    else:
+        nights = frame[columns].drop_duplicates(["device", "timestamp"])
+        nights = nights.sort_values(["device", "timestamp"], kind="stable")
+    nights = nights.reset_index(drop=True)
     nights["rank"] = nights.groupby("device").cumcount()
     return nights
+
+
+def _first_rows_of_nights(frame: pd.DataFrame) -> npt.NDArray[np.intp] | None:
+    """The first row of each (device, night), by device then time, as ``_nights`` takes them.
+
+    Where each device's rows are together in sorted order (the prepared frame of a compact
+    read): a device at a time, not the whole frame's pairs hashed (0.9 GB at 29 M rows).
+    None otherwise.
+    """
+    device = frame["device"]
+    stamps = frame["timestamp"]
+    if not isinstance(device.dtype, pd.CategoricalDtype) or stamps.hasnans:
+        return None
+    codes = device.cat.codes.to_numpy()
+    sorted_names = device.cat.categories.is_monotonic_increasing
+    if not sorted_names or (codes < 0).any() or (codes[1:] < codes[:-1]).any():
+        return None
+    ticks = np.asarray(stamps.array.asi8)
+    bounds = np.searchsorted(codes, np.arange(len(device.cat.categories) + 1))
+    found = [
+        first + np.unique(ticks[first:end], return_index=True)[1]
+        for first, end in itertools.pairwise(bounds)
+    ]
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
 
 
 def _ranked(rows: pd.DataFrame, nights: pd.DataFrame) -> pd.DataFrame:

@@ -22,6 +22,7 @@ import pandas as pd
 from rules import like_for_like_history
 from service.store.devices import run_roofs
 from service.store.digestread import counters, digest_history
+from service.store.memory import give_back_freed
 from service.store.sessions import StoreSession
 
 _SERIES_READ = ["device", "kernel_key", "binding", "run_id", "kernel_id"]
@@ -90,4 +91,6 @@ def compact_history(
     history = like_for_like_digest(session, read)
     if not with_ids:
         del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only
+    del read
+    give_back_freed()  # what the like-for-like figures freed (``service.store.memory``)
     return history

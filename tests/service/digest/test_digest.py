@@ -193,3 +193,13 @@ def test_progress_reports_each_stage(history):
         "summarising",
         "scanning time and inventory",
     ]
+
+
+def test_scans_and_medians_a_few_series_at_a_time_give_the_same_digest(history, monkeypatch):
+    """Series are scanned, and segments' medians taken, a slab at a time (memory): same digest."""
+    whole = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
+    monkeypatch.setattr("service.digest.changes.MEDIAN_ROWS", 7)
+    monkeypatch.setattr("service.digest.changes.BLOCK_POINTS", 1)  # a slab a series or two
+    monkeypatch.setattr("service.digest.changes.BLOCKS_PLACED_TOGETHER", 1)
+    sliced = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
+    assert sliced == whole
