@@ -53,6 +53,7 @@ from service.render.digest_render import render_digest_json, render_digest_markd
 from service.store.db import make_engine, migrate, session_scope
 from service.store.digestread import digest_history
 from service.store.history import nightly_history
+from service.store.memory import give_back_freed, map_large_allocations
 
 DB_NAME = "roofguard_bench_digest"
 DEVICES = ("H100-SXM5", "A100-SXM4-80GB", "H200-SXM", "B200")
@@ -362,6 +363,7 @@ def run_digest(
         with timed("device changes", figures), session_scope(engine) as session:
             changes = compact_device_changes(session, history, (start, END))
         del history["run_id"], history["kernel_id"]
+        give_back_freed()
         print(f"  device changes: {[(c.from_device, c.to_device, c.kernels) for c in changes]}")
     with timed("build_digest (change points)", figures):
         digest = build_digest(history, start=start, end=END, repo=REPO, options=options)
@@ -385,6 +387,7 @@ def run_digest(
 
 def digest_process(url: str, kernels: int, nights: int, old_read: bool, new_card: bool) -> None:
     """One digest in a fresh process, so its peak memory is the digest's own."""
+    map_large_allocations()  # as ``roofguard digest`` does (``service.store.memory``)
     figures: dict[str, float] = {}
     digest, history, _ = run_digest(url, nights, figures, old_read=old_read, new_card=new_card)
     _, planted = plant(kernels * len(DEVICES), nights, np.random.default_rng(SEED))
