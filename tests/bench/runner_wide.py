@@ -1,0 +1,633 @@
+"""Are the gate's alarms on real runners shared with the runner, or private to the kernel?
+
+The nightly gate judges each kernel alone. A noisy neighbour or a throttled card slows many
+kernels of one run on the same nights; a code change moves the kernels it touches. This
+measures, on the real GPU histories, how often the other kernels of the same runner were off
+their own level on the night the gate alarmed, on a labelled step, and on a short excursion
+(2-4 nights off, then back), and what a runner-wide hold would have done to the gate's score.
+
+* **Aligned groups.** The series of one suite, run on one runner, put on one axis of runs. A
+  bench ends at its suite's last run and holds its last ``n`` runs, except risc0's
+  ``prove/sha-256``, which left both suites 30 / 39 runs before their ends (its
+  ``points_total`` is that much short, and its window ends on 2025-04-02, not 2025-05-20 /
+  06-10). KomaMRI's one suite ran on three runners (CUDA, AMDGPU, Metal): a group each. The
+  alignment table checks it: the correlation of each series' night-to-night residuals with
+  the other members' peaks at the aligned lag.
+* **Off.** A night is off its level when its log value is ``K`` (3) or more robust noises
+  (1.4826 × MAD of the previous <= 60 nights' differences / √2) from the median of the 8
+  nights before it. A night's share is the share of the *other* aligned series, with 8
+  nights of their own behind them, off in the same direction that night; the chance share is
+  that share on every night of every series.
+* **Alarms** are ``bench_online.roofguard_alerts`` events (as ``roofguard check`` judges
+  each night), a hit when ``score_series`` matches them to a labelled step, else a false
+  alarm; their share is the mean over the run the gate confirmed (``Judgement.run``).
+* **Excursions**: 2-4 nights in a row off on one side whose next night is back within ``K``
+  noises of the level before them, 8 or more nights from any labelled step or ignore zone.
+* **The hold** (offline, a prototype): an alarm whose share is at least ``S`` waits for its
+  run's third night; it is dropped if the series is back within ``K`` noises of the level
+  before the run by then, else raised that night. Scored with ``bench_online.score``.
+
+Run: ``python tests/bench/runner_wide.py --real PATH/series.json [--k 3] [--markdown FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_detection import EARLY, LATE
+from bench_online import (
+    GATE_WINDOW,
+    Labelled,
+    OnlineScore,
+    _events,
+    _match,
+    roofguard_alerts,
+    score,
+)
+from tables import publish
+
+from rules.stats import judge_latest_many
+
+LEVEL_NIGHTS = 8  # the level a night is judged against: the median of the nights before it
+NOISE_NIGHTS = 60  # the nights the noise is measured on (the gate's window)
+ENDS_EARLY = "prove/sha-256"  # risc0's bench that left its suites before their last runs
+HOLDS = (0.2, 0.34, 0.5)  # the shares S a hold is tried at
+LAGS = range(-10, 11)
+
+
+@dataclass
+class Member:
+    """One series of an aligned group: its labels, where it sits on the group's axis."""
+
+    sid: str
+    bench: str
+    series: Labelled
+    offset: int  # night on the group's axis = index in the series + offset
+    z: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per night, nan: too young
+    resid: np.ndarray = field(default_factory=lambda: np.zeros(0))  # for the alignment check
+
+    def at(self, night: int) -> float:
+        """Its z on the group's night ``night`` (nan where it has none)."""
+        i = night - self.offset
+        return float(self.z[i]) if 0 <= i < self.z.size else math.nan
+
+
+@dataclass
+class Group:
+    """The aligned series of one runner."""
+
+    name: str
+    members: list[Member]
+
+    def share(self, who: Member, night: int, sign: int) -> float:
+        """The share of the other members off on ``sign``'s side on ``night`` (nan: none)."""
+        zs = [m.at(night) for m in self.members if m is not who]
+        zs = [z for z in zs if not math.isnan(z)]
+        return sum(sign * z >= K for z in zs) / len(zs) if zs else math.nan
+
+
+K = 3.0  # how many noises off a night must be (``--k``)
+
+
+# --- the data -----------------------------------------------------------------------------
+
+
+def _runner(source: dict[str, str]) -> str:
+    """The runner a series ran on: its suite, split by backend for KomaMRI."""
+    if source["repo"] == "JuliaHealth/KomaMRI.jl":
+        return f"KomaMRI {source['bench'].rsplit('/', 1)[-1]}"
+    return f"{source['repo'].split('/')[1]} {source['suite']}".replace("ghpages ", "")
+
+
+def _labelled(entry: dict) -> Labelled:  # type: ignore[type-arg]
+    steps = [e for e in entry["events"] if e["kind"] == "step"]
+    zones = [(e["index"], e["end"]) for e in entry["events"] if e["kind"] == "ignore"]
+    drops = tuple(e["index"] for e in steps if e["direction"] == "drop")
+    values = np.asarray(entry["values"], dtype=float)
+    return Labelled(values, tuple(e["index"] for e in steps), (), tuple(zones), drops)
+
+
+def aligned_groups(path: Path) -> list[Group]:
+    """The real histories by runner, each series placed on its group's axis of runs."""
+    entries = json.loads(path.read_text(encoding="utf-8"))["series"]
+    groups: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for entry in entries:
+        groups.setdefault(_runner(entry["source"]), []).append(entry)
+    out = []
+    for name, group in groups.items():
+        longest = max(e["n"] for e in group)
+        total = max(e["source"]["points_total"] for e in group)
+        members = []
+        for e in group:
+            early = total - e["source"]["points_total"] if e["source"]["bench"] == ENDS_EARLY else 0
+            offset = longest - e["n"] - early
+            m = Member(e["series_id"], e["source"]["bench"], _labelled(e), offset)
+            m.z, m.resid = off_z(m.series.values), _residuals(m.series.values)
+            members.append(m)
+        out.append(Group(name, members))
+    return out
+
+
+def off_z(values: np.ndarray) -> np.ndarray:
+    """Each night's robust z against the median of the nights before it (nan: too young)."""
+    logs = np.log(values)
+    z = np.full(values.size, math.nan)
+    for t in range(LEVEL_NIGHTS, values.size):
+        before = logs[max(0, t - NOISE_NIGHTS) : t]
+        noise = 1.4826 * float(np.median(np.abs(np.diff(before)))) / math.sqrt(2)
+        level = float(np.median(logs[t - LEVEL_NIGHTS : t]))
+        z[t] = (logs[t] - level) / max(noise, 1e-6)
+    return z
+
+
+# --- alignment ----------------------------------------------------------------------------
+
+
+def _residuals(values: np.ndarray) -> np.ndarray:
+    """Log values less their centred 9-night median, in noises, clipped at 5 (ends nan)."""
+    logs = np.log(values)
+    centred = np.median(np.lib.stride_tricks.sliding_window_view(logs, 9), axis=1)
+    noise = 1.4826 * float(np.median(np.abs(np.diff(logs)))) / math.sqrt(2)
+    out = np.full(values.size, math.nan)
+    out[4:-4] = np.clip((logs[4:-4] - centred) / max(noise, 1e-6), -5, 5)
+    return out
+
+
+def _corr(a: Member, b: Member, lag: int, shift: int = 0) -> float:
+    """The correlation of ``a``'s residuals with ``b``'s, ``b`` ``lag`` runs on (``a``
+    ``shift`` runs on)."""
+    ra, rb = a.resid, b.resid
+    pairs = [
+        (ra[i], rb[j])
+        for i in range(ra.size)
+        if 0 <= (j := i + a.offset + shift - b.offset + lag) < rb.size
+    ]
+    x, y = np.asarray(pairs).T if pairs else (np.zeros(0), np.zeros(0))
+    ok = ~np.isnan(x) & ~np.isnan(y)
+    return float(np.corrcoef(x[ok], y[ok])[0, 1]) if ok.sum() >= 30 else math.nan
+
+
+def _pairs_corr(g: Group, lag: int, who: str | None = None, shift: int = 0) -> float:
+    """The mean correlation over the group's pairs (those with ``who``, if named) at ``lag``.
+
+    ``shift`` moves ``who``'s series that many runs later on the axis (its ends aligned).
+    """
+    out = []
+    for a in g.members:
+        for b in g.members:
+            if a is b or (who is not None and a.bench != who):
+                continue
+            out.append(_corr(a, b, lag, shift))
+    return float(np.nanmean(out)) if not all(math.isnan(c) for c in out) else math.nan
+
+
+def alignment_rows(groups: Sequence[Group]) -> list[str]:
+    """Per group: the pairs' mean correlation at the aligned lag against every other lag."""
+    rows = []
+    for g in groups:
+        by_lag = {lag: _pairs_corr(g, lag) for lag in LAGS}
+        others = [(k, v) for k, v in by_lag.items() if k and not math.isnan(v)]
+        lag, top = max(others, key=lambda kv: abs(kv[1]))
+        rows.append(f"| {g.name} | {len(g.members)} | {by_lag[0]:+.2f} | {top:+.2f} ({lag:+d}) |")
+        for m in [m for m in g.members if m.offset < 0]:
+            ends = _pairs_corr(g, 0, m.bench, -m.offset)
+            rows.append(
+                f"| ... {m.bench} with the others | | {_pairs_corr(g, 0, m.bench):+.2f} | "
+                f"{ends:+.2f} (ends aligned instead) |"
+            )
+    return rows
+
+
+ALIGN_HEADER = [
+    "| runner | series | pairs' mean correlation, aligned | largest in size at another lag "
+    f"within ±{LAGS.stop - 1} runs |",
+    "|---|---|---|---|",
+]
+
+
+# --- alarms, steps and excursions ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """One event of the gate on one series: its night (index in the series) and its share."""
+
+    group: Group
+    member: Member
+    night: int
+    sign: int  # -1: a drop (slower), +1: a rise
+    run: int  # the nights in a row the gate confirmed on, tonight included
+    change: int | None  # the labelled step it finds, as ``score_series`` matches (None: false)
+    ignored: bool  # in an ignore zone: counts neither way
+    share: float
+
+    @property
+    def hit(self) -> bool:
+        return self.change is not None
+
+
+def _ignored(s: Labelled) -> np.ndarray:
+    out = np.zeros(s.values.size, dtype=bool)
+    for a, b in s.ignore:
+        out[a : b + 1] = True
+    return out
+
+
+def _run_share(g: Group, m: Member, night: int, run: int, sign: int) -> float:
+    """The mean share over the run's nights (those with a share)."""
+    shares = [g.share(m, t + m.offset, sign) for t in range(night - run + 1, night + 1)]
+    shares = [s for s in shares if not math.isnan(s)]
+    return float(np.mean(shares)) if shares else math.nan
+
+
+def gate_alarms(groups: Sequence[Group]) -> list[Alarm]:
+    """Every event of the nightly gate on every series, with its side, run and share."""
+    pairs = [(g, m) for g in groups for m in g.members]
+    flags = roofguard_alerts([m.series.values for _, m in pairs])
+    nights = [(g, m, t) for (g, m), f in zip(pairs, flags, strict=True) for t in _events(f)]
+    judged = judge_latest_many(
+        [m.series.values[max(0, t + 1 - GATE_WINDOW) : t + 1] for _, m, t in nights]
+    )
+    hits: dict[str, dict[int, int]] = {}  # series -> alarm night -> the step it finds
+    for (_, m), f in zip(pairs, flags, strict=True):
+        ignored = _ignored(m.series)
+        events = [t for t in _events(f) if not ignored[t]]
+        hits[m.sid] = {t: c for c, t in _match(events, m.series.changes)[0].items()}
+    out = []
+    for (g, m, t), j in zip(nights, judged, strict=True):
+        sign = -1 if j.regressed else 1
+        run = max(1, j.run)
+        ignored = bool(_ignored(m.series)[t])
+        share = _run_share(g, m, t, run, sign)
+        out.append(Alarm(g, m, t, sign, run, hits[m.sid].get(t), ignored, share))
+    return out
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A labelled step or an excursion of one series: its first night, side, share."""
+
+    member: Member
+    night: int
+    sign: int
+    nights: int
+    share: float
+
+
+def steps(g: Group) -> list[Shift]:
+    """The labelled steps of the group's series, with the share on their first night."""
+    out = []
+    for m in g.members:
+        for c in m.series.changes:
+            sign = -1 if c in m.series.drops else 1
+            out.append(Shift(m, c, sign, 1, g.share(m, c + m.offset, sign)))
+    return out
+
+
+def _far_from_labels(s: Labelled, a: int, b: int) -> bool:
+    """Whether nights ``a..b`` are 8 or more nights from every step and ignore zone."""
+    zones = [(c, c) for c in s.changes] + list(s.ignore)
+    return all(b + LEVEL_NIGHTS <= lo or a - LEVEL_NIGHTS >= hi for lo, hi in zones)
+
+
+def _back(m: Member, start: int, night: int) -> bool:
+    """Whether ``night`` is within ``K`` noises of the level before ``start``."""
+    logs = np.log(m.series.values)
+    before = logs[max(0, start - NOISE_NIGHTS) : start]
+    noise = 1.4826 * float(np.median(np.abs(np.diff(before)))) / math.sqrt(2)
+    level = float(np.median(logs[start - LEVEL_NIGHTS : start]))
+    return abs(logs[night] - level) < K * max(noise, 1e-6)
+
+
+def _runs(sides: np.ndarray) -> Iterable[tuple[int, int, int]]:
+    """(start, nights, side) of every run of equal non-zero sides."""
+    t = 0
+    while t < sides.size:
+        end = t
+        while end + 1 < sides.size and sides[end + 1] == sides[t]:
+            end += 1
+        if sides[t]:
+            yield t, end - t + 1, int(sides[t])
+        t = end + 1
+
+
+def excursions(g: Group) -> list[Shift]:
+    """2-4 nights off on one side that come back, away from every label, with their share."""
+    out = []
+    for m in g.members:
+        z = np.nan_to_num(m.z)
+        sides = np.where(np.abs(z) >= K, np.sign(z), 0).astype(int)
+        for start, nights, sign in _runs(sides):
+            end = start + nights - 1
+            if not 2 <= nights <= 4 or end + 1 >= z.size or start < LEVEL_NIGHTS:
+                continue
+            if _far_from_labels(m.series, start, end + 1) and _back(m, start, end + 1):
+                shares = [g.share(m, t + m.offset, sign) for t in range(start, end + 1)]
+                known = [x for x in shares if not math.isnan(x)]
+                share = float(np.mean(known)) if known else math.nan
+                out.append(Shift(m, start, sign, nights, share))
+    return out
+
+
+def _stable(s: Labelled) -> np.ndarray:
+    """Nights outside every labelled step's scoring window and every ignore zone."""
+    out = ~_ignored(s)
+    for c in s.changes:
+        out[max(0, c - EARLY) : c + LATE + 1] = False
+    return out
+
+
+def chance(g: Group) -> float:
+    """The mean share over the stable nights of every member, both sides (a side's base rate)."""
+    shares = [
+        g.share(m, t + m.offset, sign)
+        for m in g.members
+        for t in np.flatnonzero(_stable(m.series))
+        for sign in (-1, 1)
+    ]
+    return float(np.nanmean(shares))
+
+
+@dataclass(frozen=True)
+class Episode:
+    """Nights in a row on which a share of a group's series were off on one side."""
+
+    night: int  # on the group's axis
+    nights: int
+    sign: int
+    returned: float  # the share of the series off on its first night back the night after it
+    labelled: bool  # a labelled step of any series within a night of it
+
+
+def _off_share(g: Group, night: int, sign: int) -> float:
+    zs = [m.at(night) for m in g.members]
+    zs = [z for z in zs if not math.isnan(z)]
+    return sum(sign * z >= K for z in zs) / len(zs) if len(zs) >= 2 else 0.0
+
+
+def episodes(g: Group, at: float) -> list[Episode]:
+    """The group's runner-wide episodes: nights with a share ≥ ``at`` of it off on one side."""
+    axis = max(m.offset + m.series.values.size for m in g.members)
+    sides = np.zeros(axis, dtype=int)
+    for t in range(axis):
+        up, down = _off_share(g, t, 1) >= at, _off_share(g, t, -1) >= at
+        sides[t] = up - down if up != down else 0
+    steps = {c + m.offset for m in g.members for c in m.series.changes}
+    out = []
+    for start, nights, sign in _runs(sides):
+        end = start + nights - 1
+        off = [m for m in g.members if sign * m.at(start) >= K]
+        after = [m for m in off if end + 1 - m.offset < m.series.values.size]
+        back = [m for m in after if _back(m, start - m.offset, end + 1 - m.offset)]
+        returned = len(back) / len(after) if after else math.nan
+        labelled = any(start - 1 <= c <= end + 1 for c in steps)
+        out.append(Episode(start, nights, sign, returned, labelled))
+    return out
+
+
+def episode_rows(groups: Sequence[Group], at: float) -> list[str]:
+    """Per group of 5 or more series: its episodes by length, returned or not, labelled or not."""
+    rows = []
+    for g in [g for g in groups if len(g.members) >= 5]:
+        eps = episodes(g, at)
+        short = [e for e in eps if 2 <= e.nights <= 4 and not e.labelled]
+        came_back = sum(e.returned > 0.5 for e in short)
+        rows.append(
+            f"| {g.name} | {len(g.members)} | {sum(e.nights == 1 for e in eps)} | "
+            f"{sum(2 <= e.nights <= 4 for e in eps)} | {sum(e.nights > 4 for e in eps)} | "
+            f"{sum(e.labelled for e in eps)} | {len(short)}: {came_back} came back, "
+            f"{len(short) - came_back} stayed |"
+        )
+    return rows
+
+
+EPISODE_HEADER = [
+    "| runner | series | episodes of 1 night | 2-4 nights | 5+ nights | at a labelled step "
+    "(±1 night) | 2-4 nights, no label: most series back the night after? |",
+    "|---|---|---|---|---|---|---|",
+]
+
+
+def _pct(share: float) -> str:
+    return "-" if math.isnan(share) else f"{share:.0%}"
+
+
+def excursion_rows(groups: Sequence[Group], alarms: Sequence[Alarm]) -> list[str]:
+    """Every excursion: where, its nights, side, share, and whether the gate alarmed on it."""
+    rows = []
+    for g in groups:
+        for x in excursions(g):
+            alarmed = any(
+                a.member is x.member and x.night <= a.night <= x.night + x.nights for a in alarms
+            )
+            side = "drop" if x.sign < 0 else "rise"
+            rows.append(
+                f"| {g.name} | {x.member.bench} | {x.night} | {x.nights} | {side} | "
+                f"{_pct(x.share)} | {'yes' if alarmed else 'no'} |"
+            )
+    return rows
+
+
+# --- the hold -----------------------------------------------------------------------------
+
+
+def held(alarm: Alarm, hold: float) -> int | None:
+    """The night ``alarm`` is raised on under a hold at share ``hold`` (None: dropped)."""
+    if math.isnan(alarm.share) or alarm.share < hold or alarm.run >= 3:
+        return alarm.night
+    start = alarm.night - alarm.run + 1
+    third = start + 2
+    if third >= alarm.member.series.values.size or _back(alarm.member, start, third):
+        return None
+    return third
+
+
+def flags_with(alarms: Sequence[Alarm], member: Member, hold: float | None) -> np.ndarray:
+    """The member's alarm nights (one a night, as events), with the hold or without."""
+    flags = np.zeros(member.series.values.size, dtype=bool)
+    for a in alarms:
+        if a.member is member:
+            night = a.night if hold is None else held(a, hold)
+            if night is not None:
+                flags[night] = True
+    return flags
+
+
+def scored(alarms: Sequence[Alarm], members: Sequence[Member], hold: float | None) -> OnlineScore:
+    return score([m.series for m in members], [flags_with(alarms, m, hold) for m in members])
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+def _shared(items: Sequence[Alarm | Shift], at: float) -> str:
+    """``shared of total (mean share)`` of alarms or shifts with a share."""
+    shares = [x.share for x in items if not math.isnan(x.share)]
+    if not shares:
+        return "0"
+    return f"{sum(s >= at for s in shares)} of {len(shares)} ({np.mean(shares):.0%})"
+
+
+Parts = list[Sequence[Alarm | Shift]]  # hits, false alarms, drops, rises, excursions
+
+
+def _parts(g: Group, alarms: Sequence[Alarm]) -> Parts:
+    alarm = [a for a in alarms if a.group is g and not a.ignored]
+    st = steps(g)
+    return [
+        [a for a in alarm if a.hit],
+        [a for a in alarm if not a.hit],
+        [s for s in st if s.sign < 0],
+        [s for s in st if s.sign > 0],
+        excursions(g),
+    ]
+
+
+def share_rows(groups: Sequence[Group], alarms: Sequence[Alarm], at: float) -> list[str]:
+    """Per group and in total: alarms, steps and excursions, shared or private."""
+    parts = {g.name: _parts(g, alarms) for g in groups}
+    rows = []
+    for g in groups:
+        cells = " | ".join(_shared(part, at) for part in parts[g.name])
+        rows.append(f"| {g.name} | {cells} | {chance(g):.1%} |")
+    big = [g.name for g in groups if len(g.members) >= 5]
+    for label, names in (("**all**", list(parts)), ("**groups of 5 or more**", big)):
+        total = [[x for n in names for x in parts[n][i]] for i in range(5)]
+        rows.append(f"| {label} | {' | '.join(_shared(part, at) for part in total)} | |")
+    return rows
+
+
+SHARE_HEADER = [
+    "| runner | gate's hits | gate's false alarms | labelled drops | labelled rises | "
+    "excursions (2-4 nights, back) | chance share (a side, a stable night) |",
+    "|---|---|---|---|---|---|---|",
+]
+
+
+def _back_by_third(a: Alarm) -> str:
+    start = a.night - a.run + 1
+    if start + 2 >= a.member.series.values.size:
+        return "?"
+    return "yes" if _back(a.member, start, start + 2) else "no"
+
+
+def false_alarm_rows(alarms: Sequence[Alarm]) -> list[str]:
+    """Every false alarm: where, which side, the run, the share, back by the run's 3rd night."""
+    return [
+        f"| {a.group.name} | {a.member.bench} | {a.night} | {'drop' if a.sign < 0 else 'rise'} "
+        f"| {a.run} | {a.share:.0%} | {_back_by_third(a)} |"
+        for a in alarms
+        if not a.hit and not a.ignored
+    ]
+
+
+def _held_counts(alarms: Sequence[Alarm], hold: float) -> str:
+    """Held alarms: hits delayed a night / lost (drops among them), false alarms dropped / kept."""
+    delayed = lost = drops_delayed = drops_lost = dropped = kept = 0
+    for a in alarms:
+        night = held(a, hold)
+        if a.ignored or night == a.night:
+            continue
+        if a.change is None:
+            dropped += night is None
+            kept += night is not None
+            continue
+        gone = night is None or night > a.change + LATE
+        drop = a.change in a.member.series.drops
+        lost, delayed = lost + gone, delayed + (not gone)
+        drops_lost, drops_delayed = (
+            drops_lost + (gone and drop),
+            drops_delayed + (drop and not gone),
+        )
+    return f"{delayed} ({drops_delayed}) / {lost} ({drops_lost}) | {dropped} / {kept}"
+
+
+def hold_rows(groups: Sequence[Group], alarms: Sequence[Alarm]) -> list[str]:
+    """The gate's real score without a hold and with one at each share in ``HOLDS``."""
+    members = [m for g in groups for m in g.members]
+    rows = []
+    for hold in (None, *HOLDS):
+        s = scored(alarms, members, hold)
+        label = "no hold (the gate)" if hold is None else f"hold at share ≥ {hold:.0%}"
+        moved = "- | -" if hold is None else _held_counts(alarms, hold)
+        rows.append(
+            f"| {label} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | "
+            f"{s.false_alarms_per_100:.2f} | {s.drops_found} of {s.drops} | "
+            f"{np.mean(s.delays):.2f} | {s.tp} / {s.fp} | {moved} |"
+        )
+    return rows
+
+
+HOLD_HEADER = [
+    "| gate | precision | recall | F1 | false alarms / 100 stable | drops found | "
+    "mean delay (nights) | hits / false alarms | hits held: delayed a night (drops) / lost "
+    "(drops) | false alarms held: dropped / kept a night later |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+]
+
+
+def report(path: Path, at: float) -> str:
+    groups = aligned_groups(path)
+    alarms = gate_alarms(groups)
+    return "\n".join(
+        [
+            f"Aligned groups (K = {K:g} noises; a share ≥ {at:.0%} counts as shared).",
+            "",
+            *ALIGN_HEADER,
+            *alignment_rows(groups),
+            "",
+            "Shared of total (mean share of the other series off on the same side):",
+            "",
+            *SHARE_HEADER,
+            *share_rows(groups, alarms, at),
+            "",
+            "The false alarms:",
+            "",
+            "| runner | bench | night | side | run | share | back by the run's third night |",
+            "|---|---|---|---|---|---|---|",
+            *false_alarm_rows(alarms),
+            "",
+            "The excursions:",
+            "",
+            "| runner | bench | first night | nights | side | share | the gate alarmed |",
+            "|---|---|---|---|---|---|---|",
+            *excursion_rows(groups, alarms),
+            "",
+            f"Runner-wide episodes (a share ≥ {at:.0%} of a group's series off on one side):",
+            "",
+            *EPISODE_HEADER,
+            *episode_rows(groups, at),
+            "",
+            "The hold, scored as `bench_online.py --real` scores the gate:",
+            "",
+            *HOLD_HEADER,
+            *hold_rows(groups, alarms),
+        ]
+    )
+
+
+def main() -> None:
+    global K
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--real", type=Path, required=True, help="real-histories series.json")
+    parser.add_argument("--k", type=float, default=K, help="noises off the level that count")
+    parser.add_argument("--shared", type=float, default=0.34, help="a share that is shared")
+    parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
+    args = parser.parse_args()
+    K = args.k
+    publish(lambda: report(args.real, args.shared), args.markdown)
+
+
+if __name__ == "__main__":
+    main()
