@@ -24,8 +24,9 @@ their own level on the night the gate alarmed, on a labelled step, and on a shor
 * **Excursions**: 2-4 nights in a row off on one side whose next night is back within ``K``
   noises of the level before them, 8 or more nights from any labelled step or ignore zone.
 * **The hold** (offline, a prototype): an alarm whose share is at least ``S`` waits for its
-  run's third night; it is dropped if the series is back within ``K`` noises of the level
-  before the run by then, else raised that night. Scored with ``bench_online.score``.
+  run's third night (or fourth); it is dropped if the series is back within ``K`` noises of
+  the level before the run by then, else raised that night. Scored with
+  ``bench_online.score``.
 
 Run: ``python tests/bench/runner_wide.py --real PATH/series.json [--k 3] [--markdown FILE]``.
 """
@@ -62,7 +63,6 @@ from rules.stats import judge_latest_many
 LEVEL_NIGHTS = 8  # the level a night is judged against: the median of the nights before it
 NOISE_NIGHTS = 60  # the nights the noise is measured on (the gate's window)
 ENDS_EARLY = "prove/sha-256"  # risc0's bench that left its suites before their last runs
-HOLDS = (0.2, 0.34, 0.5)  # the shares S a hold is tried at
 LAGS = range(-10, 11)
 
 
@@ -107,7 +107,9 @@ def _runner(source: dict[str, str]) -> str:
     """The runner a series ran on: its suite, split by backend for KomaMRI."""
     if source["repo"] == "JuliaHealth/KomaMRI.jl":
         return f"KomaMRI {source['bench'].rsplit('/', 1)[-1]}"
-    return f"{source['repo'].split('/')[1]} {source['suite']}".replace("ghpages ", "")
+    if source["repo"] == "risc0/ghpages":
+        return f"risc0 {source['suite']}"
+    return source["suite"]
 
 
 def _labelled(entry: dict) -> Labelled:  # type: ignore[type-arg]
@@ -211,7 +213,7 @@ def alignment_rows(groups: Sequence[Group]) -> list[str]:
 
 ALIGN_HEADER = [
     "| runner | series | pairs' mean correlation, aligned | largest in size at another lag "
-    f"within ±{LAGS.stop - 1} runs |",
+    f"within ±{max(LAGS)} runs |",
     "|---|---|---|---|",
 ]
 
@@ -442,18 +444,32 @@ def excursion_rows(groups: Sequence[Group], alarms: Sequence[Alarm]) -> list[str
 # --- the hold -----------------------------------------------------------------------------
 
 
-def held(alarm: Alarm, hold: float) -> int | None:
-    """The night ``alarm`` is raised on under a hold at share ``hold`` (None: dropped)."""
-    if math.isnan(alarm.share) or alarm.share < hold or alarm.run >= 3:
+@dataclass(frozen=True)
+class Hold:
+    """A runner-wide hold: alarms with a share ≥ ``share`` wait for their run's ``night``."""
+
+    share: float
+    night: int = 3
+
+    def __str__(self) -> str:
+        return f"hold at share ≥ {self.share:.0%} to the run's night {self.night}"
+
+
+HOLDS = (Hold(0.2), Hold(0.34), Hold(0.5), Hold(0.34, 4), Hold(0.5, 4))
+
+
+def held(alarm: Alarm, hold: Hold) -> int | None:
+    """The night ``alarm`` is raised on under ``hold`` (None: dropped)."""
+    if math.isnan(alarm.share) or alarm.share < hold.share or alarm.run >= hold.night:
         return alarm.night
     start = alarm.night - alarm.run + 1
-    third = start + 2
-    if third >= alarm.member.series.values.size or _back(alarm.member, start, third):
+    last = start + hold.night - 1
+    if last >= alarm.member.series.values.size or _back(alarm.member, start, last):
         return None
-    return third
+    return last
 
 
-def flags_with(alarms: Sequence[Alarm], member: Member, hold: float | None) -> np.ndarray:
+def flags_with(alarms: Sequence[Alarm], member: Member, hold: Hold | None) -> np.ndarray:
     """The member's alarm nights (one a night, as events), with the hold or without."""
     flags = np.zeros(member.series.values.size, dtype=bool)
     for a in alarms:
@@ -464,7 +480,7 @@ def flags_with(alarms: Sequence[Alarm], member: Member, hold: float | None) -> n
     return flags
 
 
-def scored(alarms: Sequence[Alarm], members: Sequence[Member], hold: float | None) -> OnlineScore:
+def scored(alarms: Sequence[Alarm], members: Sequence[Member], hold: Hold | None) -> OnlineScore:
     return score([m.series for m in members], [flags_with(alarms, m, hold) for m in members])
 
 
@@ -502,7 +518,7 @@ def share_rows(groups: Sequence[Group], alarms: Sequence[Alarm], at: float) -> l
         cells = " | ".join(_shared(part, at) for part in parts[g.name])
         rows.append(f"| {g.name} | {cells} | {chance(g):.1%} |")
     big = [g.name for g in groups if len(g.members) >= 5]
-    for label, names in (("**all**", list(parts)), ("**groups of 5 or more**", big)):
+    for label, names in (("**all**", list(parts)), ("**runners of 5 or more series**", big)):
         total = [[x for n in names for x in parts[n][i]] for i in range(5)]
         rows.append(f"| {label} | {' | '.join(_shared(part, at) for part in total)} | |")
     return rows
@@ -515,25 +531,26 @@ SHARE_HEADER = [
 ]
 
 
-def _back_by_third(a: Alarm) -> str:
+def _back_by(a: Alarm, night: int) -> str:
+    """Whether ``a``'s series is back at its level by its run's ``night``-th night."""
     start = a.night - a.run + 1
-    if start + 2 >= a.member.series.values.size:
+    if start + night - 1 >= a.member.series.values.size:
         return "?"
-    return "yes" if _back(a.member, start, start + 2) else "no"
+    return "yes" if _back(a.member, start, start + night - 1) else "no"
 
 
 def false_alarm_rows(alarms: Sequence[Alarm]) -> list[str]:
-    """Every false alarm: where, which side, the run, the share, back by the run's 3rd night."""
+    """Every false alarm: where, which side, the run, the share, back by the run's night 3 / 4."""
     return [
         f"| {a.group.name} | {a.member.bench} | {a.night} | {'drop' if a.sign < 0 else 'rise'} "
-        f"| {a.run} | {a.share:.0%} | {_back_by_third(a)} |"
+        f"| {a.run} | {a.share:.0%} | {_back_by(a, 3)} | {_back_by(a, 4)} |"
         for a in alarms
         if not a.hit and not a.ignored
     ]
 
 
-def _held_counts(alarms: Sequence[Alarm], hold: float) -> str:
-    """Held alarms: hits delayed a night / lost (drops among them), false alarms dropped / kept."""
+def _held_counts(alarms: Sequence[Alarm], hold: Hold) -> str:
+    """Held alarms: hits delayed / lost (drops among them), false alarms dropped / kept."""
     delayed = lost = drops_delayed = drops_lost = dropped = kept = 0
     for a in alarms:
         night = held(a, hold)
@@ -559,7 +576,7 @@ def hold_rows(groups: Sequence[Group], alarms: Sequence[Alarm]) -> list[str]:
     rows = []
     for hold in (None, *HOLDS):
         s = scored(alarms, members, hold)
-        label = "no hold (the gate)" if hold is None else f"hold at share ≥ {hold:.0%}"
+        label = "no hold (the gate)" if hold is None else str(hold)
         moved = "- | -" if hold is None else _held_counts(alarms, hold)
         rows.append(
             f"| {label} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | "
@@ -571,8 +588,8 @@ def hold_rows(groups: Sequence[Group], alarms: Sequence[Alarm]) -> list[str]:
 
 HOLD_HEADER = [
     "| gate | precision | recall | F1 | false alarms / 100 stable | drops found | "
-    "mean delay (nights) | hits / false alarms | hits held: delayed a night (drops) / lost "
-    "(drops) | false alarms held: dropped / kept a night later |",
+    "mean delay (nights) | hits / false alarms | hits held: delayed (drops) / lost (drops) | "
+    "false alarms held: dropped / raised later |",
     "|---|---|---|---|---|---|---|---|---|---|",
 ]
 
@@ -594,8 +611,8 @@ def report(path: Path, at: float) -> str:
             "",
             "The false alarms:",
             "",
-            "| runner | bench | night | side | run | share | back by the run's third night |",
-            "|---|---|---|---|---|---|---|",
+            "| runner | bench | night | side | run | share | back by the run's night 3 | night 4 |",
+            "|---|---|---|---|---|---|---|---|",
             *false_alarm_rows(alarms),
             "",
             "The excursions:",
