@@ -17,7 +17,7 @@ their own level on the night the gate alarmed, on a labelled step, and on a shor
   (1.4826 × MAD of the previous <= 60 nights' differences / √2) from the median of the 8
   nights before it. A night's share is the share of the *other* aligned series, with 8
   nights of their own behind them, off in the same direction that night; the chance share is
-  that share on every night of every series.
+  its mean over every stable night of every series (outside labels and ignore zones).
 * **Alarms** are ``bench_online.roofguard_alerts`` events (as ``roofguard check`` judges
   each night), a hit when ``score_series`` matches them to a labelled step, else a false
   alarm; their share is the mean over the run the gate confirmed (``Judgement.run``).
@@ -28,7 +28,8 @@ their own level on the night the gate alarmed, on a labelled step, and on a shor
   the level before the run by then, else raised that night. Scored with
   ``bench_online.score``.
 
-Run: ``python tests/bench/runner_wide.py --real PATH/series.json [--k 3] [--markdown FILE]``.
+Run: ``python tests/bench/runner_wide.py --real PATH/series.json [--k 3] [--shared 0.34]
+[--markdown FILE]`` (about 25 s on 2 cores).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +55,7 @@ from bench_online import (
     OnlineScore,
     _events,
     _match,
+    real,
     roofguard_alerts,
     score,
 )
@@ -63,7 +66,8 @@ from rules.stats import judge_latest_many
 LEVEL_NIGHTS = 8  # the level a night is judged against: the median of the nights before it
 NOISE_NIGHTS = 60  # the nights the noise is measured on (the gate's window)
 ENDS_EARLY = "prove/sha-256"  # risc0's bench that left its suites before their last runs
-LAGS = range(-10, 11)
+LAGS = range(-10, 11)  # the lags the alignment check compares the aligned one with
+K = 3.0  # how many noises off a night must be (``--k``)
 
 
 @dataclass
@@ -97,9 +101,6 @@ class Group:
         return sum(sign * z >= K for z in zs) / len(zs) if zs else math.nan
 
 
-K = 3.0  # how many noises off a night must be (``--k``)
-
-
 # --- the data -----------------------------------------------------------------------------
 
 
@@ -112,29 +113,21 @@ def _runner(source: dict[str, str]) -> str:
     return source["suite"]
 
 
-def _labelled(entry: dict) -> Labelled:  # type: ignore[type-arg]
-    steps = [e for e in entry["events"] if e["kind"] == "step"]
-    zones = [(e["index"], e["end"]) for e in entry["events"] if e["kind"] == "ignore"]
-    drops = tuple(e["index"] for e in steps if e["direction"] == "drop")
-    values = np.asarray(entry["values"], dtype=float)
-    return Labelled(values, tuple(e["index"] for e in steps), (), tuple(zones), drops)
-
-
 def aligned_groups(path: Path) -> list[Group]:
     """The real histories by runner, each series placed on its group's axis of runs."""
     entries = json.loads(path.read_text(encoding="utf-8"))["series"]
-    groups: dict[str, list[dict]] = {}  # type: ignore[type-arg]
-    for entry in entries:
-        groups.setdefault(_runner(entry["source"]), []).append(entry)
+    groups: dict[str, list[tuple[dict[str, Any], Labelled]]] = {}
+    for entry, labelled in zip(entries, real(path), strict=True):
+        groups.setdefault(_runner(entry["source"]), []).append((entry, labelled))
     out = []
     for name, group in groups.items():
-        longest = max(e["n"] for e in group)
-        total = max(e["source"]["points_total"] for e in group)
+        longest = max(e["n"] for e, _ in group)
+        total = max(e["source"]["points_total"] for e, _ in group)
         members = []
-        for e in group:
+        for e, labelled in group:
             early = total - e["source"]["points_total"] if e["source"]["bench"] == ENDS_EARLY else 0
             offset = longest - e["n"] - early
-            m = Member(e["series_id"], e["source"]["bench"], _labelled(e), offset)
+            m = Member(e["series_id"], e["source"]["bench"], labelled, offset)
             m.z, m.resid = off_z(m.series.values), _residuals(m.series.values)
             members.append(m)
         out.append(Group(name, members))
@@ -167,8 +160,10 @@ def _residuals(values: np.ndarray) -> np.ndarray:
 
 
 def _corr(a: Member, b: Member, lag: int, shift: int = 0) -> float:
-    """The correlation of ``a``'s residuals with ``b``'s, ``b`` ``lag`` runs on (``a``
-    ``shift`` runs on)."""
+    """The correlation of ``a``'s residuals with ``b``'s ``lag`` runs later.
+
+    ``shift`` places ``a`` that many runs later on the axis than its offset says.
+    """
     ra, rb = a.resid, b.resid
     pairs = [
         (ra[i], rb[j])
@@ -308,7 +303,7 @@ def _back(m: Member, start: int, night: int) -> bool:
     logs = np.log(m.series.values)
     before = logs[max(0, start - NOISE_NIGHTS) : start]
     noise = 1.4826 * float(np.median(np.abs(np.diff(before)))) / math.sqrt(2)
-    level = float(np.median(logs[start - LEVEL_NIGHTS : start]))
+    level = float(np.median(logs[max(0, start - LEVEL_NIGHTS) : start]))
     return abs(logs[night] - level) < K * max(noise, 1e-6)
 
 
