@@ -24,9 +24,9 @@ their own level on the night the gate alarmed, on a labelled step, and on a shor
 * **Excursions**: 2-4 nights in a row off on one side whose next night is back within ``K``
   noises of the level before them, 8 or more nights from any labelled step or ignore zone.
 * **The hold** (offline, a prototype): an alarm whose share is at least ``S`` waits for its
-  run's third night (or fourth); it is dropped if the series is back within ``K`` noises of
-  the level before the run by then, else raised that night. Scored with
-  ``bench_online.score``.
+  run's third night (or fourth; or only alarms on the side that fails the gate); it is dropped
+  if the series is back within ``K`` noises of the level before the run by then, else raised
+  that night. Scored with ``bench_online.score``.
 
 Run: ``python tests/bench/runner_wide.py --real PATH/series.json [--k 3] [--shared 0.34]
 [--markdown FILE]`` (about 25 s on 2 cores).
@@ -441,21 +441,33 @@ def excursion_rows(groups: Sequence[Group], alarms: Sequence[Alarm]) -> list[str
 
 @dataclass(frozen=True)
 class Hold:
-    """A runner-wide hold: alarms with a share ≥ ``share`` wait for their run's ``night``."""
+    """A runner-wide hold: alarms with a share ≥ ``share`` wait for their run's ``night``-th."""
 
     share: float
     night: int = 3
+    drops_only: bool = False  # only alarms on the side that fails the gate
 
     def __str__(self) -> str:
-        return f"hold at share ≥ {self.share:.0%} to the run's night {self.night}"
+        only = ", drops only" if self.drops_only else ""
+        return f"hold at share ≥ {self.share:.0%} to the run's night {self.night}{only}"
 
 
-HOLDS = (Hold(0.2), Hold(0.34), Hold(0.5), Hold(0.34, 4), Hold(0.5, 4))
+HOLDS = (
+    Hold(0.2),
+    Hold(0.34),
+    Hold(0.5),
+    Hold(0.34, 4),
+    Hold(0.5, 4),
+    Hold(0.34, drops_only=True),
+    Hold(0.34, 4, drops_only=True),
+)
 
 
 def held(alarm: Alarm, hold: Hold) -> int | None:
     """The night ``alarm`` is raised on under ``hold`` (None: dropped)."""
     if math.isnan(alarm.share) or alarm.share < hold.share or alarm.run >= hold.night:
+        return alarm.night
+    if hold.drops_only and alarm.sign > 0:
         return alarm.night
     start = alarm.night - alarm.run + 1
     last = start + hold.night - 1
