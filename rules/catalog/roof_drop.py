@@ -17,6 +17,7 @@ from rules.groups import GroupFigures
 from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
 from rules.measures import column, percent_samples, seconds, signed_percent
 from rules.roofline import MEMORY_BOUND
+from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, RunnerShift, runner_shift
 from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, median_of, mode_words
 from rules.timing import judged_binding
 from rules.verdict import Finding, KernelStatus, Severity, Stability
@@ -72,7 +73,9 @@ class RoofDrop(Rule):
     change far beyond noise fails at once (``[rules.gate]``). Thresholds grow with the
     number of kernels judged. Kernel groups are held to the same test on their
     time-weighted percent of roof and their MFU, or a memory-bound group on its total time
-    (finding on ``group:<name>``).
+    (finding on ``group:<name>``). When ``runner_share`` of the judged kernels (at least
+    ``runner_min_kernels``) are beyond noise on one side, one run-wide note says so: a move
+    that wide is the runner's, its driver's or the toolchain's more often than each kernel's.
 
     **Best practice**
 
@@ -93,6 +96,8 @@ class RoofDrop(Rule):
 
         z_threshold: float = Field(default=GATE_Z, gt=0)
         check_groups: bool = True
+        runner_share: float = Field(default=RUNNER_SHARE, gt=0, le=1)
+        runner_min_kernels: int = Field(default=RUNNER_MIN_KERNELS, ge=1)
 
     def gate_batches(self, ctx: RuleContext, opts: Options) -> Iterator[GateBatch]:
         """Every placed kernel's percent of roof (one batch); each group's percent, MFU or time."""
@@ -122,6 +127,10 @@ class RoofDrop(Rule):
                 yield self._kernel(ctx, key, decision.judgement, decision.measured)
             elif decision and decision.judgement.modes is not None:
                 yield self._two_level(ctx, key, decision.judgement, decision.judgement.modes)
+        judgements = (d.judgement for d in judged.values())
+        shift = runner_shift(judgements, opts.runner_share, opts.runner_min_kernels)
+        if shift is not None:
+            yield self._runner_wide(ctx, shift)
         if opts.check_groups:
             for figures in ctx.groups.values():
                 yield from self._group(ctx, figures, gate)
@@ -151,6 +160,20 @@ class RoofDrop(Rule):
             f"{ctx.kernels[key].name}: {mode_words(modes, j.current)}, not a drop",
             severity=Severity.INFO,
             numbers={"mode_low": modes.low, "mode_high": modes.high, "low_share": modes.low_share},
+        )
+
+    def _runner_wide(self, ctx: RuleContext, shift: RunnerShift) -> Finding:
+        """One note for the run: many kernels moved together (``rules.runnerwide``)."""
+        where = "below" if shift.side < 0 else "above"
+        return self.finding(
+            ctx,
+            None,
+            f"runner-wide: {shift.moved} of {shift.judged} judged kernels are {where} their "
+            f"levels beyond noise in this run (median {signed_percent(shift.median_change)}); "
+            "a move this wide is usually the card, its driver or the toolchain, not each "
+            "kernel's code",
+            severity=Severity.INFO,
+            numbers=shift.numbers(),
         )
 
     def _group(

@@ -108,6 +108,11 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "tolerance": ("fall that counts", _fraction),
     "baseline_roof_time_s": ("roof time on the baseline's card", fmt_seconds),
     "expected_roof_time_s": ("roof time of that work here", fmt_seconds),
+    # a move shared by many kernels of the run (``rules.runnerwide``)
+    "kernels_moved": ("kernels beyond noise on that side", _count),
+    "kernels_judged": ("kernels judged", _count),
+    "share_moved": ("share of the judged kernels", _fraction),
+    "median_relative_change": ("their median change", _signed),
 }
 TEXT_LABELS = {
     "regime": "regime",

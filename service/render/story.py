@@ -6,6 +6,7 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 from __future__ import annotations
 
 from rules import KernelStatus, KernelVerdict, Verdict
+from rules.measures import signed_percent
 from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text, shorten
 from service.render.figures import time_change
@@ -27,6 +28,25 @@ def no_baseline(verdict: Verdict) -> str:
     """``"no baseline yet: 12 kernels stored, nothing judged"``: a run without history to judge."""
     n = sum(1 for k in verdict.kernels if k.status != KernelStatus.MISSING)
     return f"no baseline yet: {n:,} kernel{'s' if n != 1 else ''} stored, nothing judged"
+
+
+def runner_wide(verdict: Verdict) -> str | None:
+    """``"runner-wide: 14 of 20 kernels below their levels (median -8.9%)"``, if so noted.
+
+    The run-wide note of roof-drop (``rules.runnerwide``): in the headline, where a reader
+    of many kernels' warnings sees first that they moved together.
+    """
+    for f in verdict.findings:
+        if f.kernel is None and "kernels_moved" in f.numbers:
+            moved = int(float(f.numbers["kernels_moved"] or 0))
+            judged = int(float(f.numbers["kernels_judged"] or 0))
+            change = float(f.numbers["median_relative_change"] or 0.0)
+            where = "below" if change < 0 else "above"
+            return (
+                f"runner-wide: {moved:,} of {judged:,} kernels {where} their levels "
+                f"(median {signed_percent(change)})"
+            )
+    return None
 
 
 def time_story(verdict: Verdict, *, code: bool = True) -> str:
@@ -53,4 +73,7 @@ def time_story(verdict: Verdict, *, code: bool = True) -> str:
             text += f", bound by {kernel.binding} instead of {old}"
             text += f" ({fmt_pct(kernel.percent_of_baseline_roof)} of its {old} roof)"
         parts.append(f"{esc('slowest:')} {name}{esc(text)}")
+    shared = runner_wide(verdict)
+    if shared:
+        parts.append(esc(shared))
     return " · ".join(parts)
