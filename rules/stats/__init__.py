@@ -9,7 +9,8 @@
   thresholds that know how many kernels a verdict judges; ``rules.stats.dips``: a kernel's
   own one-night deviations (a PR without a re-measure step fails at once far beyond them);
   ``rules.stats.modes``: two-level kernels (a mixture of two modes, ``two_modes``,
-  ``mode_words``).
+  ``mode_words``), and ``rules.stats.modelevel``: a run past both modes judged in the
+  within-mode noise.
 * ``rules.stats.runs``: a change is a run of nights beyond noise; ``rules.stats.batchreplay``
   replays the last nights of many kernels at once, with the per-kernel result.
 * ``rules.stats.options``: every knob (``CompareOptions``, ``ChangePointOptions``,

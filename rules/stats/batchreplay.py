@@ -33,10 +33,12 @@ from rules.stats.constants import (
     MIN_FIRST,
     MIN_LEVEL,
     MIN_SD_POINTS,
+    MODE_LEVEL_HISTORY,
     REPLAY_NIGHTS,
     REPLAY_TOLERANCE,
     TRIMMING,
 )
+from rules.stats.modelevel import fence, past_modes
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray
 from rules.stats.runs import (
@@ -184,6 +186,36 @@ def _run_of(
     return passes, may, unsure
 
 
+def _past_modes(history: FloatArray, start: int, alive: BoolArray, opts: GateOptions) -> BoolArray:
+    """Rows ``step`` may judge against a mode (``modelevel.mode_level``): left to ``step``.
+
+    Such a run lies past the outermost of its segment's fenced nights (``modelevel.fence``) on
+    its side, for some run length: the rows where it may (the fence narrowed, and that night
+    moved out, by the rounding the two computations can differ by) are read one by one
+    (``modelevel.past_modes``, as ``step`` reads them).
+    """
+    width = history.shape[1]
+    size = np.max(np.abs(history[:, start:]), axis=1)[:, None]
+    slack = REPLAY_TOLERANCE * size
+    past = np.zeros(history.shape[0], dtype=bool)
+    for k in range(1, opts.pool_runs + 1):
+        segment = history[:, start : width - k]
+        if segment.shape[1] < MODE_LEVEL_HISTORY:
+            break
+        low, high = fence(np.sort(segment, axis=1))
+        inside = (segment >= low[:, None] + slack) & (segment <= high[:, None] - slack)
+        floor = np.where(inside, segment, np.inf).min(axis=1)[:, None]
+        ceiling = np.where(inside, segment, -np.inf).max(axis=1)[:, None]
+        run = history[:, width - k :]
+        for sign, may in (
+            (-1, np.all(run < floor + slack, axis=1)),
+            (1, np.all(run > ceiling - slack, axis=1)),
+        ):
+            for r in np.flatnonzero(may & alive & ~past):
+                past[r] = past_modes(segment[r], run[r], sign, opts.noise_floor) is not None
+    return past
+
+
 def _open_nights(
     history: FloatArray, start: int, noise: FloatArray, opts: GateOptions
 ) -> tuple[BoolArray, BoolArray]:
@@ -198,7 +230,8 @@ def _open_nights(
         nothing = np.zeros(history.shape[0], dtype=bool)
         return nothing, nothing
     night, level, alive = _first(history, start, noise, opts)
-    opened, running = night.open.copy(), night.open.copy()
+    opened, running = night.open | _past_modes(history, start, alive, opts), night.open.copy()
+    running |= opened
     for k in range(1, opts.pool_runs + 1):
         if not alive.any() or width - k - start < need:
             break

@@ -208,7 +208,9 @@ def judge_from(
     worse = enough and z * (1 if up else -1) < 0
     beyond = enough and abs(z) >= thr and abs(newest / level.level - 1) >= opts.min_effect
     confirmed = enough and judged.sign != 0
-    modes = two_modes(values[:-1], opts.noise_floor) if beyond and not confirmed else None
+    # A night judged against a mode (``runs.Step.moded``) is off both modes of its segment.
+    read = beyond and not confirmed and not judged.moded
+    modes = two_modes(values[:-1], opts.noise_floor) if read else None
     at_mode = modes is not None and not modes.beyond(newest, int(np.sign(z)))
     return Judgement(
         regressed=confirmed and worse,

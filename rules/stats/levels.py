@@ -115,6 +115,11 @@ def _spread(segment: FloatArray, location: float, noise: float) -> float:
     return max(base, float(np.sqrt(np.sum(kept**2) / (kept.size - 1))))
 
 
+def within_spread(resid: FloatArray, noise: float) -> float:
+    """``_spread`` of residuals already centred (each night minus its own level)."""
+    return _spread(resid, 0.0, noise)
+
+
 def level_of(values: FloatArray, start: int, noise: float, floor: float) -> Level:
     """The level of ``values[start:]`` with the series' ``noise`` (floored)."""
     segment = values[start:]

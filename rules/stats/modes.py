@@ -20,9 +20,13 @@ the two parts), kept only when
 On a two-level kernel a night is off the modes only beyond both of them: past the outer mode
 on its side by ``AT_MODE_Z`` within-mode spreads (``modes.Modes.beyond``). A night at or between
 the modes is no suspect, and a run that would confirm a change is a stay at a mode unless
-every night of it is off the modes (``at_a_mode``). A night beyond both modes is judged as
-before. (Which mode dominates, the share, is described, not judged: on a sticky runner the
-stays, not the nights, are the samples, and 60 nights hold too few of them.)
+every night of it is off the modes (``at_a_mode``). A run beyond both modes of its segment
+is judged against the outer mode in the within-mode noise (``rules.stats.modelevel``): the
+segment's noise holds the kernel's own switching (a real runner alternating 0 / +9% had 3.9%
+of it and 1.6% within a mode; a 9% drop below both modes read z -2.3 in the one). Its nights
+agree in that noise, and a run at a mode of the whole window read in it is still a stay.
+(Which mode dominates, the share, is described, not judged: on a sticky runner the stays,
+not the nights, are the samples, and 60 nights hold too few of them.)
 
 A young runner has visited its other mode too rarely for two modes (``MIN_SWITCHES``): two
 nights at 62%, six at 71%, and back at 62%. The history is then read with the run's first
@@ -37,6 +41,7 @@ are judged as before.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -163,7 +168,13 @@ def two_modes(history: FloatArray, floor: float = 0.0) -> Modes | None:
 
 
 def at_a_mode(
-    values: FloatArray, k: int, sign: int, opts: GateOptions, start: int = 0, level: float = 0.0
+    values: FloatArray,
+    k: int,
+    sign: int,
+    opts: GateOptions,
+    start: int = 0,
+    level: float = 0.0,
+    spread: float | None = None,
 ) -> bool:
     """Whether the ``k``-night run at the end of ``values`` (side ``sign``) is a stay at a mode.
 
@@ -172,11 +183,15 @@ def at_a_mode(
     In a segment that starts at ``start`` (a change since, the segment at ``level``) the modes
     of the nights before it are carried to it too (``carried``). A history whose other mode was
     visited too rarely to be two-level on its own is read with the run's first night too
-    (``back_at_a_mode``).
+    (``back_at_a_mode``). ``spread``: the within-mode noise a run judged against a mode of
+    its segment was judged in (``modelevel.mode_level``); the history's modes are read in it
+    too (a window that holds older levels reads its modes wider than they are).
     """
     history = values[: values.size - k]
     run = values[values.size - k :]
     modes = two_modes(history, opts.noise_floor)
+    if modes is not None and spread is not None:
+        modes = dataclasses.replace(modes, spread=spread)
     if modes is not None and not all(modes.beyond(float(v), sign) for v in run):
         return True
     if start >= MIN_MODE_HISTORY:

@@ -16,11 +16,13 @@ a row, but four such nights together are far beyond noise. So a run of ``k`` nig
   nights are not independent on a real runner, so they are divided by how much wider the
   segment's own sums of as many nights spread than independent noise would (``sum_spread``).
 
-The run is judged against the level of the segment before it. The segment is the state the
-gate carries from night to night (``replay``): where its last confirmed change started, so a
-change confirmed once is not forgotten when later nights widen the old segment's spread. A
-run that goes back to the level before a segment holding stray nights (a burst confirmed,
-then the nights after it) is a return, not a change (``_returns``).
+The run is judged against the level of the segment before it; on a two-level segment, a run
+past both modes against the mode on its side, in the within-mode noise
+(``modelevel.mode_level``: the segment's noise holds the kernel's switching). The segment is
+the state the gate carries from night to night (``replay``): where its last confirmed change
+started, so a change confirmed once is not forgotten when later nights widen the old
+segment's spread. A run that goes back to the level before a segment holding stray nights (a
+burst confirmed, then the nights after it) is a return, not a change (``_returns``).
 
 The fixed numbers (``MIN_LEVEL``, ``SETTLED``, ``KNOWN_NOISE_POINTS``, the ``SUM_*`` of
 ``sum_spread``, ``REPLAY_NIGHTS``, ``POINT_GRID``) are in ``rules.stats.constants``, each with
@@ -53,6 +55,7 @@ from rules.stats.constants import (
 )
 from rules.stats.joint import all_beyond, joint_z
 from rules.stats.levels import Level, level_of
+from rules.stats.modelevel import mode_level
 from rules.stats.modes import at_a_mode
 from rules.stats.options import ChangePointOptions, GateOptions
 from rules.stats.robust import FloatArray, fast_median
@@ -67,12 +70,15 @@ class Step:
         run: Nights of the run that ends with the newest night (0: the newest is normal).
         level: The level the newest night was judged against (the nights before its run).
         z: Robust z of the newest night against ``level``.
+        moded: Whether ``level`` is a mode of a two-level segment, the run past both modes
+            (``modelevel.mode_level``: the mode on its side, in the within-mode noise).
     """
 
     sign: int
     run: int
     level: Level
     z: float
+    moded: bool = False
 
 
 @lru_cache(maxsize=512)
@@ -126,15 +132,24 @@ def _prior(values: FloatArray, level: Level, noise: float, opts: GateOptions) ->
 
 
 def _run_confirms(
-    values: FloatArray, z: FloatArray, level: Level, sign: int, noise: float, opts: GateOptions
+    values: FloatArray,
+    z: FloatArray,
+    level: Level,
+    sign: int,
+    noise: float,
+    opts: GateOptions,
+    judged: tuple[Level, FloatArray] | None = None,
 ) -> bool:
     """Whether the run at the end of ``values`` (its ``sign``-side z ``z``) confirms.
 
-    In an unsettled segment it must also confirm against the level before the change, which
-    is computed only for a run that confirms against its own.
+    ``judged``: the mode the run is judged against and the segment moved onto it
+    (``modelevel.mode_level``), else the segment's ``level``. In an unsettled segment it must
+    also confirm against the level before the change, which is computed only for a run that
+    confirms against its own.
     """
     end = values.size - z.size
-    if not _confirms(z, level, opts, values[level.start : end]):
+    against, segment = judged or (level, values[level.start : end])
+    if not _confirms(z, against, opts, segment):
         return False
     prior = _prior(values, level, noise, opts)
     if prior is None:
@@ -205,20 +220,23 @@ def _confirms(z: FloatArray, level: Level, opts: GateOptions, segment: FloatArra
     return bool(np.min(z) >= each_z(opts, z.size, level))  # the costly bar last
 
 
-def _kept(values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions) -> bool:
+def _kept(
+    values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions, spread: float | None
+) -> bool:
     """Whether a run that confirms by its evidence is a change.
 
     Its nights agree and, short of ``pool_runs`` nights, it is no burst of the kind the
     kernel's history shows (``rules.stats.bursts``); on a two-level kernel its nights are off
-    both modes (``rules.stats.modes``).
+    both modes (``rules.stats.modes``). ``spread``: the within-mode noise of a run judged
+    against a mode: its nights agree in it, and the window's modes are read in it.
     """
     run = values[values.size - k :]
-    if not agrees(run, level.noise):
+    if not agrees(run, level.noise if spread is None else spread):
         return False
     own = bursts(values[: values.size - k], sign) if k < opts.pool_runs else None
     if own is not None and not own.outlasts(run, level.level):
         return False
-    return not at_a_mode(values, k, sign, opts, level.start, level.level)
+    return not at_a_mode(values, k, sign, opts, level.start, level.level, spread)
 
 
 def step(
@@ -236,20 +254,23 @@ def step(
     if abs(first.z(newest)) < opts.run_floor:  # most nights: no run to look at
         return Step(0, 0, first, first.z(newest))
     sign = int(np.sign(newest - first.level))
-    judged, run = first, 0
+    judged, run, at_modes = first, 0, False
     for k in range(1, opts.pool_runs + 1):
         level = first if k == 1 else level_of(values[:-k], start, noise, opts.noise_floor)
         if not _usable(level):
             break
-        z = _signed_z(values[values.size - k :], level, sign, opts.min_effect)
+        night = values[values.size - k :]
+        moded = mode_level(values[start : values.size - k], night, sign, level, opts.noise_floor)
+        against = moded[0] if moded else level
+        z = _signed_z(night, against, sign, opts.min_effect)
         if not np.all(z >= opts.run_floor):
             break
-        judged, run = level, k
-        if _run_confirms(values, z, level, sign, noise, opts) and _kept(
-            values, k, sign, level, opts
+        judged, run, at_modes = against, k, moded is not None
+        if _run_confirms(values, z, level, sign, noise, opts, moded) and _kept(
+            values, k, sign, level, opts, against.noise if moded else None
         ):
-            return Step(sign, k, level, level.z(newest))
-    return Step(0, run, judged, judged.z(newest))
+            return Step(sign, k, against, against.z(newest), moded is not None)
+    return Step(0, run, judged, judged.z(newest), at_modes)
 
 
 #: The detector's noise floor (one options object, not one validated per night judged).
