@@ -189,6 +189,18 @@ def _run_of(
 def _past_modes(history: FloatArray, start: int, alive: BoolArray, opts: GateOptions) -> BoolArray:
     """Rows ``step`` may judge against a mode (``modelevel.mode_level``): left to ``step``.
 
+    Only rows whose newest night starts a run (``alive``) can: the others are read no further.
+    """
+    past = np.zeros(history.shape[0], dtype=bool)
+    rows = np.flatnonzero(alive)
+    if rows.size:
+        past[rows] = _past_modes_of(history[rows], start, opts)
+    return past
+
+
+def _past_modes_of(history: FloatArray, start: int, opts: GateOptions) -> BoolArray:
+    """``_past_modes`` of rows that all start a run.
+
     Such a run lies past the outermost of its segment's fenced nights (``modelevel.fence``) on
     its side, for some run length: the rows where it may (the fence narrowed, and that night
     moved out, by the rounding the two computations can differ by) are read one by one
@@ -211,7 +223,7 @@ def _past_modes(history: FloatArray, start: int, alive: BoolArray, opts: GateOpt
             (-1, np.all(run < floor + slack, axis=1)),
             (1, np.all(run > ceiling - slack, axis=1)),
         ):
-            for r in np.flatnonzero(may & alive & ~past):
+            for r in np.flatnonzero(may & ~past):
                 past[r] = past_modes(segment[r], run[r], sign, opts.noise_floor) is not None
     return past
 
