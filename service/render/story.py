@@ -6,7 +6,6 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 from __future__ import annotations
 
 from rules import KernelStatus, KernelVerdict, Verdict
-from rules.measures import signed_percent
 from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text, shorten
 from service.render.figures import time_change
@@ -44,7 +43,7 @@ def runner_wide(verdict: Verdict) -> str | None:
             where = "below" if change < 0 else "above"
             return (
                 f"runner-wide: {moved:,} of {judged:,} kernels {where} their levels "
-                f"(median {signed_percent(change)})"
+                f"(median {change:+.1%})"
             )
     return None
 
