@@ -242,8 +242,8 @@ def _open_nights(
         nothing = np.zeros(history.shape[0], dtype=bool)
         return nothing, nothing
     night, level, alive = _first(history, start, noise, opts)
-    opened, running = night.open | _past_modes(history, start, alive, opts), night.open.copy()
-    running |= opened
+    opened = night.open | _past_modes(history, start, alive, opts)
+    running = opened.copy()
     for k in range(1, opts.pool_runs + 1):
         if not alive.any() or width - k - start < need:
             break
