@@ -33,14 +33,13 @@ from rules.stats.constants import (
     MIN_FIRST,
     MIN_LEVEL,
     MIN_SD_POINTS,
-    MODE_LEVEL_HISTORY,
     REPLAY_NIGHTS,
     REPLAY_TOLERANCE,
     TRIMMING,
 )
-from rules.stats.modelevel import fence, past_modes
+from rules.stats.modescreen import past_modes_rows
 from rules.stats.options import GateOptions
-from rules.stats.robust import FloatArray
+from rules.stats.robust import FloatArray, row_medians
 from rules.stats.runs import (
     DETECTOR_NOISE_FLOOR,
     Replay,
@@ -52,12 +51,6 @@ from rules.stats.runs import (
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int_]
-
-
-def _median(ordered: FloatArray) -> FloatArray:
-    """Row medians of row-sorted ``ordered``, as ``fast_median`` computes each."""
-    n = ordered.shape[1]
-    return np.asarray(ordered[:, (n - 1) // 2] / 2 + ordered[:, n // 2] / 2, dtype=float)
 
 
 def _near(x: FloatArray, bar: float | FloatArray, err: FloatArray) -> BoolArray:
@@ -82,7 +75,7 @@ def _location(ordered: FloatArray) -> tuple[FloatArray, float]:
         if n >= start:
             cut = int(n * fraction)
             return np.asarray(ordered[:, cut : n - cut].mean(axis=1), dtype=float), factor
-    return _median(ordered), MEDIAN_SE
+    return row_medians(ordered), MEDIAN_SE
 
 
 def _spread(
@@ -93,7 +86,7 @@ def _spread(
         return base, np.zeros(base.shape, dtype=bool)
     resid = segment - level[:, None]
     absolute = np.abs(resid)
-    clip = np.asarray(CLIP_Z * (MAD_SCALE * _median(np.sort(absolute, axis=1))))[:, None]
+    clip = np.asarray(CLIP_Z * (MAD_SCALE * row_medians(np.sort(absolute, axis=1))))[:, None]
     kept = absolute <= clip
     count = kept.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -120,8 +113,8 @@ def night_noises(history: FloatArray) -> FloatArray:
     if history.shape[1] < 2:
         return np.full(history.shape[0], math.nan)
     steps = np.sort(np.abs(np.diff(history, axis=1)), axis=1)
-    sigma = MAD_SCALE * _median(steps) / math.sqrt(2)
-    return np.maximum(sigma, DETECTOR_NOISE_FLOOR * np.abs(_median(np.sort(history, axis=1))))
+    sigma = MAD_SCALE * row_medians(steps) / math.sqrt(2)
+    return np.maximum(sigma, DETECTOR_NOISE_FLOOR * np.abs(row_medians(np.sort(history, axis=1))))
 
 
 @dataclass(frozen=True)
@@ -186,48 +179,6 @@ def _run_of(
     return passes, may, unsure
 
 
-def _past_modes(history: FloatArray, start: int, alive: BoolArray, opts: GateOptions) -> BoolArray:
-    """Rows ``step`` may judge against a mode (``modelevel.mode_level``): left to ``step``.
-
-    Only rows whose newest night starts a run (``alive``) can: the others are read no further.
-    """
-    past = np.zeros(history.shape[0], dtype=bool)
-    rows = np.flatnonzero(alive)
-    if rows.size:
-        past[rows] = _past_modes_of(history[rows], start, opts)
-    return past
-
-
-def _past_modes_of(history: FloatArray, start: int, opts: GateOptions) -> BoolArray:
-    """``_past_modes`` of rows that all start a run.
-
-    Such a run lies past the outermost of its segment's fenced nights (``modelevel.fence``) on
-    its side, for some run length: the rows where it may (the fence narrowed, and that night
-    moved out, by the rounding the two computations can differ by) are read one by one
-    (``modelevel.past_modes``, as ``step`` reads them).
-    """
-    width = history.shape[1]
-    size = np.max(np.abs(history[:, start:]), axis=1)[:, None]
-    slack = REPLAY_TOLERANCE * size
-    past = np.zeros(history.shape[0], dtype=bool)
-    for k in range(1, opts.pool_runs + 1):
-        segment = history[:, start : width - k]
-        if segment.shape[1] < MODE_LEVEL_HISTORY:
-            break
-        low, high = fence(np.sort(segment, axis=1))
-        inside = (segment >= low[:, None] + slack) & (segment <= high[:, None] - slack)
-        floor = np.where(inside, segment, np.inf).min(axis=1)[:, None]
-        ceiling = np.where(inside, segment, -np.inf).max(axis=1)[:, None]
-        run = history[:, width - k :]
-        for sign, may in (
-            (-1, np.all(run < floor + slack, axis=1)),
-            (1, np.all(run > ceiling - slack, axis=1)),
-        ):
-            for r in np.flatnonzero(may & ~past):
-                past[r] = past_modes(segment[r], run[r], sign, opts.noise_floor) is not None
-    return past
-
-
 def _open_nights(
     history: FloatArray, start: int, noise: FloatArray, opts: GateOptions
 ) -> tuple[BoolArray, BoolArray]:
@@ -242,7 +193,7 @@ def _open_nights(
         nothing = np.zeros(history.shape[0], dtype=bool)
         return nothing, nothing
     night, level, alive = _first(history, start, noise, opts)
-    opened = night.open | _past_modes(history, start, alive, opts)
+    opened = night.open | past_modes_rows(history, start, alive, opts)
     running = opened.copy()
     for k in range(1, opts.pool_runs + 1):
         if not alive.any() or width - k - start < need:

@@ -5,15 +5,17 @@ switching: a real runner alternating 0 / +9% had 3.9% of it and 1.5-1.6% within 
 drop below both modes read z -2.3 and was missed. A run past both modes is judged against the
 mode on its side, in the within-mode noise (``mode_level``), where the modes are read well
 (``past_modes``): from ``MODE_LEVEL_HISTORY`` nights of the segment or more, its strays fenced
-off (``fenced``), the modes ``MODE_CARRY_SEPARATION`` spreads apart, and no night of the
+off (``fence``), the modes ``MODE_CARRY_SEPARATION`` spreads apart, and no night of the
 segment already past them on the run's side. ``rules.stats.runs`` judges the run with it;
-``rules.stats.batchreplay`` leaves the nights where it may apply to ``runs.step``.
+``rules.stats.modescreen`` leaves the nights where it may apply to ``runs.step``.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -28,34 +30,48 @@ from rules.stats.levels import Level, within_spread
 from rules.stats.modes import Modes, two_modes
 from rules.stats.robust import FloatArray
 
+#: A quantile's figures: one segment's (floats) or each row's of many (``fence``).
+Value = TypeVar("Value", float, FloatArray)
+
 
 def fence(ordered: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """The bounds of ``fenced`` of each sorted row of ``ordered`` (its last axis).
+    """The bounds a segment's nights are kept within, for each sorted row of ``ordered``.
 
     ``MODE_FENCE`` times the width between the ``MIN_MODE_SHARE`` quantiles (linear between
     order statistics) beyond them: each mode holds that share, so the quantiles lie at or
-    between the modes.
+    between the modes. A night at half the level is no mode's, and would take the best split
+    of ``two_modes``.
     """
-    low = _quantile(ordered, MIN_MODE_SHARE)
-    high = _quantile(ordered, 1 - MIN_MODE_SHARE)
+    i, j, below, above = _quantile_at(ordered.shape[-1])
+    low = _between(ordered[..., i], ordered[..., i + 1], below)
+    high = _between(ordered[..., j], ordered[..., j + 1], above)
+    return _widened(low, high)
+
+
+def _fence_of(ordered: list[float]) -> tuple[float, float]:
+    """``fence`` of one sorted segment given as floats (a night's screen: no numpy calls)."""
+    i, j, below, above = _quantile_at(len(ordered))
+    low = _between(ordered[i], ordered[i + 1], below)
+    return _widened(low, _between(ordered[j], ordered[j + 1], above))
+
+
+def _quantile_at(n: int) -> tuple[int, int, float, float]:
+    """Where the ``MIN_MODE_SHARE`` quantiles of ``n`` sorted values lie.
+
+    The order statistic each lies after, and how far along to the next.
+    """
+    low, high = MIN_MODE_SHARE * (n - 1), (1 - MIN_MODE_SHARE) * (n - 1)
+    i, j = min(int(low), n - 2), min(int(high), n - 2)
+    return i, j, low - i, high - j
+
+
+def _between(below: Value, above: Value, at: float) -> Value:
+    return below + at * (above - below)
+
+
+def _widened(low: Value, high: Value) -> tuple[Value, Value]:
     width = MODE_FENCE * (high - low)
     return low - width, high + width
-
-
-def _quantile(ordered: FloatArray, q: float) -> FloatArray:
-    at = q * (ordered.shape[-1] - 1)
-    i = min(int(at), ordered.shape[-1] - 2)
-    below, above = ordered[..., i], ordered[..., i + 1]
-    return np.asarray(below + (at - i) * (above - below), dtype=float)
-
-
-def fenced(segment: FloatArray) -> FloatArray:
-    """``segment`` without its strays (outside ``fence``), for ``mode_level``.
-
-    A night at half the level is no mode's, and would take the best split of ``two_modes``.
-    """
-    low, high = fence(np.sort(segment))
-    return np.asarray(segment[(segment >= low) & (segment <= high)], dtype=float)
 
 
 def mode_level(
@@ -87,19 +103,25 @@ def past_modes(
 ) -> tuple[Modes, FloatArray] | None:
     """The modes of ``segment`` (and its fenced nights) when every night of ``run`` is past both.
 
-    Read from ``MODE_LEVEL_HISTORY`` nights or more, strays fenced off (``fenced``); the modes
+    Read from ``MODE_LEVEL_HISTORY`` nights or more, strays fenced off (``fence``); the modes
     ``MODE_CARRY_SEPARATION`` spreads apart (a noisy level with a small step passes for two
     modes close together, and its "within-mode" noise is too narrow), and no night of the
     segment already past them on the run's side (a kernel that scattered there before is no
     two-level runner, and a night there is no news).
     """
-    kept = fenced(segment) if segment.size >= MODE_LEVEL_HISTORY else segment[:0]
-    if kept.size < MODE_LEVEL_HISTORY:
+    if segment.size < MODE_LEVEL_HISTORY:
         return None
-    # Past both modes where no night of the segment is: past its outermost night (a cheap
-    # test that most nights fail, ``batchreplay`` certifies with it).
-    if not np.all(sign * (run - (kept.min() if sign < 0 else kept.max())) > 0):
+    ordered = _floats(np.sort(segment))
+    low, high = _fence_of(ordered)
+    first, last = bisect_left(ordered, low), bisect_right(ordered, high)
+    if not low <= high or last - first < MODE_LEVEL_HISTORY:  # NaN bounds (infinite nights)
         return None
+    # Past both modes where no night of the segment is: past its outermost kept night (a
+    # cheap test that most nights fail, ``modescreen`` certifies with it).
+    edge = ordered[first] if sign < 0 else ordered[last - 1]
+    if not all(sign * (v - edge) > 0 for v in _floats(run)):
+        return None
+    kept = np.asarray(segment[(segment >= low) & (segment <= high)], dtype=float)
     modes = _two_modes_of(kept.tobytes(), floor)
     if (
         modes is None
@@ -109,6 +131,11 @@ def past_modes(
     ):
         return None
     return modes, kept
+
+
+def _floats(values: FloatArray) -> list[float]:
+    """A 1-D array as Python floats: a night's few comparisons without numpy's per-call cost."""
+    return cast(list[float], values.tolist())
 
 
 @lru_cache(maxsize=4096)

@@ -67,6 +67,8 @@ from rules.stats.constants import (
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, fast_median
 
+IntArray = npt.NDArray[np.int_]
+
 
 @dataclass(frozen=True)
 class Modes:
@@ -115,15 +117,19 @@ class Modes:
         return self.nearest(value) == self.low
 
 
-def _best_split(ordered: FloatArray, least: int) -> int:
-    """Where the sorted values split best in two (the least sum of squares within the parts)."""
-    n = ordered.size
-    total, squares = np.cumsum(ordered), np.cumsum(ordered**2)
+def best_split(ordered: FloatArray, least: int) -> IntArray:
+    """Where each sorted row of ``ordered`` (its last axis) splits best in two.
+
+    The least sum of squares within the two parts, each of ``least`` values or more; one row
+    or many (``rules.stats.modescreen``) with the same sums.
+    """
+    n = ordered.shape[-1]
+    total, squares = np.cumsum(ordered, axis=-1), np.cumsum(ordered**2, axis=-1)
     i = np.arange(least, n - least + 1)
-    left = squares[i - 1] - total[i - 1] ** 2 / i
-    rest = total[-1] - total[i - 1]
-    right = (squares[-1] - squares[i - 1]) - rest**2 / (n - i)
-    return int(i[int(np.argmin(left + right))])
+    left = squares[..., i - 1] - total[..., i - 1] ** 2 / i
+    rest = total[..., -1:] - total[..., i - 1]
+    right = (squares[..., -1:] - squares[..., i - 1]) - rest**2 / (n - i)
+    return np.asarray(i[np.argmin(left + right, axis=-1)])
 
 
 def _mad(values: FloatArray, center: float) -> float:
@@ -152,7 +158,7 @@ def two_modes(history: FloatArray, floor: float = 0.0) -> Modes | None:
     ordered = np.sort(history)
     if ordered[0] == ordered[-1]:
         return None
-    cut = _best_split(ordered, least)
+    cut = int(best_split(ordered, least))
     low, high = fast_median(ordered[:cut]), fast_median(ordered[cut:])
     is_low = history < (low + high) / 2
     resid = np.where(is_low, history - low, history - high)
