@@ -42,7 +42,7 @@ def fence(ordered: FloatArray) -> tuple[FloatArray, FloatArray]:
     between the modes. A night at half the level is no mode's, and would take the best split
     of ``two_modes``.
     """
-    i, j, below, above = _quantile_at(ordered.shape[-1])
+    i, j, below, above = quantiles_at(ordered.shape[-1])
     low = _between(ordered[..., i], ordered[..., i + 1], below)
     high = _between(ordered[..., j], ordered[..., j + 1], above)
     return _widened(low, high)
@@ -50,12 +50,12 @@ def fence(ordered: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 def _fence_of(ordered: list[float]) -> tuple[float, float]:
     """``fence`` of one sorted segment given as floats (a night's screen: no numpy calls)."""
-    i, j, below, above = _quantile_at(len(ordered))
+    i, j, below, above = quantiles_at(len(ordered))
     low = _between(ordered[i], ordered[i + 1], below)
     return _widened(low, _between(ordered[j], ordered[j + 1], above))
 
 
-def _quantile_at(n: int) -> tuple[int, int, float, float]:
+def quantiles_at(n: int) -> tuple[int, int, float, float]:
     """Where the ``MIN_MODE_SHARE`` quantiles of ``n`` sorted values lie.
 
     The order statistic each lies after, and how far along to the next.

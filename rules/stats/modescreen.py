@@ -32,7 +32,7 @@ from rules.stats.constants import (
     MODE_SEPARATION,
     REPLAY_TOLERANCE,
 )
-from rules.stats.modelevel import fence, past_modes
+from rules.stats.modelevel import fence, past_modes, quantiles_at
 from rules.stats.modes import IntArray, best_split
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, row_medians
@@ -61,21 +61,48 @@ def _past_modes_of(history: FloatArray, start: int, opts: GateOptions) -> BoolAr
     size = np.max(np.abs(history[:, start:]), axis=1)
     past = np.zeros(history.shape[0], dtype=bool)
     for k in range(1, opts.pool_runs + 1):
-        segment = history[:, start : width - k]
-        if segment.shape[1] < MODE_LEVEL_HISTORY:
+        if width - k - start < MODE_LEVEL_HISTORY:
             break
-        run = history[:, width - k :]
-        low, high = fence(np.sort(segment, axis=1))
-        kept = (segment >= low[:, None]) & (segment <= high[:, None])
-        below, above = _past_kept(segment, run, (low, high), size)
-        rows = np.flatnonzero((below | above) & ~past)
-        if not rows.size:
-            continue
-        may = _may_be_two_level(segment[rows], kept[rows], size[rows], opts)
-        for r in rows[may]:
-            sides = [sign for sign, side in ((-1, below), (1, above)) if side[r]]
-            found = (past_modes(segment[r], run[r], sign, opts.noise_floor) for sign in sides)
-            past[r] = any(modes is not None for modes in found)
+        rows = _beyond_inner_nights(history[:, start : width - k], history[:, width - k :])
+        rows = rows[~past[rows]]
+        if rows.size:
+            past[rows] = _past_modes_at(history[rows], start, k, size[rows], opts)
+    return past
+
+
+def _beyond_inner_nights(segment: FloatArray, run: FloatArray) -> IntArray:
+    """The rows whose run lies beyond the inner order statistics every fence keeps.
+
+    The ``MIN_MODE_SHARE`` quantiles lie between the order statistics ``quantiles_at`` names
+    and the next, and ``fence`` widens them: the night after the low quantile's and the night
+    at the high quantile's are always kept. A run past every kept night is past those: below,
+    at most ``i + 1`` nights lie at or below its highest night. Counting them costs no sort.
+    """
+    n = segment.shape[1]
+    i, j, _, _ = quantiles_at(n)
+    under = (segment <= run.max(axis=1)[:, None]).sum(axis=1) <= i + 1
+    over = (segment >= run.min(axis=1)[:, None]).sum(axis=1) <= n - 1 - j
+    return np.flatnonzero(under | over)
+
+
+def _past_modes_at(
+    history: FloatArray, start: int, k: int, size: FloatArray, opts: GateOptions
+) -> BoolArray:
+    """Whether each row's ``k``-night run is past both modes of its segment (``past_modes``)."""
+    width = history.shape[1]
+    segment, run = history[:, start : width - k], history[:, width - k :]
+    low, high = fence(np.sort(segment, axis=1))
+    below, above = _past_kept(segment, run, (low, high), size)
+    past = np.zeros(history.shape[0], dtype=bool)
+    rows = np.flatnonzero(below | above)
+    if not rows.size:
+        return past
+    kept = (segment[rows] >= low[rows, None]) & (segment[rows] <= high[rows, None])
+    may = _may_be_two_level(segment[rows], kept, size[rows], opts)
+    for r in rows[may]:
+        sides = [sign for sign, side in ((-1, below), (1, above)) if side[r]]
+        found = (past_modes(segment[r], run[r], sign, opts.noise_floor) for sign in sides)
+        past[r] = any(modes is not None for modes in found)
     return past
 
 
@@ -142,9 +169,6 @@ def _modes_apart(nights: FloatArray, size: FloatArray, floor: float) -> BoolArra
 
 def _part_medians(ordered: FloatArray, begin: int | IntArray, end: int | IntArray) -> FloatArray:
     """The median of each sorted row's values from ``begin`` to ``end`` (``fast_median``'s)."""
-    count = np.asarray(end - begin)
-    below = np.broadcast_to(begin + (count - 1) // 2, ordered.shape[:1])[:, None]
-    above = np.broadcast_to(begin + count // 2, ordered.shape[:1])[:, None]
-    first = np.take_along_axis(ordered, below, axis=1)[:, 0]
-    second = np.take_along_axis(ordered, above, axis=1)[:, 0]
+    rows, count = np.arange(ordered.shape[0]), end - begin
+    first, second = ordered[rows, begin + (count - 1) // 2], ordered[rows, begin + count // 2]
     return np.asarray(first / 2 + second / 2, dtype=float)
