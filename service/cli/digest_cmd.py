@@ -16,7 +16,7 @@ import typer
 from sqlalchemy import Engine
 
 from service.cli.db_cmd import DbOption
-from service.config import load_config
+from service.config import RoofguardConfig, load_config
 from service.digest.build import build_digest
 from service.digest.chartread import chart_history
 from service.digest.devices import DeviceChange
@@ -93,14 +93,16 @@ def _load(
     repo: str | None,
     read: tuple[datetime, datetime],
     period: tuple[datetime, datetime],
+    window: int,
 ) -> tuple[pd.DataFrame, list[DeviceChange]]:
     """Nightly history of ``read`` (end exclusive), compact and like for like, with its ids.
 
-    And the device changes of ``period``, judged on the rows they need (``rowread``).
+    And the device changes of ``period``, judged on the rows they need (``rowread``), each
+    against the card before's last ``window`` nights.
     """
     with session_scope(engine, readonly=True) as session:
         history = compact_history(session, repo, *read, with_ids=True)
-        changes = compact_device_changes(session, history, period)
+        changes = compact_device_changes(session, history, period, window)
     give_back_freed()  # what the device changes' rows held (``service.store.memory``)
     return history, changes
 
@@ -120,12 +122,13 @@ def _build(
     *,
     html: bool,
     build: Callable[[pd.DataFrame], Digest],
+    window: int,
 ) -> tuple[Digest, dict[str, bytes]]:
     """The digest (``build`` of the history), its device changes, and its charts for ``html``."""
     map_large_allocations()  # the history's arrays, freed, go back to the system: see memory
     engine = open_store(url)
     try:
-        history, changes = _load(engine, repo, read, period)
+        history, changes = _load(engine, repo, read, period, window)
         if not html:  # the ids serve the charts' rows
             del history["run_id"], history["kernel_id"]
         digest = build(history).model_copy(update={"device_changes": changes})
@@ -141,12 +144,12 @@ def _write(path: Path, text: str) -> None:
         raise BadInput(f"{path}: cannot write: {exc.strerror}") from exc
 
 
-def targets_from_config(path: Path | None) -> list[KernelTarget]:
-    """Declared regimes and targets of the config's kernel groups (``--config`` or found here).
+def targets_from_config(config: RoofguardConfig) -> list[KernelTarget]:
+    """Declared regimes and targets of the config's kernel groups.
 
     Groups selected by NVTX range are left out: nightly history does not keep the range.
     """
-    groups = load_config(path, cwd=Path.cwd()).rules.groups
+    groups = config.rules.groups
     return [
         KernelTarget(
             pattern=g.pattern, name=g.name, regime=g.regime, target_percent=g.target_percent
@@ -182,8 +185,13 @@ def digest_command(
 ) -> None:
     """The regression digest of a period: regressions, improvements, flips, unresolved."""
     period = resolve_period(since, start, end, now=datetime.now(UTC))
-    options = DigestOptions(lookback_days=lookback_days, min_segment=min_segment)
-    targets = targets_from_config(config)
+    found = load_config(config, cwd=Path.cwd())  # --config, or the one found here
+    options = DigestOptions(
+        lookback_days=lookback_days,
+        min_segment=min_segment,
+        gate_window=found.baseline.gate_window,
+    )
+    targets = targets_from_config(found)
     with _progress() as step:
         step("loading history")
 
@@ -200,7 +208,9 @@ def digest_command(
 
         # The store's end is exclusive; the digest's is inclusive.
         read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
-        digest, charts = _build(url, repo, read, period, html=html is not None, build=build)
+        digest, charts = _build(
+            url, repo, read, period, html=html is not None, build=build, window=options.gate_window
+        )
         step("rendering")
         markdown = render_digest_markdown(digest)
         if html is not None:

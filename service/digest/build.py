@@ -309,7 +309,7 @@ def build_digest(
     digest = _assemble(frame, parts, start=start, end=end, repo=repo, targets=targets, opts=opts)
     step("scanning time and inventory")
     digest = _with_time(digest, history, frame, end=end, opts=opts)
-    return _with_devices(digest, history, roofs)
+    return _with_devices(digest, history, roofs, opts.gate_window)
 
 
 def _trimmed(progress: Progress) -> Progress:
@@ -327,12 +327,14 @@ def _trimmed(progress: Progress) -> Progress:
 
 
 def _with_devices(
-    digest: Digest, history: pd.DataFrame, roofs: Mapping[str, Roof] | None
+    digest: Digest, history: pd.DataFrame, roofs: Mapping[str, Roof] | None, window: int
 ) -> Digest:
     """The digest with the cards that started in its period, against the card before each."""
     if not set(HISTORY_COLUMNS) <= set(history.columns):
         return digest  # a frame of the digest's own columns only: no roofs to judge with
-    changes = device_changes(history, start=digest.start, end=digest.end, roofs=roofs)
+    changes = device_changes(
+        history, start=digest.start, end=digest.end, roofs=roofs, window=window
+    )
     return digest.model_copy(update={"device_changes": changes})
 
 

@@ -30,6 +30,11 @@ from rules import (
     keeping,
     scale,
 )
+from service.config import BaselineOptions
+
+#: The card before's last nights a change is judged against: the gate's window, as a PR
+#: check's cross-device baseline reads that card (``BaselineOptions.gate_window``).
+GATE_WINDOW: int = BaselineOptions().gate_window
 
 
 class KernelScaling(BaseModel):
@@ -208,12 +213,13 @@ def _firsts(
 
 
 def card_starts(
-    frame: pd.DataFrame, *, start: datetime, end: datetime
+    frame: pd.DataFrame, *, start: datetime, end: datetime, window: int = GATE_WINDOW
 ) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]]:
     """Each card whose first placed night lies in ``[start, end]`` and the card before it.
 
-    As positions in ``frame``: the card before's placed rows older than the new card's first
-    night, and the new card's placed rows up to ``end``; cards in order of their first night.
+    As positions in ``frame``: the card before's placed rows of its last ``window`` nights
+    before the new card's first (the runs a PR check's cross-device baseline reads, the gate's
+    window), and the new card's placed rows up to ``end``; cards in order of their first night.
     """
     percent = pd.to_numeric(frame["percent_of_roof"], errors="coerce").to_numpy(dtype=float)
     stamps = nanoseconds(frame["timestamp"])
@@ -226,13 +232,21 @@ def card_starts(
             continue
         last = stamps.max(where=earlier, initial=np.iinfo(np.int64).min)
         latest = np.flatnonzero(earlier & (stamps == last))[-1]
-        found.append(
-            (
-                np.flatnonzero(earlier & (devices == devices[latest])),
-                np.flatnonzero(placed & (devices == device)),
-            )
+        before = _last_nights(
+            np.flatnonzero(earlier & (devices == devices[latest])), stamps, window
         )
+        found.append((before, np.flatnonzero(placed & (devices == device))))
     return found
+
+
+def _last_nights(
+    rows: npt.NDArray[np.intp], stamps: npt.NDArray[np.int64], window: int
+) -> npt.NDArray[np.intp]:
+    """``rows`` of their last ``window`` distinct timestamps (a nightly run's rows share one)."""
+    nights = np.unique(stamps[rows])
+    if nights.size <= window:
+        return rows
+    return np.asarray(rows[stamps[rows] >= nights[-window]], dtype=np.intp)
 
 
 def device_changes(
@@ -242,6 +256,7 @@ def device_changes(
     end: datetime,
     roofs: Mapping[str, Roof] | None = None,
     tolerance: float = CROSS_DEVICE_TOLERANCE,
+    window: int = GATE_WINDOW,
 ) -> list[DeviceChange]:
     """Every card whose first nightly run lies in ``[start, end]``, against the card before.
 
@@ -252,9 +267,10 @@ def device_changes(
         roofs: The roof each card's runs were placed on (default: catalog datasheet roofs;
             cards on other roofs are then left out).
         tolerance: The fall of percent of roof beyond which a kernel did not keep up.
+        window: The card before's last nights its levels are read from (``card_starts``).
     """
     changes = []
-    for old, new in card_starts(frame, start=start, end=end):
+    for old, new in card_starts(frame, start=start, end=end, window=window):
         change = judge_card(frame.iloc[old], frame.iloc[new], roofs=roofs, tolerance=tolerance)
         if change is not None:
             changes.append(change)

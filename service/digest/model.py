@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rules import Regime
 from rules.stats import ChangePointOptions
-from service.digest.devices import DeviceChange
+from service.digest.devices import GATE_WINDOW, DeviceChange
 
 
 class DigestOptions(BaseModel):
@@ -31,6 +31,8 @@ class DigestOptions(BaseModel):
         lookback_days: History before the period that is scanned, so regressions that started
             earlier are tracked (unresolved by age) rather than reported again.
         top: Most entries per section that get a sparkline and, in HTML, a trend chart.
+        gate_window: The card before's last nights a device change judges against (the
+            config's ``baseline.gate_window``, as a PR check's cross-device baseline).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -42,6 +44,7 @@ class DigestOptions(BaseModel):
     recovery_tolerance: float = Field(default=0.02, ge=0, lt=1)
     lookback_days: int = Field(default=90, ge=0)
     top: int = Field(default=20, ge=1)
+    gate_window: int = Field(default=GATE_WINDOW, ge=1)
 
     def change_point_options(self) -> ChangePointOptions:
         """The detector's thresholds."""

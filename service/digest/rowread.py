@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from service.digest.devices import DeviceChange, card_starts, judge_card
+from service.digest.devices import GATE_WINDOW, DeviceChange, card_starts, judge_card
 from service.store.digestread import run_roof_sources, run_work
 from service.store.sessions import StoreSession
 
@@ -51,7 +51,10 @@ def judged_rows(
 
 
 def compact_device_changes(
-    session: StoreSession, frame: pd.DataFrame, period: tuple[datetime, datetime]
+    session: StoreSession,
+    frame: pd.DataFrame,
+    period: tuple[datetime, datetime],
+    window: int = GATE_WINDOW,
 ) -> list[DeviceChange]:
     """The cards that started in ``period``, each against the card before (``device_changes``).
 
@@ -59,9 +62,10 @@ def compact_device_changes(
         session: An open session on the store.
         frame: The compact history with its ids (``compact_history(..., with_ids=True)``).
         period: The digest's period.
+        window: The card before's last nights judged against (``card_starts``).
     """
     changes = []
-    for old, new in card_starts(frame, start=period[0], end=period[1]):
+    for old, new in card_starts(frame, start=period[0], end=period[1], window=window):
         change = judge_card(judged_rows(session, frame, old), judged_rows(session, frame, new))
         if change is not None:
             changes.append(change)

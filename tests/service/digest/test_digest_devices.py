@@ -7,7 +7,9 @@ from datetime import timedelta
 import pytest
 from device_fleet import FIRST, REPO, datasheet, nights, store
 
+from rules import device_levels
 from service.digest.build import build_digest
+from service.digest.model import DigestOptions
 from service.render.digest_render import render_digest_html, render_digest_markdown
 from service.store.db import open_store, session_scope
 from service.store.history import nightly_history
@@ -68,8 +70,12 @@ def test_a_week_without_a_new_card_has_no_such_section(history) -> None:
     assert not digest.headline.startswith("1 device change")
 
 
-def test_the_command_reads_the_device_change_as_the_full_history_gives_it(tmp_path, capsys):
-    """``roofguard digest`` builds from the compact read; the card change is the same."""
+@pytest.mark.parametrize("gate_window", [None, 5])
+def test_the_command_reads_the_device_change_as_the_full_history_gives_it(
+    tmp_path, capsys, gate_window
+):
+    """``roofguard digest`` builds from the compact read; the card change is the same, over
+    the config's ``gate_window`` of the card before."""
     from service.cli import run
     from service.render.digest_render import render_digest_json
     from service.store.likeforlike import with_like_for_like
@@ -90,8 +96,26 @@ def test_the_command_reads_the_device_change_as_the_full_history_gives_it(tmp_pa
             full = with_like_for_like(session=session, frame=full)
     finally:
         engine.dispose()
-    expected = build_digest(full, start=start, end=end, repo=REPO)
-    period = ["--from", start.isoformat(), "--to", end.isoformat()]
+    config = tmp_path / "roofguard.toml"
+    config.write_text(f"[baseline]\ngate_window = {gate_window}\n" if gate_window else "")
+    options = DigestOptions(gate_window=gate_window) if gate_window else None
+    expected = build_digest(full, start=start, end=end, repo=REPO, options=options)
+    period = ["--from", start.isoformat(), "--to", end.isoformat(), "--config", str(config)]
     assert run(["digest", *period, "--repo", REPO, "--json", "--db", url]) == 0
     assert capsys.readouterr().out == render_digest_json(expected)
     assert len(expected.device_changes) == 1
+
+
+def test_the_card_before_is_judged_over_the_gates_window(history) -> None:
+    """As a PR check's cross-device baseline reads that card: its last ``gate_window`` nights."""
+    start = FIRST + timedelta(days=28)
+    options = DigestOptions(gate_window=5)
+    short = build_digest(history, start=start, end=start + timedelta(days=7), options=options)
+    a100 = history[history["device"].astype(str) == A100]
+    last = a100[a100["timestamp"] >= sorted(a100["timestamp"].unique())[-5]]
+    whole, recent = device_levels(a100)["gemm"], device_levels(last)["gemm"]
+    assert (whole.runs, recent.runs) == (30, 5) and recent.percent != whole.percent
+    [gemm] = short.device_changes[0].not_kept_up
+    assert gemm.before == recent.percent
+    [gemm] = week(history, 28).device_changes[0].not_kept_up  # 30 nights: all within 60
+    assert gemm.before == whole.percent
