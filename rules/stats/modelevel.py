@@ -42,17 +42,17 @@ def fence(ordered: FloatArray) -> tuple[FloatArray, FloatArray]:
     between the modes. A night at half the level is no mode's, and would take the best split
     of ``two_modes``.
     """
-    i, j, below, above = quantiles_at(ordered.shape[-1])
-    low = _between(ordered[..., i], ordered[..., i + 1], below)
-    high = _between(ordered[..., j], ordered[..., j + 1], above)
+    i, j, low_at, high_at = quantiles_at(ordered.shape[-1])
+    low = _between(ordered[..., i], ordered[..., i + 1], low_at)
+    high = _between(ordered[..., j], ordered[..., j + 1], high_at)
     return _widened(low, high)
 
 
 def _fence_of(ordered: list[float]) -> tuple[float, float]:
     """``fence`` of one sorted segment given as floats (a night's screen: no numpy calls)."""
-    i, j, below, above = quantiles_at(len(ordered))
-    low = _between(ordered[i], ordered[i + 1], below)
-    return _widened(low, _between(ordered[j], ordered[j + 1], above))
+    i, j, low_at, high_at = quantiles_at(len(ordered))
+    low = _between(ordered[i], ordered[i + 1], low_at)
+    return _widened(low, _between(ordered[j], ordered[j + 1], high_at))
 
 
 def quantiles_at(n: int) -> tuple[int, int, float, float]:
