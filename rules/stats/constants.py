@@ -376,6 +376,9 @@ MODE_CARRY_SEPARATION = 5.0
 #: two-level false alarms on seed 2028 0.58 -> 0.60 (two outliers in a row 9% and 12% below the low
 #: mode; a return to the high mode after a confirmed stay). The within-mode agreement costs a rise:
 #: a +40% step of a two-level series on seed 3 at 1% noise spans both new modes and is not confirmed
-#: (F1 0.35 -> 0.27 in that cell; 2% noise 0.12 -> 0.24).
+#: (F1 0.35 -> 0.27 in that cell; 2% noise 0.12 -> 0.24). A run at a mode of its own segment of as
+#: many nights is a stay (``modes.segment_modes``): two-level false alarms on seed 2028 0.58 ->
+#: 0.56, bursty 0.95 -> 0.94, seeds 1 and 3 and the real histories as before; read from a segment
+#: of any length, a bursty drop of 10% on seed 1 was lost (14 nights holding a burst: its mode).
 MODE_LEVEL_HISTORY = 20
 MODE_FENCE = 1.0

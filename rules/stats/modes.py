@@ -24,7 +24,9 @@ every night of it is off the modes (``at_a_mode``). A run beyond both modes of i
 is judged against the outer mode in the within-mode noise (``rules.stats.modelevel``): the
 segment's noise holds the kernel's own switching (a real runner alternating 0 / +9% had 3.9%
 of it and 1.6% within a mode; a 9% drop below both modes read z -2.3 in the one). Its nights
-agree in that noise, and a run at a mode of the whole window read in it is still a stay.
+agree in that noise, and a run at a mode of the whole window read in it is still a stay, as
+is a run at a mode of its own segment (``segment_modes``: a window that holds a change before
+the segment mixes three levels and reads none).
 (Which mode dominates, the share, is described, not judged: on a sticky runner the stays,
 not the nights, are the samples, and 60 nights hold too few of them.)
 
@@ -59,6 +61,7 @@ from rules.stats.constants import (
     MIN_SWITCHES,
     MODE_CARRY_SEPARATION,
     MODE_DIFF_SHARE,
+    MODE_LEVEL_HISTORY,
     MODE_SEPARATION,
     MODE_SPREAD,
     MODE_STAY_RATIO,
@@ -180,8 +183,9 @@ def at_a_mode(
 
     On a two-level history (the nights before the run) a run is a change only when every night
     of it is beyond both modes; read only for a run that confirms otherwise (few of them).
-    In a segment that starts at ``start`` (a change since, the segment at ``level``) the modes
-    of the nights before it are carried to it too (``carried``). A history whose other mode was
+    In a segment that starts at ``start`` (a change since, the segment at ``level``) its own
+    modes are read too (``segment_modes``), and the modes of the nights before it are carried
+    to it (``carried``). A history whose other mode was
     visited too rarely to be two-level on its own is read with the run's first night too
     (``back_at_a_mode``). ``spread``: the within-mode noise a run judged against a mode of
     its segment was judged in (``modelevel.mode_level``); the history's modes are read in it
@@ -192,13 +196,27 @@ def at_a_mode(
     modes = two_modes(history, opts.noise_floor)
     if modes is not None and spread is not None:
         modes = dataclasses.replace(modes, spread=spread)
-    if modes is not None and not all(modes.beyond(float(v), sign) for v in run):
-        return True
+    for read in (modes, segment_modes(history, start, opts)):
+        if read is not None and not all(read.beyond(float(v), sign) for v in run):
+            return True
     if start >= MIN_MODE_HISTORY:
         moved = carried(values[:start], level, sign, opts)
         if moved is not None and moved.holds(run, sign):
             return True
     return modes is None and back_at_a_mode(history, run, sign, opts)
+
+
+def segment_modes(history: FloatArray, start: int, opts: GateOptions) -> Modes | None:
+    """The modes of the segment of ``history`` from ``start``, where they are read well.
+
+    A window that holds a change before the segment mixes three levels or more and reads no
+    modes, and the nights before the change may be one level: neither says the segment's
+    runner alternates. From ``MODE_LEVEL_HISTORY`` nights, as ``modelevel`` reads them (a
+    short segment holding a burst reads the burst as a mode: a bursty drop of 10% was lost).
+    """
+    if not start or history.size - start < MODE_LEVEL_HISTORY:
+        return None
+    return two_modes(history[start:], opts.noise_floor)
 
 
 def carried(before: FloatArray, level: float, sign: int, opts: GateOptions) -> Modes | None:
