@@ -17,10 +17,13 @@ the two parts), kept only when
 * the history went from one mode to the other at least ``MIN_SWITCHES`` times in time order
   (one switch is a change of level, the detector's business, not a mixture).
 
-On a two-level kernel a night is off the modes only beyond both of them: past the outer mode
-on its side by ``AT_MODE_Z`` within-mode spreads (``modes.Modes.beyond``). A night at or between
-the modes is no suspect, and a run that would confirm a change is a stay at a mode unless
-every night of it is off the modes (``at_a_mode``). A run beyond both modes of its segment
+On a two-level kernel a night is off the modes beyond both of them: past the outer mode on
+its side by ``AT_MODE_Z`` within-mode spreads (``modes.Modes.beyond``), or between them and
+``MODE_OFF_Z`` spreads from each, the modes read from ``MODE_LEVEL_HISTORY`` nights with
+``MODE_OFF_SWITCHES`` switches (``Modes.off``: a drop smaller than the gap moves the high mode
+between the two). A night at a
+mode or near one is no suspect, and a run that would confirm a change is a stay at a mode
+unless every night of it is off the modes (``at_a_mode``). A run beyond both modes of its segment
 is judged against the outer mode in the within-mode noise (``rules.stats.modelevel``): the
 segment's noise holds the kernel's own switching (a real runner alternating 0 / +9% had 3.9%
 of it and 1.6% within a mode; a 9% drop below both modes read z -2.3 in the one). Its nights
@@ -62,6 +65,8 @@ from rules.stats.constants import (
     MODE_CARRY_SEPARATION,
     MODE_DIFF_SHARE,
     MODE_LEVEL_HISTORY,
+    MODE_OFF_SWITCHES,
+    MODE_OFF_Z,
     MODE_SEPARATION,
     MODE_SPREAD,
     MODE_STAY_RATIO,
@@ -103,6 +108,23 @@ class Modes:
         """
         edge = self.low if sign < 0 else self.high
         return sign * (value - edge) >= AT_MODE_Z * self.spread
+
+    def off(self, value: float, sign: int) -> bool:
+        """Whether ``value`` is at neither mode (side ``sign``), as ``at_a_mode`` reads it.
+
+        ``beyond`` both, or between them and ``MODE_OFF_Z`` within-mode spreads from each,
+        where the modes are read from ``MODE_LEVEL_HISTORY`` nights or more with
+        ``MODE_OFF_SWITCHES`` switches. A drop smaller than the gap moves the high mode between
+        the two; its nights are at neither level the runner lives at. Two switches make a
+        mixture that excuses a run at a mode; to call a run between the modes a change the
+        runner must have alternated more (a change with a burst after it reads as two modes
+        with three stays).
+        """
+        if self.beyond(value, sign):
+            return True
+        near = MODE_OFF_Z * self.spread
+        alternates = self.nights >= MODE_LEVEL_HISTORY and self.stays - 1 >= MODE_OFF_SWITCHES
+        return alternates and self.low + near <= value <= self.high - near
 
     def holds(self, run: FloatArray, sign: int) -> bool:
         """Whether ``run`` (side ``sign``) is at the mode on that side.
@@ -182,7 +204,7 @@ def at_a_mode(
     """Whether the ``k``-night run at the end of ``values`` (side ``sign``) is a stay at a mode.
 
     On a two-level history (the nights before the run) a run is a change only when every night
-    of it is beyond both modes; read only for a run that confirms otherwise (few of them).
+    of it is off the modes (``Modes.off``); read only for a run that confirms otherwise (few).
     In a segment that starts at ``start`` (a change since, the segment at ``level``) its own
     modes are read too (``segment_modes``), and the modes of the nights before it are carried
     to it (``carried``). A history whose other mode was
@@ -197,7 +219,7 @@ def at_a_mode(
     if modes is not None and spread is not None:
         modes = dataclasses.replace(modes, spread=spread)
     for read in (modes, segment_modes(history, start, opts)):
-        if read is not None and not all(read.beyond(float(v), sign) for v in run):
+        if read is not None and not all(read.off(float(v), sign) for v in run):
             return True
     if start >= MIN_MODE_HISTORY:
         moved = carried(values[:start], level, sign, opts)

@@ -200,3 +200,19 @@ def test_a_stay_at_a_mode_of_the_segment_itself_is_not_confirmed(
     assert not judge_latest(history).regressed
     monkeypatch.setattr(modes, "segment_modes", lambda *_: None)
     assert judge_latest(history).regressed
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_drop_between_the_modes_and_far_from_each_is_found(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 6% drop of a runner alternating 71 / 62 puts its high mode at 66.5: at neither mode
+    (``Modes.off``, ``MODE_OFF_Z`` spreads from each), so a change, not a stay."""
+    rng = np.random.default_rng(seed)
+    levels = np.r_[np.where(np.array(STAYS) == 1, 62.0, 71.0), [66.5] * 4]
+    history = levels * (1 + 0.005 * rng.standard_normal(levels.size))
+    nights = range(len(STAYS) + 1, history.size + 1)
+    assert judge_latest(history[: len(STAYS) + 1]).suspect
+    assert any(judge_latest(history[:n]).regressed for n in nights)
+    monkeypatch.setattr(modes, "MODE_OFF_SWITCHES", 10**9)  # between the modes: a stay
+    assert not any(judge_latest(history[:n]).regressed for n in nights)
