@@ -376,6 +376,18 @@ MODE_CARRY_SEPARATION = 5.0
 #: two-level false alarms on seed 2028 0.58 -> 0.60 (two outliers in a row 9% and 12% below the low
 #: mode; a return to the high mode after a confirmed stay). The within-mode agreement costs a rise:
 #: a +40% step of a two-level series on seed 3 at 1% noise spans both new modes and is not confirmed
-#: (F1 0.35 -> 0.27 in that cell; 2% noise 0.12 -> 0.24).
+#: (F1 0.35 -> 0.27 in that cell; 2% noise 0.12 -> 0.24). A run at a mode of its own segment of as
+#: many nights is a stay (``modes.segment_modes``): two-level false alarms on seed 2028 0.58 ->
+#: 0.56, bursty 0.95 -> 0.94, seeds 1 and 3 and the real histories as before; read from a segment
+#: of any length, a bursty drop of 10% on seed 1 was lost (14 nights holding a burst: its mode).
 MODE_LEVEL_HISTORY = 20
 MODE_FENCE = 1.0
+#: A night between the two modes and this many within-mode spreads from each is off them
+#: (``modes.Modes.off``: a drop smaller than the gap puts the high mode there), the modes read from
+#: ``MODE_LEVEL_HISTORY`` nights with ``MODE_OFF_SWITCHES`` switches (a change with a burst after
+#: it reads as two modes, three stays). Seeds 2028 / 1 / 3 of ``bench_kinds.py``: two-level F1
+#: 0.33 / 0.41 / 0.32 -> 0.37 / 0.41 / 0.32, drops of 10% 12 -> 13 of 23 (2028), outliers 13 -> 14
+#: of 19, bursts 8 -> 9 of 14 (3), false alarms and the real histories as before. 2 switches: a
+#: bursty false alarm more (2028); then 4 or 6 spreads: bursty 0.89 -> 0.93 / 0.91 (seed 3).
+MODE_OFF_Z = 8.0
+MODE_OFF_SWITCHES = 4

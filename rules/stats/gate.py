@@ -211,7 +211,7 @@ def judge_from(
     # A night judged against a mode (``runs.Step.moded``) is off both modes of its segment.
     read = beyond and not confirmed and not judged.moded
     modes = two_modes(values[:-1], opts.noise_floor) if read else None
-    at_mode = modes is not None and not modes.beyond(newest, int(np.sign(z)))
+    at_mode = modes is not None and not modes.off(newest, int(np.sign(z)))
     return Judgement(
         regressed=confirmed and worse,
         suspect=worse and beyond and not confirmed and not at_mode,

@@ -17,14 +17,18 @@ the two parts), kept only when
 * the history went from one mode to the other at least ``MIN_SWITCHES`` times in time order
   (one switch is a change of level, the detector's business, not a mixture).
 
-On a two-level kernel a night is off the modes only beyond both of them: past the outer mode
-on its side by ``AT_MODE_Z`` within-mode spreads (``modes.Modes.beyond``). A night at or between
-the modes is no suspect, and a run that would confirm a change is a stay at a mode unless
-every night of it is off the modes (``at_a_mode``). A run beyond both modes of its segment
-is judged against the outer mode in the within-mode noise (``rules.stats.modelevel``): the
-segment's noise holds the kernel's own switching (a real runner alternating 0 / +9% had 3.9%
-of it and 1.6% within a mode; a 9% drop below both modes read z -2.3 in the one). Its nights
-agree in that noise, and a run at a mode of the whole window read in it is still a stay.
+On a two-level kernel a night is off the modes beyond both of them: past the outer mode on its
+side by ``AT_MODE_Z`` within-mode spreads (``modes.Modes.beyond``), or between them and
+``MODE_OFF_Z`` spreads from each, the modes read from ``MODE_LEVEL_HISTORY`` nights with
+``MODE_OFF_SWITCHES`` switches (``Modes.off``: a drop smaller than the gap moves the high mode
+between the two). A night at a mode or near one is no suspect, and a run that would confirm a
+change is a stay at a mode unless every night of it is off the modes (``at_a_mode``). A run
+beyond both modes of its segment is judged against the outer mode in the within-mode noise
+(``rules.stats.modelevel``): the segment's noise holds the kernel's own switching (a real runner
+alternating 0 / +9% had 3.9% of it and 1.6% within a mode; a 9% drop below both modes read z
+-2.3 in the one). Its nights agree in that noise, and a run at a mode of the whole window read
+in it is still a stay, as is a run at a mode of its own segment (``segment_modes``: a window
+that holds a change before the segment mixes three levels and reads none).
 (Which mode dominates, the share, is described, not judged: on a sticky runner the stays,
 not the nights, are the samples, and 60 nights hold too few of them.)
 
@@ -59,6 +63,9 @@ from rules.stats.constants import (
     MIN_SWITCHES,
     MODE_CARRY_SEPARATION,
     MODE_DIFF_SHARE,
+    MODE_LEVEL_HISTORY,
+    MODE_OFF_SWITCHES,
+    MODE_OFF_Z,
     MODE_SEPARATION,
     MODE_SPREAD,
     MODE_STAY_RATIO,
@@ -102,6 +109,23 @@ class Modes:
         """
         edge = self.low if sign < 0 else self.high
         return sign * (value - edge) >= AT_MODE_Z * self.spread
+
+    def off(self, value: float, sign: int) -> bool:
+        """Whether ``value`` is at neither mode (side ``sign``), as ``at_a_mode`` reads it.
+
+        ``beyond`` both, or between them and ``MODE_OFF_Z`` within-mode spreads from each,
+        where the modes are read from ``MODE_LEVEL_HISTORY`` nights or more with
+        ``MODE_OFF_SWITCHES`` switches. A drop smaller than the gap moves the high mode between
+        the two; its nights are at neither level the runner lives at. Two switches make a
+        mixture that excuses a run at a mode; to call a run between the modes a change the
+        runner must have alternated more (a change with a burst after it reads as two modes
+        with three stays).
+        """
+        if self.beyond(value, sign):
+            return True
+        near = MODE_OFF_Z * self.spread
+        alternates = self.nights >= MODE_LEVEL_HISTORY and self.stays - 1 >= MODE_OFF_SWITCHES
+        return alternates and self.low + near <= value <= self.high - near
 
     def holds(self, run: FloatArray, sign: int) -> bool:
         """Whether ``run`` (side ``sign``) is at the mode on that side.
@@ -185,26 +209,41 @@ def at_a_mode(
     """Whether the ``k``-night run at the end of ``values`` (side ``sign``) is a stay at a mode.
 
     On a two-level history (the nights before the run) a run is a change only when every night
-    of it is beyond both modes; read only for a run that confirms otherwise (few of them).
-    In a segment that starts at ``start`` (a change since, the segment at ``level``) the modes
-    of the nights before it are carried to it too (``carried``). A history whose other mode was
-    visited too rarely to be two-level on its own is read with the run's first night too
-    (``back_at_a_mode``). ``spread``: the within-mode noise a run judged against a mode of
-    its segment was judged in (``modelevel.mode_level``); the history's modes are read in it
-    too (a window that holds older levels reads its modes wider than they are).
+    of it is off the modes (``Modes.off``); read only for a run that confirms otherwise (few).
+    In a segment that starts at ``start`` (a change since, the segment at ``level``) its own
+    modes are read too (``segment_modes``), and the modes of the nights before it are carried to
+    it (``carried``). A history whose other mode was visited too rarely to be two-level on its
+    own is read with the run's first night too (``back_at_a_mode``). ``spread``: the within-mode
+    noise a run judged against a mode of its segment was judged in (``modelevel.mode_level``);
+    the history's modes are read in it too (a window that holds older levels reads its modes
+    wider than they are).
     """
     history = values[: values.size - k]
     run = values[values.size - k :]
     modes = two_modes(history, opts.noise_floor)
     if modes is not None and spread is not None:
         modes = dataclasses.replace(modes, spread=spread)
-    if modes is not None and not all(modes.beyond(float(v), sign) for v in run):
-        return True
+    for read in (modes, segment_modes(history, start, opts)):
+        if read is not None and not all(read.off(float(v), sign) for v in run):
+            return True
     if start >= MIN_MODE_HISTORY:
         moved = carried(values[:start], level, sign, opts)
         if moved is not None and moved.holds(run, sign):
             return True
     return modes is None and back_at_a_mode(history, run, sign, opts)
+
+
+def segment_modes(history: FloatArray, start: int, opts: GateOptions) -> Modes | None:
+    """The modes of the segment of ``history`` from ``start``, where they are read well.
+
+    A window that holds a change before the segment mixes three levels or more and reads no
+    modes, and the nights before the change may be one level: neither says the segment's
+    runner alternates. From ``MODE_LEVEL_HISTORY`` nights, as ``modelevel`` reads them (a
+    short segment holding a burst reads the burst as a mode: a bursty drop of 10% was lost).
+    """
+    if not start or history.size - start < MODE_LEVEL_HISTORY:
+        return None
+    return two_modes(history[start:], opts.noise_floor)
 
 
 def carried(before: FloatArray, level: float, sign: int, opts: GateOptions) -> Modes | None:

@@ -180,3 +180,39 @@ def test_a_young_runners_earlier_stay_may_be_twice_as_long_as_the_other(
     assert not judge_latest(history).regressed
     monkeypatch.setattr(modes, "MODE_STAY_RATIO", 1.0)  # no longer than the other: a change
     assert judge_latest(history).regressed
+
+
+def _one_level_then_two(seed: int = 0) -> np.ndarray:
+    """20 nights at 70, then a runner alternating 60 / 50.4 (a drop), back at 50.4 for two."""
+    rng = np.random.default_rng(seed)
+    stays = [70.0] * 20 + [60.0] * 8 + [50.4] * 3 + [60.0] * 7 + [50.4] * 3 + [60.0] * 6
+    levels = np.array([*stays, 50.4, 50.4])
+    return levels * (1 + 0.005 * rng.standard_normal(levels.size))
+
+
+def test_a_stay_at_a_mode_of_the_segment_itself_is_not_confirmed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The window mixes three levels (no modes), the nights before the change are one level
+    (nothing carried): only the segment's own modes (``segment_modes``) say it alternates."""
+    history = _one_level_then_two()
+    assert two_modes(history[:-2]) is None
+    assert not judge_latest(history).regressed
+    monkeypatch.setattr(modes, "segment_modes", lambda *_: None)
+    assert judge_latest(history).regressed
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_drop_between_the_modes_and_far_from_each_is_found(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 6% drop of a runner alternating 71 / 62 puts its high mode at 66.5: at neither mode
+    (``Modes.off``, ``MODE_OFF_Z`` spreads from each), so a change, not a stay."""
+    rng = np.random.default_rng(seed)
+    levels = np.r_[np.where(np.array(STAYS) == 1, 62.0, 71.0), [66.5] * 4]
+    history = levels * (1 + 0.005 * rng.standard_normal(levels.size))
+    nights = range(len(STAYS) + 1, history.size + 1)
+    assert judge_latest(history[: len(STAYS) + 1]).suspect
+    assert any(judge_latest(history[:n]).regressed for n in nights)
+    monkeypatch.setattr(modes, "MODE_OFF_SWITCHES", 10**9)  # between the modes: a stay
+    assert not any(judge_latest(history[:n]).regressed for n in nights)
