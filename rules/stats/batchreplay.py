@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from rules.stats.constants import (
     CLIP_Z,
@@ -39,7 +38,7 @@ from rules.stats.constants import (
 )
 from rules.stats.modescreen import past_modes_rows
 from rules.stats.options import GateOptions
-from rules.stats.robust import FloatArray, row_medians
+from rules.stats.robust import BoolArray, FloatArray, IntArray, row_medians
 from rules.stats.runs import (
     DETECTOR_NOISE_FLOOR,
     Replay,
@@ -48,9 +47,6 @@ from rules.stats.runs import (
     night_noise,
     step,
 )
-
-BoolArray = npt.NDArray[np.bool_]
-IntArray = npt.NDArray[np.int_]
 
 
 def _near(x: FloatArray, bar: float | FloatArray, err: FloatArray) -> BoolArray:

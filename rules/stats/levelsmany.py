@@ -18,13 +18,10 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from rules.stats.constants import CLIP_Z, MAD_SCALE, MIN_SD_POINTS, TRIMMING
 from rules.stats.levels import Level, level_of
-from rules.stats.robust import FloatArray
-
-BoolArray = npt.NDArray[np.bool_]
+from rules.stats.robust import BoolArray, FloatArray
 
 #: The shortest segment done as a matrix: trimmed (``TRIMMING``) and with a standard deviation.
 _LONG = max(MIN_SD_POINTS, TRIMMING[0][0])

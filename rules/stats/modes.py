@@ -51,7 +51,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from rules.stats.constants import (
     AT_MODE_Z,
@@ -72,9 +71,7 @@ from rules.stats.constants import (
     MODE_STAY_Z,
 )
 from rules.stats.options import GateOptions
-from rules.stats.robust import FloatArray, fast_median
-
-IntArray = npt.NDArray[np.int_]
+from rules.stats.robust import BoolArray, FloatArray, IntArray, fast_median
 
 
 @dataclass(frozen=True)
@@ -306,7 +303,7 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     )
 
 
-def _stays(at: npt.NDArray[np.bool_]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def _stays(at: BoolArray) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The stays where ``at`` holds, and those where it does not (first, end; time order)."""
     edges = [int(i) + 1 for i in np.flatnonzero(at[1:] != at[:-1])]
     bounds = [0, *edges, at.size]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 
 from rules.stats.constants import (
     MAD_SCALE,
@@ -33,11 +32,9 @@ from rules.stats.constants import (
     REPLAY_TOLERANCE,
 )
 from rules.stats.modelevel import fence, past_modes, quantiles_at
-from rules.stats.modes import IntArray, best_split
+from rules.stats.modes import best_split
 from rules.stats.options import GateOptions
-from rules.stats.robust import FloatArray, row_medians
-
-BoolArray = npt.NDArray[np.bool_]
+from rules.stats.robust import BoolArray, FloatArray, IntArray, row_medians
 
 
 def past_modes_rows(

@@ -21,9 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats.constants import OUTLIER_Z, PLACED_PER_ARRAY
-from rules.stats.robust import FloatArray
-
-IntArray = npt.NDArray[np.int_]
+from rules.stats.robust import BoolArray, FloatArray, IntArray
 
 
 @dataclass(frozen=True)
@@ -99,9 +97,7 @@ def _split_medians(points: FloatArray, splits: IntArray) -> tuple[FloatArray, Fl
     return _median_by_rank(ordered, below, splits), _median_by_rank(ordered, above, size - splits)
 
 
-def _side_cost(
-    points: FloatArray, medians: FloatArray, outside: npt.NDArray[np.bool_]
-) -> FloatArray:
+def _side_cost(points: FloatArray, medians: FloatArray, outside: BoolArray) -> FloatArray:
     """Total absolute deviation of one side of each split from its median (rows x splits).
 
     Summed over every point of the row with the other side's set to 0, as numpy's nansum of
@@ -201,10 +197,10 @@ class Placed:
 
     targets: IntArray
     step_costs: FloatArray
-    checked: npt.NDArray[np.bool_]
+    checked: BoolArray
     hood: Neighbourhoods
 
-    def stands(self, which: IntArray) -> npt.NDArray[np.bool_]:
+    def stands(self, which: IntArray) -> BoolArray:
         """Whether candidates ``which`` stand: a line fits their points worse than the step.
 
         The line is robust (``line_costs``), a slow drift; computed row by row, so the same

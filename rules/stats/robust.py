@@ -15,6 +15,8 @@ import numpy.typing as npt
 from rules.stats.constants import MAD_SCALE, MEDIAN_SE, TRIMMING, UPPER_QUARTILE
 
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int_]
 Direction = Literal["up", "down"]
 
 
