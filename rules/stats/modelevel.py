@@ -127,7 +127,7 @@ def past_modes(
         modes is None
         or modes.high - modes.low < MODE_CARRY_SEPARATION * modes.spread
         or not all(modes.beyond(float(v), sign) for v in run)
-        or any(modes.beyond(float(v), sign) for v in kept)
+        or modes.beyond(edge, sign)  # the kept night nearest to being past them: none is
     ):
         return None
     return modes, kept
