@@ -99,11 +99,20 @@ def off_z(values: np.ndarray) -> np.ndarray:
     logs = np.log(values)
     z = np.full(values.size, math.nan)
     for t in range(LEVEL_NIGHTS, values.size):
-        before = logs[max(0, t - NOISE_NIGHTS) : t]
-        noise = 1.4826 * float(np.median(np.abs(np.diff(before)))) / math.sqrt(2)
-        level = float(np.median(logs[t - LEVEL_NIGHTS : t]))
-        z[t] = (logs[t] - level) / max(noise, 1e-6)
+        level, noise = level_before(logs, t)
+        z[t] = (logs[t] - level) / noise
     return z
+
+
+def level_before(logs: np.ndarray, t: int) -> tuple[float, float]:
+    """The level night ``t`` of ``logs`` is judged against, and its noise (floored above 0).
+
+    The median of the ``LEVEL_NIGHTS`` nights before it; the robust night-to-night noise of
+    the ``NOISE_NIGHTS`` before it.
+    """
+    before = logs[max(0, t - NOISE_NIGHTS) : t]
+    noise = 1.4826 * float(np.median(np.abs(np.diff(before)))) / math.sqrt(2)
+    return float(np.median(logs[max(0, t - LEVEL_NIGHTS) : t])), max(noise, 1e-6)
 
 
 # --- alignment ----------------------------------------------------------------------------

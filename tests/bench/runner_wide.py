@@ -46,6 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import runner_groups
 from bench_detection import EARLY, LATE
 from bench_online import (
     GATE_WINDOW,
@@ -59,12 +60,11 @@ from bench_online import (
 from runner_groups import (
     ALIGN_HEADER,
     LEVEL_NIGHTS,
-    NOISE_NIGHTS,
     Group,
-    K,
     Member,
     aligned_groups,
     alignment_rows,
+    level_before,
 )
 from tables import publish
 
@@ -113,18 +113,17 @@ def gate_alarms(groups: Sequence[Group]) -> list[Alarm]:
     judged = judge_latest_many(
         [m.series.values[max(0, t + 1 - GATE_WINDOW) : t + 1] for _, m, t in nights]
     )
+    ignored = {m.sid: _ignored(m.series) for _, m in pairs}
     hits: dict[str, dict[int, int]] = {}  # series -> alarm night -> the step it finds
     for (_, m), f in zip(pairs, flags, strict=True):
-        ignored = _ignored(m.series)
-        events = [t for t in _events(f) if not ignored[t]]
+        events = [t for t in _events(f) if not ignored[m.sid][t]]
         hits[m.sid] = {t: c for c, t in _match(events, m.series.changes)[0].items()}
     out = []
     for (g, m, t), j in zip(nights, judged, strict=True):
         sign = -1 if j.regressed else 1
         run = max(1, j.run)
-        ignored = bool(_ignored(m.series)[t])
         share = _run_share(g, m, t, run, sign)
-        out.append(Alarm(g, m, t, sign, run, hits[m.sid].get(t), ignored, share))
+        out.append(Alarm(g, m, t, sign, run, hits[m.sid].get(t), bool(ignored[m.sid][t]), share))
     return out
 
 
@@ -158,10 +157,8 @@ def _far_from_labels(s: Labelled, a: int, b: int) -> bool:
 def _back(m: Member, start: int, night: int) -> bool:
     """Whether ``night`` is within ``K`` noises of the level before ``start``."""
     logs = np.log(m.series.values)
-    before = logs[max(0, start - NOISE_NIGHTS) : start]
-    noise = 1.4826 * float(np.median(np.abs(np.diff(before)))) / math.sqrt(2)
-    level = float(np.median(logs[max(0, start - LEVEL_NIGHTS) : start]))
-    return abs(logs[night] - level) < K * max(noise, 1e-6)
+    level, noise = level_before(logs, start)
+    return abs(logs[night] - level) < runner_groups.K * noise
 
 
 def _runs(sides: np.ndarray) -> Iterable[tuple[int, int, int]]:
@@ -181,16 +178,13 @@ def excursions(g: Group) -> list[Shift]:
     out = []
     for m in g.members:
         z = np.nan_to_num(m.z)
-        sides = np.where(np.abs(z) >= K, np.sign(z), 0).astype(int)
+        sides = np.where(np.abs(z) >= runner_groups.K, np.sign(z), 0).astype(int)
         for start, nights, sign in _runs(sides):
             end = start + nights - 1
             if not 2 <= nights <= 4 or end + 1 >= z.size or start < LEVEL_NIGHTS:
                 continue
             if _far_from_labels(m.series, start, end + 1) and _back(m, start, end + 1):
-                shares = [g.share(m, t + m.offset, sign) for t in range(start, end + 1)]
-                known = [x for x in shares if not math.isnan(x)]
-                share = float(np.mean(known)) if known else math.nan
-                out.append(Shift(m, start, sign, nights, share))
+                out.append(Shift(m, start, sign, nights, _run_share(g, m, end, nights, sign)))
     return out
 
 
@@ -227,7 +221,7 @@ class Episode:
 def _off_share(g: Group, night: int, sign: int) -> float:
     zs = [m.at(night) for m in g.members]
     zs = [z for z in zs if not math.isnan(z)]
-    return sum(sign * z >= K for z in zs) / len(zs) if len(zs) >= 2 else 0.0
+    return sum(sign * z >= runner_groups.K for z in zs) / len(zs) if len(zs) >= 2 else 0.0
 
 
 def episodes(g: Group, at: float) -> list[Episode]:
@@ -241,7 +235,7 @@ def episodes(g: Group, at: float) -> list[Episode]:
     out = []
     for start, nights, sign in _runs(sides):
         end = start + nights - 1
-        off = [m for m in g.members if sign * m.at(start) >= K]
+        off = [m for m in g.members if sign * m.at(start) >= runner_groups.K]
         after = [m for m in off if end + 1 - m.offset < m.series.values.size]
         back = [m for m in after if _back(m, start - m.offset, end + 1 - m.offset)]
         returned = len(back) / len(after) if after else math.nan
@@ -463,7 +457,8 @@ def report(path: Path, at: float) -> str:
     alarms = gate_alarms(groups)
     return "\n".join(
         [
-            f"Aligned groups (K = {K:g} noises; a share ≥ {at:.0%} counts as shared).",
+            f"Aligned groups (K = {runner_groups.K:g} noises; "
+            f"a share ≥ {at:.0%} counts as shared).",
             "",
             *ALIGN_HEADER,
             *alignment_rows(groups),
@@ -499,14 +494,15 @@ def report(path: Path, at: float) -> str:
 
 
 def main() -> None:
-    global K
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real", type=Path, required=True, help="real-histories series.json")
-    parser.add_argument("--k", type=float, default=K, help="noises off the level that count")
+    parser.add_argument(
+        "--k", type=float, default=runner_groups.K, help="noises off the level that count"
+    )
     parser.add_argument("--shared", type=float, default=0.34, help="a share that is shared")
     parser.add_argument("--markdown", type=Path, help="also write the tables to this file")
     args = parser.parse_args()
-    K = args.k
+    runner_groups.K = args.k  # the groups' shares read it too
     publish(lambda: report(args.real, args.shared), args.markdown)
 
 
