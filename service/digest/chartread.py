@@ -18,8 +18,8 @@ from rules import series_references
 from service.digest.devices import nanoseconds
 from service.digest.model import Digest
 from service.digest.tables import category_codes
-from service.store.digestread import run_work
 from service.store.sessions import StoreSession
+from service.store.workread import pair_work
 
 _STRINGS = ("commit", "kernel_key", "kernel_name", "device", "regime", "binding")
 
@@ -75,7 +75,7 @@ def chart_history(session: StoreSession, frame: pd.DataFrame, digest: Digest) ->
             "run_id": run_id,
             "percent_of_roof": frame["percent_of_roof"].to_numpy()[rows],
             "time_s": frame["time_s"].to_numpy()[rows],
-            **run_work(session, run_id, frame["kernel_id"].to_numpy()[rows]),
+            **pair_work(session, run_id, frame["kernel_id"].to_numpy()[rows]),
         }
     )
     return chart.assign(reference_binding=series_references(chart))

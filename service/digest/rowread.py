@@ -19,8 +19,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from service.digest.devices import GATE_WINDOW, DeviceChange, card_starts, judge_card
-from service.store.digestread import run_roof_sources, run_work
 from service.store.sessions import StoreSession
+from service.store.workread import run_roof_sources, run_work
 
 #: The compact history's columns the judged rows keep.
 _KEPT = ("commit", "timestamp", "kernel_key", "kernel_name", "device", "percent_of_roof")

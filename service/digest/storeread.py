@@ -21,9 +21,10 @@ import pandas as pd
 
 from rules import like_for_like_history
 from service.store.devices import run_roofs
-from service.store.digestread import counters, digest_history
+from service.store.digestread import digest_history
 from service.store.memory import give_back_freed
 from service.store.sessions import StoreSession
+from service.store.workread import counters
 
 _SERIES_READ = ["device", "kernel_key", "binding", "run_id", "kernel_id"]
 
