@@ -30,7 +30,7 @@ from collectors.schema import RunRecord
 from rules import KernelVerdict, Placement, Roof, percent_of_resource
 from service.render.labels import place_labels, short_names
 from service.render.no_flops import NoFlopsMark, draw_no_flops
-from service.render.roof_lines import draw_roofs, used_precisions, x_span, y_span
+from service.render.roof_lines import draw_roofs, log_axes, used_precisions, x_span, y_span
 
 _log = logging.getLogger(__name__)
 
@@ -209,8 +209,7 @@ def roofline_chart(
     fig = Figure(figsize=(9.5 if no_flops else 8, 5.5), layout="constrained")
     grid = fig.add_gridspec(1, 2, width_ratios=(1.4, 8)) if no_flops else None
     ax = fig.add_subplot(grid[0, 1]) if grid is not None else fig.add_subplot()
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axes(ax)
     framed = _frame(ax, roof, on_roof, drawn_tiers)
     if on_roof:
         _draw_kernels(ax, on_roof)

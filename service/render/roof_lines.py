@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from matplotlib.axes import Axes
+from matplotlib.ticker import LogFormatter
 
 from rules import Roof
 
@@ -17,6 +18,30 @@ PRECISION_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e3
 _TIER_STYLES = {"dram": "-", "l2": "--", "l1": ":"}
 #: Margin around the outermost roof or point, in decades of the log axes.
 _MARGIN_DECADES = 0.5
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class PowerOfTenFormatter(LogFormatter):
+    """Log-axis tick labels as plain text: ``10³``, ``2×10⁻¹``.
+
+    matplotlib's default writes mathtext (``$10^{3}$``) and parses each label again at every
+    draw (its cache holds 50): a third of a roofline chart's drawing, which the digest does
+    once a card. Which ticks get a label is the default's rule (``LogFormatter``).
+    """
+
+    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+        exponent = math.floor(math.log10(x) + 1e-9)  # 1e3 is 10³, never 10×10²
+        coefficient = round(x / 10.0**exponent)
+        power = "10" + str(exponent).translate(_SUPERSCRIPTS)
+        return power if coefficient == 1 else f"{coefficient}×{power}"
+
+
+def log_axes(ax: Axes) -> None:
+    """Both axes logarithmic, their tick labels plain text (``PowerOfTenFormatter``)."""
+    for axis, scale in ((ax.xaxis, ax.set_xscale), (ax.yaxis, ax.set_yscale)):
+        scale("log")
+        axis.set_major_formatter(PowerOfTenFormatter(labelOnlyBase=False))
+        axis.set_minor_formatter(PowerOfTenFormatter(labelOnlyBase=False))
 
 
 def roof_vertices(
