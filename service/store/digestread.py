@@ -6,7 +6,7 @@ The digest needs nine columns; here each batch of runs is read and shrunk to num
 ids as int32, regime and binding as categories, and the run's and kernel's strings joined at
 the end as categories too (codes, one copy of each string). About 40 bytes a measurement.
 On PostgreSQL each run of a batch comes as one packed byte string of fixed-width fields
-(strings sent as codes), which numpy reads in place; other stores go through
+(strings sent as codes), which numpy reads in place (``packedread``); other stores go through
 ``fastread.read_frame``.
 
 Categories are sorted, so group-bys and sorts order series as plain strings would.
@@ -32,6 +32,7 @@ from service.store.coretables import RUNS as _RUNS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, same_repo
 from service.store.memory import give_back_freed
+from service.store.packedread import NamesSeen, packed_batch
 from service.store.sessions import StoreSession
 
 #: The columns the digest reads (``service.digest.build.DIGEST_COLUMNS``), in that order.
@@ -76,7 +77,7 @@ def _kernels(session: StoreSession, repo_ids: Sequence[int]) -> pd.DataFrame:
     return pd.DataFrame(raw_rows(session.connection(), stmt), columns=["kernel_id", "key", "name"])
 
 
-def _batch(session: StoreSession, run_ids: Sequence[int]) -> dict[str, Any]:
+def _batch(session: StoreSession, run_ids: Sequence[int], seen: NamesSeen) -> dict[str, Any]:
     """One batch of runs' measurements (in the runs' order, then by kernel), compact types.
 
     Columns as arrays, not a frame: a frame would stack the two float columns (a copy), and
@@ -84,7 +85,7 @@ def _batch(session: StoreSession, run_ids: Sequence[int]) -> dict[str, Any]:
     """
     conn = session.connection()
     if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
-        return _packed_batch(conn, run_ids)
+        return packed_batch(conn, run_ids, seen)
     stmt = sa.select(*(_MEAS.c[c] for c in _MEAS_READ)).where(_MEAS.c.run_id.in_(run_ids))
     part = read_frame(conn, stmt, _MEAS_READ, ("percent_of_roof", "time_s"))
     part = part.astype({"regime": "category", "binding": "category"})
@@ -97,63 +98,6 @@ def _batch(session: StoreSession, run_ids: Sequence[int]) -> dict[str, Any]:
         "time_s": part["time_s"].to_numpy(dtype=float),
         "regime": part["regime"].array,
         "binding": part["binding"].array,
-    }
-
-
-#: A measurement as the query of ``_packed_batch`` packs it: big-endian, fixed width (NULL
-#: percent of roof as NaN, regime and binding as codes), so numpy reads a run in place.
-_PACKED = np.dtype(
-    [
-        ("kernel_id", ">i4"),
-        ("percent_of_roof", ">f8"),
-        ("time_s", ">f8"),
-        ("regime", ">i4"),
-        ("binding", ">i4"),
-    ]
-)
-
-
-def _codes(column: str, labels: list[str]) -> str:
-    """SQL for the 1-based position of ``column`` in ``labels`` (0 for NULL)."""
-    quoted = ", ".join("'" + label.replace("'", "''") + "'" for label in labels)
-    return f"COALESCE(array_position(ARRAY[{quoted}]::text[], {column}::text), 0)"
-
-
-def _packed_batch(conn: sa.Connection, run_ids: Sequence[int]) -> dict[str, Any]:
-    """The batch as one packed byte string per run (by kernel): a row per run, not per value.
-
-    psycopg hands over COPY data a row at a time (about 1 us of Python each: most of the
-    read at 29 M rows); here PostgreSQL packs each run's measurements (``int4send``,
-    ``float8send``) and numpy reads them in place.
-    """
-    ids = ", ".join(str(int(i)) for i in run_ids)
-    where = f"FROM measurements WHERE run_id IN ({ids})"
-    labels = conn.exec_driver_sql(f"SELECT DISTINCT regime, binding {where}").all()
-    regimes = sorted({r for r, _ in labels if r is not None})
-    bindings = sorted({b for _, b in labels if b is not None})
-    record = (
-        "int4send(kernel_id) || float8send(COALESCE(percent_of_roof, 'NaN'::float8)) || "
-        f"float8send(time_s) || int4send({_codes('regime', regimes)}) || "
-        f"int4send({_codes('binding', bindings)})"
-    )
-    sql = (
-        f"SELECT run_id, string_agg({record}, ''::bytea ORDER BY kernel_id) {where} GROUP BY run_id"
-    )
-    packed: dict[int, bytes] = {int(r): bytes(b) for r, b in conn.exec_driver_sql(sql).all()}
-    present = [i for i in run_ids if i in packed]
-    runs = [np.frombuffer(packed[i], dtype=_PACKED) for i in present]
-    rows = np.concatenate(runs) if runs else np.zeros(0, dtype=_PACKED)
-
-    def labelled(codes: npt.NDArray[np.int32], names: list[str]) -> pd.Categorical[Any]:
-        return pd.Categorical.from_codes(codes - 1, dtype=pd.CategoricalDtype(names))
-
-    return {
-        "run_id": np.repeat(np.asarray(present, dtype=np.int32), [r.size for r in runs]),
-        "kernel_id": rows["kernel_id"].astype(np.int32),
-        "percent_of_roof": rows["percent_of_roof"].astype(float),
-        "time_s": rows["time_s"].astype(float),
-        "regime": labelled(rows["regime"].astype(np.int32), regimes),
-        "binding": labelled(rows["binding"].astype(np.int32), bindings),
     }
 
 
@@ -202,9 +146,9 @@ def digest_history(
     """
     runs = _runs(session, repo, start, end)
     ids = runs["run_id"].to_list()
-    parts = []
+    parts, seen = [], NamesSeen()
     for first in range(0, len(ids), RUNS_PER_BATCH):
-        parts.append(_batch(session, ids[first : first + RUNS_PER_BATCH]))
+        parts.append(_batch(session, ids[first : first + RUNS_PER_BATCH], seen))
         if progress is not None:
             progress(min(first + RUNS_PER_BATCH, len(ids)), len(ids))
     if not parts or not sum(len(p["run_id"]) for p in parts):

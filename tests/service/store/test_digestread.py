@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pandas as pd
+import sqlalchemy as sa
 from both_backends import both_backends_engine  # noqa: F401  (the fixture ``engine``)
 from factories import make_kernel, make_run
 from store_cases import A100, day, nightly, store
 
+import service.store.digestread as digestread
 from service.digest.build import DIGEST_COLUMNS, build_digest
 from service.store.db import session_scope
 from service.store.digestread import DIGEST_READ_COLUMNS, digest_history
@@ -66,3 +68,28 @@ def test_nothing_stored_reads_an_empty_frame_with_the_columns(engine):
     fill(engine)
     compact, _ = both(engine, repo="other/repo", start=day(0), end=day(12) + timedelta(days=1))
     assert compact.empty and tuple(compact.columns) == DIGEST_READ_COLUMNS
+
+
+def _names_change(engine) -> None:
+    """Kernel ``a`` memory-bound for five nights, then compute-bound (a new binding), on H100."""
+    for n in range(8):
+        a = (
+            make_kernel("a", dram_bytes=4e9, flops={"fp16": 2e9})
+            if n < 5
+            else make_kernel("a", dram_bytes=1e6, flops={"fp32": 5e12})
+        )
+        store(engine, make_run(kernels=[a, make_kernel("b")], commit=f"n{n}", timestamp=day(n)))
+
+
+def test_names_met_in_a_later_batch_are_read_as_the_full_read_has_them(engine, monkeypatch):
+    monkeypatch.setattr(digestread, "RUNS_PER_BATCH", 2)
+    _names_change(engine)
+    statements: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    compact, full = both(engine, repo=REPO, start=day(0), end=day(8))
+    for column in ("regime", "binding"):
+        assert compact[column].astype(object).tolist() == full[column].tolist(), column
+    assert set(full["binding"]) == {"dram", "fp32"}
+    names_read = [s for s in statements if "SELECT DISTINCT regime, binding" in s]
+    if engine.dialect.name == "postgresql":  # the first batch, and the one with fp32 first
+        assert len(names_read) == 2
