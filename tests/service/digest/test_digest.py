@@ -18,6 +18,7 @@ from digest_history import (
     night_of,
 )
 
+import service.digest.changes as changes
 from rules.frames import empty_history
 from service.digest.build import build_digest, iso_week, prepare_history
 from service.digest.changes import detect_changes
@@ -203,3 +204,23 @@ def test_scans_and_medians_a_few_series_at_a_time_give_the_same_digest(history, 
     monkeypatch.setattr("service.digest.changes.BLOCKS_PLACED_TOGETHER", 1)
     sliced = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
     assert sliced == whole
+
+
+def test_slabs_scanned_in_worker_processes_give_the_same_digest(history, monkeypatch):
+    """A large scan on several cores goes to worker processes (spawned): the same digest."""
+    whole = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
+    monkeypatch.setattr("service.digest.changes.BLOCK_POINTS", 1)  # several slabs
+    monkeypatch.setattr("service.digest.changes.BLOCKS_PLACED_TOGETHER", 1)
+    monkeypatch.setattr("service.digest.changes.PARALLEL_POINTS", 0)
+    monkeypatch.setattr("service.digest.changes._cores", lambda: 2)
+    pools: list[int] = []
+    real_pool = changes.ProcessPoolExecutor
+
+    def counted(workers: int, **kw):
+        pools.append(workers)
+        return real_pool(workers, **kw)
+
+    monkeypatch.setattr("service.digest.changes.ProcessPoolExecutor", counted)
+    parallel = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
+    assert pools == [2, 2]  # percent of roof, then time
+    assert parallel == whole
