@@ -14,7 +14,7 @@ Categories are sorted, so group-bys and sorts order series as plain strings woul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +32,7 @@ from service.store.coretables import RUNS as _RUNS
 from service.store.fastread import raw_rows, read_frame
 from service.store.ids import as_utc, same_repo
 from service.store.memory import give_back_freed
-from service.store.packedread import NamesSeen, packed_batch
+from service.store.packedread import packed_batches
 from service.store.sessions import StoreSession
 
 #: The columns the digest reads (``service.digest.build.DIGEST_COLUMNS``), in that order.
@@ -77,15 +77,21 @@ def _kernels(session: StoreSession, repo_ids: Sequence[int]) -> pd.DataFrame:
     return pd.DataFrame(raw_rows(session.connection(), stmt), columns=["kernel_id", "key", "name"])
 
 
-def _batch(session: StoreSession, run_ids: Sequence[int], seen: NamesSeen) -> dict[str, Any]:
-    """One batch of runs' measurements (in the runs' order, then by kernel), compact types.
+def _batches(session: StoreSession, run_ids: Sequence[int]) -> Iterator[dict[str, Any]]:
+    """Each batch of runs' measurements (in the runs' order, then by kernel), compact types.
 
     Columns as arrays, not a frame: a frame would stack the two float columns (a copy), and
     ``digest_history`` drops each batch's columns one at a time as it joins them.
     """
     conn = session.connection()
+    batches = [run_ids[i : i + RUNS_PER_BATCH] for i in range(0, len(run_ids), RUNS_PER_BATCH)]
     if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
-        return packed_batch(conn, run_ids, seen)
+        yield from packed_batches(conn, batches)
+    else:
+        yield from (_rows_batch(conn, batch) for batch in batches)
+
+
+def _rows_batch(conn: sa.Connection, run_ids: Sequence[int]) -> dict[str, Any]:
     stmt = sa.select(*(_MEAS.c[c] for c in _MEAS_READ)).where(_MEAS.c.run_id.in_(run_ids))
     part = read_frame(conn, stmt, _MEAS_READ, ("percent_of_roof", "time_s"))
     part = part.astype({"regime": "category", "binding": "category"})
@@ -146,11 +152,11 @@ def digest_history(
     """
     runs = _runs(session, repo, start, end)
     ids = runs["run_id"].to_list()
-    parts, seen = [], NamesSeen()
-    for first in range(0, len(ids), RUNS_PER_BATCH):
-        parts.append(_batch(session, ids[first : first + RUNS_PER_BATCH], seen))
+    parts = []
+    for part in _batches(session, ids):
+        parts.append(part)
         if progress is not None:
-            progress(min(first + RUNS_PER_BATCH, len(ids)), len(ids))
+            progress(min(len(parts) * RUNS_PER_BATCH, len(ids)), len(ids))
     if not parts or not sum(len(p["run_id"]) for p in parts):
         columns = [*DIGEST_READ_COLUMNS, *(("run_id", "kernel_id") if with_ids else ())]
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})

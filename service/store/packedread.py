@@ -13,7 +13,8 @@ half of PostgreSQL's time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -117,3 +118,29 @@ def packed_batch(conn: sa.Connection, run_ids: Sequence[int], seen: NamesSeen) -
         "regime": _labelled(rows["regime"], seen.regimes),
         "binding": _labelled(rows["binding"], seen.bindings),
     }
+
+
+def packed_batches(
+    conn: sa.Connection, batches: Sequence[Sequence[int]]
+) -> Iterator[dict[str, Any]]:
+    """Each batch's measurements in turn, as ``packed_batch``, two batches read at once.
+
+    A PostgreSQL backend packs one query on one core: most of a fleet's read is the server's
+    (21 s of 28 s at 29 M rows). Here a second connection, in a thread of its own, reads every
+    other batch, so two backends pack at once. Each batch is one statement, as on one
+    connection, so it sees what was committed when it ran either way.
+    """
+    if len(batches) < 2:
+        yield from (packed_batch(conn, batch, NamesSeen()) for batch in batches)
+        return
+    with conn.engine.connect() as other, ThreadPoolExecutor(1, "roofguard-read") as reader:
+        mine, its = NamesSeen(), NamesSeen()  # each connection's codes its own
+        for i in range(0, len(batches), 2):
+            ahead = (
+                reader.submit(packed_batch, other, batches[i + 1], its)
+                if i + 1 < len(batches)
+                else None
+            )
+            yield packed_batch(conn, batches[i], mine)
+            if ahead is not None:
+                yield ahead.result()
