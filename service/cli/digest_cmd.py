@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from service.cli.db_cmd import DbOption
 from service.config import RoofguardConfig, load_config
 from service.digest.build import build_digest
+from service.digest.changes import usable_cores
 from service.digest.chartread import chart_history
 from service.digest.devices import DeviceChange
 from service.digest.model import Digest, DigestOptions, KernelTarget
@@ -181,6 +182,10 @@ def digest_command(
     config: Annotated[Path | None, typer.Option(help="roofguard.toml (default: found).")] = None,
     lookback_days: Annotated[int, typer.Option(help="History scanned before the period.")] = 90,
     min_segment: Annotated[int, typer.Option(help="Nights a new level must hold.")] = 2,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Processes for the change points (default: a core each)."),
+    ] = None,
     url: DbOption = None,
 ) -> None:
     """The regression digest of a period: regressions, improvements, flips, unresolved."""
@@ -190,6 +195,7 @@ def digest_command(
         lookback_days=lookback_days,
         min_segment=min_segment,
         gate_window=found.baseline.gate_window,
+        workers=workers or usable_cores(),
     )
     targets = targets_from_config(found)
     with _progress() as step:

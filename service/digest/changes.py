@@ -51,14 +51,14 @@ def first_rows(series: npt.NDArray[np.integer[Any]]) -> IntArray:
 SLABS = 8
 
 
-#: Points (series x nights) from which the slabs are scanned in worker processes, one a core.
-#: Each worker starts fresh (``spawn``: nothing of this process's memory or connections is
-#: shared) and imports the scan, about a second; below this size that costs more than it
-#: saves (a fleet's 32,000 series x 913 nights is 29 M points).
+#: Points (series x nights) from which the slabs are scanned in worker processes
+#: (``DigestOptions.workers``). Each worker starts fresh (``spawn``: nothing of this process's
+#: memory or connections is shared) and imports the scan, about a second; below this size
+#: that costs more than it saves (a fleet's 32,000 series x 913 nights is 29 M points).
 PARALLEL_POINTS = 8_000_000
 
 
-def _cores() -> int:
+def usable_cores() -> int:
     """The cores this process may run on."""
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
@@ -71,14 +71,14 @@ def _slab_cells(first: int, matrix: Slab, options: ChangePointOptions) -> tuple[
 
 
 def _scan_slabs(
-    slabs: Iterator[tuple[int, Slab]], options: ChangePointOptions, points: int
+    slabs: Iterator[tuple[int, Slab]], options: ChangePointOptions, points: int, workers: int
 ) -> list[tuple[IntArray, IntArray]]:
     """Each slab's change cells: in worker processes for a large scan on several cores.
 
     The slabs are scanned independently either way, so the cells are the same. Here they are
     made one at a time; for the workers all at once (the series' values, 0.2 GB at 29 M points).
     """
-    workers = min(_cores(), SLABS)
+    workers = min(workers, SLABS)
     if points < PARALLEL_POINTS or workers < 2:
         return [_slab_cells(first, matrix, options) for first, matrix in slabs]
     firsts, matrices = zip(*slabs, strict=True)
@@ -110,7 +110,8 @@ def _change_cells(
 ) -> tuple[IntArray, IntArray]:
     """(series, position) of every change point, in row-major order, a slab at a time."""
     points = (int(frame["series"].max()) + 1) * (int(frame["pos"].max()) + 1)
-    cells = _scan_slabs(_slabs(frame, value), options.change_point_options(), points)
+    scan = options.change_point_options()
+    cells = _scan_slabs(_slabs(frame, value), scan, points, options.workers)
     return np.concatenate([s for s, _ in cells]), np.concatenate([p for _, p in cells])
 
 

@@ -33,6 +33,10 @@ class DigestOptions(BaseModel):
         top: Most entries per section that get a sparkline and, in HTML, a trend chart.
         gate_window: The card before's last nights a device change judges against (the
             config's ``baseline.gate_window``, as a PR check's cross-device baseline).
+        workers: Processes a large change-point scan may use (``service.digest.changes``):
+            1 scans here. More spawns workers, which re-import the caller's main module as
+            every spawned process does, so a script that sets it guards its entry point
+            (``if __name__ == "__main__":``); ``roofguard digest`` uses one a core.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -45,6 +49,7 @@ class DigestOptions(BaseModel):
     lookback_days: int = Field(default=90, ge=0)
     top: int = Field(default=20, ge=1)
     gate_window: int = Field(default=GATE_WINDOW, ge=1)
+    workers: int = Field(default=1, ge=1)
 
     def change_point_options(self) -> ChangePointOptions:
         """The detector's thresholds."""

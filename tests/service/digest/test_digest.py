@@ -207,12 +207,11 @@ def test_scans_and_medians_a_few_series_at_a_time_give_the_same_digest(history, 
 
 
 def test_slabs_scanned_in_worker_processes_give_the_same_digest(history, monkeypatch):
-    """A large scan on several cores goes to worker processes (spawned): the same digest."""
+    """A large scan with workers goes to worker processes (spawned): the same digest."""
     whole = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
     monkeypatch.setattr("service.digest.changes.BLOCK_POINTS", 1)  # several slabs
     monkeypatch.setattr("service.digest.changes.BLOCKS_PLACED_TOGETHER", 1)
     monkeypatch.setattr("service.digest.changes.PARALLEL_POINTS", 0)
-    monkeypatch.setattr("service.digest.changes._cores", lambda: 2)
     pools: list[int] = []
     real_pool = changes.ProcessPoolExecutor
 
@@ -221,6 +220,9 @@ def test_slabs_scanned_in_worker_processes_give_the_same_digest(history, monkeyp
         return real_pool(workers, **kw)
 
     monkeypatch.setattr("service.digest.changes.ProcessPoolExecutor", counted)
-    parallel = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
+    two = DigestOptions(workers=2)
+    parallel = render_digest_json(
+        build_digest(history, start=PERIOD_START, end=PERIOD_END, options=two)
+    )
     assert pools == [2, 2]  # percent of roof, then time
     assert parallel == whole
