@@ -96,7 +96,7 @@ def _labelled(codes: npt.NDArray[Any], names: list[str]) -> pd.Categorical[Any]:
     )
 
 
-def packed_batch(conn: sa.Connection, run_ids: Sequence[int], seen: NamesSeen) -> dict[str, Any]:
+def _packed_batch(conn: sa.Connection, run_ids: Sequence[int], seen: NamesSeen) -> dict[str, Any]:
     """``run_ids``' measurements (in the runs' order, then by kernel) as compact arrays."""
     ids = ", ".join(str(int(i)) for i in run_ids)
     where = f"FROM measurements WHERE run_id IN ({ids})"
@@ -123,7 +123,7 @@ def packed_batch(conn: sa.Connection, run_ids: Sequence[int], seen: NamesSeen) -
 def packed_batches(
     conn: sa.Connection, batches: Sequence[Sequence[int]]
 ) -> Iterator[dict[str, Any]]:
-    """Each batch's measurements in turn, as ``packed_batch``, two batches read at once.
+    """Each batch's measurements in turn, as ``_packed_batch``, two batches read at once.
 
     A PostgreSQL backend packs one query on one core: most of a fleet's read is the server's
     (21 s of 28 s at 29 M rows). Here a second connection, in a thread of its own, reads every
@@ -131,16 +131,16 @@ def packed_batches(
     connection, so it sees what was committed when it ran either way.
     """
     if len(batches) < 2:
-        yield from (packed_batch(conn, batch, NamesSeen()) for batch in batches)
+        yield from (_packed_batch(conn, batch, NamesSeen()) for batch in batches)
         return
     with conn.engine.connect() as other, ThreadPoolExecutor(1, "roofguard-read") as reader:
         mine, its = NamesSeen(), NamesSeen()  # each connection's codes its own
         for i in range(0, len(batches), 2):
             ahead = (
-                reader.submit(packed_batch, other, batches[i + 1], its)
+                reader.submit(_packed_batch, other, batches[i + 1], its)
                 if i + 1 < len(batches)
                 else None
             )
-            yield packed_batch(conn, batches[i], mine)
+            yield _packed_batch(conn, batches[i], mine)
             if ahead is not None:
                 yield ahead.result()
