@@ -8,10 +8,12 @@ with ``series`` and ``pos`` columns); every series is scanned at once as one 2-D
 from __future__ import annotations
 
 import itertools
+import logging
 import multiprocessing
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,6 +29,8 @@ from rules.stats import (
     change_points_many,
 )
 from service.digest.model import DigestOptions
+
+_log = logging.getLogger(__name__)
 
 IntArray = npt.NDArray[np.int64]
 #: Some series' values, one row a series and one column a night.
@@ -83,8 +87,12 @@ def _scan_slabs(
         return [_slab_cells(first, matrix, options) for first, matrix in slabs]
     firsts, matrices = zip(*slabs, strict=True)
     spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=spawn) as pool:
-        return list(pool.map(_slab_cells, firsts, matrices, itertools.repeat(options)))
+    try:
+        with ProcessPoolExecutor(workers, mp_context=spawn) as pool:
+            return list(pool.map(_slab_cells, firsts, matrices, itertools.repeat(options)))
+    except (BrokenProcessPool, OSError) as exc:  # no processes here (a sandbox, a frozen app)
+        _log.warning("change points: workers failed (%s); scanning in this process", exc)
+        return [_slab_cells(*slab, options) for slab in zip(firsts, matrices, strict=True)]
 
 
 def _slabs(frame: pd.DataFrame, value: str) -> Iterator[tuple[int, Slab]]:

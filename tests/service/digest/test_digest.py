@@ -226,3 +226,19 @@ def test_slabs_scanned_in_worker_processes_give_the_same_digest(history, monkeyp
     )
     assert pools == [2, 2]  # percent of roof, then time
     assert parallel == whole
+
+
+def test_workers_that_cannot_start_leave_the_scan_to_this_process(history, monkeypatch, caplog):
+    whole = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
+    monkeypatch.setattr("service.digest.changes.PARALLEL_POINTS", 0)
+
+    def no_processes(workers: int, **kw):
+        raise OSError("no processes in this sandbox")
+
+    monkeypatch.setattr("service.digest.changes.ProcessPoolExecutor", no_processes)
+    two = DigestOptions(workers=2)
+    alone = render_digest_json(
+        build_digest(history, start=PERIOD_START, end=PERIOD_END, options=two)
+    )
+    assert alone == whole
+    assert "workers failed (no processes in this sandbox)" in caplog.text
