@@ -169,6 +169,18 @@ def post_digest(digest: Digest, body: str, *, repo: str, github_url: str | None)
     return int(issue.number)
 
 
+def _options(
+    config: RoofguardConfig, lookback_days: int, min_segment: int, workers: int | None
+) -> DigestOptions:
+    """The command's options: the gate's window from the config, one worker a core unless set."""
+    return DigestOptions(
+        lookback_days=lookback_days,
+        min_segment=min_segment,
+        gate_window=config.baseline.gate_window,
+        workers=workers or usable_cores(),
+    )
+
+
 def digest_command(
     since: Annotated[str | None, typer.Option(help="Period ending now: 7d, 2w, 36h.")] = None,
     start: Annotated[str | None, typer.Option("--from", help="Start (ISO date or time).")] = None,
@@ -191,12 +203,7 @@ def digest_command(
     """The regression digest of a period: regressions, improvements, flips, unresolved."""
     period = resolve_period(since, start, end, now=datetime.now(UTC))
     found = load_config(config, cwd=Path.cwd())  # --config, or the one found here
-    options = DigestOptions(
-        lookback_days=lookback_days,
-        min_segment=min_segment,
-        gate_window=found.baseline.gate_window,
-        workers=workers or usable_cores(),
-    )
+    options = _options(found, lookback_days, min_segment, workers)
     targets = targets_from_config(found)
     with _progress() as step:
         step("loading history")

@@ -116,7 +116,10 @@ def _slabs(frame: pd.DataFrame, value: str) -> Iterator[tuple[int, Slab]]:
 def _change_cells(
     frame: pd.DataFrame, value: str, options: DigestOptions
 ) -> tuple[IntArray, IntArray]:
-    """(series, position) of every change point, in row-major order, a slab at a time."""
+    """(series, position) of every change point, in row-major order, a slab at a time.
+
+    The slabs are scanned here, or in ``options.workers`` processes for a large history.
+    """
     points = (int(frame["series"].max()) + 1) * (int(frame["pos"].max()) + 1)
     scan = options.change_point_options()
     cells = _scan_slabs(_slabs(frame, value), scan, points, options.workers)
