@@ -7,7 +7,7 @@ no other query. Charts are keyed like the digest view's rows (``kernel@device``)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 
 import numpy as np
@@ -48,22 +48,44 @@ def _series(
     )
 
 
+def _window_start(
+    movements: Sequence[Movement | TimeMovement], digest: Digest, context: timedelta
+) -> pd.Timestamp:
+    """The first instant any of the movements' charts draws."""
+    return pd.Timestamp(min(min(m.since for m in movements), digest.start) - context)
+
+
+def _own_rows(
+    rows: pd.DataFrame, m: Movement | TimeMovement, digest: Digest, context: timedelta
+) -> pd.DataFrame:
+    """The rows of ``m``'s chart: its series from ``context`` before its change or the period.
+
+    The window starts ``context`` before the earlier of the two. Each chart has its own: when
+    all started at the oldest listed change, a regression of this week listed beside one two
+    years old was a sliver at the right of two years of nights.
+    """
+    series = rows[(rows["kernel_key"] == m.kernel) & (rows["device"] == m.device)]
+    start = _window_start([m], digest, context)
+    return series[series["timestamp"] >= start]
+
+
 def trend_charts(
     history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
 ) -> dict[str, bytes]:
     """SVG trend charts of the kernels the digest lists first (``limit`` per section).
 
     Percent of roof for the movements (``kernel@device``), time for the time regressions
-    (``time:kernel@device``).
+    (``time:kernel@device``); each chart from ``context_days`` before its change or the
+    period, whichever is earlier.
     """
     movements = _listed(digest, limit)
     if not movements:
         return time_charts(history, digest, limit=limit, context_days=context_days)
-    oldest = min(min(m.since for m in movements), digest.start) - timedelta(days=context_days)
-    rows = _series(history, movements, pd.Timestamp(oldest))
+    context = timedelta(days=context_days)
+    rows = _series(history, movements, _window_start(movements, digest, context))
     charts: dict[str, bytes] = {}
     for m in movements:  # one chart per listed kernel, at most a few dozen
-        series = rows[(rows["kernel_key"] == m.kernel) & (rows["device"] == m.device)]
+        series = _own_rows(rows, m, digest, context)
         before = series[series["timestamp"] < pd.Timestamp(m.since)].tail(BASELINE_NIGHTS)
         center, spread = robust_center_spread(before["percent_of_roof"].to_numpy())
         band = (center, spread) if len(before) else None
@@ -82,11 +104,11 @@ def time_charts(
     listed = digest.time_regressions[:limit]
     if not listed:
         return {}
-    oldest = min(min(t.since for t in listed), digest.start) - timedelta(days=context_days)
-    rows = _series(history, listed, pd.Timestamp(oldest), metric="time_s")
+    context = timedelta(days=context_days)
+    rows = _series(history, listed, _window_start(listed, digest, context), metric="time_s")
     charts: dict[str, bytes] = {}
     for t in listed:
-        series = rows[(rows["kernel_key"] == t.kernel) & (rows["device"] == t.device)]
+        series = _own_rows(rows, t, digest, context)
         change = pd.DataFrame({"since": [t.since], "to_commit": [t.to_commit]})
         fig = trend_chart(
             series, title=f"{t.kernel} on {t.device}: time", change_points=change, metric="time_s"
