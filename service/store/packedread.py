@@ -8,7 +8,7 @@ place: a row per run, not per value.
 The codes index the regime and binding names met so far in the read (``NamesSeen``). A batch
 holding a name not met before says so in the same query, and only then are its names read
 and the batch packed again: reading every batch's names first was a second pass over its rows,
-half of PostgreSQL's time.
+half of PostgreSQL's time. Two connections pack alternate batches at once (``packed_batches``).
 """
 
 from __future__ import annotations
