@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine.interfaces import DBAPIModule
 
 
-def raw_rows(conn: sa.Connection, stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
+def raw_rows(conn: sa.Connection, stmt: sa.Executable) -> list[tuple[Any, ...]]:
     """Rows of ``stmt`` as plain DBAPI tuples (for columns that need no result processing)."""
     result = conn.execute(stmt)
     try:

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from service.store.coretables import MEASUREMENTS as _MEAS
 from service.store.coretables import RUNS as _RUNS
 from service.store.digestread import RUNS_PER_BATCH
-from service.store.fastread import read_frame
+from service.store.fastread import raw_rows, read_frame
 from service.store.sessions import StoreSession
 
 _COUNTERS = ("total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
@@ -149,9 +149,8 @@ def _pair_batch(conn: sa.Connection, runs: list[int], kernels: list[int]) -> pd.
             "FROM unnest(CAST(:runs AS int4[]), CAST(:kernels AS int4[])) AS w(run_id, kernel_id) "
             "JOIN measurements AS m ON m.run_id = w.run_id AND m.kernel_id = w.kernel_id"
         )
-        found = conn.execute(sql, {"runs": runs, "kernels": kernels}).all()
-        frame = pd.DataFrame([tuple(r) for r in found], columns=list(columns))
-        return frame.astype({c: float for c in WORK_COLUMNS})
+        found = raw_rows(conn, sql.bindparams(runs=runs, kernels=kernels))
+        return pd.DataFrame(found, columns=list(columns)).astype(dict.fromkeys(WORK_COLUMNS, float))
     m = _MEAS.c
     stmt = sa.select(m.run_id, m.kernel_id, *(m[c] for c in WORK_COLUMNS)).where(
         sa.tuple_(m.run_id, m.kernel_id).in_(list(zip(runs, kernels, strict=True)))
