@@ -18,16 +18,17 @@ from sqlalchemy import Engine
 from service.cli.db_cmd import DbOption
 from service.config import RoofguardConfig, load_config
 from service.digest.build import build_digest
-from service.digest.changes import usable_cores
+from service.digest.changes import PARALLEL_POINTS, SLABS
 from service.digest.chartread import chart_history
-from service.digest.devices import DeviceChange
+from service.digest.devices import judge_card
 from service.digest.model import Digest, DigestOptions, KernelTarget
-from service.digest.rowread import compact_device_changes
+from service.digest.rowread import CardRows, compact_card_rows
 from service.digest.storeread import compact_history
+from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import make_client
-from service.render.digest_charts import roofline_charts, trend_charts
+from service.render.digest_charts import roofline_chart_jobs, trend_chart_jobs
 from service.render.digest_render import (
     DIGEST_LABEL,
     digest_title,
@@ -95,24 +96,27 @@ def _load(
     read: tuple[datetime, datetime],
     period: tuple[datetime, datetime],
     window: int,
-) -> tuple[pd.DataFrame, list[DeviceChange]]:
+) -> tuple[pd.DataFrame, list[CardRows]]:
     """Nightly history of ``read`` (end exclusive), compact and like for like, with its ids.
 
-    And the device changes of ``period``, judged on the rows they need (``rowread``), each
-    against the card before's last ``window`` nights.
+    And the rows that judge each card that started in ``period`` (``rowread``), against the
+    card before's last ``window`` nights.
     """
     with session_scope(engine, readonly=True) as session:
         history = compact_history(session, repo, *read, with_ids=True)
-        changes = compact_device_changes(session, history, period, window)
-    give_back_freed()  # what the device changes' rows held (``service.store.memory``)
-    return history, changes
+        cards = compact_card_rows(session, history, period, window)
+    give_back_freed()  # what reading the cards' rows held (``service.store.memory``)
+    return history, cards
 
 
-def _charts(engine: Engine, history: pd.DataFrame, digest: Digest) -> dict[str, bytes]:
+def _charts(
+    engine: Engine, history: pd.DataFrame, digest: Digest, workers: Workers
+) -> dict[str, bytes]:
     """The HTML's trend charts and rooflines, drawn from their rows (``chartread``)."""
     with session_scope(engine, readonly=True) as session:
         rows = chart_history(session, history, digest)
-    return {**trend_charts(rows, digest), **roofline_charts(rows, digest)}
+    jobs = {**trend_chart_jobs(rows, digest), **roofline_chart_jobs(rows, digest)}
+    return dict(zip(jobs, workers.run_all(jobs.values()), strict=True))
 
 
 def _build(
@@ -122,18 +126,29 @@ def _build(
     period: tuple[datetime, datetime],
     *,
     html: bool,
-    build: Callable[[pd.DataFrame], Digest],
-    window: int,
+    build: Callable[[pd.DataFrame, Workers], Digest],
+    options: DigestOptions,
 ) -> tuple[Digest, dict[str, bytes]]:
-    """The digest (``build`` of the history), its device changes, and its charts for ``html``."""
+    """The digest (``build`` of the history), its device changes, and its charts for ``html``.
+
+    A large history's stages share ``options.workers`` processes: the new cards are judged
+    in them while the history is prepared, and the charts drawn there.
+    """
     map_large_allocations()  # the history's arrays, freed, go back to the system: see memory
     engine = open_store(url)
     try:
-        history, changes = _load(engine, repo, read, period, window)
-        if not html:  # the ids serve the charts' rows
-            del history["run_id"], history["kernel_id"]
-        digest = build(history).model_copy(update={"device_changes": changes})
-        return digest, _charts(engine, history, digest) if html else {}
+        history, cards = _load(engine, repo, read, period, options.gate_window)
+        # Workers when the scans would start them anyway; no more than the scans' slabs.
+        large = len(history) >= PARALLEL_POINTS
+        with Workers(min(options.workers, SLABS) if large else 1) as workers:
+            judged = [workers.submit(judge_card, old, new) for old, new in cards]
+            del cards
+            if not html:  # the ids serve the charts' rows
+                del history["run_id"], history["kernel_id"]
+            digest = build(history, workers)
+            changes = [change for change in (j() for j in judged) if change is not None]
+            digest = digest.model_copy(update={"device_changes": changes})
+            return digest, _charts(engine, history, digest, workers) if html else {}
     finally:
         engine.dispose()
 
@@ -208,7 +223,7 @@ def digest_command(
     with _progress() as step:
         step("loading history")
 
-        def build(history: pd.DataFrame) -> Digest:
+        def build(history: pd.DataFrame, workers: Workers) -> Digest:
             return build_digest(
                 history,
                 start=period[0],
@@ -217,12 +232,13 @@ def digest_command(
                 targets=targets,
                 options=options,
                 progress=step,
+                workers=workers,
             )
 
         # The store's end is exclusive; the digest's is inclusive.
         read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
         digest, charts = _build(
-            url, repo, read, period, html=html is not None, build=build, window=options.gate_window
+            url, repo, read, period, html=html is not None, build=build, options=options
         )
         step("rendering")
         markdown = render_digest_markdown(digest)

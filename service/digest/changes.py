@@ -7,13 +7,7 @@ with ``series`` and ``pos`` columns); every series is scanned at once as one 2-D
 
 from __future__ import annotations
 
-import itertools
-import logging
-import multiprocessing
-import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,8 +23,7 @@ from rules.stats import (
     change_points_many,
 )
 from service.digest.model import DigestOptions
-
-_log = logging.getLogger(__name__)
+from service.digest.workers import Result, Workers
 
 IntArray = npt.NDArray[np.int64]
 #: Some series' values, one row a series and one column a night.
@@ -56,43 +49,16 @@ SLABS = 8
 
 
 #: Points (series x nights) from which the slabs are scanned in worker processes
-#: (``DigestOptions.workers``). Each worker starts fresh (``spawn``: nothing of this process's
-#: memory or connections is shared) and imports the scan, about a second; below this size
-#: that costs more than it saves (a fleet's 32,000 series x 913 nights is 29 M points).
+#: (``service.digest.workers``). Each worker starts fresh (``spawn``) and imports the scan,
+#: about a second; below this size that costs more than it saves (a fleet's 32,000 series x
+#: 913 nights is 29 M points).
 PARALLEL_POINTS = 8_000_000
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _slab_cells(first: int, matrix: Slab, options: ChangePointOptions) -> tuple[IntArray, IntArray]:
     """(series, position) of every change point of the slab whose first series is ``first``."""
     rows, positions = np.nonzero(change_points_many(matrix, options=options).is_change)
     return rows.astype(np.int64) + first, positions.astype(np.int64)
-
-
-def _scan_slabs(
-    slabs: Iterator[tuple[int, Slab]], options: ChangePointOptions, points: int, workers: int
-) -> list[tuple[IntArray, IntArray]]:
-    """Each slab's change cells: in worker processes for a large scan on several cores.
-
-    The slabs are scanned independently either way, so the cells are the same. Here they are
-    made one at a time; for the workers all at once (the series' values, 0.2 GB at 29 M points).
-    """
-    workers = min(workers, SLABS)
-    if points < PARALLEL_POINTS or workers < 2:
-        return [_slab_cells(first, matrix, options) for first, matrix in slabs]
-    firsts, matrices = zip(*slabs, strict=True)
-    spawn = multiprocessing.get_context("spawn")
-    try:
-        with ProcessPoolExecutor(workers, mp_context=spawn) as pool:
-            return list(pool.map(_slab_cells, firsts, matrices, itertools.repeat(options)))
-    except (BrokenProcessPool, OSError) as exc:  # no processes here (a sandbox, a frozen app)
-        _log.warning("change points: workers failed (%s); scanning in this process", exc)
-        return [_slab_cells(*slab, options) for slab in zip(firsts, matrices, strict=True)]
 
 
 def _slabs(frame: pd.DataFrame, value: str) -> Iterator[tuple[int, Slab]]:
@@ -113,16 +79,33 @@ def _slabs(frame: pd.DataFrame, value: str) -> Iterator[tuple[int, Slab]]:
         yield first, matrix
 
 
-def _change_cells(
-    frame: pd.DataFrame, value: str, options: DigestOptions
-) -> tuple[IntArray, IntArray]:
+Cells = tuple[IntArray, IntArray]
+
+
+def _start_cells(
+    frame: pd.DataFrame, value: str, options: DigestOptions, workers: Workers
+) -> Result[Cells]:
     """(series, position) of every change point, in row-major order, a slab at a time.
 
-    The slabs are scanned here, or in ``options.workers`` processes for a large history.
+    A large history's slabs all go to the workers now (the series' values, 0.2 GB at 29 M
+    points); otherwise each is made and scanned here, one at a time, when the cells are asked
+    for. The slabs are scanned independently either way, so the cells are the same.
     """
     points = (int(frame["series"].max()) + 1) * (int(frame["pos"].max()) + 1)
     scan = options.change_point_options()
-    cells = _scan_slabs(_slabs(frame, value), scan, points, options.workers)
+    if points < PARALLEL_POINTS or not workers.parallel:
+        return lambda: _joined([_slab_cells(*slab, scan) for slab in _slabs(frame, value)])
+    pending = [workers.submit(_slab_cells, *slab, scan) for slab in _slabs(frame, value)]
+
+    def gathered() -> Cells:
+        found = [cells() for cells in pending]
+        pending.clear()  # the slabs, kept for a failing worker, go (0.2 GB at 29 M points)
+        return _joined(found)
+
+    return gathered
+
+
+def _joined(cells: list[Cells]) -> Cells:
     return np.concatenate([s for s, _ in cells]), np.concatenate([p for _, p in cells])
 
 
@@ -179,14 +162,17 @@ def _medians(values: pd.Series, bounds: IntArray) -> npt.NDArray[np.float64]:
     )
 
 
+Changes = tuple[pd.DataFrame, Segments]
+
+
 def detect_changes(
     frame: pd.DataFrame, options: DigestOptions, value: str = "percent_of_roof"
-) -> tuple[pd.DataFrame, Segments]:
+) -> Changes:
     """Every change point of every series, with its levels and commit range.
 
     Args:
         frame: Output of ``prepare_history``.
-        options: Detector thresholds and the minimum segment.
+        options: Detector thresholds, the minimum segment and the workers a large scan may use.
         value: The measure scanned (``percent_of_roof`` or ``time_s``).
 
     Returns:
@@ -194,11 +180,24 @@ def detect_changes(
         ``device``, ``since``, ``from_commit``, ``to_commit``, ``before``, ``after``,
         ``relative_change``), and the segments the changes delimit.
     """
+    with Workers(options.workers) as workers:
+        return scan_changes(frame, options, workers, value)()
+
+
+def scan_changes(
+    frame: pd.DataFrame, options: DigestOptions, workers: Workers, value: str = "percent_of_roof"
+) -> Result[Changes]:
+    """``detect_changes``, started: a large scan runs in ``workers`` until its result is wanted."""
     if frame.empty:
         none = np.zeros(0, np.int64)
         segments = segment_levels(frame, none, value)
-        return _describe(frame, none, segments), segments
-    series, pos = _change_cells(frame, value, options)
+        return lambda: (_describe(frame, none, segments), segments)
+    cells = _start_cells(frame, value, options, workers)
+    return lambda: _changes_of(frame, cells(), options, value)
+
+
+def _changes_of(frame: pd.DataFrame, cells: Cells, options: DigestOptions, value: str) -> Changes:
+    series, pos = cells
     rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
     segments = segment_levels(frame, rows, value)
     return _describe(frame, rows, segments), segments

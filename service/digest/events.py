@@ -17,16 +17,18 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from service.digest.changes import detect_changes, in_period, series_starts
-from service.digest.model import DigestOptions, TimeMovement, VanishedKernel
+from service.digest.changes import in_period, series_starts
+from service.digest.model import TimeMovement, VanishedKernel
 from service.digest.tables import last_rows
 
 
 def time_regressions(
-    frame: pd.DataFrame, *, start: datetime, end: datetime, options: DigestOptions
+    frame: pd.DataFrame, changes: pd.DataFrame, *, start: datetime, end: datetime
 ) -> list[TimeMovement]:
-    """Rises of nightly time that started in the period and held, slowest-down first."""
-    changes, _ = detect_changes(frame, options, value="time_s")
+    """Rises of nightly time that started in the period and held, slowest-down first.
+
+    ``changes`` are the time series' (``detect_changes(frame, ..., value="time_s")``).
+    """
     rows = changes[(changes["relative_change"] > 0) & in_period(changes["since"], start, end)]
     rows = rows.sort_values(["relative_change", "kernel_key"], ascending=[False, True])
     current = frame["time_s"].to_numpy()[last_rows(frame)]

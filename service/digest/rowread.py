@@ -50,6 +50,30 @@ def judged_rows(
     )
 
 
+#: A new card's judged rows and the card before's (``judge_card``'s ``new`` and ``old``).
+CardRows = tuple[pd.DataFrame, pd.DataFrame]
+
+
+def compact_card_rows(
+    session: StoreSession,
+    frame: pd.DataFrame,
+    period: tuple[datetime, datetime],
+    window: int = GATE_WINDOW,
+) -> list[CardRows]:
+    """The rows that judge each card that started in ``period`` (``old``, ``new``).
+
+    Args:
+        session: An open session on the store.
+        frame: The compact history with its ids (``compact_history(..., with_ids=True)``).
+        period: The digest's period.
+        window: The card before's last nights judged against (``card_starts``).
+    """
+    return [
+        (judged_rows(session, frame, old), judged_rows(session, frame, new))
+        for old, new in card_starts(frame, start=period[0], end=period[1], window=window)
+    ]
+
+
 def compact_device_changes(
     session: StoreSession,
     frame: pd.DataFrame,
@@ -58,15 +82,9 @@ def compact_device_changes(
 ) -> list[DeviceChange]:
     """The cards that started in ``period``, each against the card before (``device_changes``).
 
-    Args:
-        session: An open session on the store.
-        frame: The compact history with its ids (``compact_history(..., with_ids=True)``).
-        period: The digest's period.
-        window: The card before's last nights judged against (``card_starts``).
+    Arguments as ``compact_card_rows``'.
     """
-    changes = []
-    for old, new in card_starts(frame, start=period[0], end=period[1], window=window):
-        change = judge_card(judged_rows(session, frame, old), judged_rows(session, frame, new))
-        if change is not None:
-            changes.append(change)
-    return changes
+    judged = (
+        judge_card(old, new) for old, new in compact_card_rows(session, frame, period, window)
+    )
+    return [change for change in judged if change is not None]

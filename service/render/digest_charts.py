@@ -7,8 +7,9 @@ no other query. Charts are keyed like the digest view's rows (``kernel@device``)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,9 @@ from service.render.trends import trend_chart
 
 #: Nights before a change that make up the baseline band of its trend chart.
 BASELINE_NIGHTS = 14
+#: A chart to draw: a module-level function and its arguments, which pickle (so a worker
+#: process can draw it; ``service.digest.workers``).
+ChartJob = tuple[Callable[..., bytes], tuple[Any, ...]]
 #: Most kernels per roofline chart (by time share, changed kernels always included).
 ROOFLINE_KERNELS = 25
 
@@ -69,52 +73,81 @@ def _own_rows(
     return series[series["timestamp"] >= start]
 
 
+def draw_charts(jobs: Mapping[str, ChartJob]) -> dict[str, bytes]:
+    """Each chart drawn here, in the jobs' order."""
+    return {key: call(*args) for key, (call, args) in jobs.items()}
+
+
 def trend_charts(
     history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
 ) -> dict[str, bytes]:
-    """SVG trend charts of the kernels the digest lists first (``limit`` per section).
+    """SVG trend charts of the kernels the digest lists first (``trend_chart_jobs``)."""
+    return draw_charts(trend_chart_jobs(history, digest, limit=limit, context_days=context_days))
+
+
+def trend_chart_jobs(
+    history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
+) -> dict[str, ChartJob]:
+    """The trend charts of the kernels the digest lists first (``limit`` per section).
 
     Percent of roof for the movements (``kernel@device``), time for the time regressions
     (``time:kernel@device``); each chart from ``context_days`` before its change or the
     period, whichever is earlier.
     """
-    movements = _listed(digest, limit)
-    if not movements:
-        return time_charts(history, digest, limit=limit, context_days=context_days)
     context = timedelta(days=context_days)
+    movements = _movement_chart_jobs(history, digest, _listed(digest, limit), context)
+    return movements | _time_chart_jobs(history, digest, limit=limit, context=context)
+
+
+def _movement_chart_jobs(
+    history: pd.DataFrame, digest: Digest, movements: list[Movement], context: timedelta
+) -> dict[str, ChartJob]:
+    if not movements:
+        return {}
     rows = _series(history, movements, _window_start(movements, digest, context))
-    charts: dict[str, bytes] = {}
+    jobs: dict[str, ChartJob] = {}
     for m in movements:  # one chart per listed kernel, at most a few dozen
         series = _own_rows(rows, m, digest, context)
         before = series[series["timestamp"] < pd.Timestamp(m.since)].tail(BASELINE_NIGHTS)
         center, spread = robust_center_spread(before["percent_of_roof"].to_numpy())
         band = (center, spread) if len(before) else None
-        change = pd.DataFrame({"since": [m.since], "to_commit": [m.to_commit]})
-        fig = trend_chart(
-            series, title=f"{m.kernel} on {m.device}", change_points=change, baseline=band
-        )
-        charts[f"{m.kernel}@{m.device}"] = figure_bytes(fig, "svg")
-    return charts | time_charts(history, digest, limit=limit, context_days=context_days)
+        title = f"{m.kernel} on {m.device}"
+        jobs[f"{m.kernel}@{m.device}"] = (_trend_svg, (series, title, _change(m), band))
+    return jobs
 
 
-def time_charts(
-    history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
-) -> dict[str, bytes]:
-    """SVG charts of time for the first time regressions, keyed ``time:kernel@device``."""
+def _change(m: Movement | TimeMovement) -> pd.DataFrame:
+    return pd.DataFrame({"since": [m.since], "to_commit": [m.to_commit]})
+
+
+def _trend_svg(
+    series: pd.DataFrame,
+    title: str,
+    change: pd.DataFrame,
+    band: tuple[float, float] | None,
+    metric: str = "percent_of_roof",
+) -> bytes:
+    fig = trend_chart(series, title=title, change_points=change, baseline=band, metric=metric)
+    return figure_bytes(fig, "svg")
+
+
+def _time_chart_jobs(
+    history: pd.DataFrame, digest: Digest, *, limit: int, context: timedelta
+) -> dict[str, ChartJob]:
+    """Charts of time for the first time regressions, keyed ``time:kernel@device``."""
     listed = digest.time_regressions[:limit]
     if not listed:
         return {}
-    context = timedelta(days=context_days)
     rows = _series(history, listed, _window_start(listed, digest, context), metric="time_s")
-    charts: dict[str, bytes] = {}
+    jobs: dict[str, ChartJob] = {}
     for t in listed:
         series = _own_rows(rows, t, digest, context)
-        change = pd.DataFrame({"since": [t.since], "to_commit": [t.to_commit]})
-        fig = trend_chart(
-            series, title=f"{t.kernel} on {t.device}: time", change_points=change, metric="time_s"
+        title = f"{t.kernel} on {t.device}: time"
+        jobs[f"time:{t.kernel}@{t.device}"] = (
+            _trend_svg,
+            (series, title, _change(t), None, "time_s"),
         )
-        charts[f"time:{t.kernel}@{t.device}"] = figure_bytes(fig, "svg")
-    return charts
+    return jobs
 
 
 def chart_precision(roof: Roof, binding: object, flops: float, peak_time: float) -> str | None:
@@ -173,32 +206,44 @@ def _no_flop_points(night: pd.DataFrame, share: pd.Series) -> list[KernelPoint]:
 
 
 def roofline_charts(history: pd.DataFrame, digest: Digest) -> dict[str, bytes]:
+    """SVG rooflines of the digest's devices (``roofline_chart_jobs``)."""
+    return draw_charts(roofline_chart_jobs(history, digest))
+
+
+def roofline_chart_jobs(history: pd.DataFrame, digest: Digest) -> dict[str, ChartJob]:
     """Per device: the last night's kernels on the datasheet roof, arrows for regressions.
 
     Every precision the kernels bind to (or run at, when memory-bound) gets its roof.
     """
     frame = history.assign(timestamp=pd.to_datetime(history["timestamp"], utc=True))
     frame = frame[frame["timestamp"] <= pd.Timestamp(digest.end)]
-    charts: dict[str, bytes] = {}
+    jobs: dict[str, ChartJob] = {}
     for device in sorted(frame["device"].unique()):  # a handful of devices
         spec = builtin_catalog().find(str(device))
         rows = frame[frame["device"] == device]
         if spec is None or rows.empty:
             continue
-        night = rows[rows["run_id"] == rows.loc[rows["timestamp"].idxmax(), "run_id"]]
-        changed = {m.kernel: m.from_commit for m in digest.regressions if m.device == device}
-        base = rows[rows["kernel_key"].isin(changed) & rows["commit"].isin(changed.values())]
-        base = base[base["commit"] == base["kernel_key"].map(changed)]
         roof = spec.roof()
-        baselines = {
-            p.name: (p.intensity, p.achieved_flop_per_s)
-            for p in _points(base, {}, roof)
-            if p.on_roof
-        }
-        night = night.sort_values("time_s", ascending=False)
-        night = night[
-            night["kernel_key"].isin(changed) | (np.arange(len(night)) < ROOFLINE_KERNELS)
-        ]
-        fig = roofline_chart(roof, _points(night, baselines, roof), title=f"{device}: last night")
-        charts[f"roofline:{device}"] = figure_bytes(fig, "svg")
-    return charts
+        points = _last_night_points(rows, digest, str(device), roof)
+        jobs[f"roofline:{device}"] = (_roofline_svg, (roof, points, f"{device}: last night"))
+    return jobs
+
+
+def _last_night_points(
+    rows: pd.DataFrame, digest: Digest, device: str, roof: Roof
+) -> list[KernelPoint]:
+    """The device's last night: its longest kernels and every regression, with baselines."""
+    night = rows[rows["run_id"] == rows["run_id"].iloc[rows["timestamp"].argmax()]]
+    changed = {m.kernel: m.from_commit for m in digest.regressions if m.device == device}
+    base = rows[rows["kernel_key"].isin(changed) & rows["commit"].isin(changed.values())]
+    base = base[base["commit"] == base["kernel_key"].map(changed)]
+    baselines = {
+        p.name: (p.intensity, p.achieved_flop_per_s) for p in _points(base, {}, roof) if p.on_roof
+    }
+    night = night.sort_values("time_s", ascending=False)
+    night = night[night["kernel_key"].isin(changed) | (np.arange(len(night)) < ROOFLINE_KERNELS)]
+    return _points(night, baselines, roof)
+
+
+def _roofline_svg(roof: Roof, points: list[KernelPoint], title: str) -> bytes:
+    return figure_bytes(roofline_chart(roof, points, title=title), "svg")

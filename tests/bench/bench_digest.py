@@ -41,15 +41,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import sqlalchemy as sa
+from sqlalchemy import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rules.stats import change_points
 from service.digest.build import build_digest, prepare_history
-from service.digest.changes import usable_cores
+from service.digest.devices import judge_card
 from service.digest.model import DigestOptions
-from service.digest.rowread import compact_device_changes
+from service.digest.rowread import CardRows, compact_card_rows
 from service.digest.storeread import compact_history
+from service.digest.workers import Workers, usable_cores
 from service.render.digest_render import render_digest_json, render_digest_markdown
 from service.store.db import make_engine, migrate, session_scope
 from service.store.digestread import digest_history
@@ -351,7 +353,8 @@ def run_digest(
     in batches of runs) or, with ``old_read``, ``nightly_history`` (every history column).
 
     ``new_card``: as ``roofguard digest --json`` does, like for like (``compact_history``) and
-    the device changes (``compact_device_changes``) of the card that started in the week.
+    the device changes (``compact_card_rows``, ``judge_card``) of the card that started in
+    the week.
     """
     start = END - timedelta(days=7)
     options = DigestOptions(lookback_days=nights, workers=usable_cores())  # as the command
@@ -369,15 +372,18 @@ def run_digest(
         else:
             read = nightly_history if old_read else digest_history
             history = read(session=session, **window)
-    if new_card and not old_read:  # as the command: before the build, then the ids go
-        with timed("device changes", figures), session_scope(engine) as session:
-            changes = compact_device_changes(session, history, (start, END))
-        del history["run_id"], history["kernel_id"]
-        give_back_freed()
-        print(f"  device changes: {[(c.from_device, c.to_device, c.kernels) for c in changes]}")
-    with timed("build_digest (change points)", figures):
-        digest = build_digest(history, start=start, end=END, repo=REPO, options=options)
+    cards = _card_rows(engine, history, (start, END), figures) if new_card and not old_read else []
+    # As the command: one pool for every stage, the cards judged in it while the build runs
+    # (the pool is joined inside the timing, so its workers' CPU is counted).
+    with timed("build_digest (change points)", figures), Workers(options.workers) as workers:
+        judged = [workers.submit(judge_card, old, new) for old, new in cards]
+        del cards
+        digest = build_digest(
+            history, start=start, end=END, repo=REPO, options=options, workers=workers
+        )
+        changes = [change for change in (j() for j in judged) if change is not None]
     if new_card and not old_read:
+        print(f"  device changes: {[(c.from_device, c.to_device, c.kernels) for c in changes]}")
         digest = digest.model_copy(update={"device_changes": changes})
     with timed("render markdown + JSON", figures):
         markdown, data = render_digest_markdown(digest), render_digest_json(digest)
@@ -393,6 +399,20 @@ def run_digest(
     )
     engine.dispose()
     return digest, history, data
+
+
+def _card_rows(
+    engine: Engine,
+    history: pd.DataFrame,
+    period: tuple[datetime, datetime],
+    figures: dict[str, float],
+) -> list[CardRows]:
+    """As the command: the rows that judge each new card; then the ids go (charts' only)."""
+    with timed("device changes: rows read", figures), session_scope(engine) as session:
+        cards = compact_card_rows(session, history, period)
+    del history["run_id"], history["kernel_id"]
+    give_back_freed()
+    return cards
 
 
 def digest_process(url: str, kernels: int, nights: int, old_read: bool, new_card: bool) -> None:
@@ -429,7 +449,7 @@ def reference(history: pd.DataFrame, figures: dict[str, float], sample: int = 40
 
 def check(digest: object, planted: pd.DataFrame, history: pd.DataFrame, nights: int) -> None:
     """How many planted changes the year's scan found (recall) and how many it invented."""
-    from service.digest.build import detect_changes
+    from service.digest.changes import detect_changes
 
     frame = prepare_history(history)
     changes, _ = detect_changes(frame, DigestOptions())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from digest_history import (
 )
 
 import service.digest.changes as changes
+import service.digest.workers as workers
 from rules.frames import empty_history
 from service.digest.build import build_digest, iso_week, prepare_history
 from service.digest.changes import detect_changes
@@ -207,24 +210,27 @@ def test_scans_and_medians_a_few_series_at_a_time_give_the_same_digest(history, 
 
 
 def test_slabs_scanned_in_worker_processes_give_the_same_digest(history, monkeypatch):
-    """A large scan with workers goes to worker processes (spawned): the same digest."""
+    """A large scan with workers goes to worker processes (spawned): the same digest.
+
+    One pool serves both scans: the time scan's slabs follow the percent of roof's.
+    """
     whole = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
     monkeypatch.setattr("service.digest.changes.BLOCK_POINTS", 1)  # several slabs
     monkeypatch.setattr("service.digest.changes.BLOCKS_PLACED_TOGETHER", 1)
     monkeypatch.setattr("service.digest.changes.PARALLEL_POINTS", 0)
     pools: list[int] = []
-    real_pool = changes.ProcessPoolExecutor
+    real_pool = workers.ProcessPoolExecutor
 
-    def counted(workers: int, **kw):
-        pools.append(workers)
-        return real_pool(workers, **kw)
+    def counted(count: int, **kw):
+        pools.append(count)
+        return real_pool(count, **kw)
 
-    monkeypatch.setattr("service.digest.changes.ProcessPoolExecutor", counted)
+    monkeypatch.setattr("service.digest.workers.ProcessPoolExecutor", counted)
     two = DigestOptions(workers=2)
     parallel = render_digest_json(
         build_digest(history, start=PERIOD_START, end=PERIOD_END, options=two)
     )
-    assert pools == [2, 2]  # percent of roof, then time
+    assert pools == [2]
     assert parallel == whole
 
 
@@ -232,13 +238,36 @@ def test_workers_that_cannot_start_leave_the_scan_to_this_process(history, monke
     whole = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
     monkeypatch.setattr("service.digest.changes.PARALLEL_POINTS", 0)
 
-    def no_processes(workers: int, **kw):
+    def no_processes(count: int, **kw):
         raise OSError("no processes in this sandbox")
 
-    monkeypatch.setattr("service.digest.changes.ProcessPoolExecutor", no_processes)
+    monkeypatch.setattr("service.digest.workers.ProcessPoolExecutor", no_processes)
     two = DigestOptions(workers=2)
     alone = render_digest_json(
         build_digest(history, start=PERIOD_START, end=PERIOD_END, options=two)
     )
     assert alone == whole
     assert "workers failed (no processes in this sandbox)" in caplog.text
+
+
+_SLAB_CELLS = changes._slab_cells
+
+
+def _exit_in_worker(*args):
+    """A slab's cells here; in a worker process, the worker dies (as one killed would)."""
+    if multiprocessing.parent_process() is not None:
+        os._exit(1)
+    return _SLAB_CELLS(*args)
+
+
+def test_a_worker_that_dies_leaves_its_slabs_to_this_process(history, monkeypatch, caplog):
+    """A pool that breaks mid-scan (a worker killed for memory): its pieces are done here."""
+    whole = render_digest_json(build_digest(history, start=PERIOD_START, end=PERIOD_END))
+    monkeypatch.setattr("service.digest.changes.BLOCK_POINTS", 1)
+    monkeypatch.setattr("service.digest.changes.BLOCKS_PLACED_TOGETHER", 1)
+    monkeypatch.setattr("service.digest.changes.PARALLEL_POINTS", 0)
+    monkeypatch.setattr("service.digest.changes._slab_cells", _exit_in_worker)
+    with workers.Workers(2) as pool:
+        broken = build_digest(history, start=PERIOD_START, end=PERIOD_END, workers=pool)
+    assert render_digest_json(broken) == whole
+    assert "workers failed" in caplog.text

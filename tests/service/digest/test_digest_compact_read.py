@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from digest_history import PERIOD_END, PERIOD_START, history_runs, make_digest_history
 
+import service.digest.workers as workers
 from collectors.schema import DeviceInfo, KernelRecord, RunRecord
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
@@ -92,10 +93,10 @@ def _expected(url: str) -> tuple[str, bytes]:
     return render_digest_json(digest), render_digest_html(digest, charts).encode()
 
 
-def _command(url: str, tmp_path: Path, capsys) -> tuple[str, bytes]:
+def _command(url: str, tmp_path: Path, capsys, *flags: str) -> tuple[str, bytes]:
     config = tmp_path / "roofguard.toml"
     config.write_text("")
-    base = ["digest", *PERIOD, "--repo", REPO, "--db", url, "--config", str(config)]
+    base = ["digest", *PERIOD, "--repo", REPO, "--db", url, "--config", str(config), *flags]
     assert run([*base, "--json"]) == 0
     data = capsys.readouterr().out
     page = tmp_path / "digest.html"
@@ -127,3 +128,29 @@ def test_compact_read_gives_the_full_historys_json_and_html(tmp_path, capsys) ->
 def test_compact_read_on_postgresql(postgres_url, tmp_path, capsys) -> None:
     _fill(postgres_url)
     _same(postgres_url, tmp_path, capsys)
+
+
+def test_a_large_historys_stages_share_worker_processes(tmp_path, capsys, monkeypatch) -> None:
+    """Judging the new card, both scans and the charts go to one pool: the same bytes."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _fill(url)
+    monkeypatch.setattr("service.cli.digest_cmd.PARALLEL_POINTS", 0)  # as at 29 M rows
+    monkeypatch.setattr("service.digest.changes.PARALLEL_POINTS", 0)
+    pools: list[int] = []
+    submitted: set[str] = set()
+    real_pool, real_submit = workers.ProcessPoolExecutor, workers.Workers.submit
+
+    def counted(count: int, **kw):
+        pools.append(count)
+        return real_pool(count, **kw)
+
+    def recorded(self, call, *args):
+        submitted.add(call.__name__)
+        return real_submit(self, call, *args)
+
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", counted)
+    monkeypatch.setattr(workers.Workers, "submit", recorded)
+    data, page = _command(url, tmp_path, capsys, "--workers", "2")
+    assert pools == [2, 2], "one pool a command (--json, then --html)"
+    assert {"judge_card", "_slab_cells", "_trend_svg", "_roofline_svg"} <= submitted
+    assert (data, page) == _expected(url)
