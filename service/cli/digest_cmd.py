@@ -211,7 +211,7 @@ def digest_command(
     min_segment: Annotated[int, typer.Option(help="Nights a new level must hold.")] = 2,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="Processes for the change points (default: one per core)."),
+        typer.Option(min=1, help="Processes for a large history (default: one per core)."),
     ] = None,
     url: DbOption = None,
 ) -> None:
