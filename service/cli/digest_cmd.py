@@ -28,7 +28,11 @@ from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import make_client
-from service.render.digest_charts import roofline_chart_jobs, trend_chart_jobs
+from service.render.digest_charts import (
+    TRENDS_PER_SECTION,
+    roofline_chart_jobs,
+    trend_chart_jobs,
+)
 from service.render.digest_render import (
     DIGEST_LABEL,
     digest_title,
@@ -114,7 +118,7 @@ def _charts(
 ) -> dict[str, bytes]:
     """The HTML's trend charts and rooflines, drawn from their rows (``chartread``)."""
     with session_scope(engine, readonly=True) as session:
-        rows = chart_history(session, history, digest)
+        rows = chart_history(session, history, digest, limit=TRENDS_PER_SECTION)
     jobs = {**trend_chart_jobs(rows, digest), **roofline_chart_jobs(rows, digest)}
     return dict(zip(jobs, workers.run_all(jobs.values()), strict=True))
 

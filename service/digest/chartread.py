@@ -24,13 +24,17 @@ from service.store.workread import pair_work
 _STRINGS = ("commit", "kernel_key", "kernel_name", "device", "regime", "binding")
 
 
-def _listed_rows(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
-    """Rows of every (kernel, device) series the digest lists, time regressions included.
+def _listed_rows(frame: pd.DataFrame, digest: Digest, limit: int | None) -> npt.NDArray[np.bool_]:
+    """Rows of the (kernel, device) series the charts draw.
+
+    Every regression's (the rooflines draw their baselines) and the first ``limit`` of the
+    other sections' (None: all).
 
     Looked up in a kernels × devices table by the rows' codes: a ``MultiIndex.isin`` over every
     row hashed every row's pair, 29 M of them in a fleet's digest.
     """
-    sections = (digest.regressions, digest.improvements, digest.unresolved, digest.time_regressions)
+    firsts = (digest.improvements, digest.unresolved, digest.time_regressions)
+    sections = (digest.regressions, *(section[:limit] for section in firsts))
     pairs = {(m.kernel, m.device) for section in sections for m in section}
     kernels, kernel_labels = category_codes(frame["kernel_key"])
     devices, device_labels = category_codes(frame["device"])
@@ -57,15 +61,19 @@ def _last_nights(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
     return found
 
 
-def chart_history(session: StoreSession, frame: pd.DataFrame, digest: Digest) -> pd.DataFrame:
+def chart_history(
+    session: StoreSession, frame: pd.DataFrame, digest: Digest, limit: int | None = None
+) -> pd.DataFrame:
     """The rows ``service.render.digest_charts`` draws for ``digest``, with their columns.
 
     Args:
         session: An open session on the store.
         frame: The compact history with its ids (``compact_history(..., with_ids=True)``).
         digest: The digest built from it.
+        limit: The trend charts drawn per section (their ``limit``); None: every listed
+            series' rows (at 29 M, 187 unresolved regressions where 10 are drawn).
     """
-    rows = np.flatnonzero(_listed_rows(frame, digest) | _last_nights(frame, digest))
+    rows = np.flatnonzero(_listed_rows(frame, digest, limit) | _last_nights(frame, digest))
     run_id = frame["run_id"].to_numpy()[rows]
     chart = pd.DataFrame(
         {

@@ -20,6 +20,8 @@ from service.digest.model import Digest, Movement, TimeMovement
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart
 from service.render.trends import trend_chart
 
+#: Trend charts drawn per section of the digest (its first entries).
+TRENDS_PER_SECTION = 10
 #: Nights before a change that make up the baseline band of its trend chart.
 BASELINE_NIGHTS = 14
 #: A chart to draw: a module-level function and its arguments, which pickle (so a worker
@@ -79,14 +81,22 @@ def draw_charts(jobs: Mapping[str, ChartJob]) -> dict[str, bytes]:
 
 
 def trend_charts(
-    history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
+    history: pd.DataFrame,
+    digest: Digest,
+    *,
+    limit: int = TRENDS_PER_SECTION,
+    context_days: int = 28,
 ) -> dict[str, bytes]:
     """SVG trend charts of the kernels the digest lists first (``trend_chart_jobs``)."""
     return draw_charts(trend_chart_jobs(history, digest, limit=limit, context_days=context_days))
 
 
 def trend_chart_jobs(
-    history: pd.DataFrame, digest: Digest, *, limit: int = 10, context_days: int = 28
+    history: pd.DataFrame,
+    digest: Digest,
+    *,
+    limit: int = TRENDS_PER_SECTION,
+    context_days: int = 28,
 ) -> dict[str, ChartJob]:
     """The trend charts of the kernels the digest lists first (``limit`` per section).
 

@@ -23,7 +23,9 @@ from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.cli import run
 from service.digest.build import build_digest
+from service.digest.chartread import chart_history
 from service.digest.model import DigestOptions
+from service.digest.storeread import compact_history
 from service.render.digest_charts import roofline_charts, trend_charts
 from service.render.digest_render import render_digest_html, render_digest_json
 from service.store.db import open_store, session_scope
@@ -154,3 +156,29 @@ def test_a_large_historys_stages_share_worker_processes(tmp_path, capsys, monkey
     assert pools == [2, 2], "one pool a command (--json, then --html)"
     assert {"judge_card", "_slab_cells", "_trend_svg", "_roofline_svg"} <= submitted
     assert (data, page) == _expected(url)
+
+
+def test_the_charts_rows_are_those_of_the_drawn_series(tmp_path) -> None:
+    """With the charts' limit, only the drawn series' rows are read: the same charts."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _fill(url)
+    engine = open_store(url)
+    try:
+        with session_scope(engine, readonly=True) as session:
+            start = PERIOD_START - timedelta(days=LOOKBACK)
+            history = compact_history(session, REPO, start, PERIOD_END, with_ids=True)
+            digest = build_digest(history, start=PERIOD_START, end=PERIOD_END, repo=REPO)
+            every, first, none = (
+                chart_history(session, history, digest, limit=n) for n in (None, 1, 0)
+            )
+    finally:
+        engine.dispose()
+
+    # Limit 0: the regressions' series and each card's last night, not every night of the
+    # improvement's or of softmax_fwd's, an unresolved regression of before the period.
+    def softmax(rows):
+        return rows[(rows["kernel_key"] == "softmax_fwd") & (rows["device"] == "H100-SXM5")]
+
+    assert len(softmax(none)) == 1 < len(softmax(every))
+    assert trend_charts(first, digest, limit=1) == trend_charts(every, digest, limit=1)
+    assert roofline_charts(none, digest) == roofline_charts(every, digest)
