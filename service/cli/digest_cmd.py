@@ -142,17 +142,18 @@ def _build(
     engine = open_store(url)
     try:
         history, cards = _load(engine, repo, read, period, options.gate_window)
-        # Workers when the scans would start them anyway; no more than the scans' slabs.
-        large = len(history) >= PARALLEL_POINTS
-        with Workers(min(options.workers, SLABS) if large else 1) as workers:
-            judged = [workers.submit(judge_card, old, new) for old, new in cards]
+        # No more workers than the scans' slabs. The scans choose by their points; the cards
+        # and charts go to the workers from as many rows (the scans start them anyway).
+        with Workers(min(options.workers, SLABS)) as workers:
+            beside = workers if len(history) >= PARALLEL_POINTS else Workers(1)
+            judged = [beside.submit(judge_card, old, new) for old, new in cards]
             del cards
             if not html:  # the ids serve the charts' rows
                 del history["run_id"], history["kernel_id"]
             digest = build(history, workers)
             changes = [change for change in (j() for j in judged) if change is not None]
             digest = digest.model_copy(update={"device_changes": changes})
-            return digest, _charts(engine, history, digest, workers) if html else {}
+            return digest, _charts(engine, history, digest, beside) if html else {}
     finally:
         engine.dispose()
 

@@ -182,3 +182,15 @@ def test_the_charts_rows_are_those_of_the_drawn_series(tmp_path) -> None:
     assert len(softmax(none)) == 1 < len(softmax(every))
     assert trend_charts(first, digest, limit=1) == trend_charts(every, digest, limit=1)
     assert roofline_charts(none, digest) == roofline_charts(every, digest)
+
+
+def test_a_small_history_starts_no_workers(tmp_path, capsys, monkeypatch) -> None:
+    """Below the scans' size nothing is spawned (a worker costs about a second to start)."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _fill(url)
+
+    def refused(count: int, **kw):
+        raise AssertionError(f"{count} workers started for a small history")
+
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", refused)
+    assert _command(url, tmp_path, capsys, "--workers", "2") == _expected(url)
