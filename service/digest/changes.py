@@ -26,6 +26,8 @@ from service.digest.model import DigestOptions
 from service.digest.workers import Result, Workers
 
 IntArray = npt.NDArray[np.int64]
+#: (series, position) of change points.
+Cells = tuple[IntArray, IntArray]
 #: Some series' values, one row a series and one column a night.
 Slab = npt.NDArray[np.float64]
 
@@ -55,7 +57,7 @@ SLABS = 8
 PARALLEL_POINTS = 8_000_000
 
 
-def _slab_cells(first: int, matrix: Slab, options: ChangePointOptions) -> tuple[IntArray, IntArray]:
+def _slab_cells(first: int, matrix: Slab, options: ChangePointOptions) -> Cells:
     """(series, position) of every change point of the slab whose first series is ``first``."""
     rows, positions = np.nonzero(change_points_many(matrix, options=options).is_change)
     return rows.astype(np.int64) + first, positions.astype(np.int64)
@@ -77,9 +79,6 @@ def _slabs(frame: pd.DataFrame, value: str) -> Iterator[tuple[int, Slab]]:
         matrix: Slab = np.full((min(count, first + slab) - first, width), np.nan)
         matrix[series[rows] - first, pos[rows]] = values[rows]
         yield first, matrix
-
-
-Cells = tuple[IntArray, IntArray]
 
 
 def _start_cells(
