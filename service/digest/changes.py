@@ -7,6 +7,7 @@ with ``series`` and ``pos`` columns); every series is scanned at once as one 2-D
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -50,6 +51,10 @@ def first_rows(series: npt.NDArray[np.integer[Any]]) -> IntArray:
 SLABS = 8
 
 
+#: Slabs a worker is given before the scan's cells are asked for (``_start_cells``).
+SLABS_AHEAD_A_WORKER = 2
+
+
 #: Points (series x nights) from which the slabs are scanned in worker processes
 #: (``service.digest.workers``). Each worker starts fresh (``spawn``) and imports the scan,
 #: about a second; below this size that costs more than it saves (a fleet's 32,000 series x
@@ -86,19 +91,24 @@ def _start_cells(
 ) -> Result[Cells]:
     """(series, position) of every change point, in row-major order, a slab at a time.
 
-    A large history's slabs all go to the workers now (the series' values, 0.2 GB at 29 M
-    points); otherwise each is made and scanned here, one at a time, when the cells are asked
-    for. The slabs are scanned independently either way, so the cells are the same.
+    A large history's first slabs go to the workers now, two a worker, and the rest when the
+    cells are asked for: this process may do other work meanwhile (the time scan's slabs
+    beside the vanished kernels), and holds half the slabs then, not all (0.2 GB at 29 M
+    points). Otherwise each slab is made and scanned here, one at a time, when the cells are
+    asked for. The slabs are scanned independently either way, so the cells are the same.
     """
     points = (int(frame["series"].max()) + 1) * (int(frame["pos"].max()) + 1)
     scan = options.change_point_options()
+    slabs = _slabs(frame, value)
     if points < PARALLEL_POINTS or not workers.parallel:
-        return lambda: _joined([_slab_cells(*slab, scan) for slab in _slabs(frame, value)])
-    pending = [workers.submit(_slab_cells, *slab, scan) for slab in _slabs(frame, value)]
+        return lambda: _joined([_slab_cells(*slab, scan) for slab in slabs])
+    first = itertools.islice(slabs, SLABS_AHEAD_A_WORKER * workers.count)
+    pending = [workers.submit(_slab_cells, *slab, scan) for slab in first]
 
     def gathered() -> Cells:
+        pending.extend(workers.submit(_slab_cells, *slab, scan) for slab in slabs)
         found = [cells() for cells in pending]
-        pending.clear()  # the slabs, kept for a failing worker, go (0.2 GB at 29 M points)
+        pending.clear()  # the slabs, kept for a failing worker, go
         return _joined(found)
 
     return gathered
