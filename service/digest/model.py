@@ -34,9 +34,9 @@ class DigestOptions(BaseModel):
         gate_window: The card before's last nights a device change judges against (the
             config's ``baseline.gate_window``, as a PR check's cross-device baseline).
         workers: Processes a large history's stages may share (``service.digest.workers``):
-            1 runs everything here. More spawns workers, which re-import the caller's main module as
-            every spawned process does, so a script that sets it guards its entry point
-            (``if __name__ == "__main__":``); ``roofguard digest`` uses one a core.
+            1 runs everything here. More spawns workers, which re-import the caller's main
+            module as every spawned process does, so a script that sets it guards its entry
+            point (``if __name__ == "__main__":``); ``roofguard digest`` uses one a core.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

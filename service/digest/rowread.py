@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from service.digest.devices import GATE_WINDOW, DeviceChange, card_starts, judge_card
+from service.digest.devices import GATE_WINDOW, card_starts
 from service.store.sessions import StoreSession
 from service.store.workread import run_roof_sources, run_work
 
@@ -72,19 +72,3 @@ def compact_card_rows(
         (judged_rows(session, frame, old), judged_rows(session, frame, new))
         for old, new in card_starts(frame, start=period[0], end=period[1], window=window)
     ]
-
-
-def compact_device_changes(
-    session: StoreSession,
-    frame: pd.DataFrame,
-    period: tuple[datetime, datetime],
-    window: int = GATE_WINDOW,
-) -> list[DeviceChange]:
-    """The cards that started in ``period``, each against the card before (``device_changes``).
-
-    Arguments as ``compact_card_rows``'.
-    """
-    judged = (
-        judge_card(old, new) for old, new in compact_card_rows(session, frame, period, window)
-    )
-    return [change for change in judged if change is not None]
