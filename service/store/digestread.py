@@ -183,6 +183,14 @@ def digest_history(
 
 
 def _rows_of(ids: npt.NDArray[np.integer[Any]], wanted: npt.NDArray[np.int32]) -> Any:
-    """Each of ``wanted``'s row in ``ids`` (all there), in 4 bytes: 29 M rows of 8 are 0.2 GB."""
+    """Each of ``wanted``'s row in ``ids`` (all there), in 4 bytes: 29 M rows of 8 are 0.2 GB.
+
+    Looked up in a table by id where the ids are no more than the rows wanted (the table no
+    larger than the answer): one gather, where a binary search took 1.7 s at 29 M rows.
+    """
+    if len(ids) and ids.min() >= 0 and ids.max() < max(len(wanted), 1 << 16):
+        table = np.full(int(ids.max()) + 1, -1, dtype=np.int32)
+        table[ids] = np.arange(len(ids), dtype=np.int32)
+        return table[wanted]
     by_id = np.argsort(ids).astype(np.int32)
     return by_id[np.searchsorted(ids[by_id], wanted)]

@@ -2,13 +2,16 @@
 
 psycopg hands over COPY data a row at a time (about 1 us of Python each: most of a read of
 29 M rows); here PostgreSQL packs each run's measurements into one byte string of fixed-width
-fields (``int4send``, ``float8send``; regime and binding as codes) and numpy reads them in
-place: a row per run, not per value.
+fields (``int8send``, ``float8send``; the kernel id, regime and binding codes in one int8) and
+numpy reads them in place: a row per run, not per value. The strings come in PostgreSQL's
+binary format (``fetch_binary``): as text they were hex, twice the bytes, encoded by the
+server and decoded here.
 
-The codes index the regime and binding names met so far in the read (``NamesSeen``). A batch
-holding a name not met before says so in the same query, and only then are its names read
-and the batch packed again: reading every batch's names first was a second pass over its rows,
-half of PostgreSQL's time. Two connections pack alternate batches at once (``packed_batches``).
+The codes index the regime and binding names met so far in the read (``NamesSeen``), set by a
+``CASE`` (a third of the server's time per row went to ``array_position``). A name not met
+before gets ``UNSEEN``; only then are the batch's names read and the batch packed again:
+reading every batch's names first was a second pass over its rows, half of PostgreSQL's time.
+Two connections pack alternate batches at once (``packed_batches``).
 """
 
 from __future__ import annotations
@@ -22,17 +25,12 @@ import numpy.typing as npt
 import pandas as pd
 import sqlalchemy as sa
 
-#: A measurement as packed: big-endian, fixed width (NULL percent of roof as NaN, regime and
-#: binding as 1-based codes, 0 for NULL).
-_PACKED = np.dtype(
-    [
-        ("kernel_id", ">i4"),
-        ("percent_of_roof", ">f8"),
-        ("time_s", ">f8"),
-        ("regime", ">i4"),
-        ("binding", ">i4"),
-    ]
-)
+#: A measurement as packed: big-endian, fixed width; ``key`` is the kernel id above the regime's
+#: and the binding's 16-bit codes (``NamesSeen``), NULL percent of roof NaN.
+_PACKED = np.dtype([("key", ">i8"), ("percent_of_roof", ">f8"), ("time_s", ">f8")])
+#: The code of a name not met yet in the read (0 is NULL, 1.. the names met).
+UNSEEN = 0xFFFF
+_CODE_BITS = 16
 
 
 class NamesSeen:
@@ -49,33 +47,58 @@ class NamesSeen:
         self.bindings = sorted(set(self.bindings) | {b for _, b in pairs if b is not None})
 
     def code(self, column: str) -> str:
-        """SQL for the 1-based position of ``column``'s name (0 for NULL or a new name)."""
-        return f"COALESCE(array_position({self._names(column)}, {column}::text), 0)"
-
-    def new(self, column: str) -> str:
-        """SQL that is true for a row whose ``column`` holds a name not met yet."""
-        position = f"array_position({self._names(column)}, {column}::text)"
-        return f"({column} IS NOT NULL AND {position} IS NULL)"
-
-    def _names(self, column: str) -> str:
+        """SQL for the 1-based position of ``column``'s name: 0 for NULL, ``UNSEEN`` if new."""
         names = self.regimes if column == "regime" else self.bindings
-        quoted = ", ".join("'" + name.replace("'", "''") + "'" for name in names)
-        return f"ARRAY[{quoted}]::text[]"
+        if len(names) >= UNSEEN:
+            raise ValueError(f"{column}: more than {UNSEEN - 1} names in one read")
+        known = " ".join(
+            f"WHEN {column} = {_quoted(name)} THEN {i}" for i, name in enumerate(names, start=1)
+        )
+        return f"(CASE WHEN {column} IS NULL THEN 0 {known} ELSE {UNSEEN} END)"
 
 
-def _packed_runs(conn: sa.Connection, where: str, seen: NamesSeen) -> dict[int, bytes] | None:
+def _quoted(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+def fetch_binary(conn: sa.Connection, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` on ``conn``'s psycopg connection, in PostgreSQL's binary format.
+
+    A ``bytea`` comes as its bytes (as text it is hex: twice the bytes, encoded and decoded).
+    """
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    with driver.cursor(binary=True) as cursor:
+        cursor.execute(sql)
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+    return rows
+
+
+def _packed_runs(
+    conn: sa.Connection, where: str, seen: NamesSeen
+) -> dict[int, npt.NDArray[np.void]] | None:
     """Each run's packed measurements, or None when a row holds a name not in ``seen``."""
-    record = (
-        "int4send(kernel_id) || float8send(COALESCE(percent_of_roof, 'NaN'::float8)) || "
-        f"float8send(time_s) || int4send({seen.code('regime')}) || "
-        f"int4send({seen.code('binding')})"
+    key = (
+        f"(kernel_id::int8 << {2 * _CODE_BITS}) | ({seen.code('regime')} << {_CODE_BITS}) | "
+        f"{seen.code('binding')}"
     )
-    unseen = f"bool_or({seen.new('regime')} OR {seen.new('binding')})"
-    sql = f"SELECT run_id, string_agg({record}, ''::bytea), {unseen} {where} GROUP BY run_id"
-    rows = conn.exec_driver_sql(sql).all()
-    if any(new for _, _, new in rows):
-        return None
-    return {int(run): bytes(packed) for run, packed, _ in rows}
+    record = (
+        f"int8send({key}) || float8send(COALESCE(percent_of_roof, 'NaN'::float8)) || "
+        "float8send(time_s)"
+    )
+    sql = f"SELECT run_id, string_agg({record}, ''::bytea) {where} GROUP BY run_id"
+    packed = {int(run): np.frombuffer(rows, dtype=_PACKED) for run, rows in fetch_binary(conn, sql)}
+    return None if any(_unseen(rows["key"]) for rows in packed.values()) else packed
+
+
+def _unseen(keys: npt.NDArray[np.int64]) -> bool:
+    """Whether a regime or binding code of ``keys`` is ``UNSEEN``."""
+    return bool(((_codes(keys, _CODE_BITS) == UNSEEN) | (_codes(keys, 0) == UNSEEN)).any())
+
+
+def _codes(keys: npt.NDArray[np.int64], shift: int) -> npt.NDArray[np.int64]:
+    """The 16-bit codes ``shift`` bits up in ``keys``: the binding's at 0, the regime's at 16."""
+    return (keys >> shift) & UNSEEN
 
 
 def _by_kernel(runs: list[npt.NDArray[np.void]]) -> npt.NDArray[np.void]:
@@ -86,7 +109,7 @@ def _by_kernel(runs: list[npt.NDArray[np.void]]) -> npt.NDArray[np.void]:
     """
     rows = np.concatenate(runs) if runs else np.zeros(0, dtype=_PACKED)
     rank = np.repeat(np.arange(len(runs), dtype=np.int64), [r.size for r in runs])
-    key = (rank << 32) | rows["kernel_id"].astype(np.int64)
+    key = (rank << 32) | (rows["key"] >> 2 * _CODE_BITS)
     return rows if (np.diff(key) > 0).all() else rows[np.argsort(key, kind="stable")]
 
 
@@ -108,15 +131,16 @@ def _packed_batch(conn: sa.Connection, run_ids: Sequence[int], seen: NamesSeen) 
         packed = _packed_runs(conn, where, seen)
         assert packed is not None, "the batch's names were just read"
     present = [i for i in run_ids if i in packed]
-    runs = [np.frombuffer(packed[i], dtype=_PACKED) for i in present]
+    runs = [packed[i] for i in present]
     rows = _by_kernel(runs)
+    keys = rows["key"].astype(np.int64)
     return {
         "run_id": np.repeat(np.asarray(present, dtype=np.int32), [r.size for r in runs]),
-        "kernel_id": rows["kernel_id"].astype(np.int32),
+        "kernel_id": (keys >> 2 * _CODE_BITS).astype(np.int32),
         "percent_of_roof": rows["percent_of_roof"].astype(float),
         "time_s": rows["time_s"].astype(float),
-        "regime": _labelled(rows["regime"], seen.regimes),
-        "binding": _labelled(rows["binding"], seen.bindings),
+        "regime": _labelled(_codes(keys, _CODE_BITS), seen.regimes),
+        "binding": _labelled(_codes(keys, 0), seen.bindings),
     }
 
 

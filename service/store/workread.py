@@ -21,6 +21,7 @@ from service.store.coretables import MEASUREMENTS as _MEAS
 from service.store.coretables import RUNS as _RUNS
 from service.store.digestread import RUNS_PER_BATCH
 from service.store.fastread import raw_rows, read_frame
+from service.store.packedread import fetch_binary
 from service.store.sessions import StoreSession
 
 _COUNTERS = ("total_flops", "bytes_dram", "bytes_l2", "bytes_l1")
@@ -69,9 +70,7 @@ def _work_batch(conn: sa.Connection, run_ids: Sequence[int]) -> pd.DataFrame:
         f"SELECT run_id, string_agg({record}, ''::bytea ORDER BY kernel_id) "
         f"FROM measurements WHERE run_id IN ({ids}) GROUP BY run_id"
     )
-    packed = [
-        (int(r), np.frombuffer(bytes(b), dtype=_WORK_PACKED)) for r, b in conn.exec_driver_sql(sql)
-    ]
+    packed = [(int(r), np.frombuffer(b, dtype=_WORK_PACKED)) for r, b in fetch_binary(conn, sql)]
     rows = np.concatenate([p for _, p in packed]) if packed else np.zeros(0, dtype=_WORK_PACKED)
     return pd.DataFrame(
         {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 from both_backends import both_backends_engine  # noqa: F401  (the fixture ``engine``)
@@ -93,3 +94,12 @@ def test_names_met_in_a_later_batch_are_read_as_the_full_read_has_them(engine, m
     names_read = [s for s in statements if "SELECT DISTINCT regime, binding" in s]
     if engine.dialect.name == "postgresql":  # each connection's first batch, first with fp32
         assert len(names_read) == 4
+
+
+def test_rows_are_found_by_id_alike_in_a_table_and_by_search():
+    """Small ids are looked up in a table, sparse ones by binary search: the same rows."""
+    rng = np.random.default_rng(7)
+    for ids in (rng.permutation(50) + 1, rng.choice(10**9, 50, replace=False)):
+        wanted = rng.choice(ids, 200).astype(np.int32)
+        rows = digestread._rows_of(ids, wanted)
+        assert (ids[rows] == wanted).all()
