@@ -104,12 +104,17 @@ def _roof(device: str, rows: pd.DataFrame, roofs: Mapping[str, Roof] | None) -> 
 
 
 def _scalings(old: pd.DataFrame, new: pd.DataFrame, roofs: tuple[Roof, Roof]) -> list[Scaling]:
+    """Each kernel of ``new`` with a level on the old card, scaled; by key, rows in order."""
     levels = device_levels(old)
+    keys, group = np.unique(new["kernel_key"].astype(str).to_numpy(), return_inverse=True)
+    order = np.argsort(group.reshape(-1), kind="stable")
+    bounds = np.searchsorted(group.reshape(-1)[order], np.arange(len(keys) + 1))
+    times = new["time_s"].to_numpy(dtype=float)[order]
     found = []
-    for key, rows in new.groupby(new["kernel_key"].astype(str), sort=True):
+    for i, key in enumerate(keys):
         level = levels.get(str(key))
-        times = [float(t) for t in rows["time_s"]]
-        scaled = scale(level, roofs[0], roofs[1], times) if level is not None else None
+        part = [float(t) for t in times[bounds[i] : bounds[i + 1]]]
+        scaled = scale(level, roofs[0], roofs[1], part) if level is not None else None
         if scaled is not None:
             found.append(scaled)
     return found
