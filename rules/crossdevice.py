@@ -13,12 +13,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from rules.devicerows import DeviceRows, float_column, usual_label
 from rules.frames import HISTORY_COLUMNS, require_columns
 from rules.roofline import Roof
 from rules.scaling import CROSS_DEVICE_TOLERANCE, TIERS, MissingResource, Prediction, Work, predict
@@ -88,97 +88,20 @@ LEVEL_COLUMNS = (
 )
 
 
-def _codes(column: pd.Series, nonempty: bool) -> tuple[npt.NDArray[np.intp], list[Any]]:
-    """Codes of ``column`` (-1: not a string, or an empty one when ``nonempty``), their values.
-
-    A categorical column is read through its codes, so a history of millions of rows makes
-    no Python object per row.
-    """
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        labels = list(column.cat.categories)
-        codes = column.cat.codes.to_numpy().astype(np.intp)
-    else:
-        codes, uniques = pd.factorize(column.to_numpy(), use_na_sentinel=True)
-        labels = list(uniques)
-    valid = np.asarray([isinstance(v, str) and (bool(v) or not nonempty) for v in labels] + [0])
-    return np.where(valid[codes].astype(bool), codes, -1), labels
-
-
-def _usual(codes: npt.NDArray[np.intp], labels: list[Any]) -> str | None:
-    """``rules.timing.usual`` of a segment's binding codes: the most common, the latest on a tie."""
-    known = codes[codes >= 0]
-    if not known.size:
-        return None
-    counts = np.bincount(known)
-    best = np.flatnonzero(counts == counts.max())
-    if best.size > 1:  # the one seen last wins
-        last = {int(c): i for i, c in enumerate(known)}
-        best = np.asarray([max(best, key=lambda c: last[int(c)])])
-    return str(labels[int(best[0])])
-
-
-class _Rows:
-    """One device history's placed rows as arrays, read once per column (``device_levels``).
-
-    ``order`` lists the frame's placed rows oldest first, grouped by key; a kernel's rows are
-    positions into it.
-    """
-
-    def __init__(self, frame: pd.DataFrame, order: npt.NDArray[np.intp], percent: Any) -> None:
-        self.frame, self.order, self.percent = frame, order, percent
-        self._floats: dict[str, npt.NDArray[np.float64]] = {}
-        self._codes: dict[str, tuple[npt.NDArray[np.intp], list[Any]]] = {}
-        self._columns: dict[str, Any] = {}
-
-    def floats(self, column: str, part: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
-        if column not in self._floats:
-            self._floats[column] = _floats(self.frame[column])
-        return self._floats[column][self.order[part]]
-
-    def codes(
-        self, column: str, part: npt.NDArray[np.intp], nonempty: bool = False
-    ) -> tuple[npt.NDArray[np.intp], list[Any]]:
-        if column not in self._codes:
-            self._codes[column] = _codes(self.frame[column], nonempty)
-        codes, labels = self._codes[column]
-        return codes[self.order[part]], labels
-
-    def runs(self, part: npt.NDArray[np.intp]) -> int:
-        """Distinct runs of the rows ``part`` (a kernel's; run ids are never missing)."""
-        return int(np.unique(self._column("run_id")[self.order[part]]).size)
-
-    def last_string(self, column: str, part: npt.NDArray[np.intp]) -> str:
-        return str(self._column(column)[int(self.order[part[-1]])])
-
-    def _column(self, column: str) -> Any:
-        """The column as a numpy array, taken once: a frame's look-up of one row costs 40 us."""
-        if column not in self._columns:
-            self._columns[column] = self.frame[column].to_numpy()
-        return self._columns[column]
-
-
-def _floats(values: pd.Series) -> npt.NDArray[np.float64]:
-    """``values`` as floats; a float column as it is, not copied.
-
-    A copy of each counter column of a card's 7 M rows is 58 MB, and six of them are cached.
-    """
-    if isinstance(values.dtype, np.dtype) and values.dtype.kind == "f":
-        return values.to_numpy(dtype=float)
-    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-
-
-def _work(rows: _Rows, segment: npt.NDArray[np.intp]) -> Work:
+def _work(rows: DeviceRows, segment: npt.NDArray[np.intp]) -> Work:
     """The work of a segment's rows: medians of what is known, the usual binding."""
     nbytes = {t: median_value(rows.floats(f"bytes_{t}", segment)) for t in TIERS}
     return Work(
         flops=median_value(rows.floats("total_flops", segment)),
         nbytes={t: float(v) for t, v in nbytes.items() if v is not None},
         peak_flop_time_s=median_value(rows.floats("peak_flop_time_s", segment)),
-        binding=_usual(*rows.codes("binding", segment, nonempty=True)),
+        binding=usual_label(*rows.codes("binding", segment, nonempty=True)),
     )
 
 
-def _level(key: str, rows: _Rows, part: npt.NDArray[np.intp], level: Level) -> DeviceLevel | None:
+def _level(
+    key: str, rows: DeviceRows, part: npt.NDArray[np.intp], level: Level
+) -> DeviceLevel | None:
     """``key``'s level from its rows (positions ``part`` of ``rows``) and the gate's ``level``."""
     segment = part[level.start :]
     time_s = median_time(rows.floats("time_s", segment))
@@ -236,7 +159,7 @@ def device_levels(
         rename: Maps an old key to its current name (aliases); None: keys as they are.
     """
     require_columns(frame, LEVEL_COLUMNS, "device history")
-    percent = _floats(frame["percent_of_roof"])
+    percent = float_column(frame["percent_of_roof"])
     placed = np.flatnonzero(~np.isnan(percent))
     if not placed.size:
         return {}
@@ -246,7 +169,7 @@ def device_levels(
     by_key = np.argsort(group, kind="stable")  # each key's rows stay oldest first
     order = placed[by_key]
     bounds = np.searchsorted(group[by_key], np.arange(len(keys) + 1))
-    rows = _Rows(frame, order, percent[order])
+    rows = DeviceRows(frame, order, percent[order])
     parts = [np.arange(bounds[i], bounds[i + 1]) for i in range(len(keys))]
     levels = current_levels([rows.percent[p] for p in parts], options=options or GateOptions())
     found = (_level(k, rows, p, lv) for k, p, lv in zip(keys, parts, levels, strict=True))
