@@ -70,7 +70,9 @@ def _window_block(values: FloatArray, opts: ChangePointOptions) -> _Windows:
     best_z, best_rel = np.zeros(values.shape), np.zeros(values.shape)
     scales = np.zeros(values.shape, dtype=int)
     candidates = np.zeros(values.shape, dtype=bool)
-    for w in opts.windows:
+    # Both windows must hold ``min_segment`` points of the row: a block narrower than two
+    # segments has no change (a repository's first nights), and its scans find none.
+    for w in opts.windows if values.shape[1] >= 2 * opts.min_segment else ():
         z, rel, ok = _one_scale(values, noise, w, opts)
         peaks = _local_maxima(np.where(ok, np.abs(z), 0.0), w)
         stronger = ok & (np.abs(z) > np.abs(best_z))

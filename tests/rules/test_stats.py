@@ -17,6 +17,7 @@ from rules.stats import (
     judge_latest,
     robust_center_spread,
 )
+from rules.stats.windows import _one_scale, _series_noise
 
 
 def noisy(n: int, noise: float, seed: int = 0, level: float = 80.0) -> np.ndarray:
@@ -178,3 +179,18 @@ def test_empty_and_short_series() -> None:
     assert change_points([]) == []
     assert change_points([1.0, 2.0, 3.0]) == []
     assert change_points_many(np.zeros((3, 0))).is_change.shape == (3, 0)
+
+
+@pytest.mark.parametrize("min_segment", [1, 2, 3])
+def test_a_block_narrower_than_two_segments_passes_no_window_test(min_segment: int) -> None:
+    """The scan skips the windows of such a block: each scale's pass mask is empty there."""
+    opts = ChangePointOptions(min_segment=min_segment)
+    rng = np.random.default_rng(min_segment)
+    for width in range(1, 2 * min_segment):
+        values = 50 * (1 + rng.standard_normal((40, width)))
+        values[rng.random(values.shape) < 0.2] = np.nan
+        values[:5] = np.array([10.0, 90.0, 10.0, 90.0, 10.0][:width])  # steps as large as can be
+        noise = _series_noise(values, opts.noise_floor)
+        assert not any(_one_scale(values, noise, w, opts)[2].any() for w in opts.windows)
+        scan = change_points_many(values, options=opts)
+        assert not scan.is_change.any() and not scan.z.any() and not scan.relative_change.any()
