@@ -78,9 +78,9 @@ def _packed_runs(
     conn: sa.Connection, where: str, seen: NamesSeen
 ) -> dict[int, npt.NDArray[np.void]] | None:
     """Each run's packed measurements, or None when a row holds a name not in ``seen``."""
-    key = (
-        f"(kernel_id::int8 << {2 * _CODE_BITS}) | ({seen.code('regime')} << {_CODE_BITS}) | "
-        f"{seen.code('binding')}"
+    key = (  # int8 throughout: an int4 code shifted 16 bits up would take the sign bit
+        f"(kernel_id::int8 << {2 * _CODE_BITS}) | ({seen.code('regime')}::int8 << {_CODE_BITS}) | "
+        f"{seen.code('binding')}::int8"
     )
     record = (
         f"int8send({key}) || float8send(COALESCE(percent_of_roof, 'NaN'::float8)) || "
