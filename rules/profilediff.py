@@ -173,13 +173,16 @@ def with_profile_changes(
     """
     done: set[str] = set()
     findings: list[Finding] = []
+    measured: dict[str, KernelRecord] = {}
+    for kernel in run.kernels:  # the first of a key, as a search of the run would find
+        measured.setdefault(kernel.key, kernel)
     for finding in verdict.findings:
         key = finding.kernel
         if key is None or key in done or finding.severity == Severity.INFO or key not in baseline:
             findings.append(finding)
             continue
         done.add(key)
-        now = next((k for k in run.kernels if k.key == key), None)
+        now = measured.get(key)
         changes = profile_changes(baseline[key], now) if now is not None else ()
         findings.append(finding.model_copy(update={"profile": changes}) if changes else finding)
     return verdict.model_copy(update={"findings": tuple(findings)})
