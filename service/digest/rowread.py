@@ -50,7 +50,8 @@ def judged_rows(
     )
 
 
-#: A new card's judged rows and the card before's (``judge_card``'s ``new`` and ``old``).
+#: The card before's judged rows and the new card's, in that order (``judge_card``'s ``old``,
+#: ``new``).
 CardRows = tuple[pd.DataFrame, pd.DataFrame]
 
 
