@@ -107,8 +107,8 @@ def _scalings(old: pd.DataFrame, new: pd.DataFrame, roofs: tuple[Roof, Roof]) ->
     """Each kernel of ``new`` with a level on the old card, scaled; by key, rows in order."""
     levels = device_levels(old)
     keys, group = np.unique(new["kernel_key"].astype(str).to_numpy(), return_inverse=True)
-    order = np.argsort(group.reshape(-1), kind="stable")
-    bounds = np.searchsorted(group.reshape(-1)[order], np.arange(len(keys) + 1))
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(len(keys) + 1))
     times = new["time_s"].to_numpy(dtype=float)[order]
     found = []
     for i, key in enumerate(keys):
