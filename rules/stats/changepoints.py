@@ -28,8 +28,8 @@ from rules.stats.windows import (
     ChangePointScan,
     _drift,
     _local_maxima,
-    _one_scale,
     _series_noise,
+    scale_scans,
 )
 
 
@@ -72,8 +72,8 @@ def _window_block(values: FloatArray, opts: ChangePointOptions) -> _Windows:
     candidates = np.zeros(values.shape, dtype=bool)
     # Both windows must hold ``min_segment`` points of the row: a block narrower than two
     # segments has no change (a repository's first nights), and its scans find none.
-    for w in opts.windows if values.shape[1] >= 2 * opts.min_segment else ():
-        z, rel, ok = _one_scale(values, noise, w, opts)
+    scans = scale_scans(values, noise, opts) if values.shape[1] >= 2 * opts.min_segment else ()
+    for w, (z, rel, ok) in scans:
         peaks = _local_maxima(np.where(ok, np.abs(z), 0.0), w)
         stronger = ok & (np.abs(z) > np.abs(best_z))
         best_z = np.where(stronger, z, best_z)

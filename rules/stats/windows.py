@@ -10,7 +10,7 @@ night is never a change. Everything is numpy over a 2-D array (rows = series).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -129,21 +129,22 @@ def _trimmed_means(
 
     ``full`` holds that mean over the full window's ranks, ``partial`` the windows missing
     points (``_partial_windows``): theirs is the sum of the points of ranks [q1, q3) of each
-    (NaN sorts last, beyond q3), through one ``reduceat``.
+    (NaN sorts last, beyond q3), through one ``reduceat``. An empty window's pair of bounds
+    is one index (``reduceat`` gives that point): its sum is dropped, which costs less than
+    copying the sorted windows without it.
     """
     where, ordered = partial
-    keep = count.ravel()[where] > 0
+    n = count.ravel()[where]
+    keep = n > 0
     if not keep.any():
         return full
-    where, ordered = where[keep], ordered[keep]
     width = ordered.shape[-1]
-    n = count.ravel()[where]
     q1 = np.floor(n * fraction).astype(int)
     q3 = n - q1
     first = np.arange(where.size) * width
     bounds = np.column_stack([first + q1, first + q3]).ravel()
     sums = np.add.reduceat(ordered.ravel(), bounds)[::2]
-    full.ravel()[where] = sums / (q3 - q1)  # ``full`` is this scan's own array
+    full.ravel()[where[keep]] = sums[keep] / (q3 - q1)[keep]  # ``full``: this scan's own
     return full
 
 
@@ -306,6 +307,23 @@ def _one_scale(
     ok = (n_left >= opts.min_segment) & (n_right >= opts.min_segment) & ~np.isnan(values)
     ok &= (np.abs(z) >= opts.z_threshold) & (np.abs(rel) >= opts.min_effect)
     return z, rel, np.asarray(ok, dtype=bool)
+
+
+def scale_scans(
+    values: FloatArray, noise: FloatArray, opts: ChangePointOptions
+) -> Iterator[tuple[int, tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]]]:
+    """Each window size ``w`` of ``opts`` with its ``_one_scale`` scan; alike scans made once.
+
+    A window wider than the series holds every point before (or after) a night, whatever its
+    width: each scale past ``n`` points scans as ``n + 1`` does, whose windows all lack
+    points (so each is summarised the same way, bit for bit). It is scanned once.
+    """
+    scans: dict[int, tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]] = {}
+    for w in opts.windows:
+        width = min(w, values.shape[1] + 1)
+        if width not in scans:
+            scans[width] = _one_scale(values, noise, width, opts)
+        yield w, scans[width]
 
 
 def _drift(values: FloatArray, lag: int = DRIFT_LAG) -> FloatArray:
