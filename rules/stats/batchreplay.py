@@ -177,20 +177,20 @@ def _run_of(
 
 def _open_nights(
     history: FloatArray, start: int, noise: FloatArray, opts: GateOptions
-) -> tuple[BoolArray, BoolArray]:
-    """Rows whose newest night ``step`` may confirm, and rows it may start a run on.
+) -> tuple[BoolArray, IntArray]:
+    """Rows whose newest night ``step`` may confirm, and the run each other row ends with.
 
     ``history``: the nights up to the newest (dense rows); ``noise``: each row's. A row that
-    may confirm is judged by ``step`` itself.
+    may confirm is judged by ``step`` itself; for the others the run is ``step``'s ``run``
+    (nights beyond ``run_floor`` on one side, up to the newest; 0: the newest is normal).
     """
     width = history.shape[1]
+    run = np.zeros(history.shape[0], dtype=int)
     need = MIN_LEVEL if start else MIN_FIRST
     if width - 1 - start < need:  # no usable level: ``step`` judges nothing
-        nothing = np.zeros(history.shape[0], dtype=bool)
-        return nothing, nothing
+        return np.zeros(history.shape[0], dtype=bool), run
     night, level, alive = _first(history, start, noise, opts)
     opened = night.open | past_modes_rows(history, start, alive, opts)
-    running = opened.copy()
     for k in range(1, opts.pool_runs + 1):
         if not alive.any() or width - k - start < need:
             break
@@ -202,10 +202,9 @@ def _open_nights(
             level = _Levels(level.level[rows], level.scale[rows], level.unsure[rows])
         passes, may, unsure = _run_of(night, k, rows, level, opts)
         opened[rows[may | unsure]] = True
-        if k == 1:  # a run starts (``step``'s ``run`` of 1 or more)
-            running[rows] |= passes | unsure
         alive[rows] = passes & ~may & ~unsure
-    return opened, running
+        run[rows[alive[rows]]] = k
+    return opened, run
 
 
 def _matrix(rows: Sequence[FloatArray]) -> FloatArray:
@@ -291,20 +290,21 @@ def replay_many(
     return [s[-1] for s in _Replayer(rows, opts).states(begin, sinces)]
 
 
-def without_runs(
+def pending_runs(
     rows: Sequence[FloatArray], starts: Sequence[int], noise: FloatArray, opts: GateOptions
-) -> list[bool]:
-    """Whether ``step(row, start, noise)`` certainly finds no run at each row's newest night.
+) -> list[int | None]:
+    """``step(row, start, noise).run`` of each row where it certainly confirms nothing, else None.
 
-    Then the level the next value is judged against is ``level_of(row, start, noise)``.
+    Then the level the next value is judged against is ``level_of`` of the row without its
+    last ``run`` nights (``gate.level_after``). An empty row has no run (0).
     """
-    calm = np.ones(len(rows), dtype=bool)  # an empty row: no level, no run
+    run = np.zeros(len(rows), dtype=int)
+    opened = np.zeros(len(rows), dtype=bool)
     matrix = _matrix(rows)
     sizes = np.array([r.size for r in rows], dtype=int)
     usable = np.flatnonzero(sizes > 0)
     start = np.array(starts, dtype=int)
     for t, begin, part in _groups(sizes[usable] - 1, start[usable]):
         at = usable[part]
-        _, running = _open_nights(matrix[at, : t + 1], begin, noise[at], opts)
-        calm[at] = ~running
-    return [bool(c) for c in calm]
+        opened[at], run[at] = _open_nights(matrix[at, : t + 1], begin, noise[at], opts)
+    return [None if o else int(r) for o, r in zip(opened.tolist(), run.tolist(), strict=True)]

@@ -48,7 +48,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from rules.stats.batchreplay import replayed_many
+from rules.stats.batchreplay import pending_runs, replayed_many
 from rules.stats.constants import (
     DF_DECIMALS,
     MARGINAL_NOISE_EFFICIENCY,
@@ -57,11 +57,11 @@ from rules.stats.constants import (
 )
 from rules.stats.joint import joint_z
 from rules.stats.levels import Level, clean, level_of, segment_starts
-from rules.stats.levelsmany import levels_many
+from rules.stats.levelsmany import levels_without
 from rules.stats.modes import Modes, two_modes
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, t_robust_spread
-from rules.stats.runs import Replay, replay, step
+from rules.stats.runs import Replay, Step, pending_step, replay, step
 
 
 @lru_cache(maxsize=256)
@@ -194,13 +194,13 @@ def judge_from(
     noise: float,
     opts: GateOptions,
     up: bool,
-    first: Level | None = None,
+    judged: Step | None = None,
 ) -> Judgement:
     """Judge the newest of ``values`` in the segment from ``start`` (``rules.stats.runs``).
 
-    ``first``: the level before the newest night, when known (``step``'s).
+    ``judged``: ``step``'s reading of the newest night, when known.
     """
-    judged = step(values, start, noise, opts, first)
+    judged = judged or step(values, start, noise, opts)
     level, newest = judged.level, float(values[-1])
     enough = values.size > opts.min_runs and math.isfinite(level.level) and level.level != 0
     thr = nightly_z(opts, level.points, level.se) if enough else math.nan
@@ -258,11 +258,28 @@ def judge_latest_replayed(
     replays = _replays(rows, starts, opts)
     full = [i for i, b in enumerate(replays) if b is not None]
     begun = [b.start for b in replays if b is not None]
-    firsts = levels_many([rows[i][:-1] for i in full], begun, noise[full], opts.noise_floor)
+    steps = _steps([rows[i] for i in full], begun, noise[full], opts)
     judged = [_empty(opts)] * len(rows)
-    for i, start, first in zip(full, begun, firsts, strict=True):
-        judged[i] = judge_from(rows[i], start, float(noise[i]), opts, higher_is_better, first)
+    for i, start, one in zip(full, begun, steps, strict=True):
+        judged[i] = judge_from(rows[i], start, float(noise[i]), opts, higher_is_better, one)
     return judged, replays
+
+
+def _steps(
+    rows: list[FloatArray], starts: list[int], noise: FloatArray, opts: GateOptions
+) -> list[Step | None]:
+    """``step`` of each row's newest night where no run confirms for sure, else None.
+
+    The levels of the nights before the runs (``pending_runs``) are computed together
+    (``levels_without``); the other rows are left to ``step``.
+    """
+    pending = pending_runs(rows, starts, noise, opts)
+    before = [None if run is None else max(run, 1) for run in pending]
+    levels = levels_without(rows, starts, noise, opts.noise_floor, before)
+    return [
+        None if run is None or level is None else pending_step(row, level, run)
+        for row, run, level in zip(rows, pending, levels, strict=True)
+    ]
 
 
 def _replays(rows: list[FloatArray], starts: list[int], opts: GateOptions) -> list[Replay | None]:

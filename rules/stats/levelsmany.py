@@ -85,3 +85,22 @@ def levels_many(
         level_of(rows[i], starts[i], float(noise[i]), floor) if one is None else one
         for i, one in enumerate(out)
     ]
+
+
+def levels_without(
+    rows: Sequence[FloatArray],
+    starts: Sequence[int],
+    noise: FloatArray,
+    floor: float,
+    last: Sequence[int | None],
+) -> list[Level | None]:
+    """``level_of`` of each row without its ``last[i]`` nights, all at once (None: not asked)."""
+    told = [(i, cut) for i, cut in enumerate(last) if cut is not None]
+    at = [i for i, _ in told]
+    shorter = [rows[i][: rows[i].size - cut] for i, cut in told]
+    out: list[Level | None] = [None] * len(rows)
+    for i, level in zip(
+        at, levels_many(shorter, [starts[i] for i in at], noise[at], floor), strict=True
+    ):
+        out[i] = level
+    return out

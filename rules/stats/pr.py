@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from rules.stats.batchreplay import replay_many, without_runs
+from rules.stats.batchreplay import pending_runs, replay_many
 from rules.stats.constants import QUIET_MARGIN
 from rules.stats.dips import OwnDips, beyond_own_dips
 from rules.stats.frozen import frozen_from
@@ -36,7 +36,7 @@ from rules.stats.gate import (
     stage_z,
 )
 from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
-from rules.stats.levelsmany import levels_many
+from rules.stats.levelsmany import levels_without
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, fast_median
 from rules.stats.runs import Replay
@@ -55,7 +55,8 @@ def current_levels(
     ``replays``: the nightly gate's replay of each series without its newest value
     (``judge_latest_replayed`` with the same ``options``), so the nights it judged are not
     judged again; the levels are the same with or without. The series are replayed together
-    (``rules.stats.batchreplay``), and the levels of the calm ones (``levels_many``).
+    (``rules.stats.batchreplay``), and the levels of those whose newest night certainly
+    confirms nothing are computed together (``levels_without``).
     """
     opts = options or GateOptions()
     rows = [clean(h) for h in histories]
@@ -66,9 +67,9 @@ def current_levels(
     judged = [i for i, r in enumerate(rows) if r.size >= opts.min_runs]
     picked = [rows[i] for i in judged]
     begun = replay_many(picked, opts, [starts[i] for i in judged], [before[i] for i in judged])
-    calm = without_runs(picked, begun, noise[judged], opts)
+    pending = pending_runs(picked, begun, noise[judged], opts)
     levels = [NO_LEVEL] * len(rows)
-    for i, level in zip(judged, _levels(picked, begun, noise[judged], calm, opts), strict=True):
+    for i, level in zip(judged, _levels(picked, begun, noise[judged], pending, opts), strict=True):
         levels[i] = level
     return levels
 
@@ -77,24 +78,19 @@ def _levels(
     rows: list[FloatArray],
     starts: list[int],
     noise: FloatArray,
-    calm: list[bool],
+    pending: list[int | None],
     opts: GateOptions,
 ) -> list[Level]:
-    """``level_after``'s level of each row; ``calm``: its newest night certainly starts no run.
+    """``level_after``'s level of each row; ``pending``: its run, where none confirms for sure.
 
-    Then it is ``level_of``'s, computed for all the calm rows together (``levels_many``).
+    Then it is ``level_of``'s of the row without the run's nights, computed for all those rows
+    together (``levels_without``).
     """
-    quiet = [j for j, c in enumerate(calm) if c]
-    out = [NO_LEVEL] * len(rows)
-    ones = levels_many(
-        [rows[j] for j in quiet], [starts[j] for j in quiet], noise[quiet], opts.noise_floor
-    )
-    for j, level in zip(quiet, ones, strict=True):
-        out[j] = level
-    for j, c in enumerate(calm):
-        if not c:
-            out[j] = level_after(rows[j], starts[j], float(noise[j]), opts)[0]
-    return out
+    kept = levels_without(rows, starts, noise, opts.noise_floor, pending)
+    return [
+        level_after(row, start, float(n), opts)[0] if level is None else level
+        for row, start, n, level in zip(rows, starts, noise, kept, strict=True)
+    ]
 
 
 def conservative_median(values: Sequence[float], higher_is_better: bool) -> float:

@@ -273,6 +273,15 @@ def step(
     return Step(0, run, judged, judged.z(newest), at_modes)
 
 
+def pending_step(values: FloatArray, level: Level, run: int) -> Step:
+    """``step``'s reading of a newest night where no run confirms and no mode is at stake.
+
+    ``run``: the nights beyond ``run_floor`` up to the newest (0: none); ``level``: the level
+    of the nights before them, ``level_of(values[:-max(run, 1)], ...)``.
+    """
+    return Step(0, run, level, level.z(float(values[-1])) if _usable(level) else math.nan)
+
+
 #: The detector's noise floor (one options object, not one validated per night judged).
 DETECTOR_NOISE_FLOOR = ChangePointOptions().noise_floor
 

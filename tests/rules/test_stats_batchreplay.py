@@ -1,6 +1,6 @@
 """rules.stats.batchreplay: many kernels' replays at once, equal to the replay of each.
 
-The batch path (``replayed_many``, ``replay_many``, ``without_runs``, ``levels_many`` and
+The batch path (``replayed_many``, ``replay_many``, ``pending_runs``, ``levels_many`` and
 the gate's ``judge_latest_replayed`` / ``current_levels`` on them) must give what the
 per-kernel path gives (``runs.replayed``, ``runs.replay``, ``gate.current_level``,
 ``levels.level_of``), to the last bit: the judgements and levels are compared by their
@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from rules.stats import GateOptions, current_levels, judge_latest_replayed
 from rules.stats import levels as levels_module
 from rules.stats import runs as runs_module
-from rules.stats.batchreplay import replay_many, replayed_many, without_runs
+from rules.stats.batchreplay import pending_runs, replay_many, replayed_many
 from rules.stats.gate import current_level, judge_from
 from rules.stats.levels import NO_LEVEL, clean, level_of, segment_starts
 from rules.stats.levelsmany import levels_many
 from rules.stats.robust import FloatArray
-from rules.stats.runs import replay, replayed, step
+from rules.stats.runs import pending_step, replay, replayed, step
 
 Maker = Callable[[np.random.Generator, int], FloatArray]
 
@@ -167,17 +167,21 @@ def test_replays_from_any_start_are_those_of_each_row(seed: int) -> None:
     ]
 
 
-def test_a_newest_night_without_a_run_is_told_apart_for_sure() -> None:
+@pytest.mark.parametrize("opts", OPTIONS)
+def test_a_newest_night_that_confirms_nothing_is_told_apart_for_sure(opts: GateOptions) -> None:
+    """Its pending run is ``step``'s, and its ``pending_step`` is ``step``'s reading."""
     rows = [clean(s) for s in histories(6, 200)]
     rows = [r for r in rows if r.size]
     starts, noise = segment_starts(rows, 2)
-    opts = OPTIONS[0]
-    calm = without_runs(rows, starts, noise, opts)
-    for row, start, n, quiet in zip(rows, starts, noise, calm, strict=True):
-        if quiet:
+    pending = pending_runs(rows, starts, noise, opts)
+    for row, start, n, run in zip(rows, starts, noise, pending, strict=True):
+        if run is not None:
             judged = step(row, start, float(n), opts)
-            assert judged.run == 0 and judged.sign == 0
-    assert sum(calm) > len(rows) / 3
+            level = level_of(row[: row.size - max(run, 1)], start, float(n), opts.noise_floor)
+            assert repr(judged) == repr(pending_step(row, level, run))
+            assert judged.sign == 0 and judged.run == run and not judged.moded
+    told = [r for r in pending if r is not None]
+    assert len(told) > len(rows) / 2 and max(told) > 0
 
 
 def test_nearly_every_night_of_stable_kernels_is_judged_in_the_batch(
@@ -200,7 +204,7 @@ def test_no_rows_and_empty_rows() -> None:
     assert replay_many([], opts, [], []) == []
     empty = np.array([], dtype=float)
     assert replayed_many([empty, empty[:0]], opts, [0, 0]) == [replayed(empty, opts, 0)] * 2
-    assert without_runs([empty], [0], np.array([np.nan]), opts) == [True]
+    assert pending_runs([empty], [0], np.array([np.nan]), opts) == [0]
 
 
 series_strategy = st.lists(
