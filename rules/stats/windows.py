@@ -30,6 +30,9 @@ from rules.stats.constants import (
 from rules.stats.options import ChangePointOptions
 from rules.stats.robust import FloatArray
 
+#: One scale's window test: robust z, relative change, and where it passes.
+ScaleScan = tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]
+
 #: A rank within a sorted window, as a function of the points the window holds.
 Rank = Callable[[npt.NDArray[np.int_]], npt.NDArray[np.int_]]
 
@@ -281,7 +284,7 @@ def _local_maxima(score: FloatArray, window: int) -> npt.NDArray[np.bool_]:
 
 def _one_scale(
     values: FloatArray, noise: FloatArray, w: int, opts: ChangePointOptions
-) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+) -> ScaleScan:
     """Robust z, relative change and the pass mask of the ``w``-point window test."""
     n = values.shape[1]
     padded = np.pad(values, ((0, 0), (w, w)), constant_values=np.nan)
@@ -311,14 +314,14 @@ def _one_scale(
 
 def scale_scans(
     values: FloatArray, noise: FloatArray, opts: ChangePointOptions
-) -> Iterator[tuple[int, tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]]]:
+) -> Iterator[tuple[int, ScaleScan]]:
     """Each window size ``w`` of ``opts`` with its ``_one_scale`` scan; alike scans made once.
 
     A window wider than the series holds every point before (or after) a night, whatever its
     width: each scale past ``n`` points scans as ``n + 1`` does, whose windows all lack
     points (so each is summarised the same way, bit for bit). It is scanned once.
     """
-    scans: dict[int, tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]] = {}
+    scans: dict[int, ScaleScan] = {}
     for w in opts.windows:
         width = min(w, values.shape[1] + 1)
         if width not in scans:
