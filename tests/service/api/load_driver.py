@@ -24,17 +24,24 @@ from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, R
 from service.store.tables import FindingRow, Kernel, Measurement, Repository, Run
 
 
-def big_run(repo: str, index: int, kernels: int) -> RunRecord:
-    """A nightly run of ``kernels`` kernels (distinct content per ``index``)."""
+def big_run(repo: str, index: int, kernels: int, *, steady: bool = False) -> RunRecord:
+    """A nightly run of ``kernels`` kernels (distinct content per ``index``).
+
+    Each kernel's time is drawn from a factor of 2 every night, and most move more bytes a
+    second than an H100 can (above its roof). ``steady``: as on a GPU runner, each keeps its
+    own time and noise (t(5), 0.5-5% a night, as ``bench_nightly_gate.py`` draws) and moves
+    a tenth of the bytes (6-36% of the HBM roof).
+    """
     rng = np.random.default_rng(index)
-    times = 1e-4 * (1 + rng.random(kernels))
+    times = _steady_times(rng, kernels) if steady else 1e-4 * (1 + rng.random(kernels))
+    moved = 4e7 if steady else 4e8
     records = tuple(
         KernelRecord(
             name=f"kernel_{k:05d}<float, {k % 7}>",
             key=f"kernel_{k:05d}",
             duration_s=float(t),
             flops={"fp32": 2e8 * (1 + k % 5)},
-            bytes={"dram": 4e8 * (1 + k % 3)},
+            bytes={"dram": moved * (1 + k % 3)},
         )
         for k, t in enumerate(times)
     )
@@ -48,6 +55,14 @@ def big_run(repo: str, index: int, kernels: int) -> RunRecord:
         profiler=ProfilerInfo(tool="ncu"),
         kernels=records,
     )
+
+
+def _steady_times(night: np.random.Generator, kernels: int) -> np.ndarray:
+    """Each kernel's own time (the same every night) with this night's noise on it."""
+    own = np.random.default_rng(29)
+    base = 1e-4 * (1 + own.random(kernels))
+    cv = np.exp(own.uniform(np.log(0.005), np.log(0.05), kernels))
+    return np.asarray(base * np.abs(1 + cv * night.standard_t(5, kernels)))
 
 
 @dataclass
@@ -128,8 +143,11 @@ def run_load(
     kernels: int,
     pairs: int,
     timeout: float = 600.0,
+    steady: bool = False,
 ) -> tuple[LoadResult, list[RunRecord]]:
     """``clients`` concurrent clients; returns what they saw and the distinct runs sent.
+
+    ``steady``: runs of kernels as a GPU runner measures them (``big_run``).
 
     Run ``i`` belongs to repository ``i mod len(tokens)`` and is sent with its token. Given
     several ``base`` URLs (replicas), client ``i`` talks to ``base[i mod len(base)]``, so the
@@ -137,7 +155,7 @@ def run_load(
     """
     bases = [base] if isinstance(base, str) else list(base)
     repos = list(tokens)
-    runs = [big_run(repos[i % len(repos)], i, kernels) for i in range(clients)]
+    runs = [big_run(repos[i % len(repos)], i, kernels, steady=steady) for i in range(clients)]
     sends = [(i, r.model_dump_json().encode(), tokens[str(r.repo)]) for i, r in enumerate(runs)]
     plans = [[sends[i], sends[i]] for i in range(clients)]
     for i in range(pairs):  # client 2i+1 starts with client 2i's run: both at the same moment
