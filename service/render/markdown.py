@@ -123,18 +123,32 @@ class _Split:
     listed: _Listed
     unchanged: list[KernelVerdict] = field(default_factory=list)
     other: list[Finding] = field(default_factory=list)
+    stored: list[KernelVerdict] = field(default_factory=list)  # new, not listed (first run)
 
 
 def _split(verdict: Verdict) -> _Split:
     keys = {k.key for k in verdict.kernels}
     split = _Split(_Listed(verdict), other=[f for f in verdict.findings if f.kernel not in keys])
     for kernel, found in ranked_kernels(verdict):
-        if is_listed(kernel, found):
-            split.listed.add(kernel, found)
-        else:
+        if not is_listed(kernel, found):
             split.unchanged.append(kernel)
+        elif (
+            verdict.judged_nothing
+            and _only_new(kernel, found)
+            and len(split.listed) >= VISIBLE_ROWS
+        ):
+            # A first run's kernels are all new: its heaviest are the roofline's first
+            # snapshot, the rest a count (rows of them would fill the comment to its limit).
+            split.stored.append(kernel)
+        else:
+            split.listed.add(kernel, found)
     split.other.sort(key=lambda f: (not f.counts, f.severity.rank))
     return split
+
+
+def _only_new(kernel: KernelVerdict, found: Sequence[Finding]) -> bool:
+    """New, fully placed, and nothing found: nothing for a reader to act on yet."""
+    return kernel.status == KernelStatus.NEW and not found and not kernel.missing
 
 
 def _headline(verdict: Verdict) -> dict[str, Any]:
@@ -171,9 +185,11 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def _unchanged(kernels: Sequence[KernelVerdict]) -> dict[str, Any]:
-    share = sum(k.time_share for k in kernels)
-    return {"count": f"{len(kernels):,}" if kernels else 0, "share": fmt_share(share), "icon": "✅"}
+def _counted(kernels: Sequence[KernelVerdict], icon: str) -> dict[str, Any]:
+    """How many kernels a line of the comment counts, their share of GPU time and its icon."""
+    share = fmt_share(sum(k.time_share for k in kernels))
+    count = f"{len(kernels):,}" if kernels else 0
+    return {"count": count, "s": "" if len(kernels) == 1 else "s", "share": share, "icon": icon}
 
 
 def _groups(verdict: Verdict) -> list[GroupRow]:
@@ -237,7 +253,8 @@ def render_verdict(
     base = {
         "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
         "v": _headline(verdict),
-        "unchanged": _unchanged(split.unchanged),
+        "unchanged": _counted(split.unchanged, "✅"),
+        "stored": _counted(split.stored, "🆕"),
         "notes": _notes(verdict),
         "links": footer,
         "charts": charts,
@@ -275,7 +292,8 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             v=_headline(verdict),
             rows=rows,
             hidden=len(split.listed) - len(rows),
-            unchanged=_unchanged(split.unchanged),
+            unchanged=_counted(split.unchanged, "✅"),
+            stored=_counted(split.stored, "🆕"),
             notes=_notes(verdict)[:5],
             groups=_groups(verdict),
         )

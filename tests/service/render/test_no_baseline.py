@@ -12,7 +12,9 @@ import pytest
 from demo_cli import check_demo_pr, demo_db
 
 from rules.verdict import Verdict
+from service.cli import run
 from service.github.policy import FailurePolicy, check_conclusion
+from service.render.markdown import VISIBLE_ROWS, render_check_summary
 from service.render.markdown import render_verdict as render_markdown
 
 
@@ -42,3 +44,38 @@ def test_a_run_with_history_counts_its_baseline_runs(tmp_path_factory) -> None:
     verdict = Verdict.model_validate_json(check(demo_db(tmp_path_factory, "runs"), "json"))
     assert verdict.baseline is not None and verdict.baseline.runs >= 14
     assert "no baseline yet" not in render_markdown(verdict)
+
+
+def _first_run(tmp_path: Path, kernels: int) -> Verdict:
+    """A first run's verdict: ``kernels`` placed GEMMs, heavier by index, and one unplaced."""
+    rows = "".join(f"gemm_{i:02d},{0.001 * (1 + i)},1e10,1e8,1\n" for i in range(kernels))
+    report = tmp_path / "run.csv"
+    report.write_text(
+        "name,duration_s,flops_fp32,bytes_dram,launches\n"
+        + rows
+        + "nocounters_kernel,0.00001,,2.854e7,1\n"
+    )
+    out = tmp_path / "verdict.json"
+    args = ["check", str(report), "--repo", "acme/kernels", "--commit", "c0ffee", "--branch"]
+    args += ["main", "--kind", "nightly", "--device", "H100-SXM5", "--format", "json"]
+    args += ["--db", f"sqlite:///{tmp_path / 'first.db'}", "--output", str(out)]
+    assert run(args) == 0
+    return Verdict.model_validate_json(out.read_text())
+
+
+def test_a_first_run_lists_its_heaviest_kernels_and_counts_the_rest(tmp_path: Path) -> None:
+    """The first snapshot of the roofline, not a comment filled to its limit with new rows."""
+    verdict = _first_run(tmp_path, VISIBLE_ROWS + 15)
+    markdown = render_markdown(verdict)
+    listed = [line for line in markdown.splitlines() if line.startswith("| 🆕 |")]
+    heaviest = [f"gemm_{i:02d}" for i in range(VISIBLE_ROWS + 14, 14, -1)]
+    assert [line.split("`")[1] for line in listed[:VISIBLE_ROWS]] == heaviest
+    assert "nocounters_kernel" in listed[-1], "a kernel it could not place is still shown"
+    assert "🆕 15 more new kernels stored (" in markdown and "left out" not in markdown
+    assert "🆕 15 more new kernels stored (" in render_check_summary(verdict)
+
+
+def test_a_first_run_of_few_kernels_lists_them_all(tmp_path: Path) -> None:
+    markdown = render_markdown(_first_run(tmp_path, 5))
+    assert sum(line.startswith("| 🆕 |") for line in markdown.splitlines()) == 6
+    assert "more new kernel" not in markdown
