@@ -151,6 +151,11 @@ def _only_new(kernel: KernelVerdict, found: Sequence[Finding]) -> bool:
     return kernel.status == KernelStatus.NEW and not found and not kernel.missing
 
 
+def _listed_as(verdict: Verdict) -> str:
+    """What the listed kernels are: on a first run all are new, else they changed."""
+    return "new" if verdict.judged_nothing else "changed"
+
+
 def _headline(verdict: Verdict) -> dict[str, Any]:
     warnings = verdict.warnings
     preview = sum(1 for f in verdict.findings if not f.counts)
@@ -260,6 +265,7 @@ def render_verdict(
         "charts": charts,
         "groups": _groups(verdict),
         "baseline_note": escape_text(BASELINE_NOTE, limit=TEXT_LIMIT),
+        "more": _listed_as(verdict),
     }
 
     def render(keep: int) -> str:
@@ -294,6 +300,7 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             hidden=len(split.listed) - len(rows),
             unchanged=_counted(split.unchanged, "✅"),
             stored=_counted(split.stored, "🆕"),
+            more=_listed_as(verdict),
             notes=_notes(verdict)[:5],
             groups=_groups(verdict),
         )

@@ -133,7 +133,8 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
             _verdict_cell(kernel, found),
         )
     if len(listed) > len(rows):
-        table.caption = f"…and {len(listed) - len(rows)} more changed kernels (see --format json)"
+        what = "new kernels stored" if verdict.judged_nothing else "changed kernels"
+        table.caption = f"…and {len(listed) - len(rows)} more {what} (see --format json)"
     return table, len(verdict.kernels) - len(listed)
 
 

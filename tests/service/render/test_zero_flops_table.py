@@ -66,4 +66,4 @@ def test_the_text_table_lists_the_unplaced_kernels_the_markdown_shows(tmp_path):
     assert "nocounters_kernel" in markdown
     row = next(line for line in text.splitlines() if line.startswith("nocounters_kernel"))
     assert "unplaced: FLOP counts" in row and "≥ 85.2%" in row
-    assert "…and 5 more changed kernels" in text, "placed kernels past the limit are counted"
+    assert "…and 5 more new kernels stored" in text, "placed kernels past the limit are counted"
