@@ -73,13 +73,17 @@ def heading_after_click(driver, starts: str) -> str:
 
     A click starts a navigation and may return before it ends (seen on a loaded CI machine:
     no h1 yet), so wait for the new page rather than read the old or a half-loaded one.
+    Chromium may also report the old page's h1 as "Node with given id does not belong to the
+    document", a plain ``WebDriverException`` rather than a stale element: the wait reads
+    again, and a page that never arrives still fails (a timeout) after 30 s.
     """
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
     arrived = expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "h1"), starts)
-    WebDriverWait(driver, 30).until(arrived)
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(arrived)
     return str(driver.find_element(By.TAG_NAME, "h1").text)
 
 
