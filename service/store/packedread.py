@@ -28,9 +28,10 @@ import sqlalchemy as sa
 #: A measurement as packed: big-endian, fixed width; ``key`` is the kernel id above the regime's
 #: and the binding's 16-bit codes (``NamesSeen``), NULL percent of roof NaN.
 _PACKED = np.dtype([("key", ">i8"), ("percent_of_roof", ">f8"), ("time_s", ">f8")])
-#: The code of a name not met yet in the read (0 is NULL, 1.. the names met).
-UNSEEN = 0xFFFF
 _CODE_BITS = 16
+_CODE_MASK = (1 << _CODE_BITS) - 1
+#: The code of a name not met yet in the read (0 is NULL, 1.. the names met): the largest.
+UNSEEN = _CODE_MASK
 
 
 class NamesSeen:
@@ -98,7 +99,7 @@ def _unseen(keys: npt.NDArray[np.int64]) -> bool:
 
 def _codes(keys: npt.NDArray[np.int64], shift: int) -> npt.NDArray[np.int64]:
     """The 16-bit codes ``shift`` bits up in ``keys``: the binding's at 0, the regime's at 16."""
-    return (keys >> shift) & UNSEEN
+    return (keys >> shift) & _CODE_MASK
 
 
 def _by_kernel(runs: list[npt.NDArray[np.void]]) -> npt.NDArray[np.void]:
