@@ -18,7 +18,7 @@ from service.cli.db_cmd import DbOption
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.config import RoofguardConfig
-from service.github.actions import append_step_summary, emit_annotations, in_actions
+from service.github.actions import append_verdict_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
 from service.pipeline.check import CheckOutcome
 from service.pipeline.intake import parse_timestamp
@@ -222,7 +222,7 @@ def _publish(
     """Job summary and annotations inside Actions; the sticky comment and check with --post."""
     env = os.environ
     if in_actions(env):
-        append_step_summary(outcome.markdown, env)
+        append_verdict_summary(outcome.verdict, env, links=outcome.links)
         emit_annotations(outcome.verdict, sys.stdout, env)
     if post:
         from service.github.publish import (  # github3, on demand

@@ -24,7 +24,7 @@ import typer
 from rules import Verdict
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.errors import BadInput, ServiceError
-from service.github.actions import append_step_summary, emit_annotations, in_actions
+from service.github.actions import append_verdict_summary, emit_annotations, in_actions
 
 #: Seconds to wait before each retry of a failed upload (the length is the retry count).
 RETRY_DELAYS_S: tuple[float, ...] = (1.0, 3.0, 9.0)
@@ -199,11 +199,18 @@ _Opt = typer.Option
 
 
 def _in_actions(result: dict[str, Any]) -> None:
-    """Inside GitHub Actions: the verdict in the job summary and annotations, as check does."""
+    """Inside GitHub Actions: the verdict in the job summary and annotations, as check does.
+
+    The summary is rendered here from the verdict JSON: the answer's markdown is the comment,
+    which only counts what the summary has room to list.
+    """
     if not in_actions(os.environ):
         return
-    append_step_summary(result["markdown"], os.environ)
-    emit_annotations(Verdict.model_validate(result["verdict"]), sys.stdout, os.environ)
+    from service.render.markdown import VerdictLinks  # jinja2, on demand
+
+    verdict = Verdict.model_validate(result["verdict"])
+    append_verdict_summary(verdict, os.environ, links=VerdictLinks(run_url=result.get("url")))
+    emit_annotations(verdict, sys.stdout, os.environ)
 
 
 def upload_command(

@@ -9,15 +9,19 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rules import Severity, Verdict
 from service.render.escape import (
+    cut_utf8,
     escape_command_data,
     escape_command_property,
     flatten,
     shorten,
 )
+
+if TYPE_CHECKING:  # jinja2: the markdown is rendered only where a summary is written
+    from service.render.markdown import VerdictLinks
 
 #: GitHub refuses a step summary over 1 MiB (and then shows none of it).
 SUMMARY_LIMIT_BYTES = 1024 * 1024
@@ -31,29 +35,48 @@ def in_actions(env: Mapping[str, str]) -> bool:
     return env.get("GITHUB_ACTIONS") == "true"
 
 
-def _cut_utf8(text: str, max_bytes: int) -> str:
-    data = text.encode()
-    if len(data) <= max_bytes:
-        return text
-    cut = data[: max(max_bytes - len(_CUT_NOTE.encode()), 0)].decode(errors="ignore")
-    return cut[: cut.rfind("\n") + 1 or len(cut)] + _CUT_NOTE
-
-
 def append_step_summary(markdown: str, env: Mapping[str, str]) -> bool:
     """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` within the 1 MiB step limit.
 
     Returns:
         False when there is no step summary (not in Actions).
     """
-    path = env.get("GITHUB_STEP_SUMMARY")
-    if not path:
+    room = summary_room(env)
+    if room is None:
         return False
-    summary = Path(path)
-    used = summary.stat().st_size if summary.exists() else 0
-    text = _cut_utf8(markdown.rstrip("\n") + "\n\n", SUMMARY_LIMIT_BYTES - used)
-    with summary.open("a", encoding="utf-8") as handle:
+    text = cut_utf8(markdown.rstrip("\n") + "\n\n", room, _CUT_NOTE)
+    with Path(env["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as handle:
         handle.write(text)
     return True
+
+
+def summary_room(env: Mapping[str, str]) -> int | None:
+    """Bytes ``$GITHUB_STEP_SUMMARY`` has left under the step limit; None outside Actions."""
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    summary = Path(path)
+    return SUMMARY_LIMIT_BYTES - (summary.stat().st_size if summary.exists() else 0)
+
+
+def append_verdict_summary(
+    verdict: Verdict, env: Mapping[str, str], *, links: VerdictLinks | None = None, note: str = ""
+) -> bool:
+    """Append ``note``, then the verdict with every kernel the step summary has room for.
+
+    The comment counts what it has no room to list; the summary lists it (up to 1 MiB).
+
+    Returns:
+        False when there is no step summary (not in Actions).
+    """
+    room = summary_room(env)
+    if room is None:
+        return False
+    from service.render.markdown import render_job_summary  # jinja2, on demand
+
+    room -= len(note.encode()) + 2  # append_step_summary ends it with a blank line
+    markdown = render_job_summary(verdict, links=links, max_bytes=max(room, 0))
+    return append_step_summary(note + markdown, env)
 
 
 def set_outputs(outputs: Mapping[str, str], env: Mapping[str, str]) -> bool:

@@ -19,7 +19,13 @@ from github3 import exceptions as gh_exc
 
 from rules import Verdict
 from service.errors import BadInput
-from service.github.actions import append_step_summary, set_outputs, warning_line, write_artifact
+from service.github.actions import (
+    append_step_summary,
+    append_verdict_summary,
+    set_outputs,
+    warning_line,
+    write_artifact,
+)
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import GitHubClient, PublishResult, make_client, publish_verdict
 from service.github.policy import PublishPolicy
@@ -50,6 +56,7 @@ def verify_head(client: GitHubClient, repo: str, pr: int, sha: str | None) -> No
 def _fallback(
     verdict: Verdict,
     markdown: str,
+    links: VerdictLinks,
     result: PublishResult,
     env: Mapping[str, str],
     out: TextIO,
@@ -59,7 +66,10 @@ def _fallback(
     write_artifact(verdict, markdown, folder)
     note = f"> ⚠️ roofguard could not post to the pull request: {result.reason}.\n\n"
     # with summary="never" the caller has written the verdict already: add only the note
-    append_step_summary(note if summary == "never" else note + markdown, env)
+    if summary == "never":
+        append_step_summary(note, env)
+    else:
+        append_verdict_summary(verdict, env, links=links, note=note)
     message = (
         f"{result.reason}. The verdict is in the job summary and in {folder}/ "
         "(upload it as an artifact)."
@@ -139,9 +149,9 @@ def post_verdict_from_env(
     )
     result = _publish(client, verdict, markdown, target, options.policy, links.run_url)
     if not result.posted:
-        _fallback(verdict, markdown, result, env, out or sys.stdout, options.summary)
+        _fallback(verdict, markdown, links, result, env, out or sys.stdout, options.summary)
     elif options.summary == "always":
-        append_step_summary(markdown, env)
+        append_verdict_summary(verdict, env, links=links)
     set_outputs(result_outputs(result), env)
     return result
 

@@ -49,6 +49,15 @@ def shorten(value: str, limit: int) -> str:
     return value[: max(limit - 1, 0)] + "…"
 
 
+def cut_utf8(text: str, max_bytes: int, note: str) -> str:
+    """``text`` in at most ``max_bytes`` of UTF-8: cut at a line end, ``note`` appended."""
+    data = text.encode()
+    if len(data) <= max_bytes:
+        return text
+    cut = data[: max(max_bytes - len(note.encode()), 0)].decode(errors="ignore")
+    return cut[: cut.rfind("\n") + 1 or len(cut)] + note
+
+
 def _no_links(value: str) -> str:
     return _NO_LINK.sub(r"\1" + WORD_JOINER, value)
 

@@ -22,23 +22,30 @@ NOTE_MARGIN = 1_000
 
 
 def fit(
-    render: Callable[[int], str], total: int, max_chars: int, cut: Callable[[str, int], str]
+    render: Callable[[int], str],
+    total: int,
+    max_chars: int,
+    cut: Callable[[str, int], str],
+    size: Callable[[str], int] = len,
 ) -> str:
-    """The largest ``render(keep)`` (keep <= total) that fits in ``max_chars``.
+    """The largest ``render(keep)`` (keep <= total) whose ``size`` is at most ``max_chars``.
 
+    ``size`` is characters by default (a comment's limit); the job summary's is in bytes.
     When none fits, ``cut(render(0), max_chars)``.
     """
     seen: dict[int, str] = {}
+    sizes: dict[int, int] = {}
 
     def probe(keep: int) -> int:
         seen[keep] = render(keep)
-        return len(seen[keep])
+        sizes[keep] = size(seen[keep])
+        return sizes[keep]
 
     if total == 0 or not _over_by_margin(probe, total, max_chars):
         text = render(total)
-        if len(text) <= max_chars:
+        if size(text) <= max_chars:
             return text
-    best = _largest_fitting(probe, seen, total - 1, max_chars)
+    best = _largest_fitting(probe, sizes, total - 1, max_chars)
     return seen[best] if best is not None else cut(seen.get(0) or render(0), max_chars)
 
 
@@ -63,16 +70,16 @@ def _over_by_margin(probe: Callable[[int], int], total: int, max_chars: int) -> 
 
 
 def _largest_fitting(
-    probe: Callable[[int], int], seen: dict[int, str], high: int, max_chars: int
+    probe: Callable[[int], int], sizes: dict[int, int], high: int, max_chars: int
 ) -> int | None:
-    """The largest keep in [0, high] that fits, searched between the lengths seen."""
-    fitting = [k for k in seen if k <= high and len(seen[k]) <= max_chars]
-    over = [k for k in seen if k <= high and len(seen[k]) > max_chars]
+    """The largest keep in [0, high] that fits, searched between the sizes seen."""
+    fitting = [k for k in sizes if k <= high and sizes[k] <= max_chars]
+    over = [k for k in sizes if k <= high and sizes[k] > max_chars]
     low = max(fitting, default=-1) + 1  # invariant: keep=low-1 fits (or low == 0)
     high = min(over, default=high + 1) - 1  # invariant: keep=high+1 does not fit
     fit_at, over_at = low - 1, high + 1
-    fit_len = len(seen[fit_at]) if fit_at >= 0 else 0
-    over_len = len(seen[over_at]) if over_at in seen else max_chars + 1
+    fit_len = sizes[fit_at] if fit_at >= 0 else 0
+    over_len = sizes[over_at] if over_at in sizes else max_chars + 1
     halve = False  # bisect when a guess left more than half the bounds (lumpy kernels)
     while low <= high:
         span = max(over_len - fit_len, 1)

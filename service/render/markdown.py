@@ -1,16 +1,17 @@
 """The PR verdict in markdown: the sticky comment, the check summary and the job summary.
 
-``render_verdict`` lists the kernels that matter worst first (a table, then collapsible
-details per finding) and summarises the unchanged ones, so a 2,000-kernel run still reads in
-one screen. It stays under ``max_chars`` (GitHub refuses comments over 65,536 characters) by
-leaving out the least important kernels first, and says so.
+``render_verdict`` (the comment) lists the kernels that matter worst first (a table, then
+collapsible details per finding) and summarises the unchanged ones, so a 2,000-kernel run
+still reads in one screen. It stays under ``max_chars`` (GitHub refuses comments over 65,536
+characters) by leaving out the least important kernels first, and says so.
+``render_job_summary`` is the same verdict with every kernel that the summary's 1 MiB holds.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from rules import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
 from service.render.causes import by_cause
 from service.render.devices import judged_against
 from service.render.escape import (
+    cut_utf8,
     escape_code,
     escape_text,
     marker_value,
@@ -126,7 +128,12 @@ class _Split:
     stored: list[KernelVerdict] = field(default_factory=list)  # new, not listed (first run)
 
 
-def _split(verdict: Verdict) -> _Split:
+def _split(verdict: Verdict, *, every_new: bool = False) -> _Split:
+    """The listed kernels, the unchanged, findings of no kernel, and new kernels only counted.
+
+    A first run's new kernels past the heaviest ``VISIBLE_ROWS`` are only counted unless
+    ``every_new``.
+    """
     keys = {k.key for k in verdict.kernels}
     split = _Split(_Listed(verdict), other=[f for f in verdict.findings if f.kernel not in keys])
     for kernel, found in ranked_kernels(verdict):
@@ -134,6 +141,7 @@ def _split(verdict: Verdict) -> _Split:
             split.unchanged.append(kernel)
         elif (
             verdict.judged_nothing
+            and not every_new
             and _only_new(kernel, found)
             and len(split.listed) >= VISIBLE_ROWS
         ):
@@ -239,10 +247,38 @@ def _hard_cut(text: str, max_chars: int) -> str:
     return shorten(text, max_chars - len(note)) + note if len(text) > max_chars else text
 
 
+@dataclass(frozen=True)
+class _Budget:
+    """How large a rendering may be, how its size is counted, and which kernels it lists.
+
+    Attributes:
+        limit: The most ``size`` may be.
+        limit_name: The limit, as the "left out" note names it.
+        every_kernel: List every kernel (the job summary): a first run's new kernels past the
+            heaviest, and the unchanged ones in a collapsed table, where a comment counts them.
+        size: The size of a rendering (characters for a comment, UTF-8 bytes for a summary).
+        cut: Cuts the rendering without kernels when even that is too large.
+    """
+
+    limit: int
+    limit_name: str
+    every_kernel: bool = False
+    size: Callable[[str], int] = len
+    cut: Callable[[str, int], str] = _hard_cut
+
+
+def _summary_cut(text: str, max_bytes: int) -> str:
+    return cut_utf8(text, max_bytes, "\n\n> ✂️ Cut to stay under the job summary's size limit.\n")
+
+
+def _utf8_size(text: str) -> int:
+    return len(text.encode())
+
+
 def render_verdict(
     verdict: Verdict, *, links: VerdictLinks | None = None, max_chars: int = 60_000
 ) -> str:
-    """The sticky PR comment (also the job summary) for ``verdict``.
+    """The sticky PR comment for ``verdict``.
 
     Args:
         verdict: The run's verdict.
@@ -252,10 +288,64 @@ def render_verdict(
     Returns:
         Markdown starting with the hidden marker ``verdict_marker(repo, pr, device)``.
     """
-    split = _split(verdict)
-    footer, charts = _links(links)
+    return _render(verdict, links, _Budget(max_chars, "GitHub's comment size limit"))
+
+
+def render_job_summary(
+    verdict: Verdict, *, max_bytes: int, links: VerdictLinks | None = None
+) -> str:
+    """The verdict for the job summary: every kernel that ``max_bytes`` of UTF-8 can hold.
+
+    GitHub shows a step's summary up to 1 MiB, not a comment's 65,536 characters, so the
+    summary lists what the comment only counts: a first run's new kernels past the heaviest
+    20, and the unchanged kernels in a collapsed table. The least important go first when a
+    run is larger still (20,000 kernels).
+    """
+    budget = _Budget(
+        max_bytes,
+        "the job summary's size limit",
+        every_kernel=True,
+        size=_utf8_size,
+        cut=_summary_cut,
+    )
+    return _render(verdict, links, budget)
+
+
+def _render(verdict: Verdict, links: VerdictLinks | None, budget: _Budget) -> str:
+    """The verdict in ``verdict.md.j2`` with as many kernels, worst first, as ``budget`` holds."""
+    split = _split(verdict, every_new=budget.every_kernel)
+    unchanged = _Listed(verdict)
+    for kernel in split.unchanged if budget.every_kernel else ():
+        unchanged.add(kernel, ())
+    listed = len(split.listed)
     template = _env().get_template("verdict.md.j2")
-    base = {
+    base = _base(verdict, split, links, budget)
+
+    def render(keep: int) -> str:
+        entries = split.listed.first(min(keep, listed))
+        rows = [e.row for e in entries]
+        return _tidy(
+            template.render(
+                **base,
+                rows=rows[:VISIBLE_ROWS],
+                more_rows=rows[VISIBLE_ROWS:],
+                details=[d for e in entries for d in e.details],
+                other=by_cause(split.other, verdict) if keep or not listed else [],
+                unchanged_rows=[e.row for e in unchanged.first(max(keep - listed, 0))],
+                omitted=listed + len(unchanged) - keep,
+            )
+        )
+
+    total = listed + len(unchanged)
+    return fit(render, total, budget.limit, budget.cut, budget.size)
+
+
+def _base(
+    verdict: Verdict, split: _Split, links: VerdictLinks | None, budget: _Budget
+) -> dict[str, Any]:
+    """What every rendering of ``verdict`` shares, whichever kernels it keeps."""
+    footer, charts = _links(links)
+    return {
         "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
         "v": _headline(verdict),
         "unchanged": _counted(split.unchanged, "✅"),
@@ -266,25 +356,8 @@ def render_verdict(
         "groups": _groups(verdict),
         "baseline_note": escape_text(BASELINE_NOTE, limit=TEXT_LIMIT),
         "more": _listed_as(verdict),
+        "limit_name": budget.limit_name,
     }
-
-    def render(keep: int) -> str:
-        entries = split.listed.first(keep)
-        rows = [e.row for e in entries]
-        details = [d for e in entries for d in e.details]
-        other = by_cause(split.other, verdict) if keep or not split.listed else []
-        return _tidy(
-            template.render(
-                **base,
-                rows=rows[:VISIBLE_ROWS],
-                more_rows=rows[VISIBLE_ROWS:],
-                details=details,
-                other=other,
-                omitted=len(split.listed) - keep,
-            )
-        )
-
-    return fit(render, len(split.listed), max_chars, _hard_cut)
 
 
 def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMIT) -> str:

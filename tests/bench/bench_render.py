@@ -8,6 +8,8 @@ GitHub's size limit). Timed in CPU seconds of the process, best of ``--repeat``:
 * ``evaluate``: the rules (``rules.engine.evaluate``), for the share;
 * ``markdown``: ``render_verdict``, the PR comment the check and the service store;
 * ``text``: ``render_verdict_text``, the terminal verdict (``--format text``);
+* ``summary``: ``render_job_summary`` in 1 MiB, the job summary (every kernel; a tree
+  without it shows ``-``);
 * ``share``: markdown / (evaluate + markdown), the rendering's part of the in-process check.
 
 Each render runs once first (the template compiled, as in a long-running service) and each
@@ -76,25 +78,36 @@ def _cold(render: Callable[[Any], str]) -> Callable[[Any], str]:
     from service.render import escape
 
     def call(verdict: Any) -> str:
-        cached = getattr(escape, "_escaped_text", None)
-        if cached is not None:
-            cached.cache_clear()
+        for name in ("_escaped_short_text", "_escaped_text"):  # the cache's name by version
+            cache_clear = getattr(getattr(escape, name, None), "cache_clear", None)
+            if cache_clear is not None:
+                cache_clear()
         return render(verdict)
 
     return call
 
 
+def _renderers() -> list[tuple[str, Callable[[Any], str]]]:
+    """What is timed: the comment, the terminal text, and the job summary where it exists."""
+    from service.render import markdown
+    from service.render.text import render_verdict_text
+
+    found = [("markdown", markdown.render_verdict), ("text", render_verdict_text)]
+    summary = getattr(markdown, "render_job_summary", None)
+    if summary is not None:
+        found.append(("summary", lambda v: summary(v, max_bytes=1024 * 1024)))
+    return found
+
+
 def _child(args: argparse.Namespace) -> None:
     from rules import engine
-    from service.render.markdown import render_verdict
-    from service.render.text import render_verdict_text
 
     ctx = context(args.one, args.nights, args.slow_every)
     evaluate, judged = best_cpu(args.repeat, lambda: engine.evaluate(dataclasses.replace(ctx)))
     verdict = judged.verdict
     figures = {"evaluate": evaluate, "findings": len(verdict.findings)}
     out = Path(args.out)
-    for name, render in (("markdown", render_verdict), ("text", render_verdict_text)):
+    for name, render in _renderers():
         render(verdict)  # the template compiled once, as in a running service
         cold = _cold(render)
         figures[name], text = best_cpu(args.repeat, lambda cold=cold: cold(verdict))
@@ -113,7 +126,11 @@ def _run(tree: Path, n: int, args: argparse.Namespace, out: Path) -> dict[str, f
     return figures
 
 
-COLUMNS = ("evaluate", "markdown", "text")
+COLUMNS = ("evaluate", "markdown", "text", "summary")
+
+
+def _cell(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.3f}"
 
 
 def main() -> None:
@@ -147,7 +164,7 @@ def main() -> None:
                 figures = _run(tree, n, args, out)
                 written.append([(out / kind).read_bytes() for kind in ("markdown", "text")])
                 same = "identical" if written[0] == written[-1] else "DIFFERENT"
-                cells = " | ".join(f"{figures[c]:.3f}" for c in COLUMNS)
+                cells = " | ".join(_cell(figures.get(c)) for c in COLUMNS)
                 share = f"{100 * figures['share']:.0f}%"
                 print(f"| {name} | {n:,} | {figures['findings']} | {cells} | {share} | {same} |")
     print(f"load average after: {os.getloadavg()[0]:.1f}")

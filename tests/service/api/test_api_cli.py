@@ -119,7 +119,7 @@ def test_upload_command_writes_the_verdict(
         monkeypatch.setenv("GITHUB_ACTIONS", "true")
         monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
         assert run([*args, "--base-branch", "main", "--base-sha", "abc1234"]) == 0
-        assert "gemv" in summary.read_text()
+        assert "gemv" in summary.read_text() and f"({live.url}/runs/" in summary.read_text()
     finally:
         live.stop()
 
