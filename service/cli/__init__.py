@@ -22,7 +22,7 @@ from typing import Annotated, Any
 import click
 import typer
 
-from service.cli.overview import overview
+from service.cli.overview import HELP_MARKUP, overview
 
 #: One line per command module (each exposes ``register(app: typer.Typer) -> None``) with the
 #: top-level command names it registers. A command line imports only the module of its command,
@@ -97,6 +97,7 @@ def build_app(modules: Sequence[str] | None = None) -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        rich_markup_mode=HELP_MARKUP,
     )
     # A callback keeps the app a group even when only one command module is loaded.
     app.callback()(_root)

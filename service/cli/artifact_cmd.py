@@ -15,11 +15,15 @@ from typing import Annotated
 
 import typer
 
+from service.cli.overview import HELP_MARKUP
 from service.errors import BadInput
 from service.github.actions import set_outputs
 from service.github.artifact import pack, read_event, unpack
 
-app = typer.Typer(help="Pack reports for the fork-safe pair, or unpack them strictly.")
+app = typer.Typer(
+    help="Pack reports for the fork-safe pair, or unpack them strictly.",
+    rich_markup_mode=HELP_MARKUP,
+)
 
 _Opt = typer.Option
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from service.cli.overview import HELP_MARKUP
 from service.store import db
 
 DbOption = Annotated[
@@ -53,7 +54,11 @@ def current_command(url: DbOption = None) -> int:
 
 def register(app: typer.Typer) -> None:
     """Add the ``db`` command group to ``app``."""
-    group = typer.Typer(help="Manage the history store's database.", no_args_is_help=True)
+    group = typer.Typer(
+        help="Manage the history store's database.",
+        no_args_is_help=True,
+        rich_markup_mode=HELP_MARKUP,
+    )
     group.command("upgrade")(upgrade_command)
     group.command("current")(current_command)
     app.add_typer(group, name="db")

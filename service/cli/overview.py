@@ -9,9 +9,16 @@ register. A command's own ``--help`` still comes from its module, with Typer's f
 
 from __future__ import annotations
 
+from typing import Final
+
 import click
 
 HELP = "Roofline-based performance-regression checks for GPU kernels."
+#: How every Typer app renders its commands' help. The docstrings are prose wrapped in the
+#: source: markdown reflows each paragraph to the terminal (rich keeps the source's line
+#: breaks, ragged on 80 columns) and leaves ``[devices.*]`` as written (rich read it as a
+#: style tag and printed nothing).
+HELP_MARKUP: Final = "markdown"
 
 #: Every command's summary (the first paragraph of its help), in the order the overview lists
 #: them: the commands first, then the command groups.

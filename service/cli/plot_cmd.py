@@ -14,6 +14,7 @@ from collectors.schema import RunRecord
 from rules import Placement, Roof, binding_changes, builtin_catalog, place_run, reference_binding
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
+from service.cli.overview import HELP_MARKUP
 from service.digest.build import prepare_history
 from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions
@@ -31,7 +32,11 @@ from service.store.history import kernel_history
 from service.store.likeforlike import with_like_for_like
 from service.store.queries import get_run, get_run_record
 
-plot_app = typer.Typer(help="Draw roofline and trend charts (SVG or PNG).", no_args_is_help=True)
+plot_app = typer.Typer(
+    help="Draw roofline and trend charts (SVG or PNG).",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
+)
 
 
 def _format(path: Path) -> ImageFormat:

@@ -14,11 +14,14 @@ import typer
 from sqlmodel import Session
 
 from service.cli.db_cmd import DbOption
+from service.cli.overview import HELP_MARKUP
 from service.store.db import ensure_current, make_engine, session_scope
 from service.store.tokens import Permission, TokenInfo, create_token, list_tokens, revoke_token
 
 token_app = typer.Typer(
-    help="Create, list and revoke API tokens of the roofguard service.", no_args_is_help=True
+    help="Create, list and revoke API tokens of the roofguard service.",
+    no_args_is_help=True,
+    rich_markup_mode=HELP_MARKUP,
 )
 
 

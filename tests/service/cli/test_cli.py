@@ -1,8 +1,10 @@
 """The command registry: each module registers exactly the names COMMANDS lists for it."""
 
+import re
 import subprocess
 import sys
 
+import click
 import pytest
 import typer
 
@@ -91,3 +93,33 @@ def test_main_freezes_the_start_up_objects_and_keeps_collecting():
         "print(gc.isenabled(), gc.get_freeze_count() > 10_000)"
     )
     assert last_line_of(code) == "True True"
+
+
+def _helps(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command line whose ``--help`` is a page of its own (groups' subcommands too)."""
+    subcommands = getattr(command, "commands", {})
+    found = [path] if path else []
+    for name, sub in subcommands.items():
+        found += _helps(sub, (*path, name))
+    return found
+
+
+def test_every_help_shows_its_bracketed_text_and_reflows_its_prose(capsys, monkeypatch):
+    """Rich markup read ``[devices.*]`` as a style tag and printed nothing in its place."""
+    from service.cli import run
+
+    monkeypatch.setenv("COLUMNS", "200")
+    command = typer.main.get_command(build_app())
+    for path in _helps(command):
+        run([*path, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        target = command
+        for name in path:
+            target = target.commands[name]  # type: ignore[attr-defined]
+        for param in target.params:
+            for bracketed in re.findall(r"\[[^\]]+\]", getattr(param, "help", None) or ""):
+                assert bracketed in out, (path, param.name)
+    run(["check", "--help"])
+    assert "kernels worse beyond noise are suspects (--suspects writes them)" in (
+        capsys.readouterr().out
+    )
