@@ -261,7 +261,7 @@ def place(
         pct = None  # nothing measurable to compare against
     reg, borderline = _classify(compute, memory, band)
     binding = None
-    if compute.time_s is not None or memory.time_s is not None:
+    if t_roof:  # a resource binds only where the roof takes time (not a memset's 0 FLOPs alone)
         memory_wins = memory_dominates(compute.time_s or 0.0, memory.time_s or 0.0)
         binding = memory.binding if memory_wins else (compute.binding or memory.binding)
     return Placement(

@@ -68,6 +68,14 @@ def test_zero_flop_copy_is_memory_bound_with_zero_intensity() -> None:
     assert p.percent_of_roof == pytest.approx(100 * (2e9 / 3.35e12) / 1e-3)
 
 
+def test_nothing_binds_where_the_roof_takes_no_time() -> None:
+    """A memset whose bytes went with an untimed launch: 0 FLOPs bind nothing, not fp32."""
+    memset = place({"fp32": 0.0}, {}, None, H100)
+    assert memset.binding is None and memset.regime is None and memset.percent_of_roof is None
+    assert place({"fp32": 0.0}, {"dram": 2e9}, 1e-3, H100).binding == "dram"
+    assert place({"fp32": 1e9}, {}, 1e-3, H100).binding == "fp32"
+
+
 def test_missing_counters_and_tiers_are_named() -> None:
     no_flops = place({}, {"dram": 1e9}, 1e-3, H100)
     assert no_flops.regime is None
