@@ -42,6 +42,7 @@ from rules.timing import (
     with_time,
 )
 from rules.trusted import trusted
+from rules.unjudged import min_runs, unjudged_are_new
 from rules.verdict import (
     BaselineSummary,
     Conclusion,
@@ -361,7 +362,8 @@ def evaluate(ctx: RuleContext) -> Evaluation:
         kernels = kernel_verdicts(ctx, findings, gate, kernel_baselines(ctx, gate))
         kernels += missing_verdicts(ctx, findings)
         groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
-        verdict = across_devices(ctx, _verdict(ctx, findings, kernels, groups))
+        verdict = _verdict(ctx, findings, kernels, groups, min_runs(rules))
+        verdict = unjudged_are_new(across_devices(ctx, verdict))
     return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
 
 
@@ -370,9 +372,11 @@ def _verdict(
     findings: Sequence[Finding],
     kernels: list[KernelVerdict],
     groups: tuple[GroupVerdict, ...],
+    min_runs: int,
 ) -> Verdict:
     run = ctx.run
     run_base = run_baseline(ctx.comparable_history, ctx.config)
+    run_base = run_base.model_copy(update={"min_runs": min_runs})
     return Verdict(
         conclusion=conclude(findings, ctx.config.fail_on),
         repo=run.repo,

@@ -174,9 +174,12 @@ class RunBaseline(BaselineSummary):
         runs: Stored runs the run was judged against (0: none, so nothing was judged: every
             kernel is new, and the verdict says so instead of passing). A verdict stored
             before the field existed reads ``n``.
+        min_runs: Baseline runs the gate needs before it judges a kernel (``[baseline]
+            min_runs``): with fewer ``runs`` nothing was judged either (0: not recorded).
     """
 
     runs: int = 0
+    min_runs: int = 0
 
     @model_validator(mode="before")
     @classmethod
@@ -340,12 +343,13 @@ class Verdict(_Model):
 
     @property
     def judged_nothing(self) -> bool:
-        """No baseline yet: the run's kernels were stored, none of them judged.
+        """No baseline yet, or fewer runs than the gate needs: kernels stored, none judged.
 
         A verdict without a run baseline at all (built by hand, or stored by an older
         version) says nothing about it.
         """
-        return self.baseline is not None and self.baseline.runs == 0
+        base = self.baseline
+        return base is not None and (base.runs == 0 or base.runs < base.min_runs)
 
     @property
     def regressions(self) -> int:

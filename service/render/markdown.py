@@ -30,7 +30,7 @@ from service.render.escape import (
 )
 from service.render.fit import fit
 from service.render.judged import BASELINE_NOTE, judged_group
-from service.render.ranking import is_listed, ranked_kernels
+from service.render.ranking import far_off_unjudged, is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     CONCLUSION_ICONS,
@@ -155,8 +155,20 @@ def _split(verdict: Verdict, *, every_new: bool = False) -> _Split:
 
 
 def _only_new(kernel: KernelVerdict, found: Sequence[Finding]) -> bool:
-    """New, fully placed, and nothing found: nothing for a reader to act on yet."""
-    return kernel.status == KernelStatus.NEW and not found and not kernel.missing
+    """New, fully placed, nothing found, near any runs it has: nothing to act on yet."""
+    return (
+        kernel.status == KernelStatus.NEW
+        and not found
+        and not kernel.missing
+        and not far_off_unjudged(kernel)
+    )
+
+
+def _why_unjudged(verdict: Verdict) -> str:
+    """Why a run's new kernels were not judged: no baseline, or one the gate cannot use yet."""
+    if verdict.baseline_runs == 0:
+        return "there is no baseline to judge them against yet"
+    return "their baseline has too few runs to judge them yet"
 
 
 def _listed_as(verdict: Verdict) -> str:
@@ -349,7 +361,7 @@ def _base(
         "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
         "v": _headline(verdict),
         "unchanged": _counted(split.unchanged, "✅"),
-        "stored": _counted(split.stored, "🆕"),
+        "stored": _counted(split.stored, "🆕") | {"why": _why_unjudged(verdict)},
         "notes": _notes(verdict),
         "links": footer,
         "charts": charts,
@@ -372,7 +384,7 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             rows=rows,
             hidden=len(split.listed) - len(rows),
             unchanged=_counted(split.unchanged, "✅"),
-            stored=_counted(split.stored, "🆕"),
+            stored=_counted(split.stored, "🆕") | {"why": _why_unjudged(verdict)},
             more=_listed_as(verdict),
             notes=_notes(verdict)[:5],
             groups=_groups(verdict),

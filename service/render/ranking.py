@@ -25,11 +25,24 @@ _STATUS_ORDER = {
 }
 
 
+#: A kernel judged against too few baseline runs is still shown first when its value moved
+#: this much from them: the gate's default fail-at-once effect, beyond any run-to-run noise.
+FAR_OFF = 0.25
+
+
+def far_off_unjudged(kernel: KernelVerdict) -> bool:
+    """Not judged (new) yet ``FAR_OFF`` from the few baseline runs it has: a reader's first look."""
+    base = kernel.baseline
+    change = base.relative_change if base is not None else None
+    return kernel.status == KernelStatus.NEW and change is not None and abs(change) >= FAR_OFF
+
+
 def importance(kernel: KernelVerdict, findings: Sequence[Finding]) -> tuple[int, int, int, float]:
     """The sort key of a kernel: lower is shown first."""
     top = worst(findings)
     if top is None:
-        return (1, 3, _STATUS_ORDER.get(kernel.status, 2), -kernel.time_share)
+        order = 0 if far_off_unjudged(kernel) else _STATUS_ORDER.get(kernel.status, 2)
+        return (1, 3, order, -kernel.time_share)
     return (0 if top.counts else 1, top.severity.rank, 0, -kernel.time_share)
 
 

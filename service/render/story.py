@@ -24,9 +24,17 @@ def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
 
 
 def no_baseline(verdict: Verdict) -> str:
-    """``"no baseline yet: 12 kernels stored, nothing judged"``: a run without history to judge."""
+    """``"no baseline yet: 12 kernels stored, nothing judged"``: a run without history to judge.
+
+    With a baseline shorter than the gate needs: ``"baseline too short: 1 of the 3 runs the
+    gate needs; 12 kernels stored, nothing judged"``.
+    """
     n = sum(1 for k in verdict.kernels if k.status != KernelStatus.MISSING)
-    return f"no baseline yet: {n:,} kernel{'s' if n != 1 else ''} stored, nothing judged"
+    stored = f"{n:,} kernel{'s' if n != 1 else ''} stored, nothing judged"
+    base = verdict.baseline
+    if base is None or base.runs == 0:
+        return f"no baseline yet: {stored}"
+    return f"baseline too short: {base.runs} of the {base.min_runs} runs the gate needs; {stored}"
 
 
 def runner_wide(verdict: Verdict) -> str | None:

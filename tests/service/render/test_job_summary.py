@@ -99,8 +99,10 @@ def test_check_in_actions_writes_every_kernel_to_the_summary(tmp_path, monkeypat
     assert sorted(_ROW.findall(first)) == [f"gemm_{i:03d}" for i in range(kernels)]
     assert "more new kernels stored" not in first
     assert "more new kernels stored" in (tmp_path / "v.md").read_text(), "the comment counts"
+    for night in ("second", "third"):  # the gate judges from 3 runs
+        _check(tmp_path, _report(tmp_path, night, kernels))
     summary.write_text("")
-    _check(tmp_path, _report(tmp_path, "second", kernels))
+    _check(tmp_path, _report(tmp_path, "fourth", kernels))
     second = summary.read_text()
     assert sorted(_ROW.findall(second)) == [f"gemm_{i:03d}" for i in range(kernels)]
     assert f"<details><summary>✅ All {kernels} kernels unchanged (100.0% of GPU time)" in second

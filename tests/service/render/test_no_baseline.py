@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from demo_cli import check_demo_pr, demo_db
 
-from rules.verdict import Verdict
+from rules.verdict import KernelStatus, Verdict
 from service.cli import run
 from service.github.policy import FailurePolicy, check_conclusion
 from service.render.markdown import VISIBLE_ROWS, render_check_summary
@@ -80,3 +80,43 @@ def test_a_first_run_of_few_kernels_lists_them_all(tmp_path: Path) -> None:
     markdown = render_markdown(_first_run(tmp_path, 5))
     assert sum(line.startswith("| 🆕 |") for line in markdown.splitlines()) == 6
     assert "more new kernel" not in markdown
+
+
+def _night(tmp_path: Path, db: str, commit: str, slow: int = -1, pr: bool = False) -> Verdict:
+    """One check of 30 GEMMs (kernel ``slow`` 3x slower) as a nightly, or as a PR."""
+    rows = "".join(
+        f"gemm_{i:02d},{0.001 * (1 + i) * (3 if i == slow else 1)},1e10,1e8,1\n" for i in range(30)
+    )
+    report = tmp_path / f"{commit}.csv"
+    report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
+    out = tmp_path / f"{commit}.json"
+    args = ["check", str(report), "--repo", "acme/kernels", "--commit", commit, "--branch"]
+    args += ["feat", "--pr", "7"] if pr else ["main", "--kind", "nightly"]
+    args += ["--device", "H100-SXM5", "--format", "json", "--db", db, "--output", str(out)]
+    assert run(args) in (0, 1)
+    return Verdict.model_validate_json(out.read_text())
+
+
+def test_a_baseline_shorter_than_the_gate_needs_judges_nothing_and_says_so(
+    tmp_path: Path, empty_db: str
+) -> None:
+    """One nightly, then a PR with a GEMM 3x slower: not a silent "unchanged" pass."""
+    _night(tmp_path, empty_db, "n1")
+    verdict = _night(tmp_path, empty_db, "pr1", slow=3, pr=True)
+    base = verdict.baseline
+    assert base is not None and (base.runs, base.min_runs) == (1, 3)
+    assert verdict.judged_nothing and {k.status for k in verdict.kernels} == {KernelStatus.NEW}
+    assert check_conclusion(verdict, FailurePolicy.ON_REGRESSION) == "neutral"
+    markdown = render_markdown(verdict)
+    assert "baseline too short: 1 of the 3 runs the gate needs; 30 kernels stored" in markdown
+    rows = [line for line in markdown.splitlines() if line.startswith("| 🆕 |")]
+    assert "`gemm_03`" in rows[0] and "(n=1)" in rows[0] and "−66.7%" in rows[0]
+    assert "their baseline has too few runs to judge them yet" in markdown
+
+
+def test_from_the_runs_the_gate_needs_a_run_is_judged(tmp_path: Path, empty_db: str) -> None:
+    for night in ("n1", "n2", "n3"):
+        _night(tmp_path, empty_db, night)
+    verdict = _night(tmp_path, empty_db, "pr1", pr=True)
+    assert not verdict.judged_nothing and "too short" not in render_markdown(verdict)
+    assert {k.status for k in verdict.kernels} == {KernelStatus.UNCHANGED}
