@@ -363,7 +363,7 @@ def evaluate(ctx: RuleContext) -> Evaluation:
         kernels += missing_verdicts(ctx, findings)
         groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
         verdict = _verdict(ctx, findings, kernels, groups, min_runs(rules))
-        verdict = unjudged_are_new(across_devices(ctx, verdict))
+        verdict = unjudged_are_new(across_devices(ctx, verdict), gate)
     return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
 
 

@@ -82,10 +82,13 @@ def test_a_first_run_of_few_kernels_lists_them_all(tmp_path: Path) -> None:
     assert "more new kernel" not in markdown
 
 
-def _night(tmp_path: Path, db: str, commit: str, slow: int = -1, pr: bool = False) -> Verdict:
-    """One check of 30 GEMMs (kernel ``slow`` 3x slower) as a nightly, or as a PR."""
+def _night(
+    tmp_path: Path, db: str, commit: str, slow: int = -1, pr: bool = False, kernels: int = 30
+) -> Verdict:
+    """One check of ``kernels`` GEMMs (kernel ``slow`` 3x slower) as a nightly, or as a PR."""
     rows = "".join(
-        f"gemm_{i:02d},{0.001 * (1 + i) * (3 if i == slow else 1)},1e10,1e8,1\n" for i in range(30)
+        f"gemm_{i:02d},{0.001 * (1 + i) * (3 if i == slow else 1)},1e10,1e8,1\n"
+        for i in range(kernels)
     )
     report = tmp_path / f"{commit}.csv"
     report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
@@ -120,3 +123,16 @@ def test_from_the_runs_the_gate_needs_a_run_is_judged(tmp_path: Path, empty_db: 
     verdict = _night(tmp_path, empty_db, "pr1", pr=True)
     assert not verdict.judged_nothing and "too short" not in render_markdown(verdict)
     assert {k.status for k in verdict.kernels} == {KernelStatus.UNCHANGED}
+
+
+def test_a_kernel_younger_than_the_gate_needs_is_new_in_a_judged_run(tmp_path, empty_db):
+    """gemm_30 joined a night ago: 3x slower on the PR is not "unchanged" beside judged ones."""
+    for night in ("n1", "n2", "n3"):
+        _night(tmp_path, empty_db, night)
+    _night(tmp_path, empty_db, "n4", kernels=31)
+    verdict = _night(tmp_path, empty_db, "pr1", slow=30, pr=True, kernels=31)
+    statuses = {k.name: k.status for k in verdict.kernels}
+    assert not verdict.judged_nothing and statuses.pop("gemm_30") == KernelStatus.NEW
+    assert set(statuses.values()) == {KernelStatus.UNCHANGED}
+    first_row = next(ln for ln in render_markdown(verdict).splitlines() if ln.startswith("| 🆕 |"))
+    assert "`gemm_30`" in first_row and "(n=1)" in first_row
