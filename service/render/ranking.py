@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from rules import Finding, KernelStatus, KernelVerdict, Verdict
+from rules.stats import GateSettings
 from service.render.verdict_view import worst
 
 _STATUS_ORDER = {
@@ -27,7 +28,7 @@ _STATUS_ORDER = {
 
 #: A kernel judged against too few baseline runs is still shown first when its value moved
 #: this much from them: the gate's default fail-at-once effect, beyond any run-to-run noise.
-FAR_OFF = 0.25
+FAR_OFF = GateSettings().fail_at_once_effect
 
 
 def far_off_unjudged(kernel: KernelVerdict) -> bool:
