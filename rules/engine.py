@@ -372,11 +372,11 @@ def _verdict(
     findings: Sequence[Finding],
     kernels: list[KernelVerdict],
     groups: tuple[GroupVerdict, ...],
-    min_runs: int,
+    needed: int,
 ) -> Verdict:
     run = ctx.run
     run_base = run_baseline(ctx.comparable_history, ctx.config)
-    run_base = run_base.model_copy(update={"min_runs": min_runs})
+    run_base = run_base.model_copy(update={"min_runs": needed})
     return Verdict(
         conclusion=conclude(findings, ctx.config.fail_on),
         repo=run.repo,
