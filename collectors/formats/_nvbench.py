@@ -25,6 +25,8 @@ GPU_MEAN = "nv/cold/time/gpu/mean"
 CPU_MEAN = "nv/cold/time/cpu/mean"
 BATCH_MEAN = "nv/batch/time/gpu/mean"
 GLOBAL_BW = "nv/cold/bw/global/bytes_per_second"
+#: Achieved over peak global-memory bandwidth (nvbench's ``BWUtil``, a fraction).
+GLOBAL_UTILIZATION = "nv/cold/bw/global/utilization"
 SAMPLES = "nv/cold/sample_size"
 #: Relative agreement under which nvbench's named read/write sizes are taken as the total.
 _AGREE = 0.005
@@ -41,7 +43,7 @@ DISPLAY_TAGS = {
     "Number of Samples (Batch)": "nv/batch/sample_size",
     "Number of Trials (Batch)": "nv/batch/sample_size",
     "Average Global Memory Throughput": GLOBAL_BW,
-    "Percent Peak Global Memory Throughput": "nv/cold/bw/global/utilization",
+    "Percent Peak Global Memory Throughput": GLOBAL_UTILIZATION,
     "Element Throughput": "nv/cold/bw/item_rate",
 }
 #: Prefixes of older display names -> tag prefixes (the short name follows).
@@ -219,6 +221,24 @@ def device_info(raw: Mapping[str, Any], fallback: str, path: Path, row: str) -> 
     )
 
 
+def implied_bus_bandwidth(states: Iterable[State]) -> float | None:
+    """The peak global-memory bandwidth the states imply: ``GlobalMem BW / BWUtil``.
+
+    nvbench computes ``BWUtil`` against its device's bus peak (bus width x memory clock), the
+    figure its JSON and markdown print in the device section; ``--csv`` has no device section,
+    so the peak is read back from the rows. None when no state has both, or when they
+    disagree by more than ``_AGREE`` (an edited file: no roof is made up).
+    """
+    implied = sorted(
+        s.summaries[GLOBAL_BW] / s.summaries[GLOBAL_UTILIZATION]
+        for s in states
+        if s.summaries.get(GLOBAL_BW, 0.0) > 0 and s.summaries.get(GLOBAL_UTILIZATION, 0.0) > 0
+    )
+    if not implied or implied[-1] > implied[0] * (1 + _AGREE):
+        return None
+    return implied[len(implied) // 2]
+
+
 def _figure(raw: Mapping[str, Any], key: str, path: Path, row: str) -> float | None:
     value = raw.get(key)
     return None if value is None else number(value, path, row, key)
@@ -243,7 +263,7 @@ _COLUMN_TAGS = {
     "CPU Time": CPU_MEAN,
     "Batch GPU": BATCH_MEAN,
     "GlobalMem BW": GLOBAL_BW,
-    "BWUtil": "nv/cold/bw/global/utilization",
+    "BWUtil": GLOBAL_UTILIZATION,
     "Elem/s": "nv/cold/bw/item_rate",
 }
 _NOISE = {CPU_MEAN: "nv/cold/time/cpu/stdev/relative", GPU_MEAN: "nv/cold/time/gpu/stdev/relative"}

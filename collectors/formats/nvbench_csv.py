@@ -135,8 +135,17 @@ class NvbenchCsv(Collector):
         kept = [s for s in states if s.device == chosen]
         kernels = [_nvbench.kernel(s, path, self.name, self.options.keys) for s in kept]
         notes += _nvbench.other_device_notes(states, chosen, named)
+        peak = _nvbench.implied_bus_bandwidth(kept)
+        if peak is not None:
+            notes.append(
+                f"DRAM roof {peak / 1e9:.4g} GB/s implied by the rows' GlobalMem BW / BWUtil "
+                "(nvbench's bus peak; --csv prints no device section)"
+            )
         return RunRecord(
-            device=DeviceInfo(name=named.get(chosen) or self.options.device or "unknown"),
+            device=DeviceInfo(
+                name=named.get(chosen) or self.options.device or "unknown",
+                bandwidth_byte_per_s={"dram": peak} if peak is not None else {},
+            ),
             profiler=ProfilerInfo(tool="nvbench"),
             kernels=check_unique(kernels, path),
             notes=tuple(notes),

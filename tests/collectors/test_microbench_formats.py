@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from collectors import CollectOptions, collect, detect
+from collectors.formats import _nvbench
 from collectors.formats.roofguard_csv import to_csv
 from collectors.identity import KeyOptions
 from collectors.schema import RunRecord
@@ -82,6 +83,22 @@ def test_nvbench_csv_and_markdown_of_one_run_agree(corpus_dir):
         assert b.duration_s == pytest.approx(a.duration_s, rel=1e-3)  # md rounds to 4 digits
     assert from_md.device.bandwidth_byte_per_s == {"dram": 336e9}
     assert from_md.device.sm_count == 30
+    # --csv prints no device section: its roof is the rows' GlobalMem BW / BWUtil, the same
+    # bus peak (192-bit at 7001 MHz DDR: 336.05 GB/s; the markdown prints it rounded)
+    implied = from_csv.device.bandwidth_byte_per_s["dram"]
+    assert implied == pytest.approx(192 / 8 * 7001e6 * 2, rel=1e-4)
+    assert any("implied by the rows' GlobalMem BW / BWUtil" in n for n in from_csv.notes)
+
+
+def test_nvbench_rows_that_disagree_on_their_peak_imply_no_roof():
+    def state(bw: float, util: float) -> _nvbench.State:
+        made = _nvbench.State(bench="b", name="s", device=0, params={})
+        made.summaries |= {_nvbench.GLOBAL_BW: bw, _nvbench.GLOBAL_UTILIZATION: util}
+        return made
+
+    assert _nvbench.implied_bus_bandwidth([state(1e11, 0.5), state(2e11, 1.0)]) == 2e11
+    assert _nvbench.implied_bus_bandwidth([state(1e11, 0.5), state(1e11, 0.25)]) is None
+    assert _nvbench.implied_bus_bandwidth([state(1e11, 0.0)]) is None
 
 
 @pytest.mark.corpus
