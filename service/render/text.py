@@ -37,6 +37,7 @@ from service.render.verdict_view import (
     rebound,
     regime_text,
     remeasured,
+    status_words,
     verdict_words,
     worst,
 )
@@ -98,7 +99,7 @@ def _percent_figure(kernel: KernelVerdict) -> str:
 def _verdict_cell(kernel: KernelVerdict, found: Sequence[Finding]) -> Text:
     top = worst(found)
     if top is None:
-        return Text(kernel.status)
+        return Text(status_words(kernel))
     return Text(verdict_words(found), style=_STYLE[top.severity], overflow="fold")
 
 

@@ -303,8 +303,15 @@ def verdict_words(findings: Sequence[Finding], esc: Callable[[str], str] = str) 
 def _verdict_cell(kernel: KernelVerdict, findings: Sequence[Finding]) -> tuple[str, str]:
     top = worst(findings)
     if top is None:
-        return STATUS_ICONS.get(kernel.status, "·"), escape_text(kernel.status, limit=24)
+        return STATUS_ICONS.get(kernel.status, "·"), escape_text(status_words(kernel), limit=40)
     return ICONS[top.severity], verdict_words(findings, lambda r: escape_text(r, limit=40))
+
+
+def status_words(kernel: KernelVerdict) -> str:
+    """The status in words (unescaped); new with a few baseline runs: not judged yet."""
+    if kernel.status == KernelStatus.NEW and kernel.baseline is not None and kernel.baseline.n:
+        return "new: too few runs to judge"  # the gate's min_runs; the Baseline column has n
+    return str(kernel.status)
 
 
 def _current(kernel: KernelVerdict) -> float | None:

@@ -114,6 +114,7 @@ def test_a_baseline_shorter_than_the_gate_needs_judges_nothing_and_says_so(
     assert "baseline too short: 1 of the 3 runs the gate needs; 30 kernels stored" in markdown
     rows = [line for line in markdown.splitlines() if line.startswith("| 🆕 |")]
     assert "`gemm_03`" in rows[0] and "(n=1)" in rows[0] and "−66.7%" in rows[0]
+    assert rows[0].endswith("| new\\: too few runs to judge |")
     assert "their baseline has too few runs to judge them yet" in markdown
 
 
