@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
 
-from rules import Conclusion, Finding, KernelStatus, KernelVerdict, Verdict
+from rules import Conclusion, KernelStatus, KernelVerdict, Verdict
 from service.render.causes import by_cause
 from service.render.devices import judged_against
 from service.render.escape import (
@@ -30,24 +30,20 @@ from service.render.escape import (
 )
 from service.render.fit import fit
 from service.render.judged import BASELINE_NOTE, judged_group
-from service.render.ranking import far_off_unjudged, is_listed, ranked_kernels
+from service.render.listing import VISIBLE_ROWS, Listed, Split, split_kernels
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     CONCLUSION_ICONS,
     TEXT_LIMIT,
-    Entry,
     GroupRow,
     fmt_share,
     make_group_row,
-    make_row,
 )
 
 #: GitHub's limit on a comment body; the default budget keeps a margin below it.
 GITHUB_COMMENT_LIMIT = 65_536
 #: Check-run ``output.summary`` and ``output.text`` limit.
 CHECK_OUTPUT_LIMIT = 65_535
-#: Rows in the visible table; the rest go to a collapsed table.
-VISIBLE_ROWS = 20
 #: Rows in the check summary.
 CHECK_ROWS = 10
 MAX_NOTES = 20
@@ -94,74 +90,9 @@ def verdict_marker(repo: str | None, pr: int | None, device: str | None) -> str:
     )
 
 
-class _Listed:
-    """The listed kernels, most important first; each one's row and details built when shown.
-
-    A comment cut to GitHub's size limit shows a few dozen of hundreds of changed kernels.
-    """
-
-    def __init__(self, verdict: Verdict) -> None:
-        self._verdict = verdict
-        self._kernels: list[tuple[KernelVerdict, Sequence[Finding]]] = []
-        self._entries: list[Entry] = []
-
-    def __len__(self) -> int:
-        return len(self._kernels)
-
-    def add(self, kernel: KernelVerdict, found: Sequence[Finding]) -> None:
-        self._kernels.append((kernel, found))
-
-    def first(self, keep: int) -> list[Entry]:
-        """The first ``keep`` entries (built once)."""
-        for kernel, found in self._kernels[len(self._entries) : keep]:
-            ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
-            details = tuple(by_cause(ordered, self._verdict))
-            self._entries.append(Entry(make_row(kernel, found), details))
-        return self._entries[:keep]
-
-
-@dataclass
-class _Split:
-    listed: _Listed
-    unchanged: list[KernelVerdict] = field(default_factory=list)
-    other: list[Finding] = field(default_factory=list)
-    stored: list[KernelVerdict] = field(default_factory=list)  # new, not listed (first run)
-
-
-def _split(verdict: Verdict, *, every_new: bool = False) -> _Split:
-    """The listed kernels, the unchanged, findings of no kernel, and new kernels only counted.
-
-    A first run's new kernels past the heaviest ``VISIBLE_ROWS`` are only counted unless
-    ``every_new``.
-    """
-    keys = {k.key for k in verdict.kernels}
-    split = _Split(_Listed(verdict), other=[f for f in verdict.findings if f.kernel not in keys])
-    for kernel, found in ranked_kernels(verdict):
-        if not is_listed(kernel, found):
-            split.unchanged.append(kernel)
-        elif (
-            verdict.judged_nothing
-            and not every_new
-            and _only_new(kernel, found)
-            and len(split.listed) >= VISIBLE_ROWS
-        ):
-            # A first run's kernels are all new: its heaviest are the roofline's first
-            # snapshot, the rest a count (rows of them would fill the comment to its limit).
-            split.stored.append(kernel)
-        else:
-            split.listed.add(kernel, found)
-    split.other.sort(key=lambda f: (not f.counts, f.severity.rank))
-    return split
-
-
-def _only_new(kernel: KernelVerdict, found: Sequence[Finding]) -> bool:
-    """New, fully placed, nothing found, near any runs it has: nothing to act on yet."""
-    return (
-        kernel.status == KernelStatus.NEW
-        and not found
-        and not kernel.missing
-        and not far_off_unjudged(kernel)
-    )
+def _stored(split: Split, verdict: Verdict) -> dict[str, Any]:
+    """The line counting new kernels not listed, with why they were not judged."""
+    return _counted(split.stored, "🆕") | {"why": _why_unjudged(verdict)}
 
 
 def _why_unjudged(verdict: Verdict) -> str:
@@ -325,8 +256,8 @@ def render_job_summary(
 
 def _render(verdict: Verdict, links: VerdictLinks | None, budget: _Budget) -> str:
     """The verdict in ``verdict.md.j2`` with as many kernels, worst first, as ``budget`` holds."""
-    split = _split(verdict, every_new=budget.every_kernel)
-    unchanged = _Listed(verdict)
+    split = split_kernels(verdict, every_new=budget.every_kernel)
+    unchanged = Listed(verdict)
     for kernel in split.unchanged if budget.every_kernel else ():
         unchanged.add(kernel, ())
     listed = len(split.listed)
@@ -353,7 +284,7 @@ def _render(verdict: Verdict, links: VerdictLinks | None, budget: _Budget) -> st
 
 
 def _base(
-    verdict: Verdict, split: _Split, links: VerdictLinks | None, budget: _Budget
+    verdict: Verdict, split: Split, links: VerdictLinks | None, budget: _Budget
 ) -> dict[str, Any]:
     """What every rendering of ``verdict`` shares, whichever kernels it keeps."""
     footer, charts = _links(links)
@@ -361,7 +292,7 @@ def _base(
         "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
         "v": _headline(verdict),
         "unchanged": _counted(split.unchanged, "✅"),
-        "stored": _counted(split.stored, "🆕") | {"why": _why_unjudged(verdict)},
+        "stored": _stored(split, verdict),
         "notes": _notes(verdict),
         "links": footer,
         "charts": charts,
@@ -374,7 +305,7 @@ def _base(
 
 def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMIT) -> str:
     """The shorter check-run summary: headline, the worst kernels, the unchanged count."""
-    split = _split(verdict)
+    split = split_kernels(verdict)
     rows = [e.row for e in split.listed.first(CHECK_ROWS)]
     text = (
         _env()
@@ -384,7 +315,7 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             rows=rows,
             hidden=len(split.listed) - len(rows),
             unchanged=_counted(split.unchanged, "✅"),
-            stored=_counted(split.stored, "🆕") | {"why": _why_unjudged(verdict)},
+            stored=_stored(split, verdict),
             more=_listed_as(verdict),
             notes=_notes(verdict)[:5],
             groups=_groups(verdict),

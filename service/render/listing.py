@@ -1,0 +1,93 @@
+"""Which of a verdict's kernels a rendering lists, counts as unchanged, or only counts as new.
+
+``split_kernels`` walks the kernels worst first (``ranking``): those with findings or a status
+other than unchanged are listed (their rows and details built only when a rendering keeps
+them, ``Listed``), a first run's new kernels past the heaviest ``VISIBLE_ROWS`` are counted,
+and findings of no kernel are kept apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rules import Finding, KernelStatus, KernelVerdict, Verdict
+from service.render.causes import by_cause
+from service.render.ranking import far_off_unjudged, is_listed, ranked_kernels
+from service.render.verdict_view import Entry, make_row
+
+#: Rows in the visible table; the rest go to a collapsed table.
+VISIBLE_ROWS = 20
+
+
+class Listed:
+    """The listed kernels, most important first; each one's row and details built when shown.
+
+    A comment cut to GitHub's size limit shows a few dozen of hundreds of changed kernels.
+    """
+
+    def __init__(self, verdict: Verdict) -> None:
+        self._verdict = verdict
+        self._kernels: list[tuple[KernelVerdict, Sequence[Finding]]] = []
+        self._entries: list[Entry] = []
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def add(self, kernel: KernelVerdict, found: Sequence[Finding]) -> None:
+        """List ``kernel`` next, with its findings ``found``."""
+        self._kernels.append((kernel, found))
+
+    def first(self, keep: int) -> list[Entry]:
+        """The first ``keep`` entries (built once)."""
+        for kernel, found in self._kernels[len(self._entries) : keep]:
+            ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
+            details = tuple(by_cause(ordered, self._verdict))
+            self._entries.append(Entry(make_row(kernel, found), details))
+        return self._entries[:keep]
+
+
+@dataclass
+class Split:
+    """A verdict's kernels as a rendering takes them (``split_kernels``)."""
+
+    listed: Listed
+    unchanged: list[KernelVerdict] = field(default_factory=list)
+    other: list[Finding] = field(default_factory=list)
+    stored: list[KernelVerdict] = field(default_factory=list)  # new, not listed (first run)
+
+
+def split_kernels(verdict: Verdict, *, every_new: bool = False) -> Split:
+    """The listed kernels, the unchanged, findings of no kernel, and new kernels only counted.
+
+    A first run's new kernels past the heaviest ``VISIBLE_ROWS`` are only counted unless
+    ``every_new``.
+    """
+    keys = {k.key for k in verdict.kernels}
+    split = Split(Listed(verdict), other=[f for f in verdict.findings if f.kernel not in keys])
+    for kernel, found in ranked_kernels(verdict):
+        if not is_listed(kernel, found):
+            split.unchanged.append(kernel)
+        elif (
+            verdict.judged_nothing
+            and not every_new
+            and only_new(kernel, found)
+            and len(split.listed) >= VISIBLE_ROWS
+        ):
+            # A first run's kernels are all new: its heaviest are the roofline's first
+            # snapshot, the rest a count (rows of them would fill the comment to its limit).
+            split.stored.append(kernel)
+        else:
+            split.listed.add(kernel, found)
+    split.other.sort(key=lambda f: (not f.counts, f.severity.rank))
+    return split
+
+
+def only_new(kernel: KernelVerdict, found: Sequence[Finding]) -> bool:
+    """New, fully placed, nothing found, near any runs it has: nothing to act on yet."""
+    return (
+        kernel.status == KernelStatus.NEW
+        and not found
+        and not kernel.missing
+        and not far_off_unjudged(kernel)
+    )
