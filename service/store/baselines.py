@@ -42,6 +42,9 @@ class BaselineQuery:
         keep_columns: Keep the columns of runs read from their rows
             (``service.store.columnar``): for a caller that writes in this transaction
             anyway (a check storing a new run); a reader never writes.
+        stored_before: Only runs stored before this run id: a run judged again (its page,
+            the same upload again) reads the baseline it was judged against, not the nights
+            stored since. None: every run.
     """
 
     repo: str
@@ -54,6 +57,7 @@ class BaselineQuery:
     kernel_keys: Collection[str] | None = None
     full_runs: int | None = None
     keep_columns: bool = False
+    stored_before: int | None = None
 
 
 @dataclass(frozen=True)

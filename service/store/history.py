@@ -281,6 +281,8 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     if rid is None or (device is not None and did is None):
         return Baseline(_empty(), merge_base_found=query.before_commit is None)
     base = _baseline_runs(rid, did, query.roof_source, query.base_branch)
+    if query.stored_before is not None:
+        base = base.where(_RUNS.c.id < query.stored_before)
     cutoff, found = _cutoff(session, base, query.before_commit, query.before_timestamp)
     if cutoff is not None:
         base = base.where(_RUNS.c.timestamp <= cutoff)

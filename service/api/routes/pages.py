@@ -35,6 +35,7 @@ from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, with_judged_baseline
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
+from service.render.story import no_baseline
 from service.render.trends import trend_chart
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
@@ -128,10 +129,12 @@ def run_page(
             outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
             figure, labels = _roofline_figure(outcome)
             chart = _with_tooltips(inline_svg(figure), labels)
+            verdict = outcome.verdict
             return render_page(
                 "run.html.j2",
                 run=run,
-                verdict=outcome.verdict,
+                verdict=verdict,
+                not_judged=no_baseline(verdict) if verdict.judged_nothing else None,
                 chart=chart,
                 kernel_limit=PAGE_KERNELS,
             )

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from factories import falling_gemm_runs, make_kernel, make_run
-from svc_helpers import Service
+from svc_helpers import Service, auth
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "openapi.json"
 GEMM = "gemm_bf16_128x128"
@@ -212,3 +212,24 @@ def test_compare_runs_page_reads_two_stored_runs_like_for_like(service, repo) ->
     assert service.client.get("/compare/runs").status_code == 200  # the form alone
     missing = service.client.get("/compare/runs", params={"base": 999999, "head": ids[0]})
     assert missing.status_code == 404 and "run 999999" in missing.text
+
+
+def test_run_page_says_when_its_baseline_was_too_short_to_judge(service, repo) -> None:
+    """As the comment's headline does: the run's "pass" judged nothing."""
+    first, second = seed(service, repo, nights=2)
+    pages = [service.client.get(f"/runs/{run_id}").text for run_id in (first, second)]
+    assert "no baseline yet: 2 kernels stored, nothing judged." in pages[0]
+    assert "baseline too short: 1 of the 3 runs the gate needs; 2 kernels stored" in pages[1]
+    judged = service.client.get(f"/runs/{seed(service, repo, nights=4)[-1]}").text
+    assert 'id="not-judged"' not in judged
+
+
+def test_a_run_judged_again_reads_the_baseline_it_was_judged_against(service, repo) -> None:
+    """Its page and its verdict do not count the nights stored after it as its baseline."""
+    ids = seed(service, repo, nights=5)
+    token = service.token(repo)
+    again = service.client.get(f"/api/v1/runs/{ids[1]}/verdict", headers=auth(token)).json()
+    baseline = again["verdict"]["baseline"]
+    assert (baseline["runs"], baseline["commits"]) == (1, ["0000000bb", "0000000bb"])
+    newest = service.client.get(f"/api/v1/runs/{ids[-1]}/verdict", headers=auth(token)).json()
+    assert newest["verdict"]["baseline"]["runs"] == 4
