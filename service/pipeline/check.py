@@ -117,6 +117,7 @@ def check_run(
         cross_device=device_baseline(session, run, config, placements, rows, base_sha),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
+    judged = _merge_base_noted(judged, rows, base_sha, config.base_branch)
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
@@ -195,6 +196,23 @@ def _levels_run(run: RunRecord, history: pd.DataFrame, stored: IngestResult) -> 
     if history.empty:
         return None
     return int(history["run_id"].iloc[int(history["timestamp"].argmax())])
+
+
+def _merge_base_noted(
+    verdict: Verdict, rows: Baseline, base_sha: str | None, base_branch: str
+) -> Verdict:
+    """The verdict with a note when the PR's merge base has no stored run to stop at.
+
+    Only where that baseline has runs: a card with none of its own (judged across cards) cut
+    nothing, whatever the other card holds.
+    """
+    if rows.merge_base_found or not base_sha or not rows.runs:
+        return verdict
+    note = (
+        f"merge base {base_sha[:12]} has no stored {base_branch} run: judged against the newest "
+        f"{base_branch} runs, which may hold changes merged after this branch left it"
+    )
+    return verdict.model_copy(update={"notes": (*verdict.notes, note)})
 
 
 def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:

@@ -83,7 +83,13 @@ def test_a_first_run_of_few_kernels_lists_them_all(tmp_path: Path) -> None:
 
 
 def _night(
-    tmp_path: Path, db: str, commit: str, slow: int = -1, pr: bool = False, kernels: int = 30
+    tmp_path: Path,
+    db: str,
+    commit: str,
+    slow: int = -1,
+    pr: bool = False,
+    kernels: int = 30,
+    extra: tuple[str, ...] = (),
 ) -> Verdict:
     """One check of ``kernels`` GEMMs (kernel ``slow`` 3x slower) as a nightly, or as a PR."""
     rows = "".join(
@@ -96,7 +102,7 @@ def _night(
     args = ["check", str(report), "--repo", "acme/kernels", "--commit", commit, "--branch"]
     args += ["feat", "--pr", "7"] if pr else ["main", "--kind", "nightly"]
     args += ["--device", "H100-SXM5", "--format", "json", "--db", db, "--output", str(out)]
-    assert run(args) in (0, 1)
+    assert run([*args, *extra]) in (0, 1)
     return Verdict.model_validate_json(out.read_text())
 
 
@@ -137,3 +143,17 @@ def test_a_kernel_younger_than_the_gate_needs_is_new_in_a_judged_run(tmp_path, e
     assert set(statuses.values()) == {KernelStatus.UNCHANGED}
     first_row = next(ln for ln in render_markdown(verdict).splitlines() if ln.startswith("| 🆕 |"))
     assert "`gemm_30`" in first_row and "(n=1)" in first_row
+
+
+def test_a_merge_base_without_a_stored_run_is_noted(tmp_path: Path, empty_db: str) -> None:
+    """The baseline then runs to main's newest night, past where the branch left it."""
+    for night in ("n1", "n2", "n3", "n4"):
+        _night(tmp_path, empty_db, night)
+    unknown = _night(tmp_path, empty_db, "pr1", pr=True, extra=("--base-sha", "deadbeef"))
+    assert unknown.notes == (
+        "merge base deadbeef has no stored main run: judged against the newest main runs, "
+        "which may hold changes merged after this branch left it",
+    )
+    known = _night(tmp_path, empty_db, "pr2", pr=True, extra=("--base-sha", "n3"))
+    assert known.baseline is not None and known.baseline.commits == ("n1", "n3")
+    assert not known.notes
