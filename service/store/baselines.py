@@ -71,12 +71,15 @@ class Baseline:
         cutoff: The timestamp the baseline stops at (inclusive), if any.
         merge_base_found: False when the PR's merge base has no stored run (the baseline then
             stops at ``before_timestamp``).
+        stored_before: The query's ``stored_before``: another card's history read beside
+            this one stops there too.
     """
 
     frame: pd.DataFrame
     runs: tuple[int, ...] = ()
     cutoff: datetime | None = None
     merge_base_found: bool = True
+    stored_before: int | None = None
 
     def newest(self, count: int) -> Baseline:
         """The rows of the ``count`` newest runs of the window."""

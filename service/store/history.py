@@ -272,14 +272,17 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     (None: any). Given the PR's merge base ``before_commit`` (a full or abbreviated SHA), the
     baseline stops at that commit's run, inclusive; when no run of that commit is stored it
     stops at ``before_timestamp`` if given, and ``merge_base_found`` is False. Rows of a
-    kernel measured up to its latest ``accept_baseline`` are left out. Driver, clock and cache
-    columns are included so the env-mismatch rule can compare like with like.
+    kernel measured up to its latest ``accept_baseline`` are left out. With
+    ``query.stored_before``, only runs stored before that run (a run judged again reads what it
+    was first judged against). Driver, clock and cache columns are included so the env-mismatch
+    rule can compare like with like.
     """
     rid = repo_id(session=session, repo=query.repo)
     device = query.device
     did = device_id(session=session, device=device) if device is not None else None
     if rid is None or (device is not None and did is None):
-        return Baseline(_empty(), merge_base_found=query.before_commit is None)
+        found = query.before_commit is None
+        return Baseline(_empty(), merge_base_found=found, stored_before=query.stored_before)
     base = _baseline_runs(rid, did, query.roof_source, query.base_branch)
     if query.stored_before is not None:
         base = base.where(_RUNS.c.id < query.stored_before)
@@ -304,7 +307,7 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
         else None
     )
     frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
-    return Baseline(frame, tuple(reversed(ids)), cutoff, found)
+    return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.stored_before)
 
 
 def _baseline_runs(

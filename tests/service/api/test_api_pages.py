@@ -233,3 +233,32 @@ def test_a_run_judged_again_reads_the_baseline_it_was_judged_against(service, re
     assert (baseline["runs"], baseline["commits"]) == (1, ["0000000bb", "0000000bb"])
     newest = service.client.get(f"/api/v1/runs/{ids[-1]}/verdict", headers=auth(token)).json()
     assert newest["verdict"]["baseline"]["runs"] == 4
+
+
+def test_another_cards_history_judged_again_stops_where_it_first_did(service, repo) -> None:
+    """A new card's first night, judged against the H100's nights, keeps that baseline."""
+    token = service.token(repo)
+    start = datetime.now(UTC) - timedelta(days=20)
+
+    def night(n: int, device: str | None = None) -> dict:
+        kernels = [make_kernel("reduce", dram_bytes=8e9, time_s=4e-3 * (1 + 0.01 * (n % 3)))]
+        run = make_run(
+            repo=repo,
+            commit=f"{n:07x}cd",
+            timestamp=start + timedelta(days=n),
+            kernels=kernels,
+            device=device,
+        )
+        answer = service.upload(run, token)
+        assert answer.status_code == 201, answer.text
+        return answer.json()
+
+    for n in range(6):
+        night(n)
+    first = night(6, device="NVIDIA H200")
+    assert first["verdict"]["baseline"]["device"] == "H100-SXM5"
+    for n in range(7, 10):
+        night(n)
+    path = f"/api/v1/runs/{first['run_id']}/verdict"
+    again = service.client.get(path, headers=auth(token)).json()
+    assert again["verdict"]["baseline"] == first["verdict"]["baseline"]
