@@ -166,6 +166,7 @@ def test_digest_page_summarises_the_last_week(service, repo) -> None:
     assert "Weekly digest" in html and repo in html
     assert "nightly measurements scanned" in html
     assert "No nightly runs" in service.client.get("/digest", params={"repo": "acme/none"}).text
+    assert "<title>digest · roofguard</title>" in service.client.get("/digest").text
 
 
 def test_openapi_document_is_golden(service, golden) -> None:
