@@ -169,7 +169,7 @@ def _history(
         before_commit=base_sha,
         full_runs=config.baseline.window,
         keep_columns=stored.created,
-        stored_before=stored.run_id,
+        up_to_run=stored.run_id,
     )
     return read_baseline(session=session, query=query).without_run(stored.run_id)
 

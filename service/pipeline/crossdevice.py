@@ -81,7 +81,7 @@ def device_baseline(
         before_timestamp=own.cutoff,
         kernel_keys=[k for key in keys for k in (key, *config.rules.old_keys(key))],
         full_runs=config.baseline.window,
-        stored_before=own.stored_before,
+        up_to_run=own.up_to_run,
     )
     frame = read_baseline(session=session, query=query).frame
     other_roof = _newest_roof(session, frame) if not frame.empty else None

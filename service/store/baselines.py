@@ -42,9 +42,10 @@ class BaselineQuery:
         keep_columns: Keep the columns of runs read from their rows
             (``service.store.columnar``): for a caller that writes in this transaction
             anyway (a check storing a new run); a reader never writes.
-        stored_before: Only runs stored before this run id: a run judged again (its page,
-            the same upload again) reads the baseline it was judged against, not the nights
-            stored since. None: every run.
+        up_to_run: Only runs stored up to this run id, itself included (the caller leaves it
+            out, so its window counts as it did when the run was new): a run judged again
+            (its page, the same upload again) reads the baseline it was judged against, not
+            the nights stored since. None: every run.
     """
 
     repo: str
@@ -57,7 +58,7 @@ class BaselineQuery:
     kernel_keys: Collection[str] | None = None
     full_runs: int | None = None
     keep_columns: bool = False
-    stored_before: int | None = None
+    up_to_run: int | None = None
 
 
 @dataclass(frozen=True)
@@ -71,15 +72,15 @@ class Baseline:
         cutoff: The timestamp the baseline stops at (inclusive), if any.
         merge_base_found: False when the PR's merge base has no stored run (the baseline then
             stops at ``before_timestamp``).
-        stored_before: The query's ``stored_before``: another card's history read beside
-            this one stops there too.
+        up_to_run: The query's ``up_to_run``: another card's history read beside this one
+            stops there too.
     """
 
     frame: pd.DataFrame
     runs: tuple[int, ...] = ()
     cutoff: datetime | None = None
     merge_base_found: bool = True
-    stored_before: int | None = None
+    up_to_run: int | None = None
 
     def newest(self, count: int) -> Baseline:
         """The rows of the ``count`` newest runs of the window."""

@@ -273,8 +273,8 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     baseline stops at that commit's run, inclusive; when no run of that commit is stored it
     stops at ``before_timestamp`` if given, and ``merge_base_found`` is False. Rows of a
     kernel measured up to its latest ``accept_baseline`` are left out. With
-    ``query.stored_before``, only runs stored before that run (a run judged again reads what it
-    was first judged against). Driver, clock and cache columns are included so the env-mismatch
+    ``query.up_to_run``, only runs stored up to that run (a run judged again reads what it was
+    first judged against). Driver, clock and cache columns are included so the env-mismatch
     rule can compare like with like.
     """
     rid = repo_id(session=session, repo=query.repo)
@@ -282,10 +282,10 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     did = device_id(session=session, device=device) if device is not None else None
     if rid is None or (device is not None and did is None):
         found = query.before_commit is None
-        return Baseline(_empty(), merge_base_found=found, stored_before=query.stored_before)
+        return Baseline(_empty(), merge_base_found=found, up_to_run=query.up_to_run)
     base = _baseline_runs(rid, did, query.roof_source, query.base_branch)
-    if query.stored_before is not None:
-        base = base.where(_RUNS.c.id < query.stored_before)
+    if query.up_to_run is not None:
+        base = base.where(_RUNS.c.id <= query.up_to_run)
     cutoff, found = _cutoff(session, base, query.before_commit, query.before_timestamp)
     if cutoff is not None:
         base = base.where(_RUNS.c.timestamp <= cutoff)
@@ -307,7 +307,7 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
         else None
     )
     frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
-    return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.stored_before)
+    return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.up_to_run)
 
 
 def _baseline_runs(

@@ -187,6 +187,13 @@ def test_window_keeps_the_most_recent_runs(engine):
     assert sorted(set(frame["commit"])) == ["c006", "c007", "c008", "c009"]
 
 
+def test_up_to_a_run_the_window_counts_that_run_as_it_did_when_it_was_new(engine):
+    """The caller leaves the judged run out, so its window holds the runs before it."""
+    ids = [store(engine, nightly(n)) for n in range(10)]
+    assert read(engine, window=4, up_to_run=ids[6]).runs == tuple(ids[3:7])
+    assert read(engine, window=4, up_to_run=ids[-1]).runs == read(engine, window=4).runs
+
+
 def test_older_runs_carry_only_what_the_gate_reads_when_asked(engine):
     for n in range(6):
         store(engine, nightly(n))
