@@ -11,9 +11,34 @@ from pathlib import Path
 from factories import falling_gemm_runs, make_kernel, make_run
 from svc_helpers import Service, auth
 
+from collectors.schema import KernelRecord
+
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "openapi.json"
 GEMM = "gemm_bf16_128x128"
 NASTY = "gemv<half, 4>&<script>alert(1)</script>"
+
+
+def upload_night(
+    service: Service,
+    repo: str,
+    night: int,
+    *,
+    token: str,
+    start: datetime,
+    kernels: list[KernelRecord],
+    device: str | None = None,
+) -> dict:
+    """Upload night ``night`` after ``start`` (its own commit); the service's answer."""
+    run = make_run(
+        repo=repo,
+        commit=f"{night:07x}bb",
+        timestamp=start + timedelta(days=night),
+        kernels=kernels,
+        device=device,
+    )
+    answer = service.upload(run, token)
+    assert answer.status_code in (200, 201), answer.text
+    return dict(answer.json())
 
 
 def seed(service: Service, repo: str, nights: int = 6, device: str | None = None) -> list[int]:
@@ -25,14 +50,10 @@ def seed(service: Service, repo: str, nights: int = 6, device: str | None = None
             make_kernel(NASTY, key="gemv_half", time_s=1e-3 * (1.5 if night > 3 else 1)),
             make_kernel("reduce", dram_bytes=8e9, time_s=4e-3),
         ]
-        run = make_run(
-            repo=repo,
-            commit=f"{night:07x}bb",
-            timestamp=start + timedelta(days=night),
-            kernels=kernels,
-            device=device,
+        answer = upload_night(
+            service, repo, night, token=token, start=start, kernels=kernels, device=device
         )
-        ids.append(service.upload(run, token).json()["run_id"])
+        ids.append(answer["run_id"])
     return ids
 
 
@@ -243,16 +264,11 @@ def test_another_cards_history_judged_again_stops_where_it_first_did(service, re
 
     def night(n: int, device: str | None = None) -> dict:
         kernels = [make_kernel("reduce", dram_bytes=8e9, time_s=4e-3 * (1 + 0.01 * (n % 3)))]
-        run = make_run(
-            repo=repo,
-            commit=f"{n:07x}cd",
-            timestamp=start + timedelta(days=n),
-            kernels=kernels,
-            device=device,
+        answer = upload_night(
+            service, repo, n, token=token, start=start, kernels=kernels, device=device
         )
-        answer = service.upload(run, token)
-        assert answer.status_code == 201, answer.text
-        return answer.json()
+        assert answer["created"], "each night is new"
+        return answer
 
     for n in range(6):
         night(n)
