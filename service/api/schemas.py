@@ -72,12 +72,16 @@ class RunPublic(RunBase):
         runner: CI runner name.
         roof: The roof its kernels were placed on.
         trusted: False when the runner failed its health preflight.
+        judged: False when its check judged nothing (no baseline yet, or fewer runs than the
+            gate needs; its verdict is not a pass); None when stored without a check
+            (``roofguard ingest``) or before runs recorded it (store migration 0012).
         url: Its dashboard page.
     """
 
     # A store RunSummary calls it roof_label: RunPublic.model_validate reads either name.
     roof: str = Field(validation_alias=AliasChoices("roof", "roof_label"))
     trusted: bool
+    judged: bool | None = None
     url: str
 
 

@@ -30,7 +30,13 @@ from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.store.history import Baseline, BaselineQuery, read_baseline
-from service.store.ingest import IngestResult, ingest_run, replace_findings, save_findings
+from service.store.ingest import (
+    IngestResult,
+    ingest_run,
+    replace_findings,
+    save_findings,
+    save_judged,
+)
 from service.store.levels import load_levels, save_levels
 from service.store.profiles import baseline_kernels
 from service.store.queries import list_findings
@@ -237,10 +243,12 @@ def _stored_findings(
     then this verdict's findings replace the first pass's in the caller's transaction, and
     the same check again writes nothing (``replace_findings`` is idempotent). A run checked
     again keeps its verdict: the stored findings, and the conclusion and kernel statuses
-    they give, not fresh ones against a history that has moved on since.
+    they give, not fresh ones against a history that has moved on since. A new run also
+    records whether it judged anything, for the lists that read no verdict.
     """
     if stored.created:
         save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
+        save_judged(session=session, run_id=stored.run_id, judged=not verdict.judged_nothing)
         return verdict
     if context.reruns:
         replace_findings(session=session, run_id=stored.run_id, findings=verdict.findings)

@@ -299,6 +299,14 @@ def save_findings(*, session: StoreSession, run_id: int, findings: Iterable[Find
     return len(rows)
 
 
+def save_judged(*, session: StoreSession, run_id: int, judged: bool) -> None:
+    """Record whether the check of run ``run_id`` judged anything (False: no baseline yet).
+
+    Its findings alone cannot tell: a run that judged nothing has no failing finding either.
+    """
+    session.execute(sa.update(_RUNS).where(_RUNS.c.id == run_id).values(judged=judged))
+
+
 def replace_findings(*, session: StoreSession, run_id: int, findings: Sequence[Finding]) -> bool:
     """Make ``findings`` the stored findings of run ``run_id``; returns whether it wrote.
 

@@ -60,12 +60,15 @@ class RunSummary(RunBase):
         roof_label: The roof's label, e.g. "H100-SXM5 (datasheet)".
         trusted: False when the runner failed its health preflight.
         content_hash: The run's content hash (``service.store.ids.identity``).
+        judged: False when its check judged nothing (no baseline yet, or one shorter than
+            the gate needs); None when no check stored it (``ingest``, an older version).
     """
 
     roof_source: str
     roof_label: str
     trusted: bool
     content_hash: str
+    judged: bool | None = None
 
     @field_validator("timestamp")
     @classmethod
@@ -90,6 +93,7 @@ def _summary_select() -> sa.Select[Any]:
             _RUNS.c.roof_label,
             _RUNS.c.trusted,
             _RUNS.c.content_hash,
+            _RUNS.c.judged,
         )
         .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
         .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)

@@ -54,6 +54,8 @@ DIGEST_DAYS = 7
 RECENT_RUNS = 30
 #: The run kind a kernel's trend is drawn from; PR runs are listed apart.
 TREND_KIND = "nightly"
+#: The list's word for a run whose check judged nothing (its GitHub check is neutral).
+NOT_JUDGED = "not judged"
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
@@ -98,7 +100,13 @@ def _html_or_json(request: Request, page: Callable[[], HTMLResponse]) -> HTMLRes
 
 
 def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> str:
-    """The run's verdict from its stored findings (no re-check: the list stays cheap)."""
+    """The run's verdict from its stored findings (no re-check: the list stays cheap).
+
+    A run whose check judged nothing (no baseline yet) is not judged, not a pass: its
+    findings alone would read as one.
+    """
+    if run.judged is False:
+        return NOT_JUDGED
     findings = list_findings(session=session, run_id=run.id)
     return conclude(findings, config.rules.fail_on).value
 

@@ -59,6 +59,9 @@ def test_a_regressed_pr_fails_against_its_nightly_baseline(service, repo) -> Non
     pr = pr_run(repo, kernels(slowdown=1.6))
     result = service.upload(pr, token).json()
     assert result["verdict"]["conclusion"] == "fail"
+    listed = service.client.get("/api/v1/runs", params={"repo": repo}, headers=auth(token))
+    # the first three nights had fewer runs before them than the gate needs (min_runs 3)
+    assert [r["judged"] for r in listed.json()["data"]] == [True] * 6 + [False] * 3
     failing = {f["kernel"] for f in result["verdict"]["findings"] if f["severity"] == "fail"}
     assert failing == {"gemv_0", "gemv_1", "gemv_2"}
     findings = service.client.get(f"/api/v1/runs/{result['run_id']}/findings", headers=auth(token))

@@ -49,7 +49,8 @@ def test_the_upgrade_drops_the_newer_of_two_runs_that_differ_in_case_only(tmp_pa
     _rows(url, "UPDATE alembic_version SET version_num = '0006'")
     for table in ("run_columns", "upload_claims"):  # what the migrations after 0007 create
         _rows(url, f"DROP TABLE {table}")
-    _rows(url, "ALTER TABLE runs DROP COLUMN record_zlib")  # and migration 0011 adds
+    for column in ("record_zlib", "judged"):  # what migrations 0011 and 0012 add
+        _rows(url, f"ALTER TABLE runs DROP COLUMN {column}")
     assert run(["db", "upgrade", "--db", url]) == 0
     assert _rows(url, "SELECT id FROM runs") == [(1,)]
     assert _rows(url, "SELECT DISTINCT run_id FROM measurements") == [(1,)]
