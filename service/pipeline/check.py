@@ -164,7 +164,9 @@ def _history(
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
     each from it); the runs before the baseline's window carry only what the gate reads.
     A check that stored its run (so it writes anyway) keeps the baseline runs' columns
-    (``service.store.columnar``); judged again, read-only, it writes nothing.
+    (``service.store.columnar``); judged again, read-only, it writes nothing. A nightly or
+    local run is judged against the runs measured before it: one uploaded late (a retried
+    upload, a backfill through ``check``) does not read the nights measured after it.
     """
     query = BaselineQuery(
         repo=run.repo or "",
@@ -173,6 +175,7 @@ def _history(
         base_branch=config.base_branch,
         window=max(config.baseline.window, config.baseline.gate_window),
         before_commit=base_sha,
+        before_timestamp=None if run.kind == RunKind.PR else run.timestamp,
         full_runs=config.baseline.window,
         keep_columns=stored.created,
         up_to_run=stored.run_id,

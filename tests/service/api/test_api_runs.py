@@ -357,3 +357,15 @@ def test_multipart_upload_of_a_binary_ncu_report(service, repo, corpus_dir) -> N
     verdict = r.json()["verdict"]
     assert {k["key"] for k in verdict["kernels"]} == {k.key for k in expected.kernels}
     assert verdict["roof"].startswith("H800")
+
+
+def test_a_nightly_uploaded_late_is_judged_against_the_nights_measured_before_it(
+    service, repo
+) -> None:
+    token = service.token(repo)
+    for night in (0, 1, 3, 4, 5):  # night 2's upload failed, and is retried after night 5
+        assert service.upload(nightly(repo, night), token).status_code == 201
+    late = service.upload(nightly(repo, 2, slowdown=1.5), token).json()
+    assert late["verdict"]["baseline"]["runs"] == 2  # not nights 3-5, measured after it
+    assert late["verdict"]["baseline"]["commits"] == ["0000000aa", "0000001aa"]
+    assert "baseline too short: 2 of the 3 runs the gate needs" in late["markdown"]
