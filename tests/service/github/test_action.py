@@ -28,11 +28,16 @@ from remeasure_data import gemv_report, judged_gemv, profiling_command, stable_h
 from verdict_factory import regression_verdict
 
 from rules.verdict import Conclusion, Verdict
+from service.cli import run
 from service.render.markdown import verdict_marker
 from service.store.db import make_engine, session_scope
 from service.store.queries import list_runs
 
 WRITE_SCOPES = {"pull-requests", "issues", "checks", "statuses"}
+NO_STORED_MERGE_BASE = (
+    "merge base c0ffee7 has no stored main run: judged against the newest main runs, "
+    "which may hold changes merged after this branch left it"
+)
 
 
 # -- static checks -----------------------------------------------------------------------------
@@ -210,6 +215,26 @@ def test_action_database_mode_checks_stores_and_posts(
     assert verdict.kernels and steps["Post the verdict"].returncode == 0
     assert len(github_server.pr_comments(PR)) == 1
     assert stored_runs(f"sqlite:///{db}", REPO) == [("pr", PR)]
+
+
+@pytest.mark.parametrize("merge_base", ["nightly1", "c0ffee7"])
+def test_action_cuts_the_baseline_at_the_base_sha_it_is_given(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, merge_base: str
+) -> None:
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    night = ["check", str(REPORT), "--repo", REPO, "--kind", "nightly", "--branch", "main"]
+    assert run([*night, "--commit", "nightly1", "--device", "H100-SXM5", "--db", url]) == 0
+    runner = Runner(tmp_path, github_server, fresh_venv)
+    steps = runner.run(
+        reports=str(REPORT),
+        device="H100-SXM5",
+        **{"database-url": url, "base-branch": "main", "base-sha": merge_base, "post": "false"},
+    )
+    check = steps["Check the reports"]
+    assert check.returncode == 0, check.stdout + check.stderr
+    verdict = Verdict.model_validate_json(Path(check.outputs["verdict-path"]).read_text())
+    noted = [n for n in verdict.notes if n.startswith("merge base")]
+    assert noted == ([] if merge_base == "nightly1" else [NO_STORED_MERGE_BASE])
 
 
 @pytest.mark.postgres
