@@ -21,12 +21,13 @@ from service.config import RoofguardConfig
 from service.github.actions import append_verdict_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
 from service.pipeline.check import CheckOutcome
-from service.pipeline.intake import parse_timestamp
+from service.pipeline.intake import merge_base, parse_timestamp
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import refuse_unstorable
+from service.store.history import MergeBase
 
 if TYPE_CHECKING:  # jinja2: the markdown is rendered only where it is written or posted
     from service.render.markdown import VerdictLinks
@@ -38,6 +39,13 @@ BranchOpt = Annotated[str | None, typer.Option(help="Branch of the run.")]
 PrOpt = Annotated[int | None, typer.Option("--pr", help="Pull-request number (kind pr).")]
 BaseBranchOpt = Annotated[str | None, typer.Option(help="Baseline branch (config default).")]
 BaseShaOpt = Annotated[str | None, typer.Option(help="PR merge base: baseline stops there.")]
+BaseTimeOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="The merge base's commit time, ISO-8601 (`git log -1 --format=%cI SHA`): "
+        "where the baseline stops when no run of --base-sha is stored."
+    ),
+]
 DeviceOpt = Annotated[
     str | None,
     typer.Option(help="Device of reports that name none (a report naming another is an error)."),
@@ -109,6 +117,7 @@ def check_command(
     pr: PrOpt = None,
     base_branch: BaseBranchOpt = None,
     base_sha: BaseShaOpt = None,
+    base_time: BaseTimeOpt = None,
     device: DeviceOpt = None,
     roof: RoofOpt = None,
     config: ConfigOpt = None,
@@ -146,7 +155,8 @@ def check_command(
         runner=runner,
     )
     outputs = CheckOutputs(fmt, output, charts, artifact_name, suspects, suspects_regex, post)
-    check = _request(files, rerun or [], meta, cfg, outputs, base_sha=base_sha, health=health_file)
+    base = merge_base(base_sha, parse_timestamp(base_time, flag="--base-time"))
+    check = _request(files, rerun or [], meta, cfg, outputs, merge_base=base, health=health_file)
     outcome = _judge(check, db)
     _report(outcome, check.run, meta, outputs)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
@@ -159,7 +169,7 @@ def _request(
     config: RoofguardConfig,
     outputs: CheckOutputs,
     *,
-    base_sha: str | None,
+    merge_base: MergeBase | None,
     health: Path,
 ) -> CheckRequest:
     """The check the flags ask for: the run and its reruns read and checked, the runner's health.
@@ -178,7 +188,7 @@ def _request(
         run,
         config,
         Reruns(again, expected=outputs.suspects is not None),
-        base_sha=base_sha,
+        merge_base=merge_base,
         links=outputs.links,
         trusted=_runner_trusted(health),
     )

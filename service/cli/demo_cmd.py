@@ -27,6 +27,7 @@ from service.pipeline.check import CheckOutcome, check_run
 from service.pipeline.reading import collect_run
 from service.pipeline.runmeta import RunMeta
 from service.progress import progress
+from service.store.history import MergeBase
 
 DEMO_REPO = "example/llm-serving"
 DEMO_CONFIG = Path(__file__).resolve().parents[1] / "demo" / "roofguard.toml"
@@ -77,9 +78,9 @@ def run_demo(db_url: str, *, device_change: bool = False) -> CheckOutcome:
         runner=runner,
     )
     pr_run = collect_run([DATA_DIR / report], meta=pr_meta, config=config)
-    base_sha = demo_commit(f"night-{len(nightlies)}")
+    merge_base = MergeBase(demo_commit(f"night-{len(nightlies)}"))
     with core_session(db_url) as session:
-        return check_run(session=session, run=pr_run, config=config, base_sha=base_sha)
+        return check_run(session=session, run=pr_run, config=config, merge_base=merge_base)
 
 
 def demo_command(

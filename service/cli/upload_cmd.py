@@ -74,6 +74,7 @@ def upload(
     delays: tuple[float, ...] = RETRY_DELAYS_S,
     post: bool = False,
     base_sha: str | None = None,
+    base_time: str | None = None,
     base_branch: str | None = None,
     reruns: list[Path] | None = None,
     reruns_expected: bool = False,
@@ -92,6 +93,7 @@ def upload(
         for k, v in (
             ("post", "true" if post else None),
             ("base_sha", base_sha),
+            ("base_time", base_time),
             ("base_branch", base_branch),
             ("remeasure", "true" if reruns_expected else None),
         )
@@ -228,6 +230,9 @@ def upload_command(
     output: Annotated[Path | None, _Opt(help="Write the verdict here, not to stdout.")] = None,
     post: Annotated[bool, _Opt(help="Let the service post the verdict to GitHub.")] = False,
     base_sha: Annotated[str | None, _Opt(help="PR merge base: the baseline stops there.")] = None,
+    base_time: Annotated[
+        str | None, _Opt(help="The merge base's commit time, ISO-8601: see `check --base-time`.")
+    ] = None,
     base_branch: Annotated[str | None, _Opt(help="Baseline branch (default: server's).")] = None,
     suspects: SuspectsOpt = None,
     suspects_regex: SuspectsRegexOpt = None,
@@ -250,6 +255,7 @@ def upload_command(
         data=data,
         post=post,
         base_sha=base_sha,
+        base_time=base_time,
         base_branch=base_branch,
         reruns=rerun,
         reruns_expected=suspects is not None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,8 @@ from service.config import RoofguardConfig
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
-from service.store.history import Baseline, BaselineQuery, read_baseline
+from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
+from service.store.ids import as_utc
 from service.store.ingest import (
     IngestResult,
     ingest_run,
@@ -84,7 +86,7 @@ def check_run(
     session: StoreSession,
     run: RunRecord,
     config: RoofguardConfig,
-    base_sha: str | None = None,
+    merge_base: MergeBase | None = None,
     links: VerdictLinks | Callable[[int], VerdictLinks] | None = None,
     measured: Roof | None = None,
     trusted: bool = True,
@@ -105,7 +107,7 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=trusted
     )
-    rows = _history(session, run, roof, config, base_sha, stored)
+    rows = _history(session, run, roof, config, merge_base, stored)
     history, gate_history = _windows(rows, config)
     levels_run = _levels_run(run, rows.frame, stored)
     context = RuleContext(
@@ -120,10 +122,10 @@ def check_run(
         reruns_expected=(reruns or Reruns()).expected,
         stored_levels=None if levels_run is None else load_levels(session, levels_run),
         placed=placements,
-        cross_device=device_baseline(session, run, config, placements, rows, base_sha),
+        cross_device=device_baseline(session, run, config, placements, rows, merge_base),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
-    judged = _merge_base_noted(judged, rows, base_sha, config.base_branch)
+    judged = _merge_base_noted(judged, rows, merge_base, config.base_branch)
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
@@ -156,7 +158,7 @@ def _history(
     run: RunRecord,
     roof: Roof,
     config: RoofguardConfig,
-    base_sha: str | None,
+    merge_base: MergeBase | None,
     stored: IngestResult,
 ) -> Baseline:
     """The run's baseline on its roof, without the run itself (stored before it is judged).
@@ -164,9 +166,7 @@ def _history(
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
     each from it); the runs before the baseline's window carry only what the gate reads.
     A check that stored its run (so it writes anyway) keeps the baseline runs' columns
-    (``service.store.columnar``); judged again, read-only, it writes nothing. A nightly or
-    local run is judged against the runs measured before it: one uploaded late (a retried
-    upload, a backfill through ``check``) does not read the nights measured after it.
+    (``service.store.columnar``); judged again, read-only, it writes nothing.
     """
     query = BaselineQuery(
         repo=run.repo or "",
@@ -174,13 +174,25 @@ def _history(
         roof_source=roof.source,
         base_branch=config.base_branch,
         window=max(config.baseline.window, config.baseline.gate_window),
-        before_commit=base_sha,
-        before_timestamp=None if run.kind == RunKind.PR else run.timestamp,
+        before_commit=merge_base.sha if merge_base else None,
+        before_timestamp=_baseline_ends(run, merge_base),
         full_runs=config.baseline.window,
         keep_columns=stored.created,
         up_to_run=stored.run_id,
     )
     return read_baseline(session=session, query=query).without_run(stored.run_id)
+
+
+def _baseline_ends(run: RunRecord, merge_base: MergeBase | None) -> datetime | None:
+    """Where the baseline stops when no run of the merge base is stored (or none is given).
+
+    At the merge base's commit time, when known. A nightly or local run is judged against
+    the runs measured before it: one uploaded late (a retried upload, a backfill through
+    ``check``) does not read the nights measured after it. A PR otherwise reads the newest.
+    """
+    if merge_base is not None and merge_base.time is not None:
+        return merge_base.time
+    return None if run.kind == RunKind.PR else run.timestamp
 
 
 def _windows(rows: Baseline, config: RoofguardConfig) -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -208,19 +220,23 @@ def _levels_run(run: RunRecord, history: pd.DataFrame, stored: IngestResult) -> 
 
 
 def _merge_base_noted(
-    verdict: Verdict, rows: Baseline, base_sha: str | None, base_branch: str
+    verdict: Verdict, rows: Baseline, merge_base: MergeBase | None, base_branch: str
 ) -> Verdict:
     """The verdict with a note when the PR's merge base has no stored run to stop at.
 
     Only where that baseline has runs: a card with none of its own (judged across cards) cut
     nothing, whatever the other card holds.
     """
-    if rows.merge_base_found or not base_sha or not rows.runs:
+    if rows.merge_base_found or merge_base is None or not rows.runs:
         return verdict
-    note = (
-        f"merge base {base_sha[:12]} has no stored {base_branch} run: judged against the newest "
-        f"{base_branch} runs, which may hold changes merged after this branch left it"
+    judged = (
+        f"judged against the {base_branch} runs measured up to its commit time, "
+        f"{as_utc(merge_base.time):%Y-%m-%d %H:%M} UTC"
+        if merge_base.time is not None
+        else f"judged against the newest {base_branch} runs, which may hold changes merged "
+        "after this branch left it"
     )
+    note = f"merge base {merge_base.sha[:12]} has no stored {base_branch} run: {judged}"
     return verdict.model_copy(update={"notes": (*verdict.notes, note)})
 
 

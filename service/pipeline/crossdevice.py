@@ -18,7 +18,7 @@ from collectors.schema import RunRecord
 from rules import OWN_RUNS_SETTLED, DeviceBaseline, Placement, Roof
 from service.config import RoofguardConfig
 from service.store.devices import device_runs, run_roofs
-from service.store.history import Baseline, BaselineQuery, read_baseline
+from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
 from service.store.sessions import StoreSession
 
 
@@ -47,7 +47,7 @@ def device_baseline(
     config: RoofguardConfig,
     placements: Mapping[str, Placement],
     own: Baseline,
-    base_sha: str | None = None,
+    merge_base: MergeBase | None = None,
 ) -> DeviceBaseline | None:
     """The other card's history for ``run``'s young kernels (None: none needed or none there).
 
@@ -58,7 +58,8 @@ def device_baseline(
         placements: The run's kernels placed on the roof it is judged on (its device and
             roof source).
         own: The run's own baseline as read (the gate's window on its own card).
-        base_sha: The PR's merge base: the other card's history stops there too.
+        merge_base: The PR's merge base: the other card's history stops there too (at
+            ``own.cutoff`` where it holds no run of it).
     """
     keys = _young_keys(placements, own.frame)
     if not config.baseline.cross_device or not keys or not run.repo:
@@ -77,7 +78,7 @@ def device_baseline(
         roof_source=roof.source,
         base_branch=base,
         window=config.baseline.gate_window,
-        before_commit=base_sha,
+        before_commit=merge_base.sha if merge_base else None,
         before_timestamp=own.cutoff,
         kernel_keys=[k for key in keys for k in (key, *config.rules.old_keys(key))],
         full_runs=config.baseline.window,

@@ -10,6 +10,7 @@ from collectors import CollectOptions, collect
 from collectors.schema import RunRecord
 from service.errors import BadInput
 from service.progress import progress
+from service.store.history import MergeBase
 
 
 def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord:
@@ -81,12 +82,28 @@ def _hours(delta: timedelta) -> str:
     return f"{hours:.1f} h" if hours >= 1 else f"{delta.total_seconds() / 60:.0f} min"
 
 
-def parse_timestamp(text: str | None) -> datetime | None:
-    """An ISO-8601 timestamp (UTC when it names no zone), None for None."""
+def parse_timestamp(text: str | None, flag: str = "--timestamp") -> datetime | None:
+    """An ISO-8601 timestamp (UTC when it names no zone), None for None; ``flag`` is named."""
     if text is None:
         return None
     try:
         ts = datetime.fromisoformat(text)
     except ValueError as exc:
-        raise BadInput(f"--timestamp: {text!r} is not an ISO-8601 timestamp") from exc
+        raise BadInput(f"{flag}: {text!r} is not an ISO-8601 timestamp") from exc
     return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
+
+
+def merge_base(
+    sha: str | None, time: datetime | None, names: tuple[str, str] = ("--base-sha", "--base-time")
+) -> MergeBase | None:
+    """The PR's merge base from its commit ``sha`` and commit ``time`` (None: neither given).
+
+    Raises:
+        BadInput: A time without a commit (``names`` are the two inputs, as the caller calls
+            them).
+    """
+    if sha is None:
+        if time is not None:
+            raise BadInput(f"{names[1]}: give the merge base's commit ({names[0]}) with its time")
+        return None
+    return MergeBase(sha, time)

@@ -16,6 +16,7 @@ from rules import Roof
 from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome, check_run
 from service.pipeline.reruns import Reruns
+from service.store.history import MergeBase
 from service.store.sessions import StoreSession
 
 if TYPE_CHECKING:  # jinja2: imported where the markdown is rendered
@@ -34,7 +35,7 @@ class CheckRequest:
         run: The run, read and stamped with its meta.
         config: The configuration, with the caller's overrides (``--base-branch``, ...).
         reruns: The PR gate's reruns of the run's commit, and whether they are expected.
-        base_sha: A PR's merge base: the baseline stops there.
+        merge_base: A PR's merge base (and its commit time): the baseline stops there.
         links: Where the verdict's markdown links to.
         measured: The runner's measured roof, when it has one (``roof = "measured"``).
         trusted: False when the runner's health preflight found it degraded.
@@ -43,7 +44,7 @@ class CheckRequest:
     run: RunRecord
     config: RoofguardConfig
     reruns: Reruns = field(default_factory=Reruns)
-    base_sha: str | None = None
+    merge_base: MergeBase | None = None
     links: Links = None
     measured: Roof | None = None
     trusted: bool = True
@@ -54,7 +55,7 @@ class CheckRequest:
             session=session,
             run=self.run,
             config=self.config,
-            base_sha=self.base_sha,
+            merge_base=self.merge_base,
             links=self.links,
             measured=self.measured,
             trusted=self.trusted,

@@ -23,6 +23,20 @@ BASELINE_KINDS: tuple[str, ...] = (RunKind.NIGHTLY.value, RunKind.LOCAL.value)
 
 
 @dataclass(frozen=True)
+class MergeBase:
+    """Where a PR's baseline stops: its merge base, and that commit's time when known.
+
+    Attributes:
+        sha: The commit (full or abbreviated): the baseline stops at its stored run.
+        time: Its commit time (``git log -1 --format=%cI SHA``): where the baseline stops
+            when no run of ``sha`` is stored. None: it then runs to the newest nights.
+    """
+
+    sha: str
+    time: datetime | None = None
+
+
+@dataclass(frozen=True)
 class BaselineQuery:
     """Which baseline ``read_baseline`` reads.
 

@@ -21,6 +21,7 @@ from rules import HISTORY_COLUMNS
 from service.store.baselines import BASELINE_KINDS
 from service.store.baselines import Baseline as Baseline
 from service.store.baselines import BaselineQuery as BaselineQuery
+from service.store.baselines import MergeBase as MergeBase
 from service.store.columnar import Columns, columns_of, frame_of, load_columns, save_columns
 from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPT
 from service.store.coretables import DEVICES as _DEVICES

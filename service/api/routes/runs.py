@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Annotated
 
@@ -35,6 +36,7 @@ from service.api.schemas import (
 from service.api.verdicts import base_url, links_for, run_url
 from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome
+from service.pipeline.intake import merge_base
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
 from service.pipeline.runmeta import with_branch
@@ -88,6 +90,13 @@ _BaseShaQuery = Annotated[
         pattern="^[0-9a-fA-F]{4,64}$",
     ),
 ]
+_BaseTimeQuery = Annotated[
+    datetime | None,
+    Query(
+        description="The merge base's commit time (ISO-8601, with base_sha): where the "
+        "baseline stops when no run of base_sha is stored.",
+    ),
+]
 _BaseBranchQuery = Annotated[
     str | None,
     Query(description="Baseline branch, instead of the configured one.", max_length=255),
@@ -124,6 +133,7 @@ async def upload_run(
     settings: SettingsDep,
     post: _PostQuery = False,
     base_sha: _BaseShaQuery = None,
+    base_time: _BaseTimeQuery = None,
     base_branch: _BaseBranchQuery = None,
     reruns_expected: _RerunsExpectedQuery = False,
 ) -> Response:
@@ -151,7 +161,7 @@ async def upload_run(
         record,
         config,
         Reruns(upload.reruns, expected=reruns_expected),
-        base_sha=base_sha,
+        merge_base=merge_base(base_sha, base_time, names=("base_sha", "base_time")),
         links=partial(links_for, base, settings=settings),
     )
     key = route_key(request, upload.key)

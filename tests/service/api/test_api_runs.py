@@ -6,11 +6,12 @@ import csv
 import io
 import json
 import logging
+from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
 from factories import make_kernel, make_run
-from svc_helpers import Service, auth, nightly_run, pr_run
+from svc_helpers import NIGHT, Service, auth, nightly_run, pr_run
 
 from service.store.tables import Run
 
@@ -298,6 +299,20 @@ def test_upload_may_choose_its_baseline(service, repo) -> None:
         "/api/v1/runs", params={"base_sha": "not hex!"}, content=pr.model_dump_json(), headers=h
     )
     assert bad.status_code == 422
+    merged_off = (NIGHT + timedelta(days=3, hours=5)).isoformat()
+    for query in ({"base_time": merged_off}, {"base_sha": "deadbee1", "base_time": "yesterday"}):
+        refused = service.client.post(
+            "/api/v1/runs", params=query, content=pr.model_dump_json(), headers=h
+        )
+        assert refused.status_code == 422 and "base_time" in refused.text, refused.text
+    cut = service.client.post(
+        "/api/v1/runs",
+        params={"base_sha": "deadbee1", "base_time": merged_off},
+        content=pr.model_dump_json(),
+        headers=h,
+    ).json()["verdict"]
+    assert cut["baseline"]["commits"] == ["0000000aa", "0000003aa"]  # nights 0-3 of 0-7
+    assert cut["notes"][-1].startswith("merge base deadbee1 has no stored main run: judged")
 
 
 def test_a_form_with_a_pr_number_is_a_pr_run(service, repo, tmp_path) -> None:

@@ -5,8 +5,11 @@ The runner and the fresh virtual environment roofguard runs from are in ``action
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +238,41 @@ def test_action_cuts_the_baseline_at_the_base_sha_it_is_given(
     verdict = Verdict.model_validate_json(Path(check.outputs["verdict-path"]).read_text())
     noted = [n for n in verdict.notes if n.startswith("merge base")]
     assert noted == ([] if merge_base == "nightly1" else [NO_STORED_MERGE_BASE])
+
+
+def test_action_cuts_at_the_merge_base_s_commit_time_when_the_checkout_has_it(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    night = ["check", str(REPORT), "--repo", REPO, "--kind", "nightly", "--branch", "main"]
+    for commit, day in (("n1", 1), ("n2", 2), ("n5", 5)):
+        when = f"2026-11-0{day}T02:00:00Z"
+        args = ["--commit", commit, "--timestamp", when, "--device", "H100-SXM5", "--db", url]
+        assert run([*night, *args]) == 0
+    merge_base = _commit_at(tmp_path, "2026-11-03T12:00:00+00:00")  # the runner's checkout
+    steps = Runner(tmp_path, github_server, fresh_venv).run(
+        reports=str(REPORT),
+        device="H100-SXM5",
+        **{"database-url": url, "base-branch": "main", "base-sha": merge_base, "post": "false"},
+    )
+    check = steps["Check the reports"]
+    assert check.returncode == 0, check.stdout + check.stderr
+    verdict = Verdict.model_validate_json(Path(check.outputs["verdict-path"]).read_text())
+    assert verdict.baseline is not None and verdict.baseline.commits == ("n1", "n2")
+    assert verdict.notes[-1] == (
+        f"merge base {merge_base[:12]} has no stored main run: judged against the main runs "
+        "measured up to its commit time, 2026-11-03 12:00 UTC"
+    )
+
+
+def _commit_at(folder: Path, when: str) -> str:
+    """A git repository in ``folder`` with one commit made at ``when``; its SHA."""
+    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when}
+    ident = ["-c", "user.name=ci", "-c", "user.email=ci@example.com"]
+    git = partial(subprocess.run, cwd=folder, env=env, check=True, capture_output=True, text=True)
+    git(["git", "init", "-q"])
+    git(["git", *ident, "commit", "-q", "--allow-empty", "-m", "merge base"])
+    return git(["git", "rev-parse", "HEAD"]).stdout.strip()
 
 
 @pytest.mark.postgres

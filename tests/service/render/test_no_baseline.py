@@ -157,3 +157,35 @@ def test_a_merge_base_without_a_stored_run_is_noted(tmp_path: Path, empty_db: st
     known = _night(tmp_path, empty_db, "pr2", pr=True, extra=("--base-sha", "n3"))
     assert known.baseline is not None and known.baseline.commits == ("n1", "n3")
     assert not known.notes
+
+
+def test_a_merge_base_without_a_stored_run_cuts_at_its_commit_time(
+    tmp_path: Path, empty_db: str
+) -> None:
+    """With --base-time the baseline holds only the nights measured up to the merge base."""
+    for day, night in enumerate(("n1", "n2", "n3", "n4", "n5"), start=1):
+        _night(tmp_path, empty_db, night, extra=("--timestamp", f"2026-11-0{day}T02:00:00Z"))
+    base = ("--base-sha", "deadbeef", "--base-time", "2026-11-03T16:45:00+02:00")
+    verdict = _night(tmp_path, empty_db, "pr1", pr=True, extra=base)
+    assert verdict.baseline is not None and verdict.baseline.commits == ("n1", "n3")
+    assert verdict.notes == (
+        "merge base deadbeef has no stored main run: judged against the main runs measured "
+        "up to its commit time, 2026-11-03 14:45 UTC",
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        (("--base-time", "2026-11-03T16:45:00Z"), "--base-time: give the merge base's commit"),
+        (("--base-sha", "n1", "--base-time", "yesterday"), "--base-time: 'yesterday' is not"),
+    ],
+)
+def test_a_base_time_without_its_commit_or_not_a_time_is_refused(
+    tmp_path: Path, empty_db: str, capsys: pytest.CaptureFixture[str], extra, error: str
+) -> None:
+    report = tmp_path / "r.csv"
+    report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\ngemm,0.001,1e10,1e8,1\n")
+    args = ["check", str(report), "--repo", "acme/kernels", "--commit", "c1", "--pr", "7"]
+    assert run([*args, "--device", "H100-SXM5", "--db", empty_db, *extra]) == 2
+    assert error in capsys.readouterr().err
