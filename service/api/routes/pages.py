@@ -23,7 +23,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from sqlmodel import Session
 
-from rules import conclude
+from rules import Conclusion, conclude
 from rules.stats import two_modes
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import cached_view, stored_outcome
@@ -99,16 +99,21 @@ def _html_or_json(request: Request, page: Callable[[], HTMLResponse]) -> HTMLRes
         return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
 
 
-def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> str:
-    """The run's verdict from its stored findings (no re-check: the list stays cheap).
+def _shown(conclusion: Conclusion, judged_nothing: bool) -> str:
+    """The word the pages show for a verdict.
 
-    A run whose check judged nothing (no baseline yet) is not judged, not a pass: its
-    findings alone would read as one.
+    A run that judged nothing and failed nothing is not judged, not a pass (its GitHub
+    check is neutral).
     """
-    if run.judged is False:
+    if judged_nothing and conclusion != Conclusion.FAIL:
         return NOT_JUDGED
+    return conclusion.value
+
+
+def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> str:
+    """The run's verdict from its stored findings (no re-check: the list stays cheap)."""
     findings = list_findings(session=session, run_id=run.id)
-    return conclude(findings, config.rules.fail_on).value
+    return _shown(conclude(findings, config.rules.fail_on), run.judged is False)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -142,6 +147,7 @@ def run_page(
                 "run.html.j2",
                 run=run,
                 verdict=verdict,
+                shown=_shown(verdict.conclusion, verdict.judged_nothing),
                 not_judged=no_baseline(verdict) if verdict.judged_nothing else None,
                 chart=chart,
                 kernel_limit=PAGE_KERNELS,

@@ -245,8 +245,10 @@ def test_run_page_says_when_its_baseline_was_too_short_to_judge(service, repo) -
     pages = [service.client.get(f"/runs/{run_id}").text for run_id in (first, second)]
     assert "no baseline yet: 2 kernels stored, nothing judged." in pages[0]
     assert "baseline too short: 1 of the 3 runs the gate needs; 2 kernels stored" in pages[1]
+    for page in pages:  # the title says it as the list does
+        assert '<span class="conclusion not-judged">not judged</span></h1>' in page
     judged = service.client.get(f"/runs/{seed(service, repo, nights=4)[-1]}").text
-    assert 'id="not-judged"' not in judged
+    assert 'id="not-judged"' not in judged and "not judged</span></h1>" not in judged
 
 
 def test_a_run_judged_again_reads_the_baseline_it_was_judged_against(service, repo) -> None:
