@@ -59,6 +59,7 @@ from rules.likeforlike import (
     reference_binding,
     series_references,
 )
+from rules.measures import one_decimal
 from rules.placement import place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
@@ -150,6 +151,7 @@ __all__ = [
     "keeping",
     "like_for_like_history",
     "normalise_name",
+    "one_decimal",
     "options_table",
     "percent_of_resource",
     "place",

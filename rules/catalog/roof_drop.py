@@ -15,7 +15,7 @@ from rules.figures import GateFigures
 from rules.gated import GateDecisions
 from rules.groups import GroupFigures
 from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
-from rules.measures import column, percent_samples, seconds, signed_percent
+from rules.measures import column, one_decimal, percent_samples, seconds, signed_percent
 from rules.roofline import MEMORY_BOUND
 from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, RunnerShift, runner_shift
 from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, median_of, mode_words
@@ -140,8 +140,8 @@ class RoofDrop(Rule):
         return self.finding(
             ctx,
             key,
-            f"{ctx.kernels[key].name}: {j.current:.1f}% of roof ({binding}), "
-            f"level {j.level:.1f}% ± {j.noise:.1f} over {j.n} runs "
+            f"{ctx.kernels[key].name}: {one_decimal(j.current)}% of roof ({binding}), "
+            f"level {one_decimal(j.level)}% ± {one_decimal(j.noise)} over {j.n} runs "
             f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, _pct)}",
             severity=Severity.FAIL if j.regressed else Severity.WARN,
             status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,

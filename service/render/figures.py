@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from rules import Finding
+from rules import Finding, one_decimal
 
 Formatter = Callable[[float], str]
 
@@ -38,11 +38,11 @@ def _three(value: float) -> str:
 
 
 def _pct(value: float) -> str:
-    return f"{value:.1f}%"
+    return f"{one_decimal(value)}%"
 
 
 def _pts(value: float) -> str:
-    return f"± {value:.1f} pts" if value < 10 else f"± {value:.0f} pts"
+    return f"± {one_decimal(value)} pts" if value < 10 else f"± {value:.0f} pts"
 
 
 def _fraction(value: float) -> str:

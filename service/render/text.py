@@ -16,7 +16,15 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from rules import Finding, GroupVerdict, KernelStatus, KernelVerdict, Severity, Verdict
+from rules import (
+    Finding,
+    GroupVerdict,
+    KernelStatus,
+    KernelVerdict,
+    Severity,
+    Verdict,
+    one_decimal,
+)
 from service.render.causes import findings_by_cause
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
@@ -80,7 +88,7 @@ def _percent_figure(kernel: KernelVerdict) -> str:
     base = kernel.baseline
     if kernel.status == KernelStatus.MISSING:
         known = base is not None and base.center is not None
-        return f"{base.center:.1f}% → missing" if known and base else "missing"
+        return f"{fmt_pct(base.center)} → missing" if known and base else "missing"
     if base is not None and base.metric == "time_s":
         return "— (judged on time)"
     old = rebound(kernel)
@@ -88,7 +96,7 @@ def _percent_figure(kernel: KernelVerdict) -> str:
     text = ("" if old else at_least(kernel)) + fmt_pct(now)
     if base is not None and base.center is not None:
         card = f" ({base.device})" if base.device else ""  # another card's history
-        text = f"{base.center:.1f}{card} → {text}"
+        text = f"{one_decimal(base.center)}{card} → {text}"
     elif kernel.status == KernelStatus.NEW:
         text = f"new: {text}"
     if old:
@@ -140,7 +148,7 @@ def kernel_table(verdict: Verdict) -> tuple[Table, int]:
 
 
 def _arrow(before: float | None, now: float | None) -> str:
-    return fmt_pct(now) if before is None else f"{before:.1f} → {fmt_pct(now)}"
+    return fmt_pct(now) if before is None else f"{one_decimal(before)} → {fmt_pct(now)}"
 
 
 def group_table(groups: Sequence[GroupVerdict], findings: Sequence[Finding] = ()) -> Table:

@@ -19,6 +19,7 @@ from rules import (
     KernelVerdict,
     Severity,
     Stability,
+    one_decimal,
 )
 from service.render.devices import kernel_prediction
 from service.render.escape import escape_code, escape_text
@@ -98,7 +99,7 @@ def sparkline(values: Sequence[float]) -> str:
 
 def fmt_pct(value: float | None) -> str:
     """``61.0%`` or an em dash."""
-    return "—" if value is None or not math.isfinite(value) else f"{value:.1f}%"
+    return "—" if value is None or not math.isfinite(value) else f"{one_decimal(value)}%"
 
 
 def fmt_share(value: float) -> str:
@@ -210,7 +211,7 @@ def change_text(base: BaselineSummary | None, current: float | None) -> str:
         return "—"
     if _is_time(base):
         return _relative(base, " time") or "—"
-    text = f"{current - base.center:+.1f} pts".replace("-", "−")
+    text = f"{one_decimal(current - base.center, sign=True)} pts".replace("-", "−")
     relative = _relative(base)
     return f"{text} ({relative})" if relative else text
 
@@ -219,7 +220,7 @@ def baseline_text(base: BaselineSummary | None, status: KernelStatus | None = No
     """Centre ± spread (n) of a baseline, in its metric's unit."""
     if base is None or base.center is None:
         return "new" if status == KernelStatus.NEW else "—"
-    fmt = fmt_time if _is_time(base) else (lambda v: f"{v:.1f}%")
+    fmt = fmt_time if _is_time(base) else fmt_pct
     spread = f" ±{fmt(base.spread).rstrip('%')}" if base.spread else ""
     since = " since a change" if base.used is not None else ""  # the gate's segment
     card = f", {escape_text(base.device, limit=40)}" if base.device else ""  # another card's
