@@ -74,7 +74,7 @@ class RunPublic(RunBase):
         trusted: False when the runner failed its health preflight.
         judged: False when its check judged nothing (no baseline yet, or fewer runs than the
             gate needs; its verdict is not a pass); None when stored without a check
-            (``roofguard ingest``) or before runs recorded it (store migration 0012).
+            (``roofguard ingest``): its verdict is judged when asked for.
         url: Its dashboard page.
     """
 

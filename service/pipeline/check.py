@@ -41,11 +41,16 @@ from service.store.ingest import (
 )
 from service.store.levels import load_levels, save_levels
 from service.store.profiles import baseline_kernels
-from service.store.queries import list_findings
+from service.store.queries import list_findings, run_judged
 from service.store.sessions import StoreSession
 
 if TYPE_CHECKING:  # jinja2 and the markdown templates: imported when the markdown is read
     from service.render.markdown import VerdictLinks
+
+#: The note on the verdict of a run stored without a check, judged when first asked for.
+NEVER_CHECKED = (
+    "stored by `roofguard ingest` without a check: judged now, against the runs stored before it"
+)
 
 
 @dataclass(frozen=True)
@@ -262,15 +267,19 @@ def _stored_findings(
     then this verdict's findings replace the first pass's in the caller's transaction, and
     the same check again writes nothing (``replace_findings`` is idempotent). A run checked
     again keeps its verdict: the stored findings, and the conclusion and kernel statuses
-    they give, not fresh ones against a history that has moved on since. A new run also
-    records whether it judged anything, for the lists that read no verdict.
+    they give, not fresh ones against a history that has moved on since. A run stored by
+    ``ingest`` has no verdict to keep: it is judged now, against the runs stored before it
+    (its "no findings" is not a pass). A verdict saved also records whether it judged
+    anything, for the lists that read no verdict.
     """
-    if stored.created:
-        save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
+    if stored.created or context.reruns:
+        if stored.created:
+            save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
+        else:
+            replace_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
         save_judged(session=session, run_id=stored.run_id, judged=not verdict.judged_nothing)
         return verdict
-    if context.reruns:
-        replace_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
-        return verdict
+    if run_judged(session=session, run_id=stored.run_id) is None:
+        return verdict.model_copy(update={"notes": (*verdict.notes, NEVER_CHECKED)})
     findings = tuple(list_findings(session=session, run_id=stored.run_id))
     return with_findings(verdict, findings, context.config.fail_on)

@@ -107,7 +107,8 @@ RUNS = sa.Table(
     _text("record_json"),
     sa.Column("record_zlib", sa.LargeBinary, nullable=True),  # service.store.runrecord
     _created(),
-    # False: its check judged nothing (no baseline, or too short); NULL: not checked here
+    # False: its check judged nothing (no baseline, or too short); NULL: stored by ingest,
+    # never checked (no stored verdict: its page judges it)
     sa.Column("judged", sa.Boolean, nullable=True),
     sa.UniqueConstraint("repo_id", "content_hash", name="uq_runs_repo_content_hash"),
     sa.Index("ix_runs_baseline", "repo_id", "device_id", "branch", "kind", "timestamp"),

@@ -61,7 +61,8 @@ class RunSummary(RunBase):
         trusted: False when the runner failed its health preflight.
         content_hash: The run's content hash (``service.store.ids.identity``).
         judged: False when its check judged nothing (no baseline yet, or one shorter than
-            the gate needs); None when no check stored it (``ingest``, an older version).
+            the gate needs); None when stored without a check (``ingest``): no verdict is
+            stored for it.
     """
 
     roof_source: str
@@ -138,6 +139,13 @@ def list_runs(
             stmt = stmt.where(column == value)
     stmt = stmt.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(limit).offset(offset)
     return [RunSummary.model_validate(row) for row in session.execute(stmt)]
+
+
+def run_judged(*, session: StoreSession, run_id: int) -> bool | None:
+    """``RunSummary.judged`` of run ``run_id`` (None too for a run not stored)."""
+    stmt = sa.select(_RUNS.c.judged).where(_RUNS.c.id == run_id)
+    judged = session.execute(stmt).scalar()
+    return None if judged is None else bool(judged)
 
 
 def get_run_record(*, session: StoreSession, run_id: int) -> RunRecord:

@@ -112,7 +112,7 @@ class Run(SQLModel, table=True):
     # The record compressed, and record_json "", when it is large (service.store.runrecord).
     record_zlib: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
     created_at: datetime = _ts(default_factory=utcnow)
-    # False: its check judged nothing (no baseline yet); None: no check stored it.
+    # False: its check judged nothing (no baseline yet); None: stored by ingest, never checked.
     judged: bool | None = None
 
 

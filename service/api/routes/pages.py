@@ -111,9 +111,13 @@ def _shown(conclusion: Conclusion, judged_nothing: bool) -> str:
 
 
 def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> str:
-    """The run's verdict from its stored findings (no re-check: the list stays cheap)."""
+    """The run's verdict from its stored findings (no re-check: the list stays cheap).
+
+    A run whose check judged nothing, or one stored without a check (``ingest``), is not
+    judged.
+    """
     findings = list_findings(session=session, run_id=run.id)
-    return _shown(conclude(findings, config.rules.fail_on), run.judged is False)
+    return _shown(conclude(findings, config.rules.fail_on), run.judged is not True)
 
 
 @router.get("/", response_class=HTMLResponse)

@@ -12,6 +12,8 @@ from factories import falling_gemm_runs, make_kernel, make_run
 from svc_helpers import Service, auth
 
 from collectors.schema import KernelRecord
+from service.cli import run as cli
+from service.pipeline.check import NEVER_CHECKED
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "openapi.json"
 GEMM = "gemm_bf16_128x128"
@@ -284,3 +286,32 @@ def test_another_cards_history_judged_again_stops_where_it_first_did(service, re
     path = f"/api/v1/runs/{first['run_id']}/verdict"
     again = service.client.get(path, headers=auth(token)).json()
     assert again["verdict"]["baseline"] == first["verdict"]["baseline"]
+
+
+def test_a_night_stored_by_ingest_is_judged_on_its_page_not_passed(
+    service, repo, db_url, tmp_path
+) -> None:
+    """ingest stores no verdict: "no findings" there is not a pass with every kernel unchanged."""
+    for night in range(1, 7):  # night 6: gemm_03 twice as slow
+        rows = "".join(
+            f"gemm_{i:02d},{0.001 * (1 + i) * (2 if (i, night) == (3, 6) else 1)},1e10,1e8,1\n"
+            for i in range(5)
+        )
+        report = tmp_path / f"n{night}.csv"
+        report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
+        when = f"2026-11-0{night}T02:00:00Z"
+        args = ["--repo", repo, "--commit", f"c{night}", "--branch", "main", "--kind", "nightly"]
+        args += ["--device", "H100-SXM5", "--timestamp", when, "--db", db_url]
+        assert cli(["ingest", str(report), *args]) == 0
+    token = auth(service.token(repo))
+    runs = service.client.get("/api/v1/runs", params={"repo": repo}, headers=token).json()["data"]
+    assert [r["judged"] for r in runs] == [None] * 6  # stored without a check
+    listed = service.client.get("/", params={"repo": repo}).text
+    assert listed.count('class="conclusion not-judged">not judged') == 6
+    newest = runs[0]["id"]
+    page = service.client.get(f"/runs/{newest}").text
+    assert "pass</span></h1>" not in page and f"<li>{NEVER_CHECKED}</li>" in page
+    verdict = service.client.get(f"/api/v1/runs/{newest}/verdict", headers=token).json()
+    statuses = {k["key"]: k["status"] for k in verdict["verdict"]["kernels"]}
+    assert statuses.pop("gemm_03") in ("regressed", "suspect")
+    assert set(statuses.values()) == {"unchanged"} and NEVER_CHECKED in verdict["verdict"]["notes"]
