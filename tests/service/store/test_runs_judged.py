@@ -8,19 +8,14 @@ import sqlalchemy as sa
 from both_backends import both_backends_engine
 from factories import make_kernel, make_run
 
-from rules import Roof, place_run
+from rules import builtin_catalog, place_run
 from service.store.db import alembic_config, session_scope
 from service.store.ingest import ingest_run
 from service.store.queries import run_judged
 
 __all__ = ["both_backends_engine"]
 
-ROOF = Roof(
-    device="H100-SXM5",
-    source="datasheet",
-    peak_flop_per_s={"fp32": 6.7e13},
-    bandwidth_byte_per_s={"dram": 3.35e12},
-)
+ROOF = builtin_catalog().lookup("H100-SXM5").roof()
 
 
 def _ingested(engine: sa.Engine) -> int:
