@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rules import one_decimal
 from service.digest.devices import DeviceChange, KernelScaling
 from service.digest.model import Digest
 from service.render.figures import fmt_ratio
@@ -23,7 +24,7 @@ def _ratios(measured: float | None, expected: float | None) -> str:
 def _behind(k: KernelScaling, esc: Callable[[str], str]) -> dict[str, str]:
     return {
         "kernel": esc(k.kernel),
-        "levels": f"{k.before:.1f}% → {k.after:.1f}%",
+        "levels": f"{one_decimal(k.before)}% → {one_decimal(k.after)}%",
         "time": _ratios(k.time_ratio, k.expected_time_ratio),
     }
 

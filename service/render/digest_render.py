@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from rules import one_decimal
 from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
 from service.render.digest_devices import device_change_rows
 from service.render.escape import escape_code
@@ -45,7 +46,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
 
 
 def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f} %"
+    return "–" if value is None else f"{one_decimal(value)} %"
 
 
 def _change(value: float) -> str:
@@ -204,7 +205,7 @@ def _below_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any
             "group": esc(b.group),
             "target": _pct(b.target_percent),
             "current": _pct(b.current),
-            "gap": f"{b.gap:.1f} pts",
+            "gap": f"{one_decimal(b.gap)} pts",
         }
         for b in digest.below_target
     ]
