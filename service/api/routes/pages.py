@@ -54,7 +54,8 @@ DIGEST_DAYS = 7
 RECENT_RUNS = 30
 #: The run kind a kernel's trend is drawn from; PR runs are listed apart.
 TREND_KIND = "nightly"
-#: The list's word for a run whose check judged nothing (its GitHub check is neutral).
+#: The pages' word for a run that judged nothing (its GitHub check is neutral), or that no
+#: check stored (``ingest``).
 NOT_JUDGED = "not judged"
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
