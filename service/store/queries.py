@@ -6,6 +6,8 @@ the API's ``RunPublic`` is validated from a summary, so a run's fields are decla
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -139,6 +141,18 @@ def list_runs(
             stmt = stmt.where(column == value)
     stmt = stmt.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(limit).offset(offset)
     return [RunSummary.model_validate(row) for row in session.execute(stmt)]
+
+
+def runners_of(*, session: StoreSession, run_ids: Collection[int]) -> Counter[str]:
+    """How many of runs ``run_ids`` each named runner measured (runs naming none left out)."""
+    if not run_ids:
+        return Counter()
+    stmt = (
+        sa.select(_RUNS.c.runner, sa.func.count())
+        .where(_RUNS.c.id.in_(list(run_ids)), _RUNS.c.runner.is_not(None))
+        .group_by(_RUNS.c.runner)
+    )
+    return Counter({str(name): int(count) for name, count in session.execute(stmt)})
 
 
 def run_judged(*, session: StoreSession, run_id: int) -> bool | None:
