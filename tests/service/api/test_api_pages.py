@@ -105,15 +105,18 @@ def test_start_page_lists_the_recent_runs_with_links(service, repo) -> None:
         pull_request=7,
         timestamp=datetime.now(UTC),
         kernels=[make_kernel(NASTY, key="gemv_half", time_s=3e-3)],
+        runner="gpu-runner-07",
     )
     pr_id = service.upload(pr_run, token).json()["run_id"]
+    assert "H100-SXM5 (runner gpu-runner-07)" in service.client.get(f"/runs/{pr_id}").text
     page = service.client.get("/", params={"repo": repo})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     rows = page.text.split('<table id="runs">')[1].split("</table>")[0].split("<tr>")[2:]
     assert len(rows) == 4 and f'href="/runs/{pr_id}"' in rows[0]  # newest first
     assert f'href="/runs/{ids[0]}"' in rows[-1]
     newest = rows[0]
-    for text in (repo, "pr <span", "#7", "feedface99", "topic", "H100-SXM5", "conclusion "):
+    device = 'H100-SXM5 <span class="muted">gpu-runner-07</span>'  # a swap shows in the list
+    for text in (repo, "pr <span", "#7", "feedface99", "topic", device, "conclusion "):
         assert text in newest, text
     assert re.search(r'class="conclusion (pass|warn|fail)">(pass|warn|fail)</a>', newest)
     # the three nights judged nothing (fewer runs than the gate needs): not a pass
