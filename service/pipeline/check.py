@@ -6,7 +6,7 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -134,7 +134,7 @@ def check_run(
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
     judged = _merge_base_noted(judged, rows, merge_base, config.base_branch)
-    judged = _runner_noted(session, judged, run, rows.newest(config.baseline.window))
+    judged = _runner_noted(session, judged, run, rows.runs[-config.baseline.window :])
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
@@ -245,14 +245,15 @@ def _merge_base_noted(
         else f"judged against the newest {base_branch} runs, which may hold changes merged "
         "after this branch left it"
     )
-    note = f"merge base {merge_base.sha[:12]} has no stored {base_branch} run: {judged}"
-    return verdict.model_copy(update={"notes": (*verdict.notes, note)})
+    return _with_note(
+        verdict, f"merge base {merge_base.sha[:12]} has no stored {base_branch} run: {judged}"
+    )
 
 
 def _runner_noted(
-    session: StoreSession, verdict: Verdict, run: RunRecord, baseline: Baseline
+    session: StoreSession, verdict: Verdict, run: RunRecord, baseline_runs: Sequence[int]
 ) -> Verdict:
-    """The verdict with a note when its runner measured none of its baseline's runs.
+    """The verdict with a note when its runner measured none of its baseline's runs (ids).
 
     A runner swap moves every kernel at once (its card's clocks, cooling, driver): said
     beside the run-wide findings so that a move shared by many kernels is read as the
@@ -260,14 +261,19 @@ def _runner_noted(
     runner, or a pair): in a pool's rotation a run on a runner outside the window is the
     norm. Baseline runs that name no runner say nothing either way.
     """
-    counts = runners_of(session=session, run_ids=baseline.runs) if run.runner else None
+    counts = runners_of(session=session, run_ids=baseline_runs) if run.runner else None
     if not counts or run.runner in counts or len(counts) > SWAP_RUNNERS:
         return verdict
     named = ", ".join(f"{name} ({count})" for name, count in counts.most_common())
-    note = (
+    return _with_note(
+        verdict,
         f"measured on runner {run.runner}; its baseline's runs were on {named}: a move "
-        "shared by many kernels may be the runner's"
+        "shared by many kernels may be the runner's",
     )
+
+
+def _with_note(verdict: Verdict, note: str) -> Verdict:
+    """``verdict`` with ``note`` after its run-level notes."""
     return verdict.model_copy(update={"notes": (*verdict.notes, note)})
 
 
@@ -306,6 +312,6 @@ def _stored_findings(
         save_judged(session=session, run_id=stored.run_id, judged=not verdict.judged_nothing)
         return verdict
     if run_judged(session=session, run_id=stored.run_id) is None:
-        return verdict.model_copy(update={"notes": (*verdict.notes, NEVER_CHECKED)})
+        return _with_note(verdict, NEVER_CHECKED)
     findings = tuple(list_findings(session=session, run_id=stored.run_id))
     return with_findings(verdict, findings, context.config.fail_on)
