@@ -46,6 +46,7 @@ from service.render.verdict_view import (
     regime_text,
     remeasured,
     status_words,
+    target_text,
     verdict_words,
     worst,
 )
@@ -173,7 +174,7 @@ def group_table(groups: Sequence[GroupVerdict], findings: Sequence[Finding] = ()
             time_change(g.time_s, g.baseline.time_s if g.baseline else None),
             _arrow(g.baseline.center if g.baseline else None, g.percent_of_roof),
             mfu,
-            fmt_pct(g.target_percent),
+            target_text(g.target_percent, g.percent_of_roof),
         )
     return table
 

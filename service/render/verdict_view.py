@@ -102,6 +102,18 @@ def fmt_pct(value: float | None) -> str:
     return "—" if value is None or not math.isfinite(value) else f"{one_decimal(value)}%"
 
 
+def target_text(target: float | None, now: float | None) -> str:
+    """A group's target percent of roof, and how far below it the group is now.
+
+    The digest lists kernels below their group's target week by week; a PR that takes the
+    group under it says so in its own row (``65.0% (60.2 pts below)``).
+    """
+    text = fmt_pct(target)
+    if target is None or now is None or not math.isfinite(now) or now >= target:
+        return text
+    return f"{text} ({one_decimal(target - now)} pts below)"
+
+
 def fmt_share(value: float) -> str:
     """Share of GPU time (0-1) as a percentage; tiny shares show as ``<0.1%``."""
     return "<0.1%" if 0 < value < 0.001 else f"{100 * value:.1f}%"
@@ -352,7 +364,7 @@ def make_group_row(group: GroupVerdict) -> GroupRow:
         baseline=baseline_text(group.baseline),
         change=change_text(group.baseline, group.percent_of_roof),
         mfu=mfu,
-        target=fmt_pct(group.target_percent),
+        target=target_text(group.target_percent, group.percent_of_roof),
     )
 
 
