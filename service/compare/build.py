@@ -137,10 +137,32 @@ def _parts(
     return [(f"{device} / {name}", rows) for name, rows in frame.groupby(names, sort=True)]
 
 
+def _gate(config: RoofguardConfig) -> GateOptions:
+    return GateOptions(**config.rules.gate.model_dump())
+
+
+def _few_levels(
+    rows: pd.DataFrame, levels: dict[str, DeviceLevel], gate: GateOptions, config: RoofguardConfig
+) -> dict[str, DeviceLevel]:
+    """The kernels without a level for want of runs: the median of the runs they have.
+
+    Only their rows are read again (with ``min_runs`` 1): the others' levels stay the gate's,
+    whose replay judges a night only from ``min_runs`` values on.
+    """
+    rename = config.rules.current_key
+    keys = rows["kernel_key"].astype(str).map(rename)
+    missing = rows[~keys.isin(list(levels))]
+    if missing.empty:
+        return {}
+    few = gate.model_copy(update={"min_runs": 1})
+    found = device_levels(missing, options=few, rename=rename)
+    return {k: level for k, level in found.items() if level.runs < gate.min_runs}
+
+
 def _cards(
     session: Session, request: CompareRequest, devices: Sequence[str], config: RoofguardConfig
 ) -> list[Card]:
-    gate = GateOptions(**config.rules.gate.model_dump())
+    gate = _gate(config)
     cards = []
     for device in devices:
         frame = _frame(session, request.repo, device, config)
@@ -148,8 +170,10 @@ def _cards(
             continue
         for label, rows in _parts(session, device, frame, request.by_runner):
             levels = device_levels(rows, options=gate, rename=config.rules.current_key)
+            few = _few_levels(rows, levels, gate, config)
             runs = int(rows["run_id"].nunique())
-            cards.append(Card(label, _newest_roof(session, rows), runs, levels))
+            roof = _newest_roof(session, rows)
+            cards.append(Card(label, roof, runs, {**levels, **few}, frozenset(few)))
     return cards
 
 
@@ -177,10 +201,13 @@ def _row(
         time_s=level.time_s,
         binding=level.work.binding,
         runs=level.runs,
+        few_runs=level.key in card.few,
     )
-    base = reference.levels.get(level.key) if reference is not None else None
-    if reference is None or base is None:
+    if reference is None:
         return row
+    base = reference.levels.get(level.key)
+    if base is None:  # not measured on the first card: nothing to compare with
+        return row.model_copy(update={"reference": reference.label})
     scaled = scale(base, reference.roof, card.roof, [level.time_s])
     if scaled is None:
         return row.model_copy(update={"reference": reference.label})
@@ -251,5 +278,6 @@ def compare_history(
         forecast=target.device if target else None,
         assumption=assumption,
         tolerance=thresholds["tolerance"],
+        min_runs=_gate(config).min_runs,
     )
     return CompareView(comparison, tuple(cards), target)

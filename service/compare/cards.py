@@ -17,12 +17,16 @@ class Card:
         roof: The roof its newest run was placed on.
         runs: Its base-branch runs read.
         levels: Each kernel's current level there, by key.
+        few: The keys whose runs there are fewer than the gate's level needs
+            (``min_runs``): their level is the median of those runs (a card added last
+            night is shown, not left out).
     """
 
     label: str
     roof: Roof
     runs: int
     levels: dict[str, DeviceLevel] = field(default_factory=dict)
+    few: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,11 @@ def _missing(exc: MissingResource, key: str, source: str, catalog: Catalog) -> B
 
 
 def _source(cards: Sequence[Card], key: str) -> Card | None:
-    """The last card with a level of ``key``."""
-    return next((c for c in reversed(cards) if key in c.levels), None)
+    """The last card with a level of ``key``: one read from enough runs, if any has one."""
+    having = [c for c in cards if key in c.levels]
+    settled = [c for c in having if key not in c.few]
+    chosen = settled or having
+    return chosen[-1] if chosen else None
 
 
 def forecast_rows(

@@ -32,6 +32,8 @@ class CompareRow(_Model):
         time_s: Its median time over that level's runs (a forecast: the time it would take).
         binding: What binds it there (a forecast: what binds its work on the target).
         runs: Base-branch runs of it there (0 for a forecast).
+        few_runs: Fewer runs than the gate's level needs (``Comparison.min_runs``): its
+            percent of roof and time are the median of those runs (a card added lately).
         reference: The card it is compared with (the first one shown); None on that card.
         time_ratio: ``time_s`` over its time on ``reference``.
         expected_time_ratio: The ratio the two roofs predict for its work on ``reference``.
@@ -49,6 +51,7 @@ class CompareRow(_Model):
     time_s: float
     binding: str | None
     runs: int
+    few_runs: bool = False
     reference: str | None = None
     time_ratio: float | None = None
     expected_time_ratio: float | None = None
@@ -86,6 +89,8 @@ class Comparison(_Model):
         forecast: The card forecast on (``--forecast``), if any.
         assumption: What the forecast assumes, in words.
         tolerance: The fall of percent of roof beyond which a kernel did not keep up.
+        min_runs: The runs a kernel's level needs on a card (the gate's); with fewer, a row
+            shows their median (``CompareRow.few_runs``).
     """
 
     repo: str
@@ -96,3 +101,4 @@ class Comparison(_Model):
     forecast: str | None = None
     assumption: str | None = None
     tolerance: float
+    min_runs: int = 3

@@ -36,6 +36,8 @@ KEEPING = {
     "faster": "faster than the roofs predict",
 }
 NAME_WIDTH = 48
+#: Marks the runs of a kernel with too few for a level on its card (``few_runs_note``).
+FEW = " (median)"
 HEADERS = ("kernel", "card", "% of roof", "time", "binding", "runs", "vs the first card", "scaling")
 
 
@@ -73,7 +75,7 @@ def cell(row: CompareRow) -> Cell:
         percent=f"{row.percent_of_roof:.1f}%" + (" (kept)" if row.forecast else ""),
         time=fmt_seconds(row.time_s),
         binding=row.binding or "—",
-        runs="forecast" if row.forecast else str(row.runs),
+        runs="forecast" if row.forecast else f"{row.runs}{FEW if row.few_runs else ''}",
         versus=versus(row),
         scaling=KEEPING.get(row.keeping or "", "—"),
     )
@@ -110,6 +112,8 @@ def render_text(comparison: Comparison, *, width: int = 200) -> str:
     for column in comparison.devices:
         console.print(Text(_clean(f"  {column.device}: {column.runs} runs on {column.roof}")))
     console.print(table)
+    if note := few_runs_note(comparison):
+        console.print(Text(note))
     if comparison.assumption:
         console.print(Text(_clean(f"forecast on {comparison.forecast}: {comparison.assumption}")))
     return buffer.getvalue()
@@ -124,6 +128,16 @@ def headline(comparison: Comparison) -> str:
         f"roofguard compare {comparison.repo}: {cards}; percent of roof on each card's own "
         f"{comparison.roof_source} roofs, every card against {first} (a fall of more than "
         f"{tolerance} did not keep up)"
+    )
+
+
+def few_runs_note(comparison: Comparison) -> str:
+    """What ``(median)`` beside a row's runs means, when a row has it."""
+    if not any(r.few_runs for r in comparison.rows):
+        return ""
+    return (
+        f"(median): fewer than the {comparison.min_runs} runs a kernel's level needs on that "
+        "card; its percent of roof and time are the median of the runs it has"
     )
 
 
@@ -166,6 +180,7 @@ def render_markdown(comparison: Comparison) -> str:
             rows=[_markdown_cell(cell(r)) for r in comparison.rows],
             forecast=escape_text(comparison.forecast or "", limit=80),
             assumption=escape_text(comparison.assumption or "", limit=400),
+            few_runs=escape_text(few_runs_note(comparison), limit=400),
         )
     )
 

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from rules import place_run
 from service.api.deps import SessionDep, StateDep
 from service.compare.build import CompareRequest, compare_history
-from service.compare.render import KEEPING, cell, device_charts, headline
+from service.compare.render import KEEPING, cell, device_charts, few_runs_note, headline
 from service.compare.runs import RunComparison, Side, compare_runs
 from service.compare.runs_render import cells
 from service.compare.runs_render import headline as runs_headline
@@ -70,6 +70,7 @@ def compare_page(
             form=form,
             view=comparison,
             headline=headline(comparison),
+            few_runs=few_runs_note(comparison),
             rows=[(row, cell(row)) for row in comparison.rows],
             charts=charts,
             keeping=KEEPING,

@@ -157,3 +157,42 @@ def test_a_copy_sits_on_the_zero_flop_strip_of_each_card(tmp_path, capsys) -> No
         svg = (tmp_path / f"c-{card}.svg").read_text()
         assert 'id="no-flops:kernels"' in svg, f"{card}: the copy is left off the chart"
         assert f"copy {percent:.0f}%" in svg
+
+
+def test_a_card_added_last_night_is_shown_from_the_runs_it_has(tmp_path, capsys) -> None:
+    """Two nights on a new H100 are fewer than a level needs: the card's rows showed nothing.
+
+    Its kernels now read the median of their runs, marked, and are judged against the first
+    card; the forecast still reads the card with enough runs.
+    """
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = open_store(url)
+    try:
+        store(engine, nights(A100, 10), datasheet(A100))
+        store(engine, nights(H100, 2, start=10), datasheet(H100))
+    finally:
+        engine.dispose()
+    by = {(r["kernel"], r["device"]): r for r in rows(capsys, url, "--forecast", "H200")}
+    gemv, gemm = by["gemv", H100], by["gemm", H100]
+    assert (gemv["runs"], gemv["few_runs"], by["gemv", A100]["few_runs"]) == (2, True, False)
+    assert gemv["percent_of_roof"] == pytest.approx(84.0, rel=3e-3)
+    assert (gemv["keeping"], gemm["keeping"]) == ("kept-up", "not-kept-up")
+    assert by["gemv", "H200-SXM"]["source"] == A100
+    code, text, _ = invoke(capsys, url)
+    assert code == 0 and "2 (median)" in text
+    assert "fewer than the 3 runs a kernel's level needs on that card" in text
+
+
+def test_a_kernel_the_first_card_never_ran_is_not_the_first_card(tmp_path, capsys) -> None:
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = open_store(url)
+    only_h100 = {**KERNELS, "fp8_gemm": Work({"tensor_fp8": 4e12}, {"dram": 4e9}, {H100: 70.0})}
+    try:
+        store(engine, nights(A100, 4), datasheet(A100))
+        store(engine, nights(H100, 4, start=4, kernels=only_h100), datasheet(H100))
+    finally:
+        engine.dispose()
+    found = rows(capsys, url, "--kernel", "fp8")
+    assert [(r["device"], r["reference"], r["time_ratio"]) for r in found] == [(H100, A100, None)]
+    code, text, _ = invoke(capsys, url, "--kernel", "fp8")
+    assert code == 0 and "(the first card)" not in text
