@@ -165,3 +165,19 @@ def gate_wording(j: Judgement, measurements: tuple[float, ...], fmt: Callable[[f
         how = "confirmed" if j.confirm_runs > 1 else "far beyond noise"
         return f"regressed ({how}{shown})"
     return f"suspect, not confirmed: re-measure to confirm{shown}"
+
+
+def cleared(j: Judgement, *, higher_is_better: bool) -> bool:
+    """A PR's first measurement worse beyond the screen that its re-measurements did not confirm.
+
+    The gate's own decision (``run``: the screen's side was beyond noise); the verdict says so,
+    so a kernel the comment's first measurement made look regressed is not silently unchanged.
+    """
+    worse = j.z < 0 if higher_is_better else j.z > 0
+    return bool(j.remeasured) and j.run > 0 and worse and not (j.regressed or j.suspect)
+
+
+def cleared_wording(measurements: tuple[float, ...], fmt: Callable[[float], str]) -> str:
+    """``cleared: re-measured 69.1%, which does not confirm it``."""
+    again = ", ".join(fmt(v) for v in measurements[1:])
+    return f"on the first measurement; cleared: re-measured {again}, which does not confirm it"

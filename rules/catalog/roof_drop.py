@@ -14,7 +14,15 @@ from rules.context import RuleContext
 from rules.figures import GateFigures
 from rules.gated import GateDecisions
 from rules.groups import GroupFigures
-from rules.judging import GateBatch, Measured, Samples, gate_wording, measured
+from rules.judging import (
+    GateBatch,
+    Measured,
+    Samples,
+    cleared,
+    cleared_wording,
+    gate_wording,
+    measured,
+)
 from rules.measures import column, one_decimal, percent_samples, seconds, signed_percent
 from rules.roofline import MEMORY_BOUND
 from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, RunnerShift, runner_shift
@@ -50,6 +58,16 @@ def _percent(ctx: RuleContext, key: str) -> Measured:
     return Measured.one(history, median_of([cast(float, now) * factor]))
 
 
+def _against_level(ctx: RuleContext, key: str, j: Judgement) -> str:
+    """``gemv: 59.1% of roof (dram), level 69.9% ± 0.5 over 10 runs (−15.5%)``."""
+    binding = judged_binding(ctx.placements[key], ctx.kernel_history(key))
+    return (
+        f"{ctx.kernels[key].name}: {one_decimal(j.current)}% of roof ({binding}), "
+        f"level {one_decimal(j.level)}% ± {one_decimal(j.noise)} over {j.n} runs "
+        f"({signed_percent(j.relative_change)})"
+    )
+
+
 def _scaled(scale: float, unit: str) -> Callable[[float], str]:
     return lambda v: f"{v * scale:.3g}{unit}"
 
@@ -70,7 +88,8 @@ class RoofDrop(Rule):
     (a warning). It *regressed* (a failure) when the change is confirmed: on a nightly run,
     by ``confirm_runs`` nights in a row; on a PR, by a re-measurement of the same commit
     that is beyond noise on its own (``check --rerun``); without a re-measure step, only a
-    change far beyond noise fails at once (``[rules.gate]``). Thresholds grow with the
+    change far beyond noise fails at once (``[rules.gate]``). A suspect the re-measurements
+    do not confirm is *cleared*: an information finding gives both figures. Thresholds grow with the
     number of kernels judged. Kernel groups are held to the same test on their
     time-weighted percent of roof and their MFU, or a memory-bound group on its total time
     (finding on ``group:<name>``). When ``runner_share`` of the judged kernels (at least
@@ -127,6 +146,8 @@ class RoofDrop(Rule):
                 yield self._kernel(ctx, key, decision.judgement, decision.measured)
             elif decision and decision.judgement.modes is not None:
                 yield self._two_level(ctx, key, decision.judgement, decision.judgement.modes)
+            elif decision and cleared(decision.judgement, higher_is_better=True):
+                yield self._cleared(ctx, key, decision.judgement, decision.measured)
         judgements = (d.judgement for d in judged.values())
         shift = runner_shift(judgements, opts.runner_share, opts.runner_min_kernels)
         if shift is not None:
@@ -136,15 +157,22 @@ class RoofDrop(Rule):
                 yield from self._group(ctx, figures, gate)
 
     def _kernel(self, ctx: RuleContext, key: str, j: Judgement, m: Measured) -> Finding:
-        binding = judged_binding(ctx.placements[key], ctx.kernel_history(key))
         return self.finding(
             ctx,
             key,
-            f"{ctx.kernels[key].name}: {one_decimal(j.current)}% of roof ({binding}), "
-            f"level {one_decimal(j.level)}% ± {one_decimal(j.noise)} over {j.n} runs "
-            f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, _pct)}",
+            f"{_against_level(ctx, key, j)}; {gate_wording(j, m.all, _pct)}",
             severity=Severity.FAIL if j.regressed else Severity.WARN,
             status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
+            numbers=GateFigures.of(j, m.all).numbers(),
+        )
+
+    def _cleared(self, ctx: RuleContext, key: str, j: Judgement, m: Measured) -> Finding:
+        """A suspect on the first measurement that the re-measurements cleared (information)."""
+        return self.finding(
+            ctx,
+            key,
+            f"{_against_level(ctx, key, j)} {cleared_wording(m.all, _pct)}",
+            severity=Severity.INFO,
             numbers=GateFigures.of(j, m.all).numbers(),
         )
 

@@ -12,10 +12,10 @@ from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.figures import GateFigures
 from rules.gated import GateDecisions
-from rules.judging import GateBatch, gate_wording, measured
+from rules.judging import GateBatch, cleared, cleared_wording, gate_wording, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
-from rules.stats import GATE_Z, CompareOptions
+from rules.stats import GATE_Z, CompareOptions, Judgement
 from rules.timing import baseline_binding, median_value
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
@@ -34,7 +34,8 @@ class TimeRegression(Rule):
     judged instead, by the same gate as ``roof-drop``: the median of the run's samples
     against the level since the last confirmed change, beyond ``z_threshold`` noise units
     and by at least ``min_effect`` (suspect), confirmed by the next nights or by a
-    re-measurement of the commit (regressed). Time is the ground truth, so a placed kernel
+    re-measurement of the commit (regressed); one the re-measurements do not confirm is
+    cleared, an information finding with both figures. Time is the ground truth, so a placed kernel
     whose work is unchanged (total FLOPs and DRAM bytes within ``work_tolerance`` of the
     baseline's) but whose binding precision or tier changed is judged on time too: its percent
     of roof is against a different roof and can hide the slowdown. (With the binding
@@ -77,21 +78,33 @@ class TimeRegression(Rule):
         """A finding per kernel judged on time whose time rose beyond noise."""
         for key, decision in gate.of("time_s").items():
             j, m = decision.judgement, decision.measured
-            if not (j.regressed or j.suspect):
-                continue
-            placed = ctx.placements[key].percent_of_roof is not None
-            yield self.finding(
-                ctx,
-                key,
-                f"{ctx.kernels[key].name}: {seconds(j.level)} → {seconds(j.current)} "
-                f"({j.current / j.level:.1f}× the time{', same FLOPs and bytes' if placed else ''})"
-                f", level ± {seconds(j.noise)} over {j.n} runs "
-                f"({signed_percent(j.relative_change)}); {gate_wording(j, m.all, seconds)}",
-                severity=Severity.FAIL if j.regressed else Severity.WARN,
-                status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
-                advice=None if placed else Advice.MEASURE_MORE,
-                numbers={"baseline_time_s": j.level, **GateFigures.of(j, m.all).numbers()},
-            )
+            if j.regressed or j.suspect:
+                yield self._finding(ctx, key, j, gate_wording(j, m.all, seconds), m.all)
+            elif cleared(j, higher_is_better=False):
+                yield self._finding(ctx, key, j, cleared_wording(m.all, seconds), m.all)
+
+    def _finding(
+        self, ctx: RuleContext, key: str, j: Judgement, outcome: str, values: tuple[float, ...]
+    ) -> Finding:
+        """The time against its level and the gate's outcome: regressed, suspect or cleared."""
+        placed = ctx.placements[key].percent_of_roof is not None
+        severity = Severity.FAIL if j.regressed else Severity.WARN if j.suspect else Severity.INFO
+        return self.finding(
+            ctx,
+            key,
+            f"{ctx.kernels[key].name}: {seconds(j.level)} → {seconds(j.current)} "
+            f"({j.current / j.level:.1f}× the time{', same FLOPs and bytes' if placed else ''})"
+            f", level ± {seconds(j.noise)} over {j.n} runs "
+            f"({signed_percent(j.relative_change)}); {outcome}",
+            severity=severity,
+            status=_STATUS.get(severity),
+            advice=None if placed else Advice.MEASURE_MORE,
+            numbers={"baseline_time_s": j.level, **GateFigures.of(j, values).numbers()},
+        )
+
+
+#: A finding's kernel status by severity; a cleared suspect (information) keeps its own.
+_STATUS = {Severity.FAIL: KernelStatus.REGRESSED, Severity.WARN: KernelStatus.SUSPECT}
 
 
 def _time(kernel: KernelRecord, placement: Placement) -> list[float]:

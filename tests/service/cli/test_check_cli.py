@@ -167,6 +167,17 @@ def test_a_normal_re_measurement_clears_a_one_off_dip(history):
     assert code == 0 and verdict["conclusion"] == "pass"
     gemv = next(k for k in verdict["kernels"] if k["key"] == "gemv")
     assert gemv["status"] == "unchanged" and len(gemv["measurements"]) == 2
+    # The comment says so, with both figures: the first alone read as a regression.
+    (cleared,) = [f for f in verdict["findings"] if f["kernel"] == "gemv"]
+    assert (cleared["rule"], cleared["severity"]) == ("roof-drop", "info")
+    assert "on the first measurement; cleared: re-measured " in cleared["message"]
+    assert cleared["numbers"]["remeasured_1"] == pytest.approx(gemv["measurements"][1])
+    md = tmp_path / "v.md"
+    args = ["check", str(dip), "--repo", "acme/kernels", "--commit", "f00d", "--db", db]
+    code = run(
+        [*args, "--pr", "7", "--rerun", str(normal), "--format", "markdown", "--output", str(md)]
+    )
+    assert code == 0 and "info: roof\\-drop" in md.read_text()
 
 
 def test_bad_re_measurements_are_one_clear_error_and_nothing_is_written(history, capsys):
