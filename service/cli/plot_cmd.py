@@ -8,6 +8,7 @@ from typing import Annotated
 
 import pandas as pd
 import typer
+from matplotlib.figure import Figure
 
 from collectors import collect
 from collectors.schema import RunRecord
@@ -26,6 +27,7 @@ from service.render.charts import (
     roofline_chart,
     run_points,
 )
+from service.render.trend_cards import cards_trend_chart
 from service.render.trends import trend_chart
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
@@ -118,7 +120,7 @@ def plot_run_command(
 def _kernel_series(
     url: str | None, repo: str, key: str, device: str | None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The kernel's nightly rows, and its other (PR, local) timed rows on the same device."""
+    """The kernel's nightly rows, and its other (PR, local) timed rows (every device's)."""
     engine = open_store(url)
     try:
         with session_scope(engine, readonly=True) as session:
@@ -130,10 +132,18 @@ def _kernel_series(
     nightly = timed[timed["kind"] == "nightly"]
     if nightly.empty:
         raise NotFound(f"kernel {key!r} has no nightly history in {repo}")
+    return nightly, timed[timed["kind"] != "nightly"]
+
+
+def _cards_chart(nightly: pd.DataFrame, key: str, metric: str) -> Figure:
+    """A kernel on several cards: its percent of roof on each, one chart (time: one card)."""
     devices = sorted(nightly["device"].unique())
-    if len(devices) > 1:
-        raise BadInput(f"--device: kernel {key!r} runs on {', '.join(devices)}; pick one")
-    return nightly, timed[(timed["kind"] != "nightly") & (timed["device"] == devices[0])]
+    if metric != "percent":
+        raise BadInput(
+            f"--device: kernel {key!r} runs on {', '.join(devices)}; its time on one card is "
+            "no baseline for another's: pick one (percent of roof draws every card)"
+        )
+    return cards_trend_chart(nightly, title=f"{key} on {', '.join(devices)}")
 
 
 def _with_other_runs(frame: pd.DataFrame, others: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -151,18 +161,28 @@ def _with_other_runs(frame: pd.DataFrame, others: pd.DataFrame, column: str) -> 
 def plot_kernel_command(
     key: Annotated[str, typer.Argument(help="Identity key of the kernel.")],
     repo: Annotated[str, typer.Option(help="Repository OWNER/NAME.")],
-    device: Annotated[str | None, typer.Option(help="Device (needed when several).")] = None,
+    device: Annotated[
+        str | None, typer.Option(help="Device (default: every card, in percent of roof).")
+    ] = None,
     output: Annotated[Path | None, typer.Option(help=".svg or .png (default: trend.svg).")] = None,
     metric: Annotated[str, typer.Option(help="percent (of roof) or time.")] = "percent",
     url: DbOption = None,
 ) -> None:
-    """Percent of roof (or time) over time for one kernel, change points and the baseline."""
+    """Percent of roof (or time) over time for one kernel, change points and the baseline.
+
+    A kernel on several cards without --device: its percent of roof on each, one line per
+    card, marked where each card's nights begin (a runner swap, a new GPU generation).
+    """
     path = output or Path("trend.svg")
     fmt = _format(path)
     column = {"percent": "percent_of_roof", "time": "time_s"}.get(metric)
     if column is None:
         raise BadInput(f"--metric: must be percent or time, not {metric!r}")
     nightly, others = _kernel_series(url, repo, key, device)
+    if nightly["device"].nunique() > 1:
+        _write_chart(path, figure_bytes(_cards_chart(nightly, key, metric), fmt))
+        return
+    others = others[others["device"] == nightly["device"].iloc[0]]
     frame = prepare_history(nightly, value=column)
     if frame.empty:
         raise NotFound(f"kernel {key!r} has no nightly {metric} history in {repo}")

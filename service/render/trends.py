@@ -122,7 +122,7 @@ def _draw_changes(ax: Axes, changes: pd.DataFrame) -> None:
     for i, row in enumerate(changes.itertuples()):  # a few change points per kernel
         style = {"color": "#d62728", "linewidth": 1.0, "linestyle": "--"}
         gids = (f"change:{i}", None)
-        _marker(ax, row.since, str(row.to_commit)[:8], gids=gids, top=True, **style)
+        label_line(ax, row.since, str(row.to_commit)[:8], gids=gids, top=True, **style)
 
 
 def _binding_changes(series: pd.DataFrame, given: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -153,10 +153,10 @@ def _draw_binding_changes(ax: Axes, changes: pd.DataFrame | None) -> None:
     for i, row in enumerate(changes.itertuples()):  # a few binding changes per kernel
         label = f"{row.from_binding} → {row.to_binding}"
         gids = (f"binding:{i}", f"binding-label:{i}")
-        _marker(ax, row.since, label, gids=gids, top=False, color="#9467bd", linewidth=1.4)
+        label_line(ax, row.since, label, gids=gids, top=False, color="#9467bd", linewidth=1.4)
 
 
-def _marker(
+def label_line(
     ax: Axes,
     since: object,
     label: str,

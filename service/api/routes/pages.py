@@ -36,6 +36,7 @@ from service.render.charts import KernelPoint, figure_bytes, roofline_chart, wit
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
 from service.render.story import no_baseline
+from service.render.trend_cards import cards_trend_chart
 from service.render.trends import trend_chart
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
@@ -197,10 +198,16 @@ def _cached(
 def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
     """One chart per device, drawn from the nightly runs only (PR runs would zig-zag it).
 
+    A kernel on several cards gets one chart of them all first: its percent of roof carried
+    across each runner swap (``service.render.trend_cards``).
+
     A two-level kernel's modes are shaded (``rules.stats.two_modes``).
     """
     charts = []
     nightly = frame[frame["kind"] == TREND_KIND]
+    if nightly.dropna(subset=["percent_of_roof"])["device"].nunique() > 1:
+        across = cards_trend_chart(nightly, title=f"{ellipsize_middle(name, 64)} on every card")
+        charts.append(("every card", inline_svg(across)))
     for device, series in nightly.groupby("device", sort=True):
         placed = series.dropna(subset=["percent_of_roof"])
         if not placed.empty:
@@ -232,6 +239,7 @@ def kernel_page(
         key=key,
         name=name,
         points=len(trend),
+        devices=int(trend["device"].nunique()) if not trend.empty else 0,
         charts=_trend_charts(frame, name) if not frame.empty else [],
         recent=trend.head(30).to_dict(orient="records"),
         others=others.head(30).to_dict(orient="records"),

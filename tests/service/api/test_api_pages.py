@@ -75,13 +75,18 @@ def test_run_page_shows_the_verdict_with_its_roofline_chart(service, repo) -> No
     assert service.client.get("/runs/99999").status_code == 404
 
 
-def test_kernel_page_shows_its_trend_per_device(service, repo) -> None:
+def test_kernel_page_shows_its_trend_per_device_and_across_cards(service, repo) -> None:
     seed(service, repo, nights=3, device="NVIDIA A100-SXM4-80GB")
     ids = seed(service, repo)
     html = service.client.get("/kernels", params={"repo": repo, "key": "gemv_half"}).text
     assert "gemv&lt;half, 4&gt;" in html and "<script>" not in html
-    assert html.count('<figure class="chart" title="gemv&lt;half, 4&gt;') == 2
+    assert html.count('<figure class="chart" title="gemv&lt;half, 4&gt;') == 3
     assert "<h2>A100-SXM4-80GB</h2>" in html and "<h2>H100-SXM5</h2>" in html
+    # First, both cards on one chart: percent of roof carried across the swap.
+    assert html.index("<h2>every card</h2>") < html.index("<h2>A100-SXM4-80GB</h2>")
+    assert 'id="series:A100-SXM4-80GB"' in html and 'id="series:H100-SXM5"' in html
+    # The H100 ran six nights, the A100 joined three nights ago: its first night is marked.
+    assert 'id="card:0"' in html and "first night on A100-SXM4-80GB" in html
     assert f'<a href="/runs/{ids[-1]}">' in html and "9 nightly measurements on 2 device(s)" in html
     empty = service.client.get("/kernels", params={"repo": repo, "key": "nope"}).text
     assert "No stored measurements" in empty

@@ -106,12 +106,20 @@ def test_plot_kernel_trend_with_change_point(store_url, tmp_path):
     assert "035c0ffe" in svg, "the first bad commit labels the change"
 
 
-def test_plot_kernel_errors(store_url, capsys):
+def test_plot_kernel_on_two_cards_draws_both_in_percent_of_roof(store_url, tmp_path, capsys):
+    out = tmp_path / "cards.svg"
     args = ["plot", "kernel", "gemv_bf16", "--repo", "acme/kernels", "--db", store_url]
-    assert run(args) == 2
-    assert (
-        "--device: kernel 'gemv_bf16' runs on A100-SXM4-80GB, H100-SXM5" in capsys.readouterr().err
-    )
+    assert run([*args, "--output", str(out)]) == 0
+    svg = out.read_text()
+    assert _ids(svg, "series:") == ["series:A100-SXM4-80GB", "series:H100-SXM5"]
+    assert _ids(svg, "card:") == ["card:0"]  # one card joined the other
+    assert run([*args, "--metric", "time", "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--device: kernel 'gemv_bf16' runs on A100-SXM4-80GB, H100-SXM5" in err
+    assert "its time on one card is no baseline for another's" in err
+
+
+def test_plot_kernel_errors(store_url, capsys):
     assert run(["plot", "kernel", "nope", "--repo", "acme/kernels", "--db", store_url]) != 0
     assert "no nightly history" in capsys.readouterr().err
     assert run(["plot", "run", "not-a-file-or-id", "--db", store_url]) == 2
