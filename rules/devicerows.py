@@ -30,7 +30,10 @@ def column_codes(column: pd.Series, nonempty: bool) -> tuple[npt.NDArray[np.intp
 
 
 def usual_label(codes: npt.NDArray[np.intp], labels: list[Any]) -> str | None:
-    """``rules.timing.usual`` of a segment's binding codes: the most common, the latest on a tie."""
+    """A level segment's binding: the most common code's label, the latest on a tie.
+
+    The segment is already the one since the last change, so its majority is its binding.
+    """
     known = codes[codes >= 0]
     if not known.size:
         return None

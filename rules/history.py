@@ -22,6 +22,13 @@ from rules.stats.frozen import frozen_from
 FloatArray = npt.NDArray[np.float64]
 NUMERIC = ("percent_of_roof", "time_s", "total_flops", "bytes_dram")
 
+#: The newest base-branch runs that, agreeing, make their regime or binding the kernel's usual
+#: one whatever the older runs held: two, as the nightly gate confirms a change in two nights.
+#: With the majority of the window instead, a GEMM whose fusion broke on main read as
+#: "usually compute-bound" for seven more nights, and every PR in them failed regime-flip
+#: for a flip it did not make (307 → 307 ms).
+SETTLED_RUNS = 2
+
 
 class _Labels:
     """An index's label columns as strings, each converted on first use, and its key groups.
@@ -158,9 +165,11 @@ class KernelHistory:
         return one or None
 
     def _usual(self, column: str) -> tuple[str | None, int]:
-        """The most common known label and its count; of those tied, the one seen last.
+        """The base branch's label now, and how many runs held it.
 
-        As ``Counter`` over the labels newest first would say, from the index's codes.
+        The label of the newest ``SETTLED_RUNS`` known runs when they agree (a change the base
+        branch made and kept), else the most common known label (of those tied, the one seen
+        last, as ``Counter`` over the labels newest first would say), from the index's codes.
         """
         if self.group >= 0 and (one := self.labels.uniform(column)[self.group]) is not None:
             return one, self.n
@@ -171,6 +180,8 @@ class KernelHistory:
         known = mine[mine >= 0]
         if not known.size:
             return None, 0
+        if known.size >= SETTLED_RUNS and bool(np.all(known[-SETTLED_RUNS:] == known[-1])):
+            return labels[int(known[-1])], int(np.count_nonzero(known == known[-1]))
         counts = np.bincount(known)
         tied = np.flatnonzero(counts == counts.max())
         latest = max((int(c) for c in tied), key=lambda code: int(np.flatnonzero(mine == code)[-1]))

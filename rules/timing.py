@@ -20,23 +20,29 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules.config import RulesConfig
-from rules.history import KernelHistory
+from rules.history import SETTLED_RUNS, KernelHistory
 from rules.roofline import Placement, Roof, percent_of_resource
 from rules.stats import fast_median
 from rules.summary import SPARKLINE_POINTS
 from rules.verdict import BaselineSummary, RunBaseline
 
-#: Baseline runs a binding must hold (the majority of) before it is "the baseline's binding".
+#: Baseline runs a binding must hold (its usual one, ``KernelHistory.usual_binding``) before it
+#: is "the baseline's binding".
 MIN_BINDING_RUNS = 3
 
 
 @lru_cache(maxsize=16384)
 def usual(values: tuple[str | None, ...]) -> tuple[str | None, int]:
-    """The most common known value and how often it occurs (the latest wins a tie).
+    """The base branch's value now and how often it occurs: ``KernelHistory``'s usual label.
 
-    Cached: a check asks it of each kernel's baseline bindings from several rules.
+    The newest ``SETTLED_RUNS`` known values when they agree, else the most common known
+    value (the latest wins a tie). The plain-Python statement of what the history index
+    computes from its codes (``tests/rules/test_history_usual.py`` holds them equal).
     """
-    counts = Counter(v for v in reversed(values) if v)
+    known = [v for v in values if v]
+    if len(known) >= SETTLED_RUNS and len(set(known[-SETTLED_RUNS:])) == 1:
+        return known[-1], known.count(known[-1])
+    counts = Counter(reversed(known))
     if not counts:
         return None, 0
     value, count = counts.most_common(1)[0]

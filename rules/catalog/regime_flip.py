@@ -31,8 +31,9 @@ class RegimeFlip(Rule):
     | `fused_mlp` | compute-bound | memory-bound | tensor_bf16 → dram | 310 → 42 FLOP/B |
     | `attn_gemm` | compute-bound (tensor_bf16) | compute-bound | tensor_bf16 → fp32 | 170 → 170 |
 
-    The baseline's usual regime (the majority of at least ``min_runs`` runs) differs from
-    the current one, and the kernel is outside the borderline band. A compute-bound kernel
+    The baseline's usual regime (its newest two runs' when they agree, a flip the base
+    branch kept, else the majority; held by at least ``min_runs`` runs) differs from the
+    current one, and the kernel is outside the borderline band. A compute-bound kernel
     whose binding precision moved off the tensor cores (``tensor_*`` → ``fp*``) is reported
     too: its percent of roof may look fine against the lower roof while it runs far slower.
 

@@ -64,12 +64,33 @@ def test_reference_binding_is_the_majority_and_a_tie_goes_to_the_earliest():
     assert reference_binding([None, float("nan")]) is None
 
 
-def test_the_comments_sparkline_shows_baseline_nights_after_a_fall_like_for_like():
-    """Three fp32 nights in a baseline of tensor_bf16 ones read 4.7%, not a flat 70%."""
+def _judged_gemm(nights: int, fall_at: int):
     roof = builtin_catalog().lookup("H100").roof()
-    runs = falling_gemm_runs(start=START, nights=11, fall_at=7)
+    runs = falling_gemm_runs(start=START, nights=nights, fall_at=fall_at)
     ctx = RuleContext(run=runs[-1], roof=roof, history=history_from_runs(runs[:-1], roof))
-    (gemm,) = [k for k in evaluate(ctx).verdict.kernels if k.key == "gemm_bf16_128x128"]
+    outcome = evaluate(ctx)
+    (gemm,) = [k for k in outcome.verdict.kernels if k.key == "gemm_bf16_128x128"]
     assert gemm.baseline is not None
-    assert [round(v, 1) for v in gemm.baseline.history] == [70.0] * 7 + [4.7] * 3
+    return gemm, [f.rule for f in outcome.verdict.findings if f.kernel == gemm.key]
+
+
+def test_the_comments_sparkline_shows_baseline_nights_after_a_fall_like_for_like():
+    """An fp32 night in a baseline of tensor_bf16 ones reads 4.7%, not a flat 70%."""
+    gemm, found = _judged_gemm(nights=9, fall_at=7)
+    assert [round(v, 1) for v in gemm.baseline.history] == [70.0] * 7 + [4.7]
     assert gemm.percent_of_baseline_roof == pytest.approx(4.7, abs=0.05)
+    assert "regime-flip" in found  # the fall's second night: still off the tensor cores
+
+
+def test_a_fall_the_base_branch_kept_is_its_binding_now():
+    """Three fp32 nights on main: the next run is judged on fp32, as main now runs.
+
+    Against the majority (seven tensor_bf16 nights) every PR of the next four nights failed
+    for main's fall: "fell off the tensor cores" at 70% of fp32, the same time as main.
+    """
+    gemm, found = _judged_gemm(nights=11, fall_at=7)
+    assert gemm.percent_of_baseline_roof == pytest.approx(70.0, abs=0.05)
+    assert found == []
+    # The sparkline, like for like against fp32, still shows the fall: the bf16 nights did
+    # the same work 14.8x faster than the fp32 roof allows.
+    assert [round(v, 1) for v in gemm.baseline.history] == [1035.2] * 7 + [70.0] * 3
