@@ -63,3 +63,15 @@ def test_a_kernels_own_history_is_the_merged_one_of_its_name_alone() -> None:
         assert np.array_equal(whole.dram_intensity(), merged.dram_intensity(), equal_nan=True)
         assert whole.usual_binding == merged.usual_binding
     assert index.get(("a",)).percent_of_roof.tolist() == [3.0, 6.0, 1.0]  # oldest first
+
+
+def test_a_label_the_newest_two_runs_agree_on_is_the_usual_one() -> None:
+    """Main broke a fusion two nights ago and kept it: its regime is memory-bound now."""
+    regimes = ["compute-bound"] * 7 + ["memory-bound"] * 2
+    frame = pd.DataFrame(
+        {"kernel_key": "mlp", "timestamp": range(9), "binding": "dram", "regime": regimes}
+    ).assign(percent_of_roof=1.0, time_s=1.0, total_flops=1.0, bytes_dram=1.0)
+    history = HistoryIndex(frame).get(("mlp",))
+    assert history.usual_regime == ("memory-bound", 2)
+    one_night = HistoryIndex(frame.iloc[:8]).get(("mlp",))
+    assert one_night.usual_regime == ("compute-bound", 7)  # one night is not kept yet
