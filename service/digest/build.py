@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +22,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import HISTORY_COLUMNS, require_columns
-from service.digest.changes import Segments, first_rows, in_period, scan_changes
+from service.digest.changes import first_rows, scan_changes
+from service.digest.classify import ClassifiedChanges, classify
 from service.digest.devices import device_changes
 from service.digest.events import time_regressions, vanished_kernels
 from service.digest.model import (
@@ -173,36 +173,6 @@ def _by_series_then_time(
     return np.asarray(np.lexsort((every[rows], series)), dtype=np.intp)
 
 
-def track_recoveries(
-    regressions: pd.DataFrame, segments: Segments, frame: pd.DataFrame, tolerance: float
-) -> pd.Series:
-    """For each regression, when a later level of its series came back within ``tolerance``.
-
-    Returns:
-        The timestamp of the first night of the recovering segment (NaT when none), aligned
-        with ``regressions``.
-    """
-    later = pd.DataFrame(
-        {
-            "series": segments.series,
-            "seg_later": np.arange(len(segments.bounds)),
-            "level": segments.level,
-            "start_row": segments.bounds,
-        }
-    )
-    pairs = regressions[["row", "series", "seg", "before"]].merge(later, on="series")
-    back = pairs[
-        (pairs["seg_later"] > pairs["seg"])
-        & (pairs["level"] >= pairs["before"] * (1.0 - tolerance))
-    ]
-    first = back.groupby("row")["start_row"].min()
-    recovered_row = regressions["row"].map(first)
-    stamps = pd.Series(pd.NaT, index=regressions.index, dtype="datetime64[ns, UTC]")
-    has = recovered_row.notna()
-    stamps[has] = frame["timestamp"].array[recovered_row[has].astype(int).to_numpy()]
-    return stamps
-
-
 def _movements(
     changes: pd.DataFrame, frame: pd.DataFrame, end: datetime, sparks: dict[int, str]
 ) -> list[Movement]:
@@ -218,55 +188,6 @@ def _movements(
             out["recovered_at"].astype(object).where(out["recovered_at"].notna(), None)
         )
     return [Movement.model_validate(r) for r in out.to_dict("records")]
-
-
-@dataclass(frozen=True)
-class ClassifiedChanges:
-    """The changes of ``detect_changes`` sorted into the digest's sections (frames).
-
-    Attributes:
-        regressions: Drops that started in the period, worst first.
-        improvements: Rises that started in the period and are not recoveries, best first.
-        recoveries: Drops (of any age) whose series came back within tolerance in the period.
-        unresolved: Drops not recovered by the end of the period, oldest first.
-    """
-
-    regressions: pd.DataFrame
-    improvements: pd.DataFrame
-    recoveries: pd.DataFrame
-    unresolved: pd.DataFrame
-
-
-def classify(
-    changes: pd.DataFrame,
-    segments: Segments,
-    frame: pd.DataFrame,
-    *,
-    start: datetime,
-    end: datetime,
-    options: DigestOptions,
-) -> ClassifiedChanges:
-    """Split changes into new regressions, improvements, recoveries and unresolved regressions."""
-    down = changes[changes["relative_change"] < 0].copy()
-    down["recovered_at"] = track_recoveries(down, segments, frame, options.recovery_tolerance)
-    recovered = down[down["recovered_at"].notna()]
-    recovery_stamps = set(zip(recovered["series"], recovered["recovered_at"], strict=True))
-    up = changes[changes["relative_change"] > 0]
-    is_recovery = pd.Series(
-        list(zip(up["series"], up["since"], strict=True)), index=up.index, dtype=object
-    ).isin(recovery_stamps)
-    return ClassifiedChanges(
-        regressions=down[in_period(down["since"], start, end)].sort_values(
-            ["relative_change", "kernel_key", "device"]
-        ),
-        improvements=up[in_period(up["since"], start, end) & ~is_recovery].sort_values(
-            ["relative_change", "kernel_key", "device"], ascending=[False, True, True]
-        ),
-        recoveries=down[in_period(down["recovered_at"], start, end)].sort_values(
-            ["recovered_at", "kernel_key", "device"]
-        ),
-        unresolved=down[down["recovered_at"].isna()].sort_values(["since", "kernel_key", "device"]),
-    )
 
 
 def iso_week(start: datetime, end: datetime) -> str:

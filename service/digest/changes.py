@@ -186,8 +186,8 @@ def detect_changes(
 
     Returns:
         One row per change (``row``, ``series``, ``seg``, ``kernel_key``, ``kernel_name``,
-        ``device``, ``since``, ``from_commit``, ``to_commit``, ``before``, ``after``,
-        ``relative_change``), and the segments the changes delimit.
+        ``device``, ``since``, ``held_at`` (``held_at``), ``from_commit``, ``to_commit``,
+        ``before``, ``after``, ``relative_change``), and the segments the changes delimit.
     """
     with Workers(options.workers) as workers:
         return scan_changes(frame, options, workers, value)()
@@ -200,7 +200,7 @@ def scan_changes(
     if frame.empty:
         none = np.zeros(0, np.int64)
         segments = segment_levels(frame, none, value)
-        return lambda: (_describe(frame, none, segments), segments)
+        return lambda: (_describe(frame, none, segments, options.min_segment), segments)
     cells = _start_cells(frame, value, options, workers)
     return lambda: _changes_of(frame, cells(), options, value)
 
@@ -209,7 +209,7 @@ def _changes_of(frame: pd.DataFrame, cells: Cells, options: DigestOptions, value
     series, pos = cells
     rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
     segments = segment_levels(frame, rows, value)
-    return _describe(frame, rows, segments), segments
+    return _describe(frame, rows, segments, options.min_segment), segments
 
 
 def _held(frame: pd.DataFrame, rows: IntArray, min_segment: int) -> IntArray:
@@ -224,12 +224,25 @@ def _held(frame: pd.DataFrame, rows: IntArray, min_segment: int) -> IntArray:
     return held
 
 
-def _describe(frame: pd.DataFrame, rows: IntArray, segments: Segments) -> pd.DataFrame:
+def held_at(frame: pd.DataFrame, rows: IntArray, min_segment: int) -> pd.Series:
+    """The night each level starting at ``rows`` had held ``min_segment`` nights: when it is known.
+
+    A change is reported in the period of that night, not of its first: one that began on a
+    period's last night is too young for that period's digest and, begun before the next,
+    was left out of both.
+    """
+    return pd.Series(frame["timestamp"].array[rows + (min_segment - 1)])
+
+
+def _describe(
+    frame: pd.DataFrame, rows: IntArray, segments: Segments, min_segment: int
+) -> pd.DataFrame:
     seg = np.searchsorted(segments.bounds, rows)
     changes = frame.iloc[rows][["series", "kernel_key", "kernel_name", "device"]].copy()
     changes.insert(0, "row", pd.Series(rows, index=changes.index))
     changes["seg"] = seg
     changes["since"] = frame["timestamp"].array[rows]
+    changes["held_at"] = held_at(frame, rows, min_segment).array
     # The rows' commits only: a categorical column whole as objects is 0.2 GB at 29 M rows.
     changes["from_commit"] = frame["commit"].iloc[rows - 1].to_numpy() if len(rows) else []
     changes["to_commit"] = frame["commit"].iloc[rows].to_numpy()

@@ -25,11 +25,11 @@ from service.digest.tables import last_rows
 def time_regressions(
     frame: pd.DataFrame, changes: pd.DataFrame, *, start: datetime, end: datetime
 ) -> list[TimeMovement]:
-    """Rises of nightly time that started in the period and held, slowest-down first.
+    """Rises of nightly time that held in the period (``changes.held_at``), slowest-down first.
 
     ``changes`` are the time series' (``detect_changes(frame, ..., value="time_s")``).
     """
-    rows = changes[(changes["relative_change"] > 0) & in_period(changes["since"], start, end)]
+    rows = changes[(changes["relative_change"] > 0) & in_period(changes["held_at"], start, end)]
     rows = rows.sort_values(["relative_change", "kernel_key"], ascending=[False, True])
     current = frame["time_s"].to_numpy()[last_rows(frame)]
     at = rows["row"].to_numpy(dtype=int)
@@ -94,7 +94,7 @@ def _ranked(rows: pd.DataFrame, nights: pd.DataFrame) -> pd.DataFrame:
 def vanished_kernels(
     frame: pd.DataFrame, *, start: datetime, end: datetime, min_segment: int
 ) -> list[VanishedKernel]:
-    """Kernels absent from the last ``min_segment`` or more nights since a night in the period.
+    """Kernels absent from the last ``min_segment`` or more nights, that long by the period's end.
 
     A kernel that vanished the night others appeared on the same device was replaced by them:
     by one (a rename or a substitute) or by several (a fused kernel split into its pieces).
@@ -111,7 +111,10 @@ def vanished_kernels(
     gone = gone.merge(
         nights.rename(columns={"timestamp": "since", "commit": "to_commit"}), on=["device", "rank"]
     )
-    gone = gone[in_period(gone["since"], start, end)]
+    # Reported in the period its absence had held min_segment nights (``changes.held_at``).
+    held = nights[["device", "rank", "timestamp"]].rename(columns={"timestamp": "held_at"})
+    gone = gone.merge(held.assign(rank=held["rank"] - (min_segment - 1)), on=["device", "rank"])
+    gone = gone[in_period(gone["held_at"], start, end)]
     first = _ranked(frame.iloc[series_starts(frame)][columns], nights)
     new = (
         first[first["rank"] > 0]

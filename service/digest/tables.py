@@ -122,7 +122,7 @@ def _run_medians(values: pd.Series, run: npt.NDArray[np.int32], wanted: Any) -> 
 def regime_flips(
     frame: pd.DataFrame, *, start: datetime, end: datetime, min_segment: int
 ) -> pd.DataFrame:
-    """Regime changes that held ``min_segment`` nights and started in the period.
+    """Regime changes that had held ``min_segment`` nights in the period.
 
     Returns:
         Columns of ``RegimeFlip`` (``kernel``, ``device``, ``from_regime``, ``to_regime``,
@@ -147,7 +147,7 @@ def binding_flips(
 def flips_of(
     frame: pd.DataFrame, column: str, *, start: datetime, end: datetime, min_segment: int
 ) -> pd.DataFrame:
-    """Changes of ``column`` (regime or binding) that held ``min_segment`` nights in the period.
+    """Changes of ``column`` (regime or binding) whose ``min_segment``-th night is in the period.
 
     Returns:
         ``kernel``, ``kernel_name``, ``device``, ``from_<column>``, ``to_<column>``,
@@ -160,7 +160,10 @@ def flips_of(
     flip = np.zeros(len(codes), dtype=bool)  # a row that starts a series is no flip
     flip[1:] = (series[1:] == series[:-1]) & (codes[1:] != codes[:-1])
     flip[1:] &= (codes[1:] >= 0) & (codes[:-1] >= 0)
-    rows = np.flatnonzero(flip & _period_mask(frame, start, end))
+    rows = np.flatnonzero(flip)
+    # Reported in the period it had held min_segment nights (``changes.held_at``): a flip on a
+    # period's last night is too young for its digest and began before the next one's.
+    rows = rows[_period_mask(frame, start, end)[rows + (min_segment - 1)]]
     run_of = run[rows]
     around = np.r_[run_of, run_of - 1]
     level = _run_medians(frame["percent_of_roof"], run, around)

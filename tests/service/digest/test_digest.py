@@ -107,6 +107,24 @@ def test_a_regression_is_reported_once_then_tracked(history):
     assert softmax.age_days == pytest.approx(29.04, abs=0.01)
 
 
+def test_a_change_on_a_periods_last_night_is_reported_the_next_period(history):
+    """fused_mlp fell and went memory-bound on night 34: the last night of one week.
+
+    Too young for that week's digest (one night of two), and begun before the next week's,
+    it was in neither: only the next week's unresolved list, 8 days old, named it.
+    """
+    fused = ("fused_mlp", "A100-SXM4-80GB", 34)
+
+    def week(first: int):
+        start = FIRST_NIGHT + timedelta(days=first, hours=-1)
+        return build_digest(history, start=start, end=start + timedelta(days=6, hours=2))
+
+    before, after = week(28), week(35)
+    assert fused not in _moves(before.regressions) and not before.regime_flips
+    assert fused in _moves(after.regressions)
+    assert [(f.kernel, night_of(f.since)) for f in after.regime_flips] == [("fused_mlp", 34)]
+
+
 def test_regime_flip_held_is_reported_and_a_one_night_flip_is_not(digest):
     flips = [
         (f.kernel, f.device, f.from_regime, f.to_regime, night_of(f.since))
