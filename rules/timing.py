@@ -22,7 +22,7 @@ import pandas as pd
 from rules.config import RulesConfig
 from rules.history import SETTLED_RUNS, KernelHistory
 from rules.roofline import Placement, Roof, percent_of_resource
-from rules.stats import fast_median
+from rules.stats import GateOptions, current_levels, fast_median
 from rules.summary import SPARKLINE_POINTS
 from rules.verdict import BaselineSummary, RunBaseline
 
@@ -166,10 +166,13 @@ def per_run_totals(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> RunBaseline:
-    """The run as a whole at baseline: median total GPU time over the baseline runs.
+    """The run as a whole at baseline: median total GPU time over the runs at its level now.
 
-    ``frame``: the comparable history; the kernels ``config`` ignores are left out. Without
-    one, ``runs`` is 0 (no baseline yet).
+    The runs since the last change the gate confirms in the series of per-run totals (as a
+    kernel's level is read): after main got 1.5x slower and stayed, every PR's headline
+    read 446 → 678 ms against the older nights the window still held. ``frame``: the
+    comparable history; the kernels ``config`` ignores are left out. Without one, ``runs``
+    is 0 (no baseline yet).
     """
     if frame.empty:
         return RunBaseline(n=0, runs=0, metric="time_s")
@@ -182,11 +185,15 @@ def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> RunBaseline:
         }
         frame = frame[~frame["kernel_key"].astype(str).isin(ignored)]
     totals = per_run_totals(frame)
-    commits = [str(c) for c in totals["commit"] if c]
+    times = totals["t"].to_numpy(dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):  # a stored 1e308 s run is an outlier
+        (level,) = current_levels([times], options=GateOptions(**config.gate.model_dump()))
+    since = level.start if level.n else 0
+    commits = [str(c) for c in totals["commit"].iloc[since:] if c]
     return RunBaseline(
-        n=len(totals),
+        n=len(times) - since,
         runs=len(totals),
-        time_s=median_time(totals["t"]),
+        time_s=median_time(times[since:]),
         commits=(commits[0], commits[-1]) if commits else (),
         metric="time_s",
     )
