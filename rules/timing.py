@@ -165,14 +165,27 @@ def per_run_totals(frame: pd.DataFrame) -> pd.DataFrame:
     return ordered[["run_id", "commit", "t"]]
 
 
+def _level_start(totals: npt.NDArray[np.float64], config: RulesConfig) -> int:
+    """Where the per-run totals' current level starts, as the gate reads a kernel's level.
+
+    About 5 ms for one series of 60 runs (``bench_check_inprocess.py``); the detector alone
+    (``segment_starts``) is cheaper but needs five runs at a new level to see it.
+    """
+    if totals.size < MIN_BINDING_RUNS or not np.isfinite(totals).all():
+        return 0
+    with np.errstate(over="ignore", invalid="ignore"):  # a stored 1e308 s run is an outlier
+        (level,) = current_levels([totals], options=GateOptions(**config.gate.model_dump()))
+    return level.start if level.n else 0
+
+
 def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> RunBaseline:
     """The run as a whole at baseline: median total GPU time over the runs at its level now.
 
     The runs since the last change the gate confirms in the series of per-run totals (as a
-    kernel's level is read): after main got 1.5x slower and stayed, every PR's headline
-    read 446 → 678 ms against the older nights the window still held. ``frame``: the
-    comparable history; the kernels ``config`` ignores are left out. Without one, ``runs``
-    is 0 (no baseline yet).
+    kernel's level is read): after main got 1.5x slower and
+    stayed, every PR's headline read 446 → 678 ms against the older nights the window still
+    held. ``frame``: the comparable history; the kernels ``config`` ignores are left out.
+    Without one, ``runs`` is 0 (no baseline yet).
     """
     if frame.empty:
         return RunBaseline(n=0, runs=0, metric="time_s")
@@ -186,9 +199,7 @@ def run_baseline(frame: pd.DataFrame, config: RulesConfig) -> RunBaseline:
         frame = frame[~frame["kernel_key"].astype(str).isin(ignored)]
     totals = per_run_totals(frame)
     times = totals["t"].to_numpy(dtype=float)
-    with np.errstate(over="ignore", invalid="ignore"):  # a stored 1e308 s run is an outlier
-        (level,) = current_levels([times], options=GateOptions(**config.gate.model_dump()))
-    since = level.start if level.n else 0
+    since = _level_start(times, config)
     commits = [str(c) for c in totals["commit"].iloc[since:] if c]
     return RunBaseline(
         n=len(times) - since,

@@ -173,7 +173,9 @@ def _stages(ctx: RuleContext) -> tuple[dict[str, float], Any]:
     kernels += engine.missing_verdicts(ctx, findings)
     lap("rows")
     groups = tuple(engine.group_verdict(ctx, f, gate) for f in ctx.groups.values())
-    verdict = engine.across_devices(ctx, engine._verdict(ctx, findings, kernels, groups))
+    # Trees since the short-baseline headline pass the runs the gate needs; older ones do not.
+    needed = (engine.min_runs(rules),) if hasattr(engine, "min_runs") else ()
+    verdict = engine.across_devices(ctx, engine._verdict(ctx, findings, kernels, groups, *needed))
     lap("verdict")
     times["evaluate"] = time.process_time() - first
     times["evaluate wall"] = time.perf_counter() - wall
