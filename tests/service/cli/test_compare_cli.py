@@ -18,16 +18,27 @@ from service.store.db import open_store
 A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('compare') / 'history.db'}"
+def two_cards(
+    folder: Path,
+    nights_on: tuple[int, int],
+    a100_kernels: dict[str, Work] = KERNELS,
+    h100_kernels: dict[str, Work] = KERNELS,
+) -> str:
+    """A store of ``nights_on[0]`` nights on the A100, then ``nights_on[1]`` on the H100."""
+    a100, h100 = nights_on
+    url = f"sqlite:///{folder / 'history.db'}"
     engine = open_store(url)
     try:
-        store(engine, nights(A100, 30), datasheet(A100))
-        store(engine, nights(H100, 8, start=30), datasheet(H100))
+        store(engine, nights(A100, a100, kernels=a100_kernels), datasheet(A100))
+        store(engine, nights(H100, h100, start=a100, kernels=h100_kernels), datasheet(H100))
     finally:
         engine.dispose()
     return url
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return two_cards(tmp_path_factory.mktemp("compare"), (30, 8))
 
 
 def invoke(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> tuple[int, str, str]:
@@ -144,13 +155,8 @@ def test_bad_flags(capsys, db) -> None:
 
 def test_a_copy_sits_on_the_zero_flop_strip_of_each_card(tmp_path, capsys) -> None:
     copy = Work({"fp32": 0.0}, {"dram": 2e9}, {A100: 70.0, H100: 75.0})
-    url = f"sqlite:///{tmp_path / 'history.db'}"
-    engine = open_store(url)
-    try:
-        store(engine, nights(A100, 3, kernels={**KERNELS, "copy": copy}), datasheet(A100))
-        store(engine, nights(H100, 3, start=3, kernels={**KERNELS, "copy": copy}), datasheet(H100))
-    finally:
-        engine.dispose()
+    with_copy = {**KERNELS, "copy": copy}
+    url = two_cards(tmp_path, (3, 3), with_copy, with_copy)
     code, _, err = invoke(capsys, url, "--chart", str(tmp_path / "c.svg"))
     assert code == 0, err
     for card, percent in ((A100, 70.0), (H100, 75.0)):
@@ -165,13 +171,7 @@ def test_a_card_added_last_night_is_shown_from_the_runs_it_has(tmp_path, capsys)
     Its kernels now read the median of their runs, marked, and are judged against the first
     card; the forecast still reads the card with enough runs.
     """
-    url = f"sqlite:///{tmp_path / 'history.db'}"
-    engine = open_store(url)
-    try:
-        store(engine, nights(A100, 10), datasheet(A100))
-        store(engine, nights(H100, 2, start=10), datasheet(H100))
-    finally:
-        engine.dispose()
+    url = two_cards(tmp_path, (10, 2))
     by = {(r["kernel"], r["device"]): r for r in rows(capsys, url, "--forecast", "H200")}
     gemv, gemm = by["gemv", H100], by["gemm", H100]
     assert (gemv["runs"], gemv["few_runs"], by["gemv", A100]["few_runs"]) == (2, True, False)
@@ -184,14 +184,8 @@ def test_a_card_added_last_night_is_shown_from_the_runs_it_has(tmp_path, capsys)
 
 
 def test_a_kernel_the_first_card_never_ran_is_not_the_first_card(tmp_path, capsys) -> None:
-    url = f"sqlite:///{tmp_path / 'history.db'}"
-    engine = open_store(url)
     only_h100 = {**KERNELS, "fp8_gemm": Work({"tensor_fp8": 4e12}, {"dram": 4e9}, {H100: 70.0})}
-    try:
-        store(engine, nights(A100, 4), datasheet(A100))
-        store(engine, nights(H100, 4, start=4, kernels=only_h100), datasheet(H100))
-    finally:
-        engine.dispose()
+    url = two_cards(tmp_path, (4, 4), h100_kernels=only_h100)
     found = rows(capsys, url, "--kernel", "fp8")
     assert [(r["device"], r["reference"], r["time_ratio"]) for r in found] == [(H100, A100, None)]
     code, text, _ = invoke(capsys, url, "--kernel", "fp8")
