@@ -83,6 +83,7 @@ from rules.scaling import (
     predict,
 )
 from rules.verdict import (
+    NOT_JUDGED,
     BaselineSummary,
     Conclusion,
     Finding,
@@ -93,11 +94,13 @@ from rules.verdict import (
     Severity,
     Stability,
     Verdict,
+    shown_conclusion,
 )
 
 __all__ = [
     "CROSS_DEVICE_TOLERANCE",
     "HISTORY_COLUMNS",
+    "NOT_JUDGED",
     "OWN_RUNS_SETTLED",
     "BaselineSummary",
     "Catalog",
@@ -167,6 +170,7 @@ __all__ = [
     "rule_markdown",
     "scale",
     "series_references",
+    "shown_conclusion",
     "with_findings",
     "with_profile_changes",
 ]

@@ -44,6 +44,15 @@ class Conclusion(StrEnum):
     FAIL = "fail"
 
 
+#: A run that judged nothing (no baseline, or too short) and failed nothing: neutral, not "pass".
+NOT_JUDGED = "not judged"
+
+
+def shown_conclusion(conclusion: Conclusion, judged_nothing: bool) -> str:
+    """The conclusion a reader is shown (the JSON keeps the conclusion itself)."""
+    return NOT_JUDGED if judged_nothing and conclusion != Conclusion.FAIL else conclusion.value
+
+
 class KernelStatus(StrEnum):
     """What the verdict says of one kernel (``KernelVerdict.status``), strongest first.
 
@@ -350,6 +359,11 @@ class Verdict(_Model):
         """
         base = self.baseline
         return base is not None and (base.runs == 0 or base.runs < base.min_runs)
+
+    @property
+    def not_judged(self) -> bool:
+        """Judged nothing and failed nothing (``shown_conclusion``): neither pass nor fail."""
+        return shown_conclusion(self.conclusion, self.judged_nothing) == NOT_JUDGED
 
     @property
     def regressions(self) -> int:

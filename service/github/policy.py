@@ -60,7 +60,7 @@ def check_conclusion(verdict: Verdict, failure: FailurePolicy) -> str:
     """
     if not verdict.trusted:
         return "neutral"
-    if verdict.judged_nothing and verdict.conclusion != Conclusion.FAIL:
+    if verdict.not_judged:
         return "neutral"
     if verdict.conclusion == Conclusion.PASS:
         return "success"

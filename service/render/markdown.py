@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from rules import Conclusion, KernelStatus, KernelVerdict, Verdict
+from rules import Conclusion, KernelStatus, KernelVerdict, Verdict, shown_conclusion
 from service.render.causes import by_cause
 from service.render.devices import judged_against
 from service.render.escape import (
@@ -33,9 +33,9 @@ from service.render.judged import BASELINE_NOTE, judged_group
 from service.render.listing import VISIBLE_ROWS, Listed, Split, split_kernels
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
-    CONCLUSION_ICONS,
     TEXT_LIMIT,
     GroupRow,
+    conclusion_icon,
     fmt_share,
     make_group_row,
 )
@@ -107,6 +107,17 @@ def _listed_as(verdict: Verdict) -> str:
     return "new" if verdict.judged_nothing else "changed"
 
 
+def _title(verdict: Verdict) -> str:
+    """``no regressions``; a first run's ``nothing judged yet`` (its check is neutral)."""
+    if verdict.not_judged:
+        return "nothing judged yet"
+    return {
+        Conclusion.FAIL: "performance regressions",
+        Conclusion.WARN: "warnings",
+        Conclusion.PASS: "no regressions",
+    }[verdict.conclusion]
+
+
 def _headline(verdict: Verdict) -> dict[str, Any]:
     warnings = verdict.warnings
     preview = sum(1 for f in verdict.findings if not f.counts)
@@ -120,17 +131,12 @@ def _headline(verdict: Verdict) -> dict[str, Any]:
         quiet = not (verdict.regressions or warnings)
         counts = [no_baseline(verdict), *(counts[2:] if quiet else counts)]
     device = escape_text(verdict.device or "unknown device", limit=80)
-    title = {
-        Conclusion.FAIL: "performance regressions",
-        Conclusion.WARN: "warnings",
-        Conclusion.PASS: "no regressions",
-    }[verdict.conclusion]
     others = [r for r in verdict.roofs if r != verdict.roof]
     n = sum(1 for k in verdict.kernels if k.status != KernelStatus.MISSING)  # the run's own kernels
     return {
-        "icon": CONCLUSION_ICONS[verdict.conclusion] if verdict.trusted else "⚠️",
-        "title": f"{title if verdict.trusted else 'no regression verdict'} on {device}",
-        "conclusion": verdict.conclusion.value.upper(),
+        "icon": conclusion_icon(verdict) if verdict.trusted else "⚠️",
+        "title": f"{_title(verdict) if verdict.trusted else 'no regression verdict'} on {device}",
+        "conclusion": shown_conclusion(verdict.conclusion, verdict.judged_nothing).upper(),
         "counts": ", ".join(counts),
         "roof": escape_text(judged_against(verdict), limit=200),
         "other_roofs": ", ".join(escape_text(r, limit=120) for r in others),

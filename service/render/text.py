@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rules import (
+    NOT_JUDGED,
     Finding,
     GroupVerdict,
     KernelStatus,
@@ -24,6 +25,7 @@ from rules import (
     Severity,
     Verdict,
     one_decimal,
+    shown_conclusion,
 )
 from service.render.causes import findings_by_cause
 from service.render.devices import judged_against
@@ -56,7 +58,12 @@ MAX_ROWS = 30
 NAME_WIDTH = 48
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _STYLE = {Severity.FAIL: "bold red", Severity.WARN: "yellow", Severity.INFO: "cyan"}
-_CONCLUSION_STYLE = {"fail": "bold red", "warn": "bold yellow", "pass": "bold green"}
+_CONCLUSION_STYLE = {
+    "fail": "bold red",
+    "warn": "bold yellow",
+    "pass": "bold green",
+    NOT_JUDGED: "bold",
+}
 
 
 def clean(text: str, width: int | None = None) -> str:
@@ -202,7 +209,7 @@ def finding_block(finding: Finding, evidence: Sequence[Finding] = ()) -> Rendera
 
 def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     """The verdict as rich renderables, headline first."""
-    conclusion = verdict.conclusion.value
+    conclusion = shown_conclusion(verdict.conclusion, verdict.judged_nothing)
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
     # The same counts as the markdown headline.
     counts = f"{verdict.regression_count}, {verdict.warnings} warning(s)"

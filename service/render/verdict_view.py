@@ -19,6 +19,7 @@ from rules import (
     KernelVerdict,
     Severity,
     Stability,
+    Verdict,
     one_decimal,
 )
 from service.render.devices import kernel_prediction
@@ -37,6 +38,8 @@ MEMORY_TIERS = ("dram", "l2", "l1", "shared")
 
 ICONS = {Severity.FAIL: "❌", Severity.WARN: "⚠️", Severity.INFO: "ℹ️"}
 CONCLUSION_ICONS = {Conclusion.PASS: "✅", Conclusion.WARN: "⚠️", Conclusion.FAIL: "❌"}
+#: A run that judged nothing and failed nothing: neither a green pass nor a warning.
+NOT_JUDGED_ICON = "⚪"
 STATUS_ICONS = {
     KernelStatus.REGRESSED: "🔻",
     KernelStatus.IMPROVED: "✅",
@@ -95,6 +98,11 @@ def sparkline(values: Sequence[float]) -> str:
         return SPARK_LEVELS[3] * len(points)
     top = len(SPARK_LEVELS) - 1
     return "".join(SPARK_LEVELS[round((v - low) / (high - low) * top)] for v in points)
+
+
+def conclusion_icon(verdict: Verdict) -> str:
+    """The headline's icon: the conclusion's, or ``NOT_JUDGED_ICON`` (``Verdict.not_judged``)."""
+    return NOT_JUDGED_ICON if verdict.not_judged else CONCLUSION_ICONS[verdict.conclusion]
 
 
 def fmt_pct(value: float | None) -> str:

@@ -23,7 +23,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from sqlmodel import Session
 
-from rules import Conclusion, conclude
+from rules import conclude, shown_conclusion
 from rules.stats import two_modes
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import cached_view, stored_outcome
@@ -55,9 +55,6 @@ DIGEST_DAYS = 7
 RECENT_RUNS = 30
 #: The run kind a kernel's trend is drawn from; PR runs are listed apart.
 TREND_KIND = "nightly"
-#: The pages' word for a run that judged nothing (its GitHub check is neutral), or that no
-#: check stored (``ingest``).
-NOT_JUDGED = "not judged"
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
@@ -101,17 +98,6 @@ def _html_or_json(request: Request, page: Callable[[], HTMLResponse]) -> HTMLRes
         return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
 
 
-def _shown(conclusion: Conclusion, judged_nothing: bool) -> str:
-    """The word the pages show for a verdict.
-
-    A run that judged nothing and failed nothing is not judged, not a pass (its GitHub
-    check is neutral).
-    """
-    if judged_nothing and conclusion != Conclusion.FAIL:
-        return NOT_JUDGED
-    return conclusion.value
-
-
 def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> str:
     """The run's verdict from its stored findings (no re-check: the list stays cheap).
 
@@ -119,7 +105,7 @@ def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> s
     judged.
     """
     findings = list_findings(session=session, run_id=run.id)
-    return _shown(conclude(findings, config.rules.fail_on), run.judged is not True)
+    return shown_conclusion(conclude(findings, config.rules.fail_on), run.judged is not True)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -153,7 +139,7 @@ def run_page(
                 "run.html.j2",
                 run=run,
                 verdict=verdict,
-                shown=_shown(verdict.conclusion, verdict.judged_nothing),
+                shown=shown_conclusion(verdict.conclusion, verdict.judged_nothing),
                 not_judged=no_baseline(verdict) if verdict.judged_nothing else None,
                 chart=chart,
                 kernel_limit=PAGE_KERNELS,

@@ -31,13 +31,18 @@ def test_a_run_judged_against_nothing_says_so_and_its_check_is_neutral(empty_db:
     verdict = Verdict.model_validate_json(check(empty_db, "json"))
     n = sum(1 for k in verdict.kernels)
     assert verdict.baseline is not None and verdict.baseline.runs == 0
-    assert f"no baseline yet: {n} kernels stored, nothing judged" in render_markdown(verdict)
+    markdown = render_markdown(verdict)
+    assert f"no baseline yet: {n} kernels stored, nothing judged" in markdown
     assert check_conclusion(verdict, FailurePolicy.ON_REGRESSION) == "neutral"
+    # Its title was "✅ roofguard: no regressions" and "**PASS**" above "nothing judged".
+    assert "## ⚪ roofguard: nothing judged yet on H100\\-SXM5" in markdown
+    assert "**NOT JUDGED**" in markdown and "✅" not in markdown and "PASS" not in markdown
+    assert verdict.conclusion == "pass"  # the JSON contract keeps the conclusion
 
 
 def test_the_terminal_headline_says_so_too(empty_db: str) -> None:
     head = check(empty_db, "text").splitlines()[0]
-    assert "no baseline yet:" in head and "nothing judged" in head
+    assert head.startswith("roofguard: NOT JUDGED · no baseline yet:") and "nothing judged" in head
 
 
 def test_a_run_with_history_counts_its_baseline_runs(tmp_path_factory) -> None:
