@@ -11,7 +11,7 @@ from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecision, GateDecisions
 from rules.history import KernelHistory
-from rules.measures import seconds
+from rules.measures import one_decimal, seconds
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, percent_of_resource
 from rules.timing import median_time, median_value
 from rules.verdict import Finding, KernelStatus, Severity, Stability
@@ -169,11 +169,12 @@ def _story(numbers: dict[str, float | str | None], baseline_binding: str) -> str
     if isinstance(now, float) and isinstance(before, float):
         runs = numbers.get("baseline_n")
         parts.append(
-            f"level {before:.1f}% over {runs} runs → {now:.1f}% of the {baseline_binding} roof"
+            f"level {one_decimal(before)}% over {runs} runs → {one_decimal(now)}% of the "
+            f"{baseline_binding} roof"
         )
     time_now, time_before = numbers.get("time_s"), numbers.get("baseline_time_s")
     if isinstance(time_now, float) and isinstance(time_before, float) and time_before > 0:
-        parts.append(
-            f"{seconds(time_before)} → {seconds(time_now)} ({time_now / time_before:.1f}× slower)"
-        )
+        ratio = time_now / time_before  # a fusion restored flips back faster: say so
+        pace = f"{ratio:.1f}× slower" if ratio >= 1 else f"{1 / ratio:.1f}× faster"
+        parts.append(f"{seconds(time_before)} → {seconds(time_now)} ({pace})")
     return ": " + ", ".join(parts) if parts else ""

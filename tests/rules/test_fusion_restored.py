@@ -1,0 +1,59 @@
+"""A fusion restored on a PR is no drop of the dram roof its kernel left.
+
+Main broke an MLP's fusion: memory-bound at 80% of the dram roof, 307 ms. The PR restores it:
+compute-bound at 70% of fp32, 73 ms. Like for like against the dram roof it no longer needs it
+read 3.4%, and roof-drop failed the fix.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from factories import make_kernel, make_run
+
+from rules import RuleContext, builtin_catalog, evaluate
+from rules.frames import history_from_runs
+
+START = datetime(2026, 11, 1, 2, tzinfo=UTC)
+FLOPS = 1e12
+A100 = builtin_catalog().lookup("A100-SXM4-80GB").roof()
+FP32, DRAM = A100.peak_flop_per_s["fp32"], A100.bandwidth_byte_per_s["dram"]
+BROKEN = FLOPS / 2  # bytes of the broken fusion: 2 FLOP/B, memory-bound
+BROKEN_S = BROKEN / DRAM / 0.80  # at 80% of the dram roof
+
+
+def _mlp(nbytes: float, time_s: float, night: int, commit: str):
+    kernel = make_kernel("mlp", flops={"fp32": FLOPS}, dram_bytes=nbytes, time_s=time_s)
+    return make_run(
+        commit=commit,
+        timestamp=START + timedelta(days=night),
+        kernels=[kernel],
+        device="NVIDIA A100-SXM4-80GB",
+    )
+
+
+def _verdict(nbytes: float, time_s: float):
+    """A PR's verdict of the MLP against eight nights of the broken fusion."""
+    history = [_mlp(BROKEN, BROKEN_S * (1 + 0.003 * n), n, f"m{n}") for n in range(8)]
+    ctx = RuleContext(
+        run=_mlp(nbytes, time_s, 9, "pr").model_copy(update={"kind": "pr"}),
+        roof=A100,
+        history=history_from_runs(history, A100),
+    )
+    return evaluate(ctx).verdict
+
+
+def test_a_restored_fusion_is_a_regime_change_faster_not_a_roof_drop() -> None:
+    verdict = _verdict(FLOPS / 200, FLOPS / FP32 / 0.70)
+    found = {(f.rule, f.severity.value): f.message for f in verdict.findings}
+    assert set(found) == {("regime-flip", "warn")}
+    assert "memory-bound, now compute-bound" in found["regime-flip", "warn"]
+    assert "(4.2× faster)" in found["regime-flip", "warn"]
+    assert verdict.conclusion == "warn"
+
+
+def test_a_kernel_on_its_own_binding_that_slows_is_still_a_drop() -> None:
+    verdict = _verdict(BROKEN, BROKEN_S * 1.3)
+    assert {f.rule for f in verdict.findings if f.severity.value in ("warn", "fail")} >= {
+        "roof-drop"
+    }
