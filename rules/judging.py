@@ -178,6 +178,6 @@ def cleared(j: Judgement, *, higher_is_better: bool) -> bool:
 
 
 def cleared_wording(measurements: tuple[float, ...], fmt: Callable[[float], str]) -> str:
-    """``cleared: re-measured 69.1%, which does not confirm it``."""
+    """``on the first measurement; cleared: re-measured 69.1%, which does not confirm it``."""
     again = ", ".join(fmt(v) for v in measurements[1:])
     return f"on the first measurement; cleared: re-measured {again}, which does not confirm it"

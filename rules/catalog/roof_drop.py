@@ -106,8 +106,8 @@ class RoofDrop(Rule):
     change far beyond noise fails at once (``[rules.gate]``). A suspect the re-measurements
     do not confirm is *cleared*: an information finding gives both figures. A kernel bound
     by another resource than its baseline's and faster than it (a fusion restored) is not
-    judged here: two roofs compare nothing, and regime-flip reports the change. Thresholds grow with the
-    number of kernels judged. Kernel groups are held to the same test on their
+    judged here: two roofs compare nothing, and regime-flip reports the change. Thresholds
+    grow with the number of kernels judged. Kernel groups are held to the same test on their
     time-weighted percent of roof and their MFU, or a memory-bound group on its total time
     (finding on ``group:<name>``). When ``runner_share`` of the judged kernels (at least
     ``runner_min_kernels``) are beyond noise on one side, one run-wide note says so: a move

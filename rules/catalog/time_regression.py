@@ -35,10 +35,10 @@ class TimeRegression(Rule):
     against the level since the last confirmed change, beyond ``z_threshold`` noise units
     and by at least ``min_effect`` (suspect), confirmed by the next nights or by a
     re-measurement of the commit (regressed); one the re-measurements do not confirm is
-    cleared, an information finding with both figures. Time is the ground truth, so a placed kernel
-    whose work is unchanged (total FLOPs and DRAM bytes within ``work_tolerance`` of the
-    baseline's) but whose binding precision or tier changed is judged on time too: its percent
-    of roof is against a different roof and can hide the slowdown. (With the binding
+    cleared, an information finding with both figures. Time is the ground truth, so a placed
+    kernel whose work is unchanged (total FLOPs and DRAM bytes within ``work_tolerance`` of
+    the baseline's) but whose binding precision or tier changed is judged on time too: its
+    percent of roof is against a different roof and can hide the slowdown. (With the binding
     unchanged, percent of roof is the time ratio and roof-drop reports it.)
 
     **Best practice**
