@@ -51,7 +51,7 @@ from rules.hardware import (
     normalise_name,
     report_roof,
 )
-from rules.judging import GateBatch
+from rules.judging import GateBatch, is_cleared
 from rules.levelstore import StoredLevels
 from rules.likeforlike import (
     binding_changes,
@@ -151,6 +151,7 @@ __all__ = [
     "evaluate",
     "forecast",
     "get_rule",
+    "is_cleared",
     "keeping",
     "like_for_like_history",
     "normalise_name",

@@ -34,6 +34,7 @@ from rules.stats import (
     screens_worse,
 )
 from rules.stats.frozen import frozen_from
+from rules.verdict import Finding, Severity
 
 Samples = Callable[[KernelRecord, Placement], list[float]]
 
@@ -175,6 +176,16 @@ def cleared(j: Judgement, *, higher_is_better: bool) -> bool:
     """
     worse = j.z < 0 if higher_is_better else j.z > 0
     return bool(j.remeasured) and j.run > 0 and worse and not (j.regressed or j.suspect)
+
+
+#: ``Finding.numbers["outcome"]`` of a cleared suspect (``cleared``), so a reader of the verdict
+#: can count them apart from the findings that ask for something.
+CLEARED = "cleared"
+
+
+def is_cleared(finding: Finding) -> bool:
+    """A cleared suspect's information finding (``CLEARED``): the kernel stands unchanged."""
+    return finding.severity == Severity.INFO and finding.numbers.get("outcome") == CLEARED
 
 
 def cleared_wording(measurements: tuple[float, ...], fmt: Callable[[float], str]) -> str:

@@ -15,6 +15,7 @@ from rules.figures import GateFigures
 from rules.gated import GateDecisions
 from rules.groups import GroupFigures
 from rules.judging import (
+    CLEARED,
     GateBatch,
     Measured,
     Samples,
@@ -192,7 +193,7 @@ class RoofDrop(Rule):
             key,
             f"{_against_level(ctx, key, j)} {cleared_wording(m.all, _pct)}",
             severity=Severity.INFO,
-            numbers=GateFigures.of(j, m.all).numbers(),
+            numbers={**GateFigures.of(j, m.all).numbers(), "outcome": CLEARED},
         )
 
     def _two_level(self, ctx: RuleContext, key: str, j: Judgement, modes: Modes) -> Finding:

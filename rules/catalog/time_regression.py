@@ -12,7 +12,7 @@ from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.figures import GateFigures
 from rules.gated import GateDecisions
-from rules.judging import GateBatch, cleared, cleared_wording, gate_wording, measured
+from rules.judging import CLEARED, GateBatch, cleared, cleared_wording, gate_wording, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
 from rules.stats import GATE_Z, CompareOptions, Judgement
@@ -99,7 +99,11 @@ class TimeRegression(Rule):
             severity=severity,
             status=_STATUS.get(severity),
             advice=None if placed else Advice.MEASURE_MORE,
-            numbers={"baseline_time_s": j.level, **GateFigures.of(j, values).numbers()},
+            numbers={
+                "baseline_time_s": j.level,
+                **GateFigures.of(j, values).numbers(),
+                **({} if severity != Severity.INFO else {"outcome": CLEARED}),
+            },
         )
 
 

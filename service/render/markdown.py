@@ -31,6 +31,7 @@ from service.render.escape import (
 from service.render.fit import fit
 from service.render.judged import BASELINE_NOTE, judged_group
 from service.render.listing import VISIBLE_ROWS, Listed, Split, split_kernels
+from service.render.ranking import cleared_line
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     TEXT_LIMIT,
@@ -298,6 +299,7 @@ def _base(
         "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
         "v": _headline(verdict),
         "unchanged": _counted(split.unchanged, "✅"),
+        "cleared": cleared_line(verdict, lambda name: escape_code(name, limit=80)),
         "stored": _stored(split, verdict),
         "notes": _notes(verdict),
         "links": footer,

@@ -1,6 +1,7 @@
 """Which kernels a verdict lists, worst first: one order for the markdown and the terminal.
 
-A kernel is listed when it has findings or its status is not ``unchanged``; the order is by
+A kernel is listed when it has findings (a cleared suspect's aside) or its status is not
+``unchanged``; the order is by
 its worst finding (counted before preview, then severity), then by status (regressed,
 unplaced, new or missing, improved), then by share of GPU time. Both renderers use it, so a
 kernel the comment shows near the top (an unplaced one, say) is not cut from the terminal's
@@ -10,11 +11,14 @@ table by its row limit.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from rules import Finding, KernelStatus, KernelVerdict, Verdict
+from rules import Finding, KernelStatus, KernelVerdict, Verdict, is_cleared
 from rules.stats import GateSettings
 from service.render.verdict_view import worst
+
+#: Kernel names the line of cleared suspects shows; the rest are counted.
+CLEARED_NAMES = 10
 
 _STATUS_ORDER = {
     KernelStatus.REGRESSED: 0,
@@ -65,5 +69,21 @@ def ranked_kernels(verdict: Verdict) -> list[tuple[KernelVerdict, list[Finding]]
 
 
 def is_listed(kernel: KernelVerdict, findings: Sequence[Finding]) -> bool:
-    """Whether the table lists the kernel (else it counts among the unchanged)."""
-    return bool(findings) or kernel.status != KernelStatus.UNCHANGED
+    """Whether the table lists the kernel (else it counts among the unchanged).
+
+    A suspect its re-measurement cleared is unchanged: a re-measured 2,000-kernel PR clears
+    a dozen, counted on one line (``cleared_line``), not a dozen rows of information.
+    """
+    asks = any(not is_cleared(f) for f in findings)
+    return asks or kernel.status != KernelStatus.UNCHANGED
+
+
+def cleared_line(verdict: Verdict, code: Callable[[str], str] = str) -> str:
+    """``🔁 2 suspects cleared by re-measurement: `a`, `b`.`` (empty when none)."""
+    names = [f.kernel_name or f.kernel or "" for f in verdict.findings if is_cleared(f)]
+    if not names:
+        return ""
+    shown = ", ".join(code(n) for n in names[:CLEARED_NAMES])
+    more = f" and {len(names) - CLEARED_NAMES} more" if len(names) > CLEARED_NAMES else ""
+    s = "" if len(names) == 1 else "s"
+    return f"🔁 {len(names)} suspect{s} cleared by re-measurement: {shown}{more}."

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -24,6 +24,7 @@ from rules import (
     KernelVerdict,
     Severity,
     Verdict,
+    is_cleared,
     one_decimal,
     shown_conclusion,
 )
@@ -33,7 +34,7 @@ from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel
 from service.render.names import ellipsize_middle
-from service.render.ranking import is_listed, ranked_kernels
+from service.render.ranking import cleared_line, is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.text_figures import FigureRows
 from service.render.verdict_view import (
@@ -207,8 +208,8 @@ def finding_block(finding: Finding, evidence: Sequence[Finding] = ()) -> Rendera
     return Group(*parts, Text(""))
 
 
-def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
-    """The verdict as rich renderables, headline first."""
+def _headline_text(verdict: Verdict) -> Text:
+    """``roofguard: FAIL · 1 regression, 2 warning(s) on H100-SXM5 · judged against …``."""
     conclusion = shown_conclusion(verdict.conclusion, verdict.judged_nothing)
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
     # The same counts as the markdown headline.
@@ -219,22 +220,35 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
     head.append(f" · {counts}")
     head.append(f" on {verdict.device or 'unknown device'}")
     head.append(f" · judged against {judged_against(verdict)}")
-    yield head
-    story = time_story(verdict, code=False)
-    if story:
-        yield Text(clean(story), style="bold")
-    table, unchanged = kernel_table(verdict)
+    return head
+
+
+def _kernel_lines(table: Table, unchanged: int, cleared: str) -> Iterator[RenderableType]:
+    """The kernel table, the count of the others, and the suspects re-measurement cleared."""
     if table.row_count:
         yield table
         if unchanged:
             yield Text(f"{unchanged} other kernel(s) unchanged.")
     elif unchanged:
         yield Text(f"All {unchanged} kernel(s) unchanged.")
+    if cleared:
+        yield Text(clean(cleared))
+
+
+def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
+    """The verdict as rich renderables, headline first."""
+    yield _headline_text(verdict)
+    story = time_story(verdict, code=False)
+    if story:
+        yield Text(clean(story), style="bold")
+    table, unchanged = kernel_table(verdict)
+    yield from _kernel_lines(table, unchanged, cleared_line(verdict))
     if verdict.groups:
         yield group_table(verdict.groups, verdict.findings)
     if table.row_count or verdict.groups:
         yield Text(BASELINE_NOTE, style="dim")
-    for main, *evidence in findings_by_cause(verdict.findings):
+    asking = [f for f in verdict.findings if not is_cleared(f)]  # cleared: counted on a line
+    for main, *evidence in findings_by_cause(asking):
         yield finding_block(main, evidence)
     for note in verdict.notes[:20]:
         yield Text(f"note: {clean(note)}")
