@@ -76,6 +76,13 @@ def one_decimal(value: float, sign: bool = False) -> str:
     return f"{value:{plus}.1f}"
 
 
+def speed(ratio: float, digits: int = 2) -> str:
+    """A time ratio in words: ``0.61`` -> ``"1.64× faster"``, ``1.2`` -> ``"1.20× slower"``."""
+    if ratio <= 0:
+        return "—"
+    return f"{1 / ratio:.{digits}f}× faster" if ratio <= 1 else f"{ratio:.{digits}f}× slower"
+
+
 def signed_percent(fraction: float) -> str:
     """``-0.155`` -> ``"-15.5%"``."""
     if math.isnan(fraction):

@@ -171,7 +171,7 @@ def _level_start(totals: npt.NDArray[np.float64], config: RulesConfig) -> int:
     About 5 ms for one series of 60 runs (``bench_check_inprocess.py``); the detector alone
     (``segment_starts``) is cheaper but needs five runs at a new level to see it.
     """
-    if totals.size < MIN_BINDING_RUNS or not np.isfinite(totals).all():
+    if not np.isfinite(totals).all():  # fewer runs than the gate's min_runs: NO_LEVEL, 0
         return 0
     with np.errstate(over="ignore", invalid="ignore"):  # a stored 1e308 s run is an outlier
         (level,) = current_levels([totals], options=GateOptions(**config.gate.model_dump()))

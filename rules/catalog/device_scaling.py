@@ -10,15 +10,9 @@ from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.crossdevice import Keeping, Scaling, keeping
 from rules.gated import GateDecisions
+from rules.measures import speed
 from rules.scaling import CROSS_DEVICE_TOLERANCE
 from rules.verdict import Finding, KernelStatus, Severity, Stability
-
-
-def speed(ratio: float) -> str:
-    """A time ratio in words: ``0.61`` -> ``"1.64× faster"``, ``1.2`` -> ``"1.20× slower"``."""
-    if ratio <= 0:
-        return "—"
-    return f"{1 / ratio:.2f}× faster" if ratio <= 1 else f"{ratio:.2f}× slower"
 
 
 def _message(name: str, s: Scaling) -> str:

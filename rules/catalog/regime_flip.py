@@ -11,7 +11,7 @@ from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecision, GateDecisions
 from rules.history import KernelHistory
-from rules.measures import one_decimal, seconds
+from rules.measures import one_decimal, seconds, speed
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, percent_of_resource
 from rules.timing import median_time, median_value
 from rules.verdict import Finding, KernelStatus, Severity, Stability
@@ -174,7 +174,6 @@ def _story(numbers: dict[str, float | str | None], baseline_binding: str) -> str
         )
     time_now, time_before = numbers.get("time_s"), numbers.get("baseline_time_s")
     if isinstance(time_now, float) and isinstance(time_before, float) and time_before > 0:
-        ratio = time_now / time_before  # a fusion restored flips back faster: say so
-        pace = f"{ratio:.1f}× slower" if ratio >= 1 else f"{1 / ratio:.1f}× faster"
+        pace = speed(time_now / time_before, digits=1)  # a fusion restored flips back faster
         parts.append(f"{seconds(time_before)} → {seconds(time_now)} ({pace})")
     return ": " + ", ".join(parts) if parts else ""

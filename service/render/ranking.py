@@ -1,11 +1,10 @@
 """Which kernels a verdict lists, worst first: one order for the markdown and the terminal.
 
 A kernel is listed when it has findings (a cleared suspect's aside) or its status is not
-``unchanged``; the order is by
-its worst finding (counted before preview, then severity), then by status (regressed,
-unplaced, new or missing, improved), then by share of GPU time. Both renderers use it, so a
-kernel the comment shows near the top (an unplaced one, say) is not cut from the terminal's
-table by its row limit.
+``unchanged``; the order is by its worst finding (counted before preview, then severity),
+then by status (regressed, unplaced, new or missing, improved), then by share of GPU time.
+Both renderers use it, so a kernel the comment shows near the top (an unplaced one, say) is
+not cut from the terminal's table by its row limit.
 """
 
 from __future__ import annotations
