@@ -11,7 +11,7 @@ from rules.advice import Advice
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
-from rules.history import FloatArray
+from rules.history import SETTLED_RUNS, FloatArray
 from rules.measures import comparison_numbers, signed_percent
 from rules.screening import may_change
 from rules.stats import CompareOptions, compare_to_baseline
@@ -63,7 +63,7 @@ class IntensityShift(Rule):
             and not math.isinf(current)
             and current > 0
         }
-        histories = [_known_intensity(ctx, key) for key in currents]
+        histories = [_known_intensity(ctx, key, opts.min_effect) for key in currents]
         kept = may_change(histories, list(currents.values()), opts)
         for (key, current), history, keep in zip(currents.items(), histories, kept, strict=True):
             if not keep:
@@ -81,8 +81,27 @@ class IntensityShift(Rule):
                 )
 
 
-def _known_intensity(ctx: RuleContext, key: str) -> FloatArray:
-    """``key``'s baseline DRAM intensity per run, the unknown runs left out."""
+def _known_intensity(ctx: RuleContext, key: str, tolerance: float) -> FloatArray:
+    """``key``'s baseline DRAM intensity per run, the unknown runs left out.
+
+    When the base branch changed the intensity and kept it, only the runs since count.
+    """
     history = ctx.kernel_history(key).dram_intensity()
     known: FloatArray = history[~np.isnan(history)]
-    return known
+    return since_kept_change(known, tolerance)
+
+
+def since_kept_change(values: FloatArray, tolerance: float) -> FloatArray:
+    """The newest runs within ``tolerance`` (relative) of the newest, if ``SETTLED_RUNS`` agree.
+
+    Counters are nearly exact, so a level the newest two base-branch runs share is the
+    branch's intensity now (as ``KernelHistory.usual_binding`` takes their label): a PR
+    opened after main lost a fusion is not warned for main's loss while older runs
+    outnumber the new ones. Fewer agreeing runs leave the whole history (the change's own
+    first night is still flagged).
+    """
+    if values.size < SETTLED_RUNS:
+        return values
+    off = np.flatnonzero(np.abs(values / values[-1] - 1) > tolerance)
+    start = int(off[-1]) + 1 if off.size else 0
+    return values[start:] if values.size - start >= SETTLED_RUNS else values
