@@ -29,7 +29,7 @@ from rules.placement import place_run
 from rules.roofline import Placement, Roof
 from rules.scaling import OWN_RUNS_SETTLED
 from rules.stats import GateMode, GateOptions
-from rules.timing import like_for_like_percent
+from rules.timing import faster_off_its_binding, like_for_like_percent
 
 
 @dataclass(frozen=True)
@@ -220,9 +220,22 @@ class RuleContext:
         return {
             key: None
             if placement.percent_of_roof is None
+            else placement.percent_of_roof
+            if key in self.faster_off_binding  # two roofs: time compares them (regime-flip)
             else like_for_like_percent(placement, self.kernel_history(key))
             for key, placement in self.placements.items()
         }
+
+    @cached_property
+    def faster_off_binding(self) -> frozenset[str]:
+        """Kernels bound otherwise than their baseline and faster (``faster_off_its_binding``)."""
+        return frozenset(
+            key
+            for key, placement in self.placements.items()
+            if faster_off_its_binding(
+                placement, self.kernels[key].duration_s, self.kernel_history(key)
+            )
+        )
 
     @cached_property
     def history_keys(self) -> frozenset[str]:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from rules.acrossdevices import across_devices, device_baseline, device_fields
+from rules.acrossdevices import across_devices, device_fields
 from rules.advice import advice_for
 from rules.base import Rule
 from rules.collection import paused_collection
@@ -29,17 +29,14 @@ from rules.errors import RuleExecutionFailed
 from rules.gated import GateDecisions, decide
 from rules.groupverdict import group_verdict
 from rules.kernelbaselines import kernel_baselines
-from rules.kernelrows import findings_by_kernel, missing_verdicts, summarised_row
+from rules.kernelrows import findings_by_kernel, missing_verdicts, row_baseline, summarised_row
 from rules.levelstore import LevelCache, StoredLevels
 from rules.registry import SelectedRule, is_ignored, selected_rules
 from rules.stats import Level
-from rules.summary import summarise
 from rules.timing import (
     ratio,
     run_baseline,
-    sparkline_values,
     time_fields,
-    with_time,
 )
 from rules.trusted import trusted
 from rules.unjudged import min_runs, unjudged_are_new
@@ -134,6 +131,7 @@ def _finding_status(key: str, findings: Sequence[Finding], improved: bool) -> Ke
     for status in FINDING_STATUSES:
         if status in set_by_findings:
             return status
+    improved = improved or KernelStatus.IMPROVED in set_by_findings  # e.g. a fusion restored
     return KernelStatus.IMPROVED if improved else KernelStatus.UNCHANGED
 
 
@@ -150,7 +148,7 @@ def kernel_verdict(
     metric = "time_s" if timed_only else "percent_of_roof"
     like_for_like = None if timed_only else ctx.like_for_like[key]
     current = kernel.duration_s if timed_only else like_for_like
-    summary, improved = summarised_row(summarised, gate, metric, key) or _row_baseline(
+    summary, improved = summarised_row(summarised, gate, metric, key) or row_baseline(
         ctx, gate, key, metric, current
     )
     status = _status(key, findings, summary.n, improved)
@@ -221,40 +219,6 @@ def kernel_verdicts(
         like = time_fields(placement, summary, ctx.like_for_like[key])
         rows.append(trusted(KernelVerdict, fields | like))
     return rows
-
-
-def _row_baseline(
-    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
-) -> tuple[BaselineSummary, bool]:
-    """``key``'s baseline on another card, else on its own (``_kernel_baseline``)."""
-    return device_baseline(ctx, key) or _kernel_baseline(ctx, gate, key, metric, current)
-
-
-def _kernel_baseline(
-    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
-) -> tuple[BaselineSummary, bool]:
-    """``key``'s baseline and whether it improved, as the gate decided (``rules.gated``).
-
-    A kernel the gate did not judge (the baseline rules deselected) is compared with the
-    window.
-    """
-    history = ctx.kernel_history(key)
-    values = history.time_s if metric == "time_s" else history.percent_of_roof
-    gated = gate.get(metric, key)
-    rows = gated.rows(values) if gated else None
-    summary, comparison = summarise(
-        values,
-        current,
-        metric=metric,
-        commits=history.commit,
-        regimes=history.regime,
-        higher_is_better=metric != "time_s",
-        rows=rows,
-    )
-    improved = gated.improved if gated else bool(comparison and comparison.improved)
-    if metric == "percent_of_roof":  # the sparkline like for like (rules.timing)
-        summary = summary.model_copy(update={"history": sparkline_values(history, ctx.roof)})
-    return with_time(summary, history if rows is None else history.part(rows)), improved
 
 
 def _measurements(ctx: RuleContext, key: str, timed_only: bool) -> tuple[float, ...]:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
+
+from rules.acrossdevices import device_baseline
 from rules.context import RuleContext
 from rules.gated import GateDecisions
-from rules.summary import summarise
-from rules.timing import with_time
+from rules.summary import SPARKLINE_POINTS, summarise
+from rules.timing import baseline_binding, binding_rows, sparkline_values, with_time
 from rules.verdict import BaselineSummary, Finding, KernelStatus, KernelVerdict
 
 
@@ -37,6 +40,67 @@ def summarised_row(
         return None
     gated = gate.get(metric, key)
     return summary, gated is not None and gated.improved
+
+
+def row_baseline(
+    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
+) -> tuple[BaselineSummary, bool]:
+    """``key``'s baseline on another card, else on its own (``_kernel_baseline``)."""
+    return device_baseline(ctx, key) or _kernel_baseline(ctx, gate, key, metric, current)
+
+
+def _kernel_baseline(
+    ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
+) -> tuple[BaselineSummary, bool]:
+    """``key``'s baseline and whether it improved, as the gate decided (``rules.gated``).
+
+    A kernel the gate did not judge (the baseline rules deselected, or faster off its
+    baseline's binding) is compared with the window, or with the runs at that binding.
+    """
+    history = ctx.kernel_history(key)
+    values = history.time_s if metric == "time_s" else history.percent_of_roof
+    gated = gate.get(metric, key)
+    rows = gated.rows(values) if gated else _at_the_old_binding(ctx, key)
+    summary, comparison = summarise(
+        values,
+        current,
+        metric=metric,
+        commits=history.commit,
+        regimes=history.regime,
+        higher_is_better=metric != "time_s",
+        rows=rows,
+    )
+    improved = gated.improved if gated else bool(comparison and comparison.improved)
+    if metric == "percent_of_roof":
+        summary = summary.model_copy(update=_percent_fields(ctx, key))
+    return with_time(summary, history if rows is None else history.part(rows)), improved
+
+
+def _at_the_old_binding(ctx: RuleContext, key: str) -> slice | None:
+    """The runs since the baseline took the binding a kernel faster off it left (None: all).
+
+    Main broke a fusion and kept it (memory-bound, 309 ms); a PR restoring it (compute-bound,
+    72 ms) is compared with main's nights at the dram roof, not with a window still holding
+    the fused ones, whose median time read 73.5 ms and percent 70.9, a mix of two roofs.
+    """
+    if key not in ctx.faster_off_binding:
+        return None
+    history = ctx.kernel_history(key)
+    rows = binding_rows(history, baseline_binding(history) or "")
+    return rows if 0 < rows.start < rows.stop else None
+
+
+def _percent_fields(ctx: RuleContext, key: str) -> dict[str, object]:
+    """The sparkline like for like (``rules.timing``); a change only against the same roof.
+
+    A kernel faster off its baseline's binding is shown against its own roofs night by
+    night, and no change: its percent and the baseline's are of two roofs.
+    """
+    history = ctx.kernel_history(key)
+    if key not in ctx.faster_off_binding:
+        return {"history": sparkline_values(history, ctx.roof)}
+    own = history.percent_of_roof[~np.isnan(history.percent_of_roof)][-SPARKLINE_POINTS:]
+    return {"history": tuple(float(v) for v in own), "relative_change": None}
 
 
 def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[KernelVerdict]:

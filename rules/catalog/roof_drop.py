@@ -28,7 +28,7 @@ from rules.measures import column, one_decimal, percent_samples, seconds, signed
 from rules.roofline import MEMORY_BOUND
 from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, RunnerShift, runner_shift
 from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, median_of, mode_words
-from rules.timing import baseline_binding, judged_binding, median_time
+from rules.timing import judged_binding
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 
@@ -67,21 +67,6 @@ def _against_level(ctx: RuleContext, key: str, j: Judgement) -> str:
         f"level {one_decimal(j.level)}% ± {one_decimal(j.noise)} over {j.n} runs "
         f"({signed_percent(j.relative_change)})"
     )
-
-
-def _faster_off_its_binding(ctx: RuleContext, key: str) -> bool:
-    """Bound by another resource than its baseline's, and faster than it: no drop to judge.
-
-    Percent of roof across a change of binding compares two roofs, and time says which way
-    it went: a fusion restored reads 3.4% of the dram roof it no longer needs, in 0.24x the
-    time. regime-flip reports the change of binding; a slower kernel is judged like for like.
-    """
-    history = ctx.kernel_history(key)
-    binding = baseline_binding(history)
-    if binding is None or binding == ctx.placements[key].binding:
-        return False
-    before = median_time(history.time_s)
-    return before is not None and ctx.kernels[key].duration_s < before
 
 
 def _scaled(scale: float, unit: str) -> Callable[[float], str]:
@@ -143,7 +128,7 @@ class RoofDrop(Rule):
             for key, placement in ctx.placements.items()
             if placement.percent_of_roof is not None
             and key not in ctx.device_scaling
-            and not _faster_off_its_binding(ctx, key)
+            and key not in ctx.faster_off_binding
         }
         yield GateBatch("percent_of_roof", values, opts)
         if not opts.check_groups:

@@ -6,10 +6,11 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 from __future__ import annotations
 
 from rules import KernelStatus, KernelVerdict, Verdict
+from service.render.bindings import rebound
 from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text, shorten
 from service.render.figures import time_change
-from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct, rebound
+from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct
 
 
 def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:

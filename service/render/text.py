@@ -28,6 +28,7 @@ from rules import (
     one_decimal,
     shown_conclusion,
 )
+from service.render.bindings import across_roofs, rebound
 from service.render.causes import findings_by_cause
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
@@ -45,7 +46,6 @@ from service.render.verdict_view import (
     fmt_share,
     kernel_share,
     kernel_time,
-    rebound,
     regime_text,
     remeasured,
     status_words,
@@ -110,6 +110,8 @@ def _percent_figure(kernel: KernelVerdict) -> str:
         text = f"new: {text}"
     if old:
         text += f" of {old} ({fmt_pct(kernel.percent_of_roof)} of {kernel.binding})"
+    elif across_roofs(kernel) and base is not None and base.center is not None:
+        text = f"{fmt_pct(base.center)} of {base.binding} → {fmt_pct(now)} of {kernel.binding}"
     return text
 
 

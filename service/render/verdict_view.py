@@ -22,6 +22,7 @@ from rules import (
     Verdict,
     one_decimal,
 )
+from service.render.bindings import across_roofs, moved_from, rebound
 from service.render.devices import kernel_prediction
 from service.render.escape import escape_code, escape_text
 from service.render.figures import fmt_seconds, time_change
@@ -151,16 +152,6 @@ def _is_time(base: BaselineSummary | None) -> bool:
     return base is not None and base.metric == "time_s"
 
 
-def rebound(kernel: KernelVerdict) -> str | None:
-    """The baseline's binding when the kernel is now bound by another resource, else None."""
-    base = kernel.baseline
-    if base is None or base.binding is None or base.binding == kernel.binding:
-        return None
-    if kernel.percent_of_baseline_roof == kernel.percent_of_roof:
-        return None  # no work at the old resource: nothing like for like to show
-    return base.binding
-
-
 def baseline_time(base: BaselineSummary | None) -> float | None:
     """The baseline's median time (its centre, for kernels judged on time)."""
     if base is None:
@@ -279,7 +270,7 @@ def regime_text(kernel: KernelVerdict, escape: Callable[..., str] = _plain) -> s
     if kernel.regime is None:
         return escape(unplaced_reason(kernel), limit=80)
     text = kernel.regime.replace("-bound", "")
-    old = rebound(kernel)
+    old = moved_from(kernel)
     if old and kernel.binding:
         text += f" ({escape(old, limit=24)} → {escape(kernel.binding, limit=24)})"
     elif kernel.binding:
@@ -389,7 +380,7 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
         intensity=_intensity(kernel),
         now=_now(kernel),
         baseline=baseline_text(kernel.baseline, kernel.status),
-        change=change_text(kernel.baseline, _current(kernel)),
+        change="—" if across_roofs(kernel) else change_text(kernel.baseline, _current(kernel)),
         trend=_trend(kernel),
         verdict=verdict,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from factories import make_kernel, make_run
 
 from rules import RuleContext, builtin_catalog, evaluate
@@ -32,11 +33,19 @@ def _mlp(nbytes: float, time_s: float, night: int, commit: str):
     )
 
 
-def _verdict(nbytes: float, time_s: float):
-    """A PR's verdict of the MLP against eight nights of the broken fusion."""
-    history = [_mlp(BROKEN, BROKEN_S * (1 + 0.003 * n), n, f"m{n}") for n in range(8)]
+FUSED_S = FLOPS / FP32 / 0.70  # compute-bound at 70% of fp32
+
+
+def _verdict(nbytes: float, time_s: float, fused_nights: int = 0):
+    """A PR's verdict of the MLP against eight nights of the broken fusion.
+
+    ``fused_nights``: nights of the fused MLP before them (main broke it, then kept it).
+    """
+    fused = [_mlp(FLOPS / 200, FUSED_S, n, f"f{n}") for n in range(fused_nights)]
+    broken = [_mlp(BROKEN, BROKEN_S * (1 + 0.003 * n), fused_nights + n, f"m{n}") for n in range(8)]
+    history = fused + broken
     ctx = RuleContext(
-        run=_mlp(nbytes, time_s, 9, "pr").model_copy(update={"kind": "pr"}),
+        run=_mlp(nbytes, time_s, len(history) + 1, "pr").model_copy(update={"kind": "pr"}),
         roof=A100,
         history=history_from_runs(history, A100),
     )
@@ -57,3 +66,27 @@ def test_a_kernel_on_its_own_binding_that_slows_is_still_a_drop() -> None:
     assert {f.rule for f in verdict.findings if f.severity.value in ("warn", "fail")} >= {
         "roof-drop"
     }
+
+
+def test_a_restored_fusion_is_compared_with_main_since_it_broke_it() -> None:
+    """Nine fused nights, then eight broken ones main kept: the PR that restores the fusion.
+
+    The window's median mixed both: 73 ms (the fused nights') and 70.9% (of two roofs),
+    the row read "73.5 → 72.4 ms (0.98×)" and the change −69.6 pts against the dram roof.
+    """
+    verdict = _verdict(FLOPS / 200, FUSED_S, fused_nights=9)
+    (mlp,) = verdict.kernels
+    base = mlp.baseline
+    assert base is not None
+    assert (base.n, base.used, base.binding) == (8, (9, 17), "dram")
+    assert base.time_s == pytest.approx(BROKEN_S, rel=0.02)
+    assert base.center == pytest.approx(80.0, rel=0.02)
+    assert base.relative_change is None, "two roofs: no change in percent"
+    assert mlp.percent_of_baseline_roof == mlp.percent_of_roof == pytest.approx(70.0)
+    assert mlp.status == "improved"
+    (flip,) = verdict.findings
+    assert flip.rule == "regime-flip"
+    assert "79.2% of the dram roof over 8 runs → 70.0% of the fp32 roof" in flip.message
+    assert "(4.2× faster)" in flip.message
+    assert flip.numbers["baseline_n"] == 8
+    assert flip.numbers["baseline_percent_of_roof"] == base.center, "one figure, row and finding"
