@@ -246,7 +246,7 @@ class _Replayer:
             for i in at[opened]:
                 row = self.rows[int(kernels[i])]
                 again = step(row[: t + 1], start, night_noise(row[:t]), self.opts)
-                if again.sign:
+                if again.moves_start:
                     starts[i] = t + 1 - again.run
 
     def states(self, starts: Sequence[int], sinces: Sequence[int]) -> list[list[int]]:

@@ -181,7 +181,7 @@ def level_after(
     side, not yet confirmed) are left out of the level.
     """
     judged = step(history, start, noise, opts)
-    if judged.sign:
+    if judged.moves_start:
         start, run = history.size - judged.run, 0
     else:
         run = judged.run * int(np.sign(judged.z)) if judged.run else 0
@@ -209,7 +209,7 @@ def judge_from(
     beyond = enough and abs(z) >= thr and abs(newest / level.level - 1) >= opts.min_effect
     confirmed = enough and judged.sign != 0
     # A night judged against a mode (``runs.Step.moded``) is off both modes of its segment.
-    read = beyond and not confirmed and not judged.moded
+    read = beyond and not confirmed and not judged.moded and not judged.returned
     modes = two_modes(values[:-1], opts.noise_floor) if read else None
     at_mode = modes is not None and not modes.off(newest, int(np.sign(z)))
     return Judgement(

@@ -22,7 +22,10 @@ past both modes against the mode on its side, in the within-mode noise
 the state the gate carries from night to night (``replay``): where its last confirmed change
 started, so a change confirmed once is not forgotten when later nights widen the old
 segment's spread. A run that goes back to the level before a segment holding stray nights (a
-burst confirmed, then the nights after it) is a return, not a change (``_returns``).
+burst confirmed, then the nights after it), or before a young segment whose level before was
+one the kernel held (a regression fixed), is a return, not a change (``_returns``,
+``_back_to``): it raises nothing, and it ends the segment it left, so the nights after a fix
+are judged against the fixed level, not a mixture of it and the regression.
 
 The fixed numbers (``MIN_LEVEL``, ``SETTLED``, ``KNOWN_NOISE_POINTS``, the ``SUM_*`` of
 ``sum_spread``, ``REPLAY_NIGHTS``, ``POINT_GRID``) are in ``rules.stats.constants``, each with
@@ -72,6 +75,9 @@ class Step:
         z: Robust z of the newest night against ``level``.
         moded: Whether ``level`` is a mode of a two-level segment, the run past both modes
             (``modelevel.mode_level``: the mode on its side, in the within-mode noise).
+        returned: The run went back to the level before the segment (``_back_to``): no
+            change, but the segment it left ends, and the run starts the next one; ``level``
+            is the one it went back to.
     """
 
     sign: int
@@ -79,6 +85,12 @@ class Step:
     level: Level
     z: float
     moded: bool = False
+    returned: bool = False
+
+    @property
+    def moves_start(self) -> bool:
+        """Whether the run starts a new segment: a confirmed change, or a return."""
+        return self.sign != 0 or self.returned
 
 
 @lru_cache(maxsize=512)
@@ -139,13 +151,14 @@ def _run_confirms(
     noise: float,
     opts: GateOptions,
     judged: tuple[Level, FloatArray] | None = None,
-) -> bool:
+) -> bool | Level:
     """Whether the run at the end of ``values`` (its ``sign``-side z ``z``) confirms.
 
     ``judged``: the mode the run is judged against and the segment moved onto it
     (``modelevel.mode_level``), else the segment's ``level``. In an unsettled segment it must
     also confirm against the level before the change, which is computed only for a run that
-    confirms against its own.
+    confirms against its own. A run that instead goes back to that level (``_back_to``)
+    gives it: the segment was a regression fixed, or a burst, and is over.
     """
     end = values.size - z.size
     against, segment = judged or (level, values[level.start : end])
@@ -153,15 +166,37 @@ def _run_confirms(
         return False
     prior = _prior(values, level, noise, opts)
     if prior is None:
-        return not _returns(values, z.size, level, noise, opts)
+        back = _returns(values, z.size, level, noise, opts)
+        return back if back is not None else True
     if not _usable(prior):
         return True
     against_prior = _signed_z(values[end:], prior, sign, opts.min_effect)
-    return _confirms(against_prior, prior, opts, values[prior.start : level.start])
+    if _confirms(against_prior, prior, opts, values[prior.start : level.start]):
+        return True
+    if not _held(values[prior.start : level.start], prior, opts):
+        return False
+    return _back_to(values[end:], prior, opts) or False
 
 
-def _returns(values: FloatArray, k: int, level: Level, noise: float, opts: GateOptions) -> bool:
-    """Whether the ``k``-night run goes back to the level before a settled segment with strays.
+def _back_to(run: FloatArray, before: Level, opts: GateOptions) -> Level | None:
+    """``before`` when the run's median is within ``nightly_floor`` of its noises of it."""
+    back = abs(float(np.median(run)) - before.level)
+    return before if back <= opts.nightly_floor * before.scale else None
+
+
+def _held(nights: FloatArray, level: Level, opts: GateOptions) -> bool:
+    """Whether every one of ``nights`` is within ``nightly_floor`` noises of ``level``.
+
+    A level the kernel held, not a noisy stretch whose median a drop can land on (a real
+    runner's drop to 0.97 after a noisy week around 1.03 read as a return to it).
+    """
+    return bool(np.all(np.abs(nights - level.level) <= opts.nightly_floor * level.scale))
+
+
+def _returns(
+    values: FloatArray, k: int, level: Level, noise: float, opts: GateOptions
+) -> Level | None:
+    """The level before a settled segment with strays that the ``k``-night run goes back to.
 
     A burst the gate confirmed starts a segment of its slow nights and the nights after it
     (back at the old level): its level is neither, and the run back is beyond it on every
@@ -170,15 +205,14 @@ def _returns(values: FloatArray, k: int, level: Level, noise: float, opts: GateO
     level before the segment (its last ``SETTLED`` nights) is a return, not a change.
     """
     if level.start == 0 or level.n < SETTLED:  # unsettled: ``_prior`` judges it
-        return False
+        return None
     segment = values[level.start : level.start + level.n]
     if bool(np.all(np.abs(segment - level.level) <= RETURN_STRAY_Z * level.scale)):
-        return False
+        return None
     before = level_of(values[: level.start], max(0, level.start - SETTLED), noise, opts.noise_floor)
     if not _usable(before):
-        return False
-    back = abs(float(np.median(values[values.size - k :])) - before.level)
-    return back <= opts.nightly_floor * before.scale
+        return None
+    return _back_to(values[values.size - k :], before, opts)
 
 
 def lowest_spread(k: int) -> float:
@@ -266,9 +300,11 @@ def step(
         if not np.all(z >= opts.run_floor):
             break
         judged, run, at_modes = against, k, moded is not None
-        if _run_confirms(values, z, level, sign, noise, opts, moded) and _kept(
-            values, k, sign, level, opts, against.noise if moded else None
-        ):
+        confirms = _run_confirms(values, z, level, sign, noise, opts, moded)
+        if isinstance(confirms, Level):
+            if agrees(night, level.noise):  # back at the level before: the segment is over
+                return Step(0, k, confirms, confirms.z(newest), returned=True)
+        elif confirms and _kept(values, k, sign, level, opts, against.noise if moded else None):
             return Step(sign, k, against, against.z(newest), moded is not None)
     return Step(0, run, judged, judged.z(newest), at_modes)
 
@@ -313,7 +349,7 @@ def segment_starts_by_night(
         if t - start < (MIN_LEVEL if start else MIN_FIRST):
             continue
         judged = step(values[: t + 1], start, night_noise(values[:t]), opts)
-        if judged.sign:
+        if judged.moves_start:
             start = t + 1 - judged.run
     return [*out, start]
 

@@ -74,7 +74,11 @@ def test_a_flip_back_to_the_level_before_is_no_new_change() -> None:
     up = [70.0, 70.2, 69.9, 70.1]
     assert judge_latest([*base, *up[:2]]).improved
     back = judge_latest([*base, *up, 60.1, 59.9])
-    assert not back.regressed and back.level == pytest.approx(70.0, rel=0.01)
+    # Back at the level before: judged against it, and the short stay at 70 is over.
+    assert not back.regressed and not back.improved
+    assert back.level == pytest.approx(60.0, rel=0.01)
+    values = np.asarray([*base, *up, 60.1, 59.9])
+    assert segment_starts_by_night(values, GateOptions())[-1] == values.size - 2
     # Once the new level has settled, the same move is a confirmed change.
     settled = [*base, *[70.0 + 0.1 * (i % 3) for i in range(SETTLED)], 60.1, 59.9]
     assert judge_latest(settled).regressed
@@ -135,8 +139,8 @@ BURST_AND_BACK = [46.3, 46.0, 51.9, 36.1, 55.0, 54.6, 55.3, 55.5, 54.4, 54.7]
 def test_the_nights_back_after_a_confirmed_burst_are_no_change(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A burst confirmed as a drop starts a segment of its slow nights and the nights after
-    it; the run back to the old level is a return, not an improvement (``_returns``)."""
+    """A burst confirmed as a drop starts a segment of its slow nights; the run back to the
+    old level is a return, not an improvement (``_back_to``), and ends that segment."""
     quiet = noisy(29, noise=0.005, seed=2, level=54.8)
 
     def improved() -> list[bool]:
@@ -145,7 +149,7 @@ def test_the_nights_back_after_a_confirmed_burst_are_no_change(
 
     assert judge_latest([*quiet, *BURST_AND_BACK[:2]]).regressed  # the burst passes for a drop
     assert not any(improved())
-    monkeypatch.setattr(runs, "RETURN_STRAY_Z", np.inf)  # no segment holds strays
+    monkeypatch.setattr(runs, "_back_to", lambda *_: None)  # no run goes back
     assert any(improved())  # so the test can fail
 
 
