@@ -24,7 +24,6 @@ from matplotlib.figure import Figure
 from sqlmodel import Session
 
 from rules import conclude, shown_conclusion
-from rules.stats import two_modes
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
@@ -37,6 +36,7 @@ from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
 from service.render.story import no_baseline
 from service.render.trend_cards import cards_trend_chart
+from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
@@ -187,7 +187,7 @@ def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
     A kernel on several cards gets one chart of them all first: its percent of roof carried
     across each runner swap (``service.render.trend_cards``).
 
-    A two-level kernel's modes are shaded (``rules.stats.two_modes``).
+    A two-level kernel's modes are shaded (``trend_parts.alternating_modes``).
     """
     charts = []
     nightly = frame[frame["kind"] == TREND_KIND]
@@ -197,7 +197,7 @@ def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
     for device, series in nightly.groupby("device", sort=True):
         placed = series.dropna(subset=["percent_of_roof"])
         if not placed.empty:
-            modes = two_modes(placed["percent_of_roof"].to_numpy(dtype=float))
+            modes = alternating_modes(placed["percent_of_roof"].to_numpy(dtype=float))
             title = f"{ellipsize_middle(name, 64)} on {device}"
             figure = trend_chart(placed, title=title, modes=modes)
             charts.append((str(device), inline_svg(figure)))

@@ -12,6 +12,7 @@ from rules.roofline import Roof, place
 from rules.stats import two_modes
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart
 from service.render.labels import label_box
+from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart
 
 ROOF = Roof(
@@ -180,3 +181,15 @@ def test_trend_chart_shades_a_two_level_kernels_modes():
         y0, y1 = ax.transData.inverted().transform([[0, band.y0], [0, band.y1]])[:, 1]
         assert y0 < level < y1
     assert two_modes(np.full(41, 70.0)) is None  # one level: nothing to shade
+    assert alternating_modes(values) == modes
+
+
+def test_a_regression_and_its_fix_are_no_modes_to_shade():
+    """85% for 19 nights, 64% for 4, 85% again: a change and its fix, not two clock states."""
+    rng = np.random.default_rng(5)
+    levels = np.array([85.0] * 19 + [64.0] * 4 + [85.0] * 12)
+    values = levels * (1 + 0.005 * rng.standard_normal(levels.size))
+    assert two_modes(values) is not None  # the gate's mixture reads one visit as two modes
+    assert alternating_modes(values) is None
+    again = np.concatenate([values, [64.1, 63.9, 64.3, 85.2, 84.9, 85.1]])
+    assert alternating_modes(again) is not None  # the low level visited twice
