@@ -24,8 +24,8 @@ started, so a change confirmed once is not forgotten when later nights widen the
 segment's spread. A run that goes back to the level before a segment holding stray nights (a
 burst confirmed, then the nights after it), or before a young segment whose level before was
 one the kernel held (a regression fixed), is a return, not a change (``_returns``,
-``_back_to``): it raises nothing, and it ends the segment it left, so the nights after a fix
-are judged against the fixed level, not a mixture of it and the regression.
+``_back_to``). The latter also ends the segment it left, so the nights after a fix are judged
+against the fixed level, not a mixture of it and the regression.
 
 The fixed numbers (``MIN_LEVEL``, ``SETTLED``, ``KNOWN_NOISE_POINTS``, the ``SUM_*`` of
 ``sum_spread``, ``REPLAY_NIGHTS``, ``POINT_GRID``) are in ``rules.stats.constants``, each with
@@ -166,8 +166,7 @@ def _run_confirms(
         return False
     prior = _prior(values, level, noise, opts)
     if prior is None:
-        back = _returns(values, z.size, level, noise, opts)
-        return back if back is not None else True
+        return not _returns(values, z.size, level, noise, opts)
     if not _usable(prior):
         return True
     against_prior = _signed_z(values[end:], prior, sign, opts.min_effect)
@@ -193,10 +192,8 @@ def _held(nights: FloatArray, level: Level, opts: GateOptions) -> bool:
     return bool(np.all(np.abs(nights - level.level) <= opts.nightly_floor * level.scale))
 
 
-def _returns(
-    values: FloatArray, k: int, level: Level, noise: float, opts: GateOptions
-) -> Level | None:
-    """The level before a settled segment with strays that the ``k``-night run goes back to.
+def _returns(values: FloatArray, k: int, level: Level, noise: float, opts: GateOptions) -> bool:
+    """Whether the ``k``-night run goes back to the level before a settled segment with strays.
 
     A burst the gate confirmed starts a segment of its slow nights and the nights after it
     (back at the old level): its level is neither, and the run back is beyond it on every
@@ -205,14 +202,16 @@ def _returns(
     level before the segment (its last ``SETTLED`` nights) is a return, not a change.
     """
     if level.start == 0 or level.n < SETTLED:  # unsettled: ``_prior`` judges it
-        return None
+        return False
     segment = values[level.start : level.start + level.n]
     if bool(np.all(np.abs(segment - level.level) <= RETURN_STRAY_Z * level.scale)):
-        return None
+        return False
     before = level_of(values[: level.start], max(0, level.start - SETTLED), noise, opts.noise_floor)
     if not _usable(before):
-        return None
-    return _back_to(values[values.size - k :], before, opts)
+        return False
+    # No new segment here: the nights before a settled one may be a regression fixed, and
+    # a run back at them the regression again (``_back_to`` ends only young segments).
+    return _back_to(values[values.size - k :], before, opts) is not None
 
 
 def lowest_spread(k: int) -> float:

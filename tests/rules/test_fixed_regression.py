@@ -74,3 +74,14 @@ def test_a_pr_at_the_fixed_level_reads_no_mixture() -> None:
     assert kernel.status == "unchanged"
     assert kernel.baseline is not None
     assert kernel.baseline.center == pytest.approx(85.0, rel=0.01)
+
+
+def test_the_regression_again_is_not_taken_for_a_return_to_it() -> None:
+    """Main brings the regression back: its nights lie at the level before the fixed segment.
+
+    That segment is settled, so a run back to the nights before it is no new segment: the
+    regression is not taken as the level (as a young segment's return would be).
+    """
+    again = [*_percents(fixed_nights=9), 64.2, 64.5, 63.9]
+    starts = segment_starts_by_night(np.asarray(again), GateOptions())
+    assert starts[-1] == 23
