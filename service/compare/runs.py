@@ -114,7 +114,8 @@ def _change(
         )
     ratio = now.time_s / base.time_s if now.time_s and base.time_s else None
     same = base.binding is None or base.binding == now.binding
-    like = now.percent_of_roof if same else percent_of_resource(now, base.binding)
+    faster = ratio is not None and ratio < 1  # off the base's binding: two roofs (rules.timing)
+    like = now.percent_of_roof if same or faster else percent_of_resource(now, base.binding)
     return KernelChange(
         key=key,
         name=name,

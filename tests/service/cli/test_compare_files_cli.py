@@ -74,6 +74,20 @@ def test_the_demo_gemm_that_fell_off_the_tensor_cores_reads_like_for_like(capsys
     assert "| Kernel | Time (base → now) |" in md
 
 
+def test_the_gemm_back_on_the_tensor_cores_reads_each_roof_its_own(capsys) -> None:
+    """The demo's pair reversed: 15× faster off fp32, no like-for-like figure at fp32."""
+    base, pr = DATA_DIR / "pr-1234.csv", DATA_DIR / "nightly-30.csv"
+    data = _json(capsys, str(base), "--against", str(pr))
+    verify = next(k for k in data["kernels"] if k["name"] == VERIFY)
+    assert verify["status"] == "faster"
+    assert (verify["base_binding"], verify["binding"]) == ("fp32", "tensor_bf16")
+    assert verify["percent_of_baseline_roof"] == verify["percent_of_roof"]
+    assert run(["compare", str(base), "--against", str(pr)]) == 0
+    text = capsys.readouterr().out
+    line = next(row for row in text.splitlines() if row.startswith("verify_gemm"))
+    assert re.search(r"70\.5% of fp32 → 7\d\.\d% of tensor_bf16 ", line), line
+
+
 def test_several_files_per_side_and_two_nvbench_results(corpus_dir, capsys) -> None:
     base = [str(corpus_dir / p) for p in NVBENCH]
     data = _json(capsys, *base, "--against", str(corpus_dir / NVBENCH_OTHER))
