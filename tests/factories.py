@@ -67,6 +67,24 @@ def make_run(
     )
 
 
+def night_run(
+    kernel: KernelRecord,
+    night: int,
+    *,
+    start: datetime,
+    kind: RunKind | str = RunKind.NIGHTLY,
+    device: str = "NVIDIA A100-SXM4-80GB",
+) -> RunRecord:
+    """A run of one kernel ``night`` days after ``start`` (commit ``c<night>``)."""
+    return make_run(
+        commit=f"c{night}",
+        kind=kind,
+        timestamp=start + timedelta(days=night),
+        kernels=[kernel],
+        device=device,
+    )
+
+
 #: H100 SXM5 datasheet peaks of the GEMM that falls off the tensor cores (rules' catalog).
 H100_BF16 = 989.4e12
 H100_FP32 = 66.9e12

@@ -8,11 +8,11 @@ brought the regression back passed as unchanged.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from factories import make_kernel, make_run
+from factories import make_kernel, night_run
 
 from rules import RuleContext, builtin_catalog, evaluate
 from rules.frames import history_from_runs
@@ -35,13 +35,7 @@ def _percents(fixed_nights: int) -> list[float]:
 def _run(percent: float, night: int, kind: str = "nightly"):
     time_s = BYTES / DRAM / (percent / 100)
     kernel = make_kernel("decode_gemv", flops={"fp32": 2e9}, dram_bytes=BYTES, time_s=time_s)
-    return make_run(
-        commit=f"c{night}",
-        kind=kind,
-        timestamp=START + timedelta(days=night),
-        kernels=[kernel],
-        device="NVIDIA A100-SXM4-80GB",
-    )
+    return night_run(kernel, night, start=START, kind=kind)
 
 
 def _pr_verdict(percent: float, fixed_nights: int = 4):

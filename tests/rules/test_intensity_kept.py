@@ -6,11 +6,11 @@ the next week was warned `intensity-shift` for main's loss at the same time as m
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from factories import make_kernel, make_run
+from factories import make_kernel, night_run
 
 from rules import RuleContext, builtin_catalog, evaluate
 from rules.catalog.intensity_shift import since_kept_change
@@ -23,16 +23,9 @@ DRAM = A100.bandwidth_byte_per_s["dram"]
 
 
 def _gemm_run(nbytes: float, night: int, kind: str = "nightly"):
-    kernel = make_kernel(
-        "gemm", flops={"fp32": FLOPS}, dram_bytes=nbytes, time_s=FLOPS / 2 / DRAM / 0.8
-    )
-    return make_run(
-        commit=f"c{night}",
-        kind=kind,
-        timestamp=START + timedelta(days=night),
-        kernels=[kernel],
-        device="NVIDIA A100-SXM4-80GB",
-    )
+    time_s = FLOPS / 2 / DRAM / 0.8
+    kernel = make_kernel("gemm", flops={"fp32": FLOPS}, dram_bytes=nbytes, time_s=time_s)
+    return night_run(kernel, night, start=START, kind=kind)
 
 
 def _shift_findings(broken_nights: int) -> list[str]:
