@@ -13,7 +13,7 @@ import pytest
 from factories import make_kernel, night_run
 
 from rules import RuleContext, builtin_catalog, evaluate
-from rules.catalog.intensity_shift import since_kept_change
+from rules.catalog.intensity_shift import kept_levels, since_kept_change
 from rules.frames import history_from_runs
 
 START = datetime(2026, 11, 1, 2, tzinfo=UTC)
@@ -65,3 +65,18 @@ def test_since_kept_change_keeps_the_newest_agreeing_runs(
     values: list[float], kept: list[float]
 ) -> None:
     assert since_kept_change(np.array(values), 0.10).tolist() == kept
+
+
+def test_kept_levels_trims_each_history_as_since_kept_change_does() -> None:
+    histories = [
+        np.array([500.0] * 9 + [2.0, 2.02]),
+        np.array([12.0] * 30),
+        np.array([3.0]),
+        np.array([]),
+        np.array([500.0, 2.0, 500.0, 501.0]),
+        np.array([100.0, 104.0, 96.0, 100.5]),
+    ]
+    trimmed = kept_levels(histories, 0.10)
+    expected = [since_kept_change(h, 0.10) for h in histories]
+    assert [t.tolist() for t in trimmed] == [e.tolist() for e in expected]
+    assert trimmed[0].tolist() == [2.0, 2.02]
