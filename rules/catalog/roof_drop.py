@@ -27,7 +27,16 @@ from rules.judging import (
 from rules.measures import column, one_decimal, percent_samples, seconds, signed_percent
 from rules.roofline import MEMORY_BOUND
 from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, RunnerShift, runner_shift
-from rules.stats import GATE_Z, CompareOptions, Judgement, Modes, median_of, mode_words
+from rules.stats import (
+    GATE_Z,
+    CompareOptions,
+    Judgement,
+    Modes,
+    median_of,
+    mode_words,
+    visit_words,
+    visited_once,
+)
 from rules.timing import judged_binding
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
@@ -185,15 +194,22 @@ class RoofDrop(Rule):
         """A night far from the level, at the other mode of a two-level kernel: said in words.
 
         Not a suspect (``rules.stats.modes``); the reader sees why a night this far from the
-        level did not warn.
+        level did not warn. A fall to a level the history visited once only (``visited_once``)
+        warns: a regression brought back after its fix reads exactly so.
         """
-        return self.finding(
-            ctx,
-            key,
-            f"{ctx.kernels[key].name}: {mode_words(modes, j.current)}, not a drop",
-            severity=Severity.INFO,
-            numbers={"mode_low": modes.low, "mode_high": modes.high, "low_share": modes.low_share},
-        )
+        numbers = {"mode_low": modes.low, "mode_high": modes.high, "low_share": modes.low_share}
+        name = ctx.kernels[key].name
+        if visited_once(modes, j.run) and modes.is_low(j.current):
+            return self.finding(
+                ctx,
+                key,
+                f"{name}: {visit_words(modes, j.current)}: a regression brought back, or the "
+                "runner's other state; re-measure or compare the commits",
+                severity=Severity.WARN,
+                numbers=numbers,
+            )
+        message = f"{name}: {mode_words(modes, j.current)}, not a drop"
+        return self.finding(ctx, key, message, severity=Severity.INFO, numbers=numbers)
 
     def _runner_wide(self, ctx: RuleContext, shift: RunnerShift) -> Finding:
         """One note for the run: many kernels moved together (``rules.runnerwide``)."""

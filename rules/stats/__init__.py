@@ -41,7 +41,7 @@ from rules.stats.gate import (
     stage_z,
 )
 from rules.stats.levels import Level
-from rules.stats.modes import Modes, mode_words, two_modes
+from rules.stats.modes import Modes, mode_words, two_modes, visit_words, visited_once
 from rules.stats.options import (
     GATE_Z,
     ChangePointOptions,
@@ -106,4 +106,6 @@ __all__ = [
     "screens_worse",
     "stage_z",
     "two_modes",
+    "visit_words",
+    "visited_once",
 ]

@@ -341,6 +341,11 @@ MODE_STAY_RATIO = 2.0
 #: drops on seeds 1 and 3, but a bursty drop of 10% at 2% noise (seed 2028) passed
 #: for a stay; 2.5: 0.74 and 0.59.
 MODE_STAY_Z = 3.0
+#: Stays of a history that went to its other level once and came back (A, B, A): a fall back
+#: to B then is a warning, not a stay at a mode (``modes.visited_once``). Not tuned: it is the
+#: count that says "once"; warnings are no alarms in ``bench_kinds.py``, whose figures it
+#: leaves as they were.
+ONE_VISIT_STAYS = 3
 #: A segment after a change carries the modes of the nights before it (``modes.carried``: a
 #: change moves both modes of a two-level runner by one factor), when they are this many
 #: within-mode spreads apart. A run whose median is within ``AT_MODE_Z`` spreads of the carried

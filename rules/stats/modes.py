@@ -69,6 +69,7 @@ from rules.stats.constants import (
     MODE_SPREAD,
     MODE_STAY_RATIO,
     MODE_STAY_Z,
+    ONE_VISIT_STAYS,
 )
 from rules.stats.options import GateOptions
 from rules.stats.robust import BoolArray, FloatArray, IntArray, fast_median
@@ -324,4 +325,24 @@ def mode_words(modes: Modes, value: float, unit: str = "% of roof", when: str = 
     return (
         f"alternates between {modes.low:.0f}{unit[:1]} and {modes.high:.0f}{unit}; "
         f"{when} {value:.0f}{unit[:1]}, the usual {side} mode"
+    )
+
+
+def visited_once(modes: Modes, run: int = 1) -> bool:
+    """Whether the history visited one of its levels once only: a change and its undoing.
+
+    A regression and its fix read as two modes to the mixture; so does a two-state runner's
+    first visit to its other state. Back at that level, the values cannot tell them apart.
+    ``run``: the nights in a row at that level again, tonight's included; the modes were read
+    without tonight, so the others are the last of their stays, not a visit before.
+    """
+    return modes.stays - (1 if run > 1 else 0) <= ONE_VISIT_STAYS
+
+
+def visit_words(modes: Modes, value: float, unit: str = "% of roof", when: str = "tonight") -> str:
+    """``tonight 64%, at the 64% it held once before (85% of roof otherwise)``."""
+    at, other = (modes.low, modes.high) if modes.is_low(value) else (modes.high, modes.low)
+    return (
+        f"{when} {value:.0f}{unit[:1]}, at the {at:.0f}{unit[:1]} it held once before "
+        f"({other:.0f}{unit} otherwise)"
     )

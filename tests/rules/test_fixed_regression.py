@@ -79,3 +79,24 @@ def test_the_regression_again_is_not_taken_for_a_return_to_it() -> None:
     again = [*_percents(fixed_nights=9), 64.2, 64.5, 63.9]
     starts = segment_starts_by_night(np.asarray(again), GateOptions())
     assert starts[-1] == 23
+
+
+def _nightly_verdict(percents: list[float]):
+    history = [_run(p, night) for night, p in enumerate(percents[:-1])]
+    ctx = RuleContext(
+        run=_run(percents[-1], len(history)),
+        roof=A100,
+        history=history_from_runs(history, A100),
+    )
+    return evaluate(ctx).verdict
+
+
+def test_main_at_the_regressions_level_again_warns_each_night() -> None:
+    """Back at a level visited once: a regression brought back reads as a runner's other
+    state to the mixture; it is a warning, not an excused stay at 'the usual low mode'."""
+    fixed = _percents(fixed_nights=9)
+    for nights in (1, 2, 3):
+        verdict = _nightly_verdict([*fixed, *[64.4] * nights])
+        (drop,) = [f for f in verdict.findings if f.rule == "roof-drop"]
+        assert drop.severity.value == "warn", nights
+        assert "at the 64% it held once before (85% of roof otherwise)" in drop.message
