@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
-
 from rules.acrossdevices import device_baseline
 from rules.context import RuleContext
 from rules.gated import GateDecisions
-from rules.summary import SPARKLINE_POINTS, summarise
+from rules.summary import summarise
 from rules.timing import baseline_binding, binding_rows, sparkline_values, with_time
 from rules.verdict import BaselineSummary, Finding, KernelStatus, KernelVerdict
 
@@ -93,14 +91,13 @@ def _at_the_old_binding(ctx: RuleContext, key: str) -> slice | None:
 def _percent_fields(ctx: RuleContext, key: str) -> dict[str, object]:
     """The sparkline like for like (``rules.timing``); a change only against the same roof.
 
-    A kernel faster off its baseline's binding is shown against its own roofs night by
-    night, and no change: its percent and the baseline's are of two roofs.
+    A kernel faster off its baseline's binding keeps ``summarise``'s sparkline, its own
+    percent night by night, and has no change: its percent and the baseline's are of two
+    roofs.
     """
-    history = ctx.kernel_history(key)
-    if key not in ctx.faster_off_binding:
-        return {"history": sparkline_values(history, ctx.roof)}
-    own = history.percent_of_roof[~np.isnan(history.percent_of_roof)][-SPARKLINE_POINTS:]
-    return {"history": tuple(float(v) for v in own), "relative_change": None}
+    if key in ctx.faster_off_binding:
+        return {"relative_change": None}
+    return {"history": sparkline_values(ctx.kernel_history(key), ctx.roof)}
 
 
 def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[KernelVerdict]:
