@@ -13,7 +13,7 @@ from rules.acrossdevices import device_baseline
 from rules.context import RuleContext
 from rules.gated import GateDecisions
 from rules.summary import summarise
-from rules.timing import baseline_binding, binding_rows, sparkline_values, with_time
+from rules.timing import baseline_binding_rows, sparkline_values, with_time
 from rules.verdict import BaselineSummary, Finding, KernelStatus, KernelVerdict
 
 
@@ -83,9 +83,7 @@ def _at_the_old_binding(ctx: RuleContext, key: str) -> slice | None:
     """
     if key not in ctx.faster_off_binding:
         return None
-    history = ctx.kernel_history(key)
-    rows = binding_rows(history, baseline_binding(history) or "")
-    return rows if 0 < rows.start < rows.stop else None
+    return baseline_binding_rows(ctx.kernel_history(key))
 
 
 def _percent_fields(ctx: RuleContext, key: str) -> dict[str, object]:

@@ -89,14 +89,19 @@ def like_for_like_percent(placement: Placement, history: KernelHistory) -> float
     return other if other is not None else placement.percent_of_roof
 
 
-def binding_rows(history: KernelHistory, binding: str) -> slice:
-    """The newest runs of ``history`` bound by ``binding`` (or unknown): since it took it.
+def baseline_binding_rows(history: KernelHistory) -> slice | None:
+    """The runs since the baseline took its binding (None: all of them, or none to tell).
 
-    All of them when none is bound otherwise; none when the newest known run is.
+    The newest runs bound by ``baseline_binding`` (or unknown), when older ones were bound
+    otherwise: after main broke a fusion and kept it, its nights at the dram roof.
     """
+    binding = baseline_binding(history)
+    if binding is None:
+        return None
     labels = history.binding
     other = (i for i in range(len(labels) - 1, -1, -1) if labels[i] and labels[i] != binding)
-    return slice(next(other, -1) + 1, len(labels))
+    start = next(other, -1) + 1
+    return slice(start, len(labels)) if 0 < start < len(labels) else None
 
 
 def faster_off_its_binding(placement: Placement, time_s: float, history: KernelHistory) -> bool:
@@ -109,8 +114,8 @@ def faster_off_its_binding(placement: Placement, time_s: float, history: KernelH
     binding = baseline_binding(history)
     if binding is None or binding == placement.binding:
         return False
-    rows = binding_rows(history, binding)
-    before = median_time(history.time_s[rows] if rows.start < rows.stop else history.time_s)
+    rows = baseline_binding_rows(history)
+    before = median_time(history.time_s if rows is None else history.time_s[rows])
     return before is not None and time_s < before
 
 

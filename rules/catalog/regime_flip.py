@@ -13,7 +13,7 @@ from rules.gated import GateDecision, GateDecisions
 from rules.history import KernelHistory
 from rules.measures import one_decimal, seconds, speed
 from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, Placement, percent_of_resource
-from rules.timing import binding_rows, median_time, median_value
+from rules.timing import baseline_binding_rows, median_time, median_value
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 #: A finding's figures, by name.
@@ -92,8 +92,11 @@ class RegimeFlip(Rule):
         binding, _ = history.usual_binding
         story, faster = f" ({count} baseline runs)", key in ctx.faster_off_binding
         if binding is not None:
-            figures = own_roof_numbers if faster else like_for_like_numbers
-            numbers |= {"baseline_binding": binding} | figures(ctx, key, history, binding, gate)
+            numbers |= {"baseline_binding": binding} | (
+                own_roof_numbers(ctx, key, history, gate)
+                if faster
+                else like_for_like_numbers(ctx, key, history, binding, gate)
+            )
             story = (
                 _own_roof_story(numbers, binding, placement) if faster else _story(numbers, binding)
             )
@@ -159,20 +162,17 @@ def like_for_like_numbers(
 
 
 def own_roof_numbers(
-    ctx: RuleContext,
-    key: str,
-    history: KernelHistory,
-    baseline_binding: str,
-    gate: GateDecisions,
+    ctx: RuleContext, key: str, history: KernelHistory, gate: GateDecisions
 ) -> Numbers:
     """The figures of a kernel faster off its baseline's binding: each at its own roof.
 
-    The baseline's are the runs since it took that binding (``binding_rows``): a fusion main
-    broke and kept, 79.4% of the dram roof over 5 runs, against 70.8% of fp32 now. A
-    like-for-like figure (1.4% of the dram roof it no longer needs) would read as a fall.
+    The baseline's are the runs since it took that binding (``baseline_binding_rows``): a
+    fusion main broke and kept, 79.4% of the dram roof over 5 runs, against 70.8% of fp32
+    now. A like-for-like figure (1.4% of the dram roof it no longer needs) would read as a
+    fall.
     """
-    rows = binding_rows(history, baseline_binding)
-    part = history.part(rows) if rows.start < rows.stop else history
+    rows = baseline_binding_rows(history)
+    part = history if rows is None else history.part(rows)
     base_pct = median_value(part.percent_of_roof)
     base_time, _ = _level(gate.get("time_s", key), history.time_s, median_time)
     numbers: Numbers = {
