@@ -27,7 +27,7 @@ from rules.gated import GateDecisions
 from rules.history import KernelHistory
 from rules.stats import MAD_SCALE
 from rules.summary import SPARKLINE_POINTS, segment_in_sparkline
-from rules.timing import MIN_BINDING_RUNS
+from rules.timing import MIN_BINDING_RUNS, judged_binding
 from rules.trusted import trusted
 from rules.verdict import BaselineSummary
 
@@ -112,9 +112,20 @@ def _summaries(ctx: RuleContext, block: _Block) -> dict[str, BaselineSummary]:
         binding = history.one_label("binding")
         if not (finite[i] and regime and first and last and binding):
             continue
+        if not _current_on(ctx, block.keys[i], history, binding):
+            continue
         summarised = _Figures(n, center, spread, regime, (first, last), time_s, binding, used)
         found[block.keys[i]] = _summary(ctx, block.keys[i], history, summarised)
     return found
+
+
+def _current_on(ctx: RuleContext, key: str, history: KernelHistory, binding: str) -> bool:
+    """Whether the row's current figure is of ``binding``'s roof, every run's of the history.
+
+    Else its sparkline reads them at the current run's work (``rules.timing``): the engine's.
+    """
+    placement = ctx.placements[key]
+    return placement.binding == binding or judged_binding(placement, history) == binding
 
 
 def _floats(values: npt.NDArray[np.floating[Any]]) -> list[float]:

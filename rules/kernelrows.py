@@ -13,7 +13,7 @@ from rules.acrossdevices import device_baseline
 from rules.context import RuleContext
 from rules.gated import GateDecisions
 from rules.summary import summarise
-from rules.timing import baseline_binding_rows, sparkline_values, with_time
+from rules.timing import baseline_binding_rows, judged_binding, sparkline_values, with_time
 from rules.verdict import BaselineSummary, Finding, KernelStatus, KernelVerdict
 
 
@@ -87,15 +87,17 @@ def _at_the_old_binding(ctx: RuleContext, key: str) -> slice | None:
 
 
 def _percent_fields(ctx: RuleContext, key: str) -> dict[str, object]:
-    """The sparkline like for like (``rules.timing``); a change only against the same roof.
+    """The sparkline on the roof of the row's current figure (``rules.timing``).
 
-    A kernel faster off its baseline's binding keeps ``summarise``'s sparkline, its own
-    percent night by night, and has no change: its percent and the baseline's are of two
-    roofs.
+    A kernel faster off its baseline's binding is read at its own roof, and has no change:
+    its percent and the baseline's are of two roofs.
     """
-    if key in ctx.faster_off_binding:
-        return {"relative_change": None}
-    return {"history": sparkline_values(ctx.kernel_history(key), ctx.roof)}
+    placement, history = ctx.placements[key], ctx.kernel_history(key)
+    faster = key in ctx.faster_off_binding
+    reference = placement.binding if faster else judged_binding(placement, history)
+    now = (ctx.like_for_like[key], placement.time_s or 0.0)
+    fields: dict[str, object] = {"history": sparkline_values(history, reference, now)}
+    return fields | {"relative_change": None} if faster else fields
 
 
 def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[KernelVerdict]:

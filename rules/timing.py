@@ -21,7 +21,7 @@ import pandas as pd
 
 from rules.config import RulesConfig
 from rules.history import SETTLED_RUNS, KernelHistory
-from rules.roofline import Placement, Roof, percent_of_resource
+from rules.roofline import Placement, percent_of_resource
 from rules.stats import GateOptions, current_levels, fast_median
 from rules.summary import SPARKLINE_POINTS
 from rules.verdict import BaselineSummary, RunBaseline
@@ -119,41 +119,35 @@ def faster_off_its_binding(placement: Placement, time_s: float, history: KernelH
     return before is not None and time_s < before
 
 
-def like_for_like_history_values(history: KernelHistory, roof: Roof) -> npt.NDArray[np.float64]:
-    """``history.percent_of_roof`` with each run off the baseline's binding against its roof.
+def sparkline_values(
+    history: KernelHistory, reference: str | None, now: tuple[float | None, float]
+) -> tuple[float, ...]:
+    """The newest ``SPARKLINE_POINTS`` known percents of ``history`` on the row's own reference.
 
-    For the comment's sparkline: a baseline that took in a few nights after a GEMM fell off
-    the tensor cores shows them at 4.8% of the tensor roof, not flat at 70% of the fp32 one.
-    Recomputed on ``roof`` (the baseline is the run's device and roof source) from the stored
-    FLOPs (a precision) or DRAM bytes (the dram tier); other runs keep their own figure.
+    ``now`` is the row's current figure, a percent of the ``reference`` roof, and the run's
+    time. A run bound otherwise reads at the current run's work on that roof in its own time
+    (``percent * time / its time``): the line falls where the kernel got slower, whatever
+    work the run did there. Its own work would not: after main broke a fusion, the fused
+    nights moved so few bytes that they read 3.3% of the dram roof, and the line rose where
+    the kernel got 4x slower. Runs bound by the reference, or by nothing known, keep theirs.
     """
     values = np.asarray(history.percent_of_roof, dtype=float).copy()
-    binding = baseline_binding(history)
-    peak = roof.peak_flop_per_s.get(binding or "")
-    rate = peak if peak else roof.bandwidth_byte_per_s.get("dram") if binding == "dram" else None
-    if not rate or binding is None:
-        return values
-    work = np.asarray(history.total_flops if peak else history.bytes_dram, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # stored outliers
-        other = 100.0 * work / rate / np.asarray(history.time_s, dtype=float)
-    off = np.asarray([b is not None and b != binding for b in history.binding], dtype=bool)
-    use = off & np.isfinite(other) & (other > 0) & np.isfinite(values)
-    values[use] = other[use]
-    return values
-
-
-def sparkline_values(history: KernelHistory, roof: Roof) -> tuple[float, ...]:
-    """The newest ``SPARKLINE_POINTS`` known values of ``like_for_like_history_values``."""
-    values = like_for_like_history_values(history, roof)
-    return tuple(float(v) for v in values[~np.isnan(values)][-SPARKLINE_POINTS:])
+    percent, time_s = now
+    if reference is not None and percent is not None and time_s > 0:
+        off = np.asarray([b is not None and b != reference for b in history.binding], dtype=bool)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # stored outliers
+            at_now = percent * time_s / np.asarray(history.time_s, dtype=float)
+        use = off & np.isfinite(at_now) & (at_now > 0) & np.isfinite(values)
+        values[use] = at_now[use]
+    return tuple(float(v) for v in values[np.isfinite(values)][-SPARKLINE_POINTS:])
 
 
 def judged_binding(placement: Placement, history: KernelHistory) -> str | None:
     """The binding whose roof ``like_for_like_percent`` measures against."""
     binding = baseline_binding(history)
-    if binding is None or percent_of_resource(placement, binding) is None:
+    if binding is None or binding == placement.binding:
         return placement.binding
-    return binding
+    return binding if percent_of_resource(placement, binding) is not None else placement.binding
 
 
 def with_time(summary: BaselineSummary, history: KernelHistory) -> BaselineSummary:

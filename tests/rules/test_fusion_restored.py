@@ -90,3 +90,31 @@ def test_a_restored_fusion_is_compared_with_main_since_it_broke_it() -> None:
     assert "(4.2× faster)" in flip.message
     assert flip.numbers["baseline_n"] == 8
     assert flip.numbers["baseline_percent_of_roof"] == base.center, "one figure, row and finding"
+
+
+def test_the_sparkline_falls_where_main_broke_the_fusion() -> None:
+    """A PR after nine fused nights and eight broken ones, itself broken like main.
+
+    The fused nights moved 1/200 of the bytes: at their own work they read 3.3% of the dram
+    roof, and the line rose where the kernel got 4x slower. At the PR's work, in their time,
+    they read 80% x 307 / 73 ms.
+    """
+    (mlp,) = _verdict(BROKEN, BROKEN_S, fused_nights=9).kernels
+    assert mlp.baseline is not None
+    fused, broken = mlp.baseline.history[:9], mlp.baseline.history[9:]
+    assert fused == pytest.approx([80.0 * BROKEN_S / FUSED_S] * 9)
+    assert broken[0] == pytest.approx(80.0), "runs at the dram roof keep their own figure"
+    assert min(fused) > 4 * max(broken)
+
+
+def test_the_sparkline_of_a_restored_fusion_rises_back_on_its_own_roof() -> None:
+    """The restoring PR's row reads 70% of fp32; main's broken nights there read 16.6%, not 80%.
+
+    (Each run at its own roof drew 70, 80, 70: a fall where the PR made it 4.2x faster.)
+    """
+    (mlp,) = _verdict(FLOPS / 200, FUSED_S, fused_nights=9).kernels
+    assert mlp.baseline is not None
+    fused, broken = mlp.baseline.history[:9], mlp.baseline.history[9:]
+    assert fused == pytest.approx([70.0] * 9)
+    assert broken[0] == pytest.approx(70.0 * FUSED_S / BROKEN_S)
+    assert max(broken) < mlp.percent_of_roof / 4
