@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
-from factories import GEMM_FLOPS, H100_BF16, falling_gemm_runs
+from factories import GEMM_FLOPS, H100_BF16, falling_gemm_runs, make_kernel, make_run
 
 from rules import (
     RuleContext,
@@ -94,3 +94,31 @@ def test_a_fall_the_base_branch_kept_is_its_binding_now():
     # The sparkline, like for like against fp32, still shows the fall: the bf16 nights did
     # the same work 14.8x faster than the fp32 roof allows.
     assert [round(v, 1) for v in gemm.baseline.history] == [1035.2] * 7 + [70.0] * 3
+
+
+def test_nights_of_other_work_read_at_the_reference_runs_work_a_broken_fusion_falls():
+    """Four fused nights (compute-bound), then six main kept broken (memory-bound, 4.2x slower).
+
+    Against the majority's dram roof the fused nights, at their own 1/200 of the bytes, read
+    3.3%: the digest called the break an improvement, +2296%. At the broken nights' bytes in
+    their own time they read 80% x 307 / 73 ms, and the break is the fall it was.
+    """
+    roof = builtin_catalog().lookup("A100-SXM4-80GB").roof()
+    fp32, dram, flops = roof.peak_flop_per_s["fp32"], roof.bandwidth_byte_per_s["dram"], 1e12
+    fused_s, broken_s = flops / fp32 / 0.70, flops / 2 / dram / 0.80
+    nights = [(flops / 200, fused_s)] * 4 + [(flops / 2, broken_s)] * 6
+    runs = [
+        make_run(
+            commit=f"c{n}",
+            timestamp=START + timedelta(days=n),
+            kernels=[make_kernel("mlp", flops={"fp32": flops}, dram_bytes=b, time_s=t)],
+            device="NVIDIA A100-SXM4-80GB",
+        )
+        for n, (b, t) in enumerate(nights)
+    ]
+    frame = history_from_runs(runs, roof)
+    like = like_for_like_history(frame, dict.fromkeys(frame["run_id"], roof))
+    assert set(like["reference_binding"]) == {"dram"}
+    percents = like["percent_of_roof"].to_numpy()
+    assert percents[:4] == pytest.approx([80.0 * broken_s / fused_s] * 4)
+    assert percents[4:] == pytest.approx([80.0] * 6), "the runs at the reference keep theirs"

@@ -143,20 +143,24 @@ def night_of(stamp: datetime) -> int:
 
 
 def _kernel_record(row: pd.Series, roof: Roof) -> KernelRecord:
-    """A kernel whose placement on ``roof`` gives the row's percent of roof and regime."""
+    """A kernel whose placement on ``roof`` gives the row's time, percent of roof and regime.
+
+    The work is what that time at that percent takes at the binding: a night that falls to
+    memory-bound keeps the row's slower time, as a broken fusion does.
+    """
     compute = row["regime"] == "compute-bound"
     intensity = 1000.0 if compute else min(INTENSITY[row["kernel_key"]], 50.0)
-    nbytes = 4e9
-    flops = nbytes * intensity
-    t_roof = (
-        flops / roof.peak_flop_per_s["tensor_bf16"]
-        if compute
-        else nbytes / roof.bandwidth_byte_per_s["dram"]
-    )
+    t_roof = row["time_s"] * row["percent_of_roof"] / 100.0
+    if compute:
+        flops = t_roof * roof.peak_flop_per_s["tensor_bf16"]
+        nbytes = flops / intensity
+    else:
+        nbytes = t_roof * roof.bandwidth_byte_per_s["dram"]
+        flops = nbytes * intensity
     return KernelRecord(
         name=row["kernel_name"],
         key=row["kernel_key"],
-        duration_s=t_roof * 100.0 / row["percent_of_roof"],
+        duration_s=row["time_s"],
         flops={"tensor_bf16": flops},
         bytes={"dram": nbytes},
     )
