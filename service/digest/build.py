@@ -44,20 +44,12 @@ from service.digest.tables import (
     sparklines,
 )
 from service.digest.workers import Workers
+from service.store.digestread import DIGEST_READ_COLUMNS
 from service.store.memory import give_back_freed
 
-#: Columns of the history frame the digest reads (a subset of rules.frames.HISTORY_COLUMNS).
-DIGEST_COLUMNS = (
-    "commit",
-    "timestamp",
-    "kernel_key",
-    "kernel_name",
-    "device",
-    "percent_of_roof",
-    "regime",
-    "binding",
-    "time_s",
-)
+#: Columns of the history frame the digest reads (a subset of rules.frames.HISTORY_COLUMNS):
+#: those the store's compact read gives, in its order.
+DIGEST_COLUMNS = DIGEST_READ_COLUMNS
 Progress = Callable[[str], None]
 
 

@@ -35,7 +35,7 @@ from service.store.memory import give_back_freed
 from service.store.packedread import packed_batches
 from service.store.sessions import StoreSession
 
-#: The columns the digest reads (``service.digest.build.DIGEST_COLUMNS``), in that order.
+#: The columns the digest reads, in order (``service.digest.build.DIGEST_COLUMNS`` is this).
 DIGEST_READ_COLUMNS = (
     "commit",
     "timestamp",
