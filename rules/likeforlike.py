@@ -35,6 +35,8 @@ import pandas as pd
 from rules.roofline import Roof
 
 FloatArray = npt.NDArray[np.float64]
+ObjectArray = npt.NDArray[np.object_]
+IntArray = npt.NDArray[np.int64]
 
 #: The stored figure, against each run's own binding, kept beside the like-for-like one.
 OWN_COLUMN = "own_percent_of_roof"
@@ -58,27 +60,52 @@ def reference_binding(bindings: Sequence[Any]) -> str | None:
 
 def series_references(frame: pd.DataFrame) -> pd.Series:
     """Each row's series' reference binding (``reference_binding`` of the series, vectorised)."""
-    known = frame["binding"].notna().to_numpy()
-    rows = frame.loc[known, [*_SERIES, "binding"]].assign(_pos=np.flatnonzero(known))
-    stats = rows.groupby([*_SERIES, "binding"], sort=False)["_pos"].agg(["size", "min"])
+    return _references(frame, _series_codes(frame))
+
+
+def _series_codes(frame: pd.DataFrame) -> IntArray:
+    """Each row's series (device and kernel) as one integer: grouping by it beats the labels."""
+    kernels, _ = pd.factorize(frame["kernel_key"])
+    devices, names = pd.factorize(frame["device"])
+    codes: IntArray = kernels.astype(np.int64) * (len(names) + 1) + devices + 1
+    return codes
+
+
+def _references(frame: pd.DataFrame, series: IntArray) -> pd.Series:
+    """``series_references`` given the rows' ``_series_codes``."""
+    bindings, names = pd.factorize(frame["binding"])  # -1: unknown
+    known = np.flatnonzero(bindings >= 0)
+    held = pd.DataFrame({"series": series[known], "binding": bindings[known], "first": known})
+    stats = held.groupby(["series", "binding"], sort=False)["first"].agg(["size", "min"])
     best = stats.reset_index().sort_values(["size", "min"], ascending=[False, True])
-    best = best.drop_duplicates(_SERIES)[[*_SERIES, "binding"]]
-    named = best.rename(columns={"binding": REFERENCE_COLUMN})
-    merged = frame[_SERIES].merge(named, on=_SERIES, how="left", validate="many_to_one")
-    return pd.Series(merged[REFERENCE_COLUMN].to_numpy(dtype=object), index=frame.index)
+    best = best.drop_duplicates("series")
+    codes = pd.Series(best["binding"].to_numpy(), index=best["series"].to_numpy())
+    found = codes.reindex(series).to_numpy(dtype=float)  # NaN: a series with none known
+    out = np.full(len(frame), None, dtype=object)
+    has = ~np.isnan(found)
+    out[has] = np.asarray(names, dtype=object)[found[has].astype(np.int64)]
+    return pd.Series(out, index=frame.index)
 
 
-def _rates(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> tuple[FloatArray, list[str]]:
+def _rates(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> tuple[FloatArray, ObjectArray]:
     """Per row: the reference's peak or bandwidth on the run's roof (NaN: none).
 
     And which column of work it divides: ``total_flops`` or ``bytes_<tier>``. Looked up once
     per (run, reference) pair, not per row.
     """
-    pairs = pd.MultiIndex.from_arrays([frame["run_id"], frame[REFERENCE_COLUMN]])
-    codes, uniques = pairs.factorize()
-    looked_up = [_rate(roofs.get(run_id), str(reference)) for run_id, reference in uniques]
+    runs, run_ids = pd.factorize(frame["run_id"])
+    refs, references = pd.factorize(frame[REFERENCE_COLUMN])  # -1: none
+    width = len(references) + 1
+    pairs, inverse = np.unique(runs.astype(np.int64) * width + refs + 1, return_inverse=True)
+    looked_up = [
+        _rate(roofs.get(run_ids[pair // width]), references[pair % width - 1])
+        if pair % width
+        else (math.nan, "")
+        for pair in pairs
+    ]
     rates = np.asarray([rate for rate, _ in looked_up], dtype=float)
-    return rates[codes], [looked_up[code][1] for code in codes]
+    amounts = np.asarray([amount for _, amount in looked_up], dtype=object)
+    return rates[inverse], amounts[inverse]
 
 
 def _rate(roof: Roof | None, reference: str) -> tuple[float, str]:
@@ -89,25 +116,24 @@ def _rate(roof: Roof | None, reference: str) -> tuple[float, str]:
     return (bandwidth if bandwidth is not None else math.nan), f"bytes_{reference}"
 
 
-def _work(frame: pd.DataFrame, amounts: Sequence[str]) -> FloatArray:
+def _work(frame: pd.DataFrame, amounts: ObjectArray) -> FloatArray:
     """Each row's work at its reference: the ``amounts`` column it names (NaN: none, or 0)."""
     work = np.full(len(frame), math.nan)
     for column in set(amounts):
         if column in frame:
-            rows = np.asarray([a == column for a in amounts])
+            rows = amounts == column
             work[rows] = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)[rows]
     return np.where(work > 0, work, math.nan)
 
 
-def _usual_work(frame: pd.DataFrame, work: FloatArray) -> FloatArray:
+def _usual_work(frame: pd.DataFrame, series: IntArray, work: FloatArray) -> FloatArray:
     """Per row: the median ``work`` of its series' runs bound by the reference (NaN: none)."""
     at_reference = (frame["binding"] == frame[REFERENCE_COLUMN]).to_numpy()
-    keyed = frame[_SERIES].assign(_work=np.where(at_reference, work, math.nan))
-    usual = keyed.groupby(_SERIES, sort=False)["_work"].transform("median")
+    usual = pd.Series(np.where(at_reference, work, math.nan)).groupby(series).transform("median")
     return usual.to_numpy(dtype=float)
 
 
-def _percents(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> FloatArray:
+def _percents(frame: pd.DataFrame, series: IntArray, roofs: Mapping[Any, Roof]) -> FloatArray:
     """Percent of each row's reference roof, for the usual work there (NaN: not computable).
 
     The work is the median of the series' runs bound by the reference, a run's own where
@@ -117,7 +143,7 @@ def _percents(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> FloatArray:
     """
     rates, amounts = _rates(frame, roofs)
     own = _work(frame, amounts)
-    usual = _usual_work(frame, own)
+    usual = _usual_work(frame, series, own)
     work = np.where(np.isnan(usual), own, usual)
     time_s = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # stored outliers
@@ -143,14 +169,15 @@ def like_for_like_history(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> pd.
     if out.empty:
         out[REFERENCE_COLUMN] = pd.Series(dtype="object")
         return out
-    references = series_references(out)
+    series = _series_codes(out)
+    references = _references(out, series)
     out[REFERENCE_COLUMN] = references
     changed = (
         references.notna() & out["binding"].notna() & (out["binding"] != references)
     ).to_numpy() & out[OWN_COLUMN].notna().to_numpy()
     values = out[OWN_COLUMN].to_numpy(dtype=float).copy()
     if changed.any():  # only the runs off the usual binding; the others keep their figure
-        other = _percents(out, roofs)[changed]
+        other = _percents(out, series, roofs)[changed]
         values[changed] = np.where(np.isnan(other), values[changed], other)
     out["percent_of_roof"] = values
     return out
