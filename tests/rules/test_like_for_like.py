@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 from factories import GEMM_FLOPS, H100_BF16, falling_gemm_runs, make_kernel, make_run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rules import (
     RuleContext,
@@ -15,6 +17,7 @@ from rules import (
     evaluate,
     like_for_like_history,
     reference_binding,
+    series_references,
 )
 from rules.frames import history_from_runs
 
@@ -122,3 +125,27 @@ def test_nights_of_other_work_read_at_the_reference_runs_work_a_broken_fusion_fa
     percents = like["percent_of_roof"].to_numpy()
     assert percents[:4] == pytest.approx([80.0 * broken_s / fused_s] * 4)
     assert percents[4:] == pytest.approx([80.0] * 6), "the runs at the reference keep theirs"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["H100", "A100"]),
+            st.sampled_from(["k1", "k2", "k3"]),
+            st.sampled_from(["dram", "fp32", "l2", None]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.booleans(),
+)
+def test_series_references_are_each_series_reference_binding(rows, categorical) -> None:
+    """Vectorised over every series at once, the same binding as ``reference_binding`` of each."""
+    frame = pd.DataFrame(rows, columns=["device", "kernel_key", "binding"])
+    if categorical:
+        frame = frame.astype("category")
+    got = series_references(frame)
+    for _, series in frame.groupby(["device", "kernel_key"], observed=True):
+        want = reference_binding([b for b in series["binding"] if isinstance(b, str)])
+        assert set(got[series.index].map(lambda b: b if isinstance(b, str) else None)) == {want}
