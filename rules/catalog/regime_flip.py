@@ -12,8 +12,8 @@ from rules.context import RuleContext
 from rules.gated import GateDecision, GateDecisions
 from rules.history import KernelHistory
 from rules.measures import one_decimal, seconds, speed
-from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, Placement, percent_of_resource
-from rules.timing import baseline_binding_rows, median_time, median_value
+from rules.roofline import COMPUTE_BOUND, MEMORY_BOUND, Placement
+from rules.timing import baseline_binding_rows, median_time, median_value, percent_at
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
 #: A finding's figures, by name.
@@ -153,7 +153,7 @@ def like_for_like_numbers(
     base_pct, runs = _level(gate.get("percent_of_roof", key), history.percent_of_roof, median_value)
     base_time, _ = _level(gate.get("time_s", key), history.time_s, median_time)
     numbers: Numbers = {
-        "percent_of_baseline_roof": percent_of_resource(placement, baseline_binding),
+        "percent_of_baseline_roof": percent_at(placement, history, baseline_binding),
         "baseline_percent_of_roof": base_pct,
         "time_s": placement.time_s,
         "baseline_time_s": base_time,

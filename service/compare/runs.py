@@ -2,8 +2,8 @@
 
 Each run is placed on its own roof. Every kernel (matched by identity key) gets its time at
 base and now and their ratio, its percent of roof at base, and its percent of the roof the base
-was bound by now (like for like: a GEMM that fell off the tensor cores reads 4.8% of its
-tensor_bf16 roof, not 70% of the fp32 one; ``rules.roofline.percent_of_resource``). Without a
+was bound by now, for the base's work there (like for like: a GEMM that fell off the tensor
+cores reads 4.8% of its tensor_bf16 roof, not 70% of the fp32 one; ``_at_base_work``). Without a
 history there is no noise to measure, so a kernel is ``slower`` or ``faster`` when its time
 moved by more than ``threshold`` (relative), as Nsight Compute's baseline and Bencher's compare
 read two results; the check (``roofguard check``) is the statistical gate.
@@ -115,7 +115,7 @@ def _change(
     ratio = now.time_s / base.time_s if now.time_s and base.time_s else None
     same = base.binding is None or base.binding == now.binding
     faster = ratio is not None and ratio < 1  # off the base's binding: two roofs (rules.timing)
-    like = now.percent_of_roof if same or faster else percent_of_resource(now, base.binding)
+    like = now.percent_of_roof if same or faster else _at_base_work(base, now)
     return KernelChange(
         key=key,
         name=name,
@@ -129,6 +129,30 @@ def _change(
         base_binding=base.binding,
         binding=now.binding,
     )
+
+
+def _at_base_work(base: Placement, now: Placement) -> float | None:
+    """``now``'s percent of the roof the base was bound by, for the base's work there.
+
+    Its own work at that roof would mislead where the work changed: a fusion moving 1/200 of
+    the base's dram bytes in 1.2x its time read 0.7% of the dram roof; at the base's bytes
+    it reads the base's figure / 1.2 (``rules.timing.percent_at``, with one run for a history).
+    """
+    binding = base.binding
+    own = percent_of_resource(now, binding)
+    if binding is None or own is None:
+        return own
+    base_work, work = _work_at(base, binding), _work_at(now, binding)
+    return own * base_work / work if base_work and work else own
+
+
+def _work_at(placement: Placement, binding: str) -> float | None:
+    """The FLOPs (a precision) or bytes (a tier) ``placement`` has at ``binding``'s roof."""
+    roof = placement.roof
+    if binding in roof.peak_flop_per_s:
+        return placement.total_flops
+    seconds, bandwidth = placement.memory.terms.get(binding), roof.bandwidth_byte_per_s
+    return seconds * bandwidth[binding] if seconds and binding in bandwidth else None
 
 
 def compare_runs(

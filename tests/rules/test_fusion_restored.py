@@ -118,3 +118,20 @@ def test_the_sparkline_of_a_restored_fusion_rises_back_on_its_own_roof() -> None
     assert fused == pytest.approx([70.0] * 9)
     assert broken[0] == pytest.approx(70.0 * FUSED_S / BROKEN_S)
     assert max(broken) < mlp.percent_of_roof / 4
+
+
+def test_a_fusion_slower_than_main_reads_at_mains_bytes_in_its_time() -> None:
+    """A PR fuses the MLP (1/200 of the bytes, compute-bound) but runs 1.19x main's time.
+
+    At its own bytes it read 0.7% of the dram roof, -99%, failing at once as "far beyond
+    noise"; at main's bytes in its time it reads 80% / 1.19, the fall its time says.
+    """
+    verdict = _verdict(FLOPS / 200, BROKEN_S * 1.2)
+    (mlp,) = verdict.kernels
+    assert mlp.percent_of_baseline_roof == pytest.approx(100 * BROKEN / DRAM / mlp.time_s)
+    assert 60 < mlp.percent_of_baseline_roof < 70
+    found = {f.rule: f for f in verdict.findings}
+    assert found["roof-drop"].numbers["relative_change"] == pytest.approx(-0.158, abs=0.005)
+    flip = found["regime-flip"]
+    assert flip.numbers["percent_of_baseline_roof"] == mlp.percent_of_baseline_roof
+    assert "→ 66.7% of the dram roof" in flip.message

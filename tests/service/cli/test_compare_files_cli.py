@@ -129,3 +129,18 @@ def test_against_takes_every_word_up_to_the_next_option() -> None:
         "json",
     ]
     assert expand_greedy(["check", "a", "--against", "b"]) == ["check", "a", "--against", "b"]
+
+
+def test_a_slower_fusion_reads_at_the_bases_bytes_in_its_time(tmp_path, capsys) -> None:
+    """The base's MLP is unfused (memory-bound); the PR fuses it, 1/200 of the bytes, 1.2x slower.
+
+    At its own bytes it read 0.7% of the dram roof; at the base's it reads the base's / 1.2.
+    """
+    header = "name,duration_s,flops_fp32,bytes_dram,launches\n"
+    base, pr = tmp_path / "base.csv", tmp_path / "pr.csv"
+    base.write_text(header + "mlp,0.307,1e12,5e11,1\n", encoding="utf-8")
+    pr.write_text(header + f"mlp,{0.307 * 1.2},1e12,5e9,1\n", encoding="utf-8")
+    data = _json(capsys, str(base), "--against", str(pr), "--device", "A100-SXM4-80GB")
+    (mlp,) = data["kernels"]
+    assert (mlp["base_binding"], mlp["binding"], mlp["status"]) == ("dram", "fp32", "slower")
+    assert mlp["percent_of_baseline_roof"] == pytest.approx(mlp["base_percent_of_roof"] / 1.2)
