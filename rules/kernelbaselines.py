@@ -122,7 +122,8 @@ def _summaries(ctx: RuleContext, block: _Block) -> dict[str, BaselineSummary]:
 def _current_on(ctx: RuleContext, key: str, history: KernelHistory, binding: str) -> bool:
     """Whether the row's current figure is of ``binding``'s roof, every run's of the history.
 
-    Else its sparkline reads them at the current run's work (``rules.timing``): the engine's.
+    Else its sparkline reads them at the work of the row's figure (``rules.timing``): the
+    engine's.
     """
     placement = ctx.placements[key]
     return placement.binding == binding or judged_binding(placement, history) == binding

@@ -151,11 +151,12 @@ def sparkline_values(
     """The newest ``SPARKLINE_POINTS`` known percents of ``history`` on the row's own reference.
 
     ``now`` is the row's current figure, a percent of the ``reference`` roof, and the run's
-    time. A run bound otherwise reads at the current run's work on that roof in its own time
-    (``percent * time / its time``): the line falls where the kernel got slower, whatever
-    work the run did there. Its own work would not: after main broke a fusion, the fused
-    nights moved so few bytes that they read 3.3% of the dram roof, and the line rose where
-    the kernel got 4x slower. Runs bound by the reference, or by nothing known, keep theirs.
+    time. A run bound otherwise reads at the work that figure is for (``percent_at``: the
+    baseline's at its binding), in its own time (``percent * time / its time``): the line
+    falls where the kernel got slower, whatever work the run did there. Its own work would
+    not: after main broke a fusion, the fused nights moved so few bytes that they read 3.3%
+    of the dram roof, and the line rose where the kernel got 4x slower. Runs bound by the
+    reference, or by nothing known, keep theirs.
     """
     values = np.asarray(history.percent_of_roof, dtype=float).copy()
     percent, time_s = now
