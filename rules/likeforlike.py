@@ -12,9 +12,10 @@ tie goes to the earlier one). It is recomputed from the stored counters with the
 * a precision ``p``: ``100 * (sum_q F_q / P_p) / T`` (all of the FLOPs at ``p``'s peak);
 * a tier ``t``: ``100 * (B_t / W_t) / T``,
 
-each on the roof that run was placed on, ``T`` the run's time, and the work (``F``, ``B``) the
-median of the series' runs bound by the reference: a run off it did other work there (a fused
-night moved 1/200 of the dram bytes), and time, the ground truth, then says which way it went.
+each on the roof that run was placed on, ``T`` the run's time, and the work (``F``, ``B``)
+that of the nearest run of the series bound by the reference: a run off it did other work
+there (a fused night moved 1/200 of the dram bytes), and time, the ground truth, then says
+which way it went.
 Where the work did not change (a GEMM's FLOPs) that is the run's own. A run bound by the
 reference keeps its stored figure; one whose roof lacks the reference, or of a series with no
 work known there, keeps its own too. Pure functions of frames and roofs; no I/O.
@@ -127,17 +128,23 @@ def _work(frame: pd.DataFrame, amounts: ObjectArray) -> FloatArray:
 
 
 def _usual_work(frame: pd.DataFrame, series: IntArray, work: FloatArray) -> FloatArray:
-    """Per row: the median ``work`` of its series' runs bound by the reference (NaN: none)."""
+    """Per row: the ``work`` of the nearest run of its series bound by the reference (NaN: none).
+
+    The last one before it, else the first after it (rows are oldest first within a series):
+    a benchmark whose shape changed in the year a chart spans is read at the shape of then.
+    """
     at_reference = (frame["binding"] == frame[REFERENCE_COLUMN]).to_numpy()
-    usual = pd.Series(np.where(at_reference, work, math.nan)).groupby(series).transform("median")
-    return usual.to_numpy(dtype=float)
+    known = pd.Series(np.where(at_reference, work, math.nan))
+    before = known.groupby(series).ffill()
+    after = known.groupby(series).bfill()
+    return before.fillna(after).to_numpy(dtype=float)
 
 
 def _percents(frame: pd.DataFrame, series: IntArray, roofs: Mapping[Any, Roof]) -> FloatArray:
     """Percent of each row's reference roof, for the usual work there (NaN: not computable).
 
-    The work is the median of the series' runs bound by the reference, a run's own where
-    there is none: a run's own work there can mislead. After main broke a fusion and kept
+    The work is the nearest reference-bound run's of the series (``_usual_work``), a run's
+    own where there is none: a run's own work there can mislead. After main broke a fusion and kept
     it, the fused nights moved 1/200 of the dram bytes and read 3.3% of the dram roof
     against 80% for the broken ones, a rise where the kernel got 4x slower.
     """

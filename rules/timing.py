@@ -93,8 +93,9 @@ def like_for_like_percent(placement: Placement, history: KernelHistory) -> float
 def percent_at(placement: Placement, history: KernelHistory, binding: str) -> float | None:
     """Percent of ``binding``'s roof in the kernel's time, for the work its baseline did there.
 
-    ``100 * median(W) / rate / T``, W the work of the baseline's runs bound by ``binding``
-    (total FLOPs for a precision, bytes for the dram tier: what a history keeps), else the
+    ``100 * median(W) / rate / T``, W the work of the newest ``SETTLED_RUNS`` baseline runs
+    bound by ``binding`` (total FLOPs for a precision, bytes for the dram tier: what a history
+    keeps; the newest, as a shape the benchmark changed earlier does not count), else the
     kernel's own (``percent_of_resource``); None when the kernel has no work there. Time, the
     ground truth, then says how far it moved whatever work it does at that roof now: a fusion
     that moved 1/200 of the dram bytes, 1.2x slower than main's unfused nights, read 0.7% of
@@ -109,7 +110,7 @@ def percent_at(placement: Placement, history: KernelHistory, binding: str) -> fl
     rate, work = (peak, history.total_flops) if peak else (dram, history.bytes_dram)
     held = np.asarray([b == binding for b in history.binding], dtype=bool)
     done = work[held]
-    done = done[np.isfinite(done) & (done > 0)]
+    done = done[np.isfinite(done) & (done > 0)][-SETTLED_RUNS:]
     if not rate or not done.size:
         return own
     return 100.0 * fast_median(done) / rate / placement.time_s

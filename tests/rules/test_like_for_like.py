@@ -149,3 +149,44 @@ def test_series_references_are_each_series_reference_binding(rows, categorical) 
     for _, series in frame.groupby(["device", "kernel_key"], observed=True):
         want = reference_binding([b for b in series["binding"] if isinstance(b, str)])
         assert set(got[series.index].map(lambda b: b if isinstance(b, str) else None)) == {want}
+
+
+def _mlp_runs(nights: list[tuple[float, float, float]]) -> list:
+    """One A100 run per night of the MLP: (FLOPs, dram bytes, time)."""
+    return [
+        make_run(
+            commit=f"c{n}",
+            timestamp=START + timedelta(days=n),
+            kernels=[make_kernel("mlp", flops={"fp32": f}, dram_bytes=b, time_s=t)],
+            device="NVIDIA A100-SXM4-80GB",
+        )
+        for n, (f, b, t) in enumerate(nights)
+    ]
+
+
+def test_a_shape_changed_before_reads_each_night_at_the_nearest_reference_runs_work():
+    """Eight dram nights at 1 GB, eight at 2 GB (the benchmark's shape doubled), two on fp32.
+
+    The fp32 nights read at the 2 GB of the dram nights just before them: the median of every
+    dram night (1.5 GB) would make them 25% slower than they were.
+    """
+    roof = builtin_catalog().lookup("A100-SXM4-80GB").roof()
+    dram = roof.bandwidth_byte_per_s["dram"]
+    nights = [(1e9, 1e9, 1e9 / dram / 0.8)] * 8 + [(2e9, 2e9, 2e9 / dram / 0.8)] * 8
+    nights += [(2.4e10, 2e9, 2e9 / dram / 0.7)] * 2  # 88% of fp32; dram roof time / 0.7
+    frame = history_from_runs(_mlp_runs(nights), roof)
+    like = like_for_like_history(frame, dict.fromkeys(frame["run_id"], roof))
+    assert like["binding"].tolist()[-2:] == ["fp32", "fp32"]
+    assert like["percent_of_roof"].to_numpy()[-2:] == pytest.approx([70.0, 70.0])
+
+
+def test_the_verdict_reads_a_new_binding_at_the_newest_nights_work():
+    """The same history judged: the run on fp32 reads at the newest dram nights' 2 GB."""
+    roof = builtin_catalog().lookup("A100-SXM4-80GB").roof()
+    dram = roof.bandwidth_byte_per_s["dram"]
+    nights = [(1e9, 1e9, 1e9 / dram / 0.8)] * 8 + [(2e9, 2e9, 2e9 / dram / 0.8)] * 5
+    runs = _mlp_runs([*nights, (2.4e10, 2e9, 2e9 / dram / 0.7)])
+    ctx = RuleContext(run=runs[-1], roof=roof, history=history_from_runs(runs[:-1], roof))
+    (mlp,) = evaluate(ctx).verdict.kernels
+    assert mlp.binding == "fp32"
+    assert mlp.percent_of_baseline_roof == pytest.approx(70.0)
