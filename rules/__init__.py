@@ -73,6 +73,7 @@ from rules.roofline import (
     place,
     precision_of_peak,
     ridge_point,
+    work_at,
 )
 from rules.scaling import (
     CROSS_DEVICE_TOLERANCE,
@@ -174,4 +175,5 @@ __all__ = [
     "shown_conclusion",
     "with_findings",
     "with_profile_changes",
+    "work_at",
 ]

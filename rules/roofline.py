@@ -302,6 +302,18 @@ def percent_of_resource(placement: Placement, resource: str | None) -> float | N
     return percent_of_roof(seconds, placement.time_s)
 
 
+def work_at(placement: Placement, resource: str) -> float | None:
+    """The work ``percent_of_resource`` reads at ``resource``: all FLOPs, or its tier's bytes.
+
+    None when the placement has none there (or its roof lacks the resource).
+    """
+    roof = placement.roof
+    if resource in roof.peak_flop_per_s:
+        return placement.total_flops or None
+    seconds, bandwidth = placement.memory.terms.get(resource), roof.bandwidth_byte_per_s
+    return seconds * bandwidth[resource] if seconds and resource in bandwidth else None
+
+
 def precision_of_peak(
     peaks: Mapping[str, float], peak: float | None, tolerance: float = 0.02
 ) -> str | None:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from rules.config import RulesConfig
 from rules.history import SETTLED_RUNS, KernelHistory
-from rules.roofline import Placement, percent_of_resource
+from rules.roofline import Placement, Roof, percent_of_resource, work_at
 from rules.stats import GateOptions, current_levels, fast_median
 from rules.summary import SPARKLINE_POINTS
 from rules.verdict import BaselineSummary, RunBaseline
@@ -93,27 +93,31 @@ def like_for_like_percent(placement: Placement, history: KernelHistory) -> float
 def percent_at(placement: Placement, history: KernelHistory, binding: str) -> float | None:
     """Percent of ``binding``'s roof in the kernel's time, for the work its baseline did there.
 
-    ``100 * median(W) / rate / T``, W the work of the newest ``SETTLED_RUNS`` baseline runs
-    bound by ``binding`` (total FLOPs for a precision, bytes for the dram tier: what a history
-    keeps; the newest, as a shape the benchmark changed earlier does not count), else the
-    kernel's own (``percent_of_resource``); None when the kernel has no work there. Time, the
+    ``100 * median(W) / rate / T``, the kernel's own figure times ``median(W) / its work``:
+    W the work of the newest ``SETTLED_RUNS`` baseline runs bound by ``binding`` (total FLOPs
+    for a precision, bytes for the dram tier: what a history keeps; the newest, as a shape
+    the benchmark changed earlier does not count), else the kernel's own
+    (``percent_of_resource``); None when the kernel has no work there. Time, the
     ground truth, then says how far it moved whatever work it does at that roof now: a fusion
     that moved 1/200 of the dram bytes, 1.2x slower than main's unfused nights, read 0.7% of
     the dram roof (-99%) at its own bytes, 66.7% (-16%) at theirs. Where the work did not
     change (a GEMM's FLOPs off the tensor cores) both are the same figure.
     """
-    own = percent_of_resource(placement, binding)
-    if own is None or not placement.time_s:
+    own, work = percent_of_resource(placement, binding), work_at(placement, binding)
+    kept = _kept_work(history, binding, placement.roof)
+    if own is None or not work or kept is None:
         return own
-    peak = placement.roof.peak_flop_per_s.get(binding)
-    dram = placement.roof.bandwidth_byte_per_s.get("dram") if binding == "dram" else None
-    rate, work = (peak, history.total_flops) if peak else (dram, history.bytes_dram)
     held = np.asarray([b == binding for b in history.binding], dtype=bool)
-    done = work[held]
+    done = kept[held]
     done = done[np.isfinite(done) & (done > 0)][-SETTLED_RUNS:]
-    if not rate or not done.size:
-        return own
-    return 100.0 * fast_median(done) / rate / placement.time_s
+    return own * fast_median(done) / work if done.size else own
+
+
+def _kept_work(history: KernelHistory, binding: str, roof: Roof) -> npt.NDArray[np.float64] | None:
+    """The history's work at ``binding`` per run: FLOPs, dram bytes (None: not kept)."""
+    if binding in roof.peak_flop_per_s:
+        return history.total_flops
+    return history.bytes_dram if binding == "dram" else None
 
 
 def baseline_binding_rows(history: KernelHistory) -> slice | None:

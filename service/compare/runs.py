@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, computed_field
 
 from collectors.schema import RunRecord
-from rules import Placement, percent_of_resource
+from rules import Placement, percent_of_resource, work_at
 
 #: Relative change of time beyond which a kernel is slower or faster (two single results).
 DEFAULT_THRESHOLD = 0.05
@@ -142,17 +142,8 @@ def _at_base_work(base: Placement, now: Placement) -> float | None:
     own = percent_of_resource(now, binding)
     if binding is None or own is None:
         return own
-    base_work, work = _work_at(base, binding), _work_at(now, binding)
+    base_work, work = work_at(base, binding), work_at(now, binding)
     return own * base_work / work if base_work and work else own
-
-
-def _work_at(placement: Placement, binding: str) -> float | None:
-    """The FLOPs (a precision) or bytes (a tier) ``placement`` has at ``binding``'s roof."""
-    roof = placement.roof
-    if binding in roof.peak_flop_per_s:
-        return placement.total_flops
-    seconds, bandwidth = placement.memory.terms.get(binding), roof.bandwidth_byte_per_s
-    return seconds * bandwidth[binding] if seconds and binding in bandwidth else None
 
 
 def compare_runs(
