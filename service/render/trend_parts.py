@@ -11,20 +11,20 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.axes import Axes
 
-from rules.stats import Modes, two_modes
+from rules.stats import Modes, two_modes, visited_once
 
 #: Half-height of a mode's band, in within-mode spreads (two: most of the mode's nights).
 MODE_BAND = 2.0
-#: Stays a history needs for its modes to be shaded: each level visited twice. One visit to
-#: another level and back is a regression and its fix (``rules.stats.runs``' return), not a
-#: runner that alternates.
-SHADED_STAYS = 4
 
 
 def alternating_modes(values: npt.ArrayLike) -> Modes | None:
-    """The modes of ``values`` (oldest first) to shade, when the kernel alternates."""
+    """The modes of ``values`` (oldest first) to shade, when the kernel alternates.
+
+    Not when it visited a level once only (``rules.stats.visited_once``): one visit to
+    another level and back is a regression and its fix, not a runner that alternates.
+    """
     modes = two_modes(np.asarray(values, dtype=float))
-    return modes if modes is not None and modes.stays >= SHADED_STAYS else None
+    return modes if modes is not None and not visited_once(modes) else None
 
 
 def draw_modes(ax: Axes, modes: Modes, scale: float) -> None:
