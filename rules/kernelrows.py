@@ -97,7 +97,7 @@ def _percent_fields(ctx: RuleContext, key: str) -> dict[str, object]:
     reference = placement.binding if faster else judged_binding(placement, history)
     now = (ctx.like_for_like[key], placement.time_s or 0.0)
     fields: dict[str, object] = {"history": sparkline_values(history, reference, now)}
-    return fields | {"relative_change": None} if faster else fields
+    return {**fields, "relative_change": None} if faster else fields
 
 
 def missing_verdicts(ctx: RuleContext, findings: Sequence[Finding]) -> list[KernelVerdict]:

@@ -127,7 +127,7 @@ def _work(frame: pd.DataFrame, amounts: ObjectArray) -> FloatArray:
     return np.where(work > 0, work, math.nan)
 
 
-def _usual_work(frame: pd.DataFrame, series: IntArray, work: FloatArray) -> FloatArray:
+def _reference_work(frame: pd.DataFrame, series: IntArray, work: FloatArray) -> FloatArray:
     """Per row: the ``work`` of the nearest run of its series bound by the reference (NaN: none).
 
     The last one before it, else the first after it (rows are oldest first within a series):
@@ -141,17 +141,17 @@ def _usual_work(frame: pd.DataFrame, series: IntArray, work: FloatArray) -> Floa
 
 
 def _percents(frame: pd.DataFrame, series: IntArray, roofs: Mapping[Any, Roof]) -> FloatArray:
-    """Percent of each row's reference roof, for the usual work there (NaN: not computable).
+    """Percent of each row's reference roof, for the reference runs' work (NaN: not computable).
 
-    The work is the nearest reference-bound run's of the series (``_usual_work``), a run's
-    own where there is none: a run's own work there can mislead. After main broke a fusion and kept
-    it, the fused nights moved 1/200 of the dram bytes and read 3.3% of the dram roof
-    against 80% for the broken ones, a rise where the kernel got 4x slower.
+    The work is the nearest reference-bound run's of the series (``_reference_work``), a
+    run's own where there is none: a run's own work there can mislead. After main broke a
+    fusion and kept it, the fused nights moved 1/200 of the dram bytes and read 3.3% of the
+    dram roof against 80% for the broken ones, a rise where the kernel got 4x slower.
     """
     rates, amounts = _rates(frame, roofs)
     own = _work(frame, amounts)
-    usual = _usual_work(frame, series, own)
-    work = np.where(np.isnan(usual), own, usual)
+    nearest = _reference_work(frame, series, own)
+    work = np.where(np.isnan(nearest), own, nearest)
     time_s = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # stored outliers
         percent = 100.0 * (work / rates) / time_s
