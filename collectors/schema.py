@@ -40,6 +40,10 @@ PRECISIONS: tuple[str, ...] = (
 )
 #: Memory tiers, outermost first.
 TIERS: tuple[str, ...] = ("dram", "l2", "l1")
+#: In a ``missing`` entry: work a harness reported under a name that is no precision or tier
+#: (``flops_bf16``). Placements repeat such entries: the kernel's percent of roof counts less
+#: work than it did, and the entry names the counter it likely meant.
+UNREAD_WORK = " not read: "
 
 
 def _quoted(text: str, limit: int = 60) -> str:

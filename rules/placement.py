@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-from collectors.schema import KernelRecord, RunRecord
+from collectors.schema import UNREAD_WORK, KernelRecord, RunRecord
 from rules.roofline import DEFAULT_BORDERLINE_BAND, Placement, Roof, place
 
 
@@ -17,7 +18,9 @@ def place_kernel(
 ) -> Placement:
     """Place one kernel: measured counts, else its declared work model."""
     flops, nbytes = kernel.work(prefer_declared=prefer_declared)
-    return place(flops, nbytes, kernel.duration_s or None, roof, band=band)
+    placed = place(flops, nbytes, kernel.duration_s or None, roof, band=band)
+    unread = tuple(why for why in kernel.missing if UNREAD_WORK in why)
+    return dataclasses.replace(placed, missing=unread + placed.missing) if unread else placed
 
 
 def place_run(

@@ -5,6 +5,7 @@ Every failure becomes one ``MalformedReport`` naming the file, the entry and the
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import statistics
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 from collectors import jsonio
 from collectors.errors import MalformedReport, shown
 from collectors.identity import KeyOptions, make_key
-from collectors.schema import PRECISIONS, TIERS, KernelRecord
+from collectors.schema import PRECISIONS, TIERS, UNREAD_WORK, KernelRecord
 from collectors.textio import undecodable
 
 #: Harness counters that carry the work of one call: ``flops_<precision>`` (``flop_fp32``,
@@ -222,6 +223,43 @@ def work_slot(counter: str) -> tuple[str, str] | None:
     if byte and byte.group(1) in TIERS:
         return "bytes", byte.group(1)
     return None
+
+
+#: Slots people write for a tier under another name: HBM and global memory are the dram tier.
+_TIER_ALIASES = {"hbm": "dram", "gmem": "dram", "global": "dram", "smem": "l1", "shared": "l1"}
+
+
+def likely_slot(slot: str, known: tuple[str, ...]) -> str | None:
+    """The known precision or tier ``slot`` most likely means (``bf16``: ``tensor_bf16``)."""
+    lowered = slot.lower()
+    for guess in (lowered, f"tensor_{lowered}", _TIER_ALIASES.get(lowered)):
+        if guess in known:
+            return guess
+    close = difflib.get_close_matches(lowered, known, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def work_hint(kind: str, slot: str) -> str:
+    """``'bf16' is no precision; did you mean flops_tensor_bf16?`` (``kind``: flops or bytes)."""
+    what, known = ("precision", PRECISIONS) if kind == "flops" else ("tier", TIERS)
+    guess = likely_slot(slot, known)
+    hint = f"; did you mean {kind}_{guess}?" if guess else f" (known: {', '.join(known)})"
+    return f"{slot!r} is no {what}{hint}"
+
+
+@lru_cache(maxsize=4096)
+def unread_work(counter: str, where: str = "") -> str | None:
+    """Why a counter named like work (``flops_bf16``, ``bytes_hbm``) was not read; else None.
+
+    A ``missing`` entry: the work it carried is not counted, so percent of roof is a lower
+    bound, and the entry names the counter it likely meant. Rates (``bytes_per_second``) and
+    known slots are not reported.
+    """
+    flop, byte = FLOP_COUNTER.match(counter), BYTE_COUNTER.match(counter)
+    match, kind, known = (flop, "flops", PRECISIONS) if flop else (byte, "bytes", TIERS)
+    if match is None or match.group(1) in known or match.group(1).startswith("per_"):
+        return None
+    return f"{kind}: {where}{counter}{UNREAD_WORK}{work_hint(kind, match.group(1))}"
 
 
 def device_name(block: Mapping[str, Any]) -> str | None:

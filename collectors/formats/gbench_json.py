@@ -47,6 +47,7 @@ from collectors.formats._micro import (
     require,
     text,
     timestamp,
+    unread_work,
     work_slot,
 )
 from collectors.schema import (
@@ -338,8 +339,10 @@ def _work(
         provenance["bytes.dram"] = _reported(
             "bytes_per_second", "SetBytesProcessed: bytes_per_second x the time it was divided by"
         )
+    unread = [why for why in map(unread_work, counters) if why]  # first: the likeliest cause
     missing = [] if flops else ["flops: no flops_<precision> counter (declare a work model)"]
-    return flops, nbytes, provenance, missing + ([] if nbytes else ["bytes: no bytes counter"])
+    missing += [] if nbytes else ["bytes: no bytes counter"]
+    return flops, nbytes, provenance, unread + missing
 
 
 @cache  # a frozen record, the same for every benchmark that reports this counter

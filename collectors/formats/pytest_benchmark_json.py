@@ -29,6 +29,7 @@ from collectors.formats._micro import (
     require,
     text,
     timestamp,
+    unread_work,
     work_slot,
 )
 from collectors.schema import (
@@ -159,7 +160,7 @@ class PytestBenchmarkJson(Collector):
             provenance=provenance,
             params=params,
             counters={**extra, **_summary(stats, path, row)},
-            missing=_missing(flops, nbytes),
+            missing=_missing(extra, flops, nbytes),
             source=SourceRef(path=str(path), row=row, format=self.name),
         )
 
@@ -183,9 +184,12 @@ def _summary(stats: Mapping[str, Any], path: Path, row: str) -> dict[str, float]
     }
 
 
-def _missing(flops: Mapping[str, float], nbytes: Mapping[str, float]) -> tuple[str, ...]:
+def _missing(
+    extra: Mapping[str, float], flops: Mapping[str, float], nbytes: Mapping[str, float]
+) -> tuple[str, ...]:
+    unread = [why for name in extra if (why := unread_work(name, "extra_info "))]
     missing = [] if flops else ["flops: no extra_info flops_<precision> (declare a work model)"]
-    return tuple(missing + ([] if nbytes else ["bytes: no extra_info bytes_<tier>"]))
+    return tuple(unread + missing + ([] if nbytes else ["bytes: no extra_info bytes_<tier>"]))
 
 
 def _tools(machine: Mapping[str, Any], commit: Mapping[str, Any]) -> dict[str, str]:

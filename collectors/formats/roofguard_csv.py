@@ -27,6 +27,7 @@ from collectors.formats._micro import (
     number,
     numeric_or_text,
     read_text,
+    work_hint,
 )
 from collectors.schema import (
     PRECISIONS,
@@ -57,15 +58,19 @@ def _check_header(header: list[str], path: Path) -> None:
             or (title.startswith("param_") and slot)
         )
         if not known:
-            raise MalformedReport(
-                str(path),
-                1,
-                title,
-                "unknown column (name, duration_s, key, launches, samples, "
-                "flops_<precision>, bytes_<tier>, param_<name>)",
-            )
+            raise MalformedReport(str(path), 1, title, _unknown_column(title))
     if len(set(header)) != len(header):
         raise MalformedReport(str(path), 1, None, "a column appears twice")
+
+
+def _unknown_column(title: str) -> str:
+    kind, _, slot = title.partition("_")
+    if kind in ("flops", "bytes") and slot:
+        return f"unknown column: {work_hint(kind, slot)}"
+    return (
+        "unknown column (name, duration_s, key, launches, samples, "
+        "flops_<precision>, bytes_<tier>, param_<name>)"
+    )
 
 
 def _lines(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
