@@ -75,6 +75,7 @@ from rules.roofline import (
     ridge_point,
     work_at,
 )
+from rules.runnerwide import NEW_RUNNER_NOTE, new_runner
 from rules.scaling import (
     CROSS_DEVICE_TOLERANCE,
     OWN_RUNS_SETTLED,
@@ -101,6 +102,7 @@ from rules.verdict import (
 __all__ = [
     "CROSS_DEVICE_TOLERANCE",
     "HISTORY_COLUMNS",
+    "NEW_RUNNER_NOTE",
     "NOT_JUDGED",
     "OWN_RUNS_SETTLED",
     "BaselineSummary",
@@ -155,6 +157,7 @@ __all__ = [
     "is_cleared",
     "keeping",
     "like_for_like_history",
+    "new_runner",
     "normalise_name",
     "one_decimal",
     "options_table",

@@ -12,7 +12,7 @@ tests/bench/README.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +26,17 @@ from rules.stats import Judgement
 RUNNER_SHARE = 0.34
 #: ... and at least this many kernels moved: two of three kernels are no runner's signal.
 RUNNER_MIN_KERNELS = 3
+#: How the note on a run measured on a runner new to its baseline begins (the check writes
+#: it: ``service.pipeline.runnernote``); the headline names that runner beside a shared move.
+NEW_RUNNER_NOTE = "measured on runner "
+
+
+def new_runner(notes: Sequence[str]) -> str | None:
+    """The runner a verdict's notes name as new to its baseline, if one does."""
+    for note in notes:
+        if note.startswith(NEW_RUNNER_NOTE):
+            return note.removeprefix(NEW_RUNNER_NOTE).partition(";")[0]
+    return None
 
 
 @dataclass(frozen=True)

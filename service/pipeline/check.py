@@ -6,7 +6,7 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -30,6 +30,7 @@ from service.config import RoofguardConfig
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
+from service.pipeline.runnernote import runner_noted
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
 from service.store.ids import as_utc
 from service.store.ingest import (
@@ -41,15 +42,12 @@ from service.store.ingest import (
 )
 from service.store.levels import load_levels, save_levels
 from service.store.profiles import baseline_kernels
-from service.store.queries import list_findings, run_judged, runners_of
+from service.store.queries import list_findings, run_judged
 from service.store.sessions import StoreSession
 
 if TYPE_CHECKING:  # jinja2 and the markdown templates: imported when the markdown is read
     from service.render.markdown import VerdictLinks
 
-#: A run on another runner than its baseline's is noted when the baseline came from at most
-#: this many runners (a pinned runner or a pair; a pool rotates through more).
-SWAP_RUNNERS = 2
 #: The note on the verdict of a run stored without a check, judged when first asked for.
 NEVER_CHECKED = (
     "stored by `roofguard ingest` without a check: judged now, against the runs stored before it"
@@ -134,7 +132,8 @@ def check_run(
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
     judged = _merge_base_noted(judged, rows, merge_base, config.base_branch)
-    judged = _runner_noted(session, judged, run, rows.runs[-config.baseline.window :])
+    baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != stored.run_id]
+    judged = runner_noted(session, judged, run, baseline_runs)
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
@@ -247,28 +246,6 @@ def _merge_base_noted(
     )
     return _with_note(
         verdict, f"merge base {merge_base.sha[:12]} has no stored {base_branch} run: {judged}"
-    )
-
-
-def _runner_noted(
-    session: StoreSession, verdict: Verdict, run: RunRecord, baseline_runs: Sequence[int]
-) -> Verdict:
-    """The verdict with a note when its runner measured none of its baseline's runs (ids).
-
-    A runner swap moves every kernel at once (its card's clocks, cooling, driver): said
-    beside the run-wide findings so that a move shared by many kernels is read as the
-    runner's. Only where the baseline came from at most ``SWAP_RUNNERS`` runners (a pinned
-    runner, or a pair): in a pool's rotation a run on a runner outside the window is the
-    norm. Baseline runs that name no runner say nothing either way.
-    """
-    counts = runners_of(session=session, run_ids=baseline_runs) if run.runner else None
-    if not counts or run.runner in counts or len(counts) > SWAP_RUNNERS:
-        return verdict
-    named = ", ".join(f"{name} ({count})" for name, count in counts.most_common())
-    return _with_note(
-        verdict,
-        f"measured on runner {run.runner}; its baseline's runs were on {named}: a move "
-        "shared by many kernels may be the runner's",
     )
 
 

@@ -5,7 +5,7 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 
 from __future__ import annotations
 
-from rules import KernelStatus, KernelVerdict, Verdict
+from rules import KernelStatus, KernelVerdict, Verdict, new_runner
 from service.render.bindings import rebound
 from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text, shorten
@@ -42,7 +42,8 @@ def runner_wide(verdict: Verdict) -> str | None:
     """``"runner-wide: 14 of 20 kernels below their levels (median -8.9%)"``, if so noted.
 
     The run-wide note of roof-drop (``rules.runnerwide``): in the headline, where a reader
-    of many kernels' warnings sees first that they moved together.
+    of many kernels' warnings sees first that they moved together; with `` on runner gpu-b,
+    new to this baseline`` when the check noted a runner swap (``rules.new_runner``).
     """
     for f in verdict.findings:
         if f.kernel is None and "kernels_moved" in f.numbers:
@@ -50,10 +51,11 @@ def runner_wide(verdict: Verdict) -> str | None:
             judged = int(float(f.numbers["kernels_judged"] or 0))
             change = float(f.numbers["median_relative_change"] or 0.0)
             where = "below" if change < 0 else "above"
+            runner = new_runner(verdict.notes)
             return (
                 f"runner-wide: {moved:,} of {judged:,} kernels {where} their levels "
                 f"(median {change:+.1%})"
-            )
+            ) + (f" on runner {runner}, new to this baseline" if runner else "")
     return None
 
 

@@ -6,7 +6,6 @@ the API's ``RunPublic`` is validated from a summary, so a run's fields are decla
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
@@ -143,16 +142,14 @@ def list_runs(
     return [RunSummary.model_validate(row) for row in session.execute(stmt)]
 
 
-def runners_of(*, session: StoreSession, run_ids: Collection[int]) -> Counter[str]:
-    """How many of runs ``run_ids`` each named runner measured (runs naming none left out)."""
+def runners_of(*, session: StoreSession, run_ids: Collection[int]) -> dict[int, str]:
+    """The runner that measured each of runs ``run_ids``, by run id (runs naming none left out)."""
     if not run_ids:
-        return Counter()
-    stmt = (
-        sa.select(_RUNS.c.runner, sa.func.count())
-        .where(_RUNS.c.id.in_(list(run_ids)), _RUNS.c.runner.is_not(None))
-        .group_by(_RUNS.c.runner)
+        return {}
+    stmt = sa.select(_RUNS.c.id, _RUNS.c.runner).where(
+        _RUNS.c.id.in_(list(run_ids)), _RUNS.c.runner.is_not(None)
     )
-    return Counter({str(name): int(count) for name, count in session.execute(stmt)})
+    return {int(run_id): str(runner) for run_id, runner in session.execute(stmt)}
 
 
 def run_judged(*, session: StoreSession, run_id: int) -> bool | None:

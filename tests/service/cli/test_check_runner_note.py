@@ -8,6 +8,7 @@ import pytest
 
 from rules.verdict import Verdict
 from service.cli import run
+from service.render.story import runner_wide
 
 NOTE = (
     "measured on runner gpu-b; its baseline's runs were on gpu-a (3): a move shared by many "
@@ -15,10 +16,13 @@ NOTE = (
 )
 
 
-def _check(tmp_path: Path, commit: str, runner: str | None, pr: bool = False) -> Verdict:
-    """One check of 8 GEMMs, 6% slower as a PR (a slower card), on ``runner``."""
+def _check(
+    tmp_path: Path, commit: str, runner: str | None, pr: bool = False, slower: bool = False
+) -> Verdict:
+    """One check of 8 GEMMs, 6% slower as a PR or ``slower`` (a slower card), on ``runner``."""
     rows = "".join(
-        f"gemm_{i},{0.001 * (1 + i) * (1.06 if pr else 1)},1e10,1e8,1\n" for i in range(8)
+        f"gemm_{i},{0.001 * (1 + i) * (1.06 if pr or slower else 1)},1e10,1e8,1\n"
+        for i in range(8)
     )
     report = tmp_path / f"{commit}.csv"
     report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
@@ -59,3 +63,34 @@ def test_a_pool_of_runners_is_not_a_swap(tmp_path: Path, monkeypatch: pytest.Mon
     for night, runner in (("n1", "gpu-a"), ("n2", "gpu-c"), ("n3", "gpu-d")):
         _check(tmp_path, night, runner)
     assert not _check(tmp_path, "pr1", "gpu-b", pr=True).notes
+
+
+def test_a_nightly_on_a_new_runner_is_noted_until_it_is_the_baselines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nights after a swap fail (the move is confirmed): each says the runner changed.
+
+    A nightly is stored before it is judged, so its own run is not counted as its baseline's.
+    """
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    for night in ("n1", "n2", "n3"):
+        _check(tmp_path, night, "gpu-a")
+    first = _check(tmp_path, "n4", "gpu-b", slower=True)
+    assert first.notes == (NOTE,)
+    assert runner_wide(first) == (
+        "runner-wide: 8 of 8 kernels below their levels (median -5.7%) "
+        "on runner gpu-b, new to this baseline"
+    )
+    assert _check(tmp_path, "n5", "gpu-b", slower=True).notes == (
+        "measured on runner gpu-b; it measured only the newest 1 of its baseline's runs; "
+        "before them: gpu-a (3): a move shared by many kernels may be the runner's",
+    )
+    _check(tmp_path, "n6", "gpu-b", slower=True)
+    assert not _check(tmp_path, "n7", "gpu-b", slower=True).notes  # 3 of 6: the baseline's runner now
+
+
+def test_a_pair_taking_turns_is_not_a_swap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    for night, runner in (("n1", "gpu-a"), ("n2", "gpu-b"), ("n3", "gpu-a"), ("n4", "gpu-b")):
+        _check(tmp_path, night, runner)
+    assert not _check(tmp_path, "n5", "gpu-b").notes
