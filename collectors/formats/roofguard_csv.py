@@ -73,6 +73,16 @@ def _unknown_column(title: str) -> str:
     )
 
 
+def _width(expected: int, got: int) -> str:
+    """Why a row has more or fewer fields than the header: a name's commas, or a cut file."""
+    if got < expected:
+        return f"expected {expected} fields, got {got} (truncated?)"
+    return (
+        f"expected {expected} fields, got {got}: quote a name that holds commas, "
+        'as a C++ template does ("void k<float, 128>(float*)")'
+    )
+
+
 def _lines(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
     """Run metadata from leading comments, and the remaining (line number, line) pairs."""
     meta: dict[str, str] = {}
@@ -133,8 +143,7 @@ class RoofguardCsv(Collector):
         for count, (line, row) in enumerate(rows, start=1):
             self.options.count(count, path)  # one kernel a row: stop at the cap, not after
             if len(row) != len(header):
-                reason = f"expected {len(header)} fields, got {len(row)} (truncated?)"
-                raise MalformedReport(str(path), line, None, reason)
+                raise MalformedReport(str(path), line, None, _width(len(header), len(row)))
             yield line, row
 
     def _kernel(self, cells: dict[str, str], line: int, path: Path) -> KernelRecord:

@@ -134,6 +134,13 @@ CASES = {
         "1",
         "flops_fp33",
     ),
+    "csv-unquoted-template": (
+        "r.csv",
+        "name,duration_s\nvoid k<float, 128>(float*),1e-3\n",
+        "roofguard-csv",
+        "2",
+        None,
+    ),
     "csv-negative": ("r.csv", "name,duration_s\nk,-1\n", "roofguard-csv", "2", "duration_s"),
     "csv-duplicate": ("r.csv", "name,duration_s\nk,1\nk,2\n", "roofguard-csv", "3", "name"),
     "csv-non-numeric": (
@@ -160,6 +167,16 @@ def test_bad_input_names_file_entry_and_field(case, tmp_path):
     if field is not None:
         assert field in (err.value.field or "")
     assert str(err.value).startswith(str(path))
+
+
+def test_a_template_name_with_commas_is_told_to_be_quoted(tmp_path):
+    """A C++ signature's commas split the row: the error says to quote it, not "truncated?"."""
+    path = tmp_path / "r.csv"
+    path.write_text("name,duration_s\nvoid k<float, 128>(float*),1e-3\n")
+    with pytest.raises(MalformedReport, match=r"got 3: quote a name that holds commas"):
+        collect(path)
+    path.write_text('name,duration_s\n"void k<float, 128>(float*)",1e-3\n')
+    assert collect(path).kernels[0].name == "void k<float, 128>(float*)"
 
 
 @pytest.mark.parametrize(

@@ -21,8 +21,7 @@ def _check(
 ) -> Verdict:
     """One check of 8 GEMMs, 6% slower as a PR or ``slower`` (a slower card), on ``runner``."""
     rows = "".join(
-        f"gemm_{i},{0.001 * (1 + i) * (1.06 if pr or slower else 1)},1e10,1e8,1\n"
-        for i in range(8)
+        f"gemm_{i},{0.001 * (1 + i) * (1.06 if pr or slower else 1)},1e10,1e8,1\n" for i in range(8)
     )
     report = tmp_path / f"{commit}.csv"
     report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
@@ -86,7 +85,8 @@ def test_a_nightly_on_a_new_runner_is_noted_until_it_is_the_baselines(
         "before them: gpu-a (3): a move shared by many kernels may be the runner's",
     )
     _check(tmp_path, "n6", "gpu-b", slower=True)
-    assert not _check(tmp_path, "n7", "gpu-b", slower=True).notes  # 3 of 6: the baseline's runner now
+    settled = _check(tmp_path, "n7", "gpu-b", slower=True)
+    assert not settled.notes  # 3 of its 6 runs: the baseline's runner now
 
 
 def test_a_pair_taking_turns_is_not_a_swap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
