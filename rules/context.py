@@ -9,6 +9,7 @@ here: the engine judges it once before the rules run and hands it to them
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,10 +27,11 @@ from rules.groups import GroupFigures, group_figures
 from rules.history import HistoryIndex, KernelHistory
 from rules.levelstore import StoredLevels
 from rules.placement import place_run
+from rules.renames import Rename, Work, pair_by_work, recent_kernels
 from rules.roofline import Placement, Roof
 from rules.scaling import OWN_RUNS_SETTLED
 from rules.stats import GateMode, GateOptions
-from rules.timing import faster_off_its_binding, like_for_like_percent
+from rules.timing import faster_off_its_binding, like_for_like_percent, median_time, median_value
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,45 @@ class RuleContext:
             if faster_off_its_binding(
                 placement, self.kernels[key].duration_s, self.kernel_history(key)
             )
+        )
+
+    @cached_property
+    def likely_renames(self) -> Mapping[str, Rename]:
+        """New kernels doing the work of one vanished kernel, by new key (``rules.renames``)."""
+        new = {key: self._work(key) for key in self.kernels if self._is_new(key)}
+        if not new or self.comparable_history.empty:
+            return {}
+        pairs = pair_by_work(new, self._vanished_work())
+        return {key: self._rename(key, old) for key, old in pairs.items()}
+
+    def _is_new(self, key: str) -> bool:
+        return key not in self.history_keys and not self.kernel_history(key).n
+
+    def _work(self, key: str) -> Work:
+        _, nbytes = self.kernels[key].work()
+        return self.placements[key].total_flops, nbytes.get("dram", math.nan)
+
+    def _vanished_work(self) -> dict[str, Work]:
+        """The latest baseline run's kernels absent from this run: their work, by key."""
+        recent = recent_kernels(self.comparable_history, 1)
+        rows = recent[["kernel_key", "total_flops", "bytes_dram"]].itertuples(index=False)
+        return {
+            str(key): (float(flops), float(nbytes))
+            for key, flops, nbytes in rows
+            if self.config.current_key(str(key)) not in self.kernels
+        }
+
+    def _rename(self, new_key: str, old_key: str) -> Rename:
+        history = self.kernel_history(old_key)
+        names = self.comparable_history.loc[
+            self.comparable_history["kernel_key"] == old_key, "kernel_name"
+        ]
+        return Rename(
+            new_key=new_key,
+            old_key=old_key,
+            old_name=str(names.iloc[-1]) if len(names) else old_key,
+            baseline_percent=median_value(history.percent_of_roof),
+            baseline_time_s=median_time(history.time_s),
         )
 
     @cached_property

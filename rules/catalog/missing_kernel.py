@@ -4,21 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import pandas as pd
-
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
+from rules.renames import recent_kernels
 from rules.timing import median_time
 from rules.verdict import Finding, KernelStatus, Severity, Stability
-
-
-def recent_kernels(history: pd.DataFrame, runs: int) -> pd.DataFrame:
-    """Rows of the ``runs`` most recent baseline runs, latest last, one row per kernel."""
-    latest = history.groupby("run_id", sort=False)["timestamp"].max().sort_values(kind="stable")
-    recent = history[history["run_id"].isin(set(latest.index[-runs:]))]
-    ordered = recent.sort_values("timestamp", kind="stable")
-    return ordered.drop_duplicates("kernel_key", keep="last").sort_values("kernel_key")
 
 
 class MissingKernel(Rule):
@@ -60,6 +51,7 @@ class MissingKernel(Rule):
             return
         recent = recent_kernels(history, opts.recent_runs)
         current = {k.key for k in ctx.run.kernels}
+        renamed_to = {r.old_key: r.new_key for r in ctx.likely_renames.values()}
         columns = (recent[c].astype(str).tolist() for c in ("kernel_key", "kernel_name", "commit"))
         times = recent["time_s"].to_numpy(dtype=float).tolist()
         for key, name, commit, time_s in zip(*columns, times, strict=True):
@@ -69,10 +61,21 @@ class MissingKernel(Rule):
                 continue
             # The baseline's median time, the figure its row shows (not the last night's).
             baseline = median_time(ctx.kernel_history(key).time_s) or time_s
+            renamed = renamed_to.get(key)
+            numbers: dict[str, float | str | None] = {
+                "last_commit": commit,
+                "baseline_time_s": baseline,
+            }
             finding = self.finding(
                 ctx,
                 key,
-                f"{name}: ran in the latest baseline run ({commit[:7]}) but not in this run",
-                numbers={"last_commit": commit, "baseline_time_s": baseline},
+                f"{name}: ran in the latest baseline run ({commit[:7]}) but not in this run"
+                + (f"; {_renamed(ctx, renamed)}" if renamed else ""),
+                numbers=numbers | ({"likely_renamed_to": renamed} if renamed else {}),
             )
             yield finding.model_copy(update={"kernel_name": name})
+
+
+def _renamed(ctx: RuleContext, new_key: str) -> str:
+    """``likely renamed to softmax_v2 (the same FLOPs and DRAM bytes)`` (``rules.renames``)."""
+    return f"likely renamed to {ctx.kernels[new_key].name} (the same FLOPs and DRAM bytes)"

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
+from rules.measures import one_decimal, signed_percent
+from rules.renames import Rename
 from rules.verdict import Finding, Severity, Stability
 
 
@@ -21,7 +23,9 @@ class NewKernel(Rule):
 
     A kernel that appears in a pull request often means a fusion broke (one fused kernel
     became two) or a kernel was renamed. It has no baseline, so no regression can be seen on
-    it. Old names listed in ``aliases`` count as the same kernel.
+    it. Old names listed in ``aliases`` count as the same kernel. A new kernel that does the
+    FLOPs and DRAM bytes of exactly one vanished kernel is named as its likely rename, with its
+    percent of roof against the old one's baseline (``rules.renames``).
 
     **Best practice**
 
@@ -50,16 +54,42 @@ class NewKernel(Rule):
                 continue
             share = kernel.duration_s / ctx.total_time_s if ctx.total_time_s else 0.0
             severity = Severity.WARN if share >= opts.warn_time_share else Severity.INFO
+            rename = ctx.likely_renames.get(key)
             yield self.finding(
                 ctx,
                 key,
                 f"{kernel.name}: new kernel ({_share(share)} of GPU time), not in the "
-                f"{runs} baseline runs",
+                f"{runs} baseline runs" + (_rename_story(ctx, rename) if rename else ""),
                 severity=severity,
-                numbers={"time_share": share, "baseline_runs": runs},
+                numbers={"time_share": share, "baseline_runs": runs}
+                | (_rename_numbers(rename) if rename else {}),
             )
 
 
 def _share(share: float) -> str:
     """``12.3%``; a share too small to show at one decimal is ``<0.1%``, as the table shows it."""
     return "<0.1%" if 0 < share < 0.001 else f"{100 * share:.1f}%"
+
+
+def _rename_story(ctx: RuleContext, rename: Rename) -> str:
+    """``; likely a rename of softmax (the same FLOPs and DRAM bytes): 70.2% → 56.0% ...``."""
+    placement = ctx.placements[rename.new_key]
+    now, level = placement.percent_of_roof, rename.baseline_percent
+    against = (
+        f": {one_decimal(level)}% → {one_decimal(now)}% of roof ({signed_percent(now / level - 1)})"
+        f" against its baseline"
+        if now is not None and level
+        else ""
+    )
+    return (
+        f"; likely a rename of {rename.old_name} (the same FLOPs and DRAM bytes){against}. "
+        "If so, an entry old = new in [rules] aliases judges it against that history"
+    )
+
+
+def _rename_numbers(rename: Rename) -> dict[str, float | str | None]:
+    return {
+        "likely_rename_of": rename.old_key,
+        "renamed_baseline_percent_of_roof": rename.baseline_percent,
+        "renamed_baseline_time_s": rename.baseline_time_s,
+    }
