@@ -64,6 +64,7 @@ from rules.placement import place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
 from rules.registry import all_rules, get_rule
+from rules.renames import pair_by_work
 from rules.roofline import (
     Placement,
     Regime,
@@ -161,6 +162,7 @@ __all__ = [
     "normalise_name",
     "one_decimal",
     "options_table",
+    "pair_by_work",
     "percent_of_resource",
     "place",
     "place_kernel",

@@ -11,13 +11,14 @@ read two results; the check (``roofguard check``) is the statistical gate.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
 from collectors.schema import RunRecord
-from rules import Placement, percent_of_resource, work_at
+from rules import Placement, pair_by_work, percent_of_resource, work_at
 
 #: Relative change of time beyond which a kernel is slower or faster (two single results).
 DEFAULT_THRESHOLD = 0.05
@@ -42,6 +43,9 @@ class KernelChange(BaseModel):
         percent_of_baseline_roof: Percent of the roof the base was bound by, now.
         base_binding: The base's binding precision or tier.
         binding: The binding now.
+        renamed_from: The base kernel this one likely replaces under a new name (it does the
+            same FLOPs and DRAM bytes, and no other kernel of either run does:
+            ``rules.pair_by_work``); the row compares the two.
     """
 
     key: str
@@ -55,6 +59,7 @@ class KernelChange(BaseModel):
     percent_of_baseline_roof: float | None = None
     base_binding: str | None = None
     binding: str | None = None
+    renamed_from: str | None = None
 
 
 class RunComparison(BaseModel):
@@ -155,9 +160,16 @@ def compare_runs(
     """Compare ``head`` with ``base``: each a (label, run, its placements on its roof)."""
     (base_label, base_run, base_placed), (head_label, head_run, head_placed) = base, head
     names = {k.key: k.name for k in base_run.kernels} | {k.key: k.name for k in head_run.kernels}
+    renames = _likely_renames(base_placed, head_placed)
     kernels = [
         _change(key, base_placed.get(key), head_placed.get(key), names[key], threshold)
         for key in names
+        if key not in renames and key not in renames.values()
+    ] + [
+        _change(new, base_placed[old], head_placed[new], names[new], threshold).model_copy(
+            update={"renamed_from": old}
+        )
+        for new, old in renames.items()
     ]
     kernels.sort(key=lambda k: (_ORDER[k.status], -(k.time_ratio or 0.0), k.key))
     base_total = sum(k.duration_s for k in base_run.kernels)
@@ -173,6 +185,17 @@ def compare_runs(
         time_ratio=total / base_total if base_total > 0 else None,
         kernels=kernels,
     )
+
+
+def _likely_renames(base: Mapping[str, Placement], head: Mapping[str, Placement]) -> dict[str, str]:
+    """Head key -> the base key it likely renames: the only kernels doing each other's work."""
+    new = {key: _work(p) for key, p in head.items() if key not in base}
+    gone = {key: _work(p) for key, p in base.items() if key not in head}
+    return pair_by_work(new, gone) if new and gone else {}
+
+
+def _work(placement: Placement) -> tuple[float, float]:
+    return placement.total_flops, work_at(placement, "dram") or math.nan
 
 
 def _roof_label(placed: Mapping[str, Placement]) -> str:

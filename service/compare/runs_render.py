@@ -63,7 +63,17 @@ def cells(k: KernelChange) -> Cells:
         binding = f"{k.base_binding} → {k.binding}"
     else:
         binding = k.binding or k.base_binding or "—"
-    return Cells(k.name, time, percent_cell(k), binding, k.status)
+    status = f"{k.status}, likely renamed" if k.renamed_from else k.status
+    return Cells(k.name, time, percent_cell(k), binding, status)
+
+
+def renamed_lines(c: RunComparison) -> list[str]:
+    """``likely renamed (the same FLOPs and DRAM bytes): old → new``, one per pair."""
+    return [
+        f"likely renamed (the same FLOPs and DRAM bytes): {k.renamed_from} → {k.key}"
+        for k in c.kernels
+        if k.renamed_from
+    ]
 
 
 def headline(c: RunComparison) -> str:
@@ -94,7 +104,8 @@ def render_text(c: RunComparison) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
-    return "\n".join(lines) + "\n"
+    renamed = [strip_terminal_escapes(line) for line in renamed_lines(c)]
+    return "\n".join(lines + (["", *renamed] if renamed else [])) + "\n"
 
 
 def render_markdown(c: RunComparison) -> str:
@@ -113,7 +124,8 @@ def render_markdown(c: RunComparison) -> str:
         name = escape_code(r.name, in_table=True)
         row = (name, r.time, escape_text(r.percent), escape_text(r.binding), r.status)
         lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+    renamed = [f"<sub>{escape_text(line)}</sub>" for line in renamed_lines(c)]
+    return "\n".join(lines + (["", *renamed] if renamed else [])) + "\n"
 
 
 def render_json(c: RunComparison) -> str:

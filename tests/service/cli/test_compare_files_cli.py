@@ -144,3 +144,28 @@ def test_a_slower_fusion_reads_at_the_bases_bytes_in_its_time(tmp_path, capsys) 
     (mlp,) = data["kernels"]
     assert (mlp["base_binding"], mlp["binding"], mlp["status"]) == ("dram", "fp32", "slower")
     assert mlp["percent_of_baseline_roof"] == pytest.approx(mlp["base_percent_of_roof"] / 1.2)
+
+
+def test_a_renamed_kernel_is_compared_with_the_one_whose_work_it_does(tmp_path, capsys) -> None:
+    """softmax became softmax_v2 and 1.25x slower; two GEMMs of one shape got new names too.
+
+    The rename is one row, slower; the GEMMs (each does the other's work) stay new and missing.
+    """
+    header = "name,duration_s,flops_fp32,bytes_dram,launches\n"
+    gemms = "{0}_q,1e-3,1e12,1e8,1\n{0}_k,1e-3,1e12,1e8,1\n"
+    base, pr = tmp_path / "base.csv", tmp_path / "pr.csv"
+    base.write_text(header + "softmax,4e-4,2.5e7,2e8,1\n" + gemms.format("gemm"))
+    pr.write_text(header + "softmax_v2,5e-4,2.5e7,2e8,1\n" + gemms.format("proj"))
+    data = _json(capsys, str(base), "--against", str(pr), "--device", "A100-SXM4-80GB")
+    rows = {k["key"]: k for k in data["kernels"]}
+    assert rows["softmax_v2"]["renamed_from"] == "softmax" and "softmax" not in rows
+    assert rows["softmax_v2"]["status"] == "slower"
+    assert rows["softmax_v2"]["time_ratio"] == pytest.approx(1.25)
+    assert {k: rows[k]["status"] for k in ("gemm_q", "proj_q")} == {
+        "gemm_q": "missing",
+        "proj_q": "new",
+    }
+    assert run(["compare", str(base), "--against", str(pr), "--device", "A100-SXM4-80GB"]) == 0
+    text = capsys.readouterr().out
+    assert "slower, likely renamed" in text
+    assert "likely renamed (the same FLOPs and DRAM bytes): softmax → softmax_v2" in text
