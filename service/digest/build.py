@@ -294,7 +294,9 @@ def _assemble(
     targets: Sequence[KernelTarget],
     opts: DigestOptions,
 ) -> Digest:
-    listed = pd.concat([p.head(opts.top)["series"] for p in vars(parts).values()])
+    # Every listed row gets its sparkline: a table whose rows past one section's top had one
+    # only when another section listed them high read as broken ("–" between trends).
+    listed = pd.concat([p["series"] for p in vars(parts).values()])
     sparks = sparklines(frame, listed.unique(), start=start, end=end)
     flips = regime_flips(frame, start=start, end=end, min_segment=opts.min_segment)
     sections = {name: _movements(table, frame, end, sparks) for name, table in vars(parts).items()}

@@ -30,7 +30,6 @@ class DigestOptions(BaseModel):
             fraction of the level before it (0.02: within 2%).
         lookback_days: History before the period that is scanned, so regressions that started
             earlier are tracked (unresolved by age) rather than reported again.
-        top: Most entries per section that get a sparkline and, in HTML, a trend chart.
         gate_window: The card before's last nights a device change judges against (the
             config's ``baseline.gate_window``, as a PR check's cross-device baseline).
         workers: Processes a large history's stages may share (``service.digest.workers``):
@@ -47,7 +46,6 @@ class DigestOptions(BaseModel):
     min_effect: float = Field(default=0.03, ge=0)
     recovery_tolerance: float = Field(default=0.02, ge=0, lt=1)
     lookback_days: int = Field(default=90, ge=0)
-    top: int = Field(default=20, ge=1)
     gate_window: int = Field(default=GATE_WINDOW, ge=1)
     workers: int = Field(default=1, ge=1)
 
