@@ -11,10 +11,12 @@ so the pairing is a likely reading for a person to confirm with ``aliases``, not
 
 from __future__ import annotations
 
-import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 #: The FLOPs and the DRAM bytes of a new kernel and a vanished one agree within this share:
@@ -55,22 +57,42 @@ def recent_kernels(history: pd.DataFrame, runs: int) -> pd.DataFrame:
 
 
 def pair_by_work(new: Mapping[str, Work], vanished: Mapping[str, Work]) -> dict[str, str]:
-    """New key -> the vanished key whose work it does, where each has exactly one match."""
+    """New key -> the vanished key whose work it does, where each has exactly one match.
+
+    Vanished kernels sorted by FLOPs, each new one looks only at those within ``SAME_WORK``
+    of its own (a namespace renamed across 20,000 kernels is no pairwise scan).
+    """
+    if not new or not vanished:
+        return {}
+    old_keys, old = _by_flops(vanished)
+    new_keys = list(new)
+    work = np.array([new[key] for key in new_keys], dtype=float).reshape(-1, 2)
+    low = np.searchsorted(old[:, 0], work[:, 0] * (1 - SAME_WORK), side="left")
+    high = np.searchsorted(old[:, 0], work[:, 0] / (1 - SAME_WORK), side="right")
     matches = {
-        key: [old for old, was in vanished.items() if _same(work, was)] for key, work in new.items()
+        key: _matches(work[i], old, int(low[i]), int(high[i])) for i, key in enumerate(new_keys)
     }
-    claimed = [old for olds in matches.values() for old in olds]
+    claimed = Counter(j for found in matches.values() for j in found)
     return {
-        key: olds[0]
-        for key, olds in matches.items()
-        if len(olds) == 1 and claimed.count(olds[0]) == 1
+        key: old_keys[found[0]]
+        for key, found in matches.items()
+        if len(found) == 1 and claimed[found[0]] == 1
     }
 
 
-def _same(a: Work, b: Work) -> bool:
-    """Both FLOPs and DRAM bytes known and within ``SAME_WORK``, and some work done."""
-    close = all(
-        math.isfinite(x) and math.isfinite(y) and abs(x - y) <= SAME_WORK * max(x, y)
-        for x, y in zip(a, b, strict=True)
-    )
-    return close and max(*a) > 0
+def _by_flops(works: Mapping[str, Work]) -> tuple[list[str], npt.NDArray[np.float64]]:
+    keys = list(works)
+    table = np.array([works[key] for key in keys], dtype=float).reshape(-1, 2)
+    order = np.argsort(table[:, 0], kind="stable")  # NaN last: no window reaches it
+    return [keys[i] for i in order], table[order]
+
+
+def _matches(
+    work: npt.NDArray[np.float64], old: npt.NDArray[np.float64], low: int, high: int
+) -> list[int]:
+    """Rows of ``old`` in ``low:high`` whose FLOPs and DRAM bytes are within ``SAME_WORK``."""
+    if high <= low or not np.isfinite(work).all() or work.max() <= 0:
+        return []
+    window = old[low:high]
+    close = np.isfinite(window) & (np.abs(window - work) <= SAME_WORK * np.maximum(window, work))
+    return [low + int(i) for i in np.flatnonzero(close.all(axis=1))]

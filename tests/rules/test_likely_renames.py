@@ -7,10 +7,14 @@ inventory with nothing to say the slower one fell from 70% to 56% of the dram ro
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from rules.renames import SAME_WORK, pair_by_work
 from rules.verdict import Verdict
 from service.cli import run
 
@@ -76,3 +80,34 @@ def test_other_work_is_no_rename(tmp_path):
     _nights(tmp_path, {"softmax<128>": (2e8, 70.0)})
     verdict = _check(tmp_path, "pr", {"softmax<256>": (4e8, 70.0)}, pr=True)
     assert "likely_rename_of" not in _numbers(verdict, "new-kernel")["softmax<256>"]
+
+
+def _naive_pairs(new, vanished):
+    """The definition, pair by pair: each new kernel's one match, claimed by no other."""
+
+    def same(a, b):
+        close = all(
+            math.isfinite(x) and math.isfinite(y) and abs(x - y) <= SAME_WORK * max(x, y)
+            for x, y in zip(a, b, strict=True)
+        )
+        return close and max(a) > 0
+
+    matches = {k: [o for o, was in vanished.items() if same(w, was)] for k, w in new.items()}
+    claimed = [o for olds in matches.values() for o in olds]
+    return {
+        k: olds[0] for k, olds in matches.items() if len(olds) == 1 and claimed.count(olds[0]) == 1
+    }
+
+
+_WORK = st.tuples(
+    st.sampled_from([0.0, 1e6, 1.004e6, 1.02e6, 5e8, math.nan]),
+    st.sampled_from([0.0, 2e8, 2.01e8, 2.1e8, math.nan]),
+)
+
+
+@given(
+    st.dictionaries(st.text("abc", min_size=1, max_size=3), _WORK, max_size=8),
+    st.dictionaries(st.text("xyz", min_size=1, max_size=3), _WORK, max_size=8),
+)
+def test_the_sorted_search_pairs_as_the_definition_does(new, vanished):
+    assert pair_by_work(new, vanished) == _naive_pairs(new, vanished)
