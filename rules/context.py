@@ -245,8 +245,12 @@ class RuleContext:
         new = {key: self._work(key) for key in self.kernels if self._is_new(key)}
         if not new or self.comparable_history.empty:
             return {}
-        pairs = pair_by_work(new, self._vanished_work())
-        return {key: self._rename(key, old) for key, old in pairs.items()}
+        gone = self._gone()
+        keys = gone["kernel_key"].astype(str).tolist()
+        work = zip(gone["total_flops"].astype(float), gone["bytes_dram"].astype(float), strict=True)
+        names = dict(zip(keys, gone["kernel_name"].astype(str), strict=True))
+        pairs = pair_by_work(new, dict(zip(keys, work, strict=True)))
+        return {key: self._rename(key, old, names[old]) for key, old in pairs.items()}
 
     def _is_new(self, key: str) -> bool:
         return key not in self.history_keys and not self.kernel_history(key).n
@@ -255,25 +259,18 @@ class RuleContext:
         _, nbytes = self.kernels[key].work()
         return self.placements[key].total_flops, nbytes.get("dram", math.nan)
 
-    def _vanished_work(self) -> dict[str, Work]:
-        """The latest baseline run's kernels absent from this run: their work, by key."""
+    def _gone(self) -> pd.DataFrame:
+        """The latest baseline run's kernels absent from this run, a row each."""
         recent = recent_kernels(self.comparable_history, 1)
-        rows = recent[["kernel_key", "total_flops", "bytes_dram"]].itertuples(index=False)
-        return {
-            str(key): (float(flops), float(nbytes))
-            for key, flops, nbytes in rows
-            if self.config.current_key(str(key)) not in self.kernels
-        }
+        current = [self.config.current_key(str(k)) in self.kernels for k in recent["kernel_key"]]
+        return recent[~np.asarray(current, dtype=bool)]
 
-    def _rename(self, new_key: str, old_key: str) -> Rename:
+    def _rename(self, new_key: str, old_key: str, old_name: str) -> Rename:
         history = self.kernel_history(old_key)
-        names = self.comparable_history.loc[
-            self.comparable_history["kernel_key"] == old_key, "kernel_name"
-        ]
         return Rename(
             new_key=new_key,
             old_key=old_key,
-            old_name=str(names.iloc[-1]) if len(names) else old_key,
+            old_name=old_name,
             baseline_percent=median_value(history.percent_of_roof),
             baseline_time_s=median_time(history.time_s),
         )
