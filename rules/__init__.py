@@ -64,7 +64,7 @@ from rules.placement import place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
 from rules.registry import all_rules, get_rule
-from rules.renames import pair_by_work
+from rules.renames import pair_by_work, work_of
 from rules.roofline import (
     Placement,
     Regime,
@@ -181,4 +181,5 @@ __all__ = [
     "with_findings",
     "with_profile_changes",
     "work_at",
+    "work_of",
 ]

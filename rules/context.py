@@ -9,7 +9,6 @@ here: the engine judges it once before the rules run and hands it to them
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -27,7 +26,7 @@ from rules.groups import GroupFigures, group_figures
 from rules.history import HistoryIndex, KernelHistory
 from rules.levelstore import StoredLevels
 from rules.placement import place_run
-from rules.renames import Rename, Work, pair_by_work, recent_kernels
+from rules.renames import Rename, pair_by_work, recent_kernels, work_of
 from rules.roofline import Placement, Roof
 from rules.scaling import OWN_RUNS_SETTLED
 from rules.stats import GateMode, GateOptions
@@ -242,7 +241,7 @@ class RuleContext:
     @cached_property
     def likely_renames(self) -> Mapping[str, Rename]:
         """New kernels doing the work of one vanished kernel, by new key (``rules.renames``)."""
-        new = {key: self._work(key) for key in self.kernels if self._is_new(key)}
+        new = {key: work_of(self.placements[key]) for key in self.kernels if self._is_new(key)}
         if not new or self.comparable_history.empty:
             return {}
         gone = self._gone()
@@ -254,10 +253,6 @@ class RuleContext:
 
     def _is_new(self, key: str) -> bool:
         return key not in self.history_keys and not self.kernel_history(key).n
-
-    def _work(self, key: str) -> Work:
-        _, nbytes = self.kernels[key].work()
-        return self.placements[key].total_flops, nbytes.get("dram", math.nan)
 
     def _gone(self) -> pd.DataFrame:
         """The latest baseline run's kernels absent from this run, a row each."""

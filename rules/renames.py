@@ -11,6 +11,7 @@ so the pairing is a likely reading for a person to confirm with ``aliases``, not
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+
+from rules.roofline import Placement, work_at
 
 #: The FLOPs and the DRAM bytes of a new kernel and a vanished one agree within this share:
 #: the same work. Counts of one shape agree exactly run to run; 1% leaves room for a
@@ -46,6 +49,11 @@ class Rename:
     old_name: str
     baseline_percent: float | None
     baseline_time_s: float | None
+
+
+def work_of(placement: Placement) -> Work:
+    """A placed kernel's work as renames are matched on (NaN: no DRAM bytes counted)."""
+    return placement.total_flops, work_at(placement, "dram") or math.nan
 
 
 def recent_kernels(history: pd.DataFrame, runs: int) -> pd.DataFrame:

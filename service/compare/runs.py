@@ -11,14 +11,13 @@ read two results; the check (``roofguard check``) is the statistical gate.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
 from collectors.schema import RunRecord
-from rules import Placement, pair_by_work, percent_of_resource, work_at
+from rules import Placement, pair_by_work, percent_of_resource, work_at, work_of
 
 #: Relative change of time beyond which a kernel is slower or faster (two single results).
 DEFAULT_THRESHOLD = 0.05
@@ -161,10 +160,11 @@ def compare_runs(
     (base_label, base_run, base_placed), (head_label, head_run, head_placed) = base, head
     names = {k.key: k.name for k in base_run.kernels} | {k.key: k.name for k in head_run.kernels}
     renames = _likely_renames(base_placed, head_placed)
+    paired = {*renames, *renames.values()}
     kernels = [
         _change(key, base_placed.get(key), head_placed.get(key), names[key], threshold)
         for key in names
-        if key not in renames and key not in renames.values()
+        if key not in paired
     ] + [
         _change(new, base_placed[old], head_placed[new], names[new], threshold).model_copy(
             update={"renamed_from": old}
@@ -189,13 +189,9 @@ def compare_runs(
 
 def _likely_renames(base: Mapping[str, Placement], head: Mapping[str, Placement]) -> dict[str, str]:
     """Head key -> the base key it likely renames: the only kernels doing each other's work."""
-    new = {key: _work(p) for key, p in head.items() if key not in base}
-    gone = {key: _work(p) for key, p in base.items() if key not in head}
+    new = {key: work_of(p) for key, p in head.items() if key not in base}
+    gone = {key: work_of(p) for key, p in base.items() if key not in head}
     return pair_by_work(new, gone) if new and gone else {}
-
-
-def _work(placement: Placement) -> tuple[float, float]:
-    return placement.total_flops, work_at(placement, "dram") or math.nan
 
 
 def _roof_label(placed: Mapping[str, Placement]) -> str:
