@@ -46,7 +46,6 @@ REFERENCE_COLUMN = "reference_binding"
 #: Consecutive runs a binding must hold to count as a change on the chart (the newest runs
 #: count at any length: a kernel that fell last night shows it).
 CHANGE_HOLD = 2
-_SERIES = ["device", "kernel_key"]
 
 
 def reference_binding(bindings: Sequence[Any]) -> str | None:
