@@ -214,15 +214,25 @@ def _kept(options: KeyOptions) -> KeyOptions:
     return options.model_copy(update={"strip_arguments": False, "strip_return_type": False})
 
 
+def _named_work(counter: str) -> tuple[str, str] | None:
+    """``("flops", slot)`` or ``("bytes", slot)`` for a counter named like work, known or not."""
+    flop = FLOP_COUNTER.match(counter)
+    if flop:
+        return "flops", flop.group(1)
+    byte = BYTE_COUNTER.match(counter)
+    return ("bytes", byte.group(1)) if byte else None
+
+
+def _slots(kind: str) -> tuple[str, tuple[str, ...]]:
+    """What ``kind``'s slots are called and the known ones: precisions, or tiers."""
+    return ("precision", PRECISIONS) if kind == "flops" else ("tier", TIERS)
+
+
 @lru_cache(maxsize=4096)  # a run's benchmarks share a handful of counter names
 def work_slot(counter: str) -> tuple[str, str] | None:
     """``("flops", precision)`` or ``("bytes", tier)`` when ``counter`` names known work."""
-    flop, byte = FLOP_COUNTER.match(counter), BYTE_COUNTER.match(counter)
-    if flop and flop.group(1) in PRECISIONS:
-        return "flops", flop.group(1)
-    if byte and byte.group(1) in TIERS:
-        return "bytes", byte.group(1)
-    return None
+    named = _named_work(counter)
+    return named if named is not None and named[1] in _slots(named[0])[1] else None
 
 
 #: Slots people write for a tier under another name: HBM and global memory are the dram tier.
@@ -241,7 +251,7 @@ def likely_slot(slot: str, known: tuple[str, ...]) -> str | None:
 
 def work_hint(kind: str, slot: str) -> str:
     """``'bf16' is no precision; did you mean flops_tensor_bf16?`` (``kind``: flops or bytes)."""
-    what, known = ("precision", PRECISIONS) if kind == "flops" else ("tier", TIERS)
+    what, known = _slots(kind)
     guess = likely_slot(slot, known)
     hint = f"; did you mean {kind}_{guess}?" if guess else f" (known: {', '.join(known)})"
     return f"{slot!r} is no {what}{hint}"
@@ -255,11 +265,11 @@ def unread_work(counter: str, where: str = "") -> str | None:
     bound, and the entry names the counter it likely meant. Rates (``bytes_per_second``) and
     known slots are not reported.
     """
-    flop, byte = FLOP_COUNTER.match(counter), BYTE_COUNTER.match(counter)
-    match, kind, known = (flop, "flops", PRECISIONS) if flop else (byte, "bytes", TIERS)
-    if match is None or match.group(1) in known or match.group(1).startswith("per_"):
+    named = _named_work(counter)
+    if named is None or work_slot(counter) is not None or named[1].startswith("per_"):
         return None
-    return f"{kind}: {where}{counter}{UNREAD_WORK}{work_hint(kind, match.group(1))}"
+    kind, slot = named
+    return f"{kind}: {where}{counter}{UNREAD_WORK}{work_hint(kind, slot)}"
 
 
 def device_name(block: Mapping[str, Any]) -> str | None:
