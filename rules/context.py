@@ -241,7 +241,7 @@ class RuleContext:
     @cached_property
     def likely_renames(self) -> Mapping[str, Rename]:
         """New kernels doing the work of one vanished kernel, by new key (``rules.renames``)."""
-        new = {key: work_of(self.placements[key]) for key in self.kernels if self._is_new(key)}
+        new = {key: work_of(self.placements[key]) for key in self.kernels if self.is_new(key)}
         if not new or self.comparable_history.empty:
             return {}
         gone = self._gone()
@@ -251,7 +251,8 @@ class RuleContext:
         pairs = pair_by_work(new, dict(zip(keys, work, strict=True)))
         return {key: self._rename(key, old, names[old]) for key, old in pairs.items()}
 
-    def _is_new(self, key: str) -> bool:
+    def is_new(self, key: str) -> bool:
+        """Kernel ``key`` (or an old name of it) has no run in the comparable history."""
         return key not in self.history_keys and not self.kernel_history(key).n
 
     def _gone(self) -> pd.DataFrame:

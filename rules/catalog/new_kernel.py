@@ -50,7 +50,7 @@ class NewKernel(Rule):
             return
         runs = ctx.comparable_history["run_id"].nunique()
         for key, kernel in ctx.kernels.items():
-            if key in ctx.history_keys or ctx.kernel_history(key).n or key in ctx.device_scaling:
+            if not ctx.is_new(key) or key in ctx.device_scaling:
                 continue
             share = kernel.duration_s / ctx.total_time_s if ctx.total_time_s else 0.0
             severity = Severity.WARN if share >= opts.warn_time_share else Severity.INFO
