@@ -76,7 +76,7 @@ from rules.roofline import (
     ridge_point,
     work_at,
 )
-from rules.runnerwide import NEW_RUNNER_NOTE, new_runner
+from rules.runnerwide import NEW_RUNNER_NOTE, RUNNER_MIN_KERNELS, RUNNER_SHARE, new_runner
 from rules.scaling import (
     CROSS_DEVICE_TOLERANCE,
     OWN_RUNS_SETTLED,
@@ -106,6 +106,8 @@ __all__ = [
     "NEW_RUNNER_NOTE",
     "NOT_JUDGED",
     "OWN_RUNS_SETTLED",
+    "RUNNER_MIN_KERNELS",
+    "RUNNER_SHARE",
     "BaselineSummary",
     "Catalog",
     "Conclusion",

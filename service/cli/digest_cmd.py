@@ -23,6 +23,7 @@ from service.digest.chartread import chart_history
 from service.digest.devices import judge_card
 from service.digest.model import Digest, DigestOptions, KernelTarget
 from service.digest.rowread import CardRows, compact_card_rows
+from service.digest.shared import with_setups
 from service.digest.storeread import compact_history
 from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
@@ -113,6 +114,14 @@ def _load(
     return history, cards
 
 
+def _with_setups(engine: Engine, digest: Digest) -> Digest:
+    """The runners and drivers of the digest's shared moves (``service.digest.shared``)."""
+    if not digest.shared_moves:
+        return digest
+    with session_scope(engine, readonly=True) as session:
+        return with_setups(session, digest)
+
+
 def _charts(
     engine: Engine, history: pd.DataFrame, digest: Digest, workers: Workers
 ) -> dict[str, bytes]:
@@ -150,7 +159,7 @@ def _build(
             del cards
             if not html:  # the ids serve the charts' rows
                 del history["run_id"], history["kernel_id"]
-            digest = build(history, workers)
+            digest = _with_setups(engine, build(history, workers))
             changes = [change for change in (j() for j in judged) if change is not None]
             digest = digest.model_copy(update={"device_changes": changes})
             return digest, _charts(engine, history, digest, beside) if html else {}

@@ -34,6 +34,7 @@ from service.digest.model import (
     Movement,
     RegimeFlip,
 )
+from service.digest.shared import shared_moves
 from service.digest.tables import (
     below_target,
     binding_flips,
@@ -228,6 +229,7 @@ def build_digest(
         )
         step("scanning time and inventory")
         digest = _with_time(digest, frame, _timed(history, frame, end), opts, pool)
+    digest = digest.model_copy(update={"shared_moves": shared_moves(digest)})
     return _with_devices(digest, history, opts.gate_window)
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rules import Regime
 from rules.stats import ChangePointOptions
 from service.digest.devices import GATE_WINDOW, DeviceChange
+from service.digest.sharedmove import SharedMove
 
 
 class DigestOptions(BaseModel):
@@ -314,6 +315,8 @@ class Digest(BaseModel):
         devices: Per-device summary.
         device_changes: Cards whose nightly runs started in the period, each judged against
             the card before it in percent of roof (``service.digest.devices``).
+        shared_moves: Nights on which many kernels of a device moved together (a runner, a
+            driver or a toolchain, rarely each kernel's code).
     """
 
     repo: str | None
@@ -333,6 +336,7 @@ class Digest(BaseModel):
     unresolved: list[Movement]
     devices: list[DeviceSummary]
     device_changes: list[DeviceChange] = Field(default_factory=list)
+    shared_moves: list[SharedMove] = Field(default_factory=list)
 
     @property
     def headline(self) -> str:
@@ -351,6 +355,15 @@ class Digest(BaseModel):
             _count(len(self.vanished), "vanished or split kernel"),
             _count(len(self.unresolved), "unresolved regression"),
         ]
+        if self.shared_moves:  # one cause, not a kernel's worth of regressions each
+            parts.insert(
+                0,
+                _count(
+                    len(self.shared_moves),
+                    "move shared by many kernels",
+                    "moves shared by many kernels",
+                ),
+            )
         if self.device_changes:  # a new card is no quiet week
             parts.insert(0, _count(len(self.device_changes), "device change"))
         return ", ".join(parts)

@@ -152,6 +152,28 @@ def runners_of(*, session: StoreSession, run_ids: Collection[int]) -> dict[int, 
     return {int(run_id): str(runner) for run_id, runner in session.execute(stmt)}
 
 
+def nightly_setups(
+    *, session: StoreSession, repo: str | None, device: str, until: datetime, limit: int
+) -> list[tuple[str | None, str | None]]:
+    """(runner, driver) of the newest ``limit`` nightly runs on ``device`` up to ``until``.
+
+    Newest first; runs of every repository when ``repo`` is None.
+    """
+    stmt = (
+        sa.select(_RUNS.c.runner, _RUNS.c.driver)
+        .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)
+        .where(
+            _DEVICES.c.name == device, _RUNS.c.kind == "nightly", _RUNS.c.timestamp <= as_utc(until)
+        )
+    )
+    if repo is not None:
+        stmt = stmt.join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id).where(
+            same_repo(_REPOS.c.name, repo)
+        )
+    stmt = stmt.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc()).limit(limit)
+    return [(runner, driver) for runner, driver in session.execute(stmt)]
+
+
 def run_judged(*, session: StoreSession, run_id: int) -> bool | None:
     """``RunSummary.judged`` of run ``run_id`` (None too for a run not stored)."""
     stmt = sa.select(_RUNS.c.judged).where(_RUNS.c.id == run_id)

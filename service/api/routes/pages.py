@@ -29,9 +29,11 @@ from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
+from service.digest.shared import with_setups
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart, with_judged_baseline
+from service.render.digest_shared import shared_move_rows
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
 from service.render.story import no_baseline
@@ -261,6 +263,7 @@ def digest_page(
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
         history = with_like_for_like(session=session, frame=history)
         if not history.empty:
-            digest = build_digest(history, start=start, end=end, repo=repo)
-    text = render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS)
+            digest = with_setups(session, build_digest(history, start=start, end=end, repo=repo))
+    shared = shared_move_rows(digest, str) if digest is not None else []
+    text = render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS, shared=shared)
     return HTMLResponse(text)

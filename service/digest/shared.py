@@ -1,0 +1,107 @@
+"""Moves shared by many kernels of one device on one night: a runner, a driver, a toolchain.
+
+The digest finds each kernel's changes alone, so a runner swap (a slower card of the same
+model) read as a page of new regressions, one per kernel, with nothing to tie them together.
+When at least a third of a device's kernels start a new level on the same night, on the same
+side, the cause is rarely each kernel's code: the digest says so once, above its tables, with
+the runner and the driver of that night beside those of the nights before it. The share and
+the smallest count are the check's runner-wide note's (``rules.runnerwide``), which says the
+same of a single run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+
+from rules import RUNNER_MIN_KERNELS, RUNNER_SHARE
+from service.digest.model import Digest, Movement
+from service.digest.sharedmove import SharedMove
+from service.store.queries import nightly_setups
+from service.store.sessions import StoreSession
+
+#: Nights before a shared move whose runners and drivers it is compared with.
+SETUP_NIGHTS = 14
+
+
+def shared_moves(digest: Digest) -> list[SharedMove]:
+    """The nights on which a runner-wide share of a device's kernels moved one way, oldest first.
+
+    Counted against the device's kernels measured in the period (``Digest.devices``).
+    """
+    measured = {d.device: d.kernels for d in digest.devices}
+    moves = [
+        *_shared(digest.regressions, "regression", measured),
+        *_shared(digest.improvements, "improvement", measured),
+    ]
+    return sorted(moves, key=lambda m: (m.since, m.device, m.direction))
+
+
+def _shared(
+    movements: Sequence[Movement],
+    direction: Literal["regression", "improvement"],
+    measured: Mapping[str, int],
+) -> list[SharedMove]:
+    nights: dict[tuple[str, datetime], list[Movement]] = defaultdict(list)
+    for movement in movements:
+        nights[(movement.device, movement.since)].append(movement)
+    return [
+        _move(device, since, direction, group, measured.get(device, len(group)))
+        for (device, since), group in nights.items()
+        if len(group) >= RUNNER_MIN_KERNELS and len(group) >= RUNNER_SHARE * measured.get(device, 0)
+    ]
+
+
+def _move(
+    device: str,
+    since: datetime,
+    direction: Literal["regression", "improvement"],
+    group: Sequence[Movement],
+    measured: int,
+) -> SharedMove:
+    return SharedMove(
+        device=device,
+        direction=direction,
+        since=since,
+        from_commit=_commonest(m.from_commit for m in group),
+        to_commit=_commonest(m.to_commit for m in group),
+        kernels=len(group),
+        kernels_measured=max(measured, len(group)),
+        median_change=float(np.median([m.relative_change for m in group])),
+    )
+
+
+def with_setups(session: StoreSession, digest: Digest) -> Digest:
+    """``digest`` with each shared move's runner and driver, and those of the nights before."""
+    moves = [_with_setup(session, move, digest.repo) for move in digest.shared_moves]
+    return digest.model_copy(update={"shared_moves": moves})
+
+
+def _with_setup(session: StoreSession, move: SharedMove, repo: str | None) -> SharedMove:
+    setups = nightly_setups(
+        session=session, repo=repo, device=move.device, until=move.since, limit=SETUP_NIGHTS + 1
+    )
+    if not setups:
+        return move
+    (runner, driver), before = setups[0], setups[1:]
+    return move.model_copy(
+        update={
+            "runner": runner,
+            "runners_before": _most_frequent(r for r, _ in before),
+            "driver": driver,
+            "drivers_before": _most_frequent(d for _, d in before),
+        }
+    )
+
+
+def _most_frequent(values: Iterable[str | None]) -> list[str]:
+    """The values named, most frequent first (a tie: the first seen first)."""
+    return [value for value, _ in Counter(v for v in values if v).most_common()]
+
+
+def _commonest(commits: Iterable[str]) -> str:
+    return Counter(commits).most_common(1)[0][0]

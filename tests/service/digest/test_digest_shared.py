@@ -1,0 +1,219 @@
+"""Moves shared by many kernels of one night: a runner swap, once listed kernel by kernel.
+
+A store of 30 memory-bound kernels, 14 nights on runner r1 (driver 550.54), then a week on
+another setup 7% slower, read through ``roofguard digest`` on SQLite.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from service.api.app import create_app
+from service.cli import run
+from service.config import RoofguardConfig
+from service.digest.model import DeviceSummary, Digest, Movement
+from service.digest.shared import shared_moves
+from service.render.digest_shared import likely_cause
+from service.settings import Settings
+from service.store.db import open_store, session_scope
+from service.store.ingest import ingest_run
+
+REPO = "acme/kernels"
+DEVICE = "A100-SXM4-80GB"
+FIRST = datetime(2026, 11, 1, 2, 0, tzinfo=UTC)
+KERNELS = 30
+SWAP_NIGHT = 14
+PERIOD = ["--from", "2026-11-12", "--to", "2026-11-21"]
+
+
+def _night(
+    night: int, slower: float, runner: str, driver: str, first: datetime, repo: str
+) -> RunRecord:
+    rng = random.Random(night)
+    bandwidth = builtin_catalog().lookup(DEVICE).roof().bandwidth_byte_per_s["dram"]
+    kernels = []
+    for k in range(KERNELS):
+        nbytes = 2e9 * (1 + k / 10)
+        time_s = nbytes / (0.78 * bandwidth) * slower * (1 + rng.gauss(0, 0.005))
+        kernels.append(
+            KernelRecord(
+                name=f"copy_{k}", key=f"copy_{k}", duration_s=time_s, bytes={"dram": nbytes}
+            )
+        )
+    return RunRecord(
+        repo=repo,
+        commit=f"{night:040x}",
+        branch="main",
+        kind=RunKind.NIGHTLY,
+        timestamp=first + timedelta(days=night),
+        device=DeviceInfo(name=DEVICE, driver=driver),
+        profiler=ProfilerInfo(tool="nsys"),
+        runner=runner,
+        kernels=tuple(kernels),
+    )
+
+
+def _store(url: str, runner: str, driver: str, first: datetime = FIRST, repo: str = REPO) -> None:
+    roof = builtin_catalog().lookup(DEVICE).roof()
+    engine = open_store(url)
+    try:
+        with session_scope(engine) as session:
+            for night in range(21):
+                swapped = night >= SWAP_NIGHT
+                record = _night(
+                    night,
+                    1.07 if swapped else 1.0,
+                    runner if swapped else "r1",
+                    driver if swapped else "550.54",
+                    first,
+                    repo,
+                )
+                placements = place_run(record, roof)
+                ingest_run(session=session, run=record, placements=placements, roof=roof)
+    finally:
+        engine.dispose()
+
+
+def _digest(tmp_path, capsys, runner: str, driver: str) -> dict:
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _store(url, runner, driver)
+    assert run(["digest", *PERIOD, "--repo", REPO, "--db", url, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_runner_swap_is_one_shared_move_naming_the_new_runner(tmp_path, capsys):
+    data = _digest(tmp_path, capsys, runner="r2", driver="550.54")
+    [move] = data["shared_moves"]
+    assert (move["device"], move["direction"]) == (DEVICE, "regression")
+    assert move["since"].startswith("2026-11-15")  # night 14
+    assert move["to_commit"] == f"{SWAP_NIGHT:040x}"
+    assert (move["runner"], move["runners_before"]) == ("r2", ["r1"])
+    assert (move["driver"], move["drivers_before"]) == ("550.54", ["550.54"])
+    # Its figures are those of the regressions it groups.
+    grouped = [r for r in data["regressions"] if r["since"] == move["since"]]
+    assert move["kernels"] == len(grouped) >= KERNELS / 3
+    assert move["kernels_measured"] == KERNELS
+    changes = sorted(r["relative_change"] for r in grouped)
+    assert move["median_change"] == pytest.approx(
+        (changes[(len(changes) - 1) // 2] + changes[len(changes) // 2]) / 2
+    )
+    assert -0.08 < move["median_change"] < -0.05
+
+
+def test_the_markdown_and_html_say_it_once_above_the_tables(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _store(url, "r2", "550.54")
+    out, page = tmp_path / "digest.md", tmp_path / "digest.html"
+    args = ["--output", str(out), "--html", str(page)]
+    assert run(["digest", *PERIOD, "--repo", REPO, "--db", url, *args]) == 0
+    html = page.read_text()
+    assert html.index('<table id="shared-moves">') < html.index("New regressions in percent")
+    assert "<td>r2, new (before: r1)</td>" in html
+    text = out.read_text()
+    assert text.splitlines()[2].startswith("**1 move shared by many kernels, ")
+    shared = text.index("## Moves shared by many kernels")
+    assert shared < text.index("## New regressions")
+    row = next(line for line in text.splitlines() if line.startswith(f"| `{DEVICE}` |"))
+    assert "of 30 regressed" in row
+    assert "`r2`, new (before: `r1`)" in row
+    assert "`550.54`, as before" in row
+    assert "the runner: new that night" in row
+
+
+def test_the_dashboards_digest_page_shows_it(tmp_path):
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _store(url, "r2", "550.54", first=datetime.now(UTC) - timedelta(days=20.5))
+    app = create_app(Settings(database_url=url), RoofguardConfig())
+    with TestClient(app) as client:
+        page = client.get("/digest", params={"repo": REPO}).text
+    assert "Moves shared by many kernels (1)" in page
+    assert "r2, new (before: r1)" in page
+    assert page.index('id="shared-moves"') < page.index('id="regressions"')
+
+
+@pytest.mark.postgres
+def test_the_setups_are_read_on_postgresql(postgres_url, capsys):
+    repo = "acme/swapped-runner"  # the database is this worker's, shared by its tests
+    _store(postgres_url, "r2", "550.54", repo=repo)
+    assert run(["digest", *PERIOD, "--repo", repo, "--db", postgres_url, "--json"]) == 0
+    [move] = json.loads(capsys.readouterr().out)["shared_moves"]
+    assert (move["runner"], move["runners_before"], move["kernels_measured"]) == ("r2", ["r1"], 30)
+
+
+def test_a_new_driver_on_the_same_runner_is_named_instead(tmp_path, capsys):
+    [move] = _digest(tmp_path, capsys, runner="r1", driver="555.42")["shared_moves"]
+    assert (move["runner"], move["driver"], move["drivers_before"]) == ("r1", "555.42", ["550.54"])
+
+
+def _movement(kernel: int, since: datetime, change: float) -> Movement:
+    return Movement(
+        kernel=f"k{kernel}",
+        kernel_name=f"k{kernel}",
+        device=DEVICE,
+        relative_change=change,
+        before=70.0,
+        after=70.0 * (1 + change),
+        current=70.0 * (1 + change),
+        since=since,
+        from_commit="a" * 40,
+        to_commit="b" * 40,
+        age_days=1.0,
+    )
+
+
+def _digest_of(regressions: list[Movement], kernels: int) -> Digest:
+    summary = DeviceSummary(
+        device=DEVICE,
+        kernels=kernels,
+        nights=7,
+        median_percent_of_roof=70.0,
+        regressions=len(regressions),
+        improvements=0,
+        regime_flips=0,
+        unresolved=0,
+    )
+    return Digest(
+        repo=REPO,
+        start=FIRST,
+        end=FIRST + timedelta(days=7),
+        week="2026-W45",
+        measurements=kernels * 7,
+        regressions=regressions,
+        improvements=[],
+        recoveries=[],
+        regime_flips=[],
+        mislabels=[],
+        below_target=[],
+        unresolved=[],
+        devices=[summary],
+    )
+
+
+@pytest.mark.parametrize(("moved", "shared"), [(10, 0), (11, 1), (2, 0)])
+def test_a_third_of_the_kernels_on_one_night_is_shared(moved, shared):
+    kernels = 30 if moved > 2 else 4  # 2 of 4 is half, but two kernels are no runner's sign
+    night = FIRST + timedelta(days=3)
+    regressions = [_movement(k, night, -0.05) for k in range(moved)]
+    # Kernels that moved on other nights are not counted with them.
+    regressions += [_movement(100 + k, night + timedelta(days=1 + k), -0.2) for k in range(5)]
+    assert len(shared_moves(_digest_of(regressions, kernels))) == shared
+
+
+def test_the_likely_cause_reads_the_setups():
+    night = FIRST + timedelta(days=3)
+    [move] = shared_moves(_digest_of([_movement(k, night, -0.05) for k in range(12)], 30))
+    assert likely_cause(move).startswith("no runner or driver recorded")
+    both = move.model_copy(
+        update={"runner": "r2", "runners_before": ["r1"], "driver": "2", "drivers_before": ["1"]}
+    )
+    assert likely_cause(both).startswith("the runner and the driver: new")
+    same = both.model_copy(update={"runners_before": ["r2"], "drivers_before": ["2"]})
+    assert likely_cause(same).startswith("the same runner and driver")
