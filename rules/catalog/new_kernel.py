@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from rules.base import Rule, RuleOptions
@@ -81,9 +82,11 @@ def _rename_story(ctx: RuleContext, rename: Rename) -> str:
         if now is not None and level
         else ""
     )
+    # The exact entry, quoted as TOML reads it (a JSON string is a TOML basic string).
+    entry = f"{json.dumps(rename.old_key)} = {json.dumps(rename.new_key)}"
     return (
         f"; likely a rename of {rename.old_name} (the same FLOPs and DRAM bytes){against}. "
-        "If so, an entry old = new in [rules] aliases judges it against that history"
+        f"If so, add {entry} to aliases under [rules] to judge it against that history"
     )
 
 

@@ -8,6 +8,7 @@ inventory with nothing to say the slower one fell from 70% to 56% of the dram ro
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,13 @@ from service.cli import run
 BANDWIDTH = 2.039e12  # A100-SXM4-80GB's dram roof, byte/s
 
 
-def _check(tmp_path: Path, commit: str, kernels: dict[str, tuple[float, float]], pr: bool):
+def _check(
+    tmp_path: Path,
+    commit: str,
+    kernels: dict[str, tuple[float, float]],
+    pr: bool,
+    config: Path | None = None,
+):
     """A check of ``kernels`` (name: (dram bytes, percent of the dram roof))."""
     rows = "".join(
         f'"{name}",{nbytes / (BANDWIDTH * pct / 100)},{nbytes / 8},{nbytes},1\n'
@@ -34,6 +41,7 @@ def _check(tmp_path: Path, commit: str, kernels: dict[str, tuple[float, float]],
     args += ["feat", "--pr", "3", "--kind", "pr"] if pr else ["main", "--kind", "nightly"]
     db = f"sqlite:///{tmp_path / 'history.db'}"
     args += ["--device", "A100-SXM4-80GB", "--format", "json", "--db", db, "--output", str(out)]
+    args += ["--config", str(config)] if config else []
     assert run(args) in (0, 1)
     return Verdict.model_validate_json(out.read_text())
 
@@ -65,6 +73,21 @@ def test_a_renamed_kernel_is_named_with_its_figures_against_the_old_baseline(tmp
         "likely a rename of softmax<384> (the same FLOPs and DRAM bytes): 70.0% → 56.0% of "
         "roof (-20.0%) against its baseline" in message
     )
+
+
+def test_the_alias_the_message_gives_judges_the_kernel_against_its_history(tmp_path):
+    """Pasted into roofguard.toml as given, the entry follows the old name's history."""
+    _nights(tmp_path, {"softmax<384>": (6e8, 70.0)})
+    renamed = {"softmax_v2<C:\\fast>": (6e8, 56.0)}  # a backslash, escaped in TOML
+    findings = _check(tmp_path, "pr", renamed, pr=True).findings
+    (message,) = [f.message for f in findings if f.rule == "new-kernel"]
+    entry = re.search(r"add (.+) to aliases under \[rules\]", message)
+    assert entry is not None, message
+    config = tmp_path / "roofguard.toml"
+    config.write_text(f"[rules]\naliases = {{ {entry.group(1)} }}\n")
+    verdict = _check(tmp_path, "pr2", renamed, pr=True, config=config)
+    rules = {f.rule for f in verdict.findings if f.kernel == "softmax_v2<C:\\fast>"}
+    assert "new-kernel" not in rules and "roof-drop" in rules, rules
 
 
 def test_two_kernels_of_one_shape_are_no_pair(tmp_path):
