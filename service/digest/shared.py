@@ -12,7 +12,7 @@ same of a single run.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from datetime import datetime
 from typing import Literal
 
@@ -31,29 +31,40 @@ SETUP_NIGHTS = 14
 def shared_moves(digest: Digest) -> list[SharedMove]:
     """The nights on which a runner-wide share of a device's kernels moved one way, oldest first.
 
+    New regressions and improvements of the period, and regressions still unresolved at its
+    end (a swap weeks ago left its kernels unresolved, one row each, every week since).
     Counted against the device's kernels measured in the period (``Digest.devices``).
     """
     measured = {d.device: d.kernels for d in digest.devices}
+    open_ = {_series_night(m) for m in digest.unresolved}
+    regressions = {_series_night(m): m for m in [*digest.regressions, *digest.unresolved]}
     moves = [
-        *_shared(digest.regressions, "regression", measured),
-        *_shared(digest.improvements, "improvement", measured),
+        *_shared(list(regressions.values()), "regression", measured, open_),
+        *_shared(digest.improvements, "improvement", measured, set()),
     ]
     return sorted(moves, key=lambda m: (m.since, m.device, m.direction))
+
+
+def _series_night(movement: Movement) -> tuple[str, str, datetime]:
+    return movement.kernel, movement.device, movement.since
 
 
 def _shared(
     movements: Sequence[Movement],
     direction: Literal["regression", "improvement"],
     measured: Mapping[str, int],
+    unresolved: Set[tuple[str, str, datetime]],
 ) -> list[SharedMove]:
     nights: dict[tuple[str, datetime], list[Movement]] = defaultdict(list)
     for movement in movements:
         nights[(movement.device, movement.since)].append(movement)
-    return [
-        _move(device, since, direction, group, measured.get(device, len(group)))
-        for (device, since), group in nights.items()
-        if len(group) >= RUNNER_MIN_KERNELS and len(group) >= RUNNER_SHARE * measured.get(device, 0)
-    ]
+    moves = []
+    for (device, since), group in nights.items():
+        total = max(measured.get(device, 0), len(group))
+        if len(group) >= RUNNER_MIN_KERNELS and len(group) >= RUNNER_SHARE * total:
+            still = sum(_series_night(m) in unresolved for m in group)
+            moves.append(_move(device, since, direction, group, (total, still)))
+    return moves
 
 
 def _move(
@@ -61,8 +72,9 @@ def _move(
     since: datetime,
     direction: Literal["regression", "improvement"],
     group: Sequence[Movement],
-    measured: int,
+    counts: tuple[int, int],
 ) -> SharedMove:
+    measured, unresolved = counts
     return SharedMove(
         device=device,
         direction=direction,
@@ -70,7 +82,8 @@ def _move(
         from_commit=_commonest(m.from_commit for m in group),
         to_commit=_commonest(m.to_commit for m in group),
         kernels=len(group),
-        kernels_measured=max(measured, len(group)),
+        kernels_measured=measured,
+        unresolved=unresolved,
         median_change=float(np.median([m.relative_change for m in group])),
     )
 

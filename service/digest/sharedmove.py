@@ -23,6 +23,7 @@ class SharedMove(BaseModel):
         to_commit: First commit of it.
         kernels: Kernels whose new level starts that night, on that side.
         kernels_measured: Kernels of the device measured in the period.
+        unresolved: Of ``kernels``, those whose regression is unresolved at the period's end.
         median_change: Their median ``relative_change``.
         runner: The runner of that night's run, when known.
         runners_before: The runners of the nights before it, most frequent first.
@@ -37,6 +38,7 @@ class SharedMove(BaseModel):
     to_commit: str
     kernels: int
     kernels_measured: int
+    unresolved: int = 0
     median_change: float
     runner: str | None = None
     runners_before: list[str] = Field(default_factory=list)

@@ -46,9 +46,10 @@ def likely_cause(move: SharedMove) -> str:
 
 def _row(move: SharedMove, esc: Callable[[str], str]) -> dict[str, str]:
     verb = "regressed" if move.direction == "regression" else "improved"
+    still = f", {move.unresolved:,} unresolved" if move.unresolved else ""
     return {
         "device": esc(move.device),
-        "moved": f"{move.kernels:,} of {move.kernels_measured:,} {verb}",
+        "moved": f"{move.kernels:,} of {move.kernels_measured:,} {verb}{still}",
         "change": f"{move.median_change * 100:+.1f} %",
         "since": move.since.strftime("%Y-%m-%d"),
         "commits": f"{move.from_commit[:8]}…{move.to_commit[:8]}",

@@ -82,10 +82,10 @@ def _store(url: str, runner: str, driver: str, first: datetime = FIRST, repo: st
         engine.dispose()
 
 
-def _digest(tmp_path, capsys, runner: str, driver: str) -> dict:
+def _digest(tmp_path, capsys, runner: str, driver: str, period: list[str] = PERIOD) -> dict:
     url = f"sqlite:///{tmp_path / 'history.db'}"
     _store(url, runner, driver)
-    assert run(["digest", *PERIOD, "--repo", REPO, "--db", url, "--json"]) == 0
+    assert run(["digest", *period, "--repo", REPO, "--db", url, "--json"]) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -106,6 +106,16 @@ def test_a_runner_swap_is_one_shared_move_naming_the_new_runner(tmp_path, capsys
         (changes[(len(changes) - 1) // 2] + changes[len(changes) // 2]) / 2
     )
     assert -0.08 < move["median_change"] < -0.05
+
+
+def test_a_later_week_ties_the_unresolved_regressions_to_the_same_move(tmp_path, capsys):
+    later = ["--from", "2026-11-19", "--to", "2026-11-21"]  # the swap was on the 15th
+    data = _digest(tmp_path, capsys, runner="r2", driver="550.54", period=later)
+    assert data["regressions"] == []
+    [move] = data["shared_moves"]
+    assert move["since"].startswith("2026-11-15") and move["runner"] == "r2"
+    that_night = [r for r in data["unresolved"] if r["since"] == move["since"]]
+    assert move["unresolved"] == move["kernels"] == len(that_night) >= KERNELS / 3
 
 
 def test_the_markdown_and_html_say_it_once_above_the_tables(tmp_path, capsys):
