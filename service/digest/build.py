@@ -43,6 +43,7 @@ from service.digest.tables import (
     mislabels,
     regime_flips,
     sparklines,
+    with_timed_devices,
 )
 from service.digest.workers import Workers
 from service.store.digestread import DIGEST_READ_COLUMNS
@@ -282,6 +283,8 @@ def _with_time(
             "binding_flips": [BindingFlip.model_validate(r) for r in flips.to_dict("records")],
             "time_regressions": time_regressions(timed, time_changes()[0], **period),
             "vanished": vanished,
+            "measurements": max(digest.measurements, len(timed)),
+            "devices": with_timed_devices(digest.devices, timed, **period),
         }
     )
 

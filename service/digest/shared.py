@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 import numpy as np
 
 from rules import RUNNER_MIN_KERNELS, RUNNER_SHARE
-from service.digest.model import Digest, Movement
+from service.digest.model import Digest, Movement, TimeMovement
 from service.digest.sharedmove import SharedMove
 from service.store.queries import nightly_setups
 from service.store.sessions import StoreSession
@@ -28,41 +29,70 @@ from service.store.sessions import StoreSession
 SETUP_NIGHTS = 14
 
 
+@dataclass(frozen=True)
+class _Moved:
+    """One kernel's new level, as a shared move counts it."""
+
+    kernel: str
+    device: str
+    since: datetime
+    from_commit: str
+    to_commit: str
+    change: float  # relative change of percent of roof, or of speed (1 / time) for time
+
+
 def shared_moves(digest: Digest) -> list[SharedMove]:
     """The nights on which a runner-wide share of a device's kernels moved one way, oldest first.
 
     New regressions and improvements of the period, and regressions still unresolved at its
-    end (a swap weeks ago left its kernels unresolved, one row each, every week since).
-    Counted against the device's kernels measured in the period (``Digest.devices``).
+    end (a swap weeks ago left its kernels unresolved, one row each, every week since). Time
+    regressions count on a night with no shared move in percent of roof (benchmarks timed
+    alone have no roof). Counted against the device's kernels measured in the period.
     """
     measured = {d.device: d.kernels for d in digest.devices}
-    open_ = {_series_night(m) for m in digest.unresolved}
-    regressions = {_series_night(m): m for m in [*digest.regressions, *digest.unresolved]}
+    open_ = {_key(_of(m)) for m in digest.unresolved}
+    regressions = {_key(_of(m)): _of(m) for m in [*digest.regressions, *digest.unresolved]}
     moves = [
         *_shared(list(regressions.values()), "regression", measured, open_),
-        *_shared(digest.improvements, "improvement", measured, set()),
+        *_shared([_of(m) for m in digest.improvements], "improvement", measured, set()),
     ]
+    nights = {(m.device, m.since) for m in moves}
+    slower = [_of_time(t) for t in digest.time_regressions]
+    timed = _shared(
+        [t for t in slower if (t.device, t.since) not in nights], "regression", measured, set()
+    )
+    moves += [move.model_copy(update={"measure": "time"}) for move in timed]
     return sorted(moves, key=lambda m: (m.since, m.device, m.direction))
 
 
-def _series_night(movement: Movement) -> tuple[str, str, datetime]:
-    return movement.kernel, movement.device, movement.since
+def _of(movement: Movement) -> _Moved:
+    m = movement
+    return _Moved(m.kernel, m.device, m.since, m.from_commit, m.to_commit, m.relative_change)
+
+
+def _of_time(movement: TimeMovement) -> _Moved:
+    t = movement
+    return _Moved(t.kernel, t.device, t.since, t.from_commit, t.to_commit, 1 / t.ratio - 1)
+
+
+def _key(moved: _Moved) -> tuple[str, str, datetime]:
+    return moved.kernel, moved.device, moved.since
 
 
 def _shared(
-    movements: Sequence[Movement],
+    movements: Sequence[_Moved],
     direction: Literal["regression", "improvement"],
     measured: Mapping[str, int],
     unresolved: Set[tuple[str, str, datetime]],
 ) -> list[SharedMove]:
-    nights: dict[tuple[str, datetime], list[Movement]] = defaultdict(list)
-    for movement in movements:
-        nights[(movement.device, movement.since)].append(movement)
+    nights: dict[tuple[str, datetime], list[_Moved]] = defaultdict(list)
+    for moved in movements:
+        nights[(moved.device, moved.since)].append(moved)
     moves = []
     for (device, since), group in nights.items():
         total = max(measured.get(device, 0), len(group))
         if len(group) >= RUNNER_MIN_KERNELS and len(group) >= RUNNER_SHARE * total:
-            still = sum(_series_night(m) in unresolved for m in group)
+            still = sum(_key(m) in unresolved for m in group)
             moves.append(_move(device, since, direction, group, (total, still)))
     return moves
 
@@ -71,7 +101,7 @@ def _move(
     device: str,
     since: datetime,
     direction: Literal["regression", "improvement"],
-    group: Sequence[Movement],
+    group: Sequence[_Moved],
     counts: tuple[int, int],
 ) -> SharedMove:
     measured, unresolved = counts
@@ -84,7 +114,7 @@ def _move(
         kernels=len(group),
         kernels_measured=measured,
         unresolved=unresolved,
-        median_change=float(np.median([m.relative_change for m in group])),
+        median_change=float(np.median([m.change for m in group])),
     )
 
 

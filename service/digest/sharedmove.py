@@ -24,7 +24,10 @@ class SharedMove(BaseModel):
         kernels: Kernels whose new level starts that night, on that side.
         kernels_measured: Kernels of the device measured in the period.
         unresolved: Of ``kernels``, those whose regression is unresolved at the period's end.
-        median_change: Their median ``relative_change``.
+        median_change: Their median ``relative_change`` of percent of roof (``measure``
+            ``time``: of speed, ``1 / time_ratio - 1``, which for the same work is the same).
+        measure: ``percent_of_roof``, or ``time`` for a move of time regressions alone
+            (benchmarks timed without work have no roof).
         runner: The runner of that night's run, when known.
         runners_before: The runners of the nights before it, most frequent first.
         driver: The driver of that night's run, when known.
@@ -40,6 +43,7 @@ class SharedMove(BaseModel):
     kernels_measured: int
     unresolved: int = 0
     median_change: float
+    measure: Literal["percent_of_roof", "time"] = "percent_of_roof"
     runner: str | None = None
     runners_before: list[str] = Field(default_factory=list)
     driver: str | None = None

@@ -296,3 +296,38 @@ def device_summaries(
     table[counts] = table[counts].fillna(0).astype(int)
     records = table.sort_index().reset_index(names="device").to_dict("records")
     return [DeviceSummary.model_validate(r) for r in records]
+
+
+def with_timed_devices(
+    devices: Sequence[DeviceSummary], timed: pd.DataFrame, *, start: datetime, end: datetime
+) -> list[DeviceSummary]:
+    """``devices`` with the kernels and nights of every timed row of the period counted.
+
+    A benchmark measured by its time alone (no work, so no roof) is a measurement too: a
+    history of them read "no nightly run in this period" beside its time regressions. A
+    device with no placed row gets a summary of its own, without a percent of roof.
+    """
+    period = timed[_period_mask(timed, start, end)]
+    by_device = period.groupby("device")
+    kernels, nights = by_device["kernel_key"].nunique(), by_device["commit"].nunique()
+    known = {d.device: d for d in devices}
+    summaries = []
+    for device in sorted(set(known) | set(kernels.index)):
+        summary = known.get(device) or _unplaced_summary(device)
+        counts = {"kernels": kernels.get(device, 0), "nights": nights.get(device, 0)}
+        update = {k: max(getattr(summary, k), int(v)) for k, v in counts.items()}
+        summaries.append(summary.model_copy(update=update))
+    return summaries
+
+
+def _unplaced_summary(device: str) -> DeviceSummary:
+    return DeviceSummary(
+        device=device,
+        kernels=0,
+        nights=0,
+        median_percent_of_roof=None,
+        regressions=0,
+        improvements=0,
+        regime_flips=0,
+        unresolved=0,
+    )

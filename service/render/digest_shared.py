@@ -46,6 +46,7 @@ def likely_cause(move: SharedMove) -> str:
 
 def _row(move: SharedMove, esc: Callable[[str], str]) -> dict[str, str]:
     verb = "regressed" if move.direction == "regression" else "improved"
+    verb = "slower" if move.measure == "time" else verb
     still = f", {move.unresolved:,} unresolved" if move.unresolved else ""
     return {
         "device": esc(move.device),

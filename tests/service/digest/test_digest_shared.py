@@ -61,7 +61,14 @@ def _night(
     )
 
 
-def _store(url: str, runner: str, driver: str, first: datetime = FIRST, repo: str = REPO) -> None:
+def _store(
+    url: str,
+    runner: str,
+    driver: str,
+    first: datetime = FIRST,
+    repo: str = REPO,
+    timed_only: bool = False,
+) -> None:
     roof = builtin_catalog().lookup(DEVICE).roof()
     engine = open_store(url)
     try:
@@ -76,6 +83,9 @@ def _store(url: str, runner: str, driver: str, first: datetime = FIRST, repo: st
                     first,
                     repo,
                 )
+                if timed_only:  # benchmarks timed alone: no work, so no roof
+                    kernels = tuple(k.model_copy(update={"bytes": {}}) for k in record.kernels)
+                    record = record.model_copy(update={"kernels": kernels})
                 placements = place_run(record, roof)
                 ingest_run(session=session, run=record, placements=placements, roof=roof)
     finally:
@@ -116,6 +126,26 @@ def test_a_later_week_ties_the_unresolved_regressions_to_the_same_move(tmp_path,
     assert move["since"].startswith("2026-11-15") and move["runner"] == "r2"
     that_night = [r for r in data["unresolved"] if r["since"] == move["since"]]
     assert move["unresolved"] == move["kernels"] == len(that_night) >= KERNELS / 3
+
+
+def test_benchmarks_timed_alone_are_counted_and_their_shared_slowdown_named(tmp_path, capsys):
+    """They read "no nightly run in this period" and "0 measurements" beside 30 slowdowns."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _store(url, "r2", "550.54", timed_only=True)
+    assert run(["digest", *PERIOD, "--repo", REPO, "--db", url, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["regressions"] == [] and len(data["time_regressions"]) >= KERNELS / 3
+    assert data["measurements"] == KERNELS * 21  # the period and its lookback
+    [device] = data["devices"]
+    assert (device["kernels"], device["nights"], device["median_percent_of_roof"]) == (30, 10, None)
+    [move] = data["shared_moves"]
+    assert (move["measure"], move["runner"], move["runners_before"]) == ("time", "r2", ["r1"])
+    slower = [t for t in data["time_regressions"] if t["since"] == move["since"]]
+    assert move["kernels"] == len(slower)
+    speeds = sorted(1 / t["ratio"] - 1 for t in slower)
+    assert move["median_change"] == pytest.approx(
+        (speeds[(len(speeds) - 1) // 2] + speeds[len(speeds) // 2]) / 2
+    )
 
 
 def test_the_markdown_and_html_say_it_once_above_the_tables(tmp_path, capsys):
