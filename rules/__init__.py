@@ -76,7 +76,13 @@ from rules.roofline import (
     ridge_point,
     work_at,
 )
-from rules.runnerwide import NEW_RUNNER_NOTE, RUNNER_MIN_KERNELS, RUNNER_SHARE, new_runner
+from rules.runnerwide import (
+    NEW_RUNNER_NOTE,
+    RUNNER_MIN_KERNELS,
+    RUNNER_SHARE,
+    TIME_MEASURE,
+    new_runner,
+)
 from rules.scaling import (
     CROSS_DEVICE_TOLERANCE,
     OWN_RUNS_SETTLED,
@@ -108,6 +114,7 @@ __all__ = [
     "OWN_RUNS_SETTLED",
     "RUNNER_MIN_KERNELS",
     "RUNNER_SHARE",
+    "TIME_MEASURE",
     "BaselineSummary",
     "Catalog",
     "Conclusion",

@@ -26,6 +26,8 @@ from rules.stats import Judgement
 RUNNER_SHARE = 0.34
 #: ... and at least this many kernels moved: two of three kernels are no runner's signal.
 RUNNER_MIN_KERNELS = 3
+#: The ``measure`` of a runner-wide note over kernels judged on time (``time-regression``).
+TIME_MEASURE = "time_s"
 #: How the note on a run measured on a runner new to its baseline begins (the check writes
 #: it: ``service.pipeline.runnernote``); the headline names that runner beside a shared move.
 NEW_RUNNER_NOTE = "measured on runner "
@@ -60,14 +62,19 @@ class RunnerShift:
         """``moved / judged``."""
         return self.moved / self.judged
 
-    def numbers(self) -> dict[str, float | str | None]:
-        """The finding's figures: the message's, recomputable from the kernels' findings."""
-        return {
+    def numbers(self, measure: str | None = None) -> dict[str, float | str | None]:
+        """The finding's figures: the message's, recomputable from the kernels' findings.
+
+        ``measure``: what the kernels were judged on when it is not percent of roof
+        (``TIME_MEASURE``: the median change is then of time, and worse is slower).
+        """
+        figures: dict[str, float | str | None] = {
             "kernels_moved": self.moved,
             "kernels_judged": self.judged,
             "share_moved": self.share,
             "median_relative_change": self.median_change,
         }
+        return figures | ({"measure": measure} if measure else {})
 
 
 def _beyond(j: Judgement, side: int) -> bool:

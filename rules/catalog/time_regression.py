@@ -15,6 +15,13 @@ from rules.gated import GateDecisions
 from rules.judging import CLEARED, GateBatch, cleared, cleared_wording, gate_wording, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
+from rules.runnerwide import (
+    RUNNER_MIN_KERNELS,
+    RUNNER_SHARE,
+    TIME_MEASURE,
+    RunnerShift,
+    runner_shift,
+)
 from rules.stats import GATE_Z, CompareOptions, Judgement
 from rules.timing import baseline_binding, median_value
 from rules.verdict import Finding, KernelStatus, Severity, Stability
@@ -60,6 +67,8 @@ class TimeRegression(Rule):
 
         z_threshold: float = Field(default=GATE_Z, gt=0)
         work_tolerance: float = Field(default=0.02, ge=0)
+        runner_share: float = Field(default=RUNNER_SHARE, gt=0, le=1)
+        runner_min_kernels: int = Field(default=RUNNER_MIN_KERNELS, ge=1)
 
     def gate_batches(self, ctx: RuleContext, opts: Options) -> Iterator[GateBatch]:
         """The time of every kernel without counters, and of those doing the same work slower."""
@@ -76,12 +85,31 @@ class TimeRegression(Rule):
 
     def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel judged on time whose time rose beyond noise."""
-        for key, decision in gate.of("time_s").items():
+        judged = gate.of("time_s")
+        for key, decision in judged.items():
             j, m = decision.judgement, decision.measured
             if j.regressed or j.suspect:
                 yield self._finding(ctx, key, j, gate_wording(j, m.all, seconds), m.all)
             elif cleared(j, higher_is_better=False):
                 yield self._finding(ctx, key, j, cleared_wording(m.all, seconds), m.all)
+        shift = runner_shift(
+            (d.judgement for d in judged.values()), opts.runner_share, opts.runner_min_kernels
+        )
+        if shift is not None and shift.side < 0:  # slower: a faster side is not read on time
+            yield self._runner_wide(ctx, shift)
+
+    def _runner_wide(self, ctx: RuleContext, shift: RunnerShift) -> Finding:
+        """One note for the run: many kernels judged on time got slower together."""
+        return self.finding(
+            ctx,
+            None,
+            f"runner-wide: {shift.moved} of {shift.judged} kernels judged on time are slower "
+            f"than their levels beyond noise in this run (median "
+            f"{signed_percent(shift.median_change)} time); a move this wide is usually the card, "
+            "its driver or the toolchain, not each kernel's code",
+            severity=Severity.INFO,
+            numbers=shift.numbers(TIME_MEASURE),
+        )
 
     def _finding(
         self, ctx: RuleContext, key: str, j: Judgement, outcome: str, values: tuple[float, ...]

@@ -5,7 +5,7 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 
 from __future__ import annotations
 
-from rules import KernelStatus, KernelVerdict, Verdict, new_runner
+from rules import TIME_MEASURE, KernelStatus, KernelVerdict, Verdict, new_runner
 from service.render.bindings import rebound
 from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text, shorten
@@ -51,10 +51,13 @@ def runner_wide(verdict: Verdict) -> str | None:
             judged = int(float(f.numbers["kernels_judged"] or 0))
             change = float(f.numbers["median_relative_change"] or 0.0)
             where = "below" if change < 0 else "above"
+            measure = ""
+            if f.numbers.get("measure") == TIME_MEASURE:  # time-regression's: worse is slower
+                where, measure = "slower than", " time"
             runner = new_runner(verdict.notes)
             return (
                 f"runner-wide: {moved:,} of {judged:,} kernels {where} their levels "
-                f"(median {change:+.1%})"
+                f"(median {change:+.1%}{measure})"
             ) + (f" on runner {runner}, new to this baseline" if runner else "")
     return None
 

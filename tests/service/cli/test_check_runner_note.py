@@ -17,14 +17,24 @@ NOTE = (
 
 
 def _check(
-    tmp_path: Path, commit: str, runner: str | None, pr: bool = False, slower: bool = False
+    tmp_path: Path,
+    commit: str,
+    runner: str | None,
+    pr: bool = False,
+    slower: bool = False,
+    timed_only: bool = False,
 ) -> Verdict:
-    """One check of 8 GEMMs, 6% slower as a PR or ``slower`` (a slower card), on ``runner``."""
+    """One check of 8 GEMMs, 6% slower as a PR or ``slower`` (a slower card), on ``runner``.
+
+    ``timed_only``: benchmarks timed without work (no roof), judged on time.
+    """
+    work = "" if timed_only else ",1e10,1e8"
     rows = "".join(
-        f"gemm_{i},{0.001 * (1 + i) * (1.06 if pr or slower else 1)},1e10,1e8,1\n" for i in range(8)
+        f"gemm_{i},{0.001 * (1 + i) * (1.06 if pr or slower else 1)}{work},1\n" for i in range(8)
     )
     report = tmp_path / f"{commit}.csv"
-    report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
+    columns = "duration_s" if timed_only else "duration_s,flops_fp32,bytes_dram"
+    report.write_text(f"name,{columns},launches\n" + rows)
     out = tmp_path / f"{commit}.json"
     args = ["check", str(report), "--repo", "acme/swap", "--commit", commit, "--branch"]
     args += ["feat", "--pr", "7"] if pr else ["main", "--kind", "nightly"]
@@ -94,3 +104,20 @@ def test_a_pair_taking_turns_is_not_a_swap(tmp_path: Path, monkeypatch: pytest.M
     for night, runner in (("n1", "gpu-a"), ("n2", "gpu-b"), ("n3", "gpu-a"), ("n4", "gpu-b")):
         _check(tmp_path, night, runner)
     assert not _check(tmp_path, "n5", "gpu-b").notes
+
+
+def test_benchmarks_timed_alone_get_the_runner_wide_reading_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judged on time (time-regression), a swap's slowdown was 8 warnings and no headline."""
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    for night in ("n1", "n2", "n3"):
+        _check(tmp_path, night, "gpu-a", timed_only=True)
+    first = _check(tmp_path, "n4", "gpu-b", slower=True, timed_only=True)
+    assert runner_wide(first) == (
+        "runner-wide: 8 of 8 kernels slower than their levels (median +6.0% time) "
+        "on runner gpu-b, new to this baseline"
+    )
+    [note] = [f for f in first.findings if f.kernel is None]
+    assert note.rule == "time-regression" and note.numbers["measure"] == "time_s"
+    assert "8 of 8 kernels judged on time are slower than their levels" in note.message
