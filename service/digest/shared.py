@@ -50,10 +50,10 @@ def shared_moves(digest: Digest) -> list[SharedMove]:
     alone have no roof). Counted against the device's kernels measured in the period.
     """
     measured = {d.device: d.kernels for d in digest.devices}
-    open_ = {_key(_of(m)) for m in digest.unresolved}
+    unresolved = {_key(_of(m)) for m in digest.unresolved}
     regressions = {_key(_of(m)): _of(m) for m in [*digest.regressions, *digest.unresolved]}
     moves = [
-        *_shared(list(regressions.values()), "regression", measured, open_),
+        *_shared(list(regressions.values()), "regression", measured, unresolved),
         *_shared([_of(m) for m in digest.improvements], "improvement", measured, set()),
     ]
     nights = {(m.device, m.since) for m in moves}
@@ -65,13 +65,11 @@ def shared_moves(digest: Digest) -> list[SharedMove]:
     return sorted(moves, key=lambda m: (m.since, m.device, m.direction))
 
 
-def _of(movement: Movement) -> _Moved:
-    m = movement
+def _of(m: Movement) -> _Moved:
     return _Moved(m.kernel, m.device, m.since, m.from_commit, m.to_commit, m.relative_change)
 
 
-def _of_time(movement: TimeMovement) -> _Moved:
-    t = movement
+def _of_time(t: TimeMovement) -> _Moved:
     return _Moved(t.kernel, t.device, t.since, t.from_commit, t.to_commit, 1 / t.ratio - 1)
 
 
