@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rules.stats.constants import (
+    AT_MODE_WORDS,
     AT_MODE_Z,
     MAD_SCALE,
     MIN_MODE_HISTORY,
@@ -316,16 +317,25 @@ def _stays(at: BoolArray) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]
 
 
 def mode_words(modes: Modes, value: float, unit: str = "% of roof", when: str = "tonight") -> str:
-    """The mixture in words, for a value at one of the modes.
+    """The mixture in words, for a value at one of the modes (or near one, below or above it).
 
     ``alternates between 62% and 71% of roof; tonight 62%, the usual low mode``: values to
     whole units, the unit's first character after each lone value.
     """
-    side = "low" if modes.is_low(value) else "high"
+    mode = f"the usual {'low' if modes.is_low(value) else 'high'} mode"
+    off = _off(modes, value)
     return (
         f"alternates between {modes.low:.0f}{unit[:1]} and {modes.high:.0f}{unit}; "
-        f"{when} {value:.0f}{unit[:1]}, the usual {side} mode"
+        f"{when} {value:.0f}{unit[:1]}, {f'{off} {mode}' if off else mode}"
     )
+
+
+def _off(modes: Modes, value: float) -> str:
+    """``below`` or ``above`` the nearest mode, when ``value`` is not at it (else empty)."""
+    off = value - modes.nearest(value)
+    if abs(off) <= AT_MODE_WORDS * modes.spread:
+        return ""
+    return "below" if off < 0 else "above"
 
 
 def visited_once(modes: Modes, run: int = 1) -> bool:
@@ -340,9 +350,10 @@ def visited_once(modes: Modes, run: int = 1) -> bool:
 
 
 def visit_words(modes: Modes, value: float, unit: str = "% of roof", when: str = "tonight") -> str:
-    """``tonight 64%, at the 64% it held once before (85% of roof otherwise)``."""
+    """``tonight 64%, at the 64% it held once before (85% of roof otherwise)`` (or below it)."""
     at, other = (modes.low, modes.high) if modes.is_low(value) else (modes.high, modes.low)
     return (
-        f"{when} {value:.0f}{unit[:1]}, at the {at:.0f}{unit[:1]} it held once before "
+        f"{when} {value:.0f}{unit[:1]}, {_off(modes, value) or 'at'} the {at:.0f}{unit[:1]} "
+        "it held once before "
         f"({other:.0f}{unit} otherwise)"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rules.stats import judge_latest, mode_words, modes, two_modes
+from rules.stats import Modes, judge_latest, mode_words, modes, two_modes, visit_words
 from rules.stats.options import GateOptions
 
 #: Stays of a sticky two-state runner: 0 at 71% of roof, 1 at 62%.
@@ -216,3 +216,14 @@ def test_a_drop_between_the_modes_and_far_from_each_is_found(
     assert any(judge_latest(history[:n]).regressed for n in nights)
     monkeypatch.setattr(modes, "MODE_OFF_SWITCHES", 10**9)  # between the modes: a stay
     assert not any(judge_latest(history[:n]).regressed for n in nights)
+
+
+def test_the_words_say_below_a_mode_when_the_value_is_not_at_it() -> None:
+    """A night 3.5 spreads under a mode the gate excused read "tonight 74%, at the 77%"."""
+    found = Modes(low=76.6, high=78.8, low_share=0.2, spread=0.8, stays=3, nights=15)
+    otherwise = "it held once before (79% of roof otherwise)"
+    assert visit_words(found, 76.9) == f"tonight 77%, at the 77% {otherwise}"
+    assert visit_words(found, 73.8) == f"tonight 74%, below the 77% {otherwise}"
+    assert mode_words(found, 73.8).endswith("tonight 74%, below the usual low mode")
+    assert mode_words(found, 80.5).endswith("tonight 80%, above the usual high mode")
+    assert mode_words(found, 78.5).endswith("tonight 78%, the usual high mode")
