@@ -302,10 +302,7 @@ MODE_SPREAD = 3.0
 MODE_DIFF_SHARE = 0.8
 MIN_SWITCHES = 2
 AT_MODE_Z = 4.0
-#: A value within this many within-mode spreads of a mode is said to be at it
-#: (``modes.mode_words``, ``modes.visit_words``); farther, below or above it. Words only: the
-#: gate excuses a night up to ``AT_MODE_Z`` spreads away, and "tonight 74%, at the 77% it held
-#: once before" misread a night three spreads under that mode.
+#: Words only (``modes._off``): within this many within-mode spreads a value is "at" a mode.
 AT_MODE_WORDS = 1.0
 #: A young two-level history (its other mode visited too rarely to be two-level on its own) is
 #: read with a run's first night too: the run is a stay when the history stayed at the run's
