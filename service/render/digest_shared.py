@@ -60,6 +60,17 @@ def _row(move: SharedMove, esc: Callable[[str], str]) -> dict[str, str]:
     }
 
 
+#: Rows of shared moves the markdown and HTML list (the newest; the JSON lists every one): a
+#: fleet's unresolved moves over the 90-day lookback must not push the issue past GitHub's
+#: 65,536 characters.
+SHARED_ROW_LIMIT = 20
+
+
 def shared_move_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, str]]:
-    """One row per shared move of ``digest``, oldest first."""
-    return [_row(move, esc) for move in digest.shared_moves]
+    """One row per shared move of ``digest``, oldest first: the newest ``SHARED_ROW_LIMIT``."""
+    return [_row(move, esc) for move in digest.shared_moves[-SHARED_ROW_LIMIT:]]
+
+
+def shared_moves_left_out(digest: Digest) -> int:
+    """How many older shared moves ``shared_move_rows`` leaves out."""
+    return max(0, len(digest.shared_moves) - SHARED_ROW_LIMIT)

@@ -21,7 +21,8 @@ from service.cli import run
 from service.config import RoofguardConfig
 from service.digest.model import DeviceSummary, Digest, Movement
 from service.digest.shared import shared_moves
-from service.render.digest_shared import likely_cause
+from service.render.digest_render import render_digest_markdown
+from service.render.digest_shared import SHARED_ROW_LIMIT, likely_cause
 from service.settings import Settings
 from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
@@ -257,3 +258,18 @@ def test_the_likely_cause_reads_the_setups():
     assert likely_cause(both).startswith("the runner and the driver: new")
     same = both.model_copy(update={"runners_before": ["r2"], "drivers_before": ["2"]})
     assert likely_cause(same).startswith("the same runner and driver")
+
+
+def test_the_issue_lists_the_newest_moves_and_counts_the_older(tmp_path):
+    """A fleet's unresolved moves over the lookback must not push the issue past 65,536."""
+    nights = [FIRST + timedelta(days=n) for n in range(SHARED_ROW_LIMIT + 5)]
+    regressions = [
+        _movement(100 * n + k, night, -0.05) for n, night in enumerate(nights) for k in range(12)
+    ]
+    digest = _digest_of(regressions, 30)
+    digest = digest.model_copy(update={"shared_moves": shared_moves(digest)})
+    text = render_digest_markdown(digest)
+    rows = [line for line in text.splitlines() if line.startswith(f"| `{DEVICE}` | 12 of 30")]
+    assert len(rows) == SHARED_ROW_LIMIT
+    assert nights[-1].strftime("%Y-%m-%d") in rows[-1]  # the newest kept
+    assert "…and 5 older (`roofguard digest --json` lists every entry)." in text
