@@ -12,6 +12,9 @@ from collections.abc import Callable, Sequence
 from service.digest.model import Digest
 from service.digest.sharedmove import SharedMove
 
+#: Runners or drivers of the nights before a move named in its row (most frequent first).
+NAMED_BEFORE = 3
+
 
 def _setup(now: str | None, before: Sequence[str], esc: Callable[[str], str]) -> str:
     if now is None:
@@ -20,7 +23,9 @@ def _setup(now: str | None, before: Sequence[str], esc: Callable[[str], str]) ->
         return esc(now)
     if now in before:
         return f"{esc(now)}, as before"
-    return f"{esc(now)}, new (before: {', '.join(esc(b) for b in before)})"
+    named = ", ".join(esc(b) for b in before[:NAMED_BEFORE])
+    more = ", …" if len(before) > NAMED_BEFORE else ""  # a pool's rotation
+    return f"{esc(now)}, new (before: {named}{more})"
 
 
 def _new(now: str | None, before: Sequence[str]) -> bool:

@@ -22,7 +22,7 @@ from service.config import RoofguardConfig
 from service.digest.model import DeviceSummary, Digest, Movement
 from service.digest.shared import shared_moves
 from service.render.digest_render import render_digest_markdown
-from service.render.digest_shared import SHARED_ROW_LIMIT, likely_cause
+from service.render.digest_shared import SHARED_ROW_LIMIT, likely_cause, shared_move_rows
 from service.settings import Settings
 from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
@@ -273,3 +273,11 @@ def test_the_issue_lists_the_newest_moves_and_counts_the_older(tmp_path):
     assert len(rows) == SHARED_ROW_LIMIT
     assert nights[-1].strftime("%Y-%m-%d") in rows[-1]  # the newest kept
     assert "…and 5 older (`roofguard digest --json` lists every entry)." in text
+
+
+def test_a_pools_runners_before_are_named_three_at_most():
+    night = FIRST + timedelta(days=3)
+    [move] = shared_moves(_digest_of([_movement(k, night, -0.05) for k in range(12)], 30))
+    pool = move.model_copy(update={"runner": "r9", "runners_before": ["r1", "r2", "r3", "r4"]})
+    [row] = shared_move_rows(_digest_of([], 30).model_copy(update={"shared_moves": [pool]}), str)
+    assert row["runner"] == "r9, new (before: r1, r2, r3, …)"
