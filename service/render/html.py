@@ -7,14 +7,16 @@ charts inside, so it also works when saved or opened from a PR comment behind a 
 from __future__ import annotations
 
 import functools
+import math
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 import jinja2
 from markupsafe import Markup
 from matplotlib.figure import Figure
 
 from service.render.charts import figure_bytes
+from service.render.figures import fmt_seconds
 
 _XML_PROLOGUE = re.compile(rb"^\s*<\?xml[^>]*\?>\s*(<!DOCTYPE[^>]*>\s*)?", re.DOTALL)
 
@@ -29,12 +31,22 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["pct"] = _pct
+    env.filters["seconds"] = _seconds
     env.filters["short"] = lambda sha: (sha or "")[:10]
     return env
 
 
+def _known(value: float | None) -> TypeGuard[float]:
+    """A figure to show: not missing (None, or NaN from a frame's row)."""
+    return value is not None and not math.isnan(value)
+
+
 def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f} %"
+    return f"{value:.1f} %" if _known(value) else "–"
+
+
+def _seconds(value: float | None) -> str:
+    return fmt_seconds(value) if _known(value) else "–"
 
 
 def inline_svg(fig: Figure) -> Markup:

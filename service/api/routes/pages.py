@@ -189,7 +189,8 @@ def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
     A kernel on several cards gets one chart of them all first: its percent of roof carried
     across each runner swap (``service.render.trend_cards``).
 
-    A two-level kernel's modes are shaded (``trend_parts.alternating_modes``).
+    A two-level kernel's modes are shaded (``trend_parts.alternating_modes``). A benchmark
+    timed without work (no roof) gets its time instead: it had no chart at all.
     """
     charts = []
     nightly = frame[frame["kind"] == TREND_KIND]
@@ -197,13 +198,20 @@ def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
         across = cards_trend_chart(nightly, title=f"{ellipsize_middle(name, 64)} on every card")
         charts.append(("every card", inline_svg(across)))
     for device, series in nightly.groupby("device", sort=True):
-        placed = series.dropna(subset=["percent_of_roof"])
-        if not placed.empty:
-            modes = alternating_modes(placed["percent_of_roof"].to_numpy(dtype=float))
-            title = f"{ellipsize_middle(name, 64)} on {device}"
-            figure = trend_chart(placed, title=title, modes=modes)
+        figure = _device_trend(series, f"{ellipsize_middle(name, 64)} on {device}")
+        if figure is not None:
             charts.append((str(device), inline_svg(figure)))
     return charts
+
+
+def _device_trend(series: pd.DataFrame, title: str) -> Figure | None:
+    """Percent of roof over the placed nights, else time over the timed ones (None: neither)."""
+    placed = series.dropna(subset=["percent_of_roof"])
+    if not placed.empty:
+        modes = alternating_modes(placed["percent_of_roof"].to_numpy(dtype=float))
+        return trend_chart(placed, title=title, modes=modes)
+    timed = series.dropna(subset=["time_s"])
+    return trend_chart(timed, title=title, metric="time_s") if not timed.empty else None
 
 
 @router.get("/kernels", response_class=HTMLResponse)
