@@ -55,6 +55,7 @@ from rules.judging import GateBatch, is_cleared
 from rules.levelstore import StoredLevels
 from rules.likeforlike import (
     binding_changes,
+    held_changes,
     like_for_like_history,
     reference_binding,
     series_references,
@@ -164,6 +165,7 @@ __all__ = [
     "evaluate",
     "forecast",
     "get_rule",
+    "held_changes",
     "is_cleared",
     "keeping",
     "like_for_like_history",

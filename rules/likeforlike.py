@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -197,16 +197,30 @@ def binding_changes(series: pd.DataFrame, hold: int = CHANGE_HOLD) -> pd.DataFra
     kernel that flips for one night does not litter the chart.
     """
     known = series[series["binding"].notna()]
-    spans: list[tuple[str, Any, int]] = []  # (binding, first timestamp, runs held)
-    for binding, stamp in zip(known["binding"], known["timestamp"], strict=True):
-        if spans and spans[-1][0] == binding:
-            spans[-1] = (binding, spans[-1][1], spans[-1][2] + 1)
-        else:
-            spans.append((str(binding), stamp, 1))
-    lasting = [s for i, s in enumerate(spans) if s[2] >= hold or i == len(spans) - 1]
     rows = [
-        {"since": after[1], "from_binding": before[0], "to_binding": after[0]}
+        {"since": since, "from_binding": before, "to_binding": after}
+        for since, before, after in held_changes(known["binding"], known["timestamp"], hold)
+    ]
+    return pd.DataFrame(rows, columns=["since", "from_binding", "to_binding"])
+
+
+def held_changes(
+    values: Iterable[Any], stamps: Iterable[Any], hold: int = CHANGE_HOLD
+) -> list[tuple[Any, str, str]]:
+    """``(since, before, after)`` where ``values`` changed to one held ``hold`` runs in a row.
+
+    Oldest first; the newest value counts at any length. A binding, or the runner a series
+    was measured on (the dashboard's trend marks both).
+    """
+    spans: list[tuple[str, Any, int]] = []  # (value, first timestamp, runs held)
+    for value, stamp in zip(map(str, values), stamps, strict=True):
+        if spans and spans[-1][0] == value:
+            spans[-1] = (value, spans[-1][1], spans[-1][2] + 1)
+        else:
+            spans.append((value, stamp, 1))
+    lasting = [s for i, s in enumerate(spans) if s[2] >= hold or i == len(spans) - 1]
+    return [
+        (after[1], before[0], after[0])
         for before, after in pairwise(lasting)
         if before[0] != after[0]
     ]
-    return pd.DataFrame(rows, columns=["since", "from_binding", "to_binding"])

@@ -156,6 +156,21 @@ def _draw_binding_changes(ax: Axes, changes: pd.DataFrame | None) -> None:
         label_line(ax, row.since, label, gids=gids, top=False, color="#9467bd", linewidth=1.4)
 
 
+def mark_runner_changes(figure: Figure, changes: pd.DataFrame) -> Figure:
+    """``figure`` (a ``trend_chart``) with a dotted line per runner change, ``runner r1 → r2``.
+
+    ``changes``: columns ``since``, ``from_runner``, ``to_runner`` (gids ``runner:<i>``). A
+    step on the night a runner took over is the card's, not the code's.
+    """
+    ax = figure.axes[0]
+    for i, row in enumerate(changes.itertuples()):  # a swap or two per kernel
+        label = f"runner {row.from_runner} → {row.to_runner}"
+        gids = (f"runner:{i}", f"runner-label:{i}")
+        style = {"color": "#7f7f7f", "linewidth": 1.0, "linestyle": ":"}
+        label_line(ax, row.since, label, gids=gids, top=False, **style)
+    return figure
+
+
 def label_line(
     ax: Axes,
     since: object,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
@@ -23,7 +23,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from sqlmodel import Session
 
-from rules import conclude, shown_conclusion
+from rules import conclude, held_changes, shown_conclusion
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
@@ -39,11 +39,11 @@ from service.render.labels import ellipsize_middle, short_names
 from service.render.story import no_baseline
 from service.render.trend_cards import cards_trend_chart
 from service.render.trend_parts import alternating_modes
-from service.render.trends import trend_chart
+from service.render.trends import mark_runner_changes, trend_chart
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import search_kernels
-from service.store.queries import RunSummary, get_run, list_findings, list_runs
+from service.store.queries import RunSummary, get_run, list_findings, list_runs, runners_of
 
 router = APIRouter(include_in_schema=False)
 
@@ -57,6 +57,8 @@ DIGEST_DAYS = 7
 RECENT_RUNS = 30
 #: The run kind a kernel's trend is drawn from; PR runs are listed apart.
 TREND_KIND = "nightly"
+#: Runner changes a kernel's trend marks; more is a pool's rotation, not a swap.
+RUNNER_MARKS = 3
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
@@ -183,14 +185,17 @@ def _cached(
     )
 
 
-def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
+def _trend_charts(
+    frame: pd.DataFrame, name: str, runners: Mapping[int, str]
+) -> list[tuple[str, Markup]]:
     """One chart per device, drawn from the nightly runs only (PR runs would zig-zag it).
 
     A kernel on several cards gets one chart of them all first: its percent of roof carried
     across each runner swap (``service.render.trend_cards``).
 
     A two-level kernel's modes are shaded (``trend_parts.alternating_modes``). A benchmark
-    timed without work (no roof) gets its time instead: it had no chart at all.
+    timed without work (no roof) gets its time instead: it had no chart at all. The nights a
+    runner took over are marked (``runners``: each run's, by id).
     """
     charts = []
     nightly = frame[frame["kind"] == TREND_KIND]
@@ -198,20 +203,38 @@ def _trend_charts(frame: pd.DataFrame, name: str) -> list[tuple[str, Markup]]:
         across = cards_trend_chart(nightly, title=f"{ellipsize_middle(name, 64)} on every card")
         charts.append(("every card", inline_svg(across)))
     for device, series in nightly.groupby("device", sort=True):
-        figure = _device_trend(series, f"{ellipsize_middle(name, 64)} on {device}")
+        swaps = _runner_changes(series, runners)
+        figure = _device_trend(series, f"{ellipsize_middle(name, 64)} on {device}", swaps)
         if figure is not None:
             charts.append((str(device), inline_svg(figure)))
     return charts
 
 
-def _device_trend(series: pd.DataFrame, title: str) -> Figure | None:
+def _device_trend(series: pd.DataFrame, title: str, runners: pd.DataFrame | None) -> Figure | None:
     """Percent of roof over the placed nights, else time over the timed ones (None: neither)."""
     placed = series.dropna(subset=["percent_of_roof"])
+    timed = series.dropna(subset=["time_s"])
     if not placed.empty:
         modes = alternating_modes(placed["percent_of_roof"].to_numpy(dtype=float))
-        return trend_chart(placed, title=title, modes=modes)
-    timed = series.dropna(subset=["time_s"])
-    return trend_chart(timed, title=title, metric="time_s") if not timed.empty else None
+        figure = trend_chart(placed, title=title, modes=modes)
+    elif not timed.empty:
+        figure = trend_chart(timed, title=title, metric="time_s")
+    else:
+        return None
+    return mark_runner_changes(figure, runners) if runners is not None else figure
+
+
+def _runner_changes(series: pd.DataFrame, runners: Mapping[int, str]) -> pd.DataFrame | None:
+    """The nights a runner took over ``series`` and held it (``rules.held_changes``).
+
+    None for one runner, or for a pool's rotation (more than ``RUNNER_MARKS`` changes): there
+    is no swap to mark.
+    """
+    named = series["run_id"].map(runners).dropna()
+    changes = held_changes(named, series.loc[named.index, "timestamp"])
+    if not changes or len(changes) > RUNNER_MARKS:
+        return None
+    return pd.DataFrame(changes, columns=["since", "from_runner", "to_runner"])
 
 
 @router.get("/kernels", response_class=HTMLResponse)
@@ -236,12 +259,17 @@ def kernel_page(
         name=name,
         points=len(trend),
         devices=int(trend["device"].nunique()) if not trend.empty else 0,
-        charts=_trend_charts(frame, name) if not frame.empty else [],
+        charts=_trend_charts(frame, name, _runners(session, frame)) if not frame.empty else [],
         recent=trend.head(30).to_dict(orient="records"),
         others=others.head(30).to_dict(orient="records"),
         trend_kind=TREND_KIND,
     )
     return HTMLResponse(text)
+
+
+def _runners(session: Session, frame: pd.DataFrame) -> dict[int, str]:
+    ids = [int(run_id) for run_id in frame["run_id"].unique()]
+    return runners_of(session=session, run_ids=ids)
 
 
 @router.get("/search", response_class=HTMLResponse)

@@ -1,0 +1,70 @@
+"""The kernel page marks the night a runner took over a kernel's trend (a runner swap).
+
+A step on that night is the card's, not the code's; a pool's rotation is no swap to mark.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
+from rules.hardware import builtin_catalog
+from rules.placement import place_run
+from service.api.app import create_app
+from service.config import RoofguardConfig
+from service.settings import Settings
+from service.store.db import open_store, session_scope
+from service.store.ingest import ingest_run
+
+REPO = "acme/swap"
+DEVICE = "A100-SXM4-80GB"
+NAME = "copy_kernel"
+
+
+def _night(night: int, runner: str, first: datetime) -> RunRecord:
+    slower = 1.07 if runner != "r1" else 1.0
+    kernel = KernelRecord(name=NAME, key=NAME, duration_s=0.002 * slower, bytes={"dram": 3e9})
+    return RunRecord(
+        repo=REPO,
+        commit=f"{night:040x}",
+        branch="main",
+        kind=RunKind.NIGHTLY,
+        timestamp=first + timedelta(days=night),
+        device=DeviceInfo(name=DEVICE),
+        profiler=ProfilerInfo(tool="nsys"),
+        runner=runner,
+        kernels=(kernel,),
+    )
+
+
+def _page(tmp_path, runners: list[str]) -> str:
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    roof = builtin_catalog().lookup(DEVICE).roof()
+    engine = open_store(url)
+    first = datetime.now(UTC) - timedelta(days=len(runners) + 1)
+    with session_scope(engine) as session:
+        for night, runner in enumerate(runners):
+            record = _night(night, runner, first)
+            ingest_run(session=session, run=record, placements=place_run(record, roof), roof=roof)
+    engine.dispose()
+    with TestClient(create_app(Settings(database_url=url), RoofguardConfig())) as client:
+        return client.get("/kernels", params={"repo": REPO, "key": NAME}).text
+
+
+def test_a_runner_swap_is_marked_on_the_trend(tmp_path) -> None:
+    page = _page(tmp_path, ["r1"] * 6 + ["r2"] * 4)
+    assert 'id="runner:0"' in page and 'id="runner:1"' not in page
+    assert "runner r1 → r2" in page
+
+
+@pytest.mark.parametrize(
+    "runners",
+    [["r1"] * 10, ["r1", "r2", "r3"] * 4, ["r1", "r1", "r2", "r2", "r3", "r3", "r1", "r1", "r2"]],
+    ids=["one runner", "a pool rotating nightly", "a pool of stays"],
+)
+def test_no_swap_no_mark(tmp_path, runners: list[str]) -> None:
+    page = _page(tmp_path, runners)
+    assert 'id="series"' in page and 'id="runner:0"' not in page
