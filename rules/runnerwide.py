@@ -12,12 +12,15 @@ tests/bench/README.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from rules.stats import Judgement
+from collectors.schema import KernelRecord
+from rules.measures import signed_percent
+from rules.stats import Judgement, robust_center_spread
 
 #: A move is runner-wide when at least this share of the judged kernels is beyond noise on
 #: one side. On the real runners' stable nights 3-11% of a runner's series are 3 noises off
@@ -26,6 +29,14 @@ from rules.stats import Judgement
 RUNNER_SHARE = 0.34
 #: ... and at least this many kernels moved: two of three kernels are no runner's signal.
 RUNNER_MIN_KERNELS = 3
+#: A kernel moved beyond the shared move when its relative change is past the moved kernels'
+#: median by this many of their robust spreads, on the move's side ...
+BEYOND_SHARED_Z = 5.0
+#: ... and by at least this much relative change: after a 7% slower card, a kernel 25% slower
+#: has its own regression on top, which a reader of "30 of 30 below" would put on the card.
+BEYOND_SHARED_EFFECT = 0.05
+#: Kernels named beyond the shared move in the runner-wide note (worst first).
+BEYOND_NAMED = 3
 #: The ``measure`` of a runner-wide note over kernels judged on time (``time-regression``).
 TIME_MEASURE = "time_s"
 #: How the note on a run measured on a runner new to its baseline begins (the check writes
@@ -62,11 +73,14 @@ class RunnerShift:
         """``moved / judged``."""
         return self.moved / self.judged
 
-    def numbers(self, measure: str | None = None) -> dict[str, float | str | None]:
+    def numbers(
+        self, measure: str | None = None, beyond: Sequence[tuple[str, float]] = ()
+    ) -> dict[str, float | str | None]:
         """The finding's figures: the message's, recomputable from the kernels' findings.
 
         ``measure``: what the kernels were judged on when it is not percent of roof
         (``TIME_MEASURE``: the median change is then of time, and worse is slower).
+        ``beyond``: ``beyond_shared``'s kernels, the worst named.
         """
         figures: dict[str, float | str | None] = {
             "kernels_moved": self.moved,
@@ -74,7 +88,45 @@ class RunnerShift:
             "share_moved": self.share,
             "median_relative_change": self.median_change,
         }
+        if beyond:
+            figures |= {
+                "kernels_beyond": len(beyond),
+                "worst_beyond_kernel": beyond[0][0],
+                "worst_beyond_change": beyond[0][1],
+            }
         return figures | ({"measure": measure} if measure else {})
+
+
+def moved_changes(decisions: Mapping[str, Any], shift: RunnerShift) -> dict[str, float]:
+    """The relative change of each kernel that moved with ``shift`` (``GateDecisions.of``)."""
+    return {
+        key: d.judgement.relative_change
+        for key, d in decisions.items()
+        if d.judgement.enough and not math.isnan(d.judgement.z) and _beyond(d.judgement, shift.side)
+    }
+
+
+def beyond_shared(shift: RunnerShift, changes: Mapping[str, float]) -> list[tuple[str, float]]:
+    """The kernels (key, relative change) that moved beyond the shared move, worst first.
+
+    ``changes``: the moved kernels' relative changes. Past their median on the move's side by
+    ``BEYOND_SHARED_Z`` of their robust spreads and by ``BEYOND_SHARED_EFFECT``: a kernel's own
+    change on top of the runner's.
+    """
+    _, spread = robust_center_spread(list(changes.values()))
+    sign = 1.0 if shift.median_change > 0 else -1.0
+    bar = max(BEYOND_SHARED_Z * (spread if math.isfinite(spread) else 0.0), BEYOND_SHARED_EFFECT)
+    past = {k: c for k, c in changes.items() if sign * (c - shift.median_change) >= bar}
+    return sorted(past.items(), key=lambda item: -sign * item[1])
+
+
+def beyond_words(beyond: Sequence[tuple[str, float]], kernels: Mapping[str, KernelRecord]) -> str:
+    """``; beyond that move: copy_5 (-25.2%), ...`` (empty when none)."""
+    if not beyond:
+        return ""
+    named = ", ".join(f"{kernels[k].name} ({signed_percent(c)})" for k, c in beyond[:BEYOND_NAMED])
+    more = f" and {len(beyond) - BEYOND_NAMED} more" if len(beyond) > BEYOND_NAMED else ""
+    return f"; beyond that move: {named}{more}"
 
 
 def _beyond(j: Judgement, side: int) -> bool:

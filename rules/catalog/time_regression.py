@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from pydantic import Field
 
@@ -20,6 +20,9 @@ from rules.runnerwide import (
     RUNNER_SHARE,
     TIME_MEASURE,
     RunnerShift,
+    beyond_shared,
+    beyond_words,
+    moved_changes,
     runner_shift,
 )
 from rules.stats import GATE_Z, CompareOptions, Judgement
@@ -96,19 +99,23 @@ class TimeRegression(Rule):
             (d.judgement for d in judged.values()), opts.runner_share, opts.runner_min_kernels
         )
         if shift is not None and shift.side < 0:  # slower: a faster side is not read on time
-            yield self._runner_wide(ctx, shift)
+            yield self._runner_wide(ctx, shift, moved_changes(judged, shift))
 
-    def _runner_wide(self, ctx: RuleContext, shift: RunnerShift) -> Finding:
+    def _runner_wide(
+        self, ctx: RuleContext, shift: RunnerShift, changes: Mapping[str, float]
+    ) -> Finding:
         """One note for the run: many kernels judged on time got slower together."""
+        beyond = beyond_shared(shift, changes)
         return self.finding(
             ctx,
             None,
             f"runner-wide: {shift.moved} of {shift.judged} kernels judged on time are slower "
             f"than their levels beyond noise in this run (median "
             f"{signed_percent(shift.median_change)} time); a move this wide is usually the card, "
-            "its driver or the toolchain, not each kernel's code",
+            "its driver or the toolchain, not each kernel's code"
+            + beyond_words(beyond, ctx.kernels),
             severity=Severity.INFO,
-            numbers=shift.numbers(TIME_MEASURE),
+            numbers=shift.numbers(TIME_MEASURE, beyond),
         )
 
     def _finding(

@@ -5,6 +5,9 @@ The headline of the PR comment and of the terminal view, from the verdict's kern
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rules import TIME_MEASURE, KernelStatus, KernelVerdict, Verdict, new_runner
 from service.render.bindings import rebound
 from service.render.devices import device_story
@@ -58,8 +61,22 @@ def runner_wide(verdict: Verdict) -> str | None:
             return (
                 f"runner-wide: {moved:,} of {judged:,} kernels {where} their levels "
                 f"(median {change:+.1%}{measure})"
-            ) + (f" on runner {runner}, new to this baseline" if runner else "")
+                + (f" on runner {runner}, new to this baseline" if runner else "")
+                + _beyond_shared(verdict, f.numbers)
+            )
     return None
+
+
+def _beyond_shared(verdict: Verdict, numbers: Mapping[str, Any]) -> str:
+    """``; beyond it: copy_5 -25.2%`` (and how many more): a kernel's own change on top."""
+    count = int(float(numbers.get("kernels_beyond") or 0))
+    if not count:
+        return ""
+    key = str(numbers["worst_beyond_kernel"])
+    name = next((k.name for k in verdict.kernels if k.key == key), key)
+    more = f" and {count - 1} more" if count > 1 else ""
+    change = float(numbers["worst_beyond_change"] or 0.0)
+    return f"; beyond it: {shorten(name, NAME_LIMIT)} {change:+.1%}{more}"
 
 
 def time_story(verdict: Verdict, *, code: bool = True) -> str:

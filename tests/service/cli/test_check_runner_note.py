@@ -23,14 +23,17 @@ def _check(
     pr: bool = False,
     slower: bool = False,
     timed_only: bool = False,
+    own: float = 1.0,
 ) -> Verdict:
     """One check of 8 GEMMs, 6% slower as a PR or ``slower`` (a slower card), on ``runner``.
 
-    ``timed_only``: benchmarks timed without work (no roof), judged on time.
+    ``timed_only``: benchmarks timed without work (no roof), judged on time. ``own``: gemm_3's
+    time factor on top (a regression of its own).
     """
     work = "" if timed_only else ",1e10,1e8"
+    card = 1.06 if pr or slower else 1
     rows = "".join(
-        f"gemm_{i},{0.001 * (1 + i) * (1.06 if pr or slower else 1)}{work},1\n" for i in range(8)
+        f"gemm_{i},{0.001 * (1 + i) * card * (own if i == 3 else 1)}{work},1\n" for i in range(8)
     )
     report = tmp_path / f"{commit}.csv"
     columns = "duration_s" if timed_only else "duration_s,flops_fp32,bytes_dram"
@@ -121,3 +124,21 @@ def test_benchmarks_timed_alone_get_the_runner_wide_reading_too(
     [note] = [f for f in first.findings if f.kernel is None]
     assert note.rule == "time-regression" and note.numbers["measure"] == "time_s"
     assert "8 of 8 kernels judged on time are slower than their levels" in note.message
+
+
+@pytest.mark.parametrize("timed_only", [False, True], ids=["placed", "timed alone"])
+def test_a_kernel_beyond_the_shared_move_is_named_in_the_headline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timed_only: bool
+) -> None:
+    """After a 6% slower card, gemm_3 25% slower on top: "30 of 30 below" hid it."""
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    for night in ("n1", "n2", "n3"):
+        _check(tmp_path, night, "gpu-a", timed_only=timed_only)
+    first = _check(tmp_path, "n4", "gpu-b", slower=True, timed_only=timed_only, own=1.25)
+    headline = runner_wide(first)
+    assert headline is not None and headline.startswith("runner-wide: 8 of 8 kernels")
+    worst = "-24.5%" if not timed_only else "+32.5%"  # 1.06 x 1.25: of percent of roof; of time
+    assert headline.endswith(f"on runner gpu-b, new to this baseline; beyond it: gemm_3 {worst}")
+    [note] = [f for f in first.findings if f.kernel is None]
+    assert note.numbers["kernels_beyond"] == 1 and note.numbers["worst_beyond_kernel"] == "gemm_3"
+    assert note.message.endswith("; beyond that move: gemm_3 (" + worst + ")")
