@@ -113,6 +113,8 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "kernels_judged": ("kernels judged", _count),
     "share_moved": ("share of the judged kernels", _fraction),
     "median_relative_change": ("their median change", _signed),
+    "kernels_beyond": ("kernels beyond that move", _count),
+    "worst_beyond_change": ("its change", _signed),
     # a new kernel doing a vanished one's work (``rules.renames``)
     "renamed_baseline_percent_of_roof": ("percent of roof of the likely old name", _pct),
     "renamed_baseline_time_s": ("time of the likely old name", fmt_seconds),
@@ -129,6 +131,7 @@ TEXT_LABELS = {
     "last_commit": "last seen at commit",
     "likely_rename_of": "likely a rename of",
     "likely_renamed_to": "likely renamed to",
+    "worst_beyond_kernel": "the worst beyond that move",
     "error": "error",
 }
 #: Comparison figures, whose unit depends on the compared measure.
