@@ -102,7 +102,7 @@ def moved_changes(decisions: Mapping[str, Any], shift: RunnerShift) -> dict[str,
     return {
         key: d.judgement.relative_change
         for key, d in decisions.items()
-        if d.judgement.enough and not math.isnan(d.judgement.z) and _beyond(d.judgement, shift.side)
+        if _judged(d.judgement) and _beyond(d.judgement, shift.side)
     }
 
 
@@ -129,6 +129,11 @@ def beyond_words(beyond: Sequence[tuple[str, float]], kernels: Mapping[str, Kern
     return f"; beyond that move: {named}{more}"
 
 
+def _judged(j: Judgement) -> bool:
+    """Judged against a level: enough history and a z (the kernels a share is of)."""
+    return j.enough and not math.isnan(j.z)
+
+
 def _beyond(j: Judgement, side: int) -> bool:
     """Beyond noise on ``side``: a suspect or a change below; a value as far above.
 
@@ -149,7 +154,7 @@ def runner_shift(
     Below first: when both sides reach the share (a run of very few kernels), the side that
     can fail the verdict is named.
     """
-    judged = [j for j in judgements if j.enough and not math.isnan(j.z)]
+    judged = [j for j in judgements if _judged(j)]
     for side in (-1, 1):
         moved = [j.relative_change for j in judged if _beyond(j, side)]
         if len(moved) >= min_kernels and len(moved) >= share * len(judged):
