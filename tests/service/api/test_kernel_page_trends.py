@@ -1,6 +1,9 @@
-"""The kernel page marks the night a runner took over a kernel's trend (a runner swap).
+"""The dashboard's kernel page: the trend of a benchmark timed alone, and runner swaps marked.
 
-A step on that night is the card's, not the code's; a pool's rotation is no swap to mark.
+A benchmark timed without work (pytest-benchmark or Google Benchmark with no counters: no
+roof) had a page with no chart at all, the trend being drawn from percent of roof only. And a
+step on the night a runner took over looked like any regression: it is marked, where a pool's
+rotation (no swap) is not.
 """
 
 from __future__ import annotations
@@ -19,14 +22,15 @@ from service.settings import Settings
 from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
 
-REPO = "acme/swap"
+REPO = "acme/kernels"
 DEVICE = "A100-SXM4-80GB"
 NAME = "copy_kernel"
 
 
-def _night(night: int, runner: str, first: datetime) -> RunRecord:
-    slower = 1.07 if runner != "r1" else 1.0
-    kernel = KernelRecord(name=NAME, key=NAME, duration_s=0.002 * slower, bytes={"dram": 3e9})
+def _night(night: int, runner: str, first: datetime, timed_only: bool) -> RunRecord:
+    slower = (1.07 if runner != "r1" else 1.0) * (1 + night / 100)
+    work = {} if timed_only else {"dram": 3e9}
+    kernel = KernelRecord(name=NAME, key=NAME, duration_s=0.001 * slower, bytes=work)
     return RunRecord(
         repo=REPO,
         commit=f"{night:040x}",
@@ -34,24 +38,35 @@ def _night(night: int, runner: str, first: datetime) -> RunRecord:
         kind=RunKind.NIGHTLY,
         timestamp=first + timedelta(days=night),
         device=DeviceInfo(name=DEVICE),
-        profiler=ProfilerInfo(tool="nsys"),
+        profiler=ProfilerInfo(tool="pytest-benchmark" if timed_only else "nsys"),
         runner=runner,
         kernels=(kernel,),
     )
 
 
-def _page(tmp_path, runners: list[str]) -> str:
+def _page(tmp_path, runners: list[str], timed_only: bool = False) -> str:
+    """The kernel page after one nightly run on each of ``runners``, oldest first."""
     url = f"sqlite:///{tmp_path / 'history.db'}"
     roof = builtin_catalog().lookup(DEVICE).roof()
     engine = open_store(url)
     first = datetime.now(UTC) - timedelta(days=len(runners) + 1)
     with session_scope(engine) as session:
         for night, runner in enumerate(runners):
-            record = _night(night, runner, first)
+            record = _night(night, runner, first, timed_only)
             ingest_run(session=session, run=record, placements=place_run(record, roof), roof=roof)
     engine.dispose()
     with TestClient(create_app(Settings(database_url=url), RoofguardConfig())) as client:
         return client.get("/kernels", params={"repo": REPO, "key": NAME}).text
+
+
+def test_a_benchmark_timed_alone_gets_its_time_trend(tmp_path) -> None:
+    page = _page(tmp_path, ["r1"] * 8, timed_only=True)
+    assert page.count("<svg") == 1 and 'id="series"' in page
+    assert "time (" in page  # the axis is time, not percent of roof
+    table = page.split('<table id="history-table">')[1].split("</table>")[0]
+    assert "nan" not in table  # the missing percent of roof read "nan %"
+    assert table.count('<td class="num">–</td>') == 8
+    assert '<td class="num">1.07 ms</td>' in table  # the newest night's time
 
 
 def test_a_runner_swap_is_marked_on_the_trend(tmp_path) -> None:
