@@ -79,10 +79,9 @@ from rules.roofline import (
 )
 from rules.runnerwide import (
     NEW_RUNNER_NOTE,
-    RUNNER_MIN_KERNELS,
-    RUNNER_SHARE,
     TIME_MEASURE,
     new_runner,
+    shared_by,
 )
 from rules.scaling import (
     CROSS_DEVICE_TOLERANCE,
@@ -113,8 +112,6 @@ __all__ = [
     "NEW_RUNNER_NOTE",
     "NOT_JUDGED",
     "OWN_RUNS_SETTLED",
-    "RUNNER_MIN_KERNELS",
-    "RUNNER_SHARE",
     "TIME_MEASURE",
     "BaselineSummary",
     "Catalog",
@@ -188,6 +185,7 @@ __all__ = [
     "rule_markdown",
     "scale",
     "series_references",
+    "shared_by",
     "shown_conclusion",
     "with_findings",
     "with_profile_changes",

@@ -97,7 +97,7 @@ class RunnerShift:
         return figures | ({"measure": measure} if measure else {})
 
 
-def moved_changes(decisions: Mapping[str, Any], shift: RunnerShift) -> dict[str, float]:
+def _moved_changes(decisions: Mapping[str, Any], shift: RunnerShift) -> dict[str, float]:
     """The relative change of each kernel that moved with ``shift`` (``GateDecisions.of``)."""
     return {
         key: d.judgement.relative_change
@@ -120,13 +120,60 @@ def beyond_shared(shift: RunnerShift, changes: Mapping[str, float]) -> list[tupl
     return sorted(past.items(), key=lambda item: -sign * item[1])
 
 
-def beyond_words(beyond: Sequence[tuple[str, float]], kernels: Mapping[str, KernelRecord]) -> str:
+def _beyond_words(beyond: Sequence[tuple[str, float]], kernels: Mapping[str, KernelRecord]) -> str:
     """``; beyond that move: copy_5 (-25.2%), ...`` (empty when none)."""
     if not beyond:
         return ""
     named = ", ".join(f"{kernels[k].name} ({signed_percent(c)})" for k, c in beyond[:BEYOND_NAMED])
     more = f" and {len(beyond) - BEYOND_NAMED} more" if len(beyond) > BEYOND_NAMED else ""
     return f"; beyond that move: {named}{more}"
+
+
+@dataclass(frozen=True)
+class RunnerNote:
+    """The run-wide note of a rule: its message and its figures."""
+
+    message: str
+    numbers: dict[str, float | str | None]
+
+
+def runner_wide_note(
+    decisions: Mapping[str, Any],
+    kernels: Mapping[str, KernelRecord],
+    share: float = RUNNER_SHARE,
+    min_kernels: int = RUNNER_MIN_KERNELS,
+    measure: str | None = None,
+) -> RunnerNote | None:
+    """The note when many of a rule's judged kernels moved together (``GateDecisions.of``).
+
+    Named beside it: the kernels that moved beyond the shared move. ``measure``
+    ``TIME_MEASURE``: judged on time, where only the slower side is read.
+    """
+    shift = runner_shift((d.judgement for d in decisions.values()), share, min_kernels)
+    if shift is None or (measure == TIME_MEASURE and shift.side > 0):
+        return None
+    beyond = beyond_shared(shift, _moved_changes(decisions, shift))
+    message = _note_words(shift, measure) + _beyond_words(beyond, kernels)
+    return RunnerNote(message, shift.numbers(measure, beyond))
+
+
+def _note_words(shift: RunnerShift, measure: str | None) -> str:
+    if measure == TIME_MEASURE:
+        who, where, unit = "kernels judged on time are", "slower than", " time"
+    else:
+        who, where, unit = "judged kernels are", "below" if shift.side < 0 else "above", ""
+    return (
+        f"runner-wide: {shift.moved} of {shift.judged} {who} {where} their levels beyond noise "
+        f"in this run (median {signed_percent(shift.median_change)}{unit}); a move this wide is "
+        "usually the card, its driver or the toolchain, not each kernel's code"
+    )
+
+
+def shared_by(
+    moved: int, judged: int, share: float = RUNNER_SHARE, min_kernels: int = RUNNER_MIN_KERNELS
+) -> bool:
+    """Whether ``moved`` of ``judged`` kernels moving one way is a runner-wide share."""
+    return moved >= min_kernels and moved >= share * judged
 
 
 def _judged(j: Judgement) -> bool:
@@ -157,6 +204,6 @@ def runner_shift(
     judged = [j for j in judgements if _judged(j)]
     for side in (-1, 1):
         moved = [j.relative_change for j in judged if _beyond(j, side)]
-        if len(moved) >= min_kernels and len(moved) >= share * len(judged):
+        if shared_by(len(moved), len(judged), share, min_kernels):
             return RunnerShift(len(moved), len(judged), side, float(np.median(moved)))
     return None

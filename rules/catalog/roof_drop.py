@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -26,15 +26,7 @@ from rules.judging import (
 )
 from rules.measures import column, one_decimal, percent_samples, seconds, signed_percent
 from rules.roofline import MEMORY_BOUND
-from rules.runnerwide import (
-    RUNNER_MIN_KERNELS,
-    RUNNER_SHARE,
-    RunnerShift,
-    beyond_shared,
-    beyond_words,
-    moved_changes,
-    runner_shift,
-)
+from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, runner_wide_note
 from rules.stats import (
     GATE_Z,
     CompareOptions,
@@ -170,10 +162,11 @@ class RoofDrop(Rule):
                 yield self._two_level(ctx, key, decision.judgement, decision.judgement.modes)
             elif decision and cleared(decision.judgement, higher_is_better=True):
                 yield self._cleared(ctx, key, decision.judgement, decision.measured)
-        judgements = (d.judgement for d in judged.values())
-        shift = runner_shift(judgements, opts.runner_share, opts.runner_min_kernels)
-        if shift is not None:
-            yield self._runner_wide(ctx, shift, moved_changes(judged, shift))
+        note = runner_wide_note(judged, ctx.kernels, opts.runner_share, opts.runner_min_kernels)
+        if note is not None:  # one for the run: many kernels moved together
+            yield self.finding(
+                ctx, None, note.message, severity=Severity.INFO, numbers=note.numbers
+            )
         if opts.check_groups:
             for figures in ctx.groups.values():
                 yield from self._group(ctx, figures, gate)
@@ -218,23 +211,6 @@ class RoofDrop(Rule):
             )
         message = f"{name}: {mode_words(modes, j.current)}, not a drop"
         return self.finding(ctx, key, message, severity=Severity.INFO, numbers=numbers)
-
-    def _runner_wide(
-        self, ctx: RuleContext, shift: RunnerShift, changes: Mapping[str, float]
-    ) -> Finding:
-        """One note for the run: many kernels moved together (``rules.runnerwide``)."""
-        where = "below" if shift.side < 0 else "above"
-        beyond = beyond_shared(shift, changes)
-        return self.finding(
-            ctx,
-            None,
-            f"runner-wide: {shift.moved} of {shift.judged} judged kernels are {where} their "
-            f"levels beyond noise in this run (median {signed_percent(shift.median_change)}); "
-            "a move this wide is usually the card, its driver or the toolchain, not each "
-            "kernel's code" + beyond_words(beyond, ctx.kernels),
-            severity=Severity.INFO,
-            numbers=shift.numbers(beyond=beyond),
-        )
 
     def _group(
         self, ctx: RuleContext, figures: GroupFigures, gate: GateDecisions

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from pydantic import Field
 
@@ -15,16 +15,7 @@ from rules.gated import GateDecisions
 from rules.judging import CLEARED, GateBatch, cleared, cleared_wording, gate_wording, measured
 from rules.measures import seconds, signed_percent, time_samples
 from rules.roofline import Placement
-from rules.runnerwide import (
-    RUNNER_MIN_KERNELS,
-    RUNNER_SHARE,
-    TIME_MEASURE,
-    RunnerShift,
-    beyond_shared,
-    beyond_words,
-    moved_changes,
-    runner_shift,
-)
+from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, TIME_MEASURE, runner_wide_note
 from rules.stats import GATE_Z, CompareOptions, Judgement
 from rules.timing import baseline_binding, median_value
 from rules.verdict import Finding, KernelStatus, Severity, Stability
@@ -95,28 +86,13 @@ class TimeRegression(Rule):
                 yield self._finding(ctx, key, j, gate_wording(j, m.all, seconds), m.all)
             elif cleared(j, higher_is_better=False):
                 yield self._finding(ctx, key, j, cleared_wording(m.all, seconds), m.all)
-        shift = runner_shift(
-            (d.judgement for d in judged.values()), opts.runner_share, opts.runner_min_kernels
+        note = runner_wide_note(
+            judged, ctx.kernels, opts.runner_share, opts.runner_min_kernels, TIME_MEASURE
         )
-        if shift is not None and shift.side < 0:  # slower: a faster side is not read on time
-            yield self._runner_wide(ctx, shift, moved_changes(judged, shift))
-
-    def _runner_wide(
-        self, ctx: RuleContext, shift: RunnerShift, changes: Mapping[str, float]
-    ) -> Finding:
-        """One note for the run: many kernels judged on time got slower together."""
-        beyond = beyond_shared(shift, changes)
-        return self.finding(
-            ctx,
-            None,
-            f"runner-wide: {shift.moved} of {shift.judged} kernels judged on time are slower "
-            f"than their levels beyond noise in this run (median "
-            f"{signed_percent(shift.median_change)} time); a move this wide is usually the card, "
-            "its driver or the toolchain, not each kernel's code"
-            + beyond_words(beyond, ctx.kernels),
-            severity=Severity.INFO,
-            numbers=shift.numbers(TIME_MEASURE, beyond),
-        )
+        if note is not None:  # one for the run: many kernels judged on time got slower together
+            yield self.finding(
+                ctx, None, note.message, severity=Severity.INFO, numbers=note.numbers
+            )
 
     def _finding(
         self, ctx: RuleContext, key: str, j: Judgement, outcome: str, values: tuple[float, ...]

@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from rules import RUNNER_MIN_KERNELS, RUNNER_SHARE
+from rules import shared_by
 from service.digest.model import Digest, Movement, TimeMovement
 from service.digest.sharedmove import SharedMove
 from service.store.queries import nightly_setups
@@ -89,7 +89,7 @@ def _shared(
     moves = []
     for (device, since), group in nights.items():
         total = max(measured.get(device, 0), len(group))
-        if len(group) >= RUNNER_MIN_KERNELS and len(group) >= RUNNER_SHARE * total:
+        if shared_by(len(group), total):
             still = sum(_key(m) in unresolved for m in group)
             moves.append(_move(device, since, direction, group, (total, still)))
     return moves
