@@ -250,9 +250,21 @@ def _trend(kernel: KernelVerdict) -> str:
 
 
 def unplaced_reason(kernel: KernelVerdict) -> str:
-    """``unplaced: no FLOP counts ...`` for a kernel without a regime."""
-    why = kernel.missing[0] if kernel.missing else "no counters"
-    return f"unplaced: {why}"
+    """``unplaced: no FLOP counts``; ``unplaced: time only`` without FLOP and byte counts.
+
+    Short, as a suite timed without work repeats it in every row; the details' advice and the
+    JSON's ``missing`` give the whole reason.
+    """
+    lacking = [_short_lack(why) for why in kernel.missing]
+    if "no FLOP counts" in lacking and "no byte counts" in lacking:
+        return "unplaced: " + ("no counters" if "no measured time" in lacking else "time only")
+    return f"unplaced: {lacking[0] if lacking else 'no counters'}"
+
+
+def _short_lack(why: str) -> str:
+    """``no FLOP counts`` for ``FLOP counts (no FLOP counters or declared work)``."""
+    head = why.split(" (")[0]
+    return f"no {head}" if head.endswith("counts") or head == "measured time" else why
 
 
 def _plain(value: str, *, limit: int | None = None) -> str:

@@ -65,5 +65,19 @@ def test_the_text_table_lists_the_unplaced_kernels_the_markdown_shows(tmp_path):
     markdown, text = (_check(tmp_path, report, fmt) for fmt in ("markdown", "text"))
     assert "nocounters_kernel" in markdown
     row = next(line for line in text.splitlines() if line.startswith("nocounters_kernel"))
-    assert "unplaced: FLOP counts" in row and "≥ 85.2%" in row
+    assert "unplaced: no FLOP counts" in row and "≥ 85.2%" in row
     assert "…and 5 more new kernels stored" in text, "placed kernels past the limit are counted"
+
+
+def test_a_kernel_timed_alone_reads_time_only_on_one_line(tmp_path):
+    report = tmp_path / "run.csv"  # a benchmark timed without work: no FLOP or byte counts
+    report.write_text("name,duration_s,launches\nbench_softmax,0.0002,10\n")
+    for fmt in ("markdown", "text"):
+        text = _check(tmp_path, report, fmt)
+        row = _row(text, "bench_softmax")
+        assert "unplaced\\: time only" in row or "unplaced: time only" in row, row
+        assert "declared work" not in row, "the whole reason is for the details, not each row"
+        # The terminal row is one line: the next line is not the row's wrapped remainder.
+        lines = text.splitlines()
+        following = lines[lines.index(row) + 1]
+        assert not following.startswith(" "), following
