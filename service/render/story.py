@@ -44,31 +44,40 @@ def no_baseline(verdict: Verdict) -> str:
 def runner_wide(verdict: Verdict) -> str | None:
     """``"runner-wide: 14 of 20 kernels below their levels (median -8.9%)"``, if so noted.
 
-    The run-wide note of roof-drop (``rules.runnerwide``): in the headline, where a reader
-    of many kernels' warnings sees first that they moved together; with `` on runner gpu-b,
-    new to this baseline`` when the check noted a runner swap (``rules.new_runner``).
+    The run-wide notes of roof-drop and time-regression (``rules.runnerwide``): in the
+    headline, where a reader of many kernels' warnings sees first that they moved together;
+    with `` on runner gpu-b, new to this baseline`` when the check noted a runner swap
+    (``rules.new_runner``). A suite with placed kernels and kernels timed alone can have both
+    notes: one line says both, so the headline does not hide the second.
     """
-    for f in verdict.findings:
-        if f.kernel is None and "kernels_moved" in f.numbers:
-            moved = int(float(f.numbers["kernels_moved"] or 0))
-            judged = int(float(f.numbers["kernels_judged"] or 0))
-            change = float(f.numbers["median_relative_change"] or 0.0)
-            where = "below" if change < 0 else "above"
-            measure = ""
-            if f.numbers.get("measure") == TIME_MEASURE:  # time-regression's: worse is slower
-                where, measure = "slower than", " time"
-            runner = new_runner(verdict.notes)
-            return (
-                f"runner-wide: {moved:,} of {judged:,} kernels {where} their levels "
-                f"(median {change:+.1%}{measure})"
-                + (f" on runner {runner}, new to this baseline" if runner else "")
-                + _beyond_shared(verdict, f.numbers)
-            )
-    return None
+    shifts = [
+        f.numbers for f in verdict.findings if f.kernel is None and "kernels_moved" in f.numbers
+    ]
+    if not shifts:
+        return None
+    runner = new_runner(verdict.notes)
+    beyond = [text for numbers in shifts if (text := _beyond_shared(verdict, numbers))]
+    return (
+        "runner-wide: "
+        + " and ".join(_moved_together(numbers) for numbers in shifts)
+        + (f" on runner {runner}, new to this baseline" if runner else "")
+        + (f"; beyond it: {', '.join(beyond)}" if beyond else "")
+    )
+
+
+def _moved_together(numbers: Mapping[str, Any]) -> str:
+    """``14 of 20 kernels below their levels (median -8.9%)``; on time, ``slower than``."""
+    moved = int(float(numbers["kernels_moved"] or 0))
+    judged = int(float(numbers["kernels_judged"] or 0))
+    change = float(numbers["median_relative_change"] or 0.0)
+    where, measure = ("below" if change < 0 else "above"), ""
+    if numbers.get("measure") == TIME_MEASURE:  # time-regression's: worse is slower
+        where, measure = "slower than", " time"
+    return f"{moved:,} of {judged:,} kernels {where} their levels (median {change:+.1%}{measure})"
 
 
 def _beyond_shared(verdict: Verdict, numbers: Mapping[str, Any]) -> str:
-    """``; beyond it: copy_5 -25.2%`` (and how many more): a kernel's own change on top."""
+    """``copy_5 -25.2%`` (and how many more): a kernel's own change on top of the shared one."""
     count = int(float(numbers.get("kernels_beyond") or 0))
     if not count:
         return ""
@@ -76,7 +85,7 @@ def _beyond_shared(verdict: Verdict, numbers: Mapping[str, Any]) -> str:
     name = next((k.name for k in verdict.kernels if k.key == key), key)
     more = f" and {count - 1} more" if count > 1 else ""
     change = float(numbers["worst_beyond_change"] or 0.0)
-    return f"; beyond it: {shorten(name, NAME_LIMIT)} {change:+.1%}{more}"
+    return f"{shorten(name, NAME_LIMIT)} {change:+.1%}{more}"
 
 
 def time_story(verdict: Verdict, *, code: bool = True) -> str:

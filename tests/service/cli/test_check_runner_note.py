@@ -24,16 +24,22 @@ def _check(
     slower: bool = False,
     timed_only: bool = False,
     own: float = 1.0,
+    mixed: bool = False,
 ) -> Verdict:
     """One check of 8 GEMMs, 6% slower as a PR or ``slower`` (a slower card), on ``runner``.
 
-    ``timed_only``: benchmarks timed without work (no roof), judged on time. ``own``: gemm_3's
-    time factor on top (a regression of its own).
+    ``timed_only``: benchmarks timed without work (no roof), judged on time; ``mixed``: the
+    last 4 only. ``own``: gemm_3's time factor on top (a regression of its own).
     """
-    work = "" if timed_only else ",1e10,1e8"
     card = 1.06 if pr or slower else 1
+
+    def work(i: int) -> str:
+        if timed_only:
+            return ""
+        return ",," if mixed and i >= 4 else ",1e10,1e8"
+
     rows = "".join(
-        f"gemm_{i},{0.001 * (1 + i) * card * (own if i == 3 else 1)}{work},1\n" for i in range(8)
+        f"gemm_{i},{0.001 * (1 + i) * card * (own if i == 3 else 1)}{work(i)},1\n" for i in range(8)
     )
     report = tmp_path / f"{commit}.csv"
     columns = "duration_s" if timed_only else "duration_s,flops_fp32,bytes_dram"
@@ -124,6 +130,25 @@ def test_benchmarks_timed_alone_get_the_runner_wide_reading_too(
     [note] = [f for f in first.findings if f.kernel is None]
     assert note.rule == "time-regression" and note.numbers["measure"] == "time_s"
     assert "8 of 8 kernels judged on time are slower than their levels" in note.message
+
+
+def test_a_suite_placed_and_timed_alone_says_both_moves_in_one_headline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Roof-drop and time-regression each note the swap; the headline showed only the first."""
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    for night in ("n1", "n2", "n3"):
+        _check(tmp_path, night, "gpu-a", mixed=True)
+    first = _check(tmp_path, "n4", "gpu-b", slower=True, mixed=True, own=1.25)
+    assert sorted(f.rule for f in first.findings if f.kernel is None) == [
+        "roof-drop",
+        "time-regression",
+    ]
+    assert runner_wide(first) == (
+        "runner-wide: 4 of 4 kernels below their levels (median -5.7%) and 4 of 4 kernels "
+        "slower than their levels (median +6.0% time) on runner gpu-b, new to this baseline; "
+        "beyond it: gemm_3 -24.5%"
+    )
 
 
 @pytest.mark.parametrize("timed_only", [False, True], ids=["placed", "timed alone"])
