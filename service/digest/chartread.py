@@ -4,8 +4,9 @@ The trend charts draw the listed kernels' series and the rooflines each card's l
 the regressed kernels' nights before their change, with their work counters. Before, the HTML
 read the whole history with every column for them (``nightly_history``: about 5 KB a
 measurement); here those rows are taken from the compact history (``compact_history`` with its
-ids), in its order, and only their counters are read. Each listed series keeps all its rows, so
-its reference binding (the chart's axis label) is the one the full history gives it.
+ids), in its order, and only their counters and runners are read. Each listed series keeps all
+its rows, so its reference binding (the chart's axis label) is the one the full history gives
+it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rules import series_references
 from service.digest.devices import nanoseconds
 from service.digest.model import Digest
 from service.digest.tables import category_codes
+from service.store.queries import runners_of
 from service.store.sessions import StoreSession
 from service.store.workread import pair_work
 
@@ -61,6 +63,12 @@ def _last_nights(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
     return found
 
 
+def _runners(session: StoreSession, run_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.object_]:
+    """Each row's runner (None where its run names none): the trends mark a swap with it."""
+    named = runners_of(session=session, run_ids=[int(i) for i in np.unique(run_ids)])
+    return np.array([named.get(int(i)) for i in run_ids], dtype=object)
+
+
 def chart_history(
     session: StoreSession, frame: pd.DataFrame, digest: Digest, limit: int | None = None
 ) -> pd.DataFrame:
@@ -83,6 +91,7 @@ def chart_history(
             "run_id": run_id,
             "percent_of_roof": frame["percent_of_roof"].to_numpy()[rows],
             "time_s": frame["time_s"].to_numpy()[rows],
+            "runner": _runners(session, run_id),
             **pair_work(session, run_id, frame["kernel_id"].to_numpy()[rows]),
         }
     )

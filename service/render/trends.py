@@ -15,10 +15,12 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rules import binding_changes
+from rules import binding_changes, held_changes
 from rules.stats import Modes
 from service.render.trend_parts import draw_modes
 
+#: Runner changes a trend marks; more is a pool's rotation, not a swap.
+RUNNER_MARKS = 3
 #: What a trend chart can show: column, axis label, and the scale of the unit that reads best.
 TREND_METRICS = ("percent_of_roof", "time_s")
 
@@ -154,6 +156,21 @@ def _draw_binding_changes(ax: Axes, changes: pd.DataFrame | None) -> None:
         label = f"{row.from_binding} → {row.to_binding}"
         gids = (f"binding:{i}", f"binding-label:{i}")
         label_line(ax, row.since, label, gids=gids, top=False, color="#9467bd", linewidth=1.4)
+
+
+def runner_changes(runners: pd.Series, stamps: pd.Series) -> pd.DataFrame | None:
+    """The nights a runner took over a series and held it (``rules.held_changes``).
+
+    ``runners``: each run's, by row (missing where a run names none); ``stamps``: its time.
+    Columns ``since``, ``from_runner``, ``to_runner``, as ``mark_runner_changes`` takes them.
+    None for one runner, or for a pool's rotation (more than ``RUNNER_MARKS`` changes): there
+    is no swap to mark.
+    """
+    named = runners.dropna()
+    changes = held_changes(named, stamps.loc[named.index])
+    if not changes or len(changes) > RUNNER_MARKS:
+        return None
+    return pd.DataFrame(changes, columns=["since", "from_runner", "to_runner"])
 
 
 def mark_runner_changes(figure: Figure, changes: pd.DataFrame) -> Figure:

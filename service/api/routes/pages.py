@@ -23,7 +23,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from sqlmodel import Session
 
-from rules import conclude, held_changes, shown_conclusion
+from rules import conclude, shown_conclusion
 from service.api.deps import SessionDep, StateDep
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
@@ -39,7 +39,7 @@ from service.render.labels import ellipsize_middle, short_names
 from service.render.story import no_baseline
 from service.render.trend_cards import cards_trend_chart
 from service.render.trend_parts import alternating_modes
-from service.render.trends import mark_runner_changes, trend_chart
+from service.render.trends import mark_runner_changes, runner_changes, trend_chart
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import search_kernels
@@ -57,8 +57,6 @@ DIGEST_DAYS = 7
 RECENT_RUNS = 30
 #: The run kind a kernel's trend is drawn from; PR runs are listed apart.
 TREND_KIND = "nightly"
-#: Runner changes a kernel's trend marks; more is a pool's rotation, not a swap.
-RUNNER_MARKS = 3
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
@@ -203,7 +201,7 @@ def _trend_charts(
         across = cards_trend_chart(nightly, title=f"{ellipsize_middle(name, 64)} on every card")
         charts.append(("every card", inline_svg(across)))
     for device, series in nightly.groupby("device", sort=True):
-        swaps = _runner_changes(series, runners)
+        swaps = runner_changes(series["run_id"].map(runners), series["timestamp"])
         figure = _device_trend(series, f"{ellipsize_middle(name, 64)} on {device}", swaps)
         if figure is not None:
             charts.append((str(device), inline_svg(figure)))
@@ -222,19 +220,6 @@ def _device_trend(series: pd.DataFrame, title: str, runners: pd.DataFrame | None
     else:
         return None
     return mark_runner_changes(figure, runners) if runners is not None else figure
-
-
-def _runner_changes(series: pd.DataFrame, runners: Mapping[int, str]) -> pd.DataFrame | None:
-    """The nights a runner took over ``series`` and held it (``rules.held_changes``).
-
-    None for one runner, or for a pool's rotation (more than ``RUNNER_MARKS`` changes): there
-    is no swap to mark.
-    """
-    named = series["run_id"].map(runners).dropna()
-    changes = held_changes(named, series.loc[named.index, "timestamp"])
-    if not changes or len(changes) > RUNNER_MARKS:
-        return None
-    return pd.DataFrame(changes, columns=["since", "from_runner", "to_runner"])
 
 
 @router.get("/kernels", response_class=HTMLResponse)

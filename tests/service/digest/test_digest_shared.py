@@ -169,6 +169,20 @@ def test_the_markdown_and_html_say_it_once_above_the_tables(tmp_path, capsys):
     assert "the runner: new that night" in row
 
 
+@pytest.mark.parametrize(("runner", "marked"), [("r2", True), ("r1", False)])
+def test_the_trend_charts_mark_the_night_a_runner_took_over(tmp_path, runner, marked):
+    """As the kernel page's trend does; a new driver on the same runner is no runner change."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _store(url, runner, "550.54" if marked else "555.42")
+    page = tmp_path / "digest.html"
+    assert run(["digest", *PERIOD, "--repo", REPO, "--db", url, "--html", str(page)]) == 0
+    html = page.read_text()
+    trends = html.count('id="series"')
+    assert trends >= KERNELS / 3, "the week's regressions are drawn"
+    assert html.count('id="runner:0"') == (trends if marked else 0)
+    assert ("runner r1 → r2" in html) is marked
+
+
 def test_the_dashboards_digest_page_shows_it(tmp_path):
     url = f"sqlite:///{tmp_path / 'history.db'}"
     _store(url, "r2", "550.54", first=datetime.now(UTC) - timedelta(days=20.5))
