@@ -41,7 +41,7 @@ from service.store.ingest import (
     save_judged,
 )
 from service.store.levels import load_levels, save_levels
-from service.store.profiles import baseline_kernels
+from service.store.profiles import baseline_kernels, keep_stored
 from service.store.queries import list_findings, run_judged
 from service.store.sessions import StoreSession
 
@@ -84,6 +84,8 @@ def store_run(
     """Place ``run`` on ``roof`` and ingest it (one transaction; the same content is a no-op)."""
     placements = place_run(run, roof, band=config.rules.borderline_band)
     stored = ingest_run(session=session, run=run, placements=placements, roof=roof, trusted=trusted)
+    if stored.created:  # the next night's check compares with it (``_explained``)
+        keep_stored(session, stored.run_id, stored.content_hash, run)
     return stored, placements
 
 

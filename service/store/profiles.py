@@ -7,6 +7,8 @@ Every PR checked against the same nightly run asks for that run's kernels: the r
 of JSON at 2,000 kernels, 0.1-0.15 CPU s to parse and validate) is parsed once per process
 and kept for the next checks (``_RECORDS``). A stored run's record never changes; the key is
 the database, the run's id and its content hash, so another database's run is never taken.
+A run the process stores is kept as it goes in (``keep_stored``): the next night's check of a
+service compares with it, and read back it cost that night's check 0.07-0.15 CPU s.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 import pandas as pd
 import sqlalchemy as sa
 
-from collectors import KernelRecord
+from collectors import KernelRecord, RunRecord
 from service.store.coretables import RUNS as _RUNS
 from service.store.runrecord import record_of
 from service.store.sessions import StoreSession
@@ -53,15 +55,27 @@ def baseline_kernels(
     return found
 
 
+def keep_stored(session: StoreSession, run_id: int, content_hash: str, run: RunRecord) -> None:
+    """Keep a run this process just stored, as validated records, for the checks after it.
+
+    The next night's check compares with this run: without it, a service that stored the run
+    read its 1.4 MB record back and parsed it. The record differs from ``run`` only in its
+    files' names, which the comparison does not read.
+    """
+    if len(run.kernels) <= _KEPT_KERNELS:
+        kernels = _Kernels(None, {k.key: k for k in run.kernels})
+        _keep((_database(session), run_id, content_hash), kernels)
+
+
 class _Kernels:
     """A stored run's kernels as its record holds them, each validated when first asked for."""
 
-    def __init__(self, text: str | bytes) -> None:
-        self._raw = {k.get("key"): k for k in json.loads(text).get("kernels", ())}
-        self._valid: dict[str, KernelRecord] = {}
+    def __init__(self, text: str | bytes | None, valid: dict[str, KernelRecord] | None = None):
+        self._raw = {k.get("key"): k for k in json.loads(text).get("kernels", ())} if text else {}
+        self._valid: dict[str, KernelRecord] = valid or {}
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return max(len(self._raw), len(self._valid))
 
     def get(self, key: str) -> KernelRecord | None:
         if key not in self._valid:
@@ -80,7 +94,7 @@ _LOCK = threading.Lock()  # the service checks in threads
 
 def _run_kernels(session: StoreSession, run_ids: list[int]) -> dict[int, _Kernels]:
     """The kernels of each run of ``run_ids``: kept ones, the others read and parsed."""
-    database = session.get_bind().engine.url.render_as_string(hide_password=True)
+    database = _database(session)
     hashes = session.execute(
         sa.select(_RUNS.c.id, _RUNS.c.content_hash).where(_RUNS.c.id.in_(run_ids))
     )
@@ -100,6 +114,10 @@ def _run_kernels(session: StoreSession, run_ids: list[int]) -> dict[int, _Kernel
             if len(kernels) <= _KEPT_KERNELS:
                 _keep(keys[int(run_id)], kernels)
     return out
+
+
+def _database(session: StoreSession) -> str:
+    return session.get_bind().engine.url.render_as_string(hide_password=True)
 
 
 def _keep(key: tuple[str, int, str], kernels: _Kernels) -> None:

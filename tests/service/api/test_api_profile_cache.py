@@ -1,10 +1,13 @@
 """The baseline run's parsed record is kept across checks (``service.store.profiles``).
 
 Every PR against the same nightly asks for that nightly's kernels; the record is parsed
-once per process. A run of another database with the same id is never taken for it.
+once per process, and not at all by the process that stored the run. A run of another
+database with the same id is never taken for it.
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import pandas as pd
 import pytest
@@ -54,3 +57,23 @@ def test_a_baseline_record_is_parsed_once_and_never_taken_from_another_database(
     assert other["gemm"].profile == {"registers": 150.0}
     for engine in (first, second):
         engine.dispose()
+
+
+def _no_parse(text: str) -> object:
+    raise AssertionError("the record was parsed")
+
+
+def test_a_run_the_check_stored_is_kept_as_it_went_in(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next night's check compares with it: read back, its record was parsed every night."""
+    engine, run_id = _stored(f"sqlite:///{tmp_path / 'a.db'}", 121.0)
+    with monkeypatch.context() as patched:
+        patched.setattr(profiles.json, "loads", _no_parse)
+        with session_scope(engine) as session:
+            kept = profiles.baseline_kernels(session, _history(run_id), ["gemm"])
+    monkeypatch.setattr(profiles, "_RECORDS", OrderedDict())  # another process: reads it back
+    with session_scope(engine) as session:
+        read = profiles.baseline_kernels(session, _history(run_id), ["gemm"])
+    assert kept == read and kept["gemm"].profile == {"registers": 121.0}
+    engine.dispose()
