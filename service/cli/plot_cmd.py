@@ -28,11 +28,11 @@ from service.render.charts import (
     run_points,
 )
 from service.render.trend_cards import cards_trend_chart
-from service.render.trends import trend_chart
+from service.render.trends import trend_chart, with_runner_marks
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
 from service.store.likeforlike import with_like_for_like
-from service.store.queries import get_run, get_run_record
+from service.store.queries import get_run, get_run_record, runners_of
 
 plot_app = typer.Typer(
     help="Draw roofline and trend charts (SVG or PNG).",
@@ -120,15 +120,20 @@ def plot_run_command(
 def _kernel_series(
     url: str | None, repo: str, key: str, device: str | None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The kernel's nightly rows, and its other (PR, local) timed rows (every device's)."""
+    """The kernel's nightly rows, and its other (PR, local) timed rows (every device's).
+
+    With each row's ``runner`` (None where its run names none), for the chart's swaps.
+    """
     engine = open_store(url)
     try:
         with session_scope(engine, readonly=True) as session:
             history = kernel_history(session=session, repo=repo, key=key, device=device)
             history = with_like_for_like(session=session, frame=history)
+            ids = [int(run_id) for run_id in history["run_id"].unique()]
+            runners = runners_of(session=session, run_ids=ids)
     finally:
         engine.dispose()
-    timed = history[history["time_s"].notna()]
+    timed = history[history["time_s"].notna()].assign(runner=lambda f: f["run_id"].map(runners))
     nightly = timed[timed["kind"] == "nightly"]
     if nightly.empty:
         raise NotFound(f"kernel {key!r} has no nightly history in {repo}")
@@ -199,6 +204,7 @@ def plot_kernel_command(
         bindings=binding_changes(frame),
         reference=reference_binding(list(nightly["reference_binding"])),
     )
+    fig = with_runner_marks(fig, nightly["runner"], nightly["timestamp"])
     _write_chart(path, figure_bytes(fig, fmt))
 
 

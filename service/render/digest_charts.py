@@ -18,7 +18,7 @@ from rules import Roof, builtin_catalog, precision_of_peak
 from rules.stats import robust_center_spread
 from service.digest.model import Digest, Movement, TimeMovement
 from service.render.charts import KernelPoint, figure_bytes, roofline_chart
-from service.render.trends import mark_runner_changes, runner_changes, trend_chart
+from service.render.trends import trend_chart, with_runner_marks
 
 #: Trend charts drawn per section of the digest (its first entries).
 TRENDS_PER_SECTION = 10
@@ -138,8 +138,9 @@ def _trend_svg(
     metric: str = "percent_of_roof",
 ) -> bytes:
     fig = trend_chart(series, title=title, change_points=change, baseline=band, metric=metric)
-    swaps = runner_changes(series["runner"], series["timestamp"]) if "runner" in series else None
-    return figure_bytes(fig if swaps is None else mark_runner_changes(fig, swaps), "svg")
+    if "runner" in series:  # the digest's chart rows carry it (``chartread``)
+        fig = with_runner_marks(fig, series["runner"], series["timestamp"])
+    return figure_bytes(fig, "svg")
 
 
 def _time_chart_jobs(

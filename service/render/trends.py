@@ -173,6 +173,15 @@ def runner_changes(runners: pd.Series, stamps: pd.Series) -> pd.DataFrame | None
     return pd.DataFrame(changes, columns=["since", "from_runner", "to_runner"])
 
 
+def with_runner_marks(figure: Figure, runners: pd.Series, stamps: pd.Series) -> Figure:
+    """``figure`` with the nights a runner took over marked (``runner_changes``), if any.
+
+    ``runners``: each point's runner, by row (missing where its run names none).
+    """
+    swaps = runner_changes(runners, stamps)
+    return figure if swaps is None else mark_runner_changes(figure, swaps)
+
+
 def mark_runner_changes(figure: Figure, changes: pd.DataFrame) -> Figure:
     """``figure`` (a ``trend_chart``) with a dotted line per runner change, ``runner r1 → r2``.
 

@@ -39,7 +39,7 @@ from service.render.labels import ellipsize_middle, short_names
 from service.render.story import no_baseline
 from service.render.trend_cards import cards_trend_chart
 from service.render.trend_parts import alternating_modes
-from service.render.trends import mark_runner_changes, runner_changes, trend_chart
+from service.render.trends import trend_chart, with_runner_marks
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import search_kernels
@@ -201,25 +201,21 @@ def _trend_charts(
         across = cards_trend_chart(nightly, title=f"{ellipsize_middle(name, 64)} on every card")
         charts.append(("every card", inline_svg(across)))
     for device, series in nightly.groupby("device", sort=True):
-        swaps = runner_changes(series["run_id"].map(runners), series["timestamp"])
-        figure = _device_trend(series, f"{ellipsize_middle(name, 64)} on {device}", swaps)
+        figure = _device_trend(series, f"{ellipsize_middle(name, 64)} on {device}")
         if figure is not None:
-            charts.append((str(device), inline_svg(figure)))
+            marked = with_runner_marks(figure, series["run_id"].map(runners), series["timestamp"])
+            charts.append((str(device), inline_svg(marked)))
     return charts
 
 
-def _device_trend(series: pd.DataFrame, title: str, runners: pd.DataFrame | None) -> Figure | None:
+def _device_trend(series: pd.DataFrame, title: str) -> Figure | None:
     """Percent of roof over the placed nights, else time over the timed ones (None: neither)."""
     placed = series.dropna(subset=["percent_of_roof"])
     timed = series.dropna(subset=["time_s"])
     if not placed.empty:
         modes = alternating_modes(placed["percent_of_roof"].to_numpy(dtype=float))
-        figure = trend_chart(placed, title=title, modes=modes)
-    elif not timed.empty:
-        figure = trend_chart(timed, title=title, metric="time_s")
-    else:
-        return None
-    return mark_runner_changes(figure, runners) if runners is not None else figure
+        return trend_chart(placed, title=title, modes=modes)
+    return trend_chart(timed, title=title, metric="time_s") if not timed.empty else None
 
 
 @router.get("/kernels", response_class=HTMLResponse)

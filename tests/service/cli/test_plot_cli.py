@@ -185,3 +185,25 @@ def test_plot_kernel_draws_pr_runs_apart_from_the_nightly_line(tmp_path):
     assert _ids(svg, "other-runs") == ["other-runs"], "the PR run is drawn, apart"
     line = re.search(r'<g id="series">\s*<path d="([^"]*)"', svg).group(1)
     assert line.count("L ") == 5, "the line joins the six nights only"
+
+
+@pytest.mark.parametrize(
+    ("runners", "marked"),
+    [(["r1"] * 4 + ["r2"] * 4, True), (["r1", "r2"] * 4, False)],
+    ids=["a swap", "a pool taking turns"],
+)
+def test_plot_kernel_marks_the_night_a_runner_took_over(tmp_path, runners, marked):
+    """As the dashboard's kernel page and the digest's charts do."""
+    db = f"sqlite:///{tmp_path}/h.db"
+    for night, runner in enumerate(runners):
+        path, _ = _report(tmp_path, f"n{night}", 4e9)
+        argv = ["--commit", f"n{night}", "--branch", "main", "--kind", "nightly"]
+        argv += ["--timestamp", f"2026-11-{10 + night}T02:00:00Z", "--runner", runner]
+        assert run(["ingest", str(path), "--repo", "acme/k", "--db", db, *argv]) == 0
+    out = tmp_path / "trend.svg"
+    assert (
+        run(["plot", "kernel", "gemv", "--repo", "acme/k", "--output", str(out), "--db", db]) == 0
+    )
+    svg = out.read_text()
+    assert _ids(svg, "runner:") == (["runner:0"] if marked else [])
+    assert ("runner r1 → r2" in svg) is marked
