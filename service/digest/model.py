@@ -275,6 +275,8 @@ class DeviceSummary(BaseModel):
     Attributes:
         device: Device as stored.
         kernels: Kernels with a measurement in the period.
+        kernels_on_roof: Of ``kernels``, those placed on the roof (the rest are timed alone);
+            None where not counted apart (every kernel).
         nights: Distinct nightly runs in the period.
         median_percent_of_roof: Median over kernels of their last night's percent of roof.
         regressions: New regressions in the period.
@@ -291,6 +293,7 @@ class DeviceSummary(BaseModel):
     improvements: int
     regime_flips: int
     unresolved: int
+    kernels_on_roof: int | None = None
 
 
 class Digest(BaseModel):
@@ -358,8 +361,8 @@ class Digest(BaseModel):
         if self.shared_moves:  # one cause, not a kernel's worth of regressions each
             parts.insert(
                 0,
-                _count(
-                    len(self.shared_moves),
+                _count(  # a night's move in percent of roof and in time is one move
+                    len({(m.device, m.since, m.direction) for m in self.shared_moves}),
                     "move shared by many kernels",
                     "moves shared by many kernels",
                 ),

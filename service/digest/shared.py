@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from rules import shared_by
-from service.digest.model import Digest, Movement, TimeMovement
+from service.digest.model import DeviceSummary, Digest, Movement, TimeMovement
 from service.digest.sharedmove import SharedMove
 from service.store.queries import nightly_setups
 from service.store.sessions import StoreSession
@@ -45,24 +45,55 @@ def shared_moves(digest: Digest) -> list[SharedMove]:
     """The nights on which a runner-wide share of a device's kernels moved one way, oldest first.
 
     New regressions and improvements of the period, and regressions still unresolved at its
-    end (a swap weeks ago left its kernels unresolved, one row each, every week since). Time
-    regressions count on a night with no shared move in percent of roof (benchmarks timed
-    alone have no roof). Counted against the device's kernels measured in the period.
+    end (a swap weeks ago left its kernels unresolved, one row each, every week since),
+    counted against the device's kernels on the roof in the period; then the time regressions'
+    (``_time_moves``: benchmarks timed alone have no roof).
     """
     measured = {d.device: d.kernels for d in digest.devices}
+    on_roof = {d.device: _on_roof(d) for d in digest.devices}
     unresolved = {_key(_of(m)) for m in digest.unresolved}
     regressions = {_key(_of(m)): _of(m) for m in [*digest.regressions, *digest.unresolved]}
     moves = [
-        *_shared(list(regressions.values()), "regression", measured, unresolved),
-        *_shared([_of(m) for m in digest.improvements], "improvement", measured, set()),
+        *_shared(list(regressions.values()), "regression", on_roof, unresolved),
+        *_shared([_of(m) for m in digest.improvements], "improvement", on_roof, set()),
     ]
+    return sorted(moves + _time_moves(digest, moves, measured, on_roof), key=_order)
+
+
+def _time_moves(
+    digest: Digest,
+    moves: Sequence[SharedMove],
+    measured: Mapping[str, int],
+    on_roof: Mapping[str, int],
+) -> list[SharedMove]:
+    """The shared moves of time regressions (``measure: "time"``).
+
+    On a night with a move in percent of roof, the kernels timed alone only, against their
+    count (the placed kernels' slowdowns are that move's): a suite of both said "14 of 30
+    regressed" and nothing of its 15 benchmarks timed alone. Other nights: every kernel.
+    """
     nights = {(m.device, m.since) for m in moves}
-    slower = [_of_time(t) for t in digest.time_regressions]
-    timed = _shared(
-        [t for t in slower if (t.device, t.since) not in nights], "regression", measured, set()
-    )
-    moves += [move.model_copy(update={"measure": "time"}) for move in timed]
-    return sorted(moves, key=lambda m: (m.since, m.device, m.direction))
+    slower = [t for t in digest.time_regressions if (t.device, t.since) not in nights]
+    beside = [t for t in digest.time_regressions if (t.device, t.since) in nights and _alone(t)]
+    alone = {device: measured[device] - on_roof[device] for device in measured}
+    timed = [
+        *_shared([_of_time(t) for t in slower], "regression", measured, set()),
+        *_shared([_of_time(t) for t in beside], "regression", alone, set()),
+    ]
+    return [move.model_copy(update={"measure": "time"}) for move in timed]
+
+
+def _on_roof(device: DeviceSummary) -> int:
+    return device.kernels if device.kernels_on_roof is None else device.kernels_on_roof
+
+
+def _alone(t: TimeMovement) -> bool:
+    """A benchmark timed without work: no roof, so no binding on either side of its change."""
+    return t.from_binding is None and t.to_binding is None
+
+
+def _order(move: SharedMove) -> tuple[datetime, str, str, bool]:
+    return move.since, move.device, move.direction, move.measure == "time"
 
 
 def _of(m: Movement) -> _Moved:

@@ -22,7 +22,9 @@ class SharedMove(BaseModel):
         from_commit: Last commit before it.
         to_commit: First commit of it.
         kernels: Kernels whose new level starts that night, on that side.
-        kernels_measured: Kernels of the device measured in the period.
+        kernels_measured: Kernels of the device measured in the period that ``measure``
+            reads: those on a roof (percent of roof); for time, those timed alone when the
+            same night has a move in percent of roof, else all.
         unresolved: Of ``kernels``, those whose regression is unresolved at the period's end.
         median_change: Their median ``relative_change`` of percent of roof (``measure``
             ``time``: of speed, ``1 / time_ratio - 1``, which for the same work is the same).

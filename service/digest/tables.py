@@ -305,7 +305,9 @@ def with_timed_devices(
 
     A benchmark measured by its time alone (no work, so no roof) is a measurement too: a
     history of them read "no nightly run in this period" beside its time regressions. A
-    device with no placed row gets a summary of its own, without a percent of roof.
+    device with no placed row gets a summary of its own, without a percent of roof. Each
+    keeps its count of kernels on the roof apart (``kernels_on_roof``): a move in percent of
+    roof is shared by a third of those, not of every kernel timed beside them.
     """
     period = timed[_period_mask(timed, start, end)]
     by_device = period.groupby("device")
@@ -316,6 +318,7 @@ def with_timed_devices(
         summary = known.get(device) or _unplaced_summary(device)
         counts = {"kernels": kernels.get(device, 0), "nights": nights.get(device, 0)}
         update = {k: max(getattr(summary, k), int(v)) for k, v in counts.items()}
+        update["kernels_on_roof"] = summary.kernels if device in known else 0
         summaries.append(summary.model_copy(update=update))
     return summaries
 

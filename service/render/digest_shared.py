@@ -49,9 +49,11 @@ def likely_cause(move: SharedMove) -> str:
     return "the same runner and driver: a change all of them share (a header, the toolchain)"
 
 
-def _row(move: SharedMove, esc: Callable[[str], str]) -> dict[str, str]:
+def _row(move: SharedMove, esc: Callable[[str], str], beside: bool = False) -> dict[str, str]:
+    """``beside``: a move in time the same night as one in percent of roof, of other kernels."""
     verb = "regressed" if move.direction == "regression" else "improved"
-    verb = "slower" if move.measure == "time" else verb
+    if move.measure == "time":
+        verb = "timed alone, slower" if beside else "slower"
     still = f", {move.unresolved:,} unresolved" if move.unresolved else ""
     return {
         "device": esc(move.device),
@@ -73,7 +75,11 @@ SHARED_ROW_LIMIT = 20
 
 def shared_move_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, str]]:
     """One row per shared move of ``digest``, oldest first: the newest ``SHARED_ROW_LIMIT``."""
-    return [_row(move, esc) for move in digest.shared_moves[-SHARED_ROW_LIMIT:]]
+    on_roof = {(m.device, m.since) for m in digest.shared_moves if m.measure != "time"}
+    return [
+        _row(move, esc, beside=move.measure == "time" and (move.device, move.since) in on_roof)
+        for move in digest.shared_moves[-SHARED_ROW_LIMIT:]
+    ]
 
 
 def shared_moves_left_out(digest: Digest) -> int:

@@ -68,8 +68,12 @@ def _store(
     driver: str,
     first: datetime = FIRST,
     repo: str = REPO,
-    timed_only: bool = False,
+    timed_alone: int = 0,
 ) -> None:
+    """21 nights, the last 7 on ``runner`` and ``driver``.
+
+    The last ``timed_alone`` kernels have no work: benchmarks timed alone, without a roof.
+    """
     roof = builtin_catalog().lookup(DEVICE).roof()
     engine = open_store(url)
     try:
@@ -84,8 +88,11 @@ def _store(
                     first,
                     repo,
                 )
-                if timed_only:  # benchmarks timed alone: no work, so no roof
-                    kernels = tuple(k.model_copy(update={"bytes": {}}) for k in record.kernels)
+                if timed_alone:
+                    placed = KERNELS - timed_alone
+                    kernels = record.kernels[:placed] + tuple(
+                        k.model_copy(update={"bytes": {}}) for k in record.kernels[placed:]
+                    )
                     record = record.model_copy(update={"kernels": kernels})
                 placements = place_run(record, roof)
                 ingest_run(session=session, run=record, placements=placements, roof=roof)
@@ -132,7 +139,7 @@ def test_a_later_week_ties_the_unresolved_regressions_to_the_same_move(tmp_path,
 def test_benchmarks_timed_alone_are_counted_and_their_shared_slowdown_named(tmp_path, capsys):
     """They read "no nightly run in this period" and "0 measurements" beside 30 slowdowns."""
     url = f"sqlite:///{tmp_path / 'history.db'}"
-    _store(url, "r2", "550.54", timed_only=True)
+    _store(url, "r2", "550.54", timed_alone=KERNELS)
     assert run(["digest", *PERIOD, "--repo", REPO, "--db", url, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["regressions"] == [] and len(data["time_regressions"]) >= KERNELS / 3
@@ -147,6 +154,30 @@ def test_benchmarks_timed_alone_are_counted_and_their_shared_slowdown_named(tmp_
     assert move["median_change"] == pytest.approx(
         (speeds[(len(speeds) - 1) // 2] + speeds[len(speeds) // 2]) / 2
     )
+
+
+def test_a_suite_on_the_roof_and_timed_alone_counts_each_against_its_own(tmp_path, capsys):
+    """Half placed, half timed alone: "14 of 30 regressed" counted the placed kernels against
+    all of them, and the benchmarks' shared slowdown was not named at all."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    _store(url, "r2", "550.54", timed_alone=KERNELS // 2)
+    out = tmp_path / "digest.md"
+    args = ["digest", *PERIOD, "--repo", REPO, "--db", url]
+    assert run([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    [device] = data["devices"]
+    assert (device["kernels"], device["kernels_on_roof"]) == (KERNELS, KERNELS // 2)
+    on_roof, timed = data["shared_moves"]
+    assert (on_roof["measure"], on_roof["kernels_measured"]) == ("percent_of_roof", 15)
+    assert (timed["measure"], timed["kernels_measured"]) == ("time", 15)
+    assert timed["since"] == on_roof["since"] and timed["runner"] == "r2"
+    alone = [t for t in data["time_regressions"] if t["since"] == timed["since"]]
+    assert timed["kernels"] == sum(t["from_binding"] is None for t in alone)
+    assert run([*args, "--output", str(out)]) == 0
+    text = out.read_text()
+    assert text.splitlines()[2].startswith("**1 move shared by many kernels, ")
+    assert f"| {timed['kernels']} of 15 timed alone, slower |" in text
+    assert f"| {on_roof['kernels']} of 15 regressed, " in text
 
 
 def test_the_markdown_and_html_say_it_once_above_the_tables(tmp_path, capsys):
