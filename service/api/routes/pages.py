@@ -233,6 +233,7 @@ def kernel_page(
     newest = frame.iloc[::-1]
     trend = newest[newest["kind"] == TREND_KIND] if not frame.empty else newest
     others = newest[newest["kind"] != TREND_KIND] if not frame.empty else newest
+    runners = _runners(session, frame) if not frame.empty else {}
     text = render_page(
         "kernel.html.j2",
         repo=repo,
@@ -240,7 +241,9 @@ def kernel_page(
         name=name,
         points=len(trend),
         devices=int(trend["device"].nunique()) if not trend.empty else 0,
-        charts=_trend_charts(frame, name, _runners(session, frame)) if not frame.empty else [],
+        charts=_trend_charts(frame, name, runners) if not frame.empty else [],
+        runners=runners,
+        placed=bool(frame["percent_of_roof"].notna().any()) if not frame.empty else True,
         recent=trend.head(30).to_dict(orient="records"),
         others=others.head(30).to_dict(orient="records"),
         trend_kind=TREND_KIND,

@@ -65,8 +65,19 @@ def test_a_benchmark_timed_alone_gets_its_time_trend(tmp_path) -> None:
     assert "time (" in page  # the axis is time, not percent of roof
     table = page.split('<table id="history-table">')[1].split("</table>")[0]
     assert "nan" not in table  # the missing percent of roof read "nan %"
-    assert table.count('<td class="num">–</td>') == 8
+    # No roof: no column of dashes, and no word of like for like; what would place it instead.
+    assert "% of roof" not in table and table.count("<tr>") == 9
+    assert 'id="timed-alone"' in page and "like for like" not in page
+    assert "ncu --set roofline" in page
     assert '<td class="num">1.07 ms</td>' in table  # the newest night's time
+
+
+def test_each_run_names_its_runner(tmp_path) -> None:
+    page = _page(tmp_path, ["r1"] * 4 + ["r2"] * 4)
+    table = page.split('<table id="history-table">')[1].split("</table>")[0]
+    assert "<th>runner</th>" in table
+    assert (table.count("<td>r1</td>"), table.count("<td>r2</td>")) == (4, 4)
+    assert "% of roof" in table and 'id="timed-alone"' not in page
 
 
 def test_a_runner_swap_is_marked_on_the_trend(tmp_path) -> None:
