@@ -54,6 +54,16 @@ def _check(
     return Verdict.model_validate_json(out.read_text())
 
 
+def _swap_night(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own: float = 1.0, **kinds: bool
+) -> Verdict:
+    """Three nights on gpu-a, then the first on gpu-b, a 6% slower card (``_check``'s kinds)."""
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    for night in ("n1", "n2", "n3"):
+        _check(tmp_path, night, "gpu-a", **kinds)
+    return _check(tmp_path, "n4", "gpu-b", slower=True, own=own, **kinds)
+
+
 @pytest.mark.parametrize(
     ("nights_on", "pr_on", "noted"),
     [
@@ -90,10 +100,7 @@ def test_a_nightly_on_a_new_runner_is_noted_until_it_is_the_baselines(
 
     A nightly is stored before it is judged, so its own run is not counted as its baseline's.
     """
-    monkeypatch.delenv("RUNNER_NAME", raising=False)
-    for night in ("n1", "n2", "n3"):
-        _check(tmp_path, night, "gpu-a")
-    first = _check(tmp_path, "n4", "gpu-b", slower=True)
+    first = _swap_night(tmp_path, monkeypatch)
     assert first.notes == (NOTE,)
     assert runner_wide(first) == (
         "runner-wide: 8 of 8 kernels below their levels (median -5.7%) "
@@ -119,10 +126,7 @@ def test_benchmarks_timed_alone_get_the_runner_wide_reading_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Judged on time (time-regression), a swap's slowdown was 8 warnings and no headline."""
-    monkeypatch.delenv("RUNNER_NAME", raising=False)
-    for night in ("n1", "n2", "n3"):
-        _check(tmp_path, night, "gpu-a", timed_only=True)
-    first = _check(tmp_path, "n4", "gpu-b", slower=True, timed_only=True)
+    first = _swap_night(tmp_path, monkeypatch, timed_only=True)
     assert runner_wide(first) == (
         "runner-wide: 8 of 8 kernels slower than their levels (median +6.0% time) "
         "on runner gpu-b, new to this baseline"
@@ -136,10 +140,7 @@ def test_a_suite_placed_and_timed_alone_says_both_moves_in_one_headline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Roof-drop and time-regression each note the swap; the headline showed only the first."""
-    monkeypatch.delenv("RUNNER_NAME", raising=False)
-    for night in ("n1", "n2", "n3"):
-        _check(tmp_path, night, "gpu-a", mixed=True)
-    first = _check(tmp_path, "n4", "gpu-b", slower=True, mixed=True, own=1.25)
+    first = _swap_night(tmp_path, monkeypatch, own=1.25, mixed=True)
     assert sorted(f.rule for f in first.findings if f.kernel is None) == [
         "roof-drop",
         "time-regression",
@@ -156,10 +157,7 @@ def test_a_kernel_beyond_the_shared_move_is_named_in_the_headline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timed_only: bool
 ) -> None:
     """After a 6% slower card, gemm_3 25% slower on top: "30 of 30 below" hid it."""
-    monkeypatch.delenv("RUNNER_NAME", raising=False)
-    for night in ("n1", "n2", "n3"):
-        _check(tmp_path, night, "gpu-a", timed_only=timed_only)
-    first = _check(tmp_path, "n4", "gpu-b", slower=True, timed_only=timed_only, own=1.25)
+    first = _swap_night(tmp_path, monkeypatch, own=1.25, timed_only=timed_only)
     headline = runner_wide(first)
     assert headline is not None and headline.startswith("runner-wide: 8 of 8 kernels")
     worst = "-24.5%" if not timed_only else "+32.5%"  # 1.06 x 1.25: of percent of roof; of time
