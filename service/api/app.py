@@ -21,6 +21,7 @@ from collectors.schema import RunRecord
 from service import __version__
 from service.api import errors
 from service.api.deps import ServiceState
+from service.api.gctune import tune_for_service
 from service.api.guards import NulQueryGuard, install_log_redaction
 from service.api.limits import BodySizeLimit
 from service.api.metrics import MetricsMiddleware
@@ -88,12 +89,15 @@ def app_from_environment() -> FastAPI:
 
     Each worker process calls it once at start: settings from ``ROOFGUARD_*``, the
     configuration from ``ROOFGUARD_CONFIG`` (else discovered in the working directory), and
-    GitHub App credentials when they are set.
+    GitHub App credentials when they are set. The garbage collector is then tuned for a
+    long-lived process.
     """
     settings = Settings()
     path = os.environ.get(CONFIG_ENV)
     config = load_config(Path(path) if path else None, cwd=Path.cwd())
-    return create_app(settings, config, github=github_from_env(settings, os.environ))
+    app = create_app(settings, config, github=github_from_env(settings, os.environ))
+    tune_for_service()  # a serving process from here on (``service.api.gctune``)
+    return app
 
 
 def _document_records(app: FastAPI) -> None:
