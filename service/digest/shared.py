@@ -114,13 +114,18 @@ def _shared(
     measured: Mapping[str, int],
     unresolved: Set[tuple[str, str, datetime]],
 ) -> list[SharedMove]:
+    """The groups of ``movements`` of one device and night that are a share of ``measured``.
+
+    A device not measured in the period has no count to share: its unresolved regressions
+    would all read as shared ("3 of 3"), three kernels of a thousand named the runner's.
+    """
     nights: dict[tuple[str, datetime], list[_Moved]] = defaultdict(list)
     for moved in movements:
         nights[(moved.device, moved.since)].append(moved)
     moves = []
     for (device, since), group in nights.items():
         total = max(measured.get(device, 0), len(group))
-        if shared_by(len(group), total):
+        if measured.get(device) and shared_by(len(group), total):
             still = sum(_key(m) in unresolved for m in group)
             moves.append(_move(device, since, direction, group, (total, still)))
     return moves

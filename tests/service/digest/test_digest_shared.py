@@ -136,6 +136,15 @@ def test_a_later_week_ties_the_unresolved_regressions_to_the_same_move(tmp_path,
     assert move["unresolved"] == move["kernels"] == len(that_night) >= KERNELS / 3
 
 
+def test_a_week_without_nights_shares_nothing(tmp_path, capsys):
+    """Its unresolved regressions have no count of measured kernels to be a share of: "14 of
+    14" made any three regressions of one night a runner's move."""
+    later = ["--from", "2026-12-01", "--to", "2026-12-07"]  # the last night was 2026-11-21
+    data = _digest(tmp_path, capsys, runner="r2", driver="550.54", period=later)
+    assert data["devices"] == [] and len(data["unresolved"]) >= KERNELS / 3
+    assert data["shared_moves"] == []
+
+
 def test_benchmarks_timed_alone_are_counted_and_their_shared_slowdown_named(tmp_path, capsys):
     """They read "no nightly run in this period" and "0 measurements" beside 30 slowdowns."""
     url = f"sqlite:///{tmp_path / 'history.db'}"
