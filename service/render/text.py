@@ -128,23 +128,25 @@ def _unplaced(kernel: KernelVerdict) -> bool:
 
 def kernel_table(verdict: Verdict) -> tuple[Table, int]:
     """The kernels that changed or have findings (worst first), and how many are unchanged."""
+    # The markdown's order and selection, so the row limit cuts the same least important ones.
+    listed = [(k, found) for k, found in ranked_kernels(verdict) if is_listed(k, found)]
+    # Unplaced kernels past the limit still get a row: the markdown lists every one of them,
+    # and a kernel roofguard cannot judge on the roof is what a reader must not miss.
+    rows = listed[:MAX_ROWS] + [(k, f) for k, f in listed[MAX_ROWS:] if _unplaced(k)]
+    names = [clean(kernel.name, NAME_WIDTH) for kernel, _ in rows]
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("kernel", overflow="fold", min_width=NAME_WIDTH)  # a cut name on one line
+    # A cut name on one line; no wider than the longest shown, so the figures keep the room.
+    table.add_column("kernel", overflow="fold", min_width=max(map(len, names), default=0))
     table.add_column("share", justify="right", no_wrap=True)
     table.add_column("time (baseline → now)", justify="right", no_wrap=True)
     table.add_column("% of roof (baseline → now)", justify="right")
     table.add_column("regime (binding)")
     table.add_column("FLOP/B (tier)", justify="right", no_wrap=True)
     table.add_column("verdict")
-    # The markdown's order and selection, so the row limit cuts the same least important ones.
-    listed = [(k, found) for k, found in ranked_kernels(verdict) if is_listed(k, found)]
-    # Unplaced kernels past the limit still get a row: the markdown lists every one of them,
-    # and a kernel roofguard cannot judge on the roof is what a reader must not miss.
-    rows = listed[:MAX_ROWS] + [(k, f) for k, f in listed[MAX_ROWS:] if _unplaced(k)]
-    for listed_kernel, found in rows:
+    for (listed_kernel, found), name in zip(rows, names, strict=True):
         kernel = judged_kernel(listed_kernel, found)  # the figures its finding states
         table.add_row(
-            Text(clean(kernel.name, NAME_WIDTH)),
+            Text(name),
             kernel_share(kernel),
             kernel_time(kernel),
             percent_text(kernel),

@@ -81,3 +81,5 @@ def test_a_kernel_timed_alone_reads_time_only_on_one_line(tmp_path):
         lines = text.splitlines()
         following = lines[lines.index(row) + 1]
         assert not following.startswith(" "), following
+    # The name column is as wide as the longest name shown, not a fixed 48 characters.
+    assert row.startswith("bench_softmax ") and "bench_softmax" + " " * 8 not in row, row
