@@ -129,8 +129,7 @@ def _kernel_series(
         with session_scope(engine, readonly=True) as session:
             history = kernel_history(session=session, repo=repo, key=key, device=device)
             history = with_like_for_like(session=session, frame=history)
-            ids = [int(run_id) for run_id in history["run_id"].unique()]
-            runners = runners_of(session=session, run_ids=ids)
+            runners = runners_of(session=session, run_ids=history["run_id"])
     finally:
         engine.dispose()
     timed = history[history["time_s"].notna()].assign(runner=lambda f: f["run_id"].map(runners))

@@ -65,7 +65,7 @@ def _last_nights(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
 
 def _runners(session: StoreSession, run_ids: npt.NDArray[np.int64]) -> npt.NDArray[np.object_]:
     """Each row's runner (None where its run names none): the trends mark a swap with it."""
-    named = runners_of(session=session, run_ids=[int(i) for i in np.unique(run_ids)])
+    named = runners_of(session=session, run_ids=run_ids)
     return np.array([named.get(int(i)) for i in run_ids], dtype=object)
 
 

@@ -6,7 +6,7 @@ the API's ``RunPublic`` is validated from a summary, so a run's fields are decla
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -142,12 +142,16 @@ def list_runs(
     return [RunSummary.model_validate(row) for row in session.execute(stmt)]
 
 
-def runners_of(*, session: StoreSession, run_ids: Collection[int]) -> dict[int, str]:
-    """The runner that measured each of runs ``run_ids``, by run id (runs naming none left out)."""
-    if not run_ids:
+def runners_of(*, session: StoreSession, run_ids: Iterable[int]) -> dict[int, str]:
+    """The runner that measured each of runs ``run_ids``, by run id (runs naming none left out).
+
+    ``run_ids`` may repeat (a frame's column, one id a row): each run is asked for once.
+    """
+    ids = sorted({int(run_id) for run_id in run_ids})
+    if not ids:
         return {}
     stmt = sa.select(_RUNS.c.id, _RUNS.c.runner).where(
-        _RUNS.c.id.in_(list(run_ids)), _RUNS.c.runner.is_not(None)
+        _RUNS.c.id.in_(ids), _RUNS.c.runner.is_not(None)
     )
     return {int(run_id): str(runner) for run_id, runner in session.execute(stmt)}
 

@@ -233,7 +233,7 @@ def kernel_page(
     newest = frame.iloc[::-1]
     trend = newest[newest["kind"] == TREND_KIND] if not frame.empty else newest
     others = newest[newest["kind"] != TREND_KIND] if not frame.empty else newest
-    runners = _runners(session, frame) if not frame.empty else {}
+    runners = runners_of(session=session, run_ids=frame["run_id"]) if not frame.empty else {}
     text = render_page(
         "kernel.html.j2",
         repo=repo,
@@ -249,11 +249,6 @@ def kernel_page(
         trend_kind=TREND_KIND,
     )
     return HTMLResponse(text)
-
-
-def _runners(session: Session, frame: pd.DataFrame) -> dict[int, str]:
-    ids = [int(run_id) for run_id in frame["run_id"].unique()]
-    return runners_of(session=session, run_ids=ids)
 
 
 @router.get("/search", response_class=HTMLResponse)
