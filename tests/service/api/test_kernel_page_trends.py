@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from factories import make_run
 from fastapi.testclient import TestClient
 
-from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
+from collectors.schema import KernelRecord, RunRecord
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.api.app import create_app
@@ -31,16 +32,14 @@ def _night(night: int, runner: str, first: datetime, timed_only: bool) -> RunRec
     slower = (1.07 if runner != "r1" else 1.0) * (1 + night / 100)
     work = {} if timed_only else {"dram": 3e9}
     kernel = KernelRecord(name=NAME, key=NAME, duration_s=0.001 * slower, bytes=work)
-    return RunRecord(
+    return make_run(
+        kernels=[kernel],
         repo=REPO,
         commit=f"{night:040x}",
-        branch="main",
-        kind=RunKind.NIGHTLY,
         timestamp=first + timedelta(days=night),
-        device=DeviceInfo(name=DEVICE),
-        profiler=ProfilerInfo(tool="pytest-benchmark" if timed_only else "nsys"),
+        device=DEVICE,
+        tool="pytest-benchmark" if timed_only else "nsys",
         runner=runner,
-        kernels=(kernel,),
     )
 
 

@@ -11,9 +11,10 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from factories import make_device, make_run
 from fastapi.testclient import TestClient
 
-from collectors.schema import DeviceInfo, KernelRecord, ProfilerInfo, RunKind, RunRecord
+from collectors.schema import KernelRecord, RunRecord
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.api.app import create_app
@@ -49,16 +50,14 @@ def _night(
                 name=f"copy_{k}", key=f"copy_{k}", duration_s=time_s, bytes={"dram": nbytes}
             )
         )
-    return RunRecord(
+    return make_run(
+        kernels=kernels,
         repo=repo,
         commit=f"{night:040x}",
-        branch="main",
-        kind=RunKind.NIGHTLY,
         timestamp=first + timedelta(days=night),
-        device=DeviceInfo(name=DEVICE, driver=driver),
-        profiler=ProfilerInfo(tool="nsys"),
+        device=make_device(DEVICE, driver=driver),
+        tool="nsys",
         runner=runner,
-        kernels=tuple(kernels),
     )
 
 
