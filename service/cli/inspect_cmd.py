@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -34,7 +33,10 @@ from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, no
 from service.render.escape import terminal_text
 from service.render.names import ellipsize_middle
 from service.render.text import clean
+from service.render.text_fit import Column, fitted_hiding, natural_table
 
+#: A pipe's table is laid out this wide: as wide as its cells, nothing wrapped or cropped.
+_ROW_WIDTH = 10_000
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
 _PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -157,28 +159,47 @@ def _row(kernel: KernelRecord, placement: Placement | None, roof: Roof | None) -
     ]
 
 
-HEADERS = ("kernel", "launches", "time", "FLOPs", "bytes", "FLOP/B (tier)", "% roof", "regime")
-RIGHT = {"launches", "time", "FLOP/B (tier)", "% roof"}
+#: The table's columns; the names fold and the work and regime wrap on a narrow terminal.
+COLUMNS = (
+    Column("kernel", folds=True, floor=20),
+    Column("launches", "right"),
+    Column("time", "right"),
+    Column("FLOPs", wraps=True, floor=10),
+    Column("bytes", wraps=True, floor=12),
+    Column("FLOP/B (tier)", "right"),
+    Column("% roof", "right"),
+    Column("regime", wraps=True, floor=14, cap=32),
+    Column("binding"),
+)
+#: Hidden in this order when the terminal is too narrow for every column.
+SPARE_COLUMNS = ("launches", "FLOP/B (tier)", "binding")
 
 
-def kernel_table(run: RunRecord, roof: Roof | None) -> Table:
-    """One row per kernel: its work, intensity, percent of roof, regime and binding."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for header in (*HEADERS, "binding"):
-        table.add_column(header, justify="right" if header in RIGHT else "left", no_wrap=True)
-    for kernel in run.kernels:
-        placement = place_kernel(kernel, roof) if roof else None
-        table.add_row(*_row(kernel, placement, roof))
+def kernel_table(run: RunRecord, roof: Roof | None, width: int | None = None) -> Table:
+    """One row per kernel: its work, intensity, percent of roof, regime and binding.
+
+    No wider than ``width`` where it can be; else as wide as it is, cropped by the console.
+    """
+    placements = [place_kernel(kernel, roof) if roof else None for kernel in run.kernels]
+    rows = [_row(k, p, roof) for k, p in zip(run.kernels, placements, strict=True)]
+    if width is None:
+        return natural_table(COLUMNS, rows)
+    table, hidden = fitted_hiding(COLUMNS, rows, width, SPARE_COLUMNS)
+    if table is None:
+        return natural_table(COLUMNS, rows)
+    table.caption = f"{', '.join(hidden)} hidden to fit {width} columns" if hidden else None
     return table
 
 
-def render_run(path: Path, run: RunRecord, roof: Roof | None) -> list[RenderableType]:
-    """The human report of one file: run line, roof line, the kernel table, notes."""
+def render_run(
+    path: Path, run: RunRecord, roof: Roof | None, width: int | None = None
+) -> list[RenderableType]:
+    """The human report of one file: run line, roof line, the kernel table (``width``), notes."""
     count = len(run.kernels)
     parts: list[RenderableType] = [
         Text(f"{path}: {run.profiler.tool} on {clean(run.device.name)}, {count} kernel(s)"),
         Text(f"roof: {roof.label if roof else 'unplaced (no catalog device and no report roof)'}"),
-        kernel_table(run, roof),
+        kernel_table(run, roof, width),
     ]
     if any(_uses_declared(k) for k in run.kernels):
         parts.append(Text("* declared work model (no measured count)"))
@@ -189,11 +210,17 @@ def render_run(path: Path, run: RunRecord, roof: Roof | None) -> list[Renderable
 
 
 def render(path: Path, run: RunRecord, roof: Roof | None, *, width: int = 200) -> str:
-    """``render_run`` as plain text (no colours)."""
+    """``render_run`` as plain text (no colours) for a pipe: lines wrap at ``width``.
+
+    The table's rows stay one line each, however wide, so that grep finds a kernel's figures.
+    """
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, color_system=None, highlight=False)
+    text, rows = (
+        Console(file=buffer, width=size, color_system=None, highlight=False)
+        for size in (width, _ROW_WIDTH)
+    )
     for part in render_run(path, run, roof):
-        console.print(part)
+        (rows if isinstance(part, Table) else text).print(part)
     return buffer.getvalue().rstrip("\n")
 
 
@@ -231,7 +258,7 @@ def inspect_command(
         for index, (path, run, roof) in enumerate(placed):
             if index:
                 console.print()
-            for part in render_run(path, run, roof):
+            for part in render_run(path, run, roof, console.width):
                 console.print(part)
         return
     reports = [render(path, run, roof) for path, run, roof in placed]

@@ -38,6 +38,7 @@ from service.render.names import ellipsize_middle
 from service.render.ranking import cleared_line, is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.text_figures import FigureRows
+from service.render.text_fit import Cell, Column, fitted_hiding, natural_table
 from service.render.verdict_view import (
     ICONS,
     at_least,
@@ -126,38 +127,76 @@ def _unplaced(kernel: KernelVerdict) -> bool:
     return kernel.regime is None and kernel.status != KernelStatus.MISSING
 
 
-def kernel_table(verdict: Verdict) -> tuple[Table, int]:
-    """The kernels that changed or have findings (worst first), and how many are unchanged."""
+#: The kernel table's columns after the name. Where the terminal lacks the room for every
+#: cell on one line, the wrapping ones are capped: a long cell wraps inside its column.
+_KERNEL_COLUMNS = (
+    Column("share", "right"),
+    Column("time (baseline → now)", "right"),
+    Column("% of roof (baseline → now)", "right", wraps=True, floor=16, cap=30),
+    Column("regime (binding)", wraps=True, floor=14, cap=28),
+    Column("FLOP/B (tier)", "right"),
+    Column("verdict", wraps=True, floor=18, cap=32),
+)
+
+
+#: Hidden in this order when the terminal is too narrow for every column; the kernel, its
+#: time, its percent of roof and the verdict always stay.
+SPARE_COLUMNS = ("FLOP/B (tier)", "share", "regime (binding)")
+#: Then names fold from this many characters on, and times wrap.
+SQUEEZED_NAME = 20
+
+
+def kernel_table(verdict: Verdict, width: int | None = None) -> tuple[Table, int]:
+    """The kernels that changed or have findings (worst first), and how many are unchanged.
+
+    ``width``: the terminal's columns; the table hides columns to fit it (``SPARE_COLUMNS``).
+    """
     # The markdown's order and selection, so the row limit cuts the same least important ones.
     listed = [(k, found) for k, found in ranked_kernels(verdict) if is_listed(k, found)]
     # Unplaced kernels past the limit still get a row: the markdown lists every one of them,
     # and a kernel roofguard cannot judge on the roof is what a reader must not miss.
     rows = listed[:MAX_ROWS] + [(k, f) for k, f in listed[MAX_ROWS:] if _unplaced(k)]
     names = [clean(kernel.name, NAME_WIDTH) for kernel, _ in rows]
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    # A cut name on one line; no wider than the longest shown, so the figures keep the room.
-    table.add_column("kernel", overflow="fold", min_width=max(map(len, names), default=0))
-    table.add_column("share", justify="right", no_wrap=True)
-    table.add_column("time (baseline → now)", justify="right", no_wrap=True)
-    table.add_column("% of roof (baseline → now)", justify="right")
-    table.add_column("regime (binding)")
-    table.add_column("FLOP/B (tier)", justify="right", no_wrap=True)
-    table.add_column("verdict")
-    for (listed_kernel, found), name in zip(rows, names, strict=True):
-        kernel = judged_kernel(listed_kernel, found)  # the figures its finding states
-        table.add_row(
-            Text(name),
-            kernel_share(kernel),
-            kernel_time(kernel),
-            percent_text(kernel),
-            regime_text(kernel),
-            intensity_text(kernel),
-            _verdict_cell(kernel, found),
-        )
+    cells = [_kernel_cells(judged_kernel(k, found), found) for k, found in rows]
+    table, hidden = _fitted_grid(names, cells, width)
+    notes = [f"{', '.join(hidden)} hidden to fit {width} columns"] if hidden else []
     if len(listed) > len(rows):
         what = "new kernels stored" if verdict.judged_nothing else "changed kernels"
-        table.caption = f"…and {len(listed) - len(rows)} more {what} (see --format json)"
+        notes.append(f"…and {len(listed) - len(rows)} more {what} (see --format json)")
+    table.caption = "; ".join(notes) or None
     return table, len(verdict.kernels) - len(listed)
+
+
+def _kernel_cells(kernel: KernelVerdict, found: Sequence[Finding]) -> tuple[Cell, ...]:
+    """A row's cells after the name, in ``_KERNEL_COLUMNS`` order (the finding's figures)."""
+    return (
+        kernel_share(kernel),
+        kernel_time(kernel),
+        percent_text(kernel),
+        regime_text(kernel),
+        intensity_text(kernel),
+        _verdict_cell(kernel, found),
+    )
+
+
+def _fitted_grid(
+    names: Sequence[str], cells: Sequence[tuple[Cell, ...]], width: int | None
+) -> tuple[Table, tuple[str, ...]]:
+    """The kernel table no wider than ``width``, and the headers of the columns it hides.
+
+    Every column when ``width`` is None; when hiding ``SPARE_COLUMNS`` is not enough, names
+    fold and times wrap; when even that is not enough, the console crops it.
+    """
+    rows = [(Text(name), *row) for name, row in zip(names, cells, strict=True)]
+    columns = [Column("kernel"), *_KERNEL_COLUMNS]  # a cut name on one line
+    if width is None:
+        return natural_table(columns, rows), ()
+    fitted, hidden = fitted_hiding(columns, rows, width, SPARE_COLUMNS)
+    if fitted is None:
+        squeezed = [Column("kernel", folds=True, floor=SQUEEZED_NAME)]
+        squeezed += [c._replace(wraps=True) for c in _KERNEL_COLUMNS]
+        fitted, hidden = fitted_hiding(squeezed, rows, width, SPARE_COLUMNS)
+    return fitted or natural_table(squeezed, rows), hidden
 
 
 def _arrow(before: float | None, now: float | None) -> str:
@@ -239,13 +278,13 @@ def _kernel_lines(table: Table, unchanged: int, cleared: str) -> Iterator[Render
         yield Text(clean(cleared))
 
 
-def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
-    """The verdict as rich renderables, headline first."""
+def verdict_renderables(verdict: Verdict, width: int | None = None) -> Iterable[RenderableType]:
+    """The verdict as rich renderables, headline first; the kernel table fits ``width``."""
     yield _headline_text(verdict)
     story = time_story(verdict, code=False)
     if story:
         yield Text(clean(story), style="bold")
-    table, unchanged = kernel_table(verdict)
+    table, unchanged = kernel_table(verdict, width)
     yield from _kernel_lines(table, unchanged, cleared_line(verdict))
     if verdict.groups:
         yield group_table(verdict.groups, verdict.findings)
@@ -260,7 +299,7 @@ def verdict_renderables(verdict: Verdict) -> Iterable[RenderableType]:
 
 def print_verdict(verdict: Verdict, console: Console) -> None:
     """Print the verdict on ``console``."""
-    for part in verdict_renderables(verdict):
+    for part in verdict_renderables(verdict, console.width):
         console.print(part)
 
 
