@@ -38,7 +38,7 @@ from service.render.names import ellipsize_middle
 from service.render.ranking import cleared_line, is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.text_figures import FigureRows
-from service.render.text_fit import Cell, Column, fitted_hiding, natural_table
+from service.render.text_fit import Cell, Column, fitted_hiding, natural_table, without
 from service.render.verdict_view import (
     ICONS,
     at_least,
@@ -131,7 +131,7 @@ def _unplaced(kernel: KernelVerdict) -> bool:
 #: cell on one line, the wrapping ones are capped: a long cell wraps inside its column.
 _KERNEL_COLUMNS = (
     Column("share", "right"),
-    Column("time (baseline → now)", "right"),
+    Column("time (baseline → now)", "right", wraps=True, floor=22),  # a plain change on a line
     Column("% of roof (baseline → now)", "right", wraps=True, floor=16, cap=30),
     Column("regime (binding)", wraps=True, floor=14, cap=28),
     Column("FLOP/B (tier)", "right"),
@@ -142,7 +142,7 @@ _KERNEL_COLUMNS = (
 #: Hidden in this order when the terminal is too narrow for every column; the kernel, its
 #: time, its percent of roof and the verdict always stay.
 SPARE_COLUMNS = ("FLOP/B (tier)", "share", "regime (binding)")
-#: Then names fold from this many characters on, and times wrap.
+#: Then names fold from this many characters on.
 SQUEEZED_NAME = 20
 
 
@@ -185,18 +185,20 @@ def _fitted_grid(
     """The kernel table no wider than ``width``, and the headers of the columns it hides.
 
     Every column when ``width`` is None; when hiding ``SPARE_COLUMNS`` is not enough, names
-    fold and times wrap; when even that is not enough, the console crops it.
+    fold and every column wraps; when even that is not enough, the console crops it.
     """
     rows = [(Text(name), *row) for name, row in zip(names, cells, strict=True)]
     columns = [Column("kernel"), *_KERNEL_COLUMNS]  # a cut name on one line
     if width is None:
         return natural_table(columns, rows), ()
-    fitted, hidden = fitted_hiding(columns, rows, width, SPARE_COLUMNS)
-    if fitted is None:
-        squeezed = [Column("kernel", folds=True, floor=SQUEEZED_NAME)]
-        squeezed += [c._replace(wraps=True) for c in _KERNEL_COLUMNS]
-        fitted, hidden = fitted_hiding(squeezed, rows, width, SPARE_COLUMNS)
-    return fitted or natural_table(squeezed, rows), hidden
+    squeezed = [Column("kernel", folds=True, floor=SQUEEZED_NAME)]
+    squeezed += [c._replace(wraps=True, floor=0) for c in _KERNEL_COLUMNS]
+    found = fitted_hiding(columns, rows, width, SPARE_COLUMNS) or fitted_hiding(
+        squeezed, rows, width, SPARE_COLUMNS
+    )
+    if found is None:  # the console crops even this
+        return natural_table(*without(squeezed, rows, SPARE_COLUMNS)), SPARE_COLUMNS
+    return found
 
 
 def _arrow(before: float | None, now: float | None) -> str:

@@ -124,18 +124,23 @@ def _table(
 
 def fitted_hiding(
     columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int, spare: Sequence[str]
-) -> tuple[Table | None, tuple[str, ...]]:
+) -> tuple[Table, tuple[str, ...]] | None:
     """The table that fits ``width`` with the fewest columns hidden, and the headers hidden.
 
-    Columns are hidden in the order of ``spare`` (headers); (None, all of them) when even
-    that does not fit.
+    Columns are hidden in the order of ``spare`` (headers); None when even all of them hidden
+    does not fit.
     """
-    hidden: tuple[str, ...] = ()
     for count in range(len(spare) + 1):
         hidden = tuple(spare[:count])
-        shown = [i for i, column in enumerate(columns) if column.header not in hidden]
-        kept = [[row[i] for i in shown] for row in rows]
-        table = fitted_table([columns[i] for i in shown], kept, width)
+        table = fitted_table(*without(columns, rows, hidden), width)
         if table is not None:
             return table, hidden
-    return None, hidden
+    return None
+
+
+def without(
+    columns: Sequence[Column], rows: Sequence[Sequence[Cell]], hidden: Sequence[str]
+) -> tuple[list[Column], list[list[Cell]]]:
+    """``columns`` and ``rows`` without the columns whose headers are ``hidden``."""
+    shown = [i for i, column in enumerate(columns) if column.header not in hidden]
+    return [columns[i] for i in shown], [[row[i] for i in shown] for row in rows]

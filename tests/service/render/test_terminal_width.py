@@ -84,6 +84,13 @@ def test_a_terminal_console_sets_the_width(verdict):
     assert "fail: regime-flip," in buffer.getvalue()
 
 
+@pytest.mark.parametrize("width", [120, 140, 160, 200])
+def test_names_stay_whole_on_one_line_while_hiding_columns_is_enough(verdict, width):
+    lines = printed(kernel_table(verdict, width)[0], width)
+    for name in ("verify_gemm_bf16<512, 14336, 4096>", "void rmsnorm_kernel<__nv_bfloat16, 4096>"):
+        assert any(line.startswith(name) for line in lines), f"{name} at {width} columns"
+
+
 def test_a_squeezed_name_folds_and_keeps_every_character(verdict):
     text = "".join(line.split("  ")[0] for line in printed(kernel_table(verdict, 80)[0], 80))
     assert "fused_add_rmsnorm_kernel<__nv_bfloat16," in text.replace(" ", "")
