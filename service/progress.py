@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 T = TypeVar("T")
 
@@ -52,3 +55,32 @@ def stage(description: str) -> Iterator[None]:
 
     with Console(stderr=True).status(description):
         yield
+
+
+@contextmanager
+def steps(
+    labels: Sequence[str], description: str, console: Console | None = None
+) -> Iterator[Callable[[], None]]:
+    """A bar over the steps ``labels`` names, saying the one under way (terminal only).
+
+    Yields the function to call when a step is done. Even one step gets the bar: a step of
+    its own can take minutes (a migration that copies a table of millions of rows).
+    ``console``: where to draw it (default: stderr).
+    """
+    if not labels or not (console or progress_enabled()):
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=console or Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"{description}: {labels[0]}", total=len(labels))
+        done = 0
+
+        def advance() -> None:
+            nonlocal done
+            done += 1
+            now = labels[min(done, len(labels) - 1)]
+            bar.update(task, advance=1, description=f"{description}: {now}")
+
+        yield advance

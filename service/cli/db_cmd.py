@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from service.cli.overview import HELP_MARKUP
+from service.progress import steps
 from service.store import db
 
 DbOption = Annotated[
@@ -23,15 +24,17 @@ def upgrade_command(url: DbOption = None) -> None:
     """Create the history store or bring it to the newest migration."""
     engine = db.make_engine(url)
     try:
-        before = db.current_revision(engine)
-        head = db.migrate(engine)
+        before, pending = db.current_revision(engine), db.pending_migrations(engine)
+        with steps(pending, "migration") as applied:
+            head = db.migrate(engine, on_step=lambda _revision: applied())
     finally:
         engine.dispose()
     where = db.describe(engine)
     if before == head:
         typer.echo(f"history store {where} is already at migration {head} (newest)")
     else:
-        typer.echo(f"history store {where} upgraded from {before or 'empty'} to {head}")
+        count = f"{len(pending)} migration{'s' if len(pending) != 1 else ''}"
+        typer.echo(f"history store {where} upgraded from {before or 'empty'} to {head} ({count})")
 
 
 def current_command(url: DbOption = None) -> int:

@@ -271,16 +271,30 @@ def current_revision(engine: Engine) -> str | None:
         raise unavailable(engine, exc) from exc
 
 
-def migrate(engine: Engine) -> str | None:
-    """Upgrade the database to the newest migration (``alembic upgrade head``); returns it."""
+def migrate(engine: Engine, on_step: Callable[[str], None] | None = None) -> str | None:
+    """Upgrade the database to the newest migration (``alembic upgrade head``); returns it.
+
+    ``on_step`` is called with each migration's revision once it is applied.
+    """
     from alembic import command
 
     try:
         with engine.begin() as conn:
-            command.upgrade(alembic_config(conn), "head")
+            config = alembic_config(conn)
+            config.attributes["on_step"] = on_step
+            command.upgrade(config, "head")
     except sa.exc.OperationalError as exc:
         raise unavailable(engine, exc) from exc
     return head_revision()
+
+
+def pending_migrations(engine: Engine) -> list[str]:
+    """The migrations ``migrate`` would apply, oldest first: ``0012: runs judged …``."""
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory.from_config(alembic_config())
+    pending = scripts.iterate_revisions("head", current_revision(engine) or "base")
+    return [f"{script.revision}: {script.doc}" for script in reversed(list(pending))]
 
 
 def _is_empty(engine: Engine) -> bool:

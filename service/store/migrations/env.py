@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from alembic import context
+from alembic.runtime.migration import MigrationInfo
 from sqlmodel import SQLModel
 
 import service.store.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 target_metadata = SQLModel.metadata
+
+
+def _applied(ctx: object, step: MigrationInfo, heads: object, run_args: object) -> None:
+    """Tell ``service.store.db.migrate``'s caller a migration is applied (its progress)."""
+    on_step = context.config.attributes.get("on_step")
+    if on_step is not None:
+        on_step(step.up_revision_id)
 
 
 def run_migrations_online() -> None:
@@ -21,6 +29,7 @@ def run_migrations_online() -> None:
         target_metadata=target_metadata,
         render_as_batch=True,
         compare_type=True,
+        on_version_apply=_applied,
     )
     with context.begin_transaction():
         context.run_migrations()
