@@ -129,10 +129,7 @@ class Finding(_Model):
 
     @property
     def measure(self) -> str | None:
-        """What was compared when it is not the kernel's own figure (``numbers["measure"]``).
-
-        A group's ``percent_of_roof`` or ``mfu``; None for a kernel's finding.
-        """
+        """A group's finding's measure, ``percent_of_roof`` or ``mfu``; None for a kernel's."""
         measure = self.numbers.get("measure")
         return measure if isinstance(measure, str) else None
 
@@ -160,6 +157,9 @@ class BaselineSummary(_Model):
         device: The device whose history this is. A kernel's baseline names it only when it
             is another card's (judged across devices, ``rules.scaling``; its ``binding`` is
             then what binds that work on the run's card); the run's baseline always does.
+        runner_since: The position in ``history`` of the first run on the verdict's runner,
+            new to the baseline (a swap; ``len(history)``: only this run). The service sets
+            it (``service.pipeline.runnernote``); the trend marks it.
     """
 
     n: int
@@ -174,6 +174,7 @@ class BaselineSummary(_Model):
     time_s: float | None = None
     binding: str | None = None
     device: str | None = None
+    runner_since: int | None = None
 
 
 class RunBaseline(BaselineSummary):

@@ -135,7 +135,7 @@ def check_run(
     judged = _evaluate(session, context, levels_run if stored.created else None)
     judged = _merge_base_noted(judged, rows, merge_base, config.base_branch)
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != stored.run_id]
-    judged = runner_noted(session, judged, run, baseline_runs)
+    judged = runner_noted(session, judged, run, baseline_runs, rows.frame)
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)

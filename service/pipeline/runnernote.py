@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+import pandas as pd
+
 from collectors.schema import RunRecord
-from rules import NEW_RUNNER_NOTE, Verdict
+from rules import NEW_RUNNER_NOTE, KernelVerdict, Verdict
 from service.store.queries import runners_of
 from service.store.sessions import StoreSession
 
@@ -23,14 +25,20 @@ SWAP_RUNNERS = 2
 
 
 def runner_noted(
-    session: StoreSession, verdict: Verdict, run: RunRecord, baseline_runs: Sequence[int]
+    session: StoreSession,
+    verdict: Verdict,
+    run: RunRecord,
+    baseline_runs: Sequence[int],
+    history: pd.DataFrame,
 ) -> Verdict:
     """The verdict with a note when its runner is new to its baseline (runs ids, oldest first).
 
     New: it measured none of the baseline's runs, or only its newest ones in a row, fewer
     than the runners before it. Only where the baseline came from at most ``SWAP_RUNNERS``
     runners; in a pool's rotation a run on a runner outside the window is the norm. Baseline
-    runs that name no runner say nothing either way.
+    runs that name no runner say nothing either way. Each kernel's baseline then says where
+    in its trend the runner's runs begin (``runner_since``), from its rows of ``history``
+    (``rules.frames.HISTORY_COLUMNS``).
     """
     if not run.runner:
         return verdict
@@ -43,7 +51,31 @@ def runner_noted(
     before = counts - Counter({run.runner: newest})
     if newest >= before.total():
         return verdict  # the new runner is the baseline's now
-    return verdict.model_copy(update={"notes": (*verdict.notes, _note(run, newest, before))})
+    kernels = _marked(verdict.kernels, history, baseline_runs[len(baseline_runs) - newest :])
+    notes = (*verdict.notes, _note(run, newest, before))
+    return verdict.model_copy(update={"notes": notes, "kernels": kernels})
+
+
+def _marked(
+    kernels: Sequence[KernelVerdict], history: pd.DataFrame, on_runner: Sequence[int]
+) -> tuple[KernelVerdict, ...]:
+    """``kernels``, each baseline of its own card saying where the runner's runs begin.
+
+    A kernel's trend shows its known figures, newest last: its rows of the runs
+    ``on_runner`` with a known figure are the newest of them.
+    """
+    rows = history[history["run_id"].isin(on_runner)].groupby("kernel_key")
+    known = {"percent_of_roof": rows["percent_of_roof"].count(), "time_s": rows["time_s"].count()}
+    marked = []
+    for kernel in kernels:
+        base = kernel.baseline
+        if base is None or base.device is not None or base.metric not in known:
+            marked.append(kernel)
+            continue
+        since = max(len(base.history) - int(known[base.metric].get(kernel.key, 0)), 0)
+        baseline = base.model_copy(update={"runner_since": since})
+        marked.append(kernel.model_copy(update={"baseline": baseline}))
+    return tuple(marked)
 
 
 def _newest_in_a_row(runners: Sequence[str], runner: str) -> int:

@@ -32,6 +32,7 @@ from service.render.fit import fit
 from service.render.judged import BASELINE_NOTE, judged_group
 from service.render.listing import VISIBLE_ROWS, Listed, Split, split_kernels
 from service.render.ranking import cleared_line
+from service.render.sparklines import runner_legend
 from service.render.story import no_baseline, time_story
 from service.render.verdict_view import (
     TEXT_LIMIT,
@@ -305,7 +306,7 @@ def _base(
         "links": footer,
         "charts": charts,
         "groups": _groups(verdict),
-        "baseline_note": escape_text(BASELINE_NOTE, limit=TEXT_LIMIT),
+        "baseline_note": escape_text(BASELINE_NOTE + runner_legend(verdict), limit=TEXT_LIMIT),
         "more": _listed_as(verdict),
         "limit_name": budget.limit_name,
     }

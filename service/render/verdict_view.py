@@ -27,10 +27,8 @@ from service.render.devices import kernel_prediction
 from service.render.escape import escape_code, escape_text
 from service.render.figures import fmt_seconds, time_change
 from service.render.judged import judged_kernel
+from service.render.sparklines import sparkline
 
-SPARK_LEVELS = "▁▂▃▄▅▆▇█"
-#: Points shown in a sparkline (the newest ones).
-SPARK_POINTS = 16
 #: Longest kernel name shown in a table cell; the details show the full name.
 NAME_LIMIT = 90
 #: Longest message, note or number text shown.
@@ -87,18 +85,6 @@ class Entry:
 
     row: Row
     details: tuple[Detail, ...]
-
-
-def sparkline(values: Sequence[float]) -> str:
-    """Unicode sparkline of ``values`` (newest last); empty for fewer than two points."""
-    points = [v for v in values[-SPARK_POINTS:] if v is not None and math.isfinite(v)]
-    if len(points) < 2:
-        return ""
-    low, high = min(points), max(points)
-    if high - low < 1e-12:
-        return SPARK_LEVELS[3] * len(points)
-    top = len(SPARK_LEVELS) - 1
-    return "".join(SPARK_LEVELS[round((v - low) / (high - low) * top)] for v in points)
 
 
 def conclusion_icon(verdict: Verdict) -> str:
@@ -246,7 +232,7 @@ def _trend(kernel: KernelVerdict) -> str:
     current = kernel.time_s if _is_time(base) else like_for_like
     if current is not None:
         history.append(current)
-    return sparkline(history)
+    return sparkline(history, base.runner_since if base else None)
 
 
 def unplaced_reason(kernel: KernelVerdict) -> str:

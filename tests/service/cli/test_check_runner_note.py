@@ -8,6 +8,8 @@ import pytest
 
 from rules.verdict import Verdict
 from service.cli import run
+from service.render.markdown import render_verdict
+from service.render.sparklines import RUNNER_MARK
 from service.render.story import runner_wide
 
 NOTE = (
@@ -165,3 +167,41 @@ def test_a_kernel_beyond_the_shared_move_is_named_in_the_headline(
     [note] = [f for f in first.findings if f.kernel is None]
     assert note.numbers["kernels_beyond"] == 1 and note.numbers["worst_beyond_kernel"] == "gemm_3"
     assert note.message.endswith("; beyond that move: gemm_3 (" + worst + ")")
+
+
+# ---- the trend marks where the new runner's runs begin
+
+
+def _trends(verdict: Verdict) -> dict[str, str]:
+    """Each kernel row's Trend cell of the PR comment."""
+    markdown = render_verdict(verdict)
+    rows = [
+        line.split(" | ")
+        for line in markdown.splitlines()
+        if line.startswith("| ") and "`gemm_" in line
+    ]
+    return {cells[1].strip("`"): cells[-2] for cells in rows}
+
+
+@pytest.mark.parametrize("timed_only", [False, True], ids=["placed", "timed alone"])
+def test_the_trend_marks_the_first_run_on_the_new_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timed_only: bool
+) -> None:
+    first = _swap_night(tmp_path, monkeypatch, timed_only=timed_only)
+    assert {k.baseline.runner_since for k in first.kernels if k.baseline} == {3}  # n1-n3: gpu-a
+    trends = _trends(first)
+    assert len(trends) == 8 and all(RUNNER_MARK in trend for trend in trends.values())
+    assert all(trend.index(RUNNER_MARK) == 3 for trend in trends.values())
+    legend = "¦ in a trend\\: the first run on runner gpu\\-b\\, new to this baseline\\."
+    assert legend in render_verdict(first)  # markdown-escaped
+    second = _check(tmp_path, "n5", "gpu-b", slower=True, timed_only=timed_only)
+    assert {k.baseline.runner_since for k in second.kernels if k.baseline} == {3}  # n4: gpu-b
+
+
+def test_no_mark_without_a_swap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RUNNER_NAME", raising=False)
+    for night in ("n1", "n2", "n3"):
+        _check(tmp_path, night, "gpu-a")
+    verdict = _check(tmp_path, "pr1", "gpu-a", pr=True)
+    assert all(k.baseline.runner_since is None for k in verdict.kernels if k.baseline)
+    assert RUNNER_MARK not in render_verdict(verdict)

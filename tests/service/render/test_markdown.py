@@ -29,7 +29,7 @@ from service.render.markdown import (
     render_verdict,
     verdict_marker,
 )
-from service.render.verdict_view import sparkline
+from service.render.sparklines import sparkline
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 LINKS = VerdictLinks(
