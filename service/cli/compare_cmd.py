@@ -8,6 +8,8 @@ binding on every card. One of the two: both, or neither, is a usage error.
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -69,7 +71,11 @@ def write_charts(view: CompareView, path: Path) -> list[Path]:
 def _render(view: CompareView, fmt: str) -> str:
     if fmt == "json":
         return render_json(view.comparison)
-    return render_markdown(view.comparison) if fmt == "markdown" else render_text(view.comparison)
+    if fmt == "markdown":
+        return render_markdown(view.comparison)
+    # A terminal's own width; a pipe's or a log's lines are laid out for 200 columns.
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+    return render_text(view.comparison, width=width)
 
 
 def _side(paths: list[Path], device: str | None, cfg: RoofguardConfig) -> Side:

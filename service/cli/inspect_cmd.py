@@ -33,7 +33,7 @@ from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, no
 from service.render.escape import terminal_text
 from service.render.names import ellipsize_middle
 from service.render.text import clean
-from service.render.text_fit import Column, fitted_hiding, natural_table, without
+from service.render.text_fit import Column, fitted_or_cropped, natural_table
 
 #: A pipe's table is laid out this wide: as wide as its cells, nothing wrapped or cropped.
 _ROW_WIDTH = 10_000
@@ -184,12 +184,7 @@ def kernel_table(run: RunRecord, roof: Roof | None, width: int | None = None) ->
     rows = [_row(k, p, roof) for k, p in zip(run.kernels, placements, strict=True)]
     if width is None:
         return natural_table(COLUMNS, rows)
-    found = fitted_hiding(COLUMNS, rows, width, SPARE_COLUMNS)
-    if found is None:  # the console crops even this
-        found = natural_table(*without(COLUMNS, rows, SPARE_COLUMNS)), SPARE_COLUMNS
-    table, hidden = found
-    table.caption = f"{', '.join(hidden)} hidden to fit {width} columns" if hidden else None
-    return table
+    return fitted_or_cropped(COLUMNS, rows, width, SPARE_COLUMNS)
 
 
 def render_run(

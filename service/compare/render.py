@@ -16,9 +16,7 @@ from dataclasses import dataclass
 
 import jinja2
 from matplotlib.figure import Figure
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from rules import DeviceLevel, Roof
@@ -28,6 +26,8 @@ from service.render.charts import KernelPoint, roofline_chart
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import fmt_ratio, fmt_seconds
 from service.render.labels import ellipsize_middle, short_names
+from service.render.text_fit import Cell as TextCell
+from service.render.text_fit import Column, fitted_or_cropped
 
 #: Words for ``CompareRow.keeping``.
 KEEPING = {
@@ -38,7 +38,6 @@ KEEPING = {
 NAME_WIDTH = 48
 #: Marks the runs of a kernel with too few for a level on its card (``few_runs_note``).
 FEW = " (median)"
-HEADERS = ("kernel", "card", "% of roof", "time", "binding", "runs", "vs the first card", "scaling")
 
 
 @dataclass(frozen=True)
@@ -81,6 +80,34 @@ def cell(row: CompareRow) -> Cell:
     )
 
 
+#: The terminal table's columns; the comparison with the first card and the verdict wrap.
+TEXT_COLUMNS = (
+    Column("kernel"),
+    Column("card"),
+    Column("% of roof", "right"),
+    Column("time", "right"),
+    Column("binding", "right"),
+    Column("runs", "right"),
+    Column("vs the first card", "right", wraps=True, floor=12),
+    Column("scaling", "right", wraps=True, floor=8),
+)
+#: Hidden in this order when the terminal is too narrow for every column.
+SPARE_COLUMNS = ("runs", "binding", "time")
+
+
+def _text_row(c: Cell) -> list[TextCell]:
+    return [
+        Text(_clean(c.kernel, NAME_WIDTH)),
+        Text(_clean(c.card)),
+        c.percent,
+        c.time,
+        Text(_clean(c.binding)),
+        c.runs,
+        Text(_clean(c.versus)),
+        c.scaling,
+    ]
+
+
 def _clean(text: str, width: int | None = None) -> str:
     text = strip_terminal_escapes(text)
     text = "".join(ch for ch in text if ch.isprintable())
@@ -88,24 +115,13 @@ def _clean(text: str, width: int | None = None) -> str:
 
 
 def render_text(comparison: Comparison, *, width: int = 200) -> str:
-    """The view as a terminal table, with the cards' roofs and the forecast's assumption."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for header in HEADERS:
-        table.add_column(
-            header, overflow="fold", justify="left" if header in HEADERS[:2] else "right"
-        )
-    for row in comparison.rows:
-        c = cell(row)
-        table.add_row(
-            Text(_clean(c.kernel, NAME_WIDTH)),
-            Text(_clean(c.card)),
-            c.percent,
-            c.time,
-            Text(_clean(c.binding)),
-            c.runs,
-            Text(_clean(c.versus)),
-            c.scaling,
-        )
+    """The view as a terminal table, with the cards' roofs and the forecast's assumption.
+
+    The table fits ``width`` (``service.render.text_fit``): the runs, then the binding, then
+    the time are hidden, and named, where the columns do not fit.
+    """
+    rows = [_text_row(cell(row)) for row in comparison.rows]
+    table = fitted_or_cropped(TEXT_COLUMNS, rows, width, SPARE_COLUMNS)
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None, highlight=False)
     console.print(Text(_clean(headline(comparison))))

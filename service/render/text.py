@@ -38,7 +38,14 @@ from service.render.names import ellipsize_middle
 from service.render.ranking import cleared_line, is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
 from service.render.text_figures import FigureRows
-from service.render.text_fit import Cell, Column, fitted_hiding, natural_table, without
+from service.render.text_fit import (
+    Cell,
+    Column,
+    fitted_hiding,
+    hidden_note,
+    natural_table,
+    without,
+)
 from service.render.verdict_view import (
     ICONS,
     at_least,
@@ -159,7 +166,7 @@ def kernel_table(verdict: Verdict, width: int | None = None) -> tuple[Table, int
     names = [clean(kernel.name, NAME_WIDTH) for kernel, _ in rows]
     cells = [_kernel_cells(judged_kernel(k, found), found) for k, found in rows]
     table, hidden = _fitted_grid(names, cells, width)
-    notes = [f"{', '.join(hidden)} hidden to fit {width} columns"] if hidden else []
+    notes = [hidden_note(hidden, width)] if hidden and width else []
     if len(listed) > len(rows):
         what = "new kernels stored" if verdict.judged_nothing else "changed kernels"
         notes.append(f"…and {len(listed) - len(rows)} more {what} (see --format json)")

@@ -144,3 +144,24 @@ def without(
     """``columns`` and ``rows`` without the columns whose headers are ``hidden``."""
     shown = [i for i, column in enumerate(columns) if column.header not in hidden]
     return [columns[i] for i in shown], [[row[i] for i in shown] for row in rows]
+
+
+def hidden_note(hidden: Sequence[str], width: int) -> str:
+    """The caption naming the columns hidden to fit ``width`` (empty when none were)."""
+    return f"{', '.join(hidden)} hidden to fit {width} columns" if hidden else ""
+
+
+def fitted_or_cropped(
+    columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int, spare: Sequence[str]
+) -> Table:
+    """``fitted_hiding``'s table, captioned with what it hides.
+
+    When even hiding every one of ``spare`` does not fit, that table as wide as its cells:
+    the console crops it, the last resort.
+    """
+    found = fitted_hiding(columns, rows, width, spare)
+    if found is None:
+        found = natural_table(*without(columns, rows, spare)), tuple(spare)
+    table, hidden = found
+    table.caption = hidden_note(hidden, width) or None
+    return table

@@ -13,7 +13,10 @@ import pytest
 from device_fleet import KERNELS, REPO, Work, datasheet, nights, store
 
 from service.cli import run
-from service.store.db import open_store
+from service.compare.build import CompareRequest, compare_history
+from service.compare.render import render_text
+from service.config import RoofguardConfig
+from service.store.db import open_store, session_scope
 
 A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
 
@@ -190,3 +193,23 @@ def test_a_kernel_the_first_card_never_ran_is_not_the_first_card(tmp_path, capsy
     assert [(r["device"], r["reference"], r["time_ratio"]) for r in found] == [(H100, A100, None)]
     code, text, _ = invoke(capsys, url, "--kernel", "fp8")
     assert code == 0 and "(the first card)" not in text
+
+
+@pytest.mark.parametrize(
+    ("width", "hidden"), [(200, ""), (90, "runs"), (70, "runs, binding, time")]
+)
+def test_the_text_table_fits_the_terminal_and_names_what_it_hides(db, width, hidden) -> None:
+    engine = open_store(db)
+    try:
+        with session_scope(engine, readonly=True) as session:
+            view = compare_history(
+                session=session, request=CompareRequest(REPO), config=RoofguardConfig()
+            )
+    finally:
+        engine.dispose()
+    text = render_text(view.comparison, width=width)
+    table = text[text.index("kernel") :].splitlines()
+    assert max(map(len, table)) <= width
+    words = set(" ".join(table).split())
+    assert {"gemm", "H100-SXM5", "did", "not", "keep", "up", "kept", "predict"} <= words
+    assert (f"{hidden} hidden to fit {width} columns" in text) == bool(hidden)
