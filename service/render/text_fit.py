@@ -5,9 +5,9 @@ column evenly, and measures the ones that cannot wrap back to their full width: 
 out wider than the console, which cropped each line (on a 140-column terminal the verdict's
 kernel table lost its verdict column; at 200 columns the last 10 characters of every row), or
 its words were cut mid-word. Here each column gets at least its longest word (and a readable
-floor) and at most its cap, and the room left is shared in proportion to what each column
-still wants. A table whose columns cannot all have that much is not made (``fitted_table``
-gives None): the caller hides a column instead, or lets the console crop as a last resort.
+floor) and at most its cap, and the room left completes the columns that want least first.
+A table whose columns cannot all have that much is not made (``fitted_table`` gives None):
+the caller hides a column instead, or lets the console crop as a last resort.
 """
 
 from __future__ import annotations
@@ -55,14 +55,17 @@ def text_extent(cells: Sequence[Cell]) -> Extent:
 
 
 def column_extent(column: Column, cells: Sequence[Cell]) -> Extent:
-    """``column``'s extent over ``cells`` (its header among them).
+    """``column``'s extent over its ``cells`` and its header.
 
-    Whole lines when it does not wrap; else from its longest word (or, folding, nothing) and
-    its floor up to its longest line, no more than its cap.
+    Whole lines when it does not wrap (its header's too); else from its longest word (or,
+    folding, nothing) and its floor up to its longest line, no more than its cap. A wrapping
+    column's header wraps as well: it asks room for its longest word only.
     """
-    word, line = text_extent(cells)
     if not (column.wraps or column.folds):
+        line = text_extent([column.header, *cells]).high
         return Extent(line, line)
+    word = max(text_extent(cells).low, text_extent([column.header]).low)
+    line = max(text_extent(cells).high, word)
     need = 0 if column.folds else word
     high = line if column.cap is None else max(min(line, column.cap), need)
     return Extent(min(max(need, column.floor), high), high)
@@ -71,17 +74,20 @@ def column_extent(column: Column, cells: Sequence[Cell]) -> Extent:
 def fit_widths(extents: Sequence[Extent], width: int) -> list[int] | None:
     """Each column's width in a ``width``-column table, or None when their lows do not fit.
 
-    The room past the lows goes to the columns in proportion to what each still wants.
+    The room past the lows completes the columns that want least first, so that as few
+    columns wrap as can (shared in proportion, every wrapping column came out a character
+    short).
     """
     room = width - GUTTER * max(len(extents) - 1, 0)
-    lows = [extent.low for extent in extents]
-    wants = [extent.high - extent.low for extent in extents]
-    if sum(lows) > room:
+    widths = [extent.low for extent in extents]
+    spare = room - sum(widths)
+    if spare < 0:
         return None
-    spare, wanted = room - sum(lows), sum(wants)
-    if spare >= wanted:
-        return [extent.high for extent in extents]
-    return [low + spare * want // wanted for low, want in zip(lows, wants, strict=True)]
+    for i in sorted(range(len(extents)), key=lambda i: extents[i].high - extents[i].low):
+        given = min(extents[i].high - extents[i].low, spare)
+        widths[i] += given
+        spare -= given
+    return widths
 
 
 def fitted_table(
@@ -91,8 +97,12 @@ def fitted_table(
 
     Every cell on one line when the terminal has the room; else the caps apply.
     """
-    cells = [[column.header, *(row[i] for row in rows)] for i, column in enumerate(columns)]
-    whole = [column_extent(c._replace(cap=None), of) for c, of in zip(columns, cells, strict=True)]
+    cells = [[row[i] for row in rows] for i in range(len(columns))]
+    # With the room, every cell and header on one line; else headers wrap as their cells do.
+    whole = [
+        column_extent(c._replace(cap=None), [c.header, *of])
+        for c, of in zip(columns, cells, strict=True)
+    ]
     if sum(extent.high for extent in whole) + GUTTER * (len(whole) - 1) <= width:
         return _table(columns, rows, [extent.high for extent in whole])
     extents = [column_extent(c, of) for c, of in zip(columns, cells, strict=True)]

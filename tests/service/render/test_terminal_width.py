@@ -121,10 +121,10 @@ def test_a_folding_column_may_break_inside_a_word_down_to_its_floor():
     assert column_extent(Column("kernel", folds=True, floor=20), names) == Extent(20, 44)
 
 
-def test_widths_share_the_room_past_the_lows_by_what_each_still_wants():
+def test_the_room_past_the_lows_completes_the_columns_that_want_least_first():
     extents = [Extent(10, 10), Extent(10, 30), Extent(10, 20)]
     assert fit_widths(extents, 70) == [10, 30, 20]  # 60 + two gutters of 3
-    assert fit_widths(extents, 51) == [10, 20, 15]  # 15 spare: 10 and 5 of 20 and 10 wanted
+    assert fit_widths(extents, 51) == [10, 15, 20]  # 15 spare: the 10 wanted, then 5 of 20
     assert fit_widths(extents, 35) is None  # lows 30 + gutters 6
 
 
