@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules import BaselineSummary, Finding, GateFigures, GroupVerdict, KernelVerdict
+from rules import BaselineSummary, Finding, GateFigures, GroupVerdict, KernelVerdict, Verdict
 
 #: The gate rule that judges each baseline metric of a kernel row.
 _GATE_RULE = {"percent_of_roof": "roof-drop", "time_s": "time-regression"}
@@ -72,3 +72,12 @@ BASELINE_NOTE = (
     "runs since the last confirmed change (the finding's figures); without one, the median ± "
     "spread of the newest n baseline runs."
 )
+
+
+def shows_a_baseline(verdict: Verdict) -> bool:
+    """Whether a kernel or group row states a baseline level: ``BASELINE_NOTE`` explains one.
+
+    A first pull request's table has none (every kernel ``new``): no footnote then.
+    """
+    bases = [row.baseline for row in verdict.kernels] + [row.baseline for row in verdict.groups]
+    return any(base is not None and base.center is not None for base in bases)

@@ -29,7 +29,7 @@ from service.render.escape import (
     shorten,
 )
 from service.render.fit import fit
-from service.render.judged import BASELINE_NOTE, judged_group
+from service.render.judged import BASELINE_NOTE, judged_group, shows_a_baseline
 from service.render.listing import VISIBLE_ROWS, Listed, Split, split_kernels
 from service.render.ranking import cleared_line
 from service.render.sparklines import runner_legend
@@ -306,10 +306,17 @@ def _base(
         "links": footer,
         "charts": charts,
         "groups": _groups(verdict),
-        "baseline_note": escape_text(BASELINE_NOTE + runner_legend(verdict), limit=TEXT_LIMIT),
+        "baseline_note": _baseline_note(verdict),
         "more": _listed_as(verdict),
         "limit_name": budget.limit_name,
     }
+
+
+def _baseline_note(verdict: Verdict) -> str:
+    """The tables' footnote on their baselines; none when no row states one."""
+    if not shows_a_baseline(verdict):
+        return ""
+    return escape_text(BASELINE_NOTE + runner_legend(verdict), limit=TEXT_LIMIT)
 
 
 def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMIT) -> str:

@@ -33,7 +33,7 @@ from service.render.causes import findings_by_cause
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
-from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel
+from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel, shows_a_baseline
 from service.render.names import ellipsize_middle
 from service.render.ranking import cleared_line, is_listed, ranked_kernels
 from service.render.story import no_baseline, time_story
@@ -297,7 +297,7 @@ def verdict_renderables(verdict: Verdict, width: int | None = None) -> Iterable[
     yield from _kernel_lines(table, unchanged, cleared_line(verdict))
     if verdict.groups:
         yield group_table(verdict.groups, verdict.findings)
-    if table.row_count or verdict.groups:
+    if (table.row_count or verdict.groups) and shows_a_baseline(verdict):
         yield Text(BASELINE_NOTE, style="dim")
     asking = [f for f in verdict.findings if not is_cleared(f)]  # cleared: counted on a line
     for main, *evidence in findings_by_cause(asking):

@@ -79,7 +79,16 @@ def test_a_kernel_timed_alone_reads_time_only_on_one_line(tmp_path):
         assert "declared work" not in row, "the whole reason is for the details, not each row"
         # The terminal row is one line: the next line is not the row's wrapped remainder.
         lines = text.splitlines()
-        following = lines[lines.index(row) + 1]
+        following = (lines[lines.index(row) + 1 :] or [""])[0]
         assert not following.startswith(" "), following
     # The name column is as wide as the longest name shown, not a fixed 48 characters.
     assert row.startswith("bench_softmax ") and "bench_softmax" + " " * 8 not in row, row
+
+
+def test_a_first_check_has_no_footnote_on_baselines_it_does_not_have(tmp_path):
+    report = tmp_path / "run.csv"
+    report.write_text("name,duration_s,launches\nbench_softmax,0.0002,10\n")
+    for fmt in ("markdown", "text"):
+        text = _check(tmp_path, report, fmt)
+        assert "bench_softmax" in text, text
+        assert "Baseline:" not in text and "Baseline\\:" not in text, text  # text; markdown
