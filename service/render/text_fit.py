@@ -12,6 +12,7 @@ the caller hides a column instead, or lets the console crop as a last resort.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -40,10 +41,15 @@ class Column(NamedTuple):
 
 
 class Extent(NamedTuple):
-    """The narrowest and the widest a column may be, in characters (padding aside)."""
+    """The narrowest and the widest a column may be, in characters (padding aside).
+
+    ``lines``: how wide each of its cells is on one line (a wrapping column's), so that the
+    room left goes where it puts the most cells on one line.
+    """
 
     low: int
     high: int
+    lines: tuple[int, ...] = ()
 
 
 def text_extent(cells: Sequence[Cell]) -> Extent:
@@ -68,26 +74,47 @@ def column_extent(column: Column, cells: Sequence[Cell]) -> Extent:
     line = max(text_extent(cells).high, word)
     need = 0 if column.folds else word
     high = line if column.cap is None else max(min(line, column.cap), need)
-    return Extent(min(max(need, column.floor), high), high)
+    lines = tuple(text_extent([cell]).high for cell in cells)
+    return Extent(min(max(need, column.floor), high), high, lines)
 
 
 def fit_widths(extents: Sequence[Extent], width: int) -> list[int] | None:
     """Each column's width in a ``width``-column table, or None when their lows do not fit.
 
-    The room past the lows completes the columns that want least first, so that as few
-    columns wrap as can (shared in proportion, every wrapping column came out a character
-    short).
+    The room past the lows goes, a step at a time, where it puts the most cells on one line
+    for the characters it costs (shared in proportion, a table a few characters short
+    wrapped a cell of every column); what no step can use widens the columns still short.
     """
     room = width - GUTTER * max(len(extents) - 1, 0)
     widths = [extent.low for extent in extents]
     spare = room - sum(widths)
     if spare < 0:
         return None
-    for i in sorted(range(len(extents)), key=lambda i: extents[i].high - extents[i].low):
-        given = min(extents[i].high - extents[i].low, spare)
+    wider = {i: Counter(min(n, e.high) for n in e.lines) for i, e in enumerate(extents)}
+    while (step := _best_step(extents, widths, wider, spare)) is not None:
+        column, target = step
+        spare -= target - widths[column]
+        widths[column] = target
+    wants = [max(wider[i] or [e.high]) - widths[i] for i, e in enumerate(extents)]
+    for i in sorted(range(len(extents)), key=lambda i: wants[i]):
+        given = min(max(wants[i], 0), spare)
         widths[i] += given
         spare -= given
     return widths
+
+
+def _best_step(
+    extents: Sequence[Extent], widths: Sequence[int], wider: dict[int, Counter[int]], spare: int
+) -> tuple[int, int] | None:
+    """(column, width): the widening within ``spare`` that puts most cells on one line a char."""
+    best: tuple[float, int, int, int] | None = None  # (cells per char, -cost, column, width)
+    for i, lengths in wider.items():
+        whole = 0
+        for target in sorted(n for n in lengths if widths[i] < n <= widths[i] + spare):
+            whole += lengths[target]
+            rate = (whole / (target - widths[i]), widths[i] - target, i, target)
+            best = rate if best is None or rate > best else best
+    return None if best is None else (best[2], best[3])
 
 
 def fitted_table(
