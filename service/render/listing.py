@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rules import Finding, KernelStatus, KernelVerdict, Verdict
 from service.render.causes import by_cause
-from service.render.ranking import far_off_unjudged, is_listed, ranked_kernels
+from service.render.ranking import far_off_unjudged, is_listed, ranked_kernels, timed_alone
 from service.render.verdict_view import Entry, make_row
 
 #: Rows in the visible table; the rest go to a collapsed table.
@@ -65,13 +65,14 @@ def split_kernels(verdict: Verdict, *, every_new: bool = False) -> Split:
     """
     keys = {k.key for k in verdict.kernels}
     split = Split(Listed(verdict), other=[f for f in verdict.findings if f.kernel not in keys])
+    alone = timed_alone(verdict)
     for kernel, found in ranked_kernels(verdict):
         if not is_listed(kernel, found):
             split.unchanged.append(kernel)
         elif (
             verdict.judged_nothing
             and not every_new
-            and only_new(kernel, found)
+            and only_new(kernel, found, timed=alone)
             and len(split.listed) >= VISIBLE_ROWS
         ):
             # A first run's kernels are all new: its heaviest are the roofline's first
@@ -83,11 +84,14 @@ def split_kernels(verdict: Verdict, *, every_new: bool = False) -> Split:
     return split
 
 
-def only_new(kernel: KernelVerdict, found: Sequence[Finding]) -> bool:
-    """New, fully placed, nothing found, near any runs it has: nothing to act on yet."""
+def only_new(kernel: KernelVerdict, found: Sequence[Finding], *, timed: bool = False) -> bool:
+    """New, nothing found, near any runs it has: nothing to act on yet.
+
+    Fully placed, too, unless the whole run is ``timed`` alone (``ranking.timed_alone``).
+    """
     return (
         kernel.status == KernelStatus.NEW
         and not found
-        and not kernel.missing
+        and (timed or not kernel.missing)
         and not far_off_unjudged(kernel)
     )

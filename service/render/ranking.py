@@ -67,6 +67,16 @@ def ranked_kernels(verdict: Verdict) -> list[tuple[KernelVerdict, list[Finding]]
     return [(k, found.get(k.key, [])) for k in ranked]
 
 
+def timed_alone(verdict: Verdict) -> bool:
+    """Whether no kernel of the run is on a roof: a suite of benchmarks timed without work.
+
+    A kernel without a roof is news beside placed ones (it lost its counters); in such a
+    suite every kernel lacks one, and a row each says nothing the first says.
+    """
+    run = [k for k in verdict.kernels if k.status != KernelStatus.MISSING]
+    return bool(run) and all(k.regime is None for k in run)
+
+
 def is_listed(kernel: KernelVerdict, findings: Sequence[Finding]) -> bool:
     """Whether the table lists the kernel (else it counts among the unchanged).
 

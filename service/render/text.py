@@ -35,7 +35,7 @@ from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel, shows_a_baseline
 from service.render.names import ellipsize_middle
-from service.render.ranking import cleared_line, is_listed, ranked_kernels
+from service.render.ranking import cleared_line, is_listed, ranked_kernels, timed_alone
 from service.render.story import no_baseline, time_story
 from service.render.text_figures import FigureRows
 from service.render.text_fit import (
@@ -161,8 +161,10 @@ def kernel_table(verdict: Verdict, width: int | None = None) -> tuple[Table, int
     # The markdown's order and selection, so the row limit cuts the same least important ones.
     listed = [(k, found) for k, found in ranked_kernels(verdict) if is_listed(k, found)]
     # Unplaced kernels past the limit still get a row: the markdown lists every one of them,
-    # and a kernel roofguard cannot judge on the roof is what a reader must not miss.
-    rows = listed[:MAX_ROWS] + [(k, f) for k, f in listed[MAX_ROWS:] if _unplaced(k)]
+    # and a kernel roofguard cannot judge on the roof is what a reader must not miss (unless
+    # the whole suite is timed alone).
+    past = [] if timed_alone(verdict) else listed[MAX_ROWS:]
+    rows = listed[:MAX_ROWS] + [(k, f) for k, f in past if _unplaced(k)]
     names = [clean(kernel.name, NAME_WIDTH) for kernel, _ in rows]
     cells = [_kernel_cells(judged_kernel(k, found), found) for k, found in rows]
     table, hidden = _fitted_grid(names, cells, width)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from service.cli import run
+from service.render.listing import VISIBLE_ROWS
 from service.render.text import MAX_ROWS
 
 COPY_ROW = "copy_kernel,0.001,0,2.854e9,1"  # 2.854 GB in 1 ms: 85.2% of 3.35 TB/s
@@ -67,6 +68,18 @@ def test_the_text_table_lists_the_unplaced_kernels_the_markdown_shows(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("nocounters_kernel"))
     assert "unplaced: no FLOP counts" in row and "≥ 85.2%" in row
     assert "…and 5 more new kernels stored" in text, "placed kernels past the limit are counted"
+
+
+def test_a_suite_timed_alone_gets_the_first_rows_and_a_count_like_any_other(tmp_path):
+    """Every kernel unplaced: 2,000 benchmarks made a 668-row first comment, 2,000 lines."""
+    benches = "".join(f"bench_{i},0.001,1\n" for i in range(MAX_ROWS + 15))
+    report = tmp_path / "run.csv"
+    report.write_text("name,duration_s,launches\n" + benches)
+    markdown, text = (_check(tmp_path, report, fmt) for fmt in ("markdown", "text"))
+    assert markdown.count("| 🆕 | `bench_") == VISIBLE_ROWS
+    assert f"{MAX_ROWS + 15 - VISIBLE_ROWS} more new kernels stored" in markdown
+    assert sum(line.startswith("bench_") for line in text.splitlines()) == MAX_ROWS
+    assert "…and 15 more new kernels stored" in text
 
 
 def test_a_kernel_timed_alone_reads_time_only_on_one_line(tmp_path):
