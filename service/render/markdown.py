@@ -307,6 +307,7 @@ def _base(
         "charts": charts,
         "groups": _groups(verdict),
         "baseline_note": _baseline_note(verdict),
+        "has_baseline": shows_a_baseline(verdict),
         "more": _listed_as(verdict),
         "limit_name": budget.limit_name,
     }
@@ -335,6 +336,7 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             more=_listed_as(verdict),
             notes=_notes(verdict)[:5],
             groups=_groups(verdict),
+            has_baseline=shows_a_baseline(verdict),
         )
     )
     return _hard_cut(_tidy(text), max_chars)

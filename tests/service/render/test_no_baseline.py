@@ -40,6 +40,18 @@ def test_a_run_judged_against_nothing_says_so_and_its_check_is_neutral(empty_db:
     assert verdict.conclusion == "pass"  # the JSON contract keeps the conclusion
 
 
+def test_a_first_run_is_a_roofline_snapshot_without_empty_baseline_columns(
+    empty_db: str,
+) -> None:
+    """Every row read "new | — | (no trend)" under Baseline, Change and Trend, then a footnote."""
+    markdown = render_markdown(Verdict.model_validate_json(check(empty_db, "json")))
+    header = next(line for line in markdown.splitlines() if line.startswith("| | Kernel |"))
+    assert header == (
+        "| | Kernel | GPU time | Time | Regime (binding) | Intensity | % of roof now | Verdict |"
+    )
+    assert "Baseline\\:" not in markdown
+
+
 def test_the_terminal_headline_says_so_too(empty_db: str) -> None:
     head = check(empty_db, "text").splitlines()[0]
     assert head.startswith("roofguard: NOT JUDGED · no baseline yet:") and "nothing judged" in head
