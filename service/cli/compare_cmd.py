@@ -73,9 +73,8 @@ def _render(view: CompareView, fmt: str) -> str:
         return render_json(view.comparison)
     if fmt == "markdown":
         return render_markdown(view.comparison)
-    # A terminal's own width; a pipe's or a log's lines are laid out for 200 columns.
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
-    return render_text(view.comparison, width=width)
+    # A pipe's or a log's lines are laid out for 200 columns.
+    return render_text(view.comparison, width=_terminal_width() or 200)
 
 
 def _side(paths: list[Path], device: str | None, cfg: RoofguardConfig) -> Side:
@@ -106,7 +105,14 @@ def compare_files(
 def _render_runs(comparison: RunComparison, fmt: str) -> str:
     if fmt == "json":
         return runs_json(comparison)
-    return runs_markdown(comparison) if fmt == "markdown" else runs_text(comparison)
+    if fmt == "markdown":
+        return runs_markdown(comparison)
+    return runs_text(comparison, _terminal_width())
+
+
+def _terminal_width() -> int | None:
+    """The terminal's columns; None for a pipe or a log."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def _mode(repo: str | None, files: list[Path], against: list[Path], store_only: bool) -> str:

@@ -33,10 +33,8 @@ from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, no
 from service.render.escape import terminal_text
 from service.render.names import ellipsize_middle
 from service.render.text import clean
-from service.render.text_fit import Column, fitted_or_cropped, natural_table
+from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped, natural_table
 
-#: A pipe's table is laid out this wide: as wide as its cells, nothing wrapped or cropped.
-_ROW_WIDTH = 10_000
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
 _PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -213,7 +211,7 @@ def render(path: Path, run: RunRecord, roof: Roof | None, *, width: int = 200) -
     buffer = io.StringIO()
     text, rows = (
         Console(file=buffer, width=size, color_system=None, highlight=False)
-        for size in (width, _ROW_WIDTH)
+        for size in (width, UNBOUNDED)
     )
     for part in render_run(path, run, roof):
         (rows if isinstance(part, Table) else text).print(part)

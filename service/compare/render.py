@@ -82,7 +82,7 @@ def cell(row: CompareRow) -> Cell:
 
 #: The terminal table's columns; the comparison with the first card and the verdict wrap.
 TEXT_COLUMNS = (
-    Column("kernel"),
+    Column("kernel", folds=True, floor=24),  # a name folds only where the room is short
     Column("card"),
     Column("% of roof", "right"),
     Column("time", "right"),

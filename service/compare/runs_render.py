@@ -7,16 +7,29 @@ terminal drops control characters.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
+
+from rich.console import Console
+from rich.text import Text
 
 from service.compare.runs import KernelChange, RunComparison
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import time_change
 from service.render.labels import ellipsize_middle
+from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped, natural_table
+from service.render.text_fit import Cell as TextCell
 
 #: Kernel names longer than this are cut in the middle in the terminal table.
 NAME_WIDTH = 60
 _HEADERS = ("kernel", "time (base → now)", "% of roof (base → now)", "binding", "status")
+_COLUMNS = (
+    Column(_HEADERS[0], folds=True, floor=24),  # a name folds only where the room is short
+    Column(_HEADERS[1], "right", wraps=True, floor=20),
+    Column(_HEADERS[2], "right", wraps=True, floor=16),
+    Column(_HEADERS[3]),
+    Column(_HEADERS[4], wraps=True, floor=12),
+)
 
 
 @dataclass(frozen=True)
@@ -86,23 +99,29 @@ def _terminal(text: str) -> str:
     return ellipsize_middle(strip_terminal_escapes(text), NAME_WIDTH)
 
 
-def render_text(c: RunComparison) -> str:
-    """A fixed-width table for a terminal or a log."""
-    rows = [_HEADERS] + [
-        (_terminal(r.name), r.time, r.percent, r.binding, r.status)
+def render_text(c: RunComparison, width: int | None = None) -> str:
+    """The table for a terminal ``width`` columns wide, or for a pipe or a log (None).
+
+    A terminal's hides the binding, and says so, where the columns do not fit it; a pipe's
+    is as wide as its cells, one line a kernel.
+    """
+    rows: list[list[TextCell]] = [
+        [Text(_terminal(r.name)), r.time, r.percent, r.binding, r.status]
         for r in (cells(k) for k in c.kernels)
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADERS))]
+    if width is None:
+        table = natural_table(_COLUMNS, rows)
+    else:
+        table = fitted_or_cropped(_COLUMNS, rows, width, ("binding",))
+    buffer = io.StringIO()
+    Console(file=buffer, width=width or UNBOUNDED, color_system=None).print(table)
     lines = [
         f"roofguard compare: {strip_terminal_escapes(c.head)} against "
         f"{strip_terminal_escapes(c.base)}",
         headline(c),
         f"roofs: {c.base_roof} → {c.roof}",
         "",
-    ]
-    lines += [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
+        *(line.rstrip() for line in buffer.getvalue().splitlines()),
     ]
     renamed = [strip_terminal_escapes(line) for line in renamed_lines(c)]
     return "\n".join(lines + (["", *renamed] if renamed else [])) + "\n"

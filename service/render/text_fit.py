@@ -27,6 +27,8 @@ from rich.text import Text
 GUTTER = 3
 
 Cell = str | Text
+#: A console this wide lays a table out as wide as its cells: a pipe's, one line a row.
+UNBOUNDED = 10_000
 
 
 class Column(NamedTuple):

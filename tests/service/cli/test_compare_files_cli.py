@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from service.cli import expand_greedy, run
+from service.cli.compare_cmd import compare_files
+from service.compare.runs_render import render_text as runs_text
+from service.config import RoofguardConfig
 from service.demo.generate import DATA_DIR
 
 COPY = "ncu-csv/brycelelbach_nsightful__copy_blocked.csv"
@@ -169,3 +172,17 @@ def test_a_renamed_kernel_is_compared_with_the_one_whose_work_it_does(tmp_path, 
     text = capsys.readouterr().out
     assert "slower, likely renamed" in text
     assert "likely renamed (the same FLOPs and DRAM bytes): softmax → softmax_v2" in text
+
+
+@pytest.mark.parametrize("width", [None, 90, 120])
+def test_the_table_fits_a_terminal_and_a_pipe_gets_one_line_a_kernel(corpus_dir, width):
+    report = corpus_dir / "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv"
+    found = compare_files([report], [report], device=None, cfg=RoofguardConfig(), threshold=0.05)
+    lines = runs_text(found, width).splitlines()
+    table = lines[lines.index("") + 1 :]
+    rows = [line for line in table if line.startswith(("Initialize", "cutlass"))]
+    if width is None:
+        assert len(rows) == 4 and all(row.endswith("unchanged") for row in rows)
+    else:
+        assert max(map(len, table)) <= width and len(rows) == 4
+        assert sum(line.split()[-1:] == ["unchanged"] for line in table) == 4
