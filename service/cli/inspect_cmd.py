@@ -33,7 +33,7 @@ from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, no
 from service.render.escape import terminal_text
 from service.render.names import ellipsize_middle
 from service.render.text import clean
-from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped, natural_table
+from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
@@ -180,8 +180,6 @@ def kernel_table(run: RunRecord, roof: Roof | None, width: int | None = None) ->
     """
     placements = [place_kernel(kernel, roof) if roof else None for kernel in run.kernels]
     rows = [_row(k, p, roof) for k, p in zip(run.kernels, placements, strict=True)]
-    if width is None:
-        return natural_table(COLUMNS, rows)
     return fitted_or_cropped(COLUMNS, rows, width, SPARE_COLUMNS)
 
 

@@ -17,7 +17,7 @@ from service.compare.runs import KernelChange, RunComparison
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import time_change
 from service.render.labels import ellipsize_middle
-from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped, natural_table
+from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
 from service.render.text_fit import Cell as TextCell
 
 #: Kernel names longer than this are cut in the middle in the terminal table.
@@ -109,10 +109,7 @@ def render_text(c: RunComparison, width: int | None = None) -> str:
         [Text(_terminal(r.name)), r.time, r.percent, r.binding, r.status]
         for r in (cells(k) for k in c.kernels)
     ]
-    if width is None:
-        table = natural_table(_COLUMNS, rows)
-    else:
-        table = fitted_or_cropped(_COLUMNS, rows, width, ("binding",))
+    table = fitted_or_cropped(_COLUMNS, rows, width, ("binding",))
     buffer = io.StringIO()
     Console(file=buffer, width=width or UNBOUNDED, color_system=None).print(table)
     lines = [

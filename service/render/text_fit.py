@@ -69,15 +69,16 @@ def column_extent(column: Column, cells: Sequence[Cell]) -> Extent:
     folding, nothing) and its floor up to its longest line, no more than its cap. A wrapping
     column's header wraps as well: it asks room for its longest word only.
     """
+    each = [text_extent([cell]) for cell in cells]  # every cell measured once
+    header = text_extent([column.header])
     if not (column.wraps or column.folds):
-        line = text_extent([column.header, *cells]).high
+        line = max([header.high, *(cell.high for cell in each)])
         return Extent(line, line)
-    word = max(text_extent(cells).low, text_extent([column.header]).low)
-    line = max(text_extent(cells).high, word)
+    word = max([header.low, *(cell.low for cell in each)])
+    line = max([word, *(cell.high for cell in each)])
     need = 0 if column.folds else word
     high = line if column.cap is None else max(min(line, column.cap), need)
-    lines = tuple(text_extent([cell]).high for cell in cells)
-    return Extent(min(max(need, column.floor), high), high, lines)
+    return Extent(min(max(need, column.floor), high), high, tuple(cell.high for cell in each))
 
 
 def fit_widths(extents: Sequence[Extent], width: int) -> list[int] | None:
@@ -191,13 +192,18 @@ def hidden_note(hidden: Sequence[str], width: int) -> str:
 
 
 def fitted_or_cropped(
-    columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int, spare: Sequence[str]
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    width: int | None,
+    spare: Sequence[str],
 ) -> Table:
-    """``fitted_hiding``'s table, captioned with what it hides.
+    """``fitted_hiding``'s table, captioned with what it hides; a pipe's (None) as it is.
 
     When even hiding every one of ``spare`` does not fit, that table as wide as its cells:
     the console crops it, the last resort.
     """
+    if width is None:
+        return natural_table(columns, rows)
     found = fitted_hiding(columns, rows, width, spare)
     if found is None:
         found = natural_table(*without(columns, rows, spare)), tuple(spare)

@@ -114,6 +114,7 @@ def test_a_wrapping_column_has_a_floor_a_cap_and_never_splits_a_word():
     assert column_extent(Column("v", wraps=True, floor=18, cap=32), cells)[:2] == (18, 32)
     assert column_extent(Column("v", wraps=True, floor=4, cap=10), cells)[:2] == (15, 15)
     assert column_extent(Column("v", wraps=True, floor=14), ["—"])[:2] == (1, 1)
+    assert column_extent(Column("v", wraps=True), [])[:2] == (1, 1)  # no rows: the header
 
 
 def test_a_folding_column_may_break_inside_a_word_down_to_its_floor():
