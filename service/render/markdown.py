@@ -296,6 +296,7 @@ def _base(
 ) -> dict[str, Any]:
     """What every rendering of ``verdict`` shares, whichever kernels it keeps."""
     footer, charts = _links(links)
+    has_baseline = shows_a_baseline(verdict)
     return {
         "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
         "v": _headline(verdict),
@@ -306,17 +307,15 @@ def _base(
         "links": footer,
         "charts": charts,
         "groups": _groups(verdict),
-        "baseline_note": _baseline_note(verdict),
-        "has_baseline": shows_a_baseline(verdict),
+        "baseline_note": _baseline_note(verdict) if has_baseline else "",
+        "has_baseline": has_baseline,
         "more": _listed_as(verdict),
         "limit_name": budget.limit_name,
     }
 
 
 def _baseline_note(verdict: Verdict) -> str:
-    """The tables' footnote on their baselines; none when no row states one."""
-    if not shows_a_baseline(verdict):
-        return ""
+    """The tables' footnote on their baselines (where a row states one), and the trend's mark."""
     return escape_text(BASELINE_NOTE + runner_legend(verdict), limit=TEXT_LIMIT)
 
 

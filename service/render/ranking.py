@@ -67,6 +67,11 @@ def ranked_kernels(verdict: Verdict) -> list[tuple[KernelVerdict, list[Finding]]
     return [(k, found.get(k.key, [])) for k in ranked]
 
 
+def unplaced(kernel: KernelVerdict) -> bool:
+    """A kernel of the run (not a missing one) that is on no roof."""
+    return kernel.regime is None and kernel.status != KernelStatus.MISSING
+
+
 def timed_alone(verdict: Verdict) -> bool:
     """Whether no kernel of the run is on a roof: a suite of benchmarks timed without work.
 
@@ -74,7 +79,7 @@ def timed_alone(verdict: Verdict) -> bool:
     suite every kernel lacks one, and a row each says nothing the first says.
     """
     run = [k for k in verdict.kernels if k.status != KernelStatus.MISSING]
-    return bool(run) and all(k.regime is None for k in run)
+    return bool(run) and all(unplaced(k) for k in run)
 
 
 def is_listed(kernel: KernelVerdict, findings: Sequence[Finding]) -> bool:

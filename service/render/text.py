@@ -35,7 +35,13 @@ from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel, shows_a_baseline
 from service.render.names import ellipsize_middle
-from service.render.ranking import cleared_line, is_listed, ranked_kernels, timed_alone
+from service.render.ranking import (
+    cleared_line,
+    is_listed,
+    ranked_kernels,
+    timed_alone,
+    unplaced,
+)
 from service.render.story import no_baseline, time_story
 from service.render.text_figures import FigureRows
 from service.render.text_fit import (
@@ -130,10 +136,6 @@ def _verdict_cell(kernel: KernelVerdict, found: Sequence[Finding]) -> Text:
     return Text(verdict_words(found), style=_STYLE[top.severity], overflow="fold")
 
 
-def _unplaced(kernel: KernelVerdict) -> bool:
-    return kernel.regime is None and kernel.status != KernelStatus.MISSING
-
-
 #: The kernel table's columns after the name. Where the terminal lacks the room for every
 #: cell on one line, the wrapping ones are capped: a long cell wraps inside its column.
 _KERNEL_COLUMNS = (
@@ -164,7 +166,7 @@ def kernel_table(verdict: Verdict, width: int | None = None) -> tuple[Table, int
     # and a kernel roofguard cannot judge on the roof is what a reader must not miss (unless
     # the whole suite is timed alone).
     past = [] if timed_alone(verdict) else listed[MAX_ROWS:]
-    rows = listed[:MAX_ROWS] + [(k, f) for k, f in past if _unplaced(k)]
+    rows = listed[:MAX_ROWS] + [(k, f) for k, f in past if unplaced(k)]
     names = [clean(kernel.name, NAME_WIDTH) for kernel, _ in rows]
     cells = [_kernel_cells(judged_kernel(k, found), found) for k, found in rows]
     table, hidden = _fitted_grid(names, cells, width)
