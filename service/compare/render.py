@@ -12,7 +12,7 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jinja2
 from matplotlib.figure import Figure
@@ -219,10 +219,20 @@ def _point(
     return KernelPoint(name, flops / dram, flops / time_s, share, level.work.precision(roof))
 
 
-def _points(card: Card, names: dict[str, str]) -> list[KernelPoint]:
+def card_points(view: CompareView, card: Card, names: dict[str, str]) -> list[KernelPoint]:
+    """The card's kernels as chart points; those that did not keep up there flagged.
+
+    ``names``: each kernel name's chart label. Flagged points are named first on a chart of
+    more kernels than it names.
+    """
+    rows = view.comparison.rows
+    behind = {r.kernel for r in rows if r.device == card.label and r.keeping == "not-kept-up"}
     total = sum(level.time_s for level in card.levels.values())
-    found = (_point(lv, card.roof, names[lv.name], lv.time_s, total) for lv in card.levels.values())
-    return [p for p in found if p is not None]
+    found = (
+        (_point(lv, card.roof, names[lv.name], lv.time_s, total), key)
+        for key, lv in card.levels.items()
+    )
+    return [replace(p, flagged=key in behind) for p, key in found if p is not None]
 
 
 def device_charts(view: CompareView, keys: Sequence[str] | None = None) -> list[tuple[str, Figure]]:
@@ -236,7 +246,8 @@ def device_charts(view: CompareView, keys: Sequence[str] | None = None) -> list[
     charts = []
     for card in cards:
         title = f"{card.label} ({card.roof.source})"
-        charts.append((card.label, roofline_chart(card.roof, _points(card, names), title=title)))
+        points = card_points(view, card, names)
+        charts.append((card.label, roofline_chart(card.roof, points, title=title)))
     if view.target is not None:
         charts.append((view.target.device, _forecast_chart(view, cards, names)))
     return charts

@@ -15,7 +15,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import matplotlib
 
@@ -27,7 +27,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from collectors.schema import RunRecord
-from rules import KernelVerdict, Placement, Roof, percent_of_resource
+from rules import KernelStatus, KernelVerdict, Placement, Roof, percent_of_resource
+from service.render.chart_focus import named_kernels, named_note
 from service.render.labels import place_labels, short_names
 from service.render.no_flops import NoFlopsMark, draw_no_flops
 from service.render.roof_lines import draw_roofs, log_axes, used_precisions, x_span, y_span
@@ -38,6 +39,9 @@ ImageFormat = Literal["svg", "png"]
 _MARKER_AREA = (20.0, 400.0)  # points^2 for time share 0 and 1
 #: Relative move in intensity or FLOP/s below which no baseline arrow is drawn (unchanged).
 ARROW_MIN_CHANGE = 0.01
+#: Marker areas (points^2) of the kernels a chart draws but does not name are rounded to
+#: this step (``_draw_points``).
+UNNAMED_AREA_STEP = 10.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class KernelPoint:
         bandwidth_percent: For a kernel that moves bytes but does no FLOPs (a copy, a memset):
             its percent of the bandwidth roof, drawn on the chart's zero-FLOP strip instead of
             on the log-log axes (where zero FLOP/s has no place).
+        flagged: Whether its verdict flags it (regressed or suspect): a chart of more kernels
+            than it names names these first (``service.render.chart_focus``).
     """
 
     name: str
@@ -66,6 +72,7 @@ class KernelPoint:
     baseline: tuple[float, float] | None = None
     baseline_precision: str | None = None
     bandwidth_percent: float | None = None
+    flagged: bool = False
 
     @property
     def on_roof(self) -> bool:
@@ -133,14 +140,37 @@ def _moved(before: tuple[float, float], after: tuple[float, float]) -> bool:
     return any(abs(a / b - 1.0) > ARROW_MIN_CHANGE for a, b in zip(after, before, strict=True) if b)
 
 
-def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint]) -> None:
+def _scatter(ax: Axes, kernels: Sequence[KernelPoint], sizes: Any, gid: str) -> None:
     xs = [k.intensity for k in kernels]
     ys = [k.achieved_flop_per_s for k in kernels]
-    scatter = ax.scatter(xs, ys, s=_marker_sizes(kernels), color="#333333", alpha=0.75, zorder=3)
-    scatter.set_gid("kernels")
+    scatter = ax.scatter(xs, ys, s=sizes, color="#333333", alpha=0.75, zorder=3)
+    scatter.set_gid(gid)
+
+
+def _draw_points(ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint]) -> None:
+    """The points of the kernels not named (``kernels:<area>``), then the named (``kernels``).
+
+    The others' marker areas are rounded to ``UNNAMED_AREA_STEP``, one scatter per area:
+    an SVG then defines each marker once and places it (``<use>``), where a marker of its own
+    for each of 2,000 points took 1.5 MB.
+    """
+    shown = {id(k) for k in named}
+    others = [k for k in kernels if id(k) not in shown]
+    areas = np.round(_marker_sizes(others) / UNNAMED_AREA_STEP) * UNNAMED_AREA_STEP
+    for area in np.unique(areas):
+        group = [k for k, a in zip(others, areas, strict=True) if a == area]
+        _scatter(ax, group, float(area), f"kernels:{area:.0f}")
+    _scatter(ax, named, _marker_sizes(named), "kernels")
+
+
+def _draw_kernels(
+    ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint] | None = None
+) -> None:
+    """Every kernel's point; the ``named`` ones' (default: all) arrows from their baselines."""
+    _draw_points(ax, kernels, kernels if named is None else named)
     moved = [
         k
-        for k in kernels
+        for k in (kernels if named is None else named)
         if k.baseline and _moved(k.baseline, (k.intensity, k.achieved_flop_per_s))
     ]
     if moved:  # hollow: where the kernel was, the arrow's tail
@@ -211,12 +241,14 @@ def roofline_chart(
     ax = fig.add_subplot(grid[0, 1]) if grid is not None else fig.add_subplot()
     log_axes(ax)
     framed = _frame(ax, roof, on_roof, drawn_tiers)
+    named = _named(ax, kernels)
     if on_roof:
-        _draw_kernels(ax, on_roof)
-        _label_kernels(ax, fig, on_roof)
+        _draw_kernels(ax, on_roof, [k for k in named if k.on_roof])
+        _label_kernels(ax, fig, on_roof, [k for k in named if k.on_roof])
     if grid is not None:
         marks = [NoFlopsMark(k.name, k.bandwidth_percent or 0.0, k.time_share) for k in no_flops]
-        draw_no_flops(fig.add_subplot(grid[0, 0]), marks, short_names([k.name for k in no_flops]))
+        short = short_names([k.name for k in named if not k.on_roof])
+        draw_no_flops(fig.add_subplot(grid[0, 0]), marks, short)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("achieved FLOP/s")
     ax.set_title(title or roof.label, parse_math=False)
@@ -226,32 +258,76 @@ def roofline_chart(
     return fig
 
 
-def _label_kernels(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> None:
+def _named(ax: Axes, kernels: Sequence[KernelPoint]) -> list[KernelPoint]:
+    """The kernels the chart names (``chart_focus``); a note in its corner when not all."""
+    chosen = named_kernels([k.flagged for k in kernels], [k.time_share for k in kernels])
+    if len(chosen) < len(kernels):  # top left: above the bandwidth roof, where none can be
+        note = named_note(len(kernels))
+        ax.text(0.01, 0.99, note, transform=ax.transAxes, va="top", fontsize="small", gid="named")
+    return [k for i, k in enumerate(kernels) if i in chosen]
+
+
+def _label_kernels(
+    ax: Axes, fig: Figure, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint]
+) -> None:
+    """Name the ``named`` of ``kernels`` beside their points, most important first.
+
+    Where the chart names fewer than it draws, the other points are obstacles too, and a
+    name that finds no free place is left out unless its kernel is flagged.
+    """
     fig.canvas.draw()  # fixes the axes limits so data -> pixel transforms are final
-    pixels = ax.transData.transform([(k.intensity, k.achieved_flop_per_s) for k in kernels])
-    anchors = pixels * 72.0 / fig.dpi
-    order = np.argsort([-k.time_share for k in kernels], kind="stable")
-    short = short_names([k.name for k in kernels])  # CUTLASS names would run off the figure
-    names = [short[kernels[i].name] for i in order]
-    radii = np.sqrt(_marker_sizes(kernels)[order]) / 2
+    order = sorted(range(len(named)), key=lambda i: (not named[i].flagged, -named[i].time_share))
+    ranked = [named[i] for i in order]
+    short = short_names([k.name for k in ranked])  # CUTLASS names would run off the figure
+    names = [short[k.name] for k in ranked]
+    crowded = len(named) < len(kernels)
+    shown = {id(k) for k in named}
+    others = [k for k in kernels if id(k) not in shown] if crowded else []
     box = ax.get_window_extent()
-    bounds = (box.x0, box.y0, box.x1, box.y1)
     offsets = place_labels(
-        anchors[order], names, fontsize=8.0, radii=list(radii), bounds=_points(bounds, fig.dpi)
+        _anchors(ax, fig, ranked),
+        names,
+        fontsize=8.0,
+        radii=list(np.sqrt(_marker_sizes(ranked)) / 2),
+        bounds=_points((box.x0, box.y0, box.x1, box.y1), fig.dpi),
+        optional=[crowded and not k.flagged for k in ranked],
+        obstacles=_marker_boxes(ax, fig, others),
     )
-    for name, (i, offset) in zip(names, zip(order, offsets, strict=True), strict=True):
-        k = kernels[i]
-        text = ax.annotate(
-            name,
-            xy=(k.intensity, k.achieved_flop_per_s),
-            xytext=offset,
-            textcoords="offset points",
-            fontsize=8,
-            va="center",
-            ha="left" if offset[0] >= 0 else "right",
-            parse_math=False,  # names are data: `$x$` in a name is not math text
-        )
-        text.set_gid(f"label:{k.name}")
+    for name, k, offset in zip(names, ranked, offsets, strict=True):
+        if offset is not None:
+            _annotate(ax, k, name, offset)
+
+
+def _anchors(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> npt.NDArray[Any]:
+    """The kernels' points in display points (the unit labels are placed in)."""
+    if not kernels:
+        return np.zeros((0, 2))
+    xy = [(k.intensity, k.achieved_flop_per_s) for k in kernels]
+    return np.asarray(ax.transData.transform(xy), dtype=float) * 72.0 / fig.dpi
+
+
+def _marker_boxes(
+    ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]
+) -> list[tuple[float, float, float, float]]:
+    radii = np.sqrt(_marker_sizes(kernels)) / 2
+    return [
+        (x - r, y - r, x + r, y + r)
+        for (x, y), r in zip(_anchors(ax, fig, kernels), radii, strict=True)
+    ]
+
+
+def _annotate(ax: Axes, kernel: KernelPoint, name: str, offset: tuple[float, float]) -> None:
+    text = ax.annotate(
+        name,
+        xy=(kernel.intensity, kernel.achieved_flop_per_s),
+        xytext=offset,
+        textcoords="offset points",
+        fontsize=8,
+        va="center",
+        ha="left" if offset[0] >= 0 else "right",
+        parse_math=False,  # names are data: `$x$` in a name is not math text
+    )
+    text.set_gid(f"label:{kernel.name}")
 
 
 def _points(
@@ -295,11 +371,18 @@ def run_points(
         point = KernelPoint.from_placement(
             k.key, placements[k.key], time_share=k.duration_s / total, baseline=baseline.get(k.key)
         )
-        if point is not None and point.baseline is None and k.key in judged:
-            point = with_judged_baseline(point, judged[k.key])
+        if point is not None and k.key in judged:
+            point = judged_point(point, judged[k.key])
         if point is not None:
             points.append(point)
     return points
+
+
+def judged_point(point: KernelPoint, kernel: KernelVerdict) -> KernelPoint:
+    """``point`` flagged as its verdict flags it, with a baseline where it has none."""
+    flagged = kernel.status in (KernelStatus.REGRESSED, KernelStatus.SUSPECT)
+    point = replace(point, flagged=flagged)
+    return with_judged_baseline(point, kernel) if point.baseline is None else point
 
 
 def with_judged_baseline(point: KernelPoint, kernel: KernelVerdict) -> KernelPoint:

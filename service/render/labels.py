@@ -17,6 +17,8 @@ from service.render import names
 #: Candidate offsets in points (dx, dy): right, left, above, below, diagonals, then further out.
 _DIRECTIONS = ((1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.5), (0, -1.5))
 _RADII = (6.0, 14.0, 24.0, 36.0, 50.0)
+#: An optional label tries the nearest this many of ``_RADII`` only.
+_OPTIONAL_RADII = 2
 _CHAR_WIDTH = 0.6  # of the font size, for the average glyph
 #: Kernel names longer than this are cut in the middle on charts: CUTLASS names run to
 #: hundreds of characters and would run off the figure.
@@ -81,11 +83,17 @@ def _choose(
     fontsize: float,
     boxes: npt.NDArray[np.float64],
     bounds: tuple[float, float, float, float] | None,
-) -> tuple[float, float]:
-    """The first candidate inside ``bounds`` that overlaps nothing, else the first inside."""
+) -> tuple[tuple[float, float], bool]:
+    """The first candidate inside ``bounds`` that overlaps nothing, else the first inside.
+
+    And whether it is free (overlaps nothing).
+    """
     inside = [c for c in candidates if _inside(label_box(anchor, c, text, fontsize), bounds)]
     free = (c for c in inside if not _overlaps(label_box(anchor, c, text, fontsize), boxes))
-    return next(free, inside[0] if inside else candidates[-1])
+    found = next(free, None)
+    if found is not None:
+        return found, True
+    return (inside[0] if inside else candidates[-1]), False
 
 
 def _point_boxes(
@@ -101,7 +109,9 @@ def place_labels(
     fontsize: float,
     radii: Sequence[float] | None = None,
     bounds: tuple[float, float, float, float] | None = None,
-) -> list[tuple[float, float]]:
+    optional: Sequence[bool] | None = None,
+    obstacles: Sequence[tuple[float, float, float, float]] = (),
+) -> list[tuple[float, float] | None]:
     """Offsets in points, one per label, chosen greedily so that boxes do not overlap.
 
     Args:
@@ -111,23 +121,33 @@ def place_labels(
         radii: Marker radius of each point in points (labels keep clear of every marker).
         bounds: (x0, y0, x1, y1) in points that every label should stay inside (the axes),
             so a label near the right edge goes to the left of its point.
+        optional: Per label, whether to leave it out (None) where no candidate near its
+            point is free.
+        obstacles: More boxes to keep clear of (the markers of points without a label).
 
     Returns:
         One (dx, dy) per label. When no candidate is free (a crowded chart), the nearest one
-        inside ``bounds`` is used (else the farthest), so every label is still drawn.
+        inside ``bounds`` is used (else the farthest), so every label that is not optional
+        is still drawn.
     """
     anchors = np.asarray(anchors, dtype=float)
     marker_radii = np.full(len(anchors), 4.0) if radii is None else np.asarray(radii, dtype=float)
-    placed = _point_boxes(anchors, marker_radii)
-    offsets: list[tuple[float, float]] = []
+    placed = [*_point_boxes(anchors, marker_radii), *obstacles]
+    skippable = [False] * len(anchors) if optional is None else list(optional)
+    offsets: list[tuple[float, float] | None] = []
     candidates = [(dx * r, dy * r) for r in _RADII for dx, dy in _DIRECTIONS]
-    for anchor, text, radius in zip(anchors, texts, marker_radii, strict=True):
+    for anchor, text, radius, skip in zip(anchors, texts, marker_radii, skippable, strict=True):
         # Offsets start at the marker's edge, so big markers push their labels out.
         shifted = [
             (dx + float(np.sign(dx)) * radius, dy + float(np.sign(dy)) * radius)
             for dx, dy in candidates
         ]
-        chosen = _choose(anchor, shifted, text, fontsize, np.array(placed), bounds)
+        if skip:  # far from its point, a name among many does not say whose it is
+            shifted = shifted[: len(_DIRECTIONS) * _OPTIONAL_RADII]
+        chosen, free = _choose(anchor, shifted, text, fontsize, np.array(placed), bounds)
+        if skip and not free:
+            offsets.append(None)
+            continue
         placed.append(label_box(anchor, chosen, text, fontsize))
         offsets.append(chosen)
     return offsets

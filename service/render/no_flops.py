@@ -29,7 +29,10 @@ _MARKER_AREA = (20.0, 400.0)  # points^2 for time share 0 and 1, as on the main 
 
 
 def draw_no_flops(ax: Axes, kernels: Sequence[NoFlopsMark], short: Mapping[str, str]) -> None:
-    """Markers at x = 0, y = percent of the bandwidth roof; marker area grows with time share."""
+    """Markers at x = 0, y = percent of the bandwidth roof; marker area grows with time share.
+
+    Only the kernels ``short`` names get a label (a chart names a few dozen at most).
+    """
     ax.set_gid("no-flops")
     percents = [k.percent for k in kernels]
     shares = np.clip(np.array([k.time_share for k in kernels], dtype=float), 0.0, 1.0)
@@ -45,8 +48,10 @@ def draw_no_flops(ax: Axes, kernels: Sequence[NoFlopsMark], short: Mapping[str, 
     ax.set_ylabel("% of bandwidth roof")
     ax.grid(True, axis="y", alpha=0.3)
     for k, percent in zip(kernels, percents, strict=True):
+        if k.name not in short:
+            continue
         label = ax.annotate(
-            f"{short.get(k.name, k.name)} {percent:.0f}%",
+            f"{short[k.name]} {percent:.0f}%",
             xy=(0.0, percent),
             xytext=(6, 0),
             textcoords="offset points",

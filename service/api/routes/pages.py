@@ -32,7 +32,7 @@ from service.digest.model import DigestOptions
 from service.digest.shared import with_setups
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart, with_judged_baseline
+from service.render.charts import KernelPoint, figure_bytes, judged_point, roofline_chart
 from service.render.digest_shared import shared_move_rows
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
@@ -47,8 +47,6 @@ from service.store.queries import RunSummary, get_run, list_findings, list_runs,
 
 router = APIRouter(include_in_schema=False)
 
-#: The roofline chart labels this many kernels at most (the largest time shares).
-CHART_KERNELS = 40
 #: The run page lists this many kernels (worst first); the API has them all.
 PAGE_KERNELS = 500
 SEARCH_LIMIT = 200
@@ -72,16 +70,15 @@ def _with_tooltips(svg: Markup, labels: dict[str, str]) -> Markup:
 
 
 def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:
-    """The run on its roof: the kernels with the largest time shares, labelled by name."""
+    """The run on its roof: every kernel; the flagged and the longest named (``chart_focus``)."""
     placements = outcome.placements
-    kernels = sorted(outcome.verdict.kernels, key=lambda k: -k.time_share)[:CHART_KERNELS]
+    kernels = [k for k in outcome.verdict.kernels if k.key in placements]
     labels = short_names([k.name for k in kernels])
     points = [
         (KernelPoint.from_placement(labels[k.name], placements[k.key], time_share=k.time_share), k)
         for k in kernels
-        if k.key in placements
     ]
-    drawn = [with_judged_baseline(p, k) for p, k in points if p is not None]
+    drawn = [judged_point(p, k) for p, k in points if p is not None]
     return roofline_chart(outcome.roof, drawn), labels
 
 

@@ -14,7 +14,8 @@ from device_fleet import KERNELS, REPO, Work, datasheet, nights, store
 
 from service.cli import run
 from service.compare.build import CompareRequest, compare_history
-from service.compare.render import render_text
+from service.compare.cards import CompareView
+from service.compare.render import card_points, render_text
 from service.config import RoofguardConfig
 from service.store.db import open_store, session_scope
 
@@ -195,21 +196,37 @@ def test_a_kernel_the_first_card_never_ran_is_not_the_first_card(tmp_path, capsy
     assert code == 0 and "(the first card)" not in text
 
 
-@pytest.mark.parametrize(
-    ("width", "hidden"), [(200, ""), (90, "runs"), (70, "runs, binding, time")]
-)
-def test_the_text_table_fits_the_terminal_and_names_what_it_hides(db, width, hidden) -> None:
+def stored_view(db: str) -> CompareView:
+    """The repository's cross-card view, as the command builds it."""
     engine = open_store(db)
     try:
         with session_scope(engine, readonly=True) as session:
-            view = compare_history(
+            return compare_history(
                 session=session, request=CompareRequest(REPO), config=RoofguardConfig()
             )
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("width", "hidden"), [(200, ""), (90, "runs"), (70, "runs, binding, time")]
+)
+def test_the_text_table_fits_the_terminal_and_names_what_it_hides(db, width, hidden) -> None:
+    view = stored_view(db)
     text = render_text(view.comparison, width=width)
     table = text[text.index("kernel") :].splitlines()
     assert max(map(len, table)) <= width
     words = set(" ".join(table).split())
     assert {"gemm", "H100-SXM5", "did", "not", "keep", "up", "kept", "predict"} <= words
     assert (f"{hidden} hidden to fit {width} columns" in text) == bool(hidden)
+
+
+def test_the_charts_flag_the_kernels_that_did_not_keep_up(db: str) -> None:
+    """A chart of more kernels than it names names these first (``service.render.chart_focus``)."""
+    view = stored_view(db)
+    names = {lv.name: lv.name for card in view.cards for lv in card.levels.values()}
+    flagged = {
+        card.label: {p.name for p in card_points(view, card, names) if p.flagged}
+        for card in view.cards
+    }
+    assert flagged == {A100: set(), H100: {"gemm"}}
