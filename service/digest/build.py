@@ -45,6 +45,7 @@ from service.digest.tables import (
     sparklines,
     with_timed_devices,
 )
+from service.digest.unmeasured import unmeasured_devices
 from service.digest.workers import Workers
 from service.store.digestread import DIGEST_READ_COLUMNS
 from service.store.memory import give_back_freed
@@ -285,6 +286,7 @@ def _with_time(
             "vanished": vanished,
             "measurements": max(digest.measurements, len(timed)),
             "devices": with_timed_devices(digest.devices, timed, **period),
+            "unmeasured": unmeasured_devices(timed, start=digest.start),
         }
     )
 

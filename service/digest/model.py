@@ -16,6 +16,7 @@ from rules import Regime
 from rules.stats import ChangePointOptions
 from service.digest.devices import GATE_WINDOW, DeviceChange
 from service.digest.sharedmove import SharedMove
+from service.digest.unmeasured import UnmeasuredDevice
 
 
 class DigestOptions(BaseModel):
@@ -320,6 +321,8 @@ class Digest(BaseModel):
             the card before it in percent of roof (``service.digest.devices``).
         shared_moves: Nights on which many kernels of a device moved together (a runner, a
             driver or a toolchain, rarely each kernel's code).
+        unmeasured: Devices with nightly runs before the period and none in it, that no card
+            took over from (``service.digest.unmeasured``): their kernels are not judged.
     """
 
     repo: str | None
@@ -340,6 +343,7 @@ class Digest(BaseModel):
     devices: list[DeviceSummary]
     device_changes: list[DeviceChange] = Field(default_factory=list)
     shared_moves: list[SharedMove] = Field(default_factory=list)
+    unmeasured: list[UnmeasuredDevice] = Field(default_factory=list)
 
     @property
     def headline(self) -> str:
@@ -369,6 +373,8 @@ class Digest(BaseModel):
             )
         if self.device_changes:  # a new card is no quiet week
             parts.insert(0, _count(len(self.device_changes), "device change"))
+        if self.unmeasured:  # nor is a card that ran nothing
+            parts.insert(0, _count(len(self.unmeasured), "device", "devices") + " not measured")
         return ", ".join(parts)
 
 

@@ -46,3 +46,16 @@ def _row(c: DeviceChange, esc: Callable[[str], str]) -> dict[str, Any]:
 def device_change_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any]]:
     """One row per device change of ``digest``, with the kernels that did not keep up."""
     return [_row(c, esc) for c in digest.device_changes]
+
+
+def unmeasured_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, str]]:
+    """One row per device the period did not measure: its last night, commit and kernels."""
+    return [
+        {
+            "device": esc(u.device),
+            "last_night": u.last_night.strftime("%Y-%m-%d"),
+            "commit": u.last_commit[:8],
+            "kernels": f"{u.kernels:,}",
+        }
+        for u in digest.unmeasured
+    ]

@@ -1,0 +1,77 @@
+"""A device that ran no nightly run in the period is named, not read as a quiet week.
+
+Before, the digest of a week in which a card's runner was down listed nothing for it: its
+kernels dropped out of every section, and a week in which nothing ran at all read
+"0 regressions" like a quiet one.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from device_fleet import FIRST, REPO, datasheet, nights, store
+
+from service.digest.build import build_digest
+from service.render.digest_render import render_digest_html, render_digest_markdown
+from service.store.db import open_store, session_scope
+from service.store.history import nightly_history
+
+A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
+
+
+def history(tmp_path, *cards: tuple[str, int, int]):
+    """The nightly history of ``cards``: (card, first night, nights) each."""
+    engine = open_store(f"sqlite:///{tmp_path / 'history.db'}")
+    try:
+        for card, first, count in cards:
+            store(engine, nights(card, count, start=first), datasheet(card))
+        with session_scope(engine, readonly=True) as session:
+            return nightly_history(
+                session=session, repo=REPO, start=FIRST, end=FIRST + timedelta(days=60)
+            )
+    finally:
+        engine.dispose()
+
+
+def week(frame, first_day: int):
+    start = FIRST + timedelta(days=first_day)
+    return build_digest(frame, start=start, end=start + timedelta(days=7), repo=REPO)
+
+
+def test_a_card_whose_runner_stopped_is_named_with_its_last_night(tmp_path) -> None:
+    frame = history(tmp_path, (A100, 0, 30), (H100, 0, 20))  # the H100 stops after night 19
+    digest = week(frame, 23)
+    [silent] = digest.unmeasured
+    assert (silent.device, silent.last_commit, silent.kernels) == (H100, "n0019", 2)
+    assert silent.last_night == FIRST + timedelta(days=19)
+    assert digest.headline.startswith("1 device not measured, 0 time regressions")
+    assert [d.device for d in digest.devices] == [A100]
+    markdown = render_digest_markdown(digest)
+    assert "## Devices not measured" in markdown
+    assert "| `H100-SXM5` | 2026-02-20 | `n0019` | 2 |" in markdown
+    html = render_digest_html(digest)
+    assert '<table id="unmeasured">' in html and "<code>H100-SXM5</code>" in html
+    assert json.loads(digest.model_dump_json())["unmeasured"][0]["device"] == H100
+
+
+def test_a_week_in_which_nothing_ran_names_every_card(tmp_path) -> None:
+    frame = history(tmp_path, (A100, 0, 20), (H100, 0, 20))
+    digest = week(frame, 30)
+    assert [u.device for u in digest.unmeasured] == [A100, H100]
+    assert not digest.devices and not digest.regressions
+    assert digest.headline.startswith("2 devices not measured, ")
+
+
+def test_a_card_another_took_over_from_is_a_device_change_not_a_silence(tmp_path) -> None:
+    frame = history(tmp_path, (A100, 0, 20), (H100, 20, 20))
+    assert not week(frame, 21).unmeasured  # the week of the swap
+    assert not week(frame, 30).unmeasured  # and the weeks after it
+
+
+def test_a_week_with_every_card_measured_names_none(tmp_path) -> None:
+    frame = history(tmp_path, (A100, 0, 30), (H100, 0, 30))
+    digest = week(frame, 23)
+    assert digest.unmeasured == []
+    assert "not measured" not in digest.headline
+    assert "Devices not measured" not in render_digest_markdown(digest)
