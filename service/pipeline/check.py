@@ -27,6 +27,7 @@ from rules import (
     with_profile_changes,
 )
 from service.config import RoofguardConfig
+from service.pipeline.agenote import age_noted
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
@@ -133,7 +134,7 @@ def check_run(
         cross_device=device_baseline(session, run, config, placements, rows, merge_base),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
-    judged = _merge_base_noted(judged, rows, merge_base, config.base_branch)
+    judged = _baseline_noted(judged, rows, run, merge_base, config.base_branch)
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != stored.run_id]
     judged = runner_noted(session, judged, run, baseline_runs, rows.frame)
     verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
@@ -227,6 +228,13 @@ def _levels_run(run: RunRecord, history: pd.DataFrame, stored: IngestResult) -> 
     if history.empty:
         return None
     return int(history["run_id"].iloc[int(history["timestamp"].argmax())])
+
+
+def _baseline_noted(
+    verdict: Verdict, rows: Baseline, run: RunRecord, merge_base: MergeBase | None, branch: str
+) -> Verdict:
+    """The verdict with the notes on where its baseline stops and how old its newest run is."""
+    return age_noted(_merge_base_noted(verdict, rows, merge_base, branch), rows, run, merge_base)
 
 
 def _merge_base_noted(
