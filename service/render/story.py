@@ -12,8 +12,12 @@ from rules import TIME_MEASURE, KernelStatus, KernelVerdict, Verdict, new_runner
 from service.render.bindings import rebound
 from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text, shorten
-from service.render.figures import time_change
+from service.render.figures import fmt_ratio, fmt_seconds, time_change
 from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct
+
+#: Kernels missing or new that hold this share of the baseline's GPU time or more are named
+#: beside it (``other_kernels``): below it, the totals still compare like with like.
+SET_CHANGE_SHARE = 0.05
 
 
 def largest_slowdown(verdict: Verdict) -> KernelVerdict | None:
@@ -88,6 +92,33 @@ def _beyond_shared(verdict: Verdict, numbers: Mapping[str, Any]) -> str:
     return f"{shorten(name, NAME_LIMIT)} {change:+.1%}{more}"
 
 
+def other_kernels(verdict: Verdict, baseline_s: float) -> str:
+    """What the GPU time compares when kernels missing or new hold much of it, else "".
+
+    ``, not the same kernels: 1,000 missing (20.2 ms at baseline); 1.00× over the 1,000 in
+    both`` where they hold ``SET_CHANGE_SHARE`` of the baseline's time or more. The GPU time
+    compares the run's total with its baseline's: when half the suite did not run (a
+    benchmark binary that crashed midway), it read as a 2x speed-up.
+    """
+    by_status: dict[KernelStatus, list[KernelVerdict]] = {}
+    for kernel in verdict.kernels:
+        by_status.setdefault(kernel.status, []).append(kernel)
+    missing = by_status.pop(KernelStatus.MISSING, [])
+    new = by_status.pop(KernelStatus.NEW, [])
+    gone = sum(baseline_time(k.baseline) or 0.0 for k in missing)
+    added = sum(k.time_s for k in new)
+    if max(gone, added) < SET_CHANGE_SHARE * baseline_s:
+        return ""
+    said = [f"{len(missing):,} missing ({fmt_seconds(gone)} at baseline)"] if missing else []
+    said += [f"{len(new):,} new ({fmt_seconds(added)})"] if new else []
+    both = [k for kernels in by_status.values() for k in kernels if baseline_time(k.baseline)]
+    before = sum(baseline_time(k.baseline) or 0.0 for k in both)
+    if both and before > 0:
+        ratio = sum(k.time_s for k in both) / before
+        said.append(f"{fmt_ratio(ratio)} over the {len(both):,} in both")
+    return ", not the same kernels: " + "; ".join(said)
+
+
 def time_story(verdict: Verdict, *, code: bool = True) -> str:
     """What got how much slower and why, in one line (markdown when ``code``, else plain)."""
 
@@ -99,7 +130,8 @@ def time_story(verdict: Verdict, *, code: bool = True) -> str:
     if across:
         parts.append(esc(across))
     elif verdict.baseline is not None and verdict.baseline.time_s:
-        parts.append(esc(f"GPU time {time_change(verdict.time_s, verdict.baseline.time_s)}"))
+        total = time_change(verdict.time_s, verdict.baseline.time_s)
+        parts.append(esc(f"GPU time {total}{other_kernels(verdict, verdict.baseline.time_s)}"))
     kernel = largest_slowdown(verdict)
     if kernel is not None and kernel.baseline is not None:
         # Cut like the markdown's: a CUTLASS name would fill the terminal's headline.
