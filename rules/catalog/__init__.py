@@ -13,6 +13,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     "rules.catalog.time_regression:TimeRegression",
     "rules.catalog.new_kernel:NewKernel",
     "rules.catalog.missing_kernel:MissingKernel",
+    "rules.catalog.lost_counters:LostCounters",
     "rules.catalog.env_mismatch:EnvMismatch",
     "rules.catalog.device_scaling:DeviceScaling",
 )

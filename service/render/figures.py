@@ -115,6 +115,8 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "median_relative_change": ("their median change", _signed),
     "kernels_beyond": ("kernels beyond that move", _count),
     "worst_beyond_change": ("its change", _signed),
+    # kernels that left the roof at once (``lost-counters``)
+    "kernels_lost": ("kernels off the roof", _count),
     # a new kernel doing a vanished one's work (``rules.renames``)
     "renamed_baseline_percent_of_roof": ("percent of roof of the likely old name", _pct),
     "renamed_baseline_time_s": ("time of the likely old name", fmt_seconds),

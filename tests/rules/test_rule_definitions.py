@@ -26,6 +26,7 @@ EXPECTED_IDS = {
     "time-regression",
     "new-kernel",
     "missing-kernel",
+    "lost-counters",
     "env-mismatch",
     "device-scaling",
 }

@@ -1,0 +1,50 @@
+"""Kernels profiled without their counters are named, through `roofguard check`.
+
+Before, a PR whose profile lost its FLOP and byte counters for every kernel read
+"All 12 kernel(s) unchanged": each kernel was judged on its time alone, silently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rules.verdict import Verdict
+from service.cli import run
+from service.render.markdown import render_verdict
+
+
+def _check(tmp_path: Path, commit: str, counted: range, *extra: str) -> Verdict:
+    """12 GEMMs, those in ``counted`` with FLOP and byte counts; nightly unless ``extra``."""
+    rows = "".join(f"gemm_{i},0.001,{'1e10,1e8' if i in counted else ','},1\n" for i in range(12))
+    report = tmp_path / f"{commit}.csv"
+    report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
+    out = tmp_path / f"{commit}.json"
+    args = ["check", str(report), "--repo", "acme/lost", "--commit", commit]
+    args += list(extra) or ["--branch", "main", "--kind", "nightly"]
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    args += ["--device", "H100-SXM5", "--db", db, "--format", "json", "--output", str(out)]
+    assert run(args) in (0, 1)
+    return Verdict.model_validate_json(out.read_text())
+
+
+def _pr(tmp_path: Path, counted: range) -> Verdict:
+    for night in range(4):
+        _check(tmp_path, f"n{night}", range(12))
+    return _check(tmp_path, "pr", counted, "--branch", "feat", "--pr", "4")
+
+
+def test_a_profile_without_counters_is_one_finding_for_the_run(tmp_path) -> None:
+    verdict = _pr(tmp_path, range(0))
+    [finding] = [f for f in verdict.findings if f.rule == "lost-counters"]
+    assert finding.kernel is None and finding.numbers["kernels_lost"] == 12
+    assert finding.message.startswith(
+        "12 kernels (100.0% of GPU time) on the roof in the newest baseline run are off it now"
+    )
+    markdown = render_verdict(verdict)  # a preview rule: named, the conclusion unchanged
+    assert "1 preview finding" in markdown and "lost-counters (preview)" in markdown
+
+
+def test_two_kernels_off_the_roof_are_named_each(tmp_path) -> None:
+    verdict = _pr(tmp_path, range(2, 12))
+    lost = sorted(f.kernel for f in verdict.findings if f.rule == "lost-counters")
+    assert lost == ["gemm_0", "gemm_1"]
