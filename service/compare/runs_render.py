@@ -15,8 +15,9 @@ from rich.text import Text
 
 from service.compare.runs import KernelChange, RunComparison
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
-from service.render.figures import time_change
+from service.render.figures import fmt_ratio, time_change
 from service.render.labels import ellipsize_middle
+from service.render.story import SET_CHANGE_SHARE
 from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
 from service.render.text_fit import Cell as TextCell
 
@@ -91,8 +92,28 @@ def renamed_lines(c: RunComparison) -> list[str]:
 
 def headline(c: RunComparison) -> str:
     """``2 slower, ...; GPU time 2.58 → 7.34 ms (2.84×)``."""
-    total = time_change(c.time_s, c.base_time_s)
+    total = time_change(c.time_s, c.base_time_s) + _in_both(c)
     return f"{c.headline} (time beyond ±{100 * c.threshold:.0f}%) · GPU time {total}"
+
+
+def _in_both(c: RunComparison) -> str:
+    """``; 1.00× over the 1,000 kernels in both`` where kernels new or missing hold much time.
+
+    As the verdict's GPU time (``service.render.story.other_kernels``): from
+    ``SET_CHANGE_SHARE`` of the base run's time, the totals compare different kernels.
+    """
+    odd = sum(
+        (k.base_time_s if k.status == "missing" else k.time_s) or 0.0
+        for k in c.kernels
+        if k.status in ("new", "missing")
+    )
+    both = [k for k in c.kernels if k.status not in ("new", "missing") and k.base_time_s]
+    before = sum(k.base_time_s or 0.0 for k in both)
+    if odd < SET_CHANGE_SHARE * c.base_time_s or not before:
+        return ""
+    ratio = sum(k.time_s or 0.0 for k in both) / before
+    kernels = "kernel" if len(both) == 1 else "kernels"
+    return f"; {fmt_ratio(ratio)} over the {len(both):,} {kernels} in both"
 
 
 def _terminal(text: str) -> str:

@@ -174,6 +174,19 @@ def test_a_renamed_kernel_is_compared_with_the_one_whose_work_it_does(tmp_path, 
     assert "likely renamed (the same FLOPs and DRAM bytes): softmax → softmax_v2" in text
 
 
+def test_half_the_suite_missing_reads_at_the_kernels_in_both(tmp_path, capsys) -> None:
+    """The PR ran 10 of the base's 20 GEMMs: its GPU time halved, the kernels' did not."""
+    header = "name,duration_s,flops_fp32,bytes_dram,launches\n"
+    base, pr = tmp_path / "base.csv", tmp_path / "pr.csv"
+    base.write_text(header + "".join(f"gemm_{i},1e-3,1e10,1e8,1\n" for i in range(20)))
+    pr.write_text(header + "".join(f"gemm_{i},1e-3,1e10,1e8,1\n" for i in range(10)))
+    assert run(["compare", str(base), "--against", str(pr), "--device", "H100-SXM5"]) == 0
+    assert (
+        "GPU time 20.0 → 10.0 ms (0.50×); 1.00× over the 10 kernels in both"
+        in capsys.readouterr().out
+    )
+
+
 @pytest.mark.parametrize("width", [None, 90, 120])
 def test_the_table_fits_a_terminal_and_a_pipe_gets_one_line_a_kernel(corpus_dir, width):
     report = corpus_dir / "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv"
