@@ -21,7 +21,14 @@ from markupsafe import Markup
 from rules import place_run
 from service.api.deps import SessionDep, StateDep
 from service.compare.build import CompareRequest, compare_history
-from service.compare.render import KEEPING, cell, device_charts, few_runs_note, headline
+from service.compare.render import (
+    KEEPING,
+    cell,
+    device_charts,
+    few_runs_note,
+    headline,
+    suite_line,
+)
 from service.compare.runs import RunComparison, Side, compare_runs
 from service.compare.runs_render import cells
 from service.compare.runs_render import headline as runs_headline
@@ -71,6 +78,7 @@ def compare_page(
             view=comparison,
             headline=headline(comparison),
             few_runs=few_runs_note(comparison),
+            suite=suite_line(comparison),
             rows=[(row, cell(row)) for row in comparison.rows],
             charts=charts,
             keeping=KEEPING,

@@ -15,8 +15,9 @@ from device_fleet import KERNELS, REPO, Work, datasheet, nights, store
 from service.cli import run
 from service.compare.build import CompareRequest, compare_history
 from service.compare.cards import CompareView
-from service.compare.render import card_points, render_text
+from service.compare.render import card_points, render_text, suite_line
 from service.config import RoofguardConfig
+from service.render.figures import fmt_ratio, fmt_seconds
 from service.store.db import open_store, session_scope
 
 A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
@@ -230,3 +231,21 @@ def test_the_charts_flag_the_kernels_that_did_not_keep_up(db: str) -> None:
         for card in view.cards
     }
     assert flagged == {A100: set(), H100: {"gemm"}}
+
+
+def test_the_suite_line_sums_the_kernels_every_card_has(db: str, capsys) -> None:
+    """What the new card gives the suite: its GPU time on each card, and the ratio."""
+    view = stored_view(db)
+    times = {(r.device, r.kernel): r.time_s for r in view.comparison.rows}
+    a100 = sum(t for (card, _), t in times.items() if card == A100)
+    h100 = sum(t for (card, _), t in times.items() if card == H100)
+    line = suite_line(view.comparison)
+    assert line == (
+        f"GPU time over the 2 kernels on every card: {A100} {fmt_seconds(a100)}; "
+        f"{H100} {fmt_seconds(h100)} ({fmt_ratio(h100 / a100)})"
+    )
+    code, out, _ = invoke(capsys, db, "--format", "markdown")
+    assert code == 0 and "GPU time over the 2 kernels on every card" in out
+    _, forecast, _ = invoke(capsys, db, "--forecast", "H200-SXM")
+    [suite] = [line for line in forecast.splitlines() if line.startswith("GPU time over")]
+    assert suite.endswith("forecast)") and "H200-SXM" in suite
