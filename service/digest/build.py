@@ -34,6 +34,7 @@ from service.digest.model import (
     Movement,
     RegimeFlip,
 )
+from service.digest.offroof import off_roof
 from service.digest.shared import shared_moves
 from service.digest.tables import (
     below_target,
@@ -287,6 +288,7 @@ def _with_time(
             "measurements": max(digest.measurements, len(timed)),
             "devices": with_timed_devices(digest.devices, timed, **period),
             "unmeasured": unmeasured_devices(timed, start=digest.start),
+            "off_roof": off_roof(placed, timed, start=digest.start),
         }
     )
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rules import Regime
 from rules.stats import ChangePointOptions
 from service.digest.devices import GATE_WINDOW, DeviceChange
+from service.digest.offroof import OffRoof
 from service.digest.sharedmove import SharedMove
 from service.digest.unmeasured import UnmeasuredDevice
 
@@ -323,6 +324,8 @@ class Digest(BaseModel):
             driver or a toolchain, rarely each kernel's code).
         unmeasured: Devices with nightly runs before the period and none in it, that no card
             took over from (``service.digest.unmeasured``): their kernels are not judged.
+        off_roof: Per device, the kernels timed alone at their newest night in the period
+            that were on the roof before (``service.digest.offroof``).
     """
 
     repo: str | None
@@ -344,6 +347,7 @@ class Digest(BaseModel):
     device_changes: list[DeviceChange] = Field(default_factory=list)
     shared_moves: list[SharedMove] = Field(default_factory=list)
     unmeasured: list[UnmeasuredDevice] = Field(default_factory=list)
+    off_roof: list[OffRoof] = Field(default_factory=list)
 
     @property
     def headline(self) -> str:
@@ -373,6 +377,9 @@ class Digest(BaseModel):
             )
         if self.device_changes:  # a new card is no quiet week
             parts.insert(0, _count(len(self.device_changes), "device change"))
+        lost = sum(entry.kernels for entry in self.off_roof)
+        if lost:  # nor kernels whose roofline is no longer measured
+            parts.insert(0, _count(lost, "kernel", "kernels") + " off the roof")
         if self.unmeasured:  # nor is a card that ran nothing
             parts.insert(0, _count(len(self.unmeasured), "device", "devices") + " not measured")
         return ", ".join(parts)

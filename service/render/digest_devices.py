@@ -59,3 +59,18 @@ def unmeasured_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str,
         }
         for u in digest.unmeasured
     ]
+
+
+def off_roof_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, str]]:
+    """One row per device with kernels off the roof: how many, since when, which."""
+    return [
+        {
+            "device": esc(o.device),
+            "kernels": f"{o.kernels:,}",
+            "last_on_roof": o.last_on_roof.strftime("%Y-%m-%d"),
+            "commit": o.last_commit[:8],
+            "examples": ", ".join(esc(name) for name in o.examples)
+            + (f" and {o.kernels - len(o.examples):,} more" if o.kernels > len(o.examples) else ""),
+        }
+        for o in digest.off_roof
+    ]

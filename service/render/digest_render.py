@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from rules import one_decimal
 from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
-from service.render.digest_devices import device_change_rows, unmeasured_rows
+from service.render.digest_devices import device_change_rows, off_roof_rows, unmeasured_rows
 from service.render.digest_shared import shared_move_rows, shared_moves_left_out
 from service.render.escape import escape_code
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
@@ -162,6 +162,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
         "devices": _device_rows(digest, esc),
         "device_changes": device_change_rows(digest, esc),
         "unmeasured": unmeasured_rows(digest, esc),
+        "off_roof": off_roof_rows(digest, esc),
         "shared_moves": shared_move_rows(digest, esc),
         "shared_more": shared_moves_left_out(digest),
     }
