@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import HISTORY_COLUMNS, require_columns
-from service.digest.changes import first_rows, scan_changes
+from service.digest.changes import scan_changes
 from service.digest.classify import ClassifiedChanges, classify
 from service.digest.devices import device_changes
 from service.digest.events import time_regressions, vanished_kernels
@@ -35,12 +35,12 @@ from service.digest.model import (
     RegimeFlip,
 )
 from service.digest.offroof import off_roof
+from service.digest.seriesrows import first_rows, last_rows
 from service.digest.shared import shared_moves
 from service.digest.tables import (
     below_target,
     binding_flips,
     device_summaries,
-    last_rows,
     mislabels,
     regime_flips,
     sparklines,

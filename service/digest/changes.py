@@ -11,7 +11,6 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +23,7 @@ from rules.stats import (
     change_points_many,
 )
 from service.digest.model import DigestOptions
+from service.digest.seriesrows import first_rows
 from service.digest.workers import Result, Workers
 
 IntArray = npt.NDArray[np.int64]
@@ -36,12 +36,6 @@ Slab = npt.NDArray[np.float64]
 def series_starts(frame: pd.DataFrame) -> IntArray:
     """Row offset of the first row of each series (frame sorted by ``series``)."""
     return first_rows(frame["series"].to_numpy())
-
-
-def first_rows(series: npt.NDArray[np.integer[Any]]) -> IntArray:
-    """Row offset of the first row of each series (``series`` sorted)."""
-    count = int(series[-1]) + 1 if len(series) else 0
-    return np.searchsorted(series, np.arange(count), side="left").astype(np.int64)
 
 
 #: The series are scanned in this many slabs, each whole groups of ``change_points_many``'s

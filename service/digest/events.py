@@ -19,7 +19,7 @@ import pandas as pd
 
 from service.digest.changes import in_period, series_starts
 from service.digest.model import TimeMovement, VanishedKernel
-from service.digest.tables import last_rows
+from service.digest.seriesrows import last_rows
 
 
 def time_regressions(

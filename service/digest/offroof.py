@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel
+
+from service.digest.seriesrows import last_rows
 
 #: Kernel names an entry gives (the JSON's count has them all).
 EXAMPLES = 5
@@ -57,10 +58,8 @@ def off_roof(placed: pd.DataFrame, timed: pd.DataFrame, *, start: datetime) -> l
 
 def _series_ends(frame: pd.DataFrame) -> pd.DataFrame:
     """Each series' newest row (a prepared frame: sorted by series, then time)."""
-    firsts = np.flatnonzero(frame["pos"].to_numpy() == 0)
-    lasts = np.append(firsts[1:] - 1, len(frame) - 1)
     columns = [*_KEY, "kernel_name", "timestamp", "commit", "percent_of_roof", "time_s"]
-    return frame[columns].iloc[lasts].reset_index(drop=True)
+    return frame[columns].iloc[last_rows(frame)].reset_index(drop=True)
 
 
 def _entry(device: str, rows: pd.DataFrame) -> OffRoof:

@@ -16,15 +16,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from service.digest.model import BelowTarget, DeviceSummary, KernelTarget, Mislabel
+from service.digest.seriesrows import last_rows
 
 _BLOCKS = np.array(list("▁▂▃▄▅▆▇█"))
-
-
-def last_rows(frame: pd.DataFrame) -> npt.NDArray[np.int64]:
-    """Row of the last night of each series."""
-    series = frame["series"].to_numpy()
-    count = int(series[-1]) + 1 if len(series) else 0
-    return (np.searchsorted(series, np.arange(count), side="right") - 1).astype(np.int64)
 
 
 def _period_mask(frame: pd.DataFrame, start: datetime, end: datetime) -> npt.NDArray[np.bool_]:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel
+
+from service.digest.seriesrows import first_rows, last_rows
 
 
 class UnmeasuredDevice(BaseModel):
@@ -40,14 +41,12 @@ def unmeasured_devices(nights: pd.DataFrame, *, start: datetime) -> list[Unmeasu
     """The devices of ``nights`` with no row from ``start`` on that no card took over from.
 
     ``nights``: prepared nightly rows up to the period's end (``service.digest.build``:
-    sorted by series, then time; ``pos`` 0 at each series' first night). Oldest silence
-    first. Read from each series' first and last rows only (32,000 of 29 M rows at 8,000
-    kernels on 4 cards).
+    sorted by series, then time). Oldest silence first. Read from each series' first and
+    last rows only (32,000 of 29 M rows at 8,000 kernels on 4 cards).
     """
     if nights.empty:
         return []
-    firsts = np.flatnonzero(nights["pos"].to_numpy() == 0)
-    lasts = np.append(firsts[1:] - 1, len(nights) - 1)
+    firsts, lasts = first_rows(nights["series"].to_numpy()), last_rows(nights)
     columns = ["device", "timestamp", "commit", "kernel_key"]
     ends = nights[columns].iloc[lasts]
     began = nights["timestamp"].iloc[firsts].groupby(ends["device"].to_numpy()).min()

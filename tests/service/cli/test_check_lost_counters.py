@@ -8,23 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from csv_checks import check_csv
+
 from rules.verdict import Verdict
-from service.cli import run
 from service.render.markdown import render_verdict
 
 
 def _check(tmp_path: Path, commit: str, counted: range, *extra: str) -> Verdict:
-    """12 GEMMs, those in ``counted`` with FLOP and byte counts; nightly unless ``extra``."""
+    """12 GEMMs, those in ``counted`` with FLOP and byte counts."""
     rows = "".join(f"gemm_{i},0.001,{'1e10,1e8' if i in counted else ','},1\n" for i in range(12))
-    report = tmp_path / f"{commit}.csv"
-    report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
-    out = tmp_path / f"{commit}.json"
-    args = ["check", str(report), "--repo", "acme/lost", "--commit", commit]
-    args += list(extra) or ["--branch", "main", "--kind", "nightly"]
-    db = f"sqlite:///{tmp_path / 'history.db'}"
-    args += ["--device", "H100-SXM5", "--db", db, "--format", "json", "--output", str(out)]
-    assert run(args) in (0, 1)
-    return Verdict.model_validate_json(out.read_text())
+    return check_csv(tmp_path, "acme/lost", commit, rows, *extra)
 
 
 def _pr(tmp_path: Path, counted: range) -> Verdict:

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from csv_checks import check_csv
 
 from rules.verdict import Verdict
-from service.cli import run
 from service.render.markdown import render_verdict
 
 FIRST = datetime(2026, 10, 1, 2, 0, tzinfo=UTC)
@@ -20,17 +20,10 @@ FIRST = datetime(2026, 10, 1, 2, 0, tzinfo=UTC)
 
 def _check(tmp_path: Path, commit: str, day: int, *extra: str) -> Verdict:
     """4 GEMMs measured ``day`` days after ``FIRST``; a nightly check unless ``extra``."""
-    report = tmp_path / f"{commit}.csv"
     rows = "".join(f"gemm_{i},{0.001 * (1 + i)},1e10,1e8,1\n" for i in range(4))
-    report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\n" + rows)
-    out = tmp_path / f"{commit}.json"
     stamp = (FIRST + timedelta(days=day)).isoformat()
-    args = ["check", str(report), "--repo", "acme/stale", "--commit", commit]
-    args += list(extra) or ["--branch", "main", "--kind", "nightly"]
-    db = f"sqlite:///{tmp_path / 'history.db'}"
-    args += ["--device", "H100-SXM5", "--timestamp", stamp, "--db", db]
-    assert run([*args, "--format", "json", "--output", str(out)]) in (0, 1)
-    return Verdict.model_validate_json(out.read_text())
+    branch = list(extra) or ["--branch", "main", "--kind", "nightly"]
+    return check_csv(tmp_path, "acme/stale", commit, rows, *branch, "--timestamp", stamp)
 
 
 def _nights(tmp_path: Path, count: int = 10) -> None:
