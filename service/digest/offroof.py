@@ -59,7 +59,7 @@ def off_roof(placed: pd.DataFrame, timed: pd.DataFrame, *, start: datetime) -> l
 def _series_ends(frame: pd.DataFrame) -> pd.DataFrame:
     """Each series' newest row (a prepared frame: sorted by series, then time)."""
     columns = [*_KEY, "kernel_name", "timestamp", "commit", "percent_of_roof", "time_s"]
-    return frame[columns].iloc[last_rows(frame)].reset_index(drop=True)
+    return frame.iloc[last_rows(frame)][columns].reset_index(drop=True)  # rows first: 32,000
 
 
 def _entry(device: str, rows: pd.DataFrame) -> OffRoof:

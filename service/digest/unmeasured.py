@@ -48,7 +48,7 @@ def unmeasured_devices(nights: pd.DataFrame, *, start: datetime) -> list[Unmeasu
         return []
     firsts, lasts = first_rows(nights["series"].to_numpy()), last_rows(nights)
     columns = ["device", "timestamp", "commit", "kernel_key"]
-    ends = nights[columns].iloc[lasts]
+    ends = nights.iloc[lasts][columns]  # the rows first: a column copy is 29 M rows
     began = nights["timestamp"].iloc[firsts].groupby(ends["device"].to_numpy()).min()
     last = ends.groupby("device")["timestamp"].max()
     measured = last.index[last >= pd.Timestamp(start)]

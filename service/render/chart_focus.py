@@ -4,15 +4,15 @@ Every kernel is a point on the chart. Its name (and its arrow from the baseline)
 more: a 2,000-kernel run drew 2,000 names over one another and 1,274 arrows of noise, a
 3.6 MB SVG that took 15 s to draw (``check --charts``, ``plot run``, the compare page).
 Past ``MAX_NAMED`` kernels, the chart names the ones a reader looks for: those its verdict
-flags (regressed or suspect) first, then the largest shares of GPU time; a note on the
-chart says how many it names.
+flags (regressed or suspect) first, then the largest shares of GPU time, each only where
+its name fits near its point; a note on the chart says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: Kernels named on one chart at most (the run page draws this many points in all).
+#: Kernels named on one chart at most (about what a 8 x 5.5 in chart holds readably).
 MAX_NAMED = 40
 
 

@@ -163,15 +163,11 @@ def _draw_points(ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[Kerne
     _scatter(ax, named, _marker_sizes(named), "kernels")
 
 
-def _draw_kernels(
-    ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint] | None = None
-) -> None:
-    """Every kernel's point; the ``named`` ones' (default: all) arrows from their baselines."""
-    _draw_points(ax, kernels, kernels if named is None else named)
+def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint]) -> None:
+    """Every kernel's point; the ``named`` ones' arrows from their baselines."""
+    _draw_points(ax, kernels, named)
     moved = [
-        k
-        for k in (kernels if named is None else named)
-        if k.baseline and _moved(k.baseline, (k.intensity, k.achieved_flop_per_s))
+        k for k in named if k.baseline and _moved(k.baseline, (k.intensity, k.achieved_flop_per_s))
     ]
     if moved:  # hollow: where the kernel was, the arrow's tail
         was = ax.scatter(
@@ -243,8 +239,9 @@ def roofline_chart(
     framed = _frame(ax, roof, on_roof, drawn_tiers)
     named = _named(ax, kernels)
     if on_roof:
-        _draw_kernels(ax, on_roof, [k for k in named if k.on_roof])
-        _label_kernels(ax, fig, on_roof, [k for k in named if k.on_roof])
+        named_on_roof = [k for k in named if k.on_roof]
+        _draw_kernels(ax, on_roof, named_on_roof)
+        _label_kernels(ax, fig, on_roof, named_on_roof)
     if grid is not None:
         marks = [NoFlopsMark(k.name, k.bandwidth_percent or 0.0, k.time_share) for k in no_flops]
         short = short_names([k.name for k in named if not k.on_roof])
