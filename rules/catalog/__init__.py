@@ -14,6 +14,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     "rules.catalog.new_kernel:NewKernel",
     "rules.catalog.missing_kernel:MissingKernel",
     "rules.catalog.lost_counters:LostCounters",
+    "rules.catalog.work_change:WorkChange",
     "rules.catalog.env_mismatch:EnvMismatch",
     "rules.catalog.device_scaling:DeviceScaling",
 )

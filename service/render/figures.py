@@ -115,6 +115,10 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "median_relative_change": ("their median change", _signed),
     "kernels_beyond": ("kernels beyond that move", _count),
     "worst_beyond_change": ("its change", _signed),
+    # a kernel's work moved (``work-change``)
+    "flops": ("FLOPs", _plain),
+    "baseline_flops": ("baseline FLOPs", _plain),
+    "work_ratio": ("work ratio", _times),
     # kernels that left the roof at once (``lost-counters``)
     "kernels_lost": ("kernels off the roof", _count),
     # a new kernel doing a vanished one's work (``rules.renames``)

@@ -27,6 +27,7 @@ EXPECTED_IDS = {
     "new-kernel",
     "missing-kernel",
     "lost-counters",
+    "work-change",
     "env-mismatch",
     "device-scaling",
 }
