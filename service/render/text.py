@@ -268,15 +268,23 @@ def _headline_text(verdict: Verdict) -> Text:
     """``roofguard: FAIL · 1 regression, 2 warning(s) on H100-SXM5 · judged against …``."""
     conclusion = shown_conclusion(verdict.conclusion, verdict.judged_nothing)
     head = Text(f"roofguard: {conclusion.upper()}", style=_CONCLUSION_STYLE[conclusion])
-    # The same counts as the markdown headline.
-    counts = f"{verdict.regression_count}, {verdict.warnings} warning(s)"
-    if verdict.judged_nothing:
-        quiet = not (verdict.regressions or verdict.warnings)
-        counts = no_baseline(verdict) + ("" if quiet else f"; {counts}")
-    head.append(f" · {counts}")
+    head.append(f" · {_counts(verdict)}")
     head.append(f" on {verdict.device or 'unknown device'}")
     head.append(f" · judged against {judged_against(verdict)}")
     return head
+
+
+def _counts(verdict: Verdict) -> str:
+    """The markdown headline's counts: regressions, warnings, preview findings (if any)."""
+    preview = sum(1 for f in verdict.findings if not f.counts)
+    previews = [f"{preview} preview finding(s)"] if preview else []
+    counts = [verdict.regression_count, f"{verdict.warnings} warning(s)", *previews]
+    if verdict.judged_nothing:  # say so first; a failing finding still shows
+        quiet = not (verdict.regressions or verdict.warnings)
+        return "; ".join([no_baseline(verdict), ", ".join(previews if quiet else counts)]).rstrip(
+            "; "
+        )
+    return ", ".join(counts)
 
 
 def _kernel_lines(table: Table, unchanged: int, cleared: str) -> Iterator[RenderableType]:

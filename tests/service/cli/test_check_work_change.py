@@ -34,6 +34,7 @@ def test_twice_the_launches_is_named_beside_the_gpu_time(tmp_path) -> None:
     assert finding.kernel == "gemm_2" and finding.numbers["work_ratio"] == 2.0
     text = render_verdict_text(verdict)
     assert "GPU time 10.0 → 13.0 ms (1.30×)" in text
+    assert "PASS · 0 regressions, 0 warning(s), 1 preview finding(s) on" in text  # as markdown
     assert "gemm_2: 2e+10 FLOPs where its baseline did 1e+10 (2.00×), in 2.00× the time" in text
 
 
