@@ -18,7 +18,7 @@ from typing import Annotated
 
 import pandas as pd
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 from matplotlib.figure import Figure
 from sqlmodel import Session
@@ -218,10 +218,15 @@ def _device_trend(series: pd.DataFrame, title: str) -> Figure | None:
 @router.get("/kernels", response_class=HTMLResponse)
 def kernel_page(
     session: SessionDep,
-    repo: Annotated[str, Query(max_length=200)],
-    key: Annotated[str, Query(min_length=1)],
-) -> HTMLResponse:
-    """A kernel's nightly percent of roof over time per device; its latest runs, PR runs apart."""
+    repo: Annotated[str | None, Query(max_length=200)] = None,
+    key: Annotated[str | None, Query(min_length=1)] = None,
+) -> Response:
+    """A kernel's nightly percent of roof over time per device; its latest runs, PR runs apart.
+
+    Without a kernel named, the search page (a bare URL answered a JSON 422 to a browser).
+    """
+    if not repo or not key:
+        return RedirectResponse("/search", status_code=303)
     # Like for like: every run against the roof the kernel is usually bound by, so a GEMM
     # that fell off the tensor cores drops on the chart and in the tables.
     stored = kernel_history(session=session, repo=repo, key=key)

@@ -92,6 +92,14 @@ def test_kernel_page_shows_its_trend_per_device_and_across_cards(service, repo) 
     assert "No stored measurements" in empty
 
 
+def test_the_kernel_page_without_a_kernel_is_the_search(service) -> None:
+    """A bare /kernels answered a browser with FastAPI's JSON 422."""
+    for params in ({}, {"repo": "acme/x"}, {"key": "gemv"}):
+        page = service.client.get("/kernels", params=params, follow_redirects=False)
+        assert page.status_code == 303 and page.headers["location"] == "/search"
+    assert "search" in service.client.get("/kernels").text.lower()
+
+
 def test_search_finds_kernels_by_part_of_the_name(service, repo) -> None:
     seed(service, repo, nights=1)
     html = service.client.get("/search", params={"q": "HALF", "repo": repo}).text
