@@ -219,6 +219,19 @@ def test_openapi_document_is_golden(service, golden) -> None:
     golden(GOLDEN, json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
+def test_digest_page_of_a_stalled_repository_names_the_device_not_measured(service, repo):
+    """Nights that stopped 15 days ago: the page's digest had no device and zero of all."""
+    token, start = service.token(repo), datetime.now(UTC) - timedelta(days=20)
+    for night in range(6):
+        kernels = [make_kernel("reduce", dram_bytes=8e9, time_s=4e-3)]
+        upload_night(service, repo, night, token=token, start=start, kernels=kernels)
+    html = service.client.get("/digest", params={"repo": repo}).text
+    assert '<h2 id="unmeasured">Devices not measured (1)</h2>' in html
+    assert "<strong>1 device not measured, " in html
+    last = (start + timedelta(days=5)).strftime("%Y-%m-%d")
+    assert f"<td>{last}</td><td><code>0000005bb</code></td>" in html
+
+
 def test_kernel_and_digest_pages_show_a_binding_change_like_for_like(service, repo) -> None:
     """A GEMM that fell off the tensor cores drops from 70% to 4.7% of its tensor_bf16 roof."""
     token = service.token(repo)
