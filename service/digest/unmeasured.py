@@ -5,20 +5,24 @@ runner down, a workflow broken, a self-hosted machine taken for other work) has 
 the period, and its kernels dropped out of every section: the digest of a week in which
 nothing ran read "0 regressions", as a quiet week does. A device with nightly runs in the
 lookback and none in the period is named, with its last night. One that another card took
-over from (a card whose first night in the history came after its last) is not: that is a
-device change, named in the week it happened, not a silence.
+over from (a card whose first night came within ``TAKEOVER_GAP`` after its last) is not:
+that is a device change, named in the week it happened, not a silence.
 
 Here below ``service.digest.model``, as ``service.digest.sharedmove``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pandas as pd
 from pydantic import BaseModel
 
 from service.digest.seriesrows import first_rows, last_rows
+
+#: A card whose first night comes this soon after another's last took over from it (a swap);
+#: one added later, beside a card still running, did not.
+TAKEOVER_GAP = timedelta(days=7)
 
 
 class UnmeasuredDevice(BaseModel):
@@ -54,8 +58,9 @@ def unmeasured_devices(nights: pd.DataFrame, *, start: datetime) -> list[Unmeasu
     measured = last.index[last >= pd.Timestamp(start)]
     found = []
     for device, stamp in last[last < pd.Timestamp(start)].sort_values().items():
-        if (began[measured] > stamp).any():
-            continue  # a card started after it stopped: its successor (a device change)
+        successors = began[measured]
+        if ((successors > stamp) & (successors <= stamp + TAKEOVER_GAP)).any():
+            continue  # a card started right after it stopped: a device change
         night = ends[(ends["device"] == device) & (ends["timestamp"] == stamp)]
         found.append(
             UnmeasuredDevice(

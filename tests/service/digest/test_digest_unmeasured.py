@@ -10,14 +10,19 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from device_fleet import FIRST, REPO, datasheet, nights, store
+from device_fleet import FIRST, KERNELS, REPO, Work, datasheet, nights, store
 
 from service.digest.build import build_digest
 from service.render.digest_render import render_digest_html, render_digest_markdown
 from service.store.db import open_store, session_scope
 from service.store.history import nightly_history
 
-A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
+A100, H100, L40S = "A100-SXM4-80GB", "H100-SXM5", "L40S"
+#: The fleet's kernels with a percent of roof on the L40S too.
+FLEET = {
+    key: Work(work.flops, work.nbytes, {**work.percent, L40S: 70.0})
+    for key, work in KERNELS.items()
+}
 
 
 def history(tmp_path, *cards: tuple[str, int, int]):
@@ -25,7 +30,7 @@ def history(tmp_path, *cards: tuple[str, int, int]):
     engine = open_store(f"sqlite:///{tmp_path / 'history.db'}")
     try:
         for card, first, count in cards:
-            store(engine, nights(card, count, start=first), datasheet(card))
+            store(engine, nights(card, count, start=first, kernels=FLEET), datasheet(card))
         with session_scope(engine, readonly=True) as session:
             return nightly_history(
                 session=session, repo=REPO, start=FIRST, end=FIRST + timedelta(days=60)
@@ -67,6 +72,13 @@ def test_a_card_another_took_over_from_is_a_device_change_not_a_silence(tmp_path
     frame = history(tmp_path, (A100, 0, 20), (H100, 20, 20))
     assert not week(frame, 21).unmeasured  # the week of the swap
     assert not week(frame, 30).unmeasured  # and the weeks after it
+
+
+def test_a_card_added_later_beside_a_running_one_took_no_silent_one_over(tmp_path) -> None:
+    """The A100 stopped after night 9; the L40S joined the H100 eleven nights later."""
+    frame = history(tmp_path, (A100, 0, 10), (H100, 0, 30), (L40S, 20, 10))
+    [silent] = week(frame, 23).unmeasured
+    assert (silent.device, silent.last_commit) == (A100, "n0009")
 
 
 def test_a_week_with_every_card_measured_names_none(tmp_path) -> None:
