@@ -281,9 +281,8 @@ def _counts(verdict: Verdict) -> str:
     counts = [verdict.regression_count, f"{verdict.warnings} warning(s)", *previews]
     if verdict.judged_nothing:  # say so first; a failing finding still shows
         quiet = not (verdict.regressions or verdict.warnings)
-        return "; ".join([no_baseline(verdict), ", ".join(previews if quiet else counts)]).rstrip(
-            "; "
-        )
+        shown = previews if quiet else counts
+        return no_baseline(verdict) + (f"; {', '.join(shown)}" if shown else "")
     return ", ".join(counts)
 
 
