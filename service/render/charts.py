@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from collectors.schema import RunRecord
 from rules import KernelStatus, KernelVerdict, Placement, Roof, percent_of_resource
 from service.render.chart_focus import named_kernels, named_note
-from service.render.labels import place_labels, short_names
+from service.render.labels import place_labels, point_boxes, short_names
 from service.render.no_flops import NoFlopsMark, draw_no_flops
 from service.render.roof_lines import draw_roofs, log_axes, used_precisions, x_span, y_span
 
@@ -147,15 +147,13 @@ def _scatter(ax: Axes, kernels: Sequence[KernelPoint], sizes: Any, gid: str) -> 
     scatter.set_gid(gid)
 
 
-def _draw_points(ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint]) -> None:
+def _draw_points(ax: Axes, named: Sequence[KernelPoint], others: Sequence[KernelPoint]) -> None:
     """The points of the kernels not named (``kernels:<area>``), then the named (``kernels``).
 
     The others' marker areas are rounded to ``UNNAMED_AREA_STEP``, one scatter per area:
     an SVG then defines each marker once and places it (``<use>``), where a marker of its own
     for each of 2,000 points took 1.5 MB.
     """
-    shown = {id(k) for k in named}
-    others = [k for k in kernels if id(k) not in shown]
     areas = np.round(_marker_sizes(others) / UNNAMED_AREA_STEP) * UNNAMED_AREA_STEP
     for area in np.unique(areas):
         group = [k for k, a in zip(others, areas, strict=True) if a == area]
@@ -163,9 +161,9 @@ def _draw_points(ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[Kerne
     _scatter(ax, named, _marker_sizes(named), "kernels")
 
 
-def _draw_kernels(ax: Axes, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint]) -> None:
+def _draw_kernels(ax: Axes, named: Sequence[KernelPoint], others: Sequence[KernelPoint]) -> None:
     """Every kernel's point; the ``named`` ones' arrows from their baselines."""
-    _draw_points(ax, kernels, named)
+    _draw_points(ax, named, others)
     moved = [
         k for k in named if k.baseline and _moved(k.baseline, (k.intensity, k.achieved_flop_per_s))
     ]
@@ -237,11 +235,12 @@ def roofline_chart(
     ax = fig.add_subplot(grid[0, 1]) if grid is not None else fig.add_subplot()
     log_axes(ax)
     framed = _frame(ax, roof, on_roof, drawn_tiers)
-    named = _named(ax, kernels)
+    named, others = _named(ax, kernels)
     if on_roof:
-        named_on_roof = [k for k in named if k.on_roof]
-        _draw_kernels(ax, on_roof, named_on_roof)
-        _label_kernels(ax, fig, on_roof, named_on_roof)
+        on_roof_named = [k for k in named if k.on_roof]
+        on_roof_others = [k for k in others if k.on_roof]
+        _draw_kernels(ax, on_roof_named, on_roof_others)
+        _label_kernels(ax, fig, on_roof_named, on_roof_others)
     if grid is not None:
         marks = [NoFlopsMark(k.name, k.bandwidth_percent or 0.0, k.time_share) for k in no_flops]
         short = short_names([k.name for k in named if not k.on_roof])
@@ -255,31 +254,30 @@ def roofline_chart(
     return fig
 
 
-def _named(ax: Axes, kernels: Sequence[KernelPoint]) -> list[KernelPoint]:
-    """The kernels the chart names (``chart_focus``); a note in its corner when not all."""
+def _named(ax: Axes, kernels: Sequence[KernelPoint]) -> tuple[list[KernelPoint], list[KernelPoint]]:
+    """The kernels the chart names (``chart_focus``) and the others; a note when not all."""
     chosen = named_kernels([k.flagged for k in kernels], [k.time_share for k in kernels])
     if len(chosen) < len(kernels):  # top left: above the bandwidth roof, where none can be
         note = named_note(len(kernels))
         ax.text(0.01, 0.99, note, transform=ax.transAxes, va="top", fontsize="small", gid="named")
-    return [k for i, k in enumerate(kernels) if i in chosen]
+    named = [k for i, k in enumerate(kernels) if i in chosen]
+    return named, [k for i, k in enumerate(kernels) if i not in chosen]
 
 
 def _label_kernels(
-    ax: Axes, fig: Figure, kernels: Sequence[KernelPoint], named: Sequence[KernelPoint]
+    ax: Axes, fig: Figure, named: Sequence[KernelPoint], others: Sequence[KernelPoint]
 ) -> None:
-    """Name the ``named`` of ``kernels`` beside their points, most important first.
+    """Name the ``named`` kernels beside their points, most important first.
 
-    Where the chart names fewer than it draws, the other points are obstacles too, and a
-    name that finds no free place is left out unless its kernel is flagged.
+    Where the chart draws ``others`` too (it names fewer than it draws), their points are
+    obstacles, and a name that finds no free place is left out unless its kernel is flagged.
     """
     fig.canvas.draw()  # fixes the axes limits so data -> pixel transforms are final
     order = sorted(range(len(named)), key=lambda i: (not named[i].flagged, -named[i].time_share))
     ranked = [named[i] for i in order]
     short = short_names([k.name for k in ranked])  # CUTLASS names would run off the figure
     names = [short[k.name] for k in ranked]
-    crowded = len(named) < len(kernels)
-    shown = {id(k) for k in named}
-    others = [k for k in kernels if id(k) not in shown] if crowded else []
+    crowded = bool(others)
     box = ax.get_window_extent()
     offsets = place_labels(
         _anchors(ax, fig, ranked),
@@ -288,7 +286,7 @@ def _label_kernels(
         radii=list(np.sqrt(_marker_sizes(ranked)) / 2),
         bounds=_points((box.x0, box.y0, box.x1, box.y1), fig.dpi),
         optional=[crowded and not k.flagged for k in ranked],
-        obstacles=_marker_boxes(ax, fig, others),
+        obstacles=point_boxes(_anchors(ax, fig, others), np.sqrt(_marker_sizes(others)) / 2),
     )
     for name, k, offset in zip(names, ranked, offsets, strict=True):
         if offset is not None:
@@ -301,16 +299,6 @@ def _anchors(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> npt.NDArr
         return np.zeros((0, 2))
     xy = [(k.intensity, k.achieved_flop_per_s) for k in kernels]
     return np.asarray(ax.transData.transform(xy), dtype=float) * 72.0 / fig.dpi
-
-
-def _marker_boxes(
-    ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]
-) -> list[tuple[float, float, float, float]]:
-    radii = np.sqrt(_marker_sizes(kernels)) / 2
-    return [
-        (x - r, y - r, x + r, y + r)
-        for (x, y), r in zip(_anchors(ax, fig, kernels), radii, strict=True)
-    ]
 
 
 def _annotate(ax: Axes, kernel: KernelPoint, name: str, offset: tuple[float, float]) -> None:

@@ -8,6 +8,7 @@ from the character count, which is enough for short kernel names and needs no re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -96,9 +97,10 @@ def _choose(
     return (inside[0] if inside else candidates[-1]), False
 
 
-def _point_boxes(
-    anchors: npt.NDArray[np.float64], radii: npt.NDArray[np.float64]
+def point_boxes(
+    anchors: npt.NDArray[np.floating[Any]], radii: npt.NDArray[np.floating[Any]]
 ) -> list[tuple[float, ...]]:
+    """(x0, y0, x1, y1) of each marker: its centre in ``anchors``, its radius in ``radii``."""
     return [(x - r, y - r, x + r, y + r) for (x, y), r in zip(anchors, radii, strict=True)]
 
 
@@ -110,7 +112,7 @@ def place_labels(
     radii: Sequence[float] | None = None,
     bounds: tuple[float, float, float, float] | None = None,
     optional: Sequence[bool] | None = None,
-    obstacles: Sequence[tuple[float, float, float, float]] = (),
+    obstacles: Sequence[tuple[float, ...]] = (),
 ) -> list[tuple[float, float] | None]:
     """Offsets in points, one per label, chosen greedily so that boxes do not overlap.
 
@@ -132,7 +134,7 @@ def place_labels(
     """
     anchors = np.asarray(anchors, dtype=float)
     marker_radii = np.full(len(anchors), 4.0) if radii is None else np.asarray(radii, dtype=float)
-    placed = [*_point_boxes(anchors, marker_radii), *obstacles]
+    placed = [*point_boxes(anchors, marker_radii), *obstacles]
     skippable = [False] * len(anchors) if optional is None else list(optional)
     offsets: list[tuple[float, float] | None] = []
     candidates = [(dx * r, dy * r) for r in _RADII for dx, dy in _DIRECTIONS]
