@@ -24,7 +24,7 @@ from service.digest.devices import judge_card
 from service.digest.model import Digest, DigestOptions, KernelTarget
 from service.digest.rowread import CardRows, compact_card_rows
 from service.digest.shared import with_setups
-from service.digest.storeread import compact_history
+from service.digest.storeread import compact_history, with_last_nights
 from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
@@ -114,12 +114,15 @@ def _load(
     return history, cards
 
 
-def _with_setups(engine: Engine, digest: Digest) -> Digest:
-    """The runners and drivers of the digest's shared moves (``service.digest.shared``)."""
-    if not digest.shared_moves:
+def _from_store(engine: Engine, digest: Digest) -> Digest:
+    """The runners and drivers of the digest's shared moves (``service.digest.shared``).
+
+    And, where it read no night at all, each device's last night (``with_last_nights``).
+    """
+    if not digest.shared_moves and digest.measurements:
         return digest
     with session_scope(engine, readonly=True) as session:
-        return with_setups(session, digest)
+        return with_last_nights(session, with_setups(session, digest))
 
 
 def _charts(
@@ -159,7 +162,7 @@ def _build(
             del cards
             if not html:  # the ids serve the charts' rows
                 del history["run_id"], history["kernel_id"]
-            digest = _with_setups(engine, build(history, workers))
+            digest = _from_store(engine, build(history, workers))
             changes = [change for change in (j() for j in judged) if change is not None]
             digest = digest.model_copy(update={"device_changes": changes})
             return digest, _charts(engine, history, digest, beside) if html else {}

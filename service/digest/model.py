@@ -356,6 +356,9 @@ class Digest(BaseModel):
         Time regressions lead: a GEMM that fell onto a lower roof keeps its percent of roof
         while it gets 15x slower, and "0 new regressions" first read as a quiet week.
         """
+        if not self.measurements and not self.unmeasured:  # a repository named wrong, say
+            of = f" of {self.repo}" if self.repo else ""
+            return f"No nightly run{of} stored up to {self.end:%Y-%m-%d}: nothing to digest"
         parts = [
             _count(len(self.time_regressions), "time regression"),
             _count(len(self.regressions), "new regression"),

@@ -20,8 +20,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import like_for_like_history
+from service.digest.model import Digest
+from service.digest.unmeasured import UnmeasuredDevice
 from service.store.devices import run_roofs
 from service.store.digestread import digest_history
+from service.store.lookups import last_nights
 from service.store.memory import give_back_freed
 from service.store.sessions import StoreSession
 from service.store.workread import counters
@@ -95,3 +98,24 @@ def compact_history(
     del read
     give_back_freed()  # what the like-for-like figures freed (``service.store.memory``)
     return history
+
+
+def with_last_nights(session: StoreSession, digest: Digest) -> Digest:
+    """``digest`` naming each device's last nightly run when it read no night at all.
+
+    A repository whose nightly job stopped before the lookback has no row in the digest's
+    reach, and its digest read "0 regressions" as a quiet week's does. Its devices are named
+    as not measured, with their last nights; a repository with none reads so in the headline.
+    """
+    if digest.measurements:
+        return digest
+    silent = [
+        UnmeasuredDevice(
+            device=night.device,
+            last_night=night.timestamp,
+            last_commit=night.commit,
+            kernels=night.kernels,
+        )
+        for night in last_nights(session=session, repo=digest.repo, until=digest.end)
+    ]
+    return digest.model_copy(update={"unmeasured": silent})

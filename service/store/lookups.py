@@ -1,19 +1,22 @@
 """Read-only lookups the HTTP service needs beside the store's verbs.
 
-Devices of a repository, a kernel search, and the run a webhook event refers to.
+Devices of a repository, a kernel search, the run a webhook event refers to, and each
+device's last nightly run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 
 from service.store.coretables import DEVICES as _DEVICES
 from service.store.coretables import KERNELS as _KERNELS
+from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.coretables import REPOSITORIES as _REPOS
 from service.store.coretables import RUNS as _RUNS
-from service.store.ids import same_repo
+from service.store.ids import as_utc, same_repo
 from service.store.sessions import StoreSession
 
 
@@ -30,6 +33,63 @@ class KernelHit:
     repo: str
     key: str
     name: str
+
+
+@dataclass(frozen=True)
+class LastNight:
+    """A device's newest nightly run.
+
+    Attributes:
+        device: Device name.
+        timestamp: When it was measured (UTC).
+        commit: Its commit ("" when none was given).
+        kernels: Kernels it measured.
+    """
+
+    device: str
+    timestamp: datetime
+    commit: str
+    kernels: int
+
+
+def _nightly_runs(repo: str | None, until: datetime) -> sa.Subquery:
+    """The nightly runs of ``repo`` (of any repository: None) up to ``until``."""
+    stmt = sa.select(_RUNS.c.id, _RUNS.c.device_id, _RUNS.c.timestamp, _RUNS.c.commit).where(
+        _RUNS.c.kind == "nightly", _RUNS.c.timestamp <= as_utc(until)
+    )
+    if repo is not None:
+        stmt = stmt.join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
+        stmt = stmt.where(same_repo(_REPOS.c.name, repo))
+    return stmt.subquery()
+
+
+def last_nights(*, session: StoreSession, repo: str | None, until: datetime) -> list[LastNight]:
+    """Each device's newest nightly run of ``repo`` (of any repository: None) up to ``until``.
+
+    Oldest first. Where runs of two repositories tie as a device's newest, the first is kept.
+    """
+    runs = _nightly_runs(repo, until)
+    newest = (
+        sa.select(runs.c.device_id, sa.func.max(runs.c.timestamp).label("stamp"))
+        .group_by(runs.c.device_id)
+        .subquery()
+    )
+    newest_of_device = (newest.c.device_id == runs.c.device_id) & (
+        newest.c.stamp == runs.c.timestamp
+    )
+    stmt = (
+        sa.select(_DEVICES.c.name, runs.c.timestamp, runs.c.commit, sa.func.count())
+        .join(newest, newest_of_device)
+        .join(_DEVICES, _DEVICES.c.id == runs.c.device_id)
+        .join(_MEASUREMENTS, _MEASUREMENTS.c.run_id == runs.c.id)
+        .group_by(runs.c.id, _DEVICES.c.name, runs.c.timestamp, runs.c.commit)
+        .order_by(runs.c.timestamp, runs.c.id)
+    )
+    found: dict[str, LastNight] = {}
+    for device, stamp, commit, kernels in session.execute(stmt):
+        night = LastNight(str(device), as_utc(stamp), commit or "", int(kernels))
+        found.setdefault(night.device, night)
+    return sorted(found.values(), key=lambda night: night.timestamp)
 
 
 def list_devices(*, session: StoreSession, repo: str) -> list[str]:

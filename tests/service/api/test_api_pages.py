@@ -207,7 +207,8 @@ def test_digest_page_summarises_the_last_week(service, repo) -> None:
     html = service.client.get("/digest", params={"repo": repo}).text
     assert "Weekly digest" in html and repo in html
     assert "nightly measurements scanned" in html
-    assert "No nightly runs" in service.client.get("/digest", params={"repo": "acme/none"}).text
+    none = service.client.get("/digest", params={"repo": "acme/none"}).text
+    assert "<strong>No nightly run of acme/none stored up to " in none
     assert "<title>digest · roofguard</title>" in service.client.get("/digest").text
 
 
@@ -228,6 +229,18 @@ def test_digest_page_of_a_stalled_repository_names_the_device_not_measured(servi
     html = service.client.get("/digest", params={"repo": repo}).text
     assert '<h2 id="unmeasured">Devices not measured (1)</h2>' in html
     assert "<strong>1 device not measured, " in html
+    last = (start + timedelta(days=5)).strftime("%Y-%m-%d")
+    assert f"<td>{last}</td><td><code>0000005bb</code></td>" in html
+
+
+def test_digest_page_of_a_repository_silent_for_months_names_its_last_night(service, repo):
+    """Nights that stopped 120 days ago, past the lookback: the page read as a quiet week's."""
+    token, start = service.token(repo), datetime.now(UTC) - timedelta(days=125)
+    for night in range(6):
+        kernels = [make_kernel("reduce", dram_bytes=8e9, time_s=4e-3)]
+        upload_night(service, repo, night, token=token, start=start, kernels=kernels)
+    html = service.client.get("/digest", params={"repo": repo}).text
+    assert "<strong>1 device not measured, 0 time regressions" in html
     last = (start + timedelta(days=5)).strftime("%Y-%m-%d")
     assert f"<td>{last}</td><td><code>0000005bb</code></td>" in html
 

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from device_fleet import FIRST, KERNELS, REPO, Work, datasheet, nights, store
 
+from service.cli import run
 from service.digest.build import build_digest
 from service.render.digest_render import render_digest_html, render_digest_markdown
 from service.store.db import open_store, session_scope
@@ -25,12 +26,22 @@ FLEET = {
 }
 
 
-def history(tmp_path, *cards: tuple[str, int, int]):
-    """The nightly history of ``cards``: (card, first night, nights) each."""
-    engine = open_store(f"sqlite:///{tmp_path / 'history.db'}")
+def stored(tmp_path, *cards: tuple[str, int, int]) -> str:
+    """A store holding the nights of ``cards``: (card, first night, nights) each; its URL."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = open_store(url)
     try:
         for card, first, count in cards:
             store(engine, nights(card, count, start=first, kernels=FLEET), datasheet(card))
+    finally:
+        engine.dispose()
+    return url
+
+
+def history(tmp_path, *cards: tuple[str, int, int]):
+    """The nightly history of ``cards``: (card, first night, nights) each."""
+    engine = open_store(stored(tmp_path, *cards))
+    try:
         with session_scope(engine, readonly=True) as session:
             return nightly_history(
                 session=session, repo=REPO, start=FIRST, end=FIRST + timedelta(days=60)
@@ -87,3 +98,41 @@ def test_a_week_with_every_card_measured_names_none(tmp_path) -> None:
     assert digest.unmeasured == []
     assert "not measured" not in digest.headline
     assert "Devices not measured" not in render_digest_markdown(digest)
+
+
+def _digest_cli(url: str, repo: str, first_day: int, *args: str) -> list[str]:
+    start = (FIRST + timedelta(days=first_day)).date()
+    period = ["--from", start.isoformat(), "--to", (start + timedelta(days=6)).isoformat()]
+    return ["digest", "--repo", repo, *period, "--db", url, *args]
+
+
+def test_a_repository_silent_past_the_lookback_names_its_last_nights(tmp_path, capsys) -> None:
+    """Nights that stopped 120 days before the week, past the 90 days read before it.
+
+    The digest read no row and said "0 time regressions, 0 new regressions, …", as a quiet
+    week does; the dashboard's page said no more.
+    """
+    url = stored(tmp_path, (A100, 0, 10), (H100, 0, 20))
+    assert run(_digest_cli(url, REPO, 140, "--json")) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["measurements"] == 0
+    silent = [(u["device"], u["last_commit"], u["kernels"]) for u in data["unmeasured"]]
+    assert silent == [(A100, "n0009", 2), (H100, "n0019", 2)]
+    assert data["unmeasured"][1]["last_night"].startswith("2026-02-20")
+    assert run(_digest_cli(url, REPO, 140)) == 0
+    markdown = capsys.readouterr().out
+    assert "**2 devices not measured, 0 time regressions" in markdown
+    assert "| `H100-SXM5` | 2026-02-20 | `n0019` | 2 |" in markdown
+
+
+def test_a_repository_never_stored_says_so(tmp_path, capsys) -> None:
+    """A digest of a repository named wrong read as a quiet week's, every week."""
+    url = stored(tmp_path, (A100, 0, 10))
+    assert run(_digest_cli(url, "acme/serving-typo", 5)) == 0
+    markdown = capsys.readouterr().out
+    assert (
+        "**No nightly run of acme/serving-typo stored up to 2026-02-12: nothing to digest**"
+        in markdown
+    )
+    assert run(_digest_cli(url, REPO, -30)) == 0  # a week before its first night
+    assert "**No nightly run of acme/serving stored up to " in capsys.readouterr().out
