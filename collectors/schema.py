@@ -264,6 +264,11 @@ class KernelRecord(_Frozen):
     missing: tuple[str, ...] = ()
     source: SourceRef | None = None
 
+    @property
+    def measured(self) -> bool:
+        """Whether some launch of it has a duration: with none (each failed), 0 s is no time."""
+        return self.launches > 0
+
     def work(self, *, prefer_declared: bool = False) -> tuple[dict[str, float], dict[str, float]]:
         """FLOPs and bytes to place on the roofline: measured, else declared.
 

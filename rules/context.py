@@ -85,9 +85,15 @@ class RuleContext:
 
     @cached_property
     def kernels(self) -> Mapping[str, KernelRecord]:
-        """The run's kernels by identity key, without ``ignore_kernels``."""
+        """The run's measured kernels by identity key, without ``ignore_kernels``.
+
+        A kernel none of whose launches has a duration (each failed: a replay that read NaN,
+        a launch ncu could not profile) is in the report but not measured: judged on its
+        0 s it read as a 100% speed-up. It is left out, as a kernel absent is
+        (``missing-kernel`` names it with the reason).
+        """
         ignored = self.config.is_ignored_kernel
-        return {k.key: k for k in self.run.kernels if not ignored(k.key, k.name)}
+        return {k.key: k for k in self.run.kernels if k.measured and not ignored(k.key, k.name)}
 
     @cached_property
     def placements(self) -> Mapping[str, Placement]:

@@ -22,7 +22,8 @@ A case file ``<rule-id>.yml``::
           - {rule: roof-drop, kernel: gemv, severity: fail}
 
 A kernel row has ``key`` (``name`` defaults to it), ``flops`` and ``bytes`` (by precision and
-tier), ``time_s`` or per-run ``times``, and optionally ``samples_s``, ``launches``, ``nvtx``.
+tier), ``time_s`` or per-run ``times``, and optionally ``samples_s``, ``launches``,
+``failed_launches`` and ``nvtx``.
 Env keys: ``driver``, ``clock_control``, ``cache_control``, ``trusted`` (baseline only).
 A device may be a catalog card (``device: {catalog: H100-SXM5}``); a case's
 ``other_device: {device: ..., baseline: ...}`` is another card's history
@@ -116,6 +117,7 @@ def _kernel(row: Mapping[str, Any], run_index: int) -> KernelRecord:
         bytes=row.get("bytes", {}),
         samples_s=tuple(row.get("samples_s", ())),
         launches=row.get("launches", 1),
+        failed_launches=row.get("failed_launches", 0),
         nvtx_range=row.get("nvtx"),
     )
 

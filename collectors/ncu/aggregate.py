@@ -6,9 +6,8 @@ holds one float per launch (its time) and a few sums per kernel, never the rows.
 
 from __future__ import annotations
 
-import math
 import operator
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from collectors.base import CollectOptions
 from collectors.errors import MalformedReport, cut
 from collectors.identity import make_key
+from collectors.ncu.extras import Extras, merged
 from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
@@ -28,41 +28,6 @@ from collectors.schema import (
     RunRecord,
     SourceRef,
 )
-
-
-@dataclass(slots=True)
-class _Extras:
-    """Running totals of one plan's extras: value x time, value, lowest, highest; time, count."""
-
-    weighted: list[float]
-    plain: list[float]
-    low: list[float]
-    high: list[float]
-    time: float = 0.0
-    count: int = 0
-
-    @classmethod
-    def empty(cls, n: int) -> _Extras:
-        return cls([0.0] * n, [0.0] * n, [math.inf] * n, [-math.inf] * n)
-
-    def add(
-        self,
-        weighted: Sequence[float],
-        seconds: float,
-        plain: Sequence[float],
-        low: Sequence[float],
-        high: Sequence[float],
-        count: int,
-    ) -> None:
-        """Add launches' totals; a single launch passes its values as sums, lows and highs."""
-        if count == 1 and weighted is plain:  # one launch: its values, weighted here
-            weighted = [v * seconds for v in plain]
-        self.weighted = list(map(operator.add, self.weighted, weighted))
-        self.plain = list(map(operator.add, self.plain, plain))
-        self.low = list(map(min, self.low, low))
-        self.high = list(map(max, self.high, high))
-        self.time += seconds
-        self.count += count
 
 
 @dataclass(slots=True)
@@ -85,7 +50,7 @@ class _Kernel:
     reasons: dict[str, None] = field(default_factory=dict)
     duration: Provenance | None = None
     #: Per plan: running totals of its extras (clocks and profile figures).
-    extras: dict[Plan, _Extras] = field(default_factory=dict)
+    extras: dict[Plan, Extras] = field(default_factory=dict)
 
     def _add_extras(self, plan: Plan, values: tuple[Any, ...], seconds: Any) -> None:
         """Add the extras of one launch (floats) or of a batch (arrays, one entry per launch)."""
@@ -93,7 +58,7 @@ class _Kernel:
             return
         acc = self.extras.get(plan)
         if acc is None:
-            acc = self.extras[plan] = _Extras.empty(len(values))
+            acc = self.extras[plan] = Extras.empty(len(values))
         if isinstance(seconds, float):
             acc.add(values, seconds, values, values, values, 1)
         else:  # a batch: finite and non-negative (the fast path checked)
@@ -120,7 +85,7 @@ class _Kernel:
                     acc.high[i],
                 )
                 old = totals.get(name)
-                totals[name] = parts if old is None else _merged(old, parts)
+                totals[name] = parts if old is None else merged(old, parts)
         return {
             name: weighted / time if time > 0 else plain / count
             for name, (weighted, time, plain, count, low, high) in totals.items()
@@ -331,18 +296,37 @@ class RunBuilder:
                 f"mixed devices in one file: {_fmt_dev(current)} after {_fmt_dev(self.device_key)}",
             )
 
+    def _refuse_untimed(self) -> None:
+        """No launch with a duration (only ``--metrics`` asked for, or failed replays): an error.
+
+        Stored, such a report was a run that judged nothing, then a baseline of 0 s kernels.
+        """
+        if any(kernel.launches for kernel in self._kernels.values()):
+            return
+        why = set(r for k in self._kernels.values() for r in k.reasons) - {"no duration"}
+        raise MalformedReport(
+            self.path,
+            None,
+            "gpu__time_duration.sum",
+            f"none of its {self.launch_count} launches has a duration"
+            + (f" ({'; '.join(sorted(why))})" if why else "")
+            + ": nothing to time or place; profile with --set roofline",
+        )
+
     def build(
         self, device: DeviceInfo, profiler: ProfilerInfo, notes: Iterable[str] = ()
     ) -> RunRecord:
         """The RunRecord; an empty file of launches is an error."""
         if not self._ids:
             raise MalformedReport(self.path, None, None, "the report holds no profiled launch")
+        self._refuse_untimed()
         kernels = tuple(self._records())
         all_notes = list(notes)
         if self.failed:
             all_notes.append(
                 f"{self.failed} of {self.launch_count} launches failed or had no duration"
             )
+        all_notes += _unmeasured_note(kernels)
         all_notes += uncounted_note(kernels)
         return RunRecord(
             device=device,
@@ -356,9 +340,13 @@ class RunBuilder:
 _CLOCKS = frozenset({SM_CLOCK, MEMORY_CLOCK})
 
 
-def _merged(old: tuple[float, ...], new: tuple[float, ...]) -> tuple[float, ...]:
-    """Two extras' running totals as one: sums added, the lowest and highest kept."""
-    return (*map(operator.add, old[:4], new[:4]), min(old[4], new[4]), max(old[5], new[5]))
+def _unmeasured_note(kernels: Iterable[KernelRecord]) -> list[str]:
+    """The kernels no launch of which has a duration: they are not measured, nor judged."""
+    names = [cut(k.name) for k in kernels if not k.measured]
+    if not names:
+        return []
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return [f"not measured, no launch with a duration: {'; '.join(names[:3])}{more}"]
 
 
 def _fmt_dev(dev: tuple[str | None, str | None]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from collectors.schema import KernelRecord
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
@@ -50,7 +51,8 @@ class MissingKernel(Rule):
         if history.empty:
             return
         recent = recent_kernels(history, opts.recent_runs)
-        current = {k.key for k in ctx.run.kernels}
+        current = set(ctx.kernels)  # measured: a kernel whose every launch failed is not
+        failed = {k.key: k for k in ctx.run.kernels if not k.measured}
         renamed_to = {r.old_key: r.new_key for r in ctx.likely_renames.values()}
         columns = (recent[c].astype(str).tolist() for c in ("kernel_key", "kernel_name", "commit"))
         times = recent["time_s"].to_numpy(dtype=float).tolist()
@@ -66,14 +68,26 @@ class MissingKernel(Rule):
                 "last_commit": commit,
                 "baseline_time_s": baseline,
             }
+            if key in failed:
+                numbers["failed_launches"] = failed[key].failed_launches
             finding = self.finding(
                 ctx,
                 key,
-                f"{name}: ran in the latest baseline run ({commit[:7]}) but not in this run"
+                f"{name}: ran in the latest baseline run ({commit[:7]}) but "
+                + (_failed(failed[key]) if key in failed else "not in this run")
                 + (f"; {_renamed(ctx, renamed)}" if renamed else ""),
                 numbers=numbers | ({"likely_renamed_to": renamed} if renamed else {}),
             )
             yield finding.model_copy(update={"kernel_name": name})
+
+
+def _failed(kernel: KernelRecord) -> str:
+    """``its 3 launch(es) in this run have no duration (replay failed: NaN)``."""
+    why = [m.partition(": ")[2] for m in kernel.missing if "not averaged in: " in m]
+    told = why and why[0] != "no duration"
+    return f"its {kernel.failed_launches} launch(es) in this run have no duration" + (
+        f" ({why[0]})" if told else ""
+    )
 
 
 def _renamed(ctx: RuleContext, new_key: str) -> str:

@@ -156,9 +156,14 @@ def compare_runs(
     *,
     threshold: float = DEFAULT_THRESHOLD,
 ) -> RunComparison:
-    """Compare ``head`` with ``base``: each a (label, run, its placements on its roof)."""
+    """Compare ``head`` with ``base``: each a (label, run, its placements on its roof).
+
+    A kernel none of whose launches has a duration (each failed) is not measured: missing
+    from its side, not a kernel that took 0 s.
+    """
     (base_label, base_run, base_placed), (head_label, head_run, head_placed) = base, head
-    names = {k.key: k.name for k in base_run.kernels} | {k.key: k.name for k in head_run.kernels}
+    base_placed, head_placed = _measured(base_run, base_placed), _measured(head_run, head_placed)
+    names = {k.key: k.name for k in (*base_run.kernels, *head_run.kernels) if k.measured}
     renames = _likely_renames(base_placed, head_placed)
     paired = {*renames, *renames.values()}
     kernels = [
@@ -185,6 +190,10 @@ def compare_runs(
         time_ratio=total / base_total if base_total > 0 else None,
         kernels=kernels,
     )
+
+
+def _measured(run: RunRecord, placed: Mapping[str, Placement]) -> dict[str, Placement]:
+    return {k.key: placed[k.key] for k in run.kernels if k.measured and k.key in placed}
 
 
 def _likely_renames(base: Mapping[str, Placement], head: Mapping[str, Placement]) -> dict[str, str]:

@@ -242,7 +242,9 @@ def _insert_measurements(
 ) -> None:
     """The run's measurement rows (kernel ids resolved in bulk): COPY or ``executemany``.
 
-    The rows are made as they are written (``service.store.bulk``), never all at once.
+    The rows are made as they are written (``service.store.bulk``), never all at once. A
+    kernel with no launch measured (each failed) has no row: its 0 s is no time, and a
+    history holding it would judge the next night against it. The stored record keeps it.
     """
     with _stage(run, "storing the kernels' identities"):
         names = {k.key: k.name for k in run.kernels}
@@ -256,6 +258,7 @@ def _insert_measurements(
             k, placements.get(k.key), run_id=run_id, kernel_id=ids[k.key], roof_source=roof.source
         )
         for k in kernels
+        if k.measured
     )
     insert_rows(session, _MEASUREMENTS, rows)
 

@@ -12,6 +12,8 @@ from collectors.errors import MalformedReport
 
 GOLDEN = Path(__file__).parent / "golden"
 ERR_FILE = "ncu-csv/Gardenia-Tian_LearningNote4Dev__gemm_profile_ERR_NVGPUCTRPERM.csv"
+#: Custom metrics only: not one of its 240 launches has a duration.
+UNTIMED_FILE = "ncu-csv/leleucas_Actual-Parameter-Collection__pooling_nsight16.csv"
 FILES = [
     *(
         f"ncu-rep/{n}"
@@ -41,7 +43,6 @@ FILES = [
             "brycelelbach_nsightful__copy_blocked.csv",
             "leleucas_Actual-Parameter-Collection__bert_flashattn_nsight.csv",
             "leleucas_Actual-Parameter-Collection__interpolate_nsight_virtual.csv",
-            "leleucas_Actual-Parameter-Collection__pooling_nsight16.csv",
             "meinie0826_Roofline-Analysis__torch_sdpa_flash__gqa_bf16_b32_ctx8k_p64.ncu.csv",
             "wangzy0327_cuda-roofline__output_V100.csv",
         )
@@ -90,6 +91,16 @@ def test_failed_run_gives_one_explained_error(corpus_dir: Path) -> None:
     assert "ERR_NVGPUCTRPERM" in message
     assert "permission" in message
     assert info.value.row == "2"  # the ==ERROR== line
+
+
+@pytest.mark.corpus
+def test_a_report_without_a_duration_gives_one_explained_error(corpus_dir: Path) -> None:
+    """Read, it was a run of two kernels at 0 s: stored, it judged nothing, then a 0 s baseline."""
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(corpus_dir / UNTIMED_FILE)
+    assert info.value.field == "gpu__time_duration.sum" and info.value.row is None
+    assert "none of its 240 launches has a duration" in str(info.value)
+    assert "--set roofline" in str(info.value)
 
 
 @pytest.mark.corpus

@@ -370,7 +370,8 @@ def test_multipart_upload_of_a_binary_ncu_report(service, repo, corpus_dir) -> N
         )
     assert r.status_code == 201, r.text
     verdict = r.json()["verdict"]
-    assert {k["key"] for k in verdict["kernels"]} == {k.key for k in expected.kernels}
+    measured = {k.key for k in expected.kernels if k.measured}  # one replay read NaN
+    assert {k["key"] for k in verdict["kernels"]} == measured and len(measured) == 1
     assert verdict["roof"].startswith("H800")
 
 

@@ -187,6 +187,19 @@ def test_half_the_suite_missing_reads_at_the_kernels_in_both(tmp_path, capsys) -
     )
 
 
+def test_a_kernel_whose_every_launch_failed_is_missing_not_unchanged(tmp_path, capsys) -> None:
+    """Its replay failed in the PR's profile: it read "unchanged" beside a 0 s GPU time share."""
+    header = "name,duration_s,flops_fp32,bytes_dram,launches\n"
+    base, pr = tmp_path / "base.csv", tmp_path / "pr.csv"
+    base.write_text(header + "gemm,1e-3,1e10,1e8,1\nnorm,2e-4,1e6,1e8,1\n")
+    pr.write_text(header + "gemm,1e-3,1e10,1e8,1\nnorm,0,,,0\n")
+    data = _json(capsys, str(base), "--against", str(pr), "--device", "H100-SXM5")
+    assert {k["key"]: k["status"] for k in data["kernels"]} == {
+        "gemm": "unchanged",
+        "norm": "missing",
+    }
+
+
 @pytest.mark.parametrize("width", [None, 90, 120])
 def test_the_table_fits_a_terminal_and_a_pipe_gets_one_line_a_kernel(corpus_dir, width):
     report = corpus_dir / "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv"
