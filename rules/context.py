@@ -304,7 +304,7 @@ class RuleContext:
             return {}
         gate = GateOptions(**self.config.gate.model_dump())
         levels = device_levels(other.history, options=gate, rename=self.config.current_key)
-        times = self._measured_times
+        times = self.measured_times
         found = {
             key: scale_to(levels[key], other.roof, self.roof, times[key])
             for key in young
@@ -313,7 +313,7 @@ class RuleContext:
         return {key: scaled for key, scaled in found.items() if scaled is not None}
 
     @cached_property
-    def _measured_times(self) -> Mapping[str, tuple[float, ...]]:
+    def measured_times(self) -> Mapping[str, tuple[float, ...]]:
         """Each kernel's time in the run, then in each re-measurement."""
         times = {key: [kernel.duration_s] for key, kernel in self.kernels.items()}
         for run in self.reruns:

@@ -70,8 +70,10 @@ class DeviceScaling(Rule):
     a kernel whose time fell less than that lost percent of roof. More than ``tolerance``
     (15%: cards differ that much in what their best kernels reach) and beyond the baseline's
     noise, it is *suspect*: it did not keep up with the new card. Kernels that scaled as the
-    roofs predict are unchanged, not new. Once the card has its own settled history, the gate
-    judges the kernel there again.
+    roofs predict are unchanged, not new. From its 4th night on the card, roof-drop's gate
+    judges its nights there too (``rules.newcard``): a kernel that kept up and then fell is
+    its finding (a regression once confirmed), not this rule's. Once the card has its own
+    settled history, the gate judges the kernel there alone.
 
     **Best practice**
 
@@ -97,9 +99,13 @@ class DeviceScaling(Rule):
 
     def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel whose percent of roof fell across the device change."""
+        on_own_card = gate.of("percent_of_roof")
         for key, scaled in ctx.device_scaling.items():
             if scaled.baseline.n < opts.min_runs:
                 continue
+            own = on_own_card.get(key)
+            if own and (own.judgement.regressed or own.judgement.suspect):
+                continue  # it fell on the new card after its first nights: roof-drop's
             judged = keeping(scaled, tolerance=opts.tolerance, z_threshold=opts.z_threshold)
             if judged == Keeping.BEHIND:
                 yield self.finding(

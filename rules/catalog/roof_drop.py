@@ -25,6 +25,7 @@ from rules.judging import (
     measured,
 )
 from rules.measures import column, one_decimal, percent_samples, seconds, signed_percent
+from rules.newcard import calibration_words, new_card_measured
 from rules.roofline import MEMORY_BOUND
 from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, runner_wide_note
 from rules.stats import (
@@ -68,12 +69,32 @@ def _percent(ctx: RuleContext, key: str) -> Measured:
     return Measured.one(history, median_of([cast(float, now) * factor]))
 
 
+def _young_on_card(ctx: RuleContext) -> dict[str, Measured]:
+    """The kernels judged across cards with enough nights on their own (``rules.newcard``)."""
+    found = {}
+    for key, scaled in ctx.device_scaling.items():
+        own = ctx.gate_kernel_history(key).time_s
+        m = new_card_measured(scaled, own, ctx.measured_times[key])
+        if m is not None:
+            found[key] = m
+    return found
+
+
 def _against_level(ctx: RuleContext, key: str, j: Judgement) -> str:
-    """``gemv: 59.1% of roof (dram), level 69.9% ± 0.5 over 10 runs (−15.5%)``."""
+    """``gemv: 59.1% of roof (dram), level 69.9% ± 0.5 over 10 runs (−15.5%)``.
+
+    A kernel young on its card names where its level comes from (``rules.newcard``).
+    """
     binding = judged_binding(ctx.placements[key], ctx.kernel_history(key))
+    scaled = ctx.device_scaling.get(key)
+    where = f"over {j.n} runs"
+    if scaled is not None:
+        nights = ctx.gate_kernel_history(key).time_s
+        where = calibration_words(scaled, int(np.count_nonzero(np.isfinite(nights))))
+        binding = scaled.binding
     return (
         f"{ctx.kernels[key].name}: {one_decimal(j.current)}% of roof ({binding}), "
-        f"level {one_decimal(j.level)}% ± {one_decimal(j.noise)} over {j.n} runs "
+        f"level {one_decimal(j.level)}% ± {one_decimal(j.noise)} {where} "
         f"({signed_percent(j.relative_change)})"
     )
 
@@ -131,7 +152,11 @@ class RoofDrop(Rule):
         runner_min_kernels: int = Field(default=RUNNER_MIN_KERNELS, ge=1)
 
     def gate_batches(self, ctx: RuleContext, opts: Options) -> Iterator[GateBatch]:
-        """Every placed kernel's percent of roof (one batch); each group's percent, MFU or time."""
+        """Every placed kernel's percent of roof (one batch); each group's percent, MFU or time.
+
+        Kernels young on their card (``device_scaling``) with a few nights there too: their
+        nights after the other card's segment, scaled to them (``rules.newcard``).
+        """
         values = {
             key: _percent(ctx, key)
             for key, placement in ctx.placements.items()
@@ -139,6 +164,7 @@ class RoofDrop(Rule):
             and key not in ctx.device_scaling
             and key not in ctx.faster_off_binding
         }
+        values |= _young_on_card(ctx)
         yield GateBatch("percent_of_roof", values, opts)
         if not opts.check_groups:
             return

@@ -1,0 +1,57 @@
+"""A kernel young on a new card, judged by the gate on its nights there.
+
+A kernel with fewer than ``OWN_RUNS_SETTLED`` runs on its card is judged against another
+card's level (``device_scaling``), with a 15% tolerance for what cards differ in: at most a
+warning, "did not keep up". A kernel that kept up on its first nights on the new card and then
+fell 20% was only that warning, and once the card's own history settled, the fall was its
+level: no night failed. Its own few nights alone cannot judge it either: a noise estimated
+from five nights sets the threshold near 16 noise units over 300 kernels.
+
+So the gate judges its nights on the new card after the other card's segment, scaled to them:
+each of its nights reads as percent of the baseline's roof (the level times the time the
+roofs predict, over its time: ``rules.crossdevice.Scaling.percent``), and the other card's
+segment is scaled by the median of those nights over its level. The segment gives the gate
+its noise and its length; the card's own nights give the level. A kernel that did not keep up
+from its first night is device-scaling's: the scaling hides that offset from the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from rules.crossdevice import Scaling
+from rules.judging import Measured
+
+#: Nights on the new card that scale the other card's segment to it: with 3, the level they set
+#: was uncertain enough that a 300-kernel swap raised 4 suspects on its third night (none after).
+CALIBRATING_NIGHTS = 4
+
+
+def new_card_measured(
+    scaled: Scaling, own_times: npt.NDArray[np.float64], measurements: Sequence[float]
+) -> Measured | None:
+    """The gate's history and measurements of a kernel young on its card, as percent of roof.
+
+    ``own_times``: its base-branch times on this card, oldest first (NaN: not measured);
+    ``measurements``: its times in the run, then in each re-measurement. None with fewer than
+    ``CALIBRATING_NIGHTS`` nights here: device-scaling judges it alone.
+    """
+    known = own_times[np.isfinite(own_times) & (own_times > 0)]
+    if known.size < CALIBRATING_NIGHTS or not all(t > 0 for t in measurements):
+        return None
+    level = scaled.baseline
+    predicted = level.time_s * scaled.expected_time_ratio
+    own = level.percent * predicted / known
+    segment = np.asarray(level.history[-level.n :], dtype=float)
+    segment = segment[np.isfinite(segment)] * (float(np.median(own)) / level.percent)
+    now = [level.percent * predicted / t for t in measurements]
+    return Measured(np.concatenate([segment, own]), now[0], tuple(now[1:]))
+
+
+def calibration_words(scaled: Scaling, nights: int) -> str:
+    """``over 40 runs on A100-SXM4-80GB scaled to its 4 nights on H100-SXM5``."""
+    level = scaled.baseline
+    return f"over {level.n} runs on {level.device} scaled to its {nights} nights on {scaled.device}"

@@ -1,0 +1,62 @@
+"""A kernel that kept up with a new card, then fell on it, fails on its second night there.
+
+30 nights on an A100, then nightly checks on an H100. Before, a kernel with fewer than six
+runs on the new card was judged against the A100's level only (15% tolerance: at most
+"did not keep up"), and its own few nights could not confirm a fall: a GEMV 20% slower from
+its fifth night on the H100 was never failed, and then it was the level. Now the gate judges
+its H100 nights after the A100's segment scaled to them (``rules.newcard``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from device_fleet import KERNELS, REPO, datasheet, nights, store
+
+from collectors.schema import RunRecord
+from service.cli import run
+from service.store.db import open_store
+
+A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
+
+
+def _slowed(record: RunRecord, factor: float) -> RunRecord:
+    kernels = tuple(
+        k.model_copy(update={"duration_s": k.duration_s * factor}) if k.key == "gemv" else k
+        for k in record.kernels
+    )
+    return record.model_copy(update={"kernels": kernels})
+
+
+def _nightly(tmp_path: Path, url: str, record: RunRecord) -> dict:
+    report, out = tmp_path / f"{record.commit}.json", tmp_path / f"{record.commit}.verdict.json"
+    report.write_text(record.model_dump_json())
+    argv = ["check", str(report), "--repo", REPO, "--commit", str(record.commit)]
+    argv += ["--branch", "main", "--kind", "nightly", "--db", url]
+    assert run([*argv, "--format", "json", "--output", str(out)]) in (0, 1)
+    return dict(json.loads(out.read_text()))
+
+
+def _roof_drops(verdict: dict) -> list[tuple[str, str]]:
+    return [(f["kernel"], f["severity"]) for f in verdict["findings"] if f["rule"] == "roof-drop"]
+
+
+def test_a_fall_after_its_first_nights_on_the_new_card_fails_on_the_second(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = open_store(url)
+    try:
+        store(engine, nights(A100, 30, kernels=KERNELS), datasheet(A100))
+    finally:
+        engine.dispose()
+    h100 = nights(H100, 7, start=30, kernels=KERNELS)
+    kept_up = [_nightly(tmp_path, url, record) for record in h100[:4]]
+    assert all(not _roof_drops(verdict) for verdict in kept_up)
+    first, second = (_nightly(tmp_path, url, _slowed(r, 1.25)) for r in h100[4:6])
+    assert _roof_drops(first) == [("gemv", "warn")]
+    assert _roof_drops(second) == [("gemv", "fail")] and second["conclusion"] == "fail"
+    [finding] = [f for f in second["findings"] if f["rule"] == "roof-drop"]
+    assert f"over 30 runs on {A100} scaled to its 5 nights on {H100}" in finding["message"]
+    assert "-20." in finding["message"]  # 84% of roof -> 67.2%: 1.25x the time
+    gemm = [f["rule"] for f in second["findings"] if f["kernel"] == "gemm"]
+    assert gemm == ["device-scaling"]  # 50% of the H100's roof from its first night
