@@ -163,11 +163,12 @@ def kernel(state: State, path: Path, fmt: str, keys: KeyOptions) -> KernelRecord
         {n: state.summaries[t] for t, n in _COUNTER_TAGS.items() if t in state.summaries}
     )
     missing = () if nbytes else ("bytes: the benchmark declares no global-memory reads/writes",)
+    key = bench_key(state.bench, state.params, keys)
     return kernel_record(
         path,
         state.row,
-        name=state.bench,
-        key=bench_key(state.bench, state.params, keys),
+        name=key if state.params else state.bench,  # the states of a sweep, told apart
+        key=key,
         launches=1,
         duration_s=duration,
         samples_s=state.samples,

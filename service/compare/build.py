@@ -82,9 +82,15 @@ def resolve_devices(
     """The stored cards ``names`` mean (catalog ids, aliases or stored names), in order.
 
     Raises:
-        BadInput: A name is no card with history here; the error names it and the nearest.
+        BadInput: No card has history here, or a name is none of them; the error names
+            it and the nearest.
     """
     known = [d.device for d in sorted(stored, key=lambda d: (d.newest, d.device))]
+    if not known:  # a repository named wrong read as an empty table
+        raise BadInput(
+            f"--repo: {repo} has no base-branch run in the history store (nightly runs "
+            "stored by `roofguard check --kind nightly` or `roofguard ingest`)"
+        )
     if not names:
         return known
     found = []
@@ -259,13 +265,16 @@ def compare_history(
     cards = _cards(session, request, devices, config)
     thresholds = _thresholds(config)
     rows = _rows(cards, pattern, thresholds)
+    if request.kernel and not rows:
+        raise BadInput(f"--kernel: {request.kernel!r} matches no kernel of {request.repo}")
     target, assumption = None, None
     if request.forecast is not None:
-        target, extra = forecast_rows(cards, rows, request.forecast, catalog)
+        target, extra, skipped = forecast_rows(cards, rows, request.forecast, catalog)
         order = {key: i for i, key in enumerate(dict.fromkeys(r.kernel for r in rows))}
         rows = sorted([*rows, *extra], key=lambda r: (order[r.kernel], r.forecast))
         source = ", ".join(dict.fromkeys(r.source or "" for r in extra)) or "its card"
         assumption = FORECAST_ASSUMPTION.format(target=target.device, source=source)
+        assumption += f"; {skipped}" if skipped else ""
     comparison = Comparison(
         repo=request.repo,
         roof_source=config.roof,

@@ -62,40 +62,76 @@ def _source(cards: Sequence[Card], key: str) -> Card | None:
 
 def forecast_rows(
     cards: Sequence[Card], rows: Sequence[CompareRow], name: str, catalog: Catalog
-) -> tuple[Roof, list[CompareRow]]:
-    """The target's roof and one forecast row per kernel of ``rows``.
+) -> tuple[Roof, list[CompareRow], str | None]:
+    """The target's roof, one forecast row per kernel of ``rows`` it can place, and a note.
+
+    The note names the kernels whose work needs a peak or bandwidth the card lacks (None:
+    none): an elementwise kernel's few fp32 FLOPs on a card without an fp32 peak refused the
+    whole table.
 
     Raises:
-        BadInput: The card is unknown, or lacks the peak or bandwidth a kernel's work needs.
+        BadInput: The card is unknown, or lacks what every kernel's work needs.
     """
     target = target_roof(name, catalog)
-    found = []
+    found, missing = [], []
     for key in dict.fromkeys(r.kernel for r in rows):
         card = _source(cards, key)
         if card is None:
             continue
-        level = card.levels[key]
         try:
-            ahead = forecast(level, card.roof, target)
+            row = _forecast_row(key, card, target)
         except MissingResource as exc:
-            raise _missing(exc, key, card.label, catalog) from None
-        if ahead is None:
+            missing.append((key, card, exc))
             continue
-        found.append(
-            CompareRow(
-                kernel=key,
-                name=level.name,
-                device=target.device,
-                percent_of_roof=level.percent,
-                time_s=ahead.time_s,
-                binding=ahead.prediction.target_binding,
-                runs=0,
-                reference=card.label,
-                time_ratio=ahead.time_ratio,
-                expected_time_ratio=ahead.prediction.expected_time_ratio,
-                forecast=True,
-                source=card.label,
-                assumption=FORECAST_ASSUMPTION.format(target=target.device, source=card.label),
-            )
+        if row is not None:
+            found.append(row)
+    if missing and not found:
+        first, source, refused = missing[0]
+        raise _missing(refused, first, source.label, catalog)
+    return target, found, _not_forecast(missing, catalog)
+
+
+def _forecast_row(key: str, card: Card, target: Roof) -> CompareRow | None:
+    """``key``'s row on ``target`` from its level on ``card`` (None: nothing to forecast).
+
+    Raises:
+        MissingResource: The target lacks a peak or bandwidth the work needs.
+    """
+    level = card.levels[key]
+    ahead = forecast(level, card.roof, target)
+    if ahead is None:
+        return None
+    return CompareRow(
+        kernel=key,
+        name=level.name,
+        device=target.device,
+        percent_of_roof=level.percent,
+        time_s=ahead.time_s,
+        binding=ahead.prediction.target_binding,
+        runs=0,
+        reference=card.label,
+        time_ratio=ahead.time_ratio,
+        expected_time_ratio=ahead.prediction.expected_time_ratio,
+        forecast=True,
+        source=card.label,
+        assumption=FORECAST_ASSUMPTION.format(target=target.device, source=card.label),
+    )
+
+
+def _not_forecast(
+    missing: Sequence[tuple[str, Card, MissingResource]], catalog: Catalog
+) -> str | None:
+    """``33 kernel(s) not forecast: B100 has no peak for fp32 (e.g. 'copy'); ...``."""
+    if not missing:
+        return None
+    by_resource: dict[tuple[str, str, str], list[str]] = {}
+    for key, _, exc in missing:
+        by_resource.setdefault((exc.device, exc.kind, exc.resource), []).append(key)
+    parts = []
+    for (device, kind, resource), keys in by_resource.items():
+        near = ", ".join(nearest_with(catalog, device, resource, kind)) or "none"
+        parts.append(
+            f"{len(keys)} kernel(s) not forecast: {device} has no {kind} for {resource}, which "
+            f"their work needs (e.g. {keys[0]!r}; the nearest cards with one: {near})"
         )
-    return target, found
+    return "; ".join(parts)

@@ -44,7 +44,9 @@ def read_columns(
         DeviceConflict: The report names another device than the meta's.
     """
     smallest = COLUMNS_FROM_BYTES if from_bytes is None else from_bytes
-    if len(paths) != 1 or config.work_models or paths[0].stat().st_size < smallest:
+    if len(paths) != 1 or config.work_models or not paths[0].is_file():
+        return None  # a missing file: the record reader names it
+    if paths[0].stat().st_size < smallest:
         return None
     given = meta.device or config.device
     options = CollectOptions(keys=config.keys, device=given, max_kernels=max_kernels)

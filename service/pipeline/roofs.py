@@ -219,7 +219,7 @@ def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
             where = run.sources[0].path if run.sources else "report"
             raise DeviceNotNamed(where, name) from exc
         if stand_in is None:
-            raise
+            raise _unknown_in(run, exc) from exc
         near = f" (closest known: {', '.join(exc.suggestions)})" if exc.suggestions else ""
         note = (
             f"device {name!r} is not in the hardware catalog{near}: judged against the roof "
@@ -227,6 +227,13 @@ def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
             f'under [devices."{name}"] in roofguard.toml for datasheet peaks'
         )
         return RoofChoice(stand_in, note)
+
+
+def _unknown_in(run: RunRecord, exc: UnknownDevice) -> UnknownDevice:
+    """``exc`` naming the report it came from (a CPU's pytest-benchmark run, say)."""
+    where = run.sources[0].path if run.sources else "report"
+    exc.args = (f"{where}: {exc}",)
+    return exc
 
 
 def _report(run: RunRecord, name: str, catalog: Catalog) -> Roof:

@@ -65,11 +65,13 @@ class RunMeta(BaseModel):
         """``run`` with this repository, commit, branch, kind, PR, time and runner set.
 
         Raises:
-            BadInput: A wrong repository name, a PR number with a non-pr kind, or a run
-                timestamp in the future.
+            BadInput: A wrong repository name, an empty commit, a PR number with a non-pr
+                kind, or a run timestamp in the future.
         """
         if self.repo.count("/") != 1 or not all(self.repo.split("/")):
             raise BadInput(f"--repo: {self.repo!r} is not OWNER/NAME")
+        if not self.commit.strip():  # an unset $GITHUB_SHA: the run would key on no commit
+            raise BadInput("--commit: empty; give the SHA the run measured")
         kind = self.kind or (RunKind.PR if self.pull_request else RunKind.LOCAL)
         if self.pull_request is not None and kind != RunKind.PR:
             raise BadInput(

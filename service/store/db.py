@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from service.errors import ServiceError, StoreUnavailable
+from service.errors import BadInput, ServiceError, StoreUnavailable
 from service.store.sessions import CoreSession
 
 if TYPE_CHECKING:
@@ -84,7 +84,10 @@ def make_engine(
             connection) before the store is reported unavailable.
     """
     url = url or default_url()
-    parsed = sa.engine.make_url(url)
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:  # shown without what may be a password before an @
+        raise _not_a_store(url.rpartition("@")[2]) from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
@@ -107,6 +110,15 @@ def make_engine(
         )
     except ImportError as exc:  # SQLAlchemy imports the driver here
         raise MissingDriver(parsed, exc) from None
+    except sa.exc.NoSuchModuleError:  # no such dialect: bogus://, a typo of postgresql
+        raise _not_a_store(parsed.render_as_string(hide_password=True)) from None
+
+
+def _not_a_store(shown: str) -> BadInput:
+    return BadInput(
+        f"database URL {shown!r} is not one roofguard can open: use sqlite:///PATH or "
+        "postgresql+psycopg://USER@HOST/DATABASE (--db, or ROOFGUARD_DATABASE_URL)"
+    )
 
 
 #: Driver module -> the roofguard extra that installs it.

@@ -74,6 +74,15 @@ def test_flat_csv_round_trip(name, corpus_dir, tmp_path):
 
 
 @pytest.mark.corpus
+@pytest.mark.parametrize("name", [n for n, fmt in MICRO_FILES.items() if fmt.startswith("nvbench")])
+def test_nvbench_states_of_a_sweep_are_told_apart_by_name(name, corpus_dir):
+    """Nine rows named copy_sweep_grid_shape, one per state, read alike in a PR comment."""
+    kernels = collect(corpus_dir / name).kernels
+    assert len({k.name for k in kernels}) == len(kernels)
+    assert all(k.name == k.key for k in kernels if k.params)
+
+
+@pytest.mark.corpus
 def test_nvbench_csv_and_markdown_of_one_run_agree(corpus_dir):
     stem = corpus_dir / "nvbench/R100001_PMPP__image_to_grayscale_BenchResults2060"
     from_csv, from_md = collect(stem.with_suffix(".csv")), collect(stem.with_suffix(".md"))

@@ -140,6 +140,27 @@ def test_forecast_to_a_card_without_the_precision(capsys, tmp_path) -> None:
     assert "nearest known cards with one: " in err
 
 
+def test_forecast_leaves_out_only_the_kernels_the_card_cannot_place(capsys, tmp_path) -> None:
+    """An fp8 GEMM beside a bf16 one: the A100 (no fp8 peak) refused the whole table."""
+    url = f"sqlite:///{tmp_path / 'mixed.db'}"
+    engine = open_store(url)
+    mixed = {
+        "gemm_fp8": Work({"tensor_fp8": 4e12}, {"dram": 4e9}, {H100: 70.0}),
+        "gemm_bf16": Work({"tensor_bf16": 2e12}, {"dram": 4e9}, {H100: 70.0}),
+    }
+    try:
+        store(engine, nights(H100, 6, kernels=mixed), datasheet(H100))
+    finally:
+        engine.dispose()
+    forecast = [r for r in rows(capsys, url, "--forecast", "A100-SXM4-80GB") if r["forecast"]]
+    assert [r["kernel"] for r in forecast] == ["gemm_bf16"]
+    code, out, _ = invoke(capsys, url, "--forecast", "A100-SXM4-80GB")
+    flat = " ".join(out.split())  # the terminal's lines wrapped
+    assert code == 0
+    assert "1 kernel(s) not forecast: A100-SXM4-80GB has no peak for tensor_fp8" in flat
+    assert "(e.g. 'gemm_fp8'; the nearest cards with one: " in flat
+
+
 def test_one_roofline_per_card(capsys, db, tmp_path) -> None:
     code, _, err = invoke(capsys, db, "--forecast", "H200-SXM", "--chart", str(tmp_path / "c.svg"))
     assert code == 0

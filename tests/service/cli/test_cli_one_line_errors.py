@@ -1,0 +1,83 @@
+"""Mistakes a CI script makes get one line naming what is wrong, exit 2, nothing stored.
+
+Each of these read otherwise before: a traceback's last line ("unexpected
+FileNotFoundError", "unexpected NoSuchModuleError"), an error without its file, a run
+stored under an empty commit, or an empty table with exit 0.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from factories import make_kernel, make_run
+
+from service.cli import run
+
+PYTEST_BENCHMARK = "pytest-benchmark/benchmark-action_github-action-benchmark__pytest_output.json"
+
+
+def _report(tmp_path: Path) -> Path:
+    path = tmp_path / "run.json"
+    path.write_text(make_run(kernels=[make_kernel("gemv", time_s=1e-3)]).model_dump_json())
+    return path
+
+
+def _ingest(report: Path, db: str, *extra: str) -> list[str]:
+    return ["ingest", str(report), "--repo", "acme/k", "--branch", "main", "--db", db, *extra]
+
+
+def _error(capsys, argv: list[str]) -> str:
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unexpected" not in err and "Traceback" not in err
+    return err
+
+
+def test_a_missing_report_is_named(tmp_path, capsys) -> None:
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    err = _error(capsys, _ingest(tmp_path / "nope.csv", db, "--commit", "c1"))
+    assert f"{tmp_path / 'nope.csv'}: cannot read file" in err
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("bogus://x", "'bogus://x'"),
+        ("postgres+psycopg://u:secret@h/db", "u:***@h/db"),
+        ("x", "'x'"),
+    ],
+)
+def test_a_database_url_no_driver_opens_is_named_without_its_password(
+    tmp_path, capsys, url: str, shown: str
+) -> None:
+    err = _error(capsys, _ingest(_report(tmp_path), url, "--commit", "c1"))
+    assert "is not one roofguard can open" in err and shown in err and "secret" not in err
+
+
+def test_an_empty_commit_is_refused_and_nothing_stored(tmp_path, capsys) -> None:
+    """An unset $GITHUB_SHA: the run was stored under commit ''."""
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    err = _error(capsys, _ingest(_report(tmp_path), db, "--commit", ""))
+    assert "--commit: empty" in err
+    if (tmp_path / "h.db").exists():  # opened before the run's meta was read: no run in it
+        with sqlite3.connect(tmp_path / "h.db") as store:
+            assert store.execute("select count(*) from runs").fetchone() == (0,)
+
+
+@pytest.mark.corpus
+def test_a_report_on_an_unknown_device_names_the_file(tmp_path, capsys, corpus_dir) -> None:
+    report = corpus_dir / PYTEST_BENCHMARK
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    err = _error(capsys, ["check", str(report), "--repo", "acme/k", "--commit", "c1", "--db", db])
+    assert err.startswith(f"roofguard: error: {report}: unknown device 'Intel(R) Core(TM)")
+
+
+def test_compare_of_a_repository_with_no_history_or_no_such_kernel(tmp_path, capsys) -> None:
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    assert run([*_ingest(_report(tmp_path), db, "--commit", "c1"), "--kind", "nightly"]) == 0
+    err = _error(capsys, ["compare", "--repo", "acme/typo", "--db", db])
+    assert "--repo: acme/typo has no base-branch run in the history store" in err
+    err = _error(capsys, ["compare", "--repo", "acme/k", "--db", db, "--kernel", "gemm"])
+    assert "--kernel: 'gemm' matches no kernel of acme/k" in err
