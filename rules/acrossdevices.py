@@ -11,6 +11,8 @@ has fewer than ``OWN_RUNS_SETTLED`` runs, with the GPU time of the kernels judge
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -69,6 +71,27 @@ def _own_runs(ctx: RuleContext) -> int:
     return int(frame["run_id"].nunique()) if len(frame) else 0
 
 
+def _ridge_moved(scaled: Iterable[Scaling], old: str, new: str) -> list[str]:
+    """One note when the same work binds another resource on the new card for some kernels.
+
+    A bf16 attention kernel at intensity 200 is compute-bound on an A100 (ridge 153) and
+    memory-bound on an H100 (ridge 295): its fix changes with the card, and only its
+    device-scaling finding (when it did not keep up) said so.
+    """
+    moved = Counter(
+        (s.prediction.source_binding, s.prediction.target_binding)
+        for s in scaled
+        if s.prediction.source_binding != s.prediction.target_binding
+    )
+    if not moved:
+        return []
+    pairs = "; ".join(f"{n} {before} → {after}" for (before, after), n in moved.most_common())
+    return [
+        f"the ridge moved for {moved.total()} of them: the same work binds another resource "
+        f"on {new} than on {old} ({pairs}), and with it what to tune"
+    ]
+
+
 def across_devices(ctx: RuleContext, verdict: Verdict) -> Verdict:
     """``verdict`` naming the device of its baseline, and the other card's when judged so."""
     scaled = ctx.device_scaling
@@ -87,7 +110,8 @@ def across_devices(ctx: RuleContext, verdict: Verdict) -> Verdict:
         f"{OWN_RUNS_SETTLED} base-branch runs of them; their times are shown beside the "
         "ratio the two roofs predict"
     )
-    update: dict[str, Any] = {"notes": (*verdict.notes, note)}
+    ridge = _ridge_moved(scaled.values(), other.device, ctx.roof.device)
+    update: dict[str, Any] = {"notes": (*verdict.notes, note, *ridge)}
     if _own_runs(ctx) < OWN_RUNS_SETTLED:  # one device per run in the headline
         update |= {
             "baseline": RunBaseline(

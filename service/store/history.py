@@ -271,8 +271,10 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     The most recent ``query.window`` runs of ``query.base_branch`` of kind nightly or local
     (pull-request runs never become baseline) on ``query.device`` with ``query.roof_source``
     (None: any). Given the PR's merge base ``before_commit`` (a full or abbreviated SHA), the
-    baseline stops at that commit's run, inclusive; when no run of that commit is stored it
-    stops at ``before_timestamp`` if given, and ``merge_base_found`` is False. Rows of a
+    baseline stops at that commit's run, inclusive (its run on another card where this one
+    has none: a PR that left the base branch before a runner swap is judged against what ran
+    before it); when no run of that commit is stored it stops at ``before_timestamp`` if
+    given, and ``merge_base_found`` is False. Rows of a
     kernel measured up to its latest ``accept_baseline`` are left out. With
     ``query.up_to_run``, only runs stored up to that run (a run judged again reads what it was
     first judged against). Driver, clock and cache columns are included so the env-mismatch
@@ -288,6 +290,9 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     if query.up_to_run is not None:
         base = base.where(_RUNS.c.id <= query.up_to_run)
     cutoff, found = _cutoff(session, base, query.before_commit, query.before_timestamp)
+    if not found and did is not None:  # measured on another card: a runner swap since
+        every_card = _baseline_runs(rid, None, query.roof_source, query.base_branch)
+        cutoff, found = _cutoff(session, every_card, query.before_commit, query.before_timestamp)
     if cutoff is not None:
         base = base.where(_RUNS.c.timestamp <= cutoff)
     newest = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc())

@@ -295,6 +295,21 @@ def test_run_page_says_when_its_baseline_was_too_short_to_judge(service, repo) -
     assert 'id="not-judged"' not in judged and "not judged</span></h1>" not in judged
 
 
+def test_run_page_marks_a_percent_of_roof_from_part_of_the_work(service, repo) -> None:
+    """A kernel placed without a precision its roof has a peak for: at least this percent.
+
+    The terminal and the comment read "≥ 63.2%"; the run page read "63.2 %".
+    """
+    token = service.token(repo)
+    kernels = [make_kernel("gemm_fp4", flops={"tensor_fp4": 2e12}, time_s=1e-3)]
+    answer = upload_night(service, repo, 0, token=token, start=datetime.now(UTC), kernels=kernels)
+    html = service.client.get(f"/runs/{answer['run_id']}").text
+    verdict = service.client.get(f"/api/v1/runs/{answer['run_id']}/verdict", headers=auth(token))
+    [row] = verdict.json()["verdict"]["kernels"]
+    assert row["percent_is_lower_bound"]
+    assert re.search(r'<td class="num">≥ [0-9.]+ ?%</td>', html)
+
+
 def test_a_run_judged_again_reads_the_baseline_it_was_judged_against(service, repo) -> None:
     """Its page and its verdict do not count the nights stored after it as its baseline."""
     ids = seed(service, repo, nights=5)

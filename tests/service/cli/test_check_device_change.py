@@ -17,6 +17,7 @@ from collectors.schema import RunKind
 from service.cli import run
 from service.store.db import open_store
 
+A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
 #: (old card, new card): a memory-bound kernel that kept its percent of roof, and a
 #: compute-bound one that fell from 80% to 50% of its tensor roof on the new card.
 PAIRS = [
@@ -118,3 +119,41 @@ def test_the_new_cards_settled_history_takes_over(tmp_path):
     assert verdict["baseline"]["device"] == "H100-SXM5"
     assert all(k["expected_time_ratio"] is None for k in verdict["kernels"])
     assert {k["status"] for k in verdict["kernels"]} == {"unchanged"}
+
+
+def test_a_pr_that_left_main_before_the_swap_is_judged_against_the_card_before(tmp_path):
+    """Its merge base is the A100's last night; the H100 has run 8 nights of main since.
+
+    Before, the merge base was looked for on the H100 only: "merge base n0029 has no stored
+    main run", and the PR was judged against the H100's nights after it left main.
+    """
+    kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
+    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    engine = open_store(url)
+    try:
+        store(engine, nights("H100-SXM5", 8, start=30, kernels=kernels), datasheet("H100-SXM5"))
+    finally:
+        engine.dispose()
+    verdict = check(tmp_path, url, "H100-SXM5", kernels, "--base-sha", "n0029")
+    assert verdict["baseline"]["device"] == "A100-SXM4-80GB" and verdict["baseline"]["n"] == 30
+    assert not any("merge base" in note for note in verdict["notes"])
+    by = {k["key"]: k["status"] for k in verdict["kernels"]}
+    assert by == {"copy": "unchanged", "gemm": "suspect"}  # its 50% on the H100, as at n0029
+
+
+def test_the_verdict_says_which_kernels_the_ridge_moved_past(tmp_path):
+    """Intensity 200: compute-bound on the A100 (bf16 ridge 153), memory-bound on the H100 (295)."""
+    kernels = {
+        "attention": Work({"tensor_bf16": 2e11}, {"dram": 1e9}, {A100: 70.0, H100: 70.0}),
+        "copy": Work({"fp32": 1e6}, {"dram": 2e9}, {A100: 85.0, H100: 83.0}),
+    }
+    verdict = check(tmp_path, history(tmp_path, A100, kernels), H100, kernels)
+    [note] = [n for n in verdict["notes"] if n.startswith("the ridge moved")]
+    assert note == (
+        f"the ridge moved for 1 of them: the same work binds another resource on {H100} than "
+        f"on {A100} (1 tensor_bf16 → dram), and with it what to tune"
+    )
+    assert {k["key"]: k["status"] for k in verdict["kernels"]} == {
+        "attention": "unchanged",
+        "copy": "unchanged",
+    }
