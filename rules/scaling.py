@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rules.errors import RuleError
-from rules.roofline import Roof, precision_of_peak
+from rules.roofline import Placement, Roof, precision_of_peak, work_at
 from rules.stats.constants import SETTLED
 
 #: A kernel kept up with a new card unless its percent of roof fell by more than this share
@@ -81,6 +81,13 @@ class Work:
     nbytes: Mapping[str, float]
     peak_flop_time_s: float | None
     binding: str | None
+
+    @classmethod
+    def of(cls, placement: Placement) -> Work:
+        """A placed kernel's work: its bytes read back from its tiers' times on its roof."""
+        nbytes = {t: b for t in placement.memory.terms if (b := work_at(placement, t))}
+        flops = placement.total_flops or None
+        return cls(flops, nbytes, placement.peak_flop_time_s, placement.binding)
 
     def precision(self, roof: Roof) -> str | None:
         """The precision its FLOPs ran at on ``roof`` (the roof it was placed on).

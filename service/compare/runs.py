@@ -17,7 +17,17 @@ from typing import Literal
 from pydantic import BaseModel, Field, computed_field
 
 from collectors.schema import RunRecord
-from rules import Placement, pair_by_work, percent_of_resource, work_at, work_of
+from rules import (
+    CROSS_DEVICE_TOLERANCE,
+    MissingResource,
+    Placement,
+    Work,
+    pair_by_work,
+    percent_of_resource,
+    predict,
+    work_at,
+    work_of,
+)
 
 #: Relative change of time beyond which a kernel is slower or faster (two single results).
 DEFAULT_THRESHOLD = 0.05
@@ -45,6 +55,10 @@ class KernelChange(BaseModel):
         renamed_from: The base kernel this one likely replaces under a new name (it does the
             same FLOPs and DRAM bytes, and no other kernel of either run does:
             ``rules.pair_by_work``); the row compares the two.
+        expected_time_ratio: When the two runs were measured on different cards, the time
+            ratio the two roofs predict for the base's work (``rules.predict``); the status is
+            then read against it (``CROSS_DEVICE_TOLERANCE`` of percent of roof, not
+            ``threshold``): slower or faster than the roofs predict, or unchanged, kept up.
     """
 
     key: str
@@ -59,6 +73,7 @@ class KernelChange(BaseModel):
     base_binding: str | None = None
     binding: str | None = None
     renamed_from: str | None = None
+    expected_time_ratio: float | None = None
 
 
 class RunComparison(BaseModel):
@@ -104,6 +119,22 @@ def _status(ratio: float | None, threshold: float) -> Status:
     return "slower" if ratio > 1 else "faster"
 
 
+def _expected(base: Placement, now: Placement) -> float | None:
+    """The time ratio ``now``'s roof predicts for ``base``'s work (None: the same card).
+
+    Percent of roof is comparable across cards: a kernel that kept its percent of roof took
+    the time the roofs predict (``rules.scaling``). None also where the card lacks a peak or
+    bandwidth the work needs.
+    """
+    if base.roof.device == now.roof.device:
+        return None
+    try:
+        prediction = predict(Work.of(base), base.roof, now.roof)
+    except MissingResource:
+        return None
+    return prediction.expected_time_ratio if prediction else None
+
+
 def _change(
     key: str, base: Placement | None, now: Placement | None, name: str, threshold: float
 ) -> KernelChange:
@@ -120,10 +151,17 @@ def _change(
     same = base.binding is None or base.binding == now.binding
     faster = ratio is not None and ratio < 1  # off the base's binding: two roofs (rules.timing)
     like = now.percent_of_roof if same or faster else _at_base_work(base, now)
+    expected = _expected(base, now)
+    status = (
+        _status(ratio, threshold)
+        if expected is None or ratio is None
+        else _status(ratio / expected, 1 / (1 - CROSS_DEVICE_TOLERANCE) - 1)
+    )
     return KernelChange(
         key=key,
         name=name,
-        status=_status(ratio, threshold),
+        status=status,
+        expected_time_ratio=expected,
         base_time_s=base.time_s,
         time_s=now.time_s,
         time_ratio=ratio,

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.text import Text
 
+from rules import CROSS_DEVICE_TOLERANCE
 from service.compare.runs import KernelChange, RunComparison
+from service.render.devices import with_prediction
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import fmt_ratio, time_change
 from service.render.labels import ellipsize_middle
@@ -72,7 +74,7 @@ def cells(k: KernelChange) -> Cells:
     elif k.status == "missing":
         time = f"{time_change(k.base_time_s, None)} → missing"
     else:
-        time = time_change(k.time_s, k.base_time_s)
+        time = with_prediction(time_change(k.time_s, k.base_time_s), k.expected_time_ratio)
     if k.base_binding and k.binding and k.base_binding != k.binding:
         binding = f"{k.base_binding} → {k.binding}"
     else:
@@ -91,9 +93,19 @@ def renamed_lines(c: RunComparison) -> list[str]:
 
 
 def headline(c: RunComparison) -> str:
-    """``2 slower, ...; GPU time 2.58 → 7.34 ms (2.84×)``."""
+    """``2 slower, ...; GPU time 2.58 → 7.34 ms (2.84×)``.
+
+    Across cards, a kernel is slower or faster than the time the two roofs predict for its
+    work (``KernelChange.expected_time_ratio``), by more than the tolerance cards differ by.
+    """
     total = time_change(c.time_s, c.base_time_s) + _in_both(c)
-    return f"{c.headline} (time beyond ±{100 * c.threshold:.0f}%) · GPU time {total}"
+    across = any(k.expected_time_ratio is not None for k in c.kernels)
+    beyond = (
+        f"than the roofs predict, percent of roof beyond ±{100 * CROSS_DEVICE_TOLERANCE:.0f}%"
+        if across
+        else f"time beyond ±{100 * c.threshold:.0f}%"
+    )
+    return f"{c.headline} ({beyond}) · GPU time {total}"
 
 
 def _in_both(c: RunComparison) -> str:

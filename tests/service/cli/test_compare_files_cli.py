@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from device_fleet import datasheet, nights
 
 from service.cli import expand_greedy, run
 from service.cli.compare_cmd import compare_files
@@ -198,6 +199,23 @@ def test_a_kernel_whose_every_launch_failed_is_missing_not_unchanged(tmp_path, c
         "gemm": "unchanged",
         "norm": "missing",
     }
+
+
+def test_two_cards_are_read_against_what_their_roofs_predict(tmp_path, capsys) -> None:
+    """An A100 night against an H100 one: every kernel read "faster" (0.61× is no news)."""
+    a100, h100 = "A100-SXM4-80GB", "H100-SXM5"
+    base, head = tmp_path / "a100.json", tmp_path / "h100.json"
+    base.write_text(nights(a100, 1)[0].model_dump_json())
+    head.write_text(nights(h100, 1, start=1)[0].model_dump_json())
+    data = _json(capsys, str(base), "--against", str(head))
+    by = {k["key"]: k for k in data["kernels"]}
+    bandwidths = [datasheet(c).bandwidth_byte_per_s["dram"] for c in (a100, h100)]
+    assert by["gemv"]["expected_time_ratio"] == pytest.approx(bandwidths[0] / bandwidths[1])
+    assert (by["gemv"]["status"], by["gemm"]["status"]) == ("unchanged", "slower")  # 80% -> 50%
+    assert run(["compare", str(base), "--against", str(head)]) == 0
+    text = capsys.readouterr().out
+    assert "(than the roofs predict, percent of roof beyond ±15%)" in text
+    assert "roofs predict 0.32×)" in text  # the bf16 peaks: 312 / 989.4
 
 
 @pytest.mark.parametrize("width", [None, 90, 120])
