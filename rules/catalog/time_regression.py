@@ -37,10 +37,11 @@ class TimeRegression(Rule):
     and by at least ``min_effect`` (suspect), confirmed by the next nights or by a
     re-measurement of the commit (regressed); one the re-measurements do not confirm is
     cleared, an information finding with both figures. Time is the ground truth, so a placed
-    kernel whose work is unchanged (total FLOPs and DRAM bytes within ``work_tolerance`` of
-    the baseline's) but whose binding precision or tier changed is judged on time too: its
-    percent of roof is against a different roof and can hide the slowdown. (With the binding
-    unchanged, percent of roof is the time ratio and roof-drop reports it.)
+    kernel doing its baseline's FLOPs (within ``work_tolerance``) is judged on time too when
+    its percent of roof can hide the slowdown: its DRAM bytes unchanged but its binding
+    precision or tier changed (percent of a different roof), or more DRAM bytes than its
+    baseline moved (a fusion broken: the same percent of the DRAM roof in 3× the time). (With
+    the same work and binding, percent of roof is the time ratio and roof-drop reports it.)
 
     **Best practice**
 
@@ -71,8 +72,7 @@ class TimeRegression(Rule):
             for key, placement in ctx.placements.items()
             if key not in ctx.device_scaling
             and (
-                placement.percent_of_roof is None
-                or _same_work_new_binding(ctx, key, opts.work_tolerance)
+                placement.percent_of_roof is None or _judged_on_time(ctx, key, opts.work_tolerance)
             )
         }
         yield GateBatch("time_s", values, opts, higher_is_better=False)
@@ -99,12 +99,13 @@ class TimeRegression(Rule):
     ) -> Finding:
         """The time against its level and the gate's outcome: regressed, suspect or cleared."""
         placed = ctx.placements[key].percent_of_roof is not None
+        work = _work_words(ctx, key)
         severity = Severity.FAIL if j.regressed else Severity.WARN if j.suspect else Severity.INFO
         return self.finding(
             ctx,
             key,
             f"{ctx.kernels[key].name}: {seconds(j.level)} → {seconds(j.current)} "
-            f"({j.current / j.level:.1f}× the time{', same FLOPs and bytes' if placed else ''})"
+            f"({j.current / j.level:.1f}× the time{work})"
             f", level ± {seconds(j.noise)} over {j.n} runs "
             f"({signed_percent(j.relative_change)}); {outcome}",
             severity=severity,
@@ -132,15 +133,36 @@ def _close(now: float, before: float | None, tolerance: float) -> bool:
     return abs(now - before) <= tolerance * max(abs(before), abs(now))
 
 
-def _same_work_new_binding(ctx: RuleContext, key: str, tolerance: float) -> bool:
-    """Whether the kernel does its baseline's work (FLOPs, DRAM bytes) under a new binding."""
+def _judged_on_time(ctx: RuleContext, key: str, tolerance: float) -> bool:
+    """Whether a placed kernel's percent of roof can hide a slowdown its time shows.
+
+    Its baseline's FLOPs (the same problem) and either its DRAM bytes under a new binding
+    (percent of another roof), or more DRAM bytes than the baseline moved: a fusion broken
+    keeps its percent of the DRAM roof while its time grows with the bytes (2.95x the time
+    for 3x the bytes passed a PR, a preview intensity-shift its only trace).
+    """
     placement, history = ctx.placements[key], ctx.kernel_history(key)
-    binding = baseline_binding(history)
-    if binding is None or binding == placement.binding:
+    if not _close(placement.total_flops, median_value(history.total_flops), tolerance):
         return False
     _, nbytes = ctx.kernels[key].work()
-    flops_before = median_value(history.total_flops)
-    bytes_before = median_value(history.bytes_dram)
-    return _close(placement.total_flops, flops_before, tolerance) and _close(
-        nbytes.get("dram", 0.0), bytes_before, tolerance
-    )
+    now, before = nbytes.get("dram", 0.0), median_value(history.bytes_dram)
+    if _close(now, before, tolerance):
+        binding = baseline_binding(history)
+        return binding is not None and binding != placement.binding
+    return placement.total_flops > 0 and before is not None and now > before
+
+
+def _work_words(ctx: RuleContext, key: str) -> str:
+    """``, same FLOPs and bytes`` or ``, same FLOPs, 3.0× the DRAM bytes`` for a placed kernel."""
+    if ctx.placements[key].percent_of_roof is None:
+        return ""
+    _, nbytes = ctx.kernels[key].work()
+    before = median_value(ctx.kernel_history(key).bytes_dram)
+    now = nbytes.get("dram", 0.0)
+    if before and not _close(now, before, _BYTES_SAID):
+        return f", same FLOPs, {now / before:.1f}× the DRAM bytes"
+    return ", same FLOPs and bytes"
+
+
+#: Bytes within this share of the baseline's read as the same in a finding's words.
+_BYTES_SAID = 0.02
