@@ -37,12 +37,22 @@ ADVICE_TEXT: dict[Advice, str] = {
 }
 
 
-def advice_for(placement: Placement, near_roof_percent: float = NEAR_ROOF_PERCENT) -> Advice:
-    """The advice class for a placed kernel."""
+def advice_for(
+    placement: Placement,
+    near_roof_percent: float = NEAR_ROOF_PERCENT,
+    like_for_like: float | None = None,
+) -> Advice:
+    """The advice class for a placed kernel.
+
+    ``like_for_like``: its percent of the roof its baseline was bound by, when that differs.
+    A GEMM that fell off the tensor cores sits at 80% of the fp32 roof and 5% of the
+    tensor_bf16 one: it is far from the roof that matters, so the advice is to use the tensor
+    cores again (compute efficiency), not "near the roof: change the algorithm".
+    """
     pct = placement.percent_of_roof
     if pct is None or placement.regime is None:
         return Advice.MEASURE_MORE
-    near = pct >= near_roof_percent
+    near = min(pct, like_for_like if like_for_like is not None else pct) >= near_roof_percent
     if placement.regime == MEMORY_BOUND:
         return Advice.CUT_BYTES if near else Advice.MEMORY_ACCESS
     assert placement.regime == COMPUTE_BOUND

@@ -116,7 +116,8 @@ class Rule:
         placement = ctx.placements.get(key) if key else None
         kernel = ctx.kernels.get(key) if key else None
         if advice is None and placement is not None:
-            advice = advice_for(placement, ctx.config.near_roof_percent)
+            like = ctx.like_for_like.get(key) if key else None
+            advice = advice_for(placement, ctx.config.near_roof_percent, like)
         return Finding(
             rule=self.id,
             kernel=key,

@@ -184,7 +184,7 @@ def _row_fields(
         "intensity": dict(placement.intensity),
         "t_roof_s": placement.t_roof_s,
         "roof": ctx.roof.label,
-        "advice": advice_for(placement, config.near_roof_percent),
+        "advice": advice_for(placement, config.near_roof_percent, ctx.like_for_like.get(key)),
         "status": status,
         "baseline": summary if summary.n else None,
         "measurements": measurements,
