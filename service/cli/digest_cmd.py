@@ -28,7 +28,7 @@ from service.digest.storeread import compact_history, with_last_nights
 from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
-from service.github.client import make_client
+from service.github.client import ReadOnlyToken, make_client
 from service.render.digest_charts import (
     TRENDS_PER_SECTION,
     roofline_chart_jobs,
@@ -197,7 +197,13 @@ def post_digest(digest: Digest, body: str, *, repo: str, github_url: str | None)
     client = make_client(
         GitHubCredentials.from_env(os.environ), api_url=resolve_api_url(github_url, os.environ)
     )
-    issue = client.upsert_issue(repo, digest_title(digest), body, [DIGEST_LABEL])
+    try:
+        issue = client.upsert_issue(repo, digest_title(digest), body, [DIGEST_LABEL])
+    except ReadOnlyToken as exc:
+        raise BadInput(
+            f"--post {repo}: the token cannot write issues there ({exc}); give the digest's "
+            "job `permissions: issues: write`"
+        ) from None
     return int(issue.number)
 
 
@@ -224,8 +230,10 @@ def digest_command(
     post: Annotated[str | None, typer.Option(help="Post the week's issue to OWNER/NAME.")] = None,
     github_url: Annotated[str | None, typer.Option(help="API URL (or GITHUB_API_URL).")] = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml (default: found).")] = None,
-    lookback_days: Annotated[int, typer.Option(help="History scanned before the period.")] = 90,
-    min_segment: Annotated[int, typer.Option(help="Nights a new level must hold.")] = 2,
+    lookback_days: Annotated[
+        int, typer.Option(min=0, help="History scanned before the period.")
+    ] = 90,
+    min_segment: Annotated[int, typer.Option(min=1, help="Nights a new level must hold.")] = 2,
     workers: Annotated[
         int | None,
         typer.Option(min=1, help="Processes for a large history (default: one per core)."),

@@ -141,6 +141,10 @@ def test_start_page_lists_the_recent_runs_with_links(service, repo) -> None:
     assert f'href="/runs/{pr_id}"' in everything and 'name="q"' in everything
     nightly = service.client.get("/", params={"repo": repo, "kind": "nightly"}).text
     assert f'href="/runs/{pr_id}"' not in nightly and f'href="/runs/{ids[-1]}"' in nightly
+    # a filter that matches nothing says so, not "No runs stored yet"
+    bogus = service.client.get("/", params={"repo": repo, "kind": "nighty"}).text
+    assert "No runs stored yet" not in bogus
+    assert f"No <strong>nighty</strong> runs stored for <strong>{repo}</strong> (kinds:" in bogus
 
 
 def test_a_missing_page_is_html_for_a_browser_and_json_for_the_api(service) -> None:

@@ -144,6 +144,26 @@ def test_post_creates_the_weeks_issue_once_then_updates_it(
     assert "posted roofguard digest 2026-W48 as acme/kernels#" in capsys.readouterr().err
 
 
+def test_post_with_a_read_only_token_is_one_line(
+    store_url, github_server: FakeGitHub, monkeypatch, capsys
+):
+    """It ended in "unexpected ReadOnlyToken": the job lacked `issues: write`."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_digest_token")
+    monkeypatch.setenv("GITHUB_API_URL", github_server.url)
+    github_server.read_only = True
+    args = ["digest", *PERIOD, "--repo", REPO, "--db", store_url, "--post", REPO]
+    assert run(args) == 2
+    err = capsys.readouterr().err
+    assert f"--post {REPO}: the token cannot write issues there" in err
+    assert "permissions: issues: write" in err and "unexpected" not in err
+    assert not github_server.issues
+
+
+def test_min_segment_below_one_names_the_option(store_url, capsys):
+    assert run(["digest", *PERIOD, "--db", store_url, "--min-segment", "0"]) == 2
+    assert "--min-segment" in capsys.readouterr().err
+
+
 def test_next_week_gets_a_new_issue(store_url, github_server: FakeGitHub, monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_digest_token")
     monkeypatch.setenv("GITHUB_API_URL", github_server.url)
