@@ -45,6 +45,18 @@ def history(tmp_path: Path, old: str, kernels: dict[str, Work]) -> str:
     return url
 
 
+def swapped(tmp_path: Path, kernels: dict[str, Work], h100_nights: int) -> str:
+    """30 A100 nights, then ``h100_nights`` on the H100: the store's URL."""
+    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    engine = open_store(url)
+    try:
+        h100 = nights("H100-SXM5", h100_nights, start=30, kernels=kernels)
+        store(engine, h100, datasheet("H100-SXM5"))
+    finally:
+        engine.dispose()
+    return url
+
+
 def check(tmp_path: Path, url: str, new: str, kernels: dict[str, Work], *extra: str) -> dict:
     pr = nights(new, 1, start=40, kernels=kernels, kind=RunKind.PR)[0]
     report = tmp_path / "pr.json"
@@ -109,12 +121,7 @@ def test_cross_device_false_makes_every_kernel_new(tmp_path):
 
 def test_the_new_cards_settled_history_takes_over(tmp_path):
     kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
-    url = history(tmp_path, "A100-SXM4-80GB", kernels)
-    engine = open_store(url)
-    try:
-        store(engine, nights("H100-SXM5", 6, start=30, kernels=kernels), datasheet("H100-SXM5"))
-    finally:
-        engine.dispose()
+    url = swapped(tmp_path, kernels, h100_nights=6)
     verdict = check(tmp_path, url, "H100-SXM5", kernels)
     assert verdict["baseline"]["device"] == "H100-SXM5"
     assert all(k["expected_time_ratio"] is None for k in verdict["kernels"])
@@ -128,12 +135,7 @@ def test_a_pr_that_left_main_before_the_swap_is_judged_against_the_card_before(t
     main run", and the PR was judged against the H100's nights after it left main.
     """
     kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
-    url = history(tmp_path, "A100-SXM4-80GB", kernels)
-    engine = open_store(url)
-    try:
-        store(engine, nights("H100-SXM5", 8, start=30, kernels=kernels), datasheet("H100-SXM5"))
-    finally:
-        engine.dispose()
+    url = swapped(tmp_path, kernels, h100_nights=8)
     verdict = check(tmp_path, url, "H100-SXM5", kernels, "--base-sha", "n0029")
     assert verdict["baseline"]["device"] == "A100-SXM4-80GB" and verdict["baseline"]["n"] == 30
     assert not any("merge base" in note for note in verdict["notes"])
