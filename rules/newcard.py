@@ -39,7 +39,7 @@ def new_card_measured(
     ``measurements``: its times in the run, then in each re-measurement. None with fewer than
     ``CALIBRATING_NIGHTS`` nights here: device-scaling judges it alone.
     """
-    known = own_times[np.isfinite(own_times) & (own_times > 0)]
+    known = own_nights(own_times)
     if known.size < CALIBRATING_NIGHTS or not all(t > 0 for t in measurements):
         return None
     level = scaled.baseline
@@ -51,7 +51,13 @@ def new_card_measured(
     return Measured(np.concatenate([segment, own]), now[0], tuple(now[1:]))
 
 
-def calibration_words(scaled: Scaling, nights: int) -> str:
+def own_nights(own_times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The times of the nights measured on the card (NaN and 0 s: not measured)."""
+    known: npt.NDArray[np.float64] = own_times[np.isfinite(own_times) & (own_times > 0)]
+    return known
+
+
+def calibration_words(scaled: Scaling, own_times: npt.NDArray[np.float64]) -> str:
     """``over 40 runs on A100-SXM4-80GB scaled to its 4 nights on H100-SXM5``."""
-    level = scaled.baseline
+    level, nights = scaled.baseline, own_nights(own_times).size
     return f"over {level.n} runs on {level.device} scaled to its {nights} nights on {scaled.device}"

@@ -21,6 +21,7 @@ from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
 from collectors.ncu.tensor import uncounted, uncounted_note
 from collectors.schema import (
+    NOT_AVERAGED,
     DeviceInfo,
     KernelRecord,
     ProfilerInfo,
@@ -142,7 +143,7 @@ class _Kernel:
             flops, missing = {}, missing + left_out
         if self.failed:
             why = "; ".join(self.reasons)
-            missing.append(f"{self.failed} launch(es) not averaged in: {why}")
+            missing.append(f"{self.failed}{NOT_AVERAGED}{why}")
         provenance = {f"flops.{p}": f.provenance for p, f in flops.items()}
         provenance |= {f"bytes.{t}": f.provenance for t, f in nbytes.items()}
         if self.duration is not None:

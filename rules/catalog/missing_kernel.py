@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.schema import KernelRecord
+from collectors.schema import NOT_AVERAGED, KernelRecord
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
@@ -83,7 +83,7 @@ class MissingKernel(Rule):
 
 def _failed(kernel: KernelRecord) -> str:
     """``its 3 launch(es) in this run have no duration (replay failed: NaN)``."""
-    why = [m.partition(": ")[2] for m in kernel.missing if "not averaged in: " in m]
+    why = [m.partition(NOT_AVERAGED)[2] for m in kernel.missing if NOT_AVERAGED in m]
     told = why and why[0] != "no duration"
     return f"its {kernel.failed_launches} launch(es) in this run have no duration" + (
         f" ({why[0]})" if told else ""

@@ -89,8 +89,7 @@ def _against_level(ctx: RuleContext, key: str, j: Judgement) -> str:
     scaled = ctx.device_scaling.get(key)
     where = f"over {j.n} runs"
     if scaled is not None:
-        nights = ctx.gate_kernel_history(key).time_s
-        where = calibration_words(scaled, int(np.count_nonzero(np.isfinite(nights))))
+        where = calibration_words(scaled, ctx.gate_kernel_history(key).time_s)
         binding = scaled.binding
     return (
         f"{ctx.kernels[key].name}: {one_decimal(j.current)}% of roof ({binding}), "
