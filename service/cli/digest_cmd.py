@@ -23,8 +23,7 @@ from service.digest.chartread import chart_history
 from service.digest.devices import judge_card
 from service.digest.model import Digest, DigestOptions, KernelTarget
 from service.digest.rowread import CardRows, compact_card_rows
-from service.digest.shared import with_setups
-from service.digest.storeread import compact_history, with_last_nights
+from service.digest.storeread import compact_history, with_store_facts
 from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
@@ -115,14 +114,11 @@ def _load(
 
 
 def _from_store(engine: Engine, digest: Digest) -> Digest:
-    """The runners and drivers of the digest's shared moves (``service.digest.shared``).
-
-    And, where it read no night at all, each device's last night (``with_last_nights``).
-    """
+    """``with_store_facts``, opening the store only where there is a fact to read."""
     if not digest.shared_moves and digest.measurements:
         return digest
     with session_scope(engine, readonly=True) as session:
-        return with_last_nights(session, with_setups(session, digest))
+        return with_store_facts(session, digest)
 
 
 def _charts(

@@ -21,6 +21,7 @@ import pandas as pd
 
 from rules import like_for_like_history
 from service.digest.model import Digest
+from service.digest.shared import with_setups
 from service.digest.unmeasured import UnmeasuredDevice
 from service.store.devices import run_roofs
 from service.store.digestread import digest_history
@@ -119,3 +120,12 @@ def with_last_nights(session: StoreSession, digest: Digest) -> Digest:
         for night in last_nights(session=session, repo=digest.repo, until=digest.end)
     ]
     return digest.model_copy(update={"unmeasured": silent})
+
+
+def with_store_facts(session: StoreSession, digest: Digest) -> Digest:
+    """``digest`` with what only the store knows (``roofguard digest`` and ``/digest`` alike).
+
+    Its shared moves' runners and drivers (``service.digest.shared``), and each device's last
+    night where it read none (``with_last_nights``).
+    """
+    return with_last_nights(session, with_setups(session, digest))

@@ -29,8 +29,7 @@ from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
-from service.digest.shared import with_setups
-from service.digest.storeread import with_last_nights
+from service.digest.storeread import with_store_facts
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, judged_point, roofline_chart
@@ -281,7 +280,7 @@ def digest_page(
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
         history = with_like_for_like(session=session, frame=history)
         digest = build_digest(history, start=start, end=end, repo=repo)
-        digest = with_last_nights(session, with_setups(session, digest))
+        digest = with_store_facts(session, digest)
     shared = shared_move_rows(digest, str) if digest is not None else []
     text = render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS, shared=shared)
     return HTMLResponse(text)
