@@ -33,7 +33,7 @@ def age_noted(
         return verdict
     since, what = _starting_point(run, merge_base)
     stamps = pd.to_datetime(rows.frame["timestamp"], utc=True)
-    newest = int(stamps.to_numpy().argmax())
+    newest = int(stamps.argmax())  # on the int64 stamps: no Timestamp object per row
     age = since - stamps.iloc[newest].to_pydatetime()
     if age <= timedelta(days=STALE_DAYS):
         return verdict
