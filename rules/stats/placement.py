@@ -168,19 +168,39 @@ def first_of_new_level(
     A clock dip just before a drop lies nearer the new level than the old one, so the best
     split can start the new level at the dip, a night or two early; the new level starts at
     its first point that belongs to it (while the new level still holds ``min_segment``).
+    ``tolerance`` is in the old level's units: a timing's noise grows with it, so a new level
+    10x the old one scatters 10x as far, and is given that much more (``_grown``).
     """
     size = points.shape[1]
     index = np.arange(size)[None, :]
-    ordered = np.sort(np.where(index >= split[:, None], points, np.nan), axis=1)
-    count = size - split
-    rows = np.arange(points.shape[0])
-    # The median halves first, as robust.fast_median: two outliers must not sum to infinity.
-    level = ordered[rows, (count - 1) // 2] / 2 + ordered[rows, count // 2] / 2
+    after = index >= split[:, None]
+    level = _side_median(points, after, size - split)
     last = size - min_segment
+    tolerance = _grown(tolerance, level, _side_median(points, ~after, split))
     fits = ~(np.abs(points - level[:, None]) > tolerance[:, None])  # the loop's test, negated
     searched = (index >= split[:, None]) & (index < last) & fits
     first_fit = np.where(searched.any(axis=1), np.argmax(searched, axis=1), last)
     return np.where(split < last, first_fit, split)
+
+
+def _side_median(points: FloatArray, side: BoolArray, count: IntArray) -> FloatArray:
+    """The median of each row's ``count`` points on ``side``."""
+    ordered = np.sort(np.where(side, points, np.nan), axis=1)
+    rows = np.arange(points.shape[0])
+    # The median halves first, as robust.fast_median: two outliers must not sum to infinity.
+    return np.asarray(ordered[rows, (count - 1) // 2] / 2 + ordered[rows, count // 2] / 2)
+
+
+def _grown(tolerance: npt.NDArray[np.floating], new: FloatArray, old: FloatArray) -> FloatArray:
+    """``tolerance`` times how many times farther from 0 the new level is (never less).
+
+    A 15x step of a 1%-noise timing scatters its new nights by 15% of the old level; held to
+    the old level's tolerance, each read as a bad night and the change was placed at the
+    first night that happened to fall near the new median, four nights late.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(new) / np.abs(old)
+    return np.asarray(tolerance * np.where(np.isfinite(ratio), np.maximum(ratio, 1.0), 1.0))
 
 
 @dataclass(frozen=True)

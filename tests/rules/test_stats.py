@@ -105,6 +105,16 @@ def test_step_is_found_where_it_happened() -> None:
     assert cp.before > cp.after
 
 
+@pytest.mark.parametrize(("factor", "at"), [(10, 114), (15, 100), (15, 114), (1 / 15, 100)])
+def test_a_step_of_many_times_is_found_on_its_first_night(factor: float, at: int) -> None:
+    """The new level's nights scatter by the same 1% of a level 15x as far from 0."""
+    series = noisy(120, 0.01, seed=1, level=0.34)
+    series[at:] *= factor
+    (cp,) = change_points(series)
+    assert cp.index == at
+    assert cp.after / cp.before == pytest.approx(factor, rel=0.02)
+
+
 def test_one_bad_night_is_not_a_change() -> None:
     series = noisy(60, 0.01, seed=6)
     series[25] *= 0.7
