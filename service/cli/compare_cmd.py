@@ -197,7 +197,7 @@ def compare_command(
         return
     assert repo is not None  # store mode
     request = CompareRequest(repo, _devices(devices), kernel, forecast, by_runner)
-    engine = open_store(db)
+    engine = open_store(db, create=False)
     try:
         with session_scope(engine, readonly=True) as session:
             view = compare_history(session=session, request=request, config=cfg)

@@ -147,7 +147,7 @@ def _build(
     in them while the history is prepared, and the charts drawn there.
     """
     map_large_allocations()  # the history's arrays, freed, go back to the system: see memory
-    engine = open_store(url)
+    engine = open_store(url, create=False)
     try:
         history, cards = _load(engine, repo, read, period, options.gate_window)
         # No more workers than the scans' slabs. The scans choose by their points; the cards

@@ -70,7 +70,7 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
         return run, choice.roof
     if not ref.isdigit():
         raise BadInput(f"{ref}: neither a report file nor a run id of the history store")
-    engine = open_store(url)
+    engine = open_store(url, create=False)
     try:
         with session_scope(engine, readonly=True) as session:
             summary = get_run(session=session, run_id=int(ref))
@@ -124,7 +124,7 @@ def _kernel_series(
 
     With each row's ``runner`` (None where its run names none), for the chart's swaps.
     """
-    engine = open_store(url)
+    engine = open_store(url, create=False)
     try:
         with session_scope(engine, readonly=True) as session:
             history = kernel_history(session=session, repo=repo, key=key, device=device)

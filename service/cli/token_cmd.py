@@ -28,7 +28,7 @@ token_app = typer.Typer(
 @contextmanager
 def _store(url: str | None) -> Iterator[Session]:
     """A session on a current store (tokens never create or upgrade a store implicitly)."""
-    engine = make_engine(url)
+    engine = make_engine(url, existing=True)
     try:
         ensure_current(engine)
         with session_scope(engine) as session:

@@ -74,7 +74,10 @@ def _sqlite_pragmas(engine: Engine, busy_timeout_s: float) -> None:
 
 
 def make_engine(
-    url: str | None = None, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+    url: str | None = None,
+    *,
+    busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+    existing: bool = False,
 ) -> Engine:
     """An engine for ``url`` (default: the SQLite file ``.roofguard/history.db``).
 
@@ -82,6 +85,8 @@ def make_engine(
         url: Any SQLAlchemy URL; ``postgresql+psycopg://...`` for PostgreSQL.
         busy_timeout_s: How long SQLite waits for another writer (and PostgreSQL for a
             connection) before the store is reported unavailable.
+        existing: Refuse a SQLite file that does not exist (a command that only reads:
+            a mistyped path would create an empty store and read "nothing" from it).
     """
     url = url or default_url()
     try:
@@ -89,6 +94,8 @@ def make_engine(
     except sa.exc.ArgumentError:  # shown without what may be a password before an @
         raise _not_a_store(url.rpartition("@")[2]) from None
     if parsed.get_backend_name() == "sqlite":
+        if existing:
+            _refuse_missing_file(parsed)
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(
@@ -112,6 +119,17 @@ def make_engine(
         raise MissingDriver(parsed, exc) from None
     except sa.exc.NoSuchModuleError:  # no such dialect: bogus://, a typo of postgresql
         raise _not_a_store(parsed.render_as_string(hide_password=True)) from None
+
+
+def _refuse_missing_file(url: sa.engine.URL) -> None:
+    """BadInput when ``url``'s SQLite file does not exist (an in-memory store is never one)."""
+    if not url.database or url.database == ":memory:" or Path(url.database).exists():
+        return
+    raise BadInput(
+        f"--db: no history store at {Path(url.database).resolve()} ({url}): nothing was "
+        "ever stored there; check the path (`roofguard check`, `ingest` and `db upgrade` "
+        "create the store)"
+    )
 
 
 def _not_a_store(shown: str) -> BadInput:
@@ -334,13 +352,15 @@ def open_store(
     """An engine on a store that is ready to use.
 
     A brand-new, empty database is created at the newest migration when ``create`` is true
-    (so ``roofguard ingest`` works on a fresh checkout); a store whose migrations are behind
+    (so ``roofguard ingest`` works on a fresh checkout); without it (the commands that only
+    read) a SQLite file that does not exist is refused. A store whose migrations are behind
     is never upgraded implicitly.
 
     Raises:
         StoreUnavailable: Unreachable, locked, or migrations behind.
+        BadInput: ``create`` is false and the SQLite file does not exist.
     """
-    engine = make_engine(url, busy_timeout_s=busy_timeout_s)
+    engine = make_engine(url, busy_timeout_s=busy_timeout_s, existing=not create)
     try:
         if create and _is_empty(engine):
             migrate(engine)

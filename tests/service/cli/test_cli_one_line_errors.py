@@ -81,3 +81,22 @@ def test_compare_of_a_repository_with_no_history_or_no_such_kernel(tmp_path, cap
     assert "--repo: acme/typo has no base-branch run in the history store" in err
     err = _error(capsys, ["compare", "--repo", "acme/k", "--db", db, "--kernel", "gemm"])
     assert "--kernel: 'gemm' matches no kernel of acme/k" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["digest", "--repo", "acme/k"],
+        ["compare", "--repo", "acme/k"],
+        ["plot", "kernel", "gemv", "--repo", "acme/k"],
+        ["plot", "run", "1"],
+        ["token", "list"],
+    ],
+    ids=["digest", "compare", "plot-kernel", "plot-run", "token"],
+)
+def test_a_mistyped_store_path_is_named_not_created(tmp_path, capsys, argv: list[str]) -> None:
+    """A weekly digest job with a typo in --db read 'nothing to digest' from a new empty store."""
+    typo = tmp_path / "sub" / "histroy.db"
+    err = _error(capsys, [*argv, "--db", f"sqlite:///{typo}"])
+    assert f"--db: no history store at {typo}" in err
+    assert not typo.parent.exists()
