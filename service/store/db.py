@@ -127,8 +127,8 @@ def _refuse_missing_file(url: sa.engine.URL) -> None:
         return
     raise BadInput(
         f"--db: no history store at {Path(url.database).resolve()} ({url}): nothing was "
-        "ever stored there; check the path (`roofguard check`, `ingest` and `db upgrade` "
-        "create the store)"
+        "ever stored there; check the path (`roofguard check`, `roofguard ingest` and "
+        "`roofguard db upgrade` create a store)"
     )
 
 
