@@ -27,6 +27,7 @@ from rules.stats import (
     Judgement,
     Level,
     OwnDips,
+    at_its_modes,
     judge_latest_replayed,
     judge_measurements,
     median_of,
@@ -135,7 +136,8 @@ def judge_batch(
         options=confirm,
         own_dips=dips,
     )
-    return dict(zip(keys, judged, strict=True))
+    cleared = (at_its_modes(j, m.history, confirm) for j, m in zip(judged, items, strict=True))
+    return dict(zip(keys, cleared, strict=True))
 
 
 def _own_dips(items: Sequence[Measured], fleet: GateOptions) -> list[OwnDips | None]:

@@ -225,16 +225,17 @@ class RoofDrop(Rule):
         """
         numbers = {"mode_low": modes.low, "mode_high": modes.high, "low_share": modes.low_share}
         name = ctx.kernels[key].name
+        when = "tonight" if ctx.gate_mode is None else "this run"  # a nightly, or a PR
         if visited_once(modes, j.run) and modes.is_low(j.current):
             return self.finding(
                 ctx,
                 key,
-                f"{name}: {visit_words(modes, j.current)}: a regression brought back, or the "
-                "runner's other state; re-measure or compare the commits",
+                f"{name}: {visit_words(modes, j.current, when=when)}: a regression brought "
+                "back, or the runner's other state; re-measure or compare the commits",
                 severity=Severity.WARN,
                 numbers=numbers,
             )
-        message = f"{name}: {mode_words(modes, j.current)}, not a drop"
+        message = f"{name}: {mode_words(modes, j.current, when=when)}, not a drop"
         return self.finding(ctx, key, message, severity=Severity.INFO, numbers=numbers)
 
     def _group(

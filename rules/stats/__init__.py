@@ -51,6 +51,7 @@ from rules.stats.options import (
 )
 from rules.stats.pr import (
     GateMode,
+    at_its_modes,
     conservative_median,
     current_levels,
     judge_measurement,
@@ -85,6 +86,7 @@ __all__ = [
     "Modes",
     "OwnDips",
     "Replay",
+    "at_its_modes",
     "change_points",
     "change_points_many",
     "compare_to_baseline",

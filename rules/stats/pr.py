@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from rules.stats.batchreplay import pending_runs, replay_many
-from rules.stats.constants import QUIET_MARGIN
+from rules.stats.constants import AT_MODE_Z, MIN_MODE_STAY, QUIET_MARGIN
 from rules.stats.dips import OwnDips, beyond_own_dips
 from rules.stats.frozen import frozen_from
 from rules.stats.gate import (
@@ -37,6 +38,7 @@ from rules.stats.gate import (
 )
 from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
 from rules.stats.levelsmany import levels_without
+from rules.stats.modes import Modes, two_modes, visited_once
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, fast_median
 from rules.stats.runs import Replay
@@ -332,6 +334,43 @@ def _unchanged(level: Level, current: float, method: str, z_threshold: float) ->
         method=method,
         modes=None,
     )
+
+
+def at_its_modes(judged: Judgement, history: npt.ArrayLike, opts: GateOptions) -> Judgement:
+    """``judged`` cleared when its values lie at a mode of a two-level base history.
+
+    The nightly gate reads a night at a two-level kernel's other mode as no drop
+    (``rules.stats.modes``). A PR measured while the runner was in its other state read as a
+    drop against the base branch's level, and its re-measure, on the same runner in the same
+    state, confirmed it: an unchanged PR failed. Here as at night, a value off both modes
+    (beyond them, or between them on a runner that alternates) stays what it was, and so
+    does one at a level the history visited once only (``visited_once``: a PR that brings
+    back a regression main fixed reads exactly so) or never stayed at (``_stayed_at``).
+    """
+    if not (judged.suspect or judged.regressed):
+        return judged
+    nights = clean(history)
+    modes = two_modes(nights, opts.noise_floor)
+    if modes is None or visited_once(modes) or not _stayed_at(nights, modes, judged.current):
+        return judged
+    side = int(np.sign(judged.z))
+    if any(modes.off(v, side) for v in (judged.current, *judged.remeasured)):
+        return judged
+    return replace(judged, regressed=False, suspect=False, modes=modes)
+
+
+def _stayed_at(nights: FloatArray, modes: Modes, value: float) -> bool:
+    """Whether ``nights`` held ``MIN_MODE_STAY`` in a row at the mode nearest ``value``.
+
+    A runner's other state is lived in for nights; one-night outliers on one side of a steady
+    kernel also read as a mode (two nights 8% slow in 30), and a PR's drop to them is a drop.
+    """
+    at = np.abs(nights - modes.nearest(value)) <= AT_MODE_Z * modes.spread
+    longest = run = 0
+    for hit in at.tolist():
+        run = run + 1 if hit else 0
+        longest = max(longest, run)
+    return longest >= MIN_MODE_STAY
 
 
 def median_of(samples: Sequence[float] | npt.ArrayLike) -> float:
