@@ -58,6 +58,20 @@ def stage(description: str) -> Iterator[None]:
 
 
 @contextmanager
+def labelled_bar(total: int, description: str) -> Iterator[Callable[[str], None]]:
+    """A bar of ``total`` steps on stderr (terminal only); call it with each step's label."""
+    if not progress_enabled():
+        yield lambda _label: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda label: bar.update(task, advance=1, description=label)
+
+
+@contextmanager
 def steps(
     labels: Sequence[str], description: str, console: Console | None = None
 ) -> Iterator[Callable[[], None]]:

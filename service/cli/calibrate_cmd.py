@@ -6,11 +6,8 @@ Exit codes: 0 calibrated (or healthy), 1 the ``--check`` preflight found the run
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +16,7 @@ import typer
 from rules import builtin_catalog
 from service.calibrate.backend import Backend, load_backend
 from service.calibrate.health import Health, decide_health, format_rate, uncalibrated
-from service.calibrate.measure import Plan, Progress, make_plan, parse_precisions, run_calibration
+from service.calibrate.measure import Plan, make_plan, parse_precisions, run_calibration
 from service.calibrate.model import Ceilings
 from service.calibrate.storage import (
     DEFAULT_HEALTH_PATH,
@@ -30,27 +27,10 @@ from service.calibrate.storage import (
 from service.cli.common import store_session
 from service.cli.db_cmd import DbOption
 from service.errors import BadInput
+from service.progress import labelled_bar
 from service.store.db import DEFAULT_SQLITE_PATH
 
 EXIT_DEGRADED, EXIT_UNCALIBRATED = 1, 2
-
-
-@contextlib.contextmanager
-def _progress(total: int) -> Iterator[Progress]:
-    """A rich progress bar on a terminal; silent in CI (stderr not a TTY)."""
-    if not sys.stderr.isatty():
-        yield lambda _label: None
-        return
-    from rich.progress import Progress as Bar
-
-    with Bar(transient=True) as bar:
-        task = bar.add_task("calibrating", total=total)
-
-        def step(label: str) -> None:
-            bar.update(task, description=label)
-            bar.advance(task)
-
-        yield step
 
 
 def _summary(c: Ceilings) -> str:
@@ -78,7 +58,7 @@ def _default_device(backend: str, device: str | None) -> str:
 
 
 def _measure(backend: Backend, plan: Plan, runner: str) -> Ceilings:
-    with _progress(plan.steps) as step:
+    with labelled_bar(plan.steps, "calibrating") as step:
         return run_calibration(backend, plan, runner=runner, progress=step)
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -28,6 +26,7 @@ from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import ReadOnlyToken, make_client
+from service.progress import labelled_bar
 from service.render.digest_charts import (
     TRENDS_PER_SECTION,
     roofline_chart_jobs,
@@ -78,20 +77,6 @@ def resolve_period(
     if begin >= stop:
         raise BadInput(f"--from: {begin.isoformat()} is not before --to {stop.isoformat()}")
     return begin, stop
-
-
-@contextmanager
-def _progress() -> Iterator[Callable[[str], None]]:
-    """A stage callback that drives a progress bar on a terminal, and does nothing in CI."""
-    if not sys.stderr.isatty():
-        yield lambda _stage: None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("digest", total=_STAGES)
-        yield lambda stage: bar.update(task, advance=1, description=stage)
 
 
 def _load(
@@ -241,7 +226,7 @@ def digest_command(
     found = load_config(config, cwd=Path.cwd())  # --config, or the one found here
     options = _options(found, lookback_days, min_segment, workers)
     targets = targets_from_config(found)
-    with _progress() as step:
+    with labelled_bar(_STAGES, "digest") as step:
         step("loading history")
 
         def build(history: pd.DataFrame, workers: Workers) -> Digest:
