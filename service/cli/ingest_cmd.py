@@ -71,10 +71,12 @@ def ingest_command(
             columns.head = run
             band = cfg.rules.borderline_band
             result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
-    if chosen.note:
-        typer.echo(f"note: {chosen.note}", err=True)
+    for note in run.notes:  # the roof's, and the reports' (failed launches, unmeasured kernels)
+        typer.echo(f"note: {note}", err=True)
     if result.created:
-        typer.echo(f"ingested run {result.run_id} ({result.kernels} kernels)")
+        unmeasured = 0 if columns is not None else sum(not k.measured for k in run.kernels)
+        left_out = f"; {unmeasured} not measured, not stored" if unmeasured else ""
+        typer.echo(f"ingested run {result.run_id} ({result.kernels} kernels{left_out})")
     else:
         typer.echo(f"already ingested as run {result.run_id} (same content)")
 

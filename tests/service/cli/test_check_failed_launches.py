@@ -64,3 +64,14 @@ def test_a_kernel_whose_replay_failed_is_missing_not_improved(tmp_path, corpus_d
             " where r.pull_request = 7"
         ).fetchone()
     assert counted == (1,)
+
+
+@pytest.mark.corpus
+def test_ingest_says_which_kernel_it_did_not_store(tmp_path, corpus_dir, capsys) -> None:
+    """ingest printed "(2 kernels)" and stored one measurement, without a word of the other."""
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    argv = ["ingest", str(corpus_dir / REPORT), "--repo", REPO, "--commit", "n1", "--db", db]
+    assert run([*argv, "--branch", "main"]) == 0
+    out, err = capsys.readouterr()
+    assert "(2 kernels; 1 not measured, not stored)" in out
+    assert "note: not measured, no launch with a duration: void flash_fwd_kernel" in err
