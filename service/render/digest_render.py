@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import jinja2
@@ -30,8 +30,14 @@ ROW_LIMIT = 50
 
 
 def digest_title(digest: Digest) -> str:
-    """Title of the week's issue, e.g. "roofguard digest 2026-W48"."""
-    return f"roofguard digest {digest.week}"
+    """Title of the week's issue, e.g. "roofguard digest 2026-W48".
+
+    A period longer than a week is titled by its dates: ``--since 30d`` read "2026-W47", the
+    week of its middle, over a month of changes.
+    """
+    if digest.end - digest.start <= timedelta(days=7):
+        return f"roofguard digest {digest.week}"
+    return f"roofguard digest {digest.start:%Y-%m-%d} to {digest.end:%Y-%m-%d}"
 
 
 @functools.cache

@@ -179,6 +179,11 @@ def test_week_title_names_the_iso_week(digest):
     assert digest_title(digest) == "roofguard digest 2026-W48"
 
 
+def test_a_period_longer_than_a_week_is_titled_by_its_dates(digest):
+    month = digest.model_copy(update={"start": PERIOD_START - timedelta(days=23)})
+    assert digest_title(month) == "roofguard digest 2026-10-29 to 2026-11-27"
+
+
 def test_golden_markdown_and_json(digest, golden):
     golden(GOLDEN / "digest.md", render_digest_markdown(digest))
     golden(GOLDEN / "digest.json", render_digest_json(digest))
