@@ -261,6 +261,11 @@ def carried(before: FloatArray, level: float, sign: int, opts: GateOptions) -> M
         or modes.high - modes.low < MODE_CARRY_SEPARATION * modes.spread
     ):
         return None
+    if abs(level - modes.nearest(level)) <= AT_MODE_Z * modes.spread:
+        # The segment sits at one of the modes: the runner switched state, nothing moved
+        # (carried, a segment at the low mode read as the high one, and a real drop below
+        # both modes as a stay at a low mode a gap below the old one).
+        return modes
     ratio = modes.low / modes.high
     scale = level / (modes.high if sign < 0 else modes.low)
     low, high = (level * ratio, level) if sign < 0 else (level, level / ratio)

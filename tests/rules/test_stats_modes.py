@@ -171,6 +171,36 @@ def test_a_drop_below_both_carried_modes_is_still_found() -> None:
     assert judge_latest(history).regressed
 
 
+def test_modes_are_not_carried_to_a_segment_at_one_of_them() -> None:
+    """A segment that starts at a switch to the low mode is the runner's state, not a change:
+    carried, its level read as the high mode and invented a low one a gap below."""
+    before = _after_a_change(1.0, [])[: len(LONG_STAYS)]
+    kept = modes.carried(before, 62.0, -1, GateOptions())
+    assert kept is not None
+    assert kept.low == pytest.approx(62.0, rel=0.01) and kept.high == pytest.approx(71.0, rel=0.01)
+
+
+#: Percent of roof of a two-level kernel (modes 64.5 / 71.6) on a probed runner's 86 nights,
+#: 12% slower from night 70: its high state lands on the old low mode, then four nights at
+#: 57% lie below both modes. The change detector started a segment at night 62, a switch to
+#: the low mode; carried, that segment's modes excused the four nights as a stay at 58%.
+_TWO_STATE_NIGHTS = """
+72.23 72.45 71.64 71.14 71.63 71.13 71.78 71.01 70.99 64.5 63.52 64.33 64.38 65.03 64.62
+71.32 72.83 71.41 71.63 71.68 73.5 71.95 71.42 72.43 64.38 66.0 64.0 64.86 63.88 65.64
+63.99 64.59 71.3 72.55 72.33 70.3 64.97 64.89 64.61 72.62 71.03 70.66 72.39 73.14 71.05
+71.09 71.29 71.06 65.0 64.54 65.34 65.36 63.81 64.87 70.28 71.83 72.34 71.31 70.61 71.53
+72.76 71.61 63.56 64.75 64.94 63.79 64.34 65.15 72.15 72.43 63.99 64.11 63.45 57.12 58.44
+57.3 57.02
+"""
+TWO_STATE_DROP = [float(v) for v in _TWO_STATE_NIGHTS.split()]
+
+
+def test_a_drop_below_both_modes_after_a_switch_is_confirmed() -> None:
+    nights = [judge_latest(TWO_STATE_DROP[n - 59 : n + 1]) for n in range(62, 77)]
+    assert not any(j.regressed for j in nights[:11]), "switches and the stay at 64% pass"
+    assert any(j.regressed for j in nights[11:]), "the nights at 57% confirm"
+
+
 def test_a_young_runners_earlier_stay_may_be_twice_as_long_as_the_other(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
