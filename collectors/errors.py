@@ -115,8 +115,8 @@ class MalformedReport(CollectorError):
 
     def __str__(self) -> str:
         where = self.path
-        if self.row is not None:
-            where += f", row {cut(self.row)}"
+        if self.row is not None:  # a text's location ("line 12") is named as it is
+            where += f", {'' if self.row.startswith('line ') else 'row '}{cut(self.row)}"
         if self.field is not None:
             where += f", field {shown(self.field)}"
         return f"{where}: {self.reason}"

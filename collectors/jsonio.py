@@ -45,9 +45,10 @@ def loads(text: str, path: str) -> Any:
 
 
 def _invalid(path: str, exc: json.JSONDecodeError) -> MalformedReport:
-    return MalformedReport(
-        path, f"line {exc.lineno}", None, f"not valid JSON (truncated?): {exc.msg}"
-    )
+    """Where the JSON goes wrong; "truncated?" only where it stops short (at its end)."""
+    cut_short = exc.pos >= len(exc.doc.rstrip())
+    reason = f"not valid JSON{' (truncated?)' if cut_short else ''}: {exc.msg}"
+    return MalformedReport(path, f"line {exc.lineno}, column {exc.colno}", None, reason)
 
 
 def _too_deep(path: str) -> MalformedReport:

@@ -207,3 +207,12 @@ def test_truncated_real_nvbench_file(corpus_dir, tmp_path):
     with pytest.raises(MalformedReport, match=r"not valid JSON \(truncated\?\)") as err:
         collect(path)
     assert err.value.row is not None and err.value.row.startswith("line ")
+
+
+def test_broken_json_mid_file_names_line_and_column_not_truncation(tmp_path):
+    """A syntax error at line 3 of 4 read "row line 3: not valid JSON (truncated?)"."""
+    path = tmp_path / "mid.json"
+    path.write_text('{"benchmarks": [\n {"name": "a"},\n {"name": "b" "x": 1},\n]}\n')
+    with pytest.raises(MalformedReport) as err:
+        collect(path, fmt="gbench-json")
+    assert str(err.value).startswith(f"{path}, line 3, column 15: not valid JSON: Expecting")
