@@ -131,8 +131,8 @@ class Judgement:
         remeasured_z: Robust z of their conservative median (NaN without).
         confirm_threshold: Threshold the re-measurement had to reach (NaN without).
         method: Name of the test.
-        modes: The two levels the history visits, when it is two-level and the newest value
-            was beyond noise (``rules.stats.modes``; at a mode it is no suspect).
+        modes: The two levels the history visits, when it is two-level and the newest value,
+            beyond noise, lies at one of them (``rules.stats.modes``; it is no suspect).
     """
 
     regressed: bool
@@ -227,7 +227,7 @@ def judge_from(
         run=judged.run,
         confirm_runs=opts.confirm_runs,
         enough=enough,
-        modes=modes,
+        modes=modes if at_mode else None,  # a night past both modes is not "the usual" one
     )
 
 

@@ -69,6 +69,15 @@ def test_a_night_at_the_other_mode_is_no_suspect_and_says_why() -> None:
     )
 
 
+@pytest.mark.parametrize("tonight", [82.0, 52.0])
+def test_a_night_past_both_modes_is_not_described_as_one(tonight: float) -> None:
+    """82% read "alternates between 62% and 71% of roof; tonight 82%, above the usual high
+    mode" (an info finding), as if the kernel lived there."""
+    judged = judge_latest(np.append(two_level(), tonight))
+    assert abs(judged.z) >= judged.z_threshold
+    assert judged.modes is None
+
+
 def test_a_stay_at_the_other_mode_is_not_confirmed() -> None:
     history = np.append(two_level(), [62.3, 61.8, 62.5])
     for night in range(history.size - 3, history.size + 1):
