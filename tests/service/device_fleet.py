@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import sqlalchemy as sa
 from factories import make_kernel, make_run
 
 from collectors.schema import RunKind, RunRecord
 from rules import Roof, builtin_catalog, place_run
-from service.store.db import session_scope
+from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
 
 REPO = "acme/serving"
@@ -94,3 +95,14 @@ def store(engine: sa.Engine, runs: Sequence[RunRecord], roof: Roof) -> None:
     with session_scope(engine) as session:
         for run in runs:
             ingest_run(session=session, run=run, placements=place_run(run, roof), roof=roof)
+
+
+def stored_history(folder: Path, card: str, kernels: Mapping[str, Work] = KERNELS) -> str:
+    """A SQLite store in ``folder`` holding 30 nights of ``kernels`` on ``card``; its URL."""
+    url = f"sqlite:///{folder / 'history.db'}"
+    engine = open_store(url)
+    try:
+        store(engine, nights(card, 30, kernels=kernels), datasheet(card))
+    finally:
+        engine.dispose()
+    return url

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from device_fleet import REPO, Work, datasheet, nights, store
+from device_fleet import REPO, Work, datasheet, nights, store, stored_history
 
 from collectors.schema import RunKind
 from service.cli import run
@@ -35,19 +35,9 @@ def fleet(old: str, new: str, precision: str) -> dict[str, Work]:
     }
 
 
-def history(tmp_path: Path, old: str, kernels: dict[str, Work]) -> str:
-    url = f"sqlite:///{tmp_path / 'history.db'}"
-    engine = open_store(url)
-    try:
-        store(engine, nights(old, 30, kernels=kernels), datasheet(old))
-    finally:
-        engine.dispose()
-    return url
-
-
 def swapped(tmp_path: Path, kernels: dict[str, Work], h100_nights: int) -> str:
     """30 A100 nights, then ``h100_nights`` on the H100: the store's URL."""
-    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    url = stored_history(tmp_path, "A100-SXM4-80GB", kernels)
     engine = open_store(url)
     try:
         h100 = nights("H100-SXM5", h100_nights, start=30, kernels=kernels)
@@ -71,7 +61,7 @@ def check(tmp_path: Path, url: str, new: str, kernels: dict[str, Work], *extra: 
 @pytest.mark.parametrize(("old", "new", "precision"), PAIRS, ids=[f"{o}->{n}" for o, n, _ in PAIRS])
 def test_the_first_pr_on_a_new_card_is_judged_against_the_old_one(tmp_path, old, new, precision):
     kernels = fleet(old, new, precision)
-    verdict = check(tmp_path, history(tmp_path, old, kernels), new, kernels)
+    verdict = check(tmp_path, stored_history(tmp_path, old, kernels), new, kernels)
     assert verdict["device"] == new
     assert verdict["baseline"]["device"] == old and verdict["baseline"]["n"] == 30
     by = {k["key"]: k for k in verdict["kernels"]}
@@ -94,7 +84,7 @@ def test_the_first_pr_on_a_new_card_is_judged_against_the_old_one(tmp_path, old,
 
 def test_the_pr_comment_names_the_other_cards_history(tmp_path):
     kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
-    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    url = stored_history(tmp_path, "A100-SXM4-80GB", kernels)
     pr = nights("H100-SXM5", 1, start=40, kernels=kernels, kind=RunKind.PR)[0]
     report = tmp_path / "pr.json"
     report.write_text(pr.model_dump_json())
@@ -110,7 +100,7 @@ def test_the_pr_comment_names_the_other_cards_history(tmp_path):
 
 def test_cross_device_false_makes_every_kernel_new(tmp_path):
     kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
-    url = history(tmp_path, "A100-SXM4-80GB", kernels)
+    url = stored_history(tmp_path, "A100-SXM4-80GB", kernels)
     config = tmp_path / "roofguard.toml"
     config.write_text("[baseline]\ncross_device = false\n")
     verdict = check(tmp_path, url, "H100-SXM5", kernels, "--config", str(config))
@@ -149,7 +139,7 @@ def test_the_verdict_says_which_kernels_the_ridge_moved_past(tmp_path):
         "attention": Work({"tensor_bf16": 2e11}, {"dram": 1e9}, {A100: 70.0, H100: 70.0}),
         "copy": Work({"fp32": 1e6}, {"dram": 2e9}, {A100: 85.0, H100: 83.0}),
     }
-    verdict = check(tmp_path, history(tmp_path, A100, kernels), H100, kernels)
+    verdict = check(tmp_path, stored_history(tmp_path, A100, kernels), H100, kernels)
     [note] = [n for n in verdict["notes"] if n.startswith("the ridge moved")]
     assert note == (
         f"the ridge moved for 1 of them: the same work binds another resource on {H100} than "

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from device_fleet import KERNELS, REPO, datasheet, nights, store
+from device_fleet import KERNELS, REPO, nights, stored_history
 
 from collectors.schema import RunRecord
 from service.cli import run
-from service.store.db import open_store
 
 A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
 
@@ -43,12 +42,7 @@ def _roof_drops(verdict: dict) -> list[tuple[str, str]]:
 
 
 def test_a_fall_after_its_first_nights_on_the_new_card_fails_on_the_second(tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'history.db'}"
-    engine = open_store(url)
-    try:
-        store(engine, nights(A100, 30, kernels=KERNELS), datasheet(A100))
-    finally:
-        engine.dispose()
+    url = stored_history(tmp_path, A100)
     h100 = nights(H100, 7, start=30, kernels=KERNELS)
     kept_up = [_nightly(tmp_path, url, record) for record in h100[:4]]
     assert all(not _roof_drops(verdict) for verdict in kept_up)
