@@ -10,7 +10,7 @@ that varies: a list of strings or a float64 array.
 A shape is made from one real ``KernelRecord`` of its kernels, so its fields are validated
 by the record itself; the columns are checked as arrays, for what the record and the
 physics checks would refuse (``collectors.safety``). Whatever a column path cannot vouch for
-(repetitions, failed launches, a bad number, a duplicate key) raises ``NotBatchable``: the
+(repetitions, a bad number, a duplicate key) raises ``NotBatchable``: the
 record path then reads the file and names the entry and field, so an error reads the same
 either way. The kernel JSON a shape writes (``Shape.format_for``) is the text
 ``KernelRecord.model_dump(mode="json")`` gives through ``json.dumps(sort_keys=True)``, value
@@ -169,6 +169,11 @@ class RunColumns:
         """Kernels of the run."""
         return sum(c.size for c in self.chunks)
 
+    @property
+    def unmeasured_count(self) -> int:
+        """Kernels none of whose launches has a duration (each failed): stored, not timed."""
+        return sum(c.size for c in self.chunks if not c.shape.launches)
+
     def keys(self) -> Iterator[str]:
         """Every kernel's identity key, in the run's order."""
         for chunk in self.chunks:
@@ -234,10 +239,15 @@ class ChunkBuilder:
 
     Args:
         where: The file.
+        count: Called with the kernels gathered so far as each chunk closes (a reader's
+            ``CollectOptions.count``): a run past the cap is refused a chunk after it, not
+            once the whole file has been read.
     """
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, count: Callable[[int, str], None] | None = None) -> None:
         self.where = where
+        self.count = count
+        self.size = 0
         self.chunks: list[KernelChunk] = []
         self.keys: set[str] = set()
         self._shape: Shape | None = None
@@ -296,6 +306,9 @@ class ChunkBuilder:
                 raise NotBatchable(f"duplicate kernel key {key!r}")
             self.keys.add(key)
         self.chunks.append(chunk)
+        self.size += chunk.size
+        if self.count is not None:
+            self.count(self.size, self.where)
 
 
 def _floats(column: Sequence[Any]) -> Floats:

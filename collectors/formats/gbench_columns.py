@@ -38,7 +38,7 @@ def read_columns(reader: GoogleBenchmarkJson, path: Path) -> RunColumns:
     text = read_text(path)
     if has_surrogate_escape(text):
         raise NotBatchable("escaped surrogates")
-    adding = _Adding(reader, ChunkBuilder(str(path)), path)
+    adding = _Adding(reader, ChunkBuilder(str(path), reader.options.count), path)
     top = stream_array(text, "benchmarks", adding.add)
     del text
     adding.builder.flush()

@@ -88,10 +88,10 @@ class NcuCsvDetails(Collector):
         facts: DeviceFacts | None = None
         launch: _Launch | None = None
         need = col["Metric Value"] + 1
-        for line, row in rows:
+        for line, row, last in csvio.with_last(rows):
             if len(row) < need:
                 launch_id = row[0] if row else None
-                reason = f"row has {len(row)} fields, needs {need} (truncated file?)"
+                reason = csvio.short_row(len(row), need, last=last)
                 raise MalformedReport(self._path, csvio.where(line, launch_id), None, reason)
             if launch is None or row[col["ID"]] != launch.launch_id:
                 if launch is not None:

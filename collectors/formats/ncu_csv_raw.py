@@ -118,17 +118,19 @@ class NcuCsvRaw(Collector):
             header = reading.columns.header
             if reading.pending or not frames.ends_cleanly(where, len(header)):
                 raise NotBatchable("no units row, or a cut file")
-            runs, chunks = RunBuilder(path, self.name, self.options), ChunkBuilder(where)
+            runs = RunBuilder(path, self.name, self.options)
+            chunks = ChunkBuilder(where, self.options.count)
             facts = columns.read(handle, header, reading.columns.numeric, runs, chunks)
-        if not chunks.chunks:
-            raise NotBatchable("no launch")
+        if not any(chunk.shape.launches for chunk in chunks.chunks):
+            raise NotBatchable("no launch with a duration")  # the record path names it
         cc = runs.device_key[1] if runs.device_key else None
         device, notes = device_info(facts, self.options, cc, reading.prelude.device)
         profiler, _ = profiler_info(None, None)
+        unmeasured = [n for chunk in chunks.chunks if not chunk.shape.launches for n in chunk.names]
         head = RunRecord(
             device=device,
             profiler=profiler,
-            notes=tuple(notes),
+            notes=(*notes, *runs.launch_notes(unmeasured)),
             sources=(SourceRef(path=where, format=self.name),),
         )
         return RunColumns(head, chunks.chunks)
@@ -201,10 +203,23 @@ def _read_rows(
 ) -> DeviceFacts | None:
     """The careful reader: every row split in Python, every bad cell named."""
     facts: DeviceFacts | None = None
-    for line, row in rows:
+    for line, row, last in csvio.with_last(rows):
+        _check_width(builder, reading, line, row, last=last)
         got = _read_row(builder, reading, line, row, want_facts=facts is None)
         facts = facts or got
     return facts
+
+
+def _check_width(
+    builder: RunBuilder, reading: _Reading, line: int, row: list[str], *, last: bool
+) -> None:
+    """A row of another width than the header (cut short, where it is the last row)."""
+    width = len(reading.columns.header)
+    if len(row) != width:
+        index = reading.columns.fixed.get("ID", width)
+        launch_id = row[index] if index < len(row) else None
+        reason = csvio.short_row(len(row), width, last=last and len(row) < width)
+        raise MalformedReport(builder.path, csvio.where(line, launch_id or None), None, reason)
 
 
 def _read_row(
@@ -212,15 +227,8 @@ def _read_row(
 ) -> DeviceFacts | None:
     """Add one launch row; the device facts of its metrics when wanted and it is usable."""
     columns = reading.columns
-    launch_id = columns.get(row, "ID") if row else ""
+    launch_id = columns.get(row, "ID") or ""
     label = csvio.where(line, launch_id)
-    if len(row) != len(columns.header):
-        raise MalformedReport(
-            builder.path,
-            csvio.where(line, launch_id or None),
-            None,
-            f"row has {len(row)} fields, the header {len(columns.header)} (truncated file?)",
-        )
     cc = columns.get(row, "CC")
     figs, metrics = _figures(row, reading, cc, label)
     strings = {name: row[i] for i, name in columns.strings}

@@ -7,7 +7,7 @@ holds one float per launch (its time) and a few sums per kernel, never the rows.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,6 +314,17 @@ class RunBuilder:
             + ": nothing to time or place; profile with --set roofline",
         )
 
+    def launch_notes(self, unmeasured: Sequence[str]) -> list[str]:
+        """The run's notes on failed launches and on the kernels (names) none of whose ran."""
+        notes = []
+        if self.failed:
+            notes.append(f"{self.failed} of {self.launch_count} launches failed or had no duration")
+        if unmeasured:
+            more = f" and {len(unmeasured) - 3} more" if len(unmeasured) > 3 else ""
+            shown = "; ".join(cut(name) for name in unmeasured[:3])
+            notes.append(f"not measured, no launch with a duration: {shown}{more}")
+        return notes
+
     def build(
         self, device: DeviceInfo, profiler: ProfilerInfo, notes: Iterable[str] = ()
     ) -> RunRecord:
@@ -322,12 +333,7 @@ class RunBuilder:
             raise MalformedReport(self.path, None, None, "the report holds no profiled launch")
         self._refuse_untimed()
         kernels = tuple(self._records())
-        all_notes = list(notes)
-        if self.failed:
-            all_notes.append(
-                f"{self.failed} of {self.launch_count} launches failed or had no duration"
-            )
-        all_notes += _unmeasured_note(kernels)
+        all_notes = list(notes) + self.launch_notes([k.name for k in kernels if not k.measured])
         all_notes += uncounted_note(kernels)
         return RunRecord(
             device=device,
@@ -339,15 +345,6 @@ class RunBuilder:
 
 
 _CLOCKS = frozenset({SM_CLOCK, MEMORY_CLOCK})
-
-
-def _unmeasured_note(kernels: Iterable[KernelRecord]) -> list[str]:
-    """The kernels no launch of which has a duration: they are not measured, nor judged."""
-    names = [cut(k.name) for k in kernels if not k.measured]
-    if not names:
-        return []
-    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return [f"not measured, no launch with a duration: {'; '.join(names[:3])}{more}"]
 
 
 def _fmt_dev(dev: tuple[str | None, str | None]) -> str:

@@ -5,9 +5,13 @@ Pandas reads the recipe's columns a chunk at a time, as the fast path does
 launch is a kernel of its own (a run of distinct kernels) the chunk's kernels become
 columns at once: durations, FLOPs, bytes, clocks and profile figures as arrays, the
 arithmetic of ``collectors.ncu.aggregate`` done element by element on them. The shape of
-the chunk's kernels is made from the first one's real record. Launches of one kernel
-gathered over rows, failed or n/a counters, tensor-pipe probes, mixed devices or anything
-the fast path would not vouch for raise ``NotBatchable``: the record path reads the file.
+the chunk's kernels is made from the first one's real record. Launches with ``n/a`` cells
+are read as the fast path reads them: after the chunk's plain launches, each run of launches
+with the same cells missing as columns of the plan without them, and a failed launch (no
+duration) as a kernel not measured, named in the run's notes: one failed launch among a
+million does not send the file to the record path, at 5 KB a kernel. Launches of one kernel
+gathered over rows, tensor-pipe probes, mixed devices or anything the fast path would not
+vouch for raise ``NotBatchable``: the record path reads the file.
 """
 
 from __future__ import annotations
@@ -41,11 +45,7 @@ def read(
     facts: DeviceFacts | None = None
     ids: set[str] = set()
     try:
-        for chunk in frames._chunks(pd, handle, header, names):
-            if chunk[header[-1]].isna().any():
-                raise NotBatchable("a row has fewer fields than the header")
-            if header[-1] in factors:
-                chunk[header[-1]] = pd.to_numeric(chunk[header[-1]].replace(frames._NA, "nan"))
+        for chunk in frames.chunks(pd, handle, header, names):
             got = _chunk(chunk, names, factors, runs, chunks, ids)
             facts = facts or got
     except (ValueError, OverflowError, pd.errors.ParserError, frames.Fallback) as exc:
@@ -61,31 +61,86 @@ def _chunk(
     chunks: ChunkBuilder,
     seen_ids: set[str],
 ) -> DeviceFacts | None:
+    """Add a chunk's launches: its plain ones first, then those with n/a cells, as ``frames``."""
     cc = frames._one_device(chunk, runs)
     values = {n: chunk[n].to_numpy(dtype=float) * factors[n] for n in names}
     for array in values.values():
-        if not np.isfinite(array).all() or (array < 0).any():
-            raise NotBatchable("n/a, negative or infinite values")
+        if (array < 0).any() or np.isinf(array).any():
+            raise NotBatchable("negative or infinite values")
+    _count_ids(chunk, runs, seen_ids)
+    gaps = np.column_stack([np.isnan(values[n]) for n in names])
+    plain = ~gaps.any(axis=1)
     plan = recipe.plan_for(frozenset(names), cc)
-    if plan.duration is None or any(s.key.startswith("busy.") for s in plan.specs):
-        raise NotBatchable("no duration, or tensor-pipe probes")
+    if plain.all():
+        return _add_launches(chunk, values, plan, runs, chunks)
+    facts = None
+    if plain.any():
+        rows = np.flatnonzero(plain)
+        facts = _add_launches(chunk.iloc[rows], _at(values, rows), plan, runs, chunks)
+    for rows in _alike(gaps, np.flatnonzero(~plain)):
+        first = {n: float(array[rows[0]]) for n, array in values.items()}
+        figs = recipe.launch_figures(first, cc)  # the plan without the missing cells
+        if figs.plan is None or figs.failed is not None:
+            _add_failed(chunk.iloc[rows], figs, runs, chunks)
+        else:
+            present = [n for n, gap in zip(names, gaps[rows[0]], strict=True) if not gap]
+            _add_launches(chunk.iloc[rows], _at(values, rows, present), figs.plan, runs, chunks)
+    return facts
+
+
+def _count_ids(chunk: Any, runs: RunBuilder, seen_ids: set[str]) -> None:
     ids = [str(i) for i in frames._column(chunk, "ID")]
     seen_ids.update(ids)
     if len(seen_ids) != runs.launch_count + len(ids):
         raise NotBatchable("a launch ID twice")
     runs.launch_count += len(ids)
+
+
+def _at(values: dict[str, Any], rows: Any, names: list[str] | None = None) -> dict[str, Any]:
+    """The values of ``rows`` (of ``names`` only, when given)."""
+    return {n: values[n][rows] for n in (values if names is None else names)}
+
+
+def _alike(gaps: Any, rows: Any) -> list[Any]:
+    """``rows`` split where the cells missing change: each part is read by one plan."""
+    if not len(rows):
+        return []
+    changed = (gaps[rows[1:]] != gaps[rows[:-1]]).any(axis=1)
+    return np.split(rows, np.flatnonzero(changed) + 1)
+
+
+def _add_launches(
+    chunk: Any, values: dict[str, Any], plan: recipe.Plan, runs: RunBuilder, chunks: ChunkBuilder
+) -> DeviceFacts:
+    """Launches with every value ``plan`` reads, as columns; the device facts of the first."""
+    if plan.duration is None or any(s.key.startswith("busy.") for s in plan.specs):
+        raise NotBatchable("no duration, or tensor-pipe probes")
     every = plan.evaluate(values)
-    columns, first = _columns(chunk, plan, every, runs, ids)
+    columns, first = _columns(chunk, plan, every, runs)
     shape = shape_of(_first_record(runs, plan, every, columns))
-    chunks.add_columns(shape, columns, len(ids))
+    chunks.add_columns(shape, columns, len(chunk))
     strings = {frames.DISPLAY_NAME: str(first)} if first is not None else {}
     return device_facts({n: float(array[0]) for n, array in values.items()}, strings)
 
 
-def _columns(
-    chunk: Any, plan: recipe.Plan, every: recipe.LaunchFigures, runs: RunBuilder, ids: list[str]
-) -> tuple[dict[Leaf, Any], str | None]:
-    """Every leaf a kernel of this plan may have, as the record path computes it."""
+def _add_failed(
+    chunk: Any, figs: recipe.LaunchFigures, runs: RunBuilder, chunks: ChunkBuilder
+) -> None:
+    """Failed launches (no duration): kernels not measured, as the record path keeps them."""
+    columns = _identities(chunk, runs)
+    columns[("duration_s",)] = np.zeros(len(chunk))
+    first = _first_kernel(columns)
+    first.add(figs)
+    chunks.add_columns(shape_of(first.record(runs.path, runs.fmt)), columns, len(chunk))
+    runs.failed += len(chunk)
+
+
+#: The leaves that name a launch, in ``_Kernel``'s order of arguments.
+_IDENTITY: tuple[Leaf, ...] = (("name",), ("key",), ("source", "row"), ("grid",), ("block",))
+
+
+def _identities(chunk: Any, runs: RunBuilder) -> dict[Leaf, Any]:
+    """Each launch's kernel name, identity key, launch ID, grid and block."""
     kernels = [str(k) for k in frames._column(chunk, "Kernel Name")]
     grids, blocks = frames._column(chunk, "Grid Size"), frames._column(chunk, "Block Size")
     if not all(k.strip() for k in kernels):
@@ -95,18 +150,26 @@ def _columns(
         make_key(k, None, options, grid=g, block=b)
         for k, g, b in zip(kernels, grids, blocks, strict=True)
     ]
+    ids = [str(i) for i in frames._column(chunk, "ID")]
+    return {
+        ("name",): kernels,
+        ("key",): keys,
+        ("source", "row"): ids,
+        ("grid",): grids,
+        ("block",): blocks,
+    }
+
+
+def _columns(
+    chunk: Any, plan: recipe.Plan, every: recipe.LaunchFigures, runs: RunBuilder
+) -> tuple[dict[Leaf, Any], str | None]:
+    """Every leaf a kernel of this plan may have, as the record path computes it."""
     seconds: Any = every.duration_s
     arrays: list[Any] = list(every.values)  # arrays here: the plan ran on a chunk
     extras: list[Any] = list(every.extras)
-    columns: dict[Leaf, Any] = {
-        ("name",): kernels,
-        ("key",): keys,
-        ("grid",): grids,
-        ("block",): blocks,
-        ("source", "row"): ids,
-        ("duration_s",): 0.0 + seconds,  # a kernel's total starts at 0.0, as in _Kernel
-        ("samples_s", "0"): seconds,
-    }
+    columns = _identities(chunk, runs)
+    columns[("duration_s",)] = 0.0 + seconds  # a kernel's total starts at 0.0, as in _Kernel
+    columns[("samples_s", "0")] = seconds
     for spec, array in zip(plan.specs, arrays, strict=True):
         kind, _, which = spec.key.partition(".")
         columns[(kind, which)] = (0.0 + array) + 0.0  # the run's total, then the kernel's
@@ -140,13 +203,12 @@ def _first_record(
         missing=every.missing,
         extras=tuple(float(v[0]) for v in extras),
     )
-    first = _Kernel(
-        columns[("name",)][0],
-        columns[("key",)][0],
-        columns[("source", "row")][0],
-        columns[("grid",)][0],
-        columns[("block",)][0],
-        None,
-    )
+    first = _first_kernel(columns)
     first.add(figs)
     return first.record(runs.path, runs.fmt)
+
+
+def _first_kernel(columns: dict[Leaf, Any]) -> _Kernel:
+    """The running totals of the columns' first kernel, before its launch is added."""
+    name, key, row, grid, block = (columns[leaf][0] for leaf in _IDENTITY)
+    return _Kernel(name, key, row, grid, block, None)

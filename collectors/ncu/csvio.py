@@ -185,3 +185,16 @@ def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[st
 def where(line: int, launch_id: str | None) -> str:
     """Row label for errors: the file line and the launch ID."""
     return f"{line} (launch ID {launch_id})" if launch_id else str(line)
+
+
+def with_last(rows: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str], bool]]:
+    """Each row with whether it is the file's last: a short row there is a cut file."""
+    ahead = next(rows, None)
+    while ahead is not None:
+        (line, row), ahead = ahead, next(rows, None)
+        yield line, row, ahead is None
+
+
+def short_row(fields: int, need: int, *, last: bool) -> str:
+    """The reason for a row of ``fields`` cells where ``need`` are needed."""
+    return f"row has {fields} fields, needs {need}" + (" (truncated file?)" if last else "")

@@ -11,7 +11,7 @@ re-reads the file and names the row and field.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from collectors.ncu import recipe
@@ -62,17 +62,30 @@ def read(
     factors = {name: factor for _, name, factor in numeric}
     facts: DeviceFacts | None = None
     try:
-        for chunk in _chunks(pd, handle, header, names):
-            if chunk[header[-1]].isna().any():
-                raise Fallback("a row has fewer fields than the header")
-            if header[-1] in factors:  # the last column is a metric the recipe reads
-                chunk[header[-1]] = pd.to_numeric(chunk[header[-1]].replace(_NA, "nan"))
+        for chunk in chunks(pd, handle, header, names):
             got = _chunk(chunk, names, factors, builder)
             facts = facts or got
     # UnicodeDecodeError is a ValueError; OverflowError is an integer past a float's range
     except (ValueError, OverflowError, pd.errors.ParserError) as exc:
         raise Fallback(str(exc)) from exc
     return facts
+
+
+def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iterator[Any]:
+    """The data rows, a frame of ``CHUNK_ROWS`` at a time: text columns as text, metrics as floats.
+
+    Raises:
+        Fallback: A row may have fewer fields than the header (a cut file): pandas reads a
+            missing last cell as an empty one, so an empty last cell is left to the careful
+            reader, which tells them apart.
+    """
+    for chunk in _chunks(pd, handle, header, names):
+        last = header[-1]
+        if (chunk[last].isna() | (chunk[last] == "")).any():
+            raise Fallback("a row may have fewer fields than the header")
+        if last in names:  # a metric the recipe reads; pandas 3 parses no "nan" text
+            chunk[last] = pd.to_numeric(chunk[last].replace(_NA, float("nan")))
+        yield chunk
 
 
 def _chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,10 @@ from service.pipeline.runmeta import RunMeta, parse_kind
 from service.pipeline.storable import refuse_unstorable
 from service.progress import stage
 from service.store.batch_ingest import ingest_columns
+
+if TYPE_CHECKING:
+    from collectors.schema import RunRecord
+    from service.store.ingest import IngestResult
 
 
 def ingest_command(
@@ -71,14 +75,20 @@ def ingest_command(
             columns.head = run
             band = cfg.rules.borderline_band
             result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
+    _say(run, result, None if columns is None else columns.unmeasured_count)
+
+
+def _say(run: RunRecord, result: IngestResult, unmeasured: int | None) -> None:
+    """The run's notes, then what was stored (``unmeasured``: counted already, for columns)."""
     for note in run.notes:  # the roof's, and the reports' (failed launches, unmeasured kernels)
         typer.echo(f"note: {note}", err=True)
-    if result.created:
-        unmeasured = 0 if columns is not None else sum(not k.measured for k in run.kernels)
-        left_out = f"; {unmeasured} not measured, not stored" if unmeasured else ""
-        typer.echo(f"ingested run {result.run_id} ({result.kernels} kernels{left_out})")
-    else:
+    if not result.created:
         typer.echo(f"already ingested as run {result.run_id} (same content)")
+        return
+    if unmeasured is None:
+        unmeasured = sum(not k.measured for k in run.kernels)
+    left_out = f"; {unmeasured} not measured, not stored" if unmeasured else ""
+    typer.echo(f"ingested run {result.run_id} ({result.kernels} kernels{left_out})")
 
 
 def register(app: typer.Typer) -> None:

@@ -72,7 +72,8 @@ def _ingest(
         ids = kernel_ids(session=session, repo_id=rid, kernels=names)
         del names
     with _stage(count, "storing measurements"):
-        rows = (r for c in columns.chunks for r in _measurement_rows(c, ids, run_id, roof, band))
+        measured = (c for c in columns.chunks if c.shape.launches)  # as ingest_run: 0 s no time
+        rows = (r for c in measured for r in _measurement_rows(c, ids, run_id, roof, band))
         write_tuples(session, _MEASUREMENTS, _COLUMNS, rows)
     return IngestResult(run_id, True, digest, count)
 

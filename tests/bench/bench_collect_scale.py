@@ -1,9 +1,10 @@
 """Benchmark: collectors stay linear in kernels and bytes (Google Benchmark JSON, ncu raw CSV).
 
 Run as ``python tests/bench/bench_collect_scale.py [--sizes 20000,100000,1000000]
-[--formats gbench-json,ncu-csv-raw] [--readers columns,records,reference]``. For each size it
-generates a file with that many distinct kernels (one benchmark, or one launch, each) and
-reads it with ``collectors.collect_columns`` (the column reader of huge runs), with
+[--formats gbench-json,ncu-csv-raw] [--readers columns,records,reference] [--gaps N]``. For
+each size it generates a file with that many distinct kernels (one benchmark, or one launch,
+each; ``--gaps N``: N ncu launches with ``n/a`` cells, half of them failed replays) and reads
+it with ``collectors.collect_columns`` (the column reader of huge runs), with
 ``collectors.collect`` (a record per kernel) and, side by side in the same run, with the
 reference: ``json.load`` for the JSON, ``pandas.read_csv`` for the CSV. Each read runs in a
 fresh process, so its peak resident memory (``ru_maxrss``) is its own; the peak it adds over
@@ -68,9 +69,14 @@ def write_gbench(path: Path, kernels: int, seed: int = 1) -> None:
         out.write("]}\n")
 
 
-def write_ncu(path: Path, kernels: int, seed: int = 1) -> None:
-    """A compact ncu raw page: one launch per kernel, six roofline metrics."""
+def write_ncu(path: Path, kernels: int, seed: int = 1, gaps: int = 0) -> None:
+    """A compact ncu raw page: one launch per kernel, six roofline metrics.
+
+    ``gaps`` launches, spread evenly, carry ``n/a`` cells as real reports do: every other
+    one a failed replay (each cell n/a), the rest one counter ncu could not collect.
+    """
     rng = random.Random(seed)
+    every = kernels // gaps if gaps else 0
     with path.open("w", newline="", encoding="utf-8") as handle:
         handle.write("==PROF== Connected to process 4242 (/usr/bin/app)\n")
         writer = csv.writer(handle, quoting=csv.QUOTE_ALL, lineterminator="\n")
@@ -79,7 +85,11 @@ def write_ncu(path: Path, kernels: int, seed: int = 1) -> None:
         for launch in range(kernels):
             fixed = [str(launch), "4242", "app", "127.0.0.1", f"void kernel_{launch}(float *)"]
             fixed += ["1", "7", "(256, 1, 1)", "(1024, 1, 1)", "0", "9.0"]
-            writer.writerow(fixed + [str(rng.randint(1_000, 10_000_000)) for _ in METRICS])
+            cells = [str(rng.randint(1_000, 10_000_000)) for _ in METRICS]
+            if every and launch % every == every // 2:
+                gap = launch // every
+                cells = ["n/a"] * len(cells) if gap % 2 == 0 else [*cells[:-1], "n/a"]
+            writer.writerow(fixed + cells)
 
 
 WRITERS = {"gbench-json": write_gbench, "ncu-csv-raw": write_ncu}
@@ -94,8 +104,11 @@ def _read_one(fmt: str, reader: str, path: str) -> None:
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # after the imports
     start, cpu_start = time.perf_counter(), _cpu()
-    if reader == "columns":
-        kernels = collectors.collect_columns(path, fmt).kernel_count
+    if reader == "columns":  # as ingest reads a huge run: the record path where it must
+        try:
+            kernels = collectors.collect_columns(path, fmt).kernel_count
+        except collectors.NotBatchable:
+            kernels, reader = len(collectors.collect(path, fmt).kernels), "records"
     elif reader == "records":
         kernels = len(collectors.collect(path, fmt).kernels)
     elif fmt == "gbench-json":
@@ -106,7 +119,7 @@ def _read_one(fmt: str, reader: str, path: str) -> None:
     seconds, cpu = time.perf_counter() - start, _cpu() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     result = {"seconds": seconds, "cpu": cpu, "peak": peak, "added": peak - before}
-    print(json.dumps({**result, "kernels": kernels}))
+    print(json.dumps({**result, "kernels": kernels, "path": reader}))
 
 
 def _cpu() -> float:
@@ -132,6 +145,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="20000,100000,1000000")
     parser.add_argument("--formats", default="gbench-json,ncu-csv-raw")
     parser.add_argument("--readers", default="columns,records,reference")
+    parser.add_argument("--gaps", type=int, default=0, help="ncu launches with n/a cells")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -146,12 +160,15 @@ def main() -> None:
         for size in sizes:
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / f"run{'.json' if fmt.endswith('json') else '.csv'}"
-                WRITERS[fmt](path, size)
+                if fmt == "ncu-csv-raw":
+                    write_ncu(path, size, gaps=args.gaps)
+                else:
+                    WRITERS[fmt](path, size)
                 mb = path.stat().st_size / 1e6
                 got = {reader: measure(fmt, reader, path) for reader in readers}
             for reader, result in got.items():
                 assert result["kernels"] == size, (reader, result)
-                label = REFERENCE[fmt] if reader == "reference" else reader
+                label = REFERENCE[fmt] if reader == "reference" else result["path"]
                 per = result["cpu"] / size * 1e6
                 line = f"{fmt:12}{size:>10,}{mb:>6.0f}{label:>17}{result['seconds']:>8.2f}"
                 line += f"{result['cpu']:>8.2f}{per:>15.1f}{result['peak'] / 1e6:>9.0f}"

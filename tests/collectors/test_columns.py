@@ -16,6 +16,7 @@ import pytest
 from collectors import CollectorError, NotBatchable, collect, collect_columns
 from collectors.base import CollectOptions
 from collectors.errors import TooManyKernels
+from collectors.ncu import frames
 
 CONTEXT = {"date": "2026-11-30T01:00:00+00:00", "executable": "./bench", "gpu_name": "H100"}
 
@@ -127,7 +128,6 @@ def test_ncu_kernel_json_is_the_records(tmp_path: Path) -> None:
     "rows",
     [
         [_launch(0, "void k(float *)"), _launch(1, "void k(float *)")],  # one kernel, 2 launches
-        [_launch(0, "void a()"), _launch(1, "void b()", "n/a")],  # a failed launch
         [_launch(0, "void a()"), _launch(0, "void b()")],  # a launch ID twice
     ],
 )
@@ -139,3 +139,42 @@ def test_ncu_files_the_columns_cannot_vouch_for(tmp_path: Path, rows: list[list[
         collect(path, RAW)
     except CollectorError as error:  # the record path names the launch
         assert "launch ID" in str(error)
+
+
+def test_ncu_launches_with_na_cells_are_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed replay or a counter not collected keeps a huge run on the column path."""
+    monkeypatch.setattr(frames, "CHUNK_ROWS", 4)  # gaps in three chunks: read in their order
+    rows = [_launch(i, f"void k{i}(float *)") for i in range(11)]
+    rows[1][-3:] = ["n/a"] * 3  # a failed replay: not measured
+    rows[2][-1] = rows[3][-1] = "n/a"  # a counter not collected: a plan without it
+    rows[5][-3] = "n/a"  # no duration
+    rows[8][-2] = ""
+    rows[10][-1] = "n/a"  # the last cell: pandas 3 reads no "nan" text
+    rows[9][-3:] = ["n/a"] * 3
+    path = _ncu(tmp_path, rows)
+    columns, run = collect_columns(path, RAW), collect(path, RAW)
+    assert _texts(path, RAW) == _dumped(path, RAW)
+    assert columns.head.notes == run.notes
+    assert "3 of 11 launches failed or had no duration" in run.notes
+    assert columns.unmeasured_count == 3 == sum(not k.measured for k in run.kernels)
+
+
+def test_ncu_run_of_failed_launches_is_named_by_the_record_path(tmp_path: Path) -> None:
+    path = _ncu(tmp_path, [_launch(i, f"void k{i}()", "n/a") for i in range(3)])
+    with pytest.raises(NotBatchable):
+        collect_columns(path, RAW)
+    with pytest.raises(CollectorError, match="none of its 3 launches has a duration"):
+        collect(path, RAW)
+
+
+def test_ncu_run_past_the_cap_is_refused_before_it_is_read_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(frames, "CHUNK_ROWS", 4)
+    rows = [_launch(i, f"void k{i}()") for i in range(10)]
+    rows[9][-1] = "-1"  # read, this row would send the file to the record path
+    path = _ncu(tmp_path, rows)
+    with pytest.raises(TooManyKernels):
+        collect_columns(path, RAW, options=CollectOptions(max_kernels=3))

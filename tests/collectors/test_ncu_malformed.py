@@ -54,6 +54,18 @@ def test_truncated_details_page(tmp_path: Path) -> None:
     path.write_text(text[: text.rindex('"S"')])
     error = raises(path)
     assert error.row == "3 (launch ID 0)"
+    assert "truncated" in error.reason
+
+
+def test_short_details_row_in_the_middle(tmp_path: Path) -> None:
+    row = (0, "k", "S", "gpu__time_duration.sum", "nsecond", "5")
+    path = write_details(tmp_path / "d.csv", [row] * 3)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = lines[2][: lines[2].rindex(",")] + "\n"
+    path.write_text("".join(lines))
+    error = raises(path)
+    assert error.row == "3 (launch ID 0)"
+    assert "fields" in error.reason and "truncated" not in error.reason
 
 
 def test_binary_garbage(tmp_path: Path) -> None:
@@ -189,3 +201,4 @@ def test_short_row_in_the_middle(tmp_path: Path) -> None:
     error = raises(path)
     assert error.row == "4 (launch ID 0)"
     assert "fields" in error.reason
+    assert "truncated" not in error.reason  # rows follow it: not a cut file

@@ -74,8 +74,14 @@ NCU_METRICS = [
 ]
 
 
-def write_ncu(path: Path, kernels: int, *, seed: int = 1, names: list[str] | None = None) -> Path:
-    """An ncu raw page: one launch per kernel (or per name of ``names``), varied figures."""
+def write_ncu(
+    path: Path, kernels: int, *, seed: int = 1, names: list[str] | None = None, gap_every: int = 0
+) -> Path:
+    """An ncu raw page: one launch per kernel (or per name of ``names``), varied figures.
+
+    Every ``gap_every``-th launch has ``n/a`` cells: in turn a failed replay (every cell), a
+    duration, and a counter ncu did not collect.
+    """
     rng = random.Random(seed)
     kernel_names = names or [
         f"void kernel_{i}<float, {i % 4}>(float *, int)" for i in range(kernels)
@@ -92,5 +98,16 @@ def write_ncu(path: Path, kernels: int, *, seed: int = 1, names: list[str] | Non
             values += [rng.uniform(1.2e9, 1.9e9), rng.uniform(2e9, 2.6e9), rng.uniform(5, 95)]
             values += [rng.choice([32, 64, 128])]
             values += [rng.randint(0, 10_000_000) for _ in range(3)]
-            writer.writerow(fixed + [str(v) for v in values])
+            cells = [str(v) for v in values]
+            if gap_every and launch % gap_every == gap_every - 1:
+                _gap(cells, launch // gap_every)
+            writer.writerow(fixed + cells)
     return path
+
+
+def _gap(cells: list[str], turn: int) -> None:
+    """``n/a`` where a real report has it: a failed replay, no duration, a counter missing."""
+    if turn % 3 == 0:
+        cells[:] = ["n/a"] * len(cells)
+    else:
+        cells[0 if turn % 3 == 1 else -1] = "n/a"

@@ -52,6 +52,7 @@ def _cases(tmp_path: Path, corpus: Path | None = None) -> list[Path]:
     files = [
         write_gbench(tmp_path / "g.json", 700),
         write_ncu(tmp_path / "n.csv", 1500),
+        write_ncu(tmp_path / "gaps.csv", 1500, gap_every=97),  # failed replays stay columns
     ]
     if corpus is not None:
         files.append(corpus / "gbench" / "donar337_numa-pmr__bench.json")
@@ -67,7 +68,8 @@ def test_identity_equal_on_generated_and_corpus_files(tmp_path: Path, corpus_dir
 
 def test_identity_equal_across_chunks(tmp_path: Path) -> None:
     """Runs longer than a chunk of kernels (10,000) and a pandas chunk of rows (8,192)."""
-    for path in (write_ncu(tmp_path / "n.csv", 20_500), write_gbench(tmp_path / "g.json", 12_000)):
+    ncu = write_ncu(tmp_path / "n.csv", 20_500, gap_every=997)
+    for path in (ncu, write_gbench(tmp_path / "g.json", 12_000)):
         run, columns = _both(path)
         assert len(columns.chunks) > 1
         assert identity_of_columns(columns) == identity(run), path

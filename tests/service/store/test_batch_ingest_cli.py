@@ -59,6 +59,24 @@ def test_ingest_by_columns_stores_the_records_run(
     assert _stored(tmp_path / "columns.db") == _stored(tmp_path / "records.db")
 
 
+def test_failed_launches_keep_the_column_path_and_are_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One failed replay among a huge run's launches sent the file to the record path."""
+    report = write_ncu(tmp_path / "run.csv", 400, gap_every=50)
+    meta = RunMeta(repo="acme/kernels", commit="c" * 40, branch="main", device="H100-SXM5")
+    assert hugerun.read_columns([report], meta=meta, config=RoofguardConfig(), from_bytes=0)
+    said = []
+    for columns in (True, False):
+        db = tmp_path / f"{columns}.db"
+        assert _ingest(report, db, columns=columns, monkeypatch=monkeypatch) == 0
+        said.append(capsys.readouterr())
+    assert said[0] == said[1]
+    assert "(400 kernels; 6 not measured, not stored)" in said[0].out
+    assert "note: 6 of 400 launches failed or had no duration" in said[0].err
+    assert _stored(tmp_path / "True.db") == _stored(tmp_path / "False.db")
+
+
 def test_bad_input_names_the_entry_and_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
