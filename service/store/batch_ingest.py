@@ -25,8 +25,9 @@ from service.progress import stage
 from service.store.batch_place import place_chunk
 from service.store.bulk import CHUNK, copy_tuples
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
-from service.store.ids import identity_of_columns, kernel_ids
+from service.store.ids import kernel_ids, write_identity_of_columns
 from service.store.ingest import IngestResult, insert_run_row
+from service.store.runrecord import RecordWriter
 from service.store.sessions import StoreSession as Session
 
 #: Runs of this many kernels show each long step on a terminal (as ``ingest``'s).
@@ -60,10 +61,11 @@ def _ingest(
 ) -> IngestResult:
     head, count = columns.head, columns.kernel_count
     assert head.repo is not None  # checked by ingest_columns
+    record = RecordWriter()  # compressed as it is written: a huge record is never held whole
     with _stage(count, "hashing the run's content"):
-        record, digest = identity_of_columns(columns)
+        digest = write_identity_of_columns(columns, record.write)
     row = insert_run_row(session, head, roof=roof, trusted=trusted, digest=digest, record=record)
-    del record  # hundreds of bytes a kernel, stored now: not held while the rows are made
+    del record  # stored now: not held while the rows are made
     run_id, rid = row
     if rid is None:
         return IngestResult(run_id, False, digest, count)

@@ -11,7 +11,7 @@ import hashlib
 import json
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
@@ -73,15 +73,23 @@ def identity(run: RunRecord) -> tuple[str, str]:
     and device, not when, where or under what name its files were read, nor how its
     repository's name was spelt. So a CI job run again, an upload retried, or the same
     file given by another path or as a copy stores one run (DESIGN.md: ingest is idempotent).
+    """
+    pieces: list[str] = []
+    return _joined(pieces, write_identity(run, pieces.append))
 
-    Both texts are written ``_CHUNK`` kernels at a time around the run's other fields, which
+
+def write_identity(run: RunRecord, write: Callable[[str], None]) -> str:
+    """``identity`` written piece by piece to ``write`` (a ``RecordWriter``'s); the hash.
+
+    The text is written ``_CHUNK`` kernels at a time around the run's other fields, which
     gives the very text ``canonical_json(stored_record(run))`` gives (tests pin it) without a
     copy of every kernel and one dictionary per kernel of the whole run at once: a million
     kernels took 4-5 KB each and 40% of an ingest that way.
     """
     names = _FileNames()
     frame = _Frame.of(run, names)
-    record, digest = [frame.record_head, "["], hashlib.sha256(f"{frame.hash_head}[".encode())
+    write(frame.record_head + "[")
+    digest = hashlib.sha256(f"{frame.hash_head}[".encode())
     for start in range(0, len(run.kernels), _CHUNK):
         kernels = _kernel_list().dump_python(list(run.kernels[start : start + _CHUNK]), mode="json")
         sources = [k["source"] for k in kernels if k.get("source")]
@@ -89,29 +97,40 @@ def identity(run: RunRecord) -> tuple[str, str]:
         for source in sources:
             source["path"] = names(source["path"])
         text = _dumps(kernels)[1:-1]
-        record.append(comma + text)
+        write(comma + text)
         digest.update((comma + _without_paths(text, sources, kernels)).encode())
-    return frame.closed(record, digest)
+    return frame.closed(write, digest)
 
 
 def identity_of_columns(columns: RunColumns) -> tuple[str, str]:
-    """``identity`` of a run read as columns: the same texts, the same hash.
+    """``identity`` of a run read as columns: the same texts, the same hash."""
+    pieces: list[str] = []
+    return _joined(pieces, write_identity_of_columns(columns, pieces.append))
+
+
+def write_identity_of_columns(columns: RunColumns, write: Callable[[str], None]) -> str:
+    """``write_identity`` of a run read as columns.
 
     Each kernel's JSON is written from its chunk's skeleton and columns
     (``collectors.batch``), which give the text its record would dump.
     """
     names = _FileNames()
     frame = _Frame.of(columns.head, names)
-    record, digest = [frame.record_head, "["], hashlib.sha256(f"{frame.hash_head}[".encode())
+    write(frame.record_head + "[")
+    digest = hashlib.sha256(f"{frame.hash_head}[".encode())
     comma = ""
     for chunk in columns.chunks:
         path = chunk.shape.skeleton.get("source") or {}
         shown = names(path["path"]) if path.get("path") else ""
         text, hashed = chunk.joined(shown, "") if shown else chunk.joined("") * 2
-        record.append(comma + text)
+        write(comma + text)
         digest.update((comma + hashed).encode())
         comma = ","
-    return frame.closed(record, digest)
+    return frame.closed(write, digest)
+
+
+def _joined(pieces: list[str], digest: str) -> tuple[str, str]:
+    return "".join(pieces), digest
 
 
 @dataclass(frozen=True)
@@ -139,11 +158,12 @@ class _Frame:
         hash_head, hash_tail = _dumps(top).split(_dumps(marker))
         return cls(record_head, record_tail, hash_head, hash_tail)
 
-    def closed(self, record: list[str], digest: Any) -> tuple[str, str]:
-        """The record's text and the hash's hex digest, the kernels written."""
-        record.append(f"]{self.record_tail}")
+    def closed(self, write: Callable[[str], None], digest: Any) -> str:
+        """The hash's hex digest, the kernels and then the record's tail written."""
+        write(f"]{self.record_tail}")
         digest.update(f"]{self.hash_tail}".encode())
-        return "".join(record), digest.hexdigest()
+        hexdigest: str = digest.hexdigest()
+        return hexdigest
 
 
 def _without_paths(text: str, sources: list[dict[str, Any]], kernels: list[Any]) -> str:

@@ -25,9 +25,9 @@ from service.store.bulk import insert_rows
 from service.store.coretables import FINDINGS as _FINDINGS
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.coretables import RUNS as _RUNS
-from service.store.ids import as_utc, device_id, identity, kernel_ids, repo_id
+from service.store.ids import as_utc, device_id, kernel_ids, repo_id, write_identity
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
-from service.store.runrecord import stored
+from service.store.runrecord import RecordWriter
 from service.store.sessions import StoreSession
 
 
@@ -58,9 +58,16 @@ def _roof_json(roof: Roof) -> RoofValues:
 
 
 def _run_row(
-    run: RunRecord, *, repo: int, device: int, roof: Roof, trusted: bool, digest: str, record: str
+    run: RunRecord,
+    *,
+    repo: int,
+    device: int,
+    roof: Roof,
+    trusted: bool,
+    digest: str,
+    record: RecordWriter,
 ) -> RunValues:
-    text, packed = stored(record)  # a large record is kept compressed
+    text, packed = record.stored()  # a large record is kept compressed
     return {
         "repo_id": repo,
         "device_id": device,
@@ -185,10 +192,11 @@ def _ingest(
     trusted: bool,
 ) -> IngestResult:
     assert run.repo is not None  # checked by ingest_run
+    record = RecordWriter()  # compressed as it is written: a huge record is never held whole
     with _stage(run, "hashing the run's content"):
-        record, digest = identity(run)
+        digest = write_identity(run, record.write)
     row = insert_run_row(session, run, roof=roof, trusted=trusted, digest=digest, record=record)
-    del record  # hundreds of bytes a kernel, stored now: not held while the rows are made
+    del record  # stored now: not held while the rows are made
     run_id, rid = row
     if rid is None:
         return IngestResult(run_id, False, digest, len(run.kernels))
@@ -204,7 +212,13 @@ class RunRow(NamedTuple):
 
 
 def insert_run_row(
-    session: StoreSession, run: RunRecord, *, roof: Roof, trusted: bool, digest: str, record: str
+    session: StoreSession,
+    run: RunRecord,
+    *,
+    roof: Roof,
+    trusted: bool,
+    digest: str,
+    record: RecordWriter,
 ) -> RunRow:
     """Insert ``run``'s row (its content ``record``, hashed ``digest``) unless it is stored.
 

@@ -12,25 +12,45 @@ records stay text, as every row stored before migration 0011. ``record_of`` read
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 #: Records of this many characters or more are stored compressed (some 1,200 kernels).
 PACK_FROM = 2**20
-#: Characters compressed at a time: the record is never held encoded whole.
-_PIECE = 2**24
 #: zlib's fastest level: 14× on a gbench run's JSON against 17× at the default, at half the CPU.
 _LEVEL = 1
 
 
-def stored(record: str) -> tuple[str, bytes | None]:
-    """``(record_json, record_zlib)`` for a run whose record is ``record``."""
-    if len(record) < PACK_FROM:
-        return record, None
-    packer = zlib.compressobj(_LEVEL)
-    # Slices end on whole characters, so their UTF-8 is the whole text's, piece by piece.
-    pieces = [
-        packer.compress(record[at : at + _PIECE].encode()) for at in range(0, len(record), _PIECE)
-    ]
-    return "", b"".join([*pieces, packer.flush()])
+class RecordWriter:
+    """A run's record written piece by piece (``ids.write_identity``), kept as it is stored.
+
+    Text while it is short; from ``PACK_FROM`` characters on, each piece is compressed as it
+    comes, so a huge run's record is held compressed alone (a million kernels' 880 MB of JSON
+    was held as its pieces and again joined: most of an ingest's peak memory).
+    """
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._size = 0
+        self._packer: Any = None
+        self._packed: list[bytes] = []
+
+    def write(self, piece: str) -> None:
+        """Append ``piece`` to the record."""
+        if self._packer is not None:
+            self._packed.append(self._packer.compress(piece.encode()))
+            return
+        self._pieces.append(piece)
+        self._size += len(piece)
+        if self._size >= PACK_FROM:
+            self._packer = zlib.compressobj(_LEVEL)
+            self._packed = [self._packer.compress(p.encode()) for p in self._pieces]
+            self._pieces = []
+
+    def stored(self) -> tuple[str, bytes | None]:
+        """``(record_json, record_zlib)``: the text, or ``""`` and the compressed text."""
+        if self._packer is None:
+            return "".join(self._pieces), None
+        return "", b"".join([*self._packed, self._packer.flush()])
 
 
 def record_of(text: str, packed: bytes | None) -> str | bytes:

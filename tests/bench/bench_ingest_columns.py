@@ -124,7 +124,7 @@ def _write(
 def _checked(columns: RunColumns) -> None:
     """What ``roofguard ingest`` checks of a run read as columns before it opens the store."""
     refuse_unstorable_columns(columns, where="bench", limits=StoreLimits(max_kernels=10**8))
-    choose_for(clocked(columns), RoofguardConfig())
+    choose_for(clocked(columns), RoofguardConfig(device=ROOF.device))  # as `--device`
 
 
 def _peak() -> float:

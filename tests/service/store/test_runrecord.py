@@ -122,14 +122,18 @@ def test_the_migration_writes_records_back_as_text_and_goes_up_again(
     assert [_read(engine, run_id) for run_id in ids] == before
 
 
-@pytest.mark.parametrize("size", [0, 5, 100_000])
-def test_the_codec_gives_back_the_text_across_pieces(
-    monkeypatch: pytest.MonkeyPatch, size: int
+@pytest.mark.parametrize("pack_from", [0, 60, 10**9])
+def test_the_writer_gives_back_the_text_written_in_pieces(
+    monkeypatch: pytest.MonkeyPatch, pack_from: int
 ) -> None:
-    monkeypatch.setattr(runrecord, "PACK_FROM", 0)
-    monkeypatch.setattr(runrecord, "_PIECE", 7)
-    text = "".join(f'{{"k":"gemm_{i}_é→µ"}},' for i in range(size // 20))
-    stored, packed = runrecord.stored(text)
-    assert stored == "" and packed is not None
-    assert runrecord.record_of(stored, packed) == text.encode()
-    assert runrecord.record_of(text, None) == text
+    """Compressed from the piece that reaches ``PACK_FROM`` on, characters of any width."""
+    monkeypatch.setattr(runrecord, "PACK_FROM", pack_from)
+    text = "".join(f'{{"k":"gemm_{i}_é→µ"}},' for i in range(5_000))
+    writer = runrecord.RecordWriter()
+    for at in range(0, len(text), 7):
+        writer.write(text[at : at + 7])
+    stored, packed = writer.stored()
+    if pack_from > len(text):
+        assert (stored, packed) == (text, None)
+    else:
+        assert stored == "" and runrecord.record_of(stored, packed) == text.encode()
