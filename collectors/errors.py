@@ -115,11 +115,17 @@ class MalformedReport(CollectorError):
 
     def __str__(self) -> str:
         where = self.path
-        if self.row is not None:  # a text's location ("line 12") is named as it is
-            where += f", {'' if self.row.startswith('line ') else 'row '}{cut(self.row)}"
+        if self.row is not None:  # a location with a name ("line 12", "launch ID 4") as it is
+            named = self.row.startswith(("line ", "launch ID "))
+            where += f", {'' if named else 'row '}{cut(self.row)}"
         if self.field is not None:
             where += f", field {shown(self.field)}"
         return f"{where}: {self.reason}"
+
+
+def launch_label(launch_id: str) -> str:
+    """How an error names an ncu launch known by its ID alone (not by the file's row or line)."""
+    return f"launch ID {launch_id}"
 
 
 def cut(text: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from collectors.base import Collector
-from collectors.errors import CollectorBug, CollectorError, MalformedReport
+from collectors.errors import CollectorBug, CollectorError, MalformedReport, launch_label
 from collectors.gcpause import paused_gc
 from collectors.physics import run_fault
 from collectors.schema import KernelRecord, RunRecord
@@ -69,7 +69,7 @@ def check_durations(record: RunRecord, path: str) -> None:
         if kernel.launches and kernel.duration_s < MIN_DURATION_S:
             raise MalformedReport(
                 path,
-                kernel.source.row if kernel.source else kernel.name,
+                _entry(kernel),
                 _duration_field(kernel),
                 f"duration of {kernel.duration_s!r} s for a kernel that ran "
                 f"({kernel.launches} launch(es)): no timer measures under {MIN_DURATION_S:g} s",
@@ -88,8 +88,18 @@ def check_physics(record: RunRecord, path: str) -> None:
     index, field, reason = fault
     if index is None:
         raise MalformedReport(path, None, field, reason)
-    kernel = record.kernels[index]
-    raise MalformedReport(path, kernel.source.row if kernel.source else kernel.name, field, reason)
+    raise MalformedReport(path, _entry(record.kernels[index]), field, reason)
+
+
+def _entry(kernel: KernelRecord) -> str:
+    """The kernel's entry in its file, as an error names it (its name where it has none).
+
+    ncu's readers keep a kernel's first launch ID as its row: it is named so, not as a row.
+    """
+    source = kernel.source
+    if source is None or source.row is None:
+        return kernel.name
+    return launch_label(source.row) if (source.format or "").startswith("ncu-") else source.row
 
 
 def _duration_field(kernel: KernelRecord) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.base import CollectOptions
-from collectors.errors import MalformedReport, cut
+from collectors.errors import MalformedReport, cut, launch_label
 from collectors.identity import make_key
 from collectors.ncu.extras import Extras, merged
 from collectors.ncu.peaks import DeviceFacts
@@ -254,7 +254,8 @@ class RunBuilder:
             seen = set(self._ids)
             for launch_id in launch_ids:
                 if launch_id in seen:
-                    raise MalformedReport(self.path, launch_id, "ID", "duplicate launch ID")
+                    where = launch_label(launch_id)
+                    raise MalformedReport(self.path, where, "ID", "duplicate launch ID")
                 seen.add(launch_id)
         self._ids |= fresh
 
@@ -262,7 +263,8 @@ class RunBuilder:
         self, launch_id: str, name: str, grid: str | None, block: str | None, nvtx: str | None
     ) -> _Kernel:
         if not name.strip():
-            raise MalformedReport(self.path, launch_id, "Kernel Name", "empty kernel name")
+            where = launch_label(launch_id)
+            raise MalformedReport(self.path, where, "Kernel Name", "empty kernel name")
         key = self._keys.get((name, grid, block))
         if key is None:  # normalising kB-long names once per distinct name, not per launch
             key = make_key(name, None, self.options.keys, grid=grid, block=block)

@@ -148,7 +148,8 @@ def test_unknown_unit(tmp_path: Path) -> None:
 def test_duplicate_launch_ids(tmp_path: Path) -> None:
     raw = write_raw(tmp_path / "raw.csv", METRICS, [(0, "k", ["1", "2"]), (0, "k", ["1", "2"])])
     error = raises(raw)
-    assert (error.row, error.field) == ("0", "ID")
+    assert (error.row, error.field) == ("launch ID 0", "ID")
+    assert ", launch ID 0, field 'ID'" in str(error)  # not "row 0": the file's row 0 is another
     details = write_details(
         tmp_path / "d.csv",
         [
@@ -157,7 +158,15 @@ def test_duplicate_launch_ids(tmp_path: Path) -> None:
             (0, "k", "S", "Duration", "nsecond", "1"),
         ],
     )
-    assert raises(details).row == "0"
+    assert raises(details).row == "launch ID 0"
+
+
+def test_a_launch_refused_after_reading_is_named_by_its_id(tmp_path: Path) -> None:
+    path = write_raw(
+        tmp_path / "raw.csv", METRICS, [(0, "a", ["1000", "64"]), (4, "b", ["0", "64"])]
+    )
+    error = raises(path)
+    assert (error.row, error.field) == ("launch ID 4", "gpu__time_duration.sum")
 
 
 def test_mixed_devices(tmp_path: Path) -> None:
