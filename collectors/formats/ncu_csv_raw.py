@@ -240,7 +240,10 @@ def _read_row(
     builder.add(launch_id or "", kernel, figs, grid=grid, block=block)
     if figs.failed is not None or not want_facts:
         return None
-    return device_facts(metrics or _metrics(row, columns, reading.path, ""), strings)
+    metrics = metrics or _metrics(row, columns, reading.path, "")
+    if any(map(math.isnan, metrics.values())):  # as the fast path: facts from a plain row
+        return None
+    return device_facts(metrics, strings)
 
 
 def _figures(
@@ -264,19 +267,22 @@ def _figures(
 
 
 def _metrics(row: list[str], columns: _Columns, path: str, label: str) -> dict[str, float]:
+    """The row's metrics; an empty or ``n/a`` cell is NaN, as the fast path (pandas) reads it.
+
+    So a launch reads the same whichever reader a file takes: an ``n/a`` duration is a failed
+    launch either way, not one timed from its cycles here and failed there.
+    """
     metrics: dict[str, float] = {}
     for index, name, factor in columns.numeric:
         cell = row[index]
-        if not cell:
-            continue
-        value = csvio.number(cell, path, label, name)
-        if value is not None:
-            metrics[name] = value * factor
+        value = csvio.number(cell, path, label, name) if cell else None
+        metrics[name] = _NAN if value is None else value * factor
     return metrics
 
 
 _NCU_MESSAGE = re.compile(r"==(?:PROF|WARNING|ERROR)==")
 _INF = float("inf")
+_NAN = float("nan")
 _ZERO = 0.0
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from collectors import CollectorError, NotBatchable, collect, collect_columns
+from collectors import CollectorError, NotBatchable, RunRecord, collect, collect_columns
 from collectors.base import CollectOptions
 from collectors.errors import TooManyKernels
 from collectors.ncu import frames
@@ -178,3 +178,27 @@ def test_ncu_run_past_the_cap_is_refused_before_it_is_read_in_full(
     path = _ncu(tmp_path, rows)
     with pytest.raises(TooManyKernels):
         collect_columns(path, RAW, options=CollectOptions(max_kernels=3))
+
+
+def test_na_cells_read_alike_by_the_fast_and_the_careful_reader(tmp_path: Path) -> None:
+    """A thousands separator elsewhere sends a file to the careful reader: n/a reads the same.
+
+    The careful reader took an n/a duration for an absent one (a launch timed from its cycles
+    there, failed on the fast path) and wrote other notes: a launch's record depended on how
+    an unrelated cell was written.
+    """
+    rows = [_launch(i, f"void k{i}()") for i in range(6)]
+    rows[1][-3] = "n/a"  # no duration
+    rows[3][-2] = ""  # a counter not collected
+    (tmp_path / "fast").mkdir()
+    (tmp_path / "careful").mkdir()
+    fast = collect(_ncu(tmp_path / "fast", rows), RAW)
+    rows[5][-1] = "2,048"  # the same number, written as the careful reader alone reads it
+    careful = collect(_ncu(tmp_path / "careful", rows), RAW)
+    assert careful.notes == fast.notes
+    assert _by_key(careful) == _by_key(fast)
+
+
+def _by_key(run: RunRecord) -> list[dict[str, Any]]:
+    kernels = [k.model_dump(mode="json", exclude={"source"}) for k in run.kernels]
+    return sorted(kernels, key=lambda k: k["key"])
