@@ -10,9 +10,9 @@ that varies: a list of strings or a float64 array.
 A shape is made from one real ``KernelRecord`` of its kernels, so its fields are validated
 by the record itself; the columns are checked as arrays, for what the record and the
 physics checks would refuse (``collectors.safety``). Whatever a column path cannot vouch for
-(repetitions, a bad number, a duplicate key) raises ``NotBatchable``: the
-record path then reads the file and names the entry and field, so an error reads the same
-either way. The kernel JSON a shape writes (``Shape.format_for``) is the text
+(repetitions, a bad number, a duplicate key) raises ``NotBatchable``: the record path then
+reads the file and names the entry and field, so an error reads the same either way. The
+kernel JSON a shape writes (``Shape.format_for``) is the text
 ``KernelRecord.model_dump(mode="json")`` gives through ``json.dumps(sort_keys=True)``, value
 for value, which keeps the store's content hash (``service.store.ids``) that of the records.
 """

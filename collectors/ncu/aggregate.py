@@ -317,7 +317,7 @@ class RunBuilder:
         )
 
     def launch_notes(self, unmeasured: Sequence[str]) -> list[str]:
-        """The run's notes on failed launches and on the kernels (names) none of whose ran."""
+        """The run's notes on its failed launches and its ``unmeasured`` kernels (names)."""
         notes = []
         if self.failed:
             notes.append(f"{self.failed} of {self.launch_count} launches failed or had no duration")

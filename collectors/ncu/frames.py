@@ -90,7 +90,8 @@ def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iter
 
 def _chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Any:
     """Pandas' chunked reader of the used columns: text columns as text, metrics as floats."""
-    # The last column is read as text: a short (cut) row leaves it missing (NaN), not "".
+    # The last column is read as text: a short (cut) row leaves it missing ("" under pandas 3,
+    # NaN before), which ``chunks`` tells the careful reader to look at.
     text = list(dict.fromkeys(c for c in (*TEXT_COLUMNS, DISPLAY_NAME, header[-1]) if c in header))
     floats = [n for n in names if n not in text]
     return pd.read_csv(

@@ -75,7 +75,8 @@ def identity(run: RunRecord) -> tuple[str, str]:
     file given by another path or as a copy stores one run (DESIGN.md: ingest is idempotent).
     """
     pieces: list[str] = []
-    return _joined(pieces, write_identity(run, pieces.append))
+    digest = write_identity(run, pieces.append)
+    return "".join(pieces), digest
 
 
 def write_identity(run: RunRecord, write: Callable[[str], None]) -> str:
@@ -105,7 +106,8 @@ def write_identity(run: RunRecord, write: Callable[[str], None]) -> str:
 def identity_of_columns(columns: RunColumns) -> tuple[str, str]:
     """``identity`` of a run read as columns: the same texts, the same hash."""
     pieces: list[str] = []
-    return _joined(pieces, write_identity_of_columns(columns, pieces.append))
+    digest = write_identity_of_columns(columns, pieces.append)
+    return "".join(pieces), digest
 
 
 def write_identity_of_columns(columns: RunColumns, write: Callable[[str], None]) -> str:
@@ -127,10 +129,6 @@ def write_identity_of_columns(columns: RunColumns, write: Callable[[str], None])
         digest.update((comma + hashed).encode())
         comma = ","
     return frame.closed(write, digest)
-
-
-def _joined(pieces: list[str], digest: str) -> tuple[str, str]:
-    return "".join(pieces), digest
 
 
 @dataclass(frozen=True)
