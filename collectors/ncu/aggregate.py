@@ -248,6 +248,10 @@ class RunBuilder:
         self._kernel(launch_ids[0], name, grid, block, None).add_batch(figs, len(launch_ids))
         self.launch_count += len(launch_ids)
 
+    def seen(self, launch_id: str, name: str, grid: str | None, block: str | None) -> None:
+        """Note a launch's kernel before its figures: kernels keep the order of the file."""
+        self._kernel(launch_id, name, grid, block, None)
+
     def _new_ids(self, launch_ids: list[str]) -> None:
         fresh = set(launch_ids)
         if len(fresh) != len(launch_ids) or not fresh.isdisjoint(self._ids):

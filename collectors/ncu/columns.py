@@ -6,10 +6,10 @@ launch is a kernel of its own (a run of distinct kernels) the chunk's kernels be
 columns at once: durations, FLOPs, bytes, clocks and profile figures as arrays, the
 arithmetic of ``collectors.ncu.aggregate`` done element by element on them. The shape of
 the chunk's kernels is made from the first one's real record. Launches with ``n/a`` cells
-are read as the fast path reads them: after the chunk's plain launches, each run of launches
-with the same cells missing as columns of the plan without them, and a failed launch (no
-duration) as a kernel not measured, named in the run's notes: one failed launch among a
-million does not send the file to the record path, at 5 KB a kernel. Launches of one kernel
+are read as the record readers read them, in file order: each run of launches with the same
+cells missing as columns of the plan without them, and a failed launch (no duration) as a
+kernel not measured, named in the run's notes: one failed launch among a million does not
+send the file to the record path, at 5 KB a kernel. Launches of one kernel
 gathered over rows, tensor-pipe probes, mixed devices or anything the fast path would not
 vouch for raise ``NotBatchable``: the record path reads the file.
 """
@@ -61,7 +61,7 @@ def _chunk(
     chunks: ChunkBuilder,
     seen_ids: set[str],
 ) -> DeviceFacts | None:
-    """Add a chunk's launches: its plain ones first, then those with n/a cells, as ``frames``."""
+    """Add a chunk's launches, each run of them with the same cells missing as one part."""
     cc = frames._one_device(chunk, runs)
     values = {n: chunk[n].to_numpy(dtype=float) * factors[n] for n in names}
     for array in values.values():
@@ -69,22 +69,17 @@ def _chunk(
             raise NotBatchable("negative or infinite values")
     _count_ids(chunk, runs, seen_ids)
     gaps = np.column_stack([np.isnan(values[n]) for n in names])
-    plain = ~gaps.any(axis=1)
-    plan = recipe.plan_for(frozenset(names), cc)
-    if plain.all():
-        return _add_launches(chunk, values, plan, runs, chunks)
+    if not gaps.any():
+        return _add_launches(chunk, values, recipe.plan_for(frozenset(names), cc), runs, chunks)
     facts = None
-    if plain.any():
-        rows = np.flatnonzero(plain)
-        facts = _add_launches(chunk.iloc[rows], _at(values, rows), plan, runs, chunks)
-    for rows in _alike(gaps, np.flatnonzero(~plain)):
-        first = {n: float(array[rows[0]]) for n, array in values.items()}
-        figs = recipe.launch_figures(first, cc)  # the plan without the missing cells
+    for rows in _alike(gaps, np.arange(len(chunk))):  # in file order, as the record readers
+        figs = recipe.launch_figures({n: float(values[n][rows[0]]) for n in names}, cc)
         if figs.plan is None or figs.failed is not None:
             _add_failed(chunk.iloc[rows], figs, runs, chunks)
-        else:
-            present = [n for n, gap in zip(names, gaps[rows[0]], strict=True) if not gap]
-            _add_launches(chunk.iloc[rows], _at(values, rows, present), figs.plan, runs, chunks)
+            continue
+        present = [n for n, gap in zip(names, gaps[rows[0]], strict=True) if not gap]
+        got = _add_launches(chunk.iloc[rows], _at(values, rows, present), figs.plan, runs, chunks)
+        facts = facts or (got if len(present) == len(names) else None)  # a plain launch's
     return facts
 
 
@@ -96,9 +91,9 @@ def _count_ids(chunk: Any, runs: RunBuilder, seen_ids: set[str]) -> None:
     runs.launch_count += len(ids)
 
 
-def _at(values: dict[str, Any], rows: Any, names: list[str] | None = None) -> dict[str, Any]:
-    """The values of ``rows`` (of ``names`` only, when given)."""
-    return {n: values[n][rows] for n in (values if names is None else names)}
+def _at(values: dict[str, Any], rows: Any, names: list[str]) -> dict[str, Any]:
+    """The values of ``names`` at ``rows``."""
+    return {n: values[n][rows] for n in names}
 
 
 def _alike(gaps: Any, rows: Any) -> list[Any]:

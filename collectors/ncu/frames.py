@@ -131,6 +131,8 @@ def _chunk(
     if plan.duration is None:  # nothing to vectorise: every launch fails the same way
         plain = np.array([], dtype=int)
         nan_rows[:] = True
+    if nan_rows.any():  # added after the plain ones, n/a launches keep their kernels' place
+        _in_file_order(builder, ids, kernels, grids, blocks)
     groups: dict[tuple[Any, Any, Any], list[int]] = {}
     plain_rows: list[int] = [int(r) for r in plain]
     for row in plain_rows:
@@ -150,6 +152,12 @@ def _chunk(
         else {}
     )
     return device_facts({n: float(array[first]) for n, array in values.items()}, strings)
+
+
+def _in_file_order(builder: RunBuilder, *columns: list[Any]) -> None:
+    """Note each launch's kernel (columns: IDs, names, grids, blocks) in the file's order."""
+    for launch_id, kernel, grid, block in zip(*columns, strict=True):
+        builder.seen(str(launch_id), str(kernel), grid, block)
 
 
 def _add_groups(
