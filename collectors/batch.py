@@ -250,6 +250,8 @@ class ChunkBuilder:
         self.size = 0
         self.chunks: list[KernelChunk] = []
         self.keys: set[str] = set()
+        #: Shapes a reader made, by its own signature of them: made once a read, not a chunk.
+        self.shapes: dict[Any, Shape] = {}
         self._shape: Shape | None = None
         self._signature: Any = None
         self._rows: list[tuple[Any, ...]] = []

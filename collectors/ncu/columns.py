@@ -112,7 +112,10 @@ def _add_launches(
         raise NotBatchable("no duration, or tensor-pipe probes")
     every = plan.evaluate(values)
     columns, first = _columns(chunk, plan, every, runs)
-    shape = shape_of(_first_record(runs, plan, every, columns))
+    signature = (plan, frozenset(columns))  # the plan and the fields present fix the rest
+    shape = chunks.shapes.get(signature)
+    if shape is None:
+        shape = chunks.shapes[signature] = shape_of(_first_record(runs, plan, every, columns))
     chunks.add_columns(shape, columns, len(chunk))
     strings = {frames.DISPLAY_NAME: str(first)} if first is not None else {}
     return device_facts({n: float(array[0]) for n, array in values.items()}, strings)
@@ -124,9 +127,13 @@ def _add_failed(
     """Failed launches (no duration): kernels not measured, as the record path keeps them."""
     columns = _identities(chunk, runs)
     columns[("duration_s",)] = np.zeros(len(chunk))
-    first = _first_kernel(columns)
-    first.add(figs)
-    chunks.add_columns(shape_of(first.record(runs.path, runs.fmt)), columns, len(chunk))
+    signature = (figs.failed, figs.missing, frozenset(columns))
+    shape = chunks.shapes.get(signature)
+    if shape is None:
+        first = _first_kernel(columns)
+        first.add(figs)
+        shape = chunks.shapes[signature] = shape_of(first.record(runs.path, runs.fmt))
+    chunks.add_columns(shape, columns, len(chunk))
     runs.failed += len(chunk)
 
 
