@@ -193,9 +193,13 @@ def test_na_cells_read_alike_by_the_fast_and_the_careful_reader(tmp_path: Path) 
     rows[3][-2] = ""  # a counter not collected
     (tmp_path / "fast").mkdir()
     (tmp_path / "careful").mkdir()
-    fast = collect(_ncu(tmp_path / "fast", rows), RAW)
+    fast_path = _ncu(tmp_path / "fast", rows)
     rows[5][-1] = "2,048"  # the same number, written as the careful reader alone reads it
-    careful = collect(_ncu(tmp_path / "careful", rows), RAW)
+    careful_path = _ncu(tmp_path / "careful", rows)
+    assert collect_columns(fast_path, RAW).kernel_count == 6  # pandas reads it: the fast reader
+    with pytest.raises(NotBatchable):  # pandas reads no separator: the careful reader
+        collect_columns(careful_path, RAW)
+    fast, careful = collect(fast_path, RAW), collect(careful_path, RAW)
     assert careful.notes == fast.notes
     assert _dumped_kernels(careful) == _dumped_kernels(fast)  # in the same order
     assert identity(careful)[1] == identity(fast)[1]
