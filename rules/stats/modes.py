@@ -298,7 +298,7 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     elsewhere = np.abs(history - (modes.high if low else modes.low)) <= near
     if not np.all(at | elsewhere):
         return False
-    here, there = _stays(at)
+    here, there = stays(at)
     longest_there = max((end - first for first, end in there), default=0)
     level, tight = float(np.median(run)), MODE_STAY_Z * modes.spread
     return any(
@@ -310,7 +310,7 @@ def back_at_a_mode(history: FloatArray, run: FloatArray, sign: int, opts: GateOp
     )
 
 
-def _stays(at: BoolArray) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def stays(at: BoolArray) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The stays where ``at`` holds, and those where it does not (first, end; time order)."""
     edges = [int(i) + 1 for i in np.flatnonzero(at[1:] != at[:-1])]
     bounds = [0, *edges, at.size]

@@ -38,7 +38,7 @@ from rules.stats.gate import (
 )
 from rules.stats.levels import NO_LEVEL, Level, clean, segment_starts
 from rules.stats.levelsmany import levels_without
-from rules.stats.modes import Modes, two_modes, visited_once
+from rules.stats.modes import Modes, stays, two_modes, visited_once
 from rules.stats.options import GateOptions
 from rules.stats.robust import FloatArray, fast_median
 from rules.stats.runs import Replay
@@ -366,11 +366,8 @@ def _stayed_at(nights: FloatArray, modes: Modes, value: float) -> bool:
     kernel also read as a mode (two nights 8% slow in 30), and a PR's drop to them is a drop.
     """
     at = np.abs(nights - modes.nearest(value)) <= AT_MODE_Z * modes.spread
-    longest = run = 0
-    for hit in at.tolist():
-        run = run + 1 if hit else 0
-        longest = max(longest, run)
-    return longest >= MIN_MODE_STAY
+    here, _ = stays(at)
+    return any(end - first >= MIN_MODE_STAY for first, end in here)
 
 
 def median_of(samples: Sequence[float] | npt.ArrayLike) -> float:
