@@ -250,8 +250,7 @@ class ChunkBuilder:
         self.size = 0
         self.chunks: list[KernelChunk] = []
         self.keys: set[str] = set()
-        #: Shapes a reader made, by its own signature of them: made once a read, not a chunk.
-        self.shapes: dict[Any, Shape] = {}
+        self._shapes: dict[Any, Shape] = {}
         self._shape: Shape | None = None
         self._signature: Any = None
         self._rows: list[tuple[Any, ...]] = []
@@ -279,6 +278,13 @@ class ChunkBuilder:
             if signature != self._signature:
                 self._shape, self._signature = shape_of(record()), signature
         self._rows.append(values)
+
+    def shape_for(self, signature: Any, record: Callable[[], KernelRecord]) -> Shape:
+        """The shape of a reader's ``signature``, made from ``record()`` once a read."""
+        shape = self._shapes.get(signature)
+        if shape is None:
+            shape = self._shapes[signature] = shape_of(record())
+        return shape
 
     def add_columns(self, shape: Shape, columns: dict[Leaf, Any], size: int) -> None:
         """Add a chunk a reader made as columns already (one column per leaf of ``shape``)."""

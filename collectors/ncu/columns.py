@@ -20,12 +20,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from collectors.batch import ChunkBuilder, Leaf, NotBatchable, shape_of
+from collectors.batch import ChunkBuilder, Leaf, NotBatchable
 from collectors.identity import make_key
 from collectors.ncu import frames, recipe
 from collectors.ncu.aggregate import RunBuilder, _Kernel
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
+from collectors.schema import KernelRecord
 
 
 def read(
@@ -112,10 +113,10 @@ def _add_launches(
         raise NotBatchable("no duration, or tensor-pipe probes")
     every = plan.evaluate(values)
     columns, first = _columns(chunk, plan, every, runs)
-    signature = (plan, frozenset(columns))  # the plan and the fields present fix the rest
-    shape = chunks.shapes.get(signature)
-    if shape is None:
-        shape = chunks.shapes[signature] = shape_of(_first_record(runs, plan, every, columns))
+    shape = chunks.shape_for(
+        (plan, frozenset(columns)),  # the plan and the fields present fix the rest
+        lambda: _first_record(runs, _first_launch(plan, every), columns),
+    )
     chunks.add_columns(shape, columns, len(chunk))
     strings = {frames.DISPLAY_NAME: str(first)} if first is not None else {}
     return device_facts({n: float(array[0]) for n, array in values.items()}, strings)
@@ -128,11 +129,7 @@ def _add_failed(
     columns = _identities(chunk, runs)
     columns[("duration_s",)] = np.zeros(len(chunk))
     signature = (figs.failed, figs.missing, frozenset(columns))
-    shape = chunks.shapes.get(signature)
-    if shape is None:
-        first = _first_kernel(columns)
-        first.add(figs)
-        shape = chunks.shapes[signature] = shape_of(first.record(runs.path, runs.fmt))
+    shape = chunks.shape_for(signature, lambda: _first_record(runs, figs, columns))
     chunks.add_columns(shape, columns, len(chunk))
     runs.failed += len(chunk)
 
@@ -190,14 +187,12 @@ def _columns(
     return columns, first
 
 
-def _first_record(
-    runs: RunBuilder, plan: recipe.Plan, every: recipe.LaunchFigures, columns: dict[Leaf, Any]
-) -> Any:
-    """The first kernel's record, made by the record path's own aggregation."""
+def _first_launch(plan: recipe.Plan, every: recipe.LaunchFigures) -> recipe.LaunchFigures:
+    """The figures of the first launch of those ``every`` holds (arrays, one entry a launch)."""
     seconds: Any = every.duration_s
     arrays: list[Any] = list(every.values)
     extras: list[Any] = list(every.extras)
-    figs = recipe.LaunchFigures(
+    return recipe.LaunchFigures(
         duration_s=float(seconds[0]),
         duration=every.duration,
         plan=plan,
@@ -205,12 +200,13 @@ def _first_record(
         missing=every.missing,
         extras=tuple(float(v[0]) for v in extras),
     )
-    first = _first_kernel(columns)
+
+
+def _first_record(
+    runs: RunBuilder, figs: recipe.LaunchFigures, columns: dict[Leaf, Any]
+) -> KernelRecord:
+    """The columns' first kernel's record, its launch ``figs``, by the record path's own code."""
+    name, key, row, grid, block = (columns[leaf][0] for leaf in _IDENTITY)
+    first = _Kernel(name, key, row, grid, block, None)
     first.add(figs)
     return first.record(runs.path, runs.fmt)
-
-
-def _first_kernel(columns: dict[Leaf, Any]) -> _Kernel:
-    """The running totals of the columns' first kernel, before its launch is added."""
-    name, key, row, grid, block = (columns[leaf][0] for leaf in _IDENTITY)
-    return _Kernel(name, key, row, grid, block, None)
