@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from collectors import csvrows
-from collectors.errors import MalformedReport, shown
+from collectors.errors import MalformedReport, launch_label, shown
 from collectors.textio import undecodable
 from collectors.units import NotANumber, parse_number
 
@@ -184,7 +184,7 @@ def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[st
 
 def where(line: int, launch_id: str | None) -> str:
     """Row label for errors: the file line and the launch ID."""
-    return f"{line} (launch ID {launch_id})" if launch_id else str(line)
+    return f"{line} ({launch_label(launch_id)})" if launch_id else str(line)
 
 
 def with_last(rows: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str], bool]]:
