@@ -6,6 +6,7 @@ holds one float per launch (its time) and a few sums per kernel, never the rows.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -149,6 +150,7 @@ class _Kernel:
         if self.duration is not None:
             provenance["duration"] = self.duration
         profile = self._means()
+        self._refuse_overflow(path, flops, nbytes, profile)
         return KernelRecord(
             name=self.name,
             key=self.key,
@@ -168,6 +170,23 @@ class _Kernel:
             missing=tuple(missing),
             source=SourceRef(path=path, row=self.first_row, format=fmt),
         )
+
+    def _refuse_overflow(
+        self,
+        path: str,
+        flops: dict[str, Figure],
+        nbytes: dict[str, Figure],
+        profile: dict[str, float],
+    ) -> None:
+        """A sum past the largest float (1.8e308), named by the kernel's first launch."""
+        sums = {"duration": self.duration_s, **profile}
+        sums |= {f"flops.{p}": f.value for p, f in flops.items()}
+        sums |= {f"bytes.{t}": f.value for t, f in nbytes.items()}
+        for name, value in sums.items():
+            if not math.isfinite(value):
+                over = "this launch" if self.launches == 1 else f"{self.launches} launches"
+                reason = f"adds up past the largest float (1.8e308) over {over} of {cut(self.name)}"
+                raise MalformedReport(path, launch_label(self.first_row), name, reason)
 
     def _complete(
         self,

@@ -46,9 +46,10 @@ def read(
     facts: DeviceFacts | None = None
     ids: set[str] = set()
     try:
-        for chunk in frames.chunks(pd, handle, header, names):
-            got = _chunk(chunk, names, factors, runs, chunks, ids)
-            facts = facts or got
+        with np.errstate(over="ignore", invalid="ignore"):  # a sum past 1.8e308: the record
+            for chunk in frames.chunks(pd, handle, header, names):  # path names its launch
+                got = _chunk(chunk, names, factors, runs, chunks, ids)
+                facts = facts or got
     except (ValueError, OverflowError, pd.errors.ParserError, frames.Fallback) as exc:
         raise NotBatchable(str(exc)) from exc
     return facts

@@ -53,6 +53,7 @@ def read(
         Fallback: pandas is missing or the file is not plain; nothing was decided.
     """
     try:
+        import numpy as np
         import pandas as pd
     except ImportError as exc:  # pragma: no cover - pandas is a core dependency
         raise Fallback("pandas is not installed") from exc
@@ -62,13 +63,34 @@ def read(
     factors = {name: factor for _, name, factor in numeric}
     facts: DeviceFacts | None = None
     try:
-        for chunk in chunks(pd, handle, header, names):
-            got = _chunk(chunk, names, factors, builder)
-            facts = facts or got
+        with np.errstate(over="ignore", invalid="ignore"):  # the kernel's record names a sum
+            for chunk in chunks(pd, handle, header, names):  # past 1.8e308 (RunBuilder)
+                got = _chunk(chunk, names, factors, builder)
+                facts = facts or got
     # UnicodeDecodeError is a ValueError; OverflowError is an integer past a float's range
     except (ValueError, OverflowError, pd.errors.ParserError) as exc:
         raise Fallback(str(exc)) from exc
     return facts
+
+
+class _Tally:
+    """The text pandas reads, its line ends and cell separators (``","``) counted on the way."""
+
+    def __init__(self, handle: TextIO) -> None:
+        self.handle = handle
+        self.lines = 0
+        self.separators = 0
+        self._tail = ""  # the last two characters read: a separator may straddle two reads
+
+    def read(self, size: int = -1) -> str:
+        text = self.handle.read(size)
+        self.lines += text.count("\n")
+        self.separators += text.count('","') + (self._tail + text[:2]).count('","')
+        self._tail = (self._tail + text[-2:])[-2:]
+        return text
+
+    def __iter__(self) -> Iterator[str]:  # pandas asks for it of a file; it calls read()
+        return iter(self.read, "")
 
 
 def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iterator[Any]:
@@ -77,18 +99,33 @@ def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iter
     Raises:
         Fallback: A row may have fewer fields than the header (a cut file): pandas reads a
             missing last cell as an empty one, so an empty last cell is left to the careful
-            reader, which tells them apart.
+            reader, which tells them apart. Or, once every row is read, the file's lines and
+            separators are not one row of the header's width each (``_whole_rows``).
     """
-    for chunk in _chunks(pd, handle, header, names):
+    tally, rows = _Tally(handle), 0
+    for chunk in _chunks(pd, tally, header, names):
         last = header[-1]
         if (chunk[last].isna() | (chunk[last] == "")).any():
             raise Fallback("a row may have fewer fields than the header")
         if last in names:  # a metric the recipe reads; pandas 3 parses no "nan" text
             chunk[last] = pd.to_numeric(chunk[last].replace(_NA, float("nan")))
+        rows += len(chunk)
         yield chunk
+    _whole_rows(tally, rows, len(header))
 
 
-def _chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Any:
+def _whole_rows(tally: _Tally, rows: int, width: int) -> None:
+    """Each row one line of ``width`` cells, as the careful reader reads them.
+
+    pandas drops the cells past the used columns (a row with an extra one) and reads a line
+    break inside a quoted cell as text; the careful reader refuses both, naming the row. A
+    blank line or a ``","`` inside a cell also lands here; the careful reader reads those.
+    """
+    if tally.lines != rows or tally.separators != rows * (width - 1):
+        raise Fallback("a row of another width, or a line break inside a cell")
+
+
+def _chunks(pd: Any, handle: _Tally, header: list[str], names: list[str]) -> Any:
     """Pandas' chunked reader of the used columns: text columns as text, metrics as floats."""
     # The last column is read as text: a short (cut) row leaves it missing ("" under pandas 3,
     # NaN before), which ``chunks`` tells the careful reader to look at.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,48 @@ def test_short_row_in_the_middle(tmp_path: Path) -> None:
     assert error.row == "4 (launch ID 0)"
     assert "fields" in error.reason
     assert "truncated" not in error.reason  # rows follow it: not a cut file
+
+
+def _three_launches(tmp_path: Path, kernel: str = "k") -> Path:
+    rows = [(0, "k", ["1000", "64"]), (1, kernel, ["2000", "128"]), (2, "k", ["3000", "64"])]
+    return write_raw(tmp_path / "raw.csv", METRICS, rows)
+
+
+@pytest.mark.parametrize(("launch", "line"), [(1, 5), (2, 6)])
+def test_an_extra_cell_is_refused_wherever_the_row_is(
+    tmp_path: Path, launch: int, line: int
+) -> None:
+    path = _three_launches(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[line - 1] = lines[line - 1].rstrip("\n") + ',"x"\n'
+    path.write_text("".join(lines))
+    error = raises(path)  # pandas dropped the cell of a middle row; the careful reader not
+    assert error.row == f"{line} (launch ID {launch})"
+    assert "14 fields, needs 13" in error.reason
+    with pytest.raises(collectors.NotBatchable):  # the column reader leaves it to them
+        collectors.collect_columns(path)
+
+
+@pytest.mark.parametrize("kernel_row", [1, 2])
+def test_a_line_break_in_a_cell_is_refused_wherever_the_row_is(
+    tmp_path: Path, kernel_row: int
+) -> None:
+    path = _three_launches(tmp_path, kernel="void k\nx(float *)")
+    if kernel_row == 2:  # the broken name in the file's last row instead
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join([*lines[:4], lines[6], lines[4], lines[5]]))
+    error = raises(path)  # ncu writes a launch per line; pandas read the break as text
+    assert error.row is not None and error.row.startswith(("5 ", "6 "))
+    assert "fields, needs 13" in error.reason
+    with pytest.raises(collectors.NotBatchable):
+        collectors.collect_columns(path)
+
+
+def test_a_sum_past_the_largest_float_names_its_launch(tmp_path: Path) -> None:
+    rows = [(3, "k", ["1000", "1e308"]), (4, "k", ["1000", "1e308"]), (5, "j", ["1", "2"])]
+    path = write_raw(tmp_path / "raw.csv", METRICS, rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning was printed beside it
+        error = raises(path)
+    assert (error.row, error.field) == ("launch ID 3", "bytes.dram")
+    assert "past the largest float (1.8e308) over 2 launches of k" in error.reason
