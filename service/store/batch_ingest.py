@@ -10,7 +10,6 @@ same content twice writes nothing.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -23,7 +22,7 @@ from rules import Roof, RulesConfig
 from service.errors import BadInput
 from service.progress import stage
 from service.store.batch_place import place_chunk
-from service.store.bulk import CHUNK, copy_tuples
+from service.store.bulk import copy_tuples, driver_executemany
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.ids import kernel_ids, write_identity_of_columns
 from service.store.ingest import IngestResult, insert_run_row
@@ -174,15 +173,7 @@ def write_tuples(
     if session.get_bind().dialect.name == "postgresql":
         copy_tuples(session, table, columns, texts)  # binary COPY
         return
-    quote = session.get_bind().dialect.identifier_preparer.quote
-    names = ", ".join(quote(c) for c in columns)
-    driver = session.connection().connection.driver_connection
-    assert driver is not None
-    marks = ", ".join("?" * len(columns))
-    cursor = driver.cursor()
-    it = iter(texts)
-    while chunk := list(itertools.islice(it, CHUNK)):
-        cursor.executemany(f"INSERT INTO {quote(table.name)} ({names}) VALUES ({marks})", chunk)
+    driver_executemany(session, table, columns, texts)
 
 
 def _json_in(row: Sequence[Any], at: list[int]) -> list[Any]:

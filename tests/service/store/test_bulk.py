@@ -15,6 +15,7 @@ from scratchdb import scratch_database
 from store_cases import H100, count
 
 import service.store.bulk as bulk
+import service.store.ingest as ingest_module
 from rules.placement import place_run
 from rules.roofline import Placement
 from service.store.db import open_store, session_scope
@@ -104,6 +105,34 @@ def test_a_large_run_stores_every_row_a_small_one_would(engine, monkeypatch):
     assert len(copies) == (4 if postgres else 0)  # and each run's kernels by a scratch table
 
 
+def test_sqlite_stores_the_bytes_sqlalchemy_would(tmp_path, monkeypatch):
+    """The driver's executemany of bound values writes what SQLAlchemy's own executemany of
+    the row dicts writes, JSON text and booleans included."""
+    by_driver: list[str] = []
+    real = bulk.driver_executemany
+    monkeypatch.setattr(
+        bulk, "driver_executemany", lambda s, t, *a: by_driver.append(t.name) or real(s, t, *a)
+    )
+
+    def raw_rows(name: str) -> list[tuple]:
+        engine = open_store(f"sqlite:///{tmp_path / name}")
+        ingest(engine, big_run(1, range(300)))
+        with engine.connect() as conn:  # as stored: JSON as text, booleans as integers
+            rows = conn.exec_driver_sql("SELECT * FROM measurements ORDER BY id").all()
+        engine.dispose()
+        return [tuple(row) for row in rows]
+
+    fast = raw_rows("driver.db")
+    assert by_driver == ["measurements"]
+
+    def by_sqlalchemy(session, table, rows) -> None:
+        session.execute(sa.insert(table), list(rows))
+
+    monkeypatch.setattr(ingest_module, "insert_rows", by_sqlalchemy)
+    assert raw_rows("sqlalchemy.db") == fast and len(fast) == 300
+    assert by_driver == ["measurements"]
+
+
 class FailingLate(Mapping[str, Placement]):
     """The run's placements, until the 2,000th kernel's: a crash deep into the rows."""
 
@@ -136,7 +165,6 @@ def test_a_failure_deep_into_a_large_run_leaves_nothing_behind(engine):
 
 def test_storing_a_huge_run_shows_progress_on_a_terminal_only(engine, monkeypatch, capsys):
     import service.progress as progress
-    import service.store.ingest as ingest_module
 
     shown: list[str] = []
     monkeypatch.setattr(ingest_module, "_PROGRESS_FROM", 2_000)  # a million in real life
