@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from collectors.ncu import recipe
 from collectors.ncu.aggregate import RunBuilder
 from collectors.ncu.peaks import DeviceFacts, device_facts
+from collectors.ncu.tally import Tally
 
 CHUNK_ROWS = 8192
 _NA = ["", "n/a", "N/A", "nan", "NaN", "-", "--"]
@@ -73,36 +74,16 @@ def read(
     return facts
 
 
-class _Tally:
-    """The text pandas reads, its line ends and cell separators (``","``) counted on the way."""
-
-    def __init__(self, handle: TextIO) -> None:
-        self.handle = handle
-        self.lines = 0
-        self.separators = 0
-        self._tail = ""  # the last two characters read: a separator may straddle two reads
-
-    def read(self, size: int = -1) -> str:
-        text = self.handle.read(size)
-        self.lines += text.count("\n")
-        self.separators += text.count('","') + (self._tail + text[:2]).count('","')
-        self._tail = (self._tail + text[-2:])[-2:]
-        return text
-
-    def __iter__(self) -> Iterator[str]:  # pandas asks for it of a file; it calls read()
-        return iter(self.read, "")
-
-
 def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iterator[Any]:
     """The data rows, a frame of ``CHUNK_ROWS`` at a time: text columns as text, metrics as floats.
 
     Raises:
         Fallback: A row may have fewer fields than the header (a cut file): pandas reads a
             missing last cell as an empty one, so an empty last cell is left to the careful
-            reader, which tells them apart. Or, once every row is read, the file's lines and
-            separators are not one row of the header's width each (``_whole_rows``).
+            reader, which tells them apart. Or, once every row is read, its lines are not one
+            quoted row of the header's width each (``collectors.ncu.tally``).
     """
-    tally, rows = _Tally(handle), 0
+    tally, rows = Tally(handle), 0
     for chunk in _chunks(pd, tally, header, names):
         last = header[-1]
         if (chunk[last].isna() | (chunk[last] == "")).any():
@@ -111,21 +92,11 @@ def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iter
             chunk[last] = pd.to_numeric(chunk[last].replace(_NA, float("nan")))
         rows += len(chunk)
         yield chunk
-    _whole_rows(tally, rows, len(header))
-
-
-def _whole_rows(tally: _Tally, rows: int, width: int) -> None:
-    """Each row one line of ``width`` cells, as the careful reader reads them.
-
-    pandas drops the cells past the used columns (a row with an extra one) and reads a line
-    break inside a quoted cell as text; the careful reader refuses both, naming the row. A
-    blank line or a ``","`` inside a cell also lands here; the careful reader reads those.
-    """
-    if tally.lines != rows or tally.separators != rows * (width - 1):
+    if not tally.whole_rows(rows, len(header)):
         raise Fallback("a row of another width, or a line break inside a cell")
 
 
-def _chunks(pd: Any, handle: _Tally, header: list[str], names: list[str]) -> Any:
+def _chunks(pd: Any, handle: Tally, header: list[str], names: list[str]) -> Any:
     """Pandas' chunked reader of the used columns: text columns as text, metrics as floats."""
     # The last column is read as text: a short (cut) row leaves it missing ("" under pandas 3,
     # NaN before), which ``chunks`` tells the careful reader to look at.

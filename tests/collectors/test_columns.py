@@ -7,7 +7,6 @@ field that is wrong, so bad input reads the same whichever path a file would tak
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -208,15 +207,3 @@ def test_na_cells_read_alike_by_the_fast_and_the_careful_reader(tmp_path: Path) 
 
 def _dumped_kernels(run: RunRecord) -> list[dict[str, Any]]:
     return [k.model_dump(mode="json", exclude={"source": {"path"}}) for k in run.kernels]
-
-
-@pytest.mark.parametrize("size", range(1, 8))
-def test_separators_across_two_reads_are_counted(size: int) -> None:
-    """pandas reads a page in blocks: a ``","`` cut by one is still a separator.
-
-    Miscounted, every big plain page (thousands of blocks) left the column reader.
-    """
-    tally = frames._Tally(io.StringIO('"1","a","2"\n' * 3))
-    while tally.read(size):
-        pass
-    assert (tally.lines, tally.separators) == (3, 6)

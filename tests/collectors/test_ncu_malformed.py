@@ -219,13 +219,14 @@ def _three_launches(tmp_path: Path, kernel: str = "k") -> Path:
     return write_raw(tmp_path / "raw.csv", METRICS, rows)
 
 
+@pytest.mark.parametrize("extra", [',"x"', ",5", ","])
 @pytest.mark.parametrize(("launch", "line"), [(1, 5), (2, 6)])
 def test_an_extra_cell_is_refused_wherever_the_row_is(
-    tmp_path: Path, launch: int, line: int
+    tmp_path: Path, launch: int, line: int, extra: str
 ) -> None:
     path = _three_launches(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
-    lines[line - 1] = lines[line - 1].rstrip("\n") + ',"x"\n'
+    lines[line - 1] = lines[line - 1].rstrip("\n") + extra + "\n"
     path.write_text("".join(lines))
     error = raises(path)  # pandas dropped the cell of a middle row; the careful reader not
     assert error.row == f"{line} (launch ID {launch})"
@@ -234,14 +235,15 @@ def test_an_extra_cell_is_refused_wherever_the_row_is(
         collectors.collect_columns(path)
 
 
+@pytest.mark.parametrize("line_break", ["\n", "\r"])
 @pytest.mark.parametrize("kernel_row", [1, 2])
 def test_a_line_break_in_a_cell_is_refused_wherever_the_row_is(
-    tmp_path: Path, kernel_row: int
+    tmp_path: Path, kernel_row: int, line_break: str
 ) -> None:
-    path = _three_launches(tmp_path, kernel="void k\nx(float *)")
+    path = _three_launches(tmp_path, kernel=f"void k{line_break}x(float *)")
     if kernel_row == 2:  # the broken name in the file's last row instead
-        lines = path.read_text().splitlines(keepends=True)
-        path.write_text("".join([*lines[:4], lines[6], lines[4], lines[5]]))
+        lines = path.read_bytes().split(b"\n")  # as written: a lone \r kept in its cell
+        path.write_bytes(b"\n".join([*lines[:4], lines[-2], *lines[4:-2], b""]))
     error = raises(path)  # ncu writes a launch per line; pandas read the break as text
     assert error.row is not None and error.row.startswith(("5 ", "6 "))
     assert "fields, needs 13" in error.reason

@@ -1,0 +1,63 @@
+"""What the pandas readers of a raw page cannot see, counted in the text they read.
+
+pandas reads only the recipe's columns: it drops the cells past them (a row with an extra
+cell), reads a line break inside a quoted cell as text, and a lone carriage return too. The
+careful reader refuses all of these and names the row. So the text pandas reads is counted
+on the way (``str.count`` of each block, in C), and a file is left to the careful reader
+unless every line is one row as ncu writes it: ``width`` quoted cells (``width - 1``
+separators ``","``), starting and ending with a quote.
+
+The counts are totals over the file: two faults that cancel out (a row with an extra quoted
+cell and another with a quoted cell too few, say) pass; ncu writes neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TextIO
+
+#: Line ends, separators, a row's closing and opening quotes.
+_PATTERNS = ("\n", '","', '"\n', '\n"')
+#: Counted only in a read holding a carriage return (ncu on Linux writes none).
+_CR_PATTERNS = ("\r", "\r\n", '"\r\n')
+
+
+class Tally:
+    """A text handle whose reads count the patterns, those straddling two reads included."""
+
+    def __init__(self, handle: TextIO) -> None:
+        self.handle = handle
+        self.counts = dict.fromkeys(_PATTERNS + _CR_PATTERNS, 0)
+        self.first = ""  # the first character: the first row's opening quote
+        self._tail = ""  # the last two characters read: a pattern may straddle two reads
+
+    def read(self, size: int = -1) -> str:
+        """Up to ``size`` characters of the handle, counted."""
+        text = self.handle.read(size)
+        joined, boundary = self._tail + text[:2], len(self._tail)
+        patterns = _PATTERNS + _CR_PATTERNS if "\r" in joined or "\r" in text else _PATTERNS
+        for pattern in patterns:
+            self.counts[pattern] += text.count(pattern) + _across(joined, boundary, pattern)
+        self.first = self.first or text[:1]
+        self._tail = (self._tail + text[-2:])[-2:]
+        return text
+
+    def __iter__(self) -> Iterator[str]:  # pandas asks for it of a file; it calls read()
+        return iter(self.read, "")
+
+    def whole_rows(self, rows: int, width: int) -> bool:
+        """Whether the text read is ``rows`` lines of ``width`` quoted cells each."""
+        n = self.counts
+        return (
+            n["\n"] == rows
+            and n['","'] == rows * (width - 1)
+            and n['"\n'] + n['"\r\n'] == rows
+            and (rows == 0 or (self.first == '"' and n['\n"'] == rows - 1))
+            and n["\r"] == n["\r\n"]
+        )
+
+
+def _across(joined: str, boundary: int, pattern: str) -> int:
+    """Occurrences of ``pattern`` in ``joined`` spanning ``boundary``: in neither read's count."""
+    starts = range(max(0, boundary - len(pattern) + 1), boundary)
+    return sum(joined.startswith(pattern, start) for start in starts)
