@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from service.store.drivererrors import driver_errors
 from service.store.sessions import StoreSession
 
 #: Rows per ``executemany`` (and per list built at a time): bounded memory, few round trips.
@@ -37,7 +38,11 @@ def _postgres(session: StoreSession) -> bool:
 
 
 def insert_rows(session: StoreSession, table: sa.Table, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Insert ``rows`` (dicts with the same keys) into ``table``: COPY on PostgreSQL."""
+    """Insert ``rows`` (dicts with the same keys) into ``table``: COPY on PostgreSQL.
+
+    Neither COPY nor the driver's ``executemany`` (SQLite) applies a column's Python-side
+    default: a row gives every column it fills.
+    """
     chunks = _chunks(rows)
     first = next(chunks, None)
     if first is None:
@@ -66,11 +71,13 @@ def driver_executemany(
     names = ", ".join(quote(c) for c in columns)
     marks = ", ".join("?" * len(columns))
     sql = f"INSERT INTO {quote(table.name)} ({names}) VALUES ({marks})"
-    driver = session.connection().connection.driver_connection
+    conn = session.connection()
+    driver = conn.connection.driver_connection
     assert driver is not None
     cursor, it = driver.cursor(), iter(rows)
-    while chunk := list(itertools.islice(it, CHUNK)):
-        cursor.executemany(sql, chunk)
+    with driver_errors(conn, sql):  # a full disk is the store's error, as through SQLAlchemy
+        while chunk := list(itertools.islice(it, CHUNK)):
+            cursor.executemany(sql, chunk)
 
 
 def _bound(
@@ -234,9 +241,11 @@ def copy_tuples(
     types = [_binary_type(table.c[c].type) for c in columns]
     binary = all(types)
     sql = f"COPY {quote(target or table.name)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
-    driver = session.connection().connection.driver_connection
+    conn = session.connection()
+    driver = conn.connection.driver_connection
     assert driver is not None
     with (
+        driver_errors(conn, sql),
         driver.cursor() as cursor,
         cursor.copy(sql + (" (FORMAT BINARY)" if binary else "")) as copy,
     ):

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 import sqlalchemy as sa
 
+from service.store.drivererrors import driver_errors
+
 if TYPE_CHECKING:
     import psycopg
-    from sqlalchemy.engine.interfaces import DBAPIModule
 
 
 def raw_rows(conn: sa.Connection, stmt: sa.Executable) -> list[tuple[Any, ...]]:
@@ -38,31 +39,11 @@ def _copy_csv(conn: sa.Connection, stmt: sa.Select[Any]) -> io.BytesIO:
     # The same connection, so the same transaction and snapshot as the other queries.
     dbapi = cast("psycopg.Connection[Any]", conn.connection.dbapi_connection)
     command = f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)"
-    try:
-        with dbapi.cursor() as cursor, cursor.copy(command) as copy:
-            for block in copy:
-                buffer.write(block)
-    except conn.dialect.loaded_dbapi.Error as exc:
-        raise _wrapped(conn, sql, exc) from exc
+    with driver_errors(conn, sql), dbapi.cursor() as cursor, cursor.copy(command) as copy:
+        for block in copy:
+            buffer.write(block)
     buffer.seek(0)
     return buffer
-
-
-def _wrapped(conn: sa.Connection, sql: str, exc: DBAPIModule.Error) -> sa.exc.StatementError:
-    """The driver's error as SQLAlchemy would have raised it from ``conn.execute``.
-
-    COPY runs on the raw psycopg cursor, outside SQLAlchemy's error handling: a backend the
-    server terminated mid-COPY raised psycopg's own ``AdminShutdown``, which
-    ``session_scope`` does not know, so an upload answered 500 instead of the 503 that
-    clients retry on. A dead connection is also invalidated, so the pool never lends it again.
-    """
-    dialect = conn.dialect
-    gone = dialect.is_disconnect(exc, conn.connection.dbapi_connection, None)
-    if gone:
-        conn.invalidate(exc)
-    return sa.exc.DBAPIError.instance(
-        sql, None, exc, dialect.loaded_dbapi.Error, connection_invalidated=gone, dialect=dialect
-    )
 
 
 def read_frame(

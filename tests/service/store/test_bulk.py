@@ -133,6 +133,25 @@ def test_sqlite_stores_the_bytes_sqlalchemy_would(tmp_path, monkeypatch):
     assert by_driver == ["measurements"]
 
 
+def test_a_database_error_while_writing_rows_is_sqlalchemys(engine):
+    """COPY and SQLite's executemany go around SQLAlchemy; their errors must still be its own.
+
+    As the driver's own (psycopg's, sqlite3's), a full disk read "unexpected
+    OperationalError" and an upload's dropped connection answered 500, not the 503 clients
+    retry on: the store and the service know SQLAlchemy's errors only.
+    """
+    run = big_run(1, range(3))
+    run_id = ingest(engine, run)
+    m = table_of(Measurement)
+    with engine.connect() as conn:
+        kernel_id = conn.execute(sa.select(m.c.kernel_id).limit(1)).scalar_one()
+    row = measurement_row(run.kernels[0], None, run_id=run_id, kernel_id=kernel_id, roof_source="x")
+    rows = [row | {"launches": None}] * 1_200  # NOT NULL: by COPY on PostgreSQL too
+    with pytest.raises(sa.exc.IntegrityError), session_scope(engine) as session:
+        bulk.insert_rows(session, m, rows)
+    assert count(engine, "measurements") == 3
+
+
 class FailingLate(Mapping[str, Placement]):
     """The run's placements, until the 2,000th kernel's: a crash deep into the rows."""
 
