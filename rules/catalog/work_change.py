@@ -55,7 +55,7 @@ class WorkChange(Rule):
                 continue
             history = ctx.kernel_history(key)
             before = median_time(history.total_flops)  # the median of the positive counts
-            if before is None or abs(flops / before - 1) <= opts.tolerance:
+            if not before or abs(flops / before - 1) <= opts.tolerance:  # 0.0: subnormal counts
                 continue
             ratio = flops / before
             base_time = median_time(history.time_s)
