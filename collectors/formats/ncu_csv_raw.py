@@ -217,7 +217,8 @@ def _check_width(
     width = len(reading.columns.header)
     if len(row) != width:
         index = reading.columns.fixed.get("ID", width)
-        launch_id = row[index] if index < len(row) else None
+        # A line of one cell (program output after the table, a blank-ish line) is no launch.
+        launch_id = row[index].strip() if index < len(row) and len(row) > 1 else None
         reason = csvio.short_row(len(row), width, last=last and len(row) < width)
         raise MalformedReport(builder.path, csvio.where(line, launch_id or None), None, reason)
 

@@ -259,3 +259,12 @@ def test_a_sum_past_the_largest_float_names_its_launch(tmp_path: Path) -> None:
         error = raises(path)
     assert (error.row, error.field) == ("launch ID 3", "bytes.dram")
     assert "past the largest float (1.8e308) over 2 launches of k" in error.reason
+
+
+@pytest.mark.parametrize("text", ["Done.", "   "])
+def test_a_line_of_text_in_the_table_is_not_called_a_launch(tmp_path: Path, text: str) -> None:
+    path = _three_launches(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join([*lines[:5], text + "\n", *lines[5:]]))
+    error = raises(path)
+    assert (error.row, error.reason) == ("6", "row has 1 fields, needs 13")
