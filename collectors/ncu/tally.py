@@ -5,7 +5,8 @@ cell), reads a line break inside a quoted cell as text, and a lone carriage retu
 careful reader refuses all of these and names the row. So the text pandas reads is counted
 on the way (``str.count`` of each block, in C), and a file is left to the careful reader
 unless every line is one row as ncu writes it: ``width`` quoted cells (``width - 1``
-separators ``","``), starting and ending with a quote.
+separators ``","``), ending with a quote. (An unquoted cell where the row's width holds is
+read alike by both; its missing separator sends the file to the careful reader all the same.)
 
 The counts are totals over the file: two faults that cancel out (a row with an extra quoted
 cell and another with a quoted cell too few, say) pass; ncu writes neither.
@@ -16,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TextIO
 
-#: Line ends, separators, a row's closing and opening quotes.
-_PATTERNS = ("\n", '","', '"\n', '\n"')
+#: Carriage returns, line ends, separators, a row's closing quote: four ``str.count`` passes.
+_PATTERNS = ("\r", "\n", '","', '"\n')
 #: Counted only in a read holding a carriage return (ncu on Linux writes none).
-_CR_PATTERNS = ("\r", "\r\n", '"\r\n')
+_CR_PATTERNS = ("\r\n", '"\r\n')
 
 
 class Tally:
@@ -28,19 +29,22 @@ class Tally:
     def __init__(self, handle: TextIO) -> None:
         self.handle = handle
         self.counts = dict.fromkeys(_PATTERNS + _CR_PATTERNS, 0)
-        self.first = ""  # the first character: the first row's opening quote
         self._tail = ""  # the last two characters read: a pattern may straddle two reads
 
     def read(self, size: int = -1) -> str:
         """Up to ``size`` characters of the handle, counted."""
         text = self.handle.read(size)
-        joined, boundary = self._tail + text[:2], len(self._tail)
-        patterns = _PATTERNS + _CR_PATTERNS if "\r" in joined or "\r" in text else _PATTERNS
-        for pattern in patterns:
-            self.counts[pattern] += text.count(pattern) + _across(joined, boundary, pattern)
-        self.first = self.first or text[:1]
+        returns = self.counts["\r"]
+        self._count(_PATTERNS, text)
+        if self.counts["\r"] > returns or "\r" in self._tail:
+            self._count(_CR_PATTERNS, text)
         self._tail = (self._tail + text[-2:])[-2:]
         return text
+
+    def _count(self, patterns: tuple[str, ...], text: str) -> None:
+        joined, boundary = self._tail + text[:2], len(self._tail)
+        for pattern in patterns:
+            self.counts[pattern] += text.count(pattern) + _across(joined, boundary, pattern)
 
     def __iter__(self) -> Iterator[str]:  # pandas asks for it of a file; it calls read()
         return iter(self.read, "")
@@ -52,7 +56,6 @@ class Tally:
             n["\n"] == rows
             and n['","'] == rows * (width - 1)
             and n['"\n'] + n['"\r\n'] == rows
-            and (rows == 0 or (self.first == '"' and n['\n"'] == rows - 1))
             and n["\r"] == n["\r\n"]
         )
 

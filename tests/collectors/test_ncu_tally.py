@@ -36,7 +36,6 @@ def test_rows_are_whole_however_the_text_is_cut(size: int, end: str) -> None:
         [ROW, ROW + ",", ROW],  # an empty one after a trailing comma
         [ROW, '"1","a\rb","2"', ROW],  # a lone carriage return: a line break to the careful reader
         [ROW, "", ROW, ROW],  # a blank line (the careful reader skips it)
-        [ROW, "1," + ROW[3:], ROW],  # a first cell unquoted
     ],
 )
 def test_a_line_that_is_not_one_quoted_row_is_seen(rows: list[str]) -> None:
