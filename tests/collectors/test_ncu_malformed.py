@@ -219,7 +219,7 @@ def _three_launches(tmp_path: Path, kernel: str = "k") -> Path:
     return write_raw(tmp_path / "raw.csv", METRICS, rows)
 
 
-@pytest.mark.parametrize("extra", [',"x"', ",5", ","])
+@pytest.mark.parametrize("extra", [',"x"', ',""'])
 @pytest.mark.parametrize(("launch", "line"), [(1, 5), (2, 6)])
 def test_an_extra_cell_is_refused_wherever_the_row_is(
     tmp_path: Path, launch: int, line: int, extra: str
