@@ -16,7 +16,7 @@ from typing import Any
 from collectors.base import CollectOptions
 from collectors.errors import MalformedReport, cut, launch_label
 from collectors.identity import make_key
-from collectors.ncu.extras import Extras, merged
+from collectors.ncu.extras import Extras, in_order, merged
 from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
@@ -64,10 +64,7 @@ class _Kernel:
         if isinstance(seconds, float):
             acc.add(values, seconds, values, values, values, 1)
         else:  # a batch: finite and non-negative (the fast path checked)
-            weighted = [float((v * seconds).sum()) for v in values]
-            plain = [float(v.sum()) for v in values]
-            low, high = [float(v.min()) for v in values], [float(v.max()) for v in values]
-            acc.add(weighted, float(seconds.sum()), plain, low, high, len(seconds))
+            acc.add_in_order(values, seconds)
 
     def _means(self) -> dict[str, float]:
         """Each extra's time-weighted mean (the plain mean where the launches took no time).
@@ -121,7 +118,7 @@ class _Kernel:
         assert figs.plan is not None and figs.duration_s is not None
         durations: Any = figs.duration_s
         self.launches += count
-        self.duration_s += float(durations.sum())
+        self.duration_s = in_order(self.duration_s, durations)
         self.samples.extend(durations.tolist())
         if self.duration is None:
             self.duration = figs.duration
@@ -132,8 +129,7 @@ class _Kernel:
                 self.missing.setdefault(text)
             self.counts[figs.plan] = 0
             totals = [0.0] * len(figs.values)
-        sums = [float(v.sum()) for v in figs.values]  # type: ignore[attr-defined]
-        self.totals[figs.plan] = list(map(operator.add, totals, sums))
+        self.totals[figs.plan] = [in_order(t, v) for t, v in zip(totals, figs.values, strict=True)]
         self.counts[figs.plan] += count
 
     def record(self, path: str, fmt: str) -> KernelRecord:
@@ -266,10 +262,6 @@ class RunBuilder:
         self._new_ids(launch_ids)
         self._kernel(launch_ids[0], name, grid, block, None).add_batch(figs, len(launch_ids))
         self.launch_count += len(launch_ids)
-
-    def seen(self, launch_id: str, name: str, grid: str | None, block: str | None) -> None:
-        """Note a launch's kernel before its figures: kernels keep the order of the file."""
-        self._kernel(launch_id, name, grid, block, None)
 
     def _new_ids(self, launch_ids: list[str]) -> None:
         fresh = set(launch_ids)

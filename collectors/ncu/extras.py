@@ -10,6 +10,9 @@ import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 
 @dataclass(slots=True)
@@ -46,6 +49,29 @@ class Extras:
         self.high = list(map(max, self.high, high))
         self.time += seconds
         self.count += count
+
+    def add_in_order(self, values: Sequence[Any], seconds: Any) -> None:
+        """Add a batch of launches (arrays, one entry a launch), summed as one at a time."""
+        self.weighted = [
+            in_order(t, v * seconds) for t, v in zip(self.weighted, values, strict=True)
+        ]
+        self.plain = [in_order(t, v) for t, v in zip(self.plain, values, strict=True)]
+        self.low = [min(t, float(v.min())) for t, v in zip(self.low, values, strict=True)]
+        self.high = [max(t, float(v.max())) for t, v in zip(self.high, values, strict=True)]
+        self.time = in_order(self.time, seconds)
+        self.count += len(seconds)
+
+
+def in_order(start: float, values: Any) -> float:
+    """``start`` plus each of ``values`` in turn, as launches added one at a time add up.
+
+    numpy's ``sum`` adds pairwise: the launches of a kernel read in a batch (the fast path)
+    and one by one (the careful reader) gave totals a last digit apart, so two content hashes
+    for one file. ``np.add.accumulate`` adds in order.
+    """
+    if not len(values):
+        return start
+    return float(np.add.accumulate(np.concatenate(([start], values)))[-1])
 
 
 def merged(old: tuple[float, ...], new: tuple[float, ...]) -> tuple[float, ...]:

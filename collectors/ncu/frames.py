@@ -11,7 +11,7 @@ re-reads the file and names the row and field.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from collectors.ncu import recipe
@@ -125,8 +125,7 @@ def _chunk(
 ) -> DeviceFacts | None:
     import numpy as np
 
-    ids, kernels = _column(chunk, "ID"), _column(chunk, "Kernel Name")
-    grids, blocks = _column(chunk, "Grid Size"), _column(chunk, "Block Size")
+    columns = [_column(chunk, c) for c in ("ID", "Kernel Name", "Grid Size", "Block Size")]
     cc = _one_device(chunk, builder)
     values = {n: chunk[n].to_numpy(dtype=float) * factors[n] for n in names}
     nan_rows = np.zeros(len(chunk), dtype=bool)
@@ -139,18 +138,10 @@ def _chunk(
     if plan.duration is None:  # nothing to vectorise: every launch fails the same way
         plain = np.array([], dtype=int)
         nan_rows[:] = True
-    if nan_rows.any():  # added after the plain ones, n/a launches keep their kernels' place
-        _in_file_order(builder, ids, kernels, grids, blocks)
-    groups: dict[tuple[Any, Any, Any], list[int]] = {}
-    plain_rows: list[int] = [int(r) for r in plain]
-    for row in plain_rows:
-        groups.setdefault((kernels[row], grids[row], blocks[row]), []).append(row)
-    _add_groups(builder, plan, values, plain, groups, ids)
-    nan_list: list[int] = [int(r) for r in np.flatnonzero(nan_rows)]
-    for row in nan_list:  # failed counters or n/a: one launch at a time
-        metrics = {n: float(array[row]) for n, array in values.items()}
-        figs = recipe.launch_figures(metrics, cc)
-        builder.add(str(ids[row]), str(kernels[row]), figs, grid=grids[row], block=blocks[row])
+    if nan_rows.any():
+        _add_one_by_one(builder, _launches(plan, values, plain), values, cc, columns)
+    else:
+        _add_groups(builder, plan, values, plain, columns)
     if not len(plain):
         return None
     first = int(plain[0])
@@ -162,10 +153,55 @@ def _chunk(
     return device_facts({n: float(array[first]) for n, array in values.items()}, strings)
 
 
-def _in_file_order(builder: RunBuilder, *columns: list[Any]) -> None:
-    """Note each launch's kernel (columns: IDs, names, grids, blocks) in the file's order."""
-    for launch_id, kernel, grid, block in zip(*columns, strict=True):
-        builder.seen(str(launch_id), str(kernel), grid, block)
+def _launches(
+    plan: recipe.Plan, values: dict[str, Any], plain: Any
+) -> Callable[[int], recipe.LaunchFigures | None]:
+    """The figures of the chunk's row, by row: the plan run once on the ``plain`` rows' arrays.
+
+    Element by element the arithmetic is the recipe's of one launch, and so are the figures.
+    A row not plain has none here (None).
+    """
+    if not len(plain):
+        return lambda row: None
+    every = plan.evaluate({n: array[plain] for n, array in values.items()})
+    position = {int(row): i for i, row in enumerate(plain.tolist())}
+    seconds: list[float] = every.duration_s.tolist()  # type: ignore[union-attr]
+    figures = [v.tolist() for v in every.values]  # type: ignore[attr-defined]
+    extras = [v.tolist() for v in every.extras]  # type: ignore[attr-defined]
+
+    def at(row: int) -> recipe.LaunchFigures | None:
+        i = position.get(row)
+        if i is None:
+            return None
+        return recipe.LaunchFigures(
+            duration_s=seconds[i],
+            duration=every.duration,
+            plan=plan,
+            values=tuple([v[i] for v in figures]),
+            missing=every.missing,
+            extras=tuple([v[i] for v in extras]),
+        )
+
+    return at
+
+
+def _add_one_by_one(
+    builder: RunBuilder,
+    launches: Callable[[int], recipe.LaunchFigures | None],
+    values: dict[str, Any],
+    cc: str | None,
+    columns: list[list[Any]],
+) -> None:
+    """A chunk with failed counters or ``n/a`` cells: each launch in the file's order.
+
+    A kernel's launches then add up in the order the careful reader adds them, its samples
+    and the gaps it names in that order too, so the record is the same whichever reads it.
+    """
+    for row, (launch_id, kernel, grid, block) in enumerate(zip(*columns, strict=True)):
+        figs = launches(row)
+        if figs is None:  # failed counters or n/a: the recipe of what this launch has
+            figs = recipe.launch_figures({n: float(a[row]) for n, a in values.items()}, cc)
+        builder.add(str(launch_id), str(kernel), figs, grid=grid, block=block)
 
 
 def _add_groups(
@@ -173,39 +209,28 @@ def _add_groups(
     plan: recipe.Plan,
     values: dict[str, Any],
     plain: Any,
-    groups: dict[tuple[Any, Any, Any], list[int]],
-    ids: list[Any],
+    columns: list[list[Any]],
 ) -> None:
-    """Add the chunk's usable launches, kernel by kernel.
+    """Add the chunk's launches, every one usable, kernel by kernel.
 
-    The plan runs once on the whole chunk's arrays. A kernel launched once in the chunk (every
-    kernel of a run of distinct kernels) is added as plain numbers: numpy's per-call cost on
-    one-element arrays was most of the time of such runs. Element by element the arithmetic
-    is the same either way, and so are the figures.
+    A kernel launched once in the chunk (every kernel of a run of distinct kernels) is added
+    as plain numbers: numpy's per-call cost on one-element arrays was most of the time of such
+    runs. A kernel launched more often is added as a batch of arrays, summed in order.
     """
-    if not groups:
-        return
-    every = plan.evaluate({n: array[plain] for n, array in values.items()})
-    position = {int(row): i for i, row in enumerate(plain.tolist())}
-    seconds: list[float] = every.duration_s.tolist()  # type: ignore[union-attr]
-    figures = [v.tolist() for v in every.values]  # type: ignore[attr-defined]
-    extras = [v.tolist() for v in every.extras]  # type: ignore[attr-defined]
+    ids, kernels, grids, blocks = columns
+    groups: dict[tuple[Any, Any, Any], list[int]] = {}
+    for row in plain.tolist():
+        groups.setdefault((kernels[row], grids[row], blocks[row]), []).append(row)
+    launches = _launches(plan, values, plain)
     for (kernel, grid, block), rows in groups.items():
         if len(rows) > 1:
             figs = plan.evaluate({n: array[rows] for n, array in values.items()})
             launch_ids = [str(ids[r]) for r in rows]
             builder.add_batch(launch_ids, str(kernel), figs, grid=grid, block=block)
-            continue
-        at = position[rows[0]]
-        figs = recipe.LaunchFigures(
-            duration_s=seconds[at],
-            duration=every.duration,
-            plan=plan,
-            values=tuple([v[at] for v in figures]),
-            missing=every.missing,
-            extras=tuple([v[at] for v in extras]),
-        )
-        builder.add(str(ids[rows[0]]), str(kernel), figs, grid=grid, block=block)
+        else:
+            single = launches(rows[0])
+            assert single is not None  # a plain row
+            builder.add(str(ids[rows[0]]), str(kernel), single, grid=grid, block=block)
 
 
 def _one_device(chunk: Any, builder: RunBuilder) -> str | None:

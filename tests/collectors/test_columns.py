@@ -205,5 +205,24 @@ def test_na_cells_read_alike_by_the_fast_and_the_careful_reader(tmp_path: Path) 
     assert identity(careful)[1] == identity(fast)[1]
 
 
+@pytest.mark.parametrize("gap", [None, 2])
+def test_a_kernels_launches_add_up_alike_in_both_readers(tmp_path: Path, gap: int | None) -> None:
+    """Eight launches of one kernel: the fast reader added them as a batch, numpy's pairwise
+    sum, and put a launch with an n/a cell after the others; the careful reader adds them one
+    by one in file order. Totals a last digit apart, two content hashes for one file (a real
+    B200 page of the corpus among them)."""
+    rows = [_launch(i, "void k()", time_ns=str(6 + i)) for i in range(8)]
+    if gap is not None:
+        rows[gap][-1] = "n/a"  # a counter not collected on one launch
+    (tmp_path / "fast").mkdir()
+    (tmp_path / "careful").mkdir()
+    fast_path = _ncu(tmp_path / "fast", rows)
+    rows[-1][-2] = "4,096"  # the same number, written as the careful reader alone reads it
+    careful_path = _ncu(tmp_path / "careful", rows)
+    fast, careful = collect(fast_path, RAW), collect(careful_path, RAW)
+    assert _dumped_kernels(careful) == _dumped_kernels(fast)
+    assert identity(careful)[1] == identity(fast)[1]
+
+
 def _dumped_kernels(run: RunRecord) -> list[dict[str, Any]]:
     return [k.model_dump(mode="json", exclude={"source": {"path"}}) for k in run.kernels]
