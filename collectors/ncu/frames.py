@@ -81,7 +81,7 @@ def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iter
         Fallback: A row may have fewer fields than the header (a cut file): pandas reads a
             missing last cell as an empty one, so an empty last cell is left to the careful
             reader, which tells them apart. Or, once every row is read, its lines are not one
-            quoted row of the header's width each (``collectors.ncu.tally``).
+            row of the header's width each (``collectors.ncu.tally``).
     """
     tally, rows = Tally(handle), 0
     for chunk in _chunks(pd, tally, header, names):
