@@ -63,9 +63,9 @@ def header_of(head: bytes) -> list[str] | None:
     """The ncu CSV header found in the first bytes of a file, or None."""
     text = head.decode("utf-8", errors="replace")
     start = text.find(HEADER_START)
-    if start < 0 or (start > 0 and text[start - 1] != "\n"):
+    if start < 0 or (start > 0 and text[start - 1] not in "\r\n"):  # a lone \r: old Mac ends
         return None
-    line = text[start:].split("\n", 1)[0].rstrip("\r")
+    line = re.split(r"\r\n|\r|\n", text[start:], maxsplit=1)[0]
     return next(csv.reader([line]), None)
 
 

@@ -190,3 +190,18 @@ def test_raw_page_with_label_name_headers(tmp_path: Path) -> None:
     (kernel,) = collectors.collect(path).kernels
     assert kernel.duration_s == pytest.approx(2e-6)
     assert kernel.bytes["dram"] == 64
+
+
+@pytest.mark.parametrize("line_end", [b"\r\n", b"\r"])
+def test_raw_page_with_windows_or_old_mac_line_ends(tmp_path: Path, line_end: bytes) -> None:
+    """A lone carriage return ends lines too: such a page was taken for a details page
+    ("the details-page header lacks 'Section Name'")."""
+    rows = [(0, "k", ["1", "2", "3", "4", "5", "6", "7", "x"]), (1, "j", ["2"] * 7 + ["x"])]
+    plain = write_raw(tmp_path / "plain.csv", RAW_METRICS, rows)
+    other = tmp_path / "other.csv"
+    other.write_bytes(plain.read_bytes().replace(b"\n", line_end))
+    assert collectors.detect(other).name == "ncu-csv-raw"
+    got, want = collectors.collect(other), collectors.collect(plain)
+    assert [k.model_dump(exclude={"source"}) for k in got.kernels] == [
+        k.model_dump(exclude={"source"}) for k in want.kernels
+    ]
