@@ -4,9 +4,9 @@ pandas reads only the recipe's columns: it drops the cells past them (a row with
 cell), reads a line break inside a quoted cell as text, and a lone carriage return too. The
 careful reader refuses all of these and names the row. So the text pandas reads is counted
 on the way (``str.count`` of each block, in C), and a file is left to the careful reader
-unless every line is one row of ``width`` quoted cells (``width - 1`` separators ``","``).
+unless every line is one row of ``width`` cells (``width - 1`` separators ``","``).
 
-Three passes of ``str.count``, each about 0.25 ms a MB: on a wide page (150 metrics) pandas
+Three passes of ``str.count``, 0.25-0.55 ms a MB each: on a wide page (150 metrics) pandas
 itself takes 2.8 ms a MB, so a fourth pattern was weighed against what it would catch. Not
 counted, so read by pandas and refused by the careful reader: an extra cell that is empty
 or unquoted at a row's end (a trailing comma), whose text pandas drops. The counts are
