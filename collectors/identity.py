@@ -57,6 +57,17 @@ def _strip_parameter_list(name: str) -> str:
     stripped = name.rstrip()
     if not stripped.endswith(")"):
         return name
+    opening = stripped.rfind("(")
+    if opening < 0:  # no list opened: nothing to drop
+        return name
+    if ")" in stripped[opening + 1 : -1]:  # nested parentheses: find the matching one
+        return _strip_nested_parameter_list(name, stripped)
+    head = stripped[:opening]  # one flat list (a million names a huge run): no scan
+    return head if head and not head.endswith("operator") else name
+
+
+def _strip_nested_parameter_list(name: str, stripped: str) -> str:
+    """``_strip_parameter_list`` where the list holds parentheses: scanned from its end."""
     depth = 0
     for pos in range(len(stripped) - 1, -1, -1):
         ch = stripped[pos]
@@ -78,7 +89,7 @@ def normalise_name(name: str, options: KeyOptions | None = None) -> str:
         key = _strip_parameter_list(key)
     if opts.strip_template_args:
         key = _strip_balanced(key, "<", ">")
-    if opts.fold_triton_suffix:
+    if opts.fold_triton_suffix and key.startswith("triton_"):  # the pattern's own prefix
         key = _TRITON_SUFFIX.sub(r"\1", key)
     return key.strip() or name.strip()
 
