@@ -116,7 +116,7 @@ def _add_launches(
     columns, first = _columns(chunk, plan, every, runs)
     shape = chunks.shape_for(
         (plan, frozenset(columns)),  # the plan and the fields present fix the rest
-        lambda: _first_record(runs, _first_launch(plan, every), columns),
+        lambda: _first_record(runs, every.each()(0), columns),
     )
     chunks.add_columns(shape, columns, len(chunk))
     strings = {frames.DISPLAY_NAME: str(first)} if first is not None else {}
@@ -186,21 +186,6 @@ def _columns(
     if frames.DISPLAY_NAME in chunk.columns:
         first = chunk[frames.DISPLAY_NAME].iloc[0]
     return columns, first
-
-
-def _first_launch(plan: recipe.Plan, every: recipe.LaunchFigures) -> recipe.LaunchFigures:
-    """The figures of the first launch of those ``every`` holds (arrays, one entry a launch)."""
-    seconds: Any = every.duration_s
-    arrays: list[Any] = list(every.values)
-    extras: list[Any] = list(every.extras)
-    return recipe.LaunchFigures(
-        duration_s=float(seconds[0]),
-        duration=every.duration,
-        plan=plan,
-        values=tuple(float(v[0]) for v in arrays),
-        missing=every.missing,
-        extras=tuple(float(v[0]) for v in extras),
-    )
 
 
 def _first_record(

@@ -163,26 +163,9 @@ def _launches(
     """
     if not len(plain):
         return lambda row: None
-    every = plan.evaluate({n: array[plain] for n, array in values.items()})
+    one = plan.evaluate({n: array[plain] for n, array in values.items()}).each()
     position = {int(row): i for i, row in enumerate(plain.tolist())}
-    seconds: list[float] = every.duration_s.tolist()  # type: ignore[union-attr]
-    figures = [v.tolist() for v in every.values]  # type: ignore[attr-defined]
-    extras = [v.tolist() for v in every.extras]  # type: ignore[attr-defined]
-
-    def at(row: int) -> recipe.LaunchFigures | None:
-        i = position.get(row)
-        if i is None:
-            return None
-        return recipe.LaunchFigures(
-            duration_s=seconds[i],
-            duration=every.duration,
-            plan=plan,
-            values=tuple([v[i] for v in figures]),
-            missing=every.missing,
-            extras=tuple([v[i] for v in extras]),
-        )
-
-    return at
+    return lambda row: None if (i := position.get(row)) is None else one(i)
 
 
 def _add_one_by_one(

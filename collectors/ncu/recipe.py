@@ -71,6 +71,24 @@ class LaunchFigures:
     failed: str | None = None
     extras: tuple[float, ...] = ()
 
+    def each(self) -> Callable[[int], LaunchFigures]:
+        """Of figures of many launches (arrays: a plan run on a chunk), launch ``i``'s alone.
+
+        The arrays are made lists once: a chunk's thousands of single launches are read as
+        plain numbers, not one-element numpy values.
+        """
+        seconds: list[float] = self.duration_s.tolist()  # type: ignore[union-attr]
+        figures = [v.tolist() for v in self.values]  # type: ignore[attr-defined]
+        extras = [v.tolist() for v in self.extras]  # type: ignore[attr-defined]
+        return lambda i: LaunchFigures(
+            duration_s=seconds[i],
+            duration=self.duration,
+            plan=self.plan,
+            values=tuple([v[i] for v in figures]),
+            missing=self.missing,
+            extras=tuple([v[i] for v in extras]),
+        )
+
     def figures(self, kind: str) -> dict[str, Figure]:
         """``kind`` = "flops" or "bytes": the figures by precision or tier."""
         if self.plan is None:
