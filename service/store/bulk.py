@@ -43,6 +43,9 @@ def insert_rows(session: StoreSession, table: sa.Table, rows: Iterable[Mapping[s
     Neither COPY nor the driver's ``executemany`` (SQLite) applies a column's Python-side
     default: a row gives every column it fills.
     """
+    if session.get_bind().dialect.name == "sqlite":
+        _insert_by_driver(session, table, rows)
+        return
     chunks = _chunks(rows)
     first = next(chunks, None)
     if first is None:
@@ -50,14 +53,21 @@ def insert_rows(session: StoreSession, table: sa.Table, rows: Iterable[Mapping[s
     if _postgres(session) and len(first) >= _COPY_FROM:
         _copy(session, table.name, list(first[0]), itertools.chain([first], chunks), table)
         return
-    dialect = session.get_bind().dialect
-    if dialect.name == "sqlite":
-        every = itertools.chain(first, itertools.chain.from_iterable(chunks))  # streamed
-        columns = list(first[0])
-        driver_executemany(session, table, columns, _bound(table, dialect, columns, every))
-        return
     for chunk in itertools.chain([first], chunks):
         session.execute(sa.insert(table), chunk)
+
+
+def _insert_by_driver(
+    session: StoreSession, table: sa.Table, rows: Iterable[Mapping[str, Any]]
+) -> None:
+    """``rows`` bound (``_bound``) and streamed to ``driver_executemany``: SQLite."""
+    it = iter(rows)
+    first = next(it, None)
+    if first is None:
+        return
+    columns, dialect = list(first), session.get_bind().dialect
+    every = itertools.chain([first], it)
+    driver_executemany(session, table, columns, _bound(table, dialect, columns, every))
 
 
 def driver_executemany(
