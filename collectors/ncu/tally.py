@@ -12,6 +12,11 @@ counted, so read by pandas and refused by the careful reader: an extra cell that
 or unquoted at a row's end (a trailing comma), whose text pandas drops. The counts are
 totals over the file: two faults that cancel out (a row with an extra quoted cell and
 another with a quoted cell too few) pass. ncu writes none of these.
+
+Blank lines at the end of the file (an editor's, a concatenation's) are no rows to either
+reader, so they are not counted: a million-launch page ending in one was left to the
+careful reader, 144 s and 4.9 GB against 50 s and 1.2 GB. A blank line between rows is
+still seen.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ class Tally:
         self.handle = handle
         self.counts = dict.fromkeys(_PATTERNS + _CR_PATTERNS, 0)
         self._tail = ""  # the last two characters read: a pattern may straddle two reads
+        self._ends_after_text = 0  # line ends after the last other character read
 
     def read(self, size: int = -1) -> str:
         """Up to ``size`` characters of the handle, counted."""
@@ -41,7 +47,13 @@ class Tally:
         if self.counts["\r"] > returns or "\r" in self._tail:
             self._count(_CR_PATTERNS, text)
         self._tail = (self._tail + text[-2:])[-2:]
+        self._note_end(text)
         return text
+
+    def _note_end(self, text: str) -> None:
+        body = len(text.rstrip("\r\n"))
+        ends = text.count("\n", body)
+        self._ends_after_text = ends if body else self._ends_after_text + ends
 
     def _count(self, patterns: tuple[str, ...], text: str) -> None:
         joined, boundary = self._tail + text[:2], len(self._tail)
@@ -52,9 +64,14 @@ class Tally:
         return iter(self.read, "")
 
     def whole_rows(self, rows: int, width: int) -> bool:
-        """Whether the text read is ``rows`` lines of ``width`` quoted cells each."""
-        n = self.counts
-        return n["\n"] == rows and n['","'] == rows * (width - 1) and n["\r"] == n["\r\n"]
+        """Whether the text read is ``rows`` lines of ``width`` quoted cells each.
+
+        Blank lines after the last row are left out: the last row's own line end is the
+        first of the line ends that close the text.
+        """
+        n, blank = self.counts, max(0, self._ends_after_text - 1)
+        lines = n["\n"] - blank
+        return lines == rows and n['","'] == rows * (width - 1) and n["\r"] == n["\r\n"]
 
 
 def _across(joined: str, boundary: int, pattern: str) -> int:

@@ -51,3 +51,12 @@ def test_an_extra_cell_unquoted_at_a_rows_end_is_not_counted(extra: str) -> None
 def test_a_line_break_inside_a_cell_is_seen() -> None:
     # pandas reads three rows here, ncu wrote four lines: one kernel name broken in two
     assert not _whole(f'{ROW}\n"1","a\nb","2"\n{ROW}\n', rows=3)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 262_144])
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+@pytest.mark.parametrize("blank", [1, 3])
+def test_blank_lines_after_the_last_row_are_no_rows(size: int, end: str, blank: int) -> None:
+    """Neither reader makes rows of them: a page ending in one stays on the fast readers."""
+    assert _whole((ROW + end) * 3 + end * blank, size)
+    assert not _whole((ROW + end) * 3 + end * blank, size, rows=4)
