@@ -16,7 +16,7 @@ from collectors.errors import CollectorError, TooManyKernels
 from collectors.gcpause import paused_gc
 from collectors.identity import KeyOptions, normalise_name
 from collectors.physics import MAX_DURATION_S, run_fault
-from collectors.registry import all_collectors, detect, get
+from collectors.registry import all_collectors, detect, get, installed_collectors
 from collectors.safety import MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
 from collectors.workmodel import WorkModel, apply_work_models
@@ -40,6 +40,7 @@ __all__ = [
     "collect_columns",
     "detect",
     "get",
+    "installed_collectors",
     "normalise_name",
     "paused_gc",
     "run_fault",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -54,6 +54,22 @@ def discover(builtins: Iterable[str], group: str) -> list[PluginSpec]:
     found = [PluginSpec(spec) for spec in builtins]
     found += [PluginSpec(ep.value, f"{group}:{ep.name}") for ep in entry_points(group=group)]
     return found
+
+
+def installed(group: str) -> tuple[str, ...]:
+    """Each entry point of ``group`` as ``name = value (distribution version)``, sorted.
+
+    What names the plugins a result depends on (a digest of an ingest's inputs): upgrading
+    a plugin's distribution changes it.
+    """
+    return tuple(
+        sorted(f"{ep.name} = {ep.value} ({_distribution(ep)})" for ep in entry_points(group=group))
+    )
+
+
+def _distribution(entry: EntryPoint) -> str:
+    dist = entry.dist
+    return f"{dist.name} {dist.version}" if dist is not None else "no distribution"
 
 
 def load(

@@ -61,6 +61,11 @@ def loaded_collectors() -> tuple[plugins.LoadedPlugin[Collector], ...]:
     return tuple(sorted(first.values(), key=lambda p: -p.obj.priority))
 
 
+def installed_collectors() -> tuple[str, ...]:
+    """The collector plugins installed (``plugins.installed``); the built-ins are roofguard's."""
+    return plugins.installed(ENTRY_POINT_GROUP)
+
+
 def all_collectors() -> tuple[type[Collector], ...]:
     """Every registered collector class, highest priority first; names are unique."""
     return tuple(plugin.obj for plugin in loaded_collectors())

@@ -9,8 +9,10 @@ import typer
 
 from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
+from service.errors import BadInput, StoreUnavailable
 from service.pipeline.check import store_run
 from service.pipeline.hugerun import clocked, read_columns, refuse_unstorable_columns
+from service.pipeline.inputdigest import ingest_digest
 from service.pipeline.intake import parse_timestamp
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
@@ -18,6 +20,8 @@ from service.pipeline.runmeta import RunMeta, parse_kind
 from service.pipeline.storable import refuse_unstorable
 from service.progress import stage
 from service.store.batch_ingest import ingest_columns
+from service.store.db import DEFAULT_SQLITE_PATH, core_scope, open_store
+from service.store.ingestinputs import remember_inputs, run_of_inputs
 
 if TYPE_CHECKING:
     from collectors.schema import RunRecord
@@ -55,6 +59,11 @@ def ingest_command(
         runner=runner,
     )
     limits = cli_limits()
+    digest = ingest_digest(files, meta=meta, config=cfg, limits=limits)
+    before = _run_of_inputs(url, digest)
+    if before is not None:  # the same files and flags were stored: nothing to read
+        typer.echo(f"already ingested as run {before} (same content)")
+        return
     where = ", ".join(map(str, files))
     with stage("reading the reports"):  # a huge run's: a minute and more
         # One big file is read as columns where it can be (the same stored run, see hugerun).
@@ -75,7 +84,28 @@ def ingest_command(
             columns.head = run
             band = cfg.rules.borderline_band
             result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
+        if digest is not None:
+            remember_inputs(session, digest, result.run_id)
     _say(run, result, None if columns is None else columns.unmeasured_count)
+
+
+def _run_of_inputs(url: str | None, digest: str | None) -> int | None:
+    """The run an ingest of the same inputs stored; None also where there is no store yet.
+
+    A store that is missing or behind its migrations is not an error here: the ingest goes
+    on and says so where it always did, after reading the files.
+    """
+    if digest is None or (url is None and not DEFAULT_SQLITE_PATH.exists()):
+        return None  # (the default store's folder is made by the ingest, not by this look)
+    try:
+        engine = open_store(url, create=False)
+    except (BadInput, StoreUnavailable):
+        return None
+    try:
+        with core_scope(engine, readonly=True) as session:
+            return run_of_inputs(session, digest)
+    finally:
+        engine.dispose()
 
 
 def _say(run: RunRecord, result: IngestResult, unmeasured: int | None) -> None:

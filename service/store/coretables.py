@@ -261,3 +261,11 @@ UPLOAD_CLAIMS = sa.Table(
     sa.Column("answer", sa.LargeBinary, nullable=True),  # zlib-compressed JSON
     sa.Index("ix_upload_claims_claimed_at", "claimed_at"),
 )
+
+INGEST_INPUTS = sa.Table(
+    "ingest_inputs",
+    METADATA,
+    _text("input_digest", 64, primary_key=True),
+    _int("run_id", _fk("runs.id", ondelete="CASCADE"), index=True),
+    _created(),
+)

@@ -329,3 +329,20 @@ class UploadClaim(SQLModel, table=True):
     lease_until: datetime = _ts()
     run_id: int | None = Field(default=None, foreign_key="runs.id", ondelete="CASCADE")
     answer: bytes | None = Field(default=None, sa_type=sa.LargeBinary)
+
+
+class IngestInputs(SQLModel, table=True):
+    """What an ``ingest`` was given (``service.pipeline.inputdigest``) and the run it stored.
+
+    The digest covers roofguard's version, the collector plugins, the flags but the timestamp,
+    the config, the limits and each file's bytes: the same digest again is the same run, found
+    without reading the files (``service.store.ingestinputs``). Several digests may name one
+    run (files that differ only in what the content hash leaves out); deleting the run deletes
+    them.
+    """
+
+    __tablename__ = "ingest_inputs"
+
+    input_digest: str = Field(sa_type=sa.String(64), primary_key=True)
+    run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", index=True)
+    created_at: datetime = _ts(default_factory=utcnow)

@@ -47,7 +47,7 @@ def test_the_upgrade_drops_the_newer_of_two_runs_that_differ_in_case_only(tmp_pa
     assert _ingest(report, url, "idem/cli") == 0
     assert _rows(url, "SELECT id FROM runs ORDER BY id") == [(1,), (2,)]
     _rows(url, "UPDATE alembic_version SET version_num = '0006'")
-    for table in ("run_columns", "upload_claims"):  # what the migrations after 0007 create
+    for table in ("run_columns", "upload_claims", "ingest_inputs"):  # made after 0007
         _rows(url, f"DROP TABLE {table}")
     for column in ("record_zlib", "judged"):  # what migrations 0011 and 0012 add
         _rows(url, f"ALTER TABLE runs DROP COLUMN {column}")
