@@ -22,7 +22,7 @@ from rules import Roof, RulesConfig
 from service.errors import BadInput
 from service.progress import stage
 from service.store.batch_place import place_chunk
-from service.store.bulk import copy_tuples, driver_executemany
+from service.store.bulk import copy_tuples, driver_executemany, refuse_defaulted_gaps
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.ids import kernel_ids, write_identity_of_columns
 from service.store.ingest import IngestResult, insert_run_row
@@ -168,6 +168,7 @@ def write_tuples(
     tuples, JSON columns written as ``json.dumps`` text as SQLAlchemy's JSON type writes them,
     without SQLAlchemy's processing of every value (a third of such an ingest on SQLite).
     """
+    refuse_defaulted_gaps(table, columns)
     as_json = [i for i, c in enumerate(columns) if isinstance(table.c[c].type, sa.JSON)]
     texts = (_json_in(row, as_json) for row in rows) if as_json else rows
     if session.get_bind().dialect.name == "postgresql":

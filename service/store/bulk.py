@@ -41,7 +41,7 @@ def insert_rows(session: StoreSession, table: sa.Table, rows: Iterable[Mapping[s
     """Insert ``rows`` (dicts with the same keys) into ``table``: COPY on PostgreSQL.
 
     Neither COPY nor the driver's ``executemany`` (SQLite) applies a column's Python-side
-    default: a row gives every column it fills.
+    default: rows that leave out a column with one are refused (``refuse_defaulted_gaps``).
     """
     if session.get_bind().dialect.name == "sqlite":
         _insert_by_driver(session, table, rows)
@@ -50,6 +50,7 @@ def insert_rows(session: StoreSession, table: sa.Table, rows: Iterable[Mapping[s
     first = next(chunks, None)
     if first is None:
         return
+    refuse_defaulted_gaps(table, first[0])
     if _postgres(session) and len(first) >= _COPY_FROM:
         _copy(session, table.name, list(first[0]), itertools.chain([first], chunks), table)
         return
@@ -65,9 +66,29 @@ def _insert_by_driver(
     first = next(it, None)
     if first is None:
         return
-    columns, dialect = list(first), session.get_bind().dialect
+    columns, dialect = refuse_defaulted_gaps(table, first), session.get_bind().dialect
     every = itertools.chain([first], it)
     driver_executemany(session, table, columns, _bound(table, dialect, columns, every))
+
+
+def refuse_defaulted_gaps(table: sa.Table, columns: Iterable[str]) -> list[str]:
+    """``columns``, unless a column with a Python-side default is not among them.
+
+    Neither COPY nor the driver's ``executemany`` applies such a default, and which of them
+    writes a run depends on the backend and its size; SQLAlchemy's insert would. A row that
+    left such a column out would store NULL, or fail on PostgreSQL and not on SQLite.
+
+    Raises:
+        ValueError: A column with a default is left out (a bug of the caller), named.
+    """
+    given = list(columns)
+    left_out = [c.name for c in table.c if c.default is not None and c.name not in given]
+    if left_out:
+        raise ValueError(
+            f"rows for {table.name} leave out {', '.join(left_out)}: COPY and executemany "
+            "apply no Python-side default, so every row must give it"
+        )
+    return given
 
 
 def driver_executemany(
@@ -190,7 +211,7 @@ def _scratch(
     quote = session.get_bind().dialect.identifier_preparer.quote
     chunks = _chunks(rows)
     first = next(chunks)
-    columns = list(first[0])
+    columns = refuse_defaulted_gaps(table, first[0])
     names = ", ".join(quote(c) for c in columns)
     scratch = f"copy_{uuid.uuid4().hex[:12]}"
     conn = session.connection()

@@ -18,6 +18,8 @@ import service.store.bulk as bulk
 import service.store.ingest as ingest_module
 from rules.placement import place_run
 from rules.roofline import Placement
+from service.store.batch_ingest import write_tuples
+from service.store.coretables import REPOSITORIES
 from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run, measurement_row
 from service.store.tables import Kernel, Measurement, table_of
@@ -218,3 +220,20 @@ def test_rows_go_by_binary_copy_where_every_column_has_a_binary_form():
     m = table_of(Measurement)
     assert all(bulk._binary_type(c.type) for c in m.c)
     assert bulk._binary_type(sa.DateTime()) is None  # such a table goes as text
+
+
+@pytest.mark.parametrize("rows", [1, N], ids=["one row", "by COPY"])
+def test_rows_that_leave_out_a_defaulted_column_are_refused(engine, rows):
+    """COPY and executemany apply no default: ``created_at`` would be NULL, or fail on one side."""
+    given = [{"name": f"acme/r{i}"} for i in range(rows)]
+    refused = pytest.raises(ValueError, match="rows for repositories leave out created_at")
+    with session_scope(engine) as session, refused:
+        bulk.insert_rows(session, REPOSITORIES, given)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM repositories")).scalar_one() == 0
+
+
+def test_tuples_that_leave_out_a_defaulted_column_are_refused(engine):
+    refused = pytest.raises(ValueError, match="rows for repositories leave out created_at")
+    with session_scope(engine) as session, refused:
+        write_tuples(session, REPOSITORIES, ["name"], [("acme/r",)])
