@@ -63,10 +63,15 @@ def _points(frame: pd.DataFrame) -> list[HistoryPoint]:
     return [HistoryPoint(**{str(k): _none_if_nan(v) for k, v in row.items()}) for row in rows]
 
 
-def _csv(frame: pd.DataFrame) -> str:
-    """The CSV history; text cells that a spreadsheet would run as formulas are quoted."""
+def history_csv(frame: pd.DataFrame) -> str:
+    """The CSV history; text cells that a spreadsheet would run as formulas are quoted.
+
+    Every column that may hold text is defused, whatever its dtype (object, string or
+    category): choosing text columns by dtype would skip a categorical one.
+    """
     table = frame.loc[:, list(CSV_COLUMNS)].copy()
-    for column in table.select_dtypes(include=["object", "string"]).columns:
+    text = table.select_dtypes(exclude=["number", "datetime", "datetimetz", "bool"]).columns
+    for column in text:
         table[column] = table[column].map(csv_cell)
     return table.to_csv(index=False, date_format="%Y-%m-%dT%H:%M:%SZ")
 
@@ -91,7 +96,7 @@ def read_kernel_history(
     frame = kernel_history(session=session, repo=repo, key=key, device=device)
     frame = frame.iloc[offset : offset + limit]
     if format == "csv":
-        return Response(_csv(frame), media_type="text/csv; charset=utf-8")
+        return Response(history_csv(frame), media_type="text/csv; charset=utf-8")
     points = _points(frame)
     return KernelHistoryPublic(repo=repo, key=key, data=points, count=len(points))
 

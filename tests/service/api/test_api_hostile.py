@@ -12,6 +12,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pandas as pd
 import pytest
 import sqlalchemy as sa
 from factories import make_kernel, make_run
@@ -19,6 +20,7 @@ from fastapi.testclient import TestClient
 from svc_helpers import Service, auth, start_live
 
 from service.api.app import create_app
+from service.api.routes.kernels import CSV_COLUMNS, history_csv
 from service.config import RoofguardConfig
 from service.settings import Settings
 from service.store.tables import RenderedView
@@ -220,6 +222,19 @@ def test_the_csv_export_never_hands_a_spreadsheet_a_formula(service, repo) -> No
     for row in rows:
         assert row["kernel_key"] == "'" + evil and row["branch"].startswith("'+cmd")
         assert float(row["time_s"]) > 0, "numbers stay numbers"
+
+
+@pytest.mark.parametrize("dtype", ["object", "str", "category"])
+def test_the_csv_export_defuses_text_whatever_its_dtype(dtype: str) -> None:
+    """A history frame whose text columns are categorical (as the digest's are) is defused too."""
+    row = dict.fromkeys(CSV_COLUMNS, "=1+1") | {"run_id": 1, "time_s": -0.5, "total_flops": 2.0}
+    row["timestamp"] = pd.Timestamp("2026-12-01T03:00:00Z")
+    frame = pd.DataFrame([row])
+    text = [c for c in CSV_COLUMNS if isinstance(row[c], str)]
+    frame = frame.astype(dict.fromkeys(text, dtype))
+    cells = next(csv.DictReader(io.StringIO(history_csv(frame))))
+    assert {cells[c] for c in text} == {"'=1+1"}
+    assert (cells["time_s"], cells["run_id"]) == ("-0.5", "1"), "numbers stay numbers"
 
 
 def test_repository_names_differing_only_in_case_share_one_history(service, repo) -> None:
