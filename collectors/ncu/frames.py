@@ -30,14 +30,16 @@ class Fallback(Exception):
 
 
 def ends_cleanly(path: str, width: int) -> bool:
-    """Whether the file ends with a newline after a full row (a cut file does not)."""
+    """Whether the file's last line is a full row (a cut file's is not).
+
+    ncu quotes every cell, so a row cut short ends without its quote or with cells missing;
+    line ends and blank lines after it are left out (``collectors.ncu.tally`` too).
+    """
     with open(path, "rb") as handle:
         handle.seek(0, os.SEEK_END)
         size = handle.tell()
         handle.seek(max(0, size - 65536))
         tail = handle.read()
-    if not tail.endswith(b"\n"):
-        return False
     last = tail.rstrip(b"\r\n").rsplit(b"\n", 1)[-1]
     return last.count(b'","') + 1 == width and last.startswith(b'"') and last.endswith(b'"')
 

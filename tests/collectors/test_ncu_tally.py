@@ -60,3 +60,15 @@ def test_blank_lines_after_the_last_row_are_no_rows(size: int, end: str, blank: 
     """Neither reader makes rows of them: a page ending in one stays on the fast readers."""
     assert _whole((ROW + end) * 3 + end * blank, size)
     assert not _whole((ROW + end) * 3 + end * blank, size, rows=4)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 262_144])
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+def test_a_last_row_without_its_line_end_is_a_row(size: int, end: str) -> None:
+    """A file written without a final newline: both readers read its last row."""
+    assert _whole((ROW + end) * 2 + ROW, size)
+    assert not _whole((ROW + end) * 2 + ROW, size, rows=2)
+
+
+def test_nothing_read_is_no_row() -> None:
+    assert _whole("", rows=0)

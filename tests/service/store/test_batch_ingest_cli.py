@@ -59,14 +59,18 @@ def test_ingest_by_columns_stores_the_records_run(
     assert _stored(tmp_path / "columns.db") == _stored(tmp_path / "records.db")
 
 
-def test_blank_lines_closing_a_page_keep_the_column_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("ending", [b"\n\n", b"\r\n", b""], ids=["blank lines", "CRLF", "none"])
+def test_how_a_page_ends_keeps_the_column_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: bytes
 ) -> None:
-    """A million-launch page ending in a blank line was read as records: 144 s against 50 s."""
+    """A million-launch page ending in a blank line was read as records: 144 s against 50 s.
+
+    So was one without a final newline. The run stored is the one the plain page gives.
+    """
     report = write_ncu(tmp_path / "run.csv", 400, gap_every=50)
     (tmp_path / "closed").mkdir()
     closed = tmp_path / "closed" / "run.csv"  # the same name: the record keeps it
-    closed.write_bytes(report.read_bytes() + b"\n\n")
+    closed.write_bytes(report.read_bytes().rstrip(b"\n") + ending)
     meta = RunMeta(repo="acme/kernels", commit="c" * 40, branch="main", device="H100-SXM5")
     assert hugerun.read_columns([closed], meta=meta, config=RoofguardConfig(), from_bytes=0)
     assert _ingest(closed, tmp_path / "closed.db", columns=True, monkeypatch=monkeypatch) == 0
