@@ -50,4 +50,6 @@ def broken(path: str, line: int, exc: csv.Error) -> MalformedReport:
             "(a quote left open, or not a report)"
         )
         return MalformedReport(path, line, None, reason)
+    if "unexpected end of data" in str(exc):
+        return MalformedReport(path, line, None, "a quoted cell is not closed (a cut file?)")
     return MalformedReport(path, line, None, f"broken CSV: {exc}")

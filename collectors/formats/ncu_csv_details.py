@@ -64,7 +64,9 @@ class NcuCsvDetails(Collector):
         with path.open(encoding="utf-8", newline="") as handle:
             prelude, header_line = csvio.read_prelude(handle, where)
             rows = csvio.numbered(
-                csv.reader(itertools.chain([header_line], handle)), prelude.header_line - 1, where
+                csv.reader(itertools.chain([header_line], handle), strict=True),
+                prelude.header_line - 1,
+                where,
             )
             _, header = next(rows)
             col = self._columns(header, prelude.header_line)

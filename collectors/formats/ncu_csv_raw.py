@@ -302,13 +302,34 @@ def split_row(line: str, path: str, number: int) -> list[str]:
 
 
 def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[int, list[str]]]:
-    """Data rows with their 1-based line numbers, read one line at a time."""
+    """Data rows with their 1-based line numbers, read one line at a time.
+
+    Raises:
+        MalformedReport: The last row stops inside a quoted cell (a cut file), which the csv
+            module would take as a shorter value.
+    """
+    for number, text, last in csvio.with_last(_data_lines(handle, path, header_line)):
+        if last:
+            _refuse_open_quote(text, path, number)
+        yield number, split_row(text, path, number)
+
+
+def _data_lines(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[int, str]]:
     for number, line in enumerate(csvio.lines(handle, path), start=header_line + 1):
         text = line.rstrip("\r\n")
         # ncu's own messages also trail the table (``==PROF== Disconnected ...``) when stdout
         # is captured; they are never data.
         if text and not _NCU_MESSAGE.match(text):
-            yield number, split_row(text, path, number)
+            yield number, text
+
+
+def _refuse_open_quote(text: str, path: str, number: int) -> None:
+    """A line break inside a cell is refused by the row's width; the file's end is not."""
+    try:
+        next(csv.reader([text], strict=True), None)
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            raise csvrows.broken(path, number, exc) from None
 
 
 def _picker(indices: list[int]) -> Callable[[list[str]], Sequence[str]]:

@@ -72,7 +72,7 @@ class NvbenchCsv(Collector):
 
     def parse(self, path: Path) -> RunRecord:
         """Read every state row."""
-        rows = csvrows.numbered(csv.reader(io.StringIO(read_text(path))), str(path))
+        rows = csvrows.numbered(csv.reader(io.StringIO(read_text(path)), strict=True), str(path))
         _, header = next(rows, (1, []))
         if tuple(header[:3]) != _HEAD or "Skipped" not in header:
             raise MalformedReport(str(path), 1, None, "not an nvbench --csv header")

@@ -120,7 +120,7 @@ class RoofguardCsv(Collector):
         if not body:
             raise MalformedReport(str(path), None, None, "no header line")
         rows = csvrows.numbered(
-            csv.reader(line for _, line in body), str(path), lambda n: body[n - 1][0]
+            csv.reader((line for _, line in body), strict=True), str(path), lambda n: body[n - 1][0]
         )
         header = [c.strip() for c in next(rows)[1]]
         _check_header(header, path)

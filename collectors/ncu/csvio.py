@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from collectors import csvrows
 from collectors.errors import MalformedReport, launch_label, shown
@@ -187,8 +187,12 @@ def where(line: int, launch_id: str | None) -> str:
     return f"{line} ({launch_label(launch_id)})" if launch_id else str(line)
 
 
-def with_last(rows: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str], bool]]:
-    """Each row with whether it is the file's last: a short row there is a cut file."""
+#: A data row (its cells) or a data line (its text).
+_Row = TypeVar("_Row")
+
+
+def with_last(rows: Iterator[tuple[int, _Row]]) -> Iterator[tuple[int, _Row, bool]]:
+    """Each row (or line) with whether it is the file's last: a short row there is a cut file."""
     ahead = next(rows, None)
     while ahead is not None:
         (line, row), ahead = ahead, next(rows, None)

@@ -1,0 +1,57 @@
+"""A report cut inside its last quoted cell is refused, not read with a shorter last value.
+
+The csv module takes a quote left open at the end of its input as the end of the cell: a
+raw page cut two digits into its last metric was read, that metric a hundredth of its value
+(the careful reader), and a details page alike. The cut lost the closing quote, so the
+file says it is cut; each reader now says so, naming the line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import collectors
+from collectors.errors import MalformedReport
+
+#: Every CSV report of the corpus whose last cell is quoted (ncu quotes every cell).
+QUOTED = [
+    "ncu-csv/AndrewXu22_optimal_unified_memory__lassen_nsight_cfd_097K.log",
+    "ncu-csv/Gardenia-Tian_LearningNote4Dev__gemm_output_sgemm.csv",
+    "ncu-csv/Lashi0812_CudaProgramming__ncu_reduceInteger.csv",
+    "ncu-csv/brycelelbach_nsightful__copy_blocked.csv",
+    "ncu-csv/leleucas_Actual-Parameter-Collection__bert_flashattn_nsight.csv",
+    "ncu-csv/leleucas_Actual-Parameter-Collection__interpolate_nsight_virtual.csv",
+    "ncu-csv/meinie0826_Roofline-Analysis__torch_sdpa_flash__gqa_bf16_b32_ctx8k_p64.ncu.csv",
+    "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv",
+]
+
+
+@pytest.mark.parametrize("name", QUOTED, ids=lambda n: Path(n).stem[:40])
+def test_a_report_cut_inside_its_last_cell_is_refused(
+    name: str, corpus_dir: Path, tmp_path: Path
+) -> None:
+    source = corpus_dir / name
+    collectors.collect(source)  # whole, it reads
+    body = source.read_bytes().rstrip(b"\r\n")
+    assert body.endswith(b'"')
+    opening = body.rindex(b'"', 0, len(body) - 1)
+    kept = max(1, len(body) - opening - 4)  # the last cell's text, less two characters
+    cut = tmp_path / source.name
+    cut.write_bytes(body[: opening + 1 + kept])  # its closing quote lost too
+    lines = body.count(b"\n") + 1
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(cut)
+    assert info.value.reason == "a quoted cell is not closed (a cut file?)"
+    assert info.value.row == str(lines)
+
+
+def test_a_roofguard_csv_cut_inside_a_quoted_name_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text('duration_s,name\n1e-3,"void k<float, 128>(float*)"\n', encoding="utf-8")
+    assert collectors.collect(path).kernels[0].name == "void k<float, 128>(float*)"
+    path.write_text('duration_s,name\n1e-3,"void k<float, 12', encoding="utf-8")
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(path)
+    assert (info.value.row, info.value.reason) == ("2", "a quoted cell is not closed (a cut file?)")
