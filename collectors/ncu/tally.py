@@ -15,9 +15,9 @@ another with a quoted cell too few) pass. ncu writes none of these.
 
 Blank lines at the end of the file (an editor's, a concatenation's) are no rows to either
 reader, so they are not counted: a million-launch page ending in one was left to the
-careful reader, 144 s and 4.9 GB against 50 s and 1.2 GB. A blank line between rows is
-still seen. A last row without its line end (a file written without a final newline) is
-a row to both readers too, and counted as one.
+careful reader, and found stored in 144 s and 4.9 GB against 19 s and 0.6 GB as columns. A
+blank line between rows is still seen. A last row without its line end (a file written
+without a final newline) is a row to both readers too, and counted as one.
 """
 
 from __future__ import annotations

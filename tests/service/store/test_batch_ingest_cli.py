@@ -63,7 +63,7 @@ def test_ingest_by_columns_stores_the_records_run(
 def test_how_a_page_ends_keeps_the_column_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: bytes
 ) -> None:
-    """A million-launch page ending in a blank line was read as records: 144 s against 50 s.
+    """A million-launch page ending in a blank line was read as records: 144 s against 19 s.
 
     So was one without a final newline. The run stored is the one the plain page gives.
     """
