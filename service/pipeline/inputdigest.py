@@ -1,12 +1,12 @@
 """One digest of what an ``ingest`` was given, so that the same inputs find their stored run.
 
 Re-ingesting a file (a CI job re-run) read and hashed it whole before it could say "already
-ingested": 12.9 s for a million-launch ncu page, where reading its bytes takes a fraction of
-a second. The stored run depends on the files' bytes and on how roofguard reads them: its
-version and collector plugins, the command's flags, the config (identity keys, work models,
-devices, roofs) and the limits. The digest covers all of them but the timestamp, which the
-content hash leaves out as well (``service.store.ids``): inputs of the same digest make the
-same stored run, so ``service.store.ingestinputs`` may answer for them.
+ingested": 16 s for a million-launch ncu page, whose bytes take 0.15 s to hash. The stored
+run depends on the files' bytes and on how roofguard reads them: its version and collector
+plugins, the command's flags, the config (identity keys, work models, devices, roofs) and
+the limits. The digest covers all of them but the timestamp, which the content hash leaves
+out as well (``service.store.ids``): inputs of the same digest make the same stored run, so
+``service.store.ingestinputs`` may answer for them.
 """
 
 from __future__ import annotations

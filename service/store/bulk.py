@@ -75,8 +75,8 @@ def refuse_defaulted_gaps(table: sa.Table, columns: Iterable[str]) -> list[str]:
     """``columns``, unless a column with a Python-side default is not among them.
 
     Neither COPY nor the driver's ``executemany`` applies such a default, and which of them
-    writes a run depends on the backend and its size; SQLAlchemy's insert would. A row that
-    left such a column out would store NULL, or fail on PostgreSQL and not on SQLite.
+    writes a run depends on the backend and its size; SQLAlchemy's insert, which writes a
+    small PostgreSQL batch, would. A row without a NOT NULL one failed on all but that path.
 
     Raises:
         ValueError: A column with a default is left out (a bug of the caller), named.
