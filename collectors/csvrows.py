@@ -53,3 +53,20 @@ def broken(path: str, line: int, exc: csv.Error) -> MalformedReport:
     if "unexpected end of data" in str(exc):
         return MalformedReport(path, line, None, "a quoted cell is not closed (a cut file?)")
     return MalformedReport(path, line, None, f"broken CSV: {exc}")
+
+
+def refuse_open_quote(path: str, line: int, text: str) -> None:
+    """Refuse ``text``, the file's last line, if it stops inside a quoted cell (a cut file).
+
+    The csv module, not strict, ends such a cell at the end of its input: a value cut short
+    would be read as whole. Strict parsing is kept to this line: over a whole file it would
+    also refuse text after a closing quote, which these readers have always taken.
+
+    Raises:
+        MalformedReport: "a quoted cell is not closed (a cut file?)", naming ``line``.
+    """
+    try:
+        next(csv.reader([text], strict=True), None)
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            raise broken(path, line, exc) from None

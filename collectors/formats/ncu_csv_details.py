@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collectors import csvrows
 from collectors.base import Collector
 from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, labels, recipe
@@ -63,18 +64,21 @@ class NcuCsvDetails(Collector):
         self._units: dict[str, float] = {}
         with path.open(encoding="utf-8", newline="") as handle:
             prelude, header_line = csvio.read_prelude(handle, where)
-            rows = csvio.numbered(
-                csv.reader(itertools.chain([header_line], handle), strict=True),
-                prelude.header_line - 1,
-                where,
-            )
+            reader = csv.reader(itertools.chain([header_line], handle))
+            rows = csvio.numbered(reader, prelude.header_line - 1, where)
             _, header = next(rows)
             col = self._columns(header, prelude.header_line)
             facts = self._read(builder, col, rows)
+            self._refuse_cut_end(prelude.header_line - 1 + reader.line_num)
         cc = builder.device_key[1] if builder.device_key else None
         device, notes = device_info(facts, self.options, cc, prelude.device)
         profiler, _ = profiler_info(None, None)
         return builder.build(device, profiler, notes)
+
+    def _refuse_cut_end(self, lines_read: int) -> None:
+        """A last value cut inside its quotes reads as whole to the csv module (``csvrows``)."""
+        last, ends = csvio.last_line(self._path)
+        csvrows.refuse_open_quote(self._path, lines_read - max(0, ends - 1), last)
 
     def _columns(self, header: list[str], line: int) -> dict[str, int]:
         for name in REQUIRED:

@@ -310,7 +310,7 @@ def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[in
     """
     for number, text, last in csvio.with_last(_data_lines(handle, path, header_line)):
         if last:
-            _refuse_open_quote(text, path, number)
+            _refuse_cut_last_line(text, path, number)
         yield number, split_row(text, path, number)
 
 
@@ -323,13 +323,15 @@ def _data_lines(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[i
             yield number, text
 
 
-def _refuse_open_quote(text: str, path: str, number: int) -> None:
-    """A line break inside a cell is refused by the row's width; the file's end is not."""
-    try:
-        next(csv.reader([text], strict=True), None)
-    except csv.Error as exc:
-        if "unexpected end of data" in str(exc):
-            raise csvrows.broken(path, number, exc) from None
+def _refuse_cut_last_line(text: str, path: str, number: int) -> None:
+    """A last line cut inside a quoted cell, or right after a separator (its width is whole).
+
+    ncu quotes every cell, so a line ending in ``,`` lost its last cell; a line break inside
+    a cell mid-file is refused by the row's width instead.
+    """
+    csvrows.refuse_open_quote(path, number, text)
+    if text.endswith(","):
+        raise MalformedReport(path, number, None, "the row ends in a separator (a cut file?)")
 
 
 def _picker(indices: list[int]) -> Callable[[list[str]], Sequence[str]]:

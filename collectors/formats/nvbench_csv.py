@@ -72,7 +72,9 @@ class NvbenchCsv(Collector):
 
     def parse(self, path: Path) -> RunRecord:
         """Read every state row."""
-        rows = csvrows.numbered(csv.reader(io.StringIO(read_text(path)), strict=True), str(path))
+        text = read_text(path)
+        _refuse_cut_end(text, str(path))
+        rows = csvrows.numbered(csv.reader(io.StringIO(text)), str(path))
         _, header = next(rows, (1, []))
         if tuple(header[:3]) != _HEAD or "Skipped" not in header:
             raise MalformedReport(str(path), 1, None, "not an nvbench --csv header")
@@ -151,3 +153,11 @@ class NvbenchCsv(Collector):
             notes=tuple(notes),
             sources=(SourceRef(path=str(path), format=self.name),),
         )
+
+
+def _refuse_cut_end(text: str, path: str) -> None:
+    """The last non-blank line may not stop inside a quoted cell (``csvrows``)."""
+    lines = text.splitlines()
+    last = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), None)
+    if last is not None:
+        csvrows.refuse_open_quote(path, last, lines[last - 1])

@@ -119,8 +119,9 @@ class RoofguardCsv(Collector):
         meta, body = _lines(read_text(path))
         if not body:
             raise MalformedReport(str(path), None, None, "no header line")
+        csvrows.refuse_open_quote(str(path), *body[-1])
         rows = csvrows.numbered(
-            csv.reader((line for _, line in body), strict=True), str(path), lambda n: body[n - 1][0]
+            csv.reader(line for _, line in body), str(path), lambda n: body[n - 1][0]
         )
         header = [c.strip() for c in next(rows)[1]]
         _check_header(header, path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -202,3 +203,16 @@ def with_last(rows: Iterator[tuple[int, _Row]]) -> Iterator[tuple[int, _Row, boo
 def short_row(fields: int, need: int, *, last: bool) -> str:
     """The reason for a row of ``fields`` cells where ``need`` are needed."""
     return f"row has {fields} fields, needs {need}" + (" (truncated file?)" if last else "")
+
+
+def last_line(path: str) -> tuple[str, int]:
+    """The file's last line that is not blank, and how many line ends follow it.
+
+    Read from the file's last 64 KB (a longer last line comes back cut at its start).
+    """
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, handle.tell() - 65536))
+        tail = handle.read().decode("utf-8", "replace")
+    body = tail.rstrip("\r\n")
+    return body.rsplit("\n", 1)[-1].rstrip("\r"), tail.count("\n", len(body))

@@ -10,11 +10,10 @@ re-reads the file and names the row and field.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from collectors.ncu import recipe
+from collectors.ncu import csvio, recipe
 from collectors.ncu.aggregate import RunBuilder
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.ncu.tally import Tally
@@ -35,13 +34,8 @@ def ends_cleanly(path: str, width: int) -> bool:
     ncu quotes every cell, so a row cut short ends without its quote or with cells missing;
     line ends and blank lines after it are left out (``collectors.ncu.tally`` too).
     """
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        handle.seek(max(0, size - 65536))
-        tail = handle.read()
-    last = tail.rstrip(b"\r\n").rsplit(b"\n", 1)[-1]
-    return last.count(b'","') + 1 == width and last.startswith(b'"') and last.endswith(b'"')
+    last, _ = csvio.last_line(path)
+    return last.count('","') + 1 == width and last.startswith('"') and last.endswith('"')
 
 
 def read(

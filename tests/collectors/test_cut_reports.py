@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ncu_files import write_raw
 
 import collectors
 from collectors.errors import MalformedReport
 
+METRICS = [("gpu__time_duration.sum", "nsecond"), ("dram__bytes.sum", "byte")]
 #: Every CSV report of the corpus whose last cell is quoted (ncu quotes every cell).
 QUOTED = [
     "ncu-csv/AndrewXu22_optimal_unified_memory__lassen_nsight_cfd_097K.log",
@@ -55,3 +57,33 @@ def test_a_roofguard_csv_cut_inside_a_quoted_name_is_refused(tmp_path: Path) -> 
     with pytest.raises(MalformedReport) as info:
         collectors.collect(path)
     assert (info.value.row, info.value.reason) == ("2", "a quoted cell is not closed (a cut file?)")
+
+
+def test_a_raw_page_cut_right_after_a_separator_is_refused(tmp_path: Path) -> None:
+    """Its last row has the header's width, an empty last cell: the metric would be lost."""
+    source = write_raw(
+        tmp_path / "whole.csv", METRICS, [(1, "k", ["1000", "2"]), (2, "j", ["3", "4"])]
+    )
+    body = source.read_bytes().rstrip(b"\r\n")
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(body[: body.rindex(b'","') + 2])  # ends '...,"3",'
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(cut)
+    assert info.value.reason == "the row ends in a separator (a cut file?)"
+    assert info.value.row == str(body.count(b"\n") + 1)
+
+
+def test_text_after_a_closing_quote_still_reads(corpus_dir: Path, tmp_path: Path) -> None:
+    """Only the end of the file is parsed strictly: a space after a quote reads as before."""
+    path = tmp_path / "r.csv"
+    path.write_text('name,duration_s\n"k 1" ,0.001\nk2,"0.002" \n', encoding="utf-8")
+    assert [(k.name, k.duration_s) for k in collectors.collect(path).kernels] == [
+        ("k 1", 0.001),
+        ("k2", 0.002),
+    ]
+    details = corpus_dir / QUOTED[1]
+    lines = details.read_bytes().split(b"\n")
+    lines[len(lines) // 2] += b" "  # a space after a row's last quote, mid-file
+    spaced = tmp_path / details.name
+    spaced.write_bytes(b"\n".join(lines))
+    assert len(collectors.collect(spaced).kernels) == len(collectors.collect(details).kernels)
