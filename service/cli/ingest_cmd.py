@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from sqlalchemy.exc import SQLAlchemyError
 
 from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
 from service.errors import BadInput, StoreUnavailable
 from service.pipeline.check import store_run
 from service.pipeline.hugerun import clocked, read_columns, refuse_unstorable_columns
-from service.pipeline.inputdigest import ingest_digest
-from service.pipeline.intake import parse_timestamp
+from service.pipeline.inputdigest import InputDigest, ingest_digest
+from service.pipeline.intake import parse_timestamp, refuse_future
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
@@ -25,6 +26,8 @@ from service.store.ingestinputs import remember_inputs, run_of_inputs
 
 if TYPE_CHECKING:
     from collectors.schema import RunRecord
+    from service.config import RoofguardConfig
+    from service.pipeline.storable import StoreLimits
     from service.store.ingest import IngestResult
 
 
@@ -59,8 +62,7 @@ def ingest_command(
         runner=runner,
     )
     limits = cli_limits()
-    digest = ingest_digest(files, meta=meta, config=cfg, limits=limits)
-    before = _run_of_inputs(url, digest)
+    digest, before = _stored_before(files, meta, cfg, limits, url)
     if before is not None:  # the same files and flags were stored: nothing to read
         typer.echo(f"already ingested as run {before} (same content)")
         return
@@ -84,26 +86,41 @@ def ingest_command(
             columns.head = run
             band = cfg.rules.borderline_band
             result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
-        if digest is not None:
-            remember_inputs(session, digest, result.run_id)
+        if digest is not None and digest.unchanged():  # a file rewritten meanwhile: no digest
+            remember_inputs(session, digest.hexdigest, result)
     _say(run, result, None if columns is None else columns.unmeasured_count)
 
 
-def _run_of_inputs(url: str | None, digest: str | None) -> int | None:
+def _stored_before(
+    files: list[Path], meta: RunMeta, cfg: RoofguardConfig, limits: StoreLimits, url: str | None
+) -> tuple[InputDigest | None, int | None]:
+    """The digest of the inputs, and the run stored from the same ones, if any.
+
+    The timestamp is left out of the digest, so a future one is refused here, as a read would.
+    """
+    if meta.timestamp is not None:
+        refuse_future(meta.timestamp, where="--timestamp")
+    digest = ingest_digest(files, meta=meta, config=cfg, limits=limits)
+    return digest, _run_of_inputs(url, digest)
+
+
+def _run_of_inputs(url: str | None, digest: InputDigest | None) -> int | None:
     """The run an ingest of the same inputs stored; None also where there is no store yet.
 
-    A store that is missing or behind its migrations is not an error here: the ingest goes
-    on and says so where it always did, after reading the files.
+    A store that is missing, behind its migrations or broken is not an error here: the
+    ingest goes on and says so where it always did, after reading the files.
     """
     if digest is None or (url is None and not DEFAULT_SQLITE_PATH.exists()):
         return None  # (the default store's folder is made by the ingest, not by this look)
     try:
         engine = open_store(url, create=False)
-    except (BadInput, StoreUnavailable):
+    except (BadInput, StoreUnavailable, SQLAlchemyError):
         return None
     try:
         with core_scope(engine, readonly=True) as session:
-            return run_of_inputs(session, digest)
+            return run_of_inputs(session, digest.hexdigest)
+    except (StoreUnavailable, SQLAlchemyError):
+        return None
     finally:
         engine.dispose()
 

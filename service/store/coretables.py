@@ -267,5 +267,6 @@ INGEST_INPUTS = sa.Table(
     METADATA,
     _text("input_digest", 64, primary_key=True),
     _int("run_id", _fk("runs.id", ondelete="CASCADE"), index=True),
+    _text("content_hash", 64),
     _created(),
 )

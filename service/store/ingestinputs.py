@@ -10,19 +10,35 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from service.store.coretables import INGEST_INPUTS as _INPUTS
+from service.store.coretables import RUNS as _RUNS
 from service.store.coretables import utcnow
+from service.store.ingest import IngestResult
 from service.store.sessions import StoreSession
 
 
 def run_of_inputs(session: StoreSession, digest: str) -> int | None:
-    """The run stored from inputs of this digest, or None."""
-    stmt = sa.select(_INPUTS.c.run_id).where(_INPUTS.c.input_digest == digest)
+    """The run stored from inputs of this digest, while it holds the content it held; or None.
+
+    The content hash is checked: a run deleted by hand where foreign keys were off (SQLite's
+    shell) leaves its digests, and SQLite gives its id to the next run.
+    """
+    i, r = _INPUTS.c, _RUNS.c
+    stmt = (
+        sa.select(i.run_id)
+        .join(_RUNS, sa.and_(r.id == i.run_id, r.content_hash == i.content_hash))
+        .where(i.input_digest == digest)
+    )
     found = session.execute(stmt).scalar()
     return None if found is None else int(found)
 
 
-def remember_inputs(session: StoreSession, digest: str, run_id: int) -> None:
-    """Keep ``digest`` for ``run_id``; a digest kept already (a concurrent ingest) stays."""
+def remember_inputs(session: StoreSession, digest: str, stored: IngestResult) -> None:
+    """Keep ``digest`` for the run stored; a digest kept already (a concurrent ingest) stays."""
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    stmt = dialect.insert(_INPUTS).values(input_digest=digest, run_id=run_id, created_at=utcnow())
+    stmt = dialect.insert(_INPUTS).values(
+        input_digest=digest,
+        run_id=stored.run_id,
+        content_hash=stored.content_hash,
+        created_at=utcnow(),
+    )
     session.execute(stmt.on_conflict_do_nothing())

@@ -338,11 +338,14 @@ class IngestInputs(SQLModel, table=True):
     the config, the limits and each file's bytes: the same digest again is the same run, found
     without reading the files (``service.store.ingestinputs``). Several digests may name one
     run (files that differ only in what the content hash leaves out); deleting the run deletes
-    them.
+    them, and a run that no longer has ``content_hash`` (deleted by hand where foreign keys
+    were off, its id reused) answers for none.
     """
 
     __tablename__ = "ingest_inputs"
 
     input_digest: str = Field(sa_type=sa.String(64), primary_key=True)
     run_id: int = Field(foreign_key="runs.id", ondelete="CASCADE", index=True)
+    #: The run's content hash when stored: a lookup answers only while the run still has it.
+    content_hash: str = Field(sa_type=sa.String(64))
     created_at: datetime = _ts(default_factory=utcnow)

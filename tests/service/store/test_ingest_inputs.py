@@ -20,12 +20,14 @@ from column_files import write_ncu
 
 import service.cli.ingest_cmd as ingest_cmd
 import service.pipeline.hugerun as hugerun
+import service.pipeline.inputdigest as inputdigest
 from service.cli import run
 from service.config import RoofguardConfig
 from service.pipeline.inputdigest import ingest_digest
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import StoreLimits
 from service.store.db import core_scope
+from service.store.ingest import IngestResult
 from service.store.ingestinputs import remember_inputs, run_of_inputs
 
 __all__ = ["both_backends_engine"]
@@ -140,8 +142,10 @@ def test_a_digest_kept_twice_stays_with_its_first_run(engine: sa.Engine, tmp_pat
     report = write_ncu(tmp_path / "page.csv", 40)
     assert _ingest(engine, report) == 0
     with core_scope(engine) as session:
-        remember_inputs(session, "f" * 64, 1)
-        remember_inputs(session, "f" * 64, 1)
+        stored = session.execute(sa.text("SELECT id, content_hash FROM runs")).one()
+        result = IngestResult(stored.id, False, stored.content_hash, 40)
+        remember_inputs(session, "f" * 64, result)
+        remember_inputs(session, "f" * 64, result)
         assert run_of_inputs(session, "f" * 64) == 1
         assert run_of_inputs(session, "0" * 64) is None
 
@@ -202,3 +206,89 @@ def test_the_default_store_is_looked_up_without_being_made(
     assert run(["ingest", str(page), *flags]) == 0
     assert "already ingested as run 1 (same content)" in capsys.readouterr().out
     assert reads["read_columns"] == 2  # the bad page and the first ingest of the good one
+
+
+def test_a_future_timestamp_is_refused_before_the_digest_answers(
+    engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The timestamp is no part of the digest; a read refuses a future one, so must this."""
+    report = write_ncu(tmp_path / "page.csv", 40)
+    assert _ingest(engine, report) == 0
+    assert _ingest(engine, report, "--timestamp", "2099-01-01T00:00:00Z") == 2
+    assert "--timestamp: 2099-01-01T00:00:00+00:00 is" in capsys.readouterr().err
+
+
+def test_a_file_rewritten_while_it_is_read_leaves_no_digest(
+    engine: sa.Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: Counter[str]
+) -> None:
+    """The digest of one version must not name the run read from the next one."""
+    report = write_ncu(tmp_path / "page.csv", 40, seed=1)
+    first = report.read_bytes()
+    other = write_ncu(tmp_path / "other.csv", 40, seed=2).read_bytes()
+    reading = ingest_cmd.read_columns
+
+    def rewritten_first(*args: Any, **kwargs: Any) -> Any:
+        swap = tmp_path / "swap.csv"
+        swap.write_bytes(other)
+        swap.replace(report)  # as a writer replaces a file, between the digest and the read
+        return reading(*args, **kwargs)
+
+    monkeypatch.setattr(ingest_cmd, "read_columns", rewritten_first)
+    assert _ingest(engine, report) == 0  # the run of the other bytes
+    monkeypatch.setattr(ingest_cmd, "read_columns", reading)
+    report.write_bytes(first)
+    assert _ingest(engine, report) == 0
+    assert _runs(engine) == 2, "the first bytes were answered with the other bytes' run"
+
+
+def test_a_run_deleted_without_its_digest_is_not_answered_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite's shell deletes without foreign keys, and the next run takes the id."""
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'h.db'}")
+    assert run(["db", "upgrade", "--db", str(engine.url)]) == 0
+    one, two = write_ncu(tmp_path / "one.csv", 40), write_ncu(tmp_path / "two.csv", 30, seed=2)
+    assert _ingest(engine, one) == 0
+    with engine.begin() as conn:  # a plain connection: foreign keys off, as in sqlite3
+        conn.execute(sa.text("DELETE FROM measurements"))
+        conn.execute(sa.text("DELETE FROM runs"))
+    assert _ingest(engine, two) == 0
+    assert _ingest(engine, one) == 0
+    engine.dispose()
+    said = capsys.readouterr().out.splitlines()[-3:]
+    # run 1 again for the second page (the id reused), and the first page read and stored
+    assert [line.split(" (")[0] for line in said] == [f"ingested run {n}" for n in (1, 1, 2)]
+
+
+def test_a_broken_store_still_lets_the_reader_name_a_bad_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "h.db"
+    db.write_bytes(bytes(range(256)) * 16)  # not a database
+    bad = tmp_path / "bad.csv"
+    bad.write_text("not a report\n", encoding="utf-8")
+    assert run(["ingest", str(bad), *FLAGS, "--db", f"sqlite:///{db}"]) == 2
+    assert str(bad) in capsys.readouterr().err
+
+
+def test_roofguards_own_files_and_reading_libraries_are_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout's edit, or a release that kept its version number, reads the files again."""
+    page = write_ncu(tmp_path / "page.csv", 5)
+    kinds = {"meta": RunMeta(repo="acme/k", commit="c"), "config": RoofguardConfig()}
+
+    def digest() -> str | None:
+        inputdigest._code_digest.cache_clear()
+        found = ingest_digest([page], **kinds, limits=StoreLimits())
+        return None if found is None else found.hexdigest
+
+    before = digest()
+    files = list(inputdigest._own_files())
+    edited = [*files[:-1], (files[-1][0], files[-1][1] + b"\n# edited")]
+    monkeypatch.setattr(inputdigest, "_own_files", lambda: iter(edited))
+    after_edit = digest()
+    monkeypatch.setattr(inputdigest, "_version", lambda library: "9.9")
+    after_upgrade = digest()
+    monkeypatch.undo()
+    assert len({before, after_edit, after_upgrade}) == 3 and digest() == before
