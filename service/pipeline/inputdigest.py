@@ -25,6 +25,7 @@ from dataclasses import astuple, dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from stat import S_ISREG
 
 import collectors
 import rules
@@ -82,7 +83,7 @@ def ingest_digest(
 
 def _state(files: Sequence[Path]) -> tuple[tuple[int, int, int], ...]:
     stats = [path.stat() for path in files]
-    if not all(path.is_file() for path in files):
+    if not all(S_ISREG(s.st_mode) for s in stats):
         raise OSError("not a regular file")
     return tuple((s.st_ino, s.st_size, s.st_mtime_ns) for s in stats)
 

@@ -7,11 +7,11 @@ the run in the ingest's own transaction, so it names a run only once that run is
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from service.store.coretables import INGEST_INPUTS as _INPUTS
 from service.store.coretables import RUNS as _RUNS
 from service.store.coretables import utcnow
+from service.store.ids import insert_ignore
 from service.store.ingest import IngestResult
 from service.store.sessions import StoreSession
 
@@ -34,11 +34,10 @@ def run_of_inputs(session: StoreSession, digest: str) -> int | None:
 
 def remember_inputs(session: StoreSession, digest: str, stored: IngestResult) -> None:
     """Keep ``digest`` for the run stored; a digest kept already (a concurrent ingest) stays."""
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    stmt = dialect.insert(_INPUTS).values(
-        input_digest=digest,
-        run_id=stored.run_id,
-        content_hash=stored.content_hash,
-        created_at=utcnow(),
-    )
-    session.execute(stmt.on_conflict_do_nothing())
+    row = {
+        "input_digest": digest,
+        "run_id": stored.run_id,
+        "content_hash": stored.content_hash,
+        "created_at": utcnow(),
+    }
+    insert_ignore(session, _INPUTS, [row])

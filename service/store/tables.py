@@ -334,12 +334,12 @@ class UploadClaim(SQLModel, table=True):
 class IngestInputs(SQLModel, table=True):
     """What an ``ingest`` was given (``service.pipeline.inputdigest``) and the run it stored.
 
-    The digest covers roofguard's version, the collector plugins, the flags but the timestamp,
-    the config, the limits and each file's bytes: the same digest again is the same run, found
-    without reading the files (``service.store.ingestinputs``). Several digests may name one
-    run (files that differ only in what the content hash leaves out); deleting the run deletes
-    them, and a run that no longer has ``content_hash`` (deleted by hand where foreign keys
-    were off, its id reused) answers for none.
+    The digest covers roofguard's own files and reading libraries, the collector plugins, the
+    flags but the timestamp, the config, the limits and each file's bytes: the same digest
+    again is the same run, found without reading the files (``service.store.ingestinputs``).
+    Several digests may name one run (files that differ only in what the content hash leaves
+    out); deleting the run deletes them, and a run that no longer has ``content_hash``
+    (deleted by hand where foreign keys were off, its id reused) answers for none.
     """
 
     __tablename__ = "ingest_inputs"
