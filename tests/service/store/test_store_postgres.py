@@ -14,7 +14,14 @@ from test_repository_case import upgrade_merges_twins
 
 from rules.placement import place_run
 from service.errors import StoreUnavailable
-from service.store.db import open_store, session_scope
+from service.store.db import (
+    current_revision,
+    head_revision,
+    make_engine,
+    migrate,
+    open_store,
+    session_scope,
+)
 from service.store.fastread import read_frame
 from service.store.ingest import ingest_run
 
@@ -105,3 +112,24 @@ def test_a_connection_cut_during_a_copy_read_is_store_unavailable(engine):
         read_frame(conn, sa.select(sa.text("id")).select_from(sa.text("runs")), ["id"])
     with session_scope(engine, readonly=True) as session:  # the pool gave the dead one up
         assert session.execute(sa.text("SELECT count(*) FROM runs")).scalar_one() == 1
+
+
+def test_replicas_started_at_once_on_an_empty_database_all_find_it_ready(store_url):
+    """Two ``serve`` replicas on a new database both found it empty and both created the
+    tables: the second failed on PostgreSQL's catalog (UniqueViolation on ``pg_type``)."""
+    pool = ThreadPoolExecutor(1)
+    second: list = []
+
+    def mid_migration(revision: str) -> None:
+        if not second:  # the first's tables exist, uncommitted: the second opens now
+            second.append(pool.submit(lambda: open_store(store_url).dispose()))
+            time.sleep(0.5)
+
+    first = make_engine(store_url)
+    try:
+        assert migrate(first, on_step=mid_migration) == head_revision()
+        second[0].result(timeout=30)  # it waited for the first, then found the store at head
+        assert current_revision(first) == head_revision()
+    finally:
+        pool.shutdown()
+        first.dispose()
