@@ -156,8 +156,17 @@ class NvbenchCsv(Collector):
 
 
 def _refuse_cut_end(text: str, path: str) -> None:
-    """The last non-blank line may not stop inside a quoted cell (``csvrows``)."""
+    """The last row may not stop inside a quoted cell (``csvrows``) or before its line break.
+
+    nvbench ends every row with a line break, and its numbers are not quoted: a file cut in
+    its last number (``0.0016778905703998602`` cut to ``0.00``) has the header's width and
+    would be read with another value.
+    """
     lines = text.splitlines()
     last = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), None)
-    if last is not None:
-        csvrows.refuse_open_quote(path, last, lines[last - 1])
+    if last is None:
+        return
+    csvrows.refuse_open_quote(path, last, lines[last - 1])
+    if last == len(lines) and not text.endswith(("\n", "\r")):
+        reason = "the last row does not end in a line break (a cut file?)"
+        raise MalformedReport(path, last, None, reason)

@@ -87,3 +87,20 @@ def test_text_after_a_closing_quote_still_reads(corpus_dir: Path, tmp_path: Path
     spaced = tmp_path / details.name
     spaced.write_bytes(b"\n".join(lines))
     assert len(collectors.collect(spaced).kernels) == len(collectors.collect(details).kernels)
+
+
+def test_an_nvbench_csv_cut_in_its_last_number_is_refused(corpus_dir: Path, tmp_path: Path) -> None:
+    """nvbench's numbers are not quoted: the last batch GPU time, ``0.0016778905703998602``,
+    cut to ``0.00`` kept the row's width and was read as 0 s. nvbench ends every row with a
+    line break."""
+    source = corpus_dir / "nvbench/R100001_PMPP__image_to_grayscale_BenchResults2060.csv"
+    body = source.read_bytes()
+    whole = [k.model_dump(exclude={"source"}) for k in collectors.collect(source).kernels]
+    cut = tmp_path / source.name
+    cut.write_bytes(body[: body.rindex(b",") + 5])
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(cut)
+    assert info.value.reason == "the last row does not end in a line break (a cut file?)"
+    assert info.value.row == str(body.count(b"\n"))
+    cut.write_bytes(body.rstrip(b"\r\n") + b"\r\n\n")  # whole, whatever its line ends
+    assert [k.model_dump(exclude={"source"}) for k in collectors.collect(cut).kernels] == whole
