@@ -70,3 +70,17 @@ def refuse_open_quote(path: str, line: int, text: str) -> None:
     except csv.Error as exc:
         if "unexpected end of data" in str(exc):
             raise broken(path, line, exc) from None
+
+
+def refuse_cut_quoted_line(path: str, line: int, text: str) -> None:
+    """``refuse_open_quote``, and no bare ``,`` at the end, for a format quoting every cell.
+
+    In ncu's pages such a line lost its last cell, and its width is whole: nothing else
+    says so.
+
+    Raises:
+        MalformedReport: an open quote, or "the row ends in a separator (a cut file?)".
+    """
+    refuse_open_quote(path, line, text)
+    if text.endswith(","):
+        raise MalformedReport(path, line, None, "the row ends in a separator (a cut file?)")

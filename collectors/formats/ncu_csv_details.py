@@ -39,6 +39,7 @@ class _Launch:
     extra: dict[str, str]
     metrics: dict[str, float] = field(default_factory=dict)
     strings: dict[str, str] = field(default_factory=dict)
+    printed: list[tuple[str, str]] = field(default_factory=list)  # its metric rows, in order
 
 
 class NcuCsvDetails(Collector):
@@ -76,9 +77,12 @@ class NcuCsvDetails(Collector):
         return builder.build(device, profiler, notes)
 
     def _refuse_cut_end(self, lines_read: int) -> None:
-        """A last value cut inside its quotes reads as whole to the csv module (``csvrows``)."""
+        """Refuse a last value cut inside its quotes or right after its separator (``csvrows``).
+
+        The csv module reads the first as whole, and the second as a missing value.
+        """
         last, ends = csvio.last_line(self._path)
-        csvrows.refuse_open_quote(self._path, lines_read - max(0, ends - 1), last)
+        csvrows.refuse_cut_quoted_line(self._path, lines_read - max(0, ends - 1), last)
 
     def _columns(self, header: list[str], line: int) -> dict[str, int]:
         for name in REQUIRED:
@@ -92,9 +96,9 @@ class NcuCsvDetails(Collector):
         self, builder: RunBuilder, col: dict[str, int], rows: Iterator[tuple[int, list[str]]]
     ) -> DeviceFacts | None:
         facts: DeviceFacts | None = None
-        launch: _Launch | None = None
+        launch = before = None
         need = col["Metric Value"] + 1
-        for line, row, last in csvio.with_last(rows):
+        for line, row, last in csvio.with_last(csvio.blank_end_dropped(rows)):
             if len(row) < need:
                 launch_id = row[0] if row else None
                 reason = csvio.short_row(len(row), need, last=last)
@@ -103,12 +107,28 @@ class NcuCsvDetails(Collector):
                 if launch is not None:
                     got = self._finish(builder, launch)
                     facts = facts or got
-                launch = self._start(row, col, line)
+                launch, before = self._start(row, col, line), launch
             self._add_row(launch, row, col, line)
         if launch is not None:
+            self._refuse_cut_launch(launch, before)
             got = self._finish(builder, launch)
             facts = facts or got
         return facts
+
+    def _refuse_cut_launch(self, last: _Launch, before: _Launch | None) -> None:
+        """Refuse a last launch whose metric rows are the first few of the launch before.
+
+        Each row holds one metric, so a file cut between rows reads as whole, its last launch
+        with fewer metrics: a duration then came from its cycles, a FLOP count from fewer
+        instructions. The launches of one report print the same rows (every corpus file).
+        """
+        rows, whole = last.printed, before.printed if before else []
+        if len(rows) < len(whole) and whole[: len(rows)] == rows:
+            reason = (
+                f"its last launch has {len(rows)} of the {len(whole)} metric rows of the "
+                "launch before it (a cut file?)"
+            )
+            raise MalformedReport(self._path, csvio.where(last.line, last.launch_id), None, reason)
 
     def _start(self, row: list[str], col: dict[str, int], line: int) -> _Launch:
         extra = {name: row[col[name]] for name in _OPTIONAL if name in col}
@@ -123,6 +143,7 @@ class NcuCsvDetails(Collector):
             raise MalformedReport(
                 self._path, label, "Kernel Name", "kernel name changes within one launch ID"
             )
+        launch.printed.append((row[col["Section Name"]], printed))
         name = labels.metric_name(row[col["Section Name"]], printed)
         cell = row[col["Metric Value"]]
         if name == "device__attribute_display_name":

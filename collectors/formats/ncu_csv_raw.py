@@ -310,7 +310,7 @@ def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[in
     """
     for number, text, last in csvio.with_last(_data_lines(handle, path, header_line)):
         if last:
-            _refuse_cut_last_line(text, path, number)
+            csvrows.refuse_cut_quoted_line(path, number, text)
         yield number, split_row(text, path, number)
 
 
@@ -321,17 +321,6 @@ def _data_lines(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[i
         # is captured; they are never data.
         if text and not _NCU_MESSAGE.match(text):
             yield number, text
-
-
-def _refuse_cut_last_line(text: str, path: str, number: int) -> None:
-    """A last line cut inside a quoted cell, or right after a separator (its width is whole).
-
-    ncu quotes every cell, so a line ending in ``,`` lost its last cell; a line break inside
-    a cell mid-file is refused by the row's width instead.
-    """
-    csvrows.refuse_open_quote(path, number, text)
-    if text.endswith(","):
-        raise MalformedReport(path, number, None, "the row ends in a separator (a cut file?)")
 
 
 def _picker(indices: list[int]) -> Callable[[list[str]], Sequence[str]]:

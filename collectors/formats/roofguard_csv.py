@@ -83,6 +83,21 @@ def _width(expected: int, got: int) -> str:
     )
 
 
+def _refuse_cut_end(text: str, body: list[tuple[int, str]], path: str) -> None:
+    """Refuse a file with no row after its header, or whose last row is cut.
+
+    Numbers are not quoted: a file cut in its last number has the header's width and would
+    be read with another value (``8000000`` cut to ``80``), one cut right after a separator
+    without that value. A whole file ends its last row with a line break.
+    """
+    if len(body) == 1:
+        raise MalformedReport(path, body[0][0], None, "no kernel rows after the header")
+    csvrows.refuse_open_quote(path, *body[-1])
+    if not text.endswith(("\n", "\r")) and text.splitlines()[-1].strip():
+        reason = "the last row does not end in a line break (a cut file?)"
+        raise MalformedReport(path, body[-1][0], None, reason)
+
+
 def _lines(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
     """Run metadata from leading comments, and the remaining (line number, line) pairs."""
     meta: dict[str, str] = {}
@@ -116,10 +131,11 @@ class RoofguardCsv(Collector):
 
     def parse(self, path: Path) -> RunRecord:
         """Read one kernel per row."""
-        meta, body = _lines(read_text(path))
+        text = read_text(path)
+        meta, body = _lines(text)
         if not body:
             raise MalformedReport(str(path), None, None, "no header line")
-        csvrows.refuse_open_quote(str(path), *body[-1])
+        _refuse_cut_end(text, body, str(path))
         rows = csvrows.numbered(
             csv.reader(line for _, line in body), str(path), lambda n: body[n - 1][0]
         )

@@ -183,6 +183,21 @@ def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[st
     return csvrows.numbered(reader, path, lambda line: offset + line)
 
 
+def blank_end_dropped(rows: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str]]]:
+    """``rows`` without the blank ones (no cell but spaces) after the last row of data.
+
+    A blank line between rows is kept, for the reader to refuse.
+    """
+    held: list[tuple[int, list[str]]] = []
+    for numbered_row in rows:
+        if not any(cell.strip() for cell in numbered_row[1]):
+            held.append(numbered_row)
+            continue
+        yield from held
+        held.clear()
+        yield numbered_row
+
+
 def where(line: int, launch_id: str | None) -> str:
     """Row label for errors: the file line and the launch ID."""
     return f"{line} ({launch_label(launch_id)})" if launch_id else str(line)

@@ -104,3 +104,95 @@ def test_an_nvbench_csv_cut_in_its_last_number_is_refused(corpus_dir: Path, tmp_
     assert info.value.row == str(body.count(b"\n"))
     cut.write_bytes(body.rstrip(b"\r\n") + b"\r\n\n")  # whole, whatever its line ends
     assert [k.model_dump(exclude={"source"}) for k in collectors.collect(cut).kernels] == whole
+
+
+V100 = "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv"
+
+
+def _details_lines(corpus_dir: Path) -> list[bytes]:
+    return (corpus_dir / V100).read_bytes().rstrip(b"\r\n").split(b"\n")
+
+
+def test_a_details_page_cut_right_after_a_separator_is_refused(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    """Its last row kept its width, the value empty: the launch lost its hmul count."""
+    lines = _details_lines(corpus_dir)
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(b"\n".join(lines)[:-3])  # ends '..."inst",'
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(cut)
+    assert info.value.reason == "the row ends in a separator (a cut file?)"
+    assert info.value.row == str(len(lines))
+
+
+def test_a_details_page_cut_between_the_rows_of_a_launch_is_refused(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    """Each row holds one metric: cut between two, the last launch read as whole with fewer
+    metrics (its FLOPs from fewer instruction counts). Cut between launches, the page reads:
+    nothing in it says more launches followed."""
+    lines = _details_lines(corpus_dir)
+    launch_of = [line.split(b'","')[0] for line in lines]
+    last_start = max(i for i in range(1, len(lines)) if launch_of[i] != launch_of[i - 1])
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(b"\n".join(lines[:-3]) + b"\n")
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(cut)
+    assert info.value.reason == (
+        "its last launch has 12 of the 15 metric rows of the launch before it (a cut file?)"
+    )
+    assert info.value.row == f"{last_start + 1} (launch ID 10)"
+    cut.write_bytes(b"\n".join(lines[:last_start]) + b"\n")
+    whole = collectors.collect(corpus_dir / V100)
+    assert sum(k.launches for k in collectors.collect(cut).kernels) == (
+        sum(k.launches for k in whole.kernels) - 1
+    )
+
+
+def test_blank_lines_after_a_details_page_are_not_rows(corpus_dir: Path, tmp_path: Path) -> None:
+    """They were refused as a row of no fields; between rows they still are."""
+    lines = _details_lines(corpus_dir)
+    path = tmp_path / "page.csv"
+    path.write_bytes(b"\n".join(lines) + b"\n   \r\n\n")
+    whole = collectors.collect(corpus_dir / V100).kernels
+    assert [(k.key, k.duration_s) for k in collectors.collect(path).kernels] == [
+        (k.key, k.duration_s) for k in whole
+    ]
+    path.write_bytes(b"\n".join([*lines[:-2], b"", *lines[-2:]]) + b"\n")
+    with pytest.raises(MalformedReport, match="row has 0 fields, needs 15"):
+        collectors.collect(path)
+
+
+ROOFGUARD_CSV = "name,duration_s,bytes_dram\nk1,0.0010,4000000\nk2,0.0026,8000000\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "row", "reason"),
+    [
+        (ROOFGUARD_CSV[:-5], "3", "the last row does not end in a line break (a cut file?)"),
+        (ROOFGUARD_CSV[:-8], "3", "the last row does not end in a line break (a cut file?)"),
+        ("name,duration_s,bytes_dram\n", "1", "no kernel rows after the header"),
+        ("# device: H100-SXM5\nname,duration_s", "2", "no kernel rows after the header"),
+    ],
+    ids=["in-the-last-number", "after-a-separator", "header-only", "cut-in-the-header"],
+)
+def test_a_cut_roofguard_csv_is_refused(text: str, row: str, reason: str, tmp_path: Path) -> None:
+    """Its numbers are not quoted: ``8000000`` cut to ``80`` kept the row's width and was
+    read as 80 bytes; a cut after the header read as a run of no kernels."""
+    path = tmp_path / "run.csv"
+    path.write_text(ROOFGUARD_CSV, encoding="utf-8")
+    assert collectors.collect(path).kernels[-1].bytes == {"dram": 8_000_000.0}
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(path)
+    assert (info.value.row, info.value.reason) == (row, reason)
+
+
+def test_an_nvbench_csv_of_a_header_alone_is_refused(corpus_dir: Path, tmp_path: Path) -> None:
+    source = corpus_dir / "nvbench/R100001_PMPP__image_to_grayscale_BenchResults2060.csv"
+    path = tmp_path / source.name
+    path.write_bytes(source.read_bytes().split(b"\n")[0] + b"\n")
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(path)
+    assert (info.value.row, info.value.reason) == ("1", "no state rows after the header")
