@@ -203,7 +203,36 @@ def _changes_of(frame: pd.DataFrame, cells: Cells, options: DigestOptions, value
     series, pos = cells
     rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
     segments = segment_levels(frame, rows, value)
+    returns = _returns(frame[value].to_numpy(), rows, segments, options)
+    if len(returns):
+        rows = np.union1d(rows, returns)
+        segments = segment_levels(frame, rows, value)
     return _describe(frame, rows, segments, options.min_segment), segments
+
+
+def _returns(
+    values: npt.NDArray[np.float64], rows: IntArray, segments: Segments, options: DigestOptions
+) -> IntArray:
+    """The rows where a level after a change came back to the level before it, unsplit.
+
+    The window scan tells a level's start from its end once it has held about half its
+    shortest window: a kernel 20% slower for three nights, then back, had one change and a
+    level between the two, "-10%, unresolved" in the digest. A segment whose last nights (at
+    least ``min_segment``) are all back within ``recovery_tolerance`` of the level before its
+    change, the nights before them (as many) all away, holds two levels: it is split there.
+    """
+    seg = np.searchsorted(segments.bounds, rows)
+    ends = np.append(segments.bounds[1:], len(values))[seg]
+    before, after = segments.level[seg - 1], segments.level[seg]
+    tolerance, least = options.recovery_tolerance, options.min_segment
+    room = (np.abs(after / before - 1.0) > tolerance) & (ends - rows >= 2 * least)
+    found = []
+    for row, end, level in zip(rows[room], ends[room], before[room], strict=True):
+        back = np.abs(values[row:end] / level - 1.0) <= tolerance
+        first = int(np.argmax(back))
+        if least <= first <= len(back) - least and back[first:].all():
+            found.append(row + first)
+    return np.asarray(found, dtype=np.int64)
 
 
 def _held(frame: pd.DataFrame, rows: IntArray, min_segment: int) -> IntArray:

@@ -1,0 +1,56 @@
+"""A regression fixed within a few nights is one regression and its recovery, not unresolved.
+
+The change-point scan tells a level's start from its end once it has held about half its
+shortest window (4 nights): a kernel 20% slower for three nights, then back, was one change
+and one level over six nights, "-10%, unresolved" in the digest though it was back.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from digest_history import (
+    FIRST_NIGHT,
+    PERIOD_END,
+    PERIOD_START,
+    make_digest_history,
+    night_of,
+)
+
+from service.digest.build import build_digest
+
+KERNEL, DEVICE, FIRST_SLOW = "attention_fwd", "A100-SXM4-80GB", 34
+
+
+def slower_for(nights: int) -> pd.DataFrame:
+    """The generated history with ``KERNEL`` 20% further from its roof for ``nights`` nights."""
+    frame = make_digest_history()
+    night = (frame["timestamp"] - FIRST_NIGHT).dt.days
+    hit = (frame["kernel_key"] == KERNEL) & (frame["device"] == DEVICE)
+    hit &= night.between(FIRST_SLOW, FIRST_SLOW + nights - 1)
+    frame.loc[hit, "percent_of_roof"] *= 0.8
+    frame.loc[hit, "time_s"] /= 0.8
+    return frame
+
+
+def _of_kernel(entries: list) -> list:
+    return [e for e in entries if (e.kernel, e.device) == (KERNEL, DEVICE)]
+
+
+@pytest.mark.parametrize("nights", [3, 4])
+def test_a_regression_fixed_within_the_week_is_reported_with_its_recovery(nights: int) -> None:
+    digest = build_digest(slower_for(nights), start=PERIOD_START, end=PERIOD_END)
+    [regression] = _of_kernel(digest.regressions)
+    assert night_of(regression.since) == FIRST_SLOW
+    assert regression.relative_change == pytest.approx(-0.20, abs=0.01)
+    [recovery] = _of_kernel(digest.recoveries)
+    assert night_of(recovery.recovered_at) == FIRST_SLOW + nights
+    assert not _of_kernel(digest.unresolved)
+    assert not _of_kernel(digest.improvements), "the way back is the recovery"
+
+
+def test_a_level_too_young_to_have_held_is_not_yet_a_recovery() -> None:
+    """Back on the last night only: it has not held ``min_segment`` nights yet."""
+    digest = build_digest(slower_for(5), start=PERIOD_START, end=PERIOD_END)
+    assert [night_of(e.since) for e in _of_kernel(digest.unresolved)] == [FIRST_SLOW]
+    assert not _of_kernel(digest.recoveries)
