@@ -217,22 +217,36 @@ def _returns(
 
     The window scan tells a level's start from its end once it has held about half its
     shortest window: a kernel 20% slower for three nights, then back, had one change and a
-    level between the two, "-10%, unresolved" in the digest. A segment whose last nights (at
-    least ``min_segment``) are all back within ``recovery_tolerance`` of the level before its
-    change, the nights before them (as many) all away, holds two levels: it is split there.
+    level between the two, "-10%, unresolved" in the digest. A segment whose first nights
+    (at least ``min_segment``) are all away from the level before its change, on one side,
+    and the rest (as many) all back (``_back_from``) holds two levels: it is split there.
     """
     seg = np.searchsorted(segments.bounds, rows)
     ends = np.append(segments.bounds[1:], len(values))[seg]
-    before, after = segments.level[seg - 1], segments.level[seg]
-    tolerance, least = options.recovery_tolerance, options.min_segment
-    room = (np.abs(after / before - 1.0) > tolerance) & (ends - rows >= 2 * least)
+    before = segments.level[seg - 1]
+    room = ends - rows >= 2 * options.min_segment
     found = []
     for row, end, level in zip(rows[room], ends[room], before[room], strict=True):
-        back = np.abs(values[row:end] / level - 1.0) <= tolerance
-        first = int(np.argmax(back))
-        if least <= first <= len(back) - least and back[first:].all():
-            found.append(row + first)
+        back = _back_from(values[row:end] / level - 1.0, options)
+        if back:
+            found.append(row + back)
     return np.asarray(found, dtype=np.int64)
+
+
+def _back_from(change: npt.NDArray[np.float64], options: DigestOptions) -> int:
+    """The first night from which ``change`` (relative to the level before) stays back; 0: none.
+
+    Away is beyond ``recovery_tolerance`` on the side of the first night; back is the rest,
+    as ``classify`` reads a recovery (a drop is back at or above the tolerance's floor, so a
+    return that overshoots is one). Each side needs ``min_segment`` nights.
+    """
+    tolerance, least = options.recovery_tolerance, options.min_segment
+    below, above = change < -tolerance, change > tolerance
+    away = below if below[0] else above
+    back = ~away & ~np.isnan(change)
+    first = int(np.argmax(back))
+    held = away[0] and least <= first <= len(back) - least and bool(back[first:].all())
+    return first if held else 0
 
 
 def _held(frame: pd.DataFrame, rows: IntArray, min_segment: int) -> IntArray:

@@ -22,14 +22,16 @@ from service.digest.build import build_digest
 KERNEL, DEVICE, FIRST_SLOW = "attention_fwd", "A100-SXM4-80GB", 34
 
 
-def slower_for(nights: int) -> pd.DataFrame:
-    """The generated history with ``KERNEL`` 20% further from its roof for ``nights`` nights."""
+def slower_for(nights: int, first: int = FIRST_SLOW, after: float = 1.0) -> pd.DataFrame:
+    """The generated history with ``KERNEL`` 20% further from its roof for ``nights`` nights
+    from ``first``, then at ``after`` times its level."""
     frame = make_digest_history()
     night = (frame["timestamp"] - FIRST_NIGHT).dt.days
-    hit = (frame["kernel_key"] == KERNEL) & (frame["device"] == DEVICE)
-    hit &= night.between(FIRST_SLOW, FIRST_SLOW + nights - 1)
-    frame.loc[hit, "percent_of_roof"] *= 0.8
-    frame.loc[hit, "time_s"] /= 0.8
+    ours = (frame["kernel_key"] == KERNEL) & (frame["device"] == DEVICE)
+    slow = ours & night.between(first, first + nights - 1)
+    for rows, factor in ((slow, 0.8), (ours & (night >= first + nights), after)):
+        frame.loc[rows, "percent_of_roof"] *= factor
+        frame.loc[rows, "time_s"] /= factor
     return frame
 
 
@@ -54,3 +56,21 @@ def test_a_level_too_young_to_have_held_is_not_yet_a_recovery() -> None:
     digest = build_digest(slower_for(5), start=PERIOD_START, end=PERIOD_END)
     assert [night_of(e.since) for e in _of_kernel(digest.unresolved)] == [FIRST_SLOW]
     assert not _of_kernel(digest.recoveries)
+
+
+def test_a_dip_before_the_period_back_for_longer_is_recovered_in_it() -> None:
+    """Three nights away, seven back: the level's median was back, and it stayed a change of
+    -0.5%, unresolved for good."""
+    digest = build_digest(slower_for(3, first=30), start=PERIOD_START, end=PERIOD_END)
+    [recovery] = _of_kernel(digest.recoveries)
+    assert night_of(recovery.since) == 30 and night_of(recovery.recovered_at) == 33
+    assert recovery.relative_change == pytest.approx(-0.20, abs=0.01)
+    assert not _of_kernel(digest.unresolved) and not _of_kernel(digest.regressions)
+
+
+def test_a_return_past_the_old_level_is_a_recovery() -> None:
+    """Back 4% faster than before: a recovery, as ``classify`` reads one, not an improvement."""
+    digest = build_digest(slower_for(3, first=35, after=1.04), start=PERIOD_START, end=PERIOD_END)
+    [recovery] = _of_kernel(digest.recoveries)
+    assert night_of(recovery.recovered_at) == 38
+    assert not _of_kernel(digest.unresolved) and not _of_kernel(digest.improvements)
