@@ -203,7 +203,8 @@ def _changes_of(frame: pd.DataFrame, cells: Cells, options: DigestOptions, value
     series, pos = cells
     rows = _held(frame, (series_starts(frame)[series] + pos).astype(np.int64), options.min_segment)
     segments = segment_levels(frame, rows, value)
-    returns = _returns(frame[value].to_numpy(), rows, segments, options)
+    worse = -1.0 if value == "percent_of_roof" else 1.0  # a drop of percent, a rise of time
+    returns = _returns(frame[value].to_numpy(), rows, segments, options, worse)
     if len(returns):
         rows = np.union1d(rows, returns)
         segments = segment_levels(frame, rows, value)
@@ -211,15 +212,21 @@ def _changes_of(frame: pd.DataFrame, cells: Cells, options: DigestOptions, value
 
 
 def _returns(
-    values: npt.NDArray[np.float64], rows: IntArray, segments: Segments, options: DigestOptions
+    values: npt.NDArray[np.float64],
+    rows: IntArray,
+    segments: Segments,
+    options: DigestOptions,
+    worse: float,
 ) -> IntArray:
     """The rows where a level after a change came back to the level before it, unsplit.
 
     The window scan tells a level's start from its end once it has held about half its
     shortest window: a kernel 20% slower for three nights, then back, had one change and a
     level between the two, "-10%, unresolved" in the digest. A segment whose first nights
-    (at least ``min_segment``) are all away from the level before its change, on one side,
-    and the rest (as many) all back (``_back_from``) holds two levels: it is split there.
+    (at least ``min_segment``) are all away from the level before its change, on the
+    ``worse`` side (-1: below, +1: above), and the rest (as many) all back (``_back_from``)
+    holds two levels: it is split there. A short gain that went back is left whole: split,
+    its way back would be a regression unresolved until the gain came back.
     """
     seg = np.searchsorted(segments.bounds, rows)
     ends = np.append(segments.bounds[1:], len(values))[seg]
@@ -227,23 +234,22 @@ def _returns(
     room = ends - rows >= 2 * options.min_segment
     found = []
     for row, end, level in zip(rows[room], ends[room], before[room], strict=True):
-        back = _back_from(values[row:end] / level - 1.0, options)
+        back = _back_from(worse * (values[row:end] / level - 1.0), options)
         if back:
             found.append(row + back)
     return np.asarray(found, dtype=np.int64)
 
 
-def _back_from(change: npt.NDArray[np.float64], options: DigestOptions) -> int:
-    """The first night from which ``change`` (relative to the level before) stays back; 0: none.
+def _back_from(worse_by: npt.NDArray[np.float64], options: DigestOptions) -> int:
+    """The first night from which a level stays back; 0: none.
 
-    Away is beyond ``recovery_tolerance`` on the side of the first night; back is the rest,
-    as ``classify`` reads a recovery (a drop is back at or above the tolerance's floor, so a
-    return that overshoots is one). Each side needs ``min_segment`` nights.
+    ``worse_by`` is each night's change from the level before, positive when worse. Away is
+    worse by more than ``recovery_tolerance``; back is the rest, as ``classify`` reads a
+    recovery (a return that overshoots is one). Each side needs ``min_segment`` nights.
     """
-    tolerance, least = options.recovery_tolerance, options.min_segment
-    below, above = change < -tolerance, change > tolerance
-    away = below if below[0] else above
-    back = ~away & ~np.isnan(change)
+    least = options.min_segment
+    away = worse_by > options.recovery_tolerance
+    back = ~away & ~np.isnan(worse_by)
     first = int(np.argmax(back))
     held = away[0] and least <= first <= len(back) - least and bool(back[first:].all())
     return first if held else 0
