@@ -48,6 +48,7 @@ class _Launch:
     device: str | None = None
     cc: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
+    sections: list[str] = field(default_factory=list)  # as printed, in order
 
 
 class NcuText(Collector):
@@ -117,6 +118,7 @@ class NcuText(Collector):
                 section, spans, rules_seen = found.group(1), None, 0
                 if not launches:
                     launches.append(_Launch(stem, number))
+                launches[-1].sections.append(section)
                 continue
             if _RULE.match(line):
                 spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
@@ -127,6 +129,10 @@ class NcuText(Collector):
                     reason = "a table row before any kernel or 'Section:' line"
                     raise MalformedReport(self._path, number, None, reason)
                 self._row(launches[-1], section, line, spans, number)
+        if rules_seen and rules_seen % 2 == 0:  # inside a table's rows
+            reason = f"the table of section {section!r} is not closed (a cut file?)"
+            raise MalformedReport(self._path, len(lines), None, reason)
+        _refuse_cut_launch(self._path, launches)
         return launches
 
     def _row(
@@ -148,3 +154,29 @@ class NcuText(Collector):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:
                 launch.metrics[name] = value * factor
+
+
+def _refuse_cut_launch(path: str, launches: list[_Launch]) -> None:
+    """Refuse a last launch whose sections are the first few of the launch before.
+
+    A file cut between two sections reads as whole, its last launch without the later ones
+    (its DRAM bytes, say); so does one cut inside a ``Section:`` line, whose name is then
+    the start of the one printed before. The launches of one report print the same sections.
+    """
+    if len(launches) < 2:
+        return
+    last, whole = launches[-1].sections, launches[-2].sections
+    if len(last) < len(whole) and _begins(whole, last):
+        reason = (
+            f"its last launch has {len(last)} of the {len(whole)} sections of the launch "
+            "before it (a cut file?)"
+        )
+        raise MalformedReport(path, launches[-1].line, None, reason)
+
+
+def _begins(whole: list[str], part: list[str]) -> bool:
+    """Whether ``part`` is the first sections of the longer ``whole``, its last name perhaps cut."""
+    if not part:
+        return True
+    *named, cut = part
+    return whole[: len(named)] == named and whole[len(named)].startswith(cut)

@@ -196,3 +196,38 @@ def test_an_nvbench_csv_of_a_header_alone_is_refused(corpus_dir: Path, tmp_path:
     with pytest.raises(MalformedReport) as info:
         collectors.collect(path)
     assert (info.value.row, info.value.reason) == ("1", "no state rows after the header")
+
+
+TEXT = "other/brycelelbach_nsightful__copy_blocked.txt"
+KERNEL_LINE = "  copy_blocked(float*, float*) ({grid}, 1, 1)x(256, 1, 1), Context 1, Stream 7\n"
+
+
+def test_ncu_text_cut_inside_a_table_is_refused(corpus_dir: Path, tmp_path: Path) -> None:
+    """Cut after its elapsed cycles, the launch read as whole: its duration from the cycles
+    (20.848818 ms against the printed 20.85 ms), its DRAM bytes lost."""
+    body = (corpus_dir / TEXT).read_bytes()
+    cut = tmp_path / Path(TEXT).name
+    cut.write_bytes(body[: body.index(b"\n", body.index(b"Elapsed Cycles")) + 1])
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(cut)
+    reason = "the table of section 'GPU Speed Of Light Throughput' is not closed (a cut file?)"
+    assert info.value.reason == reason
+    assert info.value.row == str(cut.read_bytes().count(b"\n"))
+
+
+def test_ncu_text_cut_between_the_sections_of_its_last_launch_is_refused(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    """Each section is read on its own: cut between two, or inside a ``Section:`` line, the
+    last launch lost its later sections (its DRAM bytes) and read as whole."""
+    text = (corpus_dir / TEXT).read_text(encoding="utf-8")
+    page = KERNEL_LINE.format(grid=1024) + text + KERNEL_LINE.format(grid=2048) + text
+    second = page.index("(2048, 1, 1)")
+    memory = page.index("    Section: Memory Workload Analysis\n", second)
+    path = tmp_path / "two.txt"
+    for end in (memory, memory + len("    Section: Memory Wor")):
+        path.write_text(page[:end], encoding="utf-8")
+        with pytest.raises(MalformedReport, match=r"its last launch has \d+ of the \d+ sections"):
+            collectors.collect(path)
+    path.write_text(page, encoding="utf-8")
+    assert collectors.collect(path).kernels[0].launches == 2
