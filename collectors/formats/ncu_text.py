@@ -76,6 +76,7 @@ class NcuText(Collector):
             lines = path.read_text(encoding="utf-8").splitlines()
         except UnicodeDecodeError as exc:
             raise undecodable(self._path, exc) from None
+        self._lines = len(lines)
         launches = self._launches(lines, path.stem)
         if not launches:
             raise MalformedReport(self._path, None, None, "no ncu section table in the file")
@@ -136,6 +137,20 @@ class NcuText(Collector):
         return launches
 
     def _row(
+        self, launch: _Launch, section: str, line: str, spans: list[tuple[int, int]], number: int
+    ) -> None:
+        """``_read_row``; a row it refuses on the file's last line is said to be cut.
+
+        Such a row stops where the file does (``unknown unit 'cycl'``).
+        """
+        try:
+            self._read_row(launch, section, line, spans, number)
+        except MalformedReport as exc:
+            if number == self._lines:
+                exc.reason += " (a cut file?)"
+            raise
+
+    def _read_row(
         self, launch: _Launch, section: str, line: str, spans: list[tuple[int, int]], number: int
     ) -> None:
         """One table row: name, unit and value by the spans of the dashed rule above it."""

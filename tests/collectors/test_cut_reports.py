@@ -215,6 +215,16 @@ def test_ncu_text_cut_inside_a_table_is_refused(corpus_dir: Path, tmp_path: Path
     assert info.value.row == str(cut.read_bytes().count(b"\n"))
 
 
+def test_ncu_text_cut_inside_a_row_says_so(corpus_dir: Path, tmp_path: Path) -> None:
+    """The row's own error ("unknown unit 'cycl'") told a person nothing of a cut."""
+    body = (corpus_dir / TEXT).read_bytes()
+    cut = tmp_path / Path(TEXT).name
+    cut.write_bytes(body[: body.index(b"cycle", body.index(b"Elapsed Cycles")) + 4])
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(cut)
+    assert info.value.reason == "unknown unit 'cycl' (a cut file?)"
+
+
 def test_ncu_text_cut_between_the_sections_of_its_last_launch_is_refused(
     corpus_dir: Path, tmp_path: Path
 ) -> None:
