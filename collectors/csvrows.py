@@ -84,3 +84,18 @@ def refuse_cut_quoted_line(path: str, line: int, text: str) -> None:
     refuse_open_quote(path, line, text)
     if text.endswith(","):
         raise MalformedReport(path, line, None, "the row ends in a separator (a cut file?)")
+
+
+def refuse_cut_unquoted_row(path: str, line: int, row: str, text: str) -> None:
+    """``refuse_open_quote`` of ``row``, the last row of ``text``, and its line break.
+
+    For a format that does not quote its numbers: a file cut in its last number keeps the
+    header's width (``8000000`` cut to ``80``), so only the missing line break says so.
+
+    Raises:
+        MalformedReport: an open quote, or "the last row does not end in a line break".
+    """
+    refuse_open_quote(path, line, row)
+    if not text.endswith(("\n", "\r")) and text.rsplit("\n", 1)[-1].strip():
+        reason = "the last row does not end in a line break (a cut file?)"
+        raise MalformedReport(path, line, None, reason)

@@ -158,10 +158,9 @@ class NvbenchCsv(Collector):
 def _refuse_cut_end(text: str, path: str) -> None:
     """Refuse a file with no row after its header, or a last row cut short.
 
-    Cut inside a quoted cell (``csvrows``), or anywhere before its line break: nvbench ends
-    every row with one and does not quote its numbers, so a file cut in its last number
-    (``0.0016778905703998602`` cut to ``0.00``) has the header's width and would be read
-    with another value.
+    Cut inside a quoted cell, or anywhere before its line break (``csvrows``): nvbench ends
+    every row with one and does not quote its numbers (``0.0016778905703998602`` cut to
+    ``0.00`` would be read as another value).
     """
     lines = text.splitlines()
     last = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), None)
@@ -169,7 +168,4 @@ def _refuse_cut_end(text: str, path: str) -> None:
         return
     if last == 1:  # the header (``sniff``)
         raise MalformedReport(path, 1, None, "no state rows after the header")
-    csvrows.refuse_open_quote(path, last, lines[last - 1])
-    if last == len(lines) and not text.endswith(("\n", "\r")):
-        reason = "the last row does not end in a line break (a cut file?)"
-        raise MalformedReport(path, last, None, reason)
+    csvrows.refuse_cut_unquoted_row(path, last, lines[last - 1], text)

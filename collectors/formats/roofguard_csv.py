@@ -84,18 +84,14 @@ def _width(expected: int, got: int) -> str:
 
 
 def _refuse_cut_end(text: str, body: list[tuple[int, str]], path: str) -> None:
-    """Refuse a file with no row after its header, or whose last row is cut.
+    """Refuse a file with no row after its header, or whose last row is cut (``csvrows``).
 
-    Numbers are not quoted: a file cut in its last number has the header's width and would
-    be read with another value (``8000000`` cut to ``80``), one cut right after a separator
-    without that value. A whole file ends its last row with a line break.
+    A whole file ends its last row with a line break; numbers are not quoted, so a cut in
+    the last one (``8000000`` to ``80``), or right after a separator, says so by nothing else.
     """
     if len(body) == 1:
         raise MalformedReport(path, body[0][0], None, "no kernel rows after the header")
-    csvrows.refuse_open_quote(path, *body[-1])
-    if not text.endswith(("\n", "\r")) and text.splitlines()[-1].strip():
-        reason = "the last row does not end in a line break (a cut file?)"
-        raise MalformedReport(path, body[-1][0], None, reason)
+    csvrows.refuse_cut_unquoted_row(path, *body[-1], text)
 
 
 def _lines(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
