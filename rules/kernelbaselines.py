@@ -185,13 +185,35 @@ def _summary(
     return trusted(BaselineSummary, fields)  # figures of known types (rules.trusted)
 
 
+#: The summary of a kernel with no baseline runs: its row shows no baseline (``n`` is 0) and
+#: no time ratio (no median time), as ``summarise`` and ``with_time`` of no runs give.
+NO_BASELINE = BaselineSummary(n=0, metric=METRIC)
+
+
+def _new_kernels(ctx: RuleContext) -> dict[str, BaselineSummary]:
+    """The placed kernels with no baseline run on this card nor another: ``NO_BASELINE``.
+
+    The first run of a repository, a device or a kernel: every row of a new repository's
+    upload, which the engine would otherwise summarise one kernel at a time, from nothing.
+    Whether the gate called one improved is read from its decision, as for the others.
+    """
+    placements = ctx.placements
+    return {
+        key: NO_BASELINE
+        for key in ctx.kernels
+        if placements[key].percent_of_roof is not None
+        and not ctx.kernel_history(key).n
+        and ctx.device_scaling.get(key) is None
+    }
+
+
 def kernel_baselines(ctx: RuleContext, gate: GateDecisions) -> Mapping[str, BaselineSummary]:
-    """The baseline summaries of the run's plain kernels, by key (``_Block``, ``_summaries``).
+    """The baseline summaries of the plain and the new kernels (``_Block``, ``_new_kernels``).
 
     Each is the summary ``rules.engine`` would build kernel by kernel, to the bit; a kernel
     left out is summarised there.
     """
-    found: dict[str, BaselineSummary] = {}
+    found = _new_kernels(ctx)
     for block in _blocks(ctx, gate):
         found.update(_summaries(ctx, block))
     return found

@@ -88,3 +88,29 @@ def test_the_rows_made_together_are_the_rows_made_one_by_one(case: RuleCase) -> 
     ]
     together = rules.engine.kernel_verdicts(ctx, findings, gate, summarised)
     assert [typed(row) for row in together] == [typed(row) for row in one_by_one]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_the_rows_are_those_of_kernels_summarised_one_at_a_time(case: RuleCase) -> None:
+    """Summarised together (new kernels too: ``NO_BASELINE``) or each on its own, the same rows."""
+    ctx = case.context()
+    selected = rules.engine.runnable_rules(ctx)
+    gate, crashed = rules.engine.gate_pass(ctx, selected, None)
+    findings = rules.engine._findings(ctx, selected, gate, crashed)
+    of_kernel = rules.engine.findings_by_kernel(findings)
+    each_alone = [
+        rules.engine.kernel_verdict(ctx, key, of_kernel.get(key, ()), gate) for key in ctx.kernels
+    ]
+    summarised = rules.kernelbaselines.kernel_baselines(ctx, gate)
+    together = rules.engine.kernel_verdicts(ctx, findings, gate, summarised)
+    assert [row.model_dump() for row in together] == [row.model_dump() for row in each_alone]
+
+
+def test_the_rule_cases_hold_new_kernels_summarised_together() -> None:
+    new = 0
+    for case in CASES:
+        ctx = case.context()
+        gate, _ = rules.engine.gate_pass(ctx, rules.engine.runnable_rules(ctx), None)
+        summarised = rules.kernelbaselines.kernel_baselines(ctx, gate).values()
+        new += sum(s is rules.kernelbaselines.NO_BASELINE for s in summarised)
+    assert new >= 5
