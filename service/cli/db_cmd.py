@@ -9,6 +9,7 @@ import typer
 from service.cli.overview import HELP_MARKUP
 from service.progress import steps
 from service.store import db
+from service.store.migrating import MIGRATION_WAIT_S
 
 DbOption = Annotated[
     str | None,
@@ -23,18 +24,32 @@ DbOption = Annotated[
 def upgrade_command(url: DbOption = None) -> None:
     """Create the history store or bring it to the newest migration."""
     engine = db.make_engine(url)
+    where = db.describe(engine)
+    applied: list[str] = []
     try:
         before, pending = db.current_revision(engine), db.pending_migrations(engine)
-        with steps(pending, "migration") as applied:
-            head = db.migrate(engine, on_step=lambda _revision: applied())
+        with steps(pending, "migration") as advance:
+
+            def one_applied(revision: str) -> None:
+                applied.append(revision)
+                advance()
+
+            head = db.migrate(engine, on_step=one_applied, on_wait=lambda: _say_waiting(where))
     finally:
         engine.dispose()
-    where = db.describe(engine)
-    if before == head:
+    if not applied:  # at head already, or brought there by another process meanwhile
         typer.echo(f"history store {where} is already at migration {head} (newest)")
     else:
-        count = f"{len(pending)} migration{'s' if len(pending) != 1 else ''}"
+        count = f"{len(applied)} migration{'s' if len(applied) != 1 else ''}"
         typer.echo(f"history store {where} upgraded from {before or 'empty'} to {head} ({count})")
+
+
+def _say_waiting(where: str) -> None:
+    typer.echo(
+        f"history store {where} is being migrated by another process: waiting for it "
+        f"(at most {MIGRATION_WAIT_S // 60} minutes)",
+        err=True,
+    )
 
 
 def current_command(url: DbOption = None) -> int:

@@ -19,6 +19,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from service.errors import BadInput, ServiceError, StoreUnavailable
+from service.store.migrating import one_migrator_at_a_time
 from service.store.sessions import CoreSession
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ DEFAULT_SQLITE_PATH = Path(".roofguard") / "history.db"
 DATABASE_URL_ENV = "ROOFGUARD_DATABASE_URL"
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 UPGRADE_HINT = "run `roofguard db upgrade`"
-#: The key of the PostgreSQL advisory lock migrations hold: any fixed 64-bit number ("roofguar").
-MIGRATION_LOCK_KEY = int.from_bytes(b"roofguar", "big")
 
 
 def default_url() -> str:
@@ -303,35 +302,27 @@ def current_revision(engine: Engine) -> str | None:
         raise unavailable(engine, exc) from exc
 
 
-def migrate(engine: Engine, on_step: Callable[[str], None] | None = None) -> str | None:
+def migrate(
+    engine: Engine,
+    on_step: Callable[[str], None] | None = None,
+    on_wait: Callable[[], None] | None = None,
+) -> str | None:
     """Upgrade the database to the newest migration (``alembic upgrade head``); returns it.
 
-    ``on_step`` is called with each migration's revision once it is applied.
+    ``on_step`` is called with each migration's revision once it is applied; ``on_wait``
+    once, when another process is migrating the store and this one waits for it to finish
+    (``service.store.migrating``).
     """
     from alembic import command
 
     try:
-        with engine.begin() as conn:
-            _one_migrator_at_a_time(conn)
+        with engine.connect() as conn, one_migrator_at_a_time(conn, on_wait):
             config = alembic_config(conn)
             config.attributes["on_step"] = on_step
             command.upgrade(config, "head")
     except sa.exc.OperationalError as exc:
         raise unavailable(engine, exc) from exc
     return head_revision()
-
-
-def _one_migrator_at_a_time(conn: sa.Connection) -> None:
-    """On PostgreSQL, wait for any other process migrating the same database to commit.
-
-    Two replicas started at once on an empty database both saw it empty and both created
-    the tables: the second failed on a unique key of PostgreSQL's catalog (``pg_type``).
-    Holding a transaction-scoped advisory lock, the second waits, then finds the first's
-    tables at head and has nothing to do. SQLite needs no lock: the migration's ``BEGIN
-    IMMEDIATE`` already holds the only write lock.
-    """
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
 
 
 def pending_migrations(engine: Engine) -> list[str]:

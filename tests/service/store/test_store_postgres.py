@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,6 +25,7 @@ from service.store.db import (
 )
 from service.store.fastread import read_frame
 from service.store.ingest import ingest_run
+from service.store.migrating import MIGRATION_LOCK_KEY
 
 pytestmark = pytest.mark.postgres
 
@@ -133,3 +135,23 @@ def test_replicas_started_at_once_on_an_empty_database_all_find_it_ready(store_u
     finally:
         pool.shutdown()
         first.dispose()
+
+
+def test_a_migrator_waits_past_the_lock_timeout_for_another_migration(store_url):
+    """A replica's migration waiting on another's longer than the store's lock wait (the
+    engine's ``busy_timeout_s``, 5 s by default) failed as "locked"; it now waits, says so,
+    and its own statements keep the usual lock timeout."""
+    holder, waiter = make_engine(store_url), make_engine(store_url, busy_timeout_s=0.2)
+    waits: list[str] = []
+    try:
+        with holder.connect() as other:
+            other.begin()
+            other.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+            threading.Timer(1.0, other.rollback).start()
+            assert migrate(waiter, on_wait=lambda: waits.append("waiting")) == head_revision()
+        assert waits == ["waiting"]
+        with waiter.connect() as conn:
+            assert conn.execute(sa.text("SHOW lock_timeout")).scalar() == "200ms"
+    finally:
+        holder.dispose()
+        waiter.dispose()
