@@ -74,35 +74,30 @@ def test_a_row_without_a_field_made_by_a_factory_or_a_required_one_is_validated(
         trusted(KernelVerdict, {**fields, "regime": None, "intensity": {}})
 
 
+def rows_three_ways(case: RuleCase) -> tuple[list[KernelVerdict], ...]:
+    """A case's rows made together, one by one from the same summaries, and each alone."""
+    ctx = case.context()
+    selected = rules.engine.runnable_rules(ctx)
+    gate, crashed = rules.engine.gate_pass(ctx, selected, None)
+    findings = rules.engine._findings(ctx, selected, gate, crashed)
+    summarised = rules.kernelbaselines.kernel_baselines(ctx, gate)
+    of_kernel = rules.engine.findings_by_kernel(findings)
+
+    def one_by_one(given: Mapping[str, BaselineSummary] | None) -> list[KernelVerdict]:
+        return [
+            rules.engine.kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, given)
+            for key in ctx.kernels
+        ]
+
+    together = rules.engine.kernel_verdicts(ctx, findings, gate, summarised)
+    return together, one_by_one(summarised), one_by_one(None)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_the_rows_made_together_are_the_rows_made_one_by_one(case: RuleCase) -> None:
-    ctx = case.context()
-    selected = rules.engine.runnable_rules(ctx)
-    gate, crashed = rules.engine.gate_pass(ctx, selected, None)
-    findings = rules.engine._findings(ctx, selected, gate, crashed)
-    summarised = rules.kernelbaselines.kernel_baselines(ctx, gate)
-    of_kernel = rules.engine.findings_by_kernel(findings)
-    one_by_one = [
-        rules.engine.kernel_verdict(ctx, key, of_kernel.get(key, ()), gate, summarised)
-        for key in ctx.kernels
-    ]
-    together = rules.engine.kernel_verdicts(ctx, findings, gate, summarised)
+    """... and the rows of kernels summarised each on its own (new ones: ``NO_BASELINE``)."""
+    together, one_by_one, each_alone = rows_three_ways(case)
     assert [typed(row) for row in together] == [typed(row) for row in one_by_one]
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_the_rows_are_those_of_kernels_summarised_one_at_a_time(case: RuleCase) -> None:
-    """Summarised together (new kernels too: ``NO_BASELINE``) or each on its own, the same rows."""
-    ctx = case.context()
-    selected = rules.engine.runnable_rules(ctx)
-    gate, crashed = rules.engine.gate_pass(ctx, selected, None)
-    findings = rules.engine._findings(ctx, selected, gate, crashed)
-    of_kernel = rules.engine.findings_by_kernel(findings)
-    each_alone = [
-        rules.engine.kernel_verdict(ctx, key, of_kernel.get(key, ()), gate) for key in ctx.kernels
-    ]
-    summarised = rules.kernelbaselines.kernel_baselines(ctx, gate)
-    together = rules.engine.kernel_verdicts(ctx, findings, gate, summarised)
     assert [row.model_dump() for row in together] == [row.model_dump() for row in each_alone]
 
 
