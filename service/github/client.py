@@ -2,8 +2,9 @@
 
 The specifics (auth workarounds, limits, fork tokens):
 
-* one comment per PR per device, found by its hidden marker *and* by our own login (anyone can
-  paste a marker), edited in place, created only when absent; extra copies from a race are
+* one comment per PR per device, found by its hidden marker as its first line (the body quotes
+  kernel names, which may hold a marker) *and* by our own login (anyone can paste a marker),
+  edited in place, created only when absent; extra copies from a race are
   deleted; the look-up is repeated inside every retry so a retried POST never duplicates;
 * a check run when the token allows it (``GITHUB_TOKEN`` needs the installation-auth
   workaround), else a commit status; the conclusion comes from the failure policy;
@@ -107,7 +108,7 @@ class GitHubClient:
 
     def _own(self, comment: Any, marker: str) -> bool:
         author = getattr(comment.user, "login", None)
-        return author == self.bot_login and marker in (comment.body or "")
+        return author == self.bot_login and opens_with(comment.body, marker)
 
     def _upsert_once(self, repo: str, pr: int, marker: str, body: str) -> tuple[Any, CommentAction]:
         issue = self.gh.issue(*split_repo(repo), pr)
@@ -125,8 +126,7 @@ class GitHubClient:
         self, repo: str, pr: int, marker: str, body: str
     ) -> tuple[Any, CommentAction]:
         """Edit our comment with ``marker`` on PR ``pr``, or create it; (comment, action)."""
-        if marker not in body:
-            body = f"{marker}\n{body}"
+        body = with_marker(body, marker)
         if len(body) > GITHUB_COMMENT_LIMIT:
             raise BadInput(f"comment body has {len(body)} characters (GitHub allows 65,536)")
         return self.call(
@@ -198,7 +198,7 @@ class GitHubClient:
         marker = issue_marker(title)
         for issue in repository.issues(labels=",".join(labels) or None, state="open"):
             author = getattr(issue.user, "login", None)
-            if issue.title == title and author == self.bot_login and marker in (issue.body or ""):
+            if issue.title == title and author == self.bot_login and opens_with(issue.body, marker):
                 if issue.body != body:
                     issue.edit(body=body)
                 return issue
@@ -209,12 +209,24 @@ class GitHubClient:
 
         Used by the weekly digest: re-running a week's digest edits the same issue.
         """
-        marker = issue_marker(title)
-        if marker not in body:
-            body = f"{marker}\n{body}"
+        body = with_marker(body, issue_marker(title))
         return self.call(
             f"issue {title!r} on {repo}", lambda: self._upsert_issue_once(repo, title, body, labels)
         )
+
+
+def opens_with(body: str | None, marker: str) -> bool:
+    """Whether ``body``'s first line is ``marker``: where roofguard writes it, and only there.
+
+    Anywhere in the body, a kernel name quoted in a table carried another device's marker,
+    and that device's verdict then edited or deleted this comment.
+    """
+    return (body or "").split("\n", 1)[0].rstrip("\r") == marker
+
+
+def with_marker(body: str, marker: str) -> str:
+    """``body`` opening with ``marker`` (added as its first line when it does not)."""
+    return body if opens_with(body, marker) else f"{marker}\n{body}"
 
 
 def issue_marker(title: str) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from github_server import FakeClock, FakeGitHub, github_server_fixture  # noqa: F401
-from verdict_factory import make_verdict, regression_verdict
+from verdict_factory import make_kernel, make_verdict, regression_verdict
 
-from rules.verdict import Conclusion
+from rules.verdict import Conclusion, KernelStatus
 from service.github.auth import GitHubCredentials
 from service.github.client import GitHubClient, make_client, publish_verdict
 from service.github.policy import CheckKind, FailurePolicy, PublishPolicy
@@ -80,6 +80,21 @@ def test_one_comment_per_device(github_server: FakeGitHub) -> None:
         verdict_marker(REPO, PR, "A100-SXM4-80GB"),
         verdict_marker(REPO, PR, "H100-SXM5"),
     ]
+
+
+@pytest.mark.parametrize("h100_first", [True, False], ids=["h100-first", "a100-first"])
+def test_a_kernel_named_like_another_devices_marker_leaves_both_comments(
+    github_server: FakeGitHub, h100_first: bool
+) -> None:
+    """The marker is matched on the first line only: anywhere in the body, a kernel name
+    carrying the A100 comment's marker made the A100 verdict edit (or delete) the H100 one."""
+    a100 = verdict_marker(REPO, PR, "A100-SXM4-80GB")
+    h100 = make_verdict([make_kernel(a100, status=KernelStatus.REGRESSED)])
+    other = regression_verdict(device="A100-SXM4-80GB")
+    for verdict in [h100, other, other] if h100_first else [other, h100, other]:
+        publish(github_server, verdict)
+    firsts = sorted(c["body"].splitlines()[0] for c in github_server.pr_comments(PR))
+    assert firsts == [a100, verdict_marker(REPO, PR, "H100-SXM5")]
 
 
 def test_duplicates_from_a_race_are_healed(github_server: FakeGitHub) -> None:
