@@ -40,6 +40,21 @@ def by_cause(findings: Sequence[Finding], verdict: Verdict) -> list[Detail]:
     return [_with_evidence(same, verdict) for same in findings_by_cause(findings)]
 
 
+def run_and_group_causes(
+    findings: Sequence[Finding], verdict: Verdict, groups: int
+) -> tuple[list[Detail], int]:
+    """``by_cause`` of the findings on the whole run and on the first ``groups`` groups.
+
+    Returns the details (importance order kept) and how many groups' were left out. Every
+    whole-run finding is kept: there are few, and one says the runner itself moved.
+    """
+    causes = findings_by_cause(findings)
+    on_groups = [same for same in causes if same[0].kernel is not None]
+    kept = {id(same) for same in on_groups[:groups]}
+    shown = [same for same in causes if same[0].kernel is None or id(same) in kept]
+    return [_with_evidence(same, verdict) for same in shown], len(on_groups) - len(kept)
+
+
 def _with_evidence(findings: Sequence[Finding], verdict: Verdict) -> Detail:
     """The first finding's detail, the others nested in it as its evidence."""
     main, *rest = findings

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from rules import Conclusion, KernelStatus, KernelVerdict, Verdict, shown_conclusion
-from service.render.causes import by_cause
+from service.render.causes import run_and_group_causes
 from service.render.devices import judged_against
 from service.render.escape import (
     cut_utf8,
@@ -50,6 +50,9 @@ CHECK_OUTPUT_LIMIT = 65_535
 CHECK_ROWS = 10
 MAX_NOTES = 20
 MAX_GROUPS = 30
+#: Groups whose findings get a section of their own in a comment (worst first): unbounded,
+#: 100 failing groups' sections filled it before a single kernel was named.
+MAX_OTHER_DETAILS = 10
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -207,6 +210,7 @@ class _Budget:
         limit_name: The limit, as the "left out" note names it.
         every_kernel: List every kernel (the job summary): a first run's new kernels past the
             heaviest, and the unchanged ones in a collapsed table, where a comment counts them.
+        other_details: The most groups whose findings get a section.
         size: The size of a rendering (characters for a comment, UTF-8 bytes for a summary).
         cut: Cuts the rendering without kernels when even that is too large.
     """
@@ -216,6 +220,7 @@ class _Budget:
     every_kernel: bool = False
     size: Callable[[str], int] = len
     cut: Callable[[str, int], str] = _hard_cut
+    other_details: int = MAX_OTHER_DETAILS
 
 
 def _summary_cut(text: str, max_bytes: int) -> str:
@@ -258,6 +263,7 @@ def render_job_summary(
         every_kernel=True,
         size=_utf8_size,
         cut=_summary_cut,
+        other_details=10 * MAX_OTHER_DETAILS,
     )
     return _render(verdict, links, budget)
 
@@ -271,17 +277,20 @@ def _render(verdict: Verdict, links: VerdictLinks | None, budget: _Budget) -> st
     listed = len(split.listed)
     template = _env().get_template("verdict.md.j2")
     base = _base(verdict, split, links, budget)
+    other, other_left = run_and_group_causes(split.other, verdict, budget.other_details)
 
     def render(keep: int) -> str:
         entries = split.listed.first(min(keep, listed))
         rows = [e.row for e in entries]
+        with_other = bool(keep or not listed)
         return _tidy(
             template.render(
                 **base,
                 rows=rows[:VISIBLE_ROWS],
                 more_rows=rows[VISIBLE_ROWS:],
                 details=[d for e in entries for d in e.details],
-                other=by_cause(split.other, verdict) if keep or not listed else [],
+                other=other if with_other else [],
+                other_left=other_left if with_other else 0,
                 unchanged_rows=[e.row for e in unchanged.first(max(keep - listed, 0))],
                 omitted=listed + len(unchanged) - keep,
             )
@@ -307,6 +316,7 @@ def _base(
         "links": footer,
         "charts": charts,
         "groups": _groups(verdict),
+        "groups_left": max(len(verdict.groups) - MAX_GROUPS, 0),
         "baseline_note": _baseline_note(verdict) if has_baseline else "",
         "has_baseline": has_baseline,
         "more": _listed_as(verdict),

@@ -52,12 +52,14 @@ def store(tmp_path_factory) -> tuple[Path, str]:
     return folder, db
 
 
-def _check(store: tuple[Path, str], slower: int) -> tuple[str, dict]:
-    """The PR's markdown headline and its JSON verdict."""
+def _check(
+    store: tuple[Path, str], slower: int, *config: str, commit: str = PR_COMMIT
+) -> tuple[str, dict]:
+    """The PR's markdown headline and its JSON verdict (``config``: more flags)."""
     folder, db = store
     report = _run(folder / f"pr{slower}.json", 12, slower, np.random.default_rng(7), kind="pr")
-    common = ["check", str(report), "--repo", "acme/kernels", "--commit", PR_COMMIT]
-    common += ["--pr", "7", "--kind", "pr", "--db", db]
+    common = ["check", str(report), "--repo", "acme/kernels", "--commit", commit]
+    common += ["--pr", "7", "--kind", "pr", "--db", db, *config]
     outputs = []
     for fmt in ("markdown", "json"):
         result = CliRunner().invoke(build_app(), [*common, "--format", fmt])
@@ -88,3 +90,17 @@ def test_two_slower_kernels_are_their_own_business(store) -> None:
     markdown, verdict = _check(store, 2)
     assert not _notes(verdict)
     assert "runner" not in markdown
+
+
+def test_kernel_groups_are_not_counted_as_kernels(store, tmp_path) -> None:
+    """Groups are judged too (``group:<name>``): counted, 1,000 kernels in 100 groups read
+    "1,100 of 1,100 kernels"."""
+    config = tmp_path / "roofguard.toml"
+    config.write_text(
+        "".join(f'[[rules.groups]]\nname = "g{i}"\npattern = "decode_k{i}*"\n\n' for i in range(2))
+    )
+    markdown, verdict = _check(store, 14, "--config", str(config), commit="e" * 40)
+    assert [g["name"] for g in verdict["groups"]] == ["g0", "g1"]
+    (note,) = _notes(verdict)
+    assert (note["numbers"]["kernels_moved"], note["numbers"]["kernels_judged"]) == (14, 20)
+    assert "runner\\-wide\\: 14 of 20 kernels below their levels" in markdown
