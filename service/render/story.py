@@ -11,8 +11,9 @@ from typing import Any
 from rules import TIME_MEASURE, KernelStatus, KernelVerdict, Verdict, new_runner
 from service.render.bindings import rebound
 from service.render.devices import device_story
-from service.render.escape import escape_code, escape_text, shorten
+from service.render.escape import escape_code, escape_text
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
+from service.render.names import ellipsize_middle
 from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct
 
 #: Kernels missing or new that hold this share of the baseline's GPU time or more are named
@@ -89,7 +90,7 @@ def _beyond_shared(verdict: Verdict, numbers: Mapping[str, Any]) -> str:
     name = next((k.name for k in verdict.kernels if k.key == key), key)
     more = f" and {count - 1} more" if count > 1 else ""
     change = float(numbers["worst_beyond_change"] or 0.0)
-    return f"{shorten(name, NAME_LIMIT)} {change:+.1%}{more}"
+    return f"{ellipsize_middle(name, NAME_LIMIT)} {change:+.1%}{more}"
 
 
 def other_kernels(verdict: Verdict, baseline_s: float) -> str:
@@ -135,9 +136,8 @@ def time_story(verdict: Verdict, *, code: bool = True) -> str:
     kernel = largest_slowdown(verdict)
     if kernel is not None and kernel.baseline is not None:
         # Cut like the markdown's: a CUTLASS name would fill the terminal's headline.
-        name = (
-            escape_code(kernel.name, limit=NAME_LIMIT) if code else shorten(kernel.name, NAME_LIMIT)
-        )
+        shown = ellipsize_middle(kernel.name, NAME_LIMIT)
+        name = escape_code(shown) if code else shown
         text = f" {time_change(kernel.time_s, baseline_time(kernel.baseline))}"
         old = rebound(kernel)
         if old:

@@ -161,6 +161,7 @@ def test_day_one_text_verdict_on_the_a10g(corpus_dir, tmp_path, capsys):
     pr.write_text(json.dumps(record))
     assert run(["check", str(pr), "--commit", "p2", "--pr", "8", *argv]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].startswith("GPU time 1.21 → 1.66 ms (1.37×) · slowest: void warptiling<")
+    slowest = "GPU time 1.21 → 1.66 ms (1.37×) · slowest: warptiling<(int)128, (int)128, (int)16"
+    assert lines[1].startswith(slowest)  # its compact signature, cut in the middle
     assert "222 → 667 µs (3.00×)" in lines[1] and "…" in lines[1] and len(lines[1]) < 160
     assert "3 other kernel(s) unchanged." in lines
