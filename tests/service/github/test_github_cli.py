@@ -125,6 +125,30 @@ def test_dry_run_prints_and_posts_nothing(
     assert capsys.readouterr().out.startswith(verdict_marker(REPO, PR, "H100-SXM5"))
 
 
+def test_the_verdict_of_20000_kernels_check_wrote_is_posted(tmp_path: Path) -> None:
+    """The post step refused what the check step of the Action wrote for 20,000 kernels
+    with CUTLASS-length names (51-62 MB of JSON; the limit was 50 MiB)."""
+    from rules.verdict import KernelStatus
+    from service.cli import run
+    from service.cli.verdict_output import verdict_text
+
+    head = ", ".join(f"cutlass::arch::Sm90_{i}" for i in range(14))
+    kernels = [
+        make_kernel(
+            f"void k{i}<{head}>(Params const&)",
+            status=KernelStatus.REGRESSED if i % 3 == 0 else KernelStatus.UNCHANGED,
+            history=tuple(80.0 + j / 10 for j in range(30)),
+        )
+        for i in range(20_000)
+    ]
+    findings = [make_finding(k) for k in kernels if k.status == KernelStatus.REGRESSED]
+    verdict = make_verdict(kernels, findings)
+    path = tmp_path / "verdict.json"
+    path.write_text(verdict_text(verdict, "", "json"))
+    assert path.stat().st_size > 50 * 1024 * 1024
+    assert run(["comment", "--repo", REPO, "--verdict", str(path), "--dry-run"]) == 0
+
+
 def test_missing_token_is_one_clear_error(tmp_path: Path) -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "ROOFGUARD_", "GH_"))
