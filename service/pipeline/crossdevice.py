@@ -69,7 +69,10 @@ def device_baseline(
     cards = device_runs(
         session=session, repo=run.repo, base_branch=base, roof_source=roof.source, before=own.cutoff
     )
-    other = next((c.device for c in cards if c.device != roof.device), None)
+    # The newest other card that can judge: a stray night on a third card (a runner routed
+    # there once) must not hide the old card's months behind a history of one run.
+    enough = config.baseline.min_runs
+    other = next((c.device for c in cards if c.device != roof.device and c.runs >= enough), None)
     if other is None:
         return None
     query = BaselineQuery(

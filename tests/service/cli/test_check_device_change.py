@@ -149,3 +149,22 @@ def test_the_verdict_says_which_kernels_the_ridge_moved_past(tmp_path):
         "attention": "unchanged",
         "copy": "unchanged",
     }
+
+
+def test_a_stray_night_on_a_third_card_does_not_hide_the_old_cards_history(tmp_path):
+    """One night on an L40S after 30 on the A100: the newest other card, it was taken and
+    had too few runs, so the first H100 PR judged nothing (every kernel new)."""
+    kernels = {
+        "copy": Work({"fp32": 1e6}, {"dram": 2e9}, {A100: 85.0, H100: 83.0, "L40S": 80.0}),
+        "gemm": Work({"tensor_bf16": 2e12}, {"dram": 1e9}, {A100: 80.0, H100: 50.0, "L40S": 80.0}),
+    }
+    url = stored_history(tmp_path, A100, kernels)
+    engine = open_store(url)
+    try:
+        store(engine, nights("L40S", 1, start=30, kernels=kernels), datasheet("L40S"))
+    finally:
+        engine.dispose()
+    verdict = check(tmp_path, url, H100, kernels)
+    assert verdict["baseline"]["device"] == A100 and verdict["baseline"]["n"] == 30
+    by = {k["key"]: k["status"] for k in verdict["kernels"]}
+    assert by == {"copy": "unchanged", "gemm": "suspect"}
