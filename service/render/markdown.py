@@ -52,7 +52,7 @@ MAX_NOTES = 20
 MAX_GROUPS = 30
 #: Groups whose findings get a section of their own in a comment (worst first): unbounded,
 #: 100 failing groups' sections filled it before a single kernel was named.
-MAX_OTHER_DETAILS = 10
+MAX_GROUP_SECTIONS = 10
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -210,7 +210,7 @@ class _Budget:
         limit_name: The limit, as the "left out" note names it.
         every_kernel: List every kernel (the job summary): a first run's new kernels past the
             heaviest, and the unchanged ones in a collapsed table, where a comment counts them.
-        other_details: The most groups whose findings get a section.
+        group_sections: The most groups whose findings get a section.
         size: The size of a rendering (characters for a comment, UTF-8 bytes for a summary).
         cut: Cuts the rendering without kernels when even that is too large.
     """
@@ -220,7 +220,7 @@ class _Budget:
     every_kernel: bool = False
     size: Callable[[str], int] = len
     cut: Callable[[str, int], str] = _hard_cut
-    other_details: int = MAX_OTHER_DETAILS
+    group_sections: int = MAX_GROUP_SECTIONS
 
 
 def _summary_cut(text: str, max_bytes: int) -> str:
@@ -263,7 +263,7 @@ def render_job_summary(
         every_kernel=True,
         size=_utf8_size,
         cut=_summary_cut,
-        other_details=10 * MAX_OTHER_DETAILS,
+        group_sections=10 * MAX_GROUP_SECTIONS,
     )
     return _render(verdict, links, budget)
 
@@ -277,7 +277,7 @@ def _render(verdict: Verdict, links: VerdictLinks | None, budget: _Budget) -> st
     listed = len(split.listed)
     template = _env().get_template("verdict.md.j2")
     base = _base(verdict, split, links, budget)
-    other, other_left = run_and_group_causes(split.other, verdict, budget.other_details)
+    other, other_left = run_and_group_causes(split.other, verdict, budget.group_sections)
 
     def render(keep: int) -> str:
         entries = split.listed.first(min(keep, listed))

@@ -12,8 +12,8 @@ from verdict_factory import make_finding, make_group, make_kernel, make_verdict
 from rules.verdict import Finding, KernelStatus, Severity
 from service.render.markdown import (
     GITHUB_COMMENT_LIMIT,
+    MAX_GROUP_SECTIONS,
     MAX_GROUPS,
-    MAX_OTHER_DETAILS,
     render_job_summary,
     render_verdict,
 )
@@ -48,8 +48,8 @@ def test_the_comment_names_kernels_and_says_what_it_left_out():
     assert len(markdown) < GITHUB_COMMENT_LIMIT
     kernel_rows = [line for line in markdown.splitlines() if line.startswith("| ❌ | `layer")]
     assert len(kernel_rows) >= 20
-    assert markdown.count("<code>group layer") == MAX_OTHER_DETAILS
-    left = GROUPS - MAX_OTHER_DETAILS
+    assert markdown.count("<code>group layer") == MAX_GROUP_SECTIONS
+    left = GROUPS - MAX_GROUP_SECTIONS
     assert f"…and the findings of {left} more groups, left out" in markdown
     assert f"…and {GROUPS - MAX_GROUPS} more groups; the verdict JSON has every one." in markdown
 
