@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from rules import Finding, Stability, Verdict
 from service.render.escape import escape_code, escape_html, escape_text
 from service.render.figures import figures, profile_line
-from service.render.names import cut_middle, ellipsize_middle
+from service.render.names import cut_middle, shown_name, visible
 from service.render.verdict_view import ICONS, NAME_LIMIT, TEXT_LIMIT, Detail
 
 
@@ -76,7 +76,7 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
     preview = " (preview)" if finding.stability == Stability.PREVIEW else ""
     summary = (
         f"{ICONS[finding.severity]} {escape_html(finding.rule, limit=40)}{preview}: "
-        f"<code>{escape_html(ellipsize_middle(name, NAME_LIMIT))}</code>"
+        f"<code>{escape_html(shown_name(name, NAME_LIMIT))}</code>"
     )
     # Our own formatted numbers need no escaping; strings from rules and reports do.
     numbers = tuple(
@@ -98,7 +98,7 @@ def make_detail(finding: Finding, verdict: Verdict) -> Detail:
     context = " · ".join(f"{k}: {escape_text(v, limit=80)}" for k, v in where if v)
     return Detail(
         summary=summary,
-        kernel=escape_code(cut_middle(name, 4000)),
+        kernel=escape_code(cut_middle(visible(name), 4000)),
         message=escape_text(finding.message, limit=TEXT_LIMIT),
         numbers=numbers,
         advice=advice,

@@ -9,9 +9,14 @@ and only then, if still too long, cut in the middle.
 
 from __future__ import annotations
 
+import re
+
 from collectors import normalise_name
 
 ELLIPSIS = "…"
+#: C0 control characters and DEL as their Unicode control pictures (U+2400-U+2421).
+_PICTURES = str.maketrans({c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421})
+_END_SPACES = re.compile(r"^ +| +$")
 
 
 def compact_signature(name: str) -> str:
@@ -41,3 +46,19 @@ def ellipsize_middle(name: str, limit: int) -> str:
     if len(name) <= limit:
         return name
     return cut_middle(compact_signature(name), limit)
+
+
+def visible(name: str) -> str:
+    r"""``name`` with what a comment would hide made visible, so names differing there differ.
+
+    A newline or tab shows as its control picture (``␊``, ``␉``) rather than a space, and
+    spaces at either end as ``␠``: ``new\nline`` and ``new line``, or ``k`` and ``k ``, read
+    the same otherwise (roofguard JSON keeps names as given).
+    """
+    pictured = name.replace("\r\n", "\n").translate(_PICTURES)
+    return _END_SPACES.sub(lambda spaces: "\u2420" * len(spaces.group()), pictured)
+
+
+def shown_name(name: str, limit: int) -> str:
+    """``name`` as the comment shows it: ``visible``, then cut (``ellipsize_middle``)."""
+    return ellipsize_middle(visible(name), limit)

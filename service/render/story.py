@@ -13,7 +13,7 @@ from service.render.bindings import rebound
 from service.render.devices import device_story
 from service.render.escape import escape_code, escape_text
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
-from service.render.names import ellipsize_middle
+from service.render.names import shown_name
 from service.render.verdict_view import NAME_LIMIT, TEXT_LIMIT, baseline_time, fmt_pct
 
 #: Kernels missing or new that hold this share of the baseline's GPU time or more are named
@@ -90,7 +90,7 @@ def _beyond_shared(verdict: Verdict, numbers: Mapping[str, Any]) -> str:
     name = next((k.name for k in verdict.kernels if k.key == key), key)
     more = f" and {count - 1} more" if count > 1 else ""
     change = float(numbers["worst_beyond_change"] or 0.0)
-    return f"{ellipsize_middle(name, NAME_LIMIT)} {change:+.1%}{more}"
+    return f"{shown_name(name, NAME_LIMIT)} {change:+.1%}{more}"
 
 
 def other_kernels(verdict: Verdict, baseline_s: float) -> str:
@@ -136,7 +136,7 @@ def time_story(verdict: Verdict, *, code: bool = True) -> str:
     kernel = largest_slowdown(verdict)
     if kernel is not None and kernel.baseline is not None:
         # Cut like the markdown's: a CUTLASS name would fill the terminal's headline.
-        shown = ellipsize_middle(kernel.name, NAME_LIMIT)
+        shown = shown_name(kernel.name, NAME_LIMIT)
         name = escape_code(shown) if code else shown
         text = f" {time_change(kernel.time_s, baseline_time(kernel.baseline))}"
         old = rebound(kernel)

@@ -27,7 +27,7 @@ from service.render.devices import kernel_prediction
 from service.render.escape import escape_code, escape_text
 from service.render.figures import fmt_seconds, time_change
 from service.render.judged import judged_kernel
-from service.render.names import ellipsize_middle
+from service.render.names import shown_name
 from service.render.sparklines import sparkline
 
 #: Longest kernel name shown in a table cell; the details show the full name.
@@ -372,7 +372,7 @@ def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
     icon, verdict = _verdict_cell(kernel, findings)
     return Row(
         icon=icon,
-        kernel=escape_code(ellipsize_middle(kernel.name, NAME_LIMIT), in_table=True),
+        kernel=escape_code(shown_name(kernel.name, NAME_LIMIT), in_table=True),
         share=kernel_share(kernel),
         time=kernel_time(kernel),
         regime=regime_text(kernel, escape_text),

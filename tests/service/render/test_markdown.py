@@ -29,6 +29,7 @@ from service.render.markdown import (
     render_verdict,
     verdict_marker,
 )
+from service.render.names import visible as pictured
 from service.render.sparklines import sparkline
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -162,12 +163,13 @@ def _tags_outside_code(out: str) -> Counter[str]:
 @pytest.mark.parametrize("name", HOSTILE)
 def test_hostile_kernel_names_render_safely(name: str) -> None:
     out = gfm(render_verdict(_hostile_verdict(name)))
-    flat = " ".join(name.replace("\r\n", "\n").split("\n"))
+    flat = " ".join(name.replace("\r\n", "\n").split("\n"))  # prose: one line
+    shown = pictured(name)  # the name's cell: a newline as its control picture
     table = out.split("<tbody>")[1].split("</tbody>")[0]
     cells = re.findall(r"<td[^>]*>(.*?)</td>", table)
     assert len(cells) == 11, "a name broke the table row"
-    assert cells[1] == f"<code>{html.escape(flat, quote=False)}</code>"
-    assert visible(cells[1]) == flat  # nothing vanished
+    assert cells[1] == f"<code>{html.escape(shown, quote=False)}</code>"
+    assert visible(cells[1]) == shown  # nothing vanished
     # the name added no markup at all: the same tags as for a benign name
     assert _tags_outside_code(out) == _tags_outside_code(gfm(render_verdict(_hostile_verdict("k"))))
     outside = re.sub(r"<code>.*?</code>", "", out, flags=re.S)
@@ -175,6 +177,18 @@ def test_hostile_kernel_names_render_safely(name: str) -> None:
         assert ping not in outside  # a word joiner sits after every @ and #
     text = visible(out).replace(WORD_JOINER, "")
     assert f"fell: {flat}" in text and f"note about {flat}" in text
+
+
+def test_names_differing_only_in_whitespace_read_apart() -> None:
+    """Flattened to spaces, ``new\\nline`` and ``new line`` (or ``k `` and ``k``) read the same."""
+    for one, other in (("new\nline", "new line"), ("tab\tk", "tab k"), ("k ", "k"), ("\n", " ")):
+        rows = [
+            line.split(" | ")[1]
+            for name in (one, other)
+            for line in render_verdict(_hostile_verdict(name)).splitlines()
+            if line.startswith("| ❌")
+        ]
+        assert rows[0] != rows[1] and "*(empty)*" not in rows
 
 
 def test_markdown_links_in_urls_are_inert() -> None:
