@@ -18,7 +18,7 @@ from rules import one_decimal
 from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
 from service.render.digest_devices import device_change_rows, off_roof_rows, unmeasured_rows
 from service.render.digest_shared import shared_move_rows, shared_moves_left_out
-from service.render.escape import escape_code
+from service.render.escape import escape_code, without_bidi
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
 
 #: Label of the weekly issue; the issue is found again by its title, label and marker.
@@ -49,6 +49,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=without_bidi if autoescape else None,
     )
 
 

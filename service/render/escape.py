@@ -37,6 +37,21 @@ _SAFE_URL_CHARS = "-._~:/?#[]@!$&'*+,;=%"
 _MARKER_VALUE = re.compile(r"[^A-Za-z0-9._/+-]+")
 
 
+_BIDI_ONLY = re.compile(f"[{_BIDI}]")
+
+
+def without_bidi(value: object) -> object:
+    """A page's value with bidirectional overrides as spaces (markup stays markup).
+
+    Autoescaped HTML kept them: a kernel named ``gemm_<U+202E>rlo_kernel`` reversed the rest
+    of roofguard's sentence about it on the run page, figures included. Jinja's ``finalize``
+    for the HTML pages and the digest.
+    """
+    if not isinstance(value, str) or not _BIDI_ONLY.search(value):
+        return value
+    return type(value)(_BIDI_ONLY.sub(" ", value))  # ``Markup`` is a ``str`` of its own type
+
+
 def flatten(value: str) -> str:
     """One line: newlines, tabs, other control characters and bidi overrides become spaces."""
     return _CONTROL.sub(" ", value.replace("\r\n", "\n"))

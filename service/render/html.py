@@ -16,6 +16,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 
 from service.render.charts import figure_bytes
+from service.render.escape import without_bidi
 from service.render.figures import fmt_seconds
 
 _XML_PROLOGUE = re.compile(rb"^\s*<\?xml[^>]*\?>\s*(<!DOCTYPE[^>]*>\s*)?", re.DOTALL)
@@ -29,6 +30,7 @@ def _env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=without_bidi,
     )
     env.filters["pct"] = _pct
     env.filters["seconds"] = _seconds

@@ -278,3 +278,29 @@ def test_dashboard_pages_draw_kernel_names_that_look_like_math_text(service, rep
     assert service.client.get(f"/runs/{ids[-1]}/roofline.svg").status_code == 200
     kernel = service.client.get("/kernels", params={"repo": repo, "key": name})
     assert kernel.status_code == 200 and kernel.text.count('<figure class="chart"') == 1
+
+
+def test_a_bidi_override_in_a_kernel_name_does_not_reorder_the_pages(service, repo) -> None:
+    """Autoescaped HTML kept U+202E: roofguard's own sentence about the kernel, figures
+    included, read reversed on the run page, and a closing U+202C made the search page show
+    ``gemmlive_kernel`` for ``gemm<U+202E>evil<U+202C>_kernel``."""
+    name = "gemm\u202eevil\u202c_kernel"
+    token = service.token(repo)
+    kernels = [make_kernel(name, time_s=1e-3 * (1.3 if n == 5 else 1)) for n in range(6)]
+    ids = [
+        service.upload(_night(repo, n, [k]), token).json()["run_id"] for n, k in enumerate(kernels)
+    ]
+    pages = [f"/runs/{ids[-1]}", f"/search?q=evil&repo={repo}"]
+    for path in pages:
+        page = service.client.get(path)
+        assert page.status_code == 200 and "evil" in page.text, path
+        assert "\u202e" not in page.text and "\u202c" not in page.text, path
+
+
+def test_the_digest_html_drops_bidi_overrides_as_the_pages_do() -> None:
+    from service.render import digest_render
+
+    page = digest_render._env(True).from_string("<code>{{ name }}</code>")
+    assert page.render(name="gemm\u202eevil\u202c_<k>") == "<code>gemm evil _&lt;k&gt;</code>"
+    markdown = digest_render._env(False).from_string("{{ name }}")
+    assert markdown.render(name="a\u202eb") == "a\u202eb"  # markdown escapes its own cells
