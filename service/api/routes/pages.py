@@ -58,15 +58,24 @@ TREND_KIND = "nightly"
 _RunId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
+#: A kernel label's group in matplotlib's SVG, on the roof or in the no-FLOPs strip: its id
+#: quoted with ``"`` or, when it holds one, ``'`` (and escaped as matplotlib escapes it).
+_LABEL_GROUP = re.compile(r"""<g id=(["'])(?:no-flops:)?label:(.*?)\1>""")
+
+
 def _with_tooltips(svg: Markup, labels: dict[str, str]) -> Markup:
-    """Give each cut kernel label of the chart its full name as an SVG ``<title>`` tooltip."""
-    full = {html.escape(short): html.escape(name) for name, short in labels.items()}
+    """Give each cut kernel label of the chart its full name as an SVG ``<title>`` tooltip.
+
+    Labels are matched by their id read back (``html.unescape``): matched as ``html.escape``
+    writes them, a label holding a quote, or any in the no-FLOPs strip, had no tooltip.
+    """
+    full = {short: name for name, short in labels.items()}
 
     def add_title(match: re.Match[str]) -> str:
-        name = full.get(match.group(2))
-        return match.group(0) + (f"\n   <title>{name}</title>" if name else "")
+        name = full.get(html.unescape(match.group(2)))
+        return match.group(0) + (f"\n   <title>{html.escape(name)}</title>" if name else "")
 
-    return Markup(re.sub(r'(<g id="label:([^"]*)">)', add_title, str(svg)))
+    return Markup(_LABEL_GROUP.sub(add_title, str(svg)))
 
 
 def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:

@@ -207,6 +207,26 @@ def test_long_kernel_names_are_cut_in_the_middle_with_the_full_name_as_tooltip(
         assert html.unescape(short).startswith("cutlass::Kernel2<")
 
 
+def test_every_cut_label_has_its_tooltip_quotes_and_the_no_flops_strip_too(service, repo) -> None:
+    """Matched as ``html.escape`` writes ids, a label holding ``'`` or ``"`` (matplotlib
+    quotes and escapes those otherwise), or any in the no-FLOPs strip, had no tooltip."""
+    names = {
+        "q1": "it's_" + "c" * 60 + "_tail",
+        "q2": 'say"hi"_' + "y" * 60 + "_end",
+        "copy": "memcpy_" + "z" * 60 + "_async",
+    }
+    kernels = [
+        make_kernel(name, key=key, time_s=1e-3, flops={} if key == "copy" else None)
+        for key, name in names.items()
+    ]
+    run = make_run(repo=repo, timestamp=datetime.now(UTC), kernels=kernels)
+    run_id = service.upload(run, service.token(repo)).json()["run_id"]
+    page = service.client.get(f"/runs/{run_id}").text
+    titles = {html.unescape(t) for t in re.findall(r"<title>([^<]*)</title>", page)}
+    assert set(names.values()) <= titles
+    assert "no-flops:label:" in page
+
+
 def test_digest_page_summarises_the_last_week(service, repo) -> None:
     seed(service, repo, nights=10)
     html = service.client.get("/digest", params={"repo": repo}).text
