@@ -85,6 +85,7 @@ from rules.runnerwide import (
 )
 from rules.scaling import (
     CROSS_DEVICE_TOLERANCE,
+    GATE_RUNS_SETTLED,
     OWN_RUNS_SETTLED,
     MissingResource,
     Prediction,
@@ -108,6 +109,7 @@ from rules.verdict import (
 
 __all__ = [
     "CROSS_DEVICE_TOLERANCE",
+    "GATE_RUNS_SETTLED",
     "HISTORY_COLUMNS",
     "NEW_RUNNER_NOTE",
     "NOT_JUDGED",

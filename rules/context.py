@@ -28,7 +28,7 @@ from rules.levelstore import StoredLevels
 from rules.placement import place_run
 from rules.renames import Rename, pair_by_work, recent_kernels, work_of
 from rules.roofline import Placement, Roof
-from rules.scaling import OWN_RUNS_SETTLED
+from rules.scaling import GATE_RUNS_SETTLED, OWN_RUNS_SETTLED
 from rules.stats import GateMode, GateOptions
 from rules.timing import faster_off_its_binding, like_for_like_percent, median_time, median_value
 
@@ -291,14 +291,19 @@ class RuleContext:
         Those with fewer than ``OWN_RUNS_SETTLED`` runs in their own card's gate history
         and a level on the other card whose work both roofs can place.
         """
+        settled = OWN_RUNS_SETTLED
+        return {k: s for k, s in self.gate_scaling.items() if self._own_runs(k) < settled}
+
+    @cached_property
+    def gate_scaling(self) -> Mapping[str, Scaling]:
+        """``device_scaling`` up to ``GATE_RUNS_SETTLED`` runs: the gate's other-card segment."""
         other = self.cross_device
         if other is None:
             return {}
         young = [
             key
             for key, placement in self.placements.items()
-            if placement.percent_of_roof is not None
-            and known_points(self.gate_kernel_history(key).percent_of_roof) < OWN_RUNS_SETTLED
+            if placement.percent_of_roof is not None and self._own_runs(key) < GATE_RUNS_SETTLED
         ]
         if not young:
             return {}
@@ -311,6 +316,10 @@ class RuleContext:
             if key in levels
         }
         return {key: scaled for key, scaled in found.items() if scaled is not None}
+
+    def _own_runs(self, key: str) -> int:
+        """``key``'s runs with a percent of roof in its own card's gate history."""
+        return known_points(self.gate_kernel_history(key).percent_of_roof)
 
     @cached_property
     def measured_times(self) -> Mapping[str, tuple[float, ...]]:

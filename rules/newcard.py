@@ -10,9 +10,12 @@ from five nights sets the threshold near 16 noise units over 300 kernels.
 So the gate judges its nights on the new card after the other card's segment, scaled to them:
 each of its nights reads as percent of the baseline's roof (the level times the time the
 roofs predict, over its time: ``rules.crossdevice.Scaling.percent``), and the other card's
-segment is scaled by the median of those nights over its level. The segment gives the gate
-its noise and its length; the card's own nights give the level. A kernel that did not keep up
-from its first night is device-scaling's: the scaling hides that offset from the gate.
+segment is scaled by the median of its first ``CALIBRATING_NIGHTS`` nights over its level.
+The segment gives the gate its noise and its length; the card's own nights give the level.
+The gate keeps the segment until ``GATE_RUNS_SETTLED`` nights, past device-scaling's six: on
+six nights alone it confirmed again a fall it had confirmed on the third. A kernel that did
+not keep up from its first night is device-scaling's: the scaling hides that offset from the
+gate.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def new_card_measured(
     predicted = level.time_s * scaled.expected_time_ratio
     own = level.percent * predicted / known
     segment = np.asarray(level.history[-level.n :], dtype=float)
-    segment = segment[np.isfinite(segment)] * (float(np.median(own)) / level.percent)
+    calibrated = float(np.median(own[:CALIBRATING_NIGHTS]))  # later nights are judged
+    segment = segment[np.isfinite(segment)] * (calibrated / level.percent)
     now = [level.percent * predicted / t for t in measurements]
     return Measured(np.concatenate([segment, own]), now[0], tuple(now[1:]))
 

@@ -51,6 +51,12 @@ CROSS_DEVICE_TOLERANCE = 0.15
 #: on its own card: the gate's settled level (``rules.stats.constants.SETTLED``), from which
 #: a new segment's level stands on its own.
 OWN_RUNS_SETTLED = SETTLED
+#: The gate keeps the other card's segment before a kernel's own nights (``rules.newcard``)
+#: until it has this many: its own history alone re-confirmed a change the gate had already
+#: confirmed on its first nights there (three nights at 80% then three at 64%: "regressed"
+#: at the sixth, where 30 nights before them read the same nights as unchanged; from a
+#: seventh night the own history reads them right).
+GATE_RUNS_SETTLED = 2 * OWN_RUNS_SETTLED
 #: Memory tiers a stored measurement carries bytes of (``bytes_<tier>`` columns).
 TIERS = ("dram", "l2", "l1")
 

@@ -70,9 +70,13 @@ def _percent(ctx: RuleContext, key: str) -> Measured:
 
 
 def _young_on_card(ctx: RuleContext) -> dict[str, Measured]:
-    """The kernels judged across cards with enough nights on their own (``rules.newcard``)."""
+    """The kernels judged across cards with enough nights on their own (``rules.newcard``).
+
+    Up to ``GATE_RUNS_SETTLED`` nights there (``RuleContext.gate_scaling``), past the
+    ``OWN_RUNS_SETTLED`` at which device-scaling stops comparing the cards.
+    """
     found = {}
-    for key, scaled in ctx.device_scaling.items():
+    for key, scaled in ctx.gate_scaling.items():
         own = ctx.gate_kernel_history(key).time_s
         m = new_card_measured(scaled, own, ctx.measured_times[key])
         if m is not None:
@@ -86,7 +90,7 @@ def _against_level(ctx: RuleContext, key: str, j: Judgement) -> str:
     A kernel young on its card names where its level comes from (``rules.newcard``).
     """
     binding = judged_binding(ctx.placements[key], ctx.kernel_history(key))
-    scaled = ctx.device_scaling.get(key)
+    scaled = ctx.gate_scaling.get(key)
     where = f"over {j.n} runs"
     if scaled is not None:
         where = calibration_words(scaled, ctx.gate_kernel_history(key).time_s)

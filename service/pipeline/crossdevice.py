@@ -3,7 +3,8 @@
 When a team moves its runners to a new card, the first runs on it have no history of their
 own: every kernel would read as new. Percent of roof is comparable across cards (each on its
 own roofs), so the kernels with fewer than ``OWN_RUNS_SETTLED`` base-branch runs on the run's
-card are judged against the card that ran most recently before it (``rules.scaling``): its
+card are judged against the card that ran most recently before it (``rules.scaling``; the
+gate keeps its segment until ``GATE_RUNS_SETTLED``, ``rules.newcard``): its
 gate window of runs, on the same roof source, up to the PR's merge base. ``baseline.
 cross_device = false`` turns it off.
 """
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from collectors.schema import RunRecord
-from rules import OWN_RUNS_SETTLED, DeviceBaseline, Placement, Roof
+from rules import GATE_RUNS_SETTLED, DeviceBaseline, Placement, Roof
 from service.config import RoofguardConfig
 from service.store.devices import device_runs, run_roofs
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
@@ -23,7 +24,7 @@ from service.store.sessions import StoreSession
 
 
 def _young_keys(placements: Mapping[str, Placement], own: pd.DataFrame) -> list[str]:
-    """Placed kernels with fewer than ``OWN_RUNS_SETTLED`` runs of their own."""
+    """Placed kernels with fewer than ``GATE_RUNS_SETTLED`` runs of their own."""
     counts: dict[str, int] = {}
     if not own.empty:  # one row per run and kernel: rows are runs
         placed = own["kernel_key"][pd.to_numeric(own["percent_of_roof"], errors="coerce").notna()]
@@ -31,7 +32,7 @@ def _young_keys(placements: Mapping[str, Placement], own: pd.DataFrame) -> list[
     return [
         key
         for key, placement in placements.items()
-        if placement.percent_of_roof is not None and counts.get(key, 0) < OWN_RUNS_SETTLED
+        if placement.percent_of_roof is not None and counts.get(key, 0) < GATE_RUNS_SETTLED
     ]
 
 

@@ -54,3 +54,18 @@ def test_a_fall_after_its_first_nights_on_the_new_card_fails_on_the_second(tmp_p
     assert "-20." in finding["message"]  # 84% of roof -> 67.2%: 1.25x the time
     gemm = [f["rule"] for f in second["findings"] if f["kernel"] == "gemm"]
     assert gemm == ["device-scaling"]  # 50% of the H100's roof from its first night
+
+
+def test_a_fall_confirmed_on_the_new_cards_first_nights_fails_once(tmp_path) -> None:
+    """At six nights on the H100 the gate judged the kernel on them alone, three at the old
+    level and three at the new: the fall it had confirmed two nights before failed main again
+    (a PR that changed nothing, too). The A100's segment now stays before them
+    (``GATE_RUNS_SETTLED``)."""
+    url = stored_history(tmp_path, A100)
+    h100 = nights(H100, 10, start=30, kernels=KERNELS)
+    kept_up = [_nightly(tmp_path, url, record) for record in h100[:3]]
+    assert all(not _roof_drops(verdict) for verdict in kept_up)
+    fallen = [_nightly(tmp_path, url, _slowed(r, 1.25)) for r in h100[3:]]
+    failed = [n for n, verdict in enumerate(fallen, start=3) if verdict["conclusion"] == "fail"]
+    assert failed == [4]  # confirmed on its second night down, and only then
+    assert all(_roof_drops(verdict) == [] for verdict in fallen[3:])  # six nights on and later
