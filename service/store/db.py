@@ -19,7 +19,6 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from service.errors import BadInput, ServiceError, StoreUnavailable
-from service.store.migrating import one_migrator_at_a_time
 from service.store.sessions import CoreSession
 
 if TYPE_CHECKING:
@@ -314,6 +313,8 @@ def migrate(
     (``service.store.migrating``).
     """
     from alembic import command
+
+    from service.store.migrating import one_migrator_at_a_time  # with Alembic: only here
 
     try:
         with engine.connect() as conn, one_migrator_at_a_time(conn, on_wait):
