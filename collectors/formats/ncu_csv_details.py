@@ -124,10 +124,7 @@ class NcuCsvDetails(Collector):
         """
         rows, whole = last.printed, before.printed if before else []
         if len(rows) < len(whole) and whole[: len(rows)] == rows:
-            reason = (
-                f"its last launch has {len(rows)} of the {len(whole)} metric rows of the "
-                "launch before it (a cut file?)"
-            )
+            reason = csvio.cut_launch(len(rows), len(whole), "metric rows")
             raise MalformedReport(self._path, csvio.where(last.line, last.launch_id), None, reason)
 
     def _start(self, row: list[str], col: dict[str, int], line: int) -> _Launch:

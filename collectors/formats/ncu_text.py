@@ -182,10 +182,7 @@ def _refuse_cut_launch(path: str, launches: list[_Launch]) -> None:
         return
     last, whole = launches[-1].sections, launches[-2].sections
     if len(last) < len(whole) and _begins(whole, last):
-        reason = (
-            f"its last launch has {len(last)} of the {len(whole)} sections of the launch "
-            "before it (a cut file?)"
-        )
+        reason = csvio.cut_launch(len(last), len(whole), "sections")
         raise MalformedReport(path, launches[-1].line, None, reason)
 
 

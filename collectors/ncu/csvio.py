@@ -198,6 +198,11 @@ def blank_end_dropped(rows: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[i
         yield numbered_row
 
 
+def cut_launch(have: int, whole: int, what: str) -> str:
+    """The reason for a last launch printing the first ``have`` of the launch before's ``what``."""
+    return f"its last launch has {have} of the {whole} {what} of the launch before it (a cut file?)"
+
+
 def where(line: int, launch_id: str | None) -> str:
     """Row label for errors: the file line and the launch ID."""
     return f"{line} ({launch_label(launch_id)})" if launch_id else str(line)
