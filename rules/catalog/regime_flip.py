@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
+from rules.crossdevice import Scaling
 from rules.gated import GateDecision, GateDecisions
 from rules.history import KernelHistory
 from rules.measures import one_decimal, seconds, speed
@@ -39,6 +40,9 @@ class RegimeFlip(Rule):
     current one, and the kernel is outside the borderline band. A compute-bound kernel
     whose binding precision moved off the tensor cores (``tensor_*`` → ``fp*``) is reported
     too: its percent of roof may look fine against the lower roof while it runs far slower.
+    So is a kernel new on a card (a runner swap) whose work ran on tensor cores the new card
+    has too, on the card before (``min_runs`` runs there), and now runs off them: precision
+    is the code's, so the fall is the kernel's whatever the card.
     A kernel faster than the baseline's runs at their binding (a fusion restored) is still
     reported, as improved, with each percent at its own roof and the time between them.
 
@@ -71,6 +75,8 @@ class RegimeFlip(Rule):
             history = ctx.kernel_history(key)
             was, count = history.usual_regime
             if was is None or count < opts.min_runs:
+                if opts.check_tensor_cores and key in ctx.device_scaling:
+                    yield from self._tensor_across(ctx, key, history, opts)
                 continue
             if was != placement.regime:
                 yield self._regime(ctx, key, history, (was, count), opts, gate)
@@ -134,6 +140,62 @@ class RegimeFlip(Rule):
                 numbers=numbers,
                 status=KernelStatus.REGRESSED,
             )
+
+    def _tensor_across(
+        self, ctx: RuleContext, key: str, history: KernelHistory, opts: Options
+    ) -> Iterator[Finding]:
+        """A kernel new on this card whose work ran on tensor cores on the card before.
+
+        The work says it whatever the card: its precision is the code's, and this card has
+        the tensor cores the baseline's work used (the roofs bind that work by them here
+        too), so running its FLOPs on the CUDA cores is the kernel's fall, not the card's.
+        A kernel already off them in this card's own runs is skipped: the first of those
+        nights reported it.
+        """
+        scaled, placement = ctx.device_scaling[key], ctx.placements[key]
+        own, _ = history.usual_binding
+        if scaled.baseline.n < opts.min_runs or (own is not None and not _is_tensor(own)):
+            return
+        before = scaled.prediction.source_binding
+        if placement.regime != COMPUTE_BOUND or _is_tensor(placement.binding):
+            return
+        if _is_tensor(before) and _is_tensor(scaled.binding):
+            yield self.finding(
+                ctx,
+                key,
+                _across_message(ctx.kernels[key].name, scaled, str(placement.binding)),
+                numbers=_across_numbers(scaled),
+                status=KernelStatus.REGRESSED,
+            )
+
+
+def _across_message(name: str, s: Scaling, binding: str) -> str:
+    """``gemm: fell off the tensor cores on H100-SXM5, bound by fp32 instead of ...``."""
+    level = s.baseline
+    return (
+        f"{name}: fell off the tensor cores on {s.device}, bound by {binding} instead of "
+        f"{s.binding}: {one_decimal(level.percent)}% of the {s.prediction.source_binding} "
+        f"roof over {level.n} runs on {level.device} → {one_decimal(s.percent)}% of the "
+        f"{s.binding} roof on {s.device}, {seconds(level.time_s)} → {seconds(s.time_s)} "
+        f"(the roofs predict {speed(s.expected_time_ratio)}, measured {speed(s.time_ratio)})"
+    )
+
+
+def _across_numbers(s: Scaling) -> Numbers:
+    """The figures of a fall off the tensor cores across cards (``rules.crossdevice``)."""
+    level = s.baseline
+    return {
+        "baseline_device": level.device,
+        "baseline_binding": s.prediction.source_binding,
+        "expected_binding": s.binding,
+        "baseline_n": level.n,
+        "baseline_percent_of_roof": level.percent,
+        "percent_of_baseline_roof": s.percent,
+        "baseline_time_s": level.time_s,
+        "time_s": s.time_s,
+        "expected_time_ratio": s.expected_time_ratio,
+        "time_ratio": s.time_ratio,
+    }
 
 
 def like_for_like_numbers(

@@ -168,3 +168,41 @@ def test_a_stray_night_on_a_third_card_does_not_hide_the_old_cards_history(tmp_p
     assert verdict["baseline"]["device"] == A100 and verdict["baseline"]["n"] == 30
     by = {k["key"]: k["status"] for k in verdict["kernels"]}
     assert by == {"copy": "unchanged", "gemm": "suspect"}
+
+
+def test_a_gemm_off_the_tensor_cores_on_the_new_card_fails_the_first_pr(tmp_path):
+    """Its bf16 FLOPs ran on the A100's tensor cores and now run on the H100's CUDA cores."""
+    kernels = fleet(A100, H100, "tensor_bf16")
+    fallen = {**kernels, "gemm": Work({"fp32": 2e12}, {"dram": 1e9}, {H100: 70.0})}
+    verdict = check(tmp_path, stored_history(tmp_path, A100, kernels), H100, fallen)
+    assert verdict["conclusion"] == "fail"
+    gemm = {k["key"]: k for k in verdict["kernels"]}["gemm"]
+    assert gemm["status"] == "regressed"
+    [flip] = [f for f in verdict["findings"] if f["rule"] == "regime-flip"]
+    assert flip["severity"] == "fail" and flip["kernel"] == "gemm"
+    fell = "fell off the tensor cores on H100-SXM5, bound by fp32 instead of tensor_bf16"
+    assert fell in flip["message"]
+    numbers = flip["numbers"]
+    roof_a100, roof_h100 = datasheet(A100), datasheet(H100)
+    bf16 = roof_a100.peak_flop_per_s["tensor_bf16"] / roof_h100.peak_flop_per_s["tensor_bf16"]
+    assert numbers["expected_time_ratio"] == pytest.approx(bf16)
+    # 70% of the H100's fp32 roof against 80% of the A100's tensor roof, as the work says.
+    time_ratio = (2e12 / roof_h100.peak_flop_per_s["fp32"] / 0.70) / (
+        2e12 / roof_a100.peak_flop_per_s["tensor_bf16"] / 0.80
+    )
+    assert numbers["time_ratio"] == pytest.approx(time_ratio, rel=0.02)
+    assert numbers["percent_of_baseline_roof"] == pytest.approx(80.0 * bf16 / time_ratio, rel=0.02)
+
+
+def test_a_gemm_off_the_tensor_cores_on_its_new_cards_nights_is_not_the_prs(tmp_path):
+    """Main's first H100 nights already ran it on fp32: those nights' finding, not the PR's."""
+    kernels = fleet(A100, H100, "tensor_bf16")
+    fallen = {**kernels, "gemm": Work({"fp32": 2e12}, {"dram": 1e9}, {H100: 70.0})}
+    url = stored_history(tmp_path, A100, kernels)
+    engine = open_store(url)
+    try:
+        store(engine, nights(H100, 2, start=30, kernels=fallen), datasheet(H100))
+    finally:
+        engine.dispose()
+    verdict = check(tmp_path, url, H100, fallen)
+    assert not [f for f in verdict["findings"] if f["rule"] == "regime-flip"]
