@@ -28,7 +28,7 @@ from service.api.inflight import Record
 from service.api.schemas import UploadForm
 from service.errors import BadInput, ServiceError, StoreUnavailable
 from service.pipeline.check import CheckOutcome
-from service.pipeline.intake import refuse_future
+from service.pipeline.intake import refuse_future, refuse_nothing_measured
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import collect_with_reruns
 from service.pipeline.storable import StoreLimits, refuse_unstorable
@@ -121,6 +121,7 @@ def check_record(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
         BadInput: Naming the kernel's index, key and field.
     """
     check_size(record, max_kernels=limits.max_kernels)
+    refuse_nothing_measured(record, where=where)
     for index, kernel in enumerate(record.kernels):
         seconds = kernel.duration_s
         if kernel.launches and seconds < MIN_DURATION_S:  # the collectors' rule, same bound

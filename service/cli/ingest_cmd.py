@@ -54,7 +54,7 @@ def ingest_command(
     meta = RunMeta(
         repo=repo,
         commit=commit,
-        branch=branch,
+        branch=_given(branch),
         kind=parse_kind(kind),
         pull_request=pr,
         device=device,
@@ -102,6 +102,17 @@ def _stored_before(
         refuse_future(meta.timestamp, where="--timestamp")
     digest = ingest_digest(files, meta=meta, config=cfg, limits=limits)
     return digest, _run_of_inputs(url, digest)
+
+
+def _given(branch: str) -> str:
+    """``--branch`` as given, refused empty.
+
+    An unset $GITHUB_HEAD_REF: an upload would have stored the run on the base branch, so
+    one content made two runs.
+    """
+    if not branch.strip():
+        raise BadInput("--branch: empty; give the branch the run measured")
+    return branch
 
 
 def _run_of_inputs(url: str | None, digest: InputDigest | None) -> int | None:

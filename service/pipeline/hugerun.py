@@ -54,6 +54,8 @@ def read_columns(
         columns = collect_columns(paths[0], options=options)
     except NotBatchable:
         return None
+    if columns.kernel_count == columns.unmeasured_count:
+        return None  # nothing measured: the record reader refuses it, naming why
     if meta.device:
         run_device(
             columns.head, given=meta.device, catalog=catalog_for(config), origin=meta.device_origin

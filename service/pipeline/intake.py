@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from collectors import CollectOptions, collect
 from collectors.schema import RunRecord
 from service.errors import BadInput
+from service.pipeline.roofs import names_device
 from service.progress import progress
 from service.store.history import MergeBase
 
 
-def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord:
+def merge_runs(
+    records: Sequence[RunRecord],
+    paths: Sequence[Path],
+    same_device: Callable[[str, str], bool] = operator.eq,
+) -> RunRecord:
     """One run from the records of several files of that run: the kernels of all of them.
+
+    ``same_device`` says when two device names are one card (the catalog's names of it).
 
     Raises:
         BadInput: Two files carry the same kernel key, or were measured on different devices.
@@ -22,11 +30,8 @@ def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord
     first = records[0]
     owner: dict[str, Path] = {}
     for record, path in zip(records, paths, strict=True):
-        if record.device.name != first.device.name:
-            raise BadInput(
-                f"{path}: measured on {record.device.name!r}, but {paths[0]} on "
-                f"{first.device.name!r}; ingest each device as its own run"
-            )
+        if not same_device(record.device.name, first.device.name):
+            raise BadInput(_other_device(path, record.device.name, paths[0], first.device.name))
         for kernel in record.kernels:
             if kernel.key in owner:
                 raise BadInput(
@@ -49,13 +54,62 @@ def merge_runs(records: Sequence[RunRecord], paths: Sequence[Path]) -> RunRecord
     )
 
 
-def collect_run(paths: Sequence[str | Path], options: CollectOptions | None = None) -> RunRecord:
-    """Collect ``paths`` (all files of one run) into one RunRecord."""
+def _other_device(path: Path, device: str, first_path: Path, first: str) -> str:
+    """Why two files are not one run's: two cards, or one file naming none (no --device)."""
+    if names_device(device) != names_device(first):
+        unnamed, named, card = (
+            (first_path, path, device) if names_device(device) else (path, first_path, first)
+        )
+        return (
+            f"{unnamed}: names no device, and {named} was measured on {card!r}; give the "
+            "device with --device"
+        )
+    return (
+        f"{path}: measured on {device!r}, but {first_path} on {first!r}; ingest each device "
+        "as its own run"
+    )
+
+
+def collect_run(
+    paths: Sequence[str | Path],
+    options: CollectOptions | None = None,
+    same_device: Callable[[str, str], bool] = operator.eq,
+    *,
+    require_measured: bool = True,
+) -> RunRecord:
+    """Collect ``paths`` (all files of one run) into one RunRecord (``merge_runs``).
+
+    ``require_measured``: refuse a file without a measured kernel (``refuse_nothing_measured``).
+    """
     if not paths:
         raise BadInput("give at least one report file")
     files = [Path(p) for p in paths]
     records = [collect(p, options=options) for p in progress(files, "reading reports")]
-    return merge_runs(records, files)
+    for record, path in zip(records, files, strict=True):
+        if require_measured:
+            refuse_nothing_measured(record, where=str(path))
+    # The files in the order of their first kernel's key (one run holds each key once): the
+    # same files given in another order (a glob, a locale) are the same run, one content hash.
+    order = sorted(range(len(files)), key=lambda i: _first_key(records[i]))
+    return merge_runs([records[i] for i in order], [files[i] for i in order], same_device)
+
+
+def _first_key(record: RunRecord) -> str:
+    return record.kernels[0].key if record.kernels else ""
+
+
+def refuse_nothing_measured(record: RunRecord, *, where: str) -> None:
+    """Raise BadInput when no kernel of ``record`` has a measured time.
+
+    A benchmark binary on a runner that lost its GPU reports every benchmark as an error: a
+    run of none would be stored and pass every check (nothing to compare is nothing fallen).
+    """
+    if any(kernel.measured for kernel in record.kernels):
+        return
+    unmeasured = f"{len(record.kernels)} kernel(s) without a time" if record.kernels else ""
+    notes = f"{len(record.notes)} note(s), the first: {record.notes[0]}" if record.notes else ""
+    why = "; ".join(part for part in (unmeasured, notes) if part) or "it holds no result"
+    raise BadInput(f"{where}: no measured kernel, nothing to store or judge ({why})")
 
 
 #: How far ahead of this machine's clock a run's timestamp may be (runner clocks drift).

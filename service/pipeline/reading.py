@@ -7,6 +7,7 @@ they key, place and stamp its kernels alike.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,14 +15,22 @@ from collectors import CollectOptions, apply_work_models
 from collectors.schema import RunRecord
 from service.config import RoofguardConfig
 from service.pipeline.intake import collect_run as intake_collect
-from service.pipeline.roofs import catalog_for, run_device
+from service.pipeline.roofs import catalog_for, run_device, same_card
 from service.pipeline.runmeta import RunMeta
 
 
 def read_run(
-    paths: Sequence[Path], meta: RunMeta, config: RoofguardConfig, max_kernels: int | None = None
+    paths: Sequence[Path],
+    meta: RunMeta,
+    config: RoofguardConfig,
+    max_kernels: int | None = None,
+    *,
+    require_measured: bool = True,
 ) -> RunRecord:
     """Read the files of one run (no meta applied yet), checking the device they name.
+
+    A file without a measured kernel is refused (``intake.refuse_nothing_measured``) unless
+    ``require_measured`` is false (a re-measurement, which says so in its own words).
 
     A device given by the meta (``--device``, an upload's field) or else the config names the
     device of files that name none. A file naming another device than the meta's is an error;
@@ -34,9 +43,11 @@ def read_run(
     """
     given = meta.device or config.device
     options = CollectOptions(keys=config.keys, device=given, max_kernels=max_kernels)
-    run = intake_collect(paths, options)
+    catalog = catalog_for(config)
+    same = functools.partial(same_card, catalog=catalog)
+    run = intake_collect(paths, options, same, require_measured=require_measured)
     if meta.device:
-        run_device(run, given=meta.device, catalog=catalog_for(config), origin=meta.device_origin)
+        run_device(run, given=meta.device, catalog=catalog, origin=meta.device_origin)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")
     return run

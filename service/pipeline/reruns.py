@@ -84,7 +84,10 @@ def collect_with_reruns(
     """
     raw = read_run(paths, meta, config, max_kernels)
     commits = {c for c in (meta.commit, raw.commit) if c}
-    again = [(path, read_run([path], meta, config, max_kernels)) for path in reruns]
+    again = [
+        (path, read_run([path], meta, config, max_kernels, require_measured=False))
+        for path in reruns
+    ]
     for path, rerun in again:
         check_rerun(path, rerun, raw, commits)
     return meta.stamp(raw), tuple(meta.stamp(rerun) for _, rerun in again)

@@ -73,7 +73,7 @@ def names_device(name: str) -> bool:
     return bool(name.strip()) and not name.lower().startswith(UNNAMED_PREFIX)
 
 
-def _same(a: str, b: str, catalog: Catalog) -> bool:
+def same_card(a: str, b: str, catalog: Catalog) -> bool:
     """Whether two names are one card for judging.
 
     One catalog entry, or entries with the same figures (16 GB and 32 GB V100-SXM2 differ
@@ -110,7 +110,7 @@ def run_device(
         return named
     if not names_device(named):
         return given
-    if _same(named, given, catalog):
+    if same_card(named, given, catalog):
         return named
     if catalog.find(given) is None:  # most likely a typo: say that first
         raise UnknownDevice(given, catalog.suggest(given))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
 from datetime import UTC, datetime, timedelta
 
@@ -54,6 +55,25 @@ def test_a_file_name_longer_than_a_file_system_takes_is_cut(service, repo) -> No
     bad = _form_upload(service, repo, "ü" * 300 + ".json", b"{not json")
     assert bad.status_code == 422 and ".json" in bad.json()["detail"]
     assert "roofguard-upload" not in bad.json()["detail"]
+
+
+def test_a_report_of_no_measured_kernel_is_refused_and_nothing_stored(service, repo) -> None:
+    """A runner that lost its GPU: every benchmark an error, a run of none that passed."""
+    errored = {"name": "BM_gemv/64", "error_occurred": True, "error_message": "no CUDA device"}
+    report = {"context": {"library_build_type": "release"}, "benchmarks": [errored]}
+    answer = service.client.post(
+        "/api/v1/runs",
+        headers=auth(service.token(repo)),
+        data={"repo": repo, "commit": "abc", "device": "H100-SXM5"},
+        files=[("files", ("bench.json", json.dumps(report).encode(), "application/json"))],
+    )
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    assert "bench.json: no measured kernel, nothing to store or judge" in detail
+    assert "no CUDA device" in detail
+    headers = auth(service.token(repo))
+    runs = service.client.get("/api/v1/runs", params={"repo": repo}, headers=headers)
+    assert runs.status_code == 200 and runs.json()["count"] == 0
 
 
 @pytest.mark.parametrize(

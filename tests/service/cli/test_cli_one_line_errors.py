@@ -7,6 +7,7 @@ stored under an empty commit, or an empty table with exit 0.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -66,6 +67,15 @@ def test_an_empty_commit_is_refused_and_nothing_stored(tmp_path, capsys) -> None
             assert store.execute("select count(*) from runs").fetchone() == (0,)
 
 
+def test_an_empty_branch_is_refused_and_nothing_stored(tmp_path, capsys) -> None:
+    """An unset $GITHUB_HEAD_REF: stored under branch '', where an upload stores it on main."""
+    db = tmp_path / "h.db"
+    argv = ["ingest", str(_report(tmp_path)), "--repo", "acme/k", "--branch", " "]
+    err = _error(capsys, [*argv, "--commit", "c1", "--db", f"sqlite:///{db}"])
+    assert "--branch: empty" in err
+    assert _stored_runs(db) == 0
+
+
 @pytest.mark.corpus
 def test_a_report_on_an_unknown_device_names_the_file(tmp_path, capsys, corpus_dir) -> None:
     report = corpus_dir / PYTEST_BENCHMARK
@@ -100,3 +110,43 @@ def test_a_mistyped_store_path_is_named_not_created(tmp_path, capsys, argv: list
     err = _error(capsys, [*argv, "--db", f"sqlite:///{typo}"])
     assert f"--db: no history store at {typo}" in err
     assert not typo.parent.exists()
+
+
+def _gbench(path: Path, benchmarks: list[dict]) -> Path:
+    context = {"date": "2026-11-30T02:00:00+00:00", "library_build_type": "release"}
+    path.write_text(json.dumps({"context": context, "benchmarks": benchmarks}))
+    return path
+
+
+def _stored_runs(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+
+LOST_GPU = "CUDA error: no CUDA-capable device is detected"
+
+
+@pytest.mark.parametrize("command", ["ingest", "check"])
+def test_a_report_whose_every_benchmark_errored_is_refused(tmp_path, capsys, command) -> None:
+    """A runner that lost its GPU: stored, it was a run of none that passed every check."""
+    errored = [
+        {"name": f"BM_gemv/{n}", "error_occurred": True, "error_message": LOST_GPU}
+        for n in (64, 128)
+    ]
+    report = _gbench(tmp_path / "bench.json", errored)
+    db = tmp_path / "h.db"
+    argv = _ingest(report, f"sqlite:///{db}", "--commit", "c1", "--device", "H100-SXM5")
+    err = _error(capsys, [command, *argv[1:]])
+    assert f"{report}: no measured kernel, nothing to store or judge" in err
+    assert "2 note(s), the first: benchmark BM_gemv/64 not ingested" in err and LOST_GPU in err
+    assert _stored_runs(db) == 0
+
+
+def test_a_report_of_no_benchmark_is_refused(tmp_path, capsys) -> None:
+    report = _gbench(tmp_path / "bench.json", [])
+    db = tmp_path / "h.db"
+    err = _error(capsys, _ingest(report, f"sqlite:///{db}", "--commit", "c1", "--device", "L4"))
+    assert f"{report}: no measured kernel, nothing to store or judge (it holds no result)" in err
+    assert _stored_runs(db) == 0
