@@ -16,9 +16,7 @@ from matplotlib.figure import Figure
 from rules import Roof
 from service.calibrate.fit import FloatArray, roof_at
 from service.calibrate.model import Ceilings
-from service.errors import BadInput
-
-FORMATS = (".svg", ".png")
+from service.calibrate.storage import check_chart_path
 
 
 def intensity_grid(ceilings: Ceilings, points: int = 200) -> FloatArray:
@@ -79,7 +77,6 @@ def roofline_figure(ceilings: Ceilings, datasheet: Roof | None = None) -> Figure
 
 def save_chart(fig: Figure, path: Path) -> None:
     """Write ``fig`` as SVG or PNG, by ``path``'s suffix."""
-    if path.suffix.lower() not in FORMATS:
-        raise BadInput(f"--chart {path}: use a .svg or .png file name")
+    check_chart_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=path.suffix.lower().lstrip("."))

@@ -171,17 +171,17 @@ def decide_health(
     )
 
 
-def uncalibrated(current: Ceilings, where: str) -> Health:
+def uncalibrated(runner: str, device: str, where: str) -> Health:
     """The verdict when the runner has no stored ceilings: untrusted, with what to do."""
     reason = (
-        f"no stored ceilings for runner {current.runner!r} and device {current.device!r} "
+        f"no stored ceilings for runner {runner!r} and device {device!r} "
         f"in {where}; run `roofguard calibrate --store` on this runner first"
     )
     return Health(
         trusted=False,
         status="uncalibrated",
-        runner=current.runner,
-        device=current.device,
+        runner=runner,
+        device=device,
         reasons=(reason,),
         message=reason,
     )

@@ -78,6 +78,16 @@ def measured_roof(*, session: StoreSession, runner: str, device: str) -> Roof | 
     return ceilings.roof() if ceilings is not None else None
 
 
+#: The file suffixes ``calibrate --chart`` writes.
+CHART_FORMATS = (".svg", ".png")
+
+
+def check_chart_path(path: Path) -> None:
+    """Refuse a ``--chart`` file name of another format (before minutes of measuring)."""
+    if path.suffix.lower() not in CHART_FORMATS:
+        raise BadInput(f"--chart {path}: use a .svg or .png file name")
+
+
 def write_json_atomic(path: Path, document: BaseModel) -> None:
     """Write ``document`` as JSON to ``path`` all at once (never half-written)."""
     path.parent.mkdir(parents=True, exist_ok=True)

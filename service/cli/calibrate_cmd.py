@@ -20,6 +20,7 @@ from service.calibrate.measure import Plan, make_plan, parse_precisions, run_cal
 from service.calibrate.model import Ceilings
 from service.calibrate.storage import (
     DEFAULT_HEALTH_PATH,
+    check_chart_path,
     latest_ceilings,
     save_ceilings,
     write_json_atomic,
@@ -69,27 +70,36 @@ def _store(ceilings: Ceilings, db: str | None) -> None:
     typer.echo(f"stored as runner {ceilings.runner!r}'s measured roof (row {row})")
 
 
-def _check(ceilings: Ceilings, db: str | None, tolerance: float, health_path: Path) -> int:
+def _stored(backend: Backend, runner: str, db: str | None, health_path: Path) -> Ceilings:
+    """The calibration ``--check`` compares with, looked up before anything is measured.
+
+    Raises:
+        typer.Exit: None stored (``EXIT_UNCALIBRATED``), its health written.
+    """
+    device = backend.identity().name
     with store_session(db) as session:
         stored = latest_ceilings(
-            session=session,
-            runner=ceilings.runner or "",
-            device=ceilings.device,
-            backend=ceilings.backend,
+            session=session, runner=runner, device=device, backend=backend.name
         )
-    health: Health
     if stored is None:
-        health = uncalibrated(ceilings, db or str(DEFAULT_SQLITE_PATH))
-    else:
-        health = decide_health(current=ceilings, stored=stored, tolerance=tolerance)
+        where = db or str(DEFAULT_SQLITE_PATH)
+        _report(uncalibrated(runner, device, where), health_path)
+        raise typer.Exit(EXIT_UNCALIBRATED)
+    return stored
+
+
+def _check(ceilings: Ceilings, stored: Ceilings, tolerance: float, health_path: Path) -> int:
+    health = decide_health(current=ceilings, stored=stored, tolerance=tolerance)
+    _report(health, health_path)
+    return 0 if health.trusted else EXIT_DEGRADED
+
+
+def _report(health: Health, health_path: Path) -> None:
     write_json_atomic(health_path, health)
     typer.echo(f"roofguard: {health.message}", err=not health.trusted)
     for note in health.notes:
         typer.echo(f"roofguard: note: {note}", err=True)
     typer.echo(f"roofguard: health written to {health_path} (trusted: {health.trusted})")
-    if health.status == "uncalibrated":
-        return EXIT_UNCALIBRATED
-    return 0 if health.trusted else EXIT_DEGRADED
 
 
 def _write_outputs(ceilings: Ceilings, output: Path | None, chart: Path | None) -> None:
@@ -150,7 +160,7 @@ def calibrate_command(
     health_file: HealthFileOpt = DEFAULT_HEALTH_PATH,
 ) -> None:
     """Measure this runner's roofline (bandwidth, peaks, ridge), or check its health."""
-    _refuse_bad_flags(check=check, store=store, tolerance=tolerance)
+    _refuse_bad_flags(check=check, store=store, tolerance=tolerance, chart=chart)
     chosen = load_backend(backend, _default_device(backend, device), threads)
     plan = make_plan(
         chosen.kind,
@@ -159,17 +169,20 @@ def calibrate_command(
         precisions=parse_precisions(precisions, chosen.kind),
     )
     name = runner or os.environ.get("RUNNER_NAME") or socket.gethostname()
+    stored = _stored(chosen, name, db, health_file) if check else None
     ceilings = _measure(chosen, plan, name)
     typer.echo(_summary(ceilings))
     _write_outputs(ceilings, output, chart)
     if store:
         _store(ceilings, db)
-    if check:
-        raise typer.Exit(_check(ceilings, db, tolerance, health_file))
+    if stored is not None:
+        raise typer.Exit(_check(ceilings, stored, tolerance, health_file))
 
 
-def _refuse_bad_flags(*, check: bool, store: bool, tolerance: float) -> None:
+def _refuse_bad_flags(*, check: bool, store: bool, tolerance: float, chart: Path | None) -> None:
     """Refuse flags that contradict each other, before anything is measured."""
+    if chart is not None:
+        check_chart_path(chart)
     if check and store:
         raise BadInput(
             "--check and --store: a preflight measures the quick subset; "

@@ -129,6 +129,30 @@ def test_preflight_refuses_a_runner_slower_than_its_calibration(calibrated, tmp_
     assert json.loads(Path(health_path).read_text())["trusted"] is False
 
 
+def _quick(tmp_path: Path, *extra: str) -> list[str]:
+    """A quick CPU calibration whose ceilings would be written to ``ceilings.json``."""
+    argv = ["calibrate", "--device", "cpu", "--quick", "--sweep", "eager", "--threads", "1"]
+    return [*argv, "--output", str(tmp_path / "ceilings.json"), *extra]
+
+
+def test_a_wrong_chart_name_is_refused_before_measuring(tmp_path, capsys):
+    """It took the whole calibration (minutes on a GPU) to learn that .txt is no chart."""
+    assert run(_quick(tmp_path, "--chart", str(tmp_path / "roof.txt"))) == 2
+    assert "--chart" in capsys.readouterr().err
+    assert not (tmp_path / "ceilings.json").exists()  # nothing was measured
+
+
+def test_a_check_without_a_stored_calibration_measures_nothing(tmp_path, capsys):
+    health_path = tmp_path / "health.json"
+    db = f"sqlite:///{tmp_path}/history.db"
+    argv = ["--check", "--db", db, "--runner", "ci-cpu", "--health-file", str(health_path)]
+    assert run(_quick(tmp_path, *argv)) == 2
+    assert "no stored ceilings for runner 'ci-cpu'" in capsys.readouterr().err
+    health = load_health(health_path)
+    assert health is not None and health.status == "uncalibrated" and not health.trusted
+    assert not (tmp_path / "ceilings.json").exists()  # nothing was measured
+
+
 def test_cuda_device_on_a_cpu_build_is_a_clear_error(capsys):
     assert run(["calibrate", "--device", "cuda:0"]) == 2
     assert "sees no CUDA device" in capsys.readouterr().err

@@ -123,7 +123,7 @@ def test_tolerance_must_be_a_fraction():
 
 
 def test_uncalibrated_runner_is_untrusted_and_says_what_to_do():
-    health = uncalibrated(STORED, "sqlite:///x.db")
+    health = uncalibrated(STORED.runner or "", STORED.device, "sqlite:///x.db")
     assert health.status == "uncalibrated" and not health.trusted
     assert "roofguard calibrate --store" in health.message
 
@@ -210,16 +210,12 @@ def test_bad_ceilings_file_names_file_and_field(tmp_path):
 
 
 def test_preflight_exit_codes_and_health_file(tmp_path):
-    db = f"sqlite:///{tmp_path}/history.db"
+    """Exit 0 healthy, 1 degraded (2, no stored calibration: ``test_calibrate_cpu``)."""
     health_path = tmp_path / "health.json"
     current = scaled(STORED, 0.95, quick=True)
-    assert _check(current, db, 0.8, health_path) == 2  # nothing stored yet
-    assert load_health(health_path).status == "uncalibrated"  # type: ignore[union-attr]
-    with store_session(db) as session:
-        save_ceilings(session=session, ceilings=STORED)
-    assert _check(current, db, 0.8, health_path) == 0
+    assert _check(current, STORED, 0.8, health_path) == 0
     assert load_health(health_path).trusted  # type: ignore[union-attr]
-    assert _check(scaled(STORED, 0.5), db, 0.8, health_path) == 1
+    assert _check(scaled(STORED, 0.5), STORED, 0.8, health_path) == 1
     verdict = json.loads(health_path.read_text())
     assert verdict["trusted"] is False and verdict["status"] == "degraded"
     assert len(verdict["reasons"]) == 3 and verdict["reasons"][0].startswith("dram bandwidth 50%")
