@@ -14,6 +14,12 @@ per stored run, and beside them the reference: the same check called in-process,
 at a time, without HTTP (wall and CPU seconds), in the same run on the same database.
 The difference of the two CPU figures is the service's own cost per upload (HTTP, parsing,
 claims, answer); 2 cores divided by the serve CPU per upload bounds the uploads per second.
+Beside it, the CPU per stored run of PostgreSQL's processes, of the clients (this process)
+and of the rest of the box (other jobs), which share the same 2 cores (``box_cpu``).
+
+``--floor`` also runs the same clients against the floor server (``floor_server.py``) at
+each replica count: a bare server that parses each upload and stores it once in the same
+PostgreSQL, with none of roofguard, so its uploads per second bound any service's here.
 
     ROOFGUARD_TEST_POSTGRES_URL=postgresql+psycopg://root@127.0.0.1:5432/test \\
         python tests/bench/bench_service_load.py --clients 50 --kernels 2000 --replicas 1,2
@@ -53,7 +59,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "service" /
 
 import httpx  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
-from load_driver import LoadResult, audit, big_run, run_load  # noqa: E402
+from box_cpu import CpuWindow, process_cpu_s  # noqa: E402
+from floor_server import audit_floor, create_tables  # noqa: E402
+from load_driver import LoadResult, audit, audit_answers, big_run, run_load  # noqa: E402
 from replicas import Replica, serving  # noqa: E402
 
 from collectors.schema import RunKind, RunRecord  # noqa: E402
@@ -64,7 +72,8 @@ from service.pipeline.request import CheckRequest  # noqa: E402
 from service.store.db import make_engine, migrate, session_scope  # noqa: E402
 from service.store.tokens import Permission, create_token  # noqa: E402
 
-_TICK = os.sysconf("SC_CLK_TCK")
+CORES = 2  # the development box's; goal 2 is stated for it
+FLOOR_SERVER = [sys.executable, str(Path(__file__).with_name("floor_server.py"))]
 
 
 @contextmanager
@@ -97,12 +106,6 @@ def reference(
         cpus.append(time.process_time() - cpu)
     engine.dispose()
     return sorted(walls)[len(walls) // 2], sorted(cpus)[len(cpus) // 2]
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of process ``pid`` and its waited-for children."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(v) for v in fields[11:15]) / _TICK
 
 
 def checks_judged(replicas: list[Replica]) -> int:
@@ -237,6 +240,7 @@ def main() -> None:
     parser.add_argument("--phases", action="store_true", help="one upload's CPU by phase only")
     parser.add_argument("--phase-nights", type=int, default=0, help="history for --phases")
     parser.add_argument("--steady", action="store_true", help="kernels as a GPU runner has them")
+    parser.add_argument("--floor", action="store_true", help="also the floor server, each count")
     args = parser.parse_args()
     base_url = os.environ.get("ROOFGUARD_TEST_POSTGRES_URL")
     if not base_url:
@@ -252,28 +256,32 @@ def main() -> None:
         return
     figures = []
     for count in (int(n) for n in args.replicas.split(",")):
-        with fresh_database(base_url) as url:
-            figures.append(measure(args, url, count))
-            print(json.dumps(figures[-1], indent=2), flush=True)
+        for floor in (False, True) if args.floor else (False,):
+            with fresh_database(base_url) as url:
+                figures.append(measure(args, url, count, floor=floor))
+                print(json.dumps(figures[-1], indent=2), flush=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
 
 
-def measure(args: argparse.Namespace, url: str, count: int) -> dict[str, object]:
-    """Reference, ``count`` replicas, clients, audit and figures on the database at ``url``."""
+def measure(
+    args: argparse.Namespace, url: str, count: int, *, floor: bool = False
+) -> dict[str, object]:
+    """Reference, ``count`` replicas, clients, audit and figures on the database at ``url``.
+
+    ``floor``: the replicas are the floor server, audited on its own tables, no reference.
+    """
     engine = make_engine(url)
     migrate(engine)
-    ref_wall, ref_cpu = reference(url, args.kernels, steady=args.steady)
-    tokens = {}
-    with session_scope(engine) as session:
-        for r in range(args.repos):
-            repo = f"bench/fleet-{r:02d}"
-            tokens[repo] = create_token(
-                session=session, repo=repo, permission=Permission.WRITE, name="bench"
-            )[1]
-    with serving(url, count, workers=args.workers) as replicas:
+    if floor:
+        create_tables(engine)
+    ref = None if floor else reference(url, args.kernels, steady=args.steady)
+    tokens = write_tokens(engine, args.repos)
+    window = CpuWindow()
+    program = FLOOR_SERVER if floor else None
+    with serving(url, count, workers=args.workers, program=program) as replicas:
         pids = [replica.process.pid for replica in replicas]
-        cpu_before = sum(cpu_seconds(pid) for pid in pids)
+        cpu_before = sum(process_cpu_s(pid) for pid in pids)
         result, runs = run_load(
             [replica.url for replica in replicas],
             tokens,
@@ -282,12 +290,48 @@ def measure(args: argparse.Namespace, url: str, count: int) -> dict[str, object]
             pairs=args.pairs,
             timeout=min(args.timeout, args.max_seconds),
             steady=args.steady,
+            on_start=window.start,
         )
-        serve_cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
-        checks = checks_judged(replicas)
-    audit(engine, runs, result)  # raises unless every run is stored exactly once
+        window.stop()
+        serve_cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
+        checks = -1 if floor else checks_judged(replicas)
+    if floor:
+        audit_floor(engine, audit_answers(result), args.kernels)
+    else:
+        audit(engine, runs, result)  # raises unless every run is stored exactly once
     engine.dispose()
-    return report(args, count, result, checks, serve_cpu, (ref_wall, ref_cpu))
+    figures = report(args, count, result, checks, serve_cpu, ref)
+    return {
+        "server": "floor" if floor else "roofguard",
+        **figures,
+        **cpu_shares(result, window, serve_cpu, args.clients),
+    }
+
+
+def write_tokens(engine: sa.Engine, repos: int) -> dict[str, str]:
+    """A write token for each of ``repos`` repositories, by repository."""
+    tokens = {}
+    with session_scope(engine) as session:
+        for r in range(repos):
+            repo = f"bench/fleet-{r:02d}"
+            tokens[repo] = create_token(
+                session=session, repo=repo, permission=Permission.WRITE, name="bench"
+            )[1]
+    return tokens
+
+
+def cpu_shares(
+    result: LoadResult, window: CpuWindow, serve_cpu: float, runs: int
+) -> dict[str, float]:
+    """CPU seconds per stored run of the servers, PostgreSQL, the clients and the rest."""
+    known = serve_cpu + window.postgres_s + result.client_cpu_s
+    return {
+        "postgres_cpu_s_per_upload": round(window.postgres_s / runs, 3),
+        "client_cpu_s_per_upload": round(result.client_cpu_s / runs, 3),
+        "other_cpu_s_per_upload": round((window.box_s - known) / runs, 3),
+        "box_busy_fraction": round(window.box_s / (result.wall_s * CORES), 3),
+        "cpu_bound_uploads_per_s_with_database_and_clients": round(CORES * runs / known, 2),
+    }
 
 
 def report(
@@ -296,11 +340,11 @@ def report(
     result: LoadResult,
     checks: int,
     serve_cpu: float,
-    ref: tuple[float, float],
+    ref: tuple[float, float] | None,
 ) -> dict[str, object]:
     runs = args.clients
     per_upload = serve_cpu / runs
-    return {
+    figures: dict[str, object] = {
         "replicas": count,
         "workers_per_replica": args.workers,
         "clients": runs,
@@ -317,11 +361,16 @@ def report(
         "latency_p95_s": round(result.p(95), 2),
         "latency_max_s": round(max(result.latencies_s), 2),
         "serve_cpu_s_per_upload": round(per_upload, 3),
-        "cpu_bound_uploads_per_s_on_2_cores": round(2 / per_upload, 2),
+        "cpu_bound_uploads_per_s_on_2_cores": round(CORES / per_upload, 2),
+        "mb_uploaded": round(result.bytes_sent / 1e6, 1),
+    }
+    if ref is None:  # the floor server: no check to compare with
+        return figures
+    return {
+        **figures,
         "reference_in_process_check_s": round(ref[0], 3),
         "reference_in_process_check_cpu_s": round(ref[1], 3),
         "service_overhead_cpu_s_per_upload": round(per_upload - ref[1], 3),
-        "mb_uploaded": round(result.bytes_sent / 1e6, 1),
     }
 
 

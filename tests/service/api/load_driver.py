@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -75,6 +75,7 @@ class LoadResult:
     wall_s: float = 0.0
     bytes_sent: int = 0
     accepted: int = 0  # 202 answers: the check went on, the client uploaded again after
+    client_cpu_s: float = 0.0  # the clients' CPU seconds, from the start to the last answer
 
     def p(self, q: float) -> float:
         return float(np.percentile(self.latencies_s, q)) if self.latencies_s else float("nan")
@@ -144,10 +145,12 @@ def run_load(
     pairs: int,
     timeout: float = 600.0,
     steady: bool = False,
+    on_start: Callable[[], object] = lambda: None,
 ) -> tuple[LoadResult, list[RunRecord]]:
     """``clients`` concurrent clients; returns what they saw and the distinct runs sent.
 
-    ``steady``: runs of kernels as a GPU runner measures them (``big_run``).
+    ``steady``: runs of kernels as a GPU runner measures them (``big_run``). ``on_start`` is
+    called as the clients start, after the runs are made (a benchmark's CPU counters).
 
     Run ``i`` belongs to repository ``i mod len(tokens)`` and is sent with its token. Given
     several ``base`` URLs (replicas), client ``i`` talks to ``base[i mod len(base)]``, so the
@@ -171,10 +174,12 @@ def run_load(
     for thread in threads:
         thread.start()
     start.wait()
-    began = time.perf_counter()
+    began, began_cpu = time.perf_counter(), time.process_time()
+    on_start()
     for thread in threads:
         thread.join()
     result.wall_s = time.perf_counter() - began
+    result.client_cpu_s = time.process_time() - began_cpu
     return result, runs
 
 
@@ -183,6 +188,14 @@ def audit(engine: Engine, runs: Sequence[RunRecord], result: LoadResult) -> None
 
     ``result.answers`` name runs by their position in ``runs``.
     """
+    ids = audit_answers(result)
+    for repo in sorted({str(run.repo) for run in runs}):
+        mine = [i for i, run in enumerate(runs) if run.repo == repo]
+        _audit_tables(engine, repo, sorted(ids[i] for i in mine), [runs[i] for i in mine])
+
+
+def audit_answers(result: LoadResult) -> dict[int, int]:
+    """Assert every answer was a success and each run got one id, created once; the ids."""
     assert not result.errors, result.errors[:5]
     by_run: dict[int, set[int]] = {}
     created: dict[int, int] = {}
@@ -193,10 +206,7 @@ def audit(engine: Engine, runs: Sequence[RunRecord], result: LoadResult) -> None
     assert all(len(ids) == 1 for ids in by_run.values()), "a run got two ids"
     # One upload of each run stored it: 201, or a 202 whose retry answered 200.
     assert all(n <= 1 for n in created.values()), "a run was created twice"
-    ids = {index: next(iter(v)) for index, v in by_run.items()}
-    for repo in sorted({str(run.repo) for run in runs}):
-        mine = [i for i, run in enumerate(runs) if run.repo == repo]
-        _audit_tables(engine, repo, sorted(ids[i] for i in mine), [runs[i] for i in mine])
+    return {index: next(iter(v)) for index, v in by_run.items()}
 
 
 def _count(conn: sa.Connection, table: sa.Table, *where: sa.ColumnElement[bool]) -> int:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,13 +34,24 @@ class Replica:
 
 @contextmanager
 def serving(
-    db_url: str, count: int, *, workers: int = 1, env: Mapping[str, str] | None = None
+    db_url: str,
+    count: int,
+    *,
+    workers: int = 1,
+    env: Mapping[str, str] | None = None,
+    program: Sequence[str] | None = None,
 ) -> Iterator[list[Replica]]:
-    """``count`` replicas of ``roofguard serve`` on one store, each on a free port."""
+    """``count`` replicas of ``roofguard serve`` on one store, each on a free port.
+
+    ``program``: another server to start instead, given ``--port`` and ``--db`` (the load
+    benchmark's floor server).
+    """
+    serve = [sys.executable, "-m", "service", "serve", "--workers", str(workers)]
     with tempfile.TemporaryDirectory(prefix="roofguard-replicas-") as tmp, ExitStack() as stack:
         replicas = []
         for index in range(count):
-            replica = _start(db_url, Path(tmp) / f"serve-{index}.log", workers, env or {})
+            log = Path(tmp) / f"serve-{index}.log"
+            replica = _start([*(program or serve)], db_url, log, env or {})
             stack.callback(_end, replica)
             replicas.append(replica)
         for replica in replicas:
@@ -48,12 +59,11 @@ def serving(
         yield replicas
 
 
-def _start(db_url: str, log: Path, workers: int, env: Mapping[str, str]) -> Replica:
+def _start(command: list[str], db_url: str, log: Path, env: Mapping[str, str]) -> Replica:
     port = free_port()
-    command = [sys.executable, "-m", "service", "serve", "--port", str(port), "--db", db_url]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [*command, "--workers", str(workers)],
+            [*command, "--port", str(port), "--db", db_url],
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
