@@ -29,7 +29,8 @@ class RoofguardJson(Collector):
     suffixes = (".json",)
     priority = 10
 
-    _MARKERS: ClassVar[tuple[bytes, ...]] = (b'"schema_version"', b'"profiler"')
+    #: The RunRecord's required keys (``schema_version`` has a default: a file may omit it).
+    _MARKERS: ClassVar[tuple[bytes, ...]] = (b'"device"', b'"profiler"')
 
     @classmethod
     def sniff(cls, head: bytes, path: Path) -> bool:

@@ -16,6 +16,7 @@ from rules import Placement, Roof, binding_changes, builtin_catalog, place_run, 
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
 from service.cli.overview import HELP_MARKUP
+from service.compare.build import match_device
 from service.digest.build import prepare_history
 from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions
@@ -127,16 +128,34 @@ def _kernel_series(
     engine = open_store(url, create=False)
     try:
         with session_scope(engine, readonly=True) as session:
-            history = kernel_history(session=session, repo=repo, key=key, device=device)
+            history = kernel_history(session=session, repo=repo, key=key)
             history = with_like_for_like(session=session, frame=history)
             runners = runners_of(session=session, run_ids=history["run_id"])
     finally:
         engine.dispose()
     timed = history[history["time_s"].notna()].assign(runner=lambda f: f["run_id"].map(runners))
-    nightly = timed[timed["kind"] == "nightly"]
-    if nightly.empty:
+    if timed[timed["kind"] == "nightly"].empty:
         raise NotFound(f"kernel {key!r} has no nightly history in {repo}")
+    if device is not None:
+        timed = timed[timed["device"] == _stored_card(device, timed, key)]
+    nightly = timed[timed["kind"] == "nightly"]
     return nightly, timed[timed["kind"] != "nightly"]
+
+
+def _stored_card(device: str, timed: pd.DataFrame, key: str) -> str:
+    """The card ``--device`` means among the kernel's nightly cards (an alias, a prefix).
+
+    Raises:
+        NotFound: None of them, naming those it runs on.
+    """
+    cards = sorted(timed.loc[timed["kind"] == "nightly", "device"].unique())
+    card = match_device(device, cards, builtin_catalog())
+    if card is None:
+        raise NotFound(
+            f"--device: kernel {key!r} has no nightly history on {device!r}; it runs on "
+            f"{', '.join(cards)}"
+        )
+    return card
 
 
 def _cards_chart(nightly: pd.DataFrame, key: str, metric: str) -> Figure:

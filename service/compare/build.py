@@ -95,14 +95,14 @@ def resolve_devices(
         return known
     found = []
     for name in names:
-        match = _match(name, known, catalog)
+        match = match_device(name, known, catalog)
         if match is None:
             raise _unknown(name, known, catalog, repo)
         found.append(match)
     return list(dict.fromkeys(found))
 
 
-def _match(name: str, known: Sequence[str], catalog: Catalog) -> str | None:
+def match_device(name: str, known: Sequence[str], catalog: Catalog) -> str | None:
     """The stored card ``name`` means: itself, its catalog id, or the one it begins.
 
     ``A100`` is the ``A100-SXM4-80GB`` in a fleet whose only A100 is that one.

@@ -59,6 +59,20 @@ def test_own_json_round_trip(name, corpus_dir, tmp_path):
     assert collect(out) == record
 
 
+def test_a_run_record_without_its_defaulted_keys_is_read(tmp_path):
+    """``schema_version`` has a default: a hand-written record without it is one."""
+    out = tmp_path / "run.json"
+    record = {
+        "device": {"name": "NVIDIA H100 80GB HBM3"},
+        "profiler": {"tool": "ncu"},
+        "timestamp": "2026-11-20T02:00:00Z",
+        "kernels": [{"name": "k", "key": "k", "duration_s": 1e-3, "bytes": {"dram": 1e9}}],
+    }
+    out.write_text(json.dumps(record), encoding="utf-8")
+    assert detect(out).name == "roofguard-json"
+    assert collect(out) == RunRecord.model_validate(record)
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", sorted(MICRO_FILES))
 def test_flat_csv_round_trip(name, corpus_dir, tmp_path):

@@ -106,6 +106,23 @@ def test_plot_kernel_trend_with_change_point(store_url, tmp_path):
     assert "035c0ffe" in svg, "the first bad commit labels the change"
 
 
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3", "h100-sxm5", "H100"])
+def test_plot_kernel_takes_a_cards_other_names(store_url, tmp_path, name):
+    """The driver's name, any case, a prefix one card begins: as compare --devices takes."""
+    out = tmp_path / "trend.svg"
+    args = ["plot", "kernel", "gemv_bf16", "--repo", "acme/kernels", "--db", store_url]
+    assert run([*args, "--device", name, "--output", str(out)]) == 0
+    assert "gemv_bf16 on H100-SXM5" in out.read_text()
+
+
+def test_plot_kernel_on_a_card_it_never_ran_on_names_its_cards(store_url, tmp_path, capsys):
+    args = ["plot", "kernel", "gemv_bf16", "--repo", "acme/kernels", "--db", store_url]
+    assert run([*args, "--device", "B200", "--output", str(tmp_path / "t.svg")]) != 0
+    err = capsys.readouterr().err
+    assert "--device: kernel 'gemv_bf16' has no nightly history on 'B200'" in err
+    assert "it runs on A100-SXM4-80GB, H100-SXM5" in err
+
+
 def test_plot_kernel_on_two_cards_draws_both_in_percent_of_roof(store_url, tmp_path, capsys):
     out = tmp_path / "cards.svg"
     args = ["plot", "kernel", "gemv_bf16", "--repo", "acme/kernels", "--db", store_url]
