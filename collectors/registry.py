@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import stat
 from functools import cache
 from pathlib import Path
 
@@ -87,6 +88,7 @@ def detect(path: Path) -> type[Collector]:
         UnknownFormat: No collector accepts it (an empty file says so).
     """
     try:
+        _refuse_stream(path)
         with path.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
     except OSError as exc:
@@ -104,6 +106,25 @@ def detect(path: Path) -> type[Collector]:
     if encoding is not None:
         raise _unsupported(path, encoding)
     raise UnknownFormat(str(path))
+
+
+def _refuse_stream(path: Path) -> None:
+    """Refuse a pipe or a device, as a report is read twice (its format, then it).
+
+    A stream gives its bytes once (``<(cat report.csv)`` read as empty) or never ends
+    (``/dev/zero``).
+
+    Raises:
+        OSError: It cannot be looked at (no such file, no permission).
+        UnknownFormat: It is no regular file or folder.
+    """
+    mode = path.stat().st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a folder: open names it
+        raise UnknownFormat(
+            str(path),
+            "not a regular file (a pipe or a device): write the report to a file and give "
+            "that, since it is read twice",
+        )
 
 
 def _zeros(path: Path, head: int) -> str:

@@ -17,6 +17,7 @@ from collectors.base import CollectOptions
 from collectors.errors import MalformedReport, cut, launch_label
 from collectors.identity import make_key
 from collectors.ncu.extras import Extras, in_order, merged
+from collectors.ncu.partial import partial_note, partial_text
 from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
@@ -203,7 +204,7 @@ class _Kernel:
             k[5:]: (f.value, f.provenance.metrics[0]) for k, f in found.items() if k[:5] == "busy."
         }
         partial = [
-            f"{key}: present in {n} of {self.launches} launches, left out"
+            partial_text(key, n, self.launches)
             for key, n in seen.items()
             if n != self.launches and not key.startswith("busy.")
         ]
@@ -351,7 +352,7 @@ class RunBuilder:
         self._refuse_untimed()
         kernels = tuple(self._records())
         all_notes = list(notes) + self.launch_notes([k.name for k in kernels if not k.measured])
-        all_notes += uncounted_note(kernels)
+        all_notes += uncounted_note(kernels) + partial_note(kernels)
         return RunRecord(
             device=device,
             profiler=profiler,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,15 @@ def test_figures_no_device_measures_are_refused(corpus_dir: Path, tmp_path: Path
         with pytest.raises(MalformedReport) as info:
             collectors.collect(path)
         assert (info.value.row, info.value.field) == ("3", field) and words in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_pipe_or_a_device_is_refused_without_reading_it(tmp_path: Path, kind: str) -> None:
+    """``<(cat report.csv)`` read as empty the second time; ``/dev/zero`` never returned."""
+    if kind == "fifo":
+        path = tmp_path / "report.csv"
+        os.mkfifo(path)  # no writer: opening it would block, so it must not be opened
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(UnknownFormat, match="not a regular file \\(a pipe or a device\\)"):
+        collectors.collect(path)

@@ -268,3 +268,23 @@ def test_a_line_of_text_in_the_table_is_not_called_a_launch(tmp_path: Path, text
     path.write_text("".join([*lines[:5], text + "\n", *lines[5:]]))
     error = raises(path)
     assert (error.row, error.reason) == ("6", "row has 1 fields, needs 13")
+
+
+def test_a_figure_a_failed_replay_lost_in_one_launch_is_said_at_run_level(
+    tmp_path: Path, corpus_dir: Path
+) -> None:
+    """ncu writes nan for it: the kernel's DRAM bytes of both launches went, with no note."""
+    lines = (corpus_dir / "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv").read_text()
+    rows = lines.splitlines(keepends=True)
+    assert '"837,859,712"' in rows[11]  # the first launch's dram__bytes.sum
+    rows[11] = rows[11].replace('"837,859,712"', '"nan"')
+    report = tmp_path / "nan.csv"
+    report.write_text("".join(rows))
+    run = collectors.collect(report)
+    [kernel] = [k for k in run.kernels if k.name.startswith("void InitializeMatrix_kernel<__half")]
+    assert "dram" not in kernel.bytes
+    assert "bytes.dram: present in 1 of 2 launches, left out" in kernel.missing
+    [note] = [n for n in run.notes if "missing from some launches" in n]
+    assert (
+        "void InitializeMatrix_kernel<__half" in note and "(bytes.dram, in 1 of 2 launches)" in note
+    )
