@@ -83,9 +83,14 @@ class NcuCsvRaw(Collector):
 
     @classmethod
     def sniff(cls, head: bytes, path: Path) -> bool:
-        """An ncu header without the details page's ``Metric Value`` column."""
+        """An ncu header without the details page's ``Metric Name`` and ``Metric Value``."""
         header = csvio.header_of(head)
-        return header is not None and "Kernel Name" in header and "Metric Value" not in header
+        details = ("Metric Value", "Metric Name")
+        return (
+            header is not None
+            and "Kernel Name" in header
+            and not any(column in header for column in details)
+        )
 
     def parse(self, path: Path) -> RunRecord:
         """Read every launch row: fast through pandas, else row by row naming what is wrong."""

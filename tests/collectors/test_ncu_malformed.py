@@ -96,15 +96,18 @@ def test_truncated_report(tmp_path: Path, corpus_dir: Path) -> None:
         assert "truncated" in error.reason
 
 
-def test_wrong_header(tmp_path: Path) -> None:
+@pytest.mark.parametrize("column", ["Metric Unit", "Metric Value", "Metric Name"])
+def test_wrong_header(tmp_path: Path, column: str) -> None:
+    """A details page with one column renamed ("Metric Value" read as a raw page before)."""
     path = tmp_path / "d.csv"
     write_details(
         path,
         [(0, "k", "S", "gpu__time_duration.sum", "nsecond", "5")],
-        header=[h if h != "Metric Unit" else "Units" for h in DETAILS],
+        header=[h if h != column else "Renamed" for h in DETAILS],
     )
     error = raises(path)
-    assert (error.row, error.field) == ("1", "Metric Unit")
+    assert (error.row, error.field) == ("1", column)
+    assert error.reason == f"the details-page header lacks {column!r}"
     other = tmp_path / "other.csv"
     other.write_text('"ID","Process ID","Name"\n"0","1","x"\n')
     with pytest.raises(UnknownFormat):
