@@ -25,7 +25,11 @@ from rules import HISTORY_COLUMNS, require_columns
 from service.digest.changes import scan_changes
 from service.digest.classify import ClassifiedChanges, classify
 from service.digest.devices import device_changes
-from service.digest.events import time_regressions, vanished_kernels
+from service.digest.events import (
+    time_regressions,
+    unresolved_time_regressions,
+    vanished_kernels,
+)
 from service.digest.model import (
     BindingFlip,
     Digest,
@@ -280,10 +284,13 @@ def _with_time(
     flips = binding_flips(placed, **period, min_segment=opts.min_segment)
     time_changes = scan_changes(timed, opts, workers, "time_s")
     vanished = vanished_kernels(timed, **period, min_segment=opts.min_segment)
+    judged = {(m.kernel, m.device) for m in digest.unresolved}
+    scanned = time_changes()  # a result: it is taken once
     return digest.model_copy(
         update={
             "binding_flips": [BindingFlip.model_validate(r) for r in flips.to_dict("records")],
-            "time_regressions": time_regressions(timed, time_changes()[0], **period),
+            "time_regressions": time_regressions(timed, scanned[0], **period),
+            "unresolved_time": unresolved_time_regressions(timed, scanned, opts, judged),
             "vanished": vanished,
             "measurements": max(digest.measurements, len(timed)),
             "devices": with_timed_devices(digest.devices, timed, **period),

@@ -24,8 +24,12 @@ def track_recoveries(
     frame: pd.DataFrame,
     tolerance: float,
     min_segment: int,
+    worse: float = -1.0,
 ) -> tuple[pd.Series, pd.Series]:
     """For each regression, when a later level of its series came back within ``tolerance``.
+
+    ``worse`` is the sign of a regression's move: -1 a drop of percent of roof, +1 a rise of
+    time.
 
     Returns:
         The timestamp of the first night of the recovering segment, and of the night it had
@@ -43,7 +47,7 @@ def track_recoveries(
     pairs = regressions[["row", "series", "seg", "before"]].merge(later, on="series")
     back = pairs[
         (pairs["seg_later"] > pairs["seg"])
-        & (pairs["level"] >= pairs["before"] * (1.0 - tolerance))
+        & (worse * (pairs["level"] - pairs["before"]) <= tolerance * pairs["before"])
     ]
     first = back.groupby("row")["start_row"].min()
     recovered_row = regressions["row"].map(first)

@@ -17,8 +17,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from service.digest.changes import in_period, series_starts
-from service.digest.model import TimeMovement, VanishedKernel
+from service.digest.changes import Segments, in_period, series_starts
+from service.digest.classify import track_recoveries
+from service.digest.model import DigestOptions, TimeMovement, VanishedKernel
 from service.digest.seriesrows import last_rows
 
 
@@ -31,6 +32,33 @@ def time_regressions(
     """
     rows = changes[(changes["relative_change"] > 0) & in_period(changes["held_at"], start, end)]
     rows = rows.sort_values(["relative_change", "kernel_key"], ascending=[False, True])
+    return _movements(frame, rows)
+
+
+def unresolved_time_regressions(
+    frame: pd.DataFrame,
+    scanned: tuple[pd.DataFrame, Segments],
+    options: DigestOptions,
+    judged: set[tuple[str, str]],
+) -> list[TimeMovement]:
+    """Rises of nightly time (of any age) no later level came back from, oldest first.
+
+    A kernel timed alone (no counters: a Google Benchmark without work) has no percent of
+    roof, so only this tracks its regression past the week it started. ``judged`` are the
+    (kernel, device) pairs unresolved in percent of roof already: listed once, there.
+    """
+    changes, segments = scanned
+    rises = changes[(changes["relative_change"] > 0) & changes["held_at"].notna()]
+    back, _ = track_recoveries(
+        rises, segments, frame, options.recovery_tolerance, options.min_segment, worse=1.0
+    )
+    pairs = pd.Series(list(zip(rises["kernel_key"], rises["device"], strict=True)), dtype=object)
+    still = rises[back.isna().to_numpy() & ~pairs.isin(judged).to_numpy()]
+    return _movements(frame, still.sort_values(["since", "kernel_key", "device"]))
+
+
+def _movements(frame: pd.DataFrame, rows: pd.DataFrame) -> list[TimeMovement]:
+    """``rows`` of the time scan's changes as time movements (``current_s``: the last night)."""
     current = frame["time_s"].to_numpy()[last_rows(frame)]
     at = rows["row"].to_numpy(dtype=int)
     rows = rows.assign(

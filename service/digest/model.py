@@ -317,6 +317,7 @@ class Digest(BaseModel):
         mislabels: Kernels whose latest regime differs from the declared one.
         below_target: Kernels below their group's target, farthest first.
         unresolved: Regressions not recovered at the end of the period, oldest first.
+        unresolved_time: Time rises not recovered then, of kernels not in ``unresolved``.
         devices: Per-device summary.
         device_changes: Cards whose nightly runs started in the period, each judged against
             the card before it in percent of roof (``service.digest.devices``).
@@ -343,6 +344,7 @@ class Digest(BaseModel):
     mislabels: list[Mislabel]
     below_target: list[BelowTarget]
     unresolved: list[Movement]
+    unresolved_time: list[TimeMovement] = Field(default_factory=list)
     devices: list[DeviceSummary]
     device_changes: list[DeviceChange] = Field(default_factory=list)
     shared_moves: list[SharedMove] = Field(default_factory=list)
@@ -369,6 +371,8 @@ class Digest(BaseModel):
             _count(len(self.vanished), "vanished or split kernel"),
             _count(len(self.unresolved), "unresolved regression"),
         ]
+        if self.unresolved_time:  # only where there are: kernels timed alone are rare
+            parts.append(_count(len(self.unresolved_time), "unresolved time regression"))
         if self.shared_moves:  # one cause, not a kernel's worth of regressions each
             parts.insert(
                 0,

@@ -94,6 +94,7 @@ def time_sections(digest: Digest, esc: Callable[[str], str]) -> dict[str, list[d
     """Rows of the time regression, binding flip and vanished-kernel sections."""
     return {
         "time_regressions": [_time_row(t, esc) for t in digest.time_regressions[:ROW_LIMIT]],
+        "unresolved_time": [_still_row(t, esc) for t in digest.unresolved_time[:ROW_LIMIT]],
         "binding_flips": [_flip_row(f, esc) for f in digest.binding_flips[:ROW_LIMIT]],
         "vanished": [_vanished_row(v, esc) for v in digest.vanished[:ROW_LIMIT]],
     }
@@ -109,6 +110,18 @@ def _time_row(t: TimeMovement, esc: Callable[[str], str]) -> dict[str, str]:
         "since": _day(t.since),
         "commits": _commits(t.from_commit, t.to_commit),
         "id": f"time:{t.kernel}@{t.device}",
+    }
+
+
+def _still_row(t: TimeMovement, esc: Callable[[str], str]) -> dict[str, str]:
+    """An unresolved time regression: its rise, and its time on the period's last night."""
+    return {
+        "kernel": esc(t.kernel),
+        "device": esc(t.device),
+        "time": time_change(t.after_s, t.before_s),
+        "now": fmt_seconds(t.current_s),
+        "since": _day(t.since),
+        "commits": _commits(t.from_commit, t.to_commit),
     }
 
 
