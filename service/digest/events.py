@@ -150,17 +150,21 @@ def vanished_kernels(
         .agg(replaced_by=("kernel_key", list), replacement_time_s=("time_s", "sum"))
     )
     gone = gone.join(new, on=["device", "rank"]).sort_values(["since", "kernel_key"])
+    # The kernels that vanished the same night on the device: together, a fusion's parts.
+    together = gone.groupby(["device", "rank"], observed=True)["kernel_key"].agg(list)
+    gone = gone.join(together.rename("together"), on=["device", "rank"])
     return [_vanished(r) for r in gone.to_dict("records")]
 
 
 def _vanished(row: dict[Any, Any]) -> VanishedKernel:
     replaced = row["replaced_by"] if isinstance(row["replaced_by"], list) else []
-    change = "split" if len(replaced) > 1 else "replaced" if replaced else "vanished"
+    others = [k for k in row["together"] if k != row["kernel_key"]] if replaced else []
+    change = "merged" if others else "split" if len(replaced) > 1 else "replaced"
     return VanishedKernel(
         kernel=row["kernel_key"],
         kernel_name=row["kernel_name"],
         device=row["device"],
-        change=change,
+        change=change if replaced else "vanished",
         last_seen=row["timestamp"],
         since=row["since"],
         from_commit=row["commit"],
@@ -168,4 +172,5 @@ def _vanished(row: dict[Any, Any]) -> VanishedKernel:
         last_time_s=row["time_s"],
         replaced_by=sorted(replaced),
         replacement_time_s=row["replacement_time_s"] if replaced else None,
+        merged_with=sorted(others),
     )

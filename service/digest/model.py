@@ -209,8 +209,9 @@ class VanishedKernel(BaseModel):
         kernel: Identity key.
         kernel_name: Display name.
         device: Device as stored.
-        change: ``vanished`` (nothing new that night), ``replaced`` (one new kernel) or
-            ``split`` (several new kernels: a fused kernel replaced by its pieces).
+        change: ``vanished`` (nothing new that night), ``replaced`` (one new kernel),
+            ``split`` (several new kernels: a fused kernel replaced by its pieces) or
+            ``merged`` (it and ``merged_with`` vanished, the new ones came: a fusion).
         last_seen: Last night it ran.
         since: First night without it.
         from_commit: Last commit it ran at.
@@ -218,12 +219,13 @@ class VanishedKernel(BaseModel):
         last_time_s: Its time on the last night it ran.
         replaced_by: Kernels that first ran the night it vanished (same device).
         replacement_time_s: Their total time that night.
+        merged_with: The other kernels that vanished that night with it (``merged``).
     """
 
     kernel: str
     kernel_name: str
     device: str
-    change: Literal["vanished", "replaced", "split"]
+    change: Literal["vanished", "replaced", "split", "merged"]
     last_seen: datetime
     since: datetime
     from_commit: str
@@ -231,6 +233,7 @@ class VanishedKernel(BaseModel):
     last_time_s: float
     replaced_by: list[str] = Field(default_factory=list)
     replacement_time_s: float | None = None
+    merged_with: list[str] = Field(default_factory=list)
 
 
 class Mislabel(BaseModel):

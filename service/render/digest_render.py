@@ -96,7 +96,9 @@ def time_sections(digest: Digest, esc: Callable[[str], str]) -> dict[str, list[d
         "time_regressions": [_time_row(t, esc) for t in digest.time_regressions[:ROW_LIMIT]],
         "unresolved_time": [_still_row(t, esc) for t in digest.unresolved_time[:ROW_LIMIT]],
         "binding_flips": [_flip_row(f, esc) for f in digest.binding_flips[:ROW_LIMIT]],
-        "vanished": [_vanished_row(v, esc) for v in digest.vanished[:ROW_LIMIT]],
+        "vanished": [
+            _vanished_row(v, esc, _before(v, digest.vanished)) for v in digest.vanished[:ROW_LIMIT]
+        ],
     }
 
 
@@ -137,13 +139,21 @@ def _flip_row(f: BindingFlip, esc: Callable[[str], str]) -> dict[str, str]:
     }
 
 
-def _vanished_row(v: VanishedKernel, esc: Callable[[str], str]) -> dict[str, str]:
+def _before(v: VanishedKernel, vanished: list[VanishedKernel]) -> float:
+    """The time its replacements stand beside: its own, or with ``merged_with``, the group's."""
+    group = {(v.device, v.since, k) for k in v.merged_with}
+    return v.last_time_s + sum(
+        o.last_time_s for o in vanished if (o.device, o.since, o.kernel) in group
+    )
+
+
+def _vanished_row(v: VanishedKernel, esc: Callable[[str], str], before: float) -> dict[str, str]:
     after = v.replacement_time_s
     return {
         "kernel": esc(v.kernel),
         "device": esc(v.device),
         "change": esc(_vanished_change(v)),
-        "time": time_change(after, v.last_time_s) if after else fmt_seconds(v.last_time_s),
+        "time": time_change(after, before) if after else fmt_seconds(v.last_time_s),
         "since": _day(v.since),
         "commits": _commits(v.from_commit, v.to_commit),
     }
@@ -151,6 +161,8 @@ def _vanished_row(v: VanishedKernel, esc: Callable[[str], str]) -> dict[str, str
 
 def _vanished_change(v: VanishedKernel) -> str:
     names = ", ".join(v.replaced_by[:4]) + (" …" if len(v.replaced_by) > 4 else "")
+    if v.change == "merged":
+        return f"with {', '.join(v.merged_with[:4])}, replaced by {names}"
     if v.change == "split":
         return f"split into {len(v.replaced_by)}: {names}"
     return f"replaced by {names}" if v.change == "replaced" else "vanished"

@@ -1,4 +1,5 @@
-"""A kernel timed alone (no counters) that got slower stays listed until its time comes back.
+"""Kernels timed alone (no counters) in the weekly digest: slower until the time comes back,
+and two that vanished the night one new kernel came (a fusion) read as one change.
 
 Percent of roof tracks a placed kernel's regression until it recovers; a Google Benchmark
 kernel without work has none, so its time regression was listed the week it started and then
@@ -23,6 +24,8 @@ from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
 
 FIRST = datetime(2026, 11, 1, 2, tzinfo=UTC)
+#: Two kernels fused into one from 27 November on.
+FUSED = datetime(2026, 11, 27, tzinfo=UTC)
 #: Time-only kernels: one 25% slower from 25 November on, one slower 18-21 November only.
 STILL_SLOW, BACK = (
     datetime(2026, 11, 25, tzinfo=UTC),
@@ -43,6 +46,9 @@ def _night(index: int):
         make_kernel("timed_back", flops={}, dram_bytes=None, time_s=2e-3 * dip * wobble),
         make_kernel("gemv", flops={"fp32": 1e8}, dram_bytes=1e9, time_s=4e-4 * wobble),
     ]
+    apart = (("part_a", 3e-4), ("part_b", 3e-4))
+    parts = apart if when < FUSED else (("fused_ab", 3.5e-4),)
+    kernels += [make_kernel(n, flops={}, dram_bytes=None, time_s=t * wobble) for n, t in parts]
     return make_run(kernels=kernels, commit=f"c{index:03d}", timestamp=when, device="H100-SXM5")
 
 
@@ -103,3 +109,20 @@ def test_the_html_page_names_it_too(store_url, tmp_path) -> None:
     _digest(store_url, "2026-11-30", "2026-12-05", "--html", str(page))
     table = page.read_text().split('<table id="unresolved-time">', 1)[1].split("</table>")[0]
     assert "<code>timed_slow</code>" in table and "1.00 → 1.25 ms (1.25×)" in table
+
+
+def test_two_kernels_fused_into_one_read_as_one_merge(store_url) -> None:
+    """Each was "replaced by fused_ab" at its own time's ratio (1.17x), a slowdown twice."""
+    data = json.loads(_digest(store_url, "2026-11-23", "2026-11-29", "--json"))
+    merged = {v["kernel"]: v for v in data["vanished"]}
+    assert set(merged) == {"part_a", "part_b"}
+    assert merged["part_a"]["change"] == merged["part_b"]["change"] == "merged"
+    assert merged["part_a"]["merged_with"] == ["part_b"]
+    assert merged["part_a"]["replaced_by"] == ["fused_ab"]
+    text = _digest(store_url, "2026-11-23", "2026-11-29")
+    assert "with part_b, replaced by fused_ab" in text
+    # The pair's time beside its replacement's: 0.6 ms of two kernels became 0.35 ms of one.
+    both = merged["part_a"]["last_time_s"] + merged["part_b"]["last_time_s"]
+    assert both == pytest.approx(6e-4, rel=0.01)
+    after = merged["part_a"]["replacement_time_s"]
+    assert f"{both * 1e6:.0f} → {after * 1e6:.0f} µs ({after / both:.2f}×)" in text
