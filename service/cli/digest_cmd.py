@@ -53,6 +53,8 @@ def parse_span(text: str) -> timedelta:
     match = _SPAN.match(text)
     if not match:
         raise BadInput(f"--since: expected a span like 7d, 2w or 36h, got {text!r}")
+    if not int(match.group(1)):
+        raise BadInput(f"--since: {text!r} is no span; give one of at least 1h")
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
@@ -71,9 +73,11 @@ def resolve_period(
     if since is not None and start is not None:
         raise BadInput("--since: give either --since or --from/--to, not both")
     stop = now if end is None else _parse_when("--to", end)
+    after = stop  # the period's exclusive end: a span before it is whole days of a bare date
     if end is not None and len(end) == 10:  # a date: the whole day is in the period
-        stop += timedelta(days=1) - timedelta(microseconds=1)
-    begin = _parse_when("--from", start) if start else stop - parse_span(since or "7d")
+        after = stop + timedelta(days=1)
+        stop = after - timedelta(microseconds=1)
+    begin = _parse_when("--from", start) if start else after - parse_span(since or "7d")
     if begin >= stop:
         raise BadInput(f"--from: {begin.isoformat()} is not before --to {stop.isoformat()}")
     return begin, stop

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 
 import pytest
 from digest_history import (
@@ -18,6 +19,7 @@ from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 from rules.hardware import builtin_catalog
 from rules.placement import place_run
 from service.cli import run
+from service.cli.digest_cmd import resolve_period
 from service.digest.build import build_digest
 from service.render.digest_render import render_digest_json
 from service.store.db import open_store, session_scope
@@ -116,11 +118,27 @@ def test_bad_config_names_file_and_key(store_url, tmp_path, capsys):
         (["--since", "a week"], "--since: expected a span"),
         (["--from", "2026-13-01"], "--from: '2026-13-01' is not an ISO-8601"),
         (["--from", "2026-11-30", "--to", "2026-11-01"], "is not before --to"),
+        (["--since", "0d"], "--since: '0d' is no span"),
     ],
 )
 def test_bad_period_is_one_clear_error(store_url, capsys, args, message):
     assert run(["digest", "--db", store_url, *args]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("since", "start", "to", "begins", "ends"),
+    [
+        (None, None, "2026-11-29", "2026-11-23T00:00:00+", "2026-11-29T23:59:59.999999"),
+        ("2d", None, "2026-11-29", "2026-11-28T00:00:00+", "2026-11-29T23:59:59.999999"),
+        (None, "2026-11-23", "2026-11-29", "2026-11-23T00:00:00+", "2026-11-29T23:59:59.999999"),
+    ],
+)
+def test_a_bare_to_date_ends_a_period_of_whole_days(since, start, to, begins, ends):
+    """``--to 2026-11-29`` alone began at 22 November 23:59:59.999999, a microsecond short."""
+    now = datetime(2026, 12, 6, tzinfo=UTC)
+    begin, stop = resolve_period(since, start, to, now=now)
+    assert begin.isoformat().startswith(begins) and stop.isoformat().startswith(ends)
 
 
 def test_post_creates_the_weeks_issue_once_then_updates_it(
