@@ -61,6 +61,7 @@ from rules.likeforlike import (
     series_references,
 )
 from rules.measures import one_decimal
+from rules.newcard import CALIBRATING_NIGHTS
 from rules.placement import place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
@@ -108,6 +109,7 @@ from rules.verdict import (
 )
 
 __all__ = [
+    "CALIBRATING_NIGHTS",
     "CROSS_DEVICE_TOLERANCE",
     "GATE_RUNS_SETTLED",
     "HISTORY_COLUMNS",

@@ -21,6 +21,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from rules import (
+    CALIBRATING_NIGHTS,
     CROSS_DEVICE_TOLERANCE,
     Keeping,
     Roof,
@@ -104,7 +105,12 @@ def _roof(device: str, rows: pd.DataFrame, roofs: Mapping[str, Roof] | None) -> 
 
 
 def _scalings(old: pd.DataFrame, new: pd.DataFrame, roofs: tuple[Roof, Roof]) -> list[Scaling]:
-    """Each kernel of ``new`` with a level on the old card, scaled; by key, rows in order."""
+    """Each kernel of ``new`` with a level on the old card, scaled; by key, rows in order.
+
+    Its first ``CALIBRATING_NIGHTS`` nights on the new card judge the change, as a check's
+    device-scaling and ``rules.newcard`` do: a kernel that kept up and fell on its third
+    night there is the new card's regression (the digest's scan reports it), not the swap's.
+    """
     levels = device_levels(old)
     keys, group = np.unique(new["kernel_key"].astype(str).to_numpy(), return_inverse=True)
     order = np.argsort(group, kind="stable")
@@ -113,7 +119,7 @@ def _scalings(old: pd.DataFrame, new: pd.DataFrame, roofs: tuple[Roof, Roof]) ->
     found = []
     for i, key in enumerate(keys):
         level = levels.get(str(key))
-        part = [float(t) for t in times[bounds[i] : bounds[i + 1]]]
+        part = [float(t) for t in times[bounds[i] : bounds[i + 1]][:CALIBRATING_NIGHTS]]
         scaled = scale(level, roofs[0], roofs[1], part) if level is not None else None
         if scaled is not None:
             found.append(scaled)
