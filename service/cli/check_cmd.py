@@ -26,7 +26,7 @@ from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
 from service.pipeline.runmeta import RunMeta
-from service.pipeline.storable import refuse_unstorable
+from service.pipeline.storable import refuse_unstorable, refuse_unstorable_flags
 from service.store.history import MergeBase
 
 if TYPE_CHECKING:  # jinja2: the markdown is rendered only where it is written or posted
@@ -177,6 +177,7 @@ def _request(
     Raises:
         BadInput: A report or a rerun is bad (nothing is stored then).
     """
+    refuse_unstorable_flags(meta)
     limits = cli_limits()
     run, again = collect_with_reruns(
         files, reruns, meta=meta, config=config, max_kernels=limits.max_kernels

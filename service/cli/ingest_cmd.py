@@ -18,7 +18,7 @@ from service.pipeline.intake import parse_timestamp, refuse_future
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
-from service.pipeline.storable import refuse_unstorable
+from service.pipeline.storable import refuse_unstorable, refuse_unstorable_flags
 from service.progress import stage
 from service.store.batch_ingest import ingest_columns
 from service.store.db import DEFAULT_SQLITE_PATH, core_scope, open_store
@@ -64,7 +64,7 @@ def ingest_command(
     limits = cli_limits()
     digest, before = _stored_before(files, meta, cfg, limits, url)
     if before is not None:  # the same files and flags were stored: nothing to read
-        typer.echo(f"already ingested as run {before} (same content)")
+        _already(before, meta)
         return
     where = ", ".join(map(str, files))
     with stage("reading the reports"):  # a huge run's: a minute and more
@@ -88,7 +88,7 @@ def ingest_command(
             result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
         if digest is not None and digest.unchanged():  # a file rewritten meanwhile: no digest
             remember_inputs(session, digest.hexdigest, result)
-    _say(run, result, None if columns is None else columns.unmeasured_count)
+    _say(run, result, None if columns is None else columns.unmeasured_count, meta)
 
 
 def _stored_before(
@@ -98,6 +98,7 @@ def _stored_before(
 
     The timestamp is left out of the digest, so a future one is refused here, as a read would.
     """
+    refuse_unstorable_flags(meta)
     if meta.timestamp is not None:
         refuse_future(meta.timestamp, where="--timestamp")
     digest = ingest_digest(files, meta=meta, config=cfg, limits=limits)
@@ -136,12 +137,22 @@ def _run_of_inputs(url: str | None, digest: InputDigest | None) -> int | None:
         engine.dispose()
 
 
-def _say(run: RunRecord, result: IngestResult, unmeasured: int | None) -> None:
+def _already(run_id: int, meta: RunMeta) -> None:
+    """The run stored before; a ``--timestamp`` given does not move it (time is no content)."""
+    typer.echo(f"already ingested as run {run_id} (same content)")
+    if meta.timestamp is not None:
+        typer.echo(
+            f"note: --timestamp not applied: run {run_id} keeps the time it was stored with",
+            err=True,
+        )
+
+
+def _say(run: RunRecord, result: IngestResult, unmeasured: int | None, meta: RunMeta) -> None:
     """The run's notes, then what was stored (``unmeasured``: counted already, for columns)."""
     for note in run.notes:  # the roof's, and the reports' (failed launches, unmeasured kernels)
         typer.echo(f"note: {note}", err=True)
     if not result.created:
-        typer.echo(f"already ingested as run {result.run_id} (same content)")
+        _already(result.run_id, meta)
         return
     if unmeasured is None:
         unmeasured = sum(not k.measured for k in run.kernels)

@@ -23,6 +23,7 @@ from collectors.schema import RunRecord
 from service.errors import BadInput, ServiceError
 
 if TYPE_CHECKING:  # pydantic-settings: imported where the settings are read
+    from service.pipeline.runmeta import RunMeta
     from service.settings import Settings
 
 #: Longest kernel name or identity key, in UTF-8 bytes (ROOFGUARD_MAX_NAME_BYTES).
@@ -43,6 +44,32 @@ _WIDTHS: tuple[tuple[str, int], ...] = (
     ("profiler.clock_control", 32),
     ("profiler.cache_control", 32),
 )
+
+
+#: The command-line flags that set a stored field: (flag, ``RunMeta`` attribute, field).
+_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("--repo", "repo", "repo"),
+    ("--commit", "commit", "commit"),
+    ("--branch", "branch", "branch"),
+    ("--runner", "runner", "runner"),
+    ("--device", "device", "device.name"),
+)
+
+
+def refuse_unstorable_flags(meta: RunMeta) -> None:
+    """Raise BadInput naming the flag whose value the store cannot hold, before any reading.
+
+    Found once the run was read, the error named the report file for a flag's value.
+    """
+    widths = dict(_WIDTHS)
+    for flag, attribute, field in _FLAGS:
+        value = getattr(meta, attribute)
+        if value is None:
+            continue
+        if "\x00" in value:
+            raise BadInput(f"{flag}: contains a NUL byte")
+        if len(value) > widths[field]:
+            raise BadInput(f"{flag}: {len(value):,} characters, at most {widths[field]}")
 
 
 class RunTooLarge(ServiceError):

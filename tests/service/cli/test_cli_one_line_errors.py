@@ -150,3 +150,26 @@ def test_a_report_of_no_benchmark_is_refused(tmp_path, capsys) -> None:
     err = _error(capsys, _ingest(report, f"sqlite:///{db}", "--commit", "c1", "--device", "L4"))
     assert f"{report}: no measured kernel, nothing to store or judge (it holds no result)" in err
     assert _stored_runs(db) == 0
+
+
+@pytest.mark.parametrize("command", ["ingest", "check"])
+@pytest.mark.parametrize(("flag", "value"), [("--runner", "r" * 300), ("--commit", "c" * 65)])
+def test_a_flag_too_long_for_the_store_is_named(tmp_path, capsys, command, flag, value) -> None:
+    """The error named the report file, as if the file held the runner's name."""
+    db = tmp_path / "h.db"
+    argv = ["--repo", "acme/k", "--branch", "main", "--db", f"sqlite:///{db}"]
+    commit = [] if flag == "--commit" else ["--commit", "c1"]
+    err = _error(capsys, [command, str(_report(tmp_path)), *argv, *commit, flag, value])
+    assert f"error: {flag}: {len(value)} characters, at most" in err
+    assert _stored_runs(db) == 0
+
+
+def test_a_timestamp_given_again_says_it_was_not_applied(tmp_path, capsys) -> None:
+    """A run's time is not its content: the same run ingested again keeps its first time."""
+    report, db = _report(tmp_path), f"sqlite:///{tmp_path / 'h.db'}"
+    assert run(_ingest(report, db, "--commit", "c1", "--timestamp", "2026-11-30T02:00")) == 0
+    capsys.readouterr()
+    assert run(_ingest(report, db, "--commit", "c1", "--timestamp", "2026-12-01T02:00")) == 0
+    out, err = capsys.readouterr()
+    assert "already ingested as run 1 (same content)" in out
+    assert "note: --timestamp not applied: run 1 keeps the time it was stored with" in err
