@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
@@ -64,6 +65,10 @@ def upload_key(parts: Iterable[bytes]) -> str:
     return digest.hexdigest()
 
 
+#: ``answer_json``'s start: the verdict's first field is its conclusion.
+_CONCLUSION = re.compile(r'\{"verdict":\{"conclusion":"([a-z_]+)"')
+
+
 def answer_json(outcome: CheckOutcome) -> str:
     """The stored answer of a check: its verdict and markdown, one JSON object."""
     verdict = outcome.verdict.model_dump_json()
@@ -82,6 +87,14 @@ class Answer:
     created: bool
     answer_json: str
     outcome: CheckOutcome | None = None
+
+    @property
+    def conclusion(self) -> str:
+        """The verdict's conclusion, read off the stored answer's start (its first field)."""
+        if self.outcome is not None:
+            return self.outcome.verdict.conclusion.value
+        found = _CONCLUSION.match(self.answer_json)
+        return found[1] if found else str(json.loads(self.answer_json)["verdict"]["conclusion"])
 
 
 def stored_answer(found: claims.ClaimState) -> Answer:

@@ -17,9 +17,11 @@ claims, answer); 2 cores divided by the serve CPU per upload bounds the uploads 
 Beside it, the CPU per stored run of PostgreSQL's processes, of the clients (this process)
 and of the rest of the box (other jobs), which share the same 2 cores (``box_cpu``).
 
-``--floor`` also runs the same clients against the floor server (``floor_server.py``) at
-each replica count: a bare server that parses each upload and stores it once in the same
-PostgreSQL, with none of roofguard, so its uploads per second bound any service's here.
+``--brief`` has the clients ask for brief answers (``answer=brief``: the run's id and the
+verdict's conclusion, not the 1-2 MB verdict). ``--floor`` also runs the same clients
+against the floor server (``floor_server.py``) at each replica count: a bare server that
+parses each upload and stores it once in the same PostgreSQL, with none of roofguard, so its
+uploads per second bound any service's here.
 
     ROOFGUARD_TEST_POSTGRES_URL=postgresql+psycopg://root@127.0.0.1:5432/test \\
         python tests/bench/bench_service_load.py --clients 50 --kernels 2000 --replicas 1,2
@@ -241,6 +243,7 @@ def main() -> None:
     parser.add_argument("--phase-nights", type=int, default=0, help="history for --phases")
     parser.add_argument("--steady", action="store_true", help="kernels as a GPU runner has them")
     parser.add_argument("--floor", action="store_true", help="also the floor server, each count")
+    parser.add_argument("--brief", action="store_true", help="uploads ask answer=brief")
     args = parser.parse_args()
     base_url = os.environ.get("ROOFGUARD_TEST_POSTGRES_URL")
     if not base_url:
@@ -291,6 +294,7 @@ def measure(
             timeout=min(args.timeout, args.max_seconds),
             steady=args.steady,
             on_start=window.start,
+            params={"answer": "brief"} if args.brief else None,
         )
         window.stop()
         serve_cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
@@ -350,6 +354,7 @@ def report(
         "clients": runs,
         "kernels_per_run": args.kernels,
         "steady_kernels": args.steady,
+        "brief_answers": args.brief,
         "requests": len(result.answers),
         "answers_202": result.accepted,
         "runs_stored_once": runs,  # the audit passed: each distinct run stored exactly once

@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -97,6 +97,13 @@ _BaseTimeQuery = Annotated[
         "baseline stops when no run of base_sha is stored.",
     ),
 ]
+_AnswerQuery = Annotated[
+    Literal["full", "brief"],
+    Query(
+        description="`brief`: the run's id, url and the verdict's conclusion alone, for "
+        "uploaders that do not read the verdict (a 2,000-kernel verdict is 1-2 MB of JSON).",
+    ),
+]
 _BaseBranchQuery = Annotated[
     str | None,
     Query(description="Baseline branch, instead of the configured one.", max_length=255),
@@ -136,6 +143,7 @@ async def upload_run(
     base_time: _BaseTimeQuery = None,
     base_branch: _BaseBranchQuery = None,
     reruns_expected: _RerunsExpectedQuery = False,
+    answer: _AnswerQuery = "full",
 ) -> Response:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
@@ -151,9 +159,11 @@ async def upload_run(
     except StillRunning:
         return _still_running(settings.upload_answer_s)
     base = base_url(request, settings)
+    brief = answer == "brief"
     if isinstance(upload, Answer):  # answered before: the same bytes, judged once
         _count_upload(state, None, upload, grant)
-        return await _answer(state, None, upload, url=run_url(base, upload.run_id), post=False)
+        url = run_url(base, upload.run_id)
+        return await _answer(state, None, upload, url=url, post=False, brief=brief)
     _check_sizes(upload, settings.max_upload_kernels)
     config = _config(state, base_branch)
     record = _on_a_branch(upload.run, config.base_branch)
@@ -165,11 +175,12 @@ async def upload_run(
         links=partial(links_for, base, settings=settings),
     )
     key = route_key(request, upload.key)
-    answer = await _judge_once(state, check, key, record, settings.upload_answer_s)
-    if answer is None:
+    judged = await _judge_once(state, check, key, record, settings.upload_answer_s)
+    if judged is None:
         return _still_running(settings.upload_answer_s)
-    _count_upload(state, record, answer, grant)
-    return await _answer(state, record, answer, url=run_url(base, answer.run_id), post=post)
+    _count_upload(state, record, judged, grant)
+    url = run_url(base, judged.run_id)
+    return await _answer(state, record, judged, url=url, post=post, brief=brief)
 
 
 def _on_a_branch(record: RunRecord, base_branch: str) -> RunRecord:
@@ -235,12 +246,19 @@ def _config(state: ServiceState, base_branch: str | None) -> RoofguardConfig:
 
 
 async def _answer(
-    state: ServiceState, record: RunRecord | None, answer: Answer, *, url: str, post: bool
+    state: ServiceState,
+    record: RunRecord | None,
+    answer: Answer,
+    *,
+    url: str,
+    post: bool,
+    brief: bool = False,
 ) -> Response:
     """The upload's answer (201 stored now, 200 before), after posting it when asked to.
 
     The body is the stored answer with the request's fields put in front: the verdict is
-    serialised once, by the check, not validated and dumped again for every answer.
+    serialised once, by the check, not validated and dumped again for every answer. A
+    ``brief`` answer has the verdict's conclusion instead of the verdict and its markdown.
     """
     posted, why = (
         await run_in_threadpool(_post, state, record, answer, url)
@@ -254,7 +272,10 @@ async def _answer(
         "posted": posted,
         "post_detail": why,
     }
-    body = json.dumps(head, separators=(",", ":"))[:-1] + "," + answer.answer_json[1:]
+    if brief:
+        body = json.dumps({**head, "conclusion": answer.conclusion}, separators=(",", ":"))
+    else:
+        body = json.dumps(head, separators=(",", ":"))[:-1] + "," + answer.answer_json[1:]
     return Response(body, status_code=201 if answer.created else 200, media_type="application/json")
 
 

@@ -88,8 +88,9 @@ def _client(
     start: threading.Barrier,
     lock: threading.Lock,
     timeout: float,
+    params: dict[str, str],
 ) -> None:
-    with httpx.Client(base_url=base, timeout=timeout) as client:
+    with httpx.Client(base_url=base, timeout=timeout, params=params) as client:
         start.wait()
         for run_index, body, token in plan:
             headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -146,11 +147,13 @@ def run_load(
     timeout: float = 600.0,
     steady: bool = False,
     on_start: Callable[[], object] = lambda: None,
+    params: dict[str, str] | None = None,
 ) -> tuple[LoadResult, list[RunRecord]]:
     """``clients`` concurrent clients; returns what they saw and the distinct runs sent.
 
     ``steady``: runs of kernels as a GPU runner measures them (``big_run``). ``on_start`` is
     called as the clients start, after the runs are made (a benchmark's CPU counters).
+    ``params``: the uploads' query (``{"answer": "brief"}``).
 
     Run ``i`` belongs to repository ``i mod len(tokens)`` and is sent with its token. Given
     several ``base`` URLs (replicas), client ``i`` talks to ``base[i mod len(base)]``, so the
@@ -167,7 +170,8 @@ def run_load(
     start = threading.Barrier(clients + 1)
     threads = [
         threading.Thread(
-            target=_client, args=(bases[i % len(bases)], plan, result, start, lock, timeout)
+            target=_client,
+            args=(bases[i % len(bases)], plan, result, start, lock, timeout, params or {}),
         )
         for i, plan in enumerate(plans)
     ]
