@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from collectors.schema import Precision
 from rules.roofline import DEFAULT_BORDERLINE_BAND, Regime
 from rules.stats import GateSettings
 
@@ -53,7 +54,7 @@ class KernelGroup(_Frozen):
     nvtx: str | None = None
     regime: Regime | None = None
     target_percent: float | None = Field(default=None, gt=0, le=100)
-    precision: str | None = None
+    precision: Precision | None = None
     owners: tuple[str, ...] = ()
 
     def matches(self, key: str, name: str, nvtx_range: str | None) -> bool:

@@ -16,7 +16,12 @@ from rules import Conclusion
 from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
-from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
+from service.cli.verdict_output import (
+    FORMAT_HELP,
+    refuse_unwritable,
+    resolve_format,
+    write_verdict,
+)
 from service.config import RoofguardConfig
 from service.github.actions import append_verdict_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
@@ -143,6 +148,9 @@ def check_command(
     input (then nothing is stored or written).
     """
     resolve_format(fmt, output)  # a wrong --format fails before anything is stored
+    refuse_unwritable(
+        {"--output": output, "--suspects": suspects, "--suspects-regex": suspects_regex}
+    )
     cfg = load_cli_config(config, base_branch=base_branch, device=device, roof=roof)
     meta = RunMeta(
         repo=repo,

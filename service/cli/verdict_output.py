@@ -7,12 +7,13 @@ and markdown when it goes to a file or a pipe (``roofguard check ... > verdict.m
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import typer
 
 from rules import Verdict
+from service.errors import BadInput
 
 FORMATS = ("auto", "text", "markdown", "json")
 FORMAT_HELP = "auto (text on a terminal, else markdown), text, markdown or json."
@@ -29,6 +30,24 @@ def resolve_format(fmt: str, output: Path | None) -> str:
     if fmt != "auto":
         return fmt
     return "text" if output is None and sys.stdout.isatty() else "markdown"
+
+
+def refuse_unwritable(paths: Mapping[str, Path | None]) -> None:
+    """Refuse output files that cannot be written, by flag, before anything is stored.
+
+    Found when the verdict was written, the run was stored and judged already, and the
+    error was an unexpected FileNotFoundError.
+
+    Raises:
+        BadInput: A folder given for a file, or a file in a folder that does not exist.
+    """
+    for flag, path in paths.items():
+        if path is None:
+            continue
+        if path.is_dir():
+            raise BadInput(f"{flag} {path}: is a folder; give a file name")
+        if not path.parent.is_dir():
+            raise BadInput(f"{flag} {path}: no folder {path.parent} to write it in")
 
 
 def verdict_text(verdict: Verdict, markdown: str, fmt: str) -> str:

@@ -154,6 +154,11 @@ def test_explicit_path_wins(tmp_path: Path) -> None:
             "rules.groups[0].regime",
             "memory-bound",
         ),
+        (  # a typo was accepted: the group's MFU then read against the run's own precision
+            '[[rules.groups]]\nname = "d"\nprecision = "bf16"\n',
+            "rules.groups[0].precision",
+            "unknown precision 'bf16' (known: fp64, fp32",
+        ),
         (
             '[rules.options.roof-drop]\nz_threshold = "high"\n',
             "rules.options.roof-drop.z_threshold",

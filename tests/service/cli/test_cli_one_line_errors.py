@@ -173,3 +173,16 @@ def test_a_timestamp_given_again_says_it_was_not_applied(tmp_path, capsys) -> No
     out, err = capsys.readouterr()
     assert "already ingested as run 1 (same content)" in out
     assert "note: --timestamp not applied: run 1 keeps the time it was stored with" in err
+
+
+@pytest.mark.parametrize("flag", ["--output", "--suspects", "--suspects-regex"])
+@pytest.mark.parametrize("where", ["missing folder", "a folder"])
+def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, flag, where) -> None:
+    """It was an unexpected FileNotFoundError once the run was stored and judged."""
+    db = tmp_path / "h.db"
+    target = tmp_path / "nodir" / "out.txt" if where == "missing folder" else tmp_path
+    argv = ["check", str(_report(tmp_path)), "--repo", "acme/k", "--commit", "c1"]
+    err = _error(capsys, [*argv, "--branch", "main", "--db", f"sqlite:///{db}", flag, str(target)])
+    reason = "no folder" if where == "missing folder" else "is a folder; give a file name"
+    assert f"error: {flag} {target}: {reason}" in err
+    assert _stored_runs(db) == 0
