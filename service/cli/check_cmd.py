@@ -200,6 +200,7 @@ def _request(
         merge_base=merge_base,
         links=outputs.links,
         trusted=_runner_trusted(health),
+        rejudge=True,
     )
 
 

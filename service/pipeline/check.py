@@ -6,6 +6,7 @@ all of them judge a run exactly the same way.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,7 +44,7 @@ from service.store.ingest import (
 )
 from service.store.levels import load_levels, save_levels
 from service.store.profiles import baseline_kernels, keep_stored
-from service.store.queries import list_findings, run_judged
+from service.store.queries import judged_config, list_findings, run_judged
 from service.store.sessions import StoreSession
 
 if TYPE_CHECKING:  # jinja2 and the markdown templates: imported when the markdown is read
@@ -52,6 +53,10 @@ if TYPE_CHECKING:  # jinja2 and the markdown templates: imported when the markdo
 #: The note on the verdict of a run stored without a check, judged when first asked for.
 NEVER_CHECKED = (
     "stored by `roofguard ingest` without a check: judged now, against the runs stored before it"
+)
+#: The note of a run judged again because its configuration changed since its first check.
+CONFIG_CHANGED = (
+    "judged again: the configuration changed since this run's stored verdict was judged"
 )
 
 
@@ -90,6 +95,19 @@ def store_run(
     return stored, placements
 
 
+@dataclass(frozen=True)
+class RunnerState:
+    """What a check knows of its runner: its measured roof, and whether it is healthy.
+
+    Attributes:
+        measured: The runner's measured roof, when it has one (``roof = "measured"``).
+        trusted: False when the runner's health preflight found it degraded.
+    """
+
+    measured: Roof | None = None
+    trusted: bool = True
+
+
 def check_run(
     *,
     session: StoreSession,
@@ -97,24 +115,22 @@ def check_run(
     config: RoofguardConfig,
     merge_base: MergeBase | None = None,
     links: VerdictLinks | Callable[[int], VerdictLinks] | None = None,
-    measured: Roof | None = None,
-    trusted: bool = True,
+    runner: RunnerState = RunnerState(),
     reruns: Reruns | None = None,
+    rejudge: bool = False,
 ) -> CheckOutcome:
     """Ingest ``run`` (idempotent) and judge it against its baseline.
 
-    ``links`` may be a function of the stored run's id (the service links to the run's page,
-    whose id exists only once the run is stored). ``reruns`` are the PR gate's
-    re-measurements: they judge the run, they are not stored; the findings of the verdict
-    they give replace those stored with the run. The gate's levels are read from the store
-    into the context and, for a newly stored run, the ones ``evaluate`` computed are stored
-    (``service.store.levels``). The verdict's markdown is rendered when first read
-    (``CheckOutcome.markdown``): ``roofguard check --format json`` never renders it.
+    ``links`` may be a function of the stored run's id (a run's page has an id once stored).
+    ``reruns``, the PR gate's re-measurements, judge the run unstored; their verdict's
+    findings replace the stored ones, as do those of a run judged again (``rejudge``) under
+    a changed configuration (``_stored_findings``). A new run's gate levels are stored
+    (``service.store.levels``); the markdown is rendered when first read.
     """
-    choice = choose_for(run, config, measured)
+    choice = choose_for(run, config, runner.measured)
     run, roof = noted(run, choice), choice.roof
     stored, placements = store_run(
-        session=session, run=run, config=config, roof=roof, trusted=trusted
+        session=session, run=run, config=config, roof=roof, trusted=runner.trusted
     )
     rows = _history(session, run, roof, config, merge_base, stored)
     history, gate_history = _windows(rows, config)
@@ -125,8 +141,8 @@ def check_run(
         history=history,
         gate_history=gate_history,
         config=config.rules,
-        trusted=trusted,
-        other_roofs=roofs_beside(roof, run, config, measured),
+        trusted=runner.trusted,
+        other_roofs=roofs_beside(roof, run, config, runner.measured),
         reruns=(reruns or Reruns()).runs,
         reruns_expected=(reruns or Reruns()).expected,
         stored_levels=None if levels_run is None else load_levels(session, levels_run),
@@ -134,12 +150,27 @@ def check_run(
         cross_device=device_baseline(session, run, config, placements, rows, merge_base),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
-    judged = _baseline_noted(judged, rows, run, merge_base, config.base_branch)
-    baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != stored.run_id]
-    judged = runner_noted(session, judged, run, baseline_runs, rows.frame)
-    verdict = _stored_findings(session, _stamped(judged, run, stored.run_id), stored, context)
+    judged = _with_notes(session, judged, (run, rows), merge_base, config, stored.run_id)
+    digest = config_digest(config) if rejudge or stored.created or context.reruns else None
+    stamped = _stamped(judged, run, stored.run_id)
+    verdict = _stored_findings(session, stamped, stored, context, digest)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
+
+
+def _with_notes(
+    session: StoreSession,
+    verdict: Verdict,
+    judged: tuple[RunRecord, Baseline],
+    merge_base: MergeBase | None,
+    config: RoofguardConfig,
+    run_id: int,
+) -> Verdict:
+    """The verdict of ``judged`` (the run, its baseline) with the baseline's and runner's notes."""
+    run, rows = judged
+    verdict = _baseline_noted(verdict, rows, run, merge_base, config.base_branch)
+    baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]
+    return runner_noted(session, verdict, run, baseline_runs, rows.frame)
 
 
 def _evaluate(session: StoreSession, context: RuleContext, levels_run: int | None) -> Verdict:
@@ -276,8 +307,17 @@ def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
     )
 
 
+def config_digest(config: RoofguardConfig) -> str:
+    """The sha256 of ``config``: what a stored verdict was judged with (``judged_config``)."""
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+
+
 def _stored_findings(
-    session: StoreSession, verdict: Verdict, stored: IngestResult, context: RuleContext
+    session: StoreSession,
+    verdict: Verdict,
+    stored: IngestResult,
+    context: RuleContext,
+    digest: str | None,
 ) -> Verdict:
     """The stored findings of a run are those of its final verdict.
 
@@ -286,18 +326,22 @@ def _stored_findings(
     then this verdict's findings replace the first pass's in the caller's transaction, and
     the same check again writes nothing (``replace_findings`` is idempotent). A run checked
     again keeps its verdict: the stored findings, and the conclusion and kernel statuses
-    they give, not fresh ones against a history that has moved on since. A run stored by
+    they give, not fresh ones against a history that has moved on since; unless ``digest``
+    (given by a check that may judge again) differs from the configuration the stored
+    verdict was judged with: then it is judged again, and says so. A run stored by
     ``ingest`` has no verdict to keep: it is judged now, against the runs stored before it
     (its "no findings" is not a pass). A verdict saved also records whether it judged
-    anything, for the lists that read no verdict.
+    anything, for the lists that read no verdict, and under which configuration.
     """
-    if stored.created or context.reruns:
-        if stored.created:
-            save_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
-        else:
-            replace_findings(session=session, run_id=stored.run_id, findings=verdict.findings)
-        save_judged(session=session, run_id=stored.run_id, judged=not verdict.judged_nothing)
-        return verdict
+    before = None if digest is None else judged_config(session=session, run_id=stored.run_id)
+    changed = not stored.created and before is not None and before != digest
+    if stored.created or context.reruns or changed:
+        save = save_findings if stored.created else replace_findings
+        save(session=session, run_id=stored.run_id, findings=verdict.findings)
+        save_judged(
+            session=session, run_id=stored.run_id, judged=not verdict.judged_nothing, config=digest
+        )
+        return _with_note(verdict, CONFIG_CHANGED) if changed else verdict
     if run_judged(session=session, run_id=stored.run_id) is None:
         return _with_note(verdict, NEVER_CHECKED)
     findings = tuple(list_findings(session=session, run_id=stored.run_id))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from collectors.schema import RunRecord
 from rules import Roof
 from service.config import RoofguardConfig
-from service.pipeline.check import CheckOutcome, check_run
+from service.pipeline.check import CheckOutcome, RunnerState, check_run
 from service.pipeline.reruns import Reruns
 from service.store.history import MergeBase
 from service.store.sessions import StoreSession
@@ -39,6 +39,8 @@ class CheckRequest:
         links: Where the verdict's markdown links to.
         measured: The runner's measured roof, when it has one (``roof = "measured"``).
         trusted: False when the runner's health preflight found it degraded.
+        rejudge: A run stored before is judged again when the configuration its stored
+            verdict was judged with changed (``roofguard check``; ``check_run``).
     """
 
     run: RunRecord
@@ -48,6 +50,7 @@ class CheckRequest:
     links: Links = None
     measured: Roof | None = None
     trusted: bool = True
+    rejudge: bool = False
 
     def judge(self, session: StoreSession) -> CheckOutcome:
         """Ingest the run in ``session`` (idempotent) and judge it (``check_run``)."""
@@ -57,7 +60,7 @@ class CheckRequest:
             config=self.config,
             merge_base=self.merge_base,
             links=self.links,
-            measured=self.measured,
-            trusted=self.trusted,
+            runner=RunnerState(self.measured, self.trusted),
             reruns=self.reruns,
+            rejudge=self.rejudge,
         )

@@ -110,6 +110,8 @@ RUNS = sa.Table(
     # False: its check judged nothing (no baseline, or too short); NULL: stored by ingest,
     # never checked (no stored verdict: its page judges it)
     sa.Column("judged", sa.Boolean, nullable=True),
+    # sha256 of the configuration its stored verdict was judged with (NULL: before 0014)
+    sa.Column("judged_config", sa.String(64), nullable=True),
     sa.UniqueConstraint("repo_id", "content_hash", name="uq_runs_repo_content_hash"),
     sa.Index("ix_runs_baseline", "repo_id", "device_id", "branch", "kind", "timestamp"),
     sa.Index("ix_runs_repo_commit", "repo_id", "commit"),

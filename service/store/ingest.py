@@ -316,12 +316,16 @@ def save_findings(*, session: StoreSession, run_id: int, findings: Iterable[Find
     return len(rows)
 
 
-def save_judged(*, session: StoreSession, run_id: int, judged: bool) -> None:
+def save_judged(
+    *, session: StoreSession, run_id: int, judged: bool, config: str | None = None
+) -> None:
     """Record whether the check of run ``run_id`` judged anything (False: no baseline yet).
 
     Its findings alone cannot tell: a run that judged nothing has no failing finding either.
+    ``config`` is the digest of the configuration it was judged with (``judged_config``).
     """
-    session.execute(sa.update(_RUNS).where(_RUNS.c.id == run_id).values(judged=judged))
+    values = {"judged": judged, "judged_config": config}
+    session.execute(sa.update(_RUNS).where(_RUNS.c.id == run_id).values(**values))
 
 
 def replace_findings(*, session: StoreSession, run_id: int, findings: Sequence[Finding]) -> bool:

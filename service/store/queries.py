@@ -185,6 +185,13 @@ def run_judged(*, session: StoreSession, run_id: int) -> bool | None:
     return None if judged is None else bool(judged)
 
 
+def judged_config(*, session: StoreSession, run_id: int) -> str | None:
+    """The digest of the configuration run ``run_id``'s stored verdict was judged with."""
+    stmt = sa.select(_RUNS.c.judged_config).where(_RUNS.c.id == run_id)
+    found = session.execute(stmt).scalar()
+    return None if found is None else str(found)
+
+
 def get_run_record(*, session: StoreSession, run_id: int) -> RunRecord:
     """The full RunRecord stored with run ``run_id`` (every verdict figure derives from it).
 

@@ -114,6 +114,8 @@ class Run(SQLModel, table=True):
     created_at: datetime = _ts(default_factory=utcnow)
     # False: its check judged nothing (no baseline yet); None: stored by ingest, never checked.
     judged: bool | None = None
+    # sha256 of the configuration its stored verdict was judged with (None: before 0014).
+    judged_config: str | None = Field(default=None, sa_type=sa.String(64))
 
 
 class Kernel(SQLModel, table=True):

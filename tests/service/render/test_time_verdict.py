@@ -120,7 +120,9 @@ def test_group_mfu_against_the_declared_precision(db, tmp_path):
     text = DEMO_CONFIG.read_text(encoding="utf-8")
     text = text.replace("target_percent = 65", 'target_percent = 65\nprecision = "fp32"')
     config.write_text(text, encoding="utf-8")
-    declared = Verdict.model_validate_json(check(db, "--format", "json", config=config))
+    # Its own commit: the shared PR run, judged under another config, would be judged again.
+    json_text = check(db, "--format", "json", "--commit", "declared-fp32", config=config)
+    declared = Verdict.model_validate_json(json_text)
     verify = group(declared, "speculative verify")
     gemm = kernel(declared, VERIFY)
     assert verify.mfu_precision == "fp32"

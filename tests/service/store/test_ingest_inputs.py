@@ -26,7 +26,7 @@ from service.config import RoofguardConfig
 from service.pipeline.inputdigest import ingest_digest
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import StoreLimits
-from service.store.db import core_scope
+from service.store.db import HEAD_REVISION, core_scope
 from service.store.ingest import IngestResult
 from service.store.ingestinputs import remember_inputs, run_of_inputs
 
@@ -161,7 +161,7 @@ def test_a_store_behind_its_migrations_is_still_refused_after_the_read(
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0012'"))
     assert _ingest(engine, write_ncu(tmp_path / "page.csv", 40)) != 0
     engine.dispose()
-    assert "needs 0013; run `roofguard db upgrade`" in capsys.readouterr().err
+    assert f"needs {HEAD_REVISION}; run `roofguard db upgrade`" in capsys.readouterr().err
     assert sum(reads.values()) == 1
 
 

@@ -49,7 +49,7 @@ def test_the_upgrade_drops_the_newer_of_two_runs_that_differ_in_case_only(tmp_pa
     _rows(url, "UPDATE alembic_version SET version_num = '0006'")
     for table in ("run_columns", "upload_claims", "ingest_inputs"):  # made after 0007
         _rows(url, f"DROP TABLE {table}")
-    for column in ("record_zlib", "judged"):  # what migrations 0011 and 0012 add
+    for column in ("record_zlib", "judged", "judged_config"):  # what 0011, 0012 and 0014 add
         _rows(url, f"ALTER TABLE runs DROP COLUMN {column}")
     assert run(["db", "upgrade", "--db", url]) == 0
     assert _rows(url, "SELECT id FROM runs") == [(1,)]
