@@ -232,10 +232,12 @@ def parse_config(
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # a byte-order mark (an editor's UTF-8 "with BOM") is no part of the TOML
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ConfigError("config file", "does not exist", str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError("config", "not UTF-8 text (save it as UTF-8)", str(path)) from None
     except OSError as exc:
         raise ConfigError("config", f"cannot read: {exc.strerror or exc}", str(path)) from None
     except tomllib.TOMLDecodeError as exc:

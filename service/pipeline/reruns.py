@@ -65,6 +65,20 @@ def check_rerun(path: Path, rerun: RunRecord, run: RunRecord, commits: set[str])
             )
 
 
+def _refuse_twice(reruns: Sequence[Path]) -> None:
+    """Refuse a re-measurement given twice: it would count as two measurements of one.
+
+    Raises:
+        BadInput: Naming the file.
+    """
+    seen: set[Path] = set()
+    for path in reruns:
+        same = path.resolve()
+        if same in seen:
+            raise BadInput(f"--rerun {path}: given twice; each file is one re-measurement")
+        seen.add(same)
+
+
 def collect_with_reruns(
     paths: Sequence[Path],
     reruns: Sequence[Path],
@@ -82,6 +96,7 @@ def collect_with_reruns(
     Raises:
         BadInput: A rerun file breaks that; the error names the file and the kernel.
     """
+    _refuse_twice(reruns)
     raw = read_run(paths, meta, config, max_kernels)
     commits = {c for c in (meta.commit, raw.commit) if c}
     again = [

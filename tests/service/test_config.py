@@ -221,3 +221,18 @@ def test_settings_read_prefixed_env_and_github_token(monkeypatch: pytest.MonkeyP
     assert "ghs_secret" not in repr(settings)
     monkeypatch.setenv("ROOFGUARD_GITHUB_TOKEN", "ghp_own")
     assert Settings().github_token.get_secret_value() == "ghp_own"  # type: ignore[union-attr]
+
+
+def test_a_config_saved_as_utf8_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Some editors write one; tomllib read it as a bad statement at line 1, column 1."""
+    (tmp_path / "roofguard.toml").write_bytes(b'\xef\xbb\xbfdevice = "A10"\n')
+    assert load_config(cwd=tmp_path).device == "A10"
+
+
+def test_a_config_in_another_encoding_names_the_file(tmp_path: Path) -> None:
+    """UTF-16 was an unexpected UnicodeDecodeError, without the file."""
+    path = tmp_path / "roofguard.toml"
+    path.write_text('device = "A10"\n', encoding="utf-16")
+    with pytest.raises(ConfigError) as caught:
+        load_config(cwd=tmp_path)
+    assert str(path) in str(caught.value) and "not UTF-8 text" in str(caught.value)

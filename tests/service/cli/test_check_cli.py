@@ -427,3 +427,13 @@ def test_the_gate_reads_its_own_longer_window_of_the_baseline(history):
     drop = next(f for f in verdict["findings"] if f["rule"] == "roof-drop")
     assert gemv["status"] == "suspect" and gemv["baseline"]["n"] == 4, "shown: the window"
     assert drop["numbers"]["baseline_n"] == 8, "judged: the gate's window, all 8 nights"
+
+
+def test_a_re_measurement_given_twice_is_refused(history, capsys):
+    """It counted as two measurements of one: a suspect confirmed by one run, twice."""
+    tmp_path, db = history
+    pr = nightly(tmp_path / "pr.json", 9, scale=1.25)
+    again = nightly(tmp_path / "again.json", 9, scale=1.25)
+    code, verdict = check(tmp_path, db, pr, "--rerun", str(again), "--rerun", str(again))
+    assert code == 2 and verdict is None
+    assert f"--rerun {again}: given twice" in capsys.readouterr().err
