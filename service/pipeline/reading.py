@@ -47,7 +47,8 @@ def read_run(
     same = functools.partial(same_card, catalog=catalog)
     run = intake_collect(paths, options, same, require_measured=require_measured)
     if meta.device:
-        run_device(run, given=meta.device, catalog=catalog, origin=meta.device_origin)
+        files = ", ".join(map(str, paths))
+        run_device(run, given=meta.device, catalog=catalog, origin=meta.device_origin, files=files)
     if config.work_models:
         run = apply_work_models(run, config.work_models, source="roofguard config")
     return run

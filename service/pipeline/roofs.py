@@ -91,7 +91,12 @@ def same_card(a: str, b: str, catalog: Catalog) -> bool:
 
 
 def run_device(
-    run: RunRecord, *, given: str | None, catalog: Catalog, origin: str = "the config"
+    run: RunRecord,
+    *,
+    given: str | None,
+    catalog: Catalog,
+    origin: str = "the config",
+    files: str = "report",
 ) -> str:
     """The device name ``run`` is judged on (catalog id, alias or the report's own name).
 
@@ -100,6 +105,7 @@ def run_device(
         given: Device from the command line, the config or an upload; None: none given.
         catalog: The catalog with the user's overrides (decides when two names are one card).
         origin: Where ``given`` comes from, for the error message.
+        files: The files read, named by the error when the run has no source (a RunRecord).
 
     Raises:
         DeviceConflict: The report names a different device than ``given``.
@@ -114,7 +120,7 @@ def run_device(
         return named
     if catalog.find(given) is None:  # most likely a typo: say that first
         raise UnknownDevice(given, catalog.suggest(given))
-    where = run.sources[0].path if run.sources else "report"
+    where = run.sources[0].path if run.sources else files
     known = catalog.find(named)
     raise DeviceConflict(where, named, given, origin, known.id if known else None)
 

@@ -186,3 +186,13 @@ def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, fla
     reason = "no folder" if where == "missing folder" else "is a folder; give a file name"
     assert f"error: {flag} {target}: {reason}" in err
     assert _stored_runs(db) == 0
+
+
+def test_a_device_conflict_in_a_run_record_names_its_file(tmp_path, capsys) -> None:
+    """A RunRecord has no source of its own: the error read "report: the report names ..."."""
+    report = tmp_path / "run.json"
+    kernels = [make_kernel("gemv", time_s=1e-3)]
+    report.write_text(make_run(kernels=kernels, device="H100-SXM5").model_dump_json())
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    err = _error(capsys, _ingest(report, db, "--commit", "c1", "--device", "A100-SXM4-80GB"))
+    assert f"error: {report}: the report names device 'H100-SXM5'" in err
