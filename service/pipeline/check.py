@@ -333,8 +333,9 @@ def _stored_findings(
     (its "no findings" is not a pass). A verdict saved also records whether it judged
     anything, for the lists that read no verdict, and under which configuration.
     """
-    before = None if digest is None else judged_config(session=session, run_id=stored.run_id)
-    changed = not stored.created and before is not None and before != digest
+    looked_up = digest is not None and not stored.created  # a new run has no verdict yet
+    before = judged_config(session=session, run_id=stored.run_id) if looked_up else None
+    changed = before is not None and before != digest
     if stored.created or context.reruns or changed:
         save = save_findings if stored.created else replace_findings
         save(session=session, run_id=stored.run_id, findings=verdict.findings)

@@ -63,13 +63,7 @@ def refuse_unstorable_flags(meta: RunMeta) -> None:
     """
     widths = dict(_WIDTHS)
     for flag, attribute, field in _FLAGS:
-        value = getattr(meta, attribute)
-        if value is None:
-            continue
-        if "\x00" in value:
-            raise BadInput(f"{flag}: contains a NUL byte")
-        if len(value) > widths[field]:
-            raise BadInput(f"{flag}: {len(value):,} characters, at most {widths[field]}")
+        _check_column(getattr(meta, attribute), flag, widths[field])
 
 
 class RunTooLarge(ServiceError):
@@ -117,13 +111,7 @@ def refuse_unstorable(record: RunRecord, *, where: str, limits: StoreLimits) -> 
     if len(record.kernels) > limits.max_kernels:
         raise too_many(len(record.kernels), limits.max_kernels, where)
     for dotted, width in _WIDTHS:
-        value = _field(record, dotted)
-        if value is None:
-            continue
-        if "\x00" in value:
-            raise BadInput(f"{where}: {dotted}: contains a NUL byte")
-        if len(value) > width:
-            raise BadInput(f"{where}: {dotted}: {len(value):,} characters, at most {width}")
+        _check_column(_field(record, dotted), f"{where}: {dotted}", width)
     for index, kernel in enumerate(record.kernels):
         for name, value in (("name", kernel.name), ("key", kernel.key)):
             _check_name(value, f"{where}: kernels.{index}.{name}", limits.max_name_bytes)
@@ -132,6 +120,16 @@ def refuse_unstorable(record: RunRecord, *, where: str, limits: StoreLimits) -> 
         at, field, reason = fault
         entry = "" if at is None else f"kernels.{at}."
         raise BadInput(f"{where}: {entry}{field}: {reason}")
+
+
+def _check_column(value: str | None, where: str, width: int) -> None:
+    """Raise BadInput when ``value`` has a NUL byte or is longer than its column's ``width``."""
+    if value is None:
+        return
+    if "\x00" in value:
+        raise BadInput(f"{where}: contains a NUL byte")
+    if len(value) > width:
+        raise BadInput(f"{where}: {len(value):,} characters, at most {width}")
 
 
 def _check_name(value: str, where: str, limit: int) -> None:
