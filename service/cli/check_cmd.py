@@ -18,7 +18,7 @@ from service.cli.db_cmd import DbOption
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import (
     FORMAT_HELP,
-    refuse_unwritable,
+    refuse_unwritable_outputs,
     resolve_format,
     write_verdict,
 )
@@ -148,9 +148,7 @@ def check_command(
     input (then nothing is stored or written).
     """
     resolve_format(fmt, output)  # a wrong --format fails before anything is stored
-    refuse_unwritable(
-        {"--output": output, "--suspects": suspects, "--suspects-regex": suspects_regex}
-    )
+    refuse_unwritable_outputs(output, suspects, suspects_regex)
     cfg = load_cli_config(config, base_branch=base_branch, device=device, roof=roof)
     meta = RunMeta(
         repo=repo,

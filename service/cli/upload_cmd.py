@@ -23,7 +23,7 @@ import typer
 
 from rules import Verdict
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
-from service.cli.verdict_output import refuse_unwritable
+from service.cli.verdict_output import refuse_unwritable_outputs
 from service.errors import BadInput, ServiceError
 from service.github.actions import append_verdict_summary, emit_annotations, in_actions
 
@@ -246,9 +246,7 @@ def upload_command(
     """
     if fmt not in ("json", "markdown"):
         raise BadInput(f"--format: expected json or markdown, got {fmt!r}")
-    refuse_unwritable(
-        {"--output": output, "--suspects": suspects, "--suspects-regex": suspects_regex}
-    )
+    refuse_unwritable_outputs(output, suspects, suspects_regex)
     data = _form(
         repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device, runner=runner
     )

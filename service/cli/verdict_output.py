@@ -50,6 +50,15 @@ def refuse_unwritable(paths: Mapping[str, Path | None]) -> None:
             raise BadInput(f"{flag} {path}: no folder {path.parent} to write it in")
 
 
+def refuse_unwritable_outputs(
+    output: Path | None, suspects: Path | None, suspects_regex: Path | None
+) -> None:
+    """``refuse_unwritable`` of what ``check`` and ``upload`` write: the verdict, the suspects."""
+    refuse_unwritable(
+        {"--output": output, "--suspects": suspects, "--suspects-regex": suspects_regex}
+    )
+
+
 def verdict_text(verdict: Verdict, markdown: str, fmt: str) -> str:
     """The verdict in a concrete format (``text`` without colours)."""
     if fmt == "json":
