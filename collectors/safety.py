@@ -45,6 +45,7 @@ def _read(collector: Collector, path: Path) -> RunRecord:
     collector.options.count(len(record.kernels), path)  # readers that could not stop sooner
     check_durations(record, str(path))
     check_physics(record, str(path))
+    check_text(record, str(path))
     return record
 
 
@@ -89,6 +90,22 @@ def check_physics(record: RunRecord, path: str) -> None:
     if index is None:
         raise MalformedReport(path, None, field, reason)
     raise MalformedReport(path, _entry(record.kernels[index]), field, reason)
+
+
+def check_text(record: RunRecord, path: str) -> None:
+    """No kernel's name or key carries a NUL byte, which PostgreSQL refuses in any text.
+
+    Found here, the error names the kernel's row in its file; found when the run is stored
+    (``service.pipeline.storable``), it could only name the kernel's place in the record.
+
+    Raises:
+        MalformedReport: Names the kernel's entry and the field.
+    """
+    for kernel in record.kernels:
+        for field, text in (("name", kernel.name), ("key", kernel.key)):
+            if "\x00" in text:
+                entry = _entry(kernel).replace("\x00", "\\0")
+                raise MalformedReport(path, entry, field, "contains a NUL byte")
 
 
 def _entry(kernel: KernelRecord) -> str:

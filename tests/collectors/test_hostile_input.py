@@ -143,6 +143,14 @@ def test_bom_and_utf16_files_get_an_encoding_error(
     assert isinstance(info.value, UnknownFormat)  # still exit 2 / 422 where formats are
 
 
+def test_a_nul_byte_in_a_name_names_its_entry(corpus_dir: Path, tmp_path: Path) -> None:
+    path = edited(corpus_dir, GBENCH, tmp_path, lambda r: r["benchmarks"][2].update(name="B\0M"))
+    error = malformed(path)
+    assert (error.row, error.field) == ("benchmarks[2]", "name")
+    assert error.reason == "contains a NUL byte"
+    assert "\0" not in str(error)  # the message prints, the byte does not
+
+
 @pytest.mark.parametrize("seconds", [0, 1e-300, 5e-324])
 def test_zero_and_subnormal_durations(corpus_dir: Path, tmp_path: Path, seconds: float) -> None:
     def edit(root: Any) -> None:
