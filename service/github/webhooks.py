@@ -78,16 +78,26 @@ def _text(payload: dict[str, Any], *path: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+#: The events roofguard acts on; any other is answered "ignored" before anything is read.
+HANDLED_EVENTS = frozenset({"pull_request", "issue_comment"})
+
+
+def ignored_event(event: str) -> WebhookAction | None:
+    """The answer to an event roofguard does not act on (None: it may act on it)."""
+    return None if event in HANDLED_EVENTS else _ignored(f"event {event!r} is not handled")
+
+
 def plan(*, session: Session, event: str, payload: dict[str, Any]) -> WebhookAction:
     """Decide (and, for an accept, record) what an event does; posting is the caller's."""
+    unhandled = ignored_event(event)
+    if unhandled is not None:
+        return unhandled
     if not isinstance(payload.get("repository"), dict):
         return _ignored("payload names no repository")
     repo = field(payload, "repository", "full_name")
     if event == "pull_request":
         return _pull_request(session, repo, payload)
-    if event == "issue_comment":
-        return _comment(session, repo, payload)
-    return _ignored(f"event {event!r} is not handled")
+    return _comment(session, repo, payload)
 
 
 def _pull_request(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAction:

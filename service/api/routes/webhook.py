@@ -25,7 +25,7 @@ from service.github.signatures import (
     event_time,
     verify_signature,
 )
-from service.github.webhooks import WebhookAction, plan
+from service.github.webhooks import WebhookAction, ignored_event, plan
 from service.store.db import session_scope
 from service.store.deliveries import record_delivery
 
@@ -160,6 +160,10 @@ async def github_webhook(
     payload = _payload(body)
     if x_github_event == "ping":
         return WebhookPublic(outcome="pong", detail="webhook configured")
+    unhandled = ignored_event(x_github_event)
+    if unhandled is not None:  # nothing is done, so its age and replays do not matter
+        state.metrics.webhooks.labels(x_github_event, unhandled.outcome).inc()
+        return WebhookPublic(outcome=unhandled.outcome, detail=unhandled.detail)
     max_age = timedelta(seconds=state.settings.webhook_max_age_s)
     delivery_id = check_fresh(x_github_delivery, event_time(payload), datetime.now(UTC), max_age)
     delivery = Delivery(x_github_event, delivery_id, body_hash(body), payload)

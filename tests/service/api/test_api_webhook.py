@@ -139,6 +139,19 @@ def test_unsigned_forged_stale_and_replayed_deliveries_are_refused(service, repo
     assert deliver(service, "ping", {"zen": "hi"}).json()["outcome"] == "pong"
 
 
+@pytest.mark.parametrize("event", ["push", "workflow_run", "check_suite", "installation"])
+def test_an_event_roofguard_does_not_act_on_is_ignored_not_refused(service, repo, event) -> None:
+    """A hook sent every event (an org's or an App's) must not fill GitHub's log with 401s."""
+    payload = {"action": "completed", "repository": {"full_name": repo}}  # no time in it
+    answer = deliver(service, event, payload, delivery="d-same")
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["outcome"] == "ignored"
+    assert f"event {event!r} is not handled" in answer.json()["detail"]
+    assert deliver(service, event, payload, delivery="d-same").status_code == 202  # not a replay
+    forged = deliver(service, event, payload, signature="sha256=" + "0" * 64)
+    assert forged.status_code == 401  # still signed, or refused
+
+
 def test_reopened_pr_gets_its_stored_verdict_posted_again(gh_service, repo, github_server) -> None:
     run_id = seed(gh_service, repo)
     answer = deliver(gh_service, "pull_request", pr_event(repo, "reopened"))
