@@ -40,7 +40,8 @@ class RunMeta(BaseModel):
         repo: OWNER/NAME of the repository measured.
         commit: Commit SHA measured.
         branch: Branch name.
-        kind: nightly, pr or local (default: pr when a pull request is given, else local).
+        kind: nightly, pr or local (default: pr when a pull request is given, else what the
+            files say, local when they say nothing).
         pull_request: Pull-request number, for pr runs (``--pr``, the form field ``pr``).
         device: Device of reports that name none (a report naming another is an error).
         runner: The CI runner's name (default: what the files say).
@@ -72,18 +73,15 @@ class RunMeta(BaseModel):
             raise BadInput(f"--repo: {self.repo!r} is not OWNER/NAME")
         if not self.commit.strip():  # an unset $GITHUB_SHA: the run would key on no commit
             raise BadInput("--commit: empty; give the SHA the run measured")
-        kind = self.kind or (RunKind.PR if self.pull_request else RunKind.LOCAL)
-        if self.pull_request is not None and kind != RunKind.PR:
-            raise BadInput(
-                f"--pr {self.pull_request} given with --kind {kind.value}; use --kind pr"
-            )
+        kind, pull_request = self._kind(run)
         update: dict[str, object] = {
             "repo": self.repo,
             "commit": self.commit,
             "branch": self.branch,
             "kind": kind,
-            "pull_request": self.pull_request,
+            "pull_request": pull_request,
             "runner": self.runner or run.runner,
+            "notes": (*run.notes, *self._replaced(run)),
         }
         if self.timestamp is not None:
             update["timestamp"] = self.timestamp
@@ -98,6 +96,31 @@ class RunMeta(BaseModel):
         where = "--timestamp" if self.timestamp else "run timestamp"
         refuse_future(stamped.timestamp, where=where)
         return stamped
+
+    def _kind(self, run: RunRecord) -> tuple[RunKind, int | None]:
+        """The run's kind and pull request: as given, else as its files say (local if not).
+
+        Raises:
+            BadInput: A pull request given with another kind than pr.
+        """
+        if self.kind is None and self.pull_request is None:
+            return run.kind, run.pull_request if run.kind == RunKind.PR else None
+        kind = self.kind or RunKind.PR
+        if self.pull_request is not None and kind != RunKind.PR:
+            raise BadInput(
+                f"--pr {self.pull_request} given with --kind {kind.value}; use --kind pr"
+            )
+        return kind, self.pull_request
+
+    def _replaced(self, run: RunRecord) -> tuple[str, ...]:
+        """A note when the run's files name another repository than the one it is stored in.
+
+        A RunRecord names its repository; stored under another one, it joins that one's
+        history, which is what ``--repo`` asks but rarely what a user meant.
+        """
+        if run.repo is None or run.repo == self.repo:
+            return ()
+        return (f"the report names repository {run.repo!r}; stored in {self.repo!r} as given",)
 
 
 def with_branch(run: RunRecord, base_branch: str) -> RunRecord:

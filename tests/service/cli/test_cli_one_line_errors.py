@@ -87,6 +87,7 @@ def test_a_report_on_an_unknown_device_names_the_file(tmp_path, capsys, corpus_d
 def test_compare_of_a_repository_with_no_history_or_no_such_kernel(tmp_path, capsys) -> None:
     db = f"sqlite:///{tmp_path / 'h.db'}"
     assert run([*_ingest(_report(tmp_path), db, "--commit", "c1"), "--kind", "nightly"]) == 0
+    capsys.readouterr()  # the ingest's note: its report names another repository
     err = _error(capsys, ["compare", "--repo", "acme/typo", "--db", db])
     assert "--repo: acme/typo has no base-branch run in the history store" in err
     err = _error(capsys, ["compare", "--repo", "acme/k", "--db", db, "--kernel", "gemm"])

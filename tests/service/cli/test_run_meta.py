@@ -19,8 +19,29 @@ def test_stamping_overrides_what_the_files_say_and_keeps_the_rest():
     assert (stamped.repo, stamped.commit, stamped.branch) == ("acme/kernels", "abc", "feat")
     assert (stamped.kind, stamped.pull_request) == (RunKind.PR, 7)  # a PR number means pr
     assert (stamped.runner, stamped.timestamp) == ("runner-from-file", files.timestamp)
+    assert stamped.notes[-1].startswith("the report names repository 'files/say'")
     assert stamped.kernels == files.kernels
     assert RunMeta(repo="a/b", commit="c").stamp(files).kind == RunKind.LOCAL
+
+
+def test_a_kind_not_given_is_what_the_files_say():
+    nightly = make_run(kind="nightly")
+    assert RunMeta(repo="a/b", commit="c").stamp(nightly).kind == RunKind.NIGHTLY
+    pr = make_run(kind="pr").model_copy(update={"pull_request": 12})
+    assert (RunMeta(repo="a/b", commit="c").stamp(pr).pull_request) == 12
+    given = RunMeta(repo="a/b", commit="c", kind=RunKind.LOCAL).stamp(pr)
+    assert (given.kind, given.pull_request) == (RunKind.LOCAL, None)  # the flag wins, whole
+
+
+def test_a_run_stored_in_another_repository_than_its_file_names_says_so(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    report.write_text(make_run(repo="acme/kernels").model_dump_json(), encoding="utf-8")
+    argv = ["ingest", str(report), "--repo", "other/repo", "--commit", "c", "--branch", "main"]
+    assert cli([*argv, "--db", f"sqlite:///{tmp_path / 'h.db'}"]) == 0
+    note = "the report names repository 'acme/kernels'; stored in 'other/repo' as given"
+    assert note in capsys.readouterr().err
+    same = make_run(repo="other/repo")
+    assert RunMeta(repo="other/repo", commit="c").stamp(same).notes == same.notes
 
 
 @pytest.mark.parametrize(
