@@ -28,11 +28,13 @@ from rules import (
     with_profile_changes,
 )
 from service.config import RoofguardConfig
+from service.pipeline.acceptnote import accepted_verdict
 from service.pipeline.agenote import age_noted
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.pipeline.runnernote import runner_noted
+from service.store.baselines import acceptances_at
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
 from service.store.ids import as_utc
 from service.store.ingest import (
@@ -328,7 +330,8 @@ def _stored_findings(
     again keeps its verdict: the stored findings, and the conclusion and kernel statuses
     they give, not fresh ones against a history that has moved on since; unless ``digest``
     (given by a check that may judge again) differs from the configuration the stored
-    verdict was judged with: then it is judged again, and says so. A run stored by
+    verdict was judged with, or a maintainer accepted some of its changes since
+    (``service.pipeline.acceptnote``): then it is judged again, and says so. A run stored by
     ``ingest`` has no verdict to keep: it is judged now, against the runs stored before it
     (its "no findings" is not a pass). A verdict saved also records whether it judged
     anything, for the lists that read no verdict, and under which configuration.
@@ -336,7 +339,10 @@ def _stored_findings(
     looked_up = digest is not None and not stored.created  # a new run has no verdict yet
     before = judged_config(session=session, run_id=stored.run_id) if looked_up else None
     changed = before is not None and before != digest
-    if stored.created or context.reruns or changed:
+    accepted = [] if stored.created else acceptances_at(session=session, run_id=stored.run_id)
+    if accepted:
+        verdict = accepted_verdict(verdict, accepted, context.config.fail_on)
+    if stored.created or context.reruns or changed or accepted:
         save = save_findings if stored.created else replace_findings
         save(session=session, run_id=stored.run_id, findings=verdict.findings)
         save_judged(

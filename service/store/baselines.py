@@ -150,3 +150,29 @@ def accept_baseline(
     }
     stmt = sa.insert(_ACCEPTANCES).returning(_ACCEPTANCES.c.id)
     return int(session.execute(stmt, row).scalar_one())
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A ``/roofguard accept`` as a verdict names it.
+
+    Attributes:
+        kernel_key: The accepted kernel's identity key.
+        accepted_by: Who accepted it.
+        reason: Why, as written in the comment.
+    """
+
+    kernel_key: str
+    accepted_by: str
+    reason: str
+
+
+def acceptances_at(*, session: StoreSession, run_id: int) -> list[Acceptance]:
+    """The acceptances made of run ``run_id``'s changes, oldest first."""
+    cols = _ACCEPTANCES.c
+    stmt = (
+        sa.select(cols.kernel_key, cols.accepted_by, cols.reason)
+        .where(cols.run_id == run_id)
+        .order_by(cols.id)
+    )
+    return [Acceptance(*row) for row in session.execute(stmt)]

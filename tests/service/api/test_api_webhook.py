@@ -192,17 +192,19 @@ def test_maintainer_accepts_a_change_as_the_new_baseline(gh_service, repo, githu
         "new tiling, slower on purpose",
         run_id,
     )
+    # Posted again: gemv_0 no longer fails, and the verdict says who accepted it and why.
+    (comment,) = github_server.pr_comments(PR)
+    assert "gemv\\_0\\' accepted as the new baseline by alice" in comment["body"]
+    assert github_server.check_runs[-1]["output"]["title"].startswith("FAIL: 2 regressions")
     everything = deliver(
         gh_service, "issue_comment", comment_event(repo, "/roofguard accept -- ok")
     )
     assert everything.json()["outcome"] == "accepted"
-    assert sorted(r["kernel_key"] for r in acceptances(gh_service, repo)) == [
-        "gemv_0",
-        "gemv_0",
-        "gemv_1",
-        "gemv_2",
-    ]
+    accepted = sorted(r["kernel_key"] for r in acceptances(gh_service, repo))
+    assert accepted == ["gemv_0", "gemv_1", "gemv_2"]  # the failing ones: gemv_0 was accepted
     assert len(github_server.pr_comments(PR)) == 1
+    # Unblocked: with every kernel accepted none has a baseline left, so nothing is judged.
+    assert github_server.check_runs[-1]["conclusion"] == "neutral"
 
 
 def test_without_github_credentials_the_action_is_recorded_but_not_posted(service, repo) -> None:
