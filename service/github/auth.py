@@ -18,7 +18,9 @@ import github3
 from service.errors import BadInput
 
 PUBLIC_API = "https://api.github.com"
-ACTIONS_BOT = "github-actions[bot]"
+#: The login of an installation token, which ``GET /user`` refuses: ``GITHUB_TOKEN``'s
+#: ``github-actions[bot]`` or a GitHub App's ``<app-slug>[bot]``, so any login ending so.
+ANY_APP_BOT = "[bot]"
 APP_ENV = ("ROOFGUARD_GITHUB_APP_ID", "ROOFGUARD_GITHUB_APP_INSTALLATION_ID")
 
 
@@ -53,7 +55,7 @@ class GitHubCredentials:
         installation_id: The App installation id.
         login_name: Our login: ``ROOFGUARD_GITHUB_BOT_LOGIN``, else ``<app-slug>[bot]``;
             None for a token: the client learns it from ``GET /user`` (a personal or bot
-            user's token), which ``GITHUB_TOKEN`` is refused, meaning ``github-actions[bot]``.
+            user's token), which an installation token is refused (``ANY_APP_BOT``).
     """
 
     token: str | None = None

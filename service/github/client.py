@@ -25,7 +25,7 @@ from github3.session import GitHubSession
 
 from rules import Verdict
 from service.errors import BadInput
-from service.github.auth import ACTIONS_BOT, PUBLIC_API, GitHubCredentials
+from service.github.auth import ANY_APP_BOT, PUBLIC_API, GitHubCredentials
 from service.github.common import (
     CommentAction,
     PublishResult,
@@ -33,6 +33,7 @@ from service.github.common import (
     is_read_only,
     split_repo,
 )
+from service.github.markers import issue_marker, opens_with, with_marker
 from service.github.policy import (
     CheckKind,
     FailurePolicy,
@@ -41,7 +42,6 @@ from service.github.policy import (
     status_state,
 )
 from service.github.retry import Clock, GitHubFailed, RetryPolicy, SystemClock, with_retries
-from service.render.escape import marker_value
 from service.render.markdown import (
     CHECK_OUTPUT_LIMIT,
     GITHUB_COMMENT_LIMIT,
@@ -85,17 +85,27 @@ class GitHubClient:
         return self._bot_login
 
     def learn_login(self) -> str:
-        """The token's own login from ``GET /user``.
+        """The token's own login from ``GET /user``, else ``ANY_APP_BOT``.
 
-        A personal access token or a bot user's token answers with its user. ``GITHUB_TOKEN``
-        (an installation token) is refused with 403 "Resource not accessible by
-        integration": its comments are authored by ``github-actions[bot]``.
+        A personal access token or a bot user's token answers with its user. An installation
+        token is refused with 403 "Resource not accessible by integration": ``GITHUB_TOKEN``,
+        whose comments are ``github-actions[bot]``'s, or a GitHub App's (the pattern of
+        ``actions/create-github-app-token``), whose are ``<app-slug>[bot]``'s.
         """
         try:
             user = self.call("GET /user", self.gh.me)
         except ReadOnlyToken:
-            return ACTIONS_BOT
+            return ANY_APP_BOT
         return str(user.login)
+
+    def _ours(self, author: object) -> bool:
+        """Whether ``author`` is us: our login, or any App's bot when it cannot be learned.
+
+        No user's login can end in ``[bot]``: only an App installed on the repository could
+        write such a comment, never a contributor spoofing the marker.
+        """
+        login = self.bot_login
+        return author == login or (login == ANY_APP_BOT and str(author).endswith(login))
 
     def call(self, what: str, action: Callable[[], T]) -> T:
         """Run ``action`` with retries; a read-only 403 becomes ``ReadOnlyToken``."""
@@ -108,14 +118,15 @@ class GitHubClient:
 
     def _own(self, comment: Any, marker: str) -> bool:
         author = getattr(comment.user, "login", None)
-        return author == self.bot_login and opens_with(comment.body, marker)
+        return self._ours(author) and opens_with(comment.body, marker)
 
     def _upsert_once(self, repo: str, pr: int, marker: str, body: str) -> tuple[Any, CommentAction]:
         issue = self.gh.issue(*split_repo(repo), pr)
         mine = [c for c in issue.comments() if self._own(c, marker)]
         if not mine:
             return issue.create_comment(body), "created"
-        keep, extras = mine[-1], mine[:-1]
+        keep = mine[-1]  # an App may delete only its own comments
+        extras = [c for c in mine[:-1] if c.user.login == keep.user.login]
         if keep.body != body:
             keep.edit(body)
         for extra in extras:  # a race left copies: heal it
@@ -198,7 +209,7 @@ class GitHubClient:
         marker = issue_marker(title)
         for issue in repository.issues(labels=",".join(labels) or None, state="open"):
             author = getattr(issue.user, "login", None)
-            if issue.title == title and author == self.bot_login and opens_with(issue.body, marker):
+            if issue.title == title and self._ours(author) and opens_with(issue.body, marker):
                 if issue.body != body:
                     issue.edit(body=body)
                 return issue
@@ -213,25 +224,6 @@ class GitHubClient:
         return self.call(
             f"issue {title!r} on {repo}", lambda: self._upsert_issue_once(repo, title, body, labels)
         )
-
-
-def opens_with(body: str | None, marker: str) -> bool:
-    """Whether ``body``'s first line is ``marker``: where roofguard writes it, and only there.
-
-    Anywhere in the body, a kernel name quoted in a table carried another device's marker,
-    and that device's verdict then edited or deleted this comment.
-    """
-    return (body or "").split("\n", 1)[0].rstrip("\r") == marker
-
-
-def with_marker(body: str, marker: str) -> str:
-    """``body`` opening with ``marker`` (added as its first line when it does not)."""
-    return body if opens_with(body, marker) else f"{marker}\n{body}"
-
-
-def issue_marker(title: str) -> str:
-    """Hidden marker of an issue roofguard maintains (the digest)."""
-    return f"<!-- roofguard:issue title={marker_value(title)} -->"
 
 
 def make_client(

@@ -84,6 +84,9 @@ class FakeGitHub:
         # token -> login. A listed token is a user's (a PAT or a bot user's): GET /user names
         # it. Any other token acts as GITHUB_TOKEN: it posts as BOT and GET /user is refused.
         self.logins: dict[str, str] = {}
+        # token -> login of a GitHub App's installation token: GET /user is refused, as for
+        # GITHUB_TOKEN, and it posts as its App's bot (``<app-slug>[bot]``).
+        self.app_logins: dict[str, str] = {}
         self.read_only = False
         self.per_page_cap = 100
         self.faults: list[Fault] = []
@@ -213,7 +216,7 @@ class FakeGitHub:
 
     def _login(self, req: Request) -> str:
         token = req.headers.get("authorization", "").partition(" ")[2]
-        return self.logins.get(token, BOT)
+        return self.logins.get(token) or self.app_logins.get(token, BOT)
 
     def create_comment(self, req: Request, owner: str, name: str, n: str) -> Reply:
         comment = self._new_comment(owner, name, int(n), req.json["body"], self._login(req))

@@ -14,7 +14,7 @@ from github_server import BOT, FakeClock, FakeGitHub, github_server_fixture  # n
 from verdict_factory import regression_verdict
 
 from rules.verdict import Conclusion
-from service.github.auth import GitHubCredentials
+from service.github.auth import ANY_APP_BOT, GitHubCredentials
 from service.github.client import make_client
 from service.github.publish import PostOptions, PostTarget, post_verdict_from_env
 from service.render.markdown import verdict_marker
@@ -53,12 +53,26 @@ def test_github_token_is_refused_get_user_and_posts_as_actions_bot(
     github_server: FakeGitHub, tmp_path: Path
 ) -> None:
     client = make_client(GitHubCredentials(token="ghs_actions"), api_url=github_server.url)
-    assert client.bot_login == BOT and client.bot_login == BOT
+    assert client.bot_login == ANY_APP_BOT and client.bot_login == ANY_APP_BOT
     assert user_lookups(github_server) == 1  # learned once, then remembered
     post(github_server, tmp_path, GITHUB_TOKEN="ghs_actions")
     post(github_server, tmp_path, Conclusion.PASS, GITHUB_TOKEN="ghs_actions")
     (comment,) = github_server.pr_comments(PR)
     assert comment["user"]["login"] == BOT
+
+
+def test_an_apps_installation_token_edits_its_own_comment(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    """``actions/create-github-app-token``'s token: refused GET /user, posts as the App's bot."""
+    github_server.app_logins["ghs_app"] = "acme-perf-bot[bot]"
+    marker = verdict_marker(REPO, PR, "H100-SXM5")
+    spoof = github_server.add_comment(REPO, PR, f"{marker}\nspoofed", login="eve")
+    results = [post(github_server, tmp_path, GITHUB_TOKEN="ghs_app") for _ in range(3)]
+    assert [r.comment_action for r in results] == ["created", "updated", "updated"]
+    ours = [c for c in github_server.pr_comments(PR) if c["id"] != spoof]
+    assert [c["user"]["login"] for c in ours] == ["acme-perf-bot[bot]"]
+    assert github_server.comments[spoof]["body"] == f"{marker}\nspoofed"
 
 
 def test_a_personal_token_leaves_the_actions_bots_comment_alone(
