@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -64,6 +65,24 @@ VerifyOpt = Annotated[
     bool, typer.Option("--verify-head", help="Refuse unless the PR's head commit is --sha.")
 ]
 RunUrlOpt = Annotated[str | None, typer.Option("--run-url", help="Dashboard page of the run.")]
+
+
+class SummaryWhen(StrEnum):
+    """When ``comment`` writes the verdict to the job summary (``PostOptions.summary``)."""
+
+    FALLBACK = "fallback"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+SummaryOpt = Annotated[
+    SummaryWhen,
+    typer.Option(
+        "--summary",
+        help="Verdict in the job summary: when not posted (fallback), always, or never (a "
+        "step before wrote it; a failed post still adds its one-line note).",
+    ),
+]
 DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Print the comment and set outputs; post nothing.")
 ]
@@ -80,6 +99,7 @@ def comment_command(
     check: CheckOpt = CheckKind.AUTO,
     verify_head: VerifyOpt = False,
     run_url: RunUrlOpt = None,
+    summary: SummaryOpt = SummaryWhen.FALLBACK,
     dry_run: DryRunOpt = False,
 ) -> None:
     """Post a verdict as the PR's sticky comment plus a check run or commit status."""
@@ -98,7 +118,7 @@ def comment_command(
     result = post_verdict_from_env(
         verdict,
         PostTarget(repo, pr, sha, check_head=verify_head),
-        PostOptions(github_url=github_url, policy=policy, links=links),
+        PostOptions(github_url=github_url, policy=policy, links=links, summary=summary.value),
     )
     where = result.comment_url or f"{repo}#{pr}"
     state = f"comment {result.comment_action}" if result.posted else "not posted"

@@ -22,17 +22,24 @@ from service.errors import BadInput
 from service.github.actions import (
     append_step_summary,
     append_verdict_summary,
+    in_actions,
     set_outputs,
     warning_line,
     write_artifact,
 )
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import GitHubClient, PublishResult, make_client, publish_verdict
-from service.github.policy import PublishPolicy
+from service.github.policy import PublishPolicy, check_conclusion
 from service.github.retry import Clock, GitHubFailed
 from service.render.markdown import VerdictLinks, render_verdict
 
 SummaryMode = Literal["fallback", "always", "never"]
+#: Why nothing was posted by a job whose token is empty: a secret (a personal or bot user's
+#: token passed as ``github-token``) is not given to a pull request from a fork.
+NO_TOKEN = (
+    "no token to post with: the job's GITHUB_TOKEN is empty, as a secret is on a pull request "
+    "from a fork"
+)
 DEFAULT_ARTIFACT_DIR = "roofguard-verdict"
 
 
@@ -142,18 +149,32 @@ def post_verdict_from_env(
     verdict = verdict.model_copy(update={"repo": target.repo, "pull_request": target.pr})
     links = options.links or workflow_links(env)
     markdown = render_verdict(verdict, links=links)
-    client = make_client(
-        GitHubCredentials.from_env(env),
-        api_url=resolve_api_url(options.github_url, env),
-        clock=options.clock,
-    )
-    result = _publish(client, verdict, markdown, target, options.policy, links.run_url)
+    credentials = _credentials(env)
+    if credentials is None:
+        conclusion = check_conclusion(verdict, options.policy.failure)
+        result = PublishResult(False, "skipped", None, None, None, conclusion, NO_TOKEN)
+    else:
+        api_url = resolve_api_url(options.github_url, env)
+        client = make_client(credentials, api_url=api_url, clock=options.clock)
+        result = _publish(client, verdict, markdown, target, options.policy, links.run_url)
     if not result.posted:
         _fallback(verdict, markdown, links, result, env, out or sys.stdout, options.summary)
     elif options.summary == "always":
         append_verdict_summary(verdict, env, links=links)
     set_outputs(result_outputs(result), env)
     return result
+
+
+def _credentials(env: Mapping[str, str]) -> GitHubCredentials | None:
+    """Credentials from ``env``; None for a job in Actions given an empty token (``NO_TOKEN``).
+
+    Raises:
+        BadInput: Outside Actions, no token; anywhere, incomplete App credentials.
+    """
+    names = ("GITHUB_TOKEN", "GH_TOKEN", "ROOFGUARD_GITHUB_APP_ID")
+    if in_actions(env) and not any(env.get(name, "").strip() for name in names):
+        return None
+    return GitHubCredentials.from_env(env)
 
 
 def _publish(

@@ -220,6 +220,20 @@ def test_action_database_mode_checks_stores_and_posts(
     assert stored_runs(f"sqlite:///{db}", REPO) == [("pr", PR)]
 
 
+def test_a_fork_token_leaves_one_verdict_in_the_job_summary(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    """The check step writes the verdict; the post step that cannot post adds its note only."""
+    github_server.read_only = True
+    runner = Runner(tmp_path, github_server, fresh_venv)
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    steps = runner.run(reports=str(REPORT), device="H100-SXM5", **{"database-url": db})
+    assert steps["Post the verdict"].returncode == 0, steps["Post the verdict"].stderr
+    summary = runner.summary.read_text()
+    assert summary.count(verdict_marker(REPO, PR, "H100-SXM5")) == 1
+    assert summary.count("could not post") == 1
+
+
 @pytest.mark.parametrize("merge_base", ["nightly1", "c0ffee7"])
 def test_action_cuts_the_baseline_at_the_base_sha_it_is_given(
     github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path, merge_base: str

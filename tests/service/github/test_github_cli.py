@@ -90,6 +90,33 @@ def test_fork_token_writes_summary_and_artifact_and_exits_0(
     assert outputs(tmp_path / "output")["posted"] == "false" and not github_server.pr_comments(PR)
 
 
+def test_an_empty_token_in_actions_keeps_the_verdict_and_exits_0(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    """``github-token: ${{ secrets.X }}`` on a fork's PR: the secret is not given, it is empty."""
+    env = {**actions_env(github_server, tmp_path), "GITHUB_TOKEN": ""}
+    path = write_verdict(tmp_path, regression_verdict())
+    proc = comment(env, "--repo", REPO, "--verdict", str(path), "--sha", SHA)
+    assert proc.returncode == 0, proc.stderr
+    assert "::warning title=roofguard::no token to post with" in proc.stdout
+    assert "could not post" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "artifact" / "verdict.json").exists() and not github_server.requests
+    assert outputs(tmp_path / "output")["posted"] == "false"
+    outside = {k: v for k, v in env.items() if k != "GITHUB_ACTIONS"}
+    proc = comment(outside, "--repo", REPO, "--verdict", str(path), "--sha", SHA)
+    assert proc.returncode == 2 and "GITHUB_TOKEN: not set" in proc.stderr  # a mistake there
+
+
+def test_summary_never_adds_only_the_note(github_server: FakeGitHub, tmp_path: Path) -> None:
+    github_server.read_only = True
+    env = actions_env(github_server, tmp_path)
+    path = write_verdict(tmp_path, regression_verdict())
+    proc = comment(env, "--repo", REPO, "--verdict", str(path), "--sha", SHA, "--summary", "never")
+    assert proc.returncode == 0, proc.stderr
+    summary = (tmp_path / "summary.md").read_text()
+    assert "could not post" in summary and verdict_marker(REPO, PR, "H100-SXM5") not in summary
+
+
 def test_verify_head_refuses_another_commit(github_server: FakeGitHub, tmp_path: Path) -> None:
     github_server.pull_heads[PR] = "f" * 40
     env = actions_env(github_server, tmp_path)
