@@ -216,7 +216,8 @@ def roofline_chart(
     """The roofline chart of a run: log-log roofs, ridge points, kernels and arrows.
 
     Kernels without FLOPs (``bandwidth_percent``) go on a strip at the left edge, at their
-    percent of the bandwidth roof; the main axes stay ``fig.axes[0]``.
+    percent of the bandwidth roof; the main axes stay ``fig.axes[0]``. When no kernel is on
+    the FLOP/s axes, the strip is the whole chart (``_strip_chart``).
 
     Args:
         roof: The roof to draw; one polyline per precision the kernels (or their baselines)
@@ -230,6 +231,8 @@ def roofline_chart(
     ]
     on_roof = [k for k in kernels if k.on_roof]
     no_flops = [k for k in kernels if not k.on_roof]
+    if no_flops and not on_roof:
+        return _strip_chart(no_flops, title or roof.label)
     fig = Figure(figsize=(9.5 if no_flops else 8, 5.5), layout="constrained")
     grid = fig.add_gridspec(1, 2, width_ratios=(1.4, 8)) if no_flops else None
     ax = fig.add_subplot(grid[0, 1]) if grid is not None else fig.add_subplot()
@@ -251,6 +254,17 @@ def roofline_chart(
     ax.grid(True, which="major", alpha=0.3)
     if framed:
         ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def _strip_chart(kernels: Sequence[KernelPoint], title: str) -> Figure:
+    """Kernels without FLOPs alone: their strip, not beside empty FLOP/s axes and roofs."""
+    fig = Figure(figsize=(8, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    named, _ = _named(ax, kernels)
+    marks = [NoFlopsMark(k.name, k.bandwidth_percent or 0.0, k.time_share) for k in kernels]
+    fig.suptitle(title, parse_math=False)
+    draw_no_flops(ax, marks, short_names([k.name for k in named]), wide=True)
     return fig
 
 
