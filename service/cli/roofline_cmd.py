@@ -67,6 +67,8 @@ def calculate(
     for flag, value in (("--flops", flops), ("--bytes", nbytes), ("--time", time_s or 0.0)):
         if not value >= 0:
             raise BadInput(f"{flag}: must be a non-negative number")
+    if time_s is not None and not time_s > 0:  # a time of 0 would put the kernel nowhere
+        raise BadInput("--time: must be a positive number of seconds (or left out)")
     name, prec, peak_v, bw = _roof_figures(device, precision, tier, peak, bandwidth)
     roof = Roof(name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw})
     placed = place({prec: flops}, {tier: nbytes}, time_s or None, roof)

@@ -150,6 +150,7 @@ def test_text_output_has_table_and_plot(capsys):
         (["--device", "T4", "--tier", "l3"], "unknown tier 'l3'"),
         ([], "give --device, or both --peak-flops and --bandwidth"),
         (["--device", "T4", "--precision", "fp12"], "unknown precision 'fp12'"),
+        (["--device", "T4", "--time", "0"], "--time: must be a positive number of seconds"),
     ],
 )
 def test_bad_input_exits_2_with_one_clear_message(args, message):
