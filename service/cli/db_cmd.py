@@ -54,7 +54,7 @@ def _say_waiting(where: str) -> None:
 
 def current_command(url: DbOption = None) -> int:
     """Show the store's migration; exit 1 when it is behind this roofguard."""
-    engine = db.make_engine(url)
+    engine = db.make_engine(url, existing=True)  # a mistyped path leaves no empty store
     try:
         current, head = db.current_revision(engine), db.head_revision()
     finally:

@@ -102,8 +102,9 @@ def test_compare_of_a_repository_with_no_history_or_no_such_kernel(tmp_path, cap
         ["plot", "kernel", "gemv", "--repo", "acme/k"],
         ["plot", "run", "1"],
         ["token", "list"],
+        ["db", "current"],
     ],
-    ids=["digest", "compare", "plot-kernel", "plot-run", "token"],
+    ids=["digest", "compare", "plot-kernel", "plot-run", "token", "db-current"],
 )
 def test_a_mistyped_store_path_is_named_not_created(tmp_path, capsys, argv: list[str]) -> None:
     """A weekly digest job with a typo in --db read 'nothing to digest' from a new empty store."""

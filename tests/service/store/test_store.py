@@ -181,6 +181,9 @@ def test_cli_ingest_into_a_store_that_is_behind(tmp_path, capsys):
 
 def test_cli_db_upgrade_and_current(tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 'h.db'}"
+    assert cli(["db", "current", "--db", db]) == 2  # no store there: none is made
+    assert "no history store at" in capsys.readouterr().err
+    (tmp_path / "h.db").touch()  # a store nothing was migrated in (a new PostgreSQL database)
     assert cli(["db", "current", "--db", db]) == 1
     head = head_revision()  # the newest migration, whichever it is
     assert f"none (empty), newest is {head}; run `roofguard db upgrade`" in capsys.readouterr().out
