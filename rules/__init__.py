@@ -65,7 +65,7 @@ from rules.newcard import CALIBRATING_NIGHTS
 from rules.placement import place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
-from rules.registry import all_rules, get_rule
+from rules.registry import above_roof, all_rules, get_rule
 from rules.renames import pair_by_work, work_of
 from rules.roofline import (
     Placement,
@@ -156,6 +156,7 @@ __all__ = [
     "UnknownRule",
     "Verdict",
     "Work",
+    "above_roof",
     "all_rules",
     "at_report_clocks",
     "attainable",

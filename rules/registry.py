@@ -72,6 +72,21 @@ def get_rule(rule_id: str) -> type[Rule]:
     return rules[rule_id]
 
 
+@cache
+def above_roof_limit() -> float:
+    """The percent of roof past which the above-roof rule flags a kernel (its default)."""
+    options = get_rule("above-roof").Options()
+    return 100.0 + float(options.model_dump()["tolerance_percent"])
+
+
+def above_roof(percent: float | None) -> bool:
+    """Whether ``percent`` of roof is one the above-roof rule flags at its default tolerance.
+
+    For the views that place kernels without judging them (``inspect``, ``compare``).
+    """
+    return percent is not None and percent > above_roof_limit()
+
+
 def _specificity(selector: str, rule: type[Rule]) -> int:
     """2: the rule's id, 1: its group, 0: "all"/"*", -1: no match."""
     if selector == rule.id:

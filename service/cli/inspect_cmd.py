@@ -26,7 +26,7 @@ from rich.text import Text
 
 from collectors import CollectOptions, WorkModel, apply_work_models, collect
 from collectors.schema import KernelRecord, RunRecord
-from rules import Placement, Roof, UnknownDevice, builtin_catalog, get_rule, place_kernel
+from rules import Placement, Roof, UnknownDevice, above_roof, builtin_catalog, place_kernel
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, noted
@@ -38,8 +38,6 @@ from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
 _PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-#: Percent of roof beyond 100 that check's above-roof rule flags (its default).
-ABOVE_ROOF_TOLERANCE = float(get_rule("above-roof").Options().model_dump()["tolerance_percent"])
 
 
 def si(value: float) -> str:
@@ -127,7 +125,7 @@ def _percent(placement: Placement | None) -> Text:
     pct = placement.percent_of_roof if placement else None
     if pct is None:
         return Text("-")
-    if pct > 100.0 + ABOVE_ROOF_TOLERANCE:  # what check's above-roof rule flags
+    if above_roof(pct):  # what check's above-roof rule flags
         return Text(f"{pct:.1f} above roof!", style="bold yellow")
     return Text(f"{pct:.1f}")
 

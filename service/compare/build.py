@@ -22,6 +22,7 @@ from rules import (
     Catalog,
     DeviceLevel,
     Roof,
+    above_roof,
     builtin_catalog,
     device_levels,
     get_rule,
@@ -208,6 +209,7 @@ def _row(
         binding=level.work.binding,
         runs=level.runs,
         few_runs=level.key in card.few,
+        above_roof=above_roof(level.percent),
     )
     if reference is None:
         return row

@@ -42,6 +42,9 @@ class CompareRow(_Model):
         forecast: A forecast, not a measurement (``--forecast``).
         source: A forecast's card: the one its level is read from.
         assumption: What a forecast assumes, in words.
+        above_roof: Its percent of roof is past what the roof allows (check's above-roof
+            rule would flag it): a proxy byte count, a cache that served the bytes, or a
+            wrong peak; the figure is not an efficiency.
     """
 
     kernel: str
@@ -59,6 +62,7 @@ class CompareRow(_Model):
     forecast: bool = False
     source: str | None = None
     assumption: str | None = None
+    above_roof: bool = False
 
 
 class DeviceColumn(_Model):

@@ -71,7 +71,9 @@ def cell(row: CompareRow) -> Cell:
     return Cell(
         kernel=row.name,
         card=row.device,
-        percent=f"{row.percent_of_roof:.1f}%" + (" (kept)" if row.forecast else ""),
+        percent=f"{row.percent_of_roof:.1f}%"
+        + (" (kept)" if row.forecast else "")
+        + (" above roof!" if row.above_roof else ""),
         time=fmt_seconds(row.time_s),
         binding=row.binding or "—",
         runs="forecast" if row.forecast else f"{row.runs}{FEW if row.few_runs else ''}",

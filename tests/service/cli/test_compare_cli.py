@@ -270,3 +270,16 @@ def test_the_suite_line_sums_the_kernels_every_card_has(db: str, capsys) -> None
     _, forecast, _ = invoke(capsys, db, "--forecast", "H200-SXM")
     [suite] = [line for line in forecast.splitlines() if line.startswith("GPU time over")]
     assert suite.endswith("forecast)") and "H200-SXM" in suite
+
+
+def test_a_kernel_above_its_roof_is_flagged_in_every_format(tmp_path, capsys) -> None:
+    """inspect says 'above roof!' of a figure no roof allows; compare printed it as plain."""
+    proxy = Work({"fp32": 1e6}, {"dram": 1e9}, {A100: 85.0, H100: 130.0})  # a proxy byte count
+    kernels = {**KERNELS, "copy": proxy}
+    db = two_cards(tmp_path, (6, 6), a100_kernels=kernels, h100_kernels=kernels)
+    flagged = {(r["kernel"], r["device"]) for r in rows(capsys, db) if r["above_roof"]}
+    assert flagged == {("copy", H100)}
+    code, out, _ = invoke(capsys, db)
+    assert code == 0
+    flagged_lines = [row for row in out.splitlines() if "above roof!" in row]
+    assert len(flagged_lines) == 1 and flagged_lines[0].split()[:2] == ["copy", H100]
