@@ -28,7 +28,7 @@ from service.api.inflight import Record
 from service.api.schemas import UploadForm
 from service.errors import BadInput, ServiceError, StoreUnavailable
 from service.pipeline.check import CheckOutcome
-from service.pipeline.intake import refuse_future, refuse_nothing_measured
+from service.pipeline.intake import refuse_impossible_time, refuse_nothing_measured
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import collect_with_reruns
 from service.pipeline.storable import StoreLimits, refuse_unstorable
@@ -129,7 +129,7 @@ def check_record(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
                 f"{where}: kernels.{index}.duration_s: {seconds!r} s for kernel "
                 f"{kernel.key!r} is not a measured time (at least {MIN_DURATION_S:g} s)"
             )
-    refuse_future(record.timestamp, where=f"{where}: timestamp")
+    refuse_impossible_time(record.timestamp, where=f"{where}: timestamp")
     refuse_unstorable(record, where=where, limits=limits)
 
 

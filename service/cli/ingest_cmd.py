@@ -14,7 +14,7 @@ from service.errors import BadInput, StoreUnavailable
 from service.pipeline.check import store_run
 from service.pipeline.hugerun import clocked, read_columns, refuse_unstorable_columns
 from service.pipeline.inputdigest import InputDigest, ingest_digest
-from service.pipeline.intake import parse_timestamp, refuse_future
+from service.pipeline.intake import parse_timestamp, refuse_impossible_time
 from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
@@ -100,7 +100,7 @@ def _stored_before(
     """
     refuse_unstorable_flags(meta)
     if meta.timestamp is not None:
-        refuse_future(meta.timestamp, where="--timestamp")
+        refuse_impossible_time(meta.timestamp, where="--timestamp")
     digest = ingest_digest(files, meta=meta, config=cfg, limits=limits)
     return digest, _run_of_inputs(url, digest)
 

@@ -114,13 +114,17 @@ def refuse_nothing_measured(record: RunRecord, *, where: str) -> None:
 
 #: How far ahead of this machine's clock a run's timestamp may be (runner clocks drift).
 FUTURE_SKEW = timedelta(minutes=5)
+#: No run is older than this (CUDA itself is from 2007).
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 
 
-def refuse_future(ts: datetime, *, where: str, now: datetime | None = None) -> None:
-    """Raise BadInput when ``ts`` lies in the future (beyond ``FUTURE_SKEW``).
+def refuse_impossible_time(ts: datetime, *, where: str, now: datetime | None = None) -> None:
+    """Raise BadInput when ``ts`` lies in the future (beyond ``FUTURE_SKEW``) or before 2000.
 
     A future run would sort after every real one and stay "latest" for as long as it is
-    ahead; most often it is a naive local time taken as UTC.
+    ahead; most often it is a naive local time taken as UTC. A run before ``EARLIEST`` is a
+    clock never set (1970-01-01) or a placeholder (0001-01-01, which the charts cannot even
+    draw): it would sort before every real night and start every kernel's history.
     """
     now = now or datetime.now(UTC)
     if ts > now + FUTURE_SKEW:
@@ -128,6 +132,11 @@ def refuse_future(ts: datetime, *, where: str, now: datetime | None = None) -> N
         raise BadInput(
             f"{where}: {ts.isoformat()} is {_hours(ahead)} in the future (this machine's "
             f"clock says {now.isoformat(timespec='seconds')}); a wrong clock or time zone?"
+        )
+    if ts < EARLIEST:
+        raise BadInput(
+            f"{where}: {ts.isoformat()} is before {EARLIEST.year}, before any GPU this "
+            "measures; a clock never set, or a placeholder time?"
         )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from collectors.schema import RunKind, RunRecord
 from service.errors import BadInput
-from service.pipeline.intake import refuse_future
+from service.pipeline.intake import refuse_impossible_time
 
 
 def parse_kind(text: str | None) -> RunKind | None:
@@ -94,7 +94,7 @@ class RunMeta(BaseModel):
             field = ".".join(str(p) for p in error["loc"]).replace("pull_request", "pr")
             raise BadInput(f"--{field}: {error['msg']}") from None
         where = "--timestamp" if self.timestamp else "run timestamp"
-        refuse_future(stamped.timestamp, where=where)
+        refuse_impossible_time(stamped.timestamp, where=where)
         return stamped
 
     def _kind(self, run: RunRecord) -> tuple[RunKind, int | None]:

@@ -210,6 +210,16 @@ def test_a_run_from_the_future_is_refused(service, repo) -> None:
     assert form.status_code == 422 and "in the future" in form.json()["detail"]
 
 
+@pytest.mark.parametrize("year", [1, 1970])
+def test_a_run_from_before_any_gpu_is_refused(service, repo, year) -> None:
+    """A year-1 placeholder was stored, and its kernels' pages failed with 500 for good."""
+    old = _night(repo, 0).model_copy(update={"timestamp": datetime(year, 1, 1, tzinfo=UTC)})
+    answer = service.upload(old, service.token(repo))
+    assert answer.status_code == 422
+    detail = answer.json()["detail"]
+    assert detail.startswith("request body: timestamp: ") and "before 2000" in detail
+
+
 @pytest.mark.parametrize("seconds", [0.0, 1e-300, 5e-13])
 def test_a_duration_that_is_no_measurement_is_refused(service, repo, seconds) -> None:
     run = _night(repo, 0, [make_kernel("gemv"), make_kernel("tiny", time_s=seconds)])
