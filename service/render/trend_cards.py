@@ -11,9 +11,12 @@ line at each later card's first night and ``card-label:<i>`` for its label.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 from matplotlib.figure import Figure
 
+from rules.stats import current_levels
 from service.render.trends import label_line
 
 #: Rows the chart reads.
@@ -25,6 +28,16 @@ def card_arrivals(series: pd.DataFrame) -> list[tuple[str, pd.Timestamp]]:
     stamps = pd.to_datetime(series["timestamp"], utc=True)
     first = stamps.groupby(series["device"].astype(str)).min().sort_values(kind="stable")
     return [(str(card), stamp) for card, stamp in first.items()]
+
+
+def level_now(values: pd.Series) -> float:
+    """A card's level now: the gate's, since its last change (the median of too few nights).
+
+    The median of the last 14 nights read 79.8% "now" six nights into a fall to 56%, on
+    the chart meant to show it.
+    """
+    (level,) = current_levels([values.to_numpy(dtype=float)])
+    return level.level if math.isfinite(level.level) else float(values.median())
 
 
 def cards_trend_chart(series: pd.DataFrame, *, title: str) -> Figure:
@@ -42,8 +55,7 @@ def cards_trend_chart(series: pd.DataFrame, *, title: str) -> Figure:
         rows = placed[placed["device"].astype(str) == card]
         times = pd.to_datetime(rows["timestamp"], utc=True).dt.tz_localize(None)
         values = pd.to_numeric(rows["percent_of_roof"], errors="coerce")
-        level = values.iloc[-14:].median()
-        label = f"{card} ({len(rows)} nights, now {level:.1f}%)"
+        label = f"{card} ({len(rows)} nights, now {level_now(values):.1f}%)"
         (line,) = ax.plot(times, values, "-o", markersize=2.5, linewidth=1.2, label=label)
         line.set_gid(f"series:{card}")
     for i, (card, since) in enumerate(arrivals[1:]):
