@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import httpx
 import typer
 
-from rules import Verdict
+from rules import Conclusion, Verdict, shown_conclusion
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import refuse_unwritable_outputs
 from service.errors import BadInput, ServiceError
@@ -174,7 +174,7 @@ def _answer(server: str, response: httpx.Response) -> dict[str, Any]:
     raise UploadFailed(f"{server}: upload refused with HTTP {response.status_code}: {detail}")
 
 
-def _write(result: dict[str, Any], fmt: str, output: Path | None) -> None:
+def _write(result: dict[str, Any], verdict: Verdict, fmt: str, output: Path | None) -> None:
     # json is the verdict alone, as `roofguard check --format json` writes it, so that
     # `roofguard comment --verdict` and the Action read either; the run's URL goes to stderr.
     text = result["markdown"] if fmt == "markdown" else json.dumps(result["verdict"], indent=2)
@@ -182,7 +182,7 @@ def _write(result: dict[str, Any], fmt: str, output: Path | None) -> None:
         typer.echo(text)
     else:
         output.write_text(text + "\n", encoding="utf-8")
-    conclusion = result["verdict"]["conclusion"]
+    conclusion = shown_conclusion(verdict.conclusion, verdict.judged_nothing)
     typer.echo(f"verdict ({conclusion}) of run {result['run_id']}: {result['url']}", err=True)
 
 
@@ -201,7 +201,7 @@ _Token = Annotated[
 _Opt = typer.Option
 
 
-def _in_actions(result: dict[str, Any]) -> None:
+def _in_actions(verdict: Verdict, url: str | None) -> None:
     """Inside GitHub Actions: the verdict in the job summary and annotations, as check does.
 
     The summary is rendered here from the verdict JSON: the answer's markdown is the comment,
@@ -211,8 +211,7 @@ def _in_actions(result: dict[str, Any]) -> None:
         return
     from service.render.markdown import VerdictLinks  # jinja2, on demand
 
-    verdict = Verdict.model_validate(result["verdict"])
-    append_verdict_summary(verdict, os.environ, links=VerdictLinks(run_url=result.get("url")))
+    append_verdict_summary(verdict, os.environ, links=VerdictLinks(run_url=url))
     emit_annotations(verdict, sys.stdout, os.environ)
 
 
@@ -262,13 +261,14 @@ def upload_command(
         reruns=rerun,
         reruns_expected=suspects is not None,
     )
-    _in_actions(result)
+    verdict = Verdict.model_validate(result["verdict"])
+    _in_actions(verdict, result.get("url"))
     if post and not result.get("posted"):
         typer.echo(f"not posted: {result.get('post_detail')}", err=True)
-    _write(result, fmt, output)
+    _write(result, verdict, fmt, output)
     if suspects is not None:
-        write_suspects(Verdict.model_validate(result["verdict"]), suspects, suspects_regex)
-    if result.get("verdict", {}).get("conclusion") == "fail":
+        write_suspects(verdict, suspects, suspects_regex)
+    if verdict.conclusion == Conclusion.FAIL:
         raise typer.Exit(EXIT_FAIL)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from rules import Verdict
+from rules import Verdict, shown_conclusion
 from service.errors import BadInput
 
 FORMATS = ("auto", "text", "markdown", "json")
@@ -90,4 +90,5 @@ def write_verdict(
         typer.echo(text)
     else:
         output.write_text(text + "\n", encoding="utf-8")
-        typer.echo(f"verdict ({verdict.conclusion.value}) written to {output}", err=True)
+        shown = shown_conclusion(verdict.conclusion, verdict.judged_nothing)
+        typer.echo(f"verdict ({shown}) written to {output}", err=True)

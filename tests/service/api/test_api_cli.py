@@ -109,7 +109,7 @@ def test_upload_command_writes_the_verdict(
         ]
         assert run(args) == 0
         assert "gemv" in out.read_text() and f"{live.url}/runs/" in out.read_text()
-        assert "of run" in capsys.readouterr().err
+        assert "verdict (not judged) of run" in capsys.readouterr().err  # a first run: no pass
         assert run([*args[:-2], "--format", "json", "--output", str(tmp_path / "v.json")]) == 0
         verdict = json.loads((tmp_path / "v.json").read_text())
         assert verdict["repo"] == repo and f"/runs/{verdict['run_id']}" in out.read_text()

@@ -128,6 +128,13 @@ def test_check_passes_an_unchanged_pr_and_writes_the_json_contract(history):
     )
 
 
+def test_a_run_with_no_baseline_is_said_not_judged_not_pass(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'empty.db'}"
+    code, verdict = check(tmp_path, db, nightly(tmp_path / "pr.json", 0))
+    assert code == 0 and verdict["conclusion"] == "pass"  # the JSON keeps the conclusion
+    assert "verdict (not judged) written to" in capsys.readouterr().err
+
+
 def test_check_fails_a_pr_that_slows_a_kernel_and_exits_1(history):
     tmp_path, db = history
     again = nightly(tmp_path / "again.json", 9, scale=1.24)
