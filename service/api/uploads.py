@@ -33,6 +33,7 @@ from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import collect_with_reruns
 from service.pipeline.storable import StoreLimits, refuse_unstorable
 from service.store.db import session_scope
+from service.store.ids import stored_record
 
 log = logging.getLogger("roofguard.api")
 
@@ -216,6 +217,9 @@ def collect_form(parsed: ParsedForm, state: ServiceState, key: str) -> Upload:
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/(files|reruns)/\d+/", "", str(exc))) from None
+    # Named by their files as uploaded from here on, as the store keeps them: an error raised
+    # later (a report naming no device) named this service's temporary folder.
+    record, reruns = stored_record(record), tuple(stored_record(r) for r in reruns)
     check_record(record, where="uploaded files", limits=limits)
     for upload, rerun in zip(parsed.reruns, reruns, strict=True):
         check_record(rerun, where=f"reruns file {_safe_name(upload)}", limits=limits)

@@ -210,6 +210,21 @@ def test_a_run_from_the_future_is_refused(service, repo) -> None:
     assert form.status_code == 422 and "in the future" in form.json()["detail"]
 
 
+def test_a_report_naming_no_device_is_named_as_uploaded(service, repo) -> None:
+    """The error named the service's temporary folder (/tmp/roofguard-upload-.../files/0/)."""
+    csv = b"name,duration_s,flops_fp32,bytes_dram,launches\ngemv,0.001,1e9,1e6,1\n"
+    answer = service.client.post(
+        "/api/v1/runs",
+        headers=auth(service.token(repo)),
+        data={"repo": repo, "commit": "abc", "kind": "nightly", "branch": "main"},
+        files=[("files", ("bert_nsight.csv", csv, "text/csv"))],
+    )
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    assert detail.startswith("bert_nsight.csv: ") and "names no device" in detail
+    assert "roofguard-upload" not in detail
+
+
 @pytest.mark.parametrize("year", [1, 1970])
 def test_a_run_from_before_any_gpu_is_refused(service, repo, year) -> None:
     """A year-1 placeholder was stored, and its kernels' pages failed with 500 for good."""
