@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.engine import Engine
 
@@ -52,7 +53,22 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
+async def handle_invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    """A query, path or header value FastAPI refused, as every other 422: one line of text.
+
+    FastAPI answers a list of objects (``{"detail": [{"loc": ...}]}``), where every other
+    error of the API, and its OpenAPI document (``ErrorPublic``), is ``{"detail": "..."}``.
+    """
+    assert isinstance(exc, RequestValidationError)
+    first = exc.errors()[0]
+    where = " ".join(str(part) for part in first["loc"][:1])
+    field = ".".join(str(part) for part in first["loc"][1:])
+    detail = f"{where} {field}: {first['msg']}" if field else f"{where}: {first['msg']}"
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
 def install(app: FastAPI) -> None:
     """Register ``handle_error`` for the error base class of every layer."""
     for base in (ServiceError, CollectorError, RuleError):
         app.add_exception_handler(base, handle_error)
+    app.add_exception_handler(RequestValidationError, handle_invalid_request)

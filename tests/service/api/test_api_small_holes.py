@@ -7,6 +7,7 @@ import logging
 
 import pytest
 import sqlalchemy as sa
+from svc_helpers import auth
 from test_api_webhook import SECRET
 
 from service.github.signatures import sign
@@ -52,3 +53,21 @@ def test_the_token_lookup_survives_a_cut_connection(make_service, repo, db_url, 
     assert cuts, "the lookup ran"
     assert answer.status_code == 200, answer.text
     assert any("token lookup: attempt 1 failed" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "detail"),
+    [
+        ("/api/v1/runs", {"limit": "-1"}, "query limit: Input should be greater than or equal"),
+        ("/api/v1/runs", {"kind": "weekly"}, "query kind: "),
+        ("/api/v1/runs/abc", {}, "path run_id: Input should be a valid integer"),
+    ],
+)
+def test_a_refused_parameter_is_one_line_as_every_422(service, repo, path, params, detail) -> None:
+    """FastAPI's own 422s were lists of objects; the OpenAPI document says ``ErrorPublic``."""
+    answer = service.client.get(
+        path, params={"repo": repo, **params}, headers=auth(service.token(repo))
+    )
+    assert answer.status_code == 422
+    body = answer.json()
+    assert isinstance(body["detail"], str) and body["detail"].startswith(detail), body
