@@ -212,7 +212,12 @@ def digest_command(
     output: Annotated[Path | None, typer.Option(help="Write the markdown here.")] = None,
     html: Annotated[Path | None, typer.Option(help="Write self-contained HTML here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    post: Annotated[str | None, typer.Option(help="Post the week's issue to OWNER/NAME.")] = None,
+    post: Annotated[
+        str | None,
+        typer.Option(
+            help="Post the week's issue to OWNER/NAME (its own digest unless --repo is given)."
+        ),
+    ] = None,
     github_url: Annotated[str | None, typer.Option(help="API URL (or GITHUB_API_URL).")] = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml (default: found).")] = None,
     lookback_days: Annotated[
@@ -227,6 +232,8 @@ def digest_command(
 ) -> None:
     """The regression digest of a period: regressions, improvements, flips, unresolved."""
     period = resolve_period(since, start, end, now=datetime.now(UTC))
+    # A store shared by many repositories: an issue of one holds that one's digest only.
+    repo = repo if repo is not None or post is None else post
     found = load_config(config, cwd=Path.cwd())  # --config, or the one found here
     options = _options(found, lookback_days, min_segment, workers)
     targets = targets_from_config(found)

@@ -29,11 +29,11 @@ REPO = "acme/kernels"
 PERIOD = ["--from", PERIOD_START.isoformat(), "--to", PERIOD_END.isoformat()]
 
 
-def _fill(url: str) -> None:
+def _fill(url: str, repo: str = REPO) -> None:
     engine = open_store(url)
     try:
         with session_scope(engine) as session:
-            for record in history_runs(make_digest_history(), repo=REPO):
+            for record in history_runs(make_digest_history(), repo=repo):
                 roof = builtin_catalog().lookup(record.device.name).roof()
                 ingest_run(
                     session=session, run=record, placements=place_run(record, roof), roof=roof
@@ -160,6 +160,20 @@ def test_post_creates_the_weeks_issue_once_then_updates_it(
     calls = github_server.calls()
     assert calls.count(("POST", f"/repos/{REPO}/issues")) == 1
     assert "posted roofguard digest 2026-W48 as acme/kernels#" in capsys.readouterr().err
+
+
+def test_post_without_repo_posts_that_repositorys_digest_only(
+    tmp_path, github_server: FakeGitHub, monkeypatch, capsys
+):
+    """A store shared by two repositories: the other's regressions went into this one's issue."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    _fill(url)
+    _fill(url, repo="other/private")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_digest_token")
+    monkeypatch.setenv("GITHUB_API_URL", github_server.url)
+    assert run(["digest", *PERIOD, "--db", url, "--post", REPO]) == 0
+    (issue,) = github_server.issues.values()
+    assert "2 new regressions" in issue["body"]  # the history has 2; both repositories', 4
 
 
 def test_post_with_a_read_only_token_is_one_line(
