@@ -52,12 +52,24 @@ def suspects_regex(names: Iterable[str]) -> str:
     return "|".join(_SPECIAL.sub(lambda m: "\\" + m.group(), name) for name in names)
 
 
+def suspect_keys(verdict: Verdict) -> set[str]:
+    """Kernels to re-measure: suspects, and kernels with a suspect finding beside a failure.
+
+    A GEMM off the tensor cores fails ``regime-flip`` at once (what binds it changed: not
+    noise), which makes it ``regressed``; its drop of percent of roof and of time is still a
+    suspect that says "re-measure to confirm", and it must be re-measured to be confirmed.
+    """
+    keys = {k.key for k in verdict.kernels if k.status == KernelStatus.SUSPECT}
+    found = {f.kernel for f in verdict.findings if f.status == KernelStatus.SUSPECT}
+    return keys | {key for key in found if key is not None}
+
+
 def write_suspects(verdict: Verdict, path: Path, regex: Path | None = None) -> None:
     """The suspects, one kernel name per line as the report names it (empty when none).
 
     ``regex``: also the suspects as one regular expression (``suspects_regex``).
     """
-    names = [k.name for k in verdict.kernels if k.status == KernelStatus.SUSPECT]
+    names = [k.name for k in verdict.kernels if k.key in suspect_keys(verdict)]
     path.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
     if regex is not None:
         regex.write_text(suspects_regex(names), encoding="utf-8")

@@ -5,9 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from demo_cli import VERIFY, demo_db, invoke
 from verdict_factory import regression_verdict
 
+from rules import KernelStatus, Verdict
+from service.cli.demo_cmd import DEMO_CONFIG, DEMO_REPO
 from service.cli.suspects import suspects_regex, write_suspects
+from service.demo.generate import DATA_DIR
 
 #: Kernel names as roofguard reads them from the corpus's ncu reports (demangled signatures,
 #: with the characters a regular expression would take for its own).
@@ -56,3 +60,31 @@ def test_the_suspects_and_their_regex_are_written_together(tmp_path: Path) -> No
     assert (tmp_path / "s.regex").read_text() == (
         r"decode_gemv<half>|void gemm<float, 128>\(float const\*, int\)"
     )
+
+
+def test_a_kernel_failing_regime_flip_has_its_suspect_drop_listed(tmp_path_factory) -> None:
+    """The demo's GEMM fell off the tensor cores: regime-flip fails it at once, and its
+    roof-drop said "re-measure to confirm", yet the suspects file was empty."""
+    db = demo_db(tmp_path_factory, "suspects")
+    out = tmp_path_factory.mktemp("out")
+    pr = ["--commit", "5c5eed0", "--pr", "1235", "--repo", DEMO_REPO, "--db", db]
+    suspects = out / "suspects.txt"
+    invoke(
+        [
+            "check",
+            str(DATA_DIR / "pr-1234.csv"),
+            *pr,
+            "--config",
+            str(DEMO_CONFIG),
+            "--format",
+            "json",
+            "--output",
+            str(out / "v.json"),
+            "--suspects",
+            str(suspects),
+        ]
+    )
+    verdict = Verdict.model_validate_json((out / "v.json").read_text())
+    flagged = {f.kernel for f in verdict.findings if f.status == KernelStatus.SUSPECT}
+    assert VERIFY in {k.name for k in verdict.kernels if k.key in flagged}
+    assert VERIFY in suspects.read_text().splitlines()
