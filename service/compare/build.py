@@ -250,6 +250,24 @@ def _rows(
     return rows
 
 
+def _refuse_another_roof(session: Session, repo: str, config: RoofguardConfig) -> None:
+    """BadInput when ``repo`` has base-branch runs, none of them on ``config.roof``.
+
+    Told that the repository had no run, a user went to mend the nightly job; the roof asked
+    for (most often ``measured``, which needs a runner's calibration) was what was missing.
+    """
+    others = device_runs(session=session, repo=repo, base_branch=config.base_branch)
+    if not others:
+        return
+    measured = config.roof == "measured"
+    how = " (a runner is measured by `roofguard calibrate --store`)" if measured else ""
+    raise BadInput(
+        f"--roof {config.roof}: none of {repo}'s {sum(d.runs for d in others)} base-branch "
+        f"runs was placed on a {config.roof} roof{how}; leave --roof out to compare them "
+        "on the roofs they were placed on"
+    )
+
+
 def compare_history(
     *, session: Session, request: CompareRequest, config: RoofguardConfig
 ) -> CompareView:
@@ -263,6 +281,8 @@ def compare_history(
     stored = device_runs(
         session=session, repo=request.repo, base_branch=config.base_branch, roof_source=config.roof
     )
+    if not stored and config.roof is not None:
+        _refuse_another_roof(session, request.repo, config)
     devices = resolve_devices(request.devices, stored, catalog, request.repo)
     cards = _cards(session, request, devices, config)
     thresholds = _thresholds(config)

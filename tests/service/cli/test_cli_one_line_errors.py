@@ -92,6 +92,9 @@ def test_compare_of_a_repository_with_no_history_or_no_such_kernel(tmp_path, cap
     assert "--repo: acme/typo has no base-branch run in the history store" in err
     err = _error(capsys, ["compare", "--repo", "acme/k", "--db", db, "--kernel", "gemm"])
     assert "--kernel: 'gemm' matches no kernel of acme/k" in err
+    err = _error(capsys, ["compare", "--repo", "acme/k", "--db", db, "--roof", "measured"])
+    assert "--roof measured: none of acme/k's 1 base-branch runs was placed on a measured" in err
+    assert "roofguard calibrate --store" in err  # not "no base-branch run": there is one
 
 
 @pytest.mark.parametrize(
