@@ -237,7 +237,7 @@ def inspect_command(
 ) -> None:
     """Read reports without storing them and place every kernel on its roofline."""
     cfg = load_config(config, cwd=Path.cwd())  # one loader, one validation, as check
-    runs = [(path, _read(path, device, cfg, str(config or "roofguard config"))) for path in files]
+    runs = [(path, _read(path, device, cfg, cfg.origin)) for path in files]
     if as_json:
         records = [json.loads(run.model_dump_json()) for _, run in runs]
         typer.echo(json.dumps(records[0] if len(records) == 1 else records, indent=2))

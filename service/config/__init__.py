@@ -47,7 +47,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from collectors import KeyOptions, WorkModel
 from rules import RuleError, RulesConfig, all_rules, builtin_catalog
@@ -114,6 +114,14 @@ class RoofguardConfig(_Strict):
     keys: KeyOptions = Field(default_factory=KeyOptions)
     work_models: list[WorkModel] = Field(default_factory=list)
     rules: RulesConfig = Field(default_factory=RulesConfig)
+    # Where it was read, for errors found later (a work model's expression on a kernel); not
+    # a setting, so neither a key of the file nor part of the configuration's digest.
+    _origin: str = PrivateAttr(default="roofguard config")
+
+    @property
+    def origin(self) -> str:
+        """The file it was read from (``pyproject.toml [tool.roofguard]``), as errors name it."""
+        return self._origin
 
 
 def hoist_rules_fields(data: dict[str, Any], prefix: str, path: Path | None) -> dict[str, Any]:
@@ -228,7 +236,10 @@ def parse_config(
         raise _config_error(exc, prefix.rstrip("."), path) from None
     _check_rule_options(config, prefix, path)
     _check_devices(config, prefix, path)
-    return _with_min_runs(config)
+    config = _with_min_runs(config)
+    if path is not None:
+        config._origin = f"{path} [{prefix.rstrip('.')}]" if prefix else str(path)
+    return config
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

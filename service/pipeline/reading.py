@@ -50,7 +50,7 @@ def read_run(
         files = ", ".join(map(str, paths))
         run_device(run, given=meta.device, catalog=catalog, origin=meta.device_origin, files=files)
     if config.work_models:
-        run = apply_work_models(run, config.work_models, source="roofguard config")
+        run = apply_work_models(run, config.work_models, source=config.origin)
     return run
 
 

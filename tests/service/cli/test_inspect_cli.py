@@ -167,6 +167,19 @@ def test_expression_with_unknown_parameter_is_exit_2(tmp_path, capsys):
     assert "unknown parameter 'K'" in err
 
 
+@pytest.mark.parametrize("where", ["roofguard.toml", "pyproject.toml"])
+def test_a_config_found_here_is_named_in_an_expressions_error(tmp_path, capsys, monkeypatch, where):
+    """Found in the working directory, not given, it was named 'roofguard config'."""
+    table = "tool.roofguard.work_models" if where == "pyproject.toml" else "work_models"
+    text = f'[[{table}]]\npattern = "BM_gemm*"\nflops = {{ fp32 = "2*M*N*K" }}\n'
+    (tmp_path / where).write_text(text)
+    report = GEMM.resolve()
+    monkeypatch.chdir(tmp_path)
+    code, err = _error(["inspect", str(report)], capsys)
+    table = " [tool.roofguard]" if where == "pyproject.toml" else ""
+    assert code == 2 and f"{tmp_path / where}{table}, row BM_gemm" in err
+
+
 def test_config_errors_name_file_and_key(tmp_path, capsys):
     cfg = tmp_path / "roofguard.toml"
     cfg.write_text('[[work_models]]\npattern = "x"\nbytes = { dram = "().__class__" }\n')
