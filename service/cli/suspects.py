@@ -69,7 +69,8 @@ def write_suspects(verdict: Verdict, path: Path, regex: Path | None = None) -> N
 
     ``regex``: also the suspects as one regular expression (``suspects_regex``).
     """
-    names = [k.name for k in verdict.kernels if k.key in suspect_keys(verdict)]
+    keys = suspect_keys(verdict)
+    names = [k.name for k in verdict.kernels if k.key in keys]
     path.write_text("".join(f"{name}\n" for name in names), encoding="utf-8")
     if regex is not None:
         regex.write_text(suspects_regex(names), encoding="utf-8")
