@@ -118,7 +118,7 @@ class RunMeta(BaseModel):
         A RunRecord names its repository; stored under another one, it joins that one's
         history, which is what ``--repo`` asks but rarely what a user meant.
         """
-        if run.repo is None or run.repo == self.repo:
+        if run.repo is None or run.repo.casefold() == self.repo.casefold():  # as the store
             return ()
         return (f"the report names repository {run.repo!r}; stored in {self.repo!r} as given",)
 

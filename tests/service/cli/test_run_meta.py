@@ -40,7 +40,7 @@ def test_a_run_stored_in_another_repository_than_its_file_names_says_so(tmp_path
     assert cli([*argv, "--db", f"sqlite:///{tmp_path / 'h.db'}"]) == 0
     note = "the report names repository 'acme/kernels'; stored in 'other/repo' as given"
     assert note in capsys.readouterr().err
-    same = make_run(repo="other/repo")
+    same = make_run(repo="Other/Repo")  # repositories are named in any case
     assert RunMeta(repo="other/repo", commit="c").stamp(same).notes == same.notes
 
 
