@@ -56,8 +56,8 @@ def shown_conclusion(conclusion: Conclusion, judged_nothing: bool) -> str:
 class KernelStatus(StrEnum):
     """What the verdict says of one kernel (``KernelVerdict.status``), strongest first.
 
-    ``regressed`` and ``suspect`` come from findings (a rule's ``statuses``), ``missing``
-    from missing-kernel's findings; the engine sets the others.
+    ``regressed`` and ``suspect`` come from findings (a rule's ``statuses``), ``missing`` from
+    missing-kernel's, ``accepted`` from ``/roofguard accept``; the engine sets the others.
     """
 
     REGRESSED = "regressed"
@@ -65,6 +65,7 @@ class KernelStatus(StrEnum):
     IMPROVED = "improved"
     UNCHANGED = "unchanged"
     NEW = "new"
+    ACCEPTED = "accepted"
     UNPLACED = "unplaced"
     MISSING = "missing"
 

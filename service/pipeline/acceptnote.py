@@ -4,15 +4,15 @@ An acceptance restarts the kernel's baseline after it. The verdict stored at the
 check still held the accepted kernels' findings: posted again, the comment showed them as
 new and failing at once, and the check run stayed red. A run with acceptances is judged
 anew each time it is asked for (the same runs, so the same verdict): its accepted kernels
-have no baseline left, and no finding (not even ``new-kernel``: a maintainer has read them),
-and the verdict says who accepted what, and why.
+have no baseline left, and no finding (not even ``new-kernel``: a maintainer has read them);
+they are ``accepted``, not new, and the verdict says who accepted what, and why.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from rules import FailOn, Verdict, with_findings
+from rules import FailOn, KernelStatus, Verdict, with_findings
 from service.store.baselines import Acceptance
 
 #: Kernels named in the note of one acceptance; the rest are counted.
@@ -24,7 +24,12 @@ def accepted_verdict(verdict: Verdict, acceptances: list[Acceptance], fail_on: F
     keys = {a.kernel_key for a in acceptances}
     kept = [f for f in verdict.findings if f.kernel is None or f.kernel not in keys]
     judged = with_findings(verdict, kept, fail_on)
-    return judged.model_copy(update={"notes": (*verdict.notes, *accepted_notes(acceptances))})
+    kernels = tuple(
+        k.model_copy(update={"status": KernelStatus.ACCEPTED}) if k.key in keys else k
+        for k in judged.kernels
+    )
+    notes = (*verdict.notes, *accepted_notes(acceptances))
+    return judged.model_copy(update={"kernels": kernels, "notes": notes})
 
 
 def accepted_notes(acceptances: list[Acceptance]) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ _STATUS_ORDER = {
     KernelStatus.REGRESSED: 0,
     KernelStatus.UNPLACED: 1,
     KernelStatus.NEW: 2,
+    KernelStatus.ACCEPTED: 2,
     KernelStatus.MISSING: 2,
     KernelStatus.IMPROVED: 3,
     KernelStatus.UNCHANGED: 4,

@@ -105,13 +105,13 @@ def other_kernels(verdict: Verdict, baseline_s: float) -> str:
     for kernel in verdict.kernels:
         by_status.setdefault(kernel.status, []).append(kernel)
     missing = by_status.pop(KernelStatus.MISSING, [])
-    new = by_status.pop(KernelStatus.NEW, [])
+    unbased = {s: by_status.pop(s, []) for s in (KernelStatus.NEW, KernelStatus.ACCEPTED)}
     gone = sum(baseline_time(k.baseline) or 0.0 for k in missing)
-    added = sum(k.time_s for k in new)
-    if max(gone, added) < SET_CHANGE_SHARE * baseline_s:
+    added = {s: sum(k.time_s for k in kernels) for s, kernels in unbased.items()}
+    if max(gone, sum(added.values())) < SET_CHANGE_SHARE * baseline_s:
         return ""
     said = [f"{len(missing):,} missing ({fmt_seconds(gone)} at baseline)"] if missing else []
-    said += [f"{len(new):,} new ({fmt_seconds(added)})"] if new else []
+    said += [f"{len(k):,} {s} ({fmt_seconds(added[s])})" for s, k in unbased.items() if k]
     both = [k for kernels in by_status.values() for k in kernels if baseline_time(k.baseline)]
     before = sum(baseline_time(k.baseline) or 0.0 for k in both)
     if both and before > 0:

@@ -120,8 +120,8 @@ def _percent_figure(kernel: KernelVerdict) -> str:
     if base is not None and base.center is not None:
         card = f" ({base.device})" if base.device else ""  # another card's history
         text = f"{one_decimal(base.center)}{card} → {text}"
-    elif kernel.status == KernelStatus.NEW:
-        text = f"new: {text}"
+    elif kernel.status in (KernelStatus.NEW, KernelStatus.ACCEPTED):
+        text = f"{kernel.status}: {text}"
     if old:
         text += f" of {old} ({fmt_pct(kernel.percent_of_roof)} of {kernel.binding})"
     elif across_roofs(kernel) and base is not None and base.center is not None:

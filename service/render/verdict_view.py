@@ -44,6 +44,7 @@ STATUS_ICONS = {
     KernelStatus.REGRESSED: "🔻",
     KernelStatus.IMPROVED: "✅",
     KernelStatus.NEW: "🆕",
+    KernelStatus.ACCEPTED: "☑️",
     KernelStatus.UNPLACED: "❔",
     KernelStatus.MISSING: "➖",
 }
@@ -217,7 +218,7 @@ def change_text(base: BaselineSummary | None, current: float | None) -> str:
 def baseline_text(base: BaselineSummary | None, status: KernelStatus | None = None) -> str:
     """Centre ± spread (n) of a baseline, in its metric's unit."""
     if base is None or base.center is None:
-        return "new" if status == KernelStatus.NEW else "—"
+        return str(status) if status in (KernelStatus.NEW, KernelStatus.ACCEPTED) else "—"
     fmt = fmt_time if _is_time(base) else fmt_pct
     spread = f" ±{fmt(base.spread).rstrip('%')}" if base.spread else ""
     since = " since a change" if base.used is not None else ""  # the gate's segment

@@ -195,6 +195,8 @@ def test_maintainer_accepts_a_change_as_the_new_baseline(gh_service, repo, githu
     # Posted again: gemv_0 no longer fails, and the verdict says who accepted it and why.
     (comment,) = github_server.pr_comments(PR)
     assert "gemv\\_0\\' accepted as the new baseline by alice" in comment["body"]
+    (row,) = [line for line in comment["body"].splitlines() if "| `gemv_0` |" in line]
+    assert row.startswith("| ☑️ |") and "| accepted |" in row  # not shown as a new kernel
     assert github_server.check_runs[-1]["output"]["title"].startswith("FAIL: 2 regressions")
     everything = deliver(
         gh_service, "issue_comment", comment_event(repo, "/roofguard accept -- ok")
