@@ -322,9 +322,13 @@ def save_judged(
     """Record whether the check of run ``run_id`` judged anything (False: no baseline yet).
 
     Its findings alone cannot tell: a run that judged nothing has no failing finding either.
-    ``config`` is the digest of the configuration it was judged with (``judged_config``).
+    ``config`` is the digest of the configuration it was judged with (``judged_config``);
+    None leaves the stored one: a verdict asked for without a configuration to compare (a
+    page, a post of an accepted run's verdict) was judged under the stored one.
     """
-    values = {"judged": judged, "judged_config": config}
+    values: dict[str, object] = {"judged": judged}
+    if config is not None:
+        values["judged_config"] = config
     session.execute(sa.update(_RUNS).where(_RUNS.c.id == run_id).values(**values))
 
 

@@ -198,6 +198,9 @@ def test_maintainer_accepts_a_change_as_the_new_baseline(gh_service, repo, githu
     (row,) = [line for line in comment["body"].splitlines() if "| `gemv_0` |" in line]
     assert row.startswith("| ☑️ |") and "| accepted |" in row  # not shown as a new kernel
     assert github_server.check_runs[-1]["output"]["title"].startswith("FAIL: 2 regressions")
+    with gh_service.engine.connect() as conn:  # posted again, it kept what it was judged under
+        stmt = sa.text("SELECT judged_config FROM runs WHERE id = :id")
+        assert conn.execute(stmt, {"id": run_id}).scalar_one() is not None
     everything = deliver(
         gh_service, "issue_comment", comment_event(repo, "/roofguard accept -- ok")
     )
