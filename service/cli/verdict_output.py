@@ -7,7 +7,7 @@ and markdown when it goes to a file or a pipe (``roofguard check ... > verdict.m
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -32,8 +32,10 @@ def resolve_format(fmt: str, output: Path | None) -> str:
     return "text" if output is None and sys.stdout.isatty() else "markdown"
 
 
-def refuse_unwritable(paths: Mapping[str, Path | None]) -> None:
-    """Refuse output files that cannot be written, by flag, before anything is stored.
+def refuse_unwritable_outputs(
+    output: Path | None, suspects: Path | None, suspects_regex: Path | None
+) -> None:
+    """Refuse what ``check`` and ``upload`` would write where they cannot, before storing.
 
     Found when the verdict was written, the run was stored and judged already, and the
     error was an unexpected FileNotFoundError.
@@ -41,6 +43,7 @@ def refuse_unwritable(paths: Mapping[str, Path | None]) -> None:
     Raises:
         BadInput: A folder given for a file, or a file in a folder that does not exist.
     """
+    paths = {"--output": output, "--suspects": suspects, "--suspects-regex": suspects_regex}
     for flag, path in paths.items():
         if path is None:
             continue
@@ -48,15 +51,6 @@ def refuse_unwritable(paths: Mapping[str, Path | None]) -> None:
             raise BadInput(f"{flag} {path}: is a folder; give a file name")
         if not path.parent.is_dir():
             raise BadInput(f"{flag} {path}: no folder {path.parent} to write it in")
-
-
-def refuse_unwritable_outputs(
-    output: Path | None, suspects: Path | None, suspects_regex: Path | None
-) -> None:
-    """``refuse_unwritable`` of what ``check`` and ``upload`` write: the verdict, the suspects."""
-    refuse_unwritable(
-        {"--output": output, "--suspects": suspects, "--suspects-regex": suspects_regex}
-    )
 
 
 def verdict_text(verdict: Verdict, markdown: str, fmt: str) -> str:
