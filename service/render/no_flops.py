@@ -66,7 +66,8 @@ def _label_column(ax: Axes, kernels: Sequence[NoFlopsMark], short: Mapping[str, 
     names are asked than lines fit, the kernels with most GPU time are named.
     """
     fig = ax.get_figure()
-    assert fig is not None
+    if not kernels or fig is None:  # nothing to name: no layout to fix
+        return
     fig.canvas.draw()  # the layout is final: data -> display transforms hold
     to_points = 72.0 / fig.dpi
     box = ax.get_window_extent()
