@@ -246,6 +246,7 @@ def _publish(
         from service.github.publish import (  # github3, on demand
             PostOptions,
             PostTarget,
+            SummaryMode,
             post_verdict_from_env,
             workflow_links,
         )
@@ -259,7 +260,7 @@ def _publish(
         result = post_verdict_from_env(
             outcome.verdict,
             PostTarget(meta.repo, meta.pull_request, meta.commit),
-            PostOptions(summary="never", links=links),
+            PostOptions(summary=SummaryMode.NEVER, links=links),
         )
         typer.echo(f"posted: {result.comment_url or result.reason}", err=True)
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +20,7 @@ from service.github.policy import CheckKind, FailurePolicy, PublishPolicy, check
 from service.github.publish import (
     PostOptions,
     PostTarget,
+    SummaryMode,
     post_verdict_from_env,
     result_outputs,
     workflow_links,
@@ -67,16 +67,8 @@ VerifyOpt = Annotated[
 RunUrlOpt = Annotated[str | None, typer.Option("--run-url", help="Dashboard page of the run.")]
 
 
-class SummaryWhen(StrEnum):
-    """When ``comment`` writes the verdict to the job summary (``PostOptions.summary``)."""
-
-    FALLBACK = "fallback"
-    ALWAYS = "always"
-    NEVER = "never"
-
-
 SummaryOpt = Annotated[
-    SummaryWhen,
+    SummaryMode,
     typer.Option(
         "--summary",
         help="Verdict in the job summary: when not posted (fallback), always, or never (a "
@@ -99,7 +91,7 @@ def comment_command(
     check: CheckOpt = CheckKind.AUTO,
     verify_head: VerifyOpt = False,
     run_url: RunUrlOpt = None,
-    summary: SummaryOpt = SummaryWhen.FALLBACK,
+    summary: SummaryOpt = SummaryMode.FALLBACK,
     dry_run: DryRunOpt = False,
 ) -> None:
     """Post a verdict as the PR's sticky comment plus a check run or commit status."""
@@ -118,7 +110,7 @@ def comment_command(
     result = post_verdict_from_env(
         verdict,
         PostTarget(repo, pr, sha, check_head=verify_head),
-        PostOptions(github_url=github_url, policy=policy, links=links, summary=summary.value),
+        PostOptions(github_url=github_url, policy=policy, links=links, summary=summary),
     )
     where = result.comment_url or f"{repo}#{pr}"
     state = f"comment {result.comment_action}" if result.posted else "not posted"

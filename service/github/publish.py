@@ -12,8 +12,9 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
 from github3 import exceptions as gh_exc
 
@@ -33,7 +34,15 @@ from service.github.policy import PublishPolicy, check_conclusion
 from service.github.retry import Clock, GitHubFailed
 from service.render.markdown import VerdictLinks, render_verdict
 
-SummaryMode = Literal["fallback", "always", "never"]
+
+class SummaryMode(StrEnum):
+    """When the verdict goes to the job summary (``PostOptions.summary``, ``comment --summary``)."""
+
+    FALLBACK = "fallback"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
 #: Why nothing was posted by a job whose token is empty: a secret (a personal or bot user's
 #: token passed as ``github-token``) is not given to a pull request from a fork.
 NO_TOKEN = (
@@ -73,7 +82,7 @@ def _fallback(
     write_artifact(verdict, markdown, folder)
     note = f"> ⚠️ roofguard could not post to the pull request: {result.reason}.\n\n"
     # with summary="never" the caller has written the verdict already: add only the note
-    if summary == "never":
+    if summary == SummaryMode.NEVER:
         append_step_summary(note, env)
     else:
         append_verdict_summary(verdict, env, links=links, note=note)
@@ -119,7 +128,7 @@ class PostOptions:
     github_url: str | None = None
     policy: PublishPolicy = field(default_factory=PublishPolicy)
     links: VerdictLinks | None = None
-    summary: SummaryMode = "fallback"
+    summary: SummaryMode = SummaryMode.FALLBACK
     clock: Clock | None = None
 
 
@@ -159,7 +168,7 @@ def post_verdict_from_env(
         result = _publish(client, verdict, markdown, target, options.policy, links.run_url)
     if not result.posted:
         _fallback(verdict, markdown, links, result, env, out or sys.stdout, options.summary)
-    elif options.summary == "always":
+    elif options.summary == SummaryMode.ALWAYS:
         append_verdict_summary(verdict, env, links=links)
     set_outputs(result_outputs(result), env)
     return result
