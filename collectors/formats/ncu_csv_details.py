@@ -54,8 +54,8 @@ class NcuCsvDetails(Collector):
     def sniff(cls, head: bytes, path: Path) -> bool:
         """A details header, or ncu messages with no header (a failed run, explained in parse)."""
         header = csvio.header_of(head)
-        if header is not None:  # a raw page names its metrics as columns: no "Metric Name"
-            return "Metric Value" in header or "Metric Name" in header
+        if header is not None:
+            return csvio.is_details_header(header)
         return csvio.has_ncu_messages(head) and b"    Section: " not in head
 
     def parse(self, path: Path) -> RunRecord:

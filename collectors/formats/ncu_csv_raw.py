@@ -85,11 +85,8 @@ class NcuCsvRaw(Collector):
     def sniff(cls, head: bytes, path: Path) -> bool:
         """An ncu header without the details page's ``Metric Name`` and ``Metric Value``."""
         header = csvio.header_of(head)
-        details = ("Metric Value", "Metric Name")
         return (
-            header is not None
-            and "Kernel Name" in header
-            and not any(column in header for column in details)
+            header is not None and "Kernel Name" in header and not csvio.is_details_header(header)
         )
 
     def parse(self, path: Path) -> RunRecord:

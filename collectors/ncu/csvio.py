@@ -10,7 +10,7 @@ import csv
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
@@ -58,6 +58,15 @@ class Prelude:
     lines: list[str] = field(default_factory=list)
     header_line: int = 0
     device: str | None = None
+
+
+#: Columns only the details page has: the raw page names each metric as a column instead.
+DETAILS_COLUMNS = ("Metric Name", "Metric Value")
+
+
+def is_details_header(header: Sequence[str]) -> bool:
+    """Whether an ncu CSV header is the details page's (one row per launch, section, metric)."""
+    return any(column in header for column in DETAILS_COLUMNS)
 
 
 def header_of(head: bytes) -> list[str] | None:
