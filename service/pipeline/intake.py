@@ -85,8 +85,8 @@ def collect_run(
         raise BadInput("give at least one report file")
     files = [Path(p) for p in paths]
     records = [collect(p, options=options) for p in progress(files, "reading reports")]
-    for record, path in zip(records, files, strict=True):
-        if require_measured:
+    if require_measured:
+        for record, path in zip(records, files, strict=True):
             refuse_nothing_measured(record, where=str(path))
     # The files in the order of their first kernel's key (one run holds each key once): the
     # same files given in another order (a glob, a locale) are the same run, one content hash.
