@@ -30,7 +30,13 @@ from rules.renames import Rename, pair_by_work, recent_kernels, work_of
 from rules.roofline import Placement, Roof
 from rules.scaling import GATE_RUNS_SETTLED, OWN_RUNS_SETTLED
 from rules.stats import GateMode, GateOptions
-from rules.timing import faster_off_its_binding, like_for_like_percent, median_time, median_value
+from rules.timing import (
+    faster_off_its_binding,
+    lacks_a_count,
+    like_for_like_percent,
+    median_time,
+    median_value,
+)
 
 
 @dataclass(frozen=True)
@@ -229,6 +235,7 @@ class RuleContext:
             if placement.percent_of_roof is None
             else placement.percent_of_roof
             if key in self.faster_off_binding  # two roofs: time compares them (regime-flip)
+            or key in self.partly_counted  # one roof known: time judges them
             else like_for_like_percent(placement, self.kernel_history(key))
             for key, placement in self.placements.items()
         }
@@ -242,6 +249,23 @@ class RuleContext:
             if faster_off_its_binding(
                 placement, self.kernels[key].duration_s, self.kernel_history(key)
             )
+        )
+
+    @cached_property
+    def partly_counted(self) -> frozenset[str]:
+        """Kernels with no regime now for want of FLOP or byte counts, where their baseline had one.
+
+        Their percent of roof is of the one roof still counted (a GEMM with bytes and no FLOPs:
+        3% of the dram roof against 15% of fp32's): a drop in it says nothing, time judges
+        them, and ``lost-counters`` names them.
+        """
+        return frozenset(
+            key
+            for key, placement in self.placements.items()
+            if placement.percent_of_roof is not None
+            and placement.regime is None
+            and lacks_a_count(self.kernels[key])
+            and self.kernel_history(key).usual_regime[0] is not None
         )
 
     @cached_property

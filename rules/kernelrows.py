@@ -89,11 +89,12 @@ def _at_the_old_binding(ctx: RuleContext, key: str) -> slice | None:
 def _percent_fields(ctx: RuleContext, key: str) -> dict[str, object]:
     """The sparkline on the roof of the row's current figure (``rules.timing``).
 
-    A kernel faster off its baseline's binding is read at its own roof, and has no change:
-    its percent and the baseline's are of two roofs.
+    A kernel faster off its baseline's binding, or with one kind of count now
+    (``partly_counted``), is read at its own roof and has no change: its percent and the
+    baseline's are of two roofs.
     """
     placement, history = ctx.placements[key], ctx.kernel_history(key)
-    faster = key in ctx.faster_off_binding
+    faster = key in ctx.faster_off_binding or key in ctx.partly_counted
     reference = placement.binding if faster else judged_binding(placement, history)
     now = (ctx.like_for_like[key], placement.time_s or 0.0)
     fields: dict[str, object] = {"history": sparkline_values(history, reference, now)}

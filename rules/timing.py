@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from collectors.schema import KernelRecord
 from rules.config import RulesConfig
 from rules.history import SETTLED_RUNS, KernelHistory
 from rules.roofline import Placement, Roof, percent_of_resource, work_at
@@ -74,6 +75,15 @@ def ratio(now: float | None, before: float | None) -> float | None:
     if now is None or before is None or before <= 0 or not math.isfinite(now):
         return None
     return now / before
+
+
+def lacks_a_count(kernel: KernelRecord) -> bool:
+    """Whether the kernel has no FLOP counts or no byte counts, measured or declared.
+
+    A count of zero is a count (a copy's FLOPs): only an absent kind is lacking.
+    """
+    flops, nbytes = kernel.work()
+    return not (flops and nbytes)
 
 
 def like_for_like_percent(placement: Placement, history: KernelHistory) -> float | None:

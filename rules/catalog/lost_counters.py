@@ -1,31 +1,37 @@
-"""``lost-counters``: a kernel its newest baseline run placed on the roof cannot be placed now."""
+"""``lost-counters``: a kernel its newest baseline run placed lost the counters to place it now."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping
 
+from collectors.schema import KernelRecord
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
 from rules.measures import one_decimal
+from rules.roofline import Placement
+from rules.timing import lacks_a_count
 from rules.verdict import Finding, Severity, Stability
 
 
 class LostCounters(Rule):
-    """A kernel left the roofline: its newest baseline run placed it, this run cannot.
+    """A kernel lost its counters: its newest baseline run placed it, this run cannot (fully).
 
     **Anti-pattern**
 
     | kernel | newest baseline run | this run |
     |---|---|---|
     | `gemv_bf16` | 85.1% of roof, memory-bound | no FLOP counts, no byte counts |
+    | `gemm_bf16` | 91.0% of roof, compute-bound | byte counts, no FLOP counts: regime unknown |
 
     The profiler ran without the roofline metrics (``ncu`` without ``--set roofline``, or a
     ``--metrics`` list that lost one), a new ncu version renamed a metric, a benchmark lost
     its declared work, or the report was cut. The kernel is then judged on its time alone:
     the run passes while a fall off the tensor cores or a regime flip goes unseen. A run in
-    which half the kernels lost their counters read "all 2,000 kernels unchanged".
+    which half the kernels lost their counters read "all 2,000 kernels unchanged". Losing
+    one kind is as quiet: with bytes but no FLOPs, a GEMM has no regime, and its percent of
+    roof is of the memory roof alone.
 
     **Best practice**
 
@@ -37,7 +43,9 @@ class LostCounters(Rule):
     id = "lost-counters"
     group = "inventory"
     default_severity = Severity.WARN
-    stability = Stability.PREVIEW
+    # Stable since 0.2.0: a lost counter is a fact read off the report, not an estimate;
+    # as a preview finding it left "PASS, all kernels unchanged" on a kernel with no regime.
+    stability = Stability.STABLE
 
     class Options(RuleOptions):
         """Options of lost-counters."""
@@ -63,19 +71,42 @@ class LostCounters(Rule):
                 ctx,
                 key,
                 f"{kernel.name}: on the roof in the newest baseline run ({one_decimal(before)}% "
-                f"of roof), off it now and judged on its time alone; it lacks {lacks}",
+                f"of roof), {_now(placement)}; it lacks {lacks}",
                 numbers={"baseline_percent_of_roof": before},
             )
 
 
+def _now(placement: Placement) -> str:
+    """What the kernel lost: the roof (judged on time alone), or its regime."""
+    if placement.percent_of_roof is None:
+        return "off it now and judged on its time alone"
+    return (
+        f"no regime now: {one_decimal(placement.percent_of_roof)}% is of the "
+        f"{placement.binding} roof alone, and a regime flip goes unseen"
+    )
+
+
 def _lost(ctx: RuleContext) -> Iterator[tuple[str, float]]:
-    """(key, its newest baseline percent of roof) of each timed kernel that left the roof."""
+    """(key, its newest baseline percent of roof) of each timed kernel that lost counters.
+
+    Lost: off the roof now, or with no regime now where the newest baseline run had one
+    because a kind of counter (FLOPs or bytes) is gone (not a work count of zero).
+    """
     for key, kernel in ctx.kernels.items():
-        if ctx.placements[key].percent_of_roof is not None or not kernel.duration_s:
-            continue  # placed, or not measured at all (unplaced either way)
-        history = ctx.kernel_history(key).percent_of_roof
-        if len(history) and not math.isnan(history[-1]):  # on the roof in the newest run
-            yield key, float(history[-1])
+        if not kernel.duration_s:
+            continue  # not measured at all (unplaced either way)
+        history = ctx.kernel_history(key)
+        if not len(history.percent_of_roof) or math.isnan(history.percent_of_roof[-1]):
+            continue  # new, or off the roof in the newest run already (said then)
+        if _lacks_counters(kernel, ctx.placements[key], history.regime[-1]):
+            yield key, float(history.percent_of_roof[-1])
+
+
+def _lacks_counters(kernel: KernelRecord, placement: Placement, regime: str | None) -> bool:
+    """Off the roof, or without a regime for want of FLOP or byte counts (had ``regime``)."""
+    if placement.percent_of_roof is None:
+        return True
+    return placement.regime is None and regime is not None and lacks_a_count(kernel)
 
 
 def _share(ctx: RuleContext, keys: Iterable[str]) -> float:

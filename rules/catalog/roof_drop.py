@@ -166,6 +166,7 @@ class RoofDrop(Rule):
             if placement.percent_of_roof is not None
             and key not in ctx.device_scaling
             and key not in ctx.faster_off_binding
+            and key not in ctx.partly_counted  # time judges them
         }
         values |= _young_on_card(ctx)
         yield GateBatch("percent_of_roof", values, opts)

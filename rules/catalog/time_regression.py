@@ -72,7 +72,9 @@ class TimeRegression(Rule):
             for key, placement in ctx.placements.items()
             if key not in ctx.device_scaling
             and (
-                placement.percent_of_roof is None or _judged_on_time(ctx, key, opts.work_tolerance)
+                placement.percent_of_roof is None
+                or key in ctx.partly_counted
+                or _judged_on_time(ctx, key, opts.work_tolerance)
             )
         }
         yield GateBatch("time_s", values, opts, higher_is_better=False)
