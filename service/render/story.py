@@ -99,20 +99,22 @@ def other_kernels(verdict: Verdict, baseline_s: float) -> str:
     ``, not the same kernels: 1,000 missing (20.2 ms at baseline); 1.00× over the 1,000 in
     both`` where they hold ``SET_CHANGE_SHARE`` of the baseline's time or more. The GPU time
     compares the run's total with its baseline's: when half the suite did not run (a
-    benchmark binary that crashed midway), it read as a 2x speed-up.
+    benchmark binary that crashed midway), it read as a 2x speed-up. A kernel ``new`` for
+    want of baseline runs (fewer than ``min_runs``) has a baseline time: it is in both.
     """
-    by_status: dict[KernelStatus, list[KernelVerdict]] = {}
-    for kernel in verdict.kernels:
-        by_status.setdefault(kernel.status, []).append(kernel)
-    missing = by_status.pop(KernelStatus.MISSING, [])
-    unbased = {s: by_status.pop(s, []) for s in (KernelStatus.NEW, KernelStatus.ACCEPTED)}
+    missing = [k for k in verdict.kernels if k.status == KernelStatus.MISSING]
+    run = [k for k in verdict.kernels if k.status != KernelStatus.MISSING]
+    unbased = {
+        s: [k for k in run if k.status == s and not baseline_time(k.baseline)]
+        for s in (KernelStatus.NEW, KernelStatus.ACCEPTED)
+    }
     gone = sum(baseline_time(k.baseline) or 0.0 for k in missing)
     added = {s: sum(k.time_s for k in kernels) for s, kernels in unbased.items()}
     if max(gone, sum(added.values())) < SET_CHANGE_SHARE * baseline_s:
         return ""
     said = [f"{len(missing):,} missing ({fmt_seconds(gone)} at baseline)"] if missing else []
     said += [f"{len(k):,} {s} ({fmt_seconds(added[s])})" for s, k in unbased.items() if k]
-    both = [k for kernels in by_status.values() for k in kernels if baseline_time(k.baseline)]
+    both = [k for k in run if baseline_time(k.baseline)]
     before = sum(baseline_time(k.baseline) or 0.0 for k in both)
     if both and before > 0:
         ratio = sum(k.time_s for k in both) / before

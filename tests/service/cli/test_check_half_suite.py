@@ -52,3 +52,12 @@ def test_one_kernel_of_twenty_missing_leaves_the_gpu_time_alone(tmp_path) -> Non
     verdict = _pr(tmp_path, range(19))  # 5% of the time: the totals still compare
     assert "not the same kernels" not in render_verdict_text(verdict)
     assert "GPU time 20.0 → 19.0 ms (0.95×)" in render_verdict_text(verdict)
+
+
+def test_kernels_of_a_baseline_too_short_to_judge_are_not_new_to_it(tmp_path) -> None:
+    for night in range(2):  # fewer than min_runs: stored, none judged
+        _check(tmp_path, f"n{night}", range(20))
+    rows = "".join(f"gemm_{i},0.002,1e10,1e8,1\n" for i in range(20))  # 2x the time
+    verdict = check_csv(tmp_path, "acme/half", "pr", rows, "--branch", "feat", "--pr", "9")
+    text = render_verdict_text(verdict)
+    assert "GPU time 20.0 → 40.0 ms (2.00×)" in text and "not the same kernels" not in text
