@@ -205,14 +205,19 @@ def _shared(value: float, scale: float) -> str:
 
 
 def fmt_ratio(ratio: float) -> str:
-    """``15.06`` -> ``"15.1×"``, ``1.0`` -> ``"1.00×"`` (now over baseline)."""
-    if not math.isfinite(ratio) or ratio >= 1e6:
-        return f"{ratio:.3g}×"
+    """``15.06`` -> ``"15.1×"``, ``1.0`` -> ``"1.00×"``, ``0.00056`` -> ``"0.00056×"``."""
+    if not math.isfinite(ratio) or ratio >= 1e6 or 0 < ratio < 0.01:
+        return f"{ratio:.2g}×" if ratio < 0.01 else f"{ratio:.3g}×"
     return f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
 
 
+#: The smaller time, in the larger one's unit, below which each gets its own unit: 7.19 ms
+#: and 4 µs read ``7.19 → 0.00 ms`` in one.
+SHARED_UNIT_FLOOR = 0.1
+
+
 def time_change(now: float | None, before: float | None) -> str:
-    """``0.34 → 5.10 ms (15.1×)``: both times in one unit, and their ratio."""
+    """``0.34 → 5.10 ms (15.1×)``: both times in one unit (each its own when far apart)."""
     if now is None or not math.isfinite(now):
         return "—"
     if before is None or before <= 0 or not math.isfinite(before):
@@ -222,7 +227,10 @@ def time_change(now: float | None, before: float | None) -> str:
         ((u, s) for u, s in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)) if largest >= s),
         ("ns", 1e-9),
     )
-    return f"{_shared(before, scale)} → {_shared(now, scale)} {unit} ({fmt_ratio(now / before)})"
+    ratio = fmt_ratio(now / before)
+    if 0 < min(now, before) / scale < SHARED_UNIT_FLOOR:
+        return f"{fmt_seconds(before)} → {fmt_seconds(now)} ({ratio})"
+    return f"{_shared(before, scale)} → {_shared(now, scale)} {unit} ({ratio})"
 
 
 def profile_line(changes: Sequence[str], escape: Callable[..., str]) -> str | None:
