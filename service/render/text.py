@@ -264,6 +264,28 @@ def finding_block(finding: Finding, evidence: Sequence[Finding] = ()) -> Rendera
     return Group(*parts, Text(""))
 
 
+def finding_blocks(verdict: Verdict) -> Iterator[RenderableType]:
+    """Each cause's block (the verdict's order): the run's and groups', then ``MAX_ROWS`` kernels'.
+
+    The kernels are the most important ones with findings, as the table ranks them; the rest
+    are counted. A 20,000-kernel PR printed 13,248 blocks, 25 MB, sorted by kernel name.
+    """
+    asking = [f for f in verdict.findings if not is_cleared(f)]  # cleared: counted on a line
+    asks = {id(f) for f in asking}
+    ranked = [k.key for k, found in ranked_kernels(verdict) if any(id(f) in asks for f in found)]
+    shown = set(ranked[:MAX_ROWS])
+    kernels = {k.key for k in verdict.kernels}
+    left = 0
+    for main, *evidence in findings_by_cause(asking):
+        if main.kernel not in kernels or main.kernel in shown:
+            yield finding_block(main, evidence)
+        else:
+            left += 1 + len(evidence)
+    if left:
+        more = len(ranked) - len(shown)
+        yield Text(f"…and {left:,} more finding(s) on {more:,} kernels (see --format json)")
+
+
 def _headline_text(verdict: Verdict) -> Text:
     """``roofguard: FAIL · 1 regression, 2 warning(s) on H100-SXM5 · judged against …``."""
     conclusion = shown_conclusion(verdict.conclusion, verdict.judged_nothing)
@@ -310,9 +332,7 @@ def verdict_renderables(verdict: Verdict, width: int | None = None) -> Iterable[
         yield group_table(verdict.groups, verdict.findings)
     if (table.row_count or verdict.groups) and shows_a_baseline(verdict):
         yield Text(BASELINE_NOTE, style="dim")
-    asking = [f for f in verdict.findings if not is_cleared(f)]  # cleared: counted on a line
-    for main, *evidence in findings_by_cause(asking):
-        yield finding_block(main, evidence)
+    yield from finding_blocks(verdict)
     for note in verdict.notes[:20]:
         yield Text(f"note: {clean(note)}")
 
