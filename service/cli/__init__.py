@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -49,6 +50,12 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 }
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+#: Typer's exit code for Ctrl-C (and here for SIGTERM), 128 + SIGINT as shells give it.
+EXIT_INTERRUPTED = 130
+INTERRUPTED = (
+    "roofguard: interrupted; a run is stored in one transaction, all of it or nothing, "
+    "so running the command again is safe"
+)
 
 # Recent typer vendors its own copy of click (typer._click); older ones use click itself.
 # Catch both so usage errors always exit 2 with one message.
@@ -181,6 +188,8 @@ def _invoke(command: Any, args: list[str]) -> int:
     except _USAGE as exc:
         exc.show()  # type: ignore[attr-defined]
         return EXIT_USAGE
+    if result == EXIT_INTERRUPTED:  # Typer's answer to KeyboardInterrupt: silent before
+        click.echo(INTERRUPTED, err=True)
     return result if isinstance(result, int) else EXIT_OK
 
 
@@ -205,8 +214,14 @@ def _outside_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C: the transaction rolls back and temporary files go, then exit 130."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _interrupt)  # a cancelled CI job's
     args = sys.argv[1:]
     modules = modules_for(args)
     errors = ("collectors.errors", "rules.errors", "service.errors") if modules else ()

@@ -1,0 +1,37 @@
+"""A command stopped by Ctrl-C or SIGTERM says so, and that running it again is safe.
+
+Typer turns Ctrl-C into exit 130 without a word, and SIGTERM (a cancelled CI job) killed
+the process as it stood: an ingest stopped midway exited silently.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from service.cli import EXIT_INTERRUPTED, INTERRUPTED
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_ingest_stopped_midway_says_it_was_interrupted(tmp_path: Path, signum: int) -> None:
+    report = tmp_path / "run.csv"
+    report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\ngemm,0.001,1e10,1e8,1\n")
+    with socket.create_server(("127.0.0.1", 0)) as server:  # a database that never answers
+        server.settimeout(60)
+        db = f"postgresql+psycopg://root@127.0.0.1:{server.getsockname()[1]}/stalled"
+        args = ["ingest", str(report), "--repo", "acme/k", "--branch", "main", "--commit", "c1"]
+        args += ["--device", "H100-SXM5", "--db", db]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "service", *args], stderr=subprocess.PIPE, text=True
+        )
+        connection, _ = server.accept()  # the ingest waits on its store
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+        connection.close()
+    assert proc.returncode == EXIT_INTERRUPTED, err
+    assert err.strip().splitlines()[-1] == INTERRUPTED
