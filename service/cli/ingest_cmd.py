@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,7 +23,7 @@ from service.pipeline.storable import refuse_unstorable, refuse_unstorable_flags
 from service.progress import stage
 from service.store.batch_ingest import ingest_columns
 from service.store.db import DEFAULT_SQLITE_PATH, core_scope, open_store
-from service.store.ingestinputs import remember_inputs, run_of_inputs
+from service.store.ingestinputs import remember_inputs, run_of_inputs, stored_time
 
 if TYPE_CHECKING:
     from collectors.schema import RunRecord
@@ -64,7 +65,7 @@ def ingest_command(
     limits = cli_limits()
     digest, before = _stored_before(files, meta, cfg, limits, url)
     if before is not None:  # the same files and flags were stored: nothing to read
-        _already(before, meta)
+        _already(*before, meta)
         return
     where = ", ".join(map(str, files))
     with stage("reading the reports"):  # a huge run's: a minute and more
@@ -88,13 +89,14 @@ def ingest_command(
             result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
         if digest is not None and digest.unchanged():  # a file rewritten meanwhile: no digest
             remember_inputs(session, digest.hexdigest, result)
-    _say(run, result, None if columns is None else columns.unmeasured_count, meta)
+        stored_at = None if result.created else stored_time(session, result.run_id)
+    _say(run, result, None if columns is None else columns.unmeasured_count, meta, stored_at)
 
 
 def _stored_before(
     files: list[Path], meta: RunMeta, cfg: RoofguardConfig, limits: StoreLimits, url: str | None
-) -> tuple[InputDigest | None, int | None]:
-    """The digest of the inputs, and the run stored from the same ones, if any.
+) -> tuple[InputDigest | None, tuple[int, datetime | None] | None]:
+    """The digest of the inputs, and the run stored from the same ones and its time, if any.
 
     The timestamp is left out of the digest, so a future one is refused here, as a read would.
     """
@@ -116,7 +118,9 @@ def _given(branch: str) -> str:
     return branch
 
 
-def _run_of_inputs(url: str | None, digest: InputDigest | None) -> int | None:
+def _run_of_inputs(
+    url: str | None, digest: InputDigest | None
+) -> tuple[int, datetime | None] | None:
     """The run an ingest of the same inputs stored; None also where there is no store yet.
 
     A store that is missing, behind its migrations or broken is not an error here: the
@@ -130,29 +134,42 @@ def _run_of_inputs(url: str | None, digest: InputDigest | None) -> int | None:
         return None
     try:
         with core_scope(engine, readonly=True) as session:
-            return run_of_inputs(session, digest.hexdigest)
+            found = run_of_inputs(session, digest.hexdigest)
+            return None if found is None else (found, stored_time(session, found))
     except (StoreUnavailable, SQLAlchemyError):
         return None
     finally:
         engine.dispose()
 
 
-def _already(run_id: int, meta: RunMeta) -> None:
-    """The run stored before; a ``--timestamp`` given does not move it (time is no content)."""
+def _already(run_id: int, stored_at: datetime | None, meta: RunMeta) -> None:
+    """The run stored before; a ``--timestamp`` given does not move it (time is no content).
+
+    Said only of another time than the stored one: a nightly job retried says the same.
+    """
     typer.echo(f"already ingested as run {run_id} (same content)")
-    if meta.timestamp is not None:
+    if meta.timestamp is not None and meta.timestamp != stored_at:
         typer.echo(
             f"note: --timestamp not applied: run {run_id} keeps the time it was stored with",
             err=True,
         )
 
 
-def _say(run: RunRecord, result: IngestResult, unmeasured: int | None, meta: RunMeta) -> None:
-    """The run's notes, then what was stored (``unmeasured``: counted already, for columns)."""
+def _say(
+    run: RunRecord,
+    result: IngestResult,
+    unmeasured: int | None,
+    meta: RunMeta,
+    stored_at: datetime | None,
+) -> None:
+    """The run's notes, then what was stored (``unmeasured``: counted already, for columns).
+
+    ``stored_at``: the time of the run stored before with the same content (not created).
+    """
     for note in run.notes:  # the roof's, and the reports' (failed launches, unmeasured kernels)
         typer.echo(f"note: {note}", err=True)
     if not result.created:
-        _already(result.run_id, meta)
+        _already(result.run_id, stored_at, meta)
         return
     if unmeasured is None:
         unmeasured = sum(not k.measured for k in run.kernels)

@@ -6,6 +6,8 @@ the run in the ingest's own transaction, so it names a run only once that run is
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import sqlalchemy as sa
 
 from service.store.coretables import INGEST_INPUTS as _INPUTS
@@ -30,6 +32,14 @@ def run_of_inputs(session: StoreSession, digest: str) -> int | None:
     )
     found = session.execute(stmt).scalar()
     return None if found is None else int(found)
+
+
+def stored_time(session: StoreSession, run_id: int) -> datetime | None:
+    """The time run ``run_id`` was stored with (UTC), None when there is no such run."""
+    found = session.execute(sa.select(_RUNS.c.timestamp).where(_RUNS.c.id == run_id)).scalar()
+    if not isinstance(found, datetime):
+        return None
+    return found.replace(tzinfo=UTC) if found.tzinfo is None else found
 
 
 def remember_inputs(session: StoreSession, digest: str, stored: IngestResult) -> None:

@@ -180,6 +180,20 @@ def test_a_timestamp_given_again_says_it_was_not_applied(tmp_path, capsys) -> No
     assert "note: --timestamp not applied: run 1 keeps the time it was stored with" in err
 
 
+@pytest.mark.parametrize("copy", [False, True], ids=["same files", "same content"])
+def test_the_same_timestamp_given_again_is_no_news(tmp_path, capsys, copy) -> None:
+    """A nightly job retried said "--timestamp not applied" of the time the run has."""
+    report, db = _report(tmp_path), f"sqlite:///{tmp_path / 'h.db'}"
+    again = tmp_path / "again" / report.name if copy else report  # read again, the same run
+    again.parent.mkdir(exist_ok=True)
+    again.write_bytes(report.read_bytes())
+    assert run(_ingest(report, db, "--commit", "c1", "--timestamp", "2026-11-30T02:00")) == 0
+    capsys.readouterr()
+    assert run(_ingest(again, db, "--commit", "c1", "--timestamp", "2026-11-30T02:00Z")) == 0
+    out, err = capsys.readouterr()
+    assert "already ingested as run 1 (same content)" in out and "not applied" not in err
+
+
 @pytest.mark.parametrize("flag", ["--output", "--suspects", "--suspects-regex"])
 @pytest.mark.parametrize("where", ["missing folder", "a folder"])
 def test_an_output_that_cannot_be_written_is_refused_first(tmp_path, capsys, flag, where) -> None:
