@@ -236,21 +236,18 @@ def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
 
 
 def _unknown_in(run: RunRecord, exc: UnknownDevice) -> UnknownDevice:
-    """``exc`` naming the report it came from, and the config block that describes the card.
+    """``exc`` naming the report it came from, and the config table that describes the card.
 
-    The block's values are placeholders TOML refuses, so a copy left unfilled is an error
-    naming them, not a roof of made-up peaks.
+    One line, as every error; the values are placeholders TOML refuses, so a copy left
+    unfilled is an error naming them, not a roof of made-up peaks.
     """
     where = run.sources[0].path if run.sources else "report"
-    block = (
-        f'[devices."{exc.name}"]\n'
-        "peak_flop_per_s = { fp32 = <FLOP/s>, tensor_bf16 = <FLOP/s> }  # dense peaks\n"
-        "bandwidth_byte_per_s = { dram = <bytes/s> }"
-    )
     near = f"; closest known: {', '.join(exc.suggestions)}" if exc.suggestions else ""
     exc.args = (
         f"{where}: unknown device {exc.name!r}{near} (`roofguard devices` lists the catalog); "
-        f"to judge it, describe it in roofguard.toml (dense peaks, SI units):\n{block}",
+        f'to judge it, describe it in roofguard.toml: [devices."{exc.name}"] with '
+        "peak_flop_per_s = { <precision> = <FLOP/s> } and bandwidth_byte_per_s = "
+        "{ dram = <bytes/s> } (dense peaks, SI units)",
     )
     return exc
 

@@ -116,8 +116,8 @@ def test_an_unknown_card_without_peaks_names_the_closest_known_ones(corpus_dir, 
     assert check(tmp_path, corpus_dir / GBENCH, "--config", str(config)) == 2
     err = capsys.readouterr().err
     assert "unknown device 'Tesla V100-PCIE-48GB'; closest known: V100-PCIe" in err
-    # the block to fill in, under the name the check looks up
-    assert '[devices."Tesla V100-PCIE-48GB"]\npeak_flop_per_s = { fp32 = <FLOP/s>' in err
+    # the table to fill in, under the name the check looks up
+    assert '[devices."Tesla V100-PCIE-48GB"] with peak_flop_per_s = { <precision> =' in err
 
 
 def test_a_card_described_in_the_config_is_judged_on_its_datasheet(corpus_dir, tmp_path):
