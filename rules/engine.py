@@ -27,6 +27,7 @@ from rules.config import FailOn
 from rules.context import RuleContext
 from rules.errors import RuleExecutionFailed
 from rules.gated import GateDecisions, decide
+from rules.groups import unmatched_notes
 from rules.groupverdict import group_verdict
 from rules.kernelbaselines import kernel_baselines
 from rules.kernelrows import findings_by_kernel, missing_verdicts, row_baseline, summarised_row
@@ -352,9 +353,14 @@ def _verdict(
         trusted=ctx.trusted,
         kernels=tuple(_worst_first(kernels, findings)),
         findings=tuple(findings),
-        notes=(*run.notes, *(() if ctx.trusted else (UNTRUSTED_NOTE,))),
+        notes=(*run.notes, *(() if ctx.trusted else (UNTRUSTED_NOTE,)), *_group_notes(ctx)),
         groups=groups,
         time_s=ctx.total_time_s,
         baseline=run_base,
         time_ratio=ratio(ctx.total_time_s, run_base.time_s if run_base else None),
     )
+
+
+def _group_notes(ctx: RuleContext) -> list[str]:
+    """``rules.groups.unmatched_notes`` of the groups the run's kernels left empty."""
+    return unmatched_notes(ctx, {name: g.keys for name, g in ctx.groups.items()})

@@ -106,6 +106,27 @@ def group_members(ctx: RunWithHistory) -> dict[str, tuple[str, ...]]:
     return {name: tuple(keys) for name, keys in members.items()}
 
 
+def unmatched_notes(ctx: RunWithHistory, members: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """A note per configured group no kernel of the run joined: its row reads 0 kernels.
+
+    A case typo (``*S884GEMM*`` for ``s884gemm``) left a declared regime unchecked, silently.
+    """
+    return [
+        _unmatched(group, ctx.kernels) for group in ctx.config.groups if not members[group.name]
+    ]
+
+
+def _unmatched(group: KernelGroup, kernels: Mapping[str, KernelRecord]) -> str:
+    folded = KernelGroup(name=group.name, pattern=group.pattern.lower(), nvtx=group.nvtx)
+    near = sum(folded.matches(k.lower(), r.name.lower(), r.nvtx_range) for k, r in kernels.items())
+    nvtx = f" in NVTX range {group.nvtx!r}" if group.nvtx else ""
+    hint = f"; {near} would, ignoring case" if near else ""
+    return (
+        f"group {group.name!r} matches no kernel of this run (pattern {group.pattern!r}{nvtx}, "
+        f"a case-sensitive glob on each kernel's key and name{hint})"
+    )
+
+
 def _current(
     ctx: RunWithHistory, keys: tuple[str, ...]
 ) -> tuple[float, float | None, float, float]:

@@ -10,7 +10,7 @@ import pytest
 
 from rules import evaluate
 from rules.base import Rule
-from rules.config import RulesConfig
+from rules.config import KernelGroup, RulesConfig
 from rules.context import RuleContext
 from rules.engine import conclude
 from rules.gated import GateDecisions
@@ -246,3 +246,20 @@ def test_the_table_baseline_is_the_segment_the_gate_judged_against() -> None:
     (group,) = verdict.groups  # judged by the same gate: the same runs
     assert group.baseline is not None and group.baseline.n == 6
     assert group.time_ratio == pytest.approx(0.0118 / 0.00983, rel=1e-3)
+
+
+def test_a_group_no_kernel_joins_is_noted_with_a_case_hint() -> None:
+    """``*S884GEMM*`` for ``s884gemm``: a group of 0 kernels, its regime never checked, silently."""
+    groups = (
+        KernelGroup(name="gemm", pattern="*GEMV*", regime="memory-bound"),
+        KernelGroup(name="attention", pattern="flash_*"),
+        KernelGroup(name="decode", pattern="gemv*"),
+    )
+    ctx = with_config(case("roof-drop", "fail_gemv_fusion_lost").context(), groups=groups)
+    notes = [n for n in evaluate(ctx).verdict.notes if n.startswith("group ")]
+    assert notes == [
+        "group 'gemm' matches no kernel of this run (pattern '*GEMV*', a case-sensitive glob "
+        "on each kernel's key and name; 1 would, ignoring case)",
+        "group 'attention' matches no kernel of this run (pattern 'flash_*', a case-sensitive "
+        "glob on each kernel's key and name)",
+    ]
