@@ -77,10 +77,16 @@ def one_decimal(value: float, sign: bool = False) -> str:
 
 
 def speed(ratio: float, digits: int = 2) -> str:
-    """A time ratio in words: ``0.61`` -> ``"1.64× faster"``, ``1.2`` -> ``"1.20× slower"``."""
+    """A time ratio in words: ``0.61`` -> ``"1.64× faster"``, ``1.2`` -> ``"1.20× slower"``.
+
+    A ratio that rounds to 1 is ``"the same speed, 1.00×"``: "1.00× slower" said of 1.0007.
+    """
     if ratio <= 0:
         return "—"
-    return f"{1 / ratio:.{digits}f}× faster" if ratio <= 1 else f"{ratio:.{digits}f}× slower"
+    shown = f"{max(ratio, 1 / ratio):.{digits}f}"
+    if float(shown) == 1:
+        return f"the same speed, {shown}×"
+    return f"{shown}× faster" if ratio <= 1 else f"{shown}× slower"
 
 
 def signed_percent(fraction: float) -> str:
