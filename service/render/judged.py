@@ -81,3 +81,18 @@ def shows_a_baseline(verdict: Verdict) -> bool:
     """
     bases = [row.baseline for row in verdict.kernels] + [row.baseline for row in verdict.groups]
     return any(base is not None and base.center is not None for base in bases)
+
+
+def lower_bound_legend(verdict: Verdict) -> str:
+    """What ``≥`` before a percent of roof means, and why, when a kernel of the run has one.
+
+    A V100's roof has no L2 or L1 bandwidth: every kernel read ``≥ 48.1%``, and only the
+    verdict JSON's ``missing`` said why.
+    """
+    why = dict.fromkeys(m for k in verdict.kernels if k.percent_is_lower_bound for m in k.missing)
+    if not why:
+        return ""
+    return (
+        "≥ before a percent of roof: a lower bound, the roof times part of the work only "
+        f"({'; '.join(list(why)[:3])})."
+    )

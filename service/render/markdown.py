@@ -29,7 +29,12 @@ from service.render.escape import (
     shorten,
 )
 from service.render.fit import fit
-from service.render.judged import BASELINE_NOTE, judged_group, shows_a_baseline
+from service.render.judged import (
+    BASELINE_NOTE,
+    judged_group,
+    lower_bound_legend,
+    shows_a_baseline,
+)
 from service.render.listing import VISIBLE_ROWS, Listed, Split, split_kernels
 from service.render.ranking import cleared_line
 from service.render.sparklines import runner_legend
@@ -317,16 +322,18 @@ def _base(
         "charts": charts,
         "groups": _groups(verdict),
         "groups_left": max(len(verdict.groups) - MAX_GROUPS, 0),
-        "baseline_note": _baseline_note(verdict) if has_baseline else "",
+        "baseline_note": _table_note(verdict, has_baseline),
         "has_baseline": has_baseline,
         "more": _listed_as(verdict),
         "limit_name": budget.limit_name,
     }
 
 
-def _baseline_note(verdict: Verdict) -> str:
-    """The tables' footnote on their baselines (where a row states one), and the trend's mark."""
-    return escape_text(BASELINE_NOTE + runner_legend(verdict), limit=TEXT_LIMIT)
+def _table_note(verdict: Verdict, has_baseline: bool) -> str:
+    """The tables' footnote: their baselines (where a row states one), the trend's mark, ``≥``."""
+    baseline = BASELINE_NOTE + runner_legend(verdict) if has_baseline else ""
+    legend = lower_bound_legend(verdict)
+    return escape_text(f"{baseline} {legend}".strip(), limit=TEXT_LIMIT)
 
 
 def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMIT) -> str:

@@ -33,7 +33,13 @@ from service.render.causes import findings_by_cause
 from service.render.devices import judged_against
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
-from service.render.judged import BASELINE_NOTE, judged_group, judged_kernel, shows_a_baseline
+from service.render.judged import (
+    BASELINE_NOTE,
+    judged_group,
+    judged_kernel,
+    lower_bound_legend,
+    shows_a_baseline,
+)
 from service.render.names import ellipsize_middle
 from service.render.ranking import (
     cleared_line,
@@ -330,8 +336,11 @@ def verdict_renderables(verdict: Verdict, width: int | None = None) -> Iterable[
     yield from _kernel_lines(table, unchanged, cleared_line(verdict))
     if verdict.groups:
         yield group_table(verdict.groups, verdict.findings)
-    if (table.row_count or verdict.groups) and shows_a_baseline(verdict):
-        yield Text(BASELINE_NOTE, style="dim")
+    if table.row_count or verdict.groups:
+        baseline = BASELINE_NOTE if shows_a_baseline(verdict) else ""
+        note = f"{baseline} {lower_bound_legend(verdict)}".strip()
+        if note:
+            yield Text(note, style="dim")
     yield from finding_blocks(verdict)
     for note in verdict.notes[:20]:
         yield Text(f"note: {clean(note)}")
