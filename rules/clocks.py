@@ -21,6 +21,10 @@ from rules.roofline import Roof
 CLOCK_TOLERANCE = 0.01
 #: Kernels whose clocks spread wider than this are named in the note.
 SPREAD_NOTE = 0.05
+#: Clocks outside this share of the datasheet's are a unit slip or a bad counter, not a clock
+#: a kernel ran at (an H100 idles at 0.17x its boost): the roof is not scaled to them. A
+#: report's SM clock of 1.64e-06 GHz cut every peak 300-fold, with only a note.
+PLAUSIBLE_SCALE = (0.05, 2.0)
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,21 @@ def run_clock(run: RunRecord, which: str) -> RunClock | None:
     return RunClock(mean, min(clocks), max(clocks))
 
 
+def _plausible(
+    clock: RunClock | None, reference: float | None, which: str
+) -> tuple[RunClock | None, str | None]:
+    """``clock``, or None and why where it is too far from the datasheet's to be one."""
+    if clock is None or not reference:
+        return clock, None
+    low, high = PLAUSIBLE_SCALE
+    if low <= clock.mean_hz / reference <= high:
+        return clock, None
+    return None, (
+        f"the report's {which} clock, {_ghz(clock.mean_hz)}, is far from the datasheet's "
+        f"{_ghz(reference)} (a unit slip or a bad counter?): left out"
+    )
+
+
 def _ghz(hz: float) -> str:
     return f"{hz / 1e9:.3g} GHz"
 
@@ -84,13 +103,17 @@ def at_report_clocks(spec: DeviceSpec, run: RunRecord) -> tuple[Roof, str | None
     has no boost clock, or the clocks are within ``CLOCK_TOLERANCE`` of the datasheet's.
     """
     roof = spec.roof()
-    sm, memory = run_clock(run, "sm"), run_clock(run, "memory")
+    sm, odd_sm = _plausible(run_clock(run, "sm"), spec.boost_clock_hz, "SM")
+    memory, odd_memory = _plausible(run_clock(run, "memory"), spec.memory_clock_hz, "memory")
+    parts = [odd for odd in (odd_sm, odd_memory) if odd]
     sm_scale, memory_scale = _scale(sm, spec.boost_clock_hz), _scale(memory, spec.memory_clock_hz)
     no_boost = sm is not None and not spec.boost_clock_hz
     if sm_scale is None and memory_scale is None and not no_boost:
-        return roof, None
+        return (
+            roof,
+            f"{spec.id}'s datasheet roof is not scaled: {'; '.join(parts)}" if parts else None,
+        )
     bandwidth = dict(roof.bandwidth_byte_per_s)
-    parts = []
     peaks = dict(roof.peak_flop_per_s)
     if sm is not None and no_boost:
         parts.append(

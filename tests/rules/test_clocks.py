@@ -84,3 +84,20 @@ def test_a_card_without_a_boost_clock_in_the_catalog_is_not_scaled_but_warned_ab
     assert roof == gh200.roof()
     assert note is not None and "is not scaled to the report's clocks" in note
     assert "the catalog has no boost clock for GH200-96GB" in note
+
+
+def test_a_clock_no_hardware_runs_at_leaves_the_roof_unscaled_and_is_named():
+    """A report's SM clock of 1.64e-06 GHz cut every peak 300-fold, with only a note."""
+    a10 = builtin_catalog().lookup("A10")
+    kernel = _gemm(sm_clock_hz=1640.0, memory_clock_hz=6.1e9)  # Hz where MHz was meant
+    roof, note = at_report_clocks(a10, make_run(device="NVIDIA A10", kernels=[kernel]))
+    assert roof.peak_flop_per_s == a10.roof().peak_flop_per_s
+    assert roof.bandwidth_byte_per_s["dram"] == pytest.approx(0.6e12 * 6.1 / 6.251)
+    assert note is not None and "the report's SM clock, 1.64e-06 GHz, is far from" in note
+    alone = _gemm(sm_clock_hz=5.0e9)  # 2.5x the boost, and no memory clock
+    roof, note = at_report_clocks(H100, make_run(kernels=[alone]))
+    assert roof == H100.roof()
+    assert note == (
+        "H100-SXM5's datasheet roof is not scaled: the report's SM clock, 5 GHz, is far from "
+        "the datasheet's 1.98 GHz (a unit slip or a bad counter?): left out"
+    )
