@@ -93,12 +93,13 @@ def _lost(ctx: RuleContext) -> Iterator[tuple[str, float]]:
     because a kind of counter (FLOPs or bytes) is gone (not a work count of zero).
     """
     for key, kernel in ctx.kernels.items():
-        if not kernel.duration_s:
-            continue  # not measured at all (unplaced either way)
+        placement = ctx.placements[key]
+        if not kernel.duration_s or placement.regime is not None:
+            continue  # not measured at all, or placed with a regime (most kernels)
         history = ctx.kernel_history(key)
         if not len(history.percent_of_roof) or math.isnan(history.percent_of_roof[-1]):
             continue  # new, or off the roof in the newest run already (said then)
-        if _lacks_counters(kernel, ctx.placements[key], history.regime[-1]):
+        if _lacks_counters(kernel, placement, history.regime[-1]):
             yield key, float(history.percent_of_roof[-1])
 
 
