@@ -19,6 +19,8 @@ from collectors.schema import RunRecord
 from rules import Verdict
 from service.store.baselines import Baseline, MergeBase
 from service.store.ids import as_utc
+from service.store.queries import first_nightly_elsewhere
+from service.store.sessions import StoreSession
 
 #: A baseline whose newest run is older than the run's starting point by more than this is
 #: noted (a week: a suite measured on weekdays or weekly still reads fresh).
@@ -26,24 +28,43 @@ STALE_DAYS = 7
 
 
 def age_noted(
-    verdict: Verdict, rows: Baseline, run: RunRecord, merge_base: MergeBase | None
+    session: StoreSession,
+    verdict: Verdict,
+    judged: tuple[Baseline, RunRecord, str],
+    merge_base: MergeBase | None,
 ) -> Verdict:
-    """The verdict with a note when its baseline's newest run is stale (see the module)."""
+    """The verdict with a note when its baseline's newest run is stale (see the module).
+
+    ``judged``: the baseline, the run and the base branch.
+    """
+    rows, run, branch = judged
     if rows.frame.empty or (merge_base is not None and rows.merge_base_found):
         return verdict
     since, what = _starting_point(run, merge_base)
     stamps = pd.to_datetime(rows.frame["timestamp"], utc=True)
     newest = int(stamps.argmax())  # on the int64 stamps: no Timestamp object per row
-    age = since - stamps.iloc[newest].to_pydatetime()
-    if age <= timedelta(days=STALE_DAYS):
+    last = stamps.iloc[newest].to_pydatetime()
+    if since - last <= timedelta(days=STALE_DAYS):
         return verdict
+    device = str(rows.frame["device"].iloc[newest])
+    moved = first_nightly_elsewhere(
+        session=session, repo=str(run.repo), branch=branch, device=device, after=last, until=since
+    )
     commit = str(rows.frame["commit"].iloc[newest])[:12]
     note = (
-        f"the newest baseline run ({stamps.iloc[newest]:%Y-%m-%d}, commit {commit}) is "
-        f"{age.days} days older than {what}: changes merged in between read as this run's; "
-        "is the nightly job still running?"
+        f"the newest baseline run ({last:%Y-%m-%d}, commit {commit}) is {(since - last).days} "
+        f"days older than {what}: changes merged in between read as this run's; "
+        + _why_stale(device, moved)
     )
     return verdict.model_copy(update={"notes": (*verdict.notes, note)})
+
+
+def _why_stale(device: str, moved: tuple[str, datetime] | None) -> str:
+    """Where the nightly runs went (a runner on another card), else the question to ask."""
+    if moved is None:
+        return "is the nightly job still running?"
+    other, first = moved
+    return f"the nightly runs measured {other} from {first:%Y-%m-%d}, not {device}"
 
 
 def _starting_point(run: RunRecord, merge_base: MergeBase | None) -> tuple[datetime, str]:

@@ -170,7 +170,7 @@ def _with_notes(
 ) -> Verdict:
     """The verdict of ``judged`` (the run, its baseline) with the baseline's and runner's notes."""
     run, rows = judged
-    verdict = _baseline_noted(verdict, rows, run, merge_base, config.base_branch)
+    verdict = _baseline_noted(session, verdict, (rows, run, config.base_branch), merge_base)
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]
     return runner_noted(session, verdict, run, baseline_runs, rows.frame)
 
@@ -264,10 +264,18 @@ def _levels_run(run: RunRecord, history: pd.DataFrame, stored: IngestResult) -> 
 
 
 def _baseline_noted(
-    verdict: Verdict, rows: Baseline, run: RunRecord, merge_base: MergeBase | None, branch: str
+    session: StoreSession,
+    verdict: Verdict,
+    judged: tuple[Baseline, RunRecord, str],
+    merge_base: MergeBase | None,
 ) -> Verdict:
-    """The verdict with the notes on where its baseline stops and how old its newest run is."""
-    return age_noted(_merge_base_noted(verdict, rows, merge_base, branch), rows, run, merge_base)
+    """The verdict with the notes on where its baseline stops and how old its newest run is.
+
+    ``judged``: the baseline, the run and the base branch.
+    """
+    rows, _, branch = judged
+    verdict = _merge_base_noted(verdict, rows, merge_base, branch)
+    return age_noted(session, verdict, judged, merge_base)
 
 
 def _merge_base_noted(

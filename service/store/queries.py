@@ -178,6 +178,32 @@ def nightly_setups(
     return [(runner, driver) for runner, driver in session.execute(stmt)]
 
 
+def first_nightly_elsewhere(
+    *, session: StoreSession, repo: str, branch: str, device: str, after: datetime, until: datetime
+) -> tuple[str, datetime] | None:
+    """The device and time of ``branch``'s first nightly run elsewhere in ``(after, until]``.
+
+    Where the nightly job went while ``device`` had no run (a runner on another card).
+    """
+    stmt = (
+        sa.select(_DEVICES.c.name, _RUNS.c.timestamp)
+        .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)
+        .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
+        .where(
+            same_repo(_REPOS.c.name, repo),
+            _RUNS.c.branch == branch,
+            _RUNS.c.kind == "nightly",
+            _DEVICES.c.name != device,
+            _RUNS.c.timestamp > as_utc(after),
+            _RUNS.c.timestamp <= as_utc(until),
+        )
+        .order_by(_RUNS.c.timestamp, _RUNS.c.id)
+        .limit(1)
+    )
+    found = session.execute(stmt).first()
+    return None if found is None else (str(found[0]), as_utc(found[1]))
+
+
 def run_judged(*, session: StoreSession, run_id: int) -> bool | None:
     """``RunSummary.judged`` of run ``run_id`` (None too for a run not stored)."""
     stmt = sa.select(_RUNS.c.judged).where(_RUNS.c.id == run_id)

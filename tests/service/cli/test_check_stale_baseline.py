@@ -72,3 +72,29 @@ def test_a_nightly_run_after_a_gap_is_told_so(tmp_path) -> None:
     _nights(tmp_path)
     [note] = _stale(_check(tmp_path, "n100", 20))
     assert "is 11 days older than this run" in note
+
+
+def test_nights_on_another_card_are_named_not_a_stopped_job(tmp_path) -> None:
+    """The runner moved to an A100 for three weeks, then back: the H100's baseline is old,
+    and the note asked whether the nightly job was still running; it ran, on the A100."""
+    from csv_checks import HEADER
+
+    from service.cli import run
+
+    _nights(tmp_path)
+    report = tmp_path / "a100.csv"
+    report.write_text(HEADER + "".join(f"gemm_{i},0.002,1e10,1e8,1\n" for i in range(4)))
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    for day in range(12, 30):
+        stamp = (FIRST + timedelta(days=day)).isoformat()
+        args = ["check", str(report), "--repo", "acme/stale", "--commit", f"a{day:03d}"]
+        args += ["--branch", "main", "--kind", "nightly", "--timestamp", stamp]
+        args += ["--device", "A100-SXM4-80GB", "--db", db, "--output", str(tmp_path / "a.md")]
+        assert run(args) in (0, 1)
+    back = _check(tmp_path, "n030", 30)  # the H100's next night
+    [note] = _stale(back)
+    assert note == (
+        "the newest baseline run (2026-10-10, commit n009) is 21 days older than this run: "
+        "changes merged in between read as this run's; the nightly runs measured "
+        "A100-SXM4-80GB from 2026-10-13, not H100-SXM5"
+    )
