@@ -191,6 +191,10 @@ def judge_card(
     )
 
 
+#: Nights away from a card, on others, after which its next night is a device change again.
+RETURN_GAP = pd.Timedelta(days=7).value
+
+
 def _device_codes(devices: pd.Series) -> npt.NDArray[np.integer[Any]]:
     """Each row's device as a number (-1: none), numbered in sorted order (a group-by's).
 
@@ -223,21 +227,47 @@ def _firsts(
     return pd.Series(firsts, dtype=np.int64).sort_values()
 
 
+def _returns(
+    stamps: npt.NDArray[np.int64],
+    devices: npt.NDArray[np.integer[Any]],
+    placed: npt.NDArray[np.bool_],
+    start: int,
+) -> dict[int, int]:
+    """Each card's first night from ``start`` after ``RETURN_GAP`` or more on other cards.
+
+    A runner moved to another card and back: the card's first night is weeks old, and its
+    return was no device change. A pool alternating cards night by night returns to none.
+    """
+    found = {}
+    for device in range(int(devices.max(initial=-1)) + 1):
+        own = np.unique(stamps[placed & (devices == device)])
+        away = np.flatnonzero((np.diff(own) >= RETURN_GAP) & (own[1:] >= start))
+        for back in own[1:][away]:
+            before = own[own < back][-1]
+            if (placed & (devices != device) & (stamps > before) & (stamps < back)).any():
+                found[device] = int(back)
+                break
+    return found
+
+
 def card_starts(
     frame: pd.DataFrame, *, start: datetime, end: datetime, window: int = GATE_WINDOW
 ) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]]:
-    """Each card whose first placed night lies in ``[start, end]`` and the card before it.
+    """Each card whose first placed night, or return (``_returns``), lies in ``[start, end]``.
 
     As positions in ``frame``: the card before's placed rows of its last ``window`` nights
     before the new card's first (the runs a PR check's cross-device baseline reads, the gate's
-    window), and the new card's placed rows up to ``end``; cards in order of their first night.
+    window), and the new card's placed rows from then up to ``end``; cards in order of the
+    night they started.
     """
     percent = pd.to_numeric(frame["percent_of_roof"], errors="coerce").to_numpy(dtype=float)
     stamps = nanoseconds(frame["timestamp"])
     devices = _device_codes(frame["device"])
     placed = ~np.isnan(percent) & (stamps <= pd.Timestamp(end).value) & (devices >= 0)
+    begun = _firsts(stamps, devices, placed)
+    back = _returns(stamps, devices, placed, pd.Timestamp(start).value)
     found = []
-    for device, first in _firsts(stamps, devices, placed).items():
+    for device, first in pd.concat([begun, pd.Series(back, dtype=np.int64)]).sort_values().items():
         earlier = placed & (devices != device) & (stamps < first)
         if first < pd.Timestamp(start).value or not earlier.any():
             continue
@@ -246,7 +276,7 @@ def card_starts(
         before = _last_nights(
             np.flatnonzero(earlier & (devices == devices[latest])), stamps, window
         )
-        found.append((before, np.flatnonzero(placed & (devices == device))))
+        found.append((before, np.flatnonzero(placed & (devices == device) & (stamps >= first))))
     return found
 
 

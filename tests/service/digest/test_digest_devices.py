@@ -70,6 +70,28 @@ def test_a_week_without_a_new_card_has_no_such_section(history) -> None:
     assert not digest.headline.startswith("1 device change")
 
 
+def test_the_runner_back_on_its_card_is_a_device_change_too(tmp_path) -> None:
+    """30 A100 nights, 10 on the H100, then back on the A100: the digest listed the first
+    move only, its "Per device" counting the A100's nights as if it never left."""
+    engine = open_store(f"sqlite:///{tmp_path / 'history.db'}")
+    try:
+        store(engine, nights(A100, 30), datasheet(A100))
+        store(engine, nights(H100, 10, start=30), datasheet(H100))
+        store(engine, nights(A100, 4, start=40), datasheet(A100))
+        with session_scope(engine, readonly=True) as session:
+            history = nightly_history(
+                session=session, repo=REPO, start=FIRST, end=FIRST + timedelta(days=50)
+            )
+    finally:
+        engine.dispose()
+    digest = week(history, 38)
+    [back] = digest.device_changes
+    assert (back.from_device, back.to_device, back.nights) == (H100, A100, 4)
+    assert (back.from_commit, back.to_commit) == ("n0039", "n0040")
+    assert [c.to_device for c in week(history, 28, days=14).device_changes] == [H100, A100]
+    assert week(history, 20).device_changes == []  # a card that never left returns to none
+
+
 @pytest.mark.parametrize("gate_window", [None, 5])
 def test_the_command_reads_the_device_change_as_the_full_history_gives_it(
     tmp_path, capsys, gate_window
