@@ -28,14 +28,29 @@ def test_an_ingest_stopped_midway_says_it_was_interrupted(tmp_path: Path, signum
         args = ["ingest", str(report), "--repo", "acme/k", "--branch", "main", "--commit", "c1"]
         args += ["--device", "H100-SXM5", "--db", db]
         proc = subprocess.Popen(
-            [sys.executable, "-m", "service", *args], stderr=subprocess.PIPE, text=True
+            [sys.executable, "-m", "service", *args],
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_as_on_a_terminal,
         )
-        connection, _ = server.accept()  # the ingest waits on its store
-        _stop(proc, signum)
-        _, err = proc.communicate(timeout=60)
-        connection.close()
+        try:
+            connection, _ = server.accept()  # the ingest waits on its store
+            _stop(proc, signum)
+            _, err = proc.communicate(timeout=60)
+            connection.close()
+        finally:
+            proc.kill()
     assert proc.returncode == EXIT_INTERRUPTED, err
     assert err.strip().splitlines()[-1] == INTERRUPTED
+
+
+def _as_on_a_terminal() -> None:
+    """Ctrl-C's default in the child, as on a terminal.
+
+    A shell without job control starts a background job (a CI script run with ``&``) with
+    SIGINT ignored, and Python keeps it ignored in its children.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _stop(proc: subprocess.Popen[str], signum: int, every_s: float = 3.0) -> None:
