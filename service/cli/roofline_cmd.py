@@ -118,7 +118,13 @@ def _text(result: dict[str, Any]) -> str:
 FlopsOpt = Annotated[float, typer.Option("--flops", help="FLOPs of the kernel.")]
 BytesOpt = Annotated[float, typer.Option("--bytes", help="Bytes moved at --tier.")]
 DeviceOpt = Annotated[str | None, typer.Option(help="Catalog device or a name tools print.")]
-PrecisionOpt = Annotated[str, typer.Option(help="fp64, fp32, fp16, tf32, bf16, fp8, int8, fp4.")]
+PrecisionOpt = Annotated[
+    str,
+    typer.Option(
+        help="fp64, fp32, fp16 (vector peaks; fp16 the tensor one on a card without), tf32, "
+        "bf16, fp8, int8, fp4 (tensor peaks), or a full name such as tensor_fp16."
+    ),
+]
 TierOpt = Annotated[str, typer.Option(help="Memory tier: dram, l2, l1.")]
 TimeOpt = Annotated[float | None, typer.Option("--time", help="Measured time in seconds.")]
 PeakOpt = Annotated[float | None, typer.Option(help="Peak FLOP/s (any hardware).")]
