@@ -167,3 +167,19 @@ def test_day_one_text_verdict_on_the_a10g(corpus_dir, tmp_path, capsys):
     assert lines[1].startswith(slowest)  # its compact signature, cut in the middle
     assert "222 → 667 µs (3.00×)" in lines[1] and "…" in lines[1] and len(lines[1]) < 160
     assert "3 other kernel(s) unchanged." in lines
+
+
+@pytest.mark.parametrize(
+    ("device", "noted"),
+    [("H100", True), ("V100", True), ("H100-PCIe", False), ("A10", False)],
+)
+def test_a_family_name_the_catalog_takes_as_one_card_is_noted(corpus_dir, tmp_path, device, noted):
+    """``device = "H100"`` on an H100 PCIe runner judged it on the SXM5's 3.35 TB/s, silently."""
+    assert check(tmp_path, corpus_dir / GBENCH, "--device", device) == 0
+    notes = [n for n in verdict(tmp_path)["notes"] if n.startswith(f"device {device!r} is taken")]
+    assert bool(notes) == noted
+    if device == "H100":
+        assert notes == [
+            "device 'H100' is taken as H100-SXM5; the catalog also has H100-PCIe, H100-NVL, "
+            "with other peaks and bandwidth: name the card the runner has"
+        ]
