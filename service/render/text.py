@@ -76,6 +76,8 @@ from service.render.verdict_view import (
 
 #: Rows of the kernel table; the rest are counted.
 MAX_ROWS = 30
+#: ``ranked_kernels``' answer: every kernel with its findings, most important first.
+Ranked = list[tuple[KernelVerdict, list[Finding]]]
 NAME_WIDTH = 48
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _STYLE = {Severity.FAIL: "bold red", Severity.WARN: "yellow", Severity.INFO: "cyan"}
@@ -161,13 +163,17 @@ SPARE_COLUMNS = ("FLOP/B (tier)", "share", "regime (binding)")
 SQUEEZED_NAME = 20
 
 
-def kernel_table(verdict: Verdict, width: int | None = None) -> tuple[Table, int]:
+def kernel_table(
+    verdict: Verdict, width: int | None = None, ranked: Ranked | None = None
+) -> tuple[Table, int]:
     """The kernels that changed or have findings (worst first), and how many are unchanged.
 
     ``width``: the terminal's columns; the table hides columns to fit it (``SPARE_COLUMNS``).
+    ``ranked``: ``ranked_kernels(verdict)``, where the caller has it already.
     """
     # The markdown's order and selection, so the row limit cuts the same least important ones.
-    listed = [(k, found) for k, found in ranked_kernels(verdict) if is_listed(k, found)]
+    ranked = ranked_kernels(verdict) if ranked is None else ranked
+    listed = [(k, found) for k, found in ranked if is_listed(k, found)]
     # Unplaced kernels past the limit still get a row: the markdown lists every one of them,
     # and a kernel roofguard cannot judge on the roof is what a reader must not miss (unless
     # the whole suite is timed alone).
@@ -270,16 +276,18 @@ def finding_block(finding: Finding, evidence: Sequence[Finding] = ()) -> Rendera
     return Group(*parts, Text(""))
 
 
-def finding_blocks(verdict: Verdict) -> Iterator[RenderableType]:
+def finding_blocks(verdict: Verdict, ranked: Ranked | None = None) -> Iterator[RenderableType]:
     """Each cause's block (the verdict's order): the run's and groups', then ``MAX_ROWS`` kernels'.
 
-    The kernels are the most important ones with findings, as the table ranks them; the rest
-    are counted. A 20,000-kernel PR printed 13,248 blocks, 25 MB, sorted by kernel name.
+    The kernels are the most important ones with findings, as the table ranks them (``ranked``:
+    ``ranked_kernels(verdict)``, where the caller has it); the rest are counted. A
+    20,000-kernel PR printed 13,248 blocks, 25 MB, sorted by kernel name.
     """
     asking = [f for f in verdict.findings if not is_cleared(f)]  # cleared: counted on a line
     asks = {id(f) for f in asking}
-    ranked = [k.key for k, found in ranked_kernels(verdict) if any(id(f) in asks for f in found)]
-    shown = set(ranked[:MAX_ROWS])
+    ranked = ranked_kernels(verdict) if ranked is None else ranked
+    asked = [k.key for k, found in ranked if any(id(f) in asks for f in found)]
+    shown = set(asked[:MAX_ROWS])
     kernels = {k.key for k in verdict.kernels}
     left = 0
     for main, *evidence in findings_by_cause(asking):
@@ -288,7 +296,7 @@ def finding_blocks(verdict: Verdict) -> Iterator[RenderableType]:
         else:
             left += 1 + len(evidence)
     if left:
-        more = len(ranked) - len(shown)
+        more = len(asked) - len(shown)
         yield Text(f"…and {left:,} more finding(s) on {more:,} kernels (see --format json)")
 
 
@@ -332,7 +340,8 @@ def verdict_renderables(verdict: Verdict, width: int | None = None) -> Iterable[
     story = time_story(verdict, code=False)
     if story:
         yield Text(clean(story), style="bold")
-    table, unchanged = kernel_table(verdict, width)
+    ranked = ranked_kernels(verdict)  # the table's rows and the findings shown, ranked once
+    table, unchanged = kernel_table(verdict, width, ranked)
     yield from _kernel_lines(table, unchanged, cleared_line(verdict))
     if verdict.groups:
         yield group_table(verdict.groups, verdict.findings)
@@ -341,7 +350,7 @@ def verdict_renderables(verdict: Verdict, width: int | None = None) -> Iterable[
         note = f"{baseline} {lower_bound_legend(verdict)}".strip()
         if note:
             yield Text(note, style="dim")
-    yield from finding_blocks(verdict)
+    yield from finding_blocks(verdict, ranked)
     for note in verdict.notes[:20]:
         yield Text(f"note: {clean(note)}")
 
