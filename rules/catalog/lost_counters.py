@@ -104,10 +104,10 @@ def _lost(ctx: RuleContext) -> Iterator[tuple[str, float]]:
 
 
 def _lacks_counters(kernel: KernelRecord, placement: Placement, regime: str | None) -> bool:
-    """Off the roof, or without a regime for want of FLOP or byte counts (had ``regime``)."""
+    """Off the roof, or (placed without one) lacking a kind of count where it had ``regime``."""
     if placement.percent_of_roof is None:
         return True
-    return placement.regime is None and regime is not None and lacks_a_count(kernel)
+    return regime is not None and lacks_a_count(kernel)
 
 
 def _share(ctx: RuleContext, keys: Iterable[str]) -> float:

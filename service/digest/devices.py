@@ -242,8 +242,7 @@ def _returns(
     for device in range(int(devices.max(initial=-1)) + 1):
         own = np.unique(stamps[placed & (devices == device)])
         away = np.flatnonzero((np.diff(own) >= RETURN_GAP) & (own[1:] >= start))
-        for back in own[1:][away]:
-            before = own[own < back][-1]
+        for before, back in zip(own[away], own[away + 1], strict=True):
             if (placed & (devices != device) & (stamps > before) & (stamps < back)).any():
                 found[device] = int(back)
                 break

@@ -6,14 +6,14 @@ the run in the ingest's own transaction, so it names a run only once that run is
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 import sqlalchemy as sa
 
 from service.store.coretables import INGEST_INPUTS as _INPUTS
 from service.store.coretables import RUNS as _RUNS
 from service.store.coretables import utcnow
-from service.store.ids import insert_ignore
+from service.store.ids import as_utc, insert_ignore
 from service.store.ingest import IngestResult
 from service.store.sessions import StoreSession
 
@@ -37,9 +37,7 @@ def run_of_inputs(session: StoreSession, digest: str) -> int | None:
 def stored_time(session: StoreSession, run_id: int) -> datetime | None:
     """The time run ``run_id`` was stored with (UTC), None when there is no such run."""
     found = session.execute(sa.select(_RUNS.c.timestamp).where(_RUNS.c.id == run_id)).scalar()
-    if not isinstance(found, datetime):
-        return None
-    return found.replace(tzinfo=UTC) if found.tzinfo is None else found
+    return as_utc(found) if isinstance(found, datetime) else None
 
 
 def remember_inputs(session: StoreSession, digest: str, stored: IngestResult) -> None:
