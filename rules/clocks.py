@@ -11,7 +11,7 @@ with the memory clock over the nominal one, where the catalog has it. The measur
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from collectors.schema import RunRecord
 from rules.hardware import DeviceSpec
@@ -134,7 +134,7 @@ def at_report_clocks(spec: DeviceSpec, run: RunRecord) -> tuple[Roof, str | None
         else "is not scaled to"
     )
     note = f"{spec.id}'s datasheet roof {how} the report's clocks: " + "; ".join(parts)
-    return Roof(roof.device, roof.source, peaks, bandwidth), note
+    return replace(roof, peak_flop_per_s=peaks, bandwidth_byte_per_s=bandwidth), note
 
 
 def _memory_part(

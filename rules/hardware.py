@@ -10,12 +10,12 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from collectors.schema import DeviceInfo, NonNeg, Precision, Tier
 from rules.errors import RuleError
@@ -69,6 +69,9 @@ class DeviceSpec(BaseModel):
     peak_flop_per_s: dict[Precision, NonNeg] = Field(default_factory=dict)
     bandwidth_byte_per_s: dict[Tier, NonNeg] = Field(default_factory=dict)
     l2_cache_bytes: NonNeg | None = None
+    # The peaks and bandwidths a configuration set (``Roof.from_config``): not a field, so no
+    # catalog or configuration entry can claim to be the datasheet's.
+    _from_config: tuple[str, ...] = PrivateAttr(default=())
 
     def roof(self) -> Roof:
         """The datasheet roof of this device."""
@@ -78,6 +81,7 @@ class DeviceSpec(BaseModel):
             dict(self.peak_flop_per_s),
             dict(self.bandwidth_byte_per_s),
             self.l2_cache_bytes,
+            self._from_config,
         )
 
     def overridden(self, override: Mapping[str, Any]) -> DeviceSpec:
@@ -88,7 +92,22 @@ class DeviceSpec(BaseModel):
                 data[key] = {**data[key], **value}
             else:
                 data[key] = value
-        return DeviceSpec.model_validate(data)
+        return DeviceSpec.model_validate(data)._marked((*self._from_config, *_figures(override)))
+
+    def _marked(self, from_config: Sequence[str]) -> DeviceSpec:
+        """This spec with ``from_config`` marked as the configuration's figures."""
+        self._from_config = tuple(dict.fromkeys(from_config))
+        return self
+
+
+def _figures(override: Mapping[str, Any]) -> list[str]:
+    """The peaks and bandwidths (precisions and tiers) a ``[devices]`` table sets."""
+    return [
+        str(name)
+        for table in ("peak_flop_per_s", "bandwidth_byte_per_s")
+        if isinstance(override.get(table), Mapping)
+        for name in override[table]
+    ]
 
 
 def normalise_name(name: str) -> str:
@@ -180,7 +199,8 @@ class Catalog:
             if existing is not None:
                 devices[existing.id] = existing.overridden(override)
             else:
-                devices[name] = DeviceSpec.model_validate({"id": name, **override})
+                added = DeviceSpec.model_validate({"id": name, **override})
+                devices[name] = added._marked(_figures(override))
         return Catalog(devices)
 
 

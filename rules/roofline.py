@@ -41,6 +41,8 @@ class Roof:
         bandwidth_byte_per_s: Bandwidth per memory tier, B/s.
         l2_cache_bytes: The device's L2 cache size, bytes (None: not known): a kernel that
             moves far more than this cannot be running from cache.
+        from_config: The peaks and bandwidths (by precision or tier) a ``roofguard.toml``
+            ``[devices]`` table set instead of the datasheet: the label says so.
     """
 
     device: str
@@ -48,11 +50,21 @@ class Roof:
     peak_flop_per_s: Mapping[str, float]
     bandwidth_byte_per_s: Mapping[str, float]
     l2_cache_bytes: float | None = None
+    from_config: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
-        """Short human label, e.g. "H100-SXM5 (datasheet)"."""
-        return f"{self.device} ({self.source})"
+        """Short label: "H100-SXM5 (datasheet)", "H100-SXM5 (datasheet, dram from config)".
+
+        A roof wholly from the configuration (a device the catalog lacks) is "(config)".
+        """
+        if not self.from_config:
+            return f"{self.device} ({self.source})"
+        if set(self.peak_flop_per_s) | set(self.bandwidth_byte_per_s) <= set(self.from_config):
+            return f"{self.device} (config)"
+        few = len(self.from_config) <= 2
+        named = " and ".join(self.from_config) if few else f"{len(self.from_config)} figures"
+        return f"{self.device} ({self.source}, {named} from config)"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from rules.advice import Advice
 from rules.base import Rule, RuleOptions
+from rules.clocks import at_report_clocks
 from rules.context import RuleContext
 from rules.gated import GateDecisions
 from rules.hardware import builtin_catalog
@@ -14,10 +15,19 @@ from rules.verdict import Finding, Severity, Stability
 
 
 def reference_peaks(ctx: RuleContext) -> list[tuple[str, dict[str, float]]]:
-    """Dense peaks to hold the judged roof against: the catalog's, and the other roofs'."""
+    """Dense peaks to hold the judged roof against: the catalog's, and the other roofs'.
+
+    The packaged catalog's where the judged roof's peaks are not its own: a report's, a
+    measured roof, or the datasheet with figures a configuration set (then the catalog's
+    at the same report clocks: a figure scaled by 0.77 must not pass for a dense one).
+    """
     refs: list[tuple[str, dict[str, float]]] = []
     spec = builtin_catalog().find(ctx.roof.device)
-    if spec is not None and ctx.roof.source != "datasheet":
+    if spec is not None and ctx.roof.source == "datasheet" and ctx.roof.from_config:
+        refs.append(
+            (f"{spec.id} (datasheet)", dict(at_report_clocks(spec, ctx.run)[0].peak_flop_per_s))
+        )
+    elif spec is not None and ctx.roof.source != "datasheet":
         refs.append((f"{spec.id} (datasheet)", dict(spec.peak_flop_per_s)))
     for roof in ctx.other_roofs:
         if roof.label != ctx.roof.label:

@@ -82,6 +82,7 @@ def _roof(values: dict[str, Any], fallback: str) -> Roof:
         values.get("source", "datasheet"),
         {str(k): float(v) for k, v in (values.get("peak_flop_per_s") or {}).items()},
         {str(k): float(v) for k, v in (values.get("bandwidth_byte_per_s") or {}).items()},
+        from_config=tuple(str(name) for name in values.get("from_config") or ()),
     )
 
 

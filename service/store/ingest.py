@@ -49,12 +49,15 @@ class IngestResult:
 
 
 def _roof_json(roof: Roof) -> RoofValues:
-    return {
+    values: RoofValues = {
         "device": roof.device,
         "source": roof.source,
         "peak_flop_per_s": dict(roof.peak_flop_per_s),
         "bandwidth_byte_per_s": dict(roof.bandwidth_byte_per_s),
     }
+    if roof.from_config:  # only then: the roofs stored before keep their bytes
+        values["from_config"] = list(roof.from_config)
+    return values
 
 
 def _run_row(

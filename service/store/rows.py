@@ -18,6 +18,7 @@ class RoofValues(TypedDict):
     source: str
     peak_flop_per_s: dict[str, float]
     bandwidth_byte_per_s: dict[str, float]
+    from_config: NotRequired[list[str]]
 
 
 class RunValues(TypedDict):

@@ -33,6 +33,8 @@ def test_a_gemm_at_base_clocks_reads_95_percent_not_77_with_a_note():
     assert place_kernel(run.kernels[0], H100.roof()).percent_of_roof == pytest.approx(73.4, abs=0.1)
     assert place_kernel(run.kernels[0], roof).percent_of_roof == pytest.approx(95.0, abs=0.01)
     assert roof.source == "datasheet" and roof.device == "H100-SXM5"  # the same history
+    # above-roof tells a cache-resident kernel by the L2 size: scaling used to drop it
+    assert roof.l2_cache_bytes == H100.l2_cache_bytes and roof.l2_cache_bytes
     assert roof.peak_flop_per_s["tensor_bf16"] == pytest.approx(BF16_AT_BASE)
     assert roof.bandwidth_byte_per_s["l2"] == pytest.approx(8.99e12 * BASE_HZ / 1.98e9)
     assert note is not None

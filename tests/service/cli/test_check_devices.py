@@ -132,8 +132,36 @@ def test_a_card_described_in_the_config_is_judged_on_its_datasheet(corpus_dir, t
     )
     assert check(tmp_path, corpus_dir / RTX_2060, "--config", str(config)) == 0
     judged = verdict(tmp_path)
-    assert judged["roof"] == "RTX-2060 (datasheet)"
+    assert judged["roof"] == "RTX-2060 (config)"  # the team's figures, not a datasheet's
     assert not [n for n in judged["notes"] if "not in the hardware catalog" in n]
+
+
+def test_a_figure_the_config_overrides_is_named_in_the_roof_and_kept_in_the_store(
+    corpus_dir, tmp_path, capsys
+):
+    """The roof was labelled "A10G (datasheet)" though its bandwidth was the config's."""
+    config = tmp_path / "roofguard.toml"
+    config.write_text('[devices."A10G"]\nbandwidth_byte_per_s = { dram = 500e9 }\n')
+    nightly = ("--config", str(config), "--kind", "nightly", "--branch", "main")
+    assert check(tmp_path, corpus_dir / A10G, *nightly) == 0
+    assert verdict(tmp_path)["roof"] == "A10G (datasheet, dram from config)"
+    capsys.readouterr()
+    db = f"sqlite:///{tmp_path}/h.db"
+    assert run(["compare", "--repo", "o/r", "--db", db, "--format", "markdown"]) == 0
+    assert "| A10G \\(datasheet\\, dram from config\\) |" in capsys.readouterr().out
+
+
+def test_a_sparse_looking_peak_set_in_the_config_is_held_against_the_datasheet(
+    corpus_dir, tmp_path
+):
+    """peak-sanity's own advice ("overriding a device in roofguard.toml, divide a sparse
+    figure by two") was never checked: an overridden roof still read as the datasheet's."""
+    config = tmp_path / "roofguard.toml"
+    config.write_text('[devices."A10G"]\npeak_flop_per_s = { fp32 = 70e12 }\n')
+    assert check(tmp_path, corpus_dir / A10G, "--config", str(config)) == 0
+    sparse = [f for f in verdict(tmp_path)["findings"] if f["rule"] == "peak-sanity"]
+    assert [f["numbers"]["reference"] for f in sparse] == ["A10G (datasheet)"]
+    assert "A10G (datasheet, fp32 from config) fp32 peak 54 TFLOP/s is 2.0×" in sparse[0]["message"]
 
 
 def test_day_one_text_verdict_on_the_a10g(corpus_dir, tmp_path, capsys):
