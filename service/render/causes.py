@@ -36,9 +36,14 @@ def findings_by_cause(findings: Sequence[Finding]) -> list[list[Finding]]:
     return out
 
 
-def by_cause(findings: Sequence[Finding], verdict: Verdict) -> list[Detail]:
-    """One detail per kernel or group (importance order kept); run-wide findings stay apart."""
-    return [_with_evidence(same, verdict) for same in findings_by_cause(findings)]
+def by_cause(
+    findings: Sequence[Finding], verdict: Verdict, shown: str | None = None
+) -> list[Detail]:
+    """One detail per kernel or group (importance order kept); run-wide findings stay apart.
+
+    ``shown``: the kernel's name as its table row shows it (the findings of one kernel).
+    """
+    return [_with_evidence(same, verdict, shown) for same in findings_by_cause(findings)]
 
 
 def run_and_group_causes(
@@ -56,27 +61,29 @@ def run_and_group_causes(
     return [_with_evidence(same, verdict) for same in shown], len(on_groups) - len(kept)
 
 
-def _with_evidence(findings: Sequence[Finding], verdict: Verdict) -> Detail:
+def _with_evidence(
+    findings: Sequence[Finding], verdict: Verdict, shown: str | None = None
+) -> Detail:
     """The first finding's detail, the others nested in it as its evidence."""
     main, *rest = findings
-    detail = make_detail(main, verdict)
+    detail = make_detail(main, verdict, shown)
     if not rest:
         return detail
     rules = ", ".join(f.rule for f in rest)
     return dataclasses.replace(
         detail,
         summary=f"{detail.summary} (with {rules})",
-        evidence=tuple(make_detail(f, verdict) for f in rest),
+        evidence=tuple(make_detail(f, verdict, shown) for f in rest),
     )
 
 
-def make_detail(finding: Finding, verdict: Verdict) -> Detail:
-    """The collapsible section of one finding."""
+def make_detail(finding: Finding, verdict: Verdict, shown: str | None = None) -> Detail:
+    """The collapsible section of one finding (``shown``: its kernel's name as cut, if given)."""
     name = finding.kernel_name or finding.kernel or "(whole run)"
     preview = " (preview)" if finding.stability == Stability.PREVIEW else ""
     summary = (
         f"{ICONS[finding.severity]} {escape_html(finding.rule, limit=40)}{preview}: "
-        f"<code>{escape_html(shown_name(name, NAME_LIMIT))}</code>"
+        f"<code>{escape_html(shown or shown_name(name, NAME_LIMIT))}</code>"
     )
     # Our own formatted numbers need no escaping; strings from rules and reports do.
     numbers = tuple(

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from rules import Finding, KernelStatus, KernelVerdict, Verdict
 from service.render.causes import by_cause
+from service.render.names import ellipsize_middle, kept_apart, visible
 from service.render.ranking import far_off_unjudged, is_listed, ranked_kernels, timed_alone
-from service.render.verdict_view import Entry, make_row
+from service.render.verdict_view import NAME_LIMIT, Entry, make_row
 
 #: Rows in the visible table; the rest go to a collapsed table.
 VISIBLE_ROWS = 20
@@ -30,6 +31,9 @@ class Listed:
         self._verdict = verdict
         self._kernels: list[tuple[KernelVerdict, Sequence[Finding]]] = []
         self._entries: list[Entry] = []
+        self._names: list[str] = []  # each entry's row's name, as shown
+        self._texts: list[str] = []  # each listed kernel's name, visible (``names.visible``)
+        self._cuts: list[str] = []  # and cut (``names.ellipsize_middle``)
 
     def __len__(self) -> int:
         return len(self._kernels)
@@ -39,12 +43,28 @@ class Listed:
         self._kernels.append((kernel, found))
 
     def first(self, keep: int) -> list[Entry]:
-        """The first ``keep`` entries (built once)."""
-        for kernel, found in self._kernels[len(self._entries) : keep]:
-            ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
-            details = tuple(by_cause(ordered, self._verdict))
-            self._entries.append(Entry(make_row(kernel, found), details))
+        """The first ``keep`` entries (each built once, again if its name's cut moved).
+
+        No two rows show one name: names whose cuts collide are cut where they differ.
+        """
+        kept = self._kernels[:keep]
+        for kernel, _ in kept[len(self._texts) :]:  # each name cut once: 20,000 in a summary
+            self._texts.append(visible(kernel.name))
+            self._cuts.append(ellipsize_middle(self._texts[-1], NAME_LIMIT))
+        shown = kept_apart(self._texts[: len(kept)], self._cuts[: len(kept)], NAME_LIMIT)
+        for index, ((kernel, found), name) in enumerate(zip(kept, shown, strict=True)):
+            if index == len(self._entries):
+                self._entries.append(self._entry(kernel, found, name))
+                self._names.append(name)
+            elif self._names[index] != name:
+                self._entries[index] = self._entry(kernel, found, name)
+                self._names[index] = name
         return self._entries[:keep]
+
+    def _entry(self, kernel: KernelVerdict, found: Sequence[Finding], name: str) -> Entry:
+        """``kernel``'s row and details, its name shown as ``name``."""
+        ordered = sorted(found, key=lambda f: (not f.counts, f.severity.rank))
+        return Entry(make_row(kernel, found, name), tuple(by_cause(ordered, self._verdict, name)))
 
 
 @dataclass

@@ -10,6 +10,7 @@ and only then, if still too long, cut in the middle.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from collectors import normalise_name
 
@@ -17,6 +18,9 @@ ELLIPSIS = "…"
 #: C0 control characters and DEL as their Unicode control pictures (U+2400-U+2421).
 _PICTURES = str.maketrans({c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421})
 _END_SPACES = re.compile(r"^ +| +$")
+#: Characters kept before the first difference of names whose cuts collide (``distinct_cuts``):
+#: enough for ``GemmShape<`` before ``128, 256, 32>``.
+DIFFERENCE_CONTEXT = 12
 
 
 def compact_signature(name: str) -> str:
@@ -62,3 +66,53 @@ def visible(name: str) -> str:
 def shown_name(name: str, limit: int) -> str:
     """``name`` as the comment shows it: ``visible``, then cut (``ellipsize_middle``)."""
     return ellipsize_middle(visible(name), limit)
+
+
+def distinct_cuts(texts: Sequence[str], limit: int) -> list[str]:
+    """``ellipsize_middle`` of each text; texts whose cuts collide cut where they differ.
+
+    Two instances of a CUTLASS template differ in a tile shape in the middle of a long
+    signature, exactly what a cut in the middle drops: both rows of a table read the same.
+    """
+    return kept_apart(texts, [ellipsize_middle(text, limit) for text in texts], limit)
+
+
+def kept_apart(texts: Sequence[str], cuts: Sequence[str], limit: int) -> list[str]:
+    """``cuts`` (``ellipsize_middle`` of ``texts``), those that collide cut where they differ."""
+    groups: dict[str, set[str]] = {}
+    for text, cut in zip(texts, cuts, strict=True):
+        groups.setdefault(cut, set()).add(text)
+    apart: dict[str, str] = {}
+    for same in groups.values():
+        if len(same) > 1:
+            apart |= _cut_where_they_differ(sorted(same), limit)
+    return [apart.get(text, cut) for text, cut in zip(texts, cuts, strict=True)]
+
+
+def _cut_where_they_differ(texts: list[str], limit: int) -> dict[str, str]:
+    """Each of ``texts`` (distinct, colliding cuts) cut to show where they first differ."""
+    forms = [compact_signature(text) for text in texts]
+    if len(set(forms)) < len(forms):  # overloads: only their parameter lists differ
+        forms = list(texts)
+    at = _first_difference(forms)
+    return {text: _around(form, at, limit) for text, form in zip(texts, forms, strict=True)}
+
+
+def _first_difference(texts: Sequence[str]) -> int:
+    """The first index at which ``texts`` differ (the shortest's length if one starts another)."""
+    shortest = min(len(text) for text in texts)
+    return next((i for i in range(shortest) if len({t[i] for t in texts}) > 1), shortest)
+
+
+def _around(text: str, at: int, limit: int) -> str:
+    """``text`` in ``limit`` characters: its start, "…", and the part from near ``at`` on."""
+    if len(text) <= limit:
+        return text
+    head = min(limit // 3, at)
+    begin = max(head, at - DIFFERENCE_CONTEXT)
+    if begin <= head:
+        return f"{text[: limit - 1]}{ELLIPSIS}"
+    room = limit - head - 2  # two ellipses
+    if begin + room >= len(text):
+        return f"{text[:head]}{ELLIPSIS}{text[len(text) - (limit - head - 1) :]}"
+    return f"{text[:head]}{ELLIPSIS}{text[begin : begin + room]}{ELLIPSIS}"

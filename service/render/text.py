@@ -40,7 +40,7 @@ from service.render.judged import (
     lower_bound_legend,
     shows_a_baseline,
 )
-from service.render.names import ellipsize_middle
+from service.render.names import distinct_cuts, ellipsize_middle
 from service.render.ranking import (
     cleared_line,
     is_listed,
@@ -179,7 +179,7 @@ def kernel_table(
     # the whole suite is timed alone).
     past = [] if timed_alone(verdict) else listed[MAX_ROWS:]
     rows = listed[:MAX_ROWS] + [(k, f) for k, f in past if unplaced(k)]
-    names = [clean(kernel.name, NAME_WIDTH) for kernel, _ in rows]
+    names = distinct_cuts([clean(kernel.name) for kernel, _ in rows], NAME_WIDTH)
     cells = [_kernel_cells(judged_kernel(k, found), found) for k, found in rows]
     table, hidden = _fitted_grid(names, cells, width)
     notes = [hidden_note(hidden, width)] if hidden and width else []

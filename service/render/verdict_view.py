@@ -367,13 +367,16 @@ def make_group_row(group: GroupVerdict) -> GroupRow:
     )
 
 
-def make_row(kernel: KernelVerdict, findings: Sequence[Finding]) -> Row:
-    """The table row of one kernel (its baseline in its gate finding's figures, if any)."""
+def make_row(kernel: KernelVerdict, findings: Sequence[Finding], shown: str | None = None) -> Row:
+    """The table row of one kernel (its baseline in its gate finding's figures, if any).
+
+    ``shown``: its name as the table shows it (``shown_name`` of it unless given).
+    """
     kernel = judged_kernel(kernel, findings)
     icon, verdict = _verdict_cell(kernel, findings)
     return Row(
         icon=icon,
-        kernel=escape_code(shown_name(kernel.name, NAME_LIMIT), in_table=True),
+        kernel=escape_code(shown or shown_name(kernel.name, NAME_LIMIT), in_table=True),
         share=kernel_share(kernel),
         time=kernel_time(kernel),
         regime=regime_text(kernel, escape_text),
