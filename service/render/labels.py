@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.render import names
+from service.render.names import distinct_cuts
 
 #: Candidate offsets in points (dx, dy): right, left, above, below, diagonals, then further out.
 _DIRECTIONS = ((1, 0), (-1, 0), (1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.5), (0, -1.5))
@@ -47,11 +48,11 @@ def ellipsize_middle(name: str, limit: int = CHART_NAME_CHARS) -> str:
 
 
 def short_names(names: Sequence[str]) -> dict[str, str]:
-    """Full name -> chart label: cut in the middle, made unique with " #2" when cuts collide."""
+    """Full name -> chart label: cut where names differ (``names.distinct_cuts``), else " #2"."""
     labels: dict[str, str] = {}
     used: set[str] = set()
-    for name in names:
-        label, n = ellipsize_middle(name), 1
+    for name, cut in zip(names, distinct_cuts(names, CHART_NAME_CHARS), strict=True):
+        label, n = cut, 1
         while label in used:
             n += 1
             label = f"{ellipsize_middle(name, CHART_NAME_CHARS - 3)} #{n}"

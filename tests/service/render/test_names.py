@@ -92,6 +92,7 @@ def test_instances_differing_in_the_middle_stay_apart_in_rows_summaries_and_the_
         "cutlass::Kernel2…::GemmShape<128, 256, 32>, cut…",
         "cutlass::Kernel2…::GemmShape<256, 128, 32>, cut…",
     ]
+    assert sorted(short_names(names).values()) == sorted(cells), "the charts' labels too"
 
 
 def test_cuts_that_do_not_collide_are_left_as_they_were():
