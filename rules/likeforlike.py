@@ -87,6 +87,23 @@ def _references(frame: pd.DataFrame, series: IntArray) -> pd.Series:
     return pd.Series(out, index=frame.index)
 
 
+def _first_held(frame: pd.DataFrame, series: IntArray, hold: int = CHANGE_HOLD) -> pd.Series:
+    """Each row's series' first binding to hold ``hold`` consecutive runs (else its most held).
+
+    Rows are oldest first within a series.
+    """
+    bindings = frame["binding"].to_numpy(dtype=object)
+    held: npt.NDArray[np.bool_] = np.asarray(pd.notna(bindings) & (bindings != ""), dtype=bool)
+    for lag in range(1, hold):
+        same = np.zeros(len(frame), dtype=bool)
+        same[:-lag] = (series[:-lag] == series[lag:]) & (bindings[:-lag] == bindings[lag:])
+        held &= same
+    starts = pd.Series(bindings, dtype=object).where(held)
+    first = starts.groupby(series).transform("first")
+    most = _references(frame, series)
+    return pd.Series(first.fillna(most.reset_index(drop=True)).to_numpy(), index=frame.index)
+
+
 def _rates(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> tuple[FloatArray, ObjectArray]:
     """Per row: the reference's peak or bandwidth on the run's roof (NaN: none).
 
@@ -158,13 +175,20 @@ def _percents(frame: pd.DataFrame, series: IntArray, roofs: Mapping[Any, Roof]) 
     return np.where(ok, percent, math.nan)
 
 
-def like_for_like_history(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> pd.DataFrame:
+def like_for_like_history(
+    frame: pd.DataFrame, roofs: Mapping[Any, Roof], *, first_held: bool = False
+) -> pd.DataFrame:
     """``frame`` with ``percent_of_roof`` against each series' reference binding.
 
     Args:
         frame: History rows (``rules.frames.HISTORY_COLUMNS``); a series is a (device,
             kernel) pair.
         roofs: The roof each run was placed on, by ``run_id``.
+        first_held: The reference is the first binding the series held (``_first_held``),
+            not the one most runs held: a digest reads a change against the level before it
+            for as long as that level is in its window. By most runs, a GEMM off the tensor
+            cores for longer than it was on them read its tensor nights at 1,100% of the fp32
+            roof, and a figure reported weekly moved as the window slid.
 
     Returns:
         A new frame: ``percent_of_roof`` like for like, the stored figure in
@@ -176,7 +200,7 @@ def like_for_like_history(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> pd.
         out[REFERENCE_COLUMN] = pd.Series(dtype="object")
         return out
     series = _series_codes(out)
-    references = _references(out, series)
+    references = _first_held(out, series) if first_held else _references(out, series)
     out[REFERENCE_COLUMN] = references
     changed = (
         references.notna() & out["binding"].notna() & (out["binding"] != references)

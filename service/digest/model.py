@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from rules import Regime
 from rules.stats import ChangePointOptions
@@ -150,8 +150,9 @@ class BindingFlip(BaseModel):
         from_binding: Binding before.
         to_binding: Binding after.
         relative_change: ``(after - before) / before`` of median percent of roof around the
-            flip, like for like (both against the series' usual binding, as the whole digest
-            is): a GEMM off the tensor cores reads -93%, a fusion restored +318%.
+            flip, like for like (both against the binding the series held first in the
+            digest's window, as the whole digest is): a GEMM off the tensor cores reads -93%,
+            a fusion restored +318%.
         time_ratio: Median time after over before (the ground truth: 15.1 is 15x slower).
         since: Timestamp of the first night with the new binding.
         from_commit: Last commit with the old binding.
@@ -354,9 +355,10 @@ class Digest(BaseModel):
     unmeasured: list[UnmeasuredDevice] = Field(default_factory=list)
     off_roof: list[OffRoof] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def headline(self) -> str:
-        """One line: the counts a reader checks first.
+        """One line: the counts a reader checks first (in the JSON too).
 
         Time regressions lead: a GEMM that fell onto a lower roof keeps its percent of roof
         while it gets 15x slower, and "0 new regressions" first read as a quiet week.

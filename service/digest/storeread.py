@@ -53,8 +53,9 @@ def _mixed_series(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
 def like_for_like_digest(session: StoreSession, frame: pd.DataFrame) -> pd.DataFrame:
     """The compact ``frame`` (``digest_history(with_ids=True)``) with percent of roof like for like.
 
-    The same figures as ``with_like_for_like`` on the full history: a series with one binding
-    keeps every figure, the others go through ``rules.like_for_like_history`` whole.
+    The same figures as ``with_like_for_like(first_held=True)`` on the full history: a series
+    with one binding keeps every figure, the others go through ``rules.like_for_like_history``
+    whole, against the binding each held first in the window.
     """
     if frame.empty:
         return frame
@@ -71,7 +72,7 @@ def like_for_like_digest(session: StoreSession, frame: pd.DataFrame) -> pd.DataF
     work = counters(session, full["kernel_id"].unique(), full["run_id"].unique())
     full = full.merge(work, on=["run_id", "kernel_id"], how="left", validate="one_to_one")
     roofs = run_roofs(session=session, run_ids=[int(i) for i in full["run_id"].unique()])
-    judged = like_for_like_history(full, roofs)
+    judged = like_for_like_history(full, roofs, first_held=True)
     values = frame["percent_of_roof"].to_numpy(dtype=float).copy()
     values[rows] = judged["percent_of_roof"].to_numpy(dtype=float)
     out = frame.copy(deep=False)

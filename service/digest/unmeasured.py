@@ -5,8 +5,9 @@ runner down, a workflow broken, a self-hosted machine taken for other work) has 
 the period, and its kernels dropped out of every section: the digest of a week in which
 nothing ran read "0 regressions", as a quiet week does. A device with nightly runs in the
 lookback and none in the period is named, with its last night. One that another card took
-over from (a card whose first night came within ``TAKEOVER_GAP`` after its last) is not:
-that is a device change, named in the week it happened, not a silence.
+over from (a card whose first night came within ``TAKEOVER_GAP`` after its last) is not,
+even once that card stopped too: that is a device change, named in the week it happened, not
+a silence.
 
 Here below ``service.digest.model``, as ``service.digest.sharedmove``.
 """
@@ -55,12 +56,12 @@ def unmeasured_devices(nights: pd.DataFrame, *, start: datetime) -> list[Unmeasu
     ends = nights.iloc[lasts][columns]  # the rows first: a column copy is 29 M rows
     began = nights["timestamp"].iloc[firsts].groupby(ends["device"].to_numpy()).min()
     last = ends.groupby("device")["timestamp"].max()
-    measured = last.index[last >= pd.Timestamp(start)]
     found = []
     for device, stamp in last[last < pd.Timestamp(start)].sort_values().items():
-        successors = began[measured]
-        if ((successors > stamp) & (successors <= stamp + TAKEOVER_GAP)).any():
-            continue  # a card started right after it stopped: a device change
+        # A card that started right after it stopped took over (a device change), whether or
+        # not that card still runs: a retired card is not silent once its successor is.
+        if ((began > stamp) & (began <= stamp + TAKEOVER_GAP)).any():
+            continue
         night = ends[(ends["device"] == device) & (ends["timestamp"] == stamp)]
         found.append(
             UnmeasuredDevice(

@@ -15,9 +15,16 @@ from service.store.devices import run_roofs
 from service.store.sessions import StoreSession
 
 
-def with_like_for_like(*, session: StoreSession, frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` (history rows) with ``percent_of_roof`` like for like (see the module)."""
+def with_like_for_like(
+    *, session: StoreSession, frame: pd.DataFrame, first_held: bool = False
+) -> pd.DataFrame:
+    """``frame`` (history rows) with ``percent_of_roof`` like for like (see the module).
+
+    ``first_held``: against the binding each series held first (the digest's reference,
+    ``rules.like_for_like_history``).
+    """
     if frame.empty:
         return like_for_like_history(frame, {})
     ids = [int(i) for i in pd.unique(frame["run_id"])]
-    return like_for_like_history(frame, run_roofs(session=session, run_ids=ids))
+    roofs = run_roofs(session=session, run_ids=ids)
+    return like_for_like_history(frame, roofs, first_held=first_held)

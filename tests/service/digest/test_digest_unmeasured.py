@@ -85,6 +85,13 @@ def test_a_card_another_took_over_from_is_a_device_change_not_a_silence(tmp_path
     assert not week(frame, 30).unmeasured  # and the weeks after it
 
 
+def test_a_card_taken_over_stays_so_when_its_successor_stops_too(tmp_path) -> None:
+    """Only the H100 went silent; the A100 it replaced was named "not measured" beside it."""
+    frame = history(tmp_path, (A100, 0, 20), (H100, 20, 10))
+    [silent] = week(frame, 35).unmeasured
+    assert (silent.device, silent.last_commit) == (H100, "n0029")
+
+
 def test_a_card_added_later_beside_a_running_one_took_no_silent_one_over(tmp_path) -> None:
     """The A100 stopped after night 9; the L40S joined the H100 eleven nights later."""
     frame = history(tmp_path, (A100, 0, 10), (H100, 0, 30), (L40S, 20, 10))
@@ -133,6 +140,11 @@ def test_a_repository_never_stored_says_so(tmp_path, capsys) -> None:
     assert (
         "**No nightly run of acme/serving-typo stored up to 2026-02-12: nothing to digest**"
         in markdown
+    )
+    assert run(_digest_cli(url, "acme/serving-typo", 5, "--json")) == 0
+    headline = json.loads(capsys.readouterr().out)["headline"]  # a job reading the JSON sees it
+    assert (
+        headline == "No nightly run of acme/serving-typo stored up to 2026-02-12: nothing to digest"
     )
     assert run(_digest_cli(url, REPO, -30)) == 0  # a week before its first night
     assert "**No nightly run of acme/serving stored up to " in capsys.readouterr().out
