@@ -11,13 +11,15 @@ from sqlalchemy.engine import Engine
 
 from collectors import CollectorError
 from rules import RuleDefinitionError, RuleError, UnknownDevice, UnknownRule
-from service.errors import ServiceError, StoreUnavailable
+from service.errors import ServiceError, StoreUnavailable, Unauthorized
 from service.store.db import describe
 
 log = logging.getLogger("roofguard.api")
 
 #: Seconds a client should wait before retrying when the store is unavailable.
 RETRY_AFTER_S = 5
+#: The ``WWW-Authenticate`` of a request without a valid API token.
+BEARER_CHALLENGE = 'Bearer realm="roofguard"'
 
 
 def error_status(exc: Exception) -> int:
@@ -50,6 +52,8 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, StoreUnavailable):
         detail = public_detail(exc, request.app.state.roofguard.engine)
         headers = {"Retry-After": str(RETRY_AFTER_S)}
+    elif isinstance(exc, Unauthorized):  # RFC 6750: a 401 names the scheme it asks for
+        headers = {"WWW-Authenticate": BEARER_CHALLENGE}
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 

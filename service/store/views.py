@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPT
 from service.store.coretables import RENDERED_VIEWS as _VIEWS
 from service.store.coretables import RUNS as _RUNS
+from service.store.ids import repo_id
 from service.store.sessions import StoreSession
 
 
@@ -32,6 +33,16 @@ def history_stamp(*, session: StoreSession, run_id: int) -> str:
         sa.select(sa.func.max(_ACCEPT.c.id)).where(_ACCEPT.c.repo_id == repo)
     ).scalar()
     return f"{runs[0]}:{runs[1]}:{accepted}"
+
+
+def newest_run_of(*, session: StoreSession, repo: str) -> int | None:
+    """The newest run of repository ``repo`` (a page of the whole repository is kept under it)."""
+    rid = repo_id(session=session, repo=repo)
+    if rid is None:
+        return None
+    newest = session.execute(sa.select(sa.func.max(_RUNS.c.id)).where(_RUNS.c.repo_id == rid))
+    found = newest.scalar()
+    return None if found is None else int(found)
 
 
 def view_key(*parts: str) -> str:

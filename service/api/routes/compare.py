@@ -12,6 +12,7 @@ stored runs: each stored record placed on the roof it was stored with, kernel by
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -20,6 +21,7 @@ from markupsafe import Markup
 
 from rules import place_run
 from service.api.deps import SessionDep, StateDep
+from service.api.verdicts import cached_repo_view
 from service.compare.build import CompareRequest, compare_history
 from service.compare.render import (
     KEEPING,
@@ -63,27 +65,41 @@ def compare_page(
         return HTMLResponse(render_page("compare.html.j2", form=form, view=None, error=None))
     request = CompareRequest(repo, _devices(devices), kernel or None, forecast or None, by_runner)
     try:
-        view = compare_history(session=session, request=request, config=state.config)
+        page = cached_repo_view(
+            engine=state.engine,
+            session=session,
+            config=state.config,
+            repo=repo,
+            view="compare",
+            render=lambda: _compare_page(session, state, request, form),
+            extra=json.dumps(form, sort_keys=True),
+        )
     except BadInput as exc:
         page = render_page("compare.html.j2", form=form, view=None, error=str(exc))
         return HTMLResponse(page, status_code=exc.status)
+    return HTMLResponse(page)
+
+
+def _compare_page(
+    session: SessionDep, state: StateDep, request: CompareRequest, form: dict[str, object]
+) -> str:
+    """The compare page of ``request`` (raises ``BadInput`` for a wrong card or pattern)."""
+    view = compare_history(session=session, request=request, config=state.config)
     charts: list[tuple[str, Markup]] = [
         (label, inline_svg(figure)) for label, figure in device_charts(view)
     ]
     comparison = view.comparison
-    return HTMLResponse(
-        render_page(
-            "compare.html.j2",
-            form=form,
-            view=comparison,
-            headline=headline(comparison),
-            few_runs=few_runs_note(comparison),
-            suite=suite_line(comparison),
-            rows=[(row, cell(row)) for row in comparison.rows],
-            charts=charts,
-            keeping=KEEPING,
-            error=None,
-        )
+    return render_page(
+        "compare.html.j2",
+        form=form,
+        view=comparison,
+        headline=headline(comparison),
+        few_runs=few_runs_note(comparison),
+        suite=suite_line(comparison),
+        rows=[(row, cell(row)) for row in comparison.rows],
+        charts=charts,
+        keeping=KEEPING,
+        error=None,
     )
 
 

@@ -25,7 +25,7 @@ from sqlmodel import Session
 
 from rules import conclude, shown_conclusion
 from service.api.deps import SessionDep, StateDep
-from service.api.verdicts import cached_view, stored_outcome
+from service.api.verdicts import cached_repo_view, cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
@@ -278,18 +278,39 @@ def search_page(
 
 @router.get("/digest", response_class=HTMLResponse)
 def digest_page(
-    session: SessionDep, repo: Annotated[str | None, Query(max_length=200)] = None
+    session: SessionDep,
+    state: StateDep,
+    repo: Annotated[str | None, Query(max_length=200)] = None,
 ) -> HTMLResponse:
-    """The digest of the last week's nightly runs of a repository."""
+    """The digest of the last week's nightly runs of a repository.
+
+    Kept until a run of the repository is stored or the hour turns (``cached_repo_view``).
+    """
+    if not repo:
+        return HTMLResponse(_digest_page(session, None))
+    now = datetime.now(UTC)
+    return HTMLResponse(
+        cached_repo_view(
+            engine=state.engine,
+            session=session,
+            config=state.config,
+            repo=repo,
+            view="digest",
+            render=lambda: _digest_page(session, repo, now),
+            extra=f"{repo}\x1f{now:%Y-%m-%dT%H}",
+        )
+    )
+
+
+def _digest_page(session: SessionDep, repo: str | None, end: datetime | None = None) -> str:
+    """The digest page of ``repo``'s ``DIGEST_DAYS`` up to ``end`` (none without a repo)."""
     digest = None
-    if repo:
-        end = datetime.now(UTC)
+    if repo and end is not None:
         start = end - timedelta(days=DIGEST_DAYS)
         lookback = start - timedelta(days=DigestOptions().lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
-        history = with_like_for_like(session=session, frame=history)
+        history = with_like_for_like(session=session, frame=history, first_held=True)
         digest = build_digest(history, start=start, end=end, repo=repo)
         digest = with_store_facts(session, digest)
     shared = shared_move_rows(digest, str) if digest is not None else []
-    text = render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS, shared=shared)
-    return HTMLResponse(text)
+    return render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS, shared=shared)

@@ -106,11 +106,15 @@ def test_queries_filter_and_serve_history_as_json_and_csv(service, repo) -> None
 
 def test_tokens_are_required_and_scoped(service, repo) -> None:
     run = nightly(repo, 0)
-    assert service.upload(run, "rgt_not-a-token").status_code == 401
+    unknown = service.upload(run, "rgt_not-a-token")
+    assert unknown.status_code == 401
     no_auth = service.client.post(
         "/api/v1/runs", content=run.model_dump_json(), headers={"Content-Type": "application/json"}
     )
     assert no_auth.status_code == 401
+    # RFC 6750: a 401 names the scheme; it came with no WWW-Authenticate header at all
+    challenges = {unknown.headers.get("WWW-Authenticate"), no_auth.headers.get("WWW-Authenticate")}
+    assert challenges == {'Bearer realm="roofguard"'}
     assert service.upload(run, service.token(repo, write=False)).status_code == 403
     other = service.upload(run, service.token("acme/other"))
     assert other.status_code == 403 and "scoped to acme/other" in other.json()["detail"]
