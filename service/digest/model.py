@@ -150,9 +150,8 @@ class BindingFlip(BaseModel):
         from_binding: Binding before.
         to_binding: Binding after.
         relative_change: ``(after - before) / before`` of median percent of roof around the
-            flip, like for like (both against the binding the series held first in the
-            digest's window, as the whole digest is): a GEMM off the tensor cores reads -93%,
-            a fusion restored +318%.
+            flip, like for like (both on the binding held first in the window, as the whole
+            digest is): a GEMM off the tensor cores reads -93%, a fusion restored +318%.
         time_ratio: Median time after over before (the ground truth: 15.1 is 15x slower).
         since: Timestamp of the first night with the new binding.
         from_commit: Last commit with the old binding.
