@@ -205,6 +205,11 @@ class InFlight:
         heartbeat = asyncio.ensure_future(self._renew(key))
         try:
             outcome = await judge(record)
+        except asyncio.CancelledError:
+            # A forced shutdown cancels the await, not the check's thread: it goes on and
+            # answers the claim as it commits its run, or the lease lapses. Given up here,
+            # the run was stored with no claim answered, and another replica could judge it.
+            raise
         except BaseException:
             await run_in_threadpool(self._give_up, key)
             raise
