@@ -66,7 +66,12 @@ def unpack_command(
     payload = read_event(str(event) if event else os.environ.get("GITHUB_EVENT_PATH"))
     found = unpack(folder, output, payload)
     if verify_pr:
-        _verify_pr(repo, found.pr, found.sha)
+        try:
+            _verify_pr(repo, found.pr, found.sha)
+        except BadInput:  # nothing of a refused artifact is left for a later step to read
+            for path in (*found.reports, *found.reruns):
+                path.unlink(missing_ok=True)
+            raise
     outputs = {
         "reports": "\n".join(str(path) for path in found.reports),
         "reruns": "\n".join(str(path) for path in found.reruns),
@@ -86,14 +91,18 @@ def _verify_pr(repo: str, pr: int, sha: str) -> None:
 
     from service.github.auth import GitHubCredentials, resolve_api_url
     from service.github.client import make_client
-    from service.github.publish import verify_head
 
     env = os.environ
     client = make_client(GitHubCredentials.from_env(env), api_url=resolve_api_url(None, env))
     try:
-        verify_head(client, repo, pr, sha)
+        head = client.pull_request_head(repo, pr)
     except gh_exc.NotFoundError:
         raise BadInput(f"roofguard-artifact.json: field pr: {repo}#{pr} does not exist") from None
+    if head != sha:
+        raise BadInput(
+            f"roofguard-artifact.json: field pr: {repo}#{pr} is at {head[:12]}, not at the "
+            f"artifact's commit {sha[:12]}: its reports were made for another commit"
+        )
 
 
 def register(root: typer.Typer) -> None:

@@ -158,20 +158,42 @@ def post_verdict_from_env(
     verdict = verdict.model_copy(update={"repo": target.repo, "pull_request": target.pr})
     links = options.links or workflow_links(env)
     markdown = render_verdict(verdict, links=links)
-    credentials = _credentials(env)
-    if credentials is None:
-        conclusion = check_conclusion(verdict, options.policy.failure)
-        result = PublishResult(False, "skipped", None, None, None, conclusion, NO_TOKEN)
-    else:
-        api_url = resolve_api_url(options.github_url, env)
-        client = make_client(credentials, api_url=api_url, clock=options.clock)
-        result = _publish(client, verdict, markdown, target, options.policy, links.run_url)
+    result, failed = _attempt(verdict, markdown, target, options, env, links)
     if not result.posted:
         _fallback(verdict, markdown, links, result, env, out or sys.stdout, options.summary)
     elif options.summary == SummaryMode.ALWAYS:
         append_verdict_summary(verdict, env, links=links)
+    if result.posted and result.reason:  # the comment, but no check run or status
+        (out or sys.stdout).write(warning_line("roofguard", result.reason) + "\n")
     set_outputs(result_outputs(result), env)
+    if failed is not None:  # the verdict is kept (summary, artifact, outputs): now the error
+        raise failed
     return result
+
+
+def _attempt(
+    verdict: Verdict,
+    markdown: str,
+    target: PostTarget,
+    options: PostOptions,
+    env: Mapping[str, str],
+    links: VerdictLinks,
+) -> tuple[PublishResult, GitHubFailed | None]:
+    """The publish's result; where GitHub failed, a result posting nothing and the error.
+
+    Only a read-only token used to reach the fallback: bad credentials, GitHub down past the
+    retries or a rate limit past its budget lost the verdict (no summary, artifact, outputs).
+    """
+    conclusion = check_conclusion(verdict, options.policy.failure)
+    credentials = _credentials(env)
+    if credentials is None:
+        return PublishResult(False, "skipped", None, None, None, conclusion, NO_TOKEN), None
+    api_url = resolve_api_url(options.github_url, env)
+    client = make_client(credentials, api_url=api_url, clock=options.clock)
+    try:
+        return _publish(client, verdict, markdown, target, options.policy, links.run_url), None
+    except GitHubFailed as exc:
+        return PublishResult(False, "skipped", None, None, None, conclusion, str(exc)), exc
 
 
 def _credentials(env: Mapping[str, str]) -> GitHubCredentials | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from service.github.actions import (
     emit_annotations,
     set_outputs,
 )
+from service.github.artifact import pack
 from service.render.markdown import verdict_marker
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -272,3 +274,61 @@ def test_posting_context_wins_over_the_verdict(github_server: FakeGitHub, tmp_pa
     assert comment["body"].count("<!-- roofguard:verdict") == 1
     assert comment["body"].startswith(verdict_marker(REPO, PR, "H100-SXM5"))
     assert "[workflow run](https://github.com/acme/kernels/actions/runs/77)" in comment["body"]
+
+
+def test_a_github_failure_keeps_the_verdict_in_the_summary_and_artifact_and_exits_2(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    """Bad credentials (or GitHub down past the retries) lost the verdict: no job summary, no
+    artifact, no step outputs; only a read-only token's 403 kept it."""
+    body = {"message": "Bad credentials"}
+    github_server.fail_next("GET", r"/issues/42/comments", 401, body=body)
+    env = actions_env(github_server, tmp_path)
+    path = write_verdict(tmp_path, regression_verdict())
+    proc = comment(env, "--repo", REPO, "--verdict", str(path), "--sha", SHA)
+    assert proc.returncode == 2 and "Bad credentials" in proc.stderr  # an error, as documented
+    assert "::warning title=roofguard::" in proc.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert "could not post" in summary and verdict_marker(REPO, PR, "H100-SXM5") in summary
+    assert (tmp_path / "artifact" / "verdict.json").exists()
+    assert outputs(tmp_path / "output")["posted"] == "false"
+
+
+def test_a_comment_posted_without_its_check_warns_which_permission_is_missing(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    """Branch protection waiting on "roofguard (H100-SXM5)" waited with no word of why."""
+    refused = {"message": "Resource not accessible by integration"}
+    github_server.fail_next("POST", r"/check-runs$", 403, body=refused)
+    github_server.fail_next("POST", r"/statuses/", 403, body=refused)
+    env = actions_env(github_server, tmp_path)
+    path = write_verdict(tmp_path, regression_verdict())
+    proc = comment(env, "--repo", REPO, "--verdict", str(path), "--sha", SHA)
+    assert proc.returncode == 0, proc.stderr
+    assert "::warning title=roofguard::comment posted, but" in proc.stdout
+    assert outputs(tmp_path / "output")["posted"] == "true"
+
+
+def test_unpack_of_an_artifact_for_another_commit_leaves_nothing_and_names_the_field(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    """The reports stayed in --output after the refusal, and the error named --sha, a flag
+    ``artifact unpack`` does not have."""
+    reports = tmp_path / "src"
+    reports.mkdir()
+    (reports / "run1.csv").write_text("kernel,duration\ngemm,1\n")
+    pack([reports / "run1.csv"], tmp_path / "artifact", pr=PR, sha=SHA, device="H100-SXM5")
+    github_server.pull_heads[PR] = "5" * 40  # the PR moved on: the artifact is not its head's
+    payload = {"workflow_run": {"event": "pull_request", "head_sha": SHA, "pull_requests": []}}
+    (tmp_path / "event.json").write_text(json.dumps(payload))
+    env = actions_env(github_server, tmp_path, GITHUB_EVENT_PATH=str(tmp_path / "event.json"))
+    cmd = [sys.executable, "-m", "service", "artifact", "unpack", str(tmp_path / "artifact")]
+    cmd += ["--output", str(tmp_path / "out"), "--repo", REPO]
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "roofguard: error: roofguard-artifact.json: field pr: acme/kernels#42 is at "
+        "555555555555, not at the artifact's commit 0123456789ab: its reports were made for "
+        "another commit"
+    )
+    assert not list((tmp_path / "out").iterdir())
