@@ -221,7 +221,10 @@ def digest_command(
     github_url: Annotated[str | None, typer.Option(help="API URL (or GITHUB_API_URL).")] = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml (default: found).")] = None,
     lookback_days: Annotated[
-        int, typer.Option(min=0, help="History scanned before the period.")
+        int,
+        typer.Option(
+            min=0, help="History scanned before the period (a regression older than it drops out)."
+        ),
     ] = 90,
     min_segment: Annotated[int, typer.Option(min=1, help="Nights a new level must hold.")] = 2,
     workers: Annotated[
