@@ -125,8 +125,10 @@ class GitHubClient:
         mine = [c for c in issue.comments() if self._own(c, marker)]
         if not mine:
             return issue.create_comment(body), "created"
-        keep = mine[-1]  # an App may delete only its own comments
-        extras = [c for c in mine[:-1] if c.user.login == keep.user.login]
+        # Where our login is unknown (an installation token), any App's bot may be us: the one
+        # that wrote the first marked comment is, not another App copying it in later.
+        mine = [c for c in mine if c.user.login == mine[0].user.login]
+        keep, extras = mine[-1], mine[:-1]  # an App may delete only its own comments
         if keep.body != body:
             keep.edit(body)
         for extra in extras:  # a race left copies: heal it

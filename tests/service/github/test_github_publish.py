@@ -72,6 +72,18 @@ def test_another_users_comment_with_the_marker_is_left_alone(github_server: Fake
     assert ("PATCH", f"/repos/{REPO}/issues/comments/{spoof}") not in github_server.calls()
 
 
+def test_another_apps_later_copy_of_the_marker_is_left_alone(github_server: FakeGitHub) -> None:
+    """With GITHUB_TOKEN (no login to learn) any App's bot may be us: a mirroring App's newer
+    comment carrying the marker was edited, and ours was left stale."""
+    marker = verdict_marker(REPO, PR, "H100-SXM5")
+    ours = github_server.add_comment(REPO, PR, f"{marker}\nthe verdict before")
+    copy = github_server.add_comment(REPO, PR, f"{marker}\nmirrored", login="mirror-bot[bot]")
+    result = publish(github_server)
+    assert (result.comment_action, result.comment_id) == ("updated", ours)
+    assert github_server.comments[copy]["body"] == f"{marker}\nmirrored"
+    assert ("PATCH", f"/repos/{REPO}/issues/comments/{copy}") not in github_server.calls()
+
+
 def test_one_comment_per_device(github_server: FakeGitHub) -> None:
     publish(github_server)
     publish(github_server, regression_verdict(device="A100-SXM4-80GB"))
