@@ -100,8 +100,8 @@ def _verify_pr(repo: str, pr: int, sha: str) -> None:
         raise BadInput(f"roofguard-artifact.json: field pr: {repo}#{pr} does not exist") from None
     if head != sha:
         raise BadInput(
-            f"roofguard-artifact.json: field pr: {repo}#{pr} is at {head[:12]}, not at the "
-            f"artifact's commit {sha[:12]}: its reports were made for another commit"
+            f"roofguard-artifact.json: field pr: PR #{pr} of {repo} is at {head[:12]}, not at "
+            f"the artifact's commit {sha[:12]}: its reports were made for another commit"
         )
 
 

@@ -327,7 +327,7 @@ def test_unpack_of_an_artifact_for_another_commit_leaves_nothing_and_names_the_f
     proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
-        "roofguard: error: roofguard-artifact.json: field pr: acme/kernels#42 is at "
+        "roofguard: error: roofguard-artifact.json: field pr: PR #42 of acme/kernels is at "
         "555555555555, not at the artifact's commit 0123456789ab: its reports were made for "
         "another commit"
     )
