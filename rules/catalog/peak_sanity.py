@@ -23,12 +23,9 @@ def reference_peaks(ctx: RuleContext) -> list[tuple[str, dict[str, float]]]:
     """
     refs: list[tuple[str, dict[str, float]]] = []
     spec = builtin_catalog().find(ctx.roof.device)
-    if spec is not None and ctx.roof.source == "datasheet" and ctx.roof.from_config:
-        refs.append(
-            (f"{spec.id} (datasheet)", dict(at_report_clocks(spec, ctx.run)[0].peak_flop_per_s))
-        )
-    elif spec is not None and ctx.roof.source != "datasheet":
-        refs.append((f"{spec.id} (datasheet)", dict(spec.peak_flop_per_s)))
+    if spec is not None and (ctx.roof.source != "datasheet" or ctx.roof.from_config):
+        datasheet = at_report_clocks(spec, ctx.run)[0] if ctx.roof.from_config else spec.roof()
+        refs.append((f"{spec.id} (datasheet)", dict(datasheet.peak_flop_per_s)))
     for roof in ctx.other_roofs:
         if roof.label != ctx.roof.label:
             refs.append((roof.label, dict(roof.peak_flop_per_s)))

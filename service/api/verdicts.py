@@ -18,7 +18,7 @@ from service.render.markdown import VerdictLinks
 from service.settings import Settings
 from service.store.db import session_scope
 from service.store.queries import get_run_record
-from service.store.views import get_view, history_stamp, newest_run_of, put_view, view_key
+from service.store.views import get_view, history_stamp, put_view, view_key
 
 log = logging.getLogger("roofguard.api")
 
@@ -61,7 +61,7 @@ def cached_view(
     engine: Engine,
     session: Session,
     config: RoofguardConfig,
-    run_id: int,
+    run_id: int | None,
     view: str,
     render: Callable[[], str],
     extra: str = "",
@@ -71,7 +71,13 @@ def cached_view(
     The key is roofguard's version, the configuration, the repository's history stamp and
     ``extra`` (what else the body depends on, e.g. the base URL of its links). Storing the
     rendered body is best effort: a busy store costs the next view a render, not this one.
+    A page of a whole repository is kept under its newest run (``newest_run_of``; None, a
+    repository with none, is rendered): the digest and compare pages read every nightly
+    measurement (20 s at tens of thousands of kernels), need no token, and rendered on every
+    request a few reloads slowed the fleet's uploads tenfold.
     """
+    if run_id is None:
+        return render()
     key = view_key(
         __version__, config.model_dump_json(), history_stamp(session=session, run_id=run_id), extra
     )
@@ -85,33 +91,3 @@ def cached_view(
     except (StoreUnavailable, sa.exc.IntegrityError) as exc:  # a concurrent view stored it
         log.info("view %s of run %d not stored: %s", view, run_id, type(exc).__name__)
     return body
-
-
-def cached_repo_view(
-    *,
-    engine: Engine,
-    session: Session,
-    config: RoofguardConfig,
-    repo: str,
-    view: str,
-    render: Callable[[], str],
-    extra: str = "",
-) -> str:
-    """``cached_view`` of a page of the whole repository, kept under its newest run.
-
-    The digest and compare pages read every nightly measurement of the repository (20 s at
-    tens of thousands of kernels) and need no token: rendered on every request, a few
-    reloads slowed the fleet's uploads tenfold.
-    """
-    newest = newest_run_of(session=session, repo=repo)
-    if newest is None:
-        return render()
-    return cached_view(
-        engine=engine,
-        session=session,
-        config=config,
-        run_id=newest,
-        view=view,
-        render=render,
-        extra=extra,
-    )

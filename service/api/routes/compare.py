@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from rules import place_run
 from service.api.deps import SessionDep, StateDep
-from service.api.verdicts import cached_repo_view
+from service.api.verdicts import cached_view
 from service.compare.build import CompareRequest, compare_history
 from service.compare.render import (
     KEEPING,
@@ -38,6 +38,7 @@ from service.errors import BadInput, NotFound
 from service.render.html import inline_svg, render_page
 from service.store.devices import run_roofs
 from service.store.queries import get_run, get_run_record
+from service.store.views import newest_run_of
 
 router = APIRouter(include_in_schema=False)
 _Text = Annotated[str | None, Query(max_length=200)]
@@ -65,11 +66,11 @@ def compare_page(
         return HTMLResponse(render_page("compare.html.j2", form=form, view=None, error=None))
     request = CompareRequest(repo, _devices(devices), kernel or None, forecast or None, by_runner)
     try:
-        page = cached_repo_view(
+        page = cached_view(
             engine=state.engine,
             session=session,
             config=state.config,
-            repo=repo,
+            run_id=newest_run_of(session=session, repo=repo),
             view="compare",
             render=lambda: _compare_page(session, state, request, form),
             extra=json.dumps(form, sort_keys=True),

@@ -25,7 +25,7 @@ from sqlmodel import Session
 
 from rules import conclude, shown_conclusion
 from service.api.deps import SessionDep, StateDep
-from service.api.verdicts import cached_repo_view, cached_view, stored_outcome
+from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
@@ -44,6 +44,7 @@ from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import search_kernels
 from service.store.queries import RunSummary, get_run, list_findings, list_runs, runners_of
+from service.store.views import newest_run_of
 
 router = APIRouter(include_in_schema=False)
 
@@ -284,17 +285,17 @@ def digest_page(
 ) -> HTMLResponse:
     """The digest of the last week's nightly runs of a repository.
 
-    Kept until a run of the repository is stored or the hour turns (``cached_repo_view``).
+    Kept until a run of the repository is stored or the hour turns (``cached_view``).
     """
     if not repo:
         return HTMLResponse(_digest_page(session, None))
     now = datetime.now(UTC)
     return HTMLResponse(
-        cached_repo_view(
+        cached_view(
             engine=state.engine,
             session=session,
             config=state.config,
-            repo=repo,
+            run_id=newest_run_of(session=session, repo=repo),
             view="digest",
             render=lambda: _digest_page(session, repo, now),
             extra=f"{repo}\x1f{now:%Y-%m-%dT%H}",
