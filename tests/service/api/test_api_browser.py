@@ -6,6 +6,7 @@ they are absent. Screenshots are kept under ``test-artifacts/`` (gitignored) for
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -88,10 +89,17 @@ def heading_after_click(driver, starts: str) -> str:
 
 
 def shot(driver, name: str) -> Path:
+    """``name``'s screenshot in ``ARTIFACTS``, written whole before it takes that name.
+
+    A test's SQLite and PostgreSQL runs go on two workers at once and shoot the same name:
+    one truncated the file while the other read its size (0 bytes, a failed CI run).
+    """
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / name
-    assert driver.save_screenshot(str(path)), f"no screenshot written to {path}"
-    assert path.stat().st_size > 10_000
+    own = path.with_name(f"{path.stem}.{os.getpid()}{path.suffix}")
+    assert driver.save_screenshot(str(own)), f"no screenshot written to {own}"
+    assert own.stat().st_size > 10_000
+    os.replace(own, path)
     return path
 
 
