@@ -44,6 +44,9 @@ TIERS: tuple[str, ...] = ("dram", "l2", "l1")
 #: (``flops_bf16``). Placements repeat such entries: the kernel's percent of roof counts less
 #: work than it did, and the entry names the counter it likely meant.
 UNREAD_WORK = " not read: "
+#: Starts a ``missing`` entry: work the device did that the report counts none of (an int8
+#: GEMM's IMMA operations): the kernel's FLOPs and regime are unknown. Placements repeat it.
+LEFT_OUT_WORK = "flops: left out:"
 #: In a ``missing`` entry: launches without a usable duration, then why
 #: (``3 launch(es) not averaged in: gpu__time_duration.sum is NaN (replay failed)``).
 NOT_AVERAGED = " launch(es) not averaged in: "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from collectors.schema import UNREAD_WORK, KernelRecord, RunRecord
+from collectors.schema import LEFT_OUT_WORK, UNREAD_WORK, KernelRecord, RunRecord
 from rules.roofline import DEFAULT_BORDERLINE_BAND, Placement, Roof, place
 
 
@@ -16,11 +16,20 @@ def place_kernel(
     band: float = DEFAULT_BORDERLINE_BAND,
     prefer_declared: bool = False,
 ) -> Placement:
-    """Place one kernel: measured counts, else its declared work model."""
+    """Place one kernel: measured counts, else its declared work model.
+
+    The kernel's notes of work it did that is not counted lead the placement's ``missing``:
+    they, not a roof's gaps, are why its percent is partial or its regime unknown.
+    """
     flops, nbytes = kernel.work(prefer_declared=prefer_declared)
     placed = place(flops, nbytes, kernel.duration_s or None, roof, band=band)
-    unread = tuple(why for why in kernel.missing if UNREAD_WORK in why)
+    unread = tuple(why for why in kernel.missing if _uncounted_work(why))
     return dataclasses.replace(placed, missing=unread + placed.missing) if unread else placed
+
+
+def _uncounted_work(why: str) -> bool:
+    """Whether a kernel's ``missing`` entry is about work it did that is not counted."""
+    return UNREAD_WORK in why or why.startswith(LEFT_OUT_WORK)
 
 
 def place_run(

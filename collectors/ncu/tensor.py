@@ -29,13 +29,13 @@ from collectors.ncu.metrics import (
     VOLTA_TENSOR_FLOP_PER_INST,
 )
 from collectors.ncu.metrics import TENSOR_FAMILY_PRECISIONS as FAMILY_PRECISIONS
-from collectors.schema import KernelRecord, ProvenanceKind
+from collectors.schema import LEFT_OUT_WORK, KernelRecord, ProvenanceKind
 
 #: (figure key, provenance kind, metrics summed, provenance note, weight of every metric).
 Row = tuple[str, ProvenanceKind, tuple[str, ...], str, float]
 
 COUNT_NOTE = "tensor math ops (1 FMA = 2), one hierarchy level"
-LEFT_OUT = "flops: left out:"
+LEFT_OUT = LEFT_OUT_WORK
 #: Mean tensor-pipe use (percent of its peak) from which uncounted work is taken to matter.
 #: Conversions alone keep the HMMA pipe at ~0.7% (a Half RNG kernel on H800 in the corpus);
 #: the small CUTLASS int8 GEMM of the corpus is at 26% while active, 2.3% over the elapsed

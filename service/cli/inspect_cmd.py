@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from collectors import CollectOptions, WorkModel, apply_work_models, collect
-from collectors.schema import KernelRecord, RunRecord
+from collectors.schema import LEFT_OUT_WORK, NOT_AVERAGED, KernelRecord, RunRecord
 from rules import Placement, Roof, UnknownDevice, above_roof, builtin_catalog, place_kernel
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
@@ -130,13 +130,32 @@ def _percent(placement: Placement | None) -> Text:
     return Text(f"{pct:.1f}")
 
 
-def _regime(placement: Placement | None, roof: Roof | None) -> str:
+def _regime(kernel: KernelRecord, placement: Placement | None, roof: Roof | None) -> str:
     if roof is None:
         return "unplaced: no roof for this device"
-    if placement is None or placement.regime is None:
-        why = placement.missing[0] if placement and placement.missing else "no counters"
-        return f"unplaced: {why}"
+    if placement is None:
+        return "unplaced: no counters"
+    if placement.regime is None:
+        return f"unplaced: {_unplaced_why(kernel, placement)}"
     return placement.regime + (" ~ridge" if placement.borderline else "")
+
+
+def _unplaced_why(kernel: KernelRecord, placement: Placement) -> str:
+    """Why ``placement`` has no regime: the side without a roof time, the kernel's own note first.
+
+    A roof's gap on the other side (no L2 bandwidth in the catalog) is not the reason, and a
+    launch whose replay failed has every figure NaN: it was not measured.
+    """
+    failed = [m.partition(NOT_AVERAGED)[2] for m in kernel.missing if NOT_AVERAGED in m]
+    if not kernel.duration_s and failed:
+        return f"not measured: {failed[0]}"
+    compute_side = placement.compute.time_s is None
+    side = placement.compute if compute_side else placement.memory
+    heads = ("flops:", "FLOP counts") if compute_side else ("bytes", "byte counts")
+    reasons = [m for m in placement.missing if m.startswith(heads)] + list(side.missing)
+    why = (reasons or list(placement.missing) or ["no counters"])[0]
+    # The whole note (what ran, what to collect) is the run's note below the table.
+    return "tensor-core work not counted" if why.startswith(LEFT_OUT_WORK) else why
 
 
 def _row(kernel: KernelRecord, placement: Placement | None, roof: Roof | None) -> list[Text | str]:
@@ -150,7 +169,7 @@ def _row(kernel: KernelRecord, placement: Placement | None, roof: Roof | None) -
         _amounts(nbytes) + declared,
         _intensity(placement),
         _percent(placement),
-        _regime(placement, roof),
+        _regime(kernel, placement, roof),
         (placement.binding or "-") if placement else "-",
     ]
 
