@@ -4,8 +4,9 @@ The specifics (auth workarounds, limits, fork tokens):
 
 * one comment per PR per device, found by its hidden marker as its first line (the body quotes
   kernel names, which may hold a marker) *and* by our own login (anyone can paste a marker),
-  edited in place, created only when absent; extra copies from a race are
-  deleted; the look-up is repeated inside every retry so a retried POST never duplicates;
+  edited in place, created only when absent or when GitHub refuses the edit (another App's
+  copy of the marker: ``sticky``); extra copies from a race are deleted; the look-up is
+  repeated inside every retry so a retried POST never duplicates;
 * a check run when the token allows it (``GITHUB_TOKEN`` needs the installation-auth
   workaround), else a commit status; the conclusion comes from the failure policy;
 * a read-only token (PRs from forks: 403 "Resource not accessible by integration") is not an
@@ -42,6 +43,7 @@ from service.github.policy import (
     status_state,
 )
 from service.github.retry import Clock, GitHubFailed, RetryPolicy, SystemClock, with_retries
+from service.github.sticky import upsert_sticky
 from service.render.markdown import (
     CHECK_OUTPUT_LIMIT,
     GITHUB_COMMENT_LIMIT,
@@ -122,18 +124,8 @@ class GitHubClient:
 
     def _upsert_once(self, repo: str, pr: int, marker: str, body: str) -> tuple[Any, CommentAction]:
         issue = self.gh.issue(*split_repo(repo), pr)
-        mine = [c for c in issue.comments() if self._own(c, marker)]
-        if not mine:
-            return issue.create_comment(body), "created"
-        # Where our login is unknown (an installation token), any App's bot may be us: the one
-        # that wrote the first marked comment is, not another App copying it in later.
-        mine = [c for c in mine if c.user.login == mine[0].user.login]
-        keep, extras = mine[-1], mine[:-1]  # an App may delete only its own comments
-        if keep.body != body:
-            keep.edit(body)
-        for extra in extras:  # a race left copies: heal it
-            extra.delete()
-        return keep, "updated"
+        marked = [c for c in issue.comments() if self._own(c, marker)]
+        return upsert_sticky(issue, marked, body)
 
     def upsert_comment(
         self, repo: str, pr: int, marker: str, body: str
