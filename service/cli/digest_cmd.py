@@ -40,6 +40,7 @@ from service.render.digest_render import (
     render_digest_markdown,
 )
 from service.store.db import open_store, session_scope
+from service.store.lookups import require_runs_of
 from service.store.memory import give_back_freed, map_large_allocations
 
 _SPAN = re.compile(r"^\s*(\d+)\s*([hdw])\s*$")
@@ -93,9 +94,12 @@ def _load(
     """Nightly history of ``read`` (end exclusive), compact and like for like, with its ids.
 
     And the rows that judge each card that started in ``period`` (``rowread``), against the
-    card before's last ``window`` nights.
+    card before's last ``window`` nights. A ``repo`` with no run stored at all is refused
+    (``require_runs_of``): named wrong, its cron job posted "nothing to digest" every week.
     """
     with session_scope(engine, readonly=True) as session:
+        if repo is not None:
+            require_runs_of(session=session, repo=repo)
         history = compact_history(session, repo, *read, with_ids=True)
         cards = compact_card_rows(session, history, period, window)
     give_back_freed()  # what reading the cards' rows held (``service.store.memory``)

@@ -1,16 +1,19 @@
 """Read-only lookups the HTTP service needs beside the store's verbs.
 
-Devices of a repository, a kernel search, the run a webhook event refers to, and each
-device's last nightly run.
+Devices of a repository, a kernel search, the run a webhook event refers to, each device's
+last nightly run, and the repositories stored (a repository named wrong is told them).
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import sqlalchemy as sa
 
+from service.errors import NotFound
 from service.store.coretables import DEVICES as _DEVICES
 from service.store.coretables import KERNELS as _KERNELS
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
@@ -18,6 +21,10 @@ from service.store.coretables import REPOSITORIES as _REPOS
 from service.store.coretables import RUNS as _RUNS
 from service.store.ids import as_utc, same_repo
 from service.store.sessions import StoreSession
+from service.store.views import newest_run_of
+
+#: How many stored repositories the error of a repository with no run names.
+NAMED_REPOS = 5
 
 
 @dataclass(frozen=True)
@@ -147,3 +154,39 @@ def latest_run_for(
         stmt = stmt.where(_RUNS.c.pull_request == pull_request)
     found = session.execute(stmt.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc())).first()
     return None if found is None else int(found[0])
+
+
+def stored_repos(*, session: StoreSession) -> list[str]:
+    """Names of the repositories with a run stored (nightly or PR), sorted."""
+    has_run = sa.exists().where(_RUNS.c.repo_id == _REPOS.c.id)
+    stmt = sa.select(_REPOS.c.name).where(has_run).order_by(_REPOS.c.name)
+    return [str(name) for name in session.execute(stmt).scalars()]
+
+
+def closest_first(name: str, names: Sequence[str], limit: int = NAMED_REPOS) -> list[str]:
+    """At most ``limit`` of ``names``, those most like ``name`` (difflib, any case) first."""
+    folded = {n.lower(): n for n in names}  # unique lower-cased: uq_repositories_name_lower
+    close = difflib.get_close_matches(name.lower(), list(folded), n=limit)
+    return list(dict.fromkeys([*(folded[c] for c in close), *names]))[:limit]
+
+
+def require_runs_of(*, session: StoreSession, repo: str) -> int:
+    """The newest run of ``repo``, in any letter case.
+
+    Raises:
+        NotFound: No run of ``repo`` is stored: a repository named wrong, whose digest read
+            "nothing to digest" every week. The error names the repositories stored, the
+            closest first.
+    """
+    newest = newest_run_of(session=session, repo=repo)
+    if newest is not None:
+        return newest
+    names = stored_repos(session=session)
+    if not names:
+        raise NotFound(f"no run of {repo} is in the history store, nor of any repository")
+    shown = closest_first(repo, names)
+    more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+    raise NotFound(
+        f"no run of {repo} is in the history store (a repository named wrong?); "
+        f"it holds runs of {', '.join(shown)}{more}"
+    )

@@ -42,9 +42,8 @@ from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart, with_runner_marks
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
-from service.store.lookups import search_kernels
+from service.store.lookups import require_runs_of, search_kernels
 from service.store.queries import RunSummary, get_run, list_findings, list_runs, runners_of
-from service.store.views import newest_run_of
 
 router = APIRouter(include_in_schema=False)
 
@@ -279,28 +278,35 @@ def search_page(
 
 @router.get("/digest", response_class=HTMLResponse)
 def digest_page(
+    request: Request,
     session: SessionDep,
     state: StateDep,
     repo: Annotated[str | None, Query(max_length=200)] = None,
 ) -> HTMLResponse:
     """The digest of the last week's nightly runs of a repository.
 
-    Kept until a run of the repository is stored or the hour turns (``cached_view``).
+    Kept until a run of the repository is stored or the hour turns (``cached_view``). A
+    repository with no run stored is a 404 naming those stored, not an empty digest.
     """
     if not repo:
         return HTMLResponse(_digest_page(session, None))
     now = datetime.now(UTC)
-    return HTMLResponse(
-        cached_view(
-            engine=state.engine,
-            session=session,
-            config=state.config,
-            run_id=newest_run_of(session=session, repo=repo),
-            view="digest",
-            render=lambda: _digest_page(session, repo, now),
-            extra=f"{repo}\x1f{now:%Y-%m-%dT%H}",
+
+    def page() -> HTMLResponse:
+        newest = require_runs_of(session=session, repo=repo)
+        return HTMLResponse(
+            cached_view(
+                engine=state.engine,
+                session=session,
+                config=state.config,
+                run_id=newest,
+                view="digest",
+                render=lambda: _digest_page(session, repo, now),
+                extra=f"{repo}\x1f{now:%Y-%m-%dT%H}",
+            )
         )
-    )
+
+    return _html_or_json(request, page)
 
 
 def _digest_page(session: SessionDep, repo: str | None, end: datetime | None = None) -> str:

@@ -132,19 +132,17 @@ def test_a_repository_silent_past_the_lookback_names_its_last_nights(tmp_path, c
     assert "| `H100-SXM5` | 2026-02-20 | `n0019` | 2 |" in markdown
 
 
-def test_a_repository_never_stored_says_so(tmp_path, capsys) -> None:
-    """A digest of a repository named wrong read as a quiet week's, every week."""
+def test_a_week_before_the_first_night_says_no_night_is_stored(tmp_path, capsys) -> None:
+    """A digest that read no night read as a quiet week's; it says none is stored.
+
+    A repository with no run at all (named wrong) is refused: ``test_digest_repo_named_wrong``.
+    """
     url = stored(tmp_path, (A100, 0, 10))
-    assert run(_digest_cli(url, "acme/serving-typo", 5)) == 0
-    markdown = capsys.readouterr().out
-    assert (
-        "**No nightly run of acme/serving-typo stored up to 2026-02-12: nothing to digest**"
-        in markdown
-    )
-    assert run(_digest_cli(url, "acme/serving-typo", 5, "--json")) == 0
-    headline = json.loads(capsys.readouterr().out)["headline"]  # a job reading the JSON sees it
-    assert (
-        headline == "No nightly run of acme/serving-typo stored up to 2026-02-12: nothing to digest"
-    )
     assert run(_digest_cli(url, REPO, -30)) == 0  # a week before its first night
-    assert "**No nightly run of acme/serving stored up to " in capsys.readouterr().out
+    assert (
+        "**No nightly run of acme/serving stored up to 2026-01-08: nothing to digest**"
+        in capsys.readouterr().out
+    )
+    assert run(_digest_cli(url, REPO, -30, "--json")) == 0
+    headline = json.loads(capsys.readouterr().out)["headline"]  # a job reading the JSON sees it
+    assert headline == "No nightly run of acme/serving stored up to 2026-01-08: nothing to digest"
