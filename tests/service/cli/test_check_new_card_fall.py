@@ -69,3 +69,20 @@ def test_a_fall_confirmed_on_the_new_cards_first_nights_fails_once(tmp_path) -> 
     failed = [n for n, verdict in enumerate(fallen, start=3) if verdict["conclusion"] == "fail"]
     assert failed == [4]  # confirmed on its second night down, and only then
     assert all(_roof_drops(verdict) == [] for verdict in fallen[3:])  # six nights on and later
+
+
+def test_a_fall_on_the_new_cards_second_night_fails_on_its_third(tmp_path) -> None:
+    """A kernel that kept up on its first H100 night and fell on its second warned "did not
+    keep up" every night after, never failed, and the card was blamed for a change of code:
+    the gate waited for four nights there, whose median was then the fallen level. One night
+    now sets the level the gate judges the next against."""
+    url = stored_history(tmp_path, A100)
+    h100 = nights(H100, 4, start=30, kernels=KERNELS)
+    first = _nightly(tmp_path, url, h100[0])
+    fallen = [_nightly(tmp_path, url, _slowed(r, 1.25)) for r in h100[1:]]
+    assert not _roof_drops(first)
+    assert _roof_drops(fallen[0]) == [("gemv", "warn")]
+    assert _roof_drops(fallen[1]) == [("gemv", "fail")] and fallen[1]["conclusion"] == "fail"
+    [finding] = [f for f in fallen[1]["findings"] if f["rule"] == "roof-drop"]
+    assert f"over 30 runs on {A100} scaled to its 2 nights on {H100}" in finding["message"]
+    assert _roof_drops(fallen[2]) == []  # confirmed once: then it is the level
