@@ -162,6 +162,7 @@ def calibrate_command(
     """Measure this runner's roofline (bandwidth, peaks, ridge), or check its health."""
     _refuse_bad_flags(check=check, store=store, tolerance=tolerance, chart=chart)
     chosen = load_backend(backend, _default_device(backend, device), threads)
+    _when_no_gpu(chosen, chosen_by_default=device is None, store=store)
     plan = make_plan(
         chosen.kind,
         quick=quick or check,
@@ -177,6 +178,27 @@ def calibrate_command(
         _store(ceilings, db)
     if stored is not None:
         raise typer.Exit(_check(ceilings, stored, tolerance, health_file))
+
+
+def _when_no_gpu(chosen: Backend, *, chosen_by_default: bool, store: bool) -> None:
+    """Say that the CPU is measured where no GPU was found; refuse to store it as the roof.
+
+    A GPU runner with a CPU-only torch build (the default wheel on some indexes) or a broken
+    driver measured its CPU in silence, and ``--store`` made that the runner's measured roof.
+    """
+    if not chosen_by_default or chosen.kind != "cpu":
+        return
+    if store:
+        raise BadInput(
+            "--store: no CUDA device found (a CPU-only torch build, or no driver), so this "
+            "would store the CPU's ceilings as the runner's measured roof; pass --device cpu "
+            "to calibrate the CPU, or --device cuda:0 to require the GPU"
+        )
+    typer.echo(
+        "roofguard: note: no CUDA device found (a CPU-only torch build, or no driver): "
+        "measuring the CPU; --device cuda:0 requires the GPU",
+        err=True,
+    )
 
 
 def _refuse_bad_flags(*, check: bool, store: bool, tolerance: float, chart: Path | None) -> None:

@@ -204,3 +204,32 @@ def test_sweep_kernels_do_k_fmas_per_element():
     _chain(3)(x0, out)
     expected = ((x0 * CHAIN_A + CHAIN_B) * CHAIN_A + CHAIN_B) * CHAIN_A + CHAIN_B
     torch.testing.assert_close(out, expected, rtol=1e-15, atol=0)
+
+
+def _sees_a_gpu() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def test_without_a_gpu_the_default_device_says_it_measures_the_cpu(tmp_path, capsys):
+    """A GPU runner with a CPU-only torch build measured its CPU without a word."""
+    if _sees_a_gpu():
+        pytest.skip("torch sees a GPU here: the default device is it")
+    db = f"sqlite:///{tmp_path}/history.db"
+    argv = ["calibrate", "--quick", "--check", "--db", db, "--runner", "ci-gpu"]
+    argv += ["--health-file", str(tmp_path / "health.json")]
+    assert run(argv) == 2  # nothing stored to check against: nothing measured either
+    err = capsys.readouterr().err
+    assert "no CUDA device found" in err and "measuring the CPU" in err
+
+
+def test_without_a_gpu_the_default_device_is_not_stored_as_the_runners_roof(tmp_path, capsys):
+    """``--store`` made the CPU's ceilings a GPU runner's measured roof."""
+    if _sees_a_gpu():
+        pytest.skip("torch sees a GPU here: the default device is it")
+    db = f"sqlite:///{tmp_path}/history.db"
+    argv = ["calibrate", "--quick", "--store", "--db", db, "--runner", "ci-gpu"]
+    assert run([*argv, "--output", str(tmp_path / "ceilings.json")]) == 2
+    assert "--device cpu" in capsys.readouterr().err
+    assert not (tmp_path / "ceilings.json").exists()  # refused before measuring
