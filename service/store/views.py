@@ -45,6 +45,21 @@ def newest_run_of(*, session: StoreSession, repo: str) -> int | None:
     return None if found is None else int(found)
 
 
+#: Variants of one page kept per run (the forms of ``/compare``, the repositories of
+#: ``/digest``): each was a render of seconds, and the pages need no token, so their number
+#: is bounded; the oldest stored goes first.
+VARIANTS_KEPT = 16
+
+
+def variant_view(view: str, variant: str) -> str:
+    """The stored name of one variant of ``view`` (a form of it): ``compare:<16 hex digits>``.
+
+    Under one name, each form asked for replaced the other's copy: two forms taking turns
+    were rendered on every request (2.6-8 s each for a small repository).
+    """
+    return f"{view}:{hashlib.sha256(variant.encode('utf-8')).hexdigest()[:16]}"
+
+
 def view_key(*parts: str) -> str:
     """The cache key of a view: sha256 of its parts."""
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
@@ -70,3 +85,18 @@ def put_view(*, session: StoreSession, run_id: int, view: str, key: str, body: s
         "created_at": datetime.now(UTC),
     }
     session.execute(sa.insert(_VIEWS), row)
+    if ":" in view:
+        _keep_newest_variants(session, run_id, view.split(":", 1)[0])
+
+
+def _keep_newest_variants(session: StoreSession, run_id: int, view: str) -> None:
+    """Delete the variants of ``view`` of run ``run_id`` past the newest ``VARIANTS_KEPT``."""
+    variants = sa.select(_VIEWS.c.view).where(
+        _VIEWS.c.run_id == run_id, _VIEWS.c.view.startswith(f"{view}:", autoescape=True)
+    )
+    older = variants.order_by(_VIEWS.c.created_at.desc()).offset(VARIANTS_KEPT)
+    names = list(session.execute(older).scalars())
+    if names:
+        session.execute(
+            sa.delete(_VIEWS).where(_VIEWS.c.run_id == run_id, _VIEWS.c.view.in_(names))
+        )

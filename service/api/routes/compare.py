@@ -38,7 +38,7 @@ from service.errors import BadInput, NotFound
 from service.render.html import inline_svg, render_page
 from service.store.devices import run_roofs
 from service.store.queries import get_run, get_run_record
-from service.store.views import newest_run_of
+from service.store.views import newest_run_of, variant_view
 
 router = APIRouter(include_in_schema=False)
 _Text = Annotated[str | None, Query(max_length=200)]
@@ -65,15 +65,16 @@ def compare_page(
     if not repo:
         return HTMLResponse(render_page("compare.html.j2", form=form, view=None, error=None))
     request = CompareRequest(repo, _devices(devices), kernel or None, forecast or None, by_runner)
+    shown_form = json.dumps(form, sort_keys=True)
     try:
         page = cached_view(
             engine=state.engine,
             session=session,
             config=state.config,
             run_id=newest_run_of(session=session, repo=repo),
-            view="compare",
+            view=variant_view("compare", shown_form),
             render=lambda: _compare_page(session, state, request, form),
-            extra=json.dumps(form, sort_keys=True),
+            extra=shown_form,
         )
     except BadInput as exc:
         page = render_page("compare.html.j2", form=form, view=None, error=str(exc))

@@ -44,6 +44,7 @@ from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import require_runs_of, search_kernels
 from service.store.queries import RunSummary, get_run, list_findings, list_runs, runners_of
+from service.store.views import variant_view
 
 router = APIRouter(include_in_schema=False)
 
@@ -300,7 +301,7 @@ def digest_page(
                 session=session,
                 config=state.config,
                 run_id=newest,
-                view="digest",
+                view=variant_view("digest", repo),
                 render=lambda: _digest_page(session, repo, now),
                 extra=f"{repo}\x1f{now:%Y-%m-%dT%H}",
             )
