@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
@@ -21,7 +22,7 @@ from service.digest.build import prepare_history
 from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
-from service.pipeline.roofs import choose_roof
+from service.pipeline.roofs import choose_roof, same_card
 from service.render.charts import (
     ImageFormat,
     figure_bytes,
@@ -33,7 +34,7 @@ from service.render.trends import trend_chart, with_runner_marks
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
 from service.store.likeforlike import with_like_for_like
-from service.store.queries import get_run, get_run_record, runners_of
+from service.store.queries import RunSummary, get_run, get_run_record, runners_of
 
 plot_app = typer.Typer(
     help="Draw roofline and trend charts (SVG or PNG).",
@@ -71,13 +72,7 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
         return run, choice.roof
     if not ref.isdigit():
         raise BadInput(f"{ref}: neither a report file nor a run id of the history store")
-    engine = open_store(url, create=False)
-    try:
-        with session_scope(engine, readonly=True) as session:
-            summary = get_run(session=session, run_id=int(ref))
-            run = get_run_record(session=session, run_id=int(ref))
-    finally:
-        engine.dispose()
+    summary, run = _stored_run(url, int(ref))
     source = summary.roof_source if summary.roof_source in ("datasheet", "report") else "datasheet"
     origin = "--device" if device else "the stored run"
     choice = choose_roof(
@@ -88,6 +83,48 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
         origin=origin,
     )
     return run, choice.roof
+
+
+def _stored_run(url: str | None, run_id: int) -> tuple[RunSummary, RunRecord]:
+    """A stored run's summary (its device, its roof source) and its record."""
+    engine = open_store(url, create=False)
+    try:
+        with session_scope(engine, readonly=True) as session:
+            return get_run(session=session, run_id=run_id), get_run_record(
+                session=session, run_id=run_id
+            )
+    finally:
+        engine.dispose()
+
+
+def _what(ref: str) -> str:
+    """``run 12`` for a stored run, the path for a report file."""
+    return ref if Path(ref).exists() else f"run {ref}"
+
+
+def _compare_hint(ref: str, baseline: str) -> str:
+    """How ``roofguard compare`` (or the dashboard, for stored runs) compares the two runs."""
+    if Path(ref).exists() and Path(baseline).exists():
+        return f"`roofguard compare {shlex.quote(baseline)} --against {shlex.quote(ref)}`"
+    hint = "`roofguard compare BASE_FILES... --against FILES...` on their reports"
+    if ref.isdigit() and baseline.isdigit():
+        hint += f", or the dashboard's /compare/runs?base={baseline}&head={ref}"
+    return hint
+
+
+def _same_card(ref: str, baseline: str, roof: Roof, base_roof: Roof) -> None:
+    """Refuse a baseline from another card: its FLOP/s on this card's roof would mislead.
+
+    Raises:
+        BadInput: Naming both runs' cards and how to compare runs across cards.
+    """
+    if same_card(roof.device, base_roof.device, builtin_catalog()):
+        return
+    raise BadInput(
+        f"--baseline: {_what(baseline)} ran on {base_roof.device}, {_what(ref)} on {roof.device}; "
+        "its FLOP/s on one card is no baseline on another's roof: compare the two runs across "
+        f"cards, against the time the roofs predict, with {_compare_hint(ref, baseline)}"
+    )
 
 
 @plot_app.command("run")
@@ -109,7 +146,8 @@ def plot_run_command(
     run, roof = load_run(ref, url=url, device=device)
     base: Mapping[str, Placement] = {}
     if baseline is not None:
-        base_run, _ = load_run(baseline, url=url, device=device)
+        base_run, base_roof = load_run(baseline, url=url, device=device)
+        _same_card(ref, baseline, roof, base_roof)
         base = place_run(base_run, roof)  # the same roof, so arrows compare like with like
     points = run_points(run, place_run(run, roof), base)
     if not points:

@@ -385,11 +385,16 @@ def judged_point(point: KernelPoint, kernel: KernelVerdict) -> KernelPoint:
 
 
 def with_judged_baseline(point: KernelPoint, kernel: KernelVerdict) -> KernelPoint:
-    """``point`` with the baseline its verdict names: same work, the baseline's median time."""
+    """``point`` with the baseline its verdict names: same work, the baseline's median time.
+
+    Another card's time is scaled by the ratio the two roofs predict, as the verdict reads it:
+    unscaled, an H200 run drew kernels that kept up with the card as improved on its roof.
+    """
     base = kernel.baseline
-    if not point.on_roof or base is None or not base.time_s or not kernel.time_s:
+    scale = kernel.expected_time_ratio if base is not None and base.device else 1.0
+    if not point.on_roof or base is None or not base.time_s or not kernel.time_s or not scale:
         return point
-    achieved = point.achieved_flop_per_s * kernel.time_s / base.time_s
+    achieved = point.achieved_flop_per_s * kernel.time_s / (base.time_s * scale)
     if not math.isfinite(achieved) or achieved <= 0:
         return point
     return replace(point, baseline=(point.intensity, achieved), baseline_precision=base.binding)
