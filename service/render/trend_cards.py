@@ -6,7 +6,8 @@ roofs predict; one that did not keep up steps down at the swap. This is the char
 roofline tracker can draw: times on two cards do not belong on one axis.
 
 Artists carry a ``gid``: ``series:<card>`` for a card's line, ``card:<i>`` for the vertical
-line at each later card's first night and ``card-label:<i>`` for its label.
+line at each later card's first night and ``card-label:<i>`` for its label. The legend gives
+each card's nights and its level (``level_now``, the gate's), not its newest night's value.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def cards_trend_chart(series: pd.DataFrame, *, title: str) -> Figure:
         rows = placed[placed["device"].astype(str) == card]
         times = pd.to_datetime(rows["timestamp"], utc=True).dt.tz_localize(None)
         values = pd.to_numeric(rows["percent_of_roof"], errors="coerce")
-        label = f"{card} ({len(rows)} nights, now {level_now(values):.1f}%)"
+        # "level", not "now": the gate's level lags a fall it has not confirmed yet
+        label = f"{card} ({len(rows)} nights, level {level_now(values):.1f}%)"
         (line,) = ax.plot(times, values, "-o", markersize=2.5, linewidth=1.2, label=label)
         line.set_gid(f"series:{card}")
     for i, (card, since) in enumerate(arrivals[1:]):
