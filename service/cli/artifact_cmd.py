@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from service.cli.overview import HELP_MARKUP
+from service.cli.overview import DEVICE_HELP, HELP_MARKUP
 from service.errors import BadInput
 from service.github.actions import set_outputs
 from service.github.artifact import pack, read_event, unpack
@@ -34,7 +34,7 @@ def pack_command(
     output: Annotated[Path, _Opt(help="Folder to write (upload it as the artifact).")],
     pr: Annotated[int, _Opt("--pr", help="Pull-request number.")],
     sha: Annotated[str, _Opt(help="Commit the reports were made on (the PR's head).")],
-    device: Annotated[str | None, _Opt(help="Device name, when reports lack it.")] = None,
+    device: Annotated[str | None, _Opt(help=DEVICE_HELP)] = None,
     rerun: Annotated[
         list[Path] | None,
         _Opt(

@@ -15,6 +15,7 @@ from collectors.schema import RunKind, RunRecord
 from rules import Conclusion
 from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
+from service.cli.overview import DEVICE_HELP
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import (
     FORMAT_HELP,
@@ -51,10 +52,7 @@ BaseTimeOpt = Annotated[
         "where the baseline stops when no run of --base-sha is stored."
     ),
 ]
-DeviceOpt = Annotated[
-    str | None,
-    typer.Option(help="Device of reports that name none (a report naming another is an error)."),
-]
+DeviceOpt = Annotated[str | None, typer.Option(help=DEVICE_HELP)]
 RoofOpt = Annotated[
     str | None,
     typer.Option(help="datasheet, report or measured (default: the config's `roof`)."),

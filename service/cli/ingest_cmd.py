@@ -11,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
+from service.cli.overview import DEVICE_HELP
 from service.errors import BadInput, StoreUnavailable
 from service.pipeline.check import store_run
 from service.pipeline.hugerun import clocked, read_columns, refuse_unstorable_columns
@@ -39,7 +40,7 @@ def ingest_command(
     branch: Annotated[str, typer.Option(help="Branch the run measured.")],
     kind: Annotated[str | None, typer.Option(help="nightly, pr or local.")] = None,
     pr: Annotated[int | None, typer.Option("--pr", help="Pull-request number (pr runs).")] = None,
-    device: Annotated[str | None, typer.Option(help="Device (default: the report's).")] = None,
+    device: Annotated[str | None, typer.Option(help=DEVICE_HELP)] = None,
     timestamp: Annotated[str | None, typer.Option(help="When measured, ISO-8601.")] = None,
     runner: Annotated[str | None, typer.Option(help="CI runner name.")] = None,
     roof: Annotated[str | None, typer.Option(help="datasheet or report (default: config).")] = None,

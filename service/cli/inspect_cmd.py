@@ -2,8 +2,9 @@
 
 Nothing is stored. Each file is read by the collector its content names, declared work models
 from ``--config`` are applied, and every kernel is placed on a roof: the catalog datasheet
-roof of ``--device`` or of the device the report names, else the roof the report implies
-(its peaks and bandwidths at measured clocks), else the kernel stays "unplaced".
+roof of the device the report names (``--device`` names it for reports that name none),
+else the roof the report implies (its peaks and bandwidths at measured clocks), else the
+kernel stays "unplaced".
 
 ``--json`` prints the RunRecord (roofguard's own JSON format) of one file, or a JSON list of
 RunRecords, one per file in the order given, for several files (records are not merged:
@@ -27,6 +28,7 @@ from rich.text import Text
 from collectors import CollectOptions, WorkModel, apply_work_models, collect
 from collectors.schema import LEFT_OUT_WORK, NOT_AVERAGED, KernelRecord, RunRecord
 from rules import Placement, Roof, UnknownDevice, above_roof, builtin_catalog, place_kernel
+from service.cli.overview import DEVICE_HELP
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, noted
@@ -234,7 +236,6 @@ def render(path: Path, run: RunRecord, roof: Roof | None, *, width: int = 200) -
 
 
 FILES_HELP = "Reports: ncu, nvbench, Google Benchmark, pytest-benchmark, Kineto, roofguard."
-DEVICE_HELP = "Catalog device whose datasheet roof to use (default: the report's device)."
 JSON_HELP = "Print the RunRecord as JSON (a JSON list of records for several files)."
 CONFIG_HELP = (
     "roofguard.toml or pyproject.toml (default: the one in the current directory, as check): "

@@ -19,6 +19,9 @@ HELP = "Roofline-based performance-regression checks for GPU kernels."
 #: breaks, ragged on 80 columns) and leaves ``[devices.*]`` as written (rich read it as a
 #: style tag and printed nothing).
 HELP_MARKUP: Final = "markdown"
+#: ``--device`` of every command that reads reports: the device a report names wins
+#: (``service.pipeline.roofs``), so the option names only the device of reports that name none.
+DEVICE_HELP: Final = "Device of reports that name none (a report naming another is an error)."
 
 #: Every command's summary (the first paragraph of its help), in the order the overview lists
 #: them: the commands first, then the command groups.

@@ -73,14 +73,16 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     if not ref.isdigit():
         raise BadInput(f"{ref}: neither a report file nor a run id of the history store")
     summary, run = _stored_run(url, int(ref))
+    catalog = builtin_catalog()
+    # the store keeps the card each run was placed on: --device has no report to name
+    if device and not same_card(device, summary.device, catalog):
+        raise BadInput(
+            f"--device: run {ref} is stored as a run on {summary.device}, and a stored run keeps "
+            "its card; --device only names the device of report files that name none: drop it"
+        )
     source = summary.roof_source if summary.roof_source in ("datasheet", "report") else "datasheet"
-    origin = "--device" if device else "the stored run"
     choice = choose_roof(
-        run,
-        device=device or summary.device,
-        source=source,
-        catalog=builtin_catalog(),
-        origin=origin,
+        run, device=summary.device, source=source, catalog=catalog, origin="the stored run"
     )
     return run, choice.roof
 
@@ -136,7 +138,13 @@ def plot_run_command(
             metavar="RUN_ID|FILE", help="Draw arrows from this run's kernels to the run's."
         ),
     ] = None,
-    device: Annotated[str | None, typer.Option(help="Device (default: the run's).")] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Device of report files that name none (a report naming another is an error; "
+            "a stored run keeps its own)."
+        ),
+    ] = None,
     output: Annotated[Path | None, typer.Option(help=".svg or .png (default: <run>.svg).")] = None,
     url: DbOption = None,
 ) -> None:
@@ -146,7 +154,9 @@ def plot_run_command(
     run, roof = load_run(ref, url=url, device=device)
     base: Mapping[str, Placement] = {}
     if baseline is not None:
-        base_run, base_roof = load_run(baseline, url=url, device=device)
+        # --device names report files only: a stored baseline keeps its card, as the run does
+        given = device if Path(baseline).exists() else None
+        base_run, base_roof = load_run(baseline, url=url, device=given)
         _same_card(ref, baseline, roof, base_roof)
         base = place_run(base_run, roof)  # the same roof, so arrows compare like with like
     points = run_points(run, place_run(run, roof), base)

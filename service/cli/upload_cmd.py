@@ -22,6 +22,7 @@ import httpx
 import typer
 
 from rules import Conclusion, Verdict, shown_conclusion
+from service.cli.overview import DEVICE_HELP
 from service.cli.suspects import RerunOpt, SuspectsOpt, SuspectsRegexOpt, write_suspects
 from service.cli.verdict_output import refuse_unwritable_outputs
 from service.errors import BadInput, ServiceError
@@ -224,7 +225,7 @@ def upload_command(
     branch: Annotated[str | None, _Opt(help="Branch name.")] = None,
     kind: Annotated[str | None, _Opt(help="pr, nightly or local (default: pr with --pr).")] = None,
     pr: Annotated[int | None, _Opt(help="Pull-request number, for pr runs.")] = None,
-    device: Annotated[str | None, _Opt(help="Device name when the reports lack it.")] = None,
+    device: Annotated[str | None, _Opt(help=DEVICE_HELP)] = None,
     runner: Annotated[str | None, _Opt(help="The CI runner's name.")] = None,
     fmt: Annotated[str, _Opt("--format", help="json or markdown.")] = "markdown",
     output: Annotated[Path | None, _Opt(help="Write the verdict here, not to stdout.")] = None,
