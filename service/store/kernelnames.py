@@ -22,6 +22,10 @@ from service.store.sessions import StoreSession
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ELLIPSIS = "…"
+#: Characters of a word the candidates' LIKE looks for: SQLite refuses a pattern over 50,000
+#: bytes ("pattern too complex"), which answered a long key 503 "history store failed".
+#: ``matching_keys`` then checks the whole text, so a shorter pattern finds no other kernel.
+LIKE_WORD_CHARS = 1_000
 
 
 def _plain(text: str) -> str:
@@ -93,7 +97,7 @@ def _candidates(session: StoreSession, rid: int, text: str) -> list[tuple[str, s
     words = _WORD.findall(text)
     if not words:
         return []
-    word = max(words, key=len)
+    word = max(words, key=len)[:LIKE_WORD_CHARS]
     pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     stmt = sa.select(_KERNELS.c.key, _KERNELS.c.name).where(
         _KERNELS.c.repo_id == rid,

@@ -12,7 +12,7 @@ from service.cli import run
 from service.render.labels import ellipsize_middle
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
-from service.store.kernelnames import matching_keys
+from service.store.kernelnames import matching_keys, resolve_kernel_key
 
 NAME = "void softmax_kernel<float, 8192>(const float*, float*, int)"
 KEY = "softmax_kernel<float, 8192>"
@@ -82,3 +82,18 @@ def test_matching_prefers_the_closest_spelling() -> None:
     assert matching_keys("gemm", pairs) == ["gemm"], "a key beats a printed name"
     assert matching_keys("void gemm(float*)", pairs) == ["gemm"]
     assert matching_keys("nothing", pairs) == []
+
+
+def test_a_key_longer_than_sqlites_like_pattern_names_no_kernel(store: str) -> None:
+    """A 60,000-character key (under the service's 64 KiB name limit) made the candidates'
+    LIKE pattern too long for SQLite: the kernel page and history API answered 503 "history
+    store failed" and named a schema mismatch. It names no kernel, as any unknown key."""
+    long_key = "x" * 60_000
+    engine = open_store(store)
+    try:
+        with session_scope(engine) as session:
+            assert resolve_kernel_key(session=session, repo=REPO, text=long_key) == long_key
+            # The same word at the end of a real key's spelling still finds it.
+            assert resolve_kernel_key(session=session, repo=REPO, text=NAME) == KEY
+    finally:
+        engine.dispose()
