@@ -84,7 +84,9 @@ def resolve_roof(
     try:
         choice = choose_roof(run, device=given, source=source, catalog=catalog, origin=origin)
     except UnknownDevice:
-        if given:
+        # A name the user gave (read into a report naming none) that the catalog lacks is a
+        # typo to refuse, as check does: only a report's own unknown card stays unplaced.
+        if given or run.device.name in {device, config.device}:
             raise
         return run, None
     except DeviceConflict:
@@ -103,9 +105,17 @@ def _amounts(amounts: Mapping[str, float]) -> str:
 
 def _uses_declared(kernel: KernelRecord) -> bool:
     """Whether the placement uses a declared count for lack of a measured one."""
-    return bool(
-        (kernel.declared_flops and not kernel.flops) or (kernel.declared_bytes and not kernel.bytes)
+    return bool(_declared_mark(kernel.flops, kernel.declared_flops)) or bool(
+        _declared_mark(kernel.bytes, kernel.declared_bytes)
     )
+
+
+def _declared_mark(measured: Mapping[str, float], declared: Mapping[str, float]) -> str:
+    """``*`` on the cell whose count is declared for lack of a measured one (FLOPs or bytes).
+
+    One mark on the bytes cell read as declared bytes where the FLOPs were the declared ones.
+    """
+    return "*" if declared and not measured else ""
 
 
 def _tier(placement: Placement) -> str | None:
@@ -162,13 +172,12 @@ def _unplaced_why(kernel: KernelRecord, placement: Placement) -> str:
 
 def _row(kernel: KernelRecord, placement: Placement | None, roof: Roof | None) -> list[Text | str]:
     flops, nbytes = kernel.work()
-    declared = "*" if _uses_declared(kernel) else ""
     return [
         Text(clean(shorten(kernel.key))),
         f"{kernel.launches}",
         seconds(kernel.duration_s),
-        _amounts(flops),
-        _amounts(nbytes) + declared,
+        _amounts(flops) + _declared_mark(kernel.flops, kernel.declared_flops),
+        _amounts(nbytes) + _declared_mark(kernel.bytes, kernel.declared_bytes),
         _intensity(placement),
         _percent(placement),
         _regime(kernel, placement, roof),
