@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from collectors.errors import MalformedReport
+from collectors.physics import kernel_fault
 from collectors.schema import KernelRecord, Precision, Provenance, ProvenanceKind, RunRecord, Tier
 
 #: Longest expression accepted, in characters.
@@ -283,12 +284,33 @@ def _declare(kernel: KernelRecord, model: WorkModel, index: int, source: str) ->
                 metrics=tuple(sorted(compile_expression(text).names)),
                 note=f"{source}: {field} (pattern {model.pattern!r}) = {text}",
             )
-    return kernel.model_copy(
+    declaring = kernel.model_copy(
         update={
             "declared_flops": {**kernel.declared_flops, **declared["flops"]},
             "declared_bytes": {**kernel.declared_bytes, **declared["bytes"]},
             "provenance": provenance,
         }
+    )
+    _check_rates(declaring, model, index, source)
+    return declaring
+
+
+def _check_rates(kernel: KernelRecord, model: WorkModel, index: int, source: str) -> None:
+    """Refuse declared work no device could do in the kernel's time, naming the model's field.
+
+    ``check`` refused it later naming the report (``kernels.0.declared_flops``), and
+    ``inspect`` drew it 10^13 times above the roof.
+    """
+    fault = kernel_fault(kernel)
+    if fault is None or not fault[0].startswith("declared_"):
+        return
+    what, _, slot = fault[0].removeprefix("declared_").partition(".")
+    text = (model.flops if what == "flops" else model.bytes)[slot]
+    raise MalformedReport(
+        source,
+        kernel.key,
+        f"work_models[{index}].{what}.{slot}",
+        f"expression {text!r} for benchmark {kernel.key!r}: {fault[1]}",
     )
 
 

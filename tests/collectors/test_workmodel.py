@@ -149,6 +149,17 @@ def test_declared_work_places_plain_timing_benchmarks_on_the_roofline():
     assert placed.percent_of_roof == pytest.approx(100 * t_compute / 0.0002291)
 
 
+def test_declared_work_no_device_could_do_is_refused_naming_the_model():
+    """``check`` refused it later naming the report's ``kernels.0.declared_flops``, and
+    ``inspect`` drew it 10^13 times above the roof."""
+    huge = WorkModel(pattern="BM_gemm*", flops={"tensor_bf16": "2*arg0*arg1*arg2*1e15"})
+    with pytest.raises(MalformedReport) as refused:
+        apply_work_models(collect(DATA / "gbench_gemm_gpu.json"), [huge], "r.toml")
+    text = str(refused.value)
+    assert "r.toml" in text and "work_models[0].flops.tensor_bf16" in text
+    assert "1.37e+26 FLOP in 0.000229 s" in text and "no device comes near 1e+18 FLOP/s" in text
+
+
 def test_measured_counts_stay_next_to_declared_ones():
     run = collect(DATA / "gbench_gemm_gpu.json")
     model = WorkModel(pattern="BM_rmsnorm*", flops={"fp32": "4*M*N"}, bytes={"dram": "2*M*N*2"})
