@@ -104,6 +104,23 @@ class RulesConfig(_Frozen):
             raise ValueError(f"groups: duplicate group name(s) {duplicates}")
         return self
 
+    @model_validator(mode="after")
+    def _aliases_lead_somewhere(self) -> RulesConfig:
+        """Refuse a kernel renamed to itself or a cycle of renames.
+
+        Either was accepted, and merged the histories of the kernels in it: an unchanged
+        kernel read as a regime flip and an 86% drop.
+        """
+        for old in self.aliases:
+            chain, key = [old], self.aliases[old]
+            while key in self.aliases and key not in chain:
+                chain.append(key)
+                key = self.aliases[key]
+            if key in chain:
+                loop = " -> ".join(repr(k) for k in [*chain[chain.index(key) :], key])
+                raise ValueError(f"aliases: renames lead back to a kernel they rename ({loop})")
+        return self
+
     def group_of(self, key: str, name: str, nvtx_range: str | None) -> KernelGroup | None:
         """The first group a kernel belongs to, if any."""
         return next((g for g in self.groups if g.matches(key, name, nvtx_range)), None)

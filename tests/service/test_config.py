@@ -184,6 +184,12 @@ def test_explicit_path_wins(tmp_path: Path) -> None:
         ),
         ('fail_on = "warn"\n[rules]\nfail_on = "fail"\n', "fail_on", "both at top level"),
         ("[keys]\nstrip_templates = true\n", "keys.strip_templates", "unknown key"),
+        (  # accepted: the histories of the kernels in the loop were merged
+            '[rules]\naliases = { a = "b", b = "a" }\n',
+            "rules",
+            "renames lead back to a kernel they rename ('a' -> 'b' -> 'a')",
+        ),
+        ('[rules]\naliases = { a = "a" }\n', "rules", "('a' -> 'a')"),
     ],
 )
 def test_wrong_key_or_type_names_file_and_key(
