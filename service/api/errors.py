@@ -6,11 +6,12 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from sqlalchemy.engine import Engine
 
 from collectors import CollectorError
 from rules import RuleDefinitionError, RuleError, UnknownDevice, UnknownRule
+from service.api.pagerrors import invalid_page
 from service.errors import ServiceError, StoreUnavailable, Unauthorized
 from service.store.db import describe
 
@@ -57,18 +58,19 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
-async def handle_invalid_request(request: Request, exc: Exception) -> JSONResponse:
+async def handle_invalid_request(request: Request, exc: Exception) -> Response:
     """A query, path or header value FastAPI refused, as every other 422: one line of text.
 
     FastAPI answers a list of objects (``{"detail": [{"loc": ...}]}``), where every other
     error of the API, and its OpenAPI document (``ErrorPublic``), is ``{"detail": "..."}``.
+    A browser asking a dashboard page gets that line in an HTML page (``invalid_page``).
     """
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0]
     where = " ".join(str(part) for part in first["loc"][:1])
     field = ".".join(str(part) for part in first["loc"][1:])
     detail = f"{where} {field}: {first['msg']}" if field else f"{where}: {first['msg']}"
-    return JSONResponse({"detail": detail}, status_code=422)
+    return invalid_page(request, detail) or JSONResponse({"detail": detail}, status_code=422)
 
 
 def install(app: FastAPI) -> None:

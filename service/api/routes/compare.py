@@ -121,7 +121,9 @@ def compare_runs_page(
     """Two stored runs kernel by kernel: time ratio and like-for-like percent of roof."""
     form = {"base": base or "", "head": head or ""}
     if base is None or head is None:
-        page = render_page("compare_runs.html.j2", form=form, view=None, rows=[], headline="")
+        page = render_page(
+            "compare_runs.html.j2", form=form, view=None, rows=[], headline="", error=None
+        )
         return HTMLResponse(page)
     band = state.config.rules.borderline_band
     try:
@@ -131,7 +133,8 @@ def compare_runs_page(
     except NotFound as exc:
         return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
     rows = [(k, cells(k)) for k in view.kernels]
+    headline = runs_headline(view)
     page = render_page(
-        "compare_runs.html.j2", form=form, view=view, rows=rows, headline=runs_headline(view)
+        "compare_runs.html.j2", form=form, view=view, rows=rows, headline=headline, error=None
     )
     return HTMLResponse(page)

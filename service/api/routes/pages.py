@@ -25,6 +25,7 @@ from sqlmodel import Session
 
 from rules import conclude, shown_conclusion
 from service.api.deps import SessionDep, StateDep
+from service.api.pagerrors import wants_html
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
@@ -90,11 +91,6 @@ def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:
     ]
     drawn = [judged_point(p, k) for p, k in points if p is not None]
     return roofline_chart(outcome.roof, drawn), labels
-
-
-def wants_html(request: Request) -> bool:
-    """A browser (``text/html`` in ``Accept``), not an API client."""
-    return "text/html" in request.headers.get("accept", "")
 
 
 def _html_or_json(request: Request, page: Callable[[], HTMLResponse]) -> HTMLResponse:

@@ -1,0 +1,51 @@
+"""A browser's bad input to a dashboard page: an HTML page saying what was wrong.
+
+FastAPI checks a page's query and path values before the page runs, and its 422 is JSON; a
+person who typed a run id wrong, or sent the compare form empty, read ``{"detail": ...}``.
+A browser (``text/html`` in ``Accept``) asking a route that answers HTML now gets the page's
+form again with the error where it has one, else an error page; API clients keep the JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute
+
+from service.render.html import render_page
+
+
+def wants_html(request: Request) -> bool:
+    """A browser (``text/html`` in ``Accept``), not an API client."""
+    return "text/html" in request.headers.get("accept", "")
+
+
+def runs_form_again(request: Request, message: str, status: int = 422) -> HTMLResponse:
+    """``/compare/runs`` with its form as sent and ``message`` as the error."""
+    form = {name: request.query_params.get(name, "") for name in ("base", "head")}
+    page = render_page(
+        "compare_runs.html.j2", form=form, view=None, rows=[], headline="", error=message
+    )
+    return HTMLResponse(page, status_code=status)
+
+
+def _error_page(request: Request, message: str, status: int = 422) -> HTMLResponse:
+    return HTMLResponse(render_page("bad_input.html.j2", message=message), status_code=status)
+
+
+#: Pages whose form is shown again with the error of its input, by route path.
+_FORMS: dict[str, Callable[[Request, str, int], HTMLResponse]] = {
+    "/compare/runs": runs_form_again,
+}
+
+
+def invalid_page(request: Request, message: str) -> HTMLResponse | None:
+    """A browser's 422 of an HTML page as a page; None for an API client or a JSON route."""
+    route = request.scope.get("route")
+    if not wants_html(request) or not isinstance(route, APIRoute):
+        return None
+    if route.response_class is not HTMLResponse:
+        return None  # a JSON route, or an image (the roofline chart) an <img> asked for
+    return _FORMS.get(route.path, _error_page)(request, message, 422)

@@ -1,0 +1,53 @@
+"""A dashboard page asked wrongly: HTML that says what was wrong for a browser, JSON for the API."""
+
+from __future__ import annotations
+
+import pytest
+from svc_helpers import Service
+
+BROWSER = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+API = {"Accept": "application/json"}
+
+
+def is_html(answer, status: int) -> bool:
+    return answer.status_code == status and answer.headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    ("run_id", "words"),
+    [
+        ("0", "greater than or equal to 1"),
+        ("-1", "greater than or equal to 1"),
+        ("abc", "valid integer"),
+        ("99999999999999999999", "less than or equal to 2147483647"),
+    ],
+)
+def test_a_bad_run_id_is_a_page_for_a_browser_and_json_for_the_api(
+    service: Service, run_id: str, words: str
+) -> None:
+    """FastAPI's check of the id answered a browser ``{"detail": ...}`` before the page ran."""
+    page = service.client.get(f"/runs/{run_id}", headers=BROWSER)
+    assert is_html(page, 422), page.text
+    assert "<h1>Bad request</h1>" in page.text and words in page.text and "run_id" in page.text
+    api = service.client.get(f"/runs/{run_id}", headers=API)
+    assert api.status_code == 422 and api.headers["content-type"] == "application/json"
+    detail = api.json()["detail"]
+    assert detail.startswith("path run_id: Input should be ") and words in detail
+    # the chart is an image an <img> asks for: its error stays as it was
+    chart = service.client.get(f"/runs/{run_id}/roofline.svg", headers=BROWSER)
+    assert chart.status_code == 422 and chart.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("base", ["", "abc", "0", '"><script>alert(1)</script>'])
+def test_the_compare_runs_form_sent_wrong_is_shown_again_with_the_error(
+    service: Service, base: str
+) -> None:
+    """The run page's "compare this run against it" form sent empty read a raw JSON 422."""
+    page = service.client.get("/compare/runs", params={"base": base, "head": 55}, headers=BROWSER)
+    assert is_html(page, 422), page.text
+    assert 'action="/compare/runs"' in page.text and 'name="head" value="55"' in page.text
+    error = page.text.split('<p id="error"')[1].split("</p>")[0]
+    assert "base" in error and "Input should be" in error
+    assert "<script>" not in page.text  # the value sent is shown again, escaped
+    api = service.client.get("/compare/runs", params={"base": base, "head": 55}, headers=API)
+    assert api.status_code == 422 and api.json()["detail"].startswith("query base: ")
