@@ -223,40 +223,58 @@ def _device_trend(series: pd.DataFrame, title: str) -> Figure | None:
 
 @router.get("/kernels", response_class=HTMLResponse)
 def kernel_page(
+    request: Request,
     session: SessionDep,
     repo: Annotated[str | None, Query(max_length=200)] = None,
     key: Annotated[str | None, Query(min_length=1)] = None,
 ) -> Response:
     """A kernel's nightly percent of roof over time per device; its latest runs, PR runs apart.
 
-    Without a kernel named, the search page (a bare URL answered a JSON 422 to a browser).
+    Without a kernel named, the search page (a bare URL answered a JSON 422 to a browser). A
+    repository with no run stored, or a kernel it never measured, is a 404.
     """
     if not repo or not key:
         return RedirectResponse("/search", status_code=303)
+    return _html_or_json(request, lambda: HTMLResponse(_kernel_html(session, repo, key)))
+
+
+def _measurements(session: SessionDep, repo: str, key: str) -> pd.DataFrame:
+    """The stored measurements of ``key`` in ``repo``, oldest first (never empty).
+
+    Raises:
+        NotFound: No run of ``repo`` is stored (naming those stored), or none measured ``key``.
+    """
+    require_runs_of(session=session, repo=repo)
+    stored = kernel_history(session=session, repo=repo, key=key)
+    if stored.empty:
+        raise NotFound(f"no measurement of kernel {key} is stored for {repo}")
+    return stored
+
+
+def _kernel_html(session: SessionDep, repo: str, key: str) -> str:
+    """The kernel page of ``key`` in ``repo`` (raises ``NotFound``: ``_measurements``)."""
     # Like for like: every run against the roof the kernel is usually bound by, so a GEMM
     # that fell off the tensor cores drops on the chart and in the tables.
-    stored = kernel_history(session=session, repo=repo, key=key)
-    frame = with_like_for_like(session=session, frame=stored)
-    name = str(frame["kernel_name"].iloc[-1]) if not frame.empty else key
+    frame = with_like_for_like(session=session, frame=_measurements(session, repo, key))
+    name = str(frame["kernel_name"].iloc[-1])
     newest = frame.iloc[::-1]
-    trend = newest[newest["kind"] == TREND_KIND] if not frame.empty else newest
-    others = newest[newest["kind"] != TREND_KIND] if not frame.empty else newest
-    runners = runners_of(session=session, run_ids=frame["run_id"]) if not frame.empty else {}
-    text = render_page(
+    trend = newest[newest["kind"] == TREND_KIND]
+    others = newest[newest["kind"] != TREND_KIND]
+    runners = runners_of(session=session, run_ids=frame["run_id"])
+    return render_page(
         "kernel.html.j2",
         repo=repo,
         key=key,
         name=name,
         points=len(trend),
-        devices=int(trend["device"].nunique()) if not trend.empty else 0,
-        charts=_trend_charts(frame, name, runners) if not frame.empty else [],
+        devices=int(trend["device"].nunique()),
+        charts=_trend_charts(frame, name, runners),
         runners=runners,
-        placed=bool(frame["percent_of_roof"].notna().any()) if not frame.empty else True,
+        placed=bool(frame["percent_of_roof"].notna().any()),
         recent=trend.head(30).to_dict(orient="records"),
         others=others.head(30).to_dict(orient="records"),
         trend_kind=TREND_KIND,
     )
-    return HTMLResponse(text)
 
 
 @router.get("/search", response_class=HTMLResponse)

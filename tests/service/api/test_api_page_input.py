@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from svc_helpers import Service
+from factories import make_kernel
+from svc_helpers import Service, nightly_run
 
 BROWSER = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 API = {"Accept": "application/json"}
@@ -51,3 +52,22 @@ def test_the_compare_runs_form_sent_wrong_is_shown_again_with_the_error(
     assert "<script>" not in page.text  # the value sent is shown again, escaped
     api = service.client.get("/compare/runs", params={"base": base, "head": 55}, headers=API)
     assert api.status_code == 422 and api.json()["detail"].startswith("query base: ")
+
+
+def test_a_kernel_page_of_nothing_stored_is_a_404(service: Service, repo: str) -> None:
+    """``/kernels`` of a repository named wrong, or a kernel it never measured, answered 200."""
+    token = service.token(repo)
+    assert service.upload(nightly_run(repo, 0, [make_kernel("gemm", key="gemm")]), token).is_success
+    wrong = f"{repo}-typo"
+    page = service.client.get("/kernels", params={"repo": wrong, "key": "gemm"}, headers=BROWSER)
+    assert is_html(page, 404) and "<h1>Not found</h1>" in page.text
+    assert f"no run of {wrong} is in the history store" in page.text and repo in page.text
+    page = service.client.get("/kernels", params={"repo": repo, "key": "nope"}, headers=BROWSER)
+    assert is_html(page, 404) and f"no measurement of kernel nope is stored for {repo}" in page.text
+    api = service.client.get("/kernels", params={"repo": repo, "key": "nope"}, headers=API)
+    assert api.status_code == 404 and api.json() == {
+        "detail": f"no measurement of kernel nope is stored for {repo}"
+    }
+    # the kernel stored, in any letter case of its repository, is the page
+    found = service.client.get("/kernels", params={"repo": repo.upper(), "key": "gemm"})
+    assert is_html(found, 200) and "1 nightly measurements" in found.text
