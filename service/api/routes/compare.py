@@ -7,7 +7,8 @@ a wrong card or pattern is the page again with the error, not a stack trace.
 
 ``/compare/runs?base=RUN_ID&head=RUN_ID`` is ``roofguard compare BASE --against HEAD`` on two
 stored runs: each stored record placed on the roof it was stored with, kernel by kernel
-(``service.compare.runs``). A run that is not stored is a 404 page naming it.
+(``service.compare.runs``). A run that is not stored is a 404 page naming it; two runs of
+different repositories are the form again with the error, naming both.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from rules import place_run
 from service.api.deps import SessionDep, StateDep
+from service.api.pagerrors import runs_form_again
 from service.api.verdicts import cached_view
 from service.compare.build import CompareRequest, compare_history
 from service.compare.render import (
@@ -114,11 +116,31 @@ def _stored_side(session: SessionDep, run_id: int, band: float) -> Side:
     return label, record, place_run(record, roof, band=band)
 
 
+def _one_repository(session: SessionDep, base: int, head: int) -> None:
+    """Refuse two runs of different repositories: their kernels are not one suite's.
+
+    Raises:
+        NotFound: A run is not stored.
+        BadInput: The runs are of two repositories (both named).
+    """
+    base_repo = get_run(session=session, run_id=base).repo
+    head_repo = get_run(session=session, run_id=head).repo
+    if base_repo != head_repo:  # stored under one name, in whatever case it is asked for
+        raise BadInput(
+            f"run {base} is of {base_repo} and run {head} of {head_repo}: "
+            "compare two runs of one repository"
+        )
+
+
 @router.get("/compare/runs", response_class=HTMLResponse)
 def compare_runs_page(
-    session: SessionDep, state: StateDep, base: _RunParam = None, head: _RunParam = None
+    request: Request,
+    session: SessionDep,
+    state: StateDep,
+    base: _RunParam = None,
+    head: _RunParam = None,
 ) -> HTMLResponse:
-    """Two stored runs kernel by kernel: time ratio and like-for-like percent of roof."""
+    """Two stored runs of a repository kernel by kernel: time ratio, like-for-like % of roof."""
     form = {"base": base or "", "head": head or ""}
     if base is None or head is None:
         page = render_page(
@@ -127,11 +149,14 @@ def compare_runs_page(
         return HTMLResponse(page)
     band = state.config.rules.borderline_band
     try:
+        _one_repository(session, base, head)
         view: RunComparison = compare_runs(
             _stored_side(session, base, band), _stored_side(session, head, band)
         )
     except NotFound as exc:
         return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
+    except BadInput as exc:
+        return runs_form_again(request, str(exc), exc.status)
     rows = [(k, cells(k)) for k in view.kernels]
     headline = runs_headline(view)
     page = render_page(

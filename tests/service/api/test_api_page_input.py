@@ -71,3 +71,20 @@ def test_a_kernel_page_of_nothing_stored_is_a_404(service: Service, repo: str) -
     # the kernel stored, in any letter case of its repository, is the page
     found = service.client.get("/kernels", params={"repo": repo.upper(), "key": "gemm"})
     assert is_html(found, 200) and "1 nightly measurements" in found.text
+
+
+def test_two_runs_of_different_repositories_are_not_compared(service: Service, repo: str) -> None:
+    """``/compare/runs`` compared a run of one repository with another's without a word."""
+    other = f"{repo}-fork"
+    kernels = [make_kernel("gemm", key="gemm")]
+    ids = []
+    for name in (repo, other):
+        answer = service.upload(nightly_run(name, 0, kernels), service.token(name))
+        ids.append(answer.json()["run_id"])
+    page = service.client.get("/compare/runs", params={"base": ids[0], "head": ids[1]})
+    assert is_html(page, 422), page.text
+    assert f'name="base" value="{ids[0]}"' in page.text and 'id="compare-runs"' not in page.text
+    error = page.text.split('<p id="error"')[1].split("</p>")[0]
+    assert f"run {ids[0]} is of {repo} and run {ids[1]} of {other}" in error
+    same = service.upload(nightly_run(repo, 1, kernels), service.token(repo)).json()["run_id"]
+    assert is_html(service.client.get("/compare/runs", params={"base": ids[0], "head": same}), 200)
