@@ -145,7 +145,10 @@ def plot_run_command(
             "a stored run keeps its own)."
         ),
     ] = None,
-    output: Annotated[Path | None, typer.Option(help=".svg or .png (default: <run>.svg).")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(help=".svg or .png (default: roofline-RUN.svg, RUN the id or file name)."),
+    ] = None,
     url: DbOption = None,
 ) -> None:
     """The roofline chart of a run: roofs, ridge points, kernels sized by time share."""
