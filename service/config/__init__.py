@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from collectors import KeyOptions, WorkModel
 from rules import RuleError, RulesConfig, all_rules, builtin_catalog
+from service.config.scalars import wrong_scalar
 from service.errors import ConfigError
 
 CONFIG_FILE = "roofguard.toml"
@@ -196,10 +197,20 @@ def _check_rule_options(config: RoofguardConfig, prefix: str, path: Path | None)
                 f"unknown rule {rule_id!r}",
                 str(path) if path else None,
             )
+        _refuse_wrong_scalars(raw, rules[rule_id].Options, f"{where}.options.{rule_id}.", path)
         try:
             rules[rule_id].Options.model_validate(raw)
         except ValidationError as exc:
             raise _config_error(exc, f"{where}.options.{rule_id}", path) from None
+
+
+def _refuse_wrong_scalars(
+    data: dict[str, Any], model: type[BaseModel], prefix: str, path: Path | None
+) -> None:
+    """A whole number or switch written as another type is an error (``scalars``)."""
+    found = wrong_scalar(data, model, prefix.rstrip("."))
+    if found is not None:
+        raise ConfigError(found[0], found[1], str(path) if path else None)
 
 
 def _check_devices(config: RoofguardConfig, prefix: str, path: Path | None) -> None:
@@ -230,8 +241,10 @@ def parse_config(
     Raises:
         ConfigError: A wrong key, type or value; an unknown rule, group or device field.
     """
+    hoisted = hoist_rules_fields(data, prefix, path)
+    _refuse_wrong_scalars(hoisted, RoofguardConfig, prefix, path)
     try:
-        config = RoofguardConfig.model_validate(hoist_rules_fields(data, prefix, path))
+        config = RoofguardConfig.model_validate(hoisted)
     except ValidationError as exc:
         raise _config_error(exc, prefix.rstrip("."), path) from None
     _check_rule_options(config, prefix, path)

@@ -145,7 +145,18 @@ def test_explicit_path_wins(tmp_path: Path) -> None:
     [
         ('devise = "H100"\n', "devise", "unknown key"),
         ('roof = "sparse"\n', "roof", "'datasheet', 'report' or 'measured'"),
-        ('[baseline]\nwindow = "many"\n', "baseline.window", "valid integer"),
+        ('[baseline]\nwindow = "many"\n', "baseline.window", 'whole number, not "many"'),
+        # pydantic's lax mode took these for 14, 1 and true: the gate changed in silence
+        ('[baseline]\nwindow = "14"\n', "baseline.window", 'must be a whole number, not "14"'),
+        ("[baseline]\nwindow = 14.0\n", "baseline.window", "whole number, not 14.0"),
+        ("[rules.gate]\nconfirm_runs = true\n", "rules.gate.confirm_runs", "not true"),
+        ("[baseline]\ncross_device = 1\n", "baseline.cross_device", "true or false, not 1"),
+        ("[keys]\nstrip_template_args = 1\n", "keys.strip_template_args", "true or false"),
+        (
+            '[rules.options.roof-drop]\ncheck_groups = "yes"\n',
+            "rules.options.roof-drop.check_groups",
+            'must be true or false, not "yes"',
+        ),
         ("[baseline]\nwindow = 0\n", "baseline.window", "greater than or equal to 1"),
         ('[rules]\nfail_on = "sometimes"\n', "rules.fail_on", "'fail', 'warn' or 'never'"),
         ('[[rules.groups]]\npattern = "*"\n', "rules.groups[0].name", "required key"),

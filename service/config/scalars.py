@@ -1,0 +1,61 @@
+"""A config's whole numbers and switches as the file writes them, not as pydantic would coerce.
+
+pydantic's lax mode took ``window = "14"`` for 14, ``confirm_runs = true`` for 1 (which
+changes the gate) and ``check_groups = "yes"`` for true. TOML has its own integers and
+booleans: a value of another type for such a field is a mistake to name, key by key. The
+models stay lax for the values the code builds (numpy counts, lists for tuples).
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+#: (key path, reason) of a value of the wrong type.
+WrongType = tuple[str, str]
+
+
+def wrong_scalar(data: Mapping[str, Any], model: type[BaseModel], path: str) -> WrongType | None:
+    """The first int or bool field of ``model`` (nested models too) ``data`` gives another type."""
+    for name, value in data.items():
+        field = model.model_fields.get(name)
+        if field is None:
+            continue  # an unknown key: the model's own validation names it
+        where = f"{path}.{name}" if path else name
+        found = _wrong_value(field.annotation, value, where)
+        if found is not None:
+            return found
+    return None
+
+
+def _wrong_value(annotation: Any, value: Any, where: str) -> WrongType | None:
+    kind = _without_none(annotation)
+    if kind is bool and not isinstance(value, bool):
+        return where, f"must be true or false, not {_as_toml(value)}"
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        return where, f"must be a whole number, not {_as_toml(value)}"
+    if _is_model(kind) and isinstance(value, Mapping):
+        return wrong_scalar(value, kind, where)
+    return None  # lists of models (groups, work models, ignores) have no such field
+
+
+def _as_toml(value: Any) -> str:
+    """``true``, ``"14"``, ``14.5``: the value as the file wrote it."""
+    return json.dumps(value, default=str)
+
+
+def _without_none(annotation: Any) -> Any:
+    """``int`` of ``int | None``; anything else as it is."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        kept = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return kept[0] if len(kept) == 1 else annotation
+    return annotation
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
