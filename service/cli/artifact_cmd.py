@@ -91,17 +91,18 @@ def _verify_pr(repo: str, pr: int, sha: str) -> None:
 
     from service.github.auth import GitHubCredentials, resolve_api_url
     from service.github.client import make_client
+    from service.github.publish import moved_head
 
     env = os.environ
     client = make_client(GitHubCredentials.from_env(env), api_url=resolve_api_url(None, env))
     try:
-        head = client.pull_request_head(repo, pr)
+        moved = moved_head(client, repo, pr, sha)
     except gh_exc.NotFoundError:
         raise BadInput(f"roofguard-artifact.json: field pr: {repo}#{pr} does not exist") from None
-    if head != sha:
+    if moved is not None:
         raise BadInput(
-            f"roofguard-artifact.json: field pr: PR #{pr} of {repo} is at {head[:12]}, not at "
-            f"the artifact's commit {sha[:12]}: its reports were made for another commit"
+            f"roofguard-artifact.json: field pr: {moved}, not at the artifact's commit "
+            f"{sha[:12]}: its reports were made for another commit"
         )
 
 

@@ -57,15 +57,24 @@ def artifact_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("ROOFGUARD_ARTIFACT_DIR") or DEFAULT_ARTIFACT_DIR)
 
 
+def moved_head(client: GitHubClient, repo: str, pr: int, sha: str) -> str | None:
+    """``PR #42 of acme/kernels is at 0123456789ab`` where PR ``pr``'s head is not ``sha``.
+
+    None where it is. The words are the ones the Action's users match on, whichever input
+    (``--sha``, an artifact's ``pr``) the refusal then names.
+    """
+    head = client.pull_request_head(repo, pr)
+    return None if head == sha else f"PR #{pr} of {repo} is at {head[:12]}"
+
+
 def verify_head(client: GitHubClient, repo: str, pr: int, sha: str | None) -> None:
     """Refuse to post when PR ``pr``'s head is not ``sha`` (an artifact is untrusted data)."""
     if not sha:
         raise BadInput("--sha: required with --verify-head")
-    head = client.pull_request_head(repo, pr)
-    if head != sha:
+    moved = moved_head(client, repo, pr, sha)
+    if moved is not None:
         raise BadInput(
-            f"--sha: PR #{pr} of {repo} is at {head[:12]}, not {sha[:12]}; "
-            "refusing to post a verdict made for another commit"
+            f"--sha: {moved}, not {sha[:12]}; refusing to post a verdict made for another commit"
         )
 
 
