@@ -39,7 +39,7 @@ from service.compare.runs_render import headline as runs_headline
 from service.errors import BadInput, NotFound
 from service.render.html import inline_svg, render_page
 from service.store.devices import run_roofs
-from service.store.queries import get_run, get_run_record
+from service.store.queries import RunSummary, get_run, get_run_record
 from service.store.views import newest_run_of, variant_view
 
 router = APIRouter(include_in_schema=False)
@@ -107,27 +107,23 @@ def _compare_page(
     )
 
 
-def _stored_side(session: SessionDep, run_id: int, band: float) -> Side:
+def _stored_side(session: SessionDep, run: RunSummary, band: float) -> Side:
     """A stored run for the comparison: its label, record and placements on its stored roof."""
-    run = get_run(session=session, run_id=run_id)
-    record = get_run_record(session=session, run_id=run_id)
-    roof = run_roofs(session=session, run_ids=[run_id])[run_id]
-    label = f"run {run_id} ({(run.commit or '')[:10]}, {run.kind}, {run.device})"
+    record = get_run_record(session=session, run_id=run.id)
+    roof = run_roofs(session=session, run_ids=[run.id])[run.id]
+    label = f"run {run.id} ({(run.commit or '')[:10]}, {run.kind}, {run.device})"
     return label, record, place_run(record, roof, band=band)
 
 
-def _one_repository(session: SessionDep, base: int, head: int) -> None:
+def _one_repository(base: RunSummary, head: RunSummary) -> None:
     """Refuse two runs of different repositories: their kernels are not one suite's.
 
     Raises:
-        NotFound: A run is not stored.
         BadInput: The runs are of two repositories (both named).
     """
-    base_repo = get_run(session=session, run_id=base).repo
-    head_repo = get_run(session=session, run_id=head).repo
-    if base_repo != head_repo:  # stored under one name, in whatever case it is asked for
+    if base.repo != head.repo:  # stored under one name, in whatever case it is asked for
         raise BadInput(
-            f"run {base} is of {base_repo} and run {head} of {head_repo}: "
+            f"run {base.id} is of {base.repo} and run {head.id} of {head.repo}: "
             "compare two runs of one repository"
         )
 
@@ -149,9 +145,10 @@ def compare_runs_page(
         return HTMLResponse(page)
     band = state.config.rules.borderline_band
     try:
-        _one_repository(session, base, head)
+        base_run, head_run = (get_run(session=session, run_id=r) for r in (base, head))
+        _one_repository(base_run, head_run)
         view: RunComparison = compare_runs(
-            _stored_side(session, base, band), _stored_side(session, head, band)
+            _stored_side(session, base_run, band), _stored_side(session, head_run, band)
         )
     except NotFound as exc:
         return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
