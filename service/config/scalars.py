@@ -1,8 +1,9 @@
 """A config's whole numbers and switches as the file writes them, not as pydantic would coerce.
 
 pydantic's lax mode took ``window = "14"`` for 14, ``confirm_runs = true`` for 1 (which
-changes the gate) and ``check_groups = "yes"`` for true. TOML has its own integers and
-booleans: a value of another type for such a field is a mistake to name, key by key. The
+changes the gate), ``check_groups = "yes"`` for true and ``z_threshold = "3.5"`` for 3.5.
+TOML has its own integers, floats and booleans: a value of another type for such a field is
+a mistake to name, key by key (a whole number is a number: ``z_threshold = 4``). The
 models stay lax for the values the code builds (numpy counts, lists for tuples).
 """
 
@@ -21,7 +22,7 @@ WrongType = tuple[str, str]
 
 
 def wrong_scalar(data: Mapping[str, Any], model: type[BaseModel], path: str) -> WrongType | None:
-    """The first int or bool field of ``model`` (nested models too) ``data`` gives another type."""
+    """The first int, float or bool field of ``model`` (nested too) that ``data`` mistypes."""
     for name, value in data.items():
         field = model.model_fields.get(name)
         if field is None:
@@ -39,6 +40,8 @@ def _wrong_value(annotation: Any, value: Any, where: str) -> WrongType | None:
         return where, f"must be true or false, not {_as_toml(value)}"
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         return where, f"must be a whole number, not {_as_toml(value)}"
+    if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
+        return where, f"must be a number, not {_as_toml(value)}"
     if _is_model(kind) and isinstance(value, Mapping):
         return wrong_scalar(value, kind, where)
     return None  # lists of models (groups, work models, ignores) have no such field

@@ -173,8 +173,15 @@ def test_explicit_path_wins(tmp_path: Path) -> None:
         (
             '[rules.options.roof-drop]\nz_threshold = "high"\n',
             "rules.options.roof-drop.z_threshold",
-            "valid number",
+            'must be a number, not "high"',
         ),
+        (  # taken for 3.5 by pydantic's lax mode
+            '[rules.options.roof-drop]\nz_threshold = "3.5"\n',
+            "rules.options.roof-drop.z_threshold",
+            'must be a number, not "3.5"',
+        ),
+        ("[rules]\nborderline_band = false\n", "rules.borderline_band", "a number, not false"),
+        ('[rules.gate]\nnightly_floor = "0.1"\n', "rules.gate.nightly_floor", 'not "0.1"'),
         (
             "[rules.options.roof-drop]\nalpha = 0.01\n",
             "rules.options.roof-drop.alpha",
