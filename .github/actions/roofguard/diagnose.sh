@@ -22,7 +22,8 @@ explain_profiler_errors() {
 # warn_if_the_store_is_lost: warn when the history store will not outlive this job (no
 # database-url: SQLite in the workspace; or a SQLite file in the workspace or the runner's
 # temp folder, which checkout's clean step and the runner wipe): then every run is judged
-# against no history and every kernel is new. An empty ROOFGUARD_DATABASE_URL is unset, so
+# against no history and every kernel is new. Also when a kept SQLite file does not exist yet:
+# a new history, or a path that is wrong. An empty ROOFGUARD_DATABASE_URL is unset, so
 # roofguard takes its default.
 warn_if_the_store_is_lost() {
   local url="${ROOFGUARD_DATABASE_URL:-}" path
@@ -39,6 +40,9 @@ warn_if_the_store_is_lost() {
   if [[ "$path" != /* ]] || [[ -n "${GITHUB_WORKSPACE:-}" && "$path" == "$GITHUB_WORKSPACE"/* ]] ||
     [[ -n "${RUNNER_TEMP:-}" && "$path" == "$RUNNER_TEMP"/* ]]; then
     echo "::warning title=roofguard store not kept::database-url is a SQLite file in the workspace or the runner's temp folder ($path), which is gone in the next job; every kernel is new and nothing is judged against a baseline. Use a database that outlives the job."
+  elif [ ! -e "$path" ]; then
+    # a mistyped path or an unmounted volume would start an empty history in silence
+    echo "::warning title=roofguard new history store::database-url names no file yet ($path): roofguard starts an empty history there, so nothing is judged against a baseline. Expected on the first run only; otherwise check the path and that its volume is mounted."
   fi
   return 0
 }

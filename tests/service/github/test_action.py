@@ -204,6 +204,25 @@ def test_action_needs_reports_or_a_verdict(
     assert check.returncode == 2 and "no report matches 'missing/*.csv'" in check.stdout
 
 
+def _expand(folder: Path, patterns: str) -> subprocess.CompletedProcess[str]:
+    script = 'source "$1"; expand_patterns "$2" || exit $?; printf "%s\\n" "${matched[@]}"'
+    command = ["bash", "-c", script, "bash", str(ACTION_DIR / "patterns.sh"), patterns]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=30)
+
+
+def test_report_patterns_give_each_file_once_and_no_folder(tmp_path: Path) -> None:
+    """Two patterns matching one file made one run hold its kernels twice; `**` gave folders."""
+    (tmp_path / "reports" / "sub").mkdir(parents=True)
+    for name in ("a.csv", "b.csv", "sub/c.csv"):
+        (tmp_path / "reports" / name).write_text("kernel\n")
+    found = _expand(tmp_path, "reports/*.csv\nreports/a.csv reports/**")
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert found.stdout.split() == ["reports/a.csv", "reports/b.csv", "reports/sub/c.csv"]
+    folders = _expand(tmp_path, "reports/sub")
+    assert folders.returncode == 2
+    assert "'reports/sub' matches only folders, no report" in folders.stdout
+
+
 def test_action_database_mode_checks_stores_and_posts(
     github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:

@@ -51,6 +51,21 @@ def test_a_sqlite_store_inside_the_job_is_warned_about(
     assert ("store not kept" in check.stdout) == warned
 
 
+def test_a_kept_sqlite_store_that_does_not_exist_yet_is_warned_about(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    """A mistyped path or an unmounted volume started an empty history: every kernel new."""
+    runner = Runner(tmp_path, github_server, fresh_venv)
+    url = f"sqlite:///{tmp_path / 'perf-volume' / 'history.db'}"
+    inputs = {"reports": str(REPORT), "device": "H100-SXM5", "post": "false", "database-url": url}
+    first = runner.run(**inputs)["Check the reports"]
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "::warning title=roofguard new history store::" in first.stdout
+    assert f"({tmp_path / 'perf-volume' / 'history.db'})" in first.stdout
+    second = runner.run(**inputs)["Check the reports"]
+    assert second.returncode == 0 and "new history store" not in second.stdout
+
+
 def test_ncu_without_counter_permissions_gets_the_fix(
     github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
 ) -> None:

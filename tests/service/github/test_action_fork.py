@@ -20,10 +20,13 @@ from action_runner import (
     fresh_venv_fixture,  # noqa: F401
     pack_artifact,
     workflow_run_event,
+    write_verdict,
 )
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 from remeasure_data import gemv_report, judged_gemv, stable_history
+from verdict_factory import regression_verdict
 
+from rules.verdict import Conclusion
 from service.github.artifact import MANIFEST
 from service.store.db import make_engine, session_scope
 from service.store.queries import list_runs
@@ -122,3 +125,37 @@ def test_the_trusted_job_refuses_a_smuggled_file(
     assert verified.returncode == 2
     assert "files not in the manifest: ['evil.csv']" in verified.stderr
     assert not github_server.calls("POST")
+
+
+def test_the_pair_works_where_the_runner_s_temp_folder_has_a_space(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    """The verified files' paths went back through the patterns' split on spaces."""
+    spaced = tmp_path / "actions runner"
+    spaced.mkdir()
+    stable_history(spaced)
+    pr = gemv_report(tmp_path / "pr.json", 1.25, commit=SHA)  # the user's patterns: no space
+    again = gemv_report(tmp_path / "pr-again.json", 1.25, commit=SHA)
+    artifact = pack_artifact(
+        spaced, fresh_venv, github_server, reports=str(pr), **{"rerun-reports": str(again)}
+    )
+    github_server.pull_heads[PR] = SHA
+    steps = judge(spaced, fresh_venv, github_server, artifact)
+    assert steps["Check the reports"].returncode == 0, steps["Check the reports"].stderr
+    gemv = judged_gemv(steps)
+    assert (gemv.status, len(gemv.measurements)) == ("regressed", 2)
+    assert steps["Post the verdict"].returncode == 0, steps["Post the verdict"].stderr
+
+
+def test_a_verdict_after_a_pull_request_s_run_is_refused(
+    github_server: FakeGitHub, tmp_path: Path, fresh_venv: Path
+) -> None:
+    """A fork's job can write any verdict: posted as it was, a forged pass passed the check."""
+    forged = regression_verdict(conclusion=Conclusion.PASS)
+    runner = Runner(tmp_path, github_server, fresh_venv, event=workflow_run_event())
+    steps = runner.run(verdict=write_verdict(tmp_path, forged), pr=str(PR))
+    check = steps["Check the reports"]
+    assert check.returncode == 2
+    assert "::error title=roofguard verdict refused::" in check.stdout
+    assert "mode judge-artifact" in check.stdout
+    assert "Post the verdict" not in steps and not github_server.calls("POST")
