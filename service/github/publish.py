@@ -239,7 +239,21 @@ def _publish(
             details_url=details_url,
         )
     except gh_exc.GitHubException as exc:
-        raise GitHubFailed(f"GitHub: {exc}") from exc
+        raise GitHubFailed(f"GitHub: {exc}{_details(exc)} ({_where(target)})") from exc
+
+
+def _details(exc: gh_exc.GitHubException) -> str:
+    """GitHub's own reasons for a refusal (a 422's ``errors``: "body is too long ...")."""
+    errors = getattr(exc, "errors", None) or []
+    said = [str(e.get("message") or e.get("code")) for e in errors if isinstance(e, dict)]
+    return f": {'; '.join(said)}" if said else ""
+
+
+def _where(target: PostTarget) -> str:
+    """``posting to PR #42 of acme/kernels``: a 404 alone does not say what was not found."""
+    if target.pr is not None:
+        return f"posting to PR #{target.pr} of {target.repo}"
+    return f"posting to commit {(target.sha or '?')[:12]} of {target.repo}"
 
 
 def workflow_links(env: Mapping[str, str], run_url: str | None = None) -> VerdictLinks:

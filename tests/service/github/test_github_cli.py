@@ -294,6 +294,32 @@ def test_a_github_failure_keeps_the_verdict_in_the_summary_and_artifact_and_exit
     assert outputs(tmp_path / "output")["posted"] == "false"
 
 
+@pytest.mark.parametrize(
+    ("status", "body", "said"),
+    [
+        (404, {"message": "Not Found"}, f"404 Not Found (posting to PR #{PR} of {REPO})"),
+        (
+            422,
+            {
+                "message": "Validation Failed",
+                "errors": [{"resource": "IssueComment", "message": "body is too long"}],
+            },
+            f"422 Validation Failed: body is too long (posting to PR #{PR} of {REPO})",
+        ),
+    ],
+    ids=["not-found", "validation-failed"],
+)
+def test_a_github_refusal_says_what_was_refused_and_why(
+    github_server: FakeGitHub, tmp_path: Path, status: int, body: dict, said: str
+) -> None:
+    """A bare "GitHub: 404 Not Found" named neither the PR nor the repository; a 422 lost why."""
+    github_server.fail_next("GET", r"/issues/42/comments", status, body=body)
+    env = actions_env(github_server, tmp_path)
+    path = write_verdict(tmp_path, regression_verdict())
+    proc = comment(env, "--repo", REPO, "--verdict", str(path), "--sha", SHA)
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+
+
 def test_a_comment_posted_without_its_check_warns_which_permission_is_missing(
     github_server: FakeGitHub, tmp_path: Path
 ) -> None:
