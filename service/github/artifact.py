@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 from collections.abc import Mapping, Sequence
@@ -43,10 +44,10 @@ MAX_FILES = 64
 MAX_FILE_BYTES = 1024 * 1024 * 1024
 MAX_TOTAL_BYTES = 4 * MAX_FILE_BYTES
 _CHUNK = 1024 * 1024
+#: A report's name in the artifact: plain, no path separator, no leading dot.
+_PLAIN_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 
-FileName = Annotated[
-    str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", max_length=128)
-]
+FileName = Annotated[str, StringConstraints(pattern=f"^{_PLAIN_NAME}$", max_length=128)]
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
 Device = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,63}$")]
 
@@ -120,10 +121,10 @@ def pack(
     ``reruns``: the run measured again (a fork PR's re-measure step: no job both knows the
     suspects and may profile them, so every kernel is measured twice).
     """
-    entries = []
+    entries: list[dict[str, object]] = []
+    taken: dict[str, Path] = {}
     for report, rerun in [*((r, False) for r in reports), *((r, True) for r in reruns)]:
-        if not report.is_file():
-            raise BadInput(f"{report}: not a file")
+        _check_packable(report, taken)
         entries.append(
             {
                 "name": report.name,
@@ -142,6 +143,27 @@ def pack(
         shutil.copyfile(report, target / report.name)
     (folder / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return manifest
+
+
+def _check_packable(report: Path, taken: dict[str, Path]) -> None:
+    """Refuse, naming the file, a report the manifest cannot carry; note its name as taken.
+
+    The artifact keeps plain file names only (``FileName``): the manifest's own error named
+    ``files.0.name`` and a pattern, not the file, nor two reports of one name in two folders.
+    """
+    if not report.is_file():
+        raise BadInput(f"{report}: not a file")
+    if not re.fullmatch(_PLAIN_NAME, report.name):
+        raise BadInput(
+            f"{report}: the artifact carries plain file names only (letters, digits, '.', '_' "
+            f"and '-', starting with a letter or digit): rename {report.name!r}"
+        )
+    if report.name in taken:
+        raise BadInput(
+            f"{report}: {taken[report.name]} has the same file name, and the artifact keeps "
+            "file names only: rename one of them"
+        )
+    taken[report.name] = report
 
 
 def _validate(text: str | bytes, where: str) -> ArtifactManifest:

@@ -155,10 +155,25 @@ def test_changed_content_is_refused(packed: Path) -> None:
 
 
 def test_pack_refuses_names_it_could_not_unpack(tmp_path: Path) -> None:
+    """The manifest's own error named ``files.0.name`` and a pattern, not the file."""
     odd = tmp_path / "my report.csv"
     odd.write_text("x")
-    with pytest.raises(BadInput, match=r"field files\.0\.name"):
+    with pytest.raises(BadInput) as refused:
         pack([odd], tmp_path / "artifact", pr=PR, sha=SHA)
+    assert str(refused.value).startswith(f"{odd}: the artifact carries plain file names only")
+    assert "rename 'my report.csv'" in str(refused.value)
+    assert not (tmp_path / "artifact").exists()
+
+
+def test_pack_refuses_two_reports_of_one_name_naming_both(tmp_path: Path) -> None:
+    """One ncu.csv a GPU in two folders: "file names must be unique" named neither."""
+    first, second = tmp_path / "a" / "ncu.csv", tmp_path / "b" / "ncu.csv"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text("x")
+    with pytest.raises(BadInput) as refused:
+        pack([first], tmp_path / "artifact", pr=PR, sha=SHA, reruns=[second])
+    assert str(refused.value).startswith(f"{second}: {first} has the same file name")
 
 
 def test_the_event_file_must_be_there(tmp_path: Path) -> None:
