@@ -11,7 +11,7 @@
 #
 # Inputs come from the environment (action.yml `env:`): INSTALL, SPEC, EXTRAS, ISOLATE, CACHE,
 # MODE, REPORTS, RERUN_REPORTS, ARTIFACT, DATABASE_URL, SERVER_URL, ACTION_PATH, RUNNER_KIND,
-# TOOL_CACHE.
+# TOOL_CACHE; and, checked here only, FAILURE_POLICY, CHECK, POST, VERIFY_HEAD.
 set -euo pipefail
 phase="${1:-install}"
 
@@ -24,6 +24,23 @@ case "${MODE:-check}" in
   check | artifact | judge-artifact | install) ;;
   *) fail "mode must be check, artifact, judge-artifact or install, not '$MODE'" ;;
 esac
+
+# The inputs only the last steps read: a typo failed the job after the run was stored, and
+# `post: yes` meant no post at all.
+case "${FAILURE_POLICY:-on-regression}" in
+  on-regression | on-warning | never) ;;
+  *) fail "failure-policy must be on-regression, on-warning or never, not '$FAILURE_POLICY'" ;;
+esac
+case "${CHECK:-auto}" in
+  auto | check-run | status | none) ;;
+  *) fail "check must be auto, check-run, status or none, not '$CHECK'" ;;
+esac
+for switch in "post=${POST:-true}" "verify-head=${VERIFY_HEAD:-false}"; do
+  case "${switch#*=}" in
+    true | false) ;;
+    *) fail "${switch%%=*} must be true or false, not '${switch#*=}'" ;;
+  esac
+done
 
 if [ "${INSTALL:-true}" != "true" ]; then
   if [ "$phase" = "plan" ]; then

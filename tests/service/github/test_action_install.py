@@ -60,6 +60,11 @@ def test_the_judge_looks_into_the_artifact_for_ncu_reports(
     [
         ({"extras": "postgres;rm -rf /"}, "extras must be a comma-separated list"),
         ({"mode": "judge"}, "mode must be check, artifact, judge-artifact or install"),
+        # read by the last steps only: the run was stored, then the job failed on the typo
+        ({"failure-policy": "on-regresion"}, "failure-policy must be on-regression, on-warn"),
+        ({"check": "checkrun"}, "check must be auto, check-run, status or none, not 'checkrun'"),
+        ({"post": "yes"}, "post must be true or false, not 'yes'"),  # was: no post, no word
+        ({"verify-head": "True"}, "verify-head must be true or false, not 'True'"),
     ],
 )
 def test_bad_install_inputs_stop_before_pip(
