@@ -22,6 +22,7 @@ from collectors.formats.gbench_json import (
     _reported,
     _whole,
     _work,
+    is_work,
     split_name,
 )
 from collectors.identity import _fmt as key_value
@@ -125,6 +126,8 @@ def _counters(entry: dict[str, Any]) -> dict[str, float]:
             continue
         kind = type(value)
         if kind is float or kind is int:
+            if value < 0 and is_work(key):  # the record path names the field
+                raise NotBatchable(f"work counter {key!r} is negative")
             counters[key] = float(value)
         elif kind is bool or key.endswith("_per_second") or _counted(key):
             raise NotBatchable(f"counter {key!r} is no plain number")

@@ -318,8 +318,17 @@ def _counters(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float
         must_be_number = key in _RATES or FLOP_COUNTER.match(key) or BYTE_COUNTER.match(key)
         if not must_be_number and not isinstance(value, int | float):
             continue  # text fields newer library versions may add
-        out[key] = number(value, path, row, key, signed=True)
+        out[key] = number(value, path, row, key, signed=not is_work(key))
     return out
+
+
+def is_work(counter: str) -> bool:
+    """Whether ``counter`` carries work the roofline uses, which no run can make negative.
+
+    ``bytes_per_second`` and the known ``flops_<precision>``/``bytes_<tier>`` counters; any
+    other user counter may be negative (a delta, an error, a temperature).
+    """
+    return counter == "bytes_per_second" or work_slot(counter) is not None
 
 
 def _work(
@@ -330,7 +339,7 @@ def _work(
     provenance: dict[str, Provenance] = {}
     for name, value in counters.items():
         slot = work_slot(name)
-        if slot is not None and value >= 0:
+        if slot is not None:  # never negative (``is_work``)
             kind, which = slot
             (flops if kind == "flops" else nbytes)[which] = value
             provenance[f"{kind}.{which}"] = _reported(name, "user counter, per iteration")

@@ -49,7 +49,7 @@ def _dumped(path: Path, fmt: str | None = None) -> list[str]:
 def test_kernel_json_is_the_records(tmp_path: Path) -> None:
     entries = [_entry(i) for i in range(5)]
     entries[2] |= {"bytes_per_second": 3e9, "label": "x"}
-    entries[3] = _entry(3, flops_fp32=-1.0)  # no FLOP figure: another shape
+    del entries[3]["flops_fp32"]  # no FLOP figure: another shape
     entries[4]["name"] = entries[4]["run_name"] = "BM_copy/size:64/kind:\u00e9t\u00e9/real_time"
     path = _gbench(tmp_path, entries)
     assert _texts(path) == _dumped(path)
@@ -64,6 +64,8 @@ def test_kernel_json_is_the_records(tmp_path: Path) -> None:
         (_entry(1, flops_fp32="many"), "flops_fp32"),
         (_entry(1, time_unit="fortnights"), "time_unit"),
         (_entry(1, flops_fp32=1e30), "flops.fp32"),  # faster than any device
+        (_entry(1, flops_fp32=-1e9), "'flops_fp32': must not be negative"),
+        (_entry(1, bytes_per_second=-1.0), "'bytes_per_second': must not be negative"),
     ],
 )
 def test_bad_entries_are_named_by_the_record_path(

@@ -216,3 +216,34 @@ def test_broken_json_mid_file_names_line_and_column_not_truncation(tmp_path):
     with pytest.raises(MalformedReport) as err:
         collect(path, fmt="gbench-json")
     assert str(err.value).startswith(f"{path}, line 3, column 15: not valid JSON: Expecting")
+
+
+GBENCH_CORPUS = "gbench/donar337_numa-pmr__bench.json"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("field", "value"), [("bytes_per_second", -1.0), ("flops_fp32", -1e9), ("bytes_l2", -64)]
+)
+def test_negative_gbench_work_counter_is_refused(field, value, corpus_dir, tmp_path):
+    """-1 bytes/s was stored as 0 bytes "reported"; -1e9 FLOPs read as "no flops counter"."""
+    root = json.loads((corpus_dir / GBENCH_CORPUS).read_text())
+    root["benchmarks"][2][field] = value
+    name = root["benchmarks"][2]["name"]
+    path = tmp_path / "neg.json"
+    path.write_text(json.dumps(root))
+    with pytest.raises(MalformedReport) as err:
+        collect(path)
+    assert (err.value.path, err.value.row, err.value.field) == (
+        str(path),
+        f"benchmarks[2] ({name})",
+        field,
+    )
+    assert f"field '{field}': must not be negative" in str(err.value)
+
+
+def test_negative_gbench_counter_that_is_no_work_is_kept(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_text(gbench(bm(delta_ns=-3.5, flops_bf16=-1.0)))
+    (kernel,) = collect(path).kernels
+    assert kernel.counters["delta_ns"] == -3.5 and kernel.counters["flops_bf16"] == -1.0
