@@ -166,12 +166,18 @@ class PytestBenchmarkJson(Collector):
 
 
 def _extra_info(entry: Mapping[str, Any], path: Path, row: str) -> dict[str, float]:
-    """The numbers of ``extra_info`` (an object of anything a test chose to record)."""
+    """The numbers of ``extra_info`` (an object of anything a test chose to record).
+
+    Work (``flops_<precision>``, ``bytes_<tier>``) must be a non-negative number, and an
+    error names it as the file does (``extra_info.bytes_dram``); null is no work recorded.
+    Other entries may be text.
+    """
     extra = optional(entry, "extra_info", dict, path, row) or {}
     return {
-        str(k): number(v, path, row, f"extra_info.{k}", signed=True)
+        str(k): number(v, path, row, f"extra_info.{k}", signed=work_slot(str(k)) is None)
         for k, v in extra.items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
+        if (isinstance(v, int | float) and not isinstance(v, bool))
+        or (v is not None and work_slot(str(k)))
     }
 
 

@@ -247,3 +247,43 @@ def test_negative_gbench_counter_that_is_no_work_is_kept(tmp_path):
     path.write_text(gbench(bm(delta_ns=-3.5, flops_bf16=-1.0)))
     (kernel,) = collect(path).kernels
     assert kernel.counters["delta_ns"] == -3.5 and kernel.counters["flops_bf16"] == -1.0
+
+
+PYTEST_CORPUS = "pytest-benchmark/benchmark-action_github-action-benchmark__pytest_output.json"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("extra", "field", "reason"),
+    [
+        ({"flops_fp32": "lots", "bytes_dram": -5}, "extra_info.flops_fp32", "not a number: 'lots'"),
+        ({"flops_fp32": 1e6, "bytes_dram": -5}, "extra_info.bytes_dram", "must not be negative"),
+        ({"bytes_l2": True}, "extra_info.bytes_l2", "not a number: True"),
+    ],
+)
+def test_bad_pytest_benchmark_work_names_its_extra_info_field(
+    extra, field, reason, corpus_dir, tmp_path
+):
+    """An error named the record's field (``bytes.dram``) and said nothing of 'lots'."""
+    root = json.loads((corpus_dir / PYTEST_CORPUS).read_text())
+    root["benchmarks"][0]["extra_info"] = extra
+    name = root["benchmarks"][0]["name"]
+    path = tmp_path / "pb.json"
+    path.write_text(json.dumps(root))
+    with pytest.raises(MalformedReport) as err:
+        collect(path)
+    assert (err.value.path, err.value.row, err.value.field) == (
+        str(path),
+        f"benchmarks[0] ({name})",
+        field,
+    )
+    assert reason in str(err.value)
+
+
+def test_pytest_benchmark_extra_info_that_is_no_work_may_be_text_or_negative(tmp_path):
+    extra = {"bytes_layout": "row-major", "delta": -2, "flops_bf16": -1, "flops_fp32": None}
+    path = tmp_path / "p.json"
+    path.write_text(pytest_bench({**pb(), "extra_info": extra}))
+    (kernel,) = collect(path).kernels
+    assert kernel.counters["delta"] == -2 and "bytes_layout" not in kernel.counters
+    assert kernel.flops == {}
