@@ -129,21 +129,40 @@ def _group(entries: list[Any], path: Path) -> tuple[dict[str, list[tuple[int, An
         run = optional(entry, "run_name", str, path, f"benchmarks[{index}]") or name
         target = aggregates if entry.get("run_type") == "aggregate" else runs
         target.setdefault(run, []).append((index, entry))
+    notes += _aggregate_notes(aggregates, runs)
     for run, aggs in aggregates.items():
         if run not in runs:
             chosen = _pick_aggregate(aggs)
-            if chosen is not None:
-                runs[run] = [chosen]
-                notes.append(
-                    f"{run}: only aggregates in the file; used its "
-                    f"{chosen[1].get('aggregate_name')} aggregate"
-                )
-    if aggregates:
-        notes.append(
-            f"{sum(map(len, aggregates.values()))} aggregate entries (mean, median, "
-            "stddev ...) not counted again: repetitions are kept"
-        )
+            kinds = ", ".join(str(e.get("aggregate_name")) for _, e in aggs)
+            if chosen is None:
+                notes.append(f"{run} not ingested: only aggregates ({kinds}), none a time")
+                continue
+            runs[run] = [chosen]
+            notes.append(
+                f"{run}: only aggregates in the file; used its "
+                f"{chosen[1].get('aggregate_name')} aggregate"
+            )
     return runs, notes
+
+
+def _aggregate_notes(aggregates: Mapping[str, list[Any]], runs: Mapping[str, Any]) -> list[str]:
+    """What became of the aggregates: of runs with repetitions, and of runs with none."""
+    summarised = sum(len(a) for run, a in aggregates.items() if run in runs)
+    alone = {run: a for run, a in aggregates.items() if run not in runs}
+    used = sum(_pick_aggregate(a) is not None for a in alone.values())
+    notes = []
+    if summarised:
+        notes.append(
+            f"{summarised} aggregate entries (mean, median, stddev ...) not counted again: "
+            "the repetitions they summarise are kept"
+        )
+    if alone:
+        notes.append(
+            f"{sum(map(len, alone.values()))} aggregate entries of {len(alone)} run(s) with no "
+            f"repetition entries: {used} used as their run's time (the median, else the mean), "
+            "the others not counted"
+        )
+    return notes
 
 
 def _pick_aggregate(aggs: list[tuple[int, Any]]) -> tuple[int, Any] | None:

@@ -297,6 +297,16 @@ def test_gbench_aggregates_only_uses_the_median(tmp_path):
     (kernel,) = record.kernels
     assert (kernel.key, kernel.duration_s) == ("BM_k[arg0=64]", 2.5e-6)
     assert any("median aggregate" in note for note in record.notes)
+    # there are no repetitions: no note may say they are kept
+    assert not any("repetitions" in note and "kept" in note for note in record.notes)
+    assert "3 aggregate entries of 1 run(s) with no repetition entries: 1 used" in record.notes[0]
+
+
+@pytest.mark.corpus
+def test_gbench_aggregates_with_no_time_are_said_not_ingested(corpus_dir):
+    record = collect(corpus_dir / "gbench/google_benchmark__tools_gbench_Inputs_test1_run1.json")
+    assert "MyComplexityTest not ingested: only aggregates (BigO, RMS), none a time" in record.notes
+    assert not any("repetitions are kept" in note for note in record.notes)
 
 
 def test_pytest_benchmark_params_and_extra_info_work(tmp_path):
