@@ -5,7 +5,9 @@ its axis values are ``params`` and part of the identity key; ``duration_s`` is n
 primary statistic, the **mean** isolated (cold) GPU time measured with CUDA events (nvbench
 reports no median); global-memory bytes become ``bytes["dram"]`` with provenance
 ``reported``. A RunRecord holds one device, so states of other devices are listed in the
-run's notes, not ingested (pick one with ``CollectOptions.device``).
+run's notes, not ingested (pick one with ``CollectOptions.device``; else the first device the
+file's states name, skipped ones too). A state without GPU time in a file whose other
+states have one is left out with a note rather than read as CPU time.
 """
 
 from __future__ import annotations
@@ -181,14 +183,40 @@ def kernel(state: State, path: Path, fmt: str, keys: KeyOptions) -> KernelRecord
     )
 
 
-def choose_device(states: Iterable[State], names: Mapping[int, str], wanted: str | None) -> int:
-    """The device to keep: the one named ``wanted``, else the device of the first state."""
-    indices = [s.device for s in states if s.device is not None]
+def choose_device(order: Iterable[int | None], names: Mapping[int, str], wanted: str | None) -> int:
+    """The device to keep: the one named ``wanted``, else the first one the file's states name.
+
+    ``order`` is the device of every state in file order, skipped states included: which
+    states were skipped must not change the device a run is read as.
+    """
     if wanted:
         for index, name in names.items():
             if name == wanted or str(index) == wanted:
                 return index
-    return indices[0] if indices else next(iter(names), 0)
+    first = next((index for index in order if index is not None), None)
+    return first if first is not None else next(iter(names), 0)
+
+
+def gpu_timed(states: Iterable[State], file: Iterable[State]) -> tuple[list[State], list[str]]:
+    """``states`` but those without GPU time where the ``file``'s other states have one; notes.
+
+    Such a state (a damaged or edited file) would be read as CPU time and compared with a
+    GPU-time baseline, so it is left out with a note naming it. A file of which no state has
+    a GPU time (CPU-only benchmarks) is read as CPU time.
+    """
+    if not any(GPU_MEAN in s.summaries for s in file):
+        return list(states), []
+    kept: list[State] = []
+    notes: list[str] = []
+    for state in states:
+        if GPU_MEAN in state.summaries:
+            kept.append(state)
+        else:
+            notes.append(
+                f"state {state.row} not ingested: no GPU time ({GPU_MEAN}) while the file's "
+                "other states have one (its CPU time is no GPU time)"
+            )
+    return kept, notes
 
 
 def other_device_notes(states: Iterable[State], chosen: int, names: Mapping[int, str]) -> list[str]:

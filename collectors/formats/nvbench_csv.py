@@ -133,9 +133,10 @@ class NvbenchCsv(Collector):
         path: Path,
     ) -> RunRecord:
         named = {i: n for i, n in names.items() if i is not None}
-        chosen = _nvbench.choose_device(states, named, self.options.device)
-        kept = [s for s in states if s.device == chosen]
+        chosen = _nvbench.choose_device(named, named, self.options.device)  # skipped rows too
+        kept, untimed = _nvbench.gpu_timed([s for s in states if s.device == chosen], states)
         kernels = [_nvbench.kernel(s, path, self.name, self.options.keys) for s in kept]
+        notes[:0] = untimed
         notes += _nvbench.other_device_notes(states, chosen, named)
         peak = _nvbench.implied_bus_bandwidth(kept)
         if peak is not None:

@@ -178,11 +178,12 @@ class NvbenchJson(Collector):
         benches = require(root, "benchmarks", list, path, None)
         devices = by_id(require(root, "devices", list, path, None), path, "devices")
         names = {i: str(d.get("name", "")) for i, d in devices.items()}
-        states, notes = self._states(benches, path)
-        chosen = _nvbench.choose_device(states, names, self.options.device)
-        kept = [s for s in states if s.device in (None, chosen)]
+        states, notes, order = self._states(benches, path)
+        chosen = _nvbench.choose_device(order, names, self.options.device)
+        here = [s for s in states if s.device in (None, chosen)]
+        kept, untimed = _nvbench.gpu_timed(here, states)
         kernels = [_nvbench.kernel(s, path, self.name, self.options.keys) for s in kept]
-        notes += _nvbench.other_device_notes(states, chosen, names)
+        notes = untimed + notes + _nvbench.other_device_notes(states, chosen, names)
         meta = optional(root, "meta", dict, path, None) or {}
         argv = optional(meta, "argv", list, path, "meta")
         return RunRecord(
@@ -200,9 +201,13 @@ class NvbenchJson(Collector):
             sources=(SourceRef(path=str(path), format=self.name),),
         )
 
-    def _states(self, benches: list[Any], path: Path) -> tuple[list[_nvbench.State], list[str]]:
+    def _states(
+        self, benches: list[Any], path: Path
+    ) -> tuple[list[_nvbench.State], list[str], list[int | None]]:
+        """The states that ran, notes for the skipped ones, and every state's device in order."""
         states: list[_nvbench.State] = []
         notes: list[str] = []
+        order: list[int | None] = []
         for index, bench in enumerate(benches):
             bench_name = require(bench, "name", str, path, f"benchmarks[{index}]")
             raw_states = require(bench, "states", (list, dict), path, bench_name)
@@ -215,12 +220,14 @@ class NvbenchJson(Collector):
                 ]
             )
             for state_name, raw in items:
-                reason = _skip_reason(raw, path, f"{bench_name} [{state_name}]")
+                row = f"{bench_name} [{state_name}]"
+                reason = _skip_reason(raw, path, row)
+                order.append(optional(raw, "device", int, path, row))
                 if reason is not None:
-                    notes.append(f"skipped state {bench_name} [{state_name}]: {reason}")
+                    notes.append(f"skipped state {row}: {reason}")
                 else:
                     states.append(_state(bench_name, state_name, raw, path))
-        return states, notes
+        return states, notes, order
 
 
 def _text(value: Any) -> str | None:

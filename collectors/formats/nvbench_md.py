@@ -131,21 +131,27 @@ def _device_field(key: str, value: str) -> dict[str, float]:
     return {}
 
 
-def _log_states(lines: list[str]) -> tuple[dict[str, list[str]], list[str]]:
-    """Axis names per benchmark from ``Run:`` lines, and notes for ``Skip:`` lines."""
+def _log_states(lines: list[str]) -> tuple[dict[str, list[str]], list[str], list[int]]:
+    """Axis names per benchmark from ``Run:`` lines, notes for ``Skip:`` lines, and devices.
+
+    The devices are those of the ``Run:`` lines in order, skipped states included (the
+    results tables leave those out).
+    """
     axes: dict[str, list[str]] = {}
     notes: list[str] = []
+    devices: list[int] = []
     last = ""
     for line in lines:
         run = _RUN.match(line.strip())
         if run:
-            names = [n.strip() for n, _ in _AXIS.findall(run["state"]) if n.strip() != "Device"]
-            axes.setdefault(run["bench"], names)
+            pairs = [(n.strip(), v) for n, v in _AXIS.findall(run["state"])]
+            axes.setdefault(run["bench"], [n for n, _ in pairs if n != "Device"])
+            devices += [int(v) for n, v in pairs[:1] if n == "Device" and v.isdigit()]
             last = f"{run['bench']} [{run['state']}]"
         skip = _SKIP.match(line.strip())
         if skip and last:
             notes.append(f"skipped state {last}: {skip['reason']}")
-    return axes, notes
+    return axes, notes, devices
 
 
 def _tables(lines: list[str], path: Path) -> Iterator[_Table]:
@@ -196,16 +202,17 @@ class NvbenchMarkdown(Collector):
         """Read the device section, the log's axis names and every results table."""
         lines = read_text(path).splitlines()
         devices = _device_section(lines, path)
-        axes, notes = _log_states(lines)
+        axes, notes, logged = _log_states(lines)
         states = []
         for table in _tables(lines, path):
             states += self._states(table, axes.get(table.bench), path)
         if not states:
             raise MalformedReport(str(path), None, None, "no benchmark results table found")
         names = {i: str(d.get("name", "")) for i, d in devices.items()}
-        chosen = _nvbench.choose_device(states, names, self.options.device)
-        kept = [s for s in states if s.device == chosen]
-        notes += _nvbench.other_device_notes(states, chosen, names)
+        order: list[int | None] = [*logged, *(s.device for s in states)]
+        chosen = _nvbench.choose_device(order, names, self.options.device)
+        kept, untimed = _nvbench.gpu_timed([s for s in states if s.device == chosen], states)
+        notes = untimed + notes + _nvbench.other_device_notes(states, chosen, names)
         return RunRecord(
             device=_nvbench.device_info(
                 devices.get(chosen, {}), self.options.device or "unknown", path, f"device {chosen}"

@@ -157,6 +157,64 @@ def test_nvbench_other_device_chosen_by_name(corpus_dir):
     assert record.kernel("simple").duration_s != collect(path).kernel("simple").duration_s
 
 
+NV_REF = "nvbench/NVIDIA_nvbench__python_scripts_test_ref.json"
+
+
+def _edited_nvbench(corpus_dir, tmp_path, edit):
+    root = json.loads((corpus_dir / NV_REF).read_text())
+    edit(root)
+    path = tmp_path / "nv.json"
+    path.write_text(json.dumps(root))
+    return path
+
+
+def _drop_gpu_time(state):
+    state["summaries"] = [x for x in state["summaries"] if x["tag"] != _nvbench.GPU_MEAN]
+
+
+@pytest.mark.corpus
+def test_nvbench_a_skipped_first_state_does_not_change_the_device(corpus_dir, tmp_path):
+    """Skipping benchmarks[0].states[0] read the whole run as the second GPU (GP100)."""
+
+    def skip_first(root):
+        root["benchmarks"][0]["states"][0] |= {"is_skipped": True, "skip_reason": "no memory"}
+
+    record = collect(_edited_nvbench(corpus_dir, tmp_path, skip_first))
+    assert (record.device.name, record.device.sm_count) == ("Quadro GV100", 80)
+    assert "skipped state simple [Device=0]: no memory" in record.notes
+    assert not any(k.name == "simple" for k in record.kernels)
+    assert len(record.kernels) == len(collect(corpus_dir / NV_REF).kernels) - 1
+
+
+def test_nvbench_csv_a_skipped_first_row_does_not_change_the_device(tmp_path):
+    path = tmp_path / "nv.csv"
+    path.write_text(
+        "Benchmark,Device,Device Name,Skipped,Samples,GPU Time (sec),Noise\n"
+        "copy,0,GPU A,Yes,,,\n"
+        "copy,1,GPU B,No,100,1e-05,0.01\n"
+        "scan,0,GPU A,No,100,2e-05,0.01\n"
+    )
+    record = collect(path)
+    assert record.device.name == "GPU A" and [k.name for k in record.kernels] == ["scan"]
+
+
+@pytest.mark.corpus
+def test_nvbench_a_state_without_gpu_time_is_no_cpu_time(corpus_dir, tmp_path):
+    """It was read as its CPU time among GPU times, the note only in --json."""
+    path = _edited_nvbench(
+        corpus_dir, tmp_path, lambda root: _drop_gpu_time(root["benchmarks"][0]["states"][0])
+    )
+    record = collect(path)
+    assert not any(k.name == "simple" for k in record.kernels)
+    assert record.notes[0].startswith(  # first: the text report shows the first notes
+        "state simple [Device=0] not ingested: no GPU time (nv/cold/time/gpu/mean)"
+    )
+    cut = path.read_text().replace('"nv/cold/time/gpu/mean"', '"nv/cold/time/gpu/other"')
+    path.write_text(cut)  # no state has GPU time: a CPU-only file reads as CPU time
+    kernel = collect(path).kernel("simple")
+    assert kernel.provenance["duration"].metrics == (_nvbench.CPU_MEAN,)
+
+
 @pytest.mark.corpus
 def test_gbench_rate_counters_become_bytes_per_iteration(corpus_dir):
     record = collect(corpus_dir / "gbench/donar337_numa-pmr__bench.json")
