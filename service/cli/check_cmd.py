@@ -260,7 +260,9 @@ def _publish(
             PostTarget(meta.repo, meta.pull_request, meta.commit),
             PostOptions(summary=SummaryMode.NEVER, links=links),
         )
-        typer.echo(f"posted: {result.comment_url or result.reason}", err=True)
+        # without a PR there is no comment: the check run (or status) alone was posted
+        alone = f"{result.check_kind or 'nothing'} on commit {meta.commit[:12]}"
+        typer.echo(f"posted: {result.comment_url or result.reason or alone}", err=True)
 
 
 def register(app: typer.Typer) -> None:

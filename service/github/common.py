@@ -10,7 +10,7 @@ from github3 import exceptions as gh_exc
 from service.errors import BadInput
 
 READ_ONLY_MESSAGE = "Resource not accessible by integration"
-CommentAction = Literal["created", "updated", "skipped"]
+CommentAction = Literal["created", "updated", "unchanged", "skipped"]
 
 
 class ReadOnlyToken(Exception):
@@ -32,7 +32,7 @@ class PublishResult:
 
     Attributes:
         posted: False when nothing could be written (read-only token).
-        comment_action: created, updated or skipped.
+        comment_action: created, updated, unchanged (the same body: not sent) or skipped.
         comment_id: Id of the sticky comment, when posted.
         comment_url: Its html URL.
         check_kind: "check-run", "status" or None.

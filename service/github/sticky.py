@@ -65,10 +65,14 @@ def by_author(comments: list[Any]) -> list[list[Any]]:
     return list(groups.values())
 
 
-def _edit(group: list[Any], body: str, skip: set[int]) -> Any | None:
-    """Edit the newest of one author's comments; None, its ids added to ``skip``, if refused."""
+def _edit(group: list[Any], body: str, skip: set[int]) -> tuple[Any, CommentAction] | None:
+    """Edit the newest of one author's comments; None, its ids added to ``skip``, if refused.
+
+    The same body again is not sent ("unchanged"): a re-run job's verdict costs no edit.
+    """
     keep, extras = group[-1], group[:-1]
     text = with_not_ours(body, skip)
+    action: CommentAction = "unchanged"
     if keep.body != text:
         try:
             keep.edit(text)
@@ -77,9 +81,10 @@ def _edit(group: list[Any], body: str, skip: set[int]) -> Any | None:
                 raise
             skip.update(c.id for c in group)  # one author: none of them is ours
             return None
+        action = "updated"
     for extra in extras:  # a race left copies: heal it (an App may delete only its own)
         extra.delete()
-    return keep
+    return keep, action
 
 
 def upsert_sticky(issue: Any, marked: list[Any], body: str) -> tuple[Any, CommentAction]:
@@ -91,7 +96,7 @@ def upsert_sticky(issue: Any, marked: list[Any], body: str) -> tuple[Any, Commen
         body: The comment, the marker its first line.
 
     Returns:
-        (comment, "updated" or "created").
+        (comment, "updated", "unchanged" or "created").
     """
     present = {c.id for c in marked}
     skip = {i for c in marked for i in not_ours(c.body)} & present
@@ -99,8 +104,8 @@ def upsert_sticky(issue: Any, marked: list[Any], body: str) -> tuple[Any, Commen
     for group in by_author([c for c in marked if c.id not in skip]):
         edited = _edit(group, body, skip)
         if edited is not None:
-            _warn_refused(skip - known, edited, "edited")
-            return edited, "updated"
+            _warn_refused(skip - known, edited[0], "edited")
+            return edited
     comment = issue.create_comment(with_not_ours(body, skip))
     _warn_refused(skip - known, comment, "posted")
     return comment, "created"

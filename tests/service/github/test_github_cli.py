@@ -65,7 +65,9 @@ def test_comment_posts_then_updates(github_server: FakeGitHub, tmp_path: Path) -
     args = ["--repo", REPO, "--verdict", str(path), "--sha", SHA]
     first, second = comment(env, *args), comment(env, *args)
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
-    assert "comment created" in first.stderr and "comment updated" in second.stderr
+    # the same verdict again: no edit sent, and it says so (it said "comment updated")
+    assert "comment created" in first.stderr and "comment unchanged" in second.stderr
+    assert not github_server.calls("PATCH")
     assert len(github_server.pr_comments(PR)) == 1 and len(github_server.check_runs) == 2
     out = outputs(tmp_path / "output")
     assert (
@@ -129,6 +131,22 @@ def test_verify_head_refuses_another_commit(github_server: FakeGitHub, tmp_path:
     github_server.pull_heads[PR] = SHA
     proc = comment(env, "--repo", REPO, "--verdict", str(path), "--sha", SHA, "--verify-head")
     assert proc.returncode == 0 and len(github_server.pr_comments(PR)) == 1
+
+
+def test_check_post_without_a_pr_names_what_it_posted(
+    github_server: FakeGitHub, tmp_path: Path
+) -> None:
+    """A nightly's ``check --post`` posts the check run alone: it printed "posted: None"."""
+    env = actions_env(github_server, tmp_path)
+    report = ROOT / "service" / "demo" / "data" / "pr-1234.csv"
+    args = [str(report), "--device", "H100-SXM5", "--repo", REPO, "--commit", SHA, "--post"]
+    args += ["--db", f"sqlite:///{tmp_path / 'history.db'}", "--output", str(tmp_path / "v.md")]
+    cmd = [sys.executable, "-m", "service", "check", *args]
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"posted: check-run on commit {SHA[:12]}" in proc.stderr
+    assert [c["head_sha"] for c in github_server.check_runs] == [SHA]
+    assert not github_server.comments
 
 
 def test_bad_verdict_names_the_file_and_field(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def test_an_apps_installation_token_edits_its_own_comment(
     marker = verdict_marker(REPO, PR, "H100-SXM5")
     spoof = github_server.add_comment(REPO, PR, f"{marker}\nspoofed", login="eve")
     results = [post(github_server, tmp_path, GITHUB_TOKEN="ghs_app") for _ in range(3)]
-    assert [r.comment_action for r in results] == ["created", "updated", "updated"]
+    assert [r.comment_action for r in results] == ["created", "unchanged", "unchanged"]
     ours = [c for c in github_server.pr_comments(PR) if c["id"] != spoof]
     assert [c["user"]["login"] for c in ours] == ["acme-perf-bot[bot]"]
     assert github_server.comments[spoof]["body"] == f"{marker}\nspoofed"

@@ -35,7 +35,8 @@ def test_500_then_201_leaves_one_comment(github_server: FakeGitHub, lost_respons
     posts = [p for m, p in github_server.calls("POST") if p.endswith("/comments")]
     # after a lost response the re-listing finds the comment and edits it instead of re-creating
     assert len(posts) == (1 if lost_response else 2)
-    assert result.comment_action == ("updated" if lost_response else "created")
+    # after a lost response the comment found holds this body already: no edit is sent
+    assert result.comment_action == ("unchanged" if lost_response else "created")
 
 
 def test_403_rate_limit_waits_until_reset_then_succeeds(github_server: FakeGitHub) -> None:
@@ -130,7 +131,7 @@ def test_github_app_installation_login(github_server: FakeGitHub, tmp_path) -> N
     assert token_req.path == "/app/installations/678/access_tokens"
     assert token_req.headers["authorization"].startswith("Bearer ")
     assert github_server.requests[1].headers["authorization"] == "token ghs_installation_678"
-    assert (first.comment_action, again.comment_action) == ("created", "updated")
+    assert (first.comment_action, again.comment_action) == ("created", "unchanged")
 
 
 @pytest.mark.parametrize(

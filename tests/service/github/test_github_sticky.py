@@ -167,5 +167,5 @@ def test_roofguard_comment_succeeds_twice_with_one_comment_of_its_own(
     runs.append(subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60))
     assert [p.returncode for p in runs] == [0, 0], runs[0].stderr + runs[1].stderr
     assert f"refused to edit comment {foreign}," in runs[0].stderr
-    assert "comment created" in runs[0].stderr and "comment updated" in runs[1].stderr
+    assert "comment created" in runs[0].stderr and "comment unchanged" in runs[1].stderr
     assert "refused" not in runs[1].stderr and len(github_server.comments) == 2
