@@ -244,9 +244,13 @@ def test_health_readiness_and_metrics(make_service, repo, tmp_path) -> None:
     assert service.client.get("/healthz").json() == {"status": "ok", "detail": None}
     assert service.client.get("/readyz").status_code == 200
     service.upload(nightly(repo, 0), service.token(repo))
+    for made_up in ("M1", "M2", "FOO"):  # each was a new series anyone could add, unsigned
+        assert service.client.request(made_up, "/healthz").status_code == 405
     metrics = service.client.get("/metrics").text
     assert 'roofguard_uploads_total{outcome="created"} 1.0' in metrics
     assert 'route="/api/v1/runs"' in metrics and "/runs/1" not in metrics
+    assert 'method="other",route="/healthz",status="405"} 3.0' in metrics
+    assert 'method="M1"' not in metrics
 
 
 def test_readiness_fails_on_an_unmigrated_store(tmp_path) -> None:
