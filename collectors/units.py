@@ -1,7 +1,8 @@
 """Unit strings and number cells as profilers print them, normalised to SI base units.
 
 ncu scales with SI factors (1 Kbyte = 1000 byte) and has renamed its base units over the years
-(``nsecond`` -> ``ns``, ``cycle/second`` -> ``hz``, ``byte/second`` -> ``byte/s``).
+(``nsecond`` -> ``ns``, ``cycle/second`` -> ``hz``, ``byte/second`` -> ``byte/s``). ncu prints
+no binary prefix; where another tool does (``KiB``, ``Mibyte``), it means a power of 1024.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from collectors.errors import shown
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+#: Binary (IEC) prefixes: ``Ki`` = 1024, ``Mi`` = 1024**2 ...
+_BINARY = {p: 1024.0**n for n, p in enumerate("KMGTP", start=1)}
 _TIME = {
     "nsecond": 1e-9,
     "ns": 1e-9,
@@ -59,7 +62,8 @@ _COUNTS = {
     "wavefront",
 }
 
-_BYTE = re.compile(r"^([KMGTP]?)(?:i?)byte$|^([KMGTP]?)B$")
+#: ``byte``/``B`` with an SI prefix (``Kbyte``, ``MB``) or a binary one (``Kibyte``, ``MiB``).
+_BYTE = re.compile(r"^(?:([KMGTP])(i?))?(?:byte|B)$")
 
 
 class UnknownUnit(ValueError):
@@ -86,7 +90,8 @@ def unit_factor(unit: str) -> float:
         return _rate_factor(u)
     m = _BYTE.match(u)
     if m:
-        return _PREFIX[m.group(1) or m.group(2) or ""]
+        prefix, binary = m.group(1) or "", m.group(2)
+        return _BINARY[prefix] if binary else _PREFIX[prefix]
     raise UnknownUnit(f"unknown unit {shown(unit)}")
 
 

@@ -205,3 +205,36 @@ def test_raw_page_with_windows_or_old_mac_line_ends(tmp_path: Path, line_end: by
     assert [k.model_dump(exclude={"source"}) for k in got.kernels] == [
         k.model_dump(exclude={"source"}) for k in want.kernels
     ]
+
+
+LASHI = "ncu-csv/Lashi0812_CudaProgramming__ncu_reduceInteger.csv"
+LASHI_DRAM = '"dram__bytes.sum","byte","104040704"'  # launch 0's DRAM bytes
+
+
+@pytest.mark.parametrize(
+    ("unit", "value"),
+    [
+        ("Kibyte", "101602.25"),
+        ("KiB", "101602.25"),
+        ("Mibyte", "99.220947265625"),
+        ("MiB", "99.220947265625"),
+        ("Kbyte", "104040.704"),
+        ("MB", "104.040704"),
+    ],
+)
+def test_binary_byte_prefixes_are_powers_of_1024(
+    tmp_path: Path, corpus_dir: Path, unit: str, value: str
+) -> None:
+    """``Kibyte`` was read as 1000 bytes (the ``i`` dropped) and ``MiB`` was refused."""
+    text = (corpus_dir / LASHI).read_text()
+    assert LASHI_DRAM in text
+    path = tmp_path / "binary.csv"
+    path.write_text(text.replace(LASHI_DRAM, f'"dram__bytes.sum","{unit}","{value}"'))
+    first = collectors.collect(path).kernels[0]
+    assert first.bytes["dram"] == pytest.approx(104040704, rel=1e-12)
+    raw = write_raw(
+        tmp_path / "raw.csv",
+        [*RAW_METRICS[:1], ("dram__bytes.sum", unit)],
+        [(0, "k", ["1", value])],
+    )
+    assert collectors.collect(raw).kernels[0].bytes["dram"] == pytest.approx(104040704)
