@@ -107,6 +107,35 @@ def _rate_factor(unit: str) -> float:
     return unit_factor(num) * den_factor
 
 
+def unit_dimension(unit: str) -> str:
+    """What ``unit`` measures: time, byte, byte rate, frequency, count, rate, or other.
+
+    ``rate`` is a count per time (``inst/second``); ``other`` a ratio to something else than
+    time (``inst/cycle``, ``byte/block``).
+
+    Raises:
+        UnknownUnit: The unit is not one ncu or the benchmark tools print.
+    """
+    unit_factor(unit)  # an unknown unit is refused as it is there
+    u = unit.strip()
+    if u in _TIME:
+        return "time"
+    if u.lower() in _FREQ:
+        return "frequency"
+    if "/" in u:
+        return _rate_dimension(u)
+    return "byte" if _BYTE.match(u) else "count"
+
+
+def _rate_dimension(unit: str) -> str:
+    num, _, den = (part.strip() for part in unit.partition("/"))
+    if den not in _PER_TIME:
+        return "other"
+    if num == "cycle":
+        return "frequency"
+    return "byte rate" if _BYTE.match(num) else "rate"
+
+
 def is_unit_known(unit: str) -> bool:
     """Whether ``unit_factor`` can scale ``unit``."""
     try:

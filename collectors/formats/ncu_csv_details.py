@@ -16,14 +16,13 @@ from pathlib import Path
 
 from collectors import csvrows
 from collectors.base import Collector
-from collectors.errors import MalformedReport, shown
+from collectors.errors import MalformedReport
 from collectors.ncu import csvio, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info
-from collectors.ncu.metrics import is_relevant
+from collectors.ncu.metrics import dimension_of, is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.ncu.provenance import profiler_info
 from collectors.schema import RunRecord
-from collectors.units import UnknownUnit, unit_factor
 
 REQUIRED = ("ID", "Kernel Name", "Section Name", "Metric Name", "Metric Unit", "Metric Value")
 _OPTIONAL = ("Grid Size", "Block Size", "Device", "CC")
@@ -62,7 +61,7 @@ class NcuCsvDetails(Collector):
         """Group rows by launch ID and run the recipe on each launch."""
         self._path = where = str(path)
         builder = RunBuilder(path, self.name, self.options)
-        self._units: dict[str, float] = {}
+        self._units: dict[tuple[str, str | None], float] = {}
         with path.open(encoding="utf-8", newline="") as handle:
             prelude, header_line = csvio.read_prelude(handle, where)
             reader = csv.reader(itertools.chain([header_line], handle))
@@ -146,21 +145,18 @@ class NcuCsvDetails(Collector):
         if name == "device__attribute_display_name":
             launch.strings[name] = cell
             return
-        factor = self._factor(row[col["Metric Unit"]], label, printed)
+        factor = self._factor(row[col["Metric Unit"]], dimension_of(name), label, printed)
         if is_relevant(name):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:
                 launch.metrics[name] = value * factor
 
-    def _factor(self, unit: str, label: str, printed: str) -> float:
-        factor = self._units.get(unit)
+    def _factor(self, unit: str, dimension: str | None, label: str, printed: str) -> float:
+        """The scale of ``unit``, which must measure ``dimension`` (the metric's; None: any)."""
+        factor = self._units.get((unit, dimension))
         if factor is None:
-            try:
-                factor = self._units[unit] = unit_factor(unit)
-            except UnknownUnit:
-                raise MalformedReport(
-                    self._path, label, printed, f"unknown unit {shown(unit)}"
-                ) from None
+            factor = csvio.unit_scale(unit, dimension, self._path, label, printed)
+            self._units[(unit, dimension)] = factor
         return factor
 
     def _finish(self, builder: RunBuilder, launch: _Launch) -> DeviceFacts | None:

@@ -19,14 +19,13 @@ from typing import TextIO
 from collectors import csvrows
 from collectors.base import Collector
 from collectors.batch import ChunkBuilder, NotBatchable, RunColumns
-from collectors.errors import MalformedReport, shown
+from collectors.errors import MalformedReport
 from collectors.ncu import columns, csvio, frames, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info
-from collectors.ncu.metrics import is_relevant
+from collectors.ncu.metrics import dimension_of, is_relevant
 from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.ncu.provenance import profiler_info
 from collectors.schema import RunRecord, SourceRef
-from collectors.units import UnknownUnit, unit_factor
 
 _STRING_COLUMNS = ("device__attribute_display_name",)
 _FIXED_USED = ("ID", "Kernel Name", "Grid Size", "Block Size", "Device", "CC")
@@ -173,7 +172,7 @@ def _columns(
     for name in ("ID", "Kernel Name"):
         if name not in header:
             raise MalformedReport(path, units_line - 1, name, f"the header lacks {name!r}")
-    units: list[str] = [""] * len(header)
+    units: list[str] | None = None  # a bare export has no units row: no unit to check
     pending: list[tuple[int, list[str]]] = []
     if first is not None and first[1] and first[1][header.index("ID")] == "":
         units = first[1]
@@ -184,20 +183,15 @@ def _columns(
         if name in _STRING_COLUMNS:
             strings.append((index, name))
         elif name not in csvio.FIXED_COLUMNS and is_relevant(name):
-            unit = units[index] if index < len(units) else ""
-            numeric.append((index, name, _factor(unit, units_line, name, path)))
+            unit = units[index] if units is not None and index < len(units) else ""
+            dimension = dimension_of(name) if units is not None else None
+            factor = csvio.unit_scale(unit, dimension, path, units_line, name)
+            numeric.append((index, name, factor))
     indices = [index for index, _, _ in numeric]
     factors = tuple(factor for _, _, factor in numeric)
     fixed = {name: header.index(name) for name in _FIXED_USED if name in header}
     columns = _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors, fixed)
     return columns, pending
-
-
-def _factor(unit: str, line: int, name: str, path: str) -> float:
-    try:
-        return unit_factor(unit)
-    except UnknownUnit:
-        raise MalformedReport(path, line, name, f"unknown unit {shown(unit)}") from None
 
 
 def _read_rows(

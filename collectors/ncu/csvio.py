@@ -17,7 +17,7 @@ from typing import Any, TextIO, TypeVar
 from collectors import csvrows
 from collectors.errors import MalformedReport, launch_label, shown
 from collectors.textio import undecodable
-from collectors.units import NotANumber, parse_number
+from collectors.units import NotANumber, UnknownUnit, parse_number, unit_dimension, unit_factor
 
 HEADER_START = '"ID","Process ID"'
 #: Columns before the metrics (raw page) or before Section Name (details page).
@@ -185,6 +185,21 @@ def number(cell: str, path: str, row: str, column: str) -> float | None:
             path, row, column, f"expected a finite, non-negative number, got {shown(cell)}"
         )
     return value
+
+
+def unit_scale(unit: str, dimension: str | None, path: str, row: str | int, field: str) -> float:
+    """The factor of ``unit`` for a metric whose unit must measure ``dimension`` (None: any).
+
+    Raises:
+        MalformedReport: An unknown unit, or one of another dimension (a duration in ``cycle``).
+    """
+    try:
+        factor = unit_factor(unit)
+        if dimension is not None and unit_dimension(unit) != dimension:
+            raise MalformedReport(path, row, field, f"unit {shown(unit)} is not a {dimension} unit")
+    except UnknownUnit:
+        raise MalformedReport(path, row, field, f"unknown unit {shown(unit)}") from None
+    return factor
 
 
 def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[str]]]:

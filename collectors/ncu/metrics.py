@@ -8,6 +8,7 @@ corpus.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from collectors.schema import ProvenanceKind
 
@@ -166,3 +167,33 @@ _RELEVANT = re.compile(
 def is_relevant(name: str) -> bool:
     """Whether the recipe, the device facts or the profile reads ``name``; others are not parsed."""
     return _RELEVANT.match(name) is not None
+
+
+#: The dimension (``collectors.units.unit_dimension``) a metric's unit must have, so a value is
+#: never scaled as another kind of quantity (a duration in cycles read as seconds). Metrics not
+#: listed are not checked: ``derived__`` rates carry ``byte`` or no unit in real reports, and
+#: per-cycle rates and peaks carry ``cycle`` or ``inst`` (the corpus).
+_DIMENSIONS = (
+    (re.compile(r"^gpu__time_duration\.sum$"), "time"),
+    (re.compile(r"^[a-z0-9]+__cycles_elapsed\.(?:avg|max)\.per_second$"), "frequency"),
+    (re.compile(r"^(?!derived__).*bytes[a-z_]*\.sum\.per_second$"), "byte rate"),
+    (re.compile(r"^(?!derived__).*bytes[a-z_]*\.sum$"), "byte"),
+    (re.compile(r"(?:sectors[a-z_]*|_pred_on)\.sum\.per_second$"), "rate"),
+    (
+        re.compile(
+            r"^[a-z0-9]+__(?:cycles_elapsed\.(?:avg|max)|[a-z0-9_]*sectors[a-z_]*\.sum"
+            r"|sass_thread_inst_executed_op_[a-z0-9]+_pred_on\.sum"
+            r"|inst_executed_pipe_tensor[a-z0-9_]*\.sum)$"
+        ),
+        "count",
+    ),
+)
+
+
+@lru_cache(maxsize=4096)
+def dimension_of(name: str) -> str | None:
+    """The dimension ``name``'s unit must have (``collectors.units.unit_dimension``); None: any."""
+    for pattern, dimension in _DIMENSIONS:
+        if pattern.search(name):
+            return dimension
+    return None

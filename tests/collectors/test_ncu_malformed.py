@@ -149,6 +149,67 @@ def test_unknown_unit(tmp_path: Path) -> None:
     assert (error.row, error.field) == ("2 (launch ID 0)", "Duration")
 
 
+LASHI = "ncu-csv/Lashi0812_CudaProgramming__ncu_reduceInteger.csv"
+
+
+def damaged(corpus_dir: Path, tmp_path: Path, cells: str, new: str) -> Path:
+    """The corpus's ``LASHI`` (layout C, launch 0 on lines 4-22) with ``cells`` made ``new``."""
+    text = (corpus_dir / LASHI).read_text()
+    assert text.count(cells) == 1
+    path = tmp_path / "damaged.csv"
+    path.write_text(text.replace(cells, new))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("metric", "unit", "value", "line", "dimension"),
+    [
+        ("gpu__time_duration.sum", "cycle", "814.048", 7, "time"),
+        ("dram__bytes.sum", "usecond", "104040.704", 5, "byte"),
+        ("dram__bytes_read.sum.per_second", "Gbyte", "82.44522190338", 6, "byte rate"),
+    ],
+)
+def test_a_unit_of_another_dimension_is_refused(
+    corpus_dir: Path,
+    tmp_path: Path,
+    metric: str,
+    unit: str,
+    value: str,
+    line: int,
+    dimension: str,
+) -> None:
+    """A duration in cycles was read as 814 s; bytes in a time unit were scaled as time."""
+    old = {5: '"byte","104040704"', 6: '"byte/second","82445221903.38"', 7: '"nsecond","814048"'}
+    path = damaged(
+        corpus_dir, tmp_path, f'"{metric}",{old[line]}', f'"{metric}","{unit}","{value}"'
+    )
+    error = raises(path)
+    assert str(error) == (
+        f"{path}, row {line} (launch ID 0), field '{metric}': unit '{unit}' is not a "
+        f"{dimension} unit"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "unit", "dimension"),
+    [
+        ("gpu__time_duration.sum", "cycle", "time"),
+        ("gpu__time_duration.sum", "", "time"),
+        ("dram__bytes.sum", "nsecond", "byte"),
+        ("sm__cycles_elapsed.avg.per_second", "byte/second", "frequency"),
+        ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "Kbyte", "count"),
+    ],
+)
+def test_a_unit_of_another_dimension_in_the_units_row(
+    tmp_path: Path, metric: str, unit: str, dimension: str
+) -> None:
+    metrics = [*METRICS, (metric, unit)] if metric not in dict(METRICS) else [(metric, unit)]
+    path = write_raw(tmp_path / "raw.csv", metrics, [(0, "k", ["1000"] * len(metrics))])
+    error = raises(path)
+    assert (error.row, error.field) == ("3", metric)
+    assert error.reason == f"unit {unit!r} is not a {dimension} unit"
+
+
 def test_duplicate_launch_ids(tmp_path: Path) -> None:
     raw = write_raw(tmp_path / "raw.csv", METRICS, [(0, "k", ["1", "2"]), (0, "k", ["1", "2"])])
     error = raises(raw)
