@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ class _Launch:
     metrics: dict[str, float] = field(default_factory=dict)
     strings: dict[str, str] = field(default_factory=dict)
     printed: list[tuple[str, str]] = field(default_factory=list)  # its metric rows, in order
+    nan: tuple[str, str, str] | None = None  # (row, field, cell) of its first NaN value
 
 
 class NcuCsvDetails(Collector):
@@ -150,6 +152,8 @@ class NcuCsvDetails(Collector):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:
                 launch.metrics[name] = value * factor
+                if launch.nan is None and math.isnan(value):
+                    launch.nan = (label, printed, cell)
 
     def _factor(self, unit: str, dimension: str | None, label: str, printed: str) -> float:
         """The scale of ``unit``, which must measure ``dimension`` (the metric's; None: any)."""
@@ -165,6 +169,8 @@ class NcuCsvDetails(Collector):
         cc = launch.extra.get("CC")
         builder.check_device(label, device, cc)
         figs = recipe.launch_figures(launch.metrics, cc)
+        if launch.nan is not None and figs.failed is None:  # not a failed replay
+            raise csvio.nan_beside_duration(self._path, *launch.nan)
         grid, block = launch.extra.get("Grid Size"), launch.extra.get("Block Size")
         builder.add(launch.launch_id, launch.name, figs, grid=grid, block=block)
         return device_facts(launch.metrics, launch.strings) if figs.failed is None else None

@@ -260,7 +260,22 @@ def _figures(
             plan = reading.bound[cc] = recipe.plan_for(names, cc).bind(position)
         return plan.evaluate(values), None
     metrics = _metrics(row, columns, reading.path, label)
-    return recipe.launch_figures(metrics, cc), metrics
+    figs = recipe.launch_figures(metrics, cc)
+    if figs.failed is None and any(map(math.isnan, metrics.values())):
+        _refuse_nan(row, columns, reading.path, label)
+    return figs, metrics
+
+
+def _refuse_nan(row: list[str], columns: _Columns, path: str, label: str) -> None:
+    """Refuse a ``nan`` cell of a launch that has a duration (not a failed replay).
+
+    ``n/a`` and empty cells (a metric not collected there) are NaN too, and stay absent.
+    """
+    for index, name, _ in columns.numeric:
+        cell = row[index]
+        value = csvio.number(cell, path, label, name) if cell else None
+        if value is not None and math.isnan(value):
+            raise csvio.nan_beside_duration(path, label, name, cell)
 
 
 def _metrics(row: list[str], columns: _Columns, path: str, label: str) -> dict[str, float]:

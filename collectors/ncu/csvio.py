@@ -202,6 +202,17 @@ def unit_scale(unit: str, dimension: str | None, path: str, row: str | int, fiel
     return factor
 
 
+def nan_beside_duration(path: str, row: str, field: str, cell: str) -> MalformedReport:
+    """The error for a ``nan`` counter on a launch that has a duration.
+
+    A failed replay makes every counter of the launch NaN, its duration too (the corpus's
+    only NaNs); one NaN beside a measured duration is no failed replay but a damaged value,
+    and leaving it out would report the kernel without that figure.
+    """
+    reason = f"expected a finite, non-negative number, got {shown(cell)} beside a measured duration"
+    return MalformedReport(path, row, field, reason)
+
+
 def numbered(reader: Any, offset: int, path: str) -> Iterator[tuple[int, list[str]]]:
     """Rows of a ``csv.reader`` with their 1-based file line; a refused row is a clear error."""
     return csvrows.numbered(reader, path, lambda line: offset + line)

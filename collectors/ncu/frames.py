@@ -3,9 +3,9 @@
 The careful reader (collectors.formats.ncu_csv_raw) splits every row in Python, which costs
 more than pandas' whole C parse. Here pandas tokenises in C, converts only the used columns,
 and the plan evaluates a chunk of launches per kernel at once. Memory stays bounded by the
-chunk size. Anything unusual (text in a number column, a negative or infinite value, a ragged
-or truncated row, mixed devices, duplicate IDs) raises ``Fallback``; the careful reader then
-re-reads the file and names the row and field.
+chunk size. Anything unusual (text in a number column, ``nan``, a negative or infinite value, a
+ragged or truncated row, mixed devices, duplicate IDs) raises ``Fallback``; the careful reader
+then re-reads the file and names the row and field.
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ from collectors.ncu.peaks import DeviceFacts, device_facts
 from collectors.ncu.tally import Tally
 
 CHUNK_ROWS = 8192
-_NA = ["", "n/a", "N/A", "nan", "NaN", "-", "--"]
+#: Cells that are no value (a metric not collected). ``nan`` is not among them: pandas then
+#: refuses it, and the careful reader tells a failed replay (its duration NaN too) from a
+#: damaged value.
+_NA = ["", "n/a", "N/A", "-", "--"]
 TEXT_COLUMNS = ("ID", "Kernel Name", "Grid Size", "Block Size", "Device", "CC")
 DISPLAY_NAME = "device__attribute_display_name"
 
@@ -84,8 +87,11 @@ def chunks(pd: Any, handle: TextIO, header: list[str], names: list[str]) -> Iter
         last = header[-1]
         if (chunk[last].isna() | (chunk[last] == "")).any():
             raise Fallback("a row may have fewer fields than the header")
-        if last in names:  # a metric the recipe reads; pandas 3 parses no "nan" text
-            chunk[last] = pd.to_numeric(chunk[last].replace(_NA, float("nan")))
+        if last in names:  # a metric the recipe reads, as text: ``nan`` left to the careful
+            values = pd.to_numeric(chunk[last].replace(_NA, float("nan")))  # reader, as above
+            if (values.isna() & ~chunk[last].isin(_NA)).any():
+                raise Fallback("a nan cell")
+            chunk[last] = values
         rows += len(chunk)
         yield chunk
     if not tally.whole_rows(rows, len(header)):

@@ -1,9 +1,11 @@
 """Figures a kernel had in only some of its launches: left out of it, and said at run level.
 
-ncu writes ``nan`` for a metric whose replay failed in one launch. A sum over the other
-launches would understate the kernel's work, so the figure is left out (the kernel's
-``missing`` says so); the run's note names the kernels, since the verdict and ``inspect``
-show run notes, not each kernel's ``missing``.
+A launch may lack a metric its kernel's other launches have: an ``n/a`` cell, a metric row
+the launch does not print, a value a ``.ncu-rep`` holds as NaN. (The CSV readers refuse a
+``nan`` cell beside a measured duration: ncu writes NaN only where a replay failed, and then
+for the duration too.) A sum over the other launches would understate the kernel's work, so
+the figure is left out (the kernel's ``missing`` says so); the run's note names the kernels,
+since the verdict and ``inspect`` show run notes, not each kernel's ``missing``.
 """
 
 from __future__ import annotations

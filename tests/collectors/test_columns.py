@@ -164,6 +164,34 @@ def test_ncu_launches_with_na_cells_are_the_records(
     assert columns.unmeasured_count == 3 == sum(not k.measured for k in run.kernels)
 
 
+@pytest.mark.parametrize("column", [-2, -1])  # a middle cell, the last (read as text)
+def test_ncu_nan_beside_a_duration_is_named_by_the_record_path(tmp_path: Path, column: int) -> None:
+    """pandas read ``nan`` as ``n/a``: the launch's figure went absent, on every path."""
+    rows = [_launch(i, f"void k{i}()") for i in range(4)]
+    rows[2][column] = "nan"
+    path = _ncu(tmp_path, rows)
+    with pytest.raises(NotBatchable):
+        collect_columns(path, RAW)
+    with pytest.raises(CollectorError) as error:
+        collect(path, RAW)
+    field = "dram__bytes_read.sum" if column == -2 else "dram__bytes_write.sum"
+    assert str(error.value) == (
+        f"{path}, row 5 (launch ID 2), field '{field}': expected a finite, non-negative number, "
+        "got 'nan' beside a measured duration"
+    )
+
+
+def test_ncu_failed_replay_written_nan_reads_as_written_n_a(tmp_path: Path) -> None:
+    rows = [_launch(i, f"void k{i}()") for i in range(4)]
+    rows[1][-3:] = ["nan"] * 3
+    path = _ncu(tmp_path, rows)
+    rows[1][-3:] = ["n/a"] * 3
+    (tmp_path / "na").mkdir()
+    written_na = _dumped(_ncu(tmp_path / "na", rows), RAW)
+    assert _dumped(path, RAW) == [k.replace("/na/run.csv", "/run.csv") for k in written_na]
+    assert "1 of 4 launches failed or had no duration" in collect(path, RAW).notes
+
+
 def test_ncu_run_of_failed_launches_is_named_by_the_record_path(tmp_path: Path) -> None:
     path = _ncu(tmp_path, [_launch(i, f"void k{i}()", "n/a") for i in range(3)])
     with pytest.raises(NotBatchable):

@@ -334,15 +334,15 @@ def test_a_line_of_text_in_the_table_is_not_called_a_launch(tmp_path: Path, text
     assert (error.row, error.reason) == ("6", "row has 1 fields, needs 13")
 
 
-def test_a_figure_a_failed_replay_lost_in_one_launch_is_said_at_run_level(
+def test_a_figure_missing_from_one_launch_is_said_at_run_level(
     tmp_path: Path, corpus_dir: Path
 ) -> None:
-    """ncu writes nan for it: the kernel's DRAM bytes of both launches went, with no note."""
+    """An n/a cell: the kernel's DRAM bytes of both launches went, with no note."""
     lines = (corpus_dir / "ncu-csv/wangzy0327_cuda-roofline__output_V100.csv").read_text()
     rows = lines.splitlines(keepends=True)
     assert '"837,859,712"' in rows[11]  # the first launch's dram__bytes.sum
-    rows[11] = rows[11].replace('"837,859,712"', '"nan"')
-    report = tmp_path / "nan.csv"
+    rows[11] = rows[11].replace('"837,859,712"', '"n/a"')
+    report = tmp_path / "na.csv"
     report.write_text("".join(rows))
     run = collectors.collect(report)
     [kernel] = [k for k in run.kernels if k.name.startswith("void InitializeMatrix_kernel<__half")]
@@ -352,3 +352,45 @@ def test_a_figure_a_failed_replay_lost_in_one_launch_is_said_at_run_level(
     assert (
         "void InitializeMatrix_kernel<__half" in note and "(bytes.dram, in 1 of 2 launches)" in note
     )
+
+
+@pytest.mark.parametrize("cell", ["nan", "NaN", "-nan"])
+def test_a_nan_counter_beside_a_measured_duration_is_refused(
+    tmp_path: Path, corpus_dir: Path, cell: str
+) -> None:
+    """It read as absent, and the kernel's advice was to collect the metric it had collected.
+
+    ncu writes NaN where a launch's replay failed, and then for its duration too (the only
+    NaNs of the corpus); a NaN beside a measured duration is a damaged value.
+    """
+    path = damaged(
+        corpus_dir,
+        tmp_path,
+        '"dram__bytes.sum","byte","104040704"',
+        f'"dram__bytes.sum","byte","{cell}"',
+    )
+    error = raises(path)
+    assert str(error) == (
+        f"{path}, row 5 (launch ID 0), field 'dram__bytes.sum': expected a finite, "
+        f"non-negative number, got {cell!r} beside a measured duration"
+    )
+    raw = write_raw(
+        tmp_path / "raw.csv", METRICS, [(0, "k", ["1000", "64"]), (1, "k", ["2000", cell])]
+    )
+    assert str(raises(raw)).endswith(
+        ", row 5 (launch ID 1), field 'dram__bytes.sum': expected a finite, non-negative number, "
+        f"got {cell!r} beside a measured duration"
+    )
+
+
+def test_a_failed_replay_is_still_a_failed_launch(tmp_path: Path, corpus_dir: Path) -> None:
+    """Its duration NaN too: the launch is counted as failed, its NaN counters with it."""
+    text = (corpus_dir / LASHI).read_text()
+    for cells in ('"byte","104040704"', '"byte/second","82445221903.38"', '"nsecond","814048"'):
+        assert text.count(cells) == 1
+        text = text.replace(cells, cells.rsplit(",", 1)[0] + ',"nan"')
+    path = tmp_path / "failed.csv"
+    path.write_text(text)
+    run = collectors.collect(path)
+    assert run.kernels[0].failed_launches == 1 and run.kernels[0].launches == 0
+    assert "1 of 9 launches failed or had no duration" in run.notes
