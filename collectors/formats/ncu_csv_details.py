@@ -17,7 +17,7 @@ from pathlib import Path
 
 from collectors import csvrows
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info
 from collectors.ncu.metrics import dimension_of, is_relevant
@@ -39,7 +39,10 @@ class _Launch:
     extra: dict[str, str]
     metrics: dict[str, float] = field(default_factory=dict)
     strings: dict[str, str] = field(default_factory=dict)
-    printed: list[tuple[str, str]] = field(default_factory=list)  # its metric rows, in order
+    #: Its metric rows, (section, metric) in order, each with its line and value cell.
+    printed: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+    #: The line of each metric read (``metrics``), by name.
+    lines: dict[str, int] = field(default_factory=dict)
     nan: tuple[str, str, str] | None = None  # (row, field, cell) of its first NaN value
 
 
@@ -123,7 +126,7 @@ class NcuCsvDetails(Collector):
         with fewer metrics: a duration then came from its cycles, a FLOP count from fewer
         instructions. The launches of one report print the same rows (every corpus file).
         """
-        rows, whole = last.printed, before.printed if before else []
+        rows, whole = list(last.printed), list(before.printed) if before else []
         if len(rows) < len(whole) and whole[: len(rows)] == rows:
             reason = csvio.cut_launch(len(rows), len(whole), "metric rows")
             raise MalformedReport(self._path, csvio.where(last.line, last.launch_id), None, reason)
@@ -141,9 +144,11 @@ class NcuCsvDetails(Collector):
             raise MalformedReport(
                 self._path, label, "Kernel Name", "kernel name changes within one launch ID"
             )
-        launch.printed.append((row[col["Section Name"]], printed))
-        name = labels.metric_name(row[col["Section Name"]], printed)
-        cell = row[col["Metric Value"]]
+        section, cell = row[col["Section Name"]], row[col["Metric Value"]]
+        first = launch.printed.setdefault((section, printed), (line, cell))
+        if first[0] != line:  # ncu prints a section's metric once a launch (every corpus file)
+            raise MalformedReport(self._path, label, printed, _twice(section, first, cell))
+        name = labels.metric_name(section, printed)
         if name == "device__attribute_display_name":
             launch.strings[name] = cell
             return
@@ -151,9 +156,27 @@ class NcuCsvDetails(Collector):
         if is_relevant(name):
             value = csvio.number(cell, self._path, label, printed)
             if value is not None:
-                launch.metrics[name] = value * factor
+                self._refuse_other_value(launch, name, value * factor, label, printed)
+                launch.metrics[name], launch.lines[name] = value * factor, line
                 if launch.nan is None and math.isnan(value):
                     launch.nan = (label, printed, cell)
+
+    def _refuse_other_value(
+        self, launch: _Launch, name: str, value: float, label: str, printed: str
+    ) -> None:
+        """Refuse a metric another section of the launch printed with another value.
+
+        Two sections may show one metric; with two values, either could be the launch's. One
+        value in two units (814048 ns, 814.048 us) differs in its last bits: that is the same.
+        """
+        old = launch.metrics.get(name)
+        if old is None or math.isclose(old, value, rel_tol=1e-9):
+            return
+        if math.isnan(old) and math.isnan(value):
+            return
+        first = launch.lines[name]
+        reason = f"another section gives {name} another value ({old:g} at line {first})"
+        raise MalformedReport(self._path, label, printed, reason)
 
     def _factor(self, unit: str, dimension: str | None, label: str, printed: str) -> float:
         """The scale of ``unit``, which must measure ``dimension`` (the metric's; None: any)."""
@@ -172,5 +195,13 @@ class NcuCsvDetails(Collector):
         if launch.nan is not None and figs.failed is None:  # not a failed replay
             raise csvio.nan_beside_duration(self._path, *launch.nan)
         grid, block = launch.extra.get("Grid Size"), launch.extra.get("Block Size")
-        builder.add(launch.launch_id, launch.name, figs, grid=grid, block=block)
+        builder.add(launch.launch_id, launch.name, figs, grid=grid, block=block, row=label)
         return device_facts(launch.metrics, launch.strings) if figs.failed is None else None
+
+
+def _twice(section: str, first: tuple[int, str], cell: str) -> str:
+    """The reason for a metric row repeated within one launch (or a launch printed twice)."""
+    where = f"printed twice in section {shown(section)} of one launch"
+    if first[1] != cell:
+        return f"{where} with two values ({shown(first[1])} at line {first[0]}, {shown(cell)} here)"
+    return f"{where} (first at line {first[0]}): a repeated row or launch"

@@ -187,11 +187,22 @@ def _columns(
             dimension = dimension_of(name) if units is not None else None
             factor = csvio.unit_scale(unit, dimension, path, units_line, name)
             numeric.append((index, name, factor))
+    _refuse_repeated(numeric, units_line - 1, path)
     indices = [index for index, _, _ in numeric]
     factors = tuple(factor for _, _, factor in numeric)
     fixed = {name: header.index(name) for name in _FIXED_USED if name in header}
     columns = _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors, fixed)
     return columns, pending
+
+
+def _refuse_repeated(numeric: list[tuple[int, str, float]], line: int, path: str) -> None:
+    """Refuse a metric the header names twice: the later column's value would win in silence."""
+    seen: dict[str, int] = {}
+    for index, name, _ in numeric:
+        first = seen.setdefault(name, index)
+        if first != index:
+            reason = f"the header names this metric twice (columns {first + 1} and {index + 1})"
+            raise MalformedReport(path, line, name, reason)
 
 
 def _read_rows(
@@ -234,7 +245,7 @@ def _read_row(
         builder.check_device(label, device, cc)
     kernel = columns.get(row, "Kernel Name") or ""
     grid, block = columns.get(row, "Grid Size"), columns.get(row, "Block Size")
-    builder.add(launch_id or "", kernel, figs, grid=grid, block=block)
+    builder.add(launch_id or "", kernel, figs, grid=grid, block=block, row=label)
     if figs.failed is not None or not want_facts:
         return None
     metrics = metrics or _metrics(row, columns, reading.path, "")

@@ -243,9 +243,10 @@ class RunBuilder:
         grid: str | None = None,
         block: str | None = None,
         nvtx: str | None = None,
+        row: str | None = None,
     ) -> None:
-        """Add one launch; a repeated launch ID is an error."""
-        self._new_ids([launch_id])
+        """Add one launch; a repeated launch ID is an error naming ``row`` (its line) if given."""
+        self._new_ids([launch_id], row)
         self._kernel(launch_id, name, grid, block, nvtx).add(figs)
         self.launch_count += 1
         self.failed += figs.failed is not None
@@ -264,13 +265,13 @@ class RunBuilder:
         self._kernel(launch_ids[0], name, grid, block, None).add_batch(figs, len(launch_ids))
         self.launch_count += len(launch_ids)
 
-    def _new_ids(self, launch_ids: list[str]) -> None:
+    def _new_ids(self, launch_ids: list[str], row: str | None = None) -> None:
         fresh = set(launch_ids)
         if len(fresh) != len(launch_ids) or not fresh.isdisjoint(self._ids):
             seen = set(self._ids)
             for launch_id in launch_ids:
                 if launch_id in seen:
-                    where = launch_label(launch_id)
+                    where = row or launch_label(launch_id)
                     raise MalformedReport(self.path, where, "ID", "duplicate launch ID")
                 seen.add(launch_id)
         self._ids |= fresh

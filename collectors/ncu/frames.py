@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
+from collectors.errors import MalformedReport
 from collectors.ncu import csvio, recipe
 from collectors.ncu.aggregate import RunBuilder
 from collectors.ncu.peaks import DeviceFacts, device_facts
@@ -67,8 +68,9 @@ def read(
             for chunk in chunks(pd, handle, header, names):  # past 1.8e308 (RunBuilder)
                 got = _chunk(chunk, names, factors, builder)
                 facts = facts or got
-    # UnicodeDecodeError is a ValueError; OverflowError is an integer past a float's range
-    except (ValueError, OverflowError, pd.errors.ParserError) as exc:
+    # UnicodeDecodeError is a ValueError; OverflowError is an integer past a float's range;
+    # a launch refused (a launch ID twice) is named with its line by the careful reader
+    except (ValueError, OverflowError, pd.errors.ParserError, MalformedReport) as exc:
         raise Fallback(str(exc)) from exc
     return facts
 

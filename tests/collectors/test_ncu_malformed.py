@@ -213,8 +213,8 @@ def test_a_unit_of_another_dimension_in_the_units_row(
 def test_duplicate_launch_ids(tmp_path: Path) -> None:
     raw = write_raw(tmp_path / "raw.csv", METRICS, [(0, "k", ["1", "2"]), (0, "k", ["1", "2"])])
     error = raises(raw)
-    assert (error.row, error.field) == ("launch ID 0", "ID")
-    assert ", launch ID 0, field 'ID'" in str(error)  # not "row 0": the file's row 0 is another
+    assert (error.row, error.field) == ("5 (launch ID 0)", "ID")
+    assert ", row 5 (launch ID 0), field 'ID': duplicate launch ID" in str(error)
     details = write_details(
         tmp_path / "d.csv",
         [
@@ -223,7 +223,74 @@ def test_duplicate_launch_ids(tmp_path: Path) -> None:
             (0, "k", "S", "Duration", "nsecond", "1"),
         ],
     )
-    assert raises(details).row == "launch ID 0"
+    assert raises(details).row == "4 (launch ID 0)"
+
+
+SECTION = "Command line profiler metrics"
+
+
+def lashi_lines(corpus_dir: Path) -> list[str]:
+    """The corpus's ``LASHI`` by line (``lines[n - 1]`` is line n): launch 0 on lines 4-22."""
+    lines = (corpus_dir / LASHI).read_text().splitlines(keepends=True)
+    assert lines[3].startswith('"0",') and lines[22].startswith('"1",')
+    assert lines[6].endswith('"gpu__time_duration.sum","nsecond","814048"\n')
+    return lines
+
+
+def test_a_metric_row_printed_twice_is_refused(tmp_path: Path, corpus_dir: Path) -> None:
+    """Accepted before, the later value silently winning: 900 us for a launch of 814 us."""
+    lines = lashi_lines(corpus_dir)
+    path = tmp_path / "twice.csv"
+    path.write_text("".join([*lines[:7], lines[6], *lines[7:]]))
+    assert str(raises(path)) == (
+        f"{path}, row 8 (launch ID 0), field 'gpu__time_duration.sum': printed twice in "
+        f"section {SECTION!r} of one launch (first at line 7): a repeated row or launch"
+    )
+    path.write_text("".join([*lines[:7], lines[6].replace("814048", "900000"), *lines[7:]]))
+    assert str(raises(path)) == (
+        f"{path}, row 8 (launch ID 0), field 'gpu__time_duration.sum': printed twice in "
+        f"section {SECTION!r} of one launch with two values ('814048' at line 7, '900000' here)"
+    )
+
+
+def test_a_launch_printed_twice_is_refused(tmp_path: Path, corpus_dir: Path) -> None:
+    """Its rows again right after it (read as one launch) or at the end of the file."""
+    lines = lashi_lines(corpus_dir)
+    path = tmp_path / "twice.csv"
+    path.write_text("".join([*lines[:22], *lines[3:22], *lines[22:]]))
+    assert str(raises(path)) == (
+        f"{path}, row 23 (launch ID 0), field 'branch_inst_executed': printed twice in "
+        f"section {SECTION!r} of one launch (first at line 4): a repeated row or launch"
+    )
+    path.write_text("".join([*lines, *lines[3:22]]))
+    assert str(raises(path)) == (
+        f"{path}, row {len(lines) + 1} (launch ID 0), field 'ID': duplicate launch ID"
+    )
+
+
+def test_one_metric_under_two_sections_must_agree(tmp_path: Path, corpus_dir: Path) -> None:
+    """Two sections may show one metric (read once); with two values either could be right."""
+    lines = lashi_lines(corpus_dir)
+    sol = '"GPU Speed Of Light Throughput","Duration","usecond"'
+    path = tmp_path / "two.csv"
+    again = lines[6].replace(f'"{SECTION}","gpu__time_duration.sum","nsecond"', sol)
+    path.write_text("".join([*lines[:7], again.replace("814048", "814.048"), *lines[7:]]))
+    assert collectors.collect(path).kernels[0].duration_s == pytest.approx(814.048e-6)
+    path.write_text("".join([*lines[:7], again.replace("814048", "900"), *lines[7:]]))
+    assert str(raises(path)) == (
+        f"{path}, row 8 (launch ID 0), field 'Duration': another section gives "
+        "gpu__time_duration.sum another value (0.000814048 at line 7)"
+    )
+
+
+def test_a_metric_column_named_twice_is_refused(tmp_path: Path) -> None:
+    """The later column's value won in silence on the careful reader."""
+    metrics = [*METRICS, ("dram__bytes.sum", "byte")]
+    path = write_raw(tmp_path / "raw.csv", metrics, [(0, "k", ["1000", "64", "128"])])
+    assert str(raises(path)) == (
+        f"{path}, row 2, field 'dram__bytes.sum': the header names this metric twice "
+        "(columns 13 and 14)"
+    )
 
 
 def test_a_launch_refused_after_reading_is_named_by_its_id(tmp_path: Path) -> None:
