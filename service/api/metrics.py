@@ -102,7 +102,10 @@ _METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 
 
 def _method(scope: Scope) -> str:
-    """The request's method as a label: a made-up method per request grew ``/metrics`` without
-    bound (every request, answered 405 without a token, added a series)."""
+    """The request's method as a label, ``other`` for a method HTTP does not define.
+
+    A made-up method per request grew ``/metrics`` without bound: each request, answered 405
+    without a token, added a series.
+    """
     method = str(scope.get("method", ""))
     return method if method in _METHODS else "other"
