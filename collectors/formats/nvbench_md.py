@@ -106,6 +106,11 @@ def _device_section(lines: list[str], path: Path) -> dict[int, dict[str, Any]]:
     return devices
 
 
+def _plain_index(text: str) -> bool:
+    """Whether a ``Run:`` line's ``Device=`` value reads as an index (5,000 digits do not)."""
+    return text.isdigit() and len(text) <= _MAX_INDEX_DIGITS
+
+
 def _index(digits: str, path: Path, line: int) -> int:
     """A device index (``[0]``); more digits than any machine has devices is an error."""
     if len(digits) > _MAX_INDEX_DIGITS:
@@ -146,7 +151,7 @@ def _log_states(lines: list[str]) -> tuple[dict[str, list[str]], list[str], list
         if run:
             pairs = [(n.strip(), v) for n, v in _AXIS.findall(run["state"])]
             axes.setdefault(run["bench"], [n for n, _ in pairs if n != "Device"])
-            devices += [int(v) for n, v in pairs[:1] if n == "Device" and v.isdigit()]
+            devices += [int(v) for n, v in pairs[:1] if n == "Device" and _plain_index(v)]
             last = f"{run['bench']} [{run['state']}]"
         skip = _SKIP.match(line.strip())
         if skip and last:

@@ -186,6 +186,15 @@ def test_nvbench_a_skipped_first_state_does_not_change_the_device(corpus_dir, tm
     assert len(record.kernels) == len(collect(corpus_dir / NV_REF).kernels) - 1
 
 
+@pytest.mark.corpus
+def test_nvbench_md_a_run_line_s_device_of_5000_digits_is_no_index(corpus_dir, tmp_path):
+    """int() of it raised Python's digit limit: "a roofguard bug, please report it"."""
+    md = corpus_dir / "nvbench" / "R100001_PMPP__image_to_grayscale_BenchResults2060.md"
+    path = tmp_path / "huge-device.md"
+    path.write_text(md.read_text().replace("[Device=0 Axis", f"[Device={'9' * 5000} Axis", 1))
+    assert len(collect(path).kernels) == len(collect(md).kernels)
+
+
 def test_nvbench_csv_a_skipped_first_row_does_not_change_the_device(tmp_path):
     path = tmp_path / "nv.csv"
     path.write_text(
