@@ -26,6 +26,7 @@ from service.render.charts import KernelPoint, roofline_chart
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import fmt_ratio, fmt_seconds
 from service.render.labels import ellipsize_middle, short_names
+from service.render.names import shown_name
 from service.render.text_fit import Cell as TextCell
 from service.render.text_fit import Column, fitted_or_cropped
 
@@ -199,7 +200,7 @@ def _env() -> jinja2.Environment:
 
 def _markdown_cell(c: Cell) -> Cell:
     return Cell(
-        kernel=escape_code(c.kernel, in_table=True, limit=90),
+        kernel=escape_code(shown_name(c.kernel, 90), in_table=True),  # template args kept
         card=escape_text(c.card, limit=80),
         percent=c.percent,
         time=c.time,

@@ -20,6 +20,7 @@ from service.render.digest_devices import device_change_rows, off_roof_rows, unm
 from service.render.digest_shared import shared_move_rows, shared_moves_left_out
 from service.render.escape import escape_code, without_bidi
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
+from service.render.names import distinct_cuts, shown_name, visible
 
 #: Label of the weekly issue; the issue is found again by its title, label and marker.
 DIGEST_LABEL = "roofguard-digest"
@@ -65,12 +66,10 @@ def _day(value: datetime | None) -> str:
     return "–" if value is None else value.strftime("%Y-%m-%d")
 
 
-def _movement_row(m: Movement, *, code: bool) -> dict[str, str]:
-    kernel = escape_code(m.kernel, in_table=True, limit=NAME_LIMIT) if code else m.kernel
-    device = escape_code(m.device, in_table=True) if code else m.device
+def _movement_row(m: Movement, esc: Callable[[str], str]) -> dict[str, str]:
     return {
-        "kernel": kernel,
-        "device": device,
+        "kernel": esc(m.kernel),
+        "device": esc(m.device),
         "change": _change(m.relative_change),
         "levels": f"{_pct(m.before)} → {_pct(m.after)}",
         "current": _pct(m.current),
@@ -84,6 +83,17 @@ def _movement_row(m: Movement, *, code: bool) -> dict[str, str]:
 
 
 _SECTIONS = ("regressions", "improvements", "recoveries", "unresolved")
+#: The sections whose rows name a kernel each (``entry.kernel``).
+_KERNEL_SECTIONS = (
+    *_SECTIONS,
+    "regime_flips",
+    "binding_flips",
+    "time_regressions",
+    "unresolved_time",
+    "vanished",
+    "mislabels",
+    "below_target",
+)
 
 
 def _commits(from_commit: str, to_commit: str) -> str:
@@ -174,7 +184,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
     Each movement section lists at most ``rows`` entries (worst first) and counts the rest
     in ``more``, so the issue body stays under GitHub's 65,536 characters.
     """
-    esc = _escaper(code)
+    esc = _escaper(code, _kernel_cuts(digest, rows) if code else {})
     return {
         "more": {name: max(0, len(getattr(digest, name)) - rows) for name in _SECTIONS},
         "title": digest_title(digest),
@@ -184,7 +194,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
         "end": _day(digest.end),
         "measurements": f"{digest.measurements:,}",
         "sections": {
-            name: [_movement_row(m, code=code) for m in getattr(digest, name)[:rows]]
+            name: [_movement_row(m, esc) for m in getattr(digest, name)[:rows]]
             for name in _SECTIONS
         },
         **time_sections(digest, esc),
@@ -200,11 +210,29 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
     }
 
 
-def _escaper(code: bool) -> Callable[[str], str]:
-    """Escape a user string for a GFM table cell when ``code``, else leave it as it is."""
+def _escaper(code: bool, cuts: Mapping[str, str]) -> Callable[[str], str]:
+    """Escape a user string for a GFM table cell when ``code``, else leave it as it is.
+
+    A long kernel name is cut in the middle as ``cuts`` says (``_kernel_cuts``); any other long
+    string keeps its start and the end of its template arguments (``names.shown_name``). Cut
+    at the end, every CUTLASS GEMM of a fleet read the same 80 characters.
+    """
     if code:
-        return lambda s: escape_code(s, in_table=True, limit=NAME_LIMIT)
+        return lambda s: escape_code(cuts.get(s) or shown_name(s, NAME_LIMIT), in_table=True)
     return lambda s: s
+
+
+def _kernel_cuts(digest: Digest, rows: int) -> dict[str, str]:
+    """The shown form of each kernel name the tables list, cut apart where names collide."""
+    names = sorted(
+        {
+            str(entry.kernel)
+            for section in _KERNEL_SECTIONS
+            for entry in getattr(digest, section)[:rows]
+        }
+    )
+    shown = [visible(name) for name in names]
+    return dict(zip(names, distinct_cuts(shown, NAME_LIMIT), strict=True))
 
 
 def _flip_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, Any]]:

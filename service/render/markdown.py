@@ -36,6 +36,7 @@ from service.render.judged import (
     shows_a_baseline,
 )
 from service.render.listing import VISIBLE_ROWS, Listed, Split, split_kernels
+from service.render.names import shown_name
 from service.render.ranking import cleared_line
 from service.render.sparklines import runner_legend
 from service.render.story import no_baseline, time_story
@@ -315,7 +316,7 @@ def _base(
         "marker": verdict_marker(verdict.repo, verdict.pull_request, verdict.device),
         "v": _headline(verdict),
         "unchanged": _counted(split.unchanged, "✅"),
-        "cleared": cleared_line(verdict, lambda name: escape_code(name, limit=80)),
+        "cleared": cleared_line(verdict, lambda name: escape_code(shown_name(name, 80))),
         "stored": _stored(split, verdict),
         "notes": _notes(verdict),
         "links": footer,
