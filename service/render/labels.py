@@ -154,3 +154,13 @@ def place_labels(
         placed.append(label_box(anchor, chosen, text, fontsize))
         offsets.append(chosen)
     return offsets
+
+
+def fitted_title(title: str, figure_width_in: float, fontsize: float = 10.0) -> str:
+    """``title`` cut in the middle to what a figure this wide shows at ``fontsize`` points.
+
+    A chart's title is a kernel's name and its card: a template signature ran off both edges
+    of the image (matplotlib centres it and clips nothing), hiding the card too.
+    """
+    fits = int(figure_width_in * 72 / (fontsize * _CHAR_WIDTH))
+    return names.cut_middle(title, max(fits, 16))
