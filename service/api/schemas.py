@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from collectors.schema import MAX_COUNT, RunKind
-from rules import Finding, KernelVerdict, Regime, Verdict
+from rules import Conclusion, Finding, KernelVerdict, Regime, Verdict
 from service.pipeline.runmeta import RunMeta
 from service.store.queries import RunBase
 
@@ -43,6 +43,26 @@ class CheckResultPublic(_Public):
     markdown: str
     posted: bool = False
     post_detail: str | None = None
+
+
+class BriefResultPublic(_Public):
+    """The answer to an upload asked with ``?answer=brief``: the verdict's conclusion alone.
+
+    Attributes:
+        run_id: History-store id of the run (the same on every retry of the same content).
+        created: False when the same content was uploaded before.
+        url: The run's dashboard page.
+        posted: Whether the service posted it to GitHub (``?post=true``).
+        post_detail: Why it was not posted, when asked to.
+        conclusion: The verdict's conclusion (``pass``, ``warn``, ``fail``).
+    """
+
+    run_id: int
+    created: bool
+    url: str
+    posted: bool = False
+    post_detail: str | None = None
+    conclusion: Conclusion
 
 
 class StillRunningPublic(_Public):

@@ -25,6 +25,7 @@ from service.api.publish import post_outcome
 from service.api.received import receive, route_key
 from service.api.routes.params import ERRORS, Limit, Offset, RunId, readable_run
 from service.api.schemas import (
+    BriefResultPublic,
     CheckResultPublic,
     ErrorPublic,
     FindingsPublic,
@@ -123,10 +124,13 @@ _RerunsExpectedQuery = Annotated[
 @router.post(
     "/runs",
     status_code=201,
-    response_model=CheckResultPublic,
+    response_model=CheckResultPublic | BriefResultPublic,  # brief: ?answer=brief
     openapi_extra=_UPLOAD_BODY,
     responses={
-        200: {"model": CheckResultPublic, "description": "Uploaded before: the first result"},
+        200: {
+            "model": CheckResultPublic | BriefResultPublic,
+            "description": "Uploaded before: the first result",
+        },
         202: {"model": StillRunningPublic, "description": "Still judging: upload it again"},
         413: {"model": ErrorPublic},
         415: {"model": ErrorPublic},

@@ -8,7 +8,9 @@ PostgreSQL's share of storing it.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+import jsonschema_rs
 from factories import make_kernel, make_run
 from svc_helpers import auth
 
@@ -39,6 +41,16 @@ def test_a_brief_answer_names_the_run_and_the_conclusion(service, repo) -> None:
     assert again.status_code == 200
     assert again.json() == {**brief, "created": False}
     assert len(again.content) < 400
+    for answer in (first, full, again):  # the OpenAPI document said every answer was full
+        _documented(service, answer.status_code).validate(answer.json())
+
+
+def _documented(service, status: int) -> Any:
+    """A validator of the upload's answer with ``status`` as the OpenAPI document states it."""
+    doc = service.app.openapi()
+    answer = doc["paths"]["/api/v1/runs"]["post"]["responses"][str(status)]
+    schema = {**answer["content"]["application/json"]["schema"], "components": doc["components"]}
+    return jsonschema_rs.validator_for(schema)
 
 
 def test_another_answer_kind_is_refused(service, repo) -> None:
