@@ -44,8 +44,10 @@ def verify_signature(secret: str | None, body: bytes, header: str | None) -> Non
     """Raise WebhookSignatureInvalid unless ``header`` is the body's valid signature."""
     if not secret:
         raise WebhookSignatureInvalid("webhook secret is not configured; deliveries are refused")
-    if not header or not header.startswith(_SIGNATURE_PREFIX):
+    if not header:
         raise WebhookSignatureInvalid("missing X-Hub-Signature-256 header")
+    if not header.startswith(_SIGNATURE_PREFIX):
+        raise WebhookSignatureInvalid("X-Hub-Signature-256 is not a sha256= signature")
     if not hmac.compare_digest(sign(secret, body), header):
         raise WebhookSignatureInvalid("X-Hub-Signature-256 does not match the body")
 
@@ -67,26 +69,41 @@ def _parse_time(value: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def check_fresh(
-    delivery_id: str | None, happened: datetime | None, now: datetime, max_age: timedelta
-) -> str:
-    """The delivery id, or WebhookSignatureInvalid when it is missing or the event is stale.
-
-    Whether the delivery was seen before is the store's to say (``record_delivery``), so that
-    every replica of the service refuses a replay.
+def check_delivery_id(delivery_id: str | None) -> str:
+    """The delivery id, checked whatever the event (one the service ignores too).
 
     Raises:
-        WebhookSignatureInvalid: No delivery id, or an event too old or dated in the future.
+        WebhookSignatureInvalid: No delivery id.
         BadInput: The delivery id is not one GitHub would send.
     """
     if not delivery_id:
         raise WebhookSignatureInvalid("missing X-GitHub-Delivery header")
     if not _DELIVERY_ID.fullmatch(delivery_id):
         raise BadInput("X-GitHub-Delivery: not a delivery id (1 to 100 letters, digits and dashes)")
-    if happened is None or now - happened > max_age:
+    return delivery_id
+
+
+#: The payload key that dates each event the service acts on.
+_TIME_KEYS = {"pull_request": "pull_request.updated_at", "issue_comment": "comment.updated_at"}
+
+
+def check_fresh(event: str, payload: dict[str, Any], now: datetime, max_age: timedelta) -> None:
+    """Refuse an event too old or dated in the future (WebhookSignatureInvalid).
+
+    Whether the delivery was seen before is the store's to say (``record_delivery``), so that
+    every replica of the service refuses a replay.
+
+    Raises:
+        WebhookSignatureInvalid: An event too old or dated in the future.
+        BadInput: The payload carries no time: "stale" sent an operator after the clock.
+    """
+    happened = event_time(payload)
+    if happened is None:
+        key = _TIME_KEYS.get(event, "updated_at")
+        raise BadInput(f"webhook payload: {key} is missing or not a time")
+    if now - happened > max_age:
         raise WebhookSignatureInvalid("stale delivery: the event is older than allowed")
     if happened - now > FUTURE_SKEW:
         raise WebhookSignatureInvalid(
             "delivery from the future: the event is dated after this machine's clock"
         )
-    return delivery_id

@@ -21,8 +21,8 @@ from service.errors import BadInput, ServiceError
 from service.github.signatures import (
     FUTURE_SKEW,
     body_hash,
+    check_delivery_id,
     check_fresh,
-    event_time,
     verify_signature,
 )
 from service.github.webhooks import WebhookAction, ignored_event, plan
@@ -160,12 +160,13 @@ async def github_webhook(
     payload = _payload(body)
     if x_github_event == "ping":
         return WebhookPublic(outcome="pong", detail="webhook configured")
+    delivery_id = check_delivery_id(x_github_delivery)
     unhandled = ignored_event(x_github_event)
     if unhandled is not None:  # nothing is done, so its age and replays do not matter
         state.metrics.webhooks.labels(x_github_event, unhandled.outcome).inc()
         return WebhookPublic(outcome=unhandled.outcome, detail=unhandled.detail)
     max_age = timedelta(seconds=state.settings.webhook_max_age_s)
-    delivery_id = check_fresh(x_github_delivery, event_time(payload), datetime.now(UTC), max_age)
+    check_fresh(x_github_event, payload, datetime.now(UTC), max_age)
     delivery = Delivery(x_github_event, delivery_id, body_hash(body), payload)
     action = await run_in_threadpool(_act, state, delivery)
     answer = _answer(state, action)

@@ -44,6 +44,12 @@ def test_an_event_dated_in_the_future_is_refused(service, repo) -> None:
     assert slightly.status_code == 202, "a clock a few seconds ahead is tolerated"
 
 
+def test_a_malformed_delivery_id_is_refused_for_an_event_the_service_ignores(service) -> None:
+    answer = deliver(service, "star", {"action": "created"}, delivery="../../etc")
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"].startswith("X-GitHub-Delivery: not a delivery id")
+
+
 def test_a_huge_delivery_id_is_refused_without_logging_sql(service, repo, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     answer = deliver(service, "pull_request", pr_event(repo), delivery="d" * 10_000)
@@ -64,6 +70,13 @@ def test_a_huge_delivery_id_is_refused_without_logging_sql(service, repo, caplog
         ("issue_comment", lambda p: p["issue"].pop("number"), "issue.number"),
         ("issue_comment", lambda p: p["comment"].pop("user"), "comment.user"),
         ("issue_comment", lambda p: p["comment"].update(body="/roofguard accept a\0 -- x"), ""),
+        # refused as a "stale delivery" (401): an operator went after the clock
+        ("pull_request", lambda p: p.pop("pull_request"), "pull_request.updated_at is missing"),
+        (
+            "issue_comment",
+            lambda p: [p[k].pop("updated_at") for k in ("comment", "issue")],
+            "comment",
+        ),
     ],
 )
 def test_payloads_with_missing_or_wrong_keys_get_422(

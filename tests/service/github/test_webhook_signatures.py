@@ -6,9 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from service.errors import WebhookSignatureInvalid
+from service.errors import BadInput, WebhookSignatureInvalid
 from service.github.commands import AcceptCommand, CommandSyntaxError, parse_accept
-from service.github.signatures import check_fresh, event_time, sign, verify_signature
+from service.github.signatures import (
+    check_delivery_id,
+    check_fresh,
+    event_time,
+    sign,
+    verify_signature,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -24,7 +30,7 @@ def test_signature_matches_githubs_documented_vector() -> None:
     ("secret", "header", "message"),
     [
         ("s3cret", None, "missing X-Hub-Signature-256"),
-        ("s3cret", "sha1=abc", "missing X-Hub-Signature-256"),
+        ("s3cret", "sha1=abc", "X-Hub-Signature-256 is not a sha256= signature"),
         ("s3cret", "sha256=" + "0" * 64, "does not match"),
         (None, "sha256=" + "0" * 64, "not configured"),
     ],
@@ -39,15 +45,32 @@ def test_signature_of_another_body_is_refused() -> None:
         verify_signature("s3cret", b'{"a": 2}', sign("s3cret", b'{"a": 1}'))
 
 
+def _updated(when: datetime) -> dict:
+    return {"pull_request": {"updated_at": when.isoformat()}}
+
+
 def test_missing_ids_and_stale_events_are_refused() -> None:
     age = timedelta(minutes=10)
-    assert check_fresh("d-1", NOW - timedelta(minutes=1), NOW, age) == "d-1"
+    check_fresh("pull_request", _updated(NOW - timedelta(minutes=1)), NOW, age)
     with pytest.raises(WebhookSignatureInvalid, match="stale"):
-        check_fresh("d-2", NOW - timedelta(minutes=11), NOW, age)
-    with pytest.raises(WebhookSignatureInvalid, match="stale"):
-        check_fresh("d-3", None, NOW, age)
+        check_fresh("pull_request", _updated(NOW - timedelta(minutes=11)), NOW, age)
+    assert check_delivery_id("d-1") == "d-1"
     with pytest.raises(WebhookSignatureInvalid, match="X-GitHub-Delivery"):
-        check_fresh(None, NOW, NOW, age)
+        check_delivery_id(None)
+
+
+@pytest.mark.parametrize(
+    ("event", "payload", "key"),
+    [
+        ("pull_request", {"action": "synchronize"}, "pull_request.updated_at"),
+        ("issue_comment", {"comment": {"body": "x"}}, "comment.updated_at"),
+        ("pull_request", {"pull_request": {"updated_at": "yesterday"}}, "pull_request.updated_at"),
+    ],
+)
+def test_a_payload_without_its_time_names_the_key(event: str, payload: dict, key: str) -> None:
+    """It was refused as "stale delivery", which sent an operator after the clock."""
+    with pytest.raises(BadInput, match=f"webhook payload: {key} is missing or not a time"):
+        check_fresh(event, payload, NOW, timedelta(minutes=10))
 
 
 def test_event_time_comes_from_the_payload() -> None:
