@@ -8,6 +8,7 @@ negative, NaN or infinite numbers are rejected with a message that names the fie
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
@@ -106,6 +107,15 @@ Finite = Annotated[float, AfterValidator(_finite)]
 #: INTEGER). No run comes near it; a file that claims more is refused by name, not by the
 #: database at ingest.
 MAX_COUNT = 2**31 - 1
+
+
+#: A GitHub repository's full name, as the API takes it: letters, digits, ``_``, ``.``, ``-``.
+REPO_NAME = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+
+
+def is_repo_name(text: str) -> bool:
+    """Whether ``text`` is ``OWNER/NAME`` as GitHub spells repositories (``REPO_NAME``)."""
+    return re.fullmatch(REPO_NAME, text) is not None
 
 
 class _Frozen(BaseModel):

@@ -13,7 +13,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from collectors.schema import MAX_COUNT, RunKind
+from collectors.schema import MAX_COUNT, REPO_NAME, RunKind
 from rules import Conclusion, Finding, KernelVerdict, Regime, Verdict
 from service.pipeline.runmeta import RunMeta
 from service.store.queries import RunBase
@@ -240,7 +240,7 @@ class UploadForm(RunMeta):
 
     device_origin: ClassVar[str] = "the upload's device field"
 
-    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", max_length=200)
+    repo: str = Field(pattern=REPO_NAME, max_length=200)
     commit: str = Field(min_length=1, max_length=64)
     branch: str | None = Field(default=None, max_length=255)
     kind: _FormKind = None

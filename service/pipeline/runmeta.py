@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from collectors.schema import RunKind, RunRecord
+from collectors.schema import RunKind, RunRecord, is_repo_name
 from service.errors import BadInput
 from service.pipeline.intake import refuse_impossible_time
 
@@ -69,7 +69,7 @@ class RunMeta(BaseModel):
             BadInput: A wrong repository name, an empty commit, a PR number with a non-pr
                 kind, or a run timestamp in the future.
         """
-        if self.repo.count("/") != 1 or not all(self.repo.split("/")):
+        if not is_repo_name(self.repo):  # stored, it was a name the API then refused
             raise BadInput(f"--repo: {self.repo!r} is not OWNER/NAME")
         if not self.commit.strip():  # an unset $GITHUB_SHA: the run would key on no commit
             raise BadInput("--commit: empty; give the SHA the run measured")

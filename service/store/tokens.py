@@ -16,6 +16,7 @@ from enum import StrEnum
 
 import sqlalchemy as sa
 
+from collectors.schema import is_repo_name
 from service.errors import BadInput, Forbidden, NotFound, Unauthorized
 from service.store.coretables import API_TOKENS as _TOKENS
 from service.store.coretables import REPOSITORIES as _REPOS
@@ -99,12 +100,6 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def valid_repo(repo: str) -> bool:
-    """Whether ``repo`` looks like ``OWNER/NAME``."""
-    owner, sep, name = repo.partition("/")
-    return bool(sep and owner and name and "/" not in name)
-
-
 def create_token(
     *, session: StoreSession, repo: str, permission: Permission, name: str
 ) -> tuple[int, str]:
@@ -113,7 +108,7 @@ def create_token(
     Raises:
         BadInput: ``repo`` is not OWNER/NAME.
     """
-    if not valid_repo(repo):
+    if not is_repo_name(repo):  # the API refuses any other name: a token it could never use
         raise BadInput(f"--repo: expected OWNER/NAME, got {repo!r}")
     token = generate_token()
     row: TokenValues = {

@@ -68,6 +68,10 @@ def test_token_create_list_revoke(sqlite_url, capsys) -> None:
     assert "revoked" in capsys.readouterr().out
     assert run(["token", "revoke", "999", "--db", sqlite_url]) == 2
     assert run(["token", "create", "--repo", "not-a-repo", "--db", sqlite_url]) == 2
+    capsys.readouterr()
+    # a name the upload API refuses: the token could never be used, and was created
+    assert run(["token", "create", "--repo", "acme/ kernels", "--db", sqlite_url]) == 2
+    assert "--repo: expected OWNER/NAME, got 'acme/ kernels'" in capsys.readouterr().err
     engine.dispose()
 
 

@@ -48,6 +48,8 @@ def test_a_run_stored_in_another_repository_than_its_file_names_says_so(tmp_path
     ("meta", "message"),
     [
         (RunMeta(repo="acme", commit="c"), "--repo: 'acme' is not OWNER/NAME"),
+        # stored, a name the upload API refuses: its runs were out of the service's reach
+        (RunMeta(repo="acme/ kernels", commit="c"), "--repo: 'acme/ kernels' is not OWNER/NAME"),
         (
             RunMeta(repo="a/b", commit="c", kind=RunKind.NIGHTLY, pull_request=5),
             "--pr 5 given with --kind nightly; use --kind pr",
