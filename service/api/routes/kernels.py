@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from service.api.deps import AuthDep, SessionDep
+from service.api.routes.params import stored_device
 from service.api.schemas import DevicesPublic, ErrorPublic, HistoryPoint, KernelHistoryPublic
 from service.render.escape import csv_cell
 from service.store.history import kernel_history
@@ -93,7 +94,9 @@ def read_kernel_history(
 ) -> KernelHistoryPublic | Response:
     """The stored measurements of one kernel, oldest first, as JSON or CSV, a page at a time."""
     grant.require(repo=repo, permission=Permission.READ)
-    frame = kernel_history(session=session, repo=repo, key=key, device=device)
+    frame = kernel_history(
+        session=session, repo=repo, key=key, device=stored_device(session, repo, device)
+    )
     frame = frame.iloc[offset : offset + limit]
     if format == "csv":
         return Response(history_csv(frame), media_type="text/csv; charset=utf-8")

@@ -6,9 +6,12 @@ from typing import Annotated, Any
 
 from fastapi import Path, Query
 
+from rules import builtin_catalog
 from service.api.deps import SessionDep
 from service.api.schemas import ErrorPublic
+from service.compare.build import match_device
 from service.errors import Forbidden, NotFound
+from service.store.lookups import list_devices
 from service.store.queries import RunSummary, get_run
 from service.store.tokens import Grant, Permission
 
@@ -35,3 +38,16 @@ def readable_run(session: SessionDep, grant: Grant, run_id: int) -> RunSummary:
         # Answered like a missing run: a token must not learn which repository owns an id.
         raise NotFound(f"run {run_id} is not in the history store") from None
     return run
+
+
+def stored_device(session: SessionDep, repo: str, device: str | None) -> str | None:
+    """The stored card a ``device`` filter means: itself, or the one its other name names.
+
+    The reports name an H100 ``NVIDIA H100 80GB HBM3``, its runs are stored as ``H100-SXM5``:
+    filtered by the first, every list was empty. A name no stored card answers to is kept (an
+    empty list).
+    """
+    if device is None:
+        return None
+    cards = list_devices(session=session, repo=repo)
+    return match_device(device, cards, builtin_catalog()) or device

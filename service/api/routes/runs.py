@@ -23,7 +23,7 @@ from service.api.deps import AuthDep, ServiceState, SessionDep, SettingsDep, Sta
 from service.api.inflight import RETRY_AFTER_S, Answer, Record, StillRunning
 from service.api.publish import post_outcome
 from service.api.received import receive, route_key
-from service.api.routes.params import ERRORS, Limit, Offset, RunId, readable_run
+from service.api.routes.params import ERRORS, Limit, Offset, RunId, readable_run, stored_device
 from service.api.schemas import (
     BriefResultPublic,
     CheckResultPublic,
@@ -353,7 +353,7 @@ def read_runs(
         repo=repo,
         kind=kind,
         branch=branch,
-        device=device,
+        device=stored_device(session, repo, device),
         pull_request=pr,
         limit=limit,
         offset=offset,

@@ -99,6 +99,16 @@ def test_queries_filter_and_serve_history_as_json_and_csv(service, repo) -> None
     assert [int(r["run_id"]) for r in rows] == ids and rows[0]["kernel_key"] == "gemv_1"
     devices = service.client.get("/api/v1/devices", params={"repo": repo}, headers=h).json()
     assert devices == {"repo": repo, "data": [one["device"]]}
+    # the driver's name of the stored card found nothing, on either list (it is one card)
+    driver_name = {"H100-SXM5": "NVIDIA H100 80GB HBM3"}[one["device"]]
+    by_alias = {"repo": repo, "device": driver_name}
+    runs = service.client.get("/api/v1/runs", params=by_alias, headers=h).json()
+    assert runs["count"] == 3
+    key = {**by_alias, "key": "gemv_1"}
+    history = service.client.get("/api/v1/kernels/history", params=key, headers=h).json()
+    assert [p["run_id"] for p in history["data"]] == ids
+    nothing = {"repo": repo, "device": "MI300X"}
+    assert service.client.get("/api/v1/runs", params=nothing, headers=h).json()["count"] == 0
     verdict = service.client.get(f"/api/v1/runs/{ids[0]}/verdict", headers=h).json()
     assert verdict["run_id"] == ids[0] and verdict["created"] is False
     assert runs_stored(service, repo) == 3  # reading a verdict stores nothing
