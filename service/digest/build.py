@@ -327,4 +327,5 @@ def _assemble(
         mislabels=mislabels(frame, targets),
         below_target=below_target(frame, targets, opts.min_segment),
         devices=device_summaries(frame, parts, flips, start=start, end=end),
+        lookback_days=opts.lookback_days,
     )

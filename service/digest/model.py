@@ -328,6 +328,8 @@ class Digest(BaseModel):
             driver or a toolchain, rarely each kernel's code).
         unmeasured: Devices with nightly runs before the period and none in it, that no card
             took over from (``service.digest.unmeasured``): their kernels are not judged.
+        lookback_days: How far before the period it scanned (``DigestOptions``): a regression
+            that began earlier is no longer listed as unresolved, and the digest says so.
         off_roof: Per device, the kernels timed alone at their newest night in the period
             that were on the roof before (``service.digest.offroof``).
     """
@@ -353,6 +355,7 @@ class Digest(BaseModel):
     shared_moves: list[SharedMove] = Field(default_factory=list)
     unmeasured: list[UnmeasuredDevice] = Field(default_factory=list)
     off_roof: list[OffRoof] = Field(default_factory=list)
+    lookback_days: int = 90
 
     @computed_field  # type: ignore[prop-decorator]
     @property

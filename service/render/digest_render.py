@@ -207,7 +207,17 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
         "off_roof": off_roof_rows(digest, esc),
         "shared_moves": shared_move_rows(digest, esc),
         "shared_more": shared_moves_left_out(digest),
+        "lookback": _lookback(digest),
     }
+
+
+def _lookback(digest: Digest) -> str:
+    """What "unresolved" covers: a regression older than the lookback left the list unsaid."""
+    since = _day(digest.start - timedelta(days=digest.lookback_days))
+    return (
+        f"Regressions that began since {since} ({digest.lookback_days} days before the "
+        "period, `--lookback-days`); one that began earlier is no longer listed."
+    )
 
 
 def _escaper(code: bool, cuts: Mapping[str, str]) -> Callable[[str], str]:
