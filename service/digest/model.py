@@ -35,10 +35,9 @@ class DigestOptions(BaseModel):
             earlier are tracked (unresolved by age) rather than reported again.
         gate_window: The card before's last nights a device change judges against (the
             config's ``baseline.gate_window``, as a PR check's cross-device baseline).
-        workers: Processes a large history's stages may share (``service.digest.workers``):
-            1 runs everything here. More spawns workers, which re-import the caller's main
-            module as every spawned process does, so a script that sets it guards its entry
-            point (``if __name__ == "__main__":``); ``roofguard digest`` uses one a core.
+        workers: Processes a large history's stages may share (``service.digest.workers``;
+            1: none). Spawned workers re-import the caller's main module: a script setting
+            it guards its entry point; ``roofguard digest`` uses one a core.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -324,12 +323,10 @@ class Digest(BaseModel):
         devices: Per-device summary.
         device_changes: Cards whose nightly runs started in the period, each judged against
             the card before it in percent of roof (``service.digest.devices``).
-        shared_moves: Nights on which many kernels of a device moved together (a runner, a
-            driver or a toolchain, rarely each kernel's code).
+        shared_moves: Nights many kernels of a device moved together (runner, driver, toolchain).
         unmeasured: Devices with nightly runs before the period and none in it, that no card
             took over from (``service.digest.unmeasured``): their kernels are not judged.
-        lookback_days: How far before the period it scanned (``DigestOptions``): a regression
-            that began earlier is no longer listed as unresolved, and the digest says so.
+        lookback_days: Days scanned before the period: an older regression is not unresolved.
         off_roof: Per device, the kernels timed alone at their newest night in the period
             that were on the roof before (``service.digest.offroof``).
     """

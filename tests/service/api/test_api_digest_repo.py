@@ -24,7 +24,8 @@ def test_the_digest_of_a_repository_named_wrong_is_a_404_naming_the_stored_one(
     service: Service, repo: str
 ) -> None:
     _store_nightly(service, repo)
-    typo = repo[:-2] + repo[-1] + repo[-2]  # the last two letters swapped
+    typo = repo[:-1] + ("x" if repo[-1] != "x" else "y")  # its last letter mistyped
+    # (swapping its last two letters, as before, named the repository itself 1 time in 16)
     api = service.client.get("/digest", params={"repo": typo})
     assert api.status_code == 404
     detail = api.json()["detail"]
