@@ -38,7 +38,7 @@ def gbench_entry(index: int, rng: random.Random) -> dict[str, Any]:
         entry["bytes_per_second"] = rng.uniform(1e9, 1e12)  # SetBytesProcessed
         entry["items_per_second"] = 1.5e6
     if index % 17 == 2:
-        entry["flops_fp16"] = -1.0  # a negative FLOP counter is no work figure
+        entry["clock_skew"] = -1.0  # a negative counter that is no work figure is kept
     if index % 19 == 5:
         entry["label"] = "a label"
         entry["note_text"] = "text counters are left out"
