@@ -19,7 +19,7 @@ from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get, installed_collectors
 from collectors.safety import MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
-from collectors.workmodel import WorkModel, apply_work_models
+from collectors.workmodel import WorkModel, apply_work_models, declared_definition
 
 __all__ = [
     "MAX_DURATION_S",
@@ -38,6 +38,7 @@ __all__ = [
     "apply_work_models",
     "collect",
     "collect_columns",
+    "declared_definition",
     "detect",
     "get",
     "installed_collectors",

@@ -355,3 +355,20 @@ def apply_work_models(run: RunRecord, models: Sequence[WorkModel], source: str) 
             kernel = _declare(kernel, models[index], index, source)
         kernels.append(kernel)
     return run.model_copy(update={"kernels": tuple(kernels)})
+
+
+def declared_definition(kernel: KernelRecord) -> dict[str, str]:
+    """The expressions of the declared work ``kernel``'s roofline uses, by ``flops.<slot>``.
+
+    Read off the provenance ``_declare`` wrote (``... = <expression>``), so a stored record
+    says which model made its work: the service restarts a kernel's history where it changed
+    (a FLOP count fixed in roofguard.toml is no regression). Measured work wins over declared
+    (``KernelRecord.work``): then the declared expressions do not count.
+    """
+    used = {"flops": not kernel.flops, "bytes": not kernel.bytes}
+    found: dict[str, str] = {}
+    for name, origin in kernel.provenance.items():
+        what, _, slot = name.removeprefix("declared_").partition(".")
+        if name.startswith("declared_") and used.get(what) and origin.note:
+            found[f"{what}.{slot}"] = origin.note.rpartition(" = ")[2]
+    return found

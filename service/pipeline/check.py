@@ -34,6 +34,7 @@ from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.pipeline.runnernote import runner_noted
+from service.pipeline.workchange import restarted
 from service.store.baselines import acceptances_at
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
 from service.store.ids import as_utc
@@ -134,7 +135,7 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=runner.trusted
     )
-    rows = _history(session, run, roof, config, merge_base, stored)
+    rows, restart = _history(session, run, roof, config, merge_base, stored)
     history, gate_history = _windows(rows, config)
     levels_run = _levels_run(run, rows.frame, stored)
     context = RuleContext(
@@ -152,7 +153,7 @@ def check_run(
         cross_device=device_baseline(session, run, config, placements, rows, merge_base),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
-    judged = _with_notes(session, judged, (run, rows), merge_base, config, stored.run_id)
+    judged = _with_notes(session, judged, (run, rows, restart), merge_base, config, stored.run_id)
     digest = config_digest(config) if rejudge or stored.created or context.reruns else None
     stamped = _stamped(judged, run, stored.run_id)
     verdict = _stored_findings(session, stamped, stored, context, digest)
@@ -163,14 +164,15 @@ def check_run(
 def _with_notes(
     session: StoreSession,
     verdict: Verdict,
-    judged: tuple[RunRecord, Baseline],
+    judged: tuple[RunRecord, Baseline, str | None],
     merge_base: MergeBase | None,
     config: RoofguardConfig,
     run_id: int,
 ) -> Verdict:
-    """The verdict of ``judged`` (the run, its baseline) with the baseline's and runner's notes."""
-    run, rows = judged
+    """The verdict of ``judged`` (the run, its baseline, a restart's note) with their notes."""
+    run, rows, restart = judged
     verdict = _baseline_noted(session, verdict, (rows, run, config.base_branch), merge_base)
+    verdict = _with_note(verdict, restart) if restart else verdict
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]
     return runner_noted(session, verdict, run, baseline_runs, rows.frame)
 
@@ -204,8 +206,11 @@ def _history(
     config: RoofguardConfig,
     merge_base: MergeBase | None,
     stored: IngestResult,
-) -> Baseline:
+) -> tuple[Baseline, str | None]:
     """The run's baseline on its roof, without the run itself (stored before it is judged).
+
+    Without the kernels whose declared work model changed since, too (``workchange``), and
+    the note that says so.
 
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
     each from it); the runs before the baseline's window carry only what the gate reads.
@@ -224,7 +229,8 @@ def _history(
         keep_columns=stored.created,
         up_to_run=stored.run_id,
     )
-    return read_baseline(session=session, query=query).without_run(stored.run_id)
+    rows = read_baseline(session=session, query=query).without_run(stored.run_id)
+    return restarted(session, run, rows, stored, (roof.device, config.base_branch))
 
 
 def _baseline_ends(run: RunRecord, merge_base: MergeBase | None) -> datetime | None:

@@ -108,6 +108,10 @@ class Baseline:
         """The rows of every run but ``run_id`` (the window's runs are counted as read)."""
         return replace(self, frame=self.frame[self.frame["run_id"] != run_id])
 
+    def without_kernels(self, keys: set[str]) -> Baseline:
+        """The rows of every kernel but ``keys`` (a restarted history: ``pipeline.workchange``)."""
+        return replace(self, frame=self.frame[~self.frame["kernel_key"].isin(keys)])
+
 
 def accept_baseline(
     *,
