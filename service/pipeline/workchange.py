@@ -20,13 +20,17 @@ from datetime import timedelta
 
 from collectors import declared_definition
 from collectors.schema import RunRecord
-from service.store.baselines import BASELINE_KINDS, Baseline, accept_baseline
+from service.store.baselines import (
+    BASELINE_KINDS,
+    RESTART_REASON,
+    RESTARTED_BY,
+    Baseline,
+    accept_baseline,
+)
 from service.store.ingest import IngestResult
 from service.store.profiles import baseline_kernels
 from service.store.sessions import StoreSession
 
-#: Who the restart's acceptances name (``/roofguard accept`` names a GitHub login).
-ACCEPTED_BY = "roofguard"
 #: Kernels the verdict's note names; the rest are counted.
 NAMED = 3
 
@@ -101,8 +105,8 @@ def _accept(
             repo=run.repo or "",
             kernel_key=change.key,
             device=device,
-            accepted_by=ACCEPTED_BY,
-            reason=f"work model changed ({change.words()})",
+            accepted_by=RESTARTED_BY,
+            reason=f"{RESTART_REASON} ({change.words()})",
             accepted_at=just_before,
         )
 

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from collectors.schema import RunKind
 from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPTANCES
+from service.store.coretables import DEVICES as _DEVICES
 from service.store.ids import as_utc, device_id, key_hash, repo_id
 from service.store.rows import AcceptanceValues
 from service.store.sessions import StoreSession
@@ -180,3 +181,25 @@ def acceptances_at(*, session: StoreSession, run_id: int) -> list[Acceptance]:
         .order_by(cols.id)
     )
     return [Acceptance(*row) for row in session.execute(stmt)]
+
+
+#: Who records a declared work model's restart (``service.pipeline.workchange``), and why.
+RESTARTED_BY = "roofguard"
+RESTART_REASON = "work model changed"
+
+
+def work_model_restarts(
+    *, session: StoreSession, repo: str
+) -> list[tuple[str, str | None, datetime]]:
+    """(kernel key, device or None, when) of each work model restart recorded in ``repo``."""
+    rid = repo_id(session=session, repo=repo)
+    if rid is None:
+        return []
+    a = _ACCEPTANCES.c
+    stmt = (
+        sa.select(a.kernel_key, _DEVICES.c.name, a.created_at)
+        .select_from(_ACCEPTANCES.outerjoin(_DEVICES, _DEVICES.c.id == a.device_id))
+        .where(a.repo_id == rid, a.accepted_by == RESTARTED_BY)
+        .where(a.reason.startswith(RESTART_REASON, autoescape=True))
+    )
+    return [(str(k), d, as_utc(t)) for k, d, t in session.execute(stmt)]

@@ -30,6 +30,7 @@ from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
+from service.digest.restarts import without_restarted
 from service.digest.storeread import with_store_facts
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
@@ -41,6 +42,7 @@ from service.render.story import no_baseline
 from service.render.trend_cards import cards_trend_chart
 from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart, with_runner_marks
+from service.store.baselines import work_model_restarts
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import require_runs_of, search_kernels
@@ -331,6 +333,7 @@ def _digest_page(session: SessionDep, repo: str | None, end: datetime | None = N
         start = end - timedelta(days=DIGEST_DAYS)
         lookback = start - timedelta(days=DigestOptions().lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
+        history = without_restarted(history, work_model_restarts(session=session, repo=repo))
         history = with_like_for_like(session=session, frame=history, first_held=True)
         digest = build_digest(history, start=start, end=end, repo=repo)
         digest = with_store_facts(session, digest)

@@ -96,3 +96,19 @@ def test_a_pull_request_that_edits_a_model_restarts_only_its_own_baseline(tmp_pa
         assert conn.execute(sa.select(sa.func.count()).select_from(ACCEPTANCES)).scalar() == 0
     engine.dispose()
     assert _night(tmp_path, url, 9, "2*M*N*K")[1]["conclusion"] == "pass"  # main kept its model
+
+
+def test_the_weekly_digest_does_not_list_the_restart_as_a_regression(
+    tmp_path: Path, capsys
+) -> None:
+    """The digest read the nights before the edit too: a -50% "regression" of every kernel."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    for night in range(14):
+        _night(tmp_path, url, night, "2*M*N*K" if night < 8 else "M*N*K")
+    capsys.readouterr()
+    period = ["--from", "2026-11-08", "--to", "2026-11-14", "--lookback-days", "7"]
+    assert run(["digest", *period, "--repo", REPO, "--db", url, "--json"]) == 0
+    digest = json.loads(capsys.readouterr().out)
+    moved = [m["kernel"] for name in ("regressions", "improvements") for m in digest[name]]
+    assert "BM_gemm/4096" not in moved, digest["headline"]
+    assert digest["measurements"] > 0
