@@ -19,7 +19,12 @@ from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get, installed_collectors
 from collectors.safety import MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
-from collectors.workmodel import WorkModel, apply_work_models, declared_definition
+from collectors.workmodel import (
+    WorkModel,
+    apply_work_models,
+    declared_definition,
+    definition_of,
+)
 
 __all__ = [
     "MAX_DURATION_S",
@@ -39,6 +44,7 @@ __all__ = [
     "collect",
     "collect_columns",
     "declared_definition",
+    "definition_of",
     "detect",
     "get",
     "installed_collectors",

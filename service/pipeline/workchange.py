@@ -28,7 +28,7 @@ from service.store.baselines import (
     accept_baseline,
 )
 from service.store.ingest import IngestResult
-from service.store.profiles import baseline_kernels
+from service.store.profiles import baseline_definitions
 from service.store.sessions import StoreSession
 
 #: Kernels the verdict's note names; the rest are counted.
@@ -64,11 +64,11 @@ def work_model_changes(
     declared = {k.key: d for k in run.kernels if (d := declared_definition(k))}
     if not declared:
         return []
-    before = baseline_kernels(session, history.frame, declared)
+    before = baseline_definitions(session, history.frame, declared)
     changes = [
         WorkModelChange(key, old, declared[key])
-        for key, record in before.items()
-        if (old := declared_definition(record)) and old != declared[key]
+        for key, old in before.items()
+        if old and old != declared[key]
     ]
     return sorted(changes, key=lambda change: change.key)
 
