@@ -239,6 +239,8 @@ class UploadForm(RunMeta):
     model_config = ConfigDict(extra="forbid")
 
     device_origin: ClassVar[str] = "the upload's device field"
+    named: ClassVar[str] = "form field {}"
+    valued: ClassVar[str] = "{}={}"
 
     repo: str = Field(pattern=REPO_NAME, max_length=200)
     commit: str = Field(min_length=1, max_length=64)

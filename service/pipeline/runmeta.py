@@ -52,6 +52,10 @@ class RunMeta(BaseModel):
 
     #: How an error names where ``device`` comes from, when a report names another device.
     device_origin: ClassVar[str] = "--device"
+    #: How an error names a field, and a field with its value: the command line's flags (an
+    #: upload's form names its fields, ``UploadForm``).
+    named: ClassVar[str] = "--{}"
+    valued: ClassVar[str] = "--{} {}"
 
     repo: str
     commit: str
@@ -70,9 +74,9 @@ class RunMeta(BaseModel):
                 kind, or a run timestamp in the future.
         """
         if not is_repo_name(self.repo):  # stored, it was a name the API then refused
-            raise BadInput(f"--repo: {self.repo!r} is not OWNER/NAME")
+            raise BadInput(f"{self.named.format('repo')}: {self.repo!r} is not OWNER/NAME")
         if not self.commit.strip():  # an unset $GITHUB_SHA: the run would key on no commit
-            raise BadInput("--commit: empty; give the SHA the run measured")
+            raise BadInput(f"{self.named.format('commit')}: empty; give the SHA the run measured")
         kind, pull_request = self._kind(run)
         update: dict[str, object] = {
             "repo": self.repo,
@@ -92,8 +96,8 @@ class RunMeta(BaseModel):
         except ValidationError as exc:  # e.g. --pr past the store's integers
             error = exc.errors(include_url=False)[0]
             field = ".".join(str(p) for p in error["loc"]).replace("pull_request", "pr")
-            raise BadInput(f"--{field}: {error['msg']}") from None
-        where = "--timestamp" if self.timestamp else "run timestamp"
+            raise BadInput(f"{self.named.format(field)}: {error['msg']}") from None
+        where = self.named.format("timestamp") if self.timestamp else "run timestamp"
         refuse_impossible_time(stamped.timestamp, where=where)
         return stamped
 
@@ -107,8 +111,10 @@ class RunMeta(BaseModel):
             return run.kind, run.pull_request if run.kind == RunKind.PR else None
         kind = self.kind or RunKind.PR
         if self.pull_request is not None and kind != RunKind.PR:
+            given, with_kind = self.valued.format("pr", self.pull_request), kind.value
             raise BadInput(
-                f"--pr {self.pull_request} given with --kind {kind.value}; use --kind pr"
+                f"{given} given with {self.valued.format('kind', with_kind)}; "
+                f"use {self.valued.format('kind', 'pr')}"
             )
         return kind, self.pull_request
 

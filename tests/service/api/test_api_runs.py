@@ -354,7 +354,8 @@ def test_a_form_with_a_pr_number_is_a_pr_run(service, repo, tmp_path) -> None:
         ({"kind": "weekly"}, "form field kind: Input should be 'pr', 'nightly' or 'local'"),
         ({"pull_request": "9"}, "form field pull_request: Extra inputs are not permitted"),
         ({"pr": "0"}, "form field pr: Input should be greater than or equal to 1"),
-        ({"pr": "9", "kind": "nightly"}, "--pr 9 given with --kind nightly; use --kind pr"),
+        # it named the command line's flags (--pr 9 given with --kind nightly)
+        ({"pr": "9", "kind": "nightly"}, "pr=9 given with kind=nightly; use kind=pr"),
     ],
 )
 def test_the_form_keeps_its_public_field_names_and_errors(service, repo, fields, detail) -> None:
