@@ -8,6 +8,7 @@ binding on every card. One of the two: both, or neither, is a usage error.
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -93,8 +94,8 @@ def compare_files(
     threshold: float,
 ) -> RunComparison:
     """The runs of ``against``'s files compared with ``base``'s, each on its own roof."""
-    if threshold <= 0:
-        raise BadInput(f"--threshold: must be above 0, not {threshold}")
+    if not 0 < threshold < math.inf:  # nan too: every kernel at 1.00x read as faster
+        raise BadInput(f"--threshold: must be a number above 0, not {threshold}")
     return compare_runs(
         _side(base, device, cfg),
         _side(against, device, cfg),
@@ -188,7 +189,8 @@ def compare_command(
         raise BadInput(f"--format: must be one of {', '.join(FORMATS)}, not {fmt!r}")
     store_only = bool(devices or forecast or by_runner or chart)
     mode = _mode(repo, list(files or []), list(against or []), store_only)
-    cfg = load_cli_config(config, roof=roof)
+    # --device names the files' card as check's does (a default for reports naming none)
+    cfg = load_cli_config(config, roof=roof, device=device if mode == "files" else None)
     if mode == "files":
         found = compare_files(
             list(files or []), list(against or []), device=device, cfg=cfg, threshold=threshold

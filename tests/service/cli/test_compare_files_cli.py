@@ -230,3 +230,25 @@ def test_the_table_fits_a_terminal_and_a_pipe_gets_one_line_a_kernel(corpus_dir,
     else:
         assert max(map(len, table)) <= width and len(rows) == 4
         assert sum(line.split()[-1:] == ["unchanged"] for line in table) == 4
+
+
+def test_device_names_the_card_of_roofguard_json_that_names_none(tmp_path, capsys) -> None:
+    """`--device` was read into the run but not into the roof's choice: "names no device"."""
+    from factories import make_kernel, make_run
+
+    report = tmp_path / "nodev.json"
+    run_record = make_run(kernels=[make_kernel("gemv")], device="unknown")
+    report.write_text(run_record.model_dump_json())
+    found = _json(capsys, str(report), "--against", str(report), "--device", "H100-SXM5")
+    assert found["base_roof"] == found["roof"] == "H100-SXM5 (datasheet)"
+
+
+@pytest.mark.parametrize("threshold", ["nan", "inf"])
+def test_a_threshold_that_is_no_number_is_refused(tmp_path, capsys, threshold: str) -> None:
+    """nan was taken: every kernel at 1.00x read as faster (time beyond ±nan%)."""
+    from factories import make_kernel, make_run
+
+    report = tmp_path / "run.json"
+    report.write_text(make_run(kernels=[make_kernel("gemv")]).model_dump_json())
+    assert run(["compare", str(report), "--against", str(report), "--threshold", threshold]) == 2
+    assert "--threshold: must be a number above 0" in capsys.readouterr().err
