@@ -19,12 +19,8 @@ from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get, installed_collectors
 from collectors.safety import MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
-from collectors.workmodel import (
-    WorkModel,
-    apply_work_models,
-    declared_definition,
-    definition_of,
-)
+from collectors.workdefinition import declared_definition, definition_of
+from collectors.workmodel import WorkModel, apply_work_models
 
 __all__ = [
     "MAX_DURATION_S",

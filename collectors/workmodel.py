@@ -355,31 +355,3 @@ def apply_work_models(run: RunRecord, models: Sequence[WorkModel], source: str) 
             kernel = _declare(kernel, models[index], index, source)
         kernels.append(kernel)
     return run.model_copy(update={"kernels": tuple(kernels)})
-
-
-def declared_definition(kernel: KernelRecord) -> dict[str, str]:
-    """The expressions of the declared work ``kernel``'s roofline uses, by ``flops.<slot>``.
-
-    Read off the provenance ``_declare`` wrote (``... = <expression>``), so a stored record
-    says which model made its work: the service restarts a kernel's history where it changed
-    (a FLOP count fixed in roofguard.toml is no regression).
-    """
-    notes = {name: origin.note for name, origin in kernel.provenance.items()}
-    return definition_of(bool(kernel.flops), bool(kernel.bytes), notes)
-
-
-def definition_of(
-    measured_flops: bool, measured_bytes: bool, notes: Mapping[str, str | None]
-) -> dict[str, str]:
-    """``declared_definition`` from a kernel's parts (a stored record's, not validated).
-
-    Measured work wins over declared (``KernelRecord.work``): then the declared expressions
-    do not count. ``notes``: each provenance entry's note, by its name.
-    """
-    used = {"flops": not measured_flops, "bytes": not measured_bytes}
-    found: dict[str, str] = {}
-    for name, note in notes.items():
-        what, _, slot = name.removeprefix("declared_").partition(".")
-        if name.startswith("declared_") and used.get(what) and note:
-            found[f"{what}.{slot}"] = note.rpartition(" = ")[2]
-    return found

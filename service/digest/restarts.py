@@ -1,10 +1,11 @@
-"""The nights before a declared work model's restart are left out of the digest's history.
+"""The nights before a declared work model's edit, read on the new model's work.
 
-Editing a work model in roofguard.toml changes percent of roof at the same time: the nightly
-check restarts the kernel's history there (``service.pipeline.workchange``, recorded as an
-acceptance by roofguard), and the weekly digest listed the step as a regression (or an
-improvement) of every kernel the model matched. The digest reads the history the gate reads:
-each restarted kernel's series begins at its restart.
+Editing a work model in roofguard.toml changes percent of roof at the same time (the time
+does not change): the weekly digest listed the step as a regression (or an improvement) of
+every kernel the model matched. The nightly check judges the nights before the edit on the
+new work (``service.pipeline.workchange``); the digest does as the check: each such night's
+percent of roof is ``100 * T_roof / T`` with the ``T_roof`` of the kernel's first night after
+the edit, so a real slowdown on the night of the edit still shows, in percent and in time.
 """
 
 from __future__ import annotations
@@ -15,35 +16,56 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-#: (kernel key, device or None for every device, when) of one restart.
+#: (kernel key, device or None for every device, when) of one edit (``work_model_restarts``).
 Restart = tuple[str, str | None, datetime]
 
 
-def without_restarted(frame: pd.DataFrame, restarts: Sequence[Restart]) -> pd.DataFrame:
-    """``frame`` without each restarted kernel's rows measured up to its (latest) restart."""
+def on_new_work(frame: pd.DataFrame, restarts: Sequence[Restart]) -> pd.DataFrame:
+    """``frame`` with each edited kernel's nights up to its latest edit on the new work."""
     if not restarts or frame.empty:
         return frame
-    latest: dict[tuple[str, str | None], datetime] = {}
-    for key, device, when in restarts:
-        latest[key, device] = max(when, latest.get((key, device), when))
     rows = np.flatnonzero(frame["kernel_key"].isin({key for key, _, _ in restarts}).to_numpy())
     if not len(rows):
         return frame
-    keys = frame["kernel_key"].to_numpy()[rows]
-    devices = frame["device"].to_numpy()[rows]
-    stamps = pd.to_datetime(frame["timestamp"].to_numpy()[rows], utc=True)
-    cut = [
-        _cut_at(latest, str(key), str(device)) for key, device in zip(keys, devices, strict=True)
-    ]
-    before = np.array([c is not None and s <= c for c, s in zip(cut, stamps, strict=True)])
-    keep = np.ones(len(frame), dtype=bool)
-    keep[rows[before]] = False
-    return frame if keep.all() else frame[keep].reset_index(drop=True)
+    part = pd.DataFrame(
+        {
+            "key": frame["kernel_key"].to_numpy()[rows].astype(str),
+            "device": frame["device"].to_numpy()[rows].astype(str),
+            "stamp": pd.to_datetime(frame["timestamp"].to_numpy()[rows], utc=True),
+            "percent": frame["percent_of_roof"].to_numpy(dtype=float)[rows],
+            "time": frame["time_s"].to_numpy(dtype=float)[rows],
+        }
+    )
+    part["cut"] = pd.to_datetime(pd.Series(_cuts(part, restarts), dtype=object), utc=True)
+    before = (part["stamp"] <= part["cut"]).to_numpy()
+    t_roof = _roof_time_after(part)
+    new = 100.0 * part[["key", "device"]].apply(tuple, axis=1).map(t_roof) / part["time"]
+    change = before & new.notna().to_numpy()
+    if not change.any():
+        return frame
+    values = frame["percent_of_roof"].to_numpy(dtype=float).copy()
+    values[rows[change]] = new.to_numpy(dtype=float)[change]
+    out = frame.copy(deep=False)
+    out["percent_of_roof"] = values
+    return out
 
 
-def _cut_at(
-    latest: dict[tuple[str, str | None], datetime], key: str, device: str
-) -> datetime | None:
-    """The latest restart of ``key`` on ``device`` (or on every device), None when none."""
-    found = [t for t in (latest.get((key, device)), latest.get((key, None))) if t is not None]
-    return max(found) if found else None
+def _cuts(part: pd.DataFrame, restarts: Sequence[Restart]) -> list[datetime | None]:
+    """Each row's latest edit: of its kernel on its card, or on every card."""
+    latest: dict[tuple[str, str | None], datetime] = {}
+    for key, device, when in restarts:
+        latest[key, device] = max(when, latest.get((key, device), when))
+    cuts = []
+    for key, device in zip(part["key"], part["device"], strict=True):
+        found = [t for t in (latest.get((key, device)), latest.get((key, None))) if t]
+        cuts.append(max(found) if found else None)
+    return cuts
+
+
+def _roof_time_after(part: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """Each (kernel, card)'s roof time on its first night after its edit: the new work's."""
+    after = part[(part["stamp"] > part["cut"]) & part["percent"].notna()].sort_values("stamp")
+    first = after.groupby(["key", "device"], as_index=False).first()
+    roof_time = first["percent"].to_numpy(dtype=float) * first["time"].to_numpy(dtype=float)
+    pairs = zip(first["key"].astype(str), first["device"].astype(str), strict=True)
+    return {pair: float(t) / 100.0 for pair, t in zip(pairs, roof_time, strict=True)}

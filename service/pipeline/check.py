@@ -34,7 +34,7 @@ from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.pipeline.runnernote import runner_noted
-from service.pipeline.workchange import restarted
+from service.pipeline.workchange import Judged, restarted
 from service.store.baselines import acceptances_at
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
 from service.store.ids import as_utc
@@ -126,16 +126,16 @@ def check_run(
 
     ``links`` may be a function of the stored run's id (a run's page has an id once stored).
     ``reruns``, the PR gate's re-measurements, judge the run unstored; their verdict's
-    findings replace the stored ones, as do those of a run judged again (``rejudge``) under
-    a changed configuration (``_stored_findings``). A new run's gate levels are stored
-    (``service.store.levels``); the markdown is rendered when first read.
+    findings replace the stored ones, as do a run judged again's (``rejudge``) under a changed
+    configuration (``_stored_findings``). A new run's gate levels are stored; the markdown
+    is rendered when first read.
     """
     choice = choose_for(run, config, runner.measured)
     run, roof = noted(run, choice), choice.roof
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=runner.trusted
     )
-    rows, restart = _history(session, run, roof, config, merge_base, stored)
+    rows, restart = _history(session, run, roof, config, merge_base, (stored, placements))
     history, gate_history = _windows(rows, config)
     levels_run = _levels_run(run, rows.frame, stored)
     context = RuleContext(
@@ -205,18 +205,19 @@ def _history(
     roof: Roof,
     config: RoofguardConfig,
     merge_base: MergeBase | None,
-    stored: IngestResult,
+    stored_as: tuple[IngestResult, Mapping[str, Placement]],
 ) -> tuple[Baseline, str | None]:
     """The run's baseline on its roof, without the run itself (stored before it is judged).
 
-    Without the kernels whose declared work model changed since, too (``workchange``), and
-    the note that says so.
+    Each kernel's nights before an edit of its declared work model are on today's work
+    (``workchange``); the note says so on the night of the edit.
 
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
     each from it); the runs before the baseline's window carry only what the gate reads.
     A check that stored its run (so it writes anyway) keeps the baseline runs' columns
     (``service.store.columnar``); judged again, read-only, it writes nothing.
     """
+    stored, placements = stored_as
     query = BaselineQuery(
         repo=run.repo or "",
         device=roof.device,
@@ -230,7 +231,8 @@ def _history(
         up_to_run=stored.run_id,
     )
     rows = read_baseline(session=session, query=query).without_run(stored.run_id)
-    return restarted(session, run, rows, stored, (roof.device, config.base_branch))
+    judged = Judged(run, placements, stored, roof.device, config.base_branch)
+    return restarted(session, judged, rows)
 
 
 def _baseline_ends(run: RunRecord, merge_base: MergeBase | None) -> datetime | None:

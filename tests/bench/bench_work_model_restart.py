@@ -57,7 +57,7 @@ def night(index: int, kernels: int) -> RunRecord:
 
 
 def _no_restart(*args: object) -> tuple[object, None]:
-    """``workchange.restarted`` that restarts nothing: the baseline as read (its 3rd argument)."""
+    """``workchange.restarted`` that finds no edit: the baseline as read (its 3rd argument)."""
     return args[2], None
 
 

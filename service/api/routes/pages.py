@@ -30,7 +30,7 @@ from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
-from service.digest.restarts import without_restarted
+from service.digest.restarts import on_new_work
 from service.digest.storeread import with_store_facts
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
@@ -333,7 +333,7 @@ def _digest_page(session: SessionDep, repo: str | None, end: datetime | None = N
         start = end - timedelta(days=DIGEST_DAYS)
         lookback = start - timedelta(days=DigestOptions().lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
-        history = without_restarted(history, work_model_restarts(session=session, repo=repo))
+        history = on_new_work(history, work_model_restarts(session=session, repo=repo))
         history = with_like_for_like(session=session, frame=history, first_held=True)
         digest = build_digest(history, start=start, end=end, repo=repo)
         digest = with_store_facts(session, digest)
