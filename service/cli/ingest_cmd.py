@@ -21,16 +21,20 @@ from service.pipeline.reading import collect_run
 from service.pipeline.roofs import choose_for, noted
 from service.pipeline.runmeta import RunMeta, parse_kind
 from service.pipeline.storable import refuse_unstorable, refuse_unstorable_flags
+from service.pipeline.workchange import record_edits
 from service.progress import stage
 from service.store.batch_ingest import ingest_columns
 from service.store.db import DEFAULT_SQLITE_PATH, core_scope, open_store
 from service.store.ingestinputs import remember_inputs, run_of_inputs, stored_time
 
 if TYPE_CHECKING:
+    from collectors import RunColumns
     from collectors.schema import RunRecord
+    from rules import Roof
     from service.config import RoofguardConfig
     from service.pipeline.storable import StoreLimits
     from service.store.ingest import IngestResult
+    from service.store.sessions import StoreSession
 
 
 def ingest_command(
@@ -82,16 +86,29 @@ def ingest_command(
     chosen = choose_for(run if columns is None else clocked(columns), cfg)
     run = noted(run, chosen)
     with core_session(url) as session:
-        if columns is None:
-            result, _ = store_run(session=session, run=run, config=cfg, roof=chosen.roof)
-        else:
-            columns.head = run
-            band = cfg.rules.borderline_band
-            result = ingest_columns(session=session, columns=columns, roof=chosen.roof, band=band)
+        result = _store(session, (run, columns), chosen.roof, cfg)
         if digest is not None and digest.unchanged():  # a file rewritten meanwhile: no digest
             remember_inputs(session, digest.hexdigest, result)
         stored_at = None if result.created else stored_time(session, result.run_id)
     _say(run, result, None if columns is None else columns.unmeasured_count, meta, stored_at)
+
+
+def _store(
+    session: StoreSession,
+    read: tuple[RunRecord, RunColumns | None],
+    roof: Roof,
+    cfg: RoofguardConfig,
+) -> IngestResult:
+    """Store the run by records (its work model edits recorded) or, a huge one, by columns."""
+    run, columns = read
+    if columns is None:
+        result, _ = store_run(session=session, run=run, config=cfg, roof=roof)
+        record_edits(session, run, roof, cfg.base_branch, result)
+        return result
+    columns.head = run
+    return ingest_columns(
+        session=session, columns=columns, roof=roof, band=cfg.rules.borderline_band
+    )
 
 
 def _stored_before(

@@ -25,7 +25,7 @@ import pandas as pd
 
 from collectors import declared_definition
 from collectors.schema import RunRecord
-from rules import Placement
+from rules import Placement, Roof
 from service.store.baselines import (
     BASELINE_KINDS,
     RESTART_REASON,
@@ -34,6 +34,7 @@ from service.store.baselines import (
     accept_baseline,
     work_model_restarts,
 )
+from service.store.history import BaselineQuery, read_baseline
 from service.store.ingest import IngestResult
 from service.store.profiles import baseline_definitions
 from service.store.sessions import StoreSession
@@ -116,6 +117,31 @@ def restarted(session: StoreSession, judged: Judged, rows: Baseline) -> tuple[Ba
     return Baseline(frame, rows.runs, rows.cutoff, rows.merge_base_found, rows.up_to_run), (
         restart_note(changes) if changes else None
     )
+
+
+def record_edits(
+    session: StoreSession, run: RunRecord, roof: Roof, base_branch: str, stored: IngestResult
+) -> None:
+    """Record the work model edits of a base-branch run ``ingest`` stored.
+
+    ``check`` records them as it judges; a night ingested with an edited model recorded none,
+    and the nights after it were judged against nights of the old work.
+    """
+    if not (stored.created and _is_baseline(run, base_branch)):
+        return
+    query = BaselineQuery(
+        repo=run.repo or "",
+        device=roof.device,
+        roof_source=roof.source,
+        base_branch=base_branch,
+        window=1,
+        before_timestamp=run.timestamp - timedelta(microseconds=1),  # the night before it
+        up_to_run=stored.run_id,
+    )
+    rows = read_baseline(session=session, query=query)
+    changes = work_model_changes(session, run, rows)
+    if changes:
+        _record(session, run, roof.device, changes)
 
 
 def _is_baseline(run: RunRecord, base_branch: str) -> bool:

@@ -37,6 +37,17 @@ def _night(
     """
     config = tmp_path / "roofguard.toml"
     config.write_text(MODEL.format(flops=flops))
+    report = _report(tmp_path, night, slower)
+    out = tmp_path / f"verdict-{night}.json"
+    argv = ["check", str(report), "--repo", REPO, "--commit", f"{night:07x}"]
+    argv += [*pr] if pr else ["--branch", "main", "--kind", "nightly"]
+    argv += ["--config", str(config), "--db", url]
+    code = run([*argv, "--format", "json", "--output", str(out)])
+    return code, json.loads(out.read_text())
+
+
+def _report(tmp_path: Path, night: int, slower: float = 1.0) -> Path:
+    """Night ``night``'s report: the GEMM (work from its M, N, K) and a copy, a little noise."""
     gemm = make_kernel(
         "BM_gemm/4096",
         flops={},
@@ -48,12 +59,7 @@ def _night(
     when = START + timedelta(days=night)
     report = tmp_path / f"night-{night}.json"
     report.write_text(make_run(repo=REPO, kernels=[gemm, copy], timestamp=when).model_dump_json())
-    out = tmp_path / f"verdict-{night}.json"
-    argv = ["check", str(report), "--repo", REPO, "--commit", f"{night:07x}"]
-    argv += [*pr] if pr else ["--branch", "main", "--kind", "nightly"]
-    argv += ["--config", str(config), "--db", url]
-    code = run([*argv, "--format", "json", "--output", str(out)])
-    return code, json.loads(out.read_text())
+    return report
 
 
 def _gemm(verdict: dict) -> dict:
@@ -140,3 +146,16 @@ def test_the_same_model_night_after_night_restarts_nothing(tmp_path: Path) -> No
     verdicts = [_night(tmp_path, url, night, "2*M*N*K")[1] for night in range(5)]
     assert _gemm(verdicts[-1])["status"] != "new"
     assert not any(NOTE in n for v in verdicts for n in v["notes"])
+
+
+def test_a_night_ingested_with_the_edit_records_it_too(tmp_path: Path) -> None:
+    """Ingested, the edited night recorded nothing: the next check failed as a regression."""
+    url = _history(tmp_path)
+    config = tmp_path / "roofguard.toml"
+    config.write_text(MODEL.format(flops="M*N*K"))
+    report = _report(tmp_path, 8)
+    argv = ["ingest", str(report), "--repo", REPO, "--commit", "0000008", "--branch", "main"]
+    assert run([*argv, "--kind", "nightly", "--config", str(config), "--db", url]) == 0
+    assert [by for by, _ in _acceptances(url)] == ["roofguard"]
+    code, after = _night(tmp_path, url, 9, "M*N*K")
+    assert code == 0 and after["conclusion"] == "pass", after["findings"]
