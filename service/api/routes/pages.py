@@ -250,7 +250,7 @@ def _measurements(session: SessionDep, repo: str, key: str) -> pd.DataFrame:
     stored = kernel_history(session=session, repo=repo, key=key)
     if stored.empty:
         raise NotFound(f"no measurement of kernel {key} is stored for {repo}")
-    return stored
+    return on_new_work(stored, work_model_restarts(session=session, repo=repo))
 
 
 def _kernel_html(session: SessionDep, repo: str, key: str) -> str:

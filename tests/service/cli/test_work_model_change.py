@@ -159,3 +159,15 @@ def test_a_night_ingested_with_the_edit_records_it_too(tmp_path: Path) -> None:
     assert [by for by, _ in _acceptances(url)] == ["roofguard"]
     code, after = _night(tmp_path, url, 9, "M*N*K")
     assert code == 0 and after["conclusion"] == "pass", after["findings"]
+
+
+def test_plot_kernel_draws_the_earlier_nights_on_the_new_work(tmp_path: Path) -> None:
+    """The trend joined the old model's level to the new one, a change point at the edit."""
+    from service.cli.plot_cmd import _kernel_series
+
+    url = _history(tmp_path)
+    for night in (8, 9, 10):
+        _night(tmp_path, url, night, "M*N*K")
+    nightly, _ = _kernel_series(url, REPO, "BM_gemm/4096", None)
+    percent = nightly["percent_of_roof"].astype(float)
+    assert len(percent) == 11 and percent.max() / percent.min() < 1.02  # one level
