@@ -26,7 +26,7 @@ from service.render.charts import KernelPoint, roofline_chart
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import fmt_ratio, fmt_seconds
 from service.render.labels import ellipsize_middle, short_names
-from service.render.names import shown_name
+from service.render.names import distinct_cuts, shown_name
 from service.render.text_fit import Cell as TextCell
 from service.render.text_fit import Column, fitted_or_cropped
 
@@ -98,9 +98,15 @@ TEXT_COLUMNS = (
 SPARE_COLUMNS = ("runs", "binding", "time")
 
 
-def _text_row(c: Cell) -> list[TextCell]:
+def _cuts(comparison: Comparison, width: int) -> dict[str, str]:
+    """Each kernel's name cut to ``width``, apart where the middle cut of two collides."""
+    names = list(dict.fromkeys(_clean(row.kernel) for row in comparison.rows))
+    return dict(zip(names, distinct_cuts(names, width), strict=True))
+
+
+def _text_row(c: Cell, cuts: dict[str, str]) -> list[TextCell]:
     return [
-        Text(_clean(c.kernel, NAME_WIDTH)),
+        Text(cuts.get(_clean(c.kernel)) or _clean(c.kernel, NAME_WIDTH)),
         Text(_clean(c.card)),
         c.percent,
         c.time,
@@ -123,7 +129,8 @@ def render_text(comparison: Comparison, *, width: int = 200) -> str:
     The table fits ``width`` (``service.render.text_fit``): the runs, then the binding, then
     the time are hidden, and named, where the columns do not fit.
     """
-    rows = [_text_row(cell(row)) for row in comparison.rows]
+    cuts = _cuts(comparison, NAME_WIDTH)
+    rows = [_text_row(cell(row), cuts) for row in comparison.rows]
     table = fitted_or_cropped(TEXT_COLUMNS, rows, width, SPARE_COLUMNS)
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None, highlight=False)
@@ -198,9 +205,10 @@ def _env() -> jinja2.Environment:
     )
 
 
-def _markdown_cell(c: Cell) -> Cell:
+def _markdown_cell(c: Cell, cuts: dict[str, str]) -> Cell:
+    shown = cuts.get(_clean(c.kernel)) or shown_name(c.kernel, 90)
     return Cell(
-        kernel=escape_code(shown_name(c.kernel, 90), in_table=True),  # template args kept
+        kernel=escape_code(shown, in_table=True),  # template args kept, rows told apart
         card=escape_text(c.card, limit=80),
         percent=c.percent,
         time=c.time,
@@ -213,6 +221,7 @@ def _markdown_cell(c: Cell) -> Cell:
 
 def render_markdown(comparison: Comparison) -> str:
     """The view as GitHub markdown (a job summary, a comment, a file)."""
+    cuts = _cuts(comparison, 90)
     return (
         _env()
         .get_template("compare.md.j2")
@@ -222,7 +231,7 @@ def render_markdown(comparison: Comparison) -> str:
                 (escape_text(d.device, limit=80), escape_text(d.roof, limit=120), d.runs, d.kernels)
                 for d in comparison.devices
             ],
-            rows=[_markdown_cell(cell(r)) for r in comparison.rows],
+            rows=[_markdown_cell(cell(r), cuts) for r in comparison.rows],
             forecast=escape_text(comparison.forecast or "", limit=80),
             assumption=escape_text(comparison.assumption or "", limit=400),
             few_runs=escape_text(few_runs_note(comparison), limit=400),

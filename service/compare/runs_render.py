@@ -8,6 +8,8 @@ terminal drops control characters.
 from __future__ import annotations
 
 import io
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -18,13 +20,15 @@ from service.compare.runs import KernelChange, RunComparison
 from service.render.devices import with_prediction
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import fmt_ratio, time_change
-from service.render.labels import ellipsize_middle
+from service.render.names import distinct_cuts
 from service.render.story import SET_CHANGE_SHARE
 from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
 from service.render.text_fit import Cell as TextCell
 
 #: Kernel names longer than this are cut in the middle in the terminal table.
 NAME_WIDTH = 60
+#: A markdown table's kernel names are cut at this many characters (where they still differ).
+MARKDOWN_NAME_WIDTH = 120
 _HEADERS = ("kernel", "time (base → now)", "% of roof (base → now)", "binding", "status")
 _COLUMNS = (
     Column(_HEADERS[0], folds=True, floor=24),  # a name folds only where the room is short
@@ -65,6 +69,18 @@ def percent_cell(k: KernelChange) -> str:
         like = f"{_pct(k.percent_of_baseline_roof)} of {k.base_binding}"
         return f"{_pct(k.base_percent_of_roof)} → {like} ({own})"
     return f"{_pct(k.base_percent_of_roof)} → {_pct(k.percent_of_roof)}"
+
+
+def shown_names(kernels: Sequence[KernelChange], width: int) -> list[str]:
+    """Each row's kernel as the table shows it, cut to ``width`` where rows still differ.
+
+    Two kernels of one display name show their keys (``softmax[n=4096]``), and long names whose
+    cuts in the middle collide (CUTLASS tiles) are cut where they differ: both rows read the
+    same before, one slower and one unchanged.
+    """
+    counts = Counter(k.name for k in kernels)
+    texts = [strip_terminal_escapes(k.key if counts[k.name] > 1 else k.name) for k in kernels]
+    return distinct_cuts(texts, width)
 
 
 def cells(k: KernelChange) -> Cells:
@@ -128,10 +144,6 @@ def _in_both(c: RunComparison) -> str:
     return f"; {fmt_ratio(ratio)} over the {len(both):,} {kernels} in both"
 
 
-def _terminal(text: str) -> str:
-    return ellipsize_middle(strip_terminal_escapes(text), NAME_WIDTH)
-
-
 def render_text(c: RunComparison, width: int | None = None) -> str:
     """The table for a terminal ``width`` columns wide, or for a pipe or a log (None).
 
@@ -139,8 +151,10 @@ def render_text(c: RunComparison, width: int | None = None) -> str:
     is as wide as its cells, one line a kernel.
     """
     rows: list[list[TextCell]] = [
-        [Text(_terminal(r.name)), r.time, r.percent, r.binding, r.status]
-        for r in (cells(k) for k in c.kernels)
+        [Text(name), r.time, r.percent, r.binding, r.status]
+        for name, r in zip(
+            shown_names(c.kernels, NAME_WIDTH), (cells(k) for k in c.kernels), strict=True
+        )
     ]
     table = fitted_or_cropped(_COLUMNS, rows, width, ("binding",))
     buffer = io.StringIO()
@@ -169,8 +183,9 @@ def render_markdown(c: RunComparison) -> str:
         "| " + " | ".join(h[0].upper() + h[1:] for h in _HEADERS) + " |",
         "|---|--:|--:|---|---|",
     ]
-    for r in (cells(k) for k in c.kernels):
-        name = escape_code(r.name, in_table=True)
+    names = shown_names(c.kernels, MARKDOWN_NAME_WIDTH)
+    for shown, r in zip(names, (cells(k) for k in c.kernels), strict=True):
+        name = escape_code(shown, in_table=True)
         row = (name, r.time, escape_text(r.percent), escape_text(r.binding), r.status)
         lines.append("| " + " | ".join(row) + " |")
     renamed = [f"<sub>{escape_text(line)}</sub>" for line in renamed_lines(c)]

@@ -252,3 +252,24 @@ def test_a_threshold_that_is_no_number_is_refused(tmp_path, capsys, threshold: s
     report.write_text(make_run(kernels=[make_kernel("gemv")]).model_dump_json())
     assert run(["compare", str(report), "--against", str(report), "--threshold", threshold]) == 2
     assert "--threshold: must be a number above 0" in capsys.readouterr().err
+
+
+def test_rows_of_kernels_alike_in_name_are_told_apart(tmp_path, capsys) -> None:
+    """Two CUTLASS tiles cut in the middle, and two kernels of one name, read the same."""
+    from factories import make_kernel, make_run
+
+    tile = "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_{}_32x3_nn_align8>"
+    names = [tile.format("256x128"), tile.format("128x256")]
+    kernels = [make_kernel(n, time_s=1e-3) for n in names]
+    kernels += [make_kernel("softmax", key=f"softmax[n={n}]", time_s=1e-3) for n in (1024, 4096)]
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_text(make_run(kernels=kernels).model_dump_json())
+    slower = [k.model_copy(update={"duration_s": 1.5e-3}) for k in kernels[::2]]
+    head.write_text(make_run(kernels=[*slower, *kernels[1::2]]).model_dump_json())
+    for fmt in ("text", "markdown"):
+        assert run(["compare", str(base), "--against", str(head), "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        lines = [line for line in out.splitlines() if "cutlass" in line or "softmax" in line]
+        assert len(lines) == 4 and all("slower" in x or "unchanged" in x for x in lines), out
+        assert any("256x128" in x for x in lines) and any("128x256" in x for x in lines), out
+        assert any("softmax[n=1024]" in x for x in lines), out
