@@ -101,6 +101,29 @@ def _stored_run(url: str | None, run_id: int) -> tuple[RunSummary, RunRecord]:
         engine.dispose()
 
 
+def _load_baseline(
+    baseline: str, url: str | None, device: str | None, run: RunRecord
+) -> tuple[RunRecord, Roof]:
+    """``--baseline``'s run and roof: of ``run``'s repository, where both name one.
+
+    Raises:
+        NotFound: A run id the store does not hold, named as ``--baseline``'s.
+        BadInput: A run of another repository (its kernels drew no arrow, and no word).
+    """
+    # --device names report files only: a stored baseline keeps its card, as the run does
+    given = device if Path(baseline).exists() else None
+    try:
+        base_run, base_roof = load_run(baseline, url=url, device=given)
+    except NotFound as exc:
+        raise NotFound(f"--baseline: {exc}") from None
+    if run.repo and base_run.repo and run.repo.casefold() != base_run.repo.casefold():
+        raise BadInput(
+            f"--baseline: {_what(baseline)} is a run of {base_run.repo}, the run drawn one of "
+            f"{run.repo}: pick a baseline of {run.repo}"
+        )
+    return base_run, base_roof
+
+
 def _what(ref: str) -> str:
     """``run 12`` for a stored run, the path for a report file."""
     return ref if Path(ref).exists() else f"run {ref}"
@@ -159,9 +182,7 @@ def plot_run_command(
     run, roof = load_run(ref, url=url, device=device)
     base: Mapping[str, Placement] = {}
     if baseline is not None:
-        # --device names report files only: a stored baseline keeps its card, as the run does
-        given = device if Path(baseline).exists() else None
-        base_run, base_roof = load_run(baseline, url=url, device=given)
+        base_run, base_roof = _load_baseline(baseline, url, device, run)
         _same_card(ref, baseline, roof, base_roof)
         base = place_run(base_run, roof)  # the same roof, so arrows compare like with like
     points = run_points(run, place_run(run, roof), base)

@@ -73,6 +73,12 @@ def forecast_rows(
         BadInput: The card is unknown, or lacks what every kernel's work needs.
     """
     target = target_roof(name, catalog)
+    measured = [card.label for card in cards if card.roof.device == target.device]
+    if measured:  # its measured and forecast totals were one in the headline
+        raise BadInput(
+            f"--forecast: {target.device} has runs of its own ({measured[0]}): its kernels are "
+            "measured there; forecast a card the repository never ran on"
+        )
     found, missing = [], []
     for key in dict.fromkeys(r.kernel for r in rows):
         card = _source(cards, key)

@@ -124,6 +124,9 @@ def test_unknown_cards_get_one_error_with_the_nearest_names(capsys, db) -> None:
     assert f"cards with history: {A100}, {H100}" in err
     code, _, err = invoke(capsys, db, "--forecast", "H2000")
     assert code == 2 and "--forecast: unknown device 'H2000'; closest known:" in err
+    # a card with runs: its forecast total replaced its measured one, and ratios were off it
+    code, _, err = invoke(capsys, db, "--forecast", A100)
+    assert code == 2 and f"--forecast: {A100} has runs of its own" in err
 
 
 def test_forecast_to_a_card_without_the_precision(capsys, tmp_path) -> None:

@@ -61,3 +61,20 @@ def test_a_stored_run_from_another_card_is_no_baseline(tmp_path, capsys):
     assert "/compare/runs?base=2&head=1" in err
     assert not out.exists()
     assert run(["plot", "run", "1", "--baseline", "1", "--db", db, "--output", str(out)]) == 0
+
+
+def test_a_stored_run_of_another_repository_is_no_baseline(tmp_path, capsys):
+    """Accepted in silence, it drew no arrow: none of its kernels is the run's."""
+    db = f"sqlite:///{tmp_path}/h.db"
+    for night, repo in enumerate(["acme/serving", "other/repo"]):
+        path = _report(tmp_path, f"n{night}", "NVIDIA H100 80GB HBM3")
+        argv = ["--commit", f"n{night}", "--branch", "main", "--kind", "nightly"]
+        assert run(["ingest", str(path), "--repo", repo, "--db", db, *argv]) == 0
+    capsys.readouterr()
+    out = tmp_path / "other.svg"
+    assert run(["plot", "run", "2", "--baseline", "1", "--db", db, "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--baseline: run 1 is a run of acme/serving, the run drawn one of other/repo" in err
+    assert run(["plot", "run", "2", "--baseline", "999", "--db", db, "--output", str(out)]) == 2
+    assert "--baseline: run 999 is not in the history store" in capsys.readouterr().err
+    assert not out.exists()
