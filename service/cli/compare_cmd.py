@@ -198,6 +198,8 @@ def compare_command(
         typer.echo(_render_runs(found, fmt), nl=False)
         return
     assert repo is not None  # store mode
+    if chart is not None and not chart.parent.is_dir():  # refused after the table was printed
+        raise BadInput(f"--chart: the folder {chart.parent} does not exist")
     request = CompareRequest(repo, _devices(devices), kernel, forecast, by_runner)
     engine = open_store(db, create=False)
     try:

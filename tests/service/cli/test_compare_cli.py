@@ -286,3 +286,11 @@ def test_a_kernel_above_its_roof_is_flagged_in_every_format(tmp_path, capsys) ->
     assert code == 0
     flagged_lines = [row for row in out.splitlines() if "above roof!" in row]
     assert len(flagged_lines) == 1 and flagged_lines[0].split()[:2] == ["copy", H100]
+
+
+def test_a_chart_into_a_missing_folder_is_refused_before_the_table(capsys, db, tmp_path) -> None:
+    """The whole table was printed, then the chart failed: exit 2 after a full answer."""
+    missing = tmp_path / "charts" / "roof.svg"
+    code, out, err = invoke(capsys, db, "--chart", str(missing))
+    assert code == 2 and out == ""
+    assert f"--chart: the folder {missing.parent} does not exist" in err
