@@ -102,21 +102,23 @@ def _stored_run(url: str | None, run_id: int) -> tuple[RunSummary, RunRecord]:
 
 
 def _load_baseline(
-    baseline: str, url: str | None, device: str | None, run: RunRecord
+    baseline: str, url: str | None, device: str | None, drawn: tuple[str, RunRecord]
 ) -> tuple[RunRecord, Roof]:
-    """``--baseline``'s run and roof: of ``run``'s repository, where both name one.
+    """``--baseline``'s run and roof: a stored run of the drawn stored run's repository.
 
     Raises:
         NotFound: A run id the store does not hold, named as ``--baseline``'s.
         BadInput: A run of another repository (its kernels drew no arrow, and no word).
     """
+    ref, run = drawn
     # --device names report files only: a stored baseline keeps its card, as the run does
     given = device if Path(baseline).exists() else None
     try:
         base_run, base_roof = load_run(baseline, url=url, device=given)
     except NotFound as exc:
         raise NotFound(f"--baseline: {exc}") from None
-    if run.repo and base_run.repo and run.repo.casefold() != base_run.repo.casefold():
+    stored = not Path(ref).exists() and not Path(baseline).exists()  # a file's repo: as it says
+    if stored and run.repo and base_run.repo and run.repo.casefold() != base_run.repo.casefold():
         raise BadInput(
             f"--baseline: {_what(baseline)} is a run of {base_run.repo}, the run drawn one of "
             f"{run.repo}: pick a baseline of {run.repo}"
@@ -182,7 +184,7 @@ def plot_run_command(
     run, roof = load_run(ref, url=url, device=device)
     base: Mapping[str, Placement] = {}
     if baseline is not None:
-        base_run, base_roof = _load_baseline(baseline, url, device, run)
+        base_run, base_roof = _load_baseline(baseline, url, device, (ref, run))
         _same_card(ref, baseline, roof, base_roof)
         base = place_run(base_run, roof)  # the same roof, so arrows compare like with like
     points = run_points(run, place_run(run, roof), base)
