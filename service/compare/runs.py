@@ -59,6 +59,8 @@ class KernelChange(BaseModel):
             ratio the two roofs predict for the base's work (``rules.predict``); the status is
             then read against it (``CROSS_DEVICE_TOLERANCE`` of percent of roof, not
             ``threshold``): slower or faster than the roofs predict, or unchanged, kept up.
+        failed_on_other_side: A new or missing kernel that the other run has, every launch
+            of it failed (a replay that failed): not measured there, rather than absent.
     """
 
     key: str
@@ -74,6 +76,7 @@ class KernelChange(BaseModel):
     binding: str | None = None
     renamed_from: str | None = None
     expected_time_ratio: float | None = None
+    failed_on_other_side: bool = False
 
 
 class RunComparison(BaseModel):
@@ -214,6 +217,7 @@ def compare_runs(
         )
         for new, old in renames.items()
     ]
+    kernels = _failed_marked(kernels, base_run, head_run)
     kernels.sort(key=lambda k: (_ORDER[k.status], -(k.time_ratio or 0.0), k.key))
     base_total = sum(k.duration_s for k in base_run.kernels)
     total = sum(k.duration_s for k in head_run.kernels)
@@ -228,6 +232,25 @@ def compare_runs(
         time_ratio=total / base_total if base_total > 0 else None,
         kernels=kernels,
     )
+
+
+def _failed_marked(
+    kernels: list[KernelChange], base_run: RunRecord, head_run: RunRecord
+) -> list[KernelChange]:
+    """``kernels``, a new or missing one marked where the other run has it, unmeasured.
+
+    A kernel whose replay failed read "missing" (or "new" the other way) with no word.
+    """
+    failed = {
+        "missing": {k.key for k in head_run.kernels if not k.measured},
+        "new": {k.key for k in base_run.kernels if not k.measured},
+    }
+    return [
+        k.model_copy(update={"failed_on_other_side": True})
+        if k.key in failed.get(k.status, ())
+        else k
+        for k in kernels
+    ]
 
 
 def _measured(run: RunRecord, placed: Mapping[str, Placement]) -> dict[str, Placement]:

@@ -96,6 +96,9 @@ def cells(k: KernelChange) -> Cells:
     else:
         binding = k.binding or k.base_binding or "—"
     status = f"{k.status}, likely renamed" if k.renamed_from else k.status
+    if k.failed_on_other_side:  # a replay that failed: not measured, rather than absent
+        status = "not measured now" if k.status == "missing" else "not measured before"
+        time = time.replace("→ missing", "→ not measured")
     return Cells(k.name, time, percent_cell(k), binding, status)
 
 

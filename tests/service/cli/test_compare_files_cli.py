@@ -273,3 +273,22 @@ def test_rows_of_kernels_alike_in_name_are_told_apart(tmp_path, capsys) -> None:
         assert len(lines) == 4 and all("slower" in x or "unchanged" in x for x in lines), out
         assert any("256x128" in x for x in lines) and any("128x256" in x for x in lines), out
         assert any("softmax[n=1024]" in x for x in lines), out
+
+
+def test_a_kernel_whose_replay_failed_is_not_measured_rather_than_missing(tmp_path, capsys):
+    """Every launch of it failed in the PR's run: it read "5.00 ms → missing", no word why."""
+    from factories import make_kernel, make_run
+
+    flash = make_kernel("flash_fwd", time_s=5e-3)
+    failed = flash.model_copy(update={"launches": 0, "failed_launches": 4, "duration_s": 0.0})
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_text(make_run(kernels=[flash, make_kernel("gemv")]).model_dump_json())
+    head.write_text(make_run(kernels=[failed, make_kernel("gemv")]).model_dump_json())
+    found = _json(capsys, str(base), "--against", str(head))
+    (row,) = [k for k in found["kernels"] if k["key"] == "flash_fwd"]
+    assert (row["status"], row["failed_on_other_side"]) == ("missing", True)
+    assert run(["compare", str(base), "--against", str(head)]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "flash_fwd" in x]
+    assert "→ not measured" in line and "not measured now" in line
+    back = _json(capsys, str(head), "--against", str(base))
+    assert [k["status"] for k in back["kernels"] if k["key"] == "flash_fwd"] == ["new"]
