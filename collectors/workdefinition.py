@@ -18,8 +18,8 @@ def declared_definition(kernel: KernelRecord) -> dict[str, str]:
     """The expressions of the declared work ``kernel``'s roofline uses, by ``flops.<slot>``.
 
     Read off the provenance ``_declare`` wrote (``... = <expression>``), so a stored record
-    says which model made its work: the service restarts a kernel's history where it changed
-    (a FLOP count fixed in roofguard.toml is no regression).
+    says which model made its work: the service judges a kernel's nights before an edit on
+    the new work (a FLOP count fixed in roofguard.toml is no regression).
     """
     notes = {name: origin.note for name, origin in kernel.provenance.items()}
     return definition_of(bool(kernel.flops), bool(kernel.bytes), notes)

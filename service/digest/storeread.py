@@ -21,10 +21,10 @@ import pandas as pd
 
 from rules import like_for_like_history
 from service.digest.model import Digest
-from service.digest.restarts import on_new_work
 from service.digest.shared import with_setups
 from service.digest.unmeasured import UnmeasuredDevice
-from service.store.baselines import work_model_restarts
+from service.digest.workedits import on_new_work
+from service.store.baselines import work_model_edits
 from service.store.devices import run_roofs
 from service.store.digestread import digest_history
 from service.store.lookups import last_nights
@@ -97,7 +97,7 @@ def compact_history(
     """
     read = digest_history(session=session, repo=repo, start=start, end=end, with_ids=True)
     if repo is not None:  # one repository's keys: another's kernel of that name is its own
-        read = on_new_work(read, work_model_restarts(session=session, repo=repo))
+        read = on_new_work(read, work_model_edits(session=session, repo=repo))
     history = like_for_like_digest(session, read)
     if not with_ids:
         del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only

@@ -34,7 +34,7 @@ from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.pipeline.runnernote import runner_noted
-from service.pipeline.workchange import Judged, restarted
+from service.pipeline.workchange import Judged, on_todays_work
 from service.store.baselines import acceptances_at
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
 from service.store.ids import as_utc
@@ -135,7 +135,7 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=runner.trusted
     )
-    rows, restart = _history(session, run, roof, config, merge_base, (stored, placements))
+    rows, edit_note = _history(session, run, roof, config, merge_base, (stored, placements))
     history, gate_history = _windows(rows, config)
     levels_run = _levels_run(run, rows.frame, stored)
     context = RuleContext(
@@ -153,7 +153,7 @@ def check_run(
         cross_device=device_baseline(session, run, config, placements, rows, merge_base),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
-    judged = _with_notes(session, judged, (run, rows, restart), merge_base, config, stored.run_id)
+    judged = _with_notes(session, judged, (run, rows, edit_note), merge_base, config, stored.run_id)
     digest = config_digest(config) if rejudge or stored.created or context.reruns else None
     stamped = _stamped(judged, run, stored.run_id)
     verdict = _stored_findings(session, stamped, stored, context, digest)
@@ -169,10 +169,10 @@ def _with_notes(
     config: RoofguardConfig,
     run_id: int,
 ) -> Verdict:
-    """The verdict of ``judged`` (the run, its baseline, a restart's note) with their notes."""
-    run, rows, restart = judged
+    """The verdict of ``judged`` (the run, its baseline, an edit note) with their notes."""
+    run, rows, edit_note = judged
     verdict = _baseline_noted(session, verdict, (rows, run, config.base_branch), merge_base)
-    verdict = _with_note(verdict, restart) if restart else verdict
+    verdict = _with_note(verdict, edit_note) if edit_note else verdict
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]
     return runner_noted(session, verdict, run, baseline_runs, rows.frame)
 
@@ -232,7 +232,7 @@ def _history(
     )
     rows = read_baseline(session=session, query=query).without_run(stored.run_id)
     judged = Judged(run, placements, stored, roof.device, config.base_branch)
-    return restarted(session, judged, rows)
+    return on_todays_work(session, judged, rows)
 
 
 def _baseline_ends(run: RunRecord, merge_base: MergeBase | None) -> datetime | None:

@@ -10,7 +10,7 @@ edit is then still one, as it is on any other night.
 Each stored record keeps the expressions that made its declared work (in its provenance,
 ``collectors.declared_definition``): a kernel whose expressions differ from those of its
 newest baseline run changed model. A base-branch nightly or local run that finds it records
-where (an acceptance by roofguard, ``RESTARTED_BY``), so every later check knows which of its
+where (an acceptance by roofguard, ``EDITS_RECORDED_BY``), so every later check knows which of its
 baseline nights are counted the old way; a pull request's run only rescales its own baseline.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import pandas as pd
@@ -28,11 +28,11 @@ from collectors.schema import RunRecord
 from rules import Placement, Roof
 from service.store.baselines import (
     BASELINE_KINDS,
-    RESTART_REASON,
-    RESTARTED_BY,
+    EDIT_REASON,
+    EDITS_RECORDED_BY,
     Baseline,
     accept_baseline,
-    work_model_restarts,
+    work_model_edits,
 )
 from service.store.history import BaselineQuery, read_baseline
 from service.store.ingest import IngestResult
@@ -83,12 +83,12 @@ def work_model_changes(
 
 @dataclass(frozen=True)
 class Judged:
-    """What the restart check needs of the run being judged.
+    """What the work model edit check needs of the run being judged.
 
     Attributes:
         run: The run.
         placements: Its kernels on its roof, by key.
-        stored: How it was stored (a new base-branch run records its restarts).
+        stored: How it was stored (a new base-branch run records its edits).
         device: The card it is judged on.
         base_branch: The branch whose nightly runs are the baseline.
     """
@@ -100,7 +100,9 @@ class Judged:
     base_branch: str
 
 
-def restarted(session: StoreSession, judged: Judged, rows: Baseline) -> tuple[Baseline, str | None]:
+def on_todays_work(
+    session: StoreSession, judged: Judged, rows: Baseline
+) -> tuple[Baseline, str | None]:
     """``rows`` with each kernel's nights before its work model's edit on today's work.
 
     Also the verdict's note when the edit shows in this run; a base-branch baseline run stored
@@ -114,9 +116,7 @@ def restarted(session: StoreSession, judged: Judged, rows: Baseline) -> tuple[Ba
     if not cuts:
         return rows, None
     frame = rescaled(rows.frame, cuts, run, judged.placements)
-    return Baseline(frame, rows.runs, rows.cutoff, rows.merge_base_found, rows.up_to_run), (
-        restart_note(changes) if changes else None
-    )
+    return replace(rows, frame=frame), edit_note(changes) if changes else None
 
 
 def record_edits(
@@ -153,7 +153,7 @@ def _cuts(
 ) -> dict[str, datetime]:
     """Each kernel's latest edit on this card: stored ones, and those this run finds."""
     cuts: dict[str, datetime] = {}
-    for key, device, when in work_model_restarts(session=session, repo=judged.run.repo or ""):
+    for key, device, when in work_model_edits(session=session, repo=judged.run.repo or ""):
         if device in (None, judged.device):
             cuts[key] = max(when, cuts.get(key, when))
     for change in changes:  # up to the run itself (a PR's edit is recorded nowhere)
@@ -172,8 +172,8 @@ def _record(
             repo=run.repo or "",
             kernel_key=change.key,
             device=device,
-            accepted_by=RESTARTED_BY,
-            reason=f"{RESTART_REASON} ({change.words()})",
+            accepted_by=EDITS_RECORDED_BY,
+            reason=f"{EDIT_REASON} ({change.words()})",
             accepted_at=just_before,
         )
 
@@ -232,7 +232,7 @@ def _today(
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def restart_note(changes: Sequence[WorkModelChange]) -> str:
+def edit_note(changes: Sequence[WorkModelChange]) -> str:
     """The verdict's note: which kernels' work is counted anew, and what changed in it."""
     named = "; ".join(change.words() for change in changes[:NAMED])
     more = f"; and {len(changes) - NAMED} more" if len(changes) > NAMED else ""

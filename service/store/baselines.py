@@ -109,10 +109,6 @@ class Baseline:
         """The rows of every run but ``run_id`` (the window's runs are counted as read)."""
         return replace(self, frame=self.frame[self.frame["run_id"] != run_id])
 
-    def without_kernels(self, keys: set[str]) -> Baseline:
-        """The rows of every kernel but ``keys`` (a restarted history: ``pipeline.workchange``)."""
-        return replace(self, frame=self.frame[~self.frame["kernel_key"].isin(keys)])
-
 
 def accept_baseline(
     *,
@@ -183,15 +179,21 @@ def acceptances_at(*, session: StoreSession, run_id: int) -> list[Acceptance]:
     return [Acceptance(*row) for row in session.execute(stmt)]
 
 
-#: Who records a declared work model's restart (``service.pipeline.workchange``), and why.
-RESTARTED_BY = "roofguard"
-RESTART_REASON = "work model changed"
+#: Who records a declared work model's edit (``service.pipeline.workchange``), and why.
+EDITS_RECORDED_BY = "roofguard"
+EDIT_REASON = "work model changed"
 
 
-def work_model_restarts(
-    *, session: StoreSession, repo: str
-) -> list[tuple[str, str | None, datetime]]:
-    """(kernel key, device or None, when) of each work model restart recorded in ``repo``."""
+def is_work_model_edit() -> sa.ColumnElement[bool]:
+    """Whether an acceptance row records a work model's edit, not a ``/roofguard accept``."""
+    a = _ACCEPTANCES.c
+    return sa.and_(
+        a.accepted_by == EDITS_RECORDED_BY, a.reason.startswith(EDIT_REASON, autoescape=True)
+    )
+
+
+def work_model_edits(*, session: StoreSession, repo: str) -> list[tuple[str, str | None, datetime]]:
+    """(kernel key, device or None, when) of each work model edit recorded in ``repo``."""
     rid = repo_id(session=session, repo=repo)
     if rid is None:
         return []
@@ -199,7 +201,6 @@ def work_model_restarts(
     stmt = (
         sa.select(a.kernel_key, _DEVICES.c.name, a.created_at)
         .select_from(_ACCEPTANCES.outerjoin(_DEVICES, _DEVICES.c.id == a.device_id))
-        .where(a.repo_id == rid, a.accepted_by == RESTARTED_BY)
-        .where(a.reason.startswith(RESTART_REASON, autoescape=True))
+        .where(a.repo_id == rid, is_work_model_edit())
     )
     return [(str(k), d, as_utc(t)) for k, d, t in session.execute(stmt)]

@@ -18,7 +18,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from rules import HISTORY_COLUMNS
-from service.store.baselines import BASELINE_KINDS, RESTART_REASON, RESTARTED_BY
+from service.store.baselines import BASELINE_KINDS, is_work_model_edit
 from service.store.baselines import Baseline as Baseline
 from service.store.baselines import BaselineQuery as BaselineQuery
 from service.store.baselines import MergeBase as MergeBase
@@ -251,16 +251,12 @@ def _drop_accepted(
 ) -> pd.DataFrame:
     """Keep only rows measured after the latest acceptance of their kernel (on this device).
 
-    A work model's restart is no acceptance here: its rows are kept, and judged on the new
+    A work model's edit is no acceptance here: its rows are kept, and judged on the new
     model's work (``service.pipeline.workchange``).
     """
-    restart = sa.and_(
-        _ACCEPT.c.accepted_by == RESTARTED_BY,
-        _ACCEPT.c.reason.startswith(RESTART_REASON, autoescape=True),
-    )
     stmt = (
         sa.select(_ACCEPT.c.kernel_key, sa.func.max(_ACCEPT.c.created_at))
-        .where(_ACCEPT.c.repo_id == rid, sa.not_(restart))
+        .where(_ACCEPT.c.repo_id == rid, sa.not_(is_work_model_edit()))
         .group_by(_ACCEPT.c.kernel_key)
     )
     if did is not None:  # acceptances for this device or for every device

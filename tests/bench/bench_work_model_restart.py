@@ -1,10 +1,10 @@
-"""What the work-model restart check costs a declared-work check (a script, not a test).
+"""What the work model edit check costs a declared-work check (a script, not a test).
 
 Every kernel of a run whose work comes from ``[[work_models]]`` is compared with its newest
 baseline run's expressions (``service.pipeline.workchange``): that run's stored record is read
 back. Timed here as a CLI check meets it, with no record kept from the night before: the CPU
 of ``check_run`` on a night of ``--kernels`` GEMMs after ``--nights`` nights, with the check
-and without it (the same function swapped for one that restarts nothing), alternated.
+and without it (the same function swapped for one that finds no edit), alternated.
 
 Usage::
 
@@ -56,8 +56,8 @@ def night(index: int, kernels: int) -> RunRecord:
     return apply_work_models(run, MODELS, "roofguard.toml")
 
 
-def _no_restart(*args: object) -> tuple[object, None]:
-    """``workchange.restarted`` that finds no edit: the baseline as read (its 3rd argument)."""
+def _no_edit(*args: object) -> tuple[object, None]:
+    """``workchange.on_todays_work`` that finds no edit: the baseline as read (its 3rd argument)."""
     return args[2], None
 
 
@@ -72,11 +72,11 @@ def main() -> None:
     for index in range(args.nights):
         with session_scope(engine) as session:
             check_module.check_run(session=session, run=night(index, args.kernels), config=config)
-    checked = check_module.restarted
+    checked = check_module.on_todays_work
     spent: dict[str, list[float]] = {"with the check": [], "without it": []}
     for sample in range(2 * args.samples):
         kind = "with the check" if sample % 2 else "without it"
-        check_module.restarted = checked if sample % 2 else _no_restart
+        check_module.on_todays_work = checked if sample % 2 else _no_edit
         run = night(args.nights + sample, args.kernels)
         profiles._RECORDS.clear()  # a CLI process keeps no record from the night before
         began = time.process_time()

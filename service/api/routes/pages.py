@@ -30,8 +30,8 @@ from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions
-from service.digest.restarts import on_new_work
 from service.digest.storeread import with_store_facts
+from service.digest.workedits import on_new_work
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, judged_point, roofline_chart
@@ -42,7 +42,7 @@ from service.render.story import no_baseline
 from service.render.trend_cards import cards_trend_chart
 from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart, with_runner_marks
-from service.store.baselines import work_model_restarts
+from service.store.baselines import work_model_edits
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import require_runs_of, search_kernels
@@ -250,7 +250,7 @@ def _measurements(session: SessionDep, repo: str, key: str) -> pd.DataFrame:
     stored = kernel_history(session=session, repo=repo, key=key)
     if stored.empty:
         raise NotFound(f"no measurement of kernel {key} is stored for {repo}")
-    return on_new_work(stored, work_model_restarts(session=session, repo=repo))
+    return on_new_work(stored, work_model_edits(session=session, repo=repo))
 
 
 def _kernel_html(session: SessionDep, repo: str, key: str) -> str:
@@ -333,7 +333,7 @@ def _digest_page(session: SessionDep, repo: str | None, end: datetime | None = N
         start = end - timedelta(days=DIGEST_DAYS)
         lookback = start - timedelta(days=DigestOptions().lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
-        history = on_new_work(history, work_model_restarts(session=session, repo=repo))
+        history = on_new_work(history, work_model_edits(session=session, repo=repo))
         history = with_like_for_like(session=session, frame=history, first_held=True)
         digest = build_digest(history, start=start, end=end, repo=repo)
         digest = with_store_facts(session, digest)

@@ -141,7 +141,7 @@ def test_the_weekly_digest_lists_the_edit_as_no_regression(tmp_path: Path, capsy
     assert digest["measurements"] > 0
 
 
-def test_the_same_model_night_after_night_restarts_nothing(tmp_path: Path) -> None:
+def test_the_same_model_night_after_night_records_no_edit(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'history.db'}"
     verdicts = [_night(tmp_path, url, night, "2*M*N*K")[1] for night in range(5)]
     assert _gemm(verdicts[-1])["status"] != "new"

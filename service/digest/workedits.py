@@ -16,15 +16,15 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-#: (kernel key, device or None for every device, when) of one edit (``work_model_restarts``).
-Restart = tuple[str, str | None, datetime]
+#: (kernel key, device or None for every device, when) of one edit (``work_model_edits``).
+Edit = tuple[str, str | None, datetime]
 
 
-def on_new_work(frame: pd.DataFrame, restarts: Sequence[Restart]) -> pd.DataFrame:
+def on_new_work(frame: pd.DataFrame, edits: Sequence[Edit]) -> pd.DataFrame:
     """``frame`` with each edited kernel's nights up to its latest edit on the new work."""
-    if not restarts or frame.empty:
+    if not edits or frame.empty:
         return frame
-    rows = np.flatnonzero(frame["kernel_key"].isin({key for key, _, _ in restarts}).to_numpy())
+    rows = np.flatnonzero(frame["kernel_key"].isin({key for key, _, _ in edits}).to_numpy())
     if not len(rows):
         return frame
     part = pd.DataFrame(
@@ -36,7 +36,7 @@ def on_new_work(frame: pd.DataFrame, restarts: Sequence[Restart]) -> pd.DataFram
             "time": frame["time_s"].to_numpy(dtype=float)[rows],
         }
     )
-    part["cut"] = pd.to_datetime(pd.Series(_cuts(part, restarts), dtype=object), utc=True)
+    part["cut"] = pd.to_datetime(pd.Series(_cuts(part, edits), dtype=object), utc=True)
     before = (part["stamp"] <= part["cut"]).to_numpy()
     t_roof = _roof_time_after(part)
     new = 100.0 * part[["key", "device"]].apply(tuple, axis=1).map(t_roof) / part["time"]
@@ -50,10 +50,10 @@ def on_new_work(frame: pd.DataFrame, restarts: Sequence[Restart]) -> pd.DataFram
     return out
 
 
-def _cuts(part: pd.DataFrame, restarts: Sequence[Restart]) -> list[datetime | None]:
+def _cuts(part: pd.DataFrame, edits: Sequence[Edit]) -> list[datetime | None]:
     """Each row's latest edit: of its kernel on its card, or on every card."""
     latest: dict[tuple[str, str | None], datetime] = {}
-    for key, device, when in restarts:
+    for key, device, when in edits:
         latest[key, device] = max(when, latest.get((key, device), when))
     cuts = []
     for key, device in zip(part["key"], part["device"], strict=True):
