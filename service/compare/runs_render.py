@@ -88,7 +88,8 @@ def cells(k: KernelChange) -> Cells:
     if k.status == "new":
         time = time_change(k.time_s, None)
     elif k.status == "missing":
-        time = f"{time_change(k.base_time_s, None)} → missing"
+        gone = "not measured" if k.failed_on_other_side else "missing"
+        time = f"{time_change(k.base_time_s, None)} → {gone}"
     else:
         time = with_prediction(time_change(k.time_s, k.base_time_s), k.expected_time_ratio)
     if k.base_binding and k.binding and k.base_binding != k.binding:
@@ -98,7 +99,6 @@ def cells(k: KernelChange) -> Cells:
     status = f"{k.status}, likely renamed" if k.renamed_from else k.status
     if k.failed_on_other_side:  # a replay that failed: not measured, rather than absent
         status = "not measured now" if k.status == "missing" else "not measured before"
-        time = time.replace("→ missing", "→ not measured")
     return Cells(k.name, time, percent_cell(k), binding, status)
 
 
