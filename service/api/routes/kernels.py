@@ -12,6 +12,7 @@ from fastapi.responses import Response
 from service.api.deps import AuthDep, SessionDep
 from service.api.routes.params import stored_device
 from service.api.schemas import DevicesPublic, ErrorPublic, HistoryPoint, KernelHistoryPublic
+from service.errors import NotFound
 from service.render.escape import csv_cell
 from service.store.history import kernel_history
 from service.store.lookups import list_devices
@@ -80,7 +81,7 @@ def history_csv(frame: pd.DataFrame) -> str:
 @router.get(
     "/kernels/history",
     response_model=KernelHistoryPublic,
-    responses={200: {"content": {"text/csv": {}}}, **_ERRORS},
+    responses={200: {"content": {"text/csv": {}}}, 404: {"model": ErrorPublic}, **_ERRORS},
 )
 def read_kernel_history(
     session: SessionDep,
@@ -94,14 +95,28 @@ def read_kernel_history(
 ) -> KernelHistoryPublic | Response:
     """The stored measurements of one kernel, oldest first, as JSON or CSV, a page at a time."""
     grant.require(repo=repo, permission=Permission.READ)
-    frame = kernel_history(
-        session=session, repo=repo, key=key, device=stored_device(session, repo, device)
-    )
-    frame = frame.iloc[offset : offset + limit]
+    frame = _stored_history(session, repo, key, device).iloc[offset : offset + limit]
     if format == "csv":
         return Response(history_csv(frame), media_type="text/csv; charset=utf-8")
     points = _points(frame)
     return KernelHistoryPublic(repo=repo, key=key, data=points, count=len(points))
+
+
+def _stored_history(session: SessionDep, repo: str, key: str, device: str | None) -> pd.DataFrame:
+    """Every stored measurement of ``key`` (on ``device``), oldest first; never empty.
+
+    A key or card spelt wrong would otherwise read as a kernel with no history. The error
+    names no other repository: a token scoped to one may not learn the others' names.
+
+    Raises:
+        NotFound: No stored run of ``repo`` measured ``key`` (on ``device``).
+    """
+    on = stored_device(session, repo, device)
+    frame = kernel_history(session=session, repo=repo, key=key, device=on)
+    if frame.empty:
+        where = f" on {device}" if device else ""
+        raise NotFound(f"no measurement of kernel {key}{where} is stored for {repo}")
+    return frame
 
 
 @router.get("/devices", response_model=DevicesPublic, responses=_ERRORS)

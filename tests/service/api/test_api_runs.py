@@ -114,6 +114,24 @@ def test_queries_filter_and_serve_history_as_json_and_csv(service, repo) -> None
     assert runs_stored(service, repo) == 3  # reading a verdict stores nothing
 
 
+def test_the_history_of_a_kernel_spelt_wrong_is_a_404_naming_it(service, repo) -> None:
+    h = auth(service.token(repo))
+    assert service.upload(nightly(repo, 0), service.token(repo)).status_code == 201
+
+    def history(**params: object):
+        return service.client.get("/api/v1/kernels/history", params=params, headers=h)
+
+    typo = history(repo=repo, key="gemv_01")
+    assert typo.status_code == 404
+    assert typo.json() == {"detail": f"no measurement of kernel gemv_01 is stored for {repo}"}
+    elsewhere = history(repo=repo, key="gemv_1", device="MI300X")
+    assert elsewhere.status_code == 404 and "gemv_1 on MI300X" in elsewhere.json()["detail"]
+    assert history(repo=repo, key="gemv_1", format="csv").status_code == 200
+    # a page past the end of a kernel's history is an empty page, not an unknown kernel
+    past = history(repo=repo, key="gemv_1", offset=5)
+    assert past.status_code == 200 and past.json()["data"] == []
+
+
 def test_tokens_are_required_and_scoped(service, repo) -> None:
     run = nightly(repo, 0)
     unknown = service.upload(run, "rgt_not-a-token")
