@@ -17,9 +17,18 @@ T = TypeVar("T")
 MIN_ITEMS = 3
 
 
+#: What ``CI`` says on a machine that is not a CI runner (set by a shell profile or by hand).
+_NOT_CI = frozenset({"", "0", "false", "no", "off"})
+
+
+def in_ci() -> bool:
+    """Whether ``CI`` says this is a CI runner (``true``, ``1``): ``CI=false`` is no runner."""
+    return os.environ.get("CI", "").strip().lower() not in _NOT_CI
+
+
 def progress_enabled() -> bool:
     """A bar only when stderr is a terminal and we are not in CI."""
-    return sys.stderr.isatty() and not os.environ.get("CI")
+    return sys.stderr.isatty() and not in_ci()
 
 
 def progress(items: Sequence[T], description: str) -> Iterator[T]:
@@ -27,9 +36,7 @@ def progress(items: Sequence[T], description: str) -> Iterator[T]:
     if len(items) < MIN_ITEMS or not progress_enabled():
         yield from items
         return
-    from rich.progress import track
-
-    yield from track(items, description=description, transient=True)
+    yield from _tracked(items, description, len(items))
 
 
 def progress_iter(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
@@ -37,9 +44,20 @@ def progress_iter(items: Iterable[T], description: str, total: int | None = None
     if not progress_enabled():
         yield from items
         return
+    yield from _tracked(items, description, total)
+
+
+def _tracked(items: Iterable[T], description: str, total: int | None) -> Iterator[T]:
+    """``items`` under a bar on stderr, the terminal ``progress_enabled`` asked about.
+
+    rich's default console is stdout, often a pipe or a file (``--json > run.json``): the bar
+    was never drawn there, though stderr was a terminal.
+    """
+    from rich.console import Console
     from rich.progress import track
 
-    yield from track(items, description=description, total=total, transient=True)
+    console = Console(stderr=True)
+    yield from track(items, description=description, total=total, transient=True, console=console)
 
 
 @contextmanager

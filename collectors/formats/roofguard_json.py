@@ -20,6 +20,13 @@ def _location(loc: tuple[int | str, ...]) -> tuple[str | None, str | None]:
     return None, ".".join(parts) or None
 
 
+#: Why a list of records (``roofguard inspect --json`` of several reports) is refused.
+_LIST = (
+    "a JSON list of runs (`roofguard inspect --json` of several reports); a file holds one "
+    "run on one device: write each report's on its own (`roofguard inspect REPORT --json`)"
+)
+
+
 class RoofguardJson(Collector):
     """A RunRecord serialised as JSON."""
 
@@ -34,13 +41,16 @@ class RoofguardJson(Collector):
 
     @classmethod
     def sniff(cls, head: bytes, path: Path) -> bool:
-        """A JSON object that carries the RunRecord's own keys."""
+        """A JSON object that carries the RunRecord's own keys, or a list of them."""
         text = head.lstrip()
-        return text.startswith(b"{") and all(m in head for m in cls._MARKERS)
+        opened = text.startswith(b"{") or (text[:1] == b"[" and text[1:].lstrip()[:1] == b"{")
+        return opened and all(m in head for m in cls._MARKERS)
 
     def parse(self, path: Path) -> RunRecord:
         """Validate the file against the RunRecord schema."""
         data = path.read_bytes()
+        if data.lstrip().startswith(b"["):
+            raise MalformedReport(str(path), None, None, _LIST)
         # Every kernel has one duration_s (the device has none): counted before validating.
         self.options.count(data.count(b'"duration_s"'), path)
         try:

@@ -63,6 +63,7 @@ def current_command(url: DbOption = None) -> int:
     if current == head:
         typer.echo(f"history store {where} is at migration {current} (newest)")
         return 0
+    db.refuse_newer(engine, current)
     typer.echo(
         f"history store {where} is at migration {current or 'none (empty)'}, newest is "
         f"{head}; {db.UPGRADE_HINT}"

@@ -32,6 +32,7 @@ from service.cli.overview import DEVICE_HELP
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, noted
+from service.progress import progress
 from service.render.escape import terminal_text
 from service.render.names import ellipsize_middle
 from service.render.text import clean
@@ -266,7 +267,8 @@ def inspect_command(
 ) -> None:
     """Read reports without storing them and place every kernel on its roofline."""
     cfg = load_config(config, cwd=Path.cwd())  # one loader, one validation, as check
-    runs = [(path, _read(path, device, cfg, cfg.origin)) for path in files]
+    reading = progress(files, "reading reports")  # a bar on a terminal: seconds a report
+    runs = [(path, _read(path, device, cfg, cfg.origin)) for path in reading]
     if as_json:
         records = [json.loads(run.model_dump_json()) for _, run in runs]
         typer.echo(json.dumps(records[0] if len(records) == 1 else records, indent=2))

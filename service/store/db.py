@@ -18,8 +18,14 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from service.errors import BadInput, ServiceError, StoreUnavailable
+from service.errors import StoreUnavailable
 from service.store.sessions import CoreSession
+from service.store.storeurl import (
+    MissingDriver,
+    not_a_store,
+    refuse_missing_file,
+    refuse_other_file,
+)
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -39,8 +45,11 @@ UPGRADE_HINT = "run `roofguard db upgrade`"
 
 
 def default_url() -> str:
-    """The SQLite URL of the default store in the working directory (its folder is created)."""
-    DEFAULT_SQLITE_PATH.parent.mkdir(parents=True, exist_ok=True)
+    """The SQLite URL of the default store in the working directory.
+
+    Its folder is made by ``make_engine`` when a store is made there: a command that only
+    reads, refused for want of a store, left an empty ``.roofguard/`` behind.
+    """
     return f"sqlite:///{DEFAULT_SQLITE_PATH}"
 
 
@@ -92,10 +101,11 @@ def make_engine(
     try:
         parsed = sa.engine.make_url(url)
     except sa.exc.ArgumentError:  # shown without what may be a password before an @
-        raise _not_a_store(url.rpartition("@")[2]) from None
+        raise not_a_store(url.rpartition("@")[2]) from None
     if parsed.get_backend_name() == "sqlite":
         if existing:
-            _refuse_missing_file(parsed)
+            refuse_missing_file(parsed)
+        refuse_other_file(parsed)
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(
@@ -118,47 +128,7 @@ def make_engine(
     except ImportError as exc:  # SQLAlchemy imports the driver here
         raise MissingDriver(parsed, exc) from None
     except sa.exc.NoSuchModuleError:  # no such dialect: bogus://, a typo of postgresql
-        raise _not_a_store(parsed.render_as_string(hide_password=True)) from None
-
-
-def _refuse_missing_file(url: sa.engine.URL) -> None:
-    """BadInput when ``url``'s SQLite file does not exist (an in-memory store is never one)."""
-    if not url.database or url.database == ":memory:" or Path(url.database).exists():
-        return
-    raise BadInput(
-        f"--db: no history store at {Path(url.database).resolve()} ({url}): nothing was "
-        "ever stored there; check the path (`roofguard check`, `roofguard ingest` and "
-        "`roofguard db upgrade` create a store)"
-    )
-
-
-def _not_a_store(shown: str) -> BadInput:
-    return BadInput(
-        f"database URL {shown!r} is not one roofguard can open: use sqlite:///PATH or "
-        "postgresql+psycopg://USER@HOST/DATABASE (--db, or ROOFGUARD_DATABASE_URL)"
-    )
-
-
-#: Driver module -> the roofguard extra that installs it.
-DRIVER_EXTRAS = {"psycopg": "postgres"}
-
-
-class MissingDriver(ServiceError):
-    """The database URL needs a driver that is not installed (an extra of roofguard)."""
-
-    exit_code = 2
-
-    def __init__(self, url: sa.engine.URL, exc: ImportError) -> None:
-        module = (exc.name or str(exc)).split(".")[0]
-        where = url.render_as_string(hide_password=True)
-        extra = DRIVER_EXTRAS.get(module)
-        if extra:
-            hint = f"install it with: pip install 'roofguard[{extra}]'"
-        else:
-            hint = "install it, or use postgresql+psycopg:// (pip install 'roofguard[postgres]')"
-        super().__init__(
-            f"history store {where}: the database driver {module!r} is not installed; {hint}"
-        )
+        raise not_a_store(parsed.render_as_string(hide_password=True)) from None
 
 
 _UNREACHABLE = (
@@ -330,14 +300,35 @@ def pending_migrations(engine: Engine) -> list[str]:
     """The migrations ``migrate`` would apply, oldest first: ``0012: runs judged …``."""
     from alembic.script import ScriptDirectory
 
+    current = current_revision(engine)
+    refuse_newer(engine, current)  # Alembic knows no such revision: "ResolutionError"
     scripts = ScriptDirectory.from_config(alembic_config())
-    pending = scripts.iterate_revisions("head", current_revision(engine) or "base")
+    pending = scripts.iterate_revisions("head", current or "base")
     return [f"{script.revision}: {script.doc}" for script in reversed(list(pending))]
 
 
 def _is_empty(engine: Engine) -> bool:
     with _reader(engine).connect() as conn:
         return not sa.inspect(conn).get_table_names()
+
+
+def newer_than_this(current: str | None) -> bool:
+    """Whether a newer roofguard migrated the store past this one's newest migration."""
+    return current is not None and current > HEAD_REVISION  # revisions: "0001", "0002", ...
+
+
+def refuse_newer(engine: Engine, current: str | None) -> None:
+    """StoreUnavailable when ``newer_than_this(current)``: upgrading roofguard is the way out.
+
+    ``roofguard db upgrade``, the advice for a store behind, failed there on a revision
+    Alembic does not know, and the other commands kept asking for it.
+    """
+    if newer_than_this(current):
+        raise StoreUnavailable(
+            f"history store {describe(engine)} is at migration {current}, newer than this "
+            f"roofguard's newest ({HEAD_REVISION}): a newer roofguard upgraded it; install "
+            "that version (`pip install -U roofguard`): a store cannot be migrated back"
+        )
 
 
 def ensure_current(engine: Engine) -> None:
@@ -348,6 +339,7 @@ def ensure_current(engine: Engine) -> None:
     where = describe(engine)
     if current is None:
         raise StoreUnavailable(f"history store {where} is not initialised; {UPGRADE_HINT}")
+    refuse_newer(engine, current)
     raise StoreUnavailable(
         f"history store {where} is at migration {current}, this roofguard needs {head}; "
         f"{UPGRADE_HINT}"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from collectors import CollectOptions, collect, detect
+from collectors.errors import MalformedReport
 from collectors.formats import _nvbench
 from collectors.formats.roofguard_csv import to_csv
 from collectors.identity import KeyOptions
@@ -71,6 +72,21 @@ def test_a_run_record_without_its_defaulted_keys_is_read(tmp_path):
     out.write_text(json.dumps(record), encoding="utf-8")
     assert detect(out).name == "roofguard-json"
     assert collect(out) == RunRecord.model_validate(record)
+
+
+def test_a_list_of_run_records_is_refused_with_the_way_to_write_one(tmp_path):
+    """``inspect --json`` of several reports writes a list, read back as "not a format"."""
+    record = {
+        "device": {"name": "NVIDIA H100 80GB HBM3"},
+        "profiler": {"tool": "ncu"},
+        "kernels": [{"name": "k", "key": "k", "duration_s": 1e-3}],
+    }
+    out = tmp_path / "two.json"
+    out.write_text(json.dumps([record, record], indent=2), encoding="utf-8")
+    assert detect(out).name == "roofguard-json"
+    with pytest.raises(MalformedReport) as refused:
+        collect(out)
+    assert str(refused.value).startswith(f"{out}: a JSON list of runs (`roofguard inspect")
 
 
 @pytest.mark.corpus

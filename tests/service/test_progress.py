@@ -7,9 +7,12 @@ import pty
 import select
 import subprocess
 import sys
+from pathlib import Path
 
 import service.progress as progress
 from service.cli.demo_cmd import DEMO_REPO
+
+DEMO_DATA = Path(__file__).parents[2] / "service" / "demo" / "data"
 
 
 def test_a_stage_is_silent_off_a_terminal(capsys, monkeypatch):
@@ -63,3 +66,22 @@ def test_the_digest_draws_no_bar_in_ci_even_on_a_terminal(tmp_path) -> None:
     assert b"\x1b[" not in _on_a_terminal(digest, env)
     env.pop("CI")
     assert b"digest" in _on_a_terminal(digest, env)  # the bar, where a person watches
+
+
+def test_inspect_draws_its_bar_unless_ci_says_it_is_a_runner() -> None:
+    """``CI=false`` (a shell profile's) hid every bar; ``inspect`` read reports with none."""
+    nights = [str(DEMO_DATA / f"nightly-{n:02d}.csv") for n in (1, 2, 3)]
+    drawn = {
+        ci: _on_a_terminal(["inspect", *nights], {**os.environ, "CI": ci})
+        for ci in ("false", "0", "true")
+    }
+    assert b"reading reports" in drawn["false"] and b"reading reports" in drawn["0"]
+    assert b"reading reports" not in drawn["true"]
+
+
+def test_only_a_true_ish_ci_is_a_runner(monkeypatch) -> None:
+    for value, runner in (("true", True), ("1", True), ("TRUE", True), ("false", False)):
+        monkeypatch.setenv("CI", value)
+        assert progress.in_ci() is runner, value
+    monkeypatch.delenv("CI")
+    assert progress.in_ci() is False
