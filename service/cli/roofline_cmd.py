@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Annotated, Any
 
 import typer
@@ -50,6 +51,19 @@ def _roof_figures(
     return spec.id, resolved, peak, bandwidth
 
 
+def _check_figures(
+    flops: float, nbytes: float, time_s: float | None, peak: float | None, bw: float | None
+) -> None:
+    """Refuse what cannot be placed, naming the option: NaN, infinity, negatives."""
+    for flag, value in (("--flops", flops), ("--bytes", nbytes)):
+        if not math.isfinite(value):
+            raise BadInput(f"{flag}: must be a finite number (got {value:g})")
+        if value < 0:
+            raise BadInput(f"{flag}: must be a non-negative number")
+    if time_s is not None and not time_s > 0:  # a time of 0 would put the kernel nowhere
+        raise BadInput("--time: must be a positive number of seconds (or left out)")
+
+
 def calculate(
     *,
     device: str | None,
@@ -61,27 +75,27 @@ def calculate(
     peak: float | None = None,
     bandwidth: float | None = None,
 ) -> dict[str, Any]:
-    """The calculator's result object (the ``--json`` contract)."""
+    """The calculator's result object (``--json`` writes its infinities as null, as verdicts do).
+
+    Zero bytes is unbounded intensity (inf, compute-bound); no FLOPs and no bytes is no regime.
+    """
     if tier not in TIERS:
         raise BadInput(f"--tier: unknown tier {tier!r} (known: {', '.join(TIERS)})")
-    for flag, value in (("--flops", flops), ("--bytes", nbytes), ("--time", time_s or 0.0)):
-        if not value >= 0:
-            raise BadInput(f"{flag}: must be a non-negative number")
-    if time_s is not None and not time_s > 0:  # a time of 0 would put the kernel nowhere
-        raise BadInput("--time: must be a positive number of seconds (or left out)")
+    _check_figures(flops, nbytes, time_s, peak, bandwidth)
     name, prec, peak_v, bw = _roof_figures(device, precision, tier, peak, bandwidth)
     roof = Roof(name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw})
-    placed = place({prec: flops}, {tier: nbytes}, time_s or None, roof)
-    intensity = flops / nbytes if nbytes > 0 else float("inf")
+    placed = place({prec: flops}, {tier: nbytes}, time_s, roof)
+    placeable = flops > 0 or nbytes > 0
+    intensity = flops / nbytes if nbytes > 0 else (math.inf if placeable else None)
     result: dict[str, Any] = {
         "device": name,
         "precision": prec,
         "tier": tier,
         "intensity_flop_per_byte": intensity,
         "ridge_flop_per_byte": ridge_point(peak_v, bw),
-        "regime": placed.regime,
+        "regime": placed.regime if placeable else None,
         "borderline": placed.borderline,
-        "attainable_flop_per_s": attainable(intensity, peak_v, bw),
+        "attainable_flop_per_s": None if intensity is None else attainable(intensity, peak_v, bw),
         "roof_time_s": placed.t_roof_s,
         "peak_flop_per_s": peak_v,
         "bandwidth_byte_per_s": bw,
@@ -92,19 +106,45 @@ def calculate(
     return result
 
 
+def _json(result: dict[str, Any]) -> str:
+    """The result as strict JSON: infinity (unbounded intensity) is null, as verdicts write it."""
+    finite = {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in result.items()
+    }
+    return json.dumps(finite, indent=2, allow_nan=False)
+
+
+def _figure(value: float | None, unit: str, scale: float = 1.0, form: str = ".4g") -> str:
+    if value is None:
+        return "—"
+    return f"{value / scale:{form}} {unit}" if math.isfinite(value) else f"∞ {unit}"
+
+
+def _intensity(value: float | None) -> str:
+    if value is None:
+        return "none (no FLOPs and no bytes)"
+    return _figure(value, "FLOP/byte") if math.isfinite(value) else "unbounded (no bytes moved)"
+
+
+def _regime(result: dict[str, Any]) -> str:
+    if result["regime"] is None:
+        return "neither (no FLOPs and no bytes to place)"
+    return str(result["regime"]) + (" (borderline)" if result["borderline"] else "")
+
+
 def _text(result: dict[str, Any]) -> str:
     rows = [
         ("device", result["device"]),
         ("precision / tier", f"{result['precision']} / {result['tier']}"),
-        ("intensity", f"{result['intensity_flop_per_byte']:.4g} FLOP/byte"),
-        ("ridge", f"{result['ridge_flop_per_byte']:.4g} FLOP/byte"),
-        ("regime", result["regime"] + (" (borderline)" if result["borderline"] else "")),
-        ("attainable", f"{result['attainable_flop_per_s'] / 1e12:.4g} TFLOP/s"),
-        ("roof time", f"{result['roof_time_s'] * 1e3:.4g} ms"),
+        ("intensity", _intensity(result["intensity_flop_per_byte"])),
+        ("ridge", _figure(result["ridge_flop_per_byte"], "FLOP/byte")),
+        ("regime", _regime(result)),
+        ("attainable", _figure(result["attainable_flop_per_s"], "TFLOP/s", 1e12)),
+        ("roof time", _figure(result["roof_time_s"], "ms", 1e-3)),
     ]
     if "percent_of_roof" in result:
-        rows.append(("achieved", f"{result['achieved_flop_per_s'] / 1e12:.4g} TFLOP/s"))
-        rows.append(("percent of roof", f"{result['percent_of_roof']:.1f} %"))
+        rows.append(("achieved", _figure(result["achieved_flop_per_s"], "TFLOP/s", 1e12)))
+        rows.append(("percent of roof", _figure(result["percent_of_roof"], "%", form=".1f")))
     table = "\n".join(f"{k:<18}{v}" for k, v in rows)
     plot = text_roofline(
         result["intensity_flop_per_byte"],
@@ -154,7 +194,7 @@ def roofline_command(
         peak=peak_flops,
         bandwidth=bandwidth,
     )
-    typer.echo(json.dumps(result, indent=2) if as_json else _text(result))
+    typer.echo(_json(result) if as_json else _text(result))
 
 
 def devices_command(

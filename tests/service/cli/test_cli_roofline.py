@@ -160,6 +160,54 @@ def test_bad_input_exits_2_with_one_clear_message(args, message):
     assert proc.stderr.count("error") == 1
 
 
+def strict_json(text: str) -> dict:
+    """Parse as strict JSON: ``Infinity`` and ``NaN`` are not JSON and fail the test."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_zero_bytes_is_a_compute_bound_kernel_with_unbounded_intensity(capsys):
+    args = ["roofline", "--device", "H100-SXM5", "--flops", "1e9", "--bytes", "0"]
+    assert run([*args, "--time", "1e-4"]) == 0
+    out = capsys.readouterr().out
+    assert "unbounded" in out and "compute-bound" in out and "14.9 %" in out
+    assert run([*args, "--json"]) == 0
+    result = strict_json(capsys.readouterr().out)
+    assert result["intensity_flop_per_byte"] is None  # as a verdict's JSON writes it
+    assert result["regime"] == "compute-bound"
+    assert result["attainable_flop_per_s"] == pytest.approx(66.9e12)
+    assert result["roof_time_s"] == pytest.approx(1e9 / 66.9e12)
+
+
+def test_no_flops_and_no_bytes_is_neither_regime(capsys):
+    args = ["roofline", "--device", "H100-SXM5", "--flops", "0", "--bytes", "0", "--time", "1"]
+    assert run(args) == 0
+    assert "neither" in capsys.readouterr().out
+    assert run([*args, "--json"]) == 0
+    result = strict_json(capsys.readouterr().out)
+    assert result["regime"] is None and result["intensity_flop_per_byte"] is None
+    assert result["percent_of_roof"] is None
+
+
+@pytest.mark.parametrize(
+    ("flops", "nbytes", "message"),
+    [
+        ("inf", "1", "--flops: must be a finite number (got inf)"),
+        ("1", "-inf", "--bytes: must be a finite number (got -inf)"),
+        ("nan", "1", "--flops: must be a finite number (got nan)"),
+        ("-1", "1", "--flops: must be a non-negative number"),
+    ],
+)
+def test_infinite_or_nan_work_is_refused_naming_the_option(flops, nbytes, message):
+    proc = roofguard("roofline", "--device", "H100-SXM5", "--flops", flops, "--bytes", nbytes)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "unexpected" not in proc.stderr
+    assert proc.stderr.count("error") == 1
+
+
 def test_devices_json_lists_catalog(capsys):
     assert run(["devices", "--json"]) == 0
     devices = json.loads(capsys.readouterr().out)
