@@ -54,14 +54,18 @@ def _roof_figures(
 def _check_figures(
     flops: float, nbytes: float, time_s: float | None, peak: float | None, bw: float | None
 ) -> None:
-    """Refuse what cannot be placed, naming the option: NaN, infinity, negatives."""
+    """Refuse what cannot be placed, naming the option: NaN, infinity, negatives, zero rates."""
     for flag, value in (("--flops", flops), ("--bytes", nbytes)):
         if not math.isfinite(value):
             raise BadInput(f"{flag}: must be a finite number (got {value:g})")
         if value < 0:
             raise BadInput(f"{flag}: must be a non-negative number")
-    if time_s is not None and not time_s > 0:  # a time of 0 would put the kernel nowhere
-        raise BadInput("--time: must be a positive number of seconds (or left out)")
+    if time_s is not None and not (math.isfinite(time_s) and time_s > 0):
+        # a time of 0 would put the kernel nowhere
+        raise BadInput("--time: must be a positive finite number of seconds (or left out)")
+    for flag, rate in (("--peak-flops", peak), ("--bandwidth", bw)):
+        if rate is not None and not (math.isfinite(rate) and rate > 0):
+            raise BadInput(f"{flag}: must be a positive finite number (got {rate:g})")
 
 
 def calculate(

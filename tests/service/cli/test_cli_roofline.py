@@ -150,7 +150,8 @@ def test_text_output_has_table_and_plot(capsys):
         (["--device", "T4", "--tier", "l3"], "unknown tier 'l3'"),
         ([], "give --device, or both --peak-flops and --bandwidth"),
         (["--device", "T4", "--precision", "fp12"], "unknown precision 'fp12'"),
-        (["--device", "T4", "--time", "0"], "--time: must be a positive number of seconds"),
+        (["--device", "T4", "--time", "0"], "--time: must be a positive finite number of seconds"),
+        (["--device", "T4", "--time", "inf"], "--time: must be a positive finite number"),
     ],
 )
 def test_bad_input_exits_2_with_one_clear_message(args, message):
@@ -203,6 +204,24 @@ def test_no_flops_and_no_bytes_is_neither_regime(capsys):
 )
 def test_infinite_or_nan_work_is_refused_naming_the_option(flops, nbytes, message):
     proc = roofguard("roofline", "--device", "H100-SXM5", "--flops", flops, "--bytes", nbytes)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "unexpected" not in proc.stderr
+    assert proc.stderr.count("error") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--peak-flops", "-5", "--bandwidth", "1e9"], "--peak-flops: must be a positive finite"),
+        (["--peak-flops", "0", "--bandwidth", "1e9"], "--peak-flops: must be a positive finite"),
+        (["--peak-flops", "1e12", "--bandwidth", "nan"], "--bandwidth: must be a positive finite"),
+        (["--peak-flops", "1e12", "--bandwidth", "0"], "--bandwidth: must be a positive finite"),
+        (["--peak-flops", "inf", "--bandwidth", "1e9"], "--peak-flops: must be a positive finite"),
+        (["--device", "H100-SXM5", "--bandwidth", "-1"], "--bandwidth: must be a positive finite"),
+    ],
+)
+def test_a_rate_that_is_not_positive_and_finite_is_refused_naming_the_option(args, message):
+    proc = roofguard("roofline", "--flops", "1e9", "--bytes", "1e9", *args)
     assert proc.returncode == 2
     assert message in proc.stderr and "unexpected" not in proc.stderr
     assert proc.stderr.count("error") == 1
