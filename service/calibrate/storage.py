@@ -86,6 +86,21 @@ def check_chart_path(path: Path) -> None:
     """Refuse a ``--chart`` file name of another format (before minutes of measuring)."""
     if path.suffix.lower() not in CHART_FORMATS:
         raise BadInput(f"--chart {path}: use a .svg or .png file name")
+    check_output_path(path, "--chart")
+
+
+def check_output_path(path: Path, flag: str) -> None:
+    """Refuse a file ``path`` that cannot be written: a folder, or a file where a folder must be.
+
+    Checked before measuring, which takes minutes on a GPU; the folders are made on writing.
+    """
+    if path.is_dir():
+        raise BadInput(f"{flag} {path}: is a folder; give a file name")
+    above = next((p for p in path.absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise BadInput(f"{flag} {path}: {above} is a file, not a folder")
+    if above is not None and not os.access(above, os.W_OK | os.X_OK):
+        raise BadInput(f"{flag} {path}: cannot write in {above}")
 
 
 def write_json_atomic(path: Path, document: BaseModel) -> None:

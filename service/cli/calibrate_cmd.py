@@ -21,6 +21,7 @@ from service.calibrate.model import Ceilings
 from service.calibrate.storage import (
     DEFAULT_HEALTH_PATH,
     check_chart_path,
+    check_output_path,
     latest_ceilings,
     save_ceilings,
     write_json_atomic,
@@ -103,15 +104,21 @@ def _report(health: Health, health_path: Path) -> None:
 
 
 def _write_outputs(ceilings: Ceilings, output: Path | None, chart: Path | None) -> None:
-    if output is not None:
-        write_json_atomic(output, ceilings)
-        typer.echo(f"ceilings written to {output}")
-    if chart is not None:
-        from service.calibrate.chart import roofline_figure, save_chart
+    """Write ``--output`` and ``--chart``; a failure is one error naming the flag."""
+    flag, path = "--output", output
+    try:
+        if output is not None:
+            write_json_atomic(output, ceilings)
+            typer.echo(f"ceilings written to {output}")
+        if chart is not None:
+            from service.calibrate.chart import roofline_figure, save_chart
 
-        spec = builtin_catalog().find(ceilings.device)
-        save_chart(roofline_figure(ceilings, spec.roof() if spec else None), chart)
-        typer.echo(f"chart written to {chart}")
+            flag, path = "--chart", chart
+            spec = builtin_catalog().find(ceilings.device)
+            save_chart(roofline_figure(ceilings, spec.roof() if spec else None), chart)
+            typer.echo(f"chart written to {chart}")
+    except OSError as exc:
+        raise BadInput(f"{flag} {path}: cannot write: {exc.strerror or exc}") from exc
 
 
 BackendOpt = Annotated[str, typer.Option(help="torch or cupy.")]
@@ -160,7 +167,8 @@ def calibrate_command(
     health_file: HealthFileOpt = DEFAULT_HEALTH_PATH,
 ) -> None:
     """Measure this runner's roofline (bandwidth, peaks, ridge), or check its health."""
-    _refuse_bad_flags(check=check, store=store, tolerance=tolerance, chart=chart)
+    files = {"--output": output, "--health-file": health_file if check else None}
+    _refuse_bad_flags(check=check, store=store, tolerance=tolerance, chart=chart, files=files)
     chosen = load_backend(backend, _default_device(backend, device), threads)
     _when_no_gpu(chosen, chosen_by_default=device is None, store=store)
     plan = make_plan(
@@ -173,9 +181,9 @@ def calibrate_command(
     stored = _stored(chosen, name, db, health_file) if check else None
     ceilings = _measure(chosen, plan, name)
     typer.echo(_summary(ceilings))
-    _write_outputs(ceilings, output, chart)
-    if store:
+    if store:  # before the files: a file that cannot be written must not lose the measurement
         _store(ceilings, db)
+    _write_outputs(ceilings, output, chart)
     if stored is not None:
         raise typer.Exit(_check(ceilings, stored, tolerance, health_file))
 
@@ -201,10 +209,15 @@ def _when_no_gpu(chosen: Backend, *, chosen_by_default: bool, store: bool) -> No
     )
 
 
-def _refuse_bad_flags(*, check: bool, store: bool, tolerance: float, chart: Path | None) -> None:
-    """Refuse flags that contradict each other, before anything is measured."""
+def _refuse_bad_flags(
+    *, check: bool, store: bool, tolerance: float, chart: Path | None, files: dict[str, Path | None]
+) -> None:
+    """Refuse flags that contradict each other or files that cannot be written, before measuring."""
     if chart is not None:
         check_chart_path(chart)
+    for flag, path in files.items():
+        if path is not None:
+            check_output_path(path, flag)
     if check and store:
         raise BadInput(
             "--check and --store: a preflight measures the quick subset; "
