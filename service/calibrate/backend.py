@@ -35,6 +35,18 @@ class CalibrateExtraMissing(BadInput):
         )
 
 
+class NoGpu(BadInput):
+    """The backend sees no GPU: a CPU-only build of its array library, or no driver.
+
+    Attributes:
+        detail: What the backend saw, for the health file (``torch 2.4.0+cpu sees no CUDA device``).
+    """
+
+    def __init__(self, device: str, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"--device {device}: {detail}")
+
+
 class Unsupported(Exception):
     """A measurement this backend or device cannot make (fp8 before sm_89, bf16 on CPU ...)."""
 

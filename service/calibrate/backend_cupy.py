@@ -16,6 +16,7 @@ from service.calibrate.backend import (
     MAX_CALLS,
     CalibrateExtraMissing,
     Case,
+    NoGpu,
     Unsupported,
 )
 from service.calibrate.device_info import gpu_identity
@@ -51,6 +52,12 @@ class CupyBackend:
             raise BadInput(f"--device {device}: the cupy backend measures CUDA devices only")
         self.cp = _import_cupy()
         self.index = int(device.partition(":")[2] or 0)
+        try:
+            count = self.cp.cuda.runtime.getDeviceCount()
+        except self.cp.cuda.runtime.CUDARuntimeError as exc:  # no driver, or no device
+            raise NoGpu(device, f"CuPy sees no CUDA device ({exc})") from exc
+        if count == 0:
+            raise NoGpu(device, "CuPy sees no CUDA device")
         self.cp.cuda.Device(self.index).use()
         self.kind: DeviceKind = "cuda"
         self._sweep_kernel = self.cp.ElementwiseKernel(

@@ -8,7 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from service.calibrate import backend_torch_mm
-from service.calibrate.backend import GPU_MIN_TIMED_S, MAX_CALLS, CalibrateExtraMissing, Case
+from service.calibrate.backend import (
+    GPU_MIN_TIMED_S,
+    MAX_CALLS,
+    CalibrateExtraMissing,
+    Case,
+    NoGpu,
+)
 from service.calibrate.device_info import cpu_identity, gpu_identity
 from service.calibrate.model import DeviceIdentity, DeviceKind
 from service.errors import BadInput
@@ -77,7 +83,7 @@ class TorchBackend:
         if self.device.type not in ("cpu", "cuda"):
             raise BadInput(f"--device: {device!r}: only cpu and cuda devices are supported")
         if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise BadInput(f"--device {device}: torch {torch.__version__} sees no CUDA device")
+            raise NoGpu(device, f"torch {torch.__version__} sees no CUDA device")
         self.kind: DeviceKind = "cuda" if self.device.type == "cuda" else "cpu"
         self.timer = "CUDA events" if self.kind == "cuda" else "time.perf_counter"
         self.compiled = False

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from service.calibrate.model import Ceilings
 
-HealthStatus = Literal["healthy", "degraded", "uncalibrated"]
+HealthStatus = Literal["healthy", "degraded", "uncalibrated", "no-gpu"]
 DEFAULT_TOLERANCE = 0.8
 
 #: NVML throttle reasons that slow a GPU below its calibrated clocks (idle, application clock
@@ -36,7 +36,8 @@ class Health(BaseModel):
 
     Attributes:
         trusted: False when no regression verdict should be drawn from this runner's runs.
-        status: healthy, degraded, or uncalibrated (no stored ceilings to compare with).
+        status: healthy, degraded, uncalibrated (no stored ceilings to compare with), or
+            no-gpu (the runner sees no GPU: nothing measured).
         runner: The runner checked.
         device: The device checked.
         checked_at: When the preflight ran.
@@ -184,4 +185,20 @@ def uncalibrated(runner: str, device: str, where: str) -> Health:
         device=device,
         reasons=(reason,),
         message=reason,
+    )
+
+
+def no_gpu(runner: str, device: str, detail: str) -> Health:
+    """The verdict when the runner sees no GPU: untrusted, nothing measured, and why."""
+    reason = f"no GPU visible ({detail})"
+    return Health(
+        trusted=False,
+        status="no-gpu",
+        runner=runner,
+        device=device,
+        reasons=(reason,),
+        message=(
+            f"runner {runner!r} is untrusted: {reason}; nothing was measured. Fix the runner "
+            "(a CUDA build of torch, the driver), or check its CPU with --device cpu"
+        ),
     )

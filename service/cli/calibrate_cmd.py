@@ -1,7 +1,8 @@
 """``roofguard calibrate``: measure the runner's roofline, store it, or check the runner's health.
 
 Exit codes: 0 calibrated (or healthy), 1 the ``--check`` preflight found the runner degraded,
-2 bad input, no stored calibration to check against, or the ``calibrate`` extra is missing.
+2 bad input, no stored calibration to check against, no GPU visible to check (its health file
+written), or the ``calibrate`` extra is missing.
 """
 
 from __future__ import annotations
@@ -9,13 +10,15 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from rules import builtin_catalog
-from service.calibrate.backend import Backend, load_backend
-from service.calibrate.health import Health, decide_health, format_rate, uncalibrated
+from service.calibrate.backend import Backend, NoGpu, load_backend
+from service.calibrate.health import Health, decide_health, format_rate, no_gpu, uncalibrated
 from service.calibrate.measure import Plan, make_plan, parse_precisions, run_calibration
 from service.calibrate.model import Ceilings
 from service.calibrate.storage import (
@@ -30,9 +33,10 @@ from service.cli.common import store_session
 from service.cli.db_cmd import DbOption
 from service.errors import BadInput
 from service.progress import labelled_bar
-from service.store.db import DEFAULT_SQLITE_PATH
+from service.store.db import DEFAULT_SQLITE_PATH, open_store, session_scope
 
 EXIT_DEGRADED, EXIT_UNCALIBRATED = 1, 2
+NO_CUDA = "no CUDA device found (a CPU-only torch build, or no driver)"
 
 
 def _summary(c: Ceilings) -> str:
@@ -74,19 +78,47 @@ def _store(ceilings: Ceilings, db: str | None) -> None:
 def _stored(backend: Backend, runner: str, db: str | None, health_path: Path) -> Ceilings:
     """The calibration ``--check`` compares with, looked up before anything is measured.
 
+    A check only reads: a store that does not exist is nothing calibrated, and is not created.
+
     Raises:
         typer.Exit: None stored (``EXIT_UNCALIBRATED``), its health written.
     """
     device = backend.identity().name
-    with store_session(db) as session:
-        stored = latest_ceilings(
-            session=session, runner=runner, device=device, backend=backend.name
-        )
+    stored = None
+    if not _missing_sqlite_file(db):
+        engine = open_store(db, create=False)
+        try:
+            with session_scope(engine, readonly=True) as session:
+                stored = latest_ceilings(
+                    session=session, runner=runner, device=device, backend=backend.name
+                )
+        finally:
+            engine.dispose()
     if stored is None:
         where = db or str(DEFAULT_SQLITE_PATH)
         _report(uncalibrated(runner, device, where), health_path)
         raise typer.Exit(EXIT_UNCALIBRATED)
     return stored
+
+
+def _missing_sqlite_file(db: str | None) -> bool:
+    """Whether ``db`` names a SQLite file that does not exist (the default store included)."""
+    if db is None:
+        return not DEFAULT_SQLITE_PATH.exists()
+    try:
+        url = make_url(db)
+    except ArgumentError:
+        return False  # not a URL: opening it says so
+    name = url.database
+    if url.get_backend_name() != "sqlite" or not name or name == ":memory:":
+        return False
+    return not Path(name).exists()
+
+
+def _no_gpu_check(runner: str, device: str | None, detail: str, health_path: Path) -> NoReturn:
+    """``--check`` where no GPU is visible: untrusted, written down; nothing measured or stored."""
+    _report(no_gpu(runner, device or "cuda", detail), health_path)
+    raise typer.Exit(EXIT_UNCALIBRATED)
 
 
 def _check(ceilings: Ceilings, stored: Ceilings, tolerance: float, health_path: Path) -> int:
@@ -169,7 +201,16 @@ def calibrate_command(
     """Measure this runner's roofline (bandwidth, peaks, ridge), or check its health."""
     files = {"--output": output, "--health-file": health_file if check else None}
     _refuse_bad_flags(check=check, store=store, tolerance=tolerance, chart=chart, files=files)
-    chosen = load_backend(backend, _default_device(backend, device), threads)
+    name = runner or os.environ.get("RUNNER_NAME") or socket.gethostname()
+    try:
+        chosen = load_backend(backend, _default_device(backend, device), threads)
+    except NoGpu as exc:
+        if not check:
+            raise
+        _no_gpu_check(name, device, exc.detail, health_file)
+    if check and device is None and chosen.kind == "cpu":
+        seen = f"{chosen.identity().runtime or chosen.name} sees no CUDA device"
+        _no_gpu_check(name, device, f"{seen}: a CPU-only build, or no driver", health_file)
     _when_no_gpu(chosen, chosen_by_default=device is None, store=store)
     plan = make_plan(
         chosen.kind,
@@ -177,7 +218,6 @@ def calibrate_command(
         sweep_impl=sweep,
         precisions=parse_precisions(precisions, chosen.kind),
     )
-    name = runner or os.environ.get("RUNNER_NAME") or socket.gethostname()
     stored = _stored(chosen, name, db, health_file) if check else None
     ceilings = _measure(chosen, plan, name)
     typer.echo(_summary(ceilings))
@@ -198,13 +238,12 @@ def _when_no_gpu(chosen: Backend, *, chosen_by_default: bool, store: bool) -> No
         return
     if store:
         raise BadInput(
-            "--store: no CUDA device found (a CPU-only torch build, or no driver), so this "
+            f"--store: {NO_CUDA}, so this "
             "would store the CPU's ceilings as the runner's measured roof; pass --device cpu "
             "to calibrate the CPU, or --device cuda:0 to require the GPU"
         )
     typer.echo(
-        "roofguard: note: no CUDA device found (a CPU-only torch build, or no driver): "
-        "measuring the CPU; --device cuda:0 requires the GPU",
+        f"roofguard: note: {NO_CUDA}: measuring the CPU; --device cuda:0 requires the GPU",
         err=True,
     )
 
