@@ -119,3 +119,31 @@ def falling_gemm_runs(
             )
         )
     return runs
+
+
+def time_only_runs(
+    *, repo: str | None = "acme/kernels", nights: int = 9, slow_from: int = 7, start: datetime
+) -> list[RunRecord]:
+    """Google Benchmark nightlies without counters (timed alone), a slowdown and a split.
+
+    ``BM_plain_0`` takes 200 µs, 400 µs from ``slow_from`` on; ``BM_plain_2`` is replaced by
+    ``BM_plain_2a`` and ``BM_plain_2b`` then; ``BM_plain_1`` stays put.
+    """
+    runs = []
+    for night in range(nights):
+        later = night >= slow_from
+        times = {"BM_plain_0": 4e-4 if later else 2e-4, "BM_plain_1": 1e-4}
+        times |= {"BM_plain_2a": 1.5e-4, "BM_plain_2b": 1.5e-4} if later else {"BM_plain_2": 3e-4}
+        kernels = [
+            make_kernel(name, flops={}, dram_bytes=None, time_s=t) for name, t in times.items()
+        ]
+        runs.append(
+            make_run(
+                repo=repo,
+                commit=f"{night:07x}de",
+                timestamp=start + timedelta(days=night),
+                kernels=kernels,
+                tool="gbench",
+            )
+        )
+    return runs

@@ -19,7 +19,7 @@ from service.digest.build import build_digest
 from service.digest.changes import PARALLEL_POINTS, SLABS
 from service.digest.chartread import chart_history
 from service.digest.devices import judge_card
-from service.digest.model import Digest, DigestOptions, KernelTarget
+from service.digest.model import Digest, DigestOptions, targets_from_config
 from service.digest.rowread import CardRows, compact_card_rows
 from service.digest.storeread import compact_history, with_store_facts
 from service.digest.workers import Workers, usable_cores
@@ -164,21 +164,6 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise BadInput(f"{path}: cannot write: {exc.strerror}") from exc
-
-
-def targets_from_config(config: RoofguardConfig) -> list[KernelTarget]:
-    """Declared regimes and targets of the config's kernel groups.
-
-    Groups selected by NVTX range are left out: nightly history does not keep the range.
-    """
-    groups = config.rules.groups
-    return [
-        KernelTarget(
-            pattern=g.pattern, name=g.name, regime=g.regime, target_percent=g.target_percent
-        )
-        for g in groups
-        if g.nvtx is None
-    ]
 
 
 def post_digest(digest: Digest, body: str, *, repo: str, github_url: str | None) -> int:

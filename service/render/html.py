@@ -25,7 +25,13 @@ _XML_PROLOGUE = re.compile(rb"^\s*<\?xml[^>]*\?>\s*(<!DOCTYPE[^>]*>\s*)?", re.DO
 @functools.cache
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("service.render", "templates/pages"),
+        # The pages first; then the digest's sections the CLI's HTML digest shares with its page.
+        loader=jinja2.ChoiceLoader(
+            [
+                jinja2.PackageLoader("service.render", "templates/pages"),
+                jinja2.PackageLoader("service.render", "templates"),
+            ]
+        ),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
@@ -29,12 +29,13 @@ from service.api.pagerrors import wants_html
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
-from service.digest.model import DigestOptions
+from service.digest.model import DigestOptions, KernelTarget, targets_from_config
 from service.digest.storeread import with_store_facts
 from service.digest.workedits import on_new_work
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.charts import KernelPoint, figure_bytes, judged_point, roofline_chart
+from service.render.digest_render import digest_view
 from service.render.digest_shared import shared_move_rows
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
@@ -318,7 +319,7 @@ def digest_page(
                 config=state.config,
                 run_id=newest,
                 view=variant_view("digest", repo),
-                render=lambda: _digest_page(session, repo, now),
+                render=lambda: _digest_page(session, repo, now, targets_from_config(state.config)),
                 extra=f"{repo}\x1f{now:%Y-%m-%dT%H}",
             )
         )
@@ -326,8 +327,16 @@ def digest_page(
     return _html_or_json(request, page)
 
 
-def _digest_page(session: SessionDep, repo: str | None, end: datetime | None = None) -> str:
-    """The digest page of ``repo``'s ``DIGEST_DAYS`` up to ``end`` (none without a repo)."""
+def _digest_page(
+    session: SessionDep,
+    repo: str | None,
+    end: datetime | None = None,
+    targets: Sequence[KernelTarget] = (),
+) -> str:
+    """The digest page of ``repo``'s ``DIGEST_DAYS`` up to ``end`` (none without a repo).
+
+    ``targets``: the config's kernel groups, as ``roofguard digest`` reads them.
+    """
     digest = None
     if repo and end is not None:
         start = end - timedelta(days=DIGEST_DAYS)
@@ -335,7 +344,11 @@ def _digest_page(session: SessionDep, repo: str | None, end: datetime | None = N
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
         history = on_new_work(history, work_model_edits(session=session, repo=repo))
         history = with_like_for_like(session=session, frame=history, first_held=True)
-        digest = build_digest(history, start=start, end=end, repo=repo)
+        digest = build_digest(history, start=start, end=end, repo=repo, targets=targets)
         digest = with_store_facts(session, digest)
     shared = shared_move_rows(digest, str) if digest is not None else []
-    return render_page("digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS, shared=shared)
+    # The sections the CLI's HTML digest has too, from the same rows (``digest_view``).
+    view = digest_view(digest, code=False) if digest is not None else {}
+    return render_page(
+        "digest.html.j2", repo=repo, digest=digest, days=DIGEST_DAYS, shared=shared, view=view
+    )

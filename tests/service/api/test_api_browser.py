@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from factories import falling_gemm_runs, make_kernel, make_run
+from factories import falling_gemm_runs, make_kernel, make_run, time_only_runs
 from svc_helpers import Service, start_live
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -224,5 +224,29 @@ def test_two_stored_runs_compared_in_chromium(service, repo, browser) -> None:
         assert "4.7% of tensor_bf16 (70.0% of fp32)" in rows[0].text
         assert rows[0].text.endswith("slower") and "(14.8×)" in rows[0].text
         shot(browser, "compare-runs.png")
+    finally:
+        live.stop()
+
+
+def test_the_digest_page_shows_what_its_headline_counts_in_chromium(service, repo, browser):
+    """Benchmarks timed alone: a 2x slowdown and a split kernel, once read "None." throughout."""
+    from selenium.webdriver.common.by import By
+
+    token = service.token(repo)
+    for run in time_only_runs(repo=repo, start=datetime.now(UTC) - timedelta(days=9)):
+        service.upload(run, token)
+    live = start_live(service.app)
+    try:
+        browser.get(f"{live.url}/digest?repo={repo}")
+        headline = browser.find_element(By.ID, "headline").text
+        assert headline.startswith("1 time regression") and "1 vanished or split" in headline
+        for table, text in (
+            ("time-regressions", "BM_plain_0 H100-SXM5 200 → 400 µs (2.00×)"),
+            ("vanished", "split into 2: BM_plain_2a, BM_plain_2b"),
+            ("unresolved-time", "BM_plain_0 H100-SXM5 200 → 400 µs (2.00×)"),
+        ):
+            shown = browser.find_element(By.ID, table)
+            assert shown.is_displayed() and text in shown.text, table
+        shot(browser, "digest-page.png")
     finally:
         live.stop()
