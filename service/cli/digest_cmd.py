@@ -21,7 +21,7 @@ from service.digest.chartread import chart_history
 from service.digest.devices import judge_card
 from service.digest.model import Digest, DigestOptions, targets_from_config
 from service.digest.rowread import CardRows, compact_card_rows
-from service.digest.storeread import compact_history, with_store_facts
+from service.digest.storeread import compact_history, with_acceptances, with_store_facts
 from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
@@ -89,21 +89,23 @@ def _load(
     repo: str | None,
     read: tuple[datetime, datetime],
     period: tuple[datetime, datetime],
-    window: int,
-) -> tuple[pd.DataFrame, list[CardRows]]:
+    options: DigestOptions,
+) -> tuple[pd.DataFrame, list[CardRows], DigestOptions]:
     """Nightly history of ``read`` (end exclusive), compact and like for like, with its ids.
 
     And the rows that judge each card that started in ``period`` (``rowread``), against the
-    card before's last ``window`` nights. A ``repo`` with no run stored at all is refused
+    card before's last ``options.gate_window`` nights, and ``options`` with the acceptances
+    made by the period's end. A ``repo`` with no run stored at all is refused
     (``require_runs_of``): named wrong, its cron job posted "nothing to digest" every week.
     """
     with session_scope(engine, readonly=True) as session:
         if repo is not None:
             require_runs_of(session=session, repo=repo)
         history = compact_history(session, repo, *read, with_ids=True)
-        cards = compact_card_rows(session, history, period, window)
+        cards = compact_card_rows(session, history, period, options.gate_window)
+        options = with_acceptances(session, repo, period[1], options)
     give_back_freed()  # what reading the cards' rows held (``service.store.memory``)
-    return history, cards
+    return history, cards, options
 
 
 def _from_store(engine: Engine, digest: Digest) -> Digest:
@@ -131,10 +133,12 @@ def _build(
     period: tuple[datetime, datetime],
     *,
     html: bool,
-    build: Callable[[pd.DataFrame, Workers], Digest],
+    build: Callable[[pd.DataFrame, DigestOptions, Workers], Digest],
     options: DigestOptions,
 ) -> tuple[Digest, dict[str, bytes]]:
     """The digest (``build`` of the history), its device changes, and its charts for ``html``.
+
+    ``build`` is given ``options`` with the repository's acceptances (``with_acceptances``).
 
     A large history's stages share ``options.workers`` processes: the new cards are judged
     in them while the history is prepared, and the charts drawn there.
@@ -142,7 +146,7 @@ def _build(
     map_large_allocations()  # the history's arrays, freed, go back to the system: see memory
     engine = open_store(url, create=False)
     try:
-        history, cards = _load(engine, repo, read, period, options.gate_window)
+        history, cards, options = _load(engine, repo, read, period, options)
         # No more workers than the scans' slabs. The scans choose by their points; the cards
         # and charts go to the workers from as many rows (the scans start them anyway).
         with Workers(min(options.workers, SLABS)) as workers:
@@ -151,7 +155,7 @@ def _build(
             del cards
             if not html:  # the ids serve the charts' rows
                 del history["run_id"], history["kernel_id"]
-            digest = _from_store(engine, build(history, workers))
+            digest = _from_store(engine, build(history, options, workers))
             changes = [change for change in (j() for j in judged) if change is not None]
             digest = digest.model_copy(update={"device_changes": changes})
             return digest, _charts(engine, history, digest, beside) if html else {}
@@ -232,14 +236,14 @@ def digest_command(
     with labelled_bar(_STAGES, "digest") as step:
         step("loading history")
 
-        def build(history: pd.DataFrame, workers: Workers) -> Digest:
+        def build(history: pd.DataFrame, chosen: DigestOptions, workers: Workers) -> Digest:
             return build_digest(
                 history,
                 start=period[0],
                 end=period[1],
                 repo=repo,
                 targets=targets,
-                options=options,
+                options=chosen,
                 progress=step,
                 workers=workers,
             )

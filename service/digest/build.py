@@ -6,8 +6,10 @@ once (one 2-D array, rows = series, columns = the n-th night of the series). A c
 reported once, in the period where its new level started, with the commit range: the last night at
 the old level (``from_commit``) and the first at the new one (``to_commit``). A regression stays
 listed as unresolved, by age, until a later level is back within ``recovery_tolerance`` of the
-level before it. Everything is pandas group-bys and numpy over the whole history; the only Python
-loops run over reported entries.
+level before it. A regression a maintainer accepted (``/roofguard accept``, read once into
+``DigestOptions.accepted``) is listed apart (``service.digest.accepted``), as the gate passes it.
+Everything is pandas group-bys and numpy over the whole history; the only Python loops run over
+reported entries.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import HISTORY_COLUMNS, require_columns
+from service.digest.accepted import accepted_changes, without_accepted, without_accepted_time
 from service.digest.changes import scan_changes
 from service.digest.classify import ClassifiedChanges, classify
 from service.digest.devices import device_changes
@@ -230,12 +233,14 @@ def build_digest(
         changes, segments = scan_changes(frame, opts, pool)()
         step("classifying changes")
         parts = classify(changes, segments, frame, start=start, end=end, options=opts)
+        parts, accepted = without_accepted(parts, frame, opts, start=start, end=end)
         step("summarising")
         digest = _assemble(
             frame, parts, start=start, end=end, repo=repo, targets=targets, opts=opts
         )
         step("scanning time and inventory")
-        digest = _with_time(digest, frame, _timed(history, frame, end), opts, pool)
+        timed = _timed(history, frame, end)
+        digest = _with_time(digest, (frame, timed, accepted), opts, pool)
     digest = digest.model_copy(update={"shared_moves": shared_moves(digest)})
     return _with_devices(digest, history, opts.gate_window)
 
@@ -272,20 +277,26 @@ def _timed(history: pd.DataFrame, placed: pd.DataFrame, end: datetime) -> pd.Dat
 
 
 def _with_time(
-    digest: Digest, placed: pd.DataFrame, timed: pd.DataFrame, opts: DigestOptions, workers: Workers
+    digest: Digest,
+    frames: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame],
+    opts: DigestOptions,
+    workers: Workers,
 ) -> Digest:
-    """The digest with binding flips, time regressions and vanished kernels added.
+    """The digest with binding flips, time regressions, vanished and accepted kernels added.
 
-    ``placed`` and ``timed`` are the prepared frames of placed and timed rows. A large time
-    scan runs in the workers while the vanished kernels are found here (not the flips too:
-    their peak beside the scan's slabs was 0.2 GB more at 29 M rows).
+    ``frames`` are the prepared frames of placed and timed rows, and the accepted changes of
+    percent of roof (``accepted.without_accepted``). A large time scan runs in the workers
+    while the vanished kernels are found here (not the flips too: their peak beside the scan's
+    slabs was 0.2 GB more at 29 M rows).
     """
+    placed, timed, accepted = frames
     period = {"start": digest.start, "end": digest.end}
     flips = binding_flips(placed, **period, min_segment=opts.min_segment)
     time_changes = scan_changes(timed, opts, workers, "time_s")
     vanished = vanished_kernels(timed, **period, min_segment=opts.min_segment)
     judged = {(m.kernel, m.device) for m in digest.unresolved}
-    scanned = time_changes()  # a result: it is taken once
+    # A result: it is taken once.
+    scanned, accepted_time = without_accepted_time(timed, time_changes(), opts, **period)
     return digest.model_copy(
         update={
             "binding_flips": [BindingFlip.model_validate(r) for r in flips.to_dict("records")],
@@ -296,6 +307,7 @@ def _with_time(
             "devices": with_timed_devices(digest.devices, timed, **period),
             "unmeasured": unmeasured_devices(timed, start=digest.start),
             "off_roof": off_roof(placed, timed, start=digest.start),
+            "accepted": accepted_changes(accepted, accepted_time, opts),
         }
     )
 

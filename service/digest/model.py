@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from rules import Regime
 from service.config import RoofguardConfig
+from service.digest.acceptance import AcceptedChange
 from service.digest.devices import DeviceChange
 from service.digest.offroof import OffRoof
 from service.digest.options import DigestOptions as DigestOptions
@@ -304,6 +305,8 @@ class Digest(BaseModel):
         lookback_days: Days scanned before the period: an older regression is not unresolved.
         off_roof: Per device, the kernels timed alone at their newest night in the period
             that were on the roof before (``service.digest.offroof``).
+        accepted: Regressions a maintainer accepted (``/roofguard accept``) that held in the
+            period or were accepted in it; none of them is in another section.
     """
 
     repo: str | None
@@ -328,6 +331,7 @@ class Digest(BaseModel):
     unmeasured: list[UnmeasuredDevice] = Field(default_factory=list)
     off_roof: list[OffRoof] = Field(default_factory=list)
     lookback_days: int = 90
+    accepted: list[AcceptedChange] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -352,6 +356,8 @@ class Digest(BaseModel):
         ]
         if self.unresolved_time:  # only where there are: kernels timed alone are rare
             parts.append(_count(len(self.unresolved_time), "unresolved time regression"))
+        if self.accepted:  # a regression the week had, though no longer one
+            parts.append(_count(len(self.accepted), "accepted change"))
         if self.shared_moves:  # one cause, not a kernel's worth of regressions each
             parts.insert(
                 0,

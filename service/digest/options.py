@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from rules.stats import ChangePointOptions
+from service.digest.acceptance import Acceptance
 from service.digest.devices import GATE_WINDOW
 
 
@@ -26,6 +27,9 @@ class DigestOptions(BaseModel):
         workers: Processes a large history's stages may share (``service.digest.workers``;
             1: none). Spawned workers re-import the caller's main module: a script setting
             it guards its entry point; ``roofguard digest`` uses one a core.
+        accepted: The repository's ``/roofguard accept``s up to the period's end (the gate's
+            baseline starts after each): the changes they cover are listed as accepted, not as
+            regressions (``service.digest.accepted``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -38,6 +42,7 @@ class DigestOptions(BaseModel):
     lookback_days: int = Field(default=90, ge=0)
     gate_window: int = Field(default=GATE_WINDOW, ge=1)
     workers: int = Field(default=1, ge=1)
+    accepted: tuple[Acceptance, ...] = ()
 
     def change_point_options(self) -> ChangePointOptions:
         """The detector's thresholds."""

@@ -20,11 +20,12 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import like_for_like_history
-from service.digest.model import Digest
+from service.digest.acceptance import Acceptance
+from service.digest.model import Digest, DigestOptions
 from service.digest.shared import with_setups
 from service.digest.unmeasured import UnmeasuredDevice
 from service.digest.workedits import on_new_work
-from service.store.baselines import work_model_edits
+from service.store.baselines import maintainer_acceptances, work_model_edits
 from service.store.devices import run_roofs
 from service.store.digestread import digest_history
 from service.store.lookups import last_nights
@@ -134,3 +135,19 @@ def with_store_facts(session: StoreSession, digest: Digest) -> Digest:
     night where it read none (``with_last_nights``).
     """
     return with_last_nights(session, with_setups(session, digest))
+
+
+def with_acceptances(
+    session: StoreSession, repo: str | None, end: datetime, options: DigestOptions
+) -> DigestOptions:
+    """``options`` with ``repo``'s ``/roofguard accept``s up to ``end`` (None: every repository's).
+
+    Read once, whatever the history's size (``service.digest.accepted`` matches them to its
+    changes at once).
+    """
+    read = maintainer_acceptances(session=session, repo=repo, until=end)
+    accepted = tuple(
+        Acceptance(kernel=k, device=d, accepted_at=t, accepted_by=by, reason=why)
+        for k, d, t, by, why in read
+    )
+    return options.model_copy(update={"accepted": accepted})

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from rules import one_decimal
 from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
+from service.render.digest_accepted import accepted_rows
 from service.render.digest_devices import device_change_rows, off_roof_rows, unmeasured_rows
 from service.render.digest_shared import shared_move_rows, shared_moves_left_out
 from service.render.escape import escape_code, without_bidi
@@ -93,6 +94,7 @@ _KERNEL_SECTIONS = (
     "vanished",
     "mislabels",
     "below_target",
+    "accepted",
 )
 
 
@@ -208,6 +210,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
         "shared_moves": shared_move_rows(digest, esc),
         "shared_more": shared_moves_left_out(digest),
         "lookback": _lookback(digest),
+        "accepted": accepted_rows(digest, esc, markdown=code),
     }
 
 
@@ -330,5 +333,9 @@ def render_digest_html(digest: Digest, charts: Mapping[str, bytes | str] | None 
 
 
 def render_digest_json(digest: Digest) -> str:
-    """The digest as one JSON object (``Digest``'s fields; timestamps in ISO 8601)."""
-    return digest.model_dump_json(indent=2) + "\n"
+    """The digest as one JSON object (``Digest``'s fields; timestamps in ISO 8601).
+
+    ``accepted`` is there when a change was accepted: a digest without one reads as before.
+    """
+    left_out = set() if digest.accepted else {"accepted"}
+    return digest.model_dump_json(indent=2, exclude=left_out) + "\n"

@@ -204,3 +204,31 @@ def work_model_edits(*, session: StoreSession, repo: str) -> list[tuple[str, str
         .where(a.repo_id == rid, is_work_model_edit())
     )
     return [(str(k), d, as_utc(t)) for k, d, t in session.execute(stmt)]
+
+
+def maintainer_acceptances(
+    *, session: StoreSession, repo: str | None, until: datetime | None = None
+) -> list[tuple[str, str | None, datetime, str, str]]:
+    """(kernel key, device or None, when, who, why) of each ``/roofguard accept``, oldest first.
+
+    Of ``repo`` (None: of every repository), made by ``until`` when given. A work model's edit
+    is left out, as the baseline leaves it out (``history._drop_accepted``).
+    """
+    a = _ACCEPTANCES.c
+    stmt = (
+        sa.select(a.kernel_key, _DEVICES.c.name, a.created_at, a.accepted_by, a.reason)
+        .select_from(_ACCEPTANCES.outerjoin(_DEVICES, _DEVICES.c.id == a.device_id))
+        .where(sa.not_(is_work_model_edit()))
+        .order_by(a.created_at, a.id)
+    )
+    if repo is not None:
+        rid = repo_id(session=session, repo=repo)
+        if rid is None:
+            return []
+        stmt = stmt.where(a.repo_id == rid)
+    if until is not None:
+        stmt = stmt.where(a.created_at <= as_utc(until))
+    return [
+        (str(k), d, as_utc(t), str(by), str(why or ""))
+        for k, d, t, by, why in session.execute(stmt)
+    ]

@@ -30,7 +30,7 @@ from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions, KernelTarget, targets_from_config
-from service.digest.storeread import with_store_facts
+from service.digest.storeread import with_acceptances, with_store_facts
 from service.digest.workedits import on_new_work
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
@@ -340,11 +340,14 @@ def _digest_page(
     digest = None
     if repo and end is not None:
         start = end - timedelta(days=DIGEST_DAYS)
-        lookback = start - timedelta(days=DigestOptions().lookback_days)
+        options = with_acceptances(session, repo, end, DigestOptions())
+        lookback = start - timedelta(days=options.lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
         history = on_new_work(history, work_model_edits(session=session, repo=repo))
         history = with_like_for_like(session=session, frame=history, first_held=True)
-        digest = build_digest(history, start=start, end=end, repo=repo, targets=targets)
+        digest = build_digest(
+            history, start=start, end=end, repo=repo, targets=targets, options=options
+        )
         digest = with_store_facts(session, digest)
     shared = shared_move_rows(digest, str) if digest is not None else []
     # The sections the CLI's HTML digest has too, from the same rows (``digest_view``).
