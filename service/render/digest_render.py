@@ -335,7 +335,7 @@ def render_digest_html(digest: Digest, charts: Mapping[str, bytes | str] | None 
 def render_digest_json(digest: Digest) -> str:
     """The digest as one JSON object (``Digest``'s fields; timestamps in ISO 8601).
 
-    ``accepted`` is there when a change was accepted: a digest without one reads as before.
+    Every key is there in every digest (``accepted`` an empty list in a week without one):
+    a consumer reads one shape.
     """
-    left_out = set() if digest.accepted else {"accepted"}
-    return digest.model_dump_json(indent=2, exclude=left_out) + "\n"
+    return digest.model_dump_json(indent=2) + "\n"
