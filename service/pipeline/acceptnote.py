@@ -6,14 +6,23 @@ new and failing at once, and the check run stayed red. A run with acceptances is
 anew each time it is asked for (the same runs, so the same verdict): its accepted kernels
 have no baseline left, and no finding (not even ``new-kernel``: a maintainer has read them);
 they are ``accepted``, not new, and the verdict says who accepted what, and why.
+
+The runs after it judge such a kernel on the history its card holds since the acceptance
+(``Baseline.restarted``). Until that holds the runs the gate needs, the kernel is no new
+kernel either: it is ``accepted`` (no ``new-kernel`` finding), and a note says it restarted.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 
 from rules import FailOn, KernelStatus, Verdict, with_findings
+from service.config import RoofguardConfig
 from service.store.baselines import Acceptance
+
+#: The rule that would call a restarted kernel new.
+NEW_KERNEL = "new-kernel"
 
 #: Kernels named in the note of one acceptance; the rest are counted.
 NAMED = 5
@@ -34,13 +43,49 @@ def accepted_verdict(verdict: Verdict, acceptances: list[Acceptance], fail_on: F
 
 def accepted_notes(acceptances: list[Acceptance]) -> tuple[str, ...]:
     """One note per acceptance comment: the kernels, who accepted them and why."""
+    return tuple(
+        f"judged again: {_names(keys)} accepted as the new baseline by {who}: {why}"
+        for (who, why), keys in _by_comment(acceptances).items()
+    )
+
+
+def restarted_verdict(
+    verdict: Verdict, restarted: Mapping[str, Acceptance], run_id: int, config: RoofguardConfig
+) -> Verdict:
+    """``verdict`` with the kernels an earlier acceptance restarted, while new again, accepted.
+
+    The acceptances of run ``run_id``'s own changes are ``accepted_verdict``'s.
+    """
+    restarts = [
+        restarted[k.key]
+        for k in verdict.kernels
+        if k.status == KernelStatus.NEW and k.key in restarted and restarted[k.key].run_id != run_id
+    ]
+    if not restarts:
+        return verdict
+    keys = {a.kernel_key for a in restarts}
+    kept = [f for f in verdict.findings if f.rule != NEW_KERNEL or f.kernel not in keys]
+    judged = with_findings(verdict, kept, config.rules.fail_on)
+    kernels = tuple(
+        k.model_copy(update={"status": KernelStatus.ACCEPTED}) if k.key in keys else k
+        for k in judged.kernels
+    )
+    runs, branch = config.baseline.min_runs, config.base_branch
+    notes = (
+        f"restarted by `/roofguard accept`: {_names(named)} accepted as the new baseline on "
+        f"{verdict.device} by {who}: {why}; judged again from {runs} {branch} runs measured "
+        "since, not as new kernels"
+        for (who, why), named in _by_comment(restarts).items()
+    )
+    return judged.model_copy(update={"kernels": kernels, "notes": (*judged.notes, *notes)})
+
+
+def _by_comment(acceptances: Iterable[Acceptance]) -> dict[tuple[str, str], list[str]]:
+    """The accepted kernels by (who, why): one acceptance comment each."""
     kernels: dict[tuple[str, str], list[str]] = defaultdict(list)
     for acceptance in acceptances:
         kernels[acceptance.accepted_by, acceptance.reason].append(acceptance.kernel_key)
-    return tuple(
-        f"judged again: {_names(keys)} accepted as the new baseline by {who}: {why}"
-        for (who, why), keys in kernels.items()
-    )
+    return kernels
 
 
 def _names(keys: list[str]) -> str:

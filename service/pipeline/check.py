@@ -28,7 +28,7 @@ from rules import (
     with_profile_changes,
 )
 from service.config import RoofguardConfig
-from service.pipeline.acceptnote import accepted_verdict
+from service.pipeline.acceptnote import accepted_verdict, restarted_verdict
 from service.pipeline.agenote import age_noted
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
@@ -171,6 +171,7 @@ def _with_notes(
 ) -> Verdict:
     """The verdict of ``judged`` (the run, its baseline, an edit note) with their notes."""
     run, rows, edit_note = judged
+    verdict = restarted_verdict(verdict, rows.restarted, run_id, config)
     verdict = _baseline_noted(session, verdict, (rows, run, config.base_branch), merge_base)
     verdict = _with_note(verdict, edit_note) if edit_note else verdict
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]

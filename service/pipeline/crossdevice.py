@@ -6,7 +6,9 @@ own roofs), so the kernels with fewer than ``OWN_RUNS_SETTLED`` base-branch runs
 card are judged against the card that ran most recently before it (``rules.scaling``; the
 gate keeps its segment until ``GATE_RUNS_SETTLED``, ``rules.newcard``): its
 gate window of runs, on the same roof source, up to the PR's merge base. ``baseline.
-cross_device = false`` turns it off.
+cross_device = false`` turns it off. A kernel a ``/roofguard accept`` restarted on the run's
+card is not young there: the maintainer accepted its level on this card, which is its
+baseline from then on (``Baseline.restarted``), whatever the other card holds.
 """
 
 from __future__ import annotations
@@ -23,16 +25,19 @@ from service.store.history import Baseline, BaselineQuery, MergeBase, read_basel
 from service.store.sessions import StoreSession
 
 
-def _young_keys(placements: Mapping[str, Placement], own: pd.DataFrame) -> list[str]:
-    """Placed kernels with fewer than ``GATE_RUNS_SETTLED`` runs of their own."""
+def _young_keys(placements: Mapping[str, Placement], own: Baseline) -> list[str]:
+    """Placed kernels with fewer than ``GATE_RUNS_SETTLED`` runs of their own, not restarted."""
     counts: dict[str, int] = {}
-    if not own.empty:  # one row per run and kernel: rows are runs
-        placed = own["kernel_key"][pd.to_numeric(own["percent_of_roof"], errors="coerce").notna()]
+    rows = own.frame
+    if not rows.empty:  # one row per run and kernel: rows are runs
+        placed = rows["kernel_key"][pd.to_numeric(rows["percent_of_roof"], errors="coerce").notna()]
         counts = {str(k): int(v) for k, v in placed.value_counts().items()}
     return [
         key
         for key, placement in placements.items()
-        if placement.percent_of_roof is not None and counts.get(key, 0) < GATE_RUNS_SETTLED
+        if placement.percent_of_roof is not None
+        and counts.get(key, 0) < GATE_RUNS_SETTLED
+        and key not in own.restarted
     ]
 
 
@@ -62,7 +67,7 @@ def device_baseline(
         merge_base: The PR's merge base: the other card's history stops there too (at
             ``own.cutoff`` where it holds no run of it).
     """
-    keys = _young_keys(placements, own.frame)
+    keys = _young_keys(placements, own)
     if not config.baseline.cross_device or not keys or not run.repo:
         return None
     roof = placements[keys[0]].roof

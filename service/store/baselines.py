@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -35,6 +35,25 @@ class MergeBase:
 
     sha: str
     time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A ``/roofguard accept`` as a verdict names it.
+
+    Attributes:
+        kernel_key: The accepted kernel's identity key.
+        accepted_by: Who accepted it.
+        reason: Why, as written in the comment.
+        run_id: The run whose change was accepted, when known.
+        accepted_at: When: the kernel's baseline restarts after it.
+    """
+
+    kernel_key: str
+    accepted_by: str
+    reason: str
+    run_id: int | None = None
+    accepted_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +108,8 @@ class Baseline:
             stops at ``before_timestamp``).
         up_to_run: The query's ``up_to_run``: another card's history read beside this one
             stops there too.
+        restarted: The kernels whose baseline restarted after a ``/roofguard accept`` within
+            the history read, with that acceptance, by key (``after_acceptances``).
     """
 
     frame: pd.DataFrame
@@ -96,6 +117,7 @@ class Baseline:
     cutoff: datetime | None = None
     merge_base_found: bool = True
     up_to_run: int | None = None
+    restarted: Mapping[str, Acceptance] = field(default_factory=dict)
 
     def newest(self, count: int) -> Baseline:
         """The rows of the ``count`` newest runs of the window."""
@@ -153,30 +175,63 @@ def accept_baseline(
     return int(session.execute(stmt, row).scalar_one())
 
 
-@dataclass(frozen=True)
-class Acceptance:
-    """A ``/roofguard accept`` as a verdict names it.
-
-    Attributes:
-        kernel_key: The accepted kernel's identity key.
-        accepted_by: Who accepted it.
-        reason: Why, as written in the comment.
-    """
-
-    kernel_key: str
-    accepted_by: str
-    reason: str
-
-
 def acceptances_at(*, session: StoreSession, run_id: int) -> list[Acceptance]:
     """The acceptances made of run ``run_id``'s changes, oldest first."""
     cols = _ACCEPTANCES.c
     stmt = (
-        sa.select(cols.kernel_key, cols.accepted_by, cols.reason)
+        sa.select(cols.kernel_key, cols.accepted_by, cols.reason, cols.run_id, cols.created_at)
         .where(cols.run_id == run_id)
         .order_by(cols.id)
     )
-    return [Acceptance(*row) for row in session.execute(stmt)]
+    return [
+        Acceptance(k, by, why, run, as_utc(at)) for k, by, why, run, at in session.execute(stmt)
+    ]
+
+
+def latest_acceptances(
+    *, session: StoreSession, rid: int, did: int | None
+) -> dict[str, Acceptance]:
+    """The latest ``/roofguard accept`` of each kernel on device ``did`` or every device.
+
+    ``did`` None: of any device. A work model's edit is no acceptance here: its rows are kept,
+    and judged on the new model's work (``service.pipeline.workchange``).
+    """
+    a = _ACCEPTANCES.c
+    stmt = (
+        sa.select(a.kernel_key, a.accepted_by, a.reason, a.run_id, a.created_at)
+        .where(a.repo_id == rid, sa.not_(is_work_model_edit()))
+        .order_by(a.created_at, a.id)
+    )
+    if did is not None:  # acceptances for this device or for every device
+        stmt = stmt.where(sa.or_(a.device_id.is_(None), a.device_id == did))
+    rows = session.execute(stmt)  # oldest first: each kernel's latest is kept
+    return {k: Acceptance(k, by, why, run, as_utc(at)) for k, by, why, run, at in rows}
+
+
+def after_acceptances(
+    session: StoreSession,
+    frame: pd.DataFrame,
+    where: tuple[int, int | None],
+    since: datetime | None,
+) -> tuple[pd.DataFrame, dict[str, Acceptance]]:
+    """``frame``'s rows measured after their kernel's latest acceptance, and the restarted.
+
+    ``where``: the repository's and device's ids (``latest_acceptances``). A kernel restarted
+    when its latest acceptance lies within the history read: after ``since``, the oldest run
+    read (None: the read reached the card's first run). Its card's history is then too short
+    because a maintainer restarted it, not because the kernel is young on the card.
+    """
+    latest = latest_acceptances(session=session, rid=where[0], did=where[1])
+    restarted = {
+        key: accepted
+        for key, accepted in latest.items()
+        if since is None or (accepted.accepted_at is not None and accepted.accepted_at > since)
+    }
+    if not latest or frame.empty:
+        return frame, restarted
+    cut = frame["kernel_key"].map({k: a.accepted_at for k, a in latest.items()})
+    keep = cut.isna() | (frame["timestamp"] > pd.to_datetime(cut, utc=True))
+    return frame.loc[keep].reset_index(drop=True), restarted
 
 
 #: Who records a declared work model's edit (``service.pipeline.workchange``), and why.

@@ -18,12 +18,11 @@ import pandas as pd
 import sqlalchemy as sa
 
 from rules import HISTORY_COLUMNS
-from service.store.baselines import BASELINE_KINDS, is_work_model_edit
+from service.store.baselines import BASELINE_KINDS, after_acceptances
 from service.store.baselines import Baseline as Baseline
 from service.store.baselines import BaselineQuery as BaselineQuery
 from service.store.baselines import MergeBase as MergeBase
 from service.store.columnar import Columns, columns_of, frame_of, load_columns, save_columns
-from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPT
 from service.store.coretables import DEVICES as _DEVICES
 from service.store.coretables import KERNELS as _KERNELS
 from service.store.coretables import MEASUREMENTS as _MEAS
@@ -246,29 +245,6 @@ def _kernel_ids_for(session: StoreSession, rid: int, keys: Collection[str]) -> l
     return ids
 
 
-def _drop_accepted(
-    session: StoreSession, frame: pd.DataFrame, rid: int, did: int | None
-) -> pd.DataFrame:
-    """Keep only rows measured after the latest acceptance of their kernel (on this device).
-
-    A work model's edit is no acceptance here: its rows are kept, and judged on the new
-    model's work (``service.pipeline.workchange``).
-    """
-    stmt = (
-        sa.select(_ACCEPT.c.kernel_key, sa.func.max(_ACCEPT.c.created_at))
-        .where(_ACCEPT.c.repo_id == rid, sa.not_(is_work_model_edit()))
-        .group_by(_ACCEPT.c.kernel_key)
-    )
-    if did is not None:  # acceptances for this device or for every device
-        stmt = stmt.where(sa.or_(_ACCEPT.c.device_id.is_(None), _ACCEPT.c.device_id == did))
-    latest = {k: as_utc(t) for k, t in session.execute(stmt)}
-    if not latest or frame.empty:
-        return frame
-    accepted = frame["kernel_key"].map(latest)
-    keep = accepted.isna() | (frame["timestamp"] > pd.to_datetime(accepted, utc=True))
-    return frame.loc[keep].reset_index(drop=True)
-
-
 def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     """The baseline history of a repository's kernels (HISTORY_COLUMNS, oldest first).
 
@@ -279,7 +255,8 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     has none: a PR that left the base branch before a runner swap is judged against what ran
     before it); when no run of that commit is stored it stops at ``before_timestamp`` if
     given, and ``merge_base_found`` is False. Rows of a
-    kernel measured up to its latest ``accept_baseline`` are left out. With
+    kernel measured up to its latest ``accept_baseline`` are left out (``restarted`` names the
+    kernels an acceptance within the history read restarted). With
     ``query.up_to_run``, only runs stored up to that run (a run judged again reads what it was
     first judged against). Driver, clock and cache columns are included so the env-mismatch
     rule can compare like with like.
@@ -316,8 +293,12 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
         if run_rows
         else None
     )
-    frame = _drop_accepted(session, _frame(session, run_rows, meas), rid, did)
-    return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.up_to_run)
+    # a full window read back to its oldest run; a shorter one, to the card's first
+    since = as_utc(run_rows[-1].timestamp) if len(run_rows) >= query.window > 0 else None
+    frame, restarted = after_acceptances(
+        session, _frame(session, run_rows, meas), (rid, did), since
+    )
+    return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.up_to_run, restarted)
 
 
 def _baseline_runs(

@@ -254,9 +254,15 @@ def test_acceptance_restarts_the_kernels_baseline(engine):
             accepted_by="octocat",
             accepted_at=day(4.5),
         )
-    frame = baseline(engine)
+    read_back = read(engine)
+    frame = read_back.frame
     assert list(frame.loc[frame["kernel_key"] == "a", "commit"]) == ["c003", "c004"]
     assert len(frame.loc[frame["kernel_key"] == "b"]) == 5  # accepted on another device only
+    # Restarted within the history read: not a kernel young on its card (crossdevice).
+    assert {k: (a.accepted_by, a.run_id) for k, a in read_back.restarted.items()} == {
+        "a": ("octocat", ids[2])
+    }
+    assert read(engine, window=2).restarted == {}  # both runs read were measured after it
 
 
 def test_like_with_like_device_roof_and_environment(engine):
