@@ -1,10 +1,13 @@
 """What the service does with GitHub webhook events (signature checks are in webhook_auth).
 
 * ``pull_request`` reopened or synchronize: the stored verdict of the PR's head commit is
-  posted again (nothing happens until a runner has uploaded that commit).
+  posted again, of its newest run on each card (nothing happens until a runner has uploaded
+  that commit).
 * ``issue_comment`` created on a PR by a maintainer, ``/roofguard accept [kernel] -- reason``:
-  the change is accepted as the new baseline of the kernel (or of every regressed kernel of
-  the PR's latest run), recorded with who and why, and the verdict is posted again.
+  the change is accepted as the new baseline of every kernel that regressed in the PR's
+  newest run on each card (or of the kernel named, on each card where it regressed), on that
+  card, recorded with who and why, and each of those cards' verdicts is posted again. A PR
+  checked on two cards has two verdicts: the card uploaded last is not the only one.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from service.github.commands import (
     CommandSyntaxError,
     parse_accept,
 )
-from service.store.baselines import accept_baseline
+from service.store.baselines import accept_baseline, acceptances_at
 from service.store.kernelnames import matching_keys
-from service.store.lookups import latest_run_for
-from service.store.queries import get_run, get_run_record, list_findings
+from service.store.lookups import latest_runs_for
+from service.store.queries import RunSummary, get_run, get_run_record, list_findings
+
+#: Kernels named in an answer, per card; the rest are counted.
+NAMED = 5
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,7 @@ class WebhookAction:
         pr: The pull request.
         sha: The commit the verdict is posted on.
         run_id: The stored run the verdict is of.
+        also: (run id, commit) of each other card's verdict posted too.
     """
 
     outcome: str
@@ -47,6 +54,12 @@ class WebhookAction:
     pr: int | None = None
     sha: str | None = None
     run_id: int | None = None
+    also: tuple[tuple[int, str | None], ...] = ()
+
+    @property
+    def posts(self) -> tuple[tuple[int, str | None], ...]:
+        """(run id, commit) of every verdict to post: one per card."""
+        return () if self.run_id is None else ((self.run_id, self.sha), *self.also)
 
 
 def _ignored(detail: str) -> WebhookAction:
@@ -106,11 +119,17 @@ def _pull_request(session: Session, repo: str, payload: dict[str, Any]) -> Webho
         return _ignored(f"pull_request action {action!r} is not handled")
     sha = field(payload, "pull_request", "head", "sha")
     number = field(payload, "pull_request", "number", kind=int)
-    run_id = latest_run_for(session=session, repo=repo, commit=sha)
-    if run_id is None:
+    run_ids = latest_runs_for(session=session, repo=repo, commit=sha)
+    if not run_ids:
         return WebhookAction("no-run", f"no run uploaded for {sha[:12]} yet", repo, number, sha)
+    which = (
+        f"verdict of run {run_ids[0]}"
+        if len(run_ids) == 1
+        else f"verdicts of runs {', '.join(map(str, run_ids))} (one per card)"
+    )
+    also = tuple((run_id, sha) for run_id in run_ids[1:])
     return WebhookAction(
-        "repost", f"verdict of run {run_id} to be posted again", repo, number, sha, run_id
+        "repost", f"{which} to be posted again", repo, number, sha, run_ids[0], also
     )
 
 
@@ -124,10 +143,11 @@ def _comment(session: Session, repo: str, payload: dict[str, Any]) -> WebhookAct
         return asked
     command, login = asked
     number = field(payload, "issue", "number", kind=int)
-    run_id = latest_run_for(session=session, repo=repo, pull_request=number)
-    if run_id is None:
+    run_ids = latest_runs_for(session=session, repo=repo, pull_request=number)
+    if not run_ids:
         return WebhookAction("no-run", f"no run uploaded for PR #{number}", repo, number)
-    return _accept(session, repo, number, run_id, command, login)
+    runs = [get_run(session=session, run_id=run_id) for run_id in run_ids]
+    return _accept(session, (repo, number), runs, command, login)
 
 
 def _maintainer_command(payload: dict[str, Any]) -> tuple[AcceptCommand, str] | WebhookAction:
@@ -145,43 +165,96 @@ def _maintainer_command(payload: dict[str, Any]) -> tuple[AcceptCommand, str] | 
 
 
 def _accept(
-    session: Session, repo: str, number: int, run_id: int, command: AcceptCommand, login: str
+    session: Session,
+    where: tuple[str, int],
+    runs: list[RunSummary],
+    command: AcceptCommand,
+    login: str,
 ) -> WebhookAction:
-    """Accept the run's regressed kernels (or the one the command names) as new baseline."""
-    keys = _kernels_to_accept(session, run_id, command.kernel)
-    if not keys:
-        return _ignored(
-            f"nothing to accept in run {run_id}: no kernel {command.kernel!r} or no regression"
-        )
-    run = get_run(session=session, run_id=run_id)
-    for key in keys:
-        accept_baseline(
+    """Accept, on each card, what regressed in its newest run of the PR (or the kernel named).
+
+    ``where``: the repository and the PR. The same accept again records nothing new.
+    """
+    repo, number = where
+    chosen = _kernels_to_accept(session, [run.id for run in runs], command.kernel)
+    picked = [(run, chosen[run.id]) for run in runs if chosen.get(run.id)]
+    if not picked:
+        return _ignored(_nothing_to_accept(number, runs, command.kernel))
+    new: list[str] = []
+    before: list[str] = []
+    for run, keys in picked:
+        created = _record(session, repo, run, keys, (command, login))
+        new += [_on_card(created, run)] if created else []
+        old = [key for key in keys if key not in created]
+        before += [_on_card(old, run)] if old else []
+    said = f"{login} accepted {'; '.join(new)}" if new else f"nothing new accepted by {login}"
+    detail = said + (f"; already accepted: {'; '.join(before)}" if before else "")
+    (first, _), others = picked[0], picked[1:]
+    also = tuple((run.id, run.commit) for run, _ in others)
+    return WebhookAction("accepted", detail, repo, number, first.commit, first.id, also)
+
+
+def _record(
+    session: Session,
+    repo: str,
+    run: RunSummary,
+    keys: list[str],
+    asked: tuple[AcceptCommand, str],
+) -> list[str]:
+    """Accept ``keys`` on ``run``'s card (``asked``: the command and who); those new."""
+    command, login = asked
+    return [
+        key
+        for key in keys
+        if accept_baseline(
             session=session,
             repo=repo,
             kernel_key=key,
             device=run.device,
             accepted_by=login,
             reason=command.reason,
-            run_id=run_id,
-        )
-    return WebhookAction(
-        "accepted",
-        f"{login} accepted {len(keys)} kernel(s) of run {run_id}",
-        repo,
-        number,
-        run.commit,
-        run_id,
+            run_id=run.id,
+        ).created
+    ]
+
+
+def _on_card(keys: list[str], run: RunSummary) -> str:
+    """``'gemv', 'gemm' on H100-SXM5 (run 45)``: at most ``NAMED`` named, the rest counted."""
+    named = ", ".join(repr(key) for key in keys[:NAMED])
+    more = f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""
+    return f"{named}{more} on {run.device} (run {run.id})"
+
+
+def _nothing_to_accept(number: int, runs: list[RunSummary], kernel: str | None) -> str:
+    """Why an accept found nothing: no kernel (or not the one named) regressed, in which runs."""
+    newest = ", ".join(f"run {run.id} on {run.device}" for run in runs)
+    what = "no kernel" if kernel is None else f"no kernel {kernel!r}"
+    return (
+        f"nothing to accept in PR #{number}: {what} regressed in its newest run on any card "
+        f"({newest})"
     )
 
 
-def _kernels_to_accept(session: Session, run_id: int, kernel: str | None) -> list[str]:
-    """The named kernel if the run has it, else every kernel with a counting failure."""
-    if kernel is not None:
-        record = get_run_record(session=session, run_id=run_id)
-        return matching_keys(kernel, ((k.key, k.name) for k in record.kernels))[:1]
-    failing = {
-        f.kernel
-        for f in list_findings(session=session, run_id=run_id)
-        if f.kernel and f.severity == Severity.FAIL and f.counts
-    }
-    return sorted(failing)
+def _kernels_to_accept(
+    session: Session, run_ids: list[int], kernel: str | None
+) -> dict[int, list[str]]:
+    """The kernels to accept in each run: every one failing, or the named one where it regressed.
+
+    Regressed: a finding that counts, failing or (unconfirmed) suspect. A kernel already
+    accepted of the run stays chosen: the same accept again is answered "already accepted".
+    """
+    chosen: dict[int, list[str]] = {}
+    for run_id in run_ids:
+        wanted = (Severity.FAIL,) if kernel is None else (Severity.FAIL, Severity.WARN)
+        regressed = {
+            f.kernel
+            for f in list_findings(session=session, run_id=run_id)
+            if f.kernel and f.counts and f.severity in wanted
+        }
+        regressed |= {a.kernel_key for a in acceptances_at(session=session, run_id=run_id)}
+        if kernel is not None:
+            record = get_run_record(session=session, run_id=run_id)
+            named = matching_keys(kernel, ((k.key, k.name) for k in record.kernels))[:1]
+            regressed &= set(named)
+        chosen[run_id] = sorted(regressed)
+    return chosen

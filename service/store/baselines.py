@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import pandas as pd
 import sqlalchemy as sa
@@ -132,6 +133,13 @@ class Baseline:
         return replace(self, frame=self.frame[self.frame["run_id"] != run_id])
 
 
+class Recorded(NamedTuple):
+    """An acceptance as ``accept_baseline`` left it: its id, and whether it was recorded now."""
+
+    id: int
+    created: bool
+
+
 def accept_baseline(
     *,
     session: StoreSession,
@@ -142,7 +150,7 @@ def accept_baseline(
     reason: str = "",
     run_id: int | None = None,
     accepted_at: datetime | None = None,
-) -> int:
+) -> Recorded:
     """Record a ``/roofguard accept``: the kernel's baseline restarts after ``accepted_at``.
 
     Args:
@@ -152,15 +160,16 @@ def accept_baseline(
         device: Device name it applies to; None for every device.
         accepted_by: Who accepted (GitHub login).
         reason: Why, as written in the comment.
-        run_id: The run whose change was accepted, when known.
+        run_id: The run whose change was accepted, when known: a change is accepted once (the
+            same accept again records nothing, nor restarts the baseline later).
         accepted_at: When (default: now); baselines use runs measured after it.
-
-    Returns:
-        The acceptance's id.
     """
     rid = repo_id(session=session, repo=repo, create=True)
     did = device_id(session=session, device=device, create=True) if device else None
     assert rid is not None  # created above
+    before = _accepted_before(session, (rid, did), kernel_key, run_id)
+    if before is not None:
+        return Recorded(before, False)
     row: AcceptanceValues = {
         "repo_id": rid,
         "device_id": did,
@@ -172,7 +181,23 @@ def accept_baseline(
         "created_at": as_utc(accepted_at or datetime.now(UTC)),
     }
     stmt = sa.insert(_ACCEPTANCES).returning(_ACCEPTANCES.c.id)
-    return int(session.execute(stmt, row).scalar_one())
+    return Recorded(int(session.execute(stmt, row).scalar_one()), True)
+
+
+def _accepted_before(
+    session: StoreSession, where: tuple[int, int | None], kernel_key: str, run_id: int | None
+) -> int | None:
+    """The id of the acceptance of ``kernel_key`` in run ``run_id`` on that device, if any."""
+    if run_id is None:
+        return None
+    a = _ACCEPTANCES.c
+    rid, did = where
+    same_device = a.device_id.is_(None) if did is None else a.device_id == did
+    stmt = sa.select(sa.func.min(a.id)).where(
+        a.repo_id == rid, same_device, a.kernel_key_hash == key_hash(kernel_key), a.run_id == run_id
+    )
+    found = session.execute(stmt).scalar()
+    return None if found is None else int(found)
 
 
 def acceptances_at(*, session: StoreSession, run_id: int) -> list[Acceptance]:

@@ -139,12 +139,17 @@ def search_kernels(
     return [KernelHit(str(r), str(k), str(n)) for r, k, n in session.execute(stmt)]
 
 
-def latest_run_for(
+def latest_runs_for(
     *, session: StoreSession, repo: str, commit: str | None = None, pull_request: int | None = None
-) -> int | None:
-    """The newest run of ``repo`` at ``commit`` and/or for ``pull_request``; None if none."""
+) -> list[int]:
+    """The newest run of ``repo`` at ``commit`` and/or for ``pull_request`` on each device.
+
+    Newest first. A PR checked on two cards has a verdict on each (its own comment and check),
+    so what a webhook event does applies to each card's newest run, not only to the last one
+    uploaded.
+    """
     stmt = (
-        sa.select(_RUNS.c.id)
+        sa.select(_RUNS.c.id, _RUNS.c.device_id)
         .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
         .where(same_repo(_REPOS.c.name, repo))
     )
@@ -152,8 +157,12 @@ def latest_run_for(
         stmt = stmt.where(_RUNS.c.commit == commit)
     if pull_request is not None:
         stmt = stmt.where(_RUNS.c.pull_request == pull_request)
-    found = session.execute(stmt.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc())).first()
-    return None if found is None else int(found[0])
+    newest: dict[int, int] = {}  # device id -> run id; the runs of one PR are a few
+    for run_id, device in session.execute(
+        stmt.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc())
+    ):
+        newest.setdefault(int(device), int(run_id))
+    return list(newest.values())
 
 
 def stored_repos(*, session: StoreSession) -> list[str]:

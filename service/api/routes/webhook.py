@@ -111,16 +111,25 @@ def _answer(state: ServiceState, action: WebhookAction) -> WebhookPublic:
 
 
 def _post(state: ServiceState, action: WebhookAction, base: str) -> None:
-    """Post the action's verdict (after the answer was sent); failures are logged."""
-    assert action.run_id is not None and action.repo is not None and state.github is not None
-    links = links_for(base, action.run_id, state.settings)
+    """Post the action's verdicts, one per card (after the answer was sent)."""
+    for run_id, sha in action.posts:
+        _post_one(state, action, (run_id, sha), base)
+
+
+def _post_one(
+    state: ServiceState, action: WebhookAction, verdict_of: tuple[int, str | None], base: str
+) -> None:
+    """Post the verdict of one run (``verdict_of``: its id and commit); failures are logged."""
+    assert action.repo is not None and state.github is not None
+    run_id, sha = verdict_of
+    links = links_for(base, run_id, state.settings)
     try:
         with session_scope(state.engine, readonly=True) as session:
             outcome = stored_outcome(
-                session=session, run_id=action.run_id, config=state.config, links=links
+                session=session, run_id=run_id, config=state.config, links=links
             )
     except ServiceError as exc:  # the store went away meanwhile; GitHub may redeliver
-        log.warning("webhook %s of run %d not posted: %s", action.outcome, action.run_id, exc)
+        log.warning("webhook %s of run %d not posted: %s", action.outcome, run_id, exc)
         return
     posted, reason = post_outcome(
         state.github,
@@ -128,11 +137,11 @@ def _post(state: ServiceState, action: WebhookAction, base: str) -> None:
         outcome.markdown,
         repo=action.repo,
         pr=action.pr,
-        sha=action.sha,
-        details_url=run_url(base, action.run_id),
+        sha=sha,
+        details_url=run_url(base, run_id),
     )
     if not posted:
-        log.warning("webhook %s of run %d not posted: %s", action.outcome, action.run_id, reason)
+        log.warning("webhook %s of run %d not posted: %s", action.outcome, run_id, reason)
 
 
 @router.post(

@@ -263,6 +263,16 @@ def test_acceptance_restarts_the_kernels_baseline(engine):
         "a": ("octocat", ids[2])
     }
     assert read(engine, window=2).restarted == {}  # both runs read were measured after it
+    with session_scope(engine) as session:  # the same accept again: nothing new, nor later
+        again = accept_baseline(
+            session=session,
+            repo=REPO,
+            kernel_key="a",
+            device="H100-SXM5",
+            accepted_by="x",
+            run_id=ids[2],
+        )
+    assert not again.created and count(engine, "baseline_acceptances") == 2
 
 
 def test_like_with_like_device_roof_and_environment(engine):
