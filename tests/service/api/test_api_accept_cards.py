@@ -58,7 +58,7 @@ def pr_run(repo: str, card: str, **kernel_changes: object) -> RunRecord:
         kind="pr",
         pull_request=PR,
         timestamp=START + timedelta(days=9, hours=2),
-        kernels=kernels(card, **kernel_changes),  # type: ignore[arg-type]
+        kernels=kernels(card, **kernel_changes),
     )
 
 
@@ -83,7 +83,7 @@ def h100_history_then_h200(service: Service, repo: str) -> None:
 
 def test_an_accepted_kernel_restarts_on_its_own_card_not_on_another(service, repo) -> None:
     h100_history_then_h200(service, repo)
-    pr = night(repo, H100, START + timedelta(days=19), fell=True, kind="pr", pull_request=7)
+    pr = night(repo, H100, START + timedelta(days=19), fell=True, kind="pr", pull_request=PR)
     judged = upload(service, pr.model_copy(update={"branch": "topic", "commit": "feedface"}))
     assert judged["conclusion"] == "fail" and the(judged, "gemm")["status"] == "regressed"
     answer = deliver(service, "issue_comment", comment_event(repo, "/roofguard accept -- intended"))
