@@ -31,7 +31,7 @@ from service.errors import BadInput
 from service.pipeline.reading import read_run
 from service.pipeline.roofs import choose_for
 from service.pipeline.runmeta import RunMeta
-from service.render.charts import ImageFormat, figure_bytes
+from service.render.chart_bytes import ImageFormat, figure_bytes
 from service.store.db import open_store, session_scope
 
 FORMATS = ("text", "markdown", "json")

@@ -24,12 +24,8 @@ from service.digest.model import DigestOptions
 from service.digest.workedits import on_new_work
 from service.errors import BadInput, NotFound
 from service.pipeline.roofs import choose_roof, same_card
-from service.render.charts import (
-    ImageFormat,
-    figure_bytes,
-    roofline_chart,
-    run_points,
-)
+from service.render.chart_bytes import ImageFormat, figure_bytes
+from service.render.charts import roofline_chart, run_points
 from service.render.trend_cards import cards_trend_chart
 from service.render.trends import trend_chart, with_runner_marks
 from service.store.baselines import work_model_edits

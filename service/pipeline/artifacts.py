@@ -25,7 +25,8 @@ def artifact_links(charts: Path | None, artifact_name: str) -> VerdictLinks | No
 
 def write_charts(outcome: CheckOutcome, run: RunRecord, folder: Path) -> None:
     """The run's roofline chart (SVG) in ``folder``, each kernel's baseline from its verdict."""
-    from service.render.charts import figure_bytes, roofline_chart, run_points  # matplotlib
+    from service.render.chart_bytes import figure_bytes  # matplotlib
+    from service.render.charts import roofline_chart, run_points
 
     points = run_points(run, outcome.placements, {}, outcome.verdict.kernels)
     title = f"{outcome.roof.label}: {run.commit[:12] if run.commit else 'run'}"

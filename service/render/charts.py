@@ -1,4 +1,4 @@
-"""Roofline and trend charts (matplotlib, headless Agg backend), saved as SVG or PNG.
+"""Roofline and trend charts (matplotlib, headless Agg backend), encoded by ``chart_bytes``.
 
 Every artist a reader (or a test) may want to find carries a ``gid``: ``roof:<precision>:<tier>``
 for roof polylines, ``ridge:<precision>:<tier>`` for ridge markers, ``kernels`` for the kernel
@@ -9,13 +9,10 @@ trend chart's in ``service.render.trends``. The roofs are drawn by ``service.ren
 
 from __future__ import annotations
 
-import io
-import logging
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import matplotlib
 
@@ -33,9 +30,6 @@ from service.render.labels import place_labels, point_boxes, short_names
 from service.render.no_flops import NoFlopsMark, draw_no_flops
 from service.render.roof_lines import draw_roofs, log_axes, used_precisions, x_span, y_span
 
-_log = logging.getLogger(__name__)
-
-ImageFormat = Literal["svg", "png"]
 _MARKER_AREA = (20.0, 400.0)  # points^2 for time share 0 and 1
 #: Relative move in intensity or FLOP/s below which no baseline arrow is drawn (unchanged).
 ARROW_MIN_CHANGE = 0.01
@@ -335,21 +329,6 @@ def _points(
     """A pixel box in points, the unit labels are placed in."""
     x0, y0, x1, y1 = (v * 72.0 / dpi for v in box)
     return x0, y0, x1, y1
-
-
-def figure_bytes(fig: Figure, fmt: ImageFormat = "svg", *, dpi: int = 110) -> bytes:
-    """The figure encoded as SVG or PNG (deterministic SVG: no dates, fixed ids)."""
-    buffer = io.BytesIO()
-    metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    rc = matplotlib.rc_context({"svg.hashsalt": "roofguard", "svg.fonttype": "none"})
-    # matplotlib draws (and warns about layout and glyphs) only here; its hints are for a
-    # person at a notebook and would litter a CI log, so they go to the debug log instead.
-    with rc, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
-    for warning in caught:
-        _log.debug("matplotlib: %s", warning.message)
-    return buffer.getvalue()
 
 
 def run_points(

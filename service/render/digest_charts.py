@@ -17,7 +17,8 @@ import pandas as pd
 from rules import Roof, builtin_catalog, precision_of_peak
 from rules.stats import robust_center_spread
 from service.digest.model import Digest, Movement, TimeMovement
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart
+from service.render.chart_bytes import figure_bytes
+from service.render.charts import KernelPoint, roofline_chart
 from service.render.trends import trend_chart, with_runner_marks
 
 #: Trend charts drawn per section of the digest (its first entries).

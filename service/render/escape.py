@@ -49,7 +49,12 @@ def without_bidi(value: object) -> object:
     """
     if not isinstance(value, str) or not _BIDI_ONLY.search(value):
         return value
-    return type(value)(_BIDI_ONLY.sub(" ", value))  # ``Markup`` is a ``str`` of its own type
+    return type(value)(bidi_free(value))  # ``Markup`` is a ``str`` of its own type
+
+
+def bidi_free(text: str) -> str:
+    """``text`` with bidirectional overrides as spaces: ``without_bidi`` of a plain string."""
+    return _BIDI_ONLY.sub(" ", text)
 
 
 def flatten(value: str) -> str:

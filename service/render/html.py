@@ -15,7 +15,7 @@ import jinja2
 from markupsafe import Markup
 from matplotlib.figure import Figure
 
-from service.render.charts import figure_bytes
+from service.render.chart_bytes import figure_bytes
 from service.render.escape import without_bidi
 from service.render.figures import fmt_seconds
 

@@ -29,7 +29,8 @@ from matplotlib.figure import Figure
 from tables import publish
 
 from rules.roofline import Roof
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart
+from service.render.chart_bytes import figure_bytes
+from service.render.charts import KernelPoint, roofline_chart
 
 ROOF = Roof("H100-SXM5", "datasheet", {"tensor_bf16": 989e12}, {"dram": 3.35e12})
 

@@ -34,9 +34,11 @@ from service.digest.storeread import with_acceptances, with_store_facts
 from service.digest.workedits import on_new_work
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
-from service.render.charts import KernelPoint, figure_bytes, judged_point, roofline_chart
+from service.render.chart_bytes import figure_bytes
+from service.render.charts import KernelPoint, judged_point, roofline_chart
 from service.render.digest_render import digest_view
 from service.render.digest_shared import shared_move_rows
+from service.render.escape import bidi_free
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
 from service.render.story import no_baseline
@@ -72,9 +74,10 @@ def _with_tooltips(svg: Markup, labels: dict[str, str]) -> Markup:
     """Give each cut kernel label of the chart its full name as an SVG ``<title>`` tooltip.
 
     Labels are matched by their id read back (``html.unescape``): matched as ``html.escape``
-    writes them, a label holding a quote, or any in the no-FLOPs strip, had no tooltip.
+    writes them, a label holding a quote, or any in the no-FLOPs strip, had no tooltip. Ids
+    are written without bidirectional overrides (``chart_bytes``), so labels are read so too.
     """
-    full = {short: name for name, short in labels.items()}
+    full = {bidi_free(short): name for name, short in labels.items()}
 
     def add_title(match: re.Match[str]) -> str:
         name = full.get(html.unescape(match.group(2)))

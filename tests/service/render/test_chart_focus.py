@@ -12,8 +12,9 @@ import random
 import numpy as np
 
 from rules.roofline import Roof
+from service.render.chart_bytes import figure_bytes
 from service.render.chart_focus import MAX_NAMED, named_kernels
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart
+from service.render.charts import KernelPoint, roofline_chart
 
 ROOF = Roof("H100-SXM5", "datasheet", {"tensor_bf16": 989e12}, {"dram": 3.35e12})
 

@@ -10,7 +10,8 @@ import pytest
 
 from rules.roofline import Roof, place
 from rules.stats import two_modes
-from service.render.charts import KernelPoint, figure_bytes, roofline_chart
+from service.render.chart_bytes import figure_bytes
+from service.render.charts import KernelPoint, roofline_chart
 from service.render.labels import label_box
 from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart
