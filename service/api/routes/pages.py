@@ -41,7 +41,8 @@ from service.render.digest_shared import shared_move_rows
 from service.render.escape import bidi_free
 from service.render.html import inline_svg, render_page
 from service.render.labels import ellipsize_middle, short_names
-from service.render.story import no_baseline
+from service.render.run_page import page_kernels
+from service.render.story import no_baseline, time_story
 from service.render.trend_cards import cards_trend_chart
 from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart, with_runner_marks
@@ -152,7 +153,9 @@ def run_page(
                 verdict=verdict,
                 shown=shown_conclusion(verdict.conclusion, verdict.judged_nothing),
                 not_judged=no_baseline(verdict) if verdict.judged_nothing else None,
+                story=time_story(verdict, code=False),
                 chart=chart,
+                kernels=page_kernels(verdict, PAGE_KERNELS),
                 kernel_limit=PAGE_KERNELS,
             )
 

@@ -343,6 +343,9 @@ def test_compare_runs_page_reads_two_stored_runs_like_for_like(service, repo) ->
     assert 'action="/compare/runs"' in run_page and f'name="head" value="{ids[-1]}"' in run_page
     kernels = run_page.split('id="kernel-table"')[1]  # the run's verdict, like for like too
     assert '4.7 % <span class="muted">of tensor_bf16 (70.0 % of fp32)</span>' in kernels
+    story = run_page.split('<p id="time-story"><strong>')[1].split("</strong>")[0]
+    assert story.startswith("GPU time ") and "slowest: gemm_bf16_128x128 " in story
+    assert "(14.8×), bound by fp32 instead of tensor_bf16 (4.7% of its tensor_bf16 roof)" in story
     assert service.client.get("/compare/runs").status_code == 200  # the form alone
     missing = service.client.get("/compare/runs", params={"base": 999999, "head": ids[0]})
     assert missing.status_code == 404 and "run 999999" in missing.text
