@@ -235,11 +235,12 @@ def kernel_page(
     request: Request,
     session: SessionDep,
     repo: Annotated[str | None, Query(max_length=200)] = None,
-    key: Annotated[str | None, Query(min_length=1)] = None,
+    key: str | None = None,
 ) -> Response:
     """A kernel's nightly percent of roof over time per device; its latest runs, PR runs apart.
 
-    Without a kernel named, the search page (a bare URL answered a JSON 422 to a browser). A
+    Without a kernel named, the search page (a bare URL answered a JSON 422 to a browser, and
+    an empty ``key=`` a 422 page: it is sent to the search as an empty ``repo=`` is). A
     repository with no run stored, or a kernel it never measured, is a 404.
     """
     if not repo or not key:

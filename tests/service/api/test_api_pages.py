@@ -96,8 +96,9 @@ def test_kernel_page_shows_its_trend_per_device_and_across_cards(service, repo) 
 
 
 def test_the_kernel_page_without_a_kernel_is_the_search(service) -> None:
-    """A bare /kernels answered a browser with FastAPI's JSON 422."""
-    for params in ({}, {"repo": "acme/x"}, {"key": "gemv"}):
+    """A bare /kernels answered a browser with FastAPI's JSON 422; an empty key a 422 page."""
+    empty = ({"repo": "acme/x", "key": ""}, {"repo": "", "key": "gemv"}, {"repo": "", "key": ""})
+    for params in ({}, {"repo": "acme/x"}, {"key": "gemv"}, *empty):
         page = service.client.get("/kernels", params=params, follow_redirects=False)
         assert page.status_code == 303 and page.headers["location"] == "/search"
     assert "search" in service.client.get("/kernels").text.lower()
