@@ -41,6 +41,7 @@ def browser():
         "--window-size=1280,1600",
     ):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console, to read
     driver = webdriver.Chrome(options=options, service=DriverService(str(CHROMEDRIVER)))
     driver.set_page_load_timeout(30)
     try:
@@ -122,6 +123,9 @@ def test_verdict_and_kernel_pages_in_chromium(service, repo, browser) -> None:
         assert chart.is_displayed() and chart.size["width"] > 300 and chart.size["height"] > 200
         kernels = browser.find_element(By.ID, "kernel-table").text
         assert NAME in kernels and "rmsnorm" in kernels  # the name as written, not as markup
+        assert "1.00 → 1.40 ms (1.40×)" in kernels  # its time at baseline and now, as the comment
+        story = browser.find_element(By.ID, "time-story").text
+        assert story.startswith("GPU time ") and f"slowest: {NAME} 1.00 → 1.40 ms" in story
         with pytest.raises(NoAlertPresentException):
             browser.switch_to.alert.text  # noqa: B018 - the kernel name's <script> never ran
         shot(browser, "run-page.png")
@@ -248,5 +252,23 @@ def test_the_digest_page_shows_what_its_headline_counts_in_chromium(service, rep
             shown = browser.find_element(By.ID, table)
             assert shown.is_displayed() and text in shown.text, table
         shot(browser, "digest-page.png")
+    finally:
+        live.stop()
+
+
+def test_the_pages_log_no_console_error_in_chromium(service, repo, browser) -> None:
+    """Every page logged ``GET /favicon.ico 404``: the pages declared no icon."""
+    import time
+
+    run_id = seed(service, repo)
+    live = start_live(service.app)
+    try:
+        browser.get_log("browser")  # what the module's earlier tests left there
+        pages = ["/", f"/runs/{run_id}", f"/kernels?repo={repo}&key=decode_gemv", "/search?q=rms"]
+        for path in [*pages, f"/compare/runs?base={run_id - 1}&head={run_id}"]:
+            browser.get(f"{live.url}{path}")
+            time.sleep(0.5)  # the icon is asked for once the page has loaded
+            severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+            assert severe == [], (path, severe)
     finally:
         live.stop()
