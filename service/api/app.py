@@ -77,7 +77,7 @@ def create_app(
     app.include_router(pages.router)
     app.include_router(compare.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
-    app.add_middleware(NulQueryGuard)
+    app.add_middleware(NulQueryGuard, pages=[*pages.router.routes, *compare.router.routes])
     install_log_redaction()
     app.add_middleware(MetricsMiddleware, metrics=state.metrics, api_prefix=API_PREFIX)
     _document_records(app)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from sqlalchemy.engine import Engine
+from starlette.exceptions import HTTPException
 
 from collectors import CollectorError
 from rules import RuleDefinitionError, RuleError, UnknownDevice, UnknownRule
-from service.api.pagerrors import invalid_page
+from service.api.pagerrors import invalid_page, unknown_page
 from service.errors import ServiceError, StoreUnavailable, Unauthorized
 from service.store.db import describe
 
@@ -73,8 +75,19 @@ async def handle_invalid_request(request: Request, exc: Exception) -> Response:
     return invalid_page(request, detail) or JSONResponse({"detail": detail}, status_code=422)
 
 
+async def handle_http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors as FastAPI answers them; a browser's unknown page as a page.
+
+    ``/nope`` answered a browser ``{"detail": "Not Found"}``; API clients, and every path
+    under the API, keep that JSON (``unknown_page``).
+    """
+    assert isinstance(exc, HTTPException)
+    return unknown_page(request, exc.status_code) or await http_exception_handler(request, exc)
+
+
 def install(app: FastAPI) -> None:
     """Register ``handle_error`` for the error base class of every layer."""
     for base in (ServiceError, CollectorError, RuleError):
         app.add_exception_handler(base, handle_error)
     app.add_exception_handler(RequestValidationError, handle_invalid_request)
+    app.add_exception_handler(HTTPException, handle_http_error)

@@ -1,7 +1,8 @@
 """Guards at the edge of the service against input the store or the logs must never see.
 
 * ``NulQueryGuard``: a NUL byte in a query parameter is answered 422 before any route runs
-  (PostgreSQL refuses NUL in text, so it would otherwise surface as a 500 on every page).
+  (PostgreSQL refuses NUL in text, so it would otherwise surface as a 500 on every page); a
+  browser asking a dashboard page gets it as the HTML 422 page (``pagerrors``).
 * ``find_nul``: where a JSON document carries a NUL byte in a string (run uploads, webhooks).
 * ``RedactSecrets``: the access log never shows a token sent in a query string.
 """
@@ -15,7 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.api.pagerrors import refused_page
 
 #: Query parameters whose values are secrets wherever they appear.
 SECRET_PARAMS = frozenset(
@@ -40,10 +44,14 @@ def nul_parameter(query_string: bytes) -> str | None:
 
 
 class NulQueryGuard:
-    """ASGI middleware answering 422 for a query string that carries a NUL byte."""
+    """ASGI middleware answering 422 for a query string that carries a NUL byte.
 
-    def __init__(self, app: ASGIApp) -> None:
+    ``pages``: the dashboard's routes, whose browsers get the HTML 422 page (``pagerrors``).
+    """
+
+    def __init__(self, app: ASGIApp, pages: Sequence[BaseRoute] = ()) -> None:
         self.app = app
+        self.pages = pages
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse the request when a query parameter holds a NUL byte, else pass it on."""
@@ -51,7 +59,13 @@ class NulQueryGuard:
         if name is None:
             await self.app(scope, receive, send)
             return
-        body = json.dumps({"detail": f"query parameter {name}: contains a NUL byte"}).encode()
+        message = f"query parameter {name}: contains a NUL byte"
+        # a browser asking a dashboard page gets the HTML 422 page, as for any bad input there
+        page = refused_page(scope, self.pages, message)
+        if page is not None:
+            await page(scope, receive, send)
+            return
+        body = json.dumps({"detail": message}).encode()
         start: Message = {
             "type": "http.response.start",
             "status": 422,

@@ -25,7 +25,7 @@ from sqlmodel import Session
 
 from rules import conclude, shown_conclusion
 from service.api.deps import SessionDep, StateDep
-from service.api.pagerrors import wants_html
+from service.api.pagerrors import not_found_page, wants_html
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
@@ -107,7 +107,7 @@ def _html_or_json(request: Request, page: Callable[[], HTMLResponse]) -> HTMLRes
     except NotFound as exc:
         if not wants_html(request):
             raise
-        return HTMLResponse(render_page("not_found.html.j2", message=str(exc)), status_code=404)
+        return not_found_page(str(exc))
 
 
 def _conclusion(session: Session, run: RunSummary, config: RoofguardConfig) -> str:

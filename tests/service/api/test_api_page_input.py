@@ -88,3 +88,39 @@ def test_two_runs_of_different_repositories_are_not_compared(service: Service, r
     assert f"run {ids[0]} is of {repo} and run {ids[1]} of {other}" in error
     same = service.upload(nightly_run(repo, 1, kernels), service.token(repo)).json()["run_id"]
     assert is_html(service.client.get("/compare/runs", params={"base": ids[0], "head": same}), 200)
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("/search?q=%00", "q"),
+        ("/kernels?repo=acme/x&key=%00", "key"),
+        ("/runs/39?x=%00", "x"),
+        ("/compare/runs?base=1%00&head=2", "base"),
+    ],
+)
+def test_a_nul_byte_sent_to_a_page_is_the_html_422_page(
+    service: Service, path: str, name: str
+) -> None:
+    """The NUL guard answered a browser JSON before any page ran; API clients keep that JSON."""
+    detail = f"query parameter {name}: contains a NUL byte"
+    page = service.client.get(path, headers=BROWSER)
+    assert is_html(page, 422), page.text
+    error = page.text.split('<p id="error"')[1].split("</p>")[0]
+    assert error.endswith(f">{detail}") and "\0" not in page.text
+    api = service.client.get(path, headers=API)
+    assert api.status_code == 422 and api.json() == {"detail": detail}
+    # the chart an <img> asks for, and the API, stay JSON whoever asks
+    for other in ("/runs/39/roofline.svg?x=%00", "/api/v1/runs?repo=%00"):
+        answer = service.client.get(other, headers=BROWSER)
+        assert answer.status_code == 422 and answer.headers["content-type"] == "application/json"
+
+
+def test_an_unknown_path_is_the_404_page_for_a_browser(service: Service) -> None:
+    """``/nope`` answered a browser ``{"detail":"Not Found"}``; the API's answer is unchanged."""
+    page = service.client.get("/nope", headers=BROWSER)
+    assert is_html(page, 404) and "<h1>Not found</h1>" in page.text
+    assert "no page at /nope" in page.text and '<a href="/">Recent runs</a>' in page.text
+    for path, headers in (("/nope", API), ("/api/v1/nope", BROWSER), ("/api/v1/nope", API)):
+        answer = service.client.get(path, headers=headers)
+        assert answer.status_code == 404 and answer.content == b'{"detail":"Not Found"}'
