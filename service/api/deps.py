@@ -26,6 +26,7 @@ from service.api.metrics import Metrics
 from service.api.publish import GitHubFactory
 from service.config import RoofguardConfig
 from service.errors import StoreUnavailable, Unauthorized
+from service.pipeline.check import config_digest
 from service.settings import Settings
 from service.store.db import session_scope
 from service.store.tokens import Grant, authenticate, mark_used
@@ -45,6 +46,7 @@ class ServiceState:
             uploads wait on the event loop, not in the thread pool that every other
             synchronous route (and the health checks) needs.
         in_flight: This replica's side of the upload claims (one check per upload).
+        config_key: The digest of ``config`` (``config_digest``): part of each upload's claim.
     """
 
     settings: Settings
@@ -54,6 +56,7 @@ class ServiceState:
     github: GitHubFactory | None
     check_slots: asyncio.Semaphore
     in_flight: InFlight
+    config_key: str
 
     @classmethod
     def build(
@@ -68,7 +71,8 @@ class ServiceState:
         # past the busy timeout), so checks queue here instead.
         sqlite = engine.dialect.name == "sqlite"
         slots = asyncio.Semaphore(1 if sqlite else settings.max_concurrent_checks)
-        return cls(settings, config, engine, Metrics(), github, slots, InFlight(engine))
+        flight, key = InFlight(engine), config_digest(config)
+        return cls(settings, config, engine, Metrics(), github, slots, flight, key)
 
 
 async def get_state(request: Request) -> ServiceState:

@@ -31,8 +31,19 @@ class UnsupportedMediaType(ServiceError):
 
 
 def route_key(request: Request, bytes_key: str) -> str:
-    """The key of the upload: its bytes' key and the request's query (``?base_sha=``...)."""
-    return upload_key([bytes_key.encode(), request.url.query.encode()])
+    """The key of the upload: its bytes' key, the request's query and the service's config."""
+    state: ServiceState = request.app.state.roofguard
+    return claim_key(bytes_key, request.url.query, state.config_key)
+
+
+def claim_key(bytes_key: str, query: str, config_key: str) -> str:
+    """The claim of an upload judged under the configuration ``config_key`` (its digest).
+
+    The same bytes uploaded after the service restarted with another configuration (a
+    threshold, ``fail_on``) are judged again, with a note, as ``roofguard check`` judges
+    them: the answer stored under the old one was that configuration's verdict.
+    """
+    return upload_key([bytes_key.encode(), query.encode(), config_key.encode()])
 
 
 async def receive(

@@ -14,6 +14,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from collectors.schema import RunKind
+from service.store.claims import forget_answers
 from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPTANCES
 from service.store.coretables import DEVICES as _DEVICES
 from service.store.ids import as_utc, device_id, key_hash, repo_id
@@ -181,7 +182,10 @@ def accept_baseline(
         "created_at": as_utc(accepted_at or datetime.now(UTC)),
     }
     stmt = sa.insert(_ACCEPTANCES).returning(_ACCEPTANCES.c.id)
-    return Recorded(int(session.execute(stmt, row).scalar_one()), True)
+    recorded = Recorded(int(session.execute(stmt, row).scalar_one()), True)
+    if run_id is not None:  # its verdict now says accepted: an answer given before does not
+        forget_answers(session, run_id)
+    return recorded
 
 
 def _accepted_before(

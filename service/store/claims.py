@@ -152,6 +152,17 @@ def answer(session: StoreSession, key: str, *, run_id: int, answer_json: str) ->
     )
 
 
+def forget_answers(session: StoreSession, run_id: int) -> None:
+    """Drop the answers stored about run ``run_id``: its verdict changed since they were given.
+
+    A maintainer accepted a change of it, or re-measurements replaced its findings; the same
+    bytes uploaded again (a CI job re-run) then got the verdict from before, and its exit
+    code. Without the answer they are judged again and say what changed, as ``check`` does.
+    """
+    c = _CLAIMS.c
+    session.execute(sa.delete(_CLAIMS).where(c.run_id == run_id, c.answer.is_not(None)))
+
+
 def _packed(answer_json: str) -> bytes:
     return zlib.compress(answer_json.encode(), _ZLIB_LEVEL)
 

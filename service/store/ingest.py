@@ -22,6 +22,7 @@ from rules import Finding, Placement, Roof
 from service.errors import BadInput
 from service.progress import progress_iter, stage
 from service.store.bulk import insert_rows
+from service.store.claims import forget_answers
 from service.store.coretables import FINDINGS as _FINDINGS
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.coretables import RUNS as _RUNS
@@ -350,4 +351,5 @@ def replace_findings(*, session: StoreSession, run_id: int, findings: Sequence[F
     if stored == [f.model_dump(mode="json") for f in findings]:
         return False
     save_findings(session=session, run_id=run_id, findings=findings)
+    forget_answers(session, run_id)  # an upload of the same bytes answered the old findings
     return True

@@ -129,7 +129,7 @@ _RerunsExpectedQuery = Annotated[
     responses={
         200: {
             "model": CheckResultPublic | BriefResultPublic,
-            "description": "Uploaded before: the first result",
+            "description": "Uploaded before: stored once, its verdict as it stands",
         },
         202: {"model": StillRunningPublic, "description": "Still judging: upload it again"},
         413: {"model": ErrorPublic},
@@ -151,7 +151,9 @@ async def upload_run(
 ) -> Response:
     """Upload a run (RunRecord JSON, or report files in a form), ingest it and judge it.
 
-    Idempotent on content: uploading the same run again answers 200 with the first result.
+    Idempotent on content: uploading the same run again stores nothing and answers 200 with
+    its verdict: the first answer, unless an accept, re-measurements or another configuration
+    changed the verdict since.
     A check that takes longer than ``ROOFGUARD_UPLOAD_ANSWER_S`` is answered 202 with
     ``Retry-After``; it goes on, and the same upload again gets its verdict.
     A form's ``reruns`` files (one re-measurement of the same commit each) judge the stored
@@ -177,6 +179,7 @@ async def upload_run(
         Reruns(upload.reruns, expected=reruns_expected),
         merge_base=merge_base(base_sha, base_time, names=("base_sha", "base_time")),
         links=partial(links_for, base, settings=settings),
+        rejudge=True,  # as `roofguard check`: judged again under a changed configuration
     )
     key = route_key(request, upload.key)
     judged = await _judge_once(state, check, key, record, settings.upload_answer_s)

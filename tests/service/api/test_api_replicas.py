@@ -19,10 +19,13 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from load_driver import big_run
-from replicas import Replica, serving
+from replicas import ROOT, Replica, serving
 from sqlalchemy.engine import Engine
 
 from service.api.inflight import upload_key
+from service.api.received import claim_key
+from service.config import load_config
+from service.pipeline.check import config_digest
 from service.store.db import make_engine, migrate, session_scope
 from service.store.tables import UploadClaim, table_of, utcnow
 from service.store.tokens import Permission, create_token
@@ -133,7 +136,9 @@ def test_distinct_uploads_spread_over_both_replicas_are_all_stored_once(replicas
 
 def _claim(engine: Engine, repo: str, body: bytes, *, lease: timedelta) -> None:
     """A pending claim on ``body``'s upload, as a replica that died while judging it left it."""
-    key = upload_key([upload_key([body]).encode(), b""])  # the upload route's key, no query
+    # the upload route's key: no query, the configuration the replicas read where they run
+    config = config_digest(load_config(None, cwd=ROOT))
+    key = claim_key(upload_key([body]), "", config)
     now = utcnow()
     row = {"upload_key": key, "repo": repo, "owner": "gone:1:0"}
     row |= {"claimed_at": now, "lease_until": now + lease}
