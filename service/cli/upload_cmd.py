@@ -40,6 +40,10 @@ WAIT_S = 1800.0
 EXIT_FAIL = 1
 
 
+#: One upload's outcome: the service's answer, or why the connection failed.
+_Attempt = httpx.Response | httpx.TransportError
+
+
 class UploadFailed(ServiceError):
     """The service refused the upload or could not be reached."""
 
@@ -102,7 +106,7 @@ def upload(
         if v
     }
     parts = [*(("files", f) for f in files), *(("reruns", f) for f in reruns or [])]
-    url = str(httpx.URL(server.rstrip("/") + "/api/v1/runs", params=query))
+    url = str(httpx.URL(_service_url(server) + "/api/v1/runs", params=query))
     headers = {"Authorization": f"Bearer {token}"}
     own = client or httpx.Client(timeout=CLIENT_TIMEOUT_S, headers=headers)
     try:
@@ -110,19 +114,38 @@ def upload(
     finally:
         if client is None:
             own.close()
-    if response is None:
-        raise UploadFailed(f"{server}: cannot reach the service (gave up after retries)")
+    if isinstance(response, httpx.TransportError):
+        raise UploadFailed(
+            f"{server}: cannot reach the service (gave up after retries): {response}"
+        )
     return _answer(server, response)
 
 
-def _until_judged(server: str, post: Callable[[], httpx.Response | None]) -> httpx.Response | None:
+def _service_url(server: str) -> str:
+    """``server`` without a trailing slash; refused at once when it names no http(s) service.
+
+    A URL without a scheme (``127.0.0.1:8000``) was retried for 14 s as a network outage.
+    """
+    try:
+        url = httpx.URL(server)
+    except httpx.InvalidURL:
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise UploadFailed(
+            f"--server {server!r}: give the service's URL with its scheme, e.g. "
+            "https://roofguard.example.com or http://127.0.0.1:8000"
+        )
+    return server.rstrip("/")
+
+
+def _until_judged(server: str, post: Callable[[], _Attempt]) -> _Attempt:
     """The answer; after a 202 (still judging) the same upload again, which gets that verdict.
 
     ``post``: one upload of the run, with its retries (``_with_retries``).
     """
     response = post()
     deadline = time.monotonic() + WAIT_S
-    while response is not None and response.status_code == 202:
+    while isinstance(response, httpx.Response) and response.status_code == 202:
         if time.monotonic() > deadline:
             raise UploadFailed(f"{server}: no verdict after {WAIT_S:g} s (HTTP 202)")
         time.sleep(_retry_after(response))
@@ -136,11 +159,11 @@ def _with_retries(
     data: dict[str, str],
     parts: list[tuple[str, Path]],
     delays: tuple[float, ...],
-) -> httpx.Response | None:
-    """The first answer that is no 502-504, retrying dropped connections; None if none came."""
+) -> _Attempt:
+    """The first answer that is no 502-504, retrying dropped connections; else the last error."""
     for delay in delays:
         response = _try_post(client, url, data, parts)
-        if response is not None and response.status_code not in _RETRY_STATUSES:
+        if isinstance(response, httpx.Response) and response.status_code not in _RETRY_STATUSES:
             return response
         time.sleep(delay)
     return _try_post(client, url, data, parts)
@@ -156,23 +179,41 @@ def _retry_after(response: httpx.Response) -> float:
 
 def _try_post(
     client: httpx.Client, url: str, data: dict[str, str], files: list[tuple[str, Path]]
-) -> httpx.Response | None:
-    """One attempt; None when the connection failed (the upload is safe to retry)."""
+) -> _Attempt:
+    """One attempt; the error when the connection failed (the upload is safe to retry)."""
     try:
         return _post(client, url, data, files)
-    except httpx.TransportError:
-        return None
+    except httpx.TransportError as exc:
+        return exc
+
+
+#: The keys of the service's answer that ``upload`` reads.
+_ANSWER_KEYS = ("run_id", "url", "verdict", "markdown")
 
 
 def _answer(server: str, response: httpx.Response) -> dict[str, Any]:
     if response.is_success:
-        result: dict[str, Any] = response.json()
-        return result
+        return _service_answer(server, response)
     try:
         detail = response.json().get("detail", response.text)
     except ValueError:
         detail = response.text
     raise UploadFailed(f"{server}: upload refused with HTTP {response.status_code}: {detail}")
+
+
+def _service_answer(server: str, response: httpx.Response) -> dict[str, Any]:
+    """The answer's JSON, or one error naming what answered instead (a sign-on proxy's page)."""
+    try:
+        result = response.json()
+    except ValueError:
+        result = None
+    if not isinstance(result, dict) or not all(key in result for key in _ANSWER_KEYS):
+        kind = response.headers.get("content-type", "no content type")
+        raise UploadFailed(
+            f"{server}: HTTP {response.status_code} ({kind}) is not roofguard's answer to an "
+            "upload: is --server the service's URL, not a proxy's sign-on page?"
+        )
+    return result
 
 
 def _write(result: dict[str, Any], verdict: Verdict, fmt: str, output: Path | None) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -133,7 +135,7 @@ def test_upload_command_says_when_the_server_is_unreachable(tmp_path, capsys) ->
 
     report = tmp_path / "run.json"
     report.write_text("{}")
-    with pytest.raises(UploadFailed, match="cannot reach"):
+    with pytest.raises(UploadFailed, match="cannot reach") as refused:
         upload(
             server=f"http://127.0.0.1:{free_port()}",
             token="t",
@@ -141,6 +143,52 @@ def test_upload_command_says_when_the_server_is_unreachable(tmp_path, capsys) ->
             data={"repo": "a/b"},
             delays=(0.0,),
         )
+    why = str(refused.value).partition("(gave up after retries): ")[2]
+    assert why.strip(), "the connection's own error says what failed (refused, DNS, TLS)"
+
+
+@pytest.mark.parametrize("server", ["127.0.0.1:8000", "", "ftp://host/x", "http://"])
+def test_upload_refuses_a_server_that_is_no_url_at_once(tmp_path, server: str) -> None:
+    """A URL without its scheme was retried for 14 s and reported as a network outage."""
+    from service.cli.upload_cmd import UploadFailed, upload
+
+    report = tmp_path / "run.json"
+    report.write_text("{}")
+    with pytest.raises(UploadFailed, match=r"--server .*: give the service's URL with its scheme"):
+        upload(server=server, token="t", files=[report], data={"repo": "a/b"}, delays=(0.0,))
+
+
+class _SignOnPage(http.server.BaseHTTPRequestHandler):
+    """What a single sign-on proxy answers a request without its cookie: 200, a login page."""
+
+    def do_POST(self) -> None:
+        body = b"<html><body>Sign in</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        return
+
+
+def test_upload_names_an_answer_that_is_not_the_services(tmp_path) -> None:
+    """A proxy's login page read as "unexpected JSONDecodeError"."""
+    from service.cli.upload_cmd import UploadFailed, upload
+
+    report = tmp_path / "run.json"
+    report.write_text("{}")
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SignOnPage)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    server = f"http://127.0.0.1:{proxy.server_address[1]}"
+    try:
+        with pytest.raises(UploadFailed) as refused:
+            upload(server=server, token="t", files=[report], data={"repo": "a/b"}, delays=(0.0,))
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert str(refused.value).startswith(f"{server}: HTTP 200 (text/html; charset=utf-8) is not")
 
 
 def test_serve_runs_the_service_as_a_process(sqlite_url, tmp_path) -> None:
