@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 
 from collectors import CollectorError
 from rules import RuleDefinitionError, RuleError, UnknownDevice, UnknownRule
+from service.api.allow import allowed_methods
 from service.api.pagerrors import invalid_page, unknown_page
 from service.errors import ServiceError, StoreUnavailable, Unauthorized
 from service.store.db import describe
@@ -82,6 +83,8 @@ async def handle_http_error(request: Request, exc: Exception) -> Response:
     under the API, keep that JSON (``unknown_page``).
     """
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 405 and (allowed := allowed_methods(request.app, request.url.path)):
+        exc = HTTPException(405, exc.detail, headers={"Allow": ", ".join(allowed)})
     return unknown_page(request, exc.status_code) or await http_exception_handler(request, exc)
 
 

@@ -267,6 +267,18 @@ def test_multipart_upload_of_a_real_report(service, repo, corpus_dir) -> None:
     assert runs_stored(service, repo) == 1
 
 
+def test_a_method_no_route_takes_is_answered_with_every_method_the_path_takes(service) -> None:
+    """``DELETE /api/v1/runs`` said ``Allow: POST``: the first route's methods, not ``GET``."""
+    for method, path, allowed in (
+        ("DELETE", "/api/v1/runs", "GET, POST"),
+        ("PATCH", "/api/v1/runs/12", "GET"),
+        ("POST", "/api/v1/kernels/history", "GET"),
+    ):
+        answer = service.client.request(method, path)
+        assert answer.status_code == 405 and answer.headers["allow"] == allowed, path
+        assert answer.json() == {"detail": "Method Not Allowed"}
+
+
 def test_health_readiness_and_metrics(make_service, repo, tmp_path) -> None:
     service = make_service()
     assert service.client.get("/healthz").json() == {"status": "ok", "detail": None}
