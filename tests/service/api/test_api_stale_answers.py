@@ -8,14 +8,12 @@ kept verdict and its exit code, where ``roofguard check`` of the same files gave
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
-from factories import make_kernel, make_run
 from remeasure_data import gemv_report, stable_history
 from svc_helpers import Service, auth
 from test_api_remeasure import _gemv, _upload
-from test_api_webhook import HEAD, NIGHT, PR, comment_event, deliver, seed
+from test_api_webhook import comment_event, deliver, seed, slow_pr
 
 from rules import RulesConfig
 from rules.verdict import Verdict
@@ -36,16 +34,7 @@ def _pr_again(service: Service, repo: str, body: bytes) -> dict:
 def _seed_and_body(service: Service, repo: str) -> bytes:
     """``seed``'s nights and failing PR run; the bytes its PR upload sent."""
     seed(service, repo)
-    pr = make_run(
-        repo=repo,
-        commit=HEAD,
-        kind="pr",
-        pull_request=PR,
-        branch="topic",
-        timestamp=NIGHT + timedelta(days=9),
-        kernels=[make_kernel(f"gemv_{i}", time_s=1.6e-3) for i in range(3)],
-    )
-    return pr.model_dump_json().encode()
+    return slow_pr(repo).model_dump_json().encode()
 
 
 def test_the_same_bytes_after_an_accept_answer_the_accepted_verdict(service, repo) -> None:

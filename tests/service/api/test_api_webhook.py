@@ -15,6 +15,7 @@ from factories import make_kernel, make_run
 from github_server import FakeGitHub
 from svc_helpers import Service
 
+from collectors.schema import RunRecord
 from service.github.signatures import sign
 from service.store.tables import BaselineAcceptance, Repository
 
@@ -79,6 +80,19 @@ def gh_service(make_service, github_server: FakeGitHub) -> Service:
     )
 
 
+def slow_pr(repo: str) -> RunRecord:
+    """PR 7's run at ``HEAD``, whose three kernels are 60 % slower than ``seed``'s nights."""
+    return make_run(
+        repo=repo,
+        commit=HEAD,
+        kind="pr",
+        pull_request=PR,
+        branch="topic",
+        timestamp=NIGHT + timedelta(days=9),
+        kernels=[make_kernel(f"gemv_{i}", time_s=1.6e-3) for i in range(3)],
+    )
+
+
 def seed(service: Service, repo: str) -> int:
     """Eight steady nights and a PR whose three kernels are 60 % slower; the PR run's id."""
     token = service.token(repo)
@@ -90,16 +104,7 @@ def seed(service: Service, repo: str) -> int:
             kernels=[make_kernel(f"gemv_{i}", time_s=1e-3 * (1 + 0.002 * i)) for i in range(3)],
         )
         assert service.upload(run, token).status_code == 201
-    pr = make_run(
-        repo=repo,
-        commit=HEAD,
-        kind="pr",
-        pull_request=PR,
-        branch="topic",
-        timestamp=NIGHT + timedelta(days=9),
-        kernels=[make_kernel(f"gemv_{i}", time_s=1.6e-3) for i in range(3)],
-    )
-    result = service.upload(pr, token).json()
+    result = service.upload(slow_pr(repo), token).json()
     assert result["verdict"]["conclusion"] == "fail"
     return int(result["run_id"])
 
