@@ -1,11 +1,11 @@
 """A run whose changes a maintainer accepted (``/roofguard accept``) is judged again.
 
-An acceptance restarts the kernel's baseline after it. The verdict stored at the run's first
-check still held the accepted kernels' findings: posted again, the comment showed them as
-new and failing at once, and the check run stayed red. A run with acceptances is judged
+An acceptance restarts the kernel's baseline for the runs measured after it. The verdict
+stored at the run's first check still held the accepted kernels' findings: posted again, the
+comment showed them failing, and the check run stayed red. A run with acceptances is judged
 anew each time it is asked for (the same runs, so the same verdict): its accepted kernels
-have no baseline left, and no finding (not even ``new-kernel``: a maintainer has read them);
-they are ``accepted``, not new, and the verdict says who accepted what, and why.
+keep the baseline they were judged against (the change shows, with its size) and have no
+finding; they are ``accepted``, and the verdict says who accepted what, and why.
 
 The runs after it judge such a kernel on the history its card holds since the acceptance
 (``Baseline.restarted``). Until that holds the runs the gate needs, the kernel is no new

@@ -230,6 +230,7 @@ def _history(
         full_runs=config.baseline.window,
         keep_columns=stored.created,
         up_to_run=stored.run_id,
+        accepted_until=run.timestamp,  # an accept made since does not restart its baseline
     )
     rows = read_baseline(session=session, query=query).without_run(stored.run_id)
     judged = Judged(run, placements, stored, roof.device, config.base_branch)

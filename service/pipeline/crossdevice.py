@@ -92,6 +92,7 @@ def device_baseline(
         kernel_keys=[k for key in keys for k in (key, *config.rules.old_keys(key))],
         full_runs=config.baseline.window,
         up_to_run=own.up_to_run,
+        accepted_until=run.timestamp,  # as its own card's baseline (``check._history``)
     )
     frame = read_baseline(session=session, query=query).frame
     other_roof = _newest_roof(session, frame) if not frame.empty else None

@@ -82,6 +82,9 @@ class BaselineQuery:
             out, so its window counts as it did when the run was new): a run judged again
             (its page, the same upload again) reads the baseline it was judged against, not
             the nights stored since. None: every run.
+        accepted_until: Only acceptances made by then (the judged run's measurement): a run
+            measured before a ``/roofguard accept`` keeps the baseline it was judged against
+            when judged again. None: every acceptance.
     """
 
     repo: str
@@ -95,6 +98,7 @@ class BaselineQuery:
     full_runs: int | None = None
     keep_columns: bool = False
     up_to_run: int | None = None
+    accepted_until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -218,12 +222,13 @@ def acceptances_at(*, session: StoreSession, run_id: int) -> list[Acceptance]:
 
 
 def latest_acceptances(
-    *, session: StoreSession, rid: int, did: int | None
+    *, session: StoreSession, rid: int, did: int | None, until: datetime | None = None
 ) -> dict[str, Acceptance]:
     """The latest ``/roofguard accept`` of each kernel on device ``did`` or every device.
 
-    ``did`` None: of any device. A work model's edit is no acceptance here: its rows are kept,
-    and judged on the new model's work (``service.pipeline.workchange``).
+    ``did`` None: of any device; ``until``: made by then. A work model's edit is no
+    acceptance here: its rows are kept, and judged on the new model's work
+    (``service.pipeline.workchange``).
     """
     a = _ACCEPTANCES.c
     stmt = (
@@ -231,6 +236,8 @@ def latest_acceptances(
         .where(a.repo_id == rid, sa.not_(is_work_model_edit()))
         .order_by(a.created_at, a.id)
     )
+    if until is not None:
+        stmt = stmt.where(a.created_at <= as_utc(until))
     if did is not None:  # acceptances for this device or for every device
         stmt = stmt.where(sa.or_(a.device_id.is_(None), a.device_id == did))
     rows = session.execute(stmt)  # oldest first: each kernel's latest is kept
@@ -241,16 +248,18 @@ def after_acceptances(
     session: StoreSession,
     frame: pd.DataFrame,
     where: tuple[int, int | None],
-    since: datetime | None,
+    span: tuple[datetime | None, datetime | None],
 ) -> tuple[pd.DataFrame, dict[str, Acceptance]]:
     """``frame``'s rows measured after their kernel's latest acceptance, and the restarted.
 
-    ``where``: the repository's and device's ids (``latest_acceptances``). A kernel restarted
-    when its latest acceptance lies within the history read: after ``since``, the oldest run
-    read (None: the read reached the card's first run). Its card's history is then too short
-    because a maintainer restarted it, not because the kernel is young on the card.
+    ``where``: the repository's and device's ids (``latest_acceptances``); ``span``: the
+    oldest run read (None: the read reached the card's first run) and the time acceptances
+    count until (``BaselineQuery.accepted_until``). A kernel restarted when its latest
+    acceptance lies within the history read: its card's history is then too short because a
+    maintainer restarted it, not because the kernel is young on the card.
     """
-    latest = latest_acceptances(session=session, rid=where[0], did=where[1])
+    since, until = span
+    latest = latest_acceptances(session=session, rid=where[0], did=where[1], until=until)
     restarted = {
         key: accepted
         for key, accepted in latest.items()

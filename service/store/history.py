@@ -296,7 +296,7 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     # a full window read back to its oldest run; a shorter one, to the card's first
     since = as_utc(run_rows[-1].timestamp) if len(run_rows) >= query.window > 0 else None
     frame, restarted = after_acceptances(
-        session, _frame(session, run_rows, meas), (rid, did), since
+        session, _frame(session, run_rows, meas), (rid, did), (since, query.accepted_until)
     )
     return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.up_to_run, restarted)
 

@@ -8,12 +8,14 @@ kept verdict and its exit code, where ``roofguard check`` of the same files gave
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
+from factories import make_kernel, make_run
 from remeasure_data import gemv_report, stable_history
 from svc_helpers import Service, auth
 from test_api_remeasure import _gemv, _upload
-from test_api_webhook import comment_event, deliver, seed, slow_pr
+from test_api_webhook import NIGHT, comment_event, deliver, seed, slow_pr
 
 from rules import RulesConfig
 from rules.verdict import Verdict
@@ -72,3 +74,33 @@ def test_the_same_bytes_under_another_configuration_are_judged_again(make_servic
     answer = _pr_again(lenient, repo, body)
     assert answer["verdict"]["conclusion"] == "warn"
     assert any("configuration changed" in note for note in answer["verdict"]["notes"])
+
+
+def test_an_accept_made_later_leaves_a_night_measured_before_it_failing(make_service, repo) -> None:
+    """A failed night judged again read a later PR's accept as its own: it passed.
+
+    Judged again under another configuration, its kernels' baselines restarted at the
+    acceptance made after it was measured.
+    """
+    service = make_service()
+    seed(service, repo)
+    slower = [make_kernel(f"gemv_{i}", time_s=1.5e-3) for i in range(3)]
+    nights = [
+        make_run(
+            repo=repo,
+            commit=f"5{n}aa",
+            timestamp=NIGHT + timedelta(days=8, hours=6 * n),
+            kernels=slower,
+        )
+        for n in (0, 1)
+    ]
+    token = service.token(repo)
+    answers = [service.upload(night, token).json() for night in nights]
+    assert answers[-1]["verdict"]["conclusion"] == "fail"
+    accepted = deliver(service, "issue_comment", comment_event(repo, "/roofguard accept -- ok"))
+    assert accepted.status_code == 202, accepted.text
+    elsewhere = make_service(RoofguardConfig(device="H100-SXM5"))  # a default no run uses
+    again = _pr_again(elsewhere, repo, nights[-1].model_dump_json().encode())["verdict"]
+    assert any("configuration changed" in note for note in again["notes"])
+    assert again["conclusion"] == "fail"
+    assert {k["status"] for k in again["kernels"]} == {"regressed"}
