@@ -73,8 +73,8 @@ def restarted_verdict(
     runs, branch = config.baseline.min_runs, config.base_branch
     notes = (
         f"restarted by `/roofguard accept`: {_names(named)} accepted as the new baseline on "
-        f"{verdict.device} by {who}: {why}; judged again from {runs} {branch} runs measured "
-        "since, not as new kernels"
+        f"{verdict.device} by {who}: {why}; judged again once {runs} {branch} runs have been "
+        "measured since, not as new kernels meanwhile"
         for (who, why), named in _by_comment(restarts).items()
     )
     return judged.model_copy(update={"kernels": kernels, "notes": (*judged.notes, *notes)})

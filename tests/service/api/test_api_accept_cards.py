@@ -123,7 +123,7 @@ def test_the_nightly_after_an_acceptance_calls_no_kernel_new(service, repo) -> N
     assert verdict["findings"] == [] and verdict["conclusion"] == "pass"
     (note,) = [n for n in verdict["notes"] if n.startswith("restarted by")]
     assert "'gemv_0', 'gemv_1', 'gemv_2' accepted as the new baseline" in note
-    assert "by alice: ok; judged again from 3 main runs measured since" in note
+    assert "by alice: ok; judged again once 3 main runs have been measured since" in note
     assert len(acceptances(service, repo)) == 3
 
 
