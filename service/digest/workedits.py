@@ -16,6 +16,8 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
+from service.store.baselines import latest_edits
+
 #: (kernel key, device or None for every device, when) of one edit (``work_model_edits``).
 Edit = tuple[str, str | None, datetime]
 
@@ -52,14 +54,10 @@ def on_new_work(frame: pd.DataFrame, edits: Sequence[Edit]) -> pd.DataFrame:
 
 def _cuts(part: pd.DataFrame, edits: Sequence[Edit]) -> list[datetime | None]:
     """Each row's latest edit: of its kernel on its card, or on every card."""
-    latest: dict[tuple[str, str | None], datetime] = {}
-    for key, device, when in edits:
-        latest[key, device] = max(when, latest.get((key, device), when))
-    cuts = []
-    for key, device in zip(part["key"], part["device"], strict=True):
-        found = [t for t in (latest.get((key, device)), latest.get((key, None))) if t]
-        cuts.append(max(found) if found else None)
-    return cuts
+    on_card = {device: latest_edits(edits, device) for device in set(part["device"])}
+    return [
+        on_card[device].get(key) for key, device in zip(part["key"], part["device"], strict=True)
+    ]
 
 
 def _roof_time_after(part: pd.DataFrame) -> dict[tuple[str, str], float]:

@@ -32,6 +32,7 @@ from service.store.baselines import (
     EDITS_RECORDED_BY,
     Baseline,
     accept_baseline,
+    latest_edits,
     work_model_edits,
 )
 from service.store.history import BaselineQuery, read_baseline
@@ -152,10 +153,8 @@ def _cuts(
     session: StoreSession, judged: Judged, changes: Sequence[WorkModelChange]
 ) -> dict[str, datetime]:
     """Each kernel's latest edit on this card: stored ones, and those this run finds."""
-    cuts: dict[str, datetime] = {}
-    for key, device, when in work_model_edits(session=session, repo=judged.run.repo or ""):
-        if device in (None, judged.device):
-            cuts[key] = max(when, cuts.get(key, when))
+    edits = work_model_edits(session=session, repo=judged.run.repo or "")
+    cuts = latest_edits(edits, judged.device)
     for change in changes:  # up to the run itself (a PR's edit is recorded nowhere)
         cuts[change.key] = judged.run.timestamp
     return cuts

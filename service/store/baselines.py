@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 import sqlalchemy as sa
@@ -231,17 +231,25 @@ def latest_acceptances(
     (``service.pipeline.workchange``).
     """
     a = _ACCEPTANCES.c
-    stmt = (
-        sa.select(a.kernel_key, a.accepted_by, a.reason, a.run_id, a.created_at)
-        .where(a.repo_id == rid, sa.not_(is_work_model_edit()))
-        .order_by(a.created_at, a.id)
-    )
-    if until is not None:
-        stmt = stmt.where(a.created_at <= as_utc(until))
+    columns = (a.kernel_key, a.accepted_by, a.reason, a.run_id, a.created_at)
+    stmt = _maintainers(columns, until).where(a.repo_id == rid)
     if did is not None:  # acceptances for this device or for every device
         stmt = stmt.where(sa.or_(a.device_id.is_(None), a.device_id == did))
     rows = session.execute(stmt)  # oldest first: each kernel's latest is kept
     return {k: Acceptance(k, by, why, run, as_utc(at)) for k, by, why, run, at in rows}
+
+
+def _maintainers(
+    columns: Sequence[sa.ColumnElement[Any]], until: datetime | None
+) -> sa.Select[Any]:
+    """``columns`` of the ``/roofguard accept`` rows made by ``until``, oldest first.
+
+    A work model's edit is recorded as an acceptance too (``record_edits``) but is none: its
+    nights are kept and judged on the new model's work (``service.pipeline.workchange``).
+    """
+    a = _ACCEPTANCES.c
+    stmt = sa.select(*columns).where(sa.not_(is_work_model_edit())).order_by(a.created_at, a.id)
+    return stmt if until is None else stmt.where(a.created_at <= as_utc(until))
 
 
 def after_acceptances(
@@ -299,28 +307,35 @@ def work_model_edits(*, session: StoreSession, repo: str) -> list[tuple[str, str
     return [(str(k), d, as_utc(t)) for k, d, t in session.execute(stmt)]
 
 
+def latest_edits(
+    edits: Iterable[tuple[str, str | None, datetime]], device: str
+) -> dict[str, datetime]:
+    """Each kernel's latest work model edit (``work_model_edits``) on ``device`` or every card."""
+    latest: dict[str, datetime] = {}
+    for key, on, when in edits:
+        if on in (None, device):
+            latest[key] = max(when, latest.get(key, when))
+    return latest
+
+
 def maintainer_acceptances(
     *, session: StoreSession, repo: str | None, until: datetime | None = None
 ) -> list[tuple[str, str | None, datetime, str, str]]:
     """(kernel key, device or None, when, who, why) of each ``/roofguard accept``, oldest first.
 
-    Of ``repo`` (None: of every repository), made by ``until`` when given. A work model's edit
-    is left out, as the baseline leaves it out (``history._drop_accepted``).
+    Of ``repo`` (None: of every repository), made by ``until`` when given: the acceptances
+    the baseline reads (``latest_acceptances``), a work model's edit left out.
     """
     a = _ACCEPTANCES.c
-    stmt = (
-        sa.select(a.kernel_key, _DEVICES.c.name, a.created_at, a.accepted_by, a.reason)
-        .select_from(_ACCEPTANCES.outerjoin(_DEVICES, _DEVICES.c.id == a.device_id))
-        .where(sa.not_(is_work_model_edit()))
-        .order_by(a.created_at, a.id)
+    columns = (a.kernel_key, _DEVICES.c.name, a.created_at, a.accepted_by, a.reason)
+    stmt = _maintainers(columns, until).select_from(
+        _ACCEPTANCES.outerjoin(_DEVICES, _DEVICES.c.id == a.device_id)
     )
     if repo is not None:
         rid = repo_id(session=session, repo=repo)
         if rid is None:
             return []
         stmt = stmt.where(a.repo_id == rid)
-    if until is not None:
-        stmt = stmt.where(a.created_at <= as_utc(until))
     return [
         (str(k), d, as_utc(t), str(by), str(why or ""))
         for k, d, t, by, why in session.execute(stmt)
