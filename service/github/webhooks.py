@@ -244,8 +244,8 @@ def _kernels_to_accept(
     accepted of the run stays chosen: the same accept again is answered "already accepted".
     """
     chosen: dict[int, list[str]] = {}
+    wanted = (Severity.FAIL,) if kernel is None else (Severity.FAIL, Severity.WARN)
     for run_id in run_ids:
-        wanted = (Severity.FAIL,) if kernel is None else (Severity.FAIL, Severity.WARN)
         regressed = {
             f.kernel
             for f in list_findings(session=session, run_id=run_id)
