@@ -288,6 +288,7 @@ def upload_command(
     if fmt not in ("json", "markdown"):
         raise BadInput(f"--format: expected json or markdown, got {fmt!r}")
     refuse_unwritable_outputs(output, suspects, suspects_regex)
+    _refuse_bad_merge_base(base_sha, base_time)
     data = _form(
         repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device, runner=runner
     )
@@ -312,6 +313,13 @@ def upload_command(
         write_suspects(verdict, suspects, suspects_regex)
     if verdict.conclusion == Conclusion.FAIL:
         raise typer.Exit(EXIT_FAIL)
+
+
+def _refuse_bad_merge_base(base_sha: str | None, base_time: str | None) -> None:
+    """Refuse a merge base the service would, before any report is sent: as ``check`` does."""
+    from service.pipeline.intake import merge_base, parse_timestamp  # collectors, on demand
+
+    merge_base(base_sha, parse_timestamp(base_time, flag="--base-time"))
 
 
 def register(app: typer.Typer) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,6 +14,10 @@ from service.errors import BadInput
 from service.pipeline.roofs import names_device
 from service.progress import progress
 from service.store.history import MergeBase
+
+#: What a merge base can be: a commit as runs store it (a SHA, full or abbreviated, or a CI's
+#: own commit id), not a revision expression (``HEAD~1``, ``origin/main``) no run is stored at.
+COMMIT_PATTERN = "^[0-9A-Za-z._-]{1,64}$"
 
 
 def merge_runs(
@@ -162,11 +167,16 @@ def merge_base(
     """The PR's merge base from its commit ``sha`` and commit ``time`` (None: neither given).
 
     Raises:
-        BadInput: A time without a commit (``names`` are the two inputs, as the caller calls
-            them).
+        BadInput: A time without a commit, or a revision expression for a commit (no run
+            is stored at ``HEAD~1``). ``names`` are the two inputs, as the caller calls them.
     """
     if sha is None:
         if time is not None:
             raise BadInput(f"{names[1]}: give the merge base's commit ({names[0]}) with its time")
         return None
+    if not re.fullmatch(COMMIT_PATTERN, sha):
+        raise BadInput(
+            f"{names[0]}: {sha!r} is not a commit: pass its SHA "
+            "(`git merge-base HEAD origin/main`), not a revision expression"
+        )
     return MergeBase(sha, time)

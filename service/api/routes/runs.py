@@ -37,7 +37,7 @@ from service.api.schemas import (
 from service.api.verdicts import base_url, links_for, run_url
 from service.config import RoofguardConfig
 from service.pipeline.check import CheckOutcome
-from service.pipeline.intake import merge_base
+from service.pipeline.intake import COMMIT_PATTERN, merge_base
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns
 from service.pipeline.runmeta import with_branch
@@ -88,7 +88,7 @@ _BaseShaQuery = Annotated[
     str | None,
     Query(
         description="The PR's merge base: the baseline stops there.",
-        pattern="^[0-9a-fA-F]{4,64}$",
+        pattern=COMMIT_PATTERN,
     ),
 ]
 _BaseTimeQuery = Annotated[

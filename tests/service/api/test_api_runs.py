@@ -343,10 +343,11 @@ def test_upload_may_choose_its_baseline(service, repo) -> None:
         "/api/v1/runs", params={"base_branch": "release"}, content=pr.model_dump_json(), headers=h
     ).json()
     assert {k["status"] for k in other["verdict"]["kernels"]} == {"new"}
-    bad = service.client.post(
-        "/api/v1/runs", params={"base_sha": "not hex!"}, content=pr.model_dump_json(), headers=h
-    )
-    assert bad.status_code == 422
+    for revision in ("HEAD~1", "origin/main", "not hex!"):
+        bad = service.client.post(
+            "/api/v1/runs", params={"base_sha": revision}, content=pr.model_dump_json(), headers=h
+        )
+        assert bad.status_code == 422, revision
     merged_off = (NIGHT + timedelta(days=3, hours=5)).isoformat()
     for query in ({"base_time": merged_off}, {"base_sha": "deadbee1", "base_time": "yesterday"}):
         refused = service.client.post(
@@ -364,6 +365,14 @@ def test_upload_may_choose_its_baseline(service, repo) -> None:
     assert any(note.startswith(merge_base) for note in cut["notes"]), cut["notes"]
     # stored under base_branch=release first: judged again under main, and it says so
     assert any("the configuration changed" in note for note in cut["notes"])
+    # a commit as a CI names it, not only hex: as stored runs' commits and `check` take it
+    tagged = service.client.post(
+        "/api/v1/runs", params={"base_sha": "v0.3.1-rc"}, content=pr.model_dump_json(), headers=h
+    )
+    assert tagged.status_code == 200, tagged.text
+    assert any(
+        n.startswith("merge base v0.3.1-rc has no") for n in tagged.json()["verdict"]["notes"]
+    )
 
 
 def test_a_form_with_a_pr_number_is_a_pr_run(service, repo, tmp_path) -> None:

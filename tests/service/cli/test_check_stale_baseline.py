@@ -13,6 +13,7 @@ import pytest
 from csv_checks import check_csv
 
 from rules.verdict import Verdict
+from service.cli import run
 from service.render.markdown import render_verdict
 
 FIRST = datetime(2026, 10, 1, 2, 0, tzinfo=UTC)
@@ -98,3 +99,22 @@ def test_nights_on_another_card_are_named_not_a_stopped_job(tmp_path) -> None:
         "changes merged in between read as this run's; the nightly runs measured "
         "A100-SXM4-80GB from 2026-10-13, not H100-SXM5"
     )
+
+
+@pytest.mark.parametrize("command", ["check", "upload"])
+def test_a_revision_expression_is_no_merge_base(tmp_path, capsys, command: str) -> None:
+    """``--base-sha HEAD~1`` matched no stored run, and the PR was judged on the newest nights.
+
+    The service refused it, ``check`` took it; both now say so before reading any report
+    (``upload`` is pointed at a port nothing listens on: it never sends).
+    """
+    report = tmp_path / "run.csv"
+    report.write_text("not read\n")
+    target = ["--db", f"sqlite:///{tmp_path / 'h.db'}"]
+    if command == "upload":
+        target = ["--server", "http://127.0.0.1:9", "--token", "t"]
+    args = [command, str(report), "--repo", "acme/stale", "--commit", "pr1", "--pr", "3"]
+    assert run([*args, *target, "--base-sha", "HEAD~1"]) == 2
+    error = capsys.readouterr().err
+    assert "--base-sha: 'HEAD~1' is not a commit: pass its SHA" in error, error
+    assert not (tmp_path / "h.db").exists()
