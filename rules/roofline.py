@@ -18,7 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator
 
 Regime = Literal["memory-bound", "compute-bound"]
 MEMORY_BOUND: Regime = "memory-bound"
@@ -155,6 +157,15 @@ def intensity(flops: Mapping[str, float], nbytes: Mapping[str, float]) -> dict[s
     return {t: (total / b if b > 0 else math.inf) for t, b in nbytes.items()}
 
 
+def _unbounded_if_null(value: object) -> object:
+    """JSON has no infinity: a verdict writes a kernel with no bytes' intensity as null."""
+    return math.inf if value is None else value
+
+
+#: An intensity in a model read from JSON: ``inf`` for no bytes, written null, read back inf.
+Intensity = Annotated[float, BeforeValidator(_unbounded_if_null)]
+
+
 def ridge_point(peak_flop_per_s: float, bandwidth_byte_per_s: float) -> float:
     """The intensity at which compute and memory times are equal, ``P / W`` (FLOP/byte)."""
     return peak_flop_per_s / bandwidth_byte_per_s
@@ -227,8 +238,19 @@ def _ridge(roof: Roof, precision: str | None, tier: str | None) -> float | None:
     return ridge_point(peak, bandwidth)
 
 
+#: Why a kernel whose counters all read zero has no place on the roofline: it lacks no counter.
+NO_WORK = "no work counted (0 FLOPs, 0 bytes)"
+
+
 def _classify(compute: Bound, memory: Bound, band: float) -> tuple[Regime | None, bool]:
+    """The regime and whether it is borderline; no regime without both times, or with no work.
+
+    0 FLOPs and 0 bytes (a flag reset whose bytes all hit L2) sit at no point of the roofline:
+    calling them compute-bound made a kernel with 4 KB of DRAM traffic last night a flip.
+    """
     if compute.time_s is None or memory.time_s is None:
+        return None, False
+    if compute.time_s == 0 and memory.time_s == 0:
         return None, False
     return regime(compute.time_s, memory.time_s), is_borderline(compute.time_s, memory.time_s, band)
 
@@ -247,6 +269,8 @@ def _missing(
         missing.append("byte counts (no memory counters or declared work)")
     if not time_s:
         missing.append("measured time")
+    if compute.time_s == 0 and memory.time_s == 0:
+        missing.append(NO_WORK)
     return tuple(missing)
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rules.advice import Advice
 from rules.figures import GateFigures
-from rules.roofline import Regime
+from rules.roofline import Intensity, Regime
 
 
 class Severity(StrEnum):
@@ -252,7 +252,7 @@ class KernelVerdict(_Model):
         binding: Binding resource.
         tier: The memory tier that sets ``T_memory`` (the binding tier of a compute-bound
             kernel's memory side; its intensity is the one shown).
-        intensity: FLOP/byte per tier.
+        intensity: FLOP/byte per tier (``inf``, null in JSON, for a tier with no bytes).
         t_roof_s: Speed-of-light time.
         roof: The roof used.
         advice: Advice class.
@@ -286,7 +286,7 @@ class KernelVerdict(_Model):
     borderline: bool = False
     binding: str | None
     tier: str | None = None
-    intensity: dict[str, float] = Field(default_factory=dict)
+    intensity: dict[str, Intensity] = Field(default_factory=dict)
     t_roof_s: float | None = None
     roof: str | None = None
     advice: Advice | None = None

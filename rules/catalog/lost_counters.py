@@ -10,7 +10,7 @@ from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.gated import GateDecisions
 from rules.measures import one_decimal
-from rules.roofline import Placement
+from rules.roofline import NO_WORK, Placement
 from rules.timing import lacks_a_count
 from rules.verdict import Finding, Severity, Stability
 
@@ -104,9 +104,12 @@ def _lost(ctx: RuleContext) -> Iterator[tuple[str, float]]:
 
 
 def _lacks_counters(kernel: KernelRecord, placement: Placement, regime: str | None) -> bool:
-    """Off the roof, or (placed without one) lacking a kind of count where it had ``regime``."""
+    """Off the roof, or (placed without one) lacking a kind of count where it had ``regime``.
+
+    Counters that all read zero (a small kernel whose bytes hit L2 alone) are counters still.
+    """
     if placement.percent_of_roof is None:
-        return True
+        return NO_WORK not in placement.missing
     return regime is not None and lacks_a_count(kernel)
 
 

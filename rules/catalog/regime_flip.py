@@ -110,8 +110,8 @@ class RegimeFlip(Rule):
         return self.finding(
             ctx,
             key,
-            f"{ctx.kernels[key].name}: usually {was}, now {placement.regime} "
-            f"(bound by {placement.binding}){story}",
+            f"{ctx.kernels[key].name}: usually {was}, now {placement.regime}"
+            f"{_bound_by(placement.binding)}{story}",
             severity=severity or opts.to_compute_severity,
             numbers=numbers,
             status=KernelStatus.IMPROVED if faster else KernelStatus.REGRESSED,
@@ -296,3 +296,8 @@ def _times(numbers: Numbers) -> str | None:
 def _joined(*parts: str | None) -> str:
     known = [part for part in parts if part]
     return ": " + ", ".join(known) if known else ""
+
+
+def _bound_by(binding: str | None) -> str:
+    """`` (bound by dram)``; nothing where no resource binds (a roof that takes no time)."""
+    return f" (bound by {binding})" if binding else ""

@@ -81,7 +81,7 @@ def place_chunk(
     with np.errstate(divide="ignore", invalid="ignore"):
         pct = 100.0 * t_roof / seconds
     pct = np.where((seconds > 0) & (t_roof != 0), pct, np.nan)
-    known = ~np.isnan(tc) & ~np.isnan(tm)
+    known = ~np.isnan(tc) & ~np.isnan(tm) & (t_roof != 0)  # no work: no regime, as ``place``
     memory_wins = np.nan_to_num(tm) > np.nan_to_num(tc) * (1.0 + RIDGE_TIE)
     regime = np.where(memory_wins, "memory-bound", "compute-bound")
     regimes = [r if k else None for r, k in zip(regime.tolist(), known.tolist(), strict=True)]

@@ -12,6 +12,7 @@ from rules.hardware import builtin_catalog
 from rules.roofline import (
     COMPUTE_BOUND,
     MEMORY_BOUND,
+    NO_WORK,
     Roof,
     attainable,
     intensity,
@@ -146,3 +147,12 @@ def test_a_kernel_without_flop_counts_is_judged_on_a_lower_bound() -> None:
     assert no_flops.percent_of_roof is not None
     assert time_fields(no_flops, summary, None)["percent_is_lower_bound"]
     assert not time_fields(full, summary, None)["percent_is_lower_bound"]
+
+
+def test_no_work_counted_is_no_regime() -> None:
+    """0 FLOPs and 0 bytes were compute-bound: a kernel with 4 KB of DRAM traffic yesterday
+    flipped regime (``bound by None``) when its bytes all hit L2, and lost its counters."""
+    nothing = place({"fp32": 0.0}, {"dram": 0.0}, 2e-6, H100)
+    assert nothing.regime is None and nothing.binding is None and not nothing.borderline
+    assert nothing.missing == (NO_WORK,) and nothing.percent_of_roof is None
+    assert place({"fp32": 0.0}, {"dram": 4096.0}, 2e-6, H100).regime == MEMORY_BOUND

@@ -130,3 +130,11 @@ def test_findings_stored_before_the_gate_have_no_gate_figures_but_their_measure(
     assert loaded.gate is None and loaded.measure == "mfu"
     assert loaded.status is KernelStatus.REGRESSED
     assert finding({"measure": 1.0}).measure is None
+
+
+def test_an_unbounded_intensity_written_as_null_reads_back_as_inf() -> None:
+    """A kernel with no DRAM bytes: its verdict JSON was refused by `comment --verdict`."""
+    copy_free = kernel(intensity={"dram": math.inf, "l2": 4.0})
+    written = copy_free.model_dump_json()
+    assert json.loads(written)["intensity"] == {"dram": None, "l2": 4.0}
+    assert KernelVerdict.model_validate_json(written).intensity == {"dram": math.inf, "l2": 4.0}

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 from both_backends import both_backends_engine
@@ -145,3 +146,14 @@ def test_ridge_tie_is_the_rules_one() -> None:
     from rules.roofline import RIDGE_TIE as rules_tie
 
     assert rules_tie == RIDGE_TIE
+
+
+def test_no_work_counted_is_no_regime_as_the_rules_place_it() -> None:
+    """A huge run's kernel with 0 FLOPs and 0 bytes was stored compute-bound."""
+    from rules.hardware import builtin_catalog
+    from service.store.batch_place import place_chunk
+
+    roof = builtin_catalog().lookup("H100-SXM5").roof()
+    fp32, dram = np.zeros(2), np.array([0.0, 4096.0])
+    placed = place_chunk({"fp32": fp32}, {"dram": dram}, np.full(2, 2e-6), roof, band=0.1)
+    assert placed.regime == [None, "memory-bound"]
