@@ -12,7 +12,7 @@ import pytest
 from collectors import collect
 from collectors.schema import RunRecord
 from service.cli import run
-from service.cli.inspect_cmd import shorten
+from service.cli.inspect_cmd import shorten, si
 from service.config.workmodels import load_work_models
 from service.errors import ConfigError
 from tests.factories import make_kernel, make_run
@@ -259,3 +259,8 @@ def test_table_hides_zero_precisions_says_why_unplaced_and_flags_above_roof(tmp_
     assert "(l2)" in rows["l2_bound"] and "memory-bound" in rows["l2_bound"]
     assert "above roof!" in rows["too_fast"]
     assert "unplaced: FLOP counts (no FLOP counters or declared work)" in rows["no_flops"]
+
+
+def test_counts_past_tera_keep_their_prefix() -> None:
+    """1e18 FLOPs printed ``1e+06T``, 1e15 bytes ``1000T``."""
+    assert (si(1e18), si(1e15), si(2.5e12), si(999.0)) == ("1E", "1P", "2.5T", "999")
