@@ -28,6 +28,7 @@ from rules import Verdict
 from service.errors import BadInput
 from service.github.auth import ANY_APP_BOT, PUBLIC_API, GitHubCredentials
 from service.github.common import (
+    CheckFailed,
     CommentAction,
     PublishResult,
     ReadOnlyToken,
@@ -288,17 +289,26 @@ def _post_status(client: GitHubClient, verdict: Verdict, post: _CheckPost) -> No
 def _publish_check(
     client: GitHubClient, verdict: Verdict, markdown: str, post: _CheckPost, kind: CheckKind
 ) -> str | None:
-    """A check run (``auto``: a commit status when check runs are refused); the kind posted."""
-    if kind in (CheckKind.AUTO, CheckKind.CHECK_RUN):
-        try:
-            _post_check_run(client, verdict, markdown, post)
-            return "check-run"
-        except _CHECK_RUN_REFUSED:
-            if kind == CheckKind.CHECK_RUN:
-                raise
-    if kind in (CheckKind.AUTO, CheckKind.STATUS):
-        _post_status(client, verdict, post)
-        return "status"
+    """A check run (``auto``: a commit status when check runs are refused); the kind posted.
+
+    Raises:
+        CheckFailed: GitHub failed the one tried last, naming it (a read-only token aside).
+    """
+    trying = "check run"
+    try:
+        if kind in (CheckKind.AUTO, CheckKind.CHECK_RUN):
+            try:
+                _post_check_run(client, verdict, markdown, post)
+                return "check-run"
+            except _CHECK_RUN_REFUSED:
+                if kind == CheckKind.CHECK_RUN:
+                    raise
+        if kind in (CheckKind.AUTO, CheckKind.STATUS):
+            trying = "commit status"
+            _post_status(client, verdict, post)
+            return "status"
+    except (gh_exc.GitHubException, GitHubFailed) as exc:
+        raise CheckFailed(f"{trying} on commit {post.sha[:12]} of {post.repo}", exc) from exc
     return None
 
 
@@ -326,7 +336,8 @@ def publish_verdict(
         details_url: Link for the check or status (the dashboard run page).
 
     Returns:
-        What was done. A read-only token gives ``posted=False`` with the reason, not an error.
+        What was done. A read-only token gives ``posted=False`` with the reason, not an error;
+        a check run or status GitHub failed raises ``CheckFailed`` with the comment posted.
     """
     policy = policy or PublishPolicy()
     conclusion = check_conclusion(verdict, policy.failure)
@@ -335,17 +346,24 @@ def publish_verdict(
         comment, action = _comment(client, verdict, markdown, repo, pr)
     except ReadOnlyToken as exc:
         return replace(refused, reason=_read_only(repo, exc))
-    kind, reason = None, None
-    if sha and policy.check != CheckKind.NONE:
-        post = _CheckPost(repo, sha, policy.check_name(verdict.device), conclusion, details_url)
-        try:
-            kind = _publish_check(client, verdict, markdown, post, policy.check)
-        except ReadOnlyToken as exc:
-            if comment is None:
-                return replace(refused, reason=_read_only(repo, exc))
-            reason = f"comment posted, but {exc} (grant checks: write or statuses: write)"
     comment_id, url = getattr(comment, "id", None), getattr(comment, "html_url", None)
-    return PublishResult(True, action, comment_id, url, kind, conclusion, reason)
+    posted = PublishResult(True, action, comment_id, url, None, conclusion)
+    if not sha or policy.check == CheckKind.NONE:
+        return posted
+    post = _CheckPost(repo, sha, policy.check_name(verdict.device), conclusion, details_url)
+    try:
+        return replace(
+            posted, check_kind=_publish_check(client, verdict, markdown, post, policy.check)
+        )
+    except ReadOnlyToken as exc:
+        if comment is None:
+            return replace(refused, reason=_read_only(repo, exc))
+        return replace(
+            posted, reason=f"comment posted, but {exc} (grant checks: write or statuses: write)"
+        )
+    except CheckFailed as exc:  # the comment stands: the caller reports it with the error
+        exc.comment = posted if comment is not None else None
+        raise
 
 
 def _comment(

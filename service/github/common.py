@@ -8,6 +8,7 @@ from typing import Literal
 from github3 import exceptions as gh_exc
 
 from service.errors import BadInput
+from service.github.retry import GitHubFailed
 
 READ_ONLY_MESSAGE = "Resource not accessible by integration"
 CommentAction = Literal["created", "updated", "unchanged", "skipped"]
@@ -31,7 +32,8 @@ class PublishResult:
     """What ``publish_verdict`` did.
 
     Attributes:
-        posted: False when nothing could be written (read-only token).
+        posted: Whether the verdict reached the PR: its comment, or without a PR the check
+            run or status. False when nothing could be written (read-only token).
         comment_action: created, updated, unchanged (the same body: not sent) or skipped.
         comment_id: Id of the sticky comment, when posted.
         comment_url: Its html URL.
@@ -47,6 +49,22 @@ class PublishResult:
     check_kind: str | None
     conclusion: str
     reason: str | None = None
+
+
+class CheckFailed(GitHubFailed):
+    """The check run or commit status on a commit failed (for another reason than read-only).
+
+    Attributes:
+        what: ``check run on commit 0123456789ab of acme/kernels``.
+        cause: GitHub's error (a github3 exception, or ``GitHubUnavailable``).
+        comment: The sticky comment posted before it; None where none was.
+    """
+
+    def __init__(self, what: str, cause: Exception) -> None:
+        self.what = what
+        self.cause = cause
+        self.comment: PublishResult | None = None
+        super().__init__(f"{what}: {cause}")
 
 
 def split_repo(repo: str) -> tuple[str, str]:

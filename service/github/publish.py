@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TextIO
@@ -30,6 +30,7 @@ from service.github.actions import (
 )
 from service.github.auth import GitHubCredentials, resolve_api_url
 from service.github.client import GitHubClient, PublishResult, make_client, publish_verdict
+from service.github.common import CheckFailed
 from service.github.policy import PublishPolicy, check_conclusion
 from service.github.retry import Clock, GitHubFailed
 from service.render.markdown import VerdictLinks, render_verdict
@@ -168,12 +169,17 @@ def post_verdict_from_env(
     links = options.links or workflow_links(env)
     markdown = render_verdict(verdict, links=links)
     result, failed = _attempt(verdict, markdown, target, options, env, links)
+    # posted with a reason: the comment, but no check run or status (a note, not the fallback)
+    partial = result.reason if result.posted and result.reason else ""
+    note = f"> ⚠️ roofguard: {partial.rstrip('.')}.\n\n" if partial else ""
     if not result.posted:
         _fallback(verdict, markdown, links, result, env, out or sys.stdout, options.summary)
     elif options.summary == SummaryMode.ALWAYS:
-        append_verdict_summary(verdict, env, links=links)
-    if result.posted and result.reason:  # the comment, but no check run or status
-        (out or sys.stdout).write(warning_line("roofguard", result.reason) + "\n")
+        append_verdict_summary(verdict, env, links=links, note=note)
+    elif note:
+        append_step_summary(note, env)
+    if partial:
+        (out or sys.stdout).write(warning_line("roofguard", partial) + "\n")
     set_outputs(result_outputs(result), env)
     if failed is not None:  # the verdict is kept (summary, artifact, outputs): now the error
         raise failed
@@ -188,7 +194,7 @@ def _attempt(
     env: Mapping[str, str],
     links: VerdictLinks,
 ) -> tuple[PublishResult, GitHubFailed | None]:
-    """The publish's result; where GitHub failed, a result posting nothing and the error.
+    """The publish's result; where GitHub failed, also the error (the comment posted is kept).
 
     Only a read-only token used to reach the fallback: bad credentials, GitHub down past the
     retries or a rate limit past its budget lost the verdict (no summary, artifact, outputs).
@@ -201,8 +207,27 @@ def _attempt(
     client = make_client(credentials, api_url=api_url, clock=options.clock)
     try:
         return _publish(client, verdict, markdown, target, options.policy, links.run_url), None
+    except CheckFailed as exc:
+        return _check_failed(exc, conclusion)
     except GitHubFailed as exc:
         return PublishResult(False, "skipped", None, None, None, conclusion, str(exc)), exc
+
+
+def _check_failed(exc: CheckFailed, conclusion: str) -> tuple[PublishResult, GitHubFailed]:
+    """The result of a check run or status GitHub failed: a comment posted before it is kept.
+
+    The error names the check and the commit, not the PR its comment went to.
+    """
+    cause = exc.cause
+    said = str(cause)
+    if isinstance(cause, gh_exc.GitHubException):
+        said = f"GitHub: {cause}{_details(cause)}"
+    if exc.comment is None:
+        failed = GitHubFailed(f"{said} (posting the {exc.what})")
+        return PublishResult(False, "skipped", None, None, None, conclusion, str(failed)), failed
+    where = f" ({exc.comment.comment_url})" if exc.comment.comment_url else ""
+    failed = GitHubFailed(f"comment posted{where}, but not the {exc.what}: {said}")
+    return replace(exc.comment, reason=str(failed)), failed
 
 
 def _credentials(env: Mapping[str, str]) -> GitHubCredentials | None:
@@ -272,4 +297,5 @@ def result_outputs(result: PublishResult) -> dict[str, str]:
         "should-fail": "true" if result.conclusion == "failure" else "false",
         "posted": "true" if result.posted else "false",
         "comment-url": result.comment_url or "",
+        "check": result.check_kind or "",
     }
