@@ -269,7 +269,7 @@ def _post_check_run(
         name=post.name,
         conclusion=post.conclusion,
         title=check_title(verdict),
-        summary=render_check_summary(verdict),
+        summary=render_check_summary(verdict, comment=markdown),
         text=markdown,
         details_url=post.details_url,
     )

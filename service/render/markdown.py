@@ -60,6 +60,9 @@ MAX_GROUPS = 30
 #: 100 failing groups' sections filled it before a single kernel was named.
 MAX_GROUP_SECTIONS = 10
 _BLANK_RUNS = re.compile(r"\n{3,}")
+#: The comment's note that it left kernels out (``verdict.md.j2``) or was cut (``_hard_cut``):
+#: a line of its own, which no name or note begins (each is escaped to one line, inside one).
+_CUT_NOTE = re.compile(r"^> ✂️ ", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -337,8 +340,17 @@ def _table_note(verdict: Verdict, has_baseline: bool) -> str:
     return escape_text(f"{baseline} {legend}".strip(), limit=TEXT_LIMIT)
 
 
-def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMIT) -> str:
-    """The shorter check-run summary: headline, the worst kernels, the unchanged count."""
+def render_check_summary(
+    verdict: Verdict, *, comment: str | None = None, max_chars: int = CHECK_OUTPUT_LIMIT
+) -> str:
+    """The shorter check-run summary: headline, the worst kernels, the unchanged count.
+
+    Args:
+        verdict: The run's verdict.
+        comment: The PR comment (``render_verdict``), which is the check's text below the
+            summary: where the kernels past the summary's rows are listed, or some left out.
+        max_chars: GitHub's limit on the summary.
+    """
     split = split_kernels(verdict)
     rows = [e.row for e in split.listed.first(CHECK_ROWS)]
     text = (
@@ -348,6 +360,7 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
             v=_headline(verdict),
             rows=rows,
             hidden=len(split.listed) - len(rows),
+            hidden_where=_listed_where(verdict, comment),
             unchanged=_counted(split.unchanged, "✅"),
             stored=_stored(split, verdict),
             more=_listed_as(verdict),
@@ -357,6 +370,21 @@ def render_check_summary(verdict: Verdict, *, max_chars: int = CHECK_OUTPUT_LIMI
         )
     )
     return _hard_cut(_tidy(text), max_chars)
+
+
+def _listed_where(verdict: Verdict, comment: str | None) -> str:
+    """Where the kernels past the check summary's rows are: the comment only when it has all."""
+    everything = "the verdict JSON (`--format json`) has all of them"
+    if comment is None:
+        return everything
+    below = "the details below"
+    if verdict.pull_request is not None:
+        below = "the PR comment and the details below"
+    if _CUT_NOTE.search(comment):
+        return (
+            f"{below} leave the least important out to stay under GitHub's size limit; {everything}"
+        )
+    return f"{below} list them all"
 
 
 def check_title(verdict: Verdict) -> str:
