@@ -68,7 +68,7 @@ def unpack_command(
     if verify_pr:
         try:
             _verify_pr(repo, found.pr, found.sha)
-        except BadInput:  # nothing of a refused artifact is left for a later step to read
+        except BaseException:  # refused or unverified: nothing is left for a later step to read
             for path in (*found.reports, *found.reruns):
                 path.unlink(missing_ok=True)
             raise
@@ -87,11 +87,18 @@ def unpack_command(
 
 
 def _verify_pr(repo: str, pr: int, sha: str) -> None:
+    """Refuse an artifact whose PR's head is not its commit; GitHub's failures name the PR.
+
+    Raises:
+        BadInput: No such PR, or its head is another commit.
+        GitHubFailed: GitHub refused or failed the request (bad credentials, unreachable).
+    """
     from github3 import exceptions as gh_exc  # github3 only here
 
     from service.github.auth import GitHubCredentials, resolve_api_url
     from service.github.client import make_client
     from service.github.publish import moved_head
+    from service.github.retry import GitHubFailed
 
     env = os.environ
     client = make_client(GitHubCredentials.from_env(env), api_url=resolve_api_url(None, env))
@@ -99,6 +106,11 @@ def _verify_pr(repo: str, pr: int, sha: str) -> None:
         moved = moved_head(client, repo, pr, sha)
     except gh_exc.NotFoundError:
         raise BadInput(f"roofguard-artifact.json: field pr: {repo}#{pr} does not exist") from None
+    except gh_exc.GitHubException as exc:
+        raise GitHubFailed(
+            f"GitHub: {exc} (reading PR #{pr} of {repo} to check that its head is "
+            f"the artifact's commit {sha[:12]})"
+        ) from exc
     if moved is not None:
         raise BadInput(
             f"roofguard-artifact.json: field pr: {moved}, not at the artifact's commit "

@@ -195,9 +195,8 @@ class GitHubClient:
 
     def pull_request_head(self, repo: str, pr: int) -> str:
         """The head SHA of PR ``pr`` (to check an untrusted artifact's claim)."""
-        return str(
-            self.call(f"{repo}#{pr}", lambda: self.gh.pull_request(*split_repo(repo), pr)).head.sha
-        )
+        what = f"reading PR #{pr} of {repo}"
+        return str(self.call(what, lambda: self.gh.pull_request(*split_repo(repo), pr)).head.sha)
 
     def _upsert_issue_once(self, repo: str, title: str, body: str, labels: list[str]) -> Any:
         repository = self.gh.repository(*split_repo(repo))
