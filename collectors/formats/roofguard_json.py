@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.schema import RunRecord
 
 
@@ -18,6 +19,22 @@ def _location(loc: tuple[int | str, ...]) -> tuple[str | None, str | None]:
     if len(parts) >= 2 and parts[0] == "kernels":
         return f"kernels[{parts[1]}]", ".".join(parts[2:]) or None
     return None, ".".join(parts) or None
+
+
+def _reason(err: ErrorDetails) -> str:
+    """The validation message, with the JSON value a type error found (``got true``)."""
+    if not err["type"].endswith("_type") or "input" not in err:
+        return err["msg"]
+    value = err["input"]
+    if isinstance(value, bool) or value is None:
+        found = {True: "true", False: "false", None: "null"}[value]
+    elif isinstance(value, str):
+        found = f"the string {shown(value)}"
+    elif isinstance(value, dict | list):
+        found = "an object" if isinstance(value, dict) else "a list"
+    else:
+        found = shown(value)
+    return f"{err['msg']}, got {found}"
 
 
 #: Why a list of records (``roofguard inspect --json`` of several reports) is refused.
@@ -47,15 +64,20 @@ class RoofguardJson(Collector):
         return opened and all(m in head for m in cls._MARKERS)
 
     def parse(self, path: Path) -> RunRecord:
-        """Validate the file against the RunRecord schema."""
+        """Validate the file against the RunRecord schema, its JSON types strictly.
+
+        Strict: ``true`` or ``"0.001"`` is no number and ``3.0`` no count (lax validation read
+        them as 1 s, 1 ms and 3). An integer is still a number, and enums, timestamps and
+        lists read from their JSON text as the schema writes them.
+        """
         data = path.read_bytes()
         if data.lstrip().startswith(b"["):
             raise MalformedReport(str(path), None, None, _LIST)
         # Every kernel has one duration_s (the device has none): counted before validating.
         self.options.count(data.count(b'"duration_s"'), path)
         try:
-            return RunRecord.model_validate_json(data)
+            return RunRecord.model_validate_json(data, strict=True)
         except ValidationError as exc:
             err = exc.errors()[0]
             row, field = _location(tuple(err["loc"]))
-            raise MalformedReport(str(path), row, field, err["msg"]) from exc
+            raise MalformedReport(str(path), row, field, _reason(err)) from exc
