@@ -28,6 +28,8 @@ MAX_COUNTER = 2.0**63
 
 def kernel_fault(kernel: KernelRecord) -> tuple[str, str] | None:
     """(field, reason) of the first figure of ``kernel`` no device could measure, else None."""
+    if not kernel.launches and (kernel.duration_s or kernel.samples_s):
+        return "launches", _timed_without_launch(kernel)
     if kernel.duration_s > MAX_DURATION_S:
         return "duration_s", _over(kernel.duration_s, "s", MAX_DURATION_S, "a day")
     for index, sample in enumerate(kernel.samples_s):
@@ -91,6 +93,16 @@ def run_fault(record: RunRecord) -> tuple[int | None, str, str] | None:
         if found is not None:
             return index, *found
     return None
+
+
+def _timed_without_launch(kernel: KernelRecord) -> str:
+    """Why 0 launches beside a time contradict: a kernel not measured has no time."""
+    timed = f"{len(kernel.samples_s)} sample(s)" if kernel.samples_s else ""
+    timed = f"a time of {kernel.duration_s:.3g} s" if kernel.duration_s else timed
+    return (
+        f"0 launches, but {timed}: a kernel with no measured launch has no time "
+        "(give its launches, or 0 s for a kernel not measured)"
+    )
 
 
 def _over(value: float, unit: str, bound: float, words: str) -> str:

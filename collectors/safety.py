@@ -6,23 +6,28 @@ to read is malformed, and anything else is a ``CollectorBug`` (exit 2 and 422, n
 traceback; the fuzz tests fail on it, so each one found gets its own precise error). The
 record is then checked for what the schema allows but the roofline cannot use: a kernel
 that ran, timed at zero or at a subnormal number of seconds, would put it at a percent of
-roof with hundreds of digits.
+roof with hundreds of digits. Kernels with no measured launch are kept, not measured, and
+named in the run's notes, whichever reader made the record.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from collectors.base import Collector
-from collectors.errors import CollectorBug, CollectorError, MalformedReport, launch_label
+from collectors.errors import CollectorBug, CollectorError, MalformedReport, cut, launch_label
 from collectors.gcpause import paused_gc
 from collectors.physics import run_fault
 from collectors.schema import KernelRecord, RunRecord
 
 #: Below a picosecond no timer measures anything: a shorter duration is a broken number.
 MIN_DURATION_S = 1e-12
+
+#: How the run's notes begin to name the kernels that were not measured.
+UNMEASURED = "not measured, no launch with a duration: "
 
 
 def read(collector: Collector, path: Path) -> RunRecord:
@@ -46,7 +51,24 @@ def _read(collector: Collector, path: Path) -> RunRecord:
     check_durations(record, str(path))
     check_physics(record, str(path))
     check_text(record, str(path))
-    return record
+    return name_unmeasured(record)
+
+
+def unmeasured_note(names: Sequence[str]) -> str:
+    """The run's note naming its kernels not measured: the first three, then how many more."""
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return UNMEASURED + "; ".join(cut(name) for name in names[:3]) + more
+
+
+def name_unmeasured(record: RunRecord) -> RunRecord:
+    """``record`` with its kernels not measured named in its notes, where its reader did not.
+
+    Such a kernel is neither judged nor stored: unnamed, it would vanish from the verdict.
+    """
+    names = [kernel.name for kernel in record.kernels if not kernel.measured]
+    if not names or any(note.startswith(UNMEASURED) for note in record.notes):
+        return record
+    return record.model_copy(update={"notes": (*record.notes, unmeasured_note(names))})
 
 
 def invalid_record(exc: ValidationError, path: str) -> MalformedReport:
@@ -66,11 +88,11 @@ def check_durations(record: RunRecord, path: str) -> None:
     Raises:
         MalformedReport: Names the kernel's entry and the field its time came from.
     """
-    for kernel in record.kernels:
+    for index, kernel in enumerate(record.kernels):
         if kernel.launches and kernel.duration_s < MIN_DURATION_S:
             raise MalformedReport(
                 path,
-                _entry(kernel),
+                _entry(kernel, index, path),
                 _duration_field(kernel),
                 f"duration of {kernel.duration_s!r} s for a kernel that ran "
                 f"({kernel.launches} launch(es)): no timer measures under {MIN_DURATION_S:g} s",
@@ -89,7 +111,7 @@ def check_physics(record: RunRecord, path: str) -> None:
     index, field, reason = fault
     if index is None:
         raise MalformedReport(path, None, field, reason)
-    raise MalformedReport(path, _entry(record.kernels[index]), field, reason)
+    raise MalformedReport(path, _entry(record.kernels[index], index, path), field, reason)
 
 
 def check_text(record: RunRecord, path: str) -> None:
@@ -101,19 +123,23 @@ def check_text(record: RunRecord, path: str) -> None:
     Raises:
         MalformedReport: Names the kernel's entry and the field.
     """
-    for kernel in record.kernels:
+    for index, kernel in enumerate(record.kernels):
         for field, text in (("name", kernel.name), ("key", kernel.key)):
             if "\x00" in text:
-                entry = _entry(kernel).replace("\x00", "\\0")
+                entry = _entry(kernel, index, path).replace("\x00", "\\0")
                 raise MalformedReport(path, entry, field, "contains a NUL byte")
 
 
-def _entry(kernel: KernelRecord) -> str:
+def _entry(kernel: KernelRecord, index: int, path: str) -> str:
     """The kernel's entry in its file, as an error names it (its name where it has none).
 
     ncu's readers keep a kernel's first launch ID as its row: it is named so, not as a row.
+    A record read back from roofguard JSON keeps the row of the file it was first read from:
+    in the JSON it is ``kernels[index]``.
     """
     source = kernel.source
+    if source is not None and source.path != path:
+        return f"kernels[{index}]"
     if source is None or source.row is None:
         return kernel.name
     return launch_label(source.row) if (source.format or "").startswith("ncu-") else source.row

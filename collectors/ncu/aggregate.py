@@ -22,6 +22,7 @@ from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
 from collectors.ncu.tensor import uncounted, uncounted_note
+from collectors.safety import unmeasured_note
 from collectors.schema import (
     NOT_AVERAGED,
     DeviceInfo,
@@ -339,9 +340,7 @@ class RunBuilder:
         if self.failed:
             notes.append(f"{self.failed} of {self.launch_count} launches failed or had no duration")
         if unmeasured:
-            more = f" and {len(unmeasured) - 3} more" if len(unmeasured) > 3 else ""
-            shown = "; ".join(cut(name) for name in unmeasured[:3])
-            notes.append(f"not measured, no launch with a duration: {shown}{more}")
+            notes.append(unmeasured_note(unmeasured))
         return notes
 
     def build(
