@@ -17,7 +17,7 @@ from pathlib import Path
 
 from collectors import csvrows
 from collectors.base import Collector
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, shown
 from collectors.formats import _nvbench
 from collectors.formats._micro import check_unique, number, numeric_or_text, read_text
 from collectors.schema import DeviceInfo, ProfilerInfo, RunRecord, SourceRef
@@ -26,6 +26,42 @@ _HEAD = ("Benchmark", "Device", "Device Name")
 _POW2 = re.compile(r"^\s*2\s*\^\s*([0-9]{1,4})\s*$")
 #: 2.0 ** 1024 is past a float's range.
 _FLOAT_EXPONENT = 1024
+
+
+#: The unit nvbench ``--csv`` puts in the title of each summary it names, by the summary's
+#: hint: its values are in these base units. Samples, Noise and BWUtil carry none.
+_UNITS = {
+    "GPU Time": "sec",
+    "CPU Time": "sec",
+    "Batch GPU": "sec",
+    "GlobalMem BW": "bytes/sec",
+    "Elem/s": "elem/sec",
+    "BWUtil": "",
+    "Samples": "",
+    "Noise": "",
+}
+
+
+def _check_units(titles: list[str], path: Path) -> None:
+    """Refuse a summary column whose title names a unit nvbench does not write for it.
+
+    Values are read in the base unit the title should name: ``GPU Time (ms)`` read so was a
+    time 1,000 times too short.
+    """
+    for title in titles:
+        base = _nvbench.column_base(title)
+        unit = title.strip()[len(base) :].strip().removeprefix("(").removesuffix(")")
+        expected = _UNITS.get(base)
+        if expected is None or not unit or unit == expected:
+            continue
+        writes = f"in {expected}" if expected else "without a unit"
+        raise MalformedReport(
+            str(path),
+            1,
+            title,
+            f"unit {shown(unit)} in the title: nvbench --csv writes {base} {writes}, "
+            "and roofguard reads its values so",
+        )
 
 
 def _pow2(cell: str) -> float | str:
@@ -80,6 +116,7 @@ class NvbenchCsv(Collector):
             raise MalformedReport(str(path), 1, None, "not an nvbench --csv header")
         skipped_at = header.index("Skipped")
         axes = _axes(header, skipped_at)
+        _check_units(header[skipped_at + 1 :], path)
         tags = _nvbench.column_tags(header[skipped_at + 1 :])
         states, notes, names = [], [], {}
         for line, row in rows:
