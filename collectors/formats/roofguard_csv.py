@@ -45,11 +45,16 @@ _FIXED = ("name", "duration_s", "key", "launches", "samples")
 _META = re.compile(r"^#\s*(device|commit|branch)\s*:\s*(.+?)\s*$")
 
 
-def _check_header(header: list[str], path: Path) -> None:
+def _check_header(header: list[str], path: Path, line: int) -> None:
+    """Refuse a header without the required columns, or with an unknown or repeated one."""
     for column in ("name", "duration_s"):
         if column not in header:
-            raise MalformedReport(str(path), 1, column, "required column missing")
+            raise MalformedReport(str(path), line, column, "required column missing")
+    seen: set[str] = set()
     for title in header:
+        if title in seen:
+            raise MalformedReport(str(path), line, title, "the column appears twice")
+        seen.add(title)
         slot = title.partition("_")[2]
         known = (
             title in _FIXED
@@ -58,9 +63,7 @@ def _check_header(header: list[str], path: Path) -> None:
             or (title.startswith("param_") and slot)
         )
         if not known:
-            raise MalformedReport(str(path), 1, title, _unknown_column(title))
-    if len(set(header)) != len(header):
-        raise MalformedReport(str(path), 1, None, "a column appears twice")
+            raise MalformedReport(str(path), line, title, _unknown_column(title))
 
 
 def _unknown_column(title: str) -> str:
@@ -135,8 +138,9 @@ class RoofguardCsv(Collector):
         rows = csvrows.numbered(
             csv.reader(line for _, line in body), str(path), lambda n: body[n - 1][0]
         )
-        header = [c.strip() for c in next(rows)[1]]
-        _check_header(header, path)
+        line, cells = next(rows)
+        header = [c.strip() for c in cells]
+        _check_header(header, path, line)
         kernels = [
             self._kernel(dict(zip(header, row, strict=True)), line, path)
             for line, row in self._rows(rows, header, path)

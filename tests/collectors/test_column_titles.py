@@ -47,3 +47,29 @@ def test_an_nvbench_title_in_its_own_unit_or_none_still_reads(
     bare = collectors.collect(retitled(corpus_dir, tmp_path, "GPU Time (sec)", "GPU Time"))
     assert [k.duration_s for k in bare.kernels] == [k.duration_s for k in whole.kernels]
     assert whole.kernels[0].duration_s == pytest.approx(7.3405160834561055e-06)
+
+
+@pytest.mark.parametrize(
+    ("header", "line"),
+    [("name,duration_s,bytes_dram,bytes_dram", "1"), ("name,duration_s,name", "1")],
+)
+def test_a_flat_csv_column_named_twice_is_named(tmp_path: Path, header: str, line: str) -> None:
+    path = tmp_path / "run.csv"
+    path.write_text(f"{header}\nk,1,2,3\n", encoding="utf-8")
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(path)
+    twice = header.rsplit(",", 1)[1]
+    assert (info.value.row, info.value.field, info.value.reason) == (
+        line,
+        twice,
+        "the column appears twice",
+    )
+
+
+def test_a_flat_csv_header_error_names_the_header_line(tmp_path: Path) -> None:
+    """After ``# device:`` the header is line 2, not row 1."""
+    path = tmp_path / "run.csv"
+    path.write_text("# device: H100-SXM5\nname,duration_s,flops_fp33\nk,1,2\n", encoding="utf-8")
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(path)
+    assert (info.value.row, info.value.field) == ("2", "flops_fp33")
