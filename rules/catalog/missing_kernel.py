@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pydantic import Field
+
 from collectors.schema import NOT_AVERAGED, KernelRecord
 from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
@@ -43,7 +45,7 @@ class MissingKernel(Rule):
     class Options(RuleOptions):
         """Options of missing-kernel."""
 
-        recent_runs: int = 1
+        recent_runs: int = Field(default=1, ge=1)  # 0: no kernel could ever be missing
 
     def check(self, ctx: RuleContext, opts: Options, gate: GateDecisions) -> Iterator[Finding]:
         """A finding per kernel of the recent baseline runs absent from this run."""

@@ -1,0 +1,37 @@
+"""``roofguard check`` refuses a config that would judge in silence otherwise: one line, exit 2.
+
+Each of these ran on before, with a rule or a setting quietly off: a misspelt ``[tool.*]``
+table, a value of the wrong type in a group or a device, an option that finds nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from factories import make_kernel, make_run
+
+from service.cli import run
+
+
+def refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str) -> str:
+    """The one line ``roofguard check --config NAME`` gives for a config file holding ``text``."""
+    config = tmp_path / name
+    config.write_text(text, encoding="utf-8")
+    report = tmp_path / "run.json"
+    report.write_text(make_run(kernels=[make_kernel("gemv", time_s=1e-3)]).model_dump_json())
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    argv = ["check", str(report), "--repo", "acme/kernels", "--commit", "c1", "--db", db]
+    assert run([*argv, "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{config}: " in err, err
+    return err
+
+
+@pytest.mark.parametrize("runs", [0, -3])
+def test_missing_kernel_looks_back_one_run_at_least(tmp_path, capsys, runs: int) -> None:
+    """``recent_runs = 0`` was accepted: no kernel of the baseline could ever be missing."""
+    text = f"[rules.options.missing-kernel]\nrecent_runs = {runs}\n"
+    err = refusal(tmp_path, capsys, "roofguard.toml", text)
+    assert "rules.options.missing-kernel.recent_runs: " in err and "equal to 1" in err
