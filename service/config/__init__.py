@@ -43,6 +43,7 @@ roof-drop.z_threshold: ...``). A ``roofguard.toml``::
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -272,10 +273,29 @@ def _from_file(path: Path) -> RoofguardConfig:
     data = _read_toml(path)
     if path.name != PYPROJECT:
         return parse_config(data, path=path)
-    table = data.get("tool", {}).get("roofguard", {})
+    return parse_config(_tool_table(data, path), path=path, prefix="tool.roofguard.")
+
+
+def _tools(data: dict[str, Any]) -> dict[str, Any]:
+    tools = data.get("tool", {})
+    return tools if isinstance(tools, dict) else {}
+
+
+def _tool_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``[tool.roofguard]`` of a ``pyproject.toml`` read as the config; without it, an error.
+
+    Discovery reads a ``pyproject.toml`` only when the table is there, so a file without it
+    was named (``--config``): defaults in its place would hide a misspelt ``[tool.rofguard]``.
+    """
+    tools = _tools(data)
+    if "roofguard" not in tools:
+        close = difflib.get_close_matches("roofguard", [str(t) for t in tools], n=1)
+        meant = f"; [tool.{close[0]}] is: a misspelling of it?" if close else ""
+        raise ConfigError("tool.roofguard", f"no such table in the file{meant}", str(path))
+    table = tools["roofguard"]
     if not isinstance(table, dict):
         raise ConfigError("tool.roofguard", "must be a table", str(path))
-    return parse_config(table, path=path, prefix="tool.roofguard.")
+    return table
 
 
 def find_config(cwd: Path) -> Path | None:
@@ -284,7 +304,7 @@ def find_config(cwd: Path) -> Path | None:
     if own.is_file():
         return own
     pyproject = cwd / PYPROJECT
-    if pyproject.is_file() and "roofguard" in _read_toml(pyproject).get("tool", {}):
+    if pyproject.is_file() and "roofguard" in _tools(_read_toml(pyproject)):
         return pyproject
     return None
 

@@ -35,3 +35,19 @@ def test_missing_kernel_looks_back_one_run_at_least(tmp_path, capsys, runs: int)
     text = f"[rules.options.missing-kernel]\nrecent_runs = {runs}\n"
     err = refusal(tmp_path, capsys, "roofguard.toml", text)
     assert "rules.options.missing-kernel.recent_runs: " in err and "equal to 1" in err
+
+
+def test_a_pyproject_named_as_the_config_without_the_tool_table_is_an_error(
+    tmp_path, capsys
+) -> None:
+    """A misspelt ``[tool.rofguard]`` ran on defaults: the file's groups and policy unread."""
+    text = '[project]\nname = "x"\n[tool.rofguard]\nfail_on = "warn"\n'
+    err = refusal(tmp_path, capsys, "pyproject.toml", text)
+    assert "tool.roofguard: no such table in the file; [tool.rofguard] is: a misspelling" in err
+
+
+def test_a_pyproject_named_as_the_config_with_no_tool_table_at_all_is_an_error(
+    tmp_path, capsys
+) -> None:
+    err = refusal(tmp_path, capsys, "pyproject.toml", '[project]\nname = "x"\n')
+    assert err.rstrip().endswith("tool.roofguard: no such table in the file")
