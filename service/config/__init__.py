@@ -44,6 +44,7 @@ roof-drop.z_threshold: ...``). A ``roofguard.toml``::
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -241,7 +242,28 @@ def parse_config(
 
     Raises:
         ConfigError: A wrong key, type or value; an unknown rule, group or device field.
+            A ``[rules]`` field written at the top level is named so (``fail_on``, not
+            ``rules.fail_on``).
     """
+    moved = {name for name in RulesConfig.model_fields if name in data}
+    try:
+        return _parsed(data, path, prefix)
+    except ConfigError as exc:
+        raise _as_written(exc, prefix, moved) from None
+
+
+def _as_written(error: ConfigError, prefix: str, moved: set[str]) -> ConfigError:
+    """``error`` naming a top-level ``[rules]`` field where the file wrote it, not in rules."""
+    inside = f"{prefix}rules."
+    if not error.key.startswith(inside):
+        return error
+    written = error.key.removeprefix(inside)
+    if re.split(r"[.\[]", written, maxsplit=1)[0] not in moved:
+        return error
+    return ConfigError(f"{prefix}{written}", error.reason, error.path)
+
+
+def _parsed(data: dict[str, Any], path: Path | None, prefix: str) -> RoofguardConfig:
     hoisted = hoist_rules_fields(data, prefix, path)
     _refuse_wrong_scalars(hoisted, RoofguardConfig, prefix, path)
     try:

@@ -51,3 +51,31 @@ def test_a_pyproject_named_as_the_config_with_no_tool_table_at_all_is_an_error(
 ) -> None:
     err = refusal(tmp_path, capsys, "pyproject.toml", '[project]\nname = "x"\n')
     assert err.rstrip().endswith("tool.roofguard: no such table in the file")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "written"),
+    [
+        ("roofguard.toml", 'fail_on = "warning"\n', "fail_on: "),
+        ("roofguard.toml", "borderline_band = false\n", "borderline_band: must be a number"),
+        ("roofguard.toml", '[[groups]]\nname = "d"\nregime = "io"\n', "groups[0].regime: "),
+        ("roofguard.toml", "[options.roof-dorp]\nz_threshold = 3\n", "options.roof-dorp: unknown"),
+        (
+            "roofguard.toml",
+            '[options.roof-drop]\nz_threshold = "3"\n',
+            "options.roof-drop.z_threshold: must be a number",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.roofguard]\ngroups = [{ name = "d", regime = "io" }]\n',
+            "tool.roofguard.groups[0].regime: ",
+        ),
+    ],
+)
+def test_a_rules_field_written_at_the_top_level_is_named_as_written(
+    tmp_path, capsys, name: str, text: str, written: str
+) -> None:
+    """They were named inside ``rules``, where the file has no such key (``rules.fail_on``)."""
+    err = refusal(tmp_path, capsys, name, text)
+    assert f"{tmp_path / name}: {written}" in err, err
+    assert "rules." not in err, err
