@@ -52,7 +52,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from collectors import KeyOptions, WorkModel
-from rules import RuleError, RulesConfig, all_rules, builtin_catalog
+from rules import DeviceSpec, RuleError, RulesConfig, all_rules, builtin_catalog
 from service.config.scalars import wrong_scalar
 from service.errors import ConfigError
 
@@ -217,6 +217,7 @@ def _refuse_wrong_scalars(
 
 def _check_devices(config: RoofguardConfig, prefix: str, path: Path | None) -> None:
     for name, override in config.devices.items():
+        _refuse_wrong_scalars(override, DeviceSpec, f"{prefix}devices.{name}", path)
         try:
             builtin_catalog().with_overrides({name: override})
         except ValidationError as exc:

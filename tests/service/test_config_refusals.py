@@ -79,3 +79,41 @@ def test_a_rules_field_written_at_the_top_level_is_named_as_written(
     err = refusal(tmp_path, capsys, name, text)
     assert f"{tmp_path / name}: {written}" in err, err
     assert "rules." not in err, err
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        (  # was a target of 1.0%
+            '[[rules.groups]]\nname = "g"\ntarget_percent = true\n',
+            "rules.groups[0].target_percent: must be a number, not true",
+        ),
+        (  # was read as 80
+            '[[rules.groups]]\nname = "g"\n[[rules.groups]]\nname = "h"\ntarget_percent = "80"\n',
+            'rules.groups[1].target_percent: must be a number, not "80"',
+        ),
+        (
+            '[[groups]]\nname = "g"\ntarget_percent = "80"\n',
+            'groups[0].target_percent: must be a number, not "80"',
+        ),
+        (  # was 1 SM
+            "[devices.H100-SXM5]\nsm_count = true\n",
+            "devices.H100-SXM5.sm_count: must be a whole number, not true",
+        ),
+        (
+            '[devices.H100-SXM5]\nbandwidth_byte_per_s = { dram = "3e12" }\n',
+            'devices.H100-SXM5.bandwidth_byte_per_s.dram: must be a number, not "3e12"',
+        ),
+        (
+            '[devices.my-gpu]\npeak_flop_per_s = { fp32 = false }\nmemory_gb = "80"\n',
+            "devices.my-gpu.peak_flop_per_s.fp32: must be a number, not false",
+        ),
+        ('[devices.my-gpu]\nmemory_gb = "80"\n', "devices.my-gpu.memory_gb: must be a number"),
+    ],
+)
+def test_a_number_of_a_group_or_a_device_written_as_another_type_is_an_error(
+    tmp_path, capsys, text: str, written: str
+) -> None:
+    """``[[rules.groups]]`` and ``[devices.*]`` were left out of the check of the other keys."""
+    err = refusal(tmp_path, capsys, "roofguard.toml", text)
+    assert f"{tmp_path / 'roofguard.toml'}: {written}" in err, err
