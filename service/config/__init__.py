@@ -54,18 +54,13 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from collectors import KeyOptions, WorkModel
 from rules import DeviceSpec, RuleError, RulesConfig, all_rules, builtin_catalog
 from service.config.scalars import wrong_scalar
+from service.config.windows import WINDOW_READ, refuse_short_windows
 from service.errors import ConfigError
 
 CONFIG_FILE = "roofguard.toml"
 PYPROJECT = "pyproject.toml"
 #: Rules that compare with the baseline and take ``min_runs`` from ``[baseline]``.
-BASELINE_RULES = (
-    "roof-drop",
-    "time-regression",
-    "intensity-shift",
-    "regime-flip",
-    "device-scaling",
-)
+BASELINE_RULES = tuple(WINDOW_READ)
 
 
 class _Strict(BaseModel):
@@ -272,6 +267,7 @@ def _parsed(data: dict[str, Any], path: Path | None, prefix: str) -> RoofguardCo
     except ValidationError as exc:
         raise _config_error(exc, prefix.rstrip("."), path) from None
     _check_rule_options(config, prefix, path)
+    refuse_short_windows(config.baseline, config.rules.options, prefix, path)
     _check_devices(config, prefix, path)
     config = _with_min_runs(config)
     if path is not None:

@@ -117,3 +117,29 @@ def test_a_number_of_a_group_or_a_device_written_as_another_type_is_an_error(
     """``[[rules.groups]]`` and ``[devices.*]`` were left out of the check of the other keys."""
     err = refusal(tmp_path, capsys, "roofguard.toml", text)
     assert f"{tmp_path / 'roofguard.toml'}: {written}" in err, err
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        (  # every kernel was "new: too few runs to judge"; the verdict passed a 1.5x slowdown
+            "[baseline]\ngate_window = 2\n",
+            "baseline.gate_window: 2 is below baseline.min_runs = 3: roof-drop would never",
+        ),
+        ("[baseline]\nwindow = 2\n", "baseline.window: 2 is below baseline.min_runs = 3"),
+        ("[baseline]\nmin_runs = 61\n", "baseline.min_runs: 61 is above baseline.gate_window = 60"),
+        (
+            "[baseline]\ngate_window = 8\n[rules.options.time-regression]\nmin_runs = 9\n",
+            "rules.options.time-regression.min_runs: 9 is above baseline.gate_window = 8",
+        ),
+        (
+            "[options.regime-flip]\nmin_runs = 15\n",
+            "options.regime-flip.min_runs: 15 is above baseline.window = 14",
+        ),
+    ],
+)
+def test_a_window_shorter_than_the_runs_a_rule_needs_is_an_error(
+    tmp_path, capsys, text: str, written: str
+) -> None:
+    err = refusal(tmp_path, capsys, "roofguard.toml", text)
+    assert f"{tmp_path / 'roofguard.toml'}: {written}" in err, err
