@@ -40,7 +40,7 @@ from rules.timing import (
     time_fields,
 )
 from rules.trusted import trusted
-from rules.unjudged import min_runs, unjudged_are_new
+from rules.unjudged import min_runs, needed_by_gate, unjudged_are_new
 from rules.verdict import (
     BaselineSummary,
     Conclusion,
@@ -329,6 +329,7 @@ def evaluate(ctx: RuleContext) -> Evaluation:
         groups = tuple(group_verdict(ctx, figures, gate) for figures in ctx.groups.values())
         verdict = _verdict(ctx, findings, kernels, groups, min_runs(rules))
         verdict = unjudged_are_new(across_devices(ctx, verdict), gate)
+        verdict = needed_by_gate(verdict, gate, rules)
     return Evaluation(verdict, {} if levels is None else dict(levels.fresh))
 
 

@@ -5,6 +5,8 @@ PR on a repository's second night used to read "All 60 kernels unchanged" with a
 slower: the verdict now records what it needed (``RunBaseline.min_runs``), says so in its
 headline (``Verdict.judged_nothing``) and lists its kernels as new, with their short
 baselines and changes. So is a kernel of a longer baseline with fewer runs of its own.
+When the gate judged no kernel for too few runs, the verdict records the runs it needed
+(``needed_by_gate``), so it says "not judged" rather than passing.
 """
 
 from __future__ import annotations
@@ -48,3 +50,26 @@ def _not_judged(kernel: KernelVerdict, gate: GateDecisions) -> bool:
     base = kernel.baseline
     decision = gate.get(base.metric, kernel.key) if base is not None else None
     return decision is not None and not decision.judgement.enough
+
+
+def needed_by_gate(verdict: Verdict, gate: GateDecisions, rules: Sequence[SelectedRule]) -> Verdict:
+    """``verdict`` with its baseline's ``min_runs`` the gate's, when it judged no kernel for it.
+
+    ``[rules.options.roof-drop] min_runs = 10`` over 8 runs left every kernel new and the
+    verdict passed, its baseline needing 3 (the least of the rules'). When every kernel is
+    new and no decision of the gate had enough runs, the runs needed are the least
+    ``min_runs`` of the rules that decided: with fewer, the verdict judged nothing.
+    """
+    base, keys = verdict.baseline, {k.key for k in verdict.kernels}
+    if base is None or not base.runs or verdict.judged_nothing:
+        return verdict
+    if any(k.status not in (KernelStatus.NEW, KernelStatus.MISSING) for k in verdict.kernels):
+        return verdict
+    decided = [(m, d) for m in gate.by_metric for k, d in gate.of(m).items() if k in keys]
+    if not decided or any(d.judgement.enough for _, d in decided):
+        return verdict
+    options = {s.rule.id: s.options for s in rules}
+    needed = min(int(getattr(options.get(gate.judged_by[m]), "min_runs", 0)) for m, _ in decided)
+    if needed <= base.min_runs:
+        return verdict
+    return verdict.model_copy(update={"baseline": base.model_copy(update={"min_runs": needed})})
