@@ -8,7 +8,8 @@ kernel stays "unplaced".
 
 ``--json`` prints the RunRecord (roofguard's own JSON format) of one file, or a JSON list of
 RunRecords, one per file in the order given, for several files (records are not merged:
-each file is one run on one device).
+each file is one run on one device). Each holds every note the text shows or counts, the
+roof's note (how the datasheet roof was scaled, what stands in for it) among them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from rules import Placement, Roof, UnknownDevice, above_roof, builtin_catalog, p
 from service.cli.overview import DEVICE_HELP
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
-from service.pipeline.roofs import DeviceConflict, choose_roof, names_device, noted
+from service.pipeline.roofs import DeviceConflict, choose_roof, names_device
 from service.progress import progress
 from service.render.escape import terminal_text
 from service.render.names import ellipsize_middle
@@ -69,8 +70,10 @@ def resolve_roof(
 ) -> tuple[RunRecord, Roof | None]:
     """The roof to place ``run`` on (see the module docstring); None: unplaced.
 
-    The same choice as ``check`` (``service.pipeline.roofs``); the run comes back with a note
-    when the report's own roof stands in for a device the catalog lacks.
+    The same choice as ``check`` (``service.pipeline.roofs``); the run comes back with the
+    choice's note (the clocks the datasheet roof is scaled to, the report's roof standing in for
+    a device the catalog lacks) first among its notes: it explains the roof line above the
+    table, and a long list of the collector's notes must not push it out of the text.
 
     Raises:
         DeviceConflict: The report names another device than ``--device``.
@@ -95,7 +98,9 @@ def resolve_roof(
     except BadInput:  # --roof report on a report without peaks: the datasheet roof, if any
         known = catalog.find(run.device.name)
         return run, known.roof() if known else None
-    return noted(run, choice), choice.roof
+    if choice.note is None or choice.note in run.notes:
+        return run, choice.roof
+    return run.model_copy(update={"notes": (choice.note, *run.notes)}), choice.roof
 
 
 def _amounts(amounts: Mapping[str, float]) -> str:
@@ -269,11 +274,12 @@ def inspect_command(
     cfg = load_config(config, cwd=Path.cwd())  # one loader, one validation, as check
     reading = progress(files, "reading reports")  # a bar on a terminal: seconds a report
     runs = [(path, _read(path, device, cfg, cfg.origin)) for path in reading]
+    # The roof's note joins the run's notes: the JSON holds every note the text refers to.
+    placed = [(path, *resolve_roof(run, device, cfg)) for path, run in runs]
     if as_json:
-        records = [json.loads(run.model_dump_json()) for _, run in runs]
+        records = [json.loads(run.model_dump_json()) for _, run, _ in placed]
         typer.echo(json.dumps(records[0] if len(records) == 1 else records, indent=2))
         return
-    placed = [(path, *resolve_roof(run, device, cfg)) for path, run in runs]
     if sys.stdout.isatty():  # a terminal: colours and its own width
         console = Console(highlight=False)
         for index, (path, run, roof) in enumerate(placed):
