@@ -8,8 +8,9 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   the caller to store) with a ``RuleContext`` and a ``RulesConfig``; ``with_findings`` restates
   a verdict by stored findings, ``conclude`` gives the conclusion of findings.
 * The roofline: ``Roof``, ``Placement``, ``place``, ``place_kernel``, ``place_run``,
-  ``ridge_point``; the hardware catalog: ``builtin_catalog``, ``Catalog``, ``DeviceSpec``;
-  ``at_report_clocks`` scales a datasheet roof to the clocks a report ran at.
+  ``ridge_point``, ``percent_is_lower_bound``; the hardware catalog: ``builtin_catalog``,
+  ``Catalog``, ``DeviceSpec``; ``at_report_clocks`` scales a datasheet roof to the clocks a
+  report ran at.
 * The why from the profiler: ``profile_changes`` (what moved between two records of a
   kernel), ``with_profile_changes`` (on each regressed kernel's worst finding).
 * Like-for-like history: ``like_for_like_history`` (every run against the roof its
@@ -62,7 +63,7 @@ from rules.likeforlike import (
 )
 from rules.measures import one_decimal
 from rules.newcard import CALIBRATING_NIGHTS
-from rules.placement import place_kernel, place_run
+from rules.placement import percent_is_lower_bound, place_kernel, place_run
 from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
 from rules.registry import above_roof, all_rules, get_rule
@@ -176,6 +177,7 @@ __all__ = [
     "one_decimal",
     "options_table",
     "pair_by_work",
+    "percent_is_lower_bound",
     "percent_of_resource",
     "place",
     "place_kernel",

@@ -44,3 +44,12 @@ def place_run(
         k.key: place_kernel(k, roof, band=band, prefer_declared=prefer_declared)
         for k in run.kernels
     }
+
+
+def percent_is_lower_bound(placement: Placement) -> bool:
+    """Whether the percent of roof times part of the work only: ``≥`` before it, where shown.
+
+    A kernel that counted no work has no percent, so it is no lower bound though its
+    ``missing`` says why.
+    """
+    return placement.percent_of_roof is not None and bool(placement.missing)

@@ -22,6 +22,7 @@ import pandas as pd
 from collectors.schema import KernelRecord
 from rules.config import RulesConfig
 from rules.history import SETTLED_RUNS, KernelHistory
+from rules.placement import percent_is_lower_bound
 from rules.roofline import Placement, Roof, percent_of_resource, work_at
 from rules.stats import GateOptions, current_levels, fast_median
 from rules.summary import SPARKLINE_POINTS
@@ -207,7 +208,7 @@ def time_fields(
         "time_ratio": ratio(placement.time_s, summary.time_s),
         "percent_of_baseline_roof": like_for_like,
         "missing": placement.missing,
-        "percent_is_lower_bound": placement.percent_of_roof is not None and bool(placement.missing),
+        "percent_is_lower_bound": percent_is_lower_bound(placement),
     }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -28,13 +28,22 @@ from rich.text import Text
 
 from collectors import CollectOptions, WorkModel, apply_work_models, collect
 from collectors.schema import LEFT_OUT_WORK, NOT_AVERAGED, KernelRecord, RunRecord
-from rules import Placement, Roof, UnknownDevice, above_roof, builtin_catalog, place_kernel
+from rules import (
+    Placement,
+    Roof,
+    UnknownDevice,
+    above_roof,
+    builtin_catalog,
+    percent_is_lower_bound,
+    place_kernel,
+)
 from service.cli.overview import DEVICE_HELP
 from service.config import RoofguardConfig, load_config
 from service.errors import BadInput
 from service.pipeline.roofs import DeviceConflict, choose_roof, names_device
 from service.progress import progress
 from service.render.escape import terminal_text
+from service.render.judged import lower_bound_text
 from service.render.names import ellipsize_middle
 from service.render.text import clean
 from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
@@ -140,12 +149,14 @@ def _intensity(placement: Placement | None) -> str:
 
 
 def _percent(placement: Placement | None) -> Text:
+    """The percent of roof, ``≥`` before a lower bound (part of the work timed), as in check."""
     pct = placement.percent_of_roof if placement else None
-    if pct is None:
+    if placement is None or pct is None:
         return Text("-")
+    shown = f"{'≥ ' if percent_is_lower_bound(placement) else ''}{pct:.1f}"
     if above_roof(pct):  # what check's above-roof rule flags
-        return Text(f"{pct:.1f} above roof!", style="bold yellow")
-    return Text(f"{pct:.1f}")
+        return Text(f"{shown} above roof!", style="bold yellow")
+    return Text(shown)
 
 
 def _regime(kernel: KernelRecord, placement: Placement | None, roof: Roof | None) -> str:
@@ -207,14 +218,32 @@ COLUMNS = (
 SPARE_COLUMNS = ("launches", "FLOP/B (tier)", "binding")
 
 
-def kernel_table(run: RunRecord, roof: Roof | None, width: int | None = None) -> Table:
+def _placements(run: RunRecord, roof: Roof | None) -> list[Placement | None]:
+    """Each kernel of ``run`` placed on ``roof``, in order (None throughout without a roof)."""
+    return [place_kernel(kernel, roof) if roof else None for kernel in run.kernels]
+
+
+def kernel_table(
+    run: RunRecord,
+    roof: Roof | None,
+    width: int | None = None,
+    placements: Sequence[Placement | None] | None = None,
+) -> Table:
     """One row per kernel: its work, intensity, percent of roof, regime and binding.
 
     No wider than ``width`` where it can be; else as wide as it is, cropped by the console.
+    ``placements``: the kernels already placed on ``roof`` (``_placements``), else placed here.
     """
-    placements = [place_kernel(kernel, roof) if roof else None for kernel in run.kernels]
-    rows = [_row(k, p, roof) for k, p in zip(run.kernels, placements, strict=True)]
+    placed = _placements(run, roof) if placements is None else placements
+    rows = [_row(k, p, roof) for k, p in zip(run.kernels, placed, strict=True)]
     return fitted_or_cropped(COLUMNS, rows, width, SPARE_COLUMNS)
+
+
+def lower_bound_legend(placements: Sequence[Placement | None]) -> str:
+    """What ``≥`` before a percent means and why (what the roof leaves untimed), as check says."""
+    return lower_bound_text(
+        why for p in placements if p and percent_is_lower_bound(p) for why in p.missing
+    )
 
 
 def render_run(
@@ -222,11 +251,14 @@ def render_run(
 ) -> list[RenderableType]:
     """The human report of one file: run line, roof line, the kernel table (``width``), notes."""
     count = len(run.kernels)
+    placements = _placements(run, roof)
     parts: list[RenderableType] = [
         Text(f"{path}: {run.profiler.tool} on {clean(run.device.name)}, {count} kernel(s)"),
         Text(f"roof: {roof.label if roof else 'unplaced (no catalog device and no report roof)'}"),
-        kernel_table(run, roof, width),
+        kernel_table(run, roof, width, placements),
     ]
+    if legend := lower_bound_legend(placements):
+        parts.append(Text(clean(legend)))
     if any(_uses_declared(k) for k in run.kernels):
         parts.append(Text("* declared work model (no measured count)"))
     parts += [Text(f"note: {clean(note)}") for note in run.notes[:5]]

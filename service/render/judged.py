@@ -10,7 +10,7 @@ and the table says which window each shows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rules import BaselineSummary, Finding, GateFigures, GroupVerdict, KernelVerdict, Verdict
 
@@ -89,7 +89,17 @@ def lower_bound_legend(verdict: Verdict) -> str:
     A V100's roof has no L2 or L1 bandwidth: every kernel read ``≥ 48.1%``, and only the
     verdict JSON's ``missing`` said why.
     """
-    why = dict.fromkeys(m for k in verdict.kernels if k.percent_is_lower_bound for m in k.missing)
+    return lower_bound_text(
+        m for k in verdict.kernels if k.percent_is_lower_bound for m in k.missing
+    )
+
+
+def lower_bound_text(reasons: Iterable[str]) -> str:
+    """The ``≥`` legend naming the first three distinct ``reasons`` ("" when there are none).
+
+    ``check``'s verdict and ``inspect``'s table say it alike.
+    """
+    why = dict.fromkeys(reasons)
     if not why:
         return ""
     return (
