@@ -6,24 +6,31 @@ For a group's placed kernels ``i`` (FLOPs ``F_ip``, times ``T_i``, speed-of-ligh
 
 with each ``T_roof,i`` on the roof kernel ``i``'s baseline was bound by (like for like, see
 ``rules.timing``), and
-    MFU             = sum_i sum_p (F_ip / P_p) / sum_i T_i
 
-    MFU             = sum_i sum_p F_ip / (P_ref * sum_i T_i)
+    MFU             = sum_i min(F_i / P_ref, sum_p F_ip / P_p) / sum_i T_i
 
-MFU is achieved FLOP/s over one reference peak ``P_ref``, the same now and for every baseline
-run: the peak of the precision the config declares for the group (``precision``), else the
-baseline's effective peak (``sum F / sum_p F_p / P_p`` over the baseline rows, which is exactly
-the dominant precision's peak when the baseline ran at one precision), else the current run's.
-So a GEMM that fell off the tensor cores reads as the drop it is (72% -> 5% of the bf16 peak),
-not as a small change against the fp32 peak it fell onto.
+MFU holds every run, now and each baseline run, to one reference peak ``P_ref``: the peak of the
+precision the config declares for the group (``precision``), else of the precision that did most
+of the baseline's FLOPs (its kernels' effective peaks ``F / sum_p F_p / P_p`` name it), else of
+the current run's. A kernel that ran at a slower precision reads against ``P_ref``, so a GEMM
+that fell off the tensor cores reads as the drop it is (72% -> 5% of the bf16 peak), not as a
+small change against the fp32 peak it fell onto; one that ran at a faster precision reads
+against its own peak, so no run passes 100% (an fp8 GEMM is not 200% of the bf16 peak). The
+precision is named only when no kernel read against a faster peak of its own; with no precision
+to take, each kernel reads against its own peaks. The reference is never a blend of precisions:
+one fp32 night among bf16 ones blended into a peak near tensor_tf32's, against which the bf16
+nights read 142%.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from collectors.schema import KernelRecord
@@ -67,10 +74,12 @@ class GroupFigures:
         time_s: Their total time.
         percent_of_roof: Time-weighted percent of roof (None when nothing is placed).
         mfu: Model FLOP utilisation against ``effective_peak``, 0-1 (None without FLOPs).
-        effective_peak: The reference peak ``P_ref`` of MFU, FLOP/s (None without FLOPs).
+        effective_peak: The reference peak ``P_ref`` of MFU, FLOP/s (None when no kernel ran
+            at one precision: each kernel then reads against its own peaks).
         history: One row per baseline run, oldest first: ``run_id``, ``commit``,
             ``timestamp``, ``percent_of_roof``, ``mfu``, ``time_s``.
-        precision: The precision of ``effective_peak`` (None: a mix of precisions).
+        precision: The precision of ``effective_peak``, named when no kernel read against a
+            faster peak of its own (None: a mix of precisions).
         gate_history: The same series over the gate's longer history (``gate_history`` of
             the context; None when it has none): what the group's gate judges.
     """
@@ -127,10 +136,17 @@ def _unmatched(group: KernelGroup, kernels: Mapping[str, KernelRecord]) -> str:
     )
 
 
+WORK = ["total_flops", "peak_flop_time_s"]
+Floats = npt.NDArray[np.float64]
+# How near an effective peak is to a precision's to count as that precision (a kernel with a
+# small fp32 epilogue still ran its GEMM on the tensor cores).
+PEAK_TOLERANCE = 0.02
+
+
 def _current(
     ctx: RunWithHistory, keys: tuple[str, ...]
-) -> tuple[float, float | None, float, float]:
-    """Total time, time-weighted percent of roof, total FLOPs and ``sum_p F_p / P_p``."""
+) -> tuple[float, float | None, pd.DataFrame]:
+    """Total time, time-weighted percent of roof, and each kernel's FLOPs and compute time."""
     placed = [ctx.placements[k] for k in keys]
     total = sum(p.time_s or 0.0 for p in placed)
     # Like for like: each kernel's roof time on the roof its baseline was bound by.
@@ -141,21 +157,47 @@ def _current(
     ]
     timed = sum(t or 0.0 for _, t in roof_time)
     pct = 100.0 * sum(r for r, _ in roof_time) / timed if timed else None
-    flops = sum(p.total_flops for p in placed)
-    compute_time = sum(sum(p.compute.terms.values()) for p in placed)
-    return total, pct, flops, compute_time
+    work = [(p.total_flops, p.peak_flop_time_s or math.nan) for p in placed]
+    return total, pct, pd.DataFrame(work, columns=WORK, dtype=float)
 
 
 def _like_for_like(ctx: RunWithHistory, key: str, placement: Placement) -> float | None:
     return like_for_like_percent(placement, ctx.kernel_history(key))
 
 
-def _numeric(rows: pd.DataFrame, column: str) -> float:
-    return float(pd.to_numeric(rows[column], errors="coerce").sum())
+def _work(rows: pd.DataFrame) -> tuple[Floats, Floats]:
+    """Each row's FLOPs and ``sum_p F_p / P_p`` (NaN where unknown)."""
+    flops = pd.to_numeric(rows["total_flops"], errors="coerce").to_numpy(dtype=float)
+    peak_time = pd.to_numeric(rows["peak_flop_time_s"], errors="coerce").to_numpy(dtype=float)
+    return flops, peak_time
+
+
+def _effective_peaks(rows: pd.DataFrame) -> tuple[Floats, Floats]:
+    """Each row's FLOPs and effective peak ``F / sum_p F_p / P_p`` (NaN without placed FLOPs)."""
+    flops, peak_time = _work(rows)
+    known = (flops > 0) & (peak_time > 0)
+    effective = np.divide(flops, peak_time, out=np.full_like(flops, np.nan), where=known)
+    return flops, effective
+
+
+def _dominant_precision(peaks: Mapping[str, float], rows: pd.DataFrame) -> str | None:
+    """The precision that did most of the FLOPs of ``rows`` (a kernel's is its effective peak's).
+
+    A kernel whose effective peak is no precision's (a mix inside it) counts for none.
+    """
+    flops, effective = _effective_peaks(rows)
+    known = np.isfinite(effective)
+    values, inverse = np.unique(effective[known], return_inverse=True)
+    totals: dict[str, float] = {}
+    for value, done in zip(values, np.bincount(inverse, weights=flops[known]), strict=False):
+        name = precision_of_peak(peaks, float(value), PEAK_TOLERANCE)
+        if name is not None:
+            totals[name] = totals.get(name, 0.0) + float(done)
+    return max(totals, key=lambda name: totals[name]) if totals else None
 
 
 def reference_peak(
-    ctx: RunWithHistory, group: KernelGroup, rows: pd.DataFrame, current: tuple[float, float]
+    ctx: RunWithHistory, group: KernelGroup, rows: pd.DataFrame, current: pd.DataFrame
 ) -> tuple[float | None, str | None]:
     """``P_ref`` of the group's MFU and its precision (see the module docstring).
 
@@ -163,18 +205,32 @@ def reference_peak(
         ctx: The context (its roof has the peaks).
         group: The configured group (``precision`` wins when the roof has it).
         rows: The group's baseline rows.
-        current: The current run's (total FLOPs, ``sum_p F_p / P_p``).
+        current: The current run's kernels (``total_flops``, ``peak_flop_time_s``).
+
+    Returns:
+        The peak and its precision, or (None, None) when no kernel ran at one precision.
     """
-    peaks = ctx.roof.peak_flop_per_s
-    if group.precision is not None and peaks.get(group.precision, 0) > 0:
-        return peaks[group.precision], group.precision
-    flops, compute_time = current
-    if not rows.empty:
-        base_flops, base_time = _numeric(rows, "total_flops"), _numeric(rows, "peak_flop_time_s")
-        if base_flops > 0 and base_time > 0:
-            flops, compute_time = base_flops, base_time
-    peak = flops / compute_time if flops > 0 and compute_time > 0 else None
-    return peak, precision_of_peak(peaks, peak)
+    peaks = {name: peak for name, peak in ctx.roof.peak_flop_per_s.items() if peak > 0}
+    precision = group.precision if group.precision in peaks else None
+    if precision is None and not rows.empty:
+        precision = _dominant_precision(peaks, rows)
+    if precision is None:
+        precision = _dominant_precision(peaks, current)
+    return (peaks[precision], precision) if precision is not None else (None, None)
+
+
+def _held_to(rows: pd.DataFrame, peak: float | None) -> Floats:
+    """Each row's ``min(F / P_ref, sum_p F_p / P_p)``: its FLOPs' time at the peaks MFU holds."""
+    flops, peak_time = _work(rows)
+    if peak is None:
+        return np.nan_to_num(peak_time)
+    return np.fmin(np.nan_to_num(flops) / peak, peak_time)
+
+
+def _faster_than(rows: pd.DataFrame, peak: float) -> bool:
+    """Whether a row ran at a precision faster than ``peak``: its work read against its own."""
+    _, effective = _effective_peaks(rows)
+    return bool(np.any(effective > peak * (1.0 + PEAK_TOLERANCE)))
 
 
 HISTORY = ["run_id", "commit", "timestamp", "percent_of_roof", "mfu", "time_s"]
@@ -186,7 +242,7 @@ def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
     frame = rows.assign(
         _t=pd.to_numeric(rows["time_s"], errors="coerce"),
         _pct=pd.to_numeric(rows["percent_of_roof"], errors="coerce"),
-        _flops=pd.to_numeric(rows["total_flops"], errors="coerce"),
+        _work=_held_to(rows, peak),
     )
     frame = frame.assign(
         _troof=frame["_pct"] * frame["_t"] / 100.0,
@@ -198,13 +254,12 @@ def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
         t=("_t", "sum"),
         troof=("_troof", "sum"),
         tplaced=("_tplaced", "sum"),
-        flops=("_flops", "sum"),
+        work=("_work", "sum"),
     )
     grouped["percent_of_roof"] = (
         100.0 * grouped["troof"] / grouped["tplaced"].where(grouped["tplaced"] > 0)
     )
-    flops = grouped["flops"].where(grouped["flops"] > 0)
-    grouped["mfu"] = flops / (peak * grouped["t"]) if peak else float("nan")
+    grouped["mfu"] = grouped["work"].where(grouped["work"] > 0) / grouped["t"]
     grouped["time_s"] = grouped["t"]
     out = grouped.reset_index().sort_values("timestamp", kind="stable")
     return out[HISTORY]
@@ -236,10 +291,13 @@ def group_figures(ctx: RunWithHistory) -> Mapping[str, GroupFigures]:
     figures: dict[str, GroupFigures] = {}
     for group in ctx.config.groups:
         keys = members[group.name]
-        total, pct, flops, compute_time = _current(ctx, keys)
+        total, pct, work = _current(ctx, keys)
         rows = _history_rows(ctx, group, keys, ctx.comparable_history)
-        peak, precision = reference_peak(ctx, group, rows, (flops, compute_time))
-        mfu = flops / (peak * total) if peak and total and flops else None
+        peak, precision = reference_peak(ctx, group, rows, work)
+        if peak is not None and (_faster_than(rows, peak) or _faster_than(work, peak)):
+            precision = None
+        held = float(_held_to(work, peak).sum())
+        mfu = held / total if held > 0 and total else None
         history, judged = _per_run(rows, peak), _gate_series(ctx, group, keys, peak)
         figures[group.name] = GroupFigures(
             group, keys, total, pct, mfu, peak, history, precision=precision, gate_history=judged
