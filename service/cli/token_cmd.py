@@ -16,7 +16,14 @@ from sqlmodel import Session
 from service.cli.db_cmd import DbOption
 from service.cli.overview import HELP_MARKUP
 from service.store.db import ensure_current, make_engine, session_scope
-from service.store.tokens import Permission, TokenInfo, create_token, list_tokens, revoke_token
+from service.store.tokens import (
+    Permission,
+    TokenInfo,
+    create_token,
+    default_name,
+    list_tokens,
+    revoke_token,
+)
 
 token_app = typer.Typer(
     help="Create, list and revoke API tokens of the roofguard service.",
@@ -61,7 +68,7 @@ def create_command(
 ) -> None:
     """Create a token; it is printed once, alone on the last line."""
     permission = Permission.WRITE if write else Permission.READ
-    label = name or f"{repo} {permission.value}"
+    label = name or default_name(repo, permission)
     with _store(url) as session:
         token_id, token = create_token(
             session=session, repo=repo, permission=permission, name=label

@@ -106,10 +106,13 @@ def create_token(
     """Store a new token's hash; return its id and the token (the only time it exists).
 
     Raises:
-        BadInput: ``repo`` is not OWNER/NAME.
+        BadInput: ``repo`` is not OWNER/NAME, or it or ``name`` is longer than its column.
     """
     if not is_repo_name(repo):  # the API refuses any other name: a token it could never use
         raise BadInput(f"--repo: expected OWNER/NAME, got {repo!r}")
+    # PostgreSQL refuses a value past a VARCHAR's width and SQLite stores it: refuse it on both.
+    _check_width("--repo", repo, _REPOS.c.name)
+    _check_width("--name", name, _TOKENS.c.name)
     token = generate_token()
     row: TokenValues = {
         "name": name,
@@ -120,6 +123,26 @@ def create_token(
     }
     token_id = session.execute(sa.insert(_TOKENS).returning(_TOKENS.c.id), row).scalar_one()
     return int(token_id), token
+
+
+def default_name(repo: str, permission: Permission) -> str:
+    """The name of a token created without one: its repository and permission, cut to fit."""
+    suffix = f" {permission.value}"
+    width = _width(_TOKENS.c.name)
+    return repo + suffix if width is None else repo[: width - len(suffix)] + suffix
+
+
+def _width(column: sa.Column[str]) -> int | None:
+    """The most characters a VARCHAR column holds (None: no limit)."""
+    width = getattr(column.type, "length", None)
+    return int(width) if width is not None else None
+
+
+def _check_width(option: str, value: str, column: sa.Column[str]) -> None:
+    """Raise BadInput naming ``option`` when ``value`` is longer than ``column`` holds."""
+    width = _width(column)
+    if width is not None and len(value) > width:
+        raise BadInput(f"{option}: {len(value):,} characters, at most {width}")
 
 
 def _info_select() -> sa.Select[tuple[object, ...]]:
