@@ -103,9 +103,9 @@ def check_size(record: RunRecord, *, max_kernels: int) -> None:
 
 
 def _more_than(max_kernels: int, count: int | None = None) -> UploadTooLarge:
-    holds = f"holds {count} kernels, more" if count is not None else "holds more"
+    holds = f"holds {count:,} kernels, more" if count is not None else "holds more"
     return UploadTooLarge(
-        f"the run {holds} than the {max_kernels} this service takes in one upload "
+        f"the run {holds} than the {max_kernels:,} kernels this service takes in one upload "
         "(ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device or benchmark family"
     )
 

@@ -31,7 +31,11 @@ def test_a_form_upload_past_the_cap_is_a_413_before_it_is_read_in_full(make_serv
         files=[("files", ("big.csv", _big_csv().encode(), "text/csv"))],
     )
     assert answer.status_code == 413, answer.text
-    assert answer.json()["detail"].startswith(f"the run holds more than the {CAP} this service")
+    # It said "more than the 10 this service takes": the noun was missing.
+    assert answer.json()["detail"] == (
+        f"the run holds more than the {CAP} kernels this service takes in one upload "
+        "(ROOFGUARD_MAX_UPLOAD_KERNELS); split it by device or benchmark family"
+    )
 
 
 def test_a_json_upload_past_the_cap_is_a_413_before_it_is_validated(make_service, repo):
@@ -42,7 +46,9 @@ def test_a_json_upload_past_the_cap_is_a_413_before_it_is_validated(make_service
     headers = {**auth(service.token(repo)), "Content-Type": "application/json"}
     answer = service.client.post("/api/v1/runs", content=body, headers=headers)
     assert answer.status_code == 413, answer.text
-    assert answer.json()["detail"].startswith(f"the run holds {CAP + 1} kernels, more than the")
+    assert answer.json()["detail"].startswith(
+        f"the run holds {CAP + 1} kernels, more than the {CAP} kernels this service takes"
+    )
 
 
 @pytest.mark.parametrize("command", ["ingest", "check"])
