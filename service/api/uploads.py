@@ -22,6 +22,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from collectors import MIN_DURATION_S, CollectorError, TooManyKernels
 from collectors.schema import RunRecord
+from rules import UnknownDevice
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
 from service.api.inflight import Record
@@ -214,6 +215,8 @@ def collect_form(parsed: ParsedForm, state: ServiceState, key: str) -> Upload:
             )
         except TooManyKernels:  # stopped at the first kernel past the cap, not parsed in full
             raise _more_than(limits.max_kernels) from None
+        except UnknownDevice as exc:  # the form's device, where a report names another card
+            raise BadInput(f"{parsed.form.named.format('device')}: {exc}") from None
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.
             raise BadInput(re.sub(rf"{re.escape(tmp)}/(files|reruns)/\d+/", "", str(exc))) from None
