@@ -210,10 +210,10 @@ class GroupVerdict(_Model):
         time_share: Share of the run's total GPU time (0-1).
         percent_of_roof: Time-weighted percent of roof, ``100 * sum T_roof / sum T`` over the
             placed kernels.
-        mfu: Model FLOP utilisation, ``sum F / (P_ref * sum T)``: achieved FLOP/s over the
-            group's reference peak ``P_ref`` (``mfu_precision``), now and per baseline run.
-        mfu_precision: The precision whose peak MFU is measured against: the one the config
-            declares for the group, else the baseline's dominant precision (None: a mix).
+        mfu: Model FLOP utilisation, ``sum_k min(F_k / P_ref, T_peak_k) / sum T``, now and per
+            baseline run: work at a faster precision than ``P_ref``'s counts at its own peak.
+        mfu_precision: The precision of ``P_ref``: the config's for the group, else the one of
+            most baseline FLOPs (None: some work counted at a faster precision's own peak).
         time_ratio: ``time_s`` over the baseline's median total time (2.0: twice as slow).
         regime: The group's declared regime, if any.
         target_percent: The group's target percent of roof, if any.
