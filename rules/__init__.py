@@ -10,7 +10,7 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
 * The roofline: ``Roof``, ``Placement``, ``place``, ``place_kernel``, ``place_run``,
   ``ridge_point``, ``percent_is_lower_bound``; the hardware catalog: ``builtin_catalog``,
   ``Catalog``, ``DeviceSpec``; ``at_report_clocks`` scales a datasheet roof to the clocks a
-  report ran at.
+  report ran at (a ``ClockedRoof`` where other reports of the run record none).
 * The why from the profiler: ``profile_changes`` (what moved between two records of a
   kernel), ``with_profile_changes`` (on each regressed kernel's worst finding).
 * Like-for-like history: ``like_for_like_history`` (every run against the roof its
@@ -25,7 +25,7 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   ``gate_batches`` asks for them with ``GateBatch``es.
 """
 
-from rules.clocks import at_report_clocks
+from rules.clocks import ClockedRoof, at_report_clocks
 from rules.config import FailOn, IgnoreEntry, KernelGroup, RulesConfig
 from rules.context import RuleContext
 from rules.crossdevice import (
@@ -120,6 +120,7 @@ __all__ = [
     "TIME_MEASURE",
     "BaselineSummary",
     "Catalog",
+    "ClockedRoof",
     "Conclusion",
     "DeviceBaseline",
     "DeviceLevel",

@@ -6,14 +6,20 @@ about 75% against the datasheet. FLOP/s peaks and the L1/L2 bandwidths (the cata
 bytes per clock x boost clock) scale with the SM clock over the boost clock; DRAM bandwidth
 with the memory clock over the nominal one, where the catalog has it. The measured roof
 (calibration) is measured at the runner's clocks and is never scaled.
+
+A run of several reports (an ncu report beside a Kineto trace of one card) is scaled to the
+clocks of the reports that record them; the kernels that record none keep the datasheet roof
+(``ClockedRoof``), so a kernel's percent of roof does not depend on which files share its run.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
 
-from collectors.schema import RunRecord
+from collectors.schema import KernelRecord, RunRecord
 from rules.hardware import DeviceSpec
 from rules.roofline import Roof
 
@@ -34,6 +40,44 @@ class RunClock:
     mean_hz: float
     low_hz: float
     high_hz: float
+
+
+@dataclass(frozen=True)
+class ClockedRoof(Roof):
+    """A datasheet roof scaled to the clocks of a run, some of whose reports record none.
+
+    The kernels that record a clock are placed on it; those that record none (a Kineto
+    trace's, beside an ncu report) ran at clocks nobody knows, and are placed on ``unscaled``,
+    as in a run of their report alone (``kernel_roof``).
+
+    Attributes:
+        unscaled: The datasheet roof as it is.
+    """
+
+    unscaled: Roof = field(kw_only=True)
+
+
+def kernel_roof(kernel: KernelRecord, roof: Roof) -> Roof:
+    """``roof`` for ``kernel``; a ``ClockedRoof``'s unscaled roof where the kernel records no clock.
+
+    By the kernel's own clock, not its report's name: a re-measurement (``check --rerun``) of
+    the same kernels comes in files of other names.
+    """
+    if isinstance(roof, ClockedRoof) and not _has_clock(kernel):
+        return roof.unscaled
+    return roof
+
+
+def _has_clock(kernel: KernelRecord) -> bool:
+    return bool(kernel.sm_clock_hz or kernel.memory_clock_hz)
+
+
+def _report_of(kernel: KernelRecord) -> str:
+    """The report ``kernel`` was read from, as given ("" where it names none)."""
+    # getattr: a huge run's clock stand-ins (service.pipeline.hugerun) carry times and clocks
+    # alone; a huge run is one report, so they are one report here.
+    source = getattr(kernel, "source", None)
+    return source.path if source is not None else ""
 
 
 def run_clock(run: RunRecord, which: str) -> RunClock | None:
@@ -100,8 +144,54 @@ def at_report_clocks(spec: DeviceSpec, run: RunRecord) -> tuple[Roof, str | None
     """``spec``'s datasheet roof scaled to the clocks ``run`` ran at, and a note saying how.
 
     The roof is the datasheet's (and no note) where the report records no clock, the catalog
-    has no boost clock, or the clocks are within ``CLOCK_TOLERANCE`` of the datasheet's.
+    has no boost clock, or the clocks are within ``CLOCK_TOLERANCE`` of the datasheet's. A
+    scaled roof of a run whose other reports record no clock is a ``ClockedRoof``: their
+    kernels keep the datasheet's, and the note names the reports on each.
     """
+    unclocked = _unclocked_reports(run)
+    if not unclocked:
+        return _at_run_clocks(spec, run, "the report's clocks")
+    with_clock, without = _reports(run, unclocked)
+    roof, note = _at_run_clocks(spec, run, f"the clocks of {with_clock}")
+    if note is None or roof == spec.roof():
+        return roof, note
+    verb = "records no clock: its" if len(unclocked) == 1 else "record no clock: their"
+    note += f"; {without} {verb} kernels stay on the datasheet roof as it is"
+    return ClockedRoof(**vars(roof), unscaled=spec.roof()), note
+
+
+def _unclocked_reports(run: RunRecord) -> tuple[str, ...]:
+    """The reports of ``run`` none of whose kernels records a clock, where another's does.
+
+    Where none records one (the device's clock of an ncu run may stand in), there are none.
+    """
+    clocked: dict[str, bool] = {}
+    for kernel in run.kernels:
+        report = _report_of(kernel)
+        clocked[report] = clocked.get(report, False) or _has_clock(kernel)
+    if not any(clocked.values()):
+        return ()
+    return tuple(sorted(report for report, has in clocked.items() if not has))
+
+
+def _reports(run: RunRecord, unclocked: tuple[str, ...]) -> tuple[str, str]:
+    """The reports with a clock and those without: ``a.ncu-rep (2 kernels)``, file names."""
+    counts = Counter(_report_of(kernel) for kernel in run.kernels)
+    named = {
+        report: f"{_file_name(report)} ({n} kernel{'s' if n != 1 else ''})"
+        for report, n in counts.items()
+    }
+    with_clock = [text for report, text in named.items() if report not in unclocked]
+    return ", ".join(with_clock), ", ".join(named[report] for report in unclocked)
+
+
+def _file_name(report: str) -> str:
+    """A report's file name alone, as any machine wrote its path: the run's notes are stored."""
+    return PurePosixPath(report.replace("\\", "/")).name or report or "no file"
+
+
+def _at_run_clocks(spec: DeviceSpec, run: RunRecord, whose: str) -> tuple[Roof, str | None]:
+    """``spec``'s datasheet roof scaled to the mean of ``run``'s clocks, and how (``whose``)."""
     roof = spec.roof()
     sm, odd_sm = _plausible(run_clock(run, "sm"), spec.boost_clock_hz, "SM")
     memory, odd_memory = _plausible(run_clock(run, "memory"), spec.memory_clock_hz, "memory")
@@ -133,7 +223,7 @@ def at_report_clocks(spec: DeviceSpec, run: RunRecord) -> tuple[Roof, str | None
         if peaks != roof.peak_flop_per_s or bandwidth != roof.bandwidth_byte_per_s
         else "is not scaled to"
     )
-    note = f"{spec.id}'s datasheet roof {how} the report's clocks: " + "; ".join(parts)
+    note = f"{spec.id}'s datasheet roof {how} {whose}: " + "; ".join(parts)
     return replace(roof, peak_flop_per_s=peaks, bandwidth_byte_per_s=bandwidth), note
 
 

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from collectors.schema import LEFT_OUT_WORK, UNREAD_WORK, KernelRecord, RunRecord
+from rules.clocks import kernel_roof
 from rules.roofline import DEFAULT_BORDERLINE_BAND, Placement, Roof, place
 
 
@@ -16,13 +17,14 @@ def place_kernel(
     band: float = DEFAULT_BORDERLINE_BAND,
     prefer_declared: bool = False,
 ) -> Placement:
-    """Place one kernel: measured counts, else its declared work model.
+    """Place one kernel on ``roof`` (``rules.clocks.kernel_roof``): measured counts, else declared.
 
     The kernel's notes of work it did that is not counted lead the placement's ``missing``:
     they, not a roof's gaps, are why its percent is partial or its regime unknown.
     """
     flops, nbytes = kernel.work(prefer_declared=prefer_declared)
-    placed = place(flops, nbytes, kernel.duration_s or None, roof, band=band)
+    own = kernel_roof(kernel, roof)  # a report that records no clock: the unscaled roof
+    placed = place(flops, nbytes, kernel.duration_s or None, own, band=band)
     unread = tuple(why for why in kernel.missing if _uncounted_work(why))
     return dataclasses.replace(placed, missing=unread + placed.missing) if unread else placed
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from rules import Roof
+from rules import ClockedRoof, Roof
 from service.store.baselines import BASELINE_KINDS
 from service.store.coretables import DEVICES as _DEVICES
 from service.store.coretables import REPOSITORIES as _REPOS
@@ -77,13 +77,17 @@ def device_runs(
 
 
 def _roof(values: dict[str, Any], fallback: str) -> Roof:
-    return Roof(
+    roof = Roof(
         str(values.get("device") or fallback),
         values.get("source", "datasheet"),
         {str(k): float(v) for k, v in (values.get("peak_flop_per_s") or {}).items()},
         {str(k): float(v) for k, v in (values.get("bandwidth_byte_per_s") or {}).items()},
         from_config=tuple(str(name) for name in values.get("from_config") or ()),
     )
+    if not values.get("unscaled"):
+        return roof
+    # The run's kernels that record no clock were placed on the datasheet roof as it is.
+    return ClockedRoof(**vars(roof), unscaled=_roof(dict(values["unscaled"]), fallback))
 
 
 def run_roofs(*, session: StoreSession, run_ids: Sequence[int]) -> dict[int, Roof]:

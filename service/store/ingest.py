@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from collectors import paused_gc
 from collectors.schema import KernelRecord, RunRecord
-from rules import Finding, Placement, Roof
+from rules import ClockedRoof, Finding, Placement, Roof
 from service.errors import BadInput
 from service.progress import progress_iter, stage
 from service.store.bulk import insert_rows
@@ -58,6 +58,8 @@ def _roof_json(roof: Roof) -> RoofValues:
     }
     if roof.from_config:  # only then: the roofs stored before keep their bytes
         values["from_config"] = list(roof.from_config)
+    if isinstance(roof, ClockedRoof):  # a run re-placed from the store places them alike
+        values["unscaled"] = _roof_json(roof.unscaled)
     return values
 
 

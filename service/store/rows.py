@@ -19,6 +19,8 @@ class RoofValues(TypedDict):
     peak_flop_per_s: dict[str, float]
     bandwidth_byte_per_s: dict[str, float]
     from_config: NotRequired[list[str]]
+    #: A ``rules.ClockedRoof``'s: the datasheet roof its kernels without a clock are placed on.
+    unscaled: NotRequired[RoofValues]
 
 
 class RunValues(TypedDict):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.schema import DeviceInfo
-from rules import at_report_clocks, builtin_catalog, place_kernel
+from collectors.schema import DeviceInfo, SourceRef
+from rules import ClockedRoof, at_report_clocks, builtin_catalog, place_kernel
 from tests.factories import make_kernel, make_run
 
 H100 = builtin_catalog().lookup("H100-SXM5")
@@ -103,3 +103,31 @@ def test_a_clock_no_hardware_runs_at_leaves_the_roof_unscaled_and_is_named():
         "H100-SXM5's datasheet roof is not scaled: the report's SM clock, 5 GHz, is far from "
         "the datasheet's 1.98 GHz (a unit slip or a bad counter?): left out"
     )
+
+
+def test_kernels_of_a_report_without_clocks_keep_the_datasheet_roof_beside_one_with_clocks():
+    """An ncu report and a Kineto trace of one run: the trace's kernels ran at clocks unknown."""
+    ncu = _gemm(key="gemm", source=SourceRef(path="/ci/profile.ncu-rep", format="ncu-rep"))
+    trace = SourceRef(path="/ci/trace.json", format="kineto-trace")
+    copy = make_kernel("copy", flops={}, sm_clock_hz=None, source=trace)
+    roof, note = at_report_clocks(H100, make_run(kernels=[ncu, copy]))
+    assert isinstance(roof, ClockedRoof) and roof.unscaled == H100.roof()
+    assert place_kernel(ncu, roof).roof.peak_flop_per_s["tensor_bf16"] == pytest.approx(
+        BF16_AT_BASE
+    )
+    assert place_kernel(copy, roof).roof == H100.roof()  # as the trace alone is placed
+    assert place_kernel(copy, roof) == place_kernel(
+        copy, at_report_clocks(H100, make_run(kernels=[copy]))[0]
+    )
+    assert note is not None
+    assert note.startswith(
+        "H100-SXM5's datasheet roof is scaled to the clocks of profile.ncu-rep (1 kernel): "
+    )
+    assert note.endswith(
+        "trace.json (1 kernel) records no clock: its kernels stay on the datasheet roof as it is"
+    )
+    # A re-measurement of the trace comes in a file of another name: its kernel records no clock.
+    rerun = copy.model_copy(update={"source": SourceRef(path="/ci/trace-rerun.json")})
+    assert place_kernel(rerun, roof).roof == H100.roof()
+    # One report with a clock: no other report to keep apart, the roof is one.
+    assert not isinstance(at_report_clocks(H100, make_run(kernels=[ncu]))[0], ClockedRoof)
