@@ -47,7 +47,8 @@ def stored_outcome(
 
     The record is stored byte-for-byte as uploaded, so the check finds it by its content hash
     and writes nothing: the stored findings are returned and the placements and baseline are
-    computed again from the stored history (every number is reproducible).
+    computed again from the stored history (every number is reproducible), on the base
+    branch and merge base its stored verdict was judged against (``service.pipeline.basechoice``).
 
     Raises:
         NotFound: No such run.

@@ -26,6 +26,7 @@ from service.cli.verdict_output import (
 from service.config import RoofguardConfig
 from service.github.actions import append_verdict_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
+from service.pipeline.basechoice import AskedBase
 from service.pipeline.check import CheckOutcome
 from service.pipeline.intake import merge_base, parse_timestamp
 from service.pipeline.request import CheckRequest
@@ -33,7 +34,6 @@ from service.pipeline.reruns import Reruns, collect_with_reruns
 from service.pipeline.roofs import runner_roof
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import refuse_unstorable, refuse_unstorable_flags
-from service.store.history import MergeBase
 
 if TYPE_CHECKING:  # jinja2: the markdown is rendered only where it is written or posted
     from service.render.markdown import VerdictLinks
@@ -159,8 +159,10 @@ def check_command(
         runner=runner,
     )
     outputs = CheckOutputs(fmt, output, charts, artifact_name, suspects, suspects_regex, post)
-    base = merge_base(base_sha, parse_timestamp(base_time, flag="--base-time"))
-    check = _request(files, rerun or [], meta, cfg, outputs, merge_base=base, health=health_file)
+    base = AskedBase(
+        base_branch or None, merge_base(base_sha, parse_timestamp(base_time, flag="--base-time"))
+    )
+    check = _request(files, rerun or [], meta, cfg, outputs, base=base, health=health_file)
     outcome = _judge(check, db)
     _report(outcome, check.run, meta, outputs)
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
@@ -173,7 +175,7 @@ def _request(
     config: RoofguardConfig,
     outputs: CheckOutputs,
     *,
-    merge_base: MergeBase | None,
+    base: AskedBase,
     health: Path,
 ) -> CheckRequest:
     """The check the flags ask for: the run and its reruns read and checked, the runner's health.
@@ -193,7 +195,7 @@ def _request(
         run,
         config,
         Reruns(again, expected=outputs.suspects is not None),
-        merge_base=merge_base,
+        base=base,
         links=outputs.links,
         trusted=_runner_trusted(health),
         rejudge=True,

@@ -23,6 +23,7 @@ from service.cli.common import core_session
 from service.cli.verdict_output import FORMAT_HELP, resolve_format, write_verdict
 from service.config import load_config
 from service.demo.generate import DATA_DIR, MOVED_RUN
+from service.pipeline.basechoice import AskedBase
 from service.pipeline.check import CheckOutcome, check_run
 from service.pipeline.reading import collect_run
 from service.pipeline.runmeta import RunMeta
@@ -78,9 +79,9 @@ def run_demo(db_url: str, *, device_change: bool = False) -> CheckOutcome:
         runner=runner,
     )
     pr_run = collect_run([DATA_DIR / report], meta=pr_meta, config=config)
-    merge_base = MergeBase(demo_commit(f"night-{len(nightlies)}"))
+    base = AskedBase(merge_base=MergeBase(demo_commit(f"night-{len(nightlies)}")))
     with core_session(db_url) as session:
-        return check_run(session=session, run=pr_run, config=config, merge_base=merge_base)
+        return check_run(session=session, run=pr_run, config=config, base=base)
 
 
 def demo_command(

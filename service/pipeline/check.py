@@ -30,6 +30,7 @@ from rules import (
 from service.config import RoofguardConfig
 from service.pipeline.acceptnote import accepted_verdict, restarted_verdict
 from service.pipeline.agenote import age_noted
+from service.pipeline.basechoice import NONE_NAMED, AskedBase, BaseChoice, choose_base
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofs import choose_for, noted, roofs_beside
@@ -116,7 +117,7 @@ def check_run(
     session: StoreSession,
     run: RunRecord,
     config: RoofguardConfig,
-    merge_base: MergeBase | None = None,
+    base: AskedBase = NONE_NAMED,
     links: VerdictLinks | Callable[[int], VerdictLinks] | None = None,
     runner: RunnerState = RunnerState(),
     reruns: Reruns | None = None,
@@ -124,6 +125,8 @@ def check_run(
 ) -> CheckOutcome:
     """Ingest ``run`` (idempotent) and judge it against its baseline.
 
+    ``base``: the base branch and merge base the caller names; a run stored before is judged
+    against its stored verdict's where it names none (``service.pipeline.basechoice``).
     ``links`` may be a function of the stored run's id (a run's page has an id once stored).
     ``reruns``, the PR gate's re-measurements, judge the run unstored; their verdict's
     findings replace the stored ones, as do a run judged again's (``rejudge``) under a changed
@@ -135,6 +138,8 @@ def check_run(
     stored, placements = store_run(
         session=session, run=run, config=config, roof=roof, trusted=runner.trusted
     )
+    chosen = choose_base(session, stored, base, config)
+    config, merge_base = chosen.config, chosen.judged.merge_base
     rows, edit_note = _history(session, run, roof, config, merge_base, (stored, placements))
     history, gate_history = _windows(rows, config)
     levels_run = _levels_run(run, rows.frame, stored)
@@ -154,9 +159,7 @@ def check_run(
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
     judged = _with_notes(session, judged, (run, rows, edit_note), merge_base, config, stored.run_id)
-    digest = config_digest(config) if rejudge or stored.created or context.reruns else None
-    stamped = _stamped(judged, run, stored.run_id)
-    verdict = _stored_findings(session, stamped, stored, context, digest)
+    verdict = _stored_findings(session, judged, (stored, chosen), context, rejudge)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
 
@@ -335,36 +338,47 @@ def config_digest(config: RoofguardConfig) -> str:
 def _stored_findings(
     session: StoreSession,
     verdict: Verdict,
-    stored: IngestResult,
+    judged: tuple[IngestResult, BaseChoice],
     context: RuleContext,
-    digest: str | None,
+    rejudge: bool,
 ) -> Verdict:
-    """The stored findings of a run are those of its final verdict.
+    """The stored findings of a run are those of its final verdict, naming the run.
 
     A new run saves its findings. A run stored before keeps the findings saved then, unless
     re-measurements judged it anew (``check --rerun``, after the screening pass stored it):
     then this verdict's findings replace the first pass's in the caller's transaction, and
     the same check again writes nothing (``replace_findings`` is idempotent). A run checked
     again keeps its verdict: the stored findings, and the conclusion and kernel statuses
-    they give, not fresh ones against a history that has moved on since; unless ``digest``
-    (given by a check that may judge again) differs from the configuration the stored
-    verdict was judged with, or a maintainer accepted some of its changes since
-    (``service.pipeline.acceptnote``): then it is judged again, and says so. A run stored by
-    ``ingest`` has no verdict to keep: it is judged now, against the runs stored before it
-    (its "no findings" is not a pass). A verdict saved also records whether it judged
-    anything, for the lists that read no verdict, and under which configuration.
+    they give, not fresh ones against a history that has moved on since; unless a check that
+    may judge again (``rejudge``) runs under another configuration than the stored verdict
+    was judged with, or a maintainer accepted some of its changes since
+    (``service.pipeline.acceptnote``): then it is judged again, and says so. A check naming
+    another baseline than the stored verdict's (``judged``: the run as stored, and the
+    baseline chosen) gets this verdict, noted and not stored. A run stored by ``ingest`` has
+    no verdict to keep: it is judged now, against the runs stored before it (its "no
+    findings" is not a pass). A verdict saved also records whether it judged anything, for
+    the lists that read no verdict, and under which configuration and baseline.
     """
+    stored, base = judged
+    verdict = _stamped(verdict, context.run, stored.run_id)
+    digest = config_digest(base.config) if rejudge or stored.created or context.reruns else None
     looked_up = digest is not None and not stored.created  # a new run has no verdict yet
     before = judged_config(session=session, run_id=stored.run_id) if looked_up else None
     changed = before is not None and before != digest
     accepted = [] if stored.created else acceptances_at(session=session, run_id=stored.run_id)
     if accepted:
         verdict = accepted_verdict(verdict, accepted, context.config.fail_on)
+    if base.other and not context.reruns:  # the caller's answer; the page keeps the stored one
+        return _with_note(verdict, base.note())
     if stored.created or context.reruns or changed or accepted:
         save = save_findings if stored.created else replace_findings
         save(session=session, run_id=stored.run_id, findings=verdict.findings)
         save_judged(
-            session=session, run_id=stored.run_id, judged=not verdict.judged_nothing, config=digest
+            session=session,
+            run_id=stored.run_id,
+            judged=not verdict.judged_nothing,
+            config=digest,
+            base=base.judged if digest is not None else None,  # a check's; a page's is stored
         )
         return _with_note(verdict, CONFIG_CHANGED) if changed else verdict
     if run_judged(session=session, run_id=stored.run_id) is None:

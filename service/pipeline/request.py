@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, TypeAlias
 from collectors.schema import RunRecord
 from rules import Roof
 from service.config import RoofguardConfig
+from service.pipeline.basechoice import AskedBase
 from service.pipeline.check import CheckOutcome, RunnerState, check_run
 from service.pipeline.reruns import Reruns
-from service.store.history import MergeBase
 from service.store.sessions import StoreSession
 
 if TYPE_CHECKING:  # jinja2: imported where the markdown is rendered
@@ -35,7 +35,8 @@ class CheckRequest:
         run: The run, read and stamped with its meta.
         config: The configuration, with the caller's overrides (``--base-branch``, ...).
         reruns: The PR gate's reruns of the run's commit, and whether they are expected.
-        merge_base: A PR's merge base (and its commit time): the baseline stops there.
+        base: The base branch and the PR's merge base the caller names (``--base-branch``,
+            ``--base-sha``; ``service.pipeline.basechoice``).
         links: Where the verdict's markdown links to.
         measured: The runner's measured roof, when it has one (``roof = "measured"``).
         trusted: False when the runner's health preflight found it degraded.
@@ -46,7 +47,7 @@ class CheckRequest:
     run: RunRecord
     config: RoofguardConfig
     reruns: Reruns = field(default_factory=Reruns)
-    merge_base: MergeBase | None = None
+    base: AskedBase = field(default_factory=AskedBase)
     links: Links = None
     measured: Roof | None = None
     trusted: bool = True
@@ -58,7 +59,7 @@ class CheckRequest:
             session=session,
             run=self.run,
             config=self.config,
-            merge_base=self.merge_base,
+            base=self.base,
             links=self.links,
             runner=RunnerState(self.measured, self.trusted),
             reruns=self.reruns,

@@ -112,6 +112,11 @@ RUNS = sa.Table(
     sa.Column("judged", sa.Boolean, nullable=True),
     # sha256 of the configuration its stored verdict was judged with (NULL: before 0014)
     sa.Column("judged_config", sa.String(64), nullable=True),
+    # the baseline its stored verdict was judged against (service.store.judgedbase); NULL
+    # branch: none kept (stored by ingest, or judged before 0015)
+    _text("judged_base_branch", nullable=True),
+    _text("judged_base_sha", 64, nullable=True),
+    _ts("judged_base_time", nullable=True),
     sa.UniqueConstraint("repo_id", "content_hash", name="uq_runs_repo_content_hash"),
     sa.Index("ix_runs_baseline", "repo_id", "device_id", "branch", "kind", "timestamp"),
     sa.Index("ix_runs_repo_commit", "repo_id", "commit"),

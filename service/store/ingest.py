@@ -27,6 +27,7 @@ from service.store.coretables import FINDINGS as _FINDINGS
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.coretables import RUNS as _RUNS
 from service.store.ids import as_utc, device_id, kernel_ids, repo_id, write_identity
+from service.store.judgedbase import JudgedBase, base_values
 from service.store.rows import FindingValues, MeasurementValues, RoofValues, RunValues
 from service.store.runrecord import RecordWriter
 from service.store.sessions import StoreSession
@@ -323,18 +324,26 @@ def save_findings(*, session: StoreSession, run_id: int, findings: Iterable[Find
 
 
 def save_judged(
-    *, session: StoreSession, run_id: int, judged: bool, config: str | None = None
+    *,
+    session: StoreSession,
+    run_id: int,
+    judged: bool,
+    config: str | None = None,
+    base: JudgedBase | None = None,
 ) -> None:
     """Record whether the check of run ``run_id`` judged anything (False: no baseline yet).
 
     Its findings alone cannot tell: a run that judged nothing has no failing finding either.
-    ``config`` is the digest of the configuration it was judged with (``judged_config``);
-    None leaves the stored one: a verdict asked for without a configuration to compare (a
-    page, a post of an accepted run's verdict) was judged under the stored one.
+    ``config`` is the digest of the configuration it was judged with (``judged_config``),
+    ``base`` the baseline it was judged against (``service.store.judgedbase``); None leaves
+    the stored one: a verdict asked for without a configuration to compare (a page, a post
+    of an accepted run's verdict) was judged under the stored one.
     """
     values: dict[str, object] = {"judged": judged}
     if config is not None:
         values["judged_config"] = config
+    if base is not None:
+        values.update(base_values(base))
     session.execute(sa.update(_RUNS).where(_RUNS.c.id == run_id).values(**values))
 
 

@@ -116,6 +116,10 @@ class Run(SQLModel, table=True):
     judged: bool | None = None
     # sha256 of the configuration its stored verdict was judged with (None: before 0014).
     judged_config: str | None = Field(default=None, sa_type=sa.String(64))
+    # The baseline its stored verdict was judged against (None: none kept, before 0015).
+    judged_base_branch: str | None = Field(default=None, sa_type=sa.Text)
+    judged_base_sha: str | None = Field(default=None, sa_type=sa.String(64))
+    judged_base_time: datetime | None = _ts(default=None)
 
 
 class Kernel(SQLModel, table=True):

@@ -36,6 +36,7 @@ from service.api.schemas import (
 )
 from service.api.verdicts import base_url, links_for, run_url
 from service.config import RoofguardConfig
+from service.pipeline.basechoice import AskedBase
 from service.pipeline.check import CheckOutcome
 from service.pipeline.intake import COMMIT_PATTERN, merge_base
 from service.pipeline.request import CheckRequest
@@ -177,7 +178,10 @@ async def upload_run(
         record,
         config,
         Reruns(upload.reruns, expected=reruns_expected),
-        merge_base=merge_base(base_sha, base_time, names=("base_sha", "base_time")),
+        base=AskedBase(
+            base_branch or None,
+            merge_base(base_sha, base_time, names=("base_sha", "base_time")),
+        ),
         links=partial(links_for, base, settings=settings),
         rejudge=True,  # as `roofguard check`: judged again under a changed configuration
     )

@@ -71,7 +71,8 @@ def test_the_command_says_it_waits_for_another_migrator(store, capsys):
         assert cli(["db", "upgrade", "--db", f"sqlite:///{store}"]) == 0
     said = capsys.readouterr()
     assert "is being migrated by another process: waiting for it (at most 15 minutes)" in (said.err)
-    assert f"upgraded from empty to {head_revision()} (14 migrations)" in said.out
+    head = head_revision()
+    assert f"upgraded from empty to {head} ({int(head)} migrations)" in said.out
 
 
 def test_the_command_says_nothing_was_applied_when_another_migrated_it(store, capsys):

@@ -12,6 +12,8 @@ from factories import make_run
 
 from service.cli import run
 
+JUDGED_BASE = ("judged_base_branch", "judged_base_sha", "judged_base_time")
+
 
 def _ingest(report, url: str, repo: str) -> int:
     args = ["ingest", str(report), "--repo", repo, "--commit", "c1", "--branch", "main"]
@@ -49,7 +51,8 @@ def test_the_upgrade_drops_the_newer_of_two_runs_that_differ_in_case_only(tmp_pa
     _rows(url, "UPDATE alembic_version SET version_num = '0006'")
     for table in ("run_columns", "upload_claims", "ingest_inputs"):  # made after 0007
         _rows(url, f"DROP TABLE {table}")
-    for column in ("record_zlib", "judged", "judged_config"):  # what 0011, 0012 and 0014 add
+    # what 0011, 0012, 0014 and 0015 add
+    for column in ("record_zlib", "judged", "judged_config", *JUDGED_BASE):
         _rows(url, f"ALTER TABLE runs DROP COLUMN {column}")
     assert run(["db", "upgrade", "--db", url]) == 0
     assert _rows(url, "SELECT id FROM runs") == [(1,)]
