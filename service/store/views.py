@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 
 from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPT
+from service.store.coretables import FINDINGS as _FINDINGS
 from service.store.coretables import RENDERED_VIEWS as _VIEWS
 from service.store.coretables import RUNS as _RUNS
 from service.store.ids import repo_id
@@ -21,9 +22,10 @@ from service.store.sessions import StoreSession
 
 
 def history_stamp(*, session: StoreSession, run_id: int) -> str:
-    """The state of the history of run ``run_id``'s repository.
+    """The state of the history of run ``run_id``'s repository, and of its stored verdict.
 
-    It changes with every new run, deleted run and acceptance of that repository.
+    It changes with every new run, deleted run and acceptance of that repository, and with
+    the run's stored verdict (``_verdict_stamp``).
     """
     repo = sa.select(_RUNS.c.repo_id).where(_RUNS.c.id == run_id).scalar_subquery()
     runs = session.execute(
@@ -32,7 +34,23 @@ def history_stamp(*, session: StoreSession, run_id: int) -> str:
     accepted = session.execute(
         sa.select(sa.func.max(_ACCEPT.c.id)).where(_ACCEPT.c.repo_id == repo)
     ).scalar()
-    return f"{runs[0]}:{runs[1]}:{accepted}"
+    return f"{runs[0]}:{runs[1]}:{accepted}:{_verdict_stamp(session, run_id)}"
+
+
+def _verdict_stamp(session: StoreSession, run_id: int) -> str:
+    """The state of run ``run_id``'s stored verdict: when its findings were saved, how judged.
+
+    Re-measurements (``reruns``) or a check under another configuration save its findings
+    again (all at one new ``created_at``; SQLite may give the new rows the old ids), and
+    re-measurements may judge it against another baseline: a view kept from before showed
+    the verdict they replaced.
+    """
+    c = _RUNS.c
+    newest = sa.select(sa.func.max(_FINDINGS.c.created_at)).where(_FINDINGS.c.run_id == run_id)
+    judged = (c.judged, c.judged_config, c.judged_base_branch, c.judged_base_sha)
+    stmt = sa.select(newest.scalar_subquery(), *judged, c.judged_base_time).where(c.id == run_id)
+    row = session.execute(stmt).first()
+    return "" if row is None else ":".join(map(str, row))
 
 
 def newest_run_of(*, session: StoreSession, repo: str) -> int | None:

@@ -10,9 +10,11 @@ cut at its merge base listed a missing-kernel finding for a kernel its page's ta
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from factories import make_kernel, make_run
+from remeasure_data import gemv_report, stable_history
 from svc_helpers import NIGHT, Service, auth, nightly_run
 
 NIGHTS = 6
@@ -58,6 +60,12 @@ def _stored(service: Service, token: str, run_id: int) -> dict:
 
 def _kernel(verdict: dict, key: str) -> dict | None:
     return next((k for k in verdict["kernels"] if k["key"] == key), None)
+
+
+def _judged(verdict: dict) -> tuple[object, ...]:
+    """What a verdict concludes: the re-measurements' figures are the upload's answer alone."""
+    statuses = {k["key"]: k["status"] for k in verdict["kernels"]}
+    return verdict["conclusion"], verdict["findings"], statuses, verdict["baseline"]["commits"]
 
 
 def test_a_run_judged_against_another_branch_reads_so_on_its_page(
@@ -118,3 +126,45 @@ def test_an_upload_naming_another_baseline_gets_its_answer_and_the_page_keeps_th
         "/api/v1/runs", params={"repo": repo, "pr": 7}, headers=auth(token)
     ).json()
     assert runs["data"][0]["judged"] is False
+
+
+def _remeasured(
+    service: Service, repo: str, token: str, run: Path, reruns: tuple[Path, ...], **query: str
+) -> Any:
+    files = [("files", (run.name, run.read_bytes(), "application/json"))]
+    files += [("reruns", (p.name, p.read_bytes(), "application/json")) for p in reruns]
+    data = {"repo": repo, "commit": "c0009", "pr": "7"}
+    params = {"remeasure": "true", **query}
+    return service.client.post(
+        "/api/v1/runs", params=params, headers=auth(token), data=data, files=files
+    )
+
+
+def test_the_page_shows_the_verdict_re_measurements_stored_since_it_was_viewed(
+    service: Service, repo: str, tmp_path: Path
+) -> None:
+    stable_history(tmp_path, service.settings.database_url, repo)
+    token = service.token(repo)
+    pr = gemv_report(tmp_path / "pr.json", 2.0)
+    screened = _remeasured(service, repo, token, pr, ())
+    run_id = screened.json()["run_id"]
+    assert _stored(service, token, run_id)["conclusion"] == "warn"  # a suspect, viewed
+    again = gemv_report(tmp_path / "again.json", 2.0)
+    confirmed = _remeasured(service, repo, token, pr, (again,)).json()["verdict"]
+    assert confirmed["conclusion"] == "fail"
+    assert _judged(_stored(service, token, run_id)) == _judged(confirmed)
+
+
+def test_re_measurements_against_another_baseline_replace_the_stored_one(
+    service: Service, repo: str, tmp_path: Path
+) -> None:
+    stable_history(tmp_path, service.settings.database_url, repo)
+    token = service.token(repo)
+    pr = gemv_report(tmp_path / "pr.json", 2.0)
+    first = _remeasured(service, repo, token, pr, (), base_branch="release/2.0").json()
+    assert _stored(service, token, first["run_id"]) == first["verdict"]  # nothing judged
+    again = gemv_report(tmp_path / "again.json", 2.0)
+    on_main = _remeasured(service, repo, token, pr, (again,), base_branch="main").json()
+    assert on_main["verdict"]["conclusion"] == "fail" and on_main["verdict"]["baseline"]["runs"]
+    assert not [n for n in on_main["verdict"]["notes"] if "as asked" in n]
+    assert _judged(_stored(service, token, first["run_id"])) == _judged(on_main["verdict"])
