@@ -45,6 +45,7 @@ from service.progress import progress
 from service.render.escape import terminal_text
 from service.render.judged import lower_bound_text
 from service.render.names import ellipsize_middle
+from service.render.plain_table import plain_lines
 from service.render.text import clean
 from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
 
@@ -234,9 +235,27 @@ def kernel_table(
     No wider than ``width`` where it can be; else as wide as it is, cropped by the console.
     ``placements``: the kernels already placed on ``roof`` (``_placements``), else placed here.
     """
+    return fitted_or_cropped(COLUMNS, _rows(run, roof, placements), width, SPARE_COLUMNS)
+
+
+def _rows(
+    run: RunRecord, roof: Roof | None, placements: Sequence[Placement | None] | None
+) -> list[list[Text | str]]:
     placed = _placements(run, roof) if placements is None else placements
-    rows = [_row(k, p, roof) for k, p in zip(run.kernels, placed, strict=True)]
-    return fitted_or_cropped(COLUMNS, rows, width, SPARE_COLUMNS)
+    return [_row(k, p, roof) for k, p in zip(run.kernels, placed, strict=True)]
+
+
+def _pipe_table(run: RunRecord, roof: Roof | None, placements: Sequence[Placement | None]) -> str:
+    """The kernel table for a pipe, one line a row: joined as text where rich is not needed."""
+    rows = _rows(run, roof, placements)
+    lines = plain_lines(COLUMNS, rows)
+    if lines is not None:
+        return "\n".join(lines) + "\n"
+    buffer = io.StringIO()
+    Console(file=buffer, width=UNBOUNDED, color_system=None, highlight=False).print(
+        fitted_or_cropped(COLUMNS, rows, None, SPARE_COLUMNS)
+    )
+    return buffer.getvalue()
 
 
 def lower_bound_legend(placements: Sequence[Placement | None]) -> str:
@@ -249,13 +268,18 @@ def lower_bound_legend(placements: Sequence[Placement | None]) -> str:
 def render_run(
     path: Path, run: RunRecord, roof: Roof | None, width: int | None = None
 ) -> list[RenderableType]:
-    """The human report of one file: run line, roof line, the kernel table (``width``), notes."""
+    """The human report of one file: run line, roof line, the kernel table (``width``), notes.
+
+    A pipe's (``width`` None) table comes laid out as text, one line a row (``_pipe_table``).
+    """
     count = len(run.kernels)
     placements = _placements(run, roof)
     parts: list[RenderableType] = [
         Text(f"{path}: {run.profiler.tool} on {clean(run.device.name)}, {count} kernel(s)"),
         Text(f"roof: {roof.label if roof else 'unplaced (no catalog device and no report roof)'}"),
-        kernel_table(run, roof, width, placements),
+        _pipe_table(run, roof, placements)
+        if width is None
+        else kernel_table(run, roof, width, placements),
     ]
     if legend := lower_bound_legend(placements):
         parts.append(Text(clean(legend)))
@@ -273,12 +297,12 @@ def render(path: Path, run: RunRecord, roof: Roof | None, *, width: int = 200) -
     The table's rows stay one line each, however wide, so that grep finds a kernel's figures.
     """
     buffer = io.StringIO()
-    text, rows = (
-        Console(file=buffer, width=size, color_system=None, highlight=False)
-        for size in (width, UNBOUNDED)
-    )
+    text = Console(file=buffer, width=width, color_system=None, highlight=False)
     for part in render_run(path, run, roof):
-        (rows if isinstance(part, Table) else text).print(part)
+        if isinstance(part, str):  # the kernel table, already laid out (``_pipe_table``)
+            buffer.write(part)
+        else:
+            text.print(part)
     return buffer.getvalue().rstrip("\n")
 
 
