@@ -68,6 +68,14 @@ from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
 from rules.registry import above_roof, all_rules, get_rule
 from rules.renames import pair_by_work, work_of
+from rules.roofchange import (
+    Datasheet,
+    FigureChange,
+    Reread,
+    change_note,
+    reread_history,
+    reread_roof,
+)
 from rules.roofline import (
     Placement,
     Regime,
@@ -122,11 +130,13 @@ __all__ = [
     "Catalog",
     "ClockedRoof",
     "Conclusion",
+    "Datasheet",
     "DeviceBaseline",
     "DeviceLevel",
     "DeviceSpec",
     "Evaluation",
     "FailOn",
+    "FigureChange",
     "Finding",
     "Forecast",
     "GateBatch",
@@ -143,6 +153,7 @@ __all__ = [
     "Placement",
     "Prediction",
     "Regime",
+    "Reread",
     "Roof",
     "RuleContext",
     "RuleDefinitionError",
@@ -164,6 +175,7 @@ __all__ = [
     "attainable",
     "binding_changes",
     "builtin_catalog",
+    "change_note",
     "conclude",
     "device_levels",
     "evaluate",
@@ -189,6 +201,8 @@ __all__ = [
     "reference_binding",
     "report_roof",
     "require_columns",
+    "reread_history",
+    "reread_roof",
     "ridge_point",
     "rule_markdown",
     "scale",

@@ -33,6 +33,7 @@ from service.pipeline.agenote import age_noted
 from service.pipeline.basechoice import NONE_NAMED, AskedBase, BaseChoice, choose_base
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
+from service.pipeline.roofchange import on_todays_roof
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.pipeline.runnernote import runner_noted
 from service.pipeline.workchange import Judged, on_todays_work
@@ -140,7 +141,7 @@ def check_run(
     )
     chosen = choose_base(session, stored, base, config)
     config, merge_base = chosen.config, chosen.judged.merge_base
-    rows, edit_note = _history(session, run, roof, config, merge_base, (stored, placements))
+    rows, notes = _history(session, run, roof, config, merge_base, (stored, placements))
     history, gate_history = _windows(rows, config)
     levels_run = _levels_run(run, rows.frame, stored)
     context = RuleContext(
@@ -158,7 +159,7 @@ def check_run(
         cross_device=device_baseline(session, run, config, placements, rows, merge_base),
     )
     judged = _evaluate(session, context, levels_run if stored.created else None)
-    judged = _with_notes(session, judged, (run, rows, edit_note), merge_base, config, stored.run_id)
+    judged = _with_notes(session, judged, (run, rows, notes), merge_base, config, stored.run_id)
     verdict = _stored_findings(session, judged, (stored, chosen), context, rejudge)
     resolved = links(stored.run_id) if callable(links) else links
     return CheckOutcome(verdict, stored.run_id, stored.created, roof, placements, resolved)
@@ -167,16 +168,17 @@ def check_run(
 def _with_notes(
     session: StoreSession,
     verdict: Verdict,
-    judged: tuple[RunRecord, Baseline, str | None],
+    judged: tuple[RunRecord, Baseline, tuple[str, ...]],
     merge_base: MergeBase | None,
     config: RoofguardConfig,
     run_id: int,
 ) -> Verdict:
-    """The verdict of ``judged`` (the run, its baseline, an edit note) with their notes."""
-    run, rows, edit_note = judged
+    """The verdict of ``judged`` (the run, its baseline, roof and edit notes) with their notes."""
+    run, rows, notes = judged
     verdict = restarted_verdict(verdict, rows.restarted, run_id, config)
     verdict = _baseline_noted(session, verdict, (rows, run, config.base_branch), merge_base)
-    verdict = _with_note(verdict, edit_note) if edit_note else verdict
+    for note in notes:
+        verdict = _with_note(verdict, note)
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]
     return runner_noted(session, verdict, run, baseline_runs, rows.frame)
 
@@ -210,11 +212,12 @@ def _history(
     config: RoofguardConfig,
     merge_base: MergeBase | None,
     stored_as: tuple[IngestResult, Mapping[str, Placement]],
-) -> tuple[Baseline, str | None]:
+) -> tuple[Baseline, tuple[str, ...]]:
     """The run's baseline on its roof, without the run itself (stored before it is judged).
 
-    Each kernel's nights before an edit of its declared work model are on today's work
-    (``workchange``); the note says so on the night of the edit.
+    Runs placed on other datasheet figures are read on today's (``roofchange``); each
+    kernel's nights before an edit of its declared work model are on today's work
+    (``workchange``); the notes say so.
 
     The gate's window of runs or the baseline's, whichever is longer (``_windows`` cuts
     each from it); the runs before the baseline's window carry only what the gate reads.
@@ -236,8 +239,10 @@ def _history(
         accepted_until=run.timestamp,  # an accept made since does not restart its baseline
     )
     rows = read_baseline(session=session, query=query).without_run(stored.run_id)
+    rows, roof_note = on_todays_roof(session, rows, roof, config)
     judged = Judged(run, placements, stored, roof.device, config.base_branch)
-    return on_todays_work(session, judged, rows)
+    rows, edit_note = on_todays_work(session, judged, rows)
+    return rows, tuple(note for note in (roof_note, edit_note) if note)
 
 
 def _baseline_ends(run: RunRecord, merge_base: MergeBase | None) -> datetime | None:
