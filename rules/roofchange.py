@@ -135,7 +135,7 @@ def _factors(scaled: Roof, sheet: Datasheet, fallback: Mapping[str, float]) -> d
     now = _figures(sheet.roof)
     for name, value in _figures(scaled).items():
         if now.get(name):
-            ratios[_side(name)].append(_ratio_key(value / now[name]))
+            ratios[_side(name)].append(value / now[name])
     clocked = {"sm": sheet.sm_clocked, "memory": sheet.memory_clocked}
     return {
         side: _shared(found, fallback.get(side)) if clocked[side] else 1.0
@@ -144,10 +144,13 @@ def _factors(scaled: Roof, sheet: Datasheet, fallback: Mapping[str, float]) -> d
 
 
 def _shared(ratios: list[float], fallback: float | None) -> float:
-    """The ratio most figures of a side share, when two do (or one alone with no fallback)."""
-    top = Counter(ratios).most_common(1)
+    """The ratio most figures of a side share, when two do (or one alone with no fallback).
+
+    Shared to 6 digits (figures scaled in floating point); the first such ratio exactly.
+    """
+    top = Counter(_ratio_key(r) for r in ratios).most_common(1)
     if top and (top[0][1] >= 2 or (len(ratios) == 1 and fallback is None)):
-        return top[0][0]
+        return next(r for r in ratios if _ratio_key(r) == top[0][0])
     return 1.0 if fallback is None else fallback
 
 
