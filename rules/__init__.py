@@ -73,6 +73,7 @@ from rules.roofchange import (
     FigureChange,
     Reread,
     change_note,
+    datasheet_from,
     reread_history,
     reread_roof,
 )
@@ -177,6 +178,7 @@ __all__ = [
     "builtin_catalog",
     "change_note",
     "conclude",
+    "datasheet_from",
     "device_levels",
     "evaluate",
     "forecast",

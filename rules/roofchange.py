@@ -287,8 +287,9 @@ def reread_history(
                 found = getattr(placed, value)
                 values[column][row["position"]] = math.nan if found is None else found
     out = frame.copy(deep=False)
-    for column, array in values.items():
-        out[column] = array
+    for column, array in values.items():  # a compact frame's strings stay categories
+        categorical = isinstance(frame[column].dtype, pd.CategoricalDtype)
+        out[column] = pd.Categorical(array) if categorical else array
     return out
 
 
@@ -302,3 +303,17 @@ def _placed_now(row: Mapping[Any, Any], reread: Reread) -> Placement | None:
     _, now = _roofs_of(reread, flops, nbytes, row["t_roof_s"])
     time_s = float(row["time_s"])
     return place(flops, nbytes, time_s, now) if time_s > 0 else None
+
+
+def datasheet_from(roof: Roof, spec: Roof, sm_clocked: bool, memory_clocked: bool) -> Datasheet:
+    """The datasheet ``roof`` was placed on, where no configuration is at hand (the digest).
+
+    A ``ClockedRoof`` holds it; a scaled roof is unscaled by the factor most of its SM-side
+    figures share against the catalog's ``spec`` (DRAM at its nominal clock).
+    """
+    if isinstance(roof, ClockedRoof):
+        return Datasheet(roof.unscaled, sm_clocked, memory_clocked)
+    catalog = Datasheet(spec, sm_clocked, memory_clocked)
+    factors = _factors(roof, catalog, {"sm": 1.0, "memory": 1.0})
+    unscaled = _scaled(roof, {side: 1 / factor for side, factor in factors.items()})
+    return Datasheet(unscaled, sm_clocked, memory_clocked)

@@ -13,13 +13,14 @@ measurement: 29 M measurements would need well over 100 GB); the digest reads
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from rules import like_for_like_history
+from rules import Roof, like_for_like_history
 from service.digest.acceptance import Acceptance
 from service.digest.model import Digest, DigestOptions
 from service.digest.shared import with_setups
@@ -30,6 +31,7 @@ from service.store.devices import run_roofs
 from service.store.digestread import digest_history
 from service.store.lookups import last_nights
 from service.store.memory import give_back_freed
+from service.store.roofread import on_newest_roofs
 from service.store.sessions import StoreSession
 from service.store.workread import counters
 
@@ -53,12 +55,15 @@ def _mixed_series(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
     return mixed
 
 
-def like_for_like_digest(session: StoreSession, frame: pd.DataFrame) -> pd.DataFrame:
+def like_for_like_digest(
+    session: StoreSession, frame: pd.DataFrame, read_now: Mapping[int, Roof] | None = None
+) -> pd.DataFrame:
     """The compact ``frame`` (``digest_history(with_ids=True)``) with percent of roof like for like.
 
     The same figures as ``with_like_for_like(first_held=True)`` on the full history: a series
     with one binding keeps every figure, the others go through ``rules.like_for_like_history``
-    whole, against the binding each held first in the window.
+    whole, against the binding each held first in the window. ``read_now``: the roofs of
+    the runs re-read on their card's newest figures (``service.store.roofread``).
     """
     if frame.empty:
         return frame
@@ -75,7 +80,7 @@ def like_for_like_digest(session: StoreSession, frame: pd.DataFrame) -> pd.DataF
     work = counters(session, full["kernel_id"].unique(), full["run_id"].unique())
     full = full.merge(work, on=["run_id", "kernel_id"], how="left", validate="one_to_one")
     roofs = run_roofs(session=session, run_ids=[int(i) for i in full["run_id"].unique()])
-    judged = like_for_like_history(full, roofs, first_held=True)
+    judged = like_for_like_history(full, {**roofs, **(read_now or {})}, first_held=True)
     values = frame["percent_of_roof"].to_numpy(dtype=float).copy()
     values[rows] = judged["percent_of_roof"].to_numpy(dtype=float)
     out = frame.copy(deep=False)
@@ -97,9 +102,10 @@ def compact_history(
     rows, ``service.digest.rowread`` and ``service.digest.chartread``).
     """
     read = digest_history(session=session, repo=repo, start=start, end=end, with_ids=True)
+    read, roofs, _ = on_newest_roofs(session, read)  # a corrected datasheet figure
     if repo is not None:  # one repository's keys: another's kernel of that name is its own
         read = on_new_work(read, work_model_edits(session=session, repo=repo))
-    history = like_for_like_digest(session, read)
+    history = like_for_like_digest(session, read, roofs)
     if not with_ids:
         del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only
     del read

@@ -2,7 +2,8 @@
 
 ``rules.like_for_like_history`` recomputes each run's percent of roof against its series'
 reference binding from the stored counters; this reads the roofs the runs were placed on
-(``runs.roof_json``) for it. Trends, the dashboard's tables and the digest read history through
+(``runs.roof_json``) for it, each run on its card's newest datasheet figures
+(``service.store.roofread``). Trends, the dashboard's tables and the digest read history through
 here, so a GEMM that fell off the tensor cores drops on the chart instead of staying flat.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rules import like_for_like_history
-from service.store.devices import run_roofs
+from service.store.roofread import on_newest_roofs
 from service.store.sessions import StoreSession
 
 
@@ -25,6 +26,5 @@ def with_like_for_like(
     """
     if frame.empty:
         return like_for_like_history(frame, {})
-    ids = [int(i) for i in pd.unique(frame["run_id"])]
-    roofs = run_roofs(session=session, run_ids=ids)
+    frame, roofs, _ = on_newest_roofs(session, frame)  # a corrected datasheet figure
     return like_for_like_history(frame, roofs, first_held=first_held)
