@@ -41,8 +41,8 @@ def _runs(frame: pd.DataFrame) -> pd.DataFrame:
     runs = pd.DataFrame(
         {
             "run_id": ids[starts].astype(np.int64),
-            "device": frame["device"].to_numpy()[starts].astype(str),
-            "timestamp": pd.to_datetime(frame["timestamp"].to_numpy()[starts], utc=True),
+            "device": frame["device"].iloc[starts].astype(str).to_numpy(),
+            "timestamp": pd.to_datetime(frame["timestamp"].iloc[starts], utc=True).to_numpy(),
         }
     )
     return runs.drop_duplicates("run_id").sort_values(["timestamp", "run_id"])
