@@ -45,9 +45,9 @@ from service.progress import progress
 from service.render.escape import terminal_text
 from service.render.judged import lower_bound_text
 from service.render.names import ellipsize_middle
-from service.render.plain_table import plain_lines
+from service.render.plain_table import pipe_lines
 from service.render.text import clean
-from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
+from service.render.text_fit import Column, fitted_or_cropped
 
 #: Longest kernel name shown in the table (names can be kilobytes of demangled C++).
 NAME_WIDTH = 44
@@ -246,16 +246,8 @@ def _rows(
 
 
 def _pipe_table(run: RunRecord, roof: Roof | None, placements: Sequence[Placement | None]) -> str:
-    """The kernel table for a pipe, one line a row: joined as text where rich is not needed."""
-    rows = _rows(run, roof, placements)
-    lines = plain_lines(COLUMNS, rows)
-    if lines is not None:
-        return "\n".join(lines) + "\n"
-    buffer = io.StringIO()
-    Console(file=buffer, width=UNBOUNDED, color_system=None, highlight=False).print(
-        fitted_or_cropped(COLUMNS, rows, None, SPARE_COLUMNS)
-    )
-    return buffer.getvalue()
+    """The kernel table for a pipe, one line a row (``service.render.plain_table``)."""
+    return "\n".join(pipe_lines(COLUMNS, _rows(run, roof, placements))) + "\n"
 
 
 def lower_bound_legend(placements: Sequence[Placement | None]) -> str:

@@ -21,9 +21,10 @@ from service.render.devices import with_prediction
 from service.render.escape import escape_code, escape_text, strip_terminal_escapes
 from service.render.figures import fmt_ratio, time_change
 from service.render.names import distinct_cuts
+from service.render.plain_table import pipe_lines
 from service.render.story import SET_CHANGE_SHARE
-from service.render.text_fit import UNBOUNDED, Column, fitted_or_cropped
 from service.render.text_fit import Cell as TextCell
+from service.render.text_fit import Column, fitted_or_cropped
 
 #: Kernel names longer than this are cut in the middle in the terminal table.
 NAME_WIDTH = 60
@@ -159,16 +160,13 @@ def render_text(c: RunComparison, width: int | None = None) -> str:
             shown_names(c.kernels, NAME_WIDTH), (cells(k) for k in c.kernels), strict=True
         )
     ]
-    table = fitted_or_cropped(_COLUMNS, rows, width, ("binding",))
-    buffer = io.StringIO()
-    Console(file=buffer, width=width or UNBOUNDED, color_system=None).print(table)
     lines = [
         f"roofguard compare: {strip_terminal_escapes(c.head)} against "
         f"{strip_terminal_escapes(c.base)}",
         headline(c),
         f"roofs: {c.base_roof} → {c.roof}",
         "",
-        *(line.rstrip() for line in buffer.getvalue().splitlines()),
+        *(line.rstrip() for line in _table_lines(rows, width)),
     ]
     renamed = [strip_terminal_escapes(line) for line in renamed_lines(c)]
     return "\n".join(lines + (["", *renamed] if renamed else [])) + "\n"
@@ -198,3 +196,13 @@ def render_markdown(c: RunComparison) -> str:
 def render_json(c: RunComparison) -> str:
     """The comparison as JSON (``RunComparison``'s fields and ``headline``)."""
     return c.model_dump_json(indent=2) + "\n"
+
+
+def _table_lines(rows: list[list[TextCell]], width: int | None) -> list[str]:
+    """The kernel table fitted to a terminal ``width``; a pipe's (None) one line a kernel."""
+    if width is None:
+        return pipe_lines(_COLUMNS, rows)
+    buffer = io.StringIO()
+    table = fitted_or_cropped(_COLUMNS, rows, width, ("binding",))
+    Console(file=buffer, width=width, color_system=None).print(table)
+    return buffer.getvalue().splitlines()

@@ -10,13 +10,15 @@ plain string) leave the table to rich: ``plain_lines`` gives None.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Sequence
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.text import Text
 
-from service.render.text_fit import GUTTER, Cell, Column
+from service.render.text_fit import GUTTER, UNBOUNDED, Cell, Column, natural_table
 
 #: What rich's console would not print as it is in a plain string: markup (``[bold]``) or an
 #: emoji code (``:smile:``). Text objects are printed as they are.
@@ -72,3 +74,14 @@ def plain_lines(columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> li
     ]
     rule = _RULE * (sum(widths) + GUTTER * (len(widths) - 1))
     return [lines[0], rule, *lines[1:]]
+
+
+def pipe_lines(columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> list[str]:
+    """A pipe's table, one line a row: ``plain_lines``, or rich's where a cell needs it."""
+    lines = plain_lines(columns, rows)
+    if lines is not None:
+        return lines
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=UNBOUNDED, color_system=None, highlight=False)
+    console.print(natural_table(columns, rows))
+    return buffer.getvalue().splitlines()
