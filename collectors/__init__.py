@@ -12,12 +12,12 @@ from pathlib import Path
 from collectors import safety
 from collectors.base import CollectOptions
 from collectors.batch import KernelChunk, NotBatchable, RunColumns
-from collectors.errors import CollectorError, TooManyKernels
+from collectors.errors import CollectorError, TooManyKernels, validation_reason
 from collectors.gcpause import paused_gc
 from collectors.identity import KeyOptions, normalise_name
 from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get, installed_collectors
-from collectors.safety import MIN_DURATION_S
+from collectors.safety import MIN_DURATION_S, name_unmeasured
 from collectors.schema import KernelRecord, RunRecord
 from collectors.workdefinition import declared_definition, definition_of
 from collectors.workmodel import WorkModel, apply_work_models
@@ -44,9 +44,11 @@ __all__ = [
     "detect",
     "get",
     "installed_collectors",
+    "name_unmeasured",
     "normalise_name",
     "paused_gc",
     "run_fault",
+    "validation_reason",
 ]
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
 #: How much of a value from the file an error message quotes (fields may be 100,000 long).
 QUOTED = 60
 
@@ -19,6 +24,22 @@ def shown(value: object, limit: int = QUOTED) -> str:
         return text
     size = f"{len(str(value).lstrip('-')):,} digits" if isinstance(value, int) else ""
     return f"{text[:limit]}... ({size or f'{len(str(value)):,} characters'})"
+
+
+def validation_reason(err: ErrorDetails) -> str:
+    """A validation error's message, with the JSON value a type error found (``got true``)."""
+    if not err["type"].endswith("_type") or "input" not in err:
+        return err["msg"]
+    value = err["input"]
+    if isinstance(value, bool) or value is None:
+        found = {True: "true", False: "false", None: "null"}[value]
+    elif isinstance(value, str):
+        found = f"the string {shown(value)}"
+    elif isinstance(value, dict | list):
+        found = "an object" if isinstance(value, dict) else "a list"
+    else:
+        found = shown(value)
+    return f"{err['msg']}, got {found}"
 
 
 class CollectorError(Exception):

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
 from collectors.base import Collector
-from collectors.errors import MalformedReport, shown
+from collectors.errors import MalformedReport, validation_reason
 from collectors.schema import RunRecord
 
 
@@ -19,22 +18,6 @@ def _location(loc: tuple[int | str, ...]) -> tuple[str | None, str | None]:
     if len(parts) >= 2 and parts[0] == "kernels":
         return f"kernels[{parts[1]}]", ".".join(parts[2:]) or None
     return None, ".".join(parts) or None
-
-
-def _reason(err: ErrorDetails) -> str:
-    """The validation message, with the JSON value a type error found (``got true``)."""
-    if not err["type"].endswith("_type") or "input" not in err:
-        return err["msg"]
-    value = err["input"]
-    if isinstance(value, bool) or value is None:
-        found = {True: "true", False: "false", None: "null"}[value]
-    elif isinstance(value, str):
-        found = f"the string {shown(value)}"
-    elif isinstance(value, dict | list):
-        found = "an object" if isinstance(value, dict) else "a list"
-    else:
-        found = shown(value)
-    return f"{err['msg']}, got {found}"
 
 
 #: Why a list of records (``roofguard inspect --json`` of several reports) is refused.
@@ -80,4 +63,4 @@ class RoofguardJson(Collector):
         except ValidationError as exc:
             err = exc.errors()[0]
             row, field = _location(tuple(err["loc"]))
-            raise MalformedReport(str(path), row, field, _reason(err)) from exc
+            raise MalformedReport(str(path), row, field, validation_reason(err)) from exc

@@ -20,7 +20,13 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 
-from collectors import MIN_DURATION_S, CollectorError, TooManyKernels
+from collectors import (
+    MIN_DURATION_S,
+    CollectorError,
+    TooManyKernels,
+    name_unmeasured,
+    validation_reason,
+)
 from collectors.schema import RunRecord
 from rules import UnknownDevice
 from service.api.deps import ServiceState
@@ -76,17 +82,22 @@ class Upload:
 
 
 def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
-    """A RunRecord from a JSON body; errors name the field.
+    """A RunRecord from a JSON body, its JSON types strict as a roofguard JSON file's.
+
+    Lax validation read ``"duration_s": true`` as 1 s and ``"0.001"`` as 1 ms, where the
+    file reader refuses them. Kernels with no measured launch are named in the run's notes,
+    as every file reader names them (``collectors.safety``).
 
     Raises:
-        BadInput: Not a valid RunRecord, or one the store must not hold (see check_record).
+        BadInput: Not a valid RunRecord (naming the kernel's index and the field), or one
+            the store must not hold (see check_record).
     """
     limits = limits or StoreLimits()
     # Every kernel has one duration_s: a run past the cap is refused before it is validated.
     if (count := body.count(b'"duration_s"')) > limits.max_kernels:
         raise _more_than(limits.max_kernels, count)
     try:
-        record = RunRecord.model_validate_json(body)
+        record = RunRecord.model_validate_json(body, strict=True)
     except ValidationError as exc:
         raise BadInput(f"request body: {_first_error(exc)}") from None
     if b"\\u0000" in body:  # JSON spells a NUL only this way; walk the tree only then
@@ -94,7 +105,7 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
         if where is not None:
             raise BadInput(f"request body: {where}: contains a NUL byte")
     check_record(record, where="request body", limits=limits)
-    return record
+    return name_unmeasured(record)
 
 
 def check_size(record: RunRecord, *, max_kernels: int) -> None:
@@ -139,7 +150,7 @@ def _first_error(exc: ValidationError) -> str:
     error = exc.errors(include_url=False)[0]
     where = ".".join(str(part) for part in error["loc"]) or "(body)"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {error['msg']}{more}"
+    return f"{where}: {validation_reason(error)}{more}"
 
 
 def parse_form(form: FormData) -> ParsedForm:
