@@ -12,6 +12,9 @@ from rules import Verdict
 from service.errors import ServiceError
 from service.github.auth import APP_ENV, GitHubCredentials, resolve_api_url
 from service.github.client import GitHubClient, make_client, publish_verdict
+from service.github.common import CheckFailed
+from service.github.policy import PublishPolicy, check_conclusion
+from service.github.publish import check_failed_result
 from service.settings import Settings
 
 log = logging.getLogger("roofguard.api")
@@ -71,7 +74,9 @@ def post_outcome(
 
     Returns:
         Whether it was posted, and why not. GitHub failing is reported, not raised: the run
-        (or the accepted baseline) is stored either way, and the post can be repeated.
+        (or the accepted baseline) is stored either way, and the post can be repeated. A
+        check GitHub failed after the comment was posted is posted, with the reason naming
+        the comment and the check (as ``roofguard comment`` reports it).
     """
     try:
         result = publish_verdict(
@@ -83,6 +88,8 @@ def post_outcome(
             client=github(),
             details_url=details_url,
         )
+    except CheckFailed as exc:
+        return _check_failed(exc, outcome, repo, pr)
     except (ServiceError, gh_exc.GitHubException) as exc:
         log.warning(
             "verdict of run %d not posted to %s#%s: %s",
@@ -99,5 +106,24 @@ def post_outcome(
         pr,
         result.comment_action,
         result.check_kind,
+    )
+    return result.posted, result.reason
+
+
+def _check_failed(
+    exc: CheckFailed, outcome: Judged, repo: str, pr: int | None
+) -> tuple[bool, str | None]:
+    """A check GitHub failed: posted where the comment was, the reason naming both (as the CLI)."""
+    # the policy publish_verdict applied: the conclusion of a result without a comment
+    conclusion = check_conclusion(outcome.verdict, PublishPolicy().failure)
+    result, _ = check_failed_result(exc, conclusion)
+    log.warning(
+        "verdict of run %d to %s#%s: comment %s, but not the %s: %s",
+        outcome.run_id,
+        repo,
+        pr,
+        "posted" if result.posted else "not posted",
+        exc.what,
+        type(exc.cause).__name__,
     )
     return result.posted, result.reason

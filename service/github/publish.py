@@ -208,15 +208,16 @@ def _attempt(
     try:
         return _publish(client, verdict, markdown, target, options.policy, links.run_url), None
     except CheckFailed as exc:
-        return _check_failed(exc, conclusion)
+        return check_failed_result(exc, conclusion)
     except GitHubFailed as exc:
         return PublishResult(False, "skipped", None, None, None, conclusion, str(exc)), exc
 
 
-def _check_failed(exc: CheckFailed, conclusion: str) -> tuple[PublishResult, GitHubFailed]:
+def check_failed_result(exc: CheckFailed, conclusion: str) -> tuple[PublishResult, GitHubFailed]:
     """The result of a check run or status GitHub failed: a comment posted before it is kept.
 
-    The error names the check and the commit, not the PR its comment went to.
+    The error names the check and the commit, not the PR its comment went to. The CLI
+    (``roofguard comment``) and the service's posting (``service.api.publish``) report it so.
     """
     cause = exc.cause
     said = str(cause)
