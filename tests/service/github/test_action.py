@@ -32,6 +32,7 @@ from verdict_factory import regression_verdict
 
 from rules.verdict import Conclusion, Verdict
 from service.cli import run
+from service.github.publish import PublishResult, result_outputs
 from service.render.markdown import verdict_marker
 from service.store.db import make_engine, session_scope
 from service.store.queries import list_runs
@@ -59,6 +60,18 @@ def test_action_metadata_is_complete() -> None:
         step_id = re.search(r"steps\.([\w-]+)\.outputs", spec["value"])
         assert step_id and step_id.group(1) in ids, f"output {name} reads no step"
     assert {"conclusion", "verdict-path"} <= set(ACTION["outputs"])
+
+
+def test_every_output_of_roofguard_comment_is_an_action_output() -> None:
+    """``check`` (what carried the conclusion) was written by the post step, never exposed."""
+    result = PublishResult(True, "created", 1, "https://x/c#1", "check-run", "success")
+    internal = {"should-fail"}  # read by the failure-policy step alone
+    read = {
+        name: found.group(1)
+        for name, spec in ACTION["outputs"].items()
+        if (found := re.fullmatch(r"\$\{\{ steps\.post\.outputs\.([\w-]+) \}\}", spec["value"]))
+    }
+    assert read == {name: name for name in set(result_outputs(result)) - internal}
 
 
 def test_no_expression_inside_run_scripts() -> None:
@@ -152,6 +165,7 @@ def test_action_posts_then_updates_and_applies_the_policy(
     assert out["conclusion"] == "failure" and out["posted"] == "true"
     assert out["verdict-path"] == str(runner.temp / "roofguard" / "verdict.json")
     assert out["comment-url"].endswith(f"#issuecomment-{github_server.pr_comments(PR)[0]['id']}")
+    assert out["check"] == "check-run"
     passing = regression_verdict(conclusion=Conclusion.PASS)
     second = runner.run(verdict=write_verdict(tmp_path, passing, "v2.json"), device="H100-SXM5")
     assert second["Apply the failure policy"].returncode == 0
