@@ -215,15 +215,25 @@ def _check_layout(folder: Path, manifest: ArtifactManifest) -> None:
 
 
 def _copy_verified(source: Path, entry: ArtifactFile, target: Path) -> Path:
-    """Copy one report out, hashing what is copied; a mismatch leaves nothing behind."""
+    """Copy one report out, hashing what is copied; a mismatch or a failure leaves nothing.
+
+    A write the disk refuses (full, or a quota) fails mid-copy, or at close when the rest
+    was buffered: the half-written file is removed either way.
+    """
     _regular(source, MAX_FILE_BYTES)
     destination = target / entry.name
     digest, size = hashlib.sha256(), 0
-    with source.open("rb") as src, destination.open("wb") as dst:
-        while (chunk := src.read(_CHUNK)) and size <= entry.size:
-            size += len(chunk)
-            digest.update(chunk)
-            dst.write(chunk)
+    with source.open("rb") as src:
+        dst = destination.open("wb")  # nothing to remove when it cannot be opened
+        try:
+            with dst:
+                while (chunk := src.read(_CHUNK)) and size <= entry.size:
+                    size += len(chunk)
+                    digest.update(chunk)
+                    dst.write(chunk)
+        except BaseException:
+            destination.unlink(missing_ok=True)
+            raise
     if size != entry.size or digest.hexdigest() != entry.sha256:
         destination.unlink()
         raise BadInput(f"{source}: size or SHA-256 differs from the manifest")
@@ -264,9 +274,9 @@ def unpack(folder: Path, target: Path, event: Mapping[str, Any]) -> Unpacked:
     try:
         for entry in manifest.files:
             copied.append(_copy_verified(folder / REPORTS_DIR / entry.name, entry, target))
-    except BadInput:
+    except BaseException:  # refused, or the copy failed (disk full): not only BadInput
         for path in copied:  # all or nothing: no half-verified set is left to judge
-            path.unlink()
+            path.unlink(missing_ok=True)
         raise
     pairs = list(zip(copied, manifest.files, strict=True))
     reports = tuple(path for path, entry in pairs if not entry.rerun)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -152,6 +153,30 @@ def test_a_symlink_is_refused(packed: Path, tmp_path: Path) -> None:
 def test_changed_content_is_refused(packed: Path) -> None:
     (packed / "reports" / "ncu-raw.csv").write_text("kernel,duration\ngemm,9\n")
     refused(packed, "size or SHA-256 differs from the manifest")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full (Linux's full disk)")
+def test_a_copy_the_disk_refuses_midway_leaves_nothing_behind(packed: Path, tmp_path: Path) -> None:
+    """Disk full on the second report (``/dev/full`` as its destination): the first report,
+    verified and copied, and the second's half-written file were left for a later step."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.symlink("/dev/full", out / "second.json")
+    with pytest.raises(OSError) as failed:
+        unpack(packed, out, event())
+    assert failed.value.errno == errno.ENOSPC
+    assert list(out.iterdir()) == []
+
+
+def test_a_destination_that_cannot_be_opened_leaves_nothing_behind(
+    packed: Path, tmp_path: Path
+) -> None:
+    """A folder where the second report goes: the first, copied, was left behind."""
+    out = tmp_path / "out"
+    (out / "second.json").mkdir(parents=True)
+    with pytest.raises(IsADirectoryError):
+        unpack(packed, out, event())
+    assert [p.name for p in out.iterdir()] == ["second.json"]  # only what was there before
 
 
 def test_pack_refuses_names_it_could_not_unpack(tmp_path: Path) -> None:
