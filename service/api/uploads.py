@@ -38,6 +38,7 @@ from service.pipeline.check import CheckOutcome
 from service.pipeline.intake import refuse_impossible_time, refuse_nothing_measured
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import collect_with_reruns
+from service.pipeline.roofs import refuse_unknown_given
 from service.pipeline.storable import StoreLimits, refuse_unstorable
 from service.store.db import session_scope
 from service.store.ids import stored_record
@@ -224,9 +225,11 @@ def collect_form(parsed: ParsedForm, state: ServiceState, key: str) -> Upload:
             record, reruns = collect_with_reruns(
                 paths, again, meta=parsed.form, config=state.config, max_kernels=limits.max_kernels
             )
+            if parsed.form.device:  # judged, the error named the file, which names no device
+                refuse_unknown_given(record, parsed.form.device, state.config)
         except TooManyKernels:  # stopped at the first kernel past the cap, not parsed in full
             raise _more_than(limits.max_kernels) from None
-        except UnknownDevice as exc:  # the form's device, where a report names another card
+        except UnknownDevice as exc:  # the form's device: a report names another card, or none
             raise BadInput(f"{parsed.form.named.format('device')}: {exc}") from None
         except (CollectorError, BadInput) as exc:  # BadInput: two devices, a kernel twice
             # Name the file as it was uploaded, not where this service kept it.

@@ -259,7 +259,7 @@ def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
             where = run.sources[0].path if run.sources else "report"
             raise DeviceNotNamed(where, name) from exc
         if stand_in is None:
-            raise _unknown_in(run, exc) from exc
+            raise _unknown_in(run.sources[0].path if run.sources else "report", exc) from exc
         near = f" (closest known: {', '.join(exc.suggestions)})" if exc.suggestions else ""
         note = (
             f"device {name!r} is not in the hardware catalog{near}: judged against the roof "
@@ -269,16 +269,34 @@ def _datasheet(run: RunRecord, name: str, catalog: Catalog) -> RoofChoice:
         return RoofChoice(stand_in, note)
 
 
-def _unknown_in(run: RunRecord, exc: UnknownDevice) -> UnknownDevice:
-    """``exc`` naming the report it came from, and the config table that describes the card.
+def refuse_unknown_given(run: RunRecord, given: str, config: RoofguardConfig) -> None:
+    """Refuse ``given``, the device of a report that names none, where no roof can judge it.
+
+    Found when the run is judged, the error names the report's file, which names no device:
+    the caller names where ``given`` came from (an upload's ``device`` field), as the error
+    of a report naming another card does (``run_device``).
+
+    Raises:
+        UnknownDevice: A datasheet roof, a device the catalog lacks and a report without
+            peaks to stand in (as ``choose_for`` would raise it, naming no file).
+    """
+    if config.roof != "datasheet" or run.device.name != given or not names_device(given):
+        return
+    catalog = catalog_for(config)
+    if catalog.find(given) is None and report_roof(run.device, label=given) is None:
+        raise _unknown_in(None, UnknownDevice(given, catalog.suggest(given)))
+
+
+def _unknown_in(where: str | None, exc: UnknownDevice) -> UnknownDevice:
+    """``exc`` naming ``where`` (the report it came from), and the config table for the card.
 
     One line, as every error; the values are placeholders TOML refuses, so a copy left
     unfilled is an error naming them, not a roof of made-up peaks.
     """
-    where = run.sources[0].path if run.sources else "report"
     near = f"; closest known: {', '.join(exc.suggestions)}" if exc.suggestions else ""
+    prefix = f"{where}: " if where else ""
     exc.args = (
-        f"{where}: unknown device {exc.name!r}{near} (`roofguard devices` lists the catalog); "
+        f"{prefix}unknown device {exc.name!r}{near} (`roofguard devices` lists the catalog); "
         f'to judge it, describe it in roofguard.toml: [devices."{exc.name}"] with '
         "peak_flop_per_s = { <precision> = <FLOP/s> } and bandwidth_byte_per_s = "
         "{ dram = <bytes/s> } (dense peaks, SI units)",
