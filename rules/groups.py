@@ -279,10 +279,22 @@ def _history_rows(
         # catch-all group ("*") does not swallow the kernels of the groups before it.
         pairs = frame[["kernel_key", "kernel_name"]].drop_duplicates()
         for key, name in pairs.itertuples(index=False, name=None):
-            first = ctx.config.group_of(ctx.config.current_key(str(key)), str(name), None)
-            if first is not None and first.name == group.name:
+            if _joins(ctx.config, group, str(key), str(name)):
                 chosen.add(str(key))
     return frame[raw_keys.isin(chosen)]
+
+
+def _joins(config: RulesConfig, group: KernelGroup, key: str, name: str) -> bool:
+    """Whether a history kernel joins ``group`` by pattern: its first group, and not ignored.
+
+    ``ignore_kernels`` leaves a kernel out of the run's group, so it leaves it out of the
+    group's baseline too: a warm-up kept there read as a 36% group roof-drop.
+    """
+    current = config.current_key(key)
+    if config.is_ignored_kernel(key, name) or config.is_ignored_kernel(current, name):
+        return False
+    first = config.group_of(current, name, None)
+    return first is not None and first.name == group.name
 
 
 def group_figures(ctx: RunWithHistory) -> Mapping[str, GroupFigures]:

@@ -1,0 +1,64 @@
+"""Kernel groups (``[[rules.groups]]``) judged through `roofguard check`, with a real config."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from csv_checks import HEADER
+
+from rules.verdict import GroupVerdict, Verdict
+from service.cli import run
+
+FIRST = datetime(2026, 10, 1, 2, 0, tzinfo=UTC)
+# 1e10 fp32 FLOPs take 0.15 ms at the H100's fp32 peak: gemm_a runs at 25% of its roof, the
+# warm-up at 88%.
+NIGHT = "gemm_a,{a},1e10,1e8,1\ngemm_warmup,{warmup},1e10,1e8,1\n"
+GROUP = '[[rules.groups]]\nname = "gemm"\npattern = "gemm_*"\n'
+
+
+def _check(tmp_path: Path, config: str, commit: str, day: int, rows: str) -> Verdict:
+    """A nightly check on main of ``rows`` (CSV under ``HEADER``) under ``config``."""
+    (tmp_path / "roofguard.toml").write_text(config, encoding="utf-8")
+    report, out = tmp_path / f"{commit}.csv", tmp_path / f"{commit}.json"
+    report.write_text(HEADER + rows)
+    args = ["check", str(report), "--repo", "acme/groups", "--commit", commit]
+    args += ["--branch", "main", "--kind", "nightly", "--device", "H100-SXM5"]
+    args += ["--timestamp", (FIRST + timedelta(days=day)).isoformat()]
+    args += ["--config", str(tmp_path / "roofguard.toml")]
+    args += ["--db", f"sqlite:///{tmp_path / 'history.db'}", "--format", "json"]
+    assert run([*args, "--output", str(out)]) in (0, 1)
+    return Verdict.model_validate_json(out.read_text())
+
+
+def _nights(tmp_path: Path, config: str, template: str, count: int = 10) -> Verdict:
+    """``count`` nights of ``template`` (1% noise), then one more at its plain times."""
+    for day in range(count):
+        scale = 1 + 0.01 * ((day * 7) % 5 - 2)
+        rows = template.format(a=0.0006 * scale, warmup=0.00017 * scale)
+        _check(tmp_path, config, f"n{day:03d}", day, rows)
+    return _check(tmp_path, config, "today", count, template.format(a=0.0006, warmup=0.00017))
+
+
+def _group(verdict: Verdict, name: str) -> GroupVerdict:
+    return next(g for g in verdict.groups if g.name == name)
+
+
+def test_an_ignored_kernel_is_left_out_of_the_groups_baseline_too(tmp_path) -> None:
+    """A warm-up in ``ignore_kernels`` left today's group but stayed in its baseline.
+
+    The group read "24.9% of roof, level 38.8%": a roof-drop of a group whose one judged
+    kernel ran as it did every night.
+    """
+    config = f'[rules]\nignore_kernels = ["*warmup*"]\n\n{GROUP}'
+    verdict = _nights(tmp_path, config, NIGHT)
+    group = _group(verdict, "gemm")
+    assert group.kernels == ("gemm_a",)
+    assert group.baseline is not None and group.baseline.center is not None
+    assert group.percent_of_roof == pytest.approx(24.9, abs=0.05)
+    assert group.baseline.center == pytest.approx(group.percent_of_roof, rel=0.01)
+    assert group.mfu_baseline is not None and group.mfu_baseline.center is not None
+    assert group.mfu_baseline.center == pytest.approx(group.mfu, rel=0.01)
+    assert not [f for f in verdict.findings if f.kernel == "group:gemm"], verdict.findings
+    assert verdict.conclusion == "pass"
