@@ -25,6 +25,7 @@ nights read 142%.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -118,22 +119,57 @@ def group_members(ctx: RunWithHistory) -> dict[str, tuple[str, ...]]:
 def unmatched_notes(ctx: RunWithHistory, members: Mapping[str, tuple[str, ...]]) -> list[str]:
     """A note per configured group no kernel of the run joined: its row reads 0 kernels.
 
-    A case typo (``*S884GEMM*`` for ``s884gemm``) left a declared regime unchecked, silently.
+    A case typo (``*S884GEMM*`` for ``s884gemm``) left a declared regime unchecked, silently;
+    so did a group after a catch-all (``*``), which took every kernel first.
     """
-    return [
-        _unmatched(group, ctx.kernels) for group in ctx.config.groups if not members[group.name]
-    ]
+    joined = {key: name for name, keys in members.items() for key in keys}
+    notes: list[str] = []
+    earlier: set[str] = set()
+    for group in ctx.config.groups:
+        if not members[group.name]:
+            notes.append(_unmatched(group, ctx.kernels, joined, frozenset(earlier)))
+        earlier.add(group.name)
+    return notes
 
 
-def _unmatched(group: KernelGroup, kernels: Mapping[str, KernelRecord]) -> str:
-    folded = KernelGroup(name=group.name, pattern=group.pattern.lower(), nvtx=group.nvtx)
-    near = sum(folded.matches(k.lower(), r.name.lower(), r.nvtx_range) for k, r in kernels.items())
+def _unmatched(
+    group: KernelGroup,
+    kernels: Mapping[str, KernelRecord],
+    joined: Mapping[str, str],
+    earlier: frozenset[str],
+) -> str:
+    """Why ``group`` has no kernel: earlier groups took them all, or none matches (case hint)."""
     nvtx = f" in NVTX range {group.nvtx!r}" if group.nvtx else ""
+    where = f"pattern {group.pattern!r}{nvtx}"
+    # Every kernel the group matches joined an earlier group: a kernel joins its first.
+    taken = Counter(joined[k] for k, r in kernels.items() if group.matches(k, r.name, r.nvtx_range))
+    if taken:
+        n = sum(taken.values())
+        return (
+            f"group {group.name!r} has no kernel of this run: the {n} kernel{'s' * (n != 1)} "
+            f"its {where} matches joined {_earlier(taken)} (a kernel joins only the first "
+            f"group it matches; list {group.name!r} above {'it' if len(taken) == 1 else 'them'} "
+            "to judge them on their own)"
+        )
+    folded = KernelGroup(name=group.name, pattern=group.pattern.lower(), nvtx=group.nvtx)
+    # Only the kernels the group would take with its case fixed: not an earlier group's.
+    near = sum(
+        folded.matches(k.lower(), r.name.lower(), r.nvtx_range) and joined.get(k) not in earlier
+        for k, r in kernels.items()
+    )
     hint = f"; {near} would, ignoring case" if near else ""
     return (
-        f"group {group.name!r} matches no kernel of this run (pattern {group.pattern!r}{nvtx}, "
+        f"group {group.name!r} matches no kernel of this run ({where}, "
         f"a case-sensitive glob on each kernel's key and name{hint})"
     )
+
+
+def _earlier(taken: Counter[str]) -> str:
+    """The earlier groups that took a group's kernels: ``the earlier group 'all'``, or several."""
+    if len(taken) == 1:
+        return f"the earlier group {next(iter(taken))!r}"
+    named = [f"{name!r} ({n})" for name, n in taken.most_common()]
+    return f"the earlier groups {', '.join(named[:-1])} and {named[-1]}"
 
 
 WORK = ["total_flops", "peak_flop_time_s"]

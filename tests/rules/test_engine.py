@@ -263,3 +263,36 @@ def test_a_group_no_kernel_joins_is_noted_with_a_case_hint() -> None:
         "group 'attention' matches no kernel of this run (pattern 'flash_*', a case-sensitive "
         "glob on each kernel's key and name)",
     ]
+
+
+KEYS = ("gemv", "flat")
+
+
+def test_a_group_whose_kernels_earlier_groups_took_names_them_not_a_case_typo() -> None:
+    """Earlier groups took what ``late`` matches: no case hint, and the groups named with counts.
+
+    Kernels it would match ignoring case count for the hint only where no earlier group holds them.
+    """
+    work = {"flops": {"fp32": 1e8}, "bytes": {"dram": 1e9}}
+    spec = {
+        "config": {
+            "groups": [
+                {"name": "gemv", "pattern": "gemv"},
+                {"name": "flat", "pattern": "flat"},
+                {"name": "late", "pattern": "[fg]*"},
+                {"name": "typo", "pattern": "GEMV"},
+            ]
+        },
+        "baseline": {"kernels": [{"key": k, **work, "times": [0.0118] * 3} for k in KEYS]},
+        "current": {"kernels": [{"key": k, **work, "time_s": 0.0118} for k in KEYS]},
+    }
+    tiny = case("roof-drop", "fail_gemv_fusion_lost").device
+    ctx = RuleCase("roof-drop", "pass_shadowed_groups", "test", spec, tiny).context()
+    notes = [n for n in evaluate(ctx).verdict.notes if n.startswith("group ")]
+    assert notes == [
+        "group 'late' has no kernel of this run: the 2 kernels its pattern '[fg]*' matches "
+        "joined the earlier groups 'gemv' (1) and 'flat' (1) (a kernel joins only the first "
+        "group it matches; list 'late' above them to judge them on their own)",
+        "group 'typo' matches no kernel of this run (pattern 'GEMV', a case-sensitive glob "
+        "on each kernel's key and name)",
+    ]

@@ -62,3 +62,21 @@ def test_an_ignored_kernel_is_left_out_of_the_groups_baseline_too(tmp_path) -> N
     assert group.mfu_baseline.center == pytest.approx(group.mfu, rel=0.01)
     assert not [f for f in verdict.findings if f.kernel == "group:gemm"], verdict.findings
     assert verdict.conclusion == "pass"
+
+
+def test_a_group_after_a_catch_all_names_the_group_that_took_its_kernels(tmp_path) -> None:
+    """Every ``gemm_*`` kernel joined the catch-all listed first: ``gemm`` read 0 kernels.
+
+    Its note said "2 would, ignoring case", sending the reader after a case typo it did not have.
+    """
+    catch_all = '[[rules.groups]]\nname = "all"\npattern = "*"\n\n'
+    verdict = _nights(tmp_path, catch_all + GROUP, NIGHT, count=3)
+    assert _group(verdict, "all").kernels == ("gemm_a", "gemm_warmup")
+    assert _group(verdict, "gemm").kernels == ()
+    [note] = [n for n in verdict.notes if n.startswith("group 'gemm'")]
+    assert note == (
+        "group 'gemm' has no kernel of this run: the 2 kernels its pattern 'gemm_*' matches "
+        "joined the earlier group 'all' (a kernel joins only the first group it matches; "
+        "list 'gemm' above it to judge them on their own)"
+    )
+    assert "ignoring case" not in " ".join(verdict.notes)
