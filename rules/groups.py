@@ -7,14 +7,16 @@ For a group's placed kernels ``i`` (FLOPs ``F_ip``, times ``T_i``, speed-of-ligh
 with each ``T_roof,i`` on the roof kernel ``i``'s baseline was bound by (like for like, see
 ``rules.timing``), and
 
-    MFU             = sum_i min(F_i / P_ref, sum_p F_ip / P_p) / sum_i T_i
+    MFU             = sum_i min(F_i / P_ref,i, sum_p F_ip / P_p,i) / sum_i T_i
 
-MFU holds every run, now and each baseline run, to one reference peak ``P_ref``: the peak of the
-precision the config declares for the group (``precision``), else of the precision that did most
-of the baseline's FLOPs (its kernels' effective peaks ``F / sum_p F_p / P_p`` name it), else of
-the current run's. A kernel that ran at a slower precision reads against ``P_ref``, so a GEMM
-that fell off the tensor cores reads as the drop it is (72% -> 5% of the bf16 peak), not as a
-small change against the fp32 peak it fell onto; one that ran at a faster precision reads
+with each kernel's peaks on the roof it was placed on (``rules.groupmfu``: a trace's kernels
+beside an ncu report read against the datasheet roof as it is, not the one scaled to ncu's
+clocks). MFU holds every run, now and each baseline run, to one reference precision, whose
+peak is ``P_ref``: the precision the config declares for the group (``precision``), else the one
+that did most of the baseline's FLOPs (its kernels' effective peaks ``F / sum_p F_p / P_p`` name
+it), else the current run's. A kernel that ran at a slower precision reads against ``P_ref``, so
+a GEMM that fell off the tensor cores reads as the drop it is (72% -> 5% of the bf16 peak), not
+as a small change against the fp32 peak it fell onto; one that ran at a faster precision reads
 against its own peak, so no run passes 100% (an fp8 GEMM is not 200% of the bf16 peak). The
 precision is named only when no kernel read against a faster peak of its own; with no precision
 to take, each kernel reads against its own peaks. The reference is never a blend of precisions:
@@ -30,14 +32,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
 from collectors.schema import KernelRecord
 from rules.config import KernelGroup, RulesConfig
+from rules.groupmfu import (
+    KernelRoofs,
+    Work,
+    dominant_precision,
+    faster_than,
+    held_to,
+    history_work,
+    kernel_roofs,
+)
 from rules.history import KernelHistory
-from rules.roofline import Placement, Roof, precision_of_peak
+from rules.roofline import Placement, Roof
 from rules.timing import like_for_like_percent
 
 
@@ -75,8 +84,9 @@ class GroupFigures:
         time_s: Their total time.
         percent_of_roof: Time-weighted percent of roof (None when nothing is placed).
         mfu: Model FLOP utilisation against ``effective_peak``, 0-1 (None without FLOPs).
-        effective_peak: The reference peak ``P_ref`` of MFU, FLOP/s (None when no kernel ran
-            at one precision: each kernel then reads against its own peaks).
+        effective_peak: The reference peak ``P_ref`` of MFU on the run's roof, FLOP/s (None
+            when no kernel ran at one precision: each kernel then reads against its own
+            peaks); a kernel placed on another roof reads against that roof's.
         history: One row per baseline run, oldest first: ``run_id``, ``commit``,
             ``timestamp``, ``percent_of_roof``, ``mfu``, ``time_s``.
         precision: The precision of ``effective_peak``, named when no kernel read against a
@@ -173,15 +183,11 @@ def _earlier(taken: Counter[str]) -> str:
 
 
 WORK = ["total_flops", "peak_flop_time_s"]
-Floats = npt.NDArray[np.float64]
-# How near an effective peak is to a precision's to count as that precision (a kernel with a
-# small fp32 epilogue still ran its GEMM on the tensor cores).
-PEAK_TOLERANCE = 0.02
 
 
 def _current(
-    ctx: RunWithHistory, keys: tuple[str, ...]
-) -> tuple[float, float | None, pd.DataFrame]:
+    ctx: RunWithHistory, roofs: KernelRoofs, keys: tuple[str, ...]
+) -> tuple[float, float | None, Work]:
     """Total time, time-weighted percent of roof, and each kernel's FLOPs and compute time."""
     placed = [ctx.placements[k] for k in keys]
     total = sum(p.time_s or 0.0 for p in placed)
@@ -194,91 +200,44 @@ def _current(
     timed = sum(t or 0.0 for _, t in roof_time)
     pct = 100.0 * sum(r for r, _ in roof_time) / timed if timed else None
     work = [(p.total_flops, p.peak_flop_time_s or math.nan) for p in placed]
-    return total, pct, pd.DataFrame(work, columns=WORK, dtype=float)
+    return total, pct, Work(pd.DataFrame(work, columns=WORK, dtype=float), roofs.index(keys))
 
 
 def _like_for_like(ctx: RunWithHistory, key: str, placement: Placement) -> float | None:
     return like_for_like_percent(placement, ctx.kernel_history(key))
 
 
-def _work(rows: pd.DataFrame) -> tuple[Floats, Floats]:
-    """Each row's FLOPs and ``sum_p F_p / P_p`` (NaN where unknown)."""
-    flops = pd.to_numeric(rows["total_flops"], errors="coerce").to_numpy(dtype=float)
-    peak_time = pd.to_numeric(rows["peak_flop_time_s"], errors="coerce").to_numpy(dtype=float)
-    return flops, peak_time
-
-
-def _effective_peaks(rows: pd.DataFrame) -> tuple[Floats, Floats]:
-    """Each row's FLOPs and effective peak ``F / sum_p F_p / P_p`` (NaN without placed FLOPs)."""
-    flops, peak_time = _work(rows)
-    known = (flops > 0) & (peak_time > 0)
-    effective = np.divide(flops, peak_time, out=np.full_like(flops, np.nan), where=known)
-    return flops, effective
-
-
-def _dominant_precision(peaks: Mapping[str, float], rows: pd.DataFrame) -> str | None:
-    """The precision that did most of the FLOPs of ``rows`` (a kernel's is its effective peak's).
-
-    A kernel whose effective peak is no precision's (a mix inside it) counts for none.
-    """
-    flops, effective = _effective_peaks(rows)
-    known = np.isfinite(effective)
-    values, inverse = np.unique(effective[known], return_inverse=True)
-    totals: dict[str, float] = {}
-    for value, done in zip(values, np.bincount(inverse, weights=flops[known]), strict=False):
-        name = precision_of_peak(peaks, float(value), PEAK_TOLERANCE)
-        if name is not None:
-            totals[name] = totals.get(name, 0.0) + float(done)
-    return max(totals, key=lambda name: totals[name]) if totals else None
-
-
-def reference_peak(
-    ctx: RunWithHistory, group: KernelGroup, rows: pd.DataFrame, current: pd.DataFrame
-) -> tuple[float | None, str | None]:
-    """``P_ref`` of the group's MFU and its precision (see the module docstring).
+def reference_precision(
+    roofs: KernelRoofs, group: KernelGroup, rows: Work, current: Work
+) -> str | None:
+    """The precision of ``P_ref`` of the group's MFU (see the module docstring).
 
     Args:
-        ctx: The context (its roof has the peaks).
+        roofs: The roofs of the run's kernels (the run's first: it has the peaks).
         group: The configured group (``precision`` wins when the roof has it).
         rows: The group's baseline rows.
-        current: The current run's kernels (``total_flops``, ``peak_flop_time_s``).
+        current: The current run's kernels.
 
     Returns:
-        The peak and its precision, or (None, None) when no kernel ran at one precision.
+        The precision, or None when no kernel ran at one precision.
     """
-    peaks = {name: peak for name, peak in ctx.roof.peak_flop_per_s.items() if peak > 0}
-    precision = group.precision if group.precision in peaks else None
-    if precision is None and not rows.empty:
-        precision = _dominant_precision(peaks, rows)
-    if precision is None:
-        precision = _dominant_precision(peaks, current)
-    return (peaks[precision], precision) if precision is not None else (None, None)
-
-
-def _held_to(rows: pd.DataFrame, peak: float | None) -> Floats:
-    """Each row's ``min(F / P_ref, sum_p F_p / P_p)``: its FLOPs' time at the peaks MFU holds."""
-    flops, peak_time = _work(rows)
-    if peak is None:
-        return np.nan_to_num(peak_time)
-    return np.fmin(np.nan_to_num(flops) / peak, peak_time)
-
-
-def _faster_than(rows: pd.DataFrame, peak: float) -> bool:
-    """Whether a row ran at a precision faster than ``peak``: its work read against its own."""
-    _, effective = _effective_peaks(rows)
-    return bool(np.any(effective > peak * (1.0 + PEAK_TOLERANCE)))
+    if group.precision is not None and roofs.roofs[0].peak_flop_per_s.get(group.precision, 0) > 0:
+        return group.precision
+    precision = None if rows.rows.empty else dominant_precision(roofs, rows)
+    return precision if precision is not None else dominant_precision(roofs, current)
 
 
 HISTORY = ["run_id", "commit", "timestamp", "percent_of_roof", "mfu", "time_s"]
 
 
-def _per_run(rows: pd.DataFrame, peak: float | None) -> pd.DataFrame:
+def _per_run(roofs: KernelRoofs, work: Work, precision: str | None) -> pd.DataFrame:
+    rows = work.rows
     if rows.empty:
         return pd.DataFrame(columns=HISTORY)
     frame = rows.assign(
         _t=pd.to_numeric(rows["time_s"], errors="coerce"),
         _pct=pd.to_numeric(rows["percent_of_roof"], errors="coerce"),
-        _work=_held_to(rows, peak),
+        _work=held_to(roofs, work, precision),
     )
     frame = frame.assign(
         _troof=frame["_pct"] * frame["_t"] / 100.0,
@@ -336,27 +295,45 @@ def _joins(config: RulesConfig, group: KernelGroup, key: str, name: str) -> bool
 def group_figures(ctx: RunWithHistory) -> Mapping[str, GroupFigures]:
     """Figures of every configured group, by group name (``RuleContext.groups`` keeps them)."""
     members = group_members(ctx)
-    figures: dict[str, GroupFigures] = {}
-    for group in ctx.config.groups:
-        keys = members[group.name]
-        total, pct, work = _current(ctx, keys)
-        rows = _history_rows(ctx, group, keys, ctx.comparable_history)
-        peak, precision = reference_peak(ctx, group, rows, work)
-        if peak is not None and (_faster_than(rows, peak) or _faster_than(work, peak)):
-            precision = None
-        held = float(_held_to(work, peak).sum())
-        mfu = held / total if held > 0 and total else None
-        history, judged = _per_run(rows, peak), _gate_series(ctx, group, keys, peak)
-        figures[group.name] = GroupFigures(
-            group, keys, total, pct, mfu, peak, history, precision=precision, gate_history=judged
-        )
-    return figures
+    roofs = kernel_roofs(ctx.roof, ctx.placements)
+    return {g.name: _figures(ctx, roofs, g, members[g.name]) for g in ctx.config.groups}
+
+
+def _figures(
+    ctx: RunWithHistory, roofs: KernelRoofs, group: KernelGroup, keys: tuple[str, ...]
+) -> GroupFigures:
+    """One group's figures: now, and per run of its baseline and of the gate's."""
+    total, pct, work = _current(ctx, roofs, keys)
+    rows = _baseline(ctx, roofs, _history_rows(ctx, group, keys, ctx.comparable_history))
+    reference = reference_precision(roofs, group, rows, work)
+    named = reference
+    if reference is not None and (
+        faster_than(roofs, rows, reference) or faster_than(roofs, work, reference)
+    ):
+        named = None
+    held = float(held_to(roofs, work, reference).sum())
+    mfu = held / total if held > 0 and total else None
+    peak = ctx.roof.peak_flop_per_s[reference] if reference is not None else None
+    history = _per_run(roofs, rows, reference)
+    judged = _gate_series(ctx, roofs, group, keys, reference)
+    return GroupFigures(
+        group, keys, total, pct, mfu, peak, history, precision=named, gate_history=judged
+    )
+
+
+def _baseline(ctx: RunWithHistory, roofs: KernelRoofs, rows: pd.DataFrame) -> Work:
+    return history_work(roofs, rows, ctx.config.current_key)
 
 
 def _gate_series(
-    ctx: RunWithHistory, group: KernelGroup, keys: tuple[str, ...], peak: float | None
+    ctx: RunWithHistory,
+    roofs: KernelRoofs,
+    group: KernelGroup,
+    keys: tuple[str, ...],
+    precision: str | None,
 ) -> pd.DataFrame | None:
     """The group's per-run series over the gate's longer history (None without one)."""
     if ctx.gate_history is None:
         return None
-    return _per_run(_history_rows(ctx, group, keys, ctx.comparable_gate_history), peak)
+    rows = _history_rows(ctx, group, keys, ctx.comparable_gate_history)
+    return _per_run(roofs, _baseline(ctx, roofs, rows), precision)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,12 +19,12 @@ NIGHT = "gemm_a,{a},1e10,1e8,1\ngemm_warmup,{warmup},1e10,1e8,1\n"
 GROUP = '[[rules.groups]]\nname = "gemm"\npattern = "gemm_*"\n'
 
 
-def _check(tmp_path: Path, config: str, commit: str, day: int, rows: str) -> Verdict:
-    """A nightly check on main of ``rows`` (CSV under ``HEADER``) under ``config``."""
+def _check(tmp_path: Path, config: str, commit: str, day: int, rows: str, *more: Path) -> Verdict:
+    """A nightly check on main of ``rows`` (CSV under ``header``) and ``more`` under ``config``."""
     (tmp_path / "roofguard.toml").write_text(config, encoding="utf-8")
     report, out = tmp_path / f"{commit}.csv", tmp_path / f"{commit}.json"
-    report.write_text(HEADER + rows)
-    args = ["check", str(report), "--repo", "acme/groups", "--commit", commit]
+    report.write_text(rows if rows.startswith("name,") else HEADER + rows)
+    args = ["check", str(report), *map(str, more), "--repo", "acme/groups", "--commit", commit]
     args += ["--branch", "main", "--kind", "nightly", "--device", "H100-SXM5"]
     args += ["--timestamp", (FIRST + timedelta(days=day)).isoformat()]
     args += ["--config", str(tmp_path / "roofguard.toml")]
@@ -80,3 +81,58 @@ def test_a_group_after_a_catch_all_names_the_group_that_took_its_kernels(tmp_pat
         "list 'gemm' above it to judge them on their own)"
     )
     assert "ignoring case" not in " ".join(verdict.notes)
+
+
+# Two GEMMs per group, one in an ncu report at 0.75x the H100's boost clock, one in a CSV
+# that records no clock: the CSV's kernels sit on the datasheet roof as it is.
+BF16, SCALE, GEMM_FLOPS = 989.4e12, 0.75, 240.5e9
+BENCH = "name,duration_s,flops_tensor_bf16,flops_fp32,bytes_dram,launches\n"
+BENCH += "gemm_bench,{gemm},{flops},0,5.45e8,1\nverify_bench,{verify},0,{flops},5.45e8,1\n"
+NCU_TIME, GEMM_TIME, VERIFY_TIME = 0.4e-3, 0.338e-3, 5.1e-3
+
+
+def _ncu_report(path: Path, scale: float) -> Path:
+    """roofguard JSON of an ncu run: two bf16 GEMMs at ``SCALE`` x the boost clock."""
+    kernels = [
+        {
+            "name": key,
+            "key": key,
+            "duration_s": NCU_TIME * scale,
+            "flops": {"tensor_bf16": GEMM_FLOPS},
+            "bytes": {"dram": 5.45e8},
+            "sm_clock_hz": SCALE * 1.98e9,
+        }
+        for key in ("gemm_ncu", "verify_ncu")
+    ]
+    device, profiler = {"name": "NVIDIA H100 80GB HBM3"}, {"tool": "ncu"}
+    path.write_text(json.dumps({"device": device, "profiler": profiler, "kernels": kernels}))
+    return path
+
+
+def _mixed_run(tmp_path: Path, config: str, commit: str, day: int, scale: float) -> Verdict:
+    rows = BENCH.format(gemm=GEMM_TIME * scale, verify=VERIFY_TIME * scale, flops=GEMM_FLOPS)
+    ncu = _ncu_report(tmp_path / f"{commit}.ncu.json", scale)
+    return _check(tmp_path, config, commit, day, rows, ncu)
+
+
+def test_group_mfu_reads_each_kernel_against_its_own_roof_in_a_mixed_run(tmp_path) -> None:
+    """An ncu report beside a CSV: each kernel's MFU against the bf16 peak of its own roof.
+
+    ``verify_bench`` fell onto the fp32 units; held to the run's scaled bf16 peak it read
+    11.8% for the group, not 10.3%. ``gemm`` (both on the tensor cores) named no precision:
+    the CSV GEMM's own peak is none of the scaled roof's.
+    """
+    config = GROUP + '\n[[rules.groups]]\nname = "verify"\npattern = "verify_*"\n'
+    config += 'precision = "tensor_bf16"\n'
+    for day in range(4):
+        _mixed_run(tmp_path, config, f"n{day:03d}", day, 1 + 0.01 * ((day * 7) % 5 - 2))
+    verdict = _mixed_run(tmp_path, config, "today", 4, 1.0)
+    [note] = [n for n in verdict.notes if "datasheet roof is scaled" in n]
+    assert "x0.750" in note and "records no clock" in note
+    on_ncu, on_bench = GEMM_FLOPS / (SCALE * BF16), GEMM_FLOPS / BF16  # seconds at P_ref
+    for name, time in (("gemm", GEMM_TIME), ("verify", VERIFY_TIME)):
+        group = _group(verdict, name)
+        assert group.mfu_precision == "tensor_bf16", name
+        assert group.mfu == pytest.approx((on_ncu + on_bench) / (NCU_TIME + time), rel=1e-6)
+        assert group.mfu_baseline is not None and group.mfu_baseline.center is not None
+        assert group.mfu_baseline.center == pytest.approx(group.mfu, rel=0.02), name
