@@ -61,6 +61,8 @@ def test_an_ignored_kernel_is_left_out_of_the_groups_baseline_too(tmp_path) -> N
     assert group.baseline.center == pytest.approx(group.percent_of_roof, rel=0.01)
     assert group.mfu_baseline is not None and group.mfu_baseline.center is not None
     assert group.mfu_baseline.center == pytest.approx(group.mfu, rel=0.01)
+    # The row's time against its baseline runs' (rules.groupverdict): 0.78x with the warm-up.
+    assert group.time_ratio == pytest.approx(1.0, abs=0.02)
     assert not [f for f in verdict.findings if f.kernel == "group:gemm"], verdict.findings
     assert verdict.conclusion == "pass"
 
