@@ -19,6 +19,7 @@ from service.digest.build import build_digest
 from service.digest.changes import PARALLEL_POINTS, SLABS
 from service.digest.chartread import chart_history
 from service.digest.devices import judge_card
+from service.digest.ignored import without_ignored
 from service.digest.model import Digest, DigestOptions, targets_from_config
 from service.digest.rowread import CardRows, compact_card_rows
 from service.digest.storeread import compact_history, with_acceptances, with_store_facts
@@ -102,6 +103,7 @@ def _load(
         if repo is not None:
             require_runs_of(session=session, repo=repo)
         history = compact_history(session, repo, *read, with_ids=True)
+        history = without_ignored(history, options.ignore_kernels)
         cards = compact_card_rows(session, history, period, options.gate_window)
         options = with_acceptances(session, repo, period[1], options)
     give_back_freed()  # what reading the cards' rows held (``service.store.memory``)
@@ -194,6 +196,7 @@ def _options(
         min_segment=min_segment,
         gate_window=config.baseline.gate_window,
         workers=workers or usable_cores(),
+        ignore_kernels=config.rules.ignore_kernels,
     )
 
 

@@ -30,6 +30,8 @@ class DigestOptions(BaseModel):
         accepted: The repository's ``/roofguard accept``s up to the period's end (the gate's
             baseline starts after each): the changes they cover are listed as accepted, not as
             regressions (``service.digest.accepted``).
+        ignore_kernels: The config's ``rules.ignore_kernels``: kernels left out of the digest
+            as they are of every check (``service.digest.ignored``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -43,6 +45,7 @@ class DigestOptions(BaseModel):
     gate_window: int = Field(default=GATE_WINDOW, ge=1)
     workers: int = Field(default=1, ge=1)
     accepted: tuple[Acceptance, ...] = ()
+    ignore_kernels: tuple[str, ...] = ()
 
     def change_point_options(self) -> ChangePointOptions:
         """The detector's thresholds."""
