@@ -46,7 +46,8 @@ def verify_signature(secret: str | None, body: bytes, header: str | None) -> Non
         raise WebhookSignatureInvalid("webhook secret is not configured; deliveries are refused")
     if not header:
         raise WebhookSignatureInvalid("missing X-Hub-Signature-256 header")
-    if not header.startswith(_SIGNATURE_PREFIX):
+    # compare_digest refuses a str with non-ASCII letters (a TypeError, once an HTTP 500)
+    if not header.startswith(_SIGNATURE_PREFIX) or not header.isascii():
         raise WebhookSignatureInvalid("X-Hub-Signature-256 is not a sha256= signature")
     if not hmac.compare_digest(sign(secret, body), header):
         raise WebhookSignatureInvalid("X-Hub-Signature-256 does not match the body")

@@ -3,6 +3,7 @@ and a GitHub that hangs while the verdict is posted."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -58,6 +59,23 @@ def test_a_huge_delivery_id_is_refused_without_logging_sql(service, repo, caplog
     odd = deliver(service, "pull_request", pr_event(repo, "synchronize"), delivery="a'; --")
     assert odd.status_code == 422
     _no_sql_logged(caplog)
+
+
+@pytest.mark.parametrize(
+    "header", ["sha256=é".encode(), b"sha256=\xe9" + b"0" * 63], ids=["utf-8", "latin-1"]
+)
+def test_a_signature_with_non_ascii_letters_is_refused_not_a_crash(service, repo, header) -> None:
+    """hmac.compare_digest raised a TypeError on it: an HTTP 500 with a traceback."""
+    body = json.dumps(pr_event(repo)).encode()
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": "d-non-ascii",
+        "Content-Type": "application/json",
+        "X-Hub-Signature-256": header,
+    }
+    answer = service.client.post("/api/v1/github/webhook", content=body, headers=headers)
+    assert answer.status_code == 401, answer.text
+    assert answer.json()["detail"] == "X-Hub-Signature-256 is not a sha256= signature"
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ def test_signature_matches_githubs_documented_vector() -> None:
         ("s3cret", None, "missing X-Hub-Signature-256"),
         ("s3cret", "sha1=abc", "X-Hub-Signature-256 is not a sha256= signature"),
         ("s3cret", "sha256=" + "0" * 64, "does not match"),
+        ("s3cret", "sha256=é", "X-Hub-Signature-256 is not a sha256= signature"),
         (None, "sha256=" + "0" * 64, "not configured"),
     ],
 )
