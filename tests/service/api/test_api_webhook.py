@@ -229,6 +229,19 @@ def test_without_github_credentials_the_action_is_recorded_but_not_posted(servic
     assert bad.json()["outcome"] == "ignored" and "-- REASON" in bad.json()["detail"]
 
 
+def test_an_unknown_command_is_answered_with_the_known_ones(service, repo) -> None:
+    """It was answered "no /roofguard command in the comment", as if the line were not there."""
+    seed(service, repo)
+    answer = deliver(service, "issue_comment", comment_event(repo, "/roofguard rerun"))
+    assert answer.status_code == 202 and answer.json()["outcome"] == "ignored"
+    assert answer.json()["detail"] == (
+        "unknown /roofguard command 'rerun'; known commands: /roofguard accept [KERNEL] -- REASON"
+    )
+    plain = deliver(service, "issue_comment", comment_event(repo, "LGTM"))
+    assert plain.json()["detail"] == "no /roofguard command in the comment"
+    assert acceptances(service, repo) == []
+
+
 def test_upload_can_ask_the_service_to_post(gh_service, service, repo, github_server) -> None:
     pr = make_run(
         repo=repo,

@@ -104,3 +104,24 @@ def test_accept_command_is_read_from_its_own_line(body, expected) -> None:
 def test_accept_without_a_reason_says_the_syntax() -> None:
     with pytest.raises(CommandSyntaxError, match=r"-- REASON"):
         parse_accept("/roofguard accept decode_gemv")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "/roofguard rerun",
+            "unknown /roofguard command 'rerun'; known commands: /roofguard accept",
+        ),
+        ("thanks\n/roofguard  ", "/roofguard names no command; known commands: /roofguard accept"),
+    ],
+)
+def test_an_unknown_command_names_the_known_ones(body: str, message: str) -> None:
+    with pytest.raises(CommandSyntaxError, match=f"^{message}"):
+        parse_accept(body)
+
+
+def test_an_accept_beside_an_unknown_command_is_read() -> None:
+    body = "/roofguard rerun\n/roofguard accept -- fused on purpose"
+    assert parse_accept(body) == AcceptCommand(None, "fused on purpose")
+    assert parse_accept("/roofguardian says hi") is None
