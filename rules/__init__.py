@@ -17,6 +17,8 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   kernel is usually bound by), ``binding_changes``, ``reference_binding``, ``series_references``.
 * The verdict model: ``Verdict``, ``KernelVerdict``, ``GroupVerdict``, ``Finding``,
   ``KernelStatus`` ...
+* History frames: ``HISTORY_COLUMNS``, ``trusted_rows`` (the rows a baseline is made of: an
+  untrusted runner's are left out, on the run's card and on another).
 * Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
   ``device_levels``, ``scale``, ``keeping``, ``forecast`` and ``predict`` (``rules.scaling``,
   ``rules.crossdevice``).
@@ -42,7 +44,7 @@ from rules.crossdevice import (
 from rules.engine import Evaluation, conclude, evaluate, with_findings
 from rules.errors import RuleDefinitionError, RuleError, RuleExecutionFailed, UnknownRule
 from rules.figures import GateFigures
-from rules.frames import HISTORY_COLUMNS, require_columns
+from rules.frames import HISTORY_COLUMNS, require_columns, trusted_rows
 from rules.gated import GateDecision, GateDecisions
 from rules.hardware import (
     Catalog,
@@ -211,6 +213,7 @@ __all__ = [
     "series_references",
     "shared_by",
     "shown_conclusion",
+    "trusted_rows",
     "with_findings",
     "with_profile_changes",
     "work_at",

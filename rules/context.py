@@ -21,7 +21,7 @@ from collectors.schema import KernelRecord, RunKind, RunRecord
 from rules.config import RulesConfig
 from rules.crossdevice import DeviceBaseline, Scaling, device_levels, known_points
 from rules.crossdevice import scale as scale_to
-from rules.frames import HISTORY_COLUMNS, empty_history, require_columns
+from rules.frames import HISTORY_COLUMNS, empty_history, require_columns, trusted_mask
 from rules.groups import GroupFigures, group_figures
 from rules.history import HistoryIndex, KernelHistory
 from rules.levelstore import StoredLevels
@@ -159,7 +159,7 @@ class RuleContext:
         """
         if frame.empty:
             return frame
-        keep = ~frame["trusted"].eq(False).to_numpy(dtype=bool)
+        keep = trusted_mask(frame)
         for column, value in self.environment.items():
             if value is not None:
                 keep &= _like(frame[column], value)

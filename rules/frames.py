@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from collectors.schema import KernelRecord, RunRecord
@@ -47,6 +49,16 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[str], where: str) -> 
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise RuleError(f"{where}: frame lacks columns {missing}")
+
+
+def trusted_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Per row of a history frame, whether its runner passed its health preflight."""
+    return ~frame["trusted"].eq(False).to_numpy(dtype=bool)
+
+
+def trusted_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a history frame a baseline is made of: those of trusted runners only."""
+    return frame if frame.empty else frame[trusted_mask(frame)]
 
 
 def empty_history() -> pd.DataFrame:

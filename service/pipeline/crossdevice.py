@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from collectors.schema import RunRecord
-from rules import GATE_RUNS_SETTLED, DeviceBaseline, Placement, Roof
+from rules import GATE_RUNS_SETTLED, DeviceBaseline, Placement, Roof, trusted_rows
 from service.config import RoofguardConfig
 from service.store.devices import device_runs, run_roofs
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
@@ -26,9 +26,13 @@ from service.store.sessions import StoreSession
 
 
 def _young_keys(placements: Mapping[str, Placement], own: Baseline) -> list[str]:
-    """Placed kernels with fewer than ``GATE_RUNS_SETTLED`` runs of their own, not restarted."""
+    """Placed kernels with under ``GATE_RUNS_SETTLED`` trusted runs of their own, not restarted.
+
+    An untrusted runner's nights are no baseline on the run's card (``rules.trusted_rows``):
+    they leave a kernel as young there as they find it.
+    """
     counts: dict[str, int] = {}
-    rows = own.frame
+    rows = trusted_rows(own.frame)
     if not rows.empty:  # one row per run and kernel: rows are runs
         placed = rows["kernel_key"][pd.to_numeric(rows["percent_of_roof"], errors="coerce").notna()]
         counts = {str(k): int(v) for k, v in placed.value_counts().items()}
@@ -45,6 +49,28 @@ def _newest_roof(session: StoreSession, frame: pd.DataFrame) -> Roof | None:
     """The roof the newest of ``frame``'s runs was placed on."""
     newest = int(frame["run_id"].iloc[int(frame["timestamp"].argmax())])
     return run_roofs(session=session, run_ids=[newest]).get(newest)
+
+
+def _judging_card(
+    session: StoreSession, where: tuple[str, Roof], config: RoofguardConfig, own: Baseline
+) -> str | None:
+    """The newest other card with ``baseline.min_runs`` trusted base-branch runs by then.
+
+    ``where``: the repository and the roof the run is judged on (its card and roof source).
+    A stray night on a third card (a runner routed there once) must not hide the old card's
+    months behind a history of one run.
+    """
+    repo, roof = where
+    cards = device_runs(
+        session=session,
+        repo=repo,
+        base_branch=config.base_branch,
+        roof_source=roof.source,
+        before=own.cutoff,
+        trusted_only=True,  # which card judges, and on how many runs, as its frame is read
+    )
+    enough = config.baseline.min_runs
+    return next((c.device for c in cards if c.device != roof.device and c.runs >= enough), None)
 
 
 def device_baseline(
@@ -71,21 +97,14 @@ def device_baseline(
     if not config.baseline.cross_device or not keys or not run.repo:
         return None
     roof = placements[keys[0]].roof
-    base = config.base_branch
-    cards = device_runs(
-        session=session, repo=run.repo, base_branch=base, roof_source=roof.source, before=own.cutoff
-    )
-    # The newest other card that can judge: a stray night on a third card (a runner routed
-    # there once) must not hide the old card's months behind a history of one run.
-    enough = config.baseline.min_runs
-    other = next((c.device for c in cards if c.device != roof.device and c.runs >= enough), None)
+    other = _judging_card(session, (run.repo, roof), config, own)
     if other is None:
         return None
     query = BaselineQuery(
         repo=run.repo,
         device=other,
         roof_source=roof.source,
-        base_branch=base,
+        base_branch=config.base_branch,
         window=config.baseline.gate_window,
         before_commit=merge_base.sha if merge_base else None,
         before_timestamp=own.cutoff,
@@ -94,6 +113,8 @@ def device_baseline(
         up_to_run=own.up_to_run,
         accepted_until=run.timestamp,  # as its own card's baseline (``check._history``)
     )
-    frame = read_baseline(session=session, query=query).frame
+    # An untrusted runner's nights are left out of another card's baseline as of the run's own
+    # card's: a card measured only by a runner without a GPU judges nothing.
+    frame = trusted_rows(read_baseline(session=session, query=query).frame)
     other_roof = _newest_roof(session, frame) if not frame.empty else None
     return None if other_roof is None else DeviceBaseline(other_roof, frame)

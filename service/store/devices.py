@@ -64,14 +64,18 @@ def device_runs(
     base_branch: str,
     roof_source: str | None = None,
     before: datetime | None = None,
+    trusted_only: bool = False,
 ) -> list[DeviceRuns]:
     """The devices with base-branch runs of ``repo`` (placed on ``roof_source``), newest first.
 
-    ``before``: only runs up to then (a PR's merge base).
+    ``before``: only runs up to then (a PR's merge base). ``trusted_only``: only the runs of
+    runners that passed their health preflight (those a baseline is made of).
     """
     stmt = _base_runs(repo, base_branch, roof_source)
     if before is not None:
         stmt = stmt.where(_RUNS.c.timestamp <= as_utc(before))
+    if trusted_only:
+        stmt = stmt.where(_RUNS.c.trusted.is_(True))
     rows = [DeviceRuns(str(d), int(n), as_utc(t)) for d, n, t in session.execute(stmt)]
     return sorted(rows, key=lambda r: (r.newest, r.device), reverse=True)
 

@@ -18,6 +18,20 @@ from service.cli import run
 from service.store.db import open_store
 
 A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
+#: What ``roofguard calibrate --check`` writes on a runner whose torch sees no GPU.
+NO_GPU = {
+    "trusted": False,
+    "status": "no-gpu",
+    "runner": "r1",
+    "device": "cuda",
+    "checked_at": "2026-12-07T17:02:01Z",
+    "calibrated_at": None,
+    "tolerance": 0.8,
+    "ratios": {},
+    "reasons": ["no GPU visible (torch 2.13.0+cpu sees no CUDA device)"],
+    "notes": [],
+    "message": "runner 'r1' is untrusted: no GPU visible; nothing was measured",
+}
 #: (old card, new card): a memory-bound kernel that kept its percent of roof, and a
 #: compute-bound one that fell from 80% to 50% of its tensor roof on the new card.
 PAIRS = [
@@ -206,3 +220,59 @@ def test_a_gemm_off_the_tensor_cores_on_its_new_cards_nights_is_not_the_prs(tmp_
         engine.dispose()
     verdict = check(tmp_path, url, H100, fallen)
     assert not [f for f in verdict["findings"] if f["rule"] == "regime-flip"]
+
+
+def untrusted_nights(tmp_path: Path, url: str, card: str, kernels: dict[str, Work], **at) -> None:
+    """Main's nights on ``card`` checked by ``roofguard check`` on a runner that sees no GPU."""
+    health = tmp_path / "no-gpu-health.json"
+    health.write_text(json.dumps(NO_GPU))
+    for night in nights(card, kernels=kernels, **at):
+        report = tmp_path / f"{night.commit}.json"
+        report.write_text(night.model_dump_json())
+        argv = ["check", str(report), "--repo", REPO, "--commit", night.commit, "--branch", "main"]
+        argv += ["--format", "json", "--output", str(tmp_path / "night.json"), "--db", url]
+        assert run([*argv, "--health-file", str(health)]) == 0
+
+
+def test_an_old_card_measured_only_by_an_untrusted_runner_judges_no_new_card(tmp_path):
+    """The A100's nights ran where torch saw no GPU: a PR on the A100 is not judged, and a PR
+    on the H100 was "judged against A100-SXM4-80GB history, 6 runs" with a device-scaling
+    finding, as if those nights were a baseline."""
+    kernels = fleet(A100, H100, "tensor_bf16")
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    untrusted_nights(tmp_path, url, A100, kernels, count=6)
+    # On its own card the untrusted nights are named; another card has no history of its own.
+    for card, rules in ((A100, ["env-mismatch"]), (H100, [])):
+        verdict = check(tmp_path, url, card, kernels)
+        assert verdict["baseline"]["runs"] == 0 and verdict["baseline"]["device"] == card
+        assert {k["status"] for k in verdict["kernels"]} == {"new"}
+        assert [f["rule"] for f in verdict["findings"]] == rules
+
+
+def test_untrusted_nights_choose_no_card_and_count_in_no_baseline(tmp_path):
+    """30 trusted A100 nights, 2 untrusted ones after them, then 6 untrusted on an L40S: the
+    L40S was taken as the newest card, and the A100's count held the untrusted nights."""
+    kernels = {**fleet(A100, H100, "tensor_bf16")}
+    kernels["copy"] = Work({"fp32": 1e6}, {"dram": 2e9}, {A100: 85.0, H100: 83.0, "L40S": 80.0})
+    kernels["gemm"] = Work(
+        {"tensor_bf16": 2e12}, {"dram": 1e9}, {A100: 80.0, H100: 50.0, "L40S": 80.0}
+    )
+    url = stored_history(tmp_path, A100, kernels)
+    untrusted_nights(tmp_path, url, A100, kernels, count=2, start=30)
+    untrusted_nights(tmp_path, url, "L40S", kernels, count=6, start=32)
+    verdict = check(tmp_path, url, H100, kernels)
+    assert verdict["baseline"]["device"] == A100 and verdict["baseline"]["n"] == 30
+    by = {k["key"]: k["status"] for k in verdict["kernels"]}
+    assert by == {"copy": "unchanged", "gemm": "suspect"}
+
+
+def test_a_new_cards_untrusted_nights_leave_it_judged_on_the_old_card(tmp_path):
+    """12 H100 nights where torch saw no GPU: no baseline on the H100, yet they made its
+    kernels settled there, so its first trusted PR judged nothing against the A100's 30."""
+    kernels = fleet(A100, H100, "tensor_bf16")
+    url = stored_history(tmp_path, A100, kernels)
+    untrusted_nights(tmp_path, url, H100, kernels, count=12, start=30)
+    verdict = check(tmp_path, url, H100, kernels)
+    assert verdict["baseline"]["device"] == A100 and verdict["baseline"]["n"] == 30
+    by = {k["key"]: k["status"] for k in verdict["kernels"]}
+    assert by == {"copy": "unchanged", "gemm": "suspect"}
