@@ -31,6 +31,7 @@ from service.config import RoofguardConfig
 from service.pipeline.acceptnote import accepted_verdict, restarted_verdict
 from service.pipeline.agenote import age_noted
 from service.pipeline.basechoice import NONE_NAMED, AskedBase, BaseChoice, choose_base
+from service.pipeline.branchnote import branch_noted
 from service.pipeline.crossdevice import device_baseline
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofchange import on_todays_roof
@@ -177,6 +178,7 @@ def _with_notes(
     run, rows, notes = judged
     verdict = restarted_verdict(verdict, rows.restarted, run_id, config)
     verdict = _baseline_noted(session, verdict, (rows, run, config.base_branch), merge_base)
+    verdict = branch_noted(session, verdict, run, config.base_branch, run_id)
     for note in notes:
         verdict = _with_note(verdict, note)
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]

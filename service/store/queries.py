@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from collectors.schema import RunRecord
 from rules import Finding
 from service.errors import NotFound
+from service.store.baselines import BASELINE_KINDS
 from service.store.coretables import DEVICES as _DEVICES
 from service.store.coretables import FINDINGS as _FINDINGS
 from service.store.coretables import REPOSITORIES as _REPOS
@@ -202,6 +203,34 @@ def first_nightly_elsewhere(
     )
     found = session.execute(stmt).first()
     return None if found is None else (str(found[0]), as_utc(found[1]))
+
+
+def baseline_runs_by_branch(
+    *, session: StoreSession, repo: str, device: str, before_run: int | None = None
+) -> list[tuple[str, int]]:
+    """(branch, runs) of ``repo``'s nightly and local runs on ``device``, most runs first.
+
+    The runs that could be a baseline on some base branch; only those stored before run
+    ``before_run`` when given (what that run's check could read). Runs with no branch are
+    left out.
+    """
+    runs = sa.func.count(_RUNS.c.id)
+    stmt = (
+        sa.select(_RUNS.c.branch, runs)
+        .join(_DEVICES, _DEVICES.c.id == _RUNS.c.device_id)
+        .join(_REPOS, _REPOS.c.id == _RUNS.c.repo_id)
+        .where(
+            same_repo(_REPOS.c.name, repo),
+            _DEVICES.c.name == device,
+            _RUNS.c.kind.in_(BASELINE_KINDS),
+            _RUNS.c.branch.is_not(None),
+        )
+        .group_by(_RUNS.c.branch)
+        .order_by(runs.desc(), _RUNS.c.branch)
+    )
+    if before_run is not None:
+        stmt = stmt.where(_RUNS.c.id < before_run)
+    return [(str(branch), int(count)) for branch, count in session.execute(stmt)]
 
 
 def run_judged(*, session: StoreSession, run_id: int) -> bool | None:
