@@ -166,7 +166,8 @@ def accept_baseline(
         accepted_by: Who accepted (GitHub login).
         reason: Why, as written in the comment.
         run_id: The run whose change was accepted, when known: a change is accepted once (the
-            same accept again records nothing, nor restarts the baseline later).
+            same accept again, even at once, records nothing, nor restarts the baseline later:
+            it answers the first's id, ``uq_acceptances_run``).
         accepted_at: When (default: now); baselines use runs measured after it.
     """
     rid = repo_id(session=session, repo=repo, create=True)
@@ -185,11 +186,34 @@ def accept_baseline(
         "reason": reason,
         "created_at": as_utc(accepted_at or datetime.now(UTC)),
     }
-    stmt = sa.insert(_ACCEPTANCES).returning(_ACCEPTANCES.c.id)
-    recorded = Recorded(int(session.execute(stmt, row).scalar_one()), True)
+    inserted = _insert_once(session, row)
+    if inserted is None:  # the same accept, stored at once by another transaction
+        first = _accepted_before(session, (rid, did), kernel_key, run_id)
+        assert first is not None  # the row the insert collided with
+        return Recorded(first, False)
     if run_id is not None:  # its verdict now says accepted: an answer given before does not
         forget_answers(session, run_id)
-    return recorded
+    return Recorded(inserted, True)
+
+
+def _insert_once(session: StoreSession, row: AcceptanceValues) -> int | None:
+    """Insert the acceptance ``row``; its id, or None when ``uq_acceptances_run`` holds it.
+
+    Two deliveries of one accept at once each found none before: the unique index decides
+    (PostgreSQL makes the second insert wait for the first's commit, then skip it).
+    """
+    stmt: Any
+    # Each dialect's module is imported only when used (PostgreSQL's costs a check 40 ms).
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        stmt = postgresql.insert(_ACCEPTANCES).on_conflict_do_nothing()
+    else:
+        from sqlalchemy.dialects import sqlite
+
+        stmt = sqlite.insert(_ACCEPTANCES).on_conflict_do_nothing()
+    found = session.execute(stmt.returning(_ACCEPTANCES.c.id), row).scalar()
+    return None if found is None else int(found)
 
 
 def _accepted_before(

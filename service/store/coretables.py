@@ -186,6 +186,26 @@ API_TOKENS = sa.Table(
     _ts("last_used_at", nullable=True),
 )
 
+
+def run_acceptance_index() -> sa.Index:
+    """A run's change is accepted once per kernel and card (migration 0016).
+
+    A new index each call: the Core table and the SQLModel one each hold their own. Without
+    a device (every card) the key is 0, as NULLs never collide; a work model's edit (no run)
+    is recorded once by its run's ingest.
+    """
+    return sa.Index(
+        "uq_acceptances_run",
+        "repo_id",
+        "kernel_key_hash",
+        "run_id",
+        sa.text("coalesce(device_id, 0)"),
+        unique=True,
+        sqlite_where=sa.text("run_id IS NOT NULL"),
+        postgresql_where=sa.text("run_id IS NOT NULL"),
+    )
+
+
 BASELINE_ACCEPTANCES = sa.Table(
     "baseline_acceptances",
     METADATA,
@@ -199,6 +219,7 @@ BASELINE_ACCEPTANCES = sa.Table(
     _text("reason", default=""),
     _created(),
     sa.Index("ix_acceptances_lookup", "repo_id", "device_id", "kernel_key_hash"),
+    run_acceptance_index(),
 )
 
 RUNNER_CEILINGS = sa.Table(

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
 # utcnow: the default of every created_at, in both declarations (named here by the service)
-from service.store.coretables import NAMING_CONVENTION
+from service.store.coretables import NAMING_CONVENTION, run_acceptance_index
 from service.store.coretables import utcnow as utcnow
 
 #: Naming convention so constraint names are stable across SQLite and PostgreSQL (Alembic).
@@ -208,7 +208,10 @@ class BaselineAcceptance(SQLModel, table=True):
     """A ``/roofguard accept``: the baseline of a kernel on a device restarts after it."""
 
     __tablename__ = "baseline_acceptances"
-    __table_args__ = (sa.Index("ix_acceptances_lookup", "repo_id", "device_id", "kernel_key_hash"),)
+    __table_args__ = (
+        sa.Index("ix_acceptances_lookup", "repo_id", "device_id", "kernel_key_hash"),
+        run_acceptance_index(),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     repo_id: int = Field(foreign_key="repositories.id")
