@@ -335,7 +335,7 @@ class RuleContext:
         levels = device_levels(other.history, options=gate, rename=self.config.current_key)
         times = self.measured_times
         found = {
-            key: scale_to(levels[key], other.roof, self.roof, times[key])
+            key: scale_to(levels[key], other.roof, self.placements[key].roof, times[key])
             for key in young
             if key in levels
         }

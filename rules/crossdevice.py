@@ -21,7 +21,15 @@ import pandas as pd
 from rules.devicerows import DeviceRows, float_column, usual_label
 from rules.frames import HISTORY_COLUMNS, require_columns
 from rules.roofline import Roof
-from rules.scaling import CROSS_DEVICE_TOLERANCE, TIERS, MissingResource, Prediction, Work, predict
+from rules.scaling import (
+    CROSS_DEVICE_TOLERANCE,
+    TIERS,
+    MissingResource,
+    Prediction,
+    Work,
+    placed_roof,
+    predict,
+)
 from rules.stats import GateOptions, Level, conservative_median, current_levels
 from rules.timing import median_time, median_value
 
@@ -62,6 +70,14 @@ class DeviceLevel:
     def t_roof_s(self) -> float:
         """``percent · time / 100``: the roof time its level and median time imply."""
         return self.percent * self.time_s / 100.0
+
+    def roof_on(self, roof: Roof) -> Roof:
+        """The roof its percent is of, of its card's ``roof`` (``rules.scaling.placed_roof``).
+
+        A run whose reports partly record clocks placed the others on the datasheet roof as
+        it is (``rules.clocks.ClockedRoof``): their work's roof time there is another.
+        """
+        return placed_roof(roof, self.work, self.t_roof_s)
 
     def z(self, value: float) -> float:
         """Robust z of a percent of roof against this level (the level's error included)."""
@@ -226,11 +242,13 @@ class Scaling:
 def scale(level: DeviceLevel, source: Roof, target: Roof, times: Sequence[float]) -> Scaling | None:
     """``level`` (measured on ``source``) against ``times`` measured on ``target``.
 
-    None when no time is positive or the work cannot be placed on both roofs.
+    ``source`` is its card's roof (``DeviceLevel.roof_on`` picks the kernel's own of it);
+    ``target`` the roof the kernel's times are placed on (``Placement.roof``). None when no
+    time is positive or the work cannot be placed on both roofs.
     """
     valid = [t for t in times if math.isfinite(t) and t > 0]
     try:
-        prediction = predict(level.work, source, target) if valid else None
+        prediction = predict(level.work, level.roof_on(source), target) if valid else None
     except MissingResource:
         return None
     if prediction is None:
@@ -289,10 +307,12 @@ class Forecast:
 def forecast(level: DeviceLevel, source: Roof, target: Roof) -> Forecast | None:
     """``level``'s time on ``target`` if it kept its percent of roof (None: nothing placed).
 
+    ``source`` is its card's roof (``DeviceLevel.roof_on`` picks the kernel's own of it).
+
     Raises:
         MissingResource: ``target`` lacks the work's precision or binding tier.
     """
-    prediction = predict(level.work, source, target)
+    prediction = predict(level.work, level.roof_on(source), target)
     if prediction is None:
         return None
     return Forecast(level, target.device, prediction, prediction.target_s * 100.0 / level.percent)

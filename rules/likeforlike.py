@@ -12,10 +12,11 @@ tie goes to the earlier one). It is recomputed from the stored counters with the
 * a precision ``p``: ``100 * (sum_q F_q / P_p) / T`` (all of the FLOPs at ``p``'s peak);
 * a tier ``t``: ``100 * (B_t / W_t) / T``,
 
-each on the roof that run was placed on, ``T`` the run's time, and the work (``F``, ``B``)
-that of the nearest run of the series bound by the reference: a run off it did other work
-there (a fused night moved 1/200 of the dram bytes), and time, the ground truth, then says
-which way it went.
+each on the roof that run placed the kernel on (of a run whose reports partly record clocks,
+the one its stored figures fit: ``rules.scaling.placed_roof``), ``T`` the run's time, and the
+work (``F``, ``B``) that of the nearest run of the series bound by the reference: a run off it
+did other work there (a fused night moved 1/200 of the dram bytes), and time, the ground
+truth, then says which way it went.
 Where the work did not change (a GEMM's FLOPs) that is the run's own. A run bound by the
 reference keeps its stored figure; one whose roof lacks the reference, or of a series with no
 work known there, keeps its own too. Pure functions of frames and roofs; no I/O.
@@ -33,7 +34,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from rules.clocks import ClockedRoof
 from rules.roofline import Roof
+from rules.scaling import TIERS, Work, placed_roof
 
 FloatArray = npt.NDArray[np.float64]
 ObjectArray = npt.NDArray[np.object_]
@@ -125,6 +128,43 @@ def _rates(frame: pd.DataFrame, roofs: Mapping[Any, Roof]) -> tuple[FloatArray, 
     return rates[inverse], amounts[inverse]
 
 
+def _kernel_rates(
+    frame: pd.DataFrame, roofs: Mapping[Any, Roof], rows: IntArray, rates: FloatArray
+) -> FloatArray:
+    """``rates`` with each of ``rows`` of a run on a ``ClockedRoof`` read on its kernel's roof.
+
+    Such a run placed the kernels that record no clock on the datasheet roof as it is; its
+    stored rows say which only through their figures (``rules.scaling.placed_roof``). Row by
+    row, for the few rows recomputed only.
+    """
+    clocked = {run for run, roof in roofs.items() if isinstance(roof, ClockedRoof)}
+    if not clocked:
+        return rates
+    fixed = rates.copy()
+    for row in rows[frame["run_id"].iloc[rows].isin(clocked).to_numpy(dtype=bool)]:
+        values = frame.iloc[int(row)]
+        roof = placed_roof(roofs[values["run_id"]], *_stored_work(values))
+        fixed[row] = _rate(roof, str(values[REFERENCE_COLUMN]))[0]
+    return fixed
+
+
+def _stored_work(row: pd.Series) -> tuple[Work, float | None]:
+    """A history row's work and ``T_roof`` (``percent · time / 100``), as ``placed_roof`` reads."""
+
+    def known(column: str) -> float | None:
+        try:
+            value = float(row.get(column, math.nan))
+        except (TypeError, ValueError):  # None, or a stored outlier that is no number
+            return None
+        return value if math.isfinite(value) and value > 0 else None
+
+    nbytes = {t: b for t in TIERS if (b := known(f"bytes_{t}")) is not None}
+    binding = row["binding"] if isinstance(row["binding"], str) else None
+    work = Work(known("total_flops"), nbytes, known("peak_flop_time_s"), binding)
+    percent, time_s = known(OWN_COLUMN), known("time_s")
+    return work, (percent * time_s / 100.0 if percent and time_s else None)
+
+
 def _rate(roof: Roof | None, reference: str) -> tuple[float, str]:
     peak = roof.peak_flop_per_s.get(reference) if roof is not None else None
     if peak is not None:
@@ -156,8 +196,10 @@ def _reference_work(frame: pd.DataFrame, series: IntArray, work: FloatArray) -> 
     return before.fillna(after).to_numpy(dtype=float)
 
 
-def _percents(frame: pd.DataFrame, series: IntArray, roofs: Mapping[Any, Roof]) -> FloatArray:
-    """Percent of each row's reference roof, for the reference runs' work (NaN: not computable).
+def _percents(
+    frame: pd.DataFrame, series: IntArray, roofs: Mapping[Any, Roof], rows: IntArray
+) -> FloatArray:
+    """Percent of each of ``rows``' reference roof, for the reference runs' work (NaN: none).
 
     The work is the nearest reference-bound run's of the series (``_reference_work``), a
     run's own where there is none: a run's own work there can mislead. After main broke a
@@ -167,8 +209,9 @@ def _percents(frame: pd.DataFrame, series: IntArray, roofs: Mapping[Any, Roof]) 
     rates, amounts = _rates(frame, roofs)
     own = _work(frame, amounts)
     nearest = _reference_work(frame, series, own)
-    work = np.where(np.isnan(nearest), own, nearest)
-    time_s = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float)
+    work = np.where(np.isnan(nearest), own, nearest)[rows]
+    rates = _kernel_rates(frame, roofs, rows, rates)[rows]
+    time_s = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float)[rows]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # stored outliers
         percent = 100.0 * (work / rates) / time_s
     ok = (rates > 0) & (time_s > 0) & np.isfinite(percent)
@@ -207,7 +250,7 @@ def like_for_like_history(
     ).to_numpy() & out[OWN_COLUMN].notna().to_numpy()
     values = out[OWN_COLUMN].to_numpy(dtype=float).copy()
     if changed.any():  # only the runs off the usual binding; the others keep their figure
-        other = _percents(out, series, roofs)[changed]
+        other = _percents(out, series, roofs, np.flatnonzero(changed))
         values[changed] = np.where(np.isnan(other), values[changed], other)
     out["percent_of_roof"] = values
     return out

@@ -216,7 +216,7 @@ def _row(
     base = reference.levels.get(level.key)
     if base is None:  # not measured on the first card: nothing to compare with
         return row.model_copy(update={"reference": reference.label})
-    scaled = scale(base, reference.roof, card.roof, [level.time_s])
+    scaled = scale(base, reference.roof, level.roof_on(card.roof), [level.time_s])
     if scaled is None:
         return row.model_copy(update={"reference": reference.label})
     return row.model_copy(
