@@ -21,14 +21,12 @@ from service.compare.build import match_device
 from service.digest.build import prepare_history
 from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions
-from service.digest.workedits import on_new_work
 from service.errors import BadInput, NotFound
 from service.pipeline.roofs import choose_roof, same_card
 from service.render.chart_bytes import ImageFormat, figure_bytes
 from service.render.charts import roofline_chart, run_points
 from service.render.trend_cards import cards_trend_chart
 from service.render.trends import trend_chart, with_runner_marks
-from service.store.baselines import work_model_edits
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
 from service.store.likeforlike import with_like_for_like
@@ -201,9 +199,8 @@ def _kernel_series(
     try:
         with session_scope(engine, readonly=True) as session:
             history = kernel_history(session=session, repo=repo, key=key)
-            # the nights before a work model's edit on the new work, as the gate reads them
-            history = on_new_work(history, work_model_edits(session=session, repo=repo))
-            history = with_like_for_like(session=session, frame=history)
+            # on today's roofs and work models, as the gate reads them
+            history = with_like_for_like(session=session, frame=history, repo=repo)
             runners = runners_of(session=session, run_ids=history["run_id"])
     finally:
         engine.dispose()

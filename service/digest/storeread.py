@@ -25,13 +25,12 @@ from service.digest.acceptance import Acceptance
 from service.digest.model import Digest, DigestOptions
 from service.digest.shared import with_setups
 from service.digest.unmeasured import UnmeasuredDevice
-from service.digest.workedits import on_new_work
-from service.store.baselines import maintainer_acceptances, work_model_edits
+from service.store.baselines import maintainer_acceptances
 from service.store.devices import run_roofs
 from service.store.digestread import digest_history
+from service.store.likeforlike import as_checked
 from service.store.lookups import last_nights
 from service.store.memory import give_back_freed
-from service.store.roofread import on_newest_roofs
 from service.store.sessions import StoreSession
 from service.store.workread import counters
 
@@ -63,7 +62,7 @@ def like_for_like_digest(
     The same figures as ``with_like_for_like(first_held=True)`` on the full history: a series
     with one binding keeps every figure, the others go through ``rules.like_for_like_history``
     whole, against the binding each held first in the window. ``read_now``: the roofs of
-    the runs re-read on their card's newest figures (``service.store.roofread``).
+    the runs re-read on their card's newest figures (``service.store.likeforlike.as_checked``).
     """
     if frame.empty:
         return frame
@@ -102,9 +101,7 @@ def compact_history(
     rows, ``service.digest.rowread`` and ``service.digest.chartread``).
     """
     read = digest_history(session=session, repo=repo, start=start, end=end, with_ids=True)
-    read, roofs, _ = on_newest_roofs(session, read)  # a corrected datasheet figure
-    if repo is not None:  # one repository's keys: another's kernel of that name is its own
-        read = on_new_work(read, work_model_edits(session=session, repo=repo))
+    read, roofs = as_checked(session, read, repo)  # corrected figures, edited work models
     history = like_for_like_digest(session, read, roofs)
     if not with_ids:
         del history["run_id"], history["kernel_id"]  # read for the like-for-like figures only

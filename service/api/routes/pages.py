@@ -31,7 +31,6 @@ from service.config import RoofguardConfig
 from service.digest.build import build_digest
 from service.digest.model import DigestOptions, KernelTarget, targets_from_config
 from service.digest.storeread import with_acceptances, with_store_facts
-from service.digest.workedits import on_new_work
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.chart_bytes import figure_bytes
@@ -46,7 +45,6 @@ from service.render.story import no_baseline, time_story
 from service.render.trend_cards import cards_trend_chart
 from service.render.trend_parts import alternating_modes
 from service.render.trends import trend_chart, with_runner_marks
-from service.store.baselines import work_model_edits
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import require_runs_of, search_kernels
@@ -258,14 +256,14 @@ def _measurements(session: SessionDep, repo: str, key: str) -> pd.DataFrame:
     stored = kernel_history(session=session, repo=repo, key=key)
     if stored.empty:
         raise NotFound(f"no measurement of kernel {key} is stored for {repo}")
-    return on_new_work(stored, work_model_edits(session=session, repo=repo))
+    return stored
 
 
 def _kernel_html(session: SessionDep, repo: str, key: str) -> str:
     """The kernel page of ``key`` in ``repo`` (raises ``NotFound``: ``_measurements``)."""
     # Like for like: every run against the roof the kernel is usually bound by, so a GEMM
     # that fell off the tensor cores drops on the chart and in the tables.
-    frame = with_like_for_like(session=session, frame=_measurements(session, repo, key))
+    frame = with_like_for_like(session=session, frame=_measurements(session, repo, key), repo=repo)
     name = str(frame["kernel_name"].iloc[-1])
     newest = frame.iloc[::-1]
     trend = newest[newest["kind"] == TREND_KIND]
@@ -350,8 +348,7 @@ def _digest_page(
         options = with_acceptances(session, repo, end, DigestOptions())
         lookback = start - timedelta(days=options.lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
-        history = on_new_work(history, work_model_edits(session=session, repo=repo))
-        history = with_like_for_like(session=session, frame=history, first_held=True)
+        history = with_like_for_like(session=session, frame=history, repo=repo, first_held=True)
         digest = build_digest(
             history, start=start, end=end, repo=repo, targets=targets, options=options
         )

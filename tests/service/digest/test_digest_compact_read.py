@@ -81,7 +81,7 @@ def _full_history(url: str):
             full = nightly_history(
                 session=session, repo=REPO, start=start, end=PERIOD_END + timedelta(microseconds=1)
             )
-            return with_like_for_like(session=session, frame=full)
+            return with_like_for_like(session=session, frame=full, repo=REPO)
     finally:
         engine.dispose()
 

@@ -115,7 +115,7 @@ def test_the_command_reads_the_device_change_as_the_full_history_gives_it(
                 start=start - timedelta(days=90),
                 end=end + timedelta(microseconds=1),
             )
-            full = with_like_for_like(session=session, frame=full)
+            full = with_like_for_like(session=session, frame=full, repo=REPO)
     finally:
         engine.dispose()
     config = tmp_path / "roofguard.toml"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
-from service.digest.workedits import on_new_work
+from service.store.workedits import on_new_work
 
 DAY0 = datetime(2026, 11, 1, 2, tzinfo=UTC)
 EDIT = DAY0 + timedelta(days=2) - timedelta(microseconds=1)

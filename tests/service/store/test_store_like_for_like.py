@@ -45,7 +45,7 @@ def test_history_is_read_like_for_like_from_the_stored_counters(store_url):
     try:
         with session_scope(engine, readonly=True) as session:
             stored = kernel_history(session=session, repo=REPO, key=GEMM)
-            like = with_like_for_like(session=session, frame=stored)
+            like = with_like_for_like(session=session, frame=stored, repo=REPO)
     finally:
         engine.dispose()
     assert stored["percent_of_roof"].round(0).tolist() == [70.0] * 14

@@ -3,9 +3,11 @@
 Editing a work model in roofguard.toml changes percent of roof at the same time (the time
 does not change): the weekly digest listed the step as a regression (or an improvement) of
 every kernel the model matched. The nightly check judges the nights before the edit on the
-new work (``service.pipeline.workchange``); the digest does as the check: each such night's
-percent of roof is ``100 * T_roof / T`` with the ``T_roof`` of the kernel's first night after
-the edit, so a real slowdown on the night of the edit still shows, in percent and in time.
+new work (``service.pipeline.workchange``); the stored history's readers (the digest, the
+kernel pages, ``roofguard plot``) do as the check, after its roof re-read
+(``service.store.likeforlike.as_checked``): each such night's percent of roof is
+``100 * T_roof / T`` with the ``T_roof`` of the kernel's first night after the edit, so a real
+slowdown on the night of the edit still shows, in percent and in time.
 """
 
 from __future__ import annotations
