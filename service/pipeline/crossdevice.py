@@ -20,6 +20,7 @@ import pandas as pd
 from collectors.schema import RunRecord
 from rules import GATE_RUNS_SETTLED, DeviceBaseline, Placement, Roof, trusted_rows
 from service.config import RoofguardConfig
+from service.pipeline.roofchange import other_card_on_todays_roof
 from service.store.devices import device_runs, run_roofs
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
 from service.store.sessions import StoreSession
@@ -117,4 +118,5 @@ def device_baseline(
     # card's: a card measured only by a runner without a GPU judges nothing.
     frame = trusted_rows(read_baseline(session=session, query=query).frame)
     other_roof = _newest_roof(session, frame) if not frame.empty else None
+    frame, other_roof = other_card_on_todays_roof(session, frame, other_roof, config)
     return None if other_roof is None else DeviceBaseline(other_roof, frame)

@@ -4,7 +4,9 @@ The baseline runs keep the roof they were placed on (``runs.roof_json``); a corr
 peak (``[devices."H100-SXM5"] bandwidth_byte_per_s.dram``) made every unchanged kernel's
 percent of roof move at once, and the check failed them all. Each baseline run placed on other
 datasheet figures is read again on today's (``rules.reread_roof``, ``rules.reread_history``:
-its own work and time, its own clocks), and the verdict says which figures changed.
+its own work and time, its own clocks), and the verdict says which figures changed. So is
+the other card's history a runner swap is judged against (``service.pipeline.crossdevice``),
+on that card's figures in the configuration (``other_card_on_todays_roof``).
 
 A run whose stored roof holds today's figures costs one comparison of two dicts; only the
 runs of a changed roof have their stored work read.
@@ -71,3 +73,21 @@ def reread_frame(
     work = placed_work(session=session, run_ids=list(rereads))
     reread = reread_history(frame, work, rereads)
     return reread, change_note(roof.device, rereads.values())
+
+
+def other_card_on_todays_roof(
+    session: StoreSession, frame: pd.DataFrame, newest: Roof | None, config: RoofguardConfig
+) -> tuple[pd.DataFrame, Roof | None]:
+    """Another card's baseline (``crossdevice``) on that card's figures in the configuration.
+
+    ``newest``: the roof of ``frame``'s newest run, returned on today's figures at its own
+    clocks (the roof the other card's percent of roof is then on, for ``rules.scaling``), with
+    each run of ``frame`` read on it. A card whose figures did not change keeps both.
+    """
+    sheet = datasheet_of(newest, config) if newest is not None and not frame.empty else None
+    if newest is None or sheet is None:
+        return frame, newest
+    own = reread_roof(newest, sheet.roof, sheet)  # today's run of that card, had it run
+    today = newest if own is None else own.today
+    found = reread_frame(session, frame, today, sheet)
+    return (frame if found is None else found[0]), today

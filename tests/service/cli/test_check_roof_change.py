@@ -92,3 +92,34 @@ def test_no_note_where_the_figures_did_not_change(nights) -> None:
     args += ["--config", str(tmp_path / "before" / "roofguard.toml")]
     assert run(args) == 0
     assert not any("roof changed" in note for note in json.loads(out.read_text())["notes"])
+
+
+A100 = "A100-SXM4-80GB"
+A100_DRAM = '[devices."A100-SXM4-80GB".bandwidth_byte_per_s]\ndram = 4.0e12\n'
+
+
+def test_the_other_cards_history_is_read_on_its_corrected_figures(tmp_path: Path) -> None:
+    """The runs on the A100 before its dram correction read at twice their percent of roof.
+
+    Right after the runners moved to an H100, its kernels are judged against the A100's
+    history. It was read as stored, so the correction on night 8 was a step in it (78.5% of
+    roof, then 40%) where the kernel never changed.
+    """
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    before, after = _config(tmp_path / "before", ""), _config(tmp_path / "after", A100_DRAM)
+    for night in range(12):
+        gemv = make_kernel("gemv", flops={"tensor_bf16": 2e10}, dram_bytes=4e9, time_s=2.5e-3)
+        stamp = datetime(2026, 11, 1, 2, tzinfo=UTC) + timedelta(days=night)
+        record = make_run(kernels=[gemv], commit=f"a{night:04d}", timestamp=stamp, device=A100)
+        report = tmp_path / f"a{night}.json"
+        report.write_text(record.model_dump_json(), encoding="utf-8")
+        args = ["ingest", str(report), "--repo", "acme/kernels", "--commit", f"a{night:04d}"]
+        args += ["--branch", "main", "--kind", "nightly", "--db", db]
+        assert run([*args, "--config", str(after if night >= 8 else before)]) == 0
+    report, out = _report(tmp_path / "h100.json", 12), tmp_path / "verdict.json"  # an H100
+    args = ["check", str(report), "--repo", "acme/kernels", "--commit", "f00d", "--pr", "7"]
+    args += ["--db", db, "--format", "json", "--output", str(out), "--config", str(after)]
+    assert run(args) == 0
+    gemv = next(k for k in json.loads(out.read_text())["kernels"] if k["key"] == "gemv")
+    assert gemv["baseline"]["device"] == A100
+    assert gemv["baseline"]["history"] == pytest.approx([100 * (4e9 / 4.0e12) / 2.5e-3] * 12)
