@@ -8,7 +8,8 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   the caller to store) with a ``RuleContext`` and a ``RulesConfig``; ``with_findings`` restates
   a verdict by stored findings, ``conclude`` gives the conclusion of findings.
 * The roofline: ``Roof``, ``Placement``, ``place``, ``place_kernel``, ``place_run``,
-  ``ridge_point``, ``percent_is_lower_bound``; the hardware catalog: ``builtin_catalog``,
+  ``place_chunk`` (kernels of one shape at once, on arrays), ``ridge_point``,
+  ``percent_is_lower_bound``; the hardware catalog: ``builtin_catalog``,
   ``Catalog``, ``DeviceSpec``; ``at_report_clocks`` scales a datasheet roof to the clocks a
   report ran at (a ``ClockedRoof`` where other reports of the run record none).
 * The why from the profiler: ``profile_changes`` (what moved between two records of a
@@ -27,6 +28,7 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
   ``gate_batches`` asks for them with ``GateBatch``es.
 """
 
+from rules.batchplace import place_chunk
 from rules.clocks import ClockedRoof, at_report_clocks
 from rules.config import FailOn, IgnoreEntry, KernelGroup, RulesConfig
 from rules.context import RuleContext
@@ -70,13 +72,13 @@ from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
 from rules.registry import above_roof, all_rules, get_rule
 from rules.renames import pair_by_work, work_of
+from rules.rereadhistory import reread_history
 from rules.roofchange import (
     Datasheet,
     FigureChange,
     Reread,
     change_note,
     datasheet_from,
-    reread_history,
     reread_roof,
 )
 from rules.roofline import (
@@ -197,6 +199,7 @@ __all__ = [
     "percent_is_lower_bound",
     "percent_of_resource",
     "place",
+    "place_chunk",
     "place_kernel",
     "place_run",
     "precision_of_peak",

@@ -17,7 +17,8 @@ figure of its own, is taken as today's run's: a card's memory clock is its nomin
 device whose datasheet has no boost (memory) clock is never scaled on that side (factor 1).
 
 Only datasheet figures are re-read: a report's or a calibration's roof was measured, and
-stays as it was. Pure functions of roofs and frames; no I/O.
+stays as it was. The history rows of the runs re-read are placed on their new roofs by
+``rules.rereadhistory``. Pure functions of roofs; no I/O.
 """
 
 from __future__ import annotations
@@ -26,13 +27,9 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
-
-import numpy as np
-import pandas as pd
 
 from rules.clocks import ClockedRoof
-from rules.roofline import Placement, Roof, place
+from rules.roofline import Roof
 
 #: Figures within this relative difference are one figure (JSON round trips, clock rounding).
 SAME_FIGURE = 1e-6
@@ -213,96 +210,6 @@ def change_note(device: str, rereads: Iterable[Reread]) -> str:
         f"{device} roof changed since the baseline: {', '.join(seen)}; "
         "earlier runs re-read on today's roof"
     )
-
-
-#: The columns ``reread_history`` reads of the stored work, beside the row's key.
-WORK_COLUMNS = ("run_id", "flops", "bytes_dram", "bytes_l2", "bytes_l1", "t_roof_s")
-
-
-def _work_of(row: Mapping[Any, Any]) -> tuple[dict[str, float], dict[str, float]]:
-    flops = row["flops"] if isinstance(row["flops"], Mapping) else {}
-    nbytes = {
-        tier: float(value)
-        for tier in ("dram", "l2", "l1")
-        if (value := row[f"bytes_{tier}"]) is not None and value == value
-    }
-    return {str(p): float(v) for p, v in flops.items()}, nbytes
-
-
-def _roofs_of(
-    reread: Reread, flops: Mapping[str, float], nbytes: Mapping[str, float], t_roof: object
-) -> tuple[Roof, Roof]:
-    """The roof a kernel was placed on then and its counterpart now.
-
-    A ``ClockedRoof``'s kernels that recorded no clock were placed on its datasheet roof:
-    the one whose roof time is the stored ``t_roof_s``.
-    """
-    then, now = reread.stored, reread.today
-    if not isinstance(then, ClockedRoof) or not isinstance(now, ClockedRoof):
-        return then, now
-    stored = float(t_roof) if isinstance(t_roof, (int, float)) else math.nan
-    scaled = place(flops, nbytes, None, then).t_roof_s
-    unscaled = place(flops, nbytes, None, then.unscaled).t_roof_s
-    if unscaled is not None and (scaled is None or abs(unscaled - stored) < abs(scaled - stored)):
-        return then.unscaled, now.unscaled
-    return then, now
-
-
-def reread_history(
-    frame: pd.DataFrame,
-    work: pd.DataFrame,
-    rereads: Mapping[int, Reread],
-    key: str = "kernel_key",
-) -> pd.DataFrame:
-    """``frame`` (history rows) with the rows of the runs in ``rereads`` on today's roof.
-
-    Requires ``run_id``, ``key``, ``time_s`` and ``percent_of_roof`` in ``frame`` and
-    ``WORK_COLUMNS`` and ``key`` in ``work``; sets ``percent_of_roof``, and ``regime``,
-    ``binding`` and ``peak_flop_time_s`` where ``frame`` has them. A row with no stored work
-    keeps its figures.
-    """
-    if frame.empty or not rereads:
-        return frame
-    rows = np.flatnonzero(frame["run_id"].isin(list(rereads)).to_numpy())
-    if not len(rows):
-        return frame
-    part = pd.DataFrame(
-        {
-            "position": rows,
-            "run_id": frame["run_id"].to_numpy()[rows],
-            key: frame[key].to_numpy()[rows].astype(object),
-            "time_s": frame["time_s"].to_numpy(dtype=float)[rows],
-        }
-    )
-    part = part.merge(work.astype({key: object}), on=["run_id", key], how="inner")
-    columns = [c for c in ("percent_of_roof", *_PLACED_COLUMNS) if c in frame]
-    values = {c: frame[c].to_numpy().copy() for c in columns}
-    for row in part.to_dict("records"):
-        placed = _placed_now(row, rereads[int(row["run_id"])])
-        if placed is None or placed.percent_of_roof is None:
-            continue
-        values["percent_of_roof"][row["position"]] = placed.percent_of_roof
-        for column, value in _PLACED_COLUMNS.items():
-            if column in values:
-                found = getattr(placed, value)
-                values[column][row["position"]] = math.nan if found is None else found
-    out = frame.copy(deep=False)
-    for column, array in values.items():  # a compact frame's strings stay categories
-        categorical = isinstance(frame[column].dtype, pd.CategoricalDtype)
-        out[column] = pd.Categorical(array) if categorical else array
-    return out
-
-
-#: The history columns a re-read sets beside percent of roof, and the ``Placement`` fields.
-_PLACED_COLUMNS = {"regime": "regime", "binding": "binding", "peak_flop_time_s": "peak_flop_time_s"}
-
-
-def _placed_now(row: Mapping[Any, Any], reread: Reread) -> Placement | None:
-    """The kernel of one work row placed on today's roof (None without a time)."""
-    flops, nbytes = _work_of(row)
-    _, now = _roofs_of(reread, flops, nbytes, row["t_roof_s"])
-    time_s = float(row["time_s"])
-    return place(flops, nbytes, time_s, now) if time_s > 0 else None
 
 
 def datasheet_from(roof: Roof, spec: Roof, sm_clocked: bool, memory_clocked: bool) -> Datasheet:

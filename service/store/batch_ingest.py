@@ -2,7 +2,7 @@
 
 The content identity is written from the chunks' skeletons and columns
 (``ids.identity_of_columns``: the same text and hash as the records'), the kernels are
-placed a chunk at a time on arrays (``batch_place``), and the measurement rows are made
+placed a chunk at a time on arrays (``rules.batchplace``), and the measurement rows are made
 from the columns as they are sent: COPY on PostgreSQL, ``executemany`` elsewhere
 (``service.store.bulk``). One transaction, the caller's session, as ``ingest_run``: the
 same content twice writes nothing.
@@ -18,10 +18,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from collectors import KernelChunk, RunColumns, paused_gc
-from rules import Roof, RulesConfig
+from rules import Roof, RulesConfig, place_chunk
 from service.errors import BadInput
 from service.progress import stage
-from service.store.batch_place import place_chunk
 from service.store.bulk import copy_tuples, driver_executemany, refuse_defaulted_gaps
 from service.store.coretables import MEASUREMENTS as _MEASUREMENTS
 from service.store.ids import kernel_ids, write_identity_of_columns

@@ -21,7 +21,6 @@ from column_files import write_gbench, write_ncu
 from collectors import RunColumns, RunRecord, collect, collect_columns
 from rules import Roof, place_run
 from service.store.batch_ingest import ingest_columns
-from service.store.batch_place import RIDGE_TIE
 from service.store.db import session_scope
 from service.store.ids import identity, identity_of_columns
 from service.store.ingest import ingest_run
@@ -142,16 +141,10 @@ def test_failed_ingest_leaves_nothing(engine: sa.Engine, tmp_path: Path) -> None
             assert conn.execute(count).scalar() == 0
 
 
-def test_ridge_tie_is_the_rules_one() -> None:
-    from rules.roofline import RIDGE_TIE as rules_tie
-
-    assert rules_tie == RIDGE_TIE
-
-
 def test_no_work_counted_is_no_regime_as_the_rules_place_it() -> None:
     """A huge run's kernel with 0 FLOPs and 0 bytes was stored compute-bound."""
+    from rules import place_chunk
     from rules.hardware import builtin_catalog
-    from service.store.batch_place import place_chunk
 
     roof = builtin_catalog().lookup("H100-SXM5").roof()
     fp32, dram = np.zeros(2), np.array([0.0, 4096.0])

@@ -1,11 +1,13 @@
 """Roofline placement of a chunk of kernels at once: the figures a measurement row stores.
 
 ``rules.roofline.place`` places one kernel from dictionaries; a huge run read as columns
-(``collectors.batch``) is placed here a chunk at a time, on arrays, with the same arithmetic
-in the same order element by element (IEEE division, multiplication and comparison are
-exact per element, so each figure is the very float ``place`` gives; the one logarithm, of
-the borderline test, is taken by ``math.log`` as ``place`` takes it). A test holds the rows
-of both paths equal on the corpus and on generated runs.
+(``collectors.batch``, ``service.store.batch_ingest``) and the history rows a corrected
+datasheet figure re-reads (``rules.rereadhistory``) are placed here a chunk at a time, on
+arrays, with the same arithmetic in the same order element by element (IEEE division,
+multiplication and comparison are exact per element, so each figure is the very float
+``place`` gives; the one logarithm, of the borderline test, is taken by ``math.log`` as
+``place`` takes it). Tests hold the rows of both paths equal on the corpus and on generated
+runs. Pure numpy; no I/O.
 """
 
 from __future__ import annotations
@@ -17,11 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from rules import Roof
-
-#: ``rules.roofline.RIDGE_TIE`` (not on the rules facade; a test holds them equal): the
-#: relative difference below which T_memory and T_compute count as equal.
-RIDGE_TIE = 1e-9
+from rules.roofline import RIDGE_TIE, Roof
 
 Floats = np.ndarray[Any, np.dtype[Any]]
 
@@ -109,7 +107,7 @@ def _sum(arrays: list[Floats]) -> Floats:
 def _binding(compute: _Side, memory: _Side, memory_wins: Any) -> list[str | None]:
     """``memory.binding if memory_wins else (compute.binding or memory.binding)``."""
     chosen = np.where(memory_wins, memory.binding, compute.binding)
-    fallback = np.where(chosen == None, memory.binding, chosen)  # noqa: E711 - element-wise
+    fallback = np.where(np.equal(chosen, np.array(None, dtype=object)), memory.binding, chosen)
     out: list[str | None] = list(fallback)
     return out
 
