@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
@@ -29,7 +29,8 @@ from service.api.pagerrors import not_found_page, wants_html
 from service.api.verdicts import cached_view, stored_outcome
 from service.config import RoofguardConfig
 from service.digest.build import build_digest
-from service.digest.model import DigestOptions, KernelTarget, targets_from_config
+from service.digest.ignored import without_ignored
+from service.digest.model import DigestOptions, targets_from_config
 from service.digest.storeread import with_acceptances, with_store_facts
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
@@ -324,7 +325,7 @@ def digest_page(
                 config=state.config,
                 run_id=newest,
                 view=variant_view("digest", repo),
-                render=lambda: _digest_page(session, repo, now, targets_from_config(state.config)),
+                render=lambda: _digest_page(session, repo, now, state.config),
                 extra=f"{repo}\x1f{now:%Y-%m-%dT%H}",
             )
         )
@@ -336,21 +337,28 @@ def _digest_page(
     session: SessionDep,
     repo: str | None,
     end: datetime | None = None,
-    targets: Sequence[KernelTarget] = (),
+    config: RoofguardConfig | None = None,
 ) -> str:
     """The digest page of ``repo``'s ``DIGEST_DAYS`` up to ``end`` (none without a repo).
 
-    ``targets``: the config's kernel groups, as ``roofguard digest`` reads them.
+    ``config``: its kernel groups and ignored kernels, as ``roofguard digest`` reads them.
     """
     digest = None
     if repo and end is not None:
         start = end - timedelta(days=DIGEST_DAYS)
-        options = with_acceptances(session, repo, end, DigestOptions())
+        ignored = config.rules.ignore_kernels if config else ()
+        options = with_acceptances(session, repo, end, DigestOptions(ignore_kernels=ignored))
         lookback = start - timedelta(days=options.lookback_days)
         history = nightly_history(session=session, repo=repo, start=lookback, end=end)
+        history = without_ignored(history, options.ignore_kernels)
         history = with_like_for_like(session=session, frame=history, repo=repo, first_held=True)
         digest = build_digest(
-            history, start=start, end=end, repo=repo, targets=targets, options=options
+            history,
+            start=start,
+            end=end,
+            repo=repo,
+            targets=targets_from_config(config) if config else (),
+            options=options,
         )
         digest = with_store_facts(session, digest)
     shared = shared_move_rows(digest, str) if digest is not None else []

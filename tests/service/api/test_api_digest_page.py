@@ -77,3 +77,18 @@ def test_the_page_lists_an_accepted_change_apart_and_kernels_below_their_target(
     assert "fp32 on purpose &lt;for now&gt;" in page, "the reason, escaped"
     assert "tensor_bf16 → fp32" in _table(page, "binding-flips"), "still a binding flip"
     assert "GEMMs" in _table(page, "below-target")
+
+
+def test_the_page_leaves_out_the_kernels_the_config_ignores(make_service, repo) -> None:
+    """``rules.ignore_kernels``: not judged, not listed, on the page as by ``roofguard digest``."""
+    config = RoofguardConfig.model_validate({"rules": {"ignore_kernels": ["BM_plain_0"]}})
+    service = make_service(config)
+    token = service.token(repo)
+    start = datetime.now(UTC) - timedelta(days=9)
+    for run in time_only_runs(repo=repo, start=start):
+        assert service.upload(run, token).status_code in (200, 201)
+    page = service.client.get("/digest", params={"repo": repo}).text
+    headline = re.search(r'<p id="headline"><strong>(.*?)</strong>', page).group(1)
+    assert headline.startswith("0 time regressions, 0 new regressions")
+    assert "BM_plain_0" not in page
+    assert "split into 2: BM_plain_2a, BM_plain_2b" in _table(page, "vanished")
