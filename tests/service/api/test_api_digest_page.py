@@ -27,15 +27,20 @@ def _table(page: str, name: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", found.group(1)))
 
 
-def test_the_page_lists_time_regressions_and_split_kernels_of_benchmarks_timed_alone(
-    service, repo
-) -> None:
+def _timed_alone_page(service, repo: str) -> tuple[str, str]:
+    """The ``/digest`` page after 9 nights of benchmarks timed alone, and its headline."""
     token = service.token(repo)
     start = datetime.now(UTC) - timedelta(days=9)
     for run in time_only_runs(repo=repo, start=start):
         assert service.upload(run, token).status_code in (200, 201)
     page = service.client.get("/digest", params={"repo": repo}).text
-    headline = re.search(r'<p id="headline"><strong>(.*?)</strong>', page).group(1)
+    return page, re.search(r'<p id="headline"><strong>(.*?)</strong>', page).group(1)
+
+
+def test_the_page_lists_time_regressions_and_split_kernels_of_benchmarks_timed_alone(
+    service, repo
+) -> None:
+    page, headline = _timed_alone_page(service, repo)
     assert headline.startswith("1 time regression, 0 new regressions")
     assert "1 vanished or split kernel" in headline
     assert headline.endswith("1 unresolved time regression")
@@ -83,12 +88,7 @@ def test_the_page_leaves_out_the_kernels_the_config_ignores(make_service, repo) 
     """``rules.ignore_kernels``: not judged, not listed, on the page as by ``roofguard digest``."""
     config = RoofguardConfig.model_validate({"rules": {"ignore_kernels": ["BM_plain_0"]}})
     service = make_service(config)
-    token = service.token(repo)
-    start = datetime.now(UTC) - timedelta(days=9)
-    for run in time_only_runs(repo=repo, start=start):
-        assert service.upload(run, token).status_code in (200, 201)
-    page = service.client.get("/digest", params={"repo": repo}).text
-    headline = re.search(r'<p id="headline"><strong>(.*?)</strong>', page).group(1)
+    page, headline = _timed_alone_page(service, repo)
     assert headline.startswith("0 time regressions, 0 new regressions")
     assert "BM_plain_0" not in page
     assert "split into 2: BM_plain_2a, BM_plain_2b" in _table(page, "vanished")
