@@ -12,8 +12,9 @@ Each run keeps its own clocks: a datasheet roof scaled to a report's clocks
 (``rules.clocks``) has every FLOP/s peak and the L1/L2 bandwidths times one SM-clock factor,
 and DRAM bandwidth times one memory-clock factor. A ``ClockedRoof`` stores its datasheet roof
 (``unscaled``) and gives both factors exactly; a plain scaled roof gives them through the
-figures the correction left alone (the factor most of its SM-side figures share; DRAM's, a
-figure of its own, is taken as today's run's: a card's memory clock is its nominal one). A
+figures the correction left alone (the factor most of its SM-side figures share; DRAM, a
+figure of its own, is read at the run's own memory clock unless the configuration sets it,
+then at today's run's: ``_memory_fallback``). A
 device whose datasheet has no boost (memory) clock is never scaled on that side (factor 1).
 
 Only datasheet figures are re-read: a report's or a calibration's roof was measured, and
@@ -161,12 +162,29 @@ def _scaled(roof: Roof, factors: Mapping[str, float]) -> Roof:
     )
 
 
+def _memory_fallback(stored: Roof, sheet: Datasheet, today: Roof) -> dict[str, float]:
+    """The clock factors a scaled roof's lone DRAM figure is read at (see ``_factors``).
+
+    DRAM is one figure: on a card with a nominal memory clock, a run's DRAM bandwidth below
+    today's is a memory clock of its own or a corrected figure, and only the configuration can
+    tell. Where neither roof's DRAM comes from it (``from_config``), the stored figure is the
+    datasheet's at the run's own memory clock: an RTX 4090 run at a 3% lower memory clock read
+    as "dram 0.98 → 1.01 TB/s" and was re-read at today's clock.
+    """
+    fallback = _factors(today, sheet, {})
+    from_config = MEMORY_TIER in (*stored.from_config, *sheet.roof.from_config)
+    then, now = (r.bandwidth_byte_per_s.get(MEMORY_TIER) for r in (stored, sheet.roof))
+    if sheet.memory_clocked and not from_config and then and now:
+        fallback["memory"] = then / now
+    return fallback
+
+
 def _old_sheet(stored: Roof, sheet: Datasheet, today: Roof) -> tuple[Roof, dict[str, float]]:
     """The datasheet roof ``stored`` was scaled from, and its clock factors."""
     if isinstance(stored, ClockedRoof):
         exact = Datasheet(stored.unscaled, sheet.sm_clocked, sheet.memory_clocked)
         return stored.unscaled, _factors(stored, exact, {})
-    factors = _factors(stored, sheet, _factors(today, sheet, {}))
+    factors = _factors(stored, sheet, _memory_fallback(stored, sheet, today))
     unscaled = {"sm": 1 / factors["sm"], "memory": 1 / factors["memory"]}
     return _scaled(stored, unscaled), factors
 

@@ -145,3 +145,34 @@ def test_runs_not_re_read_keep_their_figures() -> None:
     reread = reread_roof(H100.roof(), CORRECTED.roof(), SHEET)
     assert reread is not None
     assert reread_history(frame, _work(4, 1.0), {5: reread})["percent_of_roof"].iloc[0] == 42.0
+
+
+RTX4090 = builtin_catalog().lookup("RTX-4090")
+
+
+def _at_memory_clock(spec, share: float) -> Roof:
+    """``spec``'s roof scaled to a report whose memory clock is ``share`` of the nominal one."""
+    kernel = make_kernel("copy", memory_clock_hz=share * spec.memory_clock_hz)
+    roof, _ = at_report_clocks(spec, make_run(kernels=[kernel]))
+    return roof
+
+
+def test_a_memory_clock_of_its_own_is_no_corrected_figure() -> None:
+    """An RTX 4090 run 3% below its nominal memory clock: no change, nothing re-read."""
+    stored, today = _at_memory_clock(RTX4090, 0.97), _at_memory_clock(RTX4090, 1.0)
+    assert stored.bandwidth_byte_per_s["dram"] < today.bandwidth_byte_per_s["dram"]
+    sheet = Datasheet(RTX4090.roof(), sm_clocked=True, memory_clocked=True)
+    assert reread_roof(stored, today, sheet) is None
+
+
+def test_dram_set_by_the_config_on_a_memory_clocked_card_is_a_change() -> None:
+    corrected = (
+        builtin_catalog()
+        .with_overrides({"RTX-4090": {"bandwidth_byte_per_s": {"dram": 1.2e12}}})
+        .lookup("RTX-4090")
+    )
+    stored, today = _at_memory_clock(RTX4090, 1.0), _at_memory_clock(corrected, 1.0)
+    sheet = Datasheet(corrected.roof(), sm_clocked=True, memory_clocked=True)
+    reread = reread_roof(stored, today, sheet)
+    assert reread is not None and [c.name for c in reread.changes] == ["dram"]
+    assert reread.changes[0].after == pytest.approx(1.2e12)
