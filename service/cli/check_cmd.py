@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from collectors.schema import RunKind, RunRecord
-from rules import Conclusion
+from rules import Conclusion, UnknownDevice
 from service.cli.common import cli_limits, core_session, load_cli_config
 from service.cli.db_cmd import DbOption
 from service.cli.overview import DEVICE_HELP
@@ -24,6 +24,7 @@ from service.cli.verdict_output import (
     write_verdict,
 )
 from service.config import RoofguardConfig
+from service.errors import BadInput
 from service.github.actions import append_verdict_summary, emit_annotations, in_actions
 from service.pipeline.artifacts import artifact_links, write_charts
 from service.pipeline.basechoice import AskedBase
@@ -31,7 +32,7 @@ from service.pipeline.check import CheckOutcome
 from service.pipeline.intake import merge_base, parse_timestamp
 from service.pipeline.request import CheckRequest
 from service.pipeline.reruns import Reruns, collect_with_reruns
-from service.pipeline.roofs import runner_roof
+from service.pipeline.roofs import refuse_unknown_given, runner_roof
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import refuse_unstorable, refuse_unstorable_flags
 
@@ -168,6 +169,14 @@ def check_command(
     return 1 if outcome.verdict.conclusion == Conclusion.FAIL else 0
 
 
+def _refuse_unknown_flag(run: RunRecord, device: str, config: RoofguardConfig) -> None:
+    """Refuse a ``--device`` no roof can judge, naming the flag (``refuse_unknown_given``)."""
+    try:
+        refuse_unknown_given(run, device, config)
+    except UnknownDevice as exc:
+        raise BadInput(f"--device: {exc}") from None
+
+
 def _request(
     files: Sequence[Path],
     reruns: Sequence[Path],
@@ -189,6 +198,8 @@ def _request(
         files, reruns, meta=meta, config=config, max_kernels=limits.max_kernels
     )
     refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
+    if meta.device:  # judged, the error would name the file, which names no device
+        _refuse_unknown_flag(run, meta.device, config)
     for path, rerun in zip(reruns, again, strict=True):
         refuse_unstorable(rerun, where=f"--rerun {path}", limits=limits)
     return CheckRequest(

@@ -211,3 +211,13 @@ def test_a_family_name_the_catalog_takes_as_one_card_is_noted(corpus_dir, tmp_pa
             "device 'H100' is taken as H100-SXM5; the catalog also has H100-PCIe, H100-NVL, "
             "with other peaks and bandwidth: name the card the runner has"
         ]
+
+
+def test_an_unknown_device_flag_for_a_report_naming_none_is_named_as_the_flag(
+    corpus_dir, tmp_path, capsys
+):
+    """It named the report's file, which names no device: the typo is the flag's."""
+    assert check(tmp_path, corpus_dir / GBENCH, "--device", "H1000") == 2
+    err = capsys.readouterr().err
+    assert "roofguard: error: --device: unknown device 'H1000'; closest known: H100-SXM5" in err
+    assert not (tmp_path / "verdict.json").exists()
