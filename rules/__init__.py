@@ -30,7 +30,7 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
 
 from rules.batchplace import place_chunk
 from rules.clocks import ClockedRoof, at_report_clocks
-from rules.config import FailOn, IgnoreEntry, KernelGroup, RulesConfig
+from rules.config import FailOn, IgnoreEntry, KernelGroup, RulesConfig, is_ignored
 from rules.context import RuleContext
 from rules.crossdevice import (
     DeviceBaseline,
@@ -189,6 +189,7 @@ __all__ = [
     "get_rule",
     "held_changes",
     "is_cleared",
+    "is_ignored",
     "keeping",
     "like_for_like_history",
     "new_runner",

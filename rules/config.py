@@ -6,6 +6,7 @@ Nothing here reads files or the environment.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
@@ -126,8 +127,8 @@ class RulesConfig(_Frozen):
         return next((g for g in self.groups if g.matches(key, name, nvtx_range)), None)
 
     def is_ignored_kernel(self, key: str, name: str) -> bool:
-        """Whether the kernel is left out entirely."""
-        return any(fnmatchcase(key, p) or fnmatchcase(name, p) for p in self.ignore_kernels)
+        """Whether the kernel is left out entirely: ``ignore_kernels`` matches its key or name."""
+        return is_ignored(key, self.ignore_kernels) or is_ignored(name, self.ignore_kernels)
 
     def current_key(self, key: str) -> str:
         """The newest name of ``key``, following ``aliases`` (old -> new) transitively."""
@@ -150,3 +151,12 @@ class RulesConfig(_Frozen):
                     found.append(old)
                     frontier.append(old)
         return tuple(found)
+
+
+def is_ignored(key_or_name: str, ignore_kernels: Sequence[str]) -> bool:
+    """Whether one of the ``ignore_kernels`` globs matches a kernel's key or its name.
+
+    The one rule for what ``ignore_kernels`` leaves out: the checks ask it of a kernel's key
+    and name (``RulesConfig.is_ignored_kernel``), the digest of each distinct key and name.
+    """
+    return any(fnmatchcase(key_or_name, pattern) for pattern in ignore_kernels)

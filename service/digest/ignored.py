@@ -9,15 +9,16 @@ thousand kernels).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fnmatch import fnmatchcase
 
 import pandas as pd
+
+from rules import is_ignored
 
 
 def _matching(values: pd.Series, patterns: Sequence[str]) -> list[object]:
     """The distinct ``values`` any of ``patterns`` matches."""
     distinct = values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype) else values
-    return [v for v in pd.unique(distinct) if any(fnmatchcase(str(v), p) for p in patterns)]
+    return [v for v in pd.unique(distinct) if is_ignored(str(v), patterns)]
 
 
 def without_ignored(frame: pd.DataFrame, patterns: Sequence[str]) -> pd.DataFrame:
