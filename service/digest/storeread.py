@@ -26,7 +26,6 @@ from service.digest.model import Digest, DigestOptions
 from service.digest.shared import with_setups
 from service.digest.unmeasured import UnmeasuredDevice
 from service.store.baselines import maintainer_acceptances
-from service.store.devices import run_roofs
 from service.store.digestread import digest_history
 from service.store.likeforlike import as_checked
 from service.store.lookups import last_nights
@@ -55,14 +54,14 @@ def _mixed_series(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
 
 
 def like_for_like_digest(
-    session: StoreSession, frame: pd.DataFrame, read_now: Mapping[int, Roof] | None = None
+    session: StoreSession, frame: pd.DataFrame, roofs: Mapping[int, Roof]
 ) -> pd.DataFrame:
     """The compact ``frame`` (``digest_history(with_ids=True)``) with percent of roof like for like.
 
     The same figures as ``with_like_for_like(first_held=True)`` on the full history: a series
     with one binding keeps every figure, the others go through ``rules.like_for_like_history``
-    whole, against the binding each held first in the window. ``read_now``: the roofs of
-    the runs re-read on their card's newest figures (``service.store.likeforlike.as_checked``).
+    whole, against the binding each held first in the window. ``roofs``: every run's roof,
+    those re-read on their card's newest figures as read now (``as_checked`` read them).
     """
     if frame.empty:
         return frame
@@ -78,8 +77,7 @@ def like_for_like_digest(
     ).reset_index(drop=True)
     work = counters(session, full["kernel_id"].unique(), full["run_id"].unique())
     full = full.merge(work, on=["run_id", "kernel_id"], how="left", validate="one_to_one")
-    roofs = run_roofs(session=session, run_ids=[int(i) for i in full["run_id"].unique()])
-    judged = like_for_like_history(full, {**roofs, **(read_now or {})}, first_held=True)
+    judged = like_for_like_history(full, roofs, first_held=True)
     values = frame["percent_of_roof"].to_numpy(dtype=float).copy()
     values[rows] = judged["percent_of_roof"].to_numpy(dtype=float)
     out = frame.copy(deep=False)
