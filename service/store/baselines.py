@@ -17,7 +17,7 @@ from collectors.schema import RunKind
 from service.store.claims import forget_answers
 from service.store.coretables import BASELINE_ACCEPTANCES as _ACCEPTANCES
 from service.store.coretables import DEVICES as _DEVICES
-from service.store.ids import as_utc, device_id, key_hash, repo_id
+from service.store.ids import as_utc, device_id, insert_skipping_conflicts, key_hash, repo_id
 from service.store.rows import AcceptanceValues
 from service.store.sessions import StoreSession
 
@@ -202,17 +202,8 @@ def _insert_once(session: StoreSession, row: AcceptanceValues) -> int | None:
     Two deliveries of one accept at once each found none before: the unique index decides
     (PostgreSQL makes the second insert wait for the first's commit, then skip it).
     """
-    stmt: Any
-    # Each dialect's module is imported only when used (PostgreSQL's costs a check 40 ms).
-    if session.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects import postgresql
-
-        stmt = postgresql.insert(_ACCEPTANCES).on_conflict_do_nothing()
-    else:
-        from sqlalchemy.dialects import sqlite
-
-        stmt = sqlite.insert(_ACCEPTANCES).on_conflict_do_nothing()
-    found = session.execute(stmt.returning(_ACCEPTANCES.c.id), row).scalar()
+    stmt = insert_skipping_conflicts(session, _ACCEPTANCES).returning(_ACCEPTANCES.c.id)
+    found = session.execute(stmt, row).scalar()
     return None if found is None else int(found)
 
 

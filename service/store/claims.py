@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
 from service.store.coretables import UPLOAD_CLAIMS as _CLAIMS
 from service.store.coretables import utcnow
 from service.store.db import session_scope
+from service.store.ids import insert_skipping_conflicts
 from service.store.sessions import StoreSession
 
 #: Answered claims are kept this long for the retries of their uploads, then forgotten
@@ -83,12 +83,11 @@ def take(engine: Engine, key: str, *, repo: str, owner: str, lease: timedelta) -
 def _insert(
     session: StoreSession, key: str, *, repo: str, owner: str, now: datetime, lease: timedelta
 ) -> bool:
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    stmt = dialect.insert(_CLAIMS).values(
+    stmt = insert_skipping_conflicts(session, _CLAIMS).values(
         upload_key=key, repo=repo, owner=owner, claimed_at=now, lease_until=now + lease
     )
     # RETURNING, not rowcount: through a StoreSession, psycopg's rowcount of this INSERT was -1.
-    claimed = stmt.on_conflict_do_nothing().returning(_CLAIMS.c.upload_key)
+    claimed = stmt.returning(_CLAIMS.c.upload_key)
     return session.execute(claimed).first() is not None
 
 

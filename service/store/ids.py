@@ -228,20 +228,26 @@ def insert_ignore(
     """Insert rows, skipping those that collide with a unique key (safe under concurrency)."""
     if not rows or copy_ignoring_conflicts(session, table, rows):  # COPY: many, PostgreSQL
         return
+    session.execute(insert_skipping_conflicts(session, table), list(rows))
+
+
+def insert_skipping_conflicts(session: StoreSession, table: sa.Table) -> Any:
+    """An INSERT into ``table`` that skips a row colliding with a unique key, in the dialect's SQL.
+
+    ``ON CONFLICT DO NOTHING`` (PostgreSQL, SQLite); ``.returning(...)`` gives no row for one
+    skipped.
+    """
     dialect = session.get_bind().dialect.name
-    stmt: Any
     # Each dialect's module is imported only when used (PostgreSQL's costs a check 40 ms).
     if dialect == "postgresql":
         from sqlalchemy.dialects import postgresql
 
-        stmt = postgresql.insert(table).on_conflict_do_nothing()
-    elif dialect == "sqlite":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    if dialect == "sqlite":
         from sqlalchemy.dialects import sqlite
 
-        stmt = sqlite.insert(table).on_conflict_do_nothing()
-    else:
-        stmt = sa.insert(table).prefix_with("IGNORE") if dialect == "mysql" else sa.insert(table)
-    session.execute(stmt, list(rows))
+        return sqlite.insert(table).on_conflict_do_nothing()
+    return sa.insert(table).prefix_with("IGNORE") if dialect == "mysql" else sa.insert(table)
 
 
 def same_repo(column: sa.ColumnElement[str], repo: str) -> sa.ColumnElement[bool]:
