@@ -8,6 +8,7 @@ one of them forgets.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -77,3 +78,11 @@ def test_the_comparison_sees_a_changed_column():
     changed.c.points.type = sa.Float()
     model = SQLModel.metadata.tables["gate_levels"]
     assert _ddl(changed, DIALECTS["postgresql"]) != _ddl(model, DIALECTS["postgresql"])
+
+
+def test_every_table_is_documented() -> None:
+    """service/README.md's Tables section has a row for each table a store holds."""
+    doc = (Path(__file__).parents[3] / "service" / "README.md").read_text(encoding="utf-8")
+    section = doc[doc.index("### Tables") :]
+    missing = sorted(name for name in METADATA.tables if f"\n| `{name}` |" not in section)
+    assert not missing, f"tables without a row in service/README.md's Tables: {missing}"
