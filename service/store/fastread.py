@@ -5,6 +5,10 @@
 * Other drivers: the DBAPI cursor's plain tuples (no SQLAlchemy ``Row`` per row; pandas
   would probe each Row's attributes, which costs seconds on 180,000 rows).
 
+* PostgreSQL: a long list of values as one array parameter (``one_of``), not one parameter
+  each: psycopg converts a query's placeholders in Python and caches only short queries, so
+  ``IN`` with 2,000 ids cost 9-12 ms of CPU a query against 1.7-1.9 ms.
+
 Only statements whose bound values are integers or plain strings go through COPY (they are
 rendered inline); the statements of ``service.store.history`` qualify.
 """
@@ -22,6 +26,17 @@ from service.store.drivererrors import driver_errors
 
 if TYPE_CHECKING:
     import psycopg
+
+
+def one_of(
+    conn: sa.Connection, column: sa.ColumnElement[Any], values: Sequence[Any]
+) -> sa.ColumnElement[bool]:
+    """``column IN values``: on PostgreSQL ``column = ANY(array)``, one parameter for all."""
+    if conn.dialect.name != "postgresql":
+        return column.in_(values)
+    from sqlalchemy.dialects.postgresql import ARRAY  # imported only where used (40 ms)
+
+    return column == sa.any_(sa.bindparam(None, list(values), type_=ARRAY(column.type)))
 
 
 def raw_rows(conn: sa.Connection, stmt: sa.Executable) -> list[tuple[Any, ...]]:

@@ -28,7 +28,7 @@ from service.store.coretables import KERNELS as _KERNELS
 from service.store.coretables import MEASUREMENTS as _MEAS
 from service.store.coretables import REPOSITORIES as _REPOS
 from service.store.coretables import RUNS as _RUNS
-from service.store.fastread import raw_rows, read_frame
+from service.store.fastread import one_of, raw_rows, read_frame
 from service.store.ids import as_utc, device_id, key_hash, repo_id, same_repo
 from service.store.kernelnames import resolve_kernel_key
 from service.store.sessions import StoreSession
@@ -185,7 +185,7 @@ def _kernels(session: StoreSession, kernel_id_list: Collection[int]) -> pd.DataF
     conn = session.connection()
     for chunk in _chunks(sorted(kernel_id_list)):
         stmt = sa.select(_KERNELS.c.id, _KERNELS.c.key, _KERNELS.c.name)
-        rows.extend(raw_rows(conn, stmt.where(_KERNELS.c.id.in_(chunk))))
+        rows.extend(raw_rows(conn, stmt.where(one_of(conn, _KERNELS.c.id, chunk))))
     return pd.DataFrame(rows, columns=["kernel_id", "kernel_key", "kernel_name"])
 
 
@@ -237,9 +237,11 @@ def _cutoff(
 def _kernel_ids_for(session: StoreSession, rid: int, keys: Collection[str]) -> list[int]:
     hashes = [key_hash(k) for k in keys]
     ids: list[int] = []
+    conn = session.connection()
     for start in range(0, len(hashes), _CHUNK):
+        chunk = hashes[start : start + _CHUNK]
         stmt = sa.select(_KERNELS.c.id).where(
-            _KERNELS.c.repo_id == rid, _KERNELS.c.key_hash.in_(hashes[start : start + _CHUNK])
+            _KERNELS.c.repo_id == rid, one_of(conn, _KERNELS.c.key_hash, chunk)
         )
         ids.extend(int(i) for i in session.execute(stmt).scalars())
     return ids
