@@ -29,6 +29,7 @@ from rules import (
     keeping,
     normalise_name,
     scale,
+    trusted_rows,
 )
 from rules.stats import GateOptions
 from service.compare.cards import Card, CompareView
@@ -117,6 +118,10 @@ def match_device(name: str, known: Sequence[str], catalog: Catalog) -> str | Non
 
 
 def _frame(session: Session, repo: str, device: str, config: RoofguardConfig) -> pd.DataFrame:
+    """The card's trusted rows of the gate's window, as the check's cross-device baseline reads.
+
+    A runner whose preflight failed gives no level: the check would judge no run against it.
+    """
     query = BaselineQuery(
         repo=repo,
         device=device,
@@ -125,7 +130,7 @@ def _frame(session: Session, repo: str, device: str, config: RoofguardConfig) ->
         window=config.baseline.gate_window,
         full_runs=config.baseline.window,
     )
-    return read_baseline(session=session, query=query).frame
+    return trusted_rows(read_baseline(session=session, query=query).frame)
 
 
 def _newest_roof(session: Session, frame: pd.DataFrame) -> Roof:
@@ -250,6 +255,26 @@ def _rows(
     return rows
 
 
+def _refuse_untrusted(session: Session, repo: str, config: RoofguardConfig) -> None:
+    """BadInput when ``repo``'s base-branch runs (on ``config.roof``) are all from failed runners.
+
+    Told that the repository had no run, a user would look for a nightly job that ran.
+    """
+    every = device_runs(
+        session=session,
+        repo=repo,
+        base_branch=config.base_branch,
+        roof_source=config.roof,
+        trusted_only=False,
+    )
+    if every:
+        raise BadInput(
+            f"--repo: none of {repo}'s {sum(d.runs for d in every)} base-branch runs came from "
+            "a runner that passed its health preflight; compare reads the runs a baseline is "
+            "made of (a runner is checked by `roofguard calibrate --check`)"
+        )
+
+
 def _refuse_another_roof(session: Session, repo: str, config: RoofguardConfig) -> None:
     """BadInput when ``repo`` has base-branch runs, none of them on ``config.roof``.
 
@@ -281,6 +306,8 @@ def compare_history(
     stored = device_runs(
         session=session, repo=request.repo, base_branch=config.base_branch, roof_source=config.roof
     )
+    if not stored:
+        _refuse_untrusted(session, request.repo, config)
     if not stored and config.roof is not None:
         _refuse_another_roof(session, request.repo, config)
     devices = resolve_devices(request.devices, stored, catalog, request.repo)

@@ -249,20 +249,34 @@ def _returns(
     return found
 
 
+def trusted_of(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Each row's runner passed its health preflight: the ``trusted`` column, else every row."""
+    if "trusted" not in frame.columns:
+        return np.ones(len(frame), dtype=bool)
+    return ~frame["trusted"].eq(False).to_numpy(dtype=bool)
+
+
 def card_starts(
-    frame: pd.DataFrame, *, start: datetime, end: datetime, window: int = GATE_WINDOW
+    frame: pd.DataFrame,
+    *,
+    start: datetime,
+    end: datetime,
+    window: int = GATE_WINDOW,
+    trusted: npt.NDArray[np.bool_] | None = None,
 ) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]]:
     """Each card whose first placed night, or return (``_returns``), lies in ``[start, end]``.
 
     As positions in ``frame``: the card before's placed rows of its last ``window`` nights
     before the new card's first (the runs a PR check's cross-device baseline reads, the gate's
     window), and the new card's placed rows from then up to ``end``; cards in order of the
-    night they started.
+    night they started. Only ``trusted`` rows count (default ``trusted_of``): as in a check,
+    a runner whose preflight failed neither starts a card nor gives one a level.
     """
     percent = pd.to_numeric(frame["percent_of_roof"], errors="coerce").to_numpy(dtype=float)
     stamps = nanoseconds(frame["timestamp"])
     devices = _device_codes(frame["device"])
     placed = ~np.isnan(percent) & (stamps <= pd.Timestamp(end).value) & (devices >= 0)
+    placed &= trusted_of(frame) if trusted is None else trusted
     begun = _firsts(stamps, devices, placed)
     back = _returns(stamps, devices, placed, pd.Timestamp(start).value)
     found = []

@@ -3,8 +3,9 @@
 The cross-device baseline (``service.pipeline.crossdevice``) and ``roofguard compare``
 (``service.compare``) read another card's base-branch history with
 ``service.store.history.read_baseline``; this module says which cards there are, which one
-ran last, the roof each card's runs were placed on (``runs.roof_json``, as stored) and which
-runner measured each run.
+ran last, the roof each card's runs were placed on (``runs.roof_json``, as stored), which
+runner measured each run, and which runs' runners failed their health preflight: those decide
+no card and give no level anywhere (``rules.trusted_rows``).
 """
 
 from __future__ import annotations
@@ -64,12 +65,13 @@ def device_runs(
     base_branch: str,
     roof_source: str | None = None,
     before: datetime | None = None,
-    trusted_only: bool = False,
+    trusted_only: bool = True,
 ) -> list[DeviceRuns]:
     """The devices with base-branch runs of ``repo`` (placed on ``roof_source``), newest first.
 
     ``before``: only runs up to then (a PR's merge base). ``trusted_only``: only the runs of
-    runners that passed their health preflight (those a baseline is made of).
+    runners that passed their health preflight (those a baseline is made of), by default: a
+    runner whose preflight failed decides no card, for a check, ``compare`` or the digest.
     """
     stmt = _base_runs(repo, base_branch, roof_source)
     if before is not None:
@@ -106,6 +108,18 @@ def run_roofs(*, session: StoreSession, run_ids: Sequence[int]) -> dict[int, Roo
         )
         for run_id, values, device in session.execute(stmt):
             found[int(run_id)] = _roof(dict(values or {}), str(device))
+    return found
+
+
+def untrusted_runs(*, session: StoreSession, run_ids: Sequence[int]) -> set[int]:
+    """The runs of ``run_ids`` whose runner failed its health preflight."""
+    found: set[int] = set()
+    ids = sorted(set(run_ids))
+    for start in range(0, len(ids), _CHUNK):
+        stmt = sa.select(_RUNS.c.id).where(
+            _RUNS.c.id.in_(ids[start : start + _CHUNK]), _RUNS.c.trusted.is_(False)
+        )
+        found |= {int(i) for (i,) in session.execute(stmt)}
     return found
 
 
