@@ -111,7 +111,7 @@ def across_devices(ctx: RuleContext, verdict: Verdict) -> Verdict:
         "ratio the two roofs predict"
     )
     ridge = _ridge_moved(scaled.values(), other.device, ctx.roof.device)
-    update: dict[str, Any] = {"notes": (*verdict.notes, note, *ridge)}
+    update: dict[str, Any] = {"notes": (*verdict.notes, note, *ridge, *other.notes)}
     if _own_runs(ctx) < OWN_RUNS_SETTLED:  # one device per run in the headline
         update |= {
             "baseline": RunBaseline(

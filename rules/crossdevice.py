@@ -325,10 +325,13 @@ class DeviceBaseline:
     Attributes:
         roof: The roof that card's runs were placed on.
         history: Its rows (``rules.frames.HISTORY_COLUMNS``), the gate's window of runs.
+        notes: What was done to its rows before they came here (its runs re-read on that
+            card's roof of today), said in the verdict when a kernel is judged against them.
     """
 
     roof: Roof
     history: pd.DataFrame
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         require_columns(self.history, HISTORY_COLUMNS, "DeviceBaseline.history")

@@ -118,5 +118,7 @@ def device_baseline(
     # card's: a card measured only by a runner without a GPU judges nothing.
     frame = trusted_rows(read_baseline(session=session, query=query).frame)
     other_roof = _newest_roof(session, frame) if not frame.empty else None
-    frame, other_roof = other_card_on_todays_roof(session, frame, other_roof, config)
-    return None if other_roof is None else DeviceBaseline(other_roof, frame)
+    frame, other_roof, note = other_card_on_todays_roof(session, frame, other_roof, config)
+    # Its runs re-read on today's roof are said as the run's own card's are (``roofchange``).
+    notes = (note,) if note else ()
+    return None if other_roof is None else DeviceBaseline(other_roof, frame, notes)

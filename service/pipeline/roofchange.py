@@ -77,17 +77,18 @@ def reread_frame(
 
 def other_card_on_todays_roof(
     session: StoreSession, frame: pd.DataFrame, newest: Roof | None, config: RoofguardConfig
-) -> tuple[pd.DataFrame, Roof | None]:
+) -> tuple[pd.DataFrame, Roof | None, str | None]:
     """Another card's baseline (``crossdevice``) on that card's figures in the configuration.
 
     ``newest``: the roof of ``frame``'s newest run, returned on today's figures at its own
     clocks (the roof the other card's percent of roof is then on, for ``rules.scaling``), with
-    each run of ``frame`` read on it. A card whose figures did not change keeps both.
+    each run of ``frame`` read on it, and the note ``on_todays_roof`` gives its own card's
+    (None: no run re-read). A card whose figures did not change keeps both.
     """
     sheet = datasheet_of(newest, config) if newest is not None and not frame.empty else None
     if newest is None or sheet is None:
-        return frame, newest
+        return frame, newest, None
     own = reread_roof(newest, sheet.roof, sheet)  # today's run of that card, had it run
     today = newest if own is None else own.today
     found = reread_frame(session, frame, today, sheet)
-    return (frame if found is None else found[0]), today
+    return (frame, today, None) if found is None else (found[0], today, found[1])
