@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,6 +36,68 @@ LOG_CONFIG: dict[str, Any] = {
 
 #: Seconds an idle connection is kept open: longer than a 202's Retry-After (5 s).
 KEEP_ALIVE_S = 30
+#: Seconds a request cut short by a forced shutdown is told to wait before it is sent again.
+SHUTDOWN_RETRY_AFTER_S = 5
+
+log = logging.getLogger("roofguard.api")
+
+_Asgi = Any  # an ASGI application; its message types are uvicorn's and starlette's concern
+
+
+class AnswersAtForcedExit:
+    """An ASGI application that answers 503 to a request its server cancels before the answer.
+
+    uvicorn cancels the requests still running only when made to quit at once (a second
+    Ctrl-C, or ``timeout_graceful_shutdown`` exceeded), and answers such a request 500, which
+    a client reads as a crash and does not retry. Nothing of it is half-written: an ingest is
+    one transaction that its check's thread commits whole or not at all, and the same upload
+    again finds that run. So the client is told to come back (``roofguard upload`` retries).
+    """
+
+    def __init__(self, app: _Asgi) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Run the request; a cancellation before the answer started is answered 503."""
+        started = False
+
+        async def sending(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except asyncio.CancelledError:
+            if scope["type"] != "http" or started:
+                raise
+            log.warning("%s %s cut short by a forced shutdown: answered 503", *_request(scope))
+            await send(_unavailable_start())
+            await send({"type": "http.response.body", "body": _UNAVAILABLE_BODY})
+
+
+def _request(scope: Any) -> tuple[str, str]:
+    return scope.get("method", ""), scope.get("path", "")
+
+
+_UNAVAILABLE_BODY = b'{"detail":"the service is shutting down; send the request again"}'
+
+
+def _unavailable_start() -> dict[str, Any]:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(_UNAVAILABLE_BODY)).encode()),
+        (b"retry-after", str(SHUTDOWN_RETRY_AFTER_S).encode()),
+        (b"connection", b"close"),
+    ]
+    return {"type": "http.response.start", "status": 503, "headers": headers}
+
+
+def served_app() -> AnswersAtForcedExit:
+    """The application from the environment, answering 503 at a forced exit (uvicorn's factory)."""
+    from service.api.app import app_from_environment
+
+    return AnswersAtForcedExit(app_from_environment())
 
 
 def _is_sqlite(url: str | None) -> bool:
@@ -51,7 +115,7 @@ def serve_command(
     # Imported here: only this command needs the server, and the CLI starts faster without.
     import uvicorn
 
-    from service.api.app import CONFIG_ENV, app_from_environment
+    from service.api.app import CONFIG_ENV
 
     # Worker processes build their own application from the environment (uvicorn's factory),
     # so the command line's choices travel there too.
@@ -61,7 +125,7 @@ def serve_command(
         raise BadInput("--workers: several processes need PostgreSQL (SQLite has one writer)")
     if config:
         os.environ[CONFIG_ENV] = str(config.resolve())
-    target: Any = "service.api.app:app_from_environment" if workers > 1 else app_from_environment
+    target: Any = "service.cli.serve_cmd:served_app" if workers > 1 else served_app
     uvicorn.run(
         target,
         factory=True,
