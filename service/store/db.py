@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 #: The newest migration shipped (``service/store/migrations/versions``; a test holds it to
 #: Alembic's head). Written out so that opening a store does not import Alembic and parse
 #: every migration script: that was a tenth of a ``roofguard check`` process's start-up.
-HEAD_REVISION = "0016"
+HEAD_REVISION = "0017"
 
 #: The default store, relative to the working directory.
 DEFAULT_SQLITE_PATH = Path(".roofguard") / "history.db"

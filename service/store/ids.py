@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -68,11 +67,12 @@ def stored_record(run: RunRecord) -> RunRecord:
 def identity(run: RunRecord) -> tuple[str, str]:
     """The canonical JSON of ``stored_record(run)`` and the run's content hash.
 
-    The hash is the sha256 of that JSON without the timestamp and the file names, with the
-    repository in lower case: a run is its measurements, repository, commit, branch, kind
-    and device, not when, where or under what name its files were read, nor how its
-    repository's name was spelt. So a CI job run again, an upload retried, or the same
-    file given by another path or as a copy stores one run (DESIGN.md: ingest is idempotent).
+    The hash leaves out the timestamp and the file names, takes the repository in lower case
+    and the kernels in no order: a run is its measurements, repository, commit, branch, kind
+    and device, not when, where or under what name its files were read, in which order its
+    kernels were listed, nor how its repository's name was spelt. So a CI job run again, an
+    upload retried, a report exported again, or the same file given by another path or as a
+    copy stores one run (DESIGN.md: ingest is idempotent). The text keeps the kernels' order.
     """
     pieces: list[str] = []
     digest = write_identity(run, pieces.append)
@@ -90,17 +90,19 @@ def write_identity(run: RunRecord, write: Callable[[str], None]) -> str:
     names = _FileNames()
     frame = _Frame.of(run, names)
     write(frame.record_head + "[")
-    digest = hashlib.sha256(f"{frame.hash_head}[".encode())
+    digests = _KernelDigests()
     for start in range(0, len(run.kernels), _CHUNK):
         kernels = _kernel_list().dump_python(list(run.kernels[start : start + _CHUNK]), mode="json")
-        sources = [k["source"] for k in kernels if k.get("source")]
-        comma = "," if start else ""
-        for source in sources:
-            source["path"] = names(source["path"])
-        text = _dumps(kernels)[1:-1]
-        write(comma + text)
-        digest.update((comma + _without_paths(text, sources, kernels)).encode())
-    return frame.closed(write, digest)
+        texts = []
+        for kernel in kernels:
+            source = kernel.get("source")
+            if source:
+                source["path"] = names(source["path"])
+            text = _dumps(kernel)
+            texts.append(text)
+            digests.add(_without_path(text, kernel) if source else text)
+        write(("," if start else "") + ",".join(texts))
+    return frame.closed(write, digests)
 
 
 def identity_of_columns(columns: RunColumns) -> tuple[str, str]:
@@ -119,16 +121,37 @@ def write_identity_of_columns(columns: RunColumns, write: Callable[[str], None])
     names = _FileNames()
     frame = _Frame.of(columns.head, names)
     write(frame.record_head + "[")
-    digest = hashlib.sha256(f"{frame.hash_head}[".encode())
+    digests = _KernelDigests()
     comma = ""
     for chunk in columns.chunks:
         path = chunk.shape.skeleton.get("source") or {}
         shown = names(path["path"]) if path.get("path") else ""
-        text, hashed = chunk.joined(shown, "") if shown else chunk.joined("") * 2
-        write(comma + text)
-        digest.update((comma + hashed).encode())
+        hashed = list(chunk.texts(""))
+        for text in hashed:
+            digests.add(text)
+        write(comma + (chunk.joined(shown)[0] if shown else ",".join(hashed)))
         comma = ","
-    return frame.closed(write, digest)
+    return frame.closed(write, digests)
+
+
+class _KernelDigests:
+    """The sha256 of each kernel's hashed JSON: the run's hash takes them sorted, in no order.
+
+    A report exported again, or a JSON upload, may list the same kernels in another order;
+    each kernel's figures are still in its own digest. 32 bytes a kernel are held, not its text.
+    """
+
+    def __init__(self) -> None:
+        self._digests: list[bytes] = []
+
+    def add(self, text: str) -> None:
+        """Take one kernel's JSON (its source's file name blanked)."""
+        self._digests.append(hashlib.sha256(text.encode()).digest())
+
+    def joined(self) -> bytes:
+        """The digests sorted and joined: what the run's hash takes between its brackets."""
+        self._digests.sort()
+        return b"".join(self._digests)
 
 
 @dataclass(frozen=True)
@@ -156,32 +179,26 @@ class _Frame:
         hash_head, hash_tail = _dumps(top).split(_dumps(marker))
         return cls(record_head, record_tail, hash_head, hash_tail)
 
-    def closed(self, write: Callable[[str], None], digest: Any) -> str:
+    def closed(self, write: Callable[[str], None], digests: _KernelDigests) -> str:
         """The hash's hex digest, the kernels and then the record's tail written."""
         write(f"]{self.record_tail}")
+        digest = hashlib.sha256(f"{self.hash_head}[".encode())
+        digest.update(digests.joined())
         digest.update(f"]{self.hash_tail}".encode())
-        hexdigest: str = digest.hexdigest()
-        return hexdigest
+        return digest.hexdigest()
 
 
-def _without_paths(text: str, sources: list[dict[str, Any]], kernels: list[Any]) -> str:
-    """``text`` (the JSON of ``kernels``) with the file names of their ``sources`` blanked.
+def _without_path(text: str, kernel: dict[str, Any]) -> str:
+    """``text`` (the JSON of ``kernel``) with the file name of its source blanked.
 
-    Each ``"path":"NAME"`` is replaced in the text when it occurs exactly as often as the
-    sources name NAME, so no other ``path`` (a parameter's, say) can be touched; otherwise the
-    kernels are written again with the paths blanked.
+    ``"path":"NAME"`` is replaced in the text when it occurs once, so no other ``path`` (a
+    parameter's, say) can be touched; otherwise the kernel is written again with it blanked.
     """
-    counts = Counter(source["path"] for source in sources)
-    for name, count in counts.items():
-        field = f'"path":{_dumps(name)}'
-        if name and text.count(field) != count:
-            for source in sources:
-                source["path"] = ""
-            return _dumps(kernels)[1:-1]
-    for name in counts:
-        if name:
-            text = text.replace(f'"path":{_dumps(name)}', '"path":""')
-    return text
+    field = f'"path":{_dumps(kernel["source"]["path"])}'
+    if text.count(field) == 1:
+        return text.replace(field, '"path":""')
+    kernel["source"]["path"] = ""
+    return _dumps(kernel)
 
 
 #: Kernels serialised at a time by ``identity``.

@@ -34,7 +34,7 @@ def test_pending_migrations_name_each_step_oldest_first(tmp_path):
     engine = make_engine(f"sqlite:///{tmp_path / 'new.db'}")
     pending = pending_migrations(engine)
     assert pending[0] == "0001: initial history store"
-    assert [label.split(":")[0] for label in pending] == [f"{n:04d}" for n in range(1, 17)]
+    assert [label.split(":")[0] for label in pending] == [f"{n:04d}" for n in range(1, 18)]
     migrate(engine)
     assert pending_migrations(engine) == []
 

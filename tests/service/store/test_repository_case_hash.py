@@ -7,6 +7,9 @@ newer of two that are then twins.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import sqlalchemy as sa
 from factories import make_run
 
@@ -29,6 +32,14 @@ def _rows(url: str, query: str) -> list[tuple[object, ...]]:
     return rows
 
 
+def _ordered_hash(record: str) -> str:
+    """The hash before migration 0017 (kernels in their order), of a run with no sources."""
+    data = json.loads(record)
+    data.pop("timestamp")
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def test_one_run_whatever_the_case_of_its_repository(tmp_path, capsys) -> None:
     url = f"sqlite:///{tmp_path / 'h.db'}"
     report = tmp_path / "r.json"
@@ -48,6 +59,8 @@ def test_the_upgrade_drops_the_newer_of_two_runs_that_differ_in_case_only(tmp_pa
     _rows(url, "UPDATE runs SET content_hash = 'spelt' WHERE id = 1")
     assert _ingest(report, url, "idem/cli") == 0
     assert _rows(url, "SELECT id FROM runs ORDER BY id") == [(1,), (2,)]
+    ((record,),) = _rows(url, "SELECT record_json FROM runs WHERE id = 2")
+    _rows(url, f"UPDATE runs SET content_hash = '{_ordered_hash(str(record))}' WHERE id = 2")
     _rows(url, "UPDATE alembic_version SET version_num = '0006'")
     for table in ("run_columns", "upload_claims", "ingest_inputs"):  # made after 0007
         _rows(url, f"DROP TABLE {table}")

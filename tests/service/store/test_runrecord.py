@@ -117,7 +117,7 @@ def test_the_migration_writes_records_back_as_text_and_goes_up_again(
     assert texts == [identity(big)[0], identity(small)[0]]
     with engine.begin() as conn:
         command.upgrade(alembic_config(conn), "head")
-    assert current_revision(engine) == HEAD_REVISION == "0016"
+    assert current_revision(engine) == HEAD_REVISION == "0017"
     assert [_row(engine, run_id)[1] for run_id in ids] == [None, None]  # old rows: text
     assert [_read(engine, run_id) for run_id in ids] == before
 
