@@ -50,7 +50,7 @@ class ClockedRoof(Roof):
     trace's, beside an ncu report) ran at clocks nobody knows, and are placed on ``unscaled``,
     as in a run of their report alone (``kernel_roof``). Whatever reads their work on a roof
     takes the kernel's own: ``Placement.roof`` for a placed kernel, and for a stored row,
-    which records no clock, the one its figures fit (``rules.scaling.placed_roof``).
+    which records no clock, the one its figures fit (``rules.placedroof``).
 
     Attributes:
         unscaled: The datasheet roof as it is.

@@ -20,6 +20,7 @@ import pandas as pd
 
 from rules.devicerows import DeviceRows, float_column, usual_label
 from rules.frames import HISTORY_COLUMNS, require_columns
+from rules.placedroof import placed_roof
 from rules.roofline import Roof
 from rules.scaling import (
     CROSS_DEVICE_TOLERANCE,
@@ -27,7 +28,6 @@ from rules.scaling import (
     MissingResource,
     Prediction,
     Work,
-    placed_roof,
     predict,
 )
 from rules.stats import GateOptions, Level, conservative_median, current_levels
@@ -72,7 +72,7 @@ class DeviceLevel:
         return self.percent * self.time_s / 100.0
 
     def roof_on(self, roof: Roof) -> Roof:
-        """The roof its percent is of, of its card's ``roof`` (``rules.scaling.placed_roof``).
+        """The roof its percent is of, of its card's ``roof`` (``rules.placedroof.placed_roof``).
 
         A run whose reports partly record clocks placed the others on the datasheet roof as
         it is (``rules.clocks.ClockedRoof``): their work's roof time there is another.

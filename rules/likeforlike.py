@@ -13,7 +13,7 @@ tie goes to the earlier one). It is recomputed from the stored counters with the
 * a tier ``t``: ``100 * (B_t / W_t) / T``,
 
 each on the roof that run placed the kernel on (of a run whose reports partly record clocks,
-the one its stored figures fit: ``rules.scaling.placed_roof``), ``T`` the run's time, and the
+the one its stored figures fit: ``rules.placedroof``), ``T`` the run's time, and the
 work (``F``, ``B``) that of the nearest run of the series bound by the reference: a run off it
 did other work there (a fused night moved 1/200 of the dram bytes), and time, the ground
 truth, then says which way it went.
@@ -35,8 +35,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules.clocks import ClockedRoof
+from rules.placedroof import StoredRows, on_datasheet
 from rules.roofline import Roof
-from rules.scaling import TIERS, Work, placed_roof
+from rules.scaling import TIERS
 
 FloatArray = npt.NDArray[np.float64]
 ObjectArray = npt.NDArray[np.object_]
@@ -134,35 +135,44 @@ def _kernel_rates(
     """``rates`` with each of ``rows`` of a run on a ``ClockedRoof`` read on its kernel's roof.
 
     Such a run placed the kernels that record no clock on the datasheet roof as it is; its
-    stored rows say which only through their figures (``rules.scaling.placed_roof``). Row by
-    row, for the few rows recomputed only.
+    stored rows say which only through their figures (``rules.placedroof``), asked of each
+    run's rows at once.
     """
     clocked = {run for run, roof in roofs.items() if isinstance(roof, ClockedRoof)}
-    if not clocked:
+    picked = rows[frame["run_id"].iloc[rows].isin(clocked).to_numpy(dtype=bool)]
+    if not len(picked):
         return rates
     fixed = rates.copy()
-    for row in rows[frame["run_id"].iloc[rows].isin(clocked).to_numpy(dtype=bool)]:
-        values = frame.iloc[int(row)]
-        roof = placed_roof(roofs[values["run_id"]], *_stored_work(values))
-        fixed[row] = _rate(roof, str(values[REFERENCE_COLUMN]))[0]
+    part = frame.iloc[picked]
+    stored, run_ids = _stored_rows(part), part["run_id"].to_numpy()
+    references = part[REFERENCE_COLUMN].to_numpy(dtype=object)
+    for run_id in pd.unique(run_ids):
+        roof, at = roofs[run_id], run_ids == run_id
+        assert isinstance(roof, ClockedRoof)
+        sheet = on_datasheet(roof, stored.subset(at))
+        for row, unscaled, reference in zip(picked[at], sheet, references[at], strict=True):
+            fixed[row] = _rate(roof.unscaled if unscaled else roof, str(reference))[0]
     return fixed
 
 
-def _stored_work(row: pd.Series) -> tuple[Work, float | None]:
-    """A history row's work and ``T_roof`` (``percent · time / 100``), as ``placed_roof`` reads."""
+def _stored_rows(part: pd.DataFrame) -> StoredRows:
+    """History rows' work and ``T_roof`` (``percent · time / 100``), as ``on_datasheet`` reads."""
 
-    def known(column: str) -> float | None:
-        try:
-            value = float(row.get(column, math.nan))
-        except (TypeError, ValueError):  # None, or a stored outlier that is no number
-            return None
-        return value if math.isfinite(value) and value > 0 else None
+    def known(column: str) -> FloatArray:
+        """A column's positive numbers; NaN for the rest (None, outliers, a missing column)."""
+        if column not in part:
+            return np.full(len(part), math.nan)
+        values = pd.to_numeric(part[column], errors="coerce").to_numpy(dtype=float)
+        return np.where(np.isfinite(values) & (values > 0), values, math.nan)
 
-    nbytes = {t: b for t in TIERS if (b := known(f"bytes_{t}")) is not None}
-    binding = row["binding"] if isinstance(row["binding"], str) else None
-    work = Work(known("total_flops"), nbytes, known("peak_flop_time_s"), binding)
-    percent, time_s = known(OWN_COLUMN), known("time_s")
-    return work, (percent * time_s / 100.0 if percent and time_s else None)
+    t_roof = known(OWN_COLUMN) * known("time_s") / 100.0
+    return StoredRows(
+        known("total_flops"),
+        {t: known(f"bytes_{t}") for t in TIERS},
+        known("peak_flop_time_s"),
+        part["binding"].to_numpy(dtype=object),
+        t_roof,
+    )
 
 
 def _rate(roof: Roof | None, reference: str) -> tuple[float, str]:

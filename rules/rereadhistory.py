@@ -24,11 +24,23 @@ import pandas as pd
 
 from rules.batchplace import Floats, place_chunk
 from rules.clocks import ClockedRoof
+from rules.placedroof import StoredRows, on_datasheet
 from rules.roofchange import Reread
 from rules.roofline import DEFAULT_BORDERLINE_BAND, Roof, place
 
-#: The columns ``reread_history`` reads of the stored work, beside the row's key.
-WORK_COLUMNS = ("run_id", "flops", "bytes_dram", "bytes_l2", "bytes_l1", "t_roof_s")
+#: The columns ``reread_history`` reads of the stored work, beside the row's key: the work to
+#: place again, and the figures that tell which of a ``ClockedRoof``'s roofs it was placed on.
+WORK_COLUMNS = (
+    "run_id",
+    "flops",
+    "bytes_dram",
+    "bytes_l2",
+    "bytes_l1",
+    "total_flops",
+    "peak_flop_time_s",
+    "binding",
+    "t_roof_s",
+)
 #: The tiers of the stored work, in the order ``place`` is given them.
 TIERS = ("dram", "l2", "l1")
 #: The history columns a re-read sets beside percent of roof, and the placement's fields.
@@ -40,13 +52,17 @@ MIN_CHUNK = 16
 
 @dataclass(frozen=True)
 class _Chunk:
-    """Rows of one run and one shape: where they go in the frame, their work and time."""
+    """Rows of one run and one shape: where they go in the frame, their work and time.
+
+    And the figures stored with them (``rules.placedroof.StoredRows``), which tell which of a
+    ``ClockedRoof``'s roofs each was placed on.
+    """
 
     positions: npt.NDArray[np.int64]
     flops: dict[str, Floats]
     nbytes: dict[str, Floats]
     seconds: Floats
-    t_roof: Floats
+    stored: StoredRows
 
     def rows(self) -> Iterator[tuple[dict[str, float], dict[str, float], float | None]]:
         """Each row's FLOPs, bytes (as ``place`` takes them) and time (None: not positive)."""
@@ -61,7 +77,7 @@ class _Chunk:
             {p: a[rows] for p, a in self.flops.items()},
             {t: a[rows] for t, a in self.nbytes.items()},
             self.seconds[rows],
-            self.t_roof[rows],
+            self.stored.subset(rows),
         )
 
 
@@ -71,13 +87,12 @@ def _positive(seconds: float) -> float | None:
 
 @dataclass(frozen=True)
 class _Figures:
-    """What a re-read sets of a chunk's rows, and their roof time (NaN and None: unknown)."""
+    """What a re-read sets of a chunk's rows (NaN and None: unknown)."""
 
     percent_of_roof: Floats
     regime: list[str | None]
     binding: list[str | None]
     peak_flop_time_s: Floats
-    t_roof_s: Floats
 
 
 def _place(chunk: _Chunk, roof: Roof) -> _Figures:
@@ -91,7 +106,6 @@ def _place(chunk: _Chunk, roof: Roof) -> _Figures:
             found.regime,
             found.binding,
             found.peak_flop_time_s,
-            found.t_roof_s,
         )
     placed = [place(flops, nbytes, seconds, roof) for flops, nbytes, seconds in chunk.rows()]
     return _Figures(
@@ -99,7 +113,6 @@ def _place(chunk: _Chunk, roof: Roof) -> _Figures:
         [p.regime for p in placed],
         [p.binding for p in placed],
         _nan_for_none([p.peak_flop_time_s for p in placed]),
-        _nan_for_none([p.t_roof_s for p in placed]),
     )
 
 
@@ -175,7 +188,7 @@ def _chunks(part: pd.DataFrame) -> Iterator[tuple[int, _Chunk]]:
         names = tuple(counted) if isinstance(counted, Mapping) else ()
         shapes.setdefault((int(run_id), names, known), []).append(row)
     positions, seconds = part["position"].to_numpy(), part["time_s"].to_numpy(dtype=float)
-    t_roof = _floats(part["t_roof_s"])
+    stored = _stored(part, nbytes)
     for (run_id, names, known), members in shapes.items():
         at = np.asarray(members)
         yield (
@@ -185,35 +198,36 @@ def _chunks(part: pd.DataFrame) -> Iterator[tuple[int, _Chunk]]:
                 {str(p): np.array([float(flops[i][p]) for i in members]) for p in names},
                 {t: nbytes[t][at] for i, t in enumerate(TIERS) if known >> i & 1},
                 seconds[at],
-                t_roof[at],
+                stored.subset(at),
             ),
         )
+
+
+def _stored(part: pd.DataFrame, nbytes: dict[str, Floats]) -> StoredRows:
+    """``part``'s rows' figures as stored, ``nbytes`` their bytes by tier (NaN: unknown)."""
+    return StoredRows(
+        _floats(part["total_flops"]),
+        nbytes,
+        _floats(part["peak_flop_time_s"]),
+        part["binding"].to_numpy(dtype=object),
+        _floats(part["t_roof_s"]),
+    )
 
 
 def _on_roofs(chunk: _Chunk, reread: Reread) -> Iterator[tuple[_Chunk, Roof]]:
     """``chunk``'s rows and the roof each is placed on now.
 
     A ``ClockedRoof``'s kernels that recorded no clock were placed on its datasheet roof:
-    those whose roof time there is the nearer to the stored ``t_roof_s``.
+    those whose stored figures fit it (``rules.placedroof``, as for one row).
     """
     then, now = reread.stored, reread.today
     if not isinstance(then, ClockedRoof) or not isinstance(now, ClockedRoof):
         yield chunk, now
         return
-    on_sheet = _on_datasheet(chunk, then)
+    on_sheet = on_datasheet(then, chunk.stored)
     for rows, roof in ((~on_sheet, now), (on_sheet, now.unscaled)):
         if rows.any():
             yield chunk.subset(rows), roof
-
-
-def _on_datasheet(chunk: _Chunk, then: ClockedRoof) -> npt.NDArray[np.bool_]:
-    """Rows whose stored roof time is ``then``'s datasheet roof's rather than its scaled one's."""
-    scaled, unscaled = _place(chunk, then).t_roof_s, _place(chunk, then.unscaled).t_roof_s
-    stored = chunk.t_roof
-    with np.errstate(invalid="ignore"):  # NaN: no roof time, never the nearer
-        nearer = np.abs(unscaled - stored) < np.abs(scaled - stored)
-    found: npt.NDArray[np.bool_] = ~np.isnan(unscaled) & (np.isnan(scaled) | nearer)
-    return found
 
 
 def _write(

@@ -33,7 +33,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rules.clocks import ClockedRoof
 from rules.errors import RuleError
 from rules.roofline import Placement, Roof, precision_of_peak, work_at
 from rules.stats.constants import SETTLED
@@ -185,37 +184,3 @@ def predict(work: Work, source: Roof, target: Roof) -> Prediction | None:
         return None
     first, second = max(before, key=before.__getitem__), max(after, key=after.__getitem__)
     return Prediction(before[first], after[second], first, second)
-
-
-def _roof_time(work: Work, roof: Roof) -> float | None:
-    """``work``'s ``T_roof`` on ``roof``, all its FLOPs at its precision (None: nothing placed)."""
-    tiers = {t for t, v in roof.bandwidth_byte_per_s.items() if v > 0}
-    terms = _terms(work, work.precision(roof), roof, tiers)
-    return max(terms.values()) if terms else None
-
-
-def placed_roof(roof: Roof, work: Work, t_roof_s: float | None) -> Roof:
-    """The roof stored ``work`` was placed on: of a ``ClockedRoof``'s two, the one it fits.
-
-    A stored row does not say whether its kernel recorded a clock (``rules.clocks``), but its
-    figures were computed on its roof: its ``T_roof`` (``percent · time / 100``) and its
-    effective peak (``flops / peak_flop_time_s``, a peak of that roof for one precision). The
-    roof that reproduces them nearest is its own; where both do alike (the clocks moved no
-    resource its figures show), the scaled one.
-    """
-    if not isinstance(roof, ClockedRoof):
-        return roof
-    return min((roof, roof.unscaled), key=lambda candidate: _misfit(work, t_roof_s, candidate))
-
-
-def _misfit(work: Work, t_roof_s: float | None, roof: Roof) -> float:
-    """How far ``work``'s stored figures are from the ones ``roof`` gives it (0: exactly)."""
-    misfit = 0.0
-    estimate = _roof_time(work, roof)
-    if estimate and t_roof_s and t_roof_s > 0:
-        misfit += abs(math.log(estimate / t_roof_s))
-    peaks = [p for p in roof.peak_flop_per_s.values() if p > 0]
-    effective = work.flops / work.peak_flop_time_s if work.flops and work.peak_flop_time_s else 0
-    if peaks and math.isfinite(effective) and effective > 0:
-        misfit += min(abs(math.log(p / effective)) for p in peaks)
-    return misfit

@@ -3,7 +3,8 @@
 ``rules.reread_history`` placed each affected history row with ``rules.place`` (about 28 µs a
 row) until it placed them a chunk of one shape at a time (``rules.batchplace``). This is that
 row-by-row path, kept for the equality test (tests/rules/test_reread_batch.py) and the
-benchmark beside it (tests/bench/bench_reread.py).
+benchmark beside it (tests/bench/bench_reread.py). A ``ClockedRoof`` run's row is on the roof
+``rules.placedroof.placed_roof`` gives its stored figures, one row at a time.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from rules import (
     place,
     reread_roof,
 )
+from rules.placedroof import placed_roof
+from rules.scaling import Work
 
 #: The history columns a re-read sets beside percent of roof, and the ``Placement`` fields.
 PLACED_COLUMNS = {"regime": "regime", "binding": "binding", "peak_flop_time_s": "peak_flop_time_s"}
@@ -41,23 +44,23 @@ def _work_of(row: Mapping[Any, Any]) -> tuple[dict[str, float], dict[str, float]
     return {str(p): float(v) for p, v in flops.items()}, nbytes
 
 
-def _roofs_of(
-    reread: Reread, flops: Mapping[str, float], nbytes: Mapping[str, float], t_roof: object
-) -> tuple[Roof, Roof]:
+def _known(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def _now(reread: Reread, row: Mapping[Any, Any], nbytes: Mapping[str, float]) -> Roof:
+    """The roof ``row`` is placed on now: of a ``ClockedRoof``, the one its figures fit."""
     then, now = reread.stored, reread.today
     if not isinstance(then, ClockedRoof) or not isinstance(now, ClockedRoof):
-        return then, now
-    stored = float(t_roof) if isinstance(t_roof, (int, float)) else math.nan
-    scaled = place(flops, nbytes, None, then).t_roof_s
-    unscaled = place(flops, nbytes, None, then.unscaled).t_roof_s
-    if unscaled is not None and (scaled is None or abs(unscaled - stored) < abs(scaled - stored)):
-        return then.unscaled, now.unscaled
-    return then, now
+        return now
+    binding = row["binding"] if isinstance(row["binding"], str) else None
+    work = Work(_known(row["total_flops"]), nbytes, _known(row["peak_flop_time_s"]), binding)
+    return now.unscaled if placed_roof(then, work, _known(row["t_roof_s"])) is not then else now
 
 
 def _placed_now(row: Mapping[Any, Any], reread: Reread) -> Placement | None:
     flops, nbytes = _work_of(row)
-    _, now = _roofs_of(reread, flops, nbytes, row["t_roof_s"])
+    now = _now(reread, row, nbytes)
     time_s = float(row["time_s"])
     return place(flops, nbytes, time_s, now) if time_s > 0 else None
 
@@ -101,6 +104,8 @@ def reread_rows(
     return out
 
 
+#: What a stored row keeps of its placement beside its work (``rules.reread_history`` reads it).
+STORED = ("total_flops", "peak_flop_time_s", "binding", "t_roof_s")
 #: Precisions a generated kernel counts (``tensor_int4``: no H100 peak, a missing resource).
 PRECISIONS = ("tensor_bf16", "fp32", "fp16", "tensor_fp8", "fp64", "tensor_int4")
 
@@ -158,11 +163,11 @@ def _kernels(
         t: _bytes(rng, kernels, m) for t, m in zip(("dram", "l2", "l1"), missing, strict=True)
     }
     then = reread.stored
-    t_roof = []
+    placed = []
     for i, work in enumerate(flops):
         on = then.unscaled if isinstance(then, ClockedRoof) and rng.random() < 0.5 else then
         known = {t: float(b[i]) for t, b in nbytes.items() if b[i] is not None and b[i] == b[i]}
-        t_roof.append(place(work or {}, known, None, on).t_roof_s)
+        placed.append(place(work or {}, known, None, on))
     times = 10 ** rng.uniform(-6, -2, kernels)
     if varied:
         times[rng.random(kernels) < 0.03] = 0.0
@@ -179,8 +184,9 @@ def _kernels(
         }
     )
     work = pd.DataFrame(
-        {"run_id": run_id, "kernel_key": keys, "flops": flops, "t_roof_s": t_roof}
+        {"run_id": run_id, "kernel_key": keys, "flops": flops}
         | {f"bytes_{t}": b for t, b in nbytes.items()}
+        | {field: [getattr(p, field) for p in placed] for field in STORED}
     )
     return frame, work.sample(frac=0.97, random_state=run_id)  # some rows have no work
 

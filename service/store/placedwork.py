@@ -1,8 +1,9 @@
 """The work each kernel of some runs was placed with: what a roof change re-reads them from.
 
 ``rules.reread_history`` places a run's kernels again on today's datasheet figures from the
-work they were stored with (FLOPs by precision, bytes by tier) and the roof time they had,
-which tells a ``ClockedRoof``'s kernels placed on its datasheet roof from the others. Read
+work they were stored with (FLOPs by precision, bytes by tier), and tells a ``ClockedRoof``'s
+kernels placed on its datasheet roof from the others by the figures they were placed with
+(``rules.placedroof``: total FLOPs, peak FLOP time, binding and roof time). Read
 only for the runs whose roof changed: the history's frames carry the FLOPs summed.
 """
 
@@ -27,6 +28,9 @@ PLACED_WORK_COLUMNS = (
     "bytes_dram",
     "bytes_l2",
     "bytes_l1",
+    "total_flops",
+    "peak_flop_time_s",
+    "binding",
     "t_roof_s",
 )
 _CHUNK = 500
@@ -47,6 +51,9 @@ def placed_work(*, session: StoreSession, run_ids: Sequence[int]) -> pd.DataFram
                 m.bytes_dram,
                 m.bytes_l2,
                 m.bytes_l1,
+                m.total_flops,
+                m.peak_flop_time_s,
+                m.binding,
                 m.t_roof_s,
             )
             .join(_KERNELS, _KERNELS.c.id == m.kernel_id)

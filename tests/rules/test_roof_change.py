@@ -99,6 +99,9 @@ def _work(run_id: int, t_roof_s: float) -> pd.DataFrame:
             "bytes_dram": [4e9],
             "bytes_l2": [float("nan")],
             "bytes_l1": [None],
+            "total_flops": [2e10],
+            "peak_flop_time_s": [2e10 / 989.4e12],  # its bf16 FLOPs on the datasheet peak
+            "binding": ["dram"],
             "t_roof_s": [t_roof_s],
         }
     )
