@@ -1,12 +1,14 @@
-"""Which baseline a check reads: the one its caller names, else its stored verdict's.
+"""The decision of which baseline a check reads: the one its caller names, else the kept one.
 
+The pipeline's half of one concept: the store keeps the baseline a run was judged against on
+its row and reads it back (``service.store.judgedbase``, the record); here a check decides.
 An upload's ``base_branch`` and ``base_sha``/``base_time`` (``check``'s ``--base-branch``,
-``--base-sha``, ``--base-time``) choose a run's baseline; the run keeps them with its
-findings (``service.store.judgedbase``). Judged again without them (its page, the API's
-verdict, the same upload or ``check`` again), it reads the baseline it was first judged
-against, so its stored findings and the kernels judged now come from one baseline. A caller
-that names another gets its answer against that one, not stored: the run's page keeps
-showing the verdict stored (``BaseChoice.other``).
+``--base-sha``, ``--base-time``: ``AskedBase``) choose a run's baseline, and the run keeps it
+with its findings. Judged again without them (its page, the API's verdict, the same upload
+or ``check`` again), it reads the baseline it was first judged against, so its stored
+findings and the kernels judged now come from one baseline. A caller that names another gets
+its answer against that one, not stored: the run's page keeps showing the verdict stored
+(``BaseChoice.other``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from service.config import RoofguardConfig
 from service.store.baselines import MergeBase
+from service.store.ids import as_utc
 from service.store.ingest import IngestResult
 from service.store.judgedbase import JudgedBase, judged_base
 from service.store.sessions import StoreSession
@@ -66,9 +69,19 @@ class BaseChoice:
         """The note of a verdict judged against another baseline than the stored one."""
         assert self.stored is not None
         return (
-            f"judged against {self.judged.describe()} as asked, and not stored: this run's "
-            f"stored verdict, on its page, was judged against {self.stored.describe()}"
+            f"judged against {_described(self.judged)} as asked, and not stored: this run's "
+            f"stored verdict, on its page, was judged against {_described(self.stored)}"
         )
+
+
+def _described(base: JudgedBase) -> str:
+    """The baseline in words, for a verdict's note: ``the main runs up to merge base 1a2b``."""
+    runs = f"the {base.branch} runs"
+    if base.merge_base is None:
+        return runs
+    cut = f"{runs} up to merge base {base.merge_base.sha[:12]}"
+    time = base.merge_base.time
+    return cut if time is None else f"{cut} (its commit time {as_utc(time):%Y-%m-%d %H:%M} UTC)"
 
 
 def choose_base(

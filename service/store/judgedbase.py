@@ -1,10 +1,13 @@
-"""The baseline a run's stored verdict was judged against: its base branch and merge base.
+"""The record of the baseline a run was judged against, on its row: kept and read here.
 
-A run judged again (its page, the API's verdict, the same upload or ``check`` again) reads
-the baseline its stored findings came from: an upload's ``base_branch`` and ``base_sha`` are
+The store's half of one concept: ``JudgedBase`` (a base branch and merge base) is written to
+``runs.judged_base_*`` (migration 0015) with the run's findings, in the check's transaction
+(``base_values``), and read back (``judged_base``). Which baseline a check reads (the one its
+caller names, else this record, else the configured branch) is the pipeline's decision,
+``service.pipeline.basechoice``. A run judged again (its page, the API's verdict, the same
+upload or ``check`` again) needs the record: an upload's ``base_branch`` and ``base_sha`` are
 not the service's defaults, and the stored findings of one baseline beside the kernels of
-another read a 15x regression as unchanged. Kept on the run (``runs.judged_base_*``,
-migration 0015) with its findings, in the check's transaction.
+another read a 15x regression as unchanged.
 """
 
 from __future__ import annotations
@@ -30,15 +33,6 @@ class JudgedBase:
 
     branch: str
     merge_base: MergeBase | None = None
-
-    def describe(self) -> str:
-        """The baseline in words, for a verdict's note: ``the main runs up to merge base 1a2b``."""
-        runs = f"the {self.branch} runs"
-        if self.merge_base is None:
-            return runs
-        cut = f"{runs} up to merge base {self.merge_base.sha[:12]}"
-        time = self.merge_base.time
-        return cut if time is None else f"{cut} (its commit time {as_utc(time):%Y-%m-%d %H:%M} UTC)"
 
 
 def judged_base(*, session: StoreSession, run_id: int) -> JudgedBase | None:
