@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rules import Severity, Verdict
+from service.errors import BadInput
 from service.render.escape import (
     cut_utf8,
     escape_command_data,
@@ -84,13 +85,18 @@ def set_outputs(outputs: Mapping[str, str], env: Mapping[str, str]) -> bool:
     path = env.get("GITHUB_OUTPUT")
     if not path:
         return False
-    with Path(path).open("a", encoding="utf-8") as handle:
-        for name, value in outputs.items():
-            if "\n" in value or "\r" in value:
-                delimiter = f"ghadelimiter_{uuid.uuid4()}"
-                handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
-            else:
-                handle.write(f"{name}={value}\n")
+    lines = []
+    for name, value in outputs.items():
+        if "\n" in value or "\r" in value:
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            lines.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+        else:
+            lines.append(f"{name}={value}\n")
+    try:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write("".join(lines))
+    except OSError as exc:  # the runner's file: a bare errno line named no file
+        raise BadInput(f"GITHUB_OUTPUT: {path}: cannot write: {exc.strerror or exc}") from exc
     return True
 
 

@@ -26,10 +26,11 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, BinaryIO, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -99,6 +100,20 @@ class Unpacked:
     reruns: tuple[Path, ...] = ()
 
 
+@contextmanager
+def _failing(path: Path, doing: str) -> Iterator[None]:
+    """An OSError as one BadInput naming the file and what failed, not a bare errno line.
+
+    The file the OS names wins (a copy's source or destination); a full disk names none,
+    so ``path`` is named then.
+    """
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else path
+        raise BadInput(f"{where}: cannot {doing}: {exc.strerror or exc}") from exc
+
+
 def _hash(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -125,23 +140,21 @@ def pack(
     taken: dict[str, Path] = {}
     for report, rerun in [*((r, False) for r in reports), *((r, True) for r in reruns)]:
         _check_packable(report, taken)
-        entries.append(
-            {
-                "name": report.name,
-                "size": report.stat().st_size,
-                "sha256": _hash(report),
-                "rerun": rerun,
-            }
-        )
+        with _failing(report, "read"):
+            size, digest = report.stat().st_size, _hash(report)
+        entries.append({"name": report.name, "size": size, "sha256": digest, "rerun": rerun})
     manifest = _validate(
         json.dumps({"version": 1, "pr": pr, "sha": sha, "device": device, "files": entries}),
         "artifact",
     )
     target = folder / REPORTS_DIR
-    target.mkdir(parents=True, exist_ok=True)
+    with _failing(target, "create the folder"):
+        target.mkdir(parents=True, exist_ok=True)
     for report in [*reports, *reruns]:
-        shutil.copyfile(report, target / report.name)
-    (folder / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        with _failing(target / report.name, "copy into the artifact"):
+            shutil.copyfile(report, target / report.name)
+    with _failing(folder / MANIFEST, "write"):
+        (folder / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return manifest
 
 
@@ -192,19 +205,23 @@ def read_manifest(folder: Path) -> ArtifactManifest:
     """The manifest of ``folder``, parsed strictly; BadInput names the file and field."""
     path = folder / MANIFEST
     _regular(path, MAX_MANIFEST_BYTES)
-    return _validate(path.read_bytes(), str(path))
+    with _failing(path, "read"):
+        text = path.read_bytes()
+    return _validate(text, str(path))
 
 
 def _check_layout(folder: Path, manifest: ArtifactManifest) -> None:
     """Nothing but the manifest and ``reports/<listed names>``: no extra names or folders."""
-    top = {entry.name: entry for entry in os.scandir(folder)}
+    with _failing(folder, "list"):
+        top = {entry.name: entry for entry in os.scandir(folder)}
     extra = set(top) - {MANIFEST, REPORTS_DIR}
     if extra:
         raise BadInput(f"{folder}: unexpected entries {sorted(extra)} in the artifact")
     reports = top.get(REPORTS_DIR)
     if reports is None or not reports.is_dir(follow_symlinks=False):
         raise BadInput(f"{folder / REPORTS_DIR}: missing (or not a folder)")
-    found = {entry.name for entry in os.scandir(folder / REPORTS_DIR)}
+    with _failing(folder / REPORTS_DIR, "list"):
+        found = {entry.name for entry in os.scandir(folder / REPORTS_DIR)}
     listed = {f.name for f in manifest.files}
     if found - listed:
         raise BadInput(
@@ -215,29 +232,37 @@ def _check_layout(folder: Path, manifest: ArtifactManifest) -> None:
 
 
 def _copy_verified(source: Path, entry: ArtifactFile, target: Path) -> Path:
-    """Copy one report out, hashing what is copied; a mismatch or a failure leaves nothing.
+    """Copy one report out, hashing what is copied; a mismatch or a failure leaves nothing."""
+    _regular(source, MAX_FILE_BYTES)
+    destination = target / entry.name
+    with _failing(source, "read"):
+        src = source.open("rb")
+    with src, _failing(destination, "write"):
+        digest, size = _copy(src, destination, entry.size)
+    if size != entry.size or digest != entry.sha256:
+        destination.unlink()
+        raise BadInput(f"{source}: size or SHA-256 differs from the manifest")
+    return destination
+
+
+def _copy(src: BinaryIO, destination: Path, size_limit: int) -> tuple[str, int]:
+    """Copy ``src`` to ``destination`` up to just past ``size_limit`` bytes; their SHA-256, size.
 
     A write the disk refuses (full, or a quota) fails mid-copy, or at close when the rest
     was buffered: the half-written file is removed either way.
     """
-    _regular(source, MAX_FILE_BYTES)
-    destination = target / entry.name
     digest, size = hashlib.sha256(), 0
-    with source.open("rb") as src:
-        dst = destination.open("wb")  # nothing to remove when it cannot be opened
-        try:
-            with dst:
-                while (chunk := src.read(_CHUNK)) and size <= entry.size:
-                    size += len(chunk)
-                    digest.update(chunk)
-                    dst.write(chunk)
-        except BaseException:
-            destination.unlink(missing_ok=True)
-            raise
-    if size != entry.size or digest.hexdigest() != entry.sha256:
-        destination.unlink()
-        raise BadInput(f"{source}: size or SHA-256 differs from the manifest")
-    return destination
+    dst = destination.open("wb")  # nothing to remove when it cannot be opened
+    try:
+        with dst:
+            while (chunk := src.read(_CHUNK)) and size <= size_limit:
+                size += len(chunk)
+                digest.update(chunk)
+                dst.write(chunk)
+    except BaseException:
+        destination.unlink(missing_ok=True)
+        raise
+    return digest.hexdigest(), size
 
 
 def check_event(manifest: ArtifactManifest, event: Mapping[str, Any]) -> str | None:
@@ -269,7 +294,8 @@ def unpack(folder: Path, target: Path, event: Mapping[str, Any]) -> Unpacked:
     manifest = read_manifest(folder)
     branch = check_event(manifest, event)
     _check_layout(folder, manifest)
-    target.mkdir(parents=True, exist_ok=True)
+    with _failing(target, "create the folder"):
+        target.mkdir(parents=True, exist_ok=True)
     copied: list[Path] = []
     try:
         for entry in manifest.files:

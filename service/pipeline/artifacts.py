@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collectors.schema import RunRecord
+from service.errors import BadInput
 from service.pipeline.check import CheckOutcome
 
 if TYPE_CHECKING:  # jinja2: imported only when there are charts to link
@@ -30,6 +31,10 @@ def write_charts(outcome: CheckOutcome, run: RunRecord, folder: Path) -> None:
 
     points = run_points(run, outcome.placements, {}, outcome.verdict.kernels)
     title = f"{outcome.roof.label}: {run.commit[:12] if run.commit else 'run'}"
-    folder.mkdir(parents=True, exist_ok=True)
     svg = figure_bytes(roofline_chart(outcome.roof, points, title=title), "svg")
-    (folder / ROOFLINE_CHART).write_bytes(svg)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ROOFLINE_CHART).write_bytes(svg)
+    except OSError as exc:  # a bare errno line named neither the flag nor the file
+        where = exc.filename if exc.filename is not None else folder / ROOFLINE_CHART
+        raise BadInput(f"--charts: {where}: cannot write: {exc.strerror or exc}") from exc
