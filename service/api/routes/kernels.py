@@ -16,7 +16,9 @@ from service.errors import NotFound
 from service.render.escape import csv_cell
 from service.store.history import kernel_history
 from service.store.lookups import list_devices
+from service.store.queries import get_run
 from service.store.tokens import Permission
+from service.store.views import newest_run_of
 
 router = APIRouter(tags=["kernels"])
 
@@ -119,8 +121,14 @@ def _stored_history(session: SessionDep, repo: str, key: str, device: str | None
     return frame
 
 
-@router.get("/devices", response_model=DevicesPublic, responses=_ERRORS)
+@router.get(
+    "/devices", response_model=DevicesPublic, responses={404: {"model": ErrorPublic}, **_ERRORS}
+)
 def read_devices(session: SessionDep, grant: AuthDep, repo: _Repo) -> DevicesPublic:
-    """Devices a repository has runs on."""
+    """Devices a repository has runs on; ``repo`` as stored, in any letter case."""
     grant.require(repo=repo, permission=Permission.READ)
-    return DevicesPublic(repo=repo, data=list_devices(session=session, repo=repo))
+    newest = newest_run_of(session=session, repo=repo)
+    if newest is None:  # names no other repository: a scoped token may not learn them
+        raise NotFound(f"no run of {repo} is stored")
+    stored = get_run(session=session, run_id=newest).repo
+    return DevicesPublic(repo=stored, data=list_devices(session=session, repo=stored))
