@@ -27,7 +27,7 @@ from collectors import (
     name_unmeasured,
     validation_reason,
 )
-from collectors.schema import RunRecord
+from collectors.schema import RunKind, RunRecord
 from rules import UnknownDevice
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
@@ -105,6 +105,8 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
         where = find_nul(json.loads(body))
         if where is not None:
             raise BadInput(f"request body: {where}: contains a NUL byte")
+    if record.kind == RunKind.PR and record.pull_request is None:  # no PR comment finds it
+        raise BadInput("request body: pull_request: missing; a run of kind pr needs its number")
     check_record(record, where="request body", limits=limits)
     return name_unmeasured(record)
 

@@ -105,7 +105,8 @@ class RunMeta(BaseModel):
         """The run's kind and pull request: as given, else as its files say (local if not).
 
         Raises:
-            BadInput: A pull request given with another kind than pr.
+            BadInput: A pull request given with another kind than pr, or kind pr without one
+                (no PR comment finds such a run, nor a compare of the PR).
         """
         if self.kind is None and self.pull_request is None:
             return run.kind, run.pull_request if run.kind == RunKind.PR else None
@@ -115,6 +116,11 @@ class RunMeta(BaseModel):
             raise BadInput(
                 f"{given} given with {self.valued.format('kind', with_kind)}; "
                 f"use {self.valued.format('kind', 'pr')}"
+            )
+        if kind == RunKind.PR and self.pull_request is None:
+            raise BadInput(
+                f"{self.named.format('pr')}: missing; {self.valued.format('kind', 'pr')} "
+                f"needs the pull-request number (or {self.valued.format('kind', 'local')})"
             )
         return kind, self.pull_request
 
