@@ -34,9 +34,7 @@ def one_of(
     """``column IN values``: on PostgreSQL ``column = ANY(array)``, one parameter for all."""
     if conn.dialect.name != "postgresql":
         return column.in_(values)
-    from sqlalchemy.dialects.postgresql import ARRAY  # imported only where used (40 ms)
-
-    return column == sa.any_(sa.bindparam(None, list(values), type_=ARRAY(column.type)))
+    return column == sa.any_(sa.bindparam(None, list(values), type_=sa.ARRAY(column.type)))
 
 
 def raw_rows(conn: sa.Connection, stmt: sa.Executable) -> list[tuple[Any, ...]]:
