@@ -72,6 +72,7 @@ from rules.profilediff import profile_changes, with_profile_changes
 from rules.reference import options_table, rule_markdown
 from rules.registry import above_roof, all_rules, get_rule
 from rules.renames import pair_by_work, work_of
+from rules.rereadhistory import WORK_COLUMNS as REREAD_COLUMNS
 from rules.rereadhistory import reread_history
 from rules.roofchange import (
     Datasheet,
@@ -130,6 +131,7 @@ __all__ = [
     "NEW_RUNNER_NOTE",
     "NOT_JUDGED",
     "OWN_RUNS_SETTLED",
+    "REREAD_COLUMNS",
     "TIME_MEASURE",
     "BaselineSummary",
     "Catalog",

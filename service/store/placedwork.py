@@ -15,24 +15,14 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
+from rules import REREAD_COLUMNS
 from service.store.coretables import KERNELS as _KERNELS
 from service.store.coretables import MEASUREMENTS as _MEAS
 from service.store.sessions import StoreSession
 
-#: The columns ``placed_work`` returns, in this order.
-PLACED_WORK_COLUMNS = (
-    "run_id",
-    "kernel_id",
-    "kernel_key",
-    "flops",
-    "bytes_dram",
-    "bytes_l2",
-    "bytes_l1",
-    "total_flops",
-    "peak_flop_time_s",
-    "binding",
-    "t_roof_s",
-)
+#: The columns ``placed_work`` returns, in this order: the row's key, then what the re-read of
+#: a baseline on corrected figures reads of it (``rules.REREAD_COLUMNS``, its ``run_id`` first).
+PLACED_WORK_COLUMNS = ("run_id", "kernel_id", "kernel_key", *REREAD_COLUMNS[1:])
 _CHUNK = 500
 
 
