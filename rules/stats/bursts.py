@@ -39,15 +39,31 @@ from rules.stats.constants import (
 from rules.stats.robust import FloatArray, fast_median
 
 
-def agrees(run: FloatArray, noise: float) -> bool:
+def agrees(run: FloatArray, noise: float, level: float = math.nan) -> bool:
     """Whether the nights of ``run`` are within ``RUN_AGREE_Z`` noises of a difference apart.
 
     Two nights are held to ``PAIR_AGREE_Z``: a pair that does not meet it waits for a third.
+    ``noise`` is the noise of one night at ``level``; a run at another level is judged in
+    ``noise_at`` its own (a GEMM 14x slower varies by 14x the milliseconds).
     """
     if run.size < 2 or not noise > 0:
         return True
     bar = PAIR_AGREE_Z if run.size == 2 else RUN_AGREE_Z
-    return float(np.ptp(run)) <= bar * math.sqrt(2) * noise
+    return float(np.ptp(run)) <= bar * math.sqrt(2) * noise_at(noise, level, run)
+
+
+def noise_at(noise: float, level: float, values: FloatArray) -> float:
+    """``noise`` of one value at ``level``, scaled to the level of ``values`` (their median).
+
+    Timing noise is relative: the same runner varies a kernel by the same share of its time.
+    Held to the old level's noise in its units, a change's nights agreed or not by the
+    direction its metric moved: a GEMM 14x slower read 1% apart in time (disagree, nights
+    later) and 1% apart in percent of roof (agree, the next night), one change two ways.
+    Without a usable ``level`` (NaN, 0) the noise is kept as it is.
+    """
+    if not math.isfinite(level) or level == 0 or values.size == 0:
+        return noise
+    return noise * abs(fast_median(values) / level)
 
 
 def _strays(history: FloatArray) -> tuple[FloatArray, FloatArray]:

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.stats.batchreplay import pending_runs, replay_many
+from rules.stats.bursts import noise_at
 from rules.stats.constants import AT_MODE_Z, MIN_MODE_STAY, QUIET_MARGIN
 from rules.stats.dips import OwnDips, beyond_own_dips
 from rules.stats.frozen import frozen_from
@@ -124,12 +125,14 @@ def consistent(level: Level, values: Sequence[float], opts: GateOptions) -> bool
     A real change moves every measurement alike; a noise suspect whose re-measurement hit a
     clock dip (or two unrelated dips) gives values far apart, and each passes its own test.
     The bar is the spread two measurements of one level exceed with ``disagree_error``
-    (two-sided) under the noise model, so a real change is rarely lost to it.
+    (two-sided) under the noise model, so a real change is rarely lost to it. The noise is
+    the level's scaled to the measurements' (``bursts.noise_at``), as the nightly gate's.
     """
     if len(values) < 2 or not level.noise > 0:
         return True
     thr = stage_z(opts.disagree_error / 2, effective_df(opts, level.points))
-    return (max(values) - min(values)) / (level.noise * math.sqrt(2)) <= thr
+    noise = noise_at(level.noise, level.level, np.asarray(values, dtype=float))
+    return (max(values) - min(values)) / (noise * math.sqrt(2)) <= thr
 
 
 def _confirmed(

@@ -254,21 +254,22 @@ def _confirms(z: FloatArray, level: Level, opts: GateOptions, segment: FloatArra
 
 
 def _kept(
-    values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions, spread: float | None
+    values: FloatArray, k: int, sign: int, level: Level, opts: GateOptions, mode: Level | None
 ) -> bool:
     """Whether a run that confirms by its evidence is a change.
 
     Its nights agree and, short of ``pool_runs`` nights, it is no burst of the kind the
     kernel's history shows (``rules.stats.bursts``); on a two-level kernel its nights are off
-    both modes (``rules.stats.modes``). ``spread``: the within-mode noise of a run judged
-    against a mode: its nights agree in it, and the window's modes are read in it.
+    both modes (``rules.stats.modes``). ``mode``: the mode the run is judged against, whose
+    within-mode noise its nights agree in and the window's modes are read in.
     """
     run = values[values.size - k :]
-    if not agrees(run, level.noise if spread is None else spread):
+    if not agrees(run, (mode or level).noise, (mode or level).level):
         return False
     own = bursts(values[: values.size - k], sign) if k < opts.pool_runs else None
     if own is not None and not own.outlasts(run, level.level):
         return False
+    spread = None if mode is None else mode.noise
     return not at_a_mode(values, k, sign, opts, level.start, level.level, spread)
 
 
@@ -301,9 +302,9 @@ def step(
         judged, run, at_modes = against, k, moded is not None
         confirms = _run_confirms(values, z, level, sign, noise, opts, moded)
         if isinstance(confirms, Level):
-            if agrees(night, level.noise):  # back at the level before: the segment is over
+            if agrees(night, level.noise, level.level):  # back at the level before: segment over
                 return Step(0, k, confirms, confirms.z(newest), returned=True)
-        elif confirms and _kept(values, k, sign, level, opts, against.noise if moded else None):
+        elif confirms and _kept(values, k, sign, level, opts, against if moded else None):
             return Step(sign, k, against, against.z(newest), moded is not None)
     return Step(0, run, judged, judged.z(newest), at_modes)
 

@@ -52,7 +52,7 @@ def kind_of(series: Labelled, night: int) -> str:
     before = series.values[first : night + 1 - judged.run]
     if bursts(before, 1 if judged.improved else -1).nights:
         return "known"
-    return "first" if agrees(run, judged.noise) else "other"
+    return "first" if agrees(run, judged.noise, judged.level) else "other"
 
 
 def classify(seed: int, count: int) -> tuple[Counter[str], int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rules.stats import judge_latest, runs
+from rules.stats import current_levels, judge_latest, judge_measurement, runs
 from rules.stats.bursts import Bursts, bursts
 
 LEVEL = 55.0
@@ -61,3 +61,35 @@ def test_a_drop_that_stays_is_confirmed_once_it_outlasts_the_bursts() -> None:
 @pytest.mark.parametrize("history", [[LEVEL] * 30, [LEVEL] * 5, quiet(17), []])
 def test_constant_and_short_histories_have_no_bursts(history: list[float]) -> None:
     assert bursts(np.asarray(history, dtype=float), -1) == Bursts()
+
+
+def _first_confirmed(base: list[float], after: list[float], *, higher_is_better: bool) -> int:
+    """The night (1 = the first after ``base``) the gate confirms the change of ``after``."""
+    for k in range(1, len(after) + 1):
+        judged = judge_latest([*base, *after[:k]], higher_is_better=higher_is_better)
+        if judged.regressed:
+            return k
+    return 0
+
+
+def test_a_change_is_confirmed_on_the_same_night_as_time_and_as_percent_of_roof() -> None:
+    """A GEMM off the tensor cores, 14x slower, its two nights 1% apart: a change that agrees.
+
+    Held to the old level's noise in milliseconds (0.2 ms of 44 ms), the pair read 6 ms apart
+    and waited for a third night, then a fourth; as percent of roof the same nights read 0.06
+    apart and confirmed on the second. A kernel group's time waited so until its percent of
+    roof had taken the new level, then failed on a stable night.
+    """
+    times = [0.044 * x / LEVEL for x in quiet(17)]
+    slow = [0.6008, 0.6065, 0.6045, 0.6028]
+    assert _first_confirmed(times, slow, higher_is_better=False) == 2
+    percent = [80.0 * times[0] / t for t in times]
+    fallen = [80.0 * times[0] / t for t in slow]
+    assert _first_confirmed(percent, fallen, higher_is_better=True) == 2
+
+
+def test_a_pr_re_measurement_of_a_much_slower_kernel_agrees_in_its_own_noise() -> None:
+    """14x slower on a PR, re-measured 1% apart: confirmed, as it is in percent of roof."""
+    (level,) = current_levels([[0.044 * x / LEVEL for x in quiet(30)]])
+    slow = judge_measurement(level, 0.6008, [0.6065], higher_is_better=False, mode="confirm")
+    assert slow.regressed
