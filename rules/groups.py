@@ -49,6 +49,10 @@ from rules.history import KernelHistory
 from rules.roofline import Placement, Roof
 from rules.timing import like_for_like_percent
 
+#: The gate's metric of a memory-bound group's total time (roof-drop judges it); the kernels'
+#: ``time_s`` is time-regression's.
+GROUP_TIME = "group_time_s"
+
 
 class RunWithHistory(Protocol):
     """What a group's figures are computed from: the ``RuleContext`` that keeps them.

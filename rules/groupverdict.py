@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rules.context import RuleContext
 from rules.gated import GateDecisions
-from rules.groups import GroupFigures
+from rules.groups import GROUP_TIME, GroupFigures
 from rules.summary import summarise
 from rules.timing import median_time, ratio
 from rules.verdict import BaselineSummary, GroupVerdict
@@ -40,13 +40,26 @@ def _at_gate_level(summary: BaselineSummary, gate: GateDecisions, key: str) -> B
     return summary.model_copy(update={"center": judged.level, "spread": judged.noise})
 
 
+def _time_rows(gate: GateDecisions, figures: GroupFigures, rows: slice | None) -> slice:
+    """The runs of the group's baseline time: its time gate's segment, else ``rows``.
+
+    A group judged on its time (``GROUP_TIME``) has its own level: after a change confirmed
+    in time its percent of roof can still be pending, and a row read over that segment said
+    12.7x its baseline time on a night whose gate held the new time for the level.
+    """
+    timed = gate.get(GROUP_TIME, figures.key)
+    if timed is not None and timed.segment is not None:
+        rows = timed.rows(figures.history["time_s"].to_numpy(dtype=float))
+    return rows or slice(None)
+
+
 def group_verdict(ctx: RuleContext, figures: GroupFigures, gate: GateDecisions) -> GroupVerdict:
     """A group's figures and baselines."""
     pct_summary, rows = _group_baseline(gate, figures, "percent_of_roof", figures.percent_of_roof)
     mfu_summary = _at_gate_level(
         _group_baseline(gate, figures, "mfu", figures.mfu)[0], gate, figures.key
     )
-    base_time = median_time(figures.history["time_s"].iloc[rows or slice(None)])
+    base_time = median_time(figures.history["time_s"].iloc[_time_rows(gate, figures, rows)])
     pct_summary = pct_summary.model_copy(update={"time_s": base_time})
     group = figures.group
     return GroupVerdict(

@@ -13,7 +13,7 @@ from rules.base import Rule, RuleOptions
 from rules.context import RuleContext
 from rules.figures import GateFigures
 from rules.gated import GateDecisions
-from rules.groups import GroupFigures
+from rules.groups import GROUP_TIME, GroupFigures
 from rules.judging import (
     CLEARED,
     GateBatch,
@@ -248,23 +248,32 @@ class RoofDrop(Rule):
     ) -> Iterator[Finding]:
         # One finding per group: one that lost its percent of roof is reported on that measure
         # alone (its MFU against the same peak repeats the figure: "4.77% of roof", "4.77% MFU").
-        for measure in _measures(ctx, figures):
-            decision = gate.get(measure.metric, figures.key)
-            if decision is None:
-                continue
-            j, m = decision.judgement, decision.measured
-            if not (j.regressed or j.suspect) or np.isnan(j.level):
-                continue
-            yield self.finding(
-                ctx,
-                figures.key,
-                f"group {figures.group.name}: {measure.words(j)}; "
-                f"{gate_wording(j, m.all, measure.unit)}",
-                severity=Severity.FAIL if j.regressed else Severity.WARN,
-                status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
-                numbers={"measure": measure.column, **GateFigures.of(j, m.all).numbers()},
-            )
+        # A measure the gate confirmed comes before one it suspects: a GEMM off the tensor cores
+        # is a percent suspect (the night before reads on its own roof) while its time regressed.
+        dropped = [
+            (measure, decision)
+            for measure in _measures(ctx, figures)
+            if (decision := gate.get(measure.metric, figures.key)) and _dropped(decision.judgement)
+        ]
+        if not dropped:
             return
+        # ``min`` keeps the first of equals: percent of roof before MFU or time.
+        measure, decision = min(dropped, key=lambda one: not one[1].judgement.regressed)
+        j, m = decision.judgement, decision.measured
+        yield self.finding(
+            ctx,
+            figures.key,
+            f"group {figures.group.name}: {measure.words(j)}; "
+            f"{gate_wording(j, m.all, measure.unit)}",
+            severity=Severity.FAIL if j.regressed else Severity.WARN,
+            status=KernelStatus.REGRESSED if j.regressed else KernelStatus.SUSPECT,
+            numbers={"measure": measure.column, **GateFigures.of(j, m.all).numbers()},
+        )
+
+
+def _dropped(j: Judgement) -> bool:
+    """Whether the gate found a group's measure worse: regressed, or a suspect."""
+    return (j.regressed or j.suspect) and not np.isnan(j.level)
 
 
 @dataclass(frozen=True)
@@ -318,7 +327,7 @@ def _measures(ctx: RuleContext, figures: GroupFigures) -> tuple[_Measure, ...]:
         scale=(1.0, "% of roof"),
     )
     if _memory_bound(ctx, figures):
-        return pct, _Measure("group_time_s", "time_s", figures.time_s, seconds, False)
+        return pct, _Measure(GROUP_TIME, "time_s", figures.time_s, seconds, False)
     mfu = _Measure("mfu", "mfu", figures.mfu, _scaled(100.0, "% MFU"), scale=(100.0, "% MFU"))
     return pct, mfu
 

@@ -138,3 +138,44 @@ def test_group_mfu_reads_each_kernel_against_its_own_roof_in_a_mixed_run(tmp_pat
         assert group.mfu == pytest.approx((on_ncu + on_bench) / (NCU_TIME + time), rel=1e-6)
         assert group.mfu_baseline is not None and group.mfu_baseline.center is not None
         assert group.mfu_baseline.center == pytest.approx(group.mfu, rel=0.02), name
+
+
+# A bf16 GEMM (10.1 ms at the H100's bf16 peak, run at 81%) and a copy, then the GEMM falls
+# onto the fp32 units (149 ms at their peak): 14x its time, and the group's.
+FALL = "name,duration_s,flops_tensor_bf16,flops_fp32,bytes_dram,launches\n"
+FALL += "gemm_bf16,{gemm},{bf16},{fp32},2e9,5\ncopy_f4,{copy},0,0,4e9,10\n"
+MEMORY_GROUP = '[[rules.groups]]\nname = "all"\npattern = "*"\nregime = "memory-bound"\n'
+
+
+def _fall_night(tmp_path: Path, day: int, fallen: bool) -> Verdict:
+    scale = 1 + 0.005 * ((day * 7) % 5 - 2)
+    gemm, bf16, fp32 = (0.175, 0, 1e13) if fallen else (0.0125, 1e13, 0)
+    rows = FALL.format(gemm=gemm * scale, bf16=bf16, fp32=fp32, copy=0.0015 * scale)
+    return _check(tmp_path, MEMORY_GROUP, f"n{day:03d}", day, rows)
+
+
+def test_a_groups_time_change_is_confirmed_the_next_night_then_its_level_is_the_new_one(
+    tmp_path,
+) -> None:
+    """A GEMM off the tensor cores makes its memory-bound group 14x slower.
+
+    The group warned for three nights and failed on the fourth, a stable night, "13.7x its
+    baseline time, confirmed" beside a row at 1.0x its baseline: its nights 1% apart in time
+    disagreed in the old level's noise (0.2 ms), and on the second night a suspect percent of
+    roof was reported in place of the time the gate had confirmed.
+    """
+    for day in range(10):
+        _fall_night(tmp_path, day, fallen=False)
+    nights = [_fall_night(tmp_path, day, fallen=True) for day in range(10, 15)]
+    found = [[f for f in v.findings if f.kernel == "group:all"] for v in nights]
+    assert [f.severity for f in found[0]] == ["warn"]
+    [confirmed] = found[1]
+    assert confirmed.severity == "fail" and confirmed.measure == "time_s", confirmed.message
+    gate, row = confirmed.gate, _group(nights[1], "all")
+    assert gate is not None and row.time_ratio is not None
+    assert gate.current / gate.level == pytest.approx(row.time_ratio, rel=0.02)
+    assert gate.current / gate.level == pytest.approx(0.1765 / 0.014, rel=0.02)
+    for verdict, group in zip(nights[2:], found[2:], strict=True):
+        assert group == [], group
+        assert _group(verdict, "all").time_ratio == pytest.approx(1.0, abs=0.03)
+        assert verdict.conclusion != "fail", verdict.findings
