@@ -30,6 +30,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from rules.stats.constants import (
     BURST_DEPTH_Q,
     BURST_WINDOW,
+    LEVEL_RATIO_SLACK,
     MAD_SCALE,
     MIN_BURSTS,
     PAIR_AGREE_Z,
@@ -59,11 +60,12 @@ def noise_at(noise: float, level: float, values: FloatArray) -> float:
     Held to the old level's noise in its units, a change's nights agreed or not by the
     direction its metric moved: a GEMM 14x slower read 1% apart in time (disagree, nights
     later) and 1% apart in percent of roof (agree, the next night), one change two ways.
+    The ratio less ``LEVEL_RATIO_SLACK`` scales it, never below 1 (the constant says why).
     Without a usable ``level`` (NaN, 0) the noise is kept as it is.
     """
     if not math.isfinite(level) or level == 0 or values.size == 0:
         return noise
-    return noise * abs(fast_median(values) / level)
+    return noise * max(1.0, abs(fast_median(values) / level) - LEVEL_RATIO_SLACK)
 
 
 def _strays(history: FloatArray) -> tuple[FloatArray, FloatArray]:

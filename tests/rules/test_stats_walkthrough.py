@@ -22,7 +22,6 @@ from rules.stats import (
     nightly_z,
     stage_z,
 )
-from rules.stats.bursts import noise_at
 from rules.stats.gate import effective_df
 from rules.stats.runs import each_z, evidence_scale
 
@@ -70,12 +69,8 @@ def test_the_modes_of_the_pr_gate() -> None:
     cleared = judge_measurement(level, CURRENT, [71.8], mode="confirm")
     assert not (cleared.regressed or cleared.suspect)
     df = effective_df(GateOptions(), level.points)
-    # The level's noise at the measurements' level (``bursts.noise_at``): 4.8% of roof, not 72%.
-    both = np.asarray([CURRENT, 4.80])
-    at = float(np.median(both))
-    apart = stage_z(0.01 / 2, df) * noise_at(level.noise, level.level, both) * math.sqrt(2)
-    figures = f"{stage_z(0.01 / 2, df):.2f} × {level.noise:.3f} × ({at:.2f} / {level.level:.2f})"
-    quoted(f"{figures} × √2 = {apart:.2f} points")
+    apart = stage_z(0.01 / 2, df) * level.noise * math.sqrt(2)
+    quoted(f"= {stage_z(0.01 / 2, df):.2f} × {level.noise:.3f} × √2 = {apart:.1f} points")
     quoted(f"({df:.1f} from 30)")
 
 
