@@ -27,7 +27,7 @@ from rules import HISTORY_COLUMNS, require_columns
 from service.digest.accepted import accepted_changes, without_accepted, without_accepted_time
 from service.digest.changes import scan_changes
 from service.digest.classify import ClassifiedChanges, classify
-from service.digest.devices import device_changes
+from service.digest.devices import device_changes, trusted_of
 from service.digest.events import (
     time_regressions,
     unresolved_time_regressions,
@@ -70,8 +70,8 @@ def prepare_history(
     """Nightly rows with a ``value``, sorted by series then time, with ``series`` and ``pos``.
 
     Args:
-        history: A frame with ``DIGEST_COLUMNS`` (``kind`` too, when present: only nightly
-            rows are kept).
+        history: A frame with ``DIGEST_COLUMNS`` (``kind`` and ``trusted`` too, when present:
+            only nightly rows of runners that passed their health preflight are kept).
         end: Rows after it are dropped.
         value: The measure the rows must have (``percent_of_roof``: placed rows; ``time_s``:
             every timed row, for time regressions and vanished kernels).
@@ -82,6 +82,8 @@ def prepare_history(
     """
     require_columns(history, DIGEST_COLUMNS, "digest history")
     keep = history[value].notna().to_numpy().copy()
+    # A runner that failed its health preflight gives no night, as a check's baseline reads.
+    keep &= trusted_of(history)
     if "kind" in history.columns:
         keep &= (history["kind"] == "nightly").to_numpy()
     stamps = _utc(history["timestamp"])

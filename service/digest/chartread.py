@@ -16,7 +16,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from rules import series_references
-from service.digest.devices import nanoseconds
+from service.digest.devices import nanoseconds, trusted_of
 from service.digest.model import Digest
 from service.digest.tables import category_codes
 from service.store.queries import runners_of
@@ -50,14 +50,16 @@ def _listed_rows(frame: pd.DataFrame, digest: Digest, limit: int | None) -> npt.
     return found
 
 
-def _last_nights(frame: pd.DataFrame, digest: Digest) -> npt.NDArray[np.bool_]:
-    """Each card's rows at its last timestamp up to the period's end (its last night)."""
+def _last_nights(
+    frame: pd.DataFrame, digest: Digest, trusted: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.bool_]:
+    """Each card's ``trusted`` rows at its last timestamp up to the period's end: its last night."""
     stamps = nanoseconds(frame["timestamp"])
     codes, labels = category_codes(frame["device"])
     found = np.zeros(len(frame), dtype=bool)
     end = pd.Timestamp(digest.end).value
     for code in range(len(labels)):  # a handful of cards: one pass over the rows each
-        card = (codes == code) & (stamps <= end)
+        card = (codes == code) & (stamps <= end) & trusted
         if card.any():
             found |= card & (stamps == stamps[card].max())
     return found
@@ -81,7 +83,9 @@ def chart_history(
         limit: The trend charts drawn per section (their ``limit``); None: every listed
             series' rows (at 29 M, 187 unresolved regressions where 10 are drawn).
     """
-    rows = np.flatnonzero(_listed_rows(frame, digest, limit) | _last_nights(frame, digest))
+    trusted = trusted_of(frame)  # a failed runner's nights are in no level, so in no chart
+    drawn = _listed_rows(frame, digest, limit) | _last_nights(frame, digest, trusted)
+    rows = np.flatnonzero(drawn & trusted)
     run_id = frame["run_id"].to_numpy()[rows]
     chart = pd.DataFrame(
         {

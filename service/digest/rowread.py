@@ -3,12 +3,12 @@
 The command used to read the whole history with every column (``nightly_history``, about 5 KB
 a measurement) as soon as a card started in the period: a fleet's 2.5 years with a runner moved
 to new hardware did not fit in memory. Here the cards are paired on the compact history
-(``compact_history`` with its ids; the runs of a runner whose health preflight failed left
-out, as a check leaves them out), and only the rows a change judges, the card before's
-placed rows and the new card's, get the columns ``rules.device_levels`` reads beyond it: the
-work counters (read a batch of runs at a time, as ``digest_history`` reads them) and each
-run's roof source. ``service.digest.devices.judge_card`` then judges them as it judges the
-full history, so the changes are the same.
+(``compact_history`` with its ids and ``trusted``: the runs of a runner whose health
+preflight failed left out, as a check leaves them out), and only the rows a change judges, the
+card before's placed rows and the new card's, get the columns ``rules.device_levels`` reads
+beyond it: the work counters (read a batch of runs at a time, as ``digest_history`` reads
+them) and each run's roof source. ``service.digest.devices.judge_card`` then judges them as it
+judges the full history, so the changes are the same.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import numpy.typing as npt
 import pandas as pd
 
 from service.digest.devices import GATE_WINDOW, card_starts
-from service.store.devices import untrusted_runs
 from service.store.sessions import StoreSession
 from service.store.workread import run_roof_sources, run_work
 
@@ -71,11 +70,8 @@ def compact_card_rows(
         period: The digest's period.
         window: The card before's last nights judged against (``card_starts``).
     """
-    run_id = frame["run_id"].to_numpy()
-    # The compact history has no ``trusted`` column: its runs' are read here, as few as runs.
-    untrusted = untrusted_runs(session=session, run_ids=[int(i) for i in pd.unique(run_id)])
-    trusted = ~np.isin(run_id, sorted(untrusted))
-    starts = card_starts(frame, start=period[0], end=period[1], window=window, trusted=trusted)
+    # Its ``trusted`` column (``compact_history``) leaves a failed runner's nights out.
+    starts = card_starts(frame, start=period[0], end=period[1], window=window)
     return [
         (judged_rows(session, frame, old), judged_rows(session, frame, new)) for old, new in starts
     ]
