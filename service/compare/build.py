@@ -255,7 +255,23 @@ def _rows(
     return rows
 
 
-def _refuse_untrusted(session: Session, repo: str, config: RoofguardConfig) -> None:
+def _refuse_unread(
+    session: Session, request: CompareRequest, stored: Sequence[DeviceRuns], config: RoofguardConfig
+) -> None:
+    """BadInput naming why the repository, or a ``--devices`` card, has no run compare reads.
+
+    Its runs all came from runners whose health preflight failed, or none was placed on the
+    roof asked for. ``stored``: the cards of trusted runs on that roof.
+    """
+    if stored:
+        _refuse_untrusted_cards(session, request, stored, config)
+        return
+    _refuse_untrusted_repo(session, request.repo, config)
+    if config.roof is not None:
+        _refuse_another_roof(session, request.repo, config)
+
+
+def _refuse_untrusted_repo(session: Session, repo: str, config: RoofguardConfig) -> None:
     """BadInput when ``repo``'s base-branch runs (on ``config.roof``) are all from failed runners.
 
     Told that the repository had no run, a user would look for a nightly job that ran.
@@ -268,11 +284,43 @@ def _refuse_untrusted(session: Session, repo: str, config: RoofguardConfig) -> N
         trusted_only=False,
     )
     if every:
-        raise BadInput(
-            f"--repo: none of {repo}'s {sum(d.runs for d in every)} base-branch runs came from "
-            "a runner that passed its health preflight; compare reads the runs a baseline is "
-            "made of (a runner is checked by `roofguard calibrate --check`)"
-        )
+        raise _untrusted("--repo", f"{repo}'s {sum(d.runs for d in every)} base-branch runs")
+
+
+def _untrusted(flag: str, runs: str) -> BadInput:
+    """The refusal of ``runs`` (those named) that all came from runners whose preflight failed."""
+    return BadInput(
+        f"{flag}: none of {runs} came from a runner that passed its health preflight; compare "
+        "reads the runs a baseline is made of (a runner is checked by `roofguard calibrate "
+        "--check`)"
+    )
+
+
+def _refuse_untrusted_cards(
+    session: Session, request: CompareRequest, stored: Sequence[DeviceRuns], config: RoofguardConfig
+) -> None:
+    """BadInput when a ``--devices`` card's base-branch runs are all from failed runners.
+
+    Told that the card had no base-branch history, a user would look for a nightly job that
+    ran on it.
+    """
+    catalog, known = _catalog(config), [d.device for d in stored]
+    names = [n for n in request.devices if match_device(n, known, catalog) is None]
+    if not names:
+        return
+    every = device_runs(
+        session=session,
+        repo=request.repo,
+        base_branch=config.base_branch,
+        roof_source=config.roof,
+        trusted_only=False,
+    )
+    failed = {d.device: d.runs for d in every if d.device not in known}
+    for name in names:
+        card = match_device(name, list(failed), catalog)
+        if card is not None:
+            runs = f"{card}'s {failed[card]} base-branch runs in {request.repo}"
+            raise _untrusted("--devices", runs)
 
 
 def _refuse_another_roof(session: Session, repo: str, config: RoofguardConfig) -> None:
@@ -306,10 +354,7 @@ def compare_history(
     stored = device_runs(
         session=session, repo=request.repo, base_branch=config.base_branch, roof_source=config.roof
     )
-    if not stored:
-        _refuse_untrusted(session, request.repo, config)
-    if not stored and config.roof is not None:
-        _refuse_another_roof(session, request.repo, config)
+    _refuse_unread(session, request, stored, config)
     devices = resolve_devices(request.devices, stored, catalog, request.repo)
     cards = _cards(session, request, devices, config)
     thresholds = _thresholds(config)

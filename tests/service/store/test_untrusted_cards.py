@@ -4,7 +4,8 @@
 preflight failed, its kernels at half speed). The check's cross-device baseline leaves those
 nights out (``rules.trusted_rows``); ``roofguard compare`` and the digest's device changes
 read the cards from them too: compare took the H100 for its reference (the A100 "ran last"),
-counted 33 A100 runs and read gemm's A100 level at 40% of roof, not 80%.
+counted 33 A100 runs and read gemm's A100 level at 40% of roof, not 80%; a card whose runs
+all came from failed runners is named so.
 """
 
 from __future__ import annotations
@@ -76,6 +77,19 @@ def test_compare_of_untrusted_runs_only_says_so(capsys, engine) -> None:
     assert run(["compare", "--repo", REPO, "--db", url]) != 0
     err = capsys.readouterr().err
     assert "none of acme/serving's 3 base-branch runs" in err and "health preflight" in err
+
+
+def test_compare_of_a_card_of_untrusted_runs_only_says_so(capsys, engine) -> None:
+    """Its runs all from a runner whose preflight failed, the card read "no base-branch
+    history", and the user looked for a nightly job that never ran on it."""
+    store(engine, nights(A100, 5), datasheet(A100))
+    untrusted(engine, H100, 3, 5)
+    url = engine.url.render_as_string(hide_password=False)
+    assert run(["compare", "--repo", REPO, "--db", url, "--devices", f"A100,{H100}"]) == 2
+    err = capsys.readouterr().err
+    assert f"--devices: none of {H100}'s 3 base-branch runs in {REPO} came from" in err
+    assert "health preflight" in err and "no base-branch history" not in err
+    assert run(["compare", "--repo", REPO, "--db", url, "--devices", "A100"]) == 0
 
 
 def test_the_digest_swap_is_not_hidden_by_an_untrusted_night(engine) -> None:
