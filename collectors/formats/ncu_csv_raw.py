@@ -7,7 +7,6 @@ reads are converted, so a file of hundreds of MB is never held in memory.
 from __future__ import annotations
 
 import csv
-import itertools
 import math
 import operator
 import re
@@ -19,7 +18,7 @@ from typing import TextIO
 from collectors import csvrows
 from collectors.base import Collector
 from collectors.batch import ChunkBuilder, NotBatchable, RunColumns
-from collectors.errors import MalformedReport
+from collectors.errors import MalformedReport, cut
 from collectors.ncu import columns, csvio, frames, labels, recipe
 from collectors.ncu.aggregate import RunBuilder, device_info
 from collectors.ncu.metrics import dimension_of, is_relevant
@@ -59,7 +58,6 @@ class _Reading:
     path: str
     prelude: csvio.Prelude
     columns: _Columns
-    pending: list[tuple[int, list[str]]]
     data_offset: int
     bound: dict[str | None, recipe.Plan] = field(default_factory=dict)
 
@@ -67,7 +65,7 @@ class _Reading:
     def data_line(self) -> int:
         """The 1-based line of the first row read after ``data_offset``.
 
-        The line after the header is the units row, or the first launch (then ``pending``).
+        The line after the header is the units row (a page without one is refused).
         """
         return self.prelude.header_line + 2
 
@@ -97,9 +95,7 @@ class NcuCsvRaw(Collector):
             if builder is None:  # start again at the first data row, row by row
                 handle.seek(reading.data_offset)
                 builder = RunBuilder(path, self.name, self.options)
-                rows = itertools.chain(
-                    reading.pending, split_rows(handle, where, reading.data_line - 1)
-                )
+                rows = split_rows(handle, where, reading.data_line - 1)
                 facts = _read_rows(builder, reading, rows)
         cc = builder.device_key[1] if builder.device_key else None
         device, notes = device_info(facts, self.options, cc, reading.prelude.device)
@@ -117,8 +113,8 @@ class NcuCsvRaw(Collector):
         with path.open(encoding="utf-8", newline="") as handle:
             reading = _start(handle, where)
             header = reading.columns.header
-            if reading.pending or not frames.ends_cleanly(where, len(header)):
-                raise NotBatchable("no units row, or a cut file")
+            if not frames.ends_cleanly(where, len(header)):
+                raise NotBatchable("a cut file")
             runs = RunBuilder(path, self.name, self.options)
             chunks = ChunkBuilder(where, self.options.count)
             facts = columns.read(handle, header, reading.columns.numeric, runs, chunks)
@@ -141,7 +137,7 @@ class NcuCsvRaw(Collector):
     ) -> tuple[DeviceFacts | None, RunBuilder | None]:
         """The pandas path; no builder when the file is not plain enough for it."""
         header = reading.columns.header
-        if reading.pending or not frames.ends_cleanly(reading.path, len(header)):
+        if not frames.ends_cleanly(reading.path, len(header)):
             return None, None
         builder = RunBuilder(path, self.name, self.options)
         try:
@@ -151,7 +147,7 @@ class NcuCsvRaw(Collector):
 
 
 def _start(handle: TextIO, path: str) -> _Reading:
-    """Prelude, header, used columns, and the first data row if there is no units row."""
+    """Prelude, header, units row, and the used columns."""
     prelude, header_line = csvio.read_prelude(handle, path)
     cells = split_row(header_line.rstrip("\r\n"), path, prelude.header_line)
     header = [labels.header_name(cell) for cell in cells]
@@ -161,38 +157,51 @@ def _start(handle: TextIO, path: str) -> _Reading:
     line = csvio.next_line(handle, path).rstrip("\r\n")
     units_line = prelude.header_line + 1
     first = (units_line, split_row(line, path, units_line)) if line else None
-    columns, pending = _columns(header, first, units_line, path)
-    return _Reading(path, prelude, columns, pending, handle.tell())
+    columns = _columns(header, first, units_line, path)
+    return _Reading(path, prelude, columns, handle.tell())
 
 
 def _columns(
     header: list[str], first: tuple[int, list[str]] | None, units_line: int, path: str
-) -> tuple[_Columns, list[tuple[int, list[str]]]]:
-    """Scale per used column from the units row (which a bare export may lack)."""
+) -> _Columns:
+    """Scale per used column from the units row; a page without one is refused."""
     for name in ("ID", "Kernel Name"):
         if name not in header:
             raise MalformedReport(path, units_line - 1, name, f"the header lacks {name!r}")
-    units: list[str] | None = None  # a bare export has no units row: no unit to check
-    pending: list[tuple[int, list[str]]] = []
+    units: list[str] = []  # a header with no line after it: no launch to scale
     if first is not None and first[1] and first[1][header.index("ID")] == "":
         units = first[1]
     elif first is not None:
-        pending.append(first)
+        _refuse_missing_units(first[1], header, units_line, path)
     numeric, strings = [], []
     for index, name in enumerate(header):
         if name in _STRING_COLUMNS:
             strings.append((index, name))
         elif name not in csvio.FIXED_COLUMNS and is_relevant(name):
-            unit = units[index] if units is not None and index < len(units) else ""
-            dimension = dimension_of(name) if units is not None else None
+            unit = units[index] if index < len(units) else ""
+            dimension = dimension_of(name) if units else None
             factor = csvio.unit_scale(unit, dimension, path, units_line, name)
             numeric.append((index, name, factor))
     _refuse_repeated(numeric, units_line - 1, path)
     indices = [index for index, _, _ in numeric]
     factors = tuple(factor for _, _, factor in numeric)
     fixed = {name: header.index(name) for name in _FIXED_USED if name in header}
-    columns = _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors, fixed)
-    return columns, pending
+    return _Columns(header, tuple(numeric), tuple(strings), _picker(indices), factors, fixed)
+
+
+def _refuse_missing_units(row: list[str], header: list[str], line: int, path: str) -> None:
+    """Refuse a raw page whose line after the header is a launch, not ncu's units row.
+
+    ncu prints a raw page's values in the units of that row (``nsecond`` for
+    ``gpu__time_duration.sum``); without it no value has a known scale, and a duration read as
+    seconds is a 5120 ns kernel shown as 5120 s.
+    """
+    launch = row[header.index("ID")] if len(row) > header.index("ID") else ""
+    reason = (
+        "the units row is missing: this launch follows the header where ncu --csv --page raw "
+        "prints each metric's unit (nsecond, byte, ...), so no value has a known scale"
+    )
+    raise MalformedReport(path, csvio.where(line, cut(launch)), None, reason)
 
 
 def _refuse_repeated(numeric: list[tuple[int, str, float]], line: int, path: str) -> None:

@@ -461,3 +461,28 @@ def test_a_failed_replay_is_still_a_failed_launch(tmp_path: Path, corpus_dir: Pa
     run = collectors.collect(path)
     assert run.kernels[0].failed_launches == 1 and run.kernels[0].launches == 0
     assert "1 of 9 launches failed or had no duration" in run.notes
+
+
+RAW_B200 = "ncu-csv/meinie0826_Roofline-Analysis__torch_sdpa_flash__gqa_bf16_b32_ctx8k_p64.ncu.csv"
+
+
+@pytest.mark.parametrize("fmt", [None, "ncu-csv-raw"])
+def test_a_raw_page_without_its_units_row_is_refused(
+    tmp_path: Path, corpus_dir: Path, fmt: str | None
+) -> None:
+    """Read as seconds before: the B200 page's 5120 ns launch became a kernel of 5120 s."""
+    lines = (corpus_dir / RAW_B200).read_text().splitlines(keepends=True)
+    header = next(n for n, line in enumerate(lines) if line.startswith('"ID","Process ID"'))
+    assert lines[header + 1].startswith('"","",')  # the units row this test drops
+    path = tmp_path / "raw.csv"
+    path.write_text("".join([*lines[: header + 1], *lines[header + 2 :]]))
+    error = raises(path, fmt)
+    assert str(error) == (
+        f"{path}, row {header + 2} (launch ID 0): the units row is missing: this launch "
+        "follows the header where ncu --csv --page raw prints each metric's unit (nsecond, "
+        "byte, ...), so no value has a known scale"
+    )
+    small = tmp_path / "small.csv"
+    kept = good_raw(small).read_text().splitlines(keepends=True)
+    small.write_text("".join([*kept[:2], *kept[3:]]))  # a prelude line, the header, launches
+    assert raises(small, fmt).row == "3 (launch ID 0)"
