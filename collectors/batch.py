@@ -352,6 +352,8 @@ def _check_physics(chunk: KernelChunk) -> None:
     if chunk.shape.launches and (seconds < _MIN_DURATION_S).any():
         raise NotBatchable("a duration no timer measures")
     samples = [c for leaf, c in chunk.columns.items() if leaf[0] == "samples_s"]
+    if any((c < _MIN_DURATION_S).any() for c in samples):
+        raise NotBatchable("a sample no timer measures")
     if any((c > MAX_DURATION_S).any() for c in [seconds, *samples]):
         raise NotBatchable("a duration past a day")
     bound = seconds if chunk.shape.launches else np.full(chunk.size, MAX_DURATION_S)

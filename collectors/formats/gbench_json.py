@@ -50,6 +50,7 @@ from collectors.formats._micro import (
     unread_work,
     work_slot,
 )
+from collectors.safety import check_sample
 from collectors.schema import (
     DeviceInfo,
     KernelRecord,
@@ -245,6 +246,8 @@ class GoogleBenchmarkJson(Collector):
                 )
             seen[rep] = index
             real, cpu = _times(entry, path, row)
+            if len(reps) > 1:  # one alone is the kernel's time: ``safety`` refuses it as such
+                check_sample(real, str(path), row, "real_time", f"one of {len(reps)} repetitions")
             times.append(real)
             cpu_times.append(cpu)
             counters.append(_counters(entry, path, row))

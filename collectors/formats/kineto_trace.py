@@ -30,6 +30,7 @@ from collectors.formats._micro import (
     text,
 )
 from collectors.identity import make_key
+from collectors.safety import check_sample
 from collectors.schema import (
     DeviceInfo,
     KernelRecord,
@@ -172,6 +173,7 @@ class KinetoTrace(Collector):
         if duration == 0:  # shorter than the trace's resolution: profiled, but untimed
             group.untimed += 1
             return
+        check_sample(duration, str(path), row, "dur", "a launch")  # timed, yet under a picosecond
         group.times.append(duration)
         if factor:
             group.dram_bytes += factor * number(args.get("bytes", 0), path, row, "args.bytes")

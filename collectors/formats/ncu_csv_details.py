@@ -19,9 +19,9 @@ from collectors import csvrows
 from collectors.base import Collector
 from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, labels, recipe
-from collectors.ncu.aggregate import RunBuilder, device_info
+from collectors.ncu.aggregate import RunBuilder
 from collectors.ncu.metrics import dimension_of, is_relevant
-from collectors.ncu.peaks import DeviceFacts, device_facts
+from collectors.ncu.peaks import DeviceFacts, device_facts, device_info
 from collectors.ncu.provenance import profiler_info
 from collectors.schema import RunRecord
 

@@ -20,9 +20,9 @@ from collectors.base import Collector
 from collectors.batch import ChunkBuilder, NotBatchable, RunColumns
 from collectors.errors import MalformedReport, cut
 from collectors.ncu import columns, csvio, frames, labels, recipe
-from collectors.ncu.aggregate import RunBuilder, device_info
+from collectors.ncu.aggregate import RunBuilder
 from collectors.ncu.metrics import dimension_of, is_relevant
-from collectors.ncu.peaks import DeviceFacts, device_facts
+from collectors.ncu.peaks import DeviceFacts, device_facts, device_info
 from collectors.ncu.provenance import profiler_info
 from collectors.schema import RunRecord, SourceRef
 

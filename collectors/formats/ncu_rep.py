@@ -16,9 +16,9 @@ from collectors import isolation
 from collectors.base import Collector
 from collectors.errors import MalformedReport, MissingExtra, shown
 from collectors.ncu import recipe
-from collectors.ncu.aggregate import RunBuilder, device_info
+from collectors.ncu.aggregate import RunBuilder
 from collectors.ncu.metrics import is_relevant
-from collectors.ncu.peaks import DeviceFacts, device_facts
+from collectors.ncu.peaks import DeviceFacts, device_facts, device_info
 from collectors.ncu.provenance import profiler_info, version_from_bytes
 from collectors.schema import RunRecord
 from collectors.textio import replace_surrogates

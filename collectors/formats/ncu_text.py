@@ -22,9 +22,9 @@ from pathlib import Path
 from collectors.base import Collector
 from collectors.errors import MalformedReport, shown
 from collectors.ncu import csvio, labels, recipe
-from collectors.ncu.aggregate import RunBuilder, device_info
+from collectors.ncu.aggregate import RunBuilder
 from collectors.ncu.metrics import is_relevant
-from collectors.ncu.peaks import DeviceFacts, device_facts
+from collectors.ncu.peaks import DeviceFacts, device_facts, device_info
 from collectors.ncu.provenance import profiler_info
 from collectors.schema import RunRecord
 from collectors.textio import undecodable

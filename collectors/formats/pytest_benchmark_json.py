@@ -32,6 +32,7 @@ from collectors.formats._micro import (
     unread_work,
     work_slot,
 )
+from collectors.safety import check_sample
 from collectors.schema import (
     DeviceInfo,
     KernelRecord,
@@ -53,7 +54,11 @@ def _samples(
     if not isinstance(data, list) or not data:
         return (), None
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in data):
-        return tuple(number(v, path, row, "stats.data") for v in data), None
+        rounds = tuple(number(v, path, row, "stats.data") for v in data)
+        for index, seconds in enumerate(rounds):
+            what = f"one of {len(rounds)} rounds"
+            check_sample(seconds, str(path), row, f"stats.data[{index}]", what)
+        return rounds, None
     return (), f"{row}: stats.data holds non-numeric entries (edited or elided); samples not kept"
 
 

@@ -29,6 +29,7 @@ from collectors.formats._micro import (
     read_text,
     work_hint,
 )
+from collectors.safety import check_sample
 from collectors.schema import (
     PRECISIONS,
     TIERS,
@@ -200,7 +201,10 @@ class RoofguardCsv(Collector):
     @staticmethod
     def _samples(cell: str, path: Path, line: int) -> tuple[float, ...]:
         parts = cell.replace(";", " ").split()
-        return tuple(number(p, path, line, "samples") for p in parts)
+        samples = tuple(number(p, path, line, "samples") for p in parts)
+        for seconds in samples:
+            check_sample(seconds, str(path), line, "samples", f"one of {len(samples)} samples")
+        return samples
 
 
 def to_csv(run: RunRecord) -> str:

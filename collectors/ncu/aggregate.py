@@ -18,11 +18,10 @@ from collectors.errors import MalformedReport, cut, launch_label
 from collectors.identity import make_key
 from collectors.ncu.extras import Extras, in_order, merged
 from collectors.ncu.partial import partial_note, partial_text
-from collectors.ncu.peaks import DeviceFacts
 from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
 from collectors.ncu.tensor import uncounted, uncounted_note
-from collectors.safety import unmeasured_note
+from collectors.safety import MIN_DURATION_S, check_sample, unmeasured_note
 from collectors.schema import (
     NOT_AVERAGED,
     DeviceInfo,
@@ -248,6 +247,8 @@ class RunBuilder:
     ) -> None:
         """Add one launch; a repeated launch ID is an error naming ``row`` (its line) if given."""
         self._new_ids([launch_id], row)
+        if figs.failed is None and figs.duration_s is not None:
+            self._check_time(figs, figs.duration_s, row or launch_label(launch_id))
         self._kernel(launch_id, name, grid, block, nvtx).add(figs)
         self.launch_count += 1
         self.failed += figs.failed is not None
@@ -263,8 +264,18 @@ class RunBuilder:
     ) -> None:
         """Add launches of one kernel whose figures are arrays (one entry per launch)."""
         self._new_ids(launch_ids)
+        seconds: Any = figs.duration_s
+        if seconds is not None and len(seconds) and seconds.min() < MIN_DURATION_S:
+            first = int((seconds < MIN_DURATION_S).argmax())
+            self._check_time(figs, float(seconds[first]), launch_label(launch_ids[first]))
         self._kernel(launch_ids[0], name, grid, block, None).add_batch(figs, len(launch_ids))
         self.launch_count += len(launch_ids)
+
+    def _check_time(self, figs: LaunchFigures, seconds: float, where: str) -> None:
+        """Refuse a launch of 0 s: ncu marks one it did not time by no value (n/a), never by 0."""
+        metrics = figs.duration.metrics if figs.duration is not None else ()
+        field = metrics[0] if metrics else "gpu__time_duration.sum"
+        check_sample(seconds, self.path, where, field, "a launch")
 
     def _new_ids(self, launch_ids: list[str], row: str | None = None) -> None:
         fresh = set(launch_ids)
@@ -367,25 +378,3 @@ _CLOCKS = frozenset({SM_CLOCK, MEMORY_CLOCK})
 
 def _fmt_dev(dev: tuple[str | None, str | None]) -> str:
     return f"device {cut(dev[0] or '?')} (CC {cut(dev[1] or '?')})"
-
-
-def device_info(
-    facts: DeviceFacts | None, options: CollectOptions, cc: str | None, fallback: str | None = None
-) -> tuple[DeviceInfo, list[str]]:
-    """DeviceInfo from report facts; ``options.device`` fills in when the file names none."""
-    facts = facts or DeviceFacts()
-    name = facts.name or fallback or options.device
-    notes: list[str] = []
-    if not name:
-        name = f"unknown GPU (CC {cc})" if cc else "unknown GPU"
-        notes.append("the report names no device; pass --device NAME to name it")
-    info = DeviceInfo(
-        name=name,
-        compute_capability=cc,
-        sm_count=facts.sm_count,
-        sm_clock_hz=facts.sm_clock_hz,
-        memory_clock_hz=facts.memory_clock_hz,
-        peak_flop_per_s=facts.peak_flop_per_s,
-        bandwidth_byte_per_s=facts.bandwidth_byte_per_s,
-    )
-    return info, notes

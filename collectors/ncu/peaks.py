@@ -11,7 +11,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from collectors.base import CollectOptions
 from collectors.ncu.metrics import TENSOR_DTYPES
+from collectors.schema import DeviceInfo
 
 SM_CLOCKS = (
     "sm__cycles_elapsed.avg.per_second",
@@ -131,3 +133,25 @@ def device_facts(m: Mapping[str, float], strings: Mapping[str, str] | None = Non
                 facts.bandwidth_byte_per_s[tier] = per_cycle * clock
                 break
     return facts
+
+
+def device_info(
+    facts: DeviceFacts | None, options: CollectOptions, cc: str | None, fallback: str | None = None
+) -> tuple[DeviceInfo, list[str]]:
+    """DeviceInfo from report facts; ``options.device`` fills in when the file names none."""
+    facts = facts or DeviceFacts()
+    name = facts.name or fallback or options.device
+    notes: list[str] = []
+    if not name:
+        name = f"unknown GPU (CC {cc})" if cc else "unknown GPU"
+        notes.append("the report names no device; pass --device NAME to name it")
+    info = DeviceInfo(
+        name=name,
+        compute_capability=cc,
+        sm_count=facts.sm_count,
+        sm_clock_hz=facts.sm_clock_hz,
+        memory_clock_hz=facts.memory_clock_hz,
+        peak_flop_per_s=facts.peak_flop_per_s,
+        bandwidth_byte_per_s=facts.bandwidth_byte_per_s,
+    )
+    return info, notes

@@ -294,11 +294,12 @@ def test_a_metric_column_named_twice_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_launch_refused_after_reading_is_named_by_its_id(tmp_path: Path) -> None:
+    """Refused as it is read (a launch of 0 s), it is named by its line and its ID."""
     path = write_raw(
         tmp_path / "raw.csv", METRICS, [(0, "a", ["1000", "64"]), (4, "b", ["0", "64"])]
     )
     error = raises(path)
-    assert (error.row, error.field) == ("launch ID 4", "gpu__time_duration.sum")
+    assert (error.row, error.field) == ("5 (launch ID 4)", "gpu__time_duration.sum")
 
 
 def test_mixed_devices(tmp_path: Path) -> None:
