@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -116,6 +117,24 @@ def split_name(run_name: str) -> tuple[str, dict[str, str | float]]:
     return base, params
 
 
+def apart(kernels: list[KernelRecord]) -> list[KernelRecord]:
+    """Runs whose keys clash, told apart by their timing modifiers, as Google Benchmark does.
+
+    Only on a clash (``BM_copy/1024/manual_time`` beside ``BM_copy/1024``) does a key gain
+    them, ``BM_copy[arg0=1024]/manual_time``: other files key as stored; no modifier, no change.
+    """
+    counts = Counter(kernel.key for kernel in kernels)
+    if all(count == 1 for count in counts.values()):
+        return kernels
+    out = []
+    for kernel in kernels:
+        suffix = "".join(f"/{p}" for p in kernel.name.split("/")[1:] if _MODIFIERS.match(p))
+        if counts[kernel.key] > 1 and suffix:
+            kernel = kernel.model_copy(update={"key": kernel.key + suffix})
+        out.append(kernel)
+    return out
+
+
 def _group(entries: list[Any], path: Path) -> tuple[dict[str, list[tuple[int, Any]]], list[str]]:
     """Entries by run name: repetitions, or aggregates where a run has no repetition."""
     runs: dict[str, list[tuple[int, Any]]] = {}
@@ -198,7 +217,7 @@ class GoogleBenchmarkJson(Collector):
         runs, notes = _group(entries, path)
         entries.clear()  # the groups hold them now: each goes once its record is made
         kernels = [self._kernel(run, runs.pop(run), path) for run in list(runs)]
-        return self._run(context, check_unique(kernels, path), notes, path)
+        return self._run(context, check_unique(apart(kernels), path), notes, path)
 
     def _run(
         self,

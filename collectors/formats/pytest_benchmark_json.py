@@ -12,6 +12,7 @@ run's device, commit, branch and tools.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,7 @@ class PytestBenchmarkJson(Collector):
         entries = require(root, "benchmarks", list, path, None)
         notes: list[str] = []
         kernels = [self._kernel(i, e, path, notes) for i, e in enumerate(entries)]
+        kernels = self._apart(kernels, entries, path)
         commit = optional(root, "commit_info", dict, path, None) or {}
         machine = optional(root, "machine_info", dict, path, None) or {}
         when = timestamp(root.get("datetime"))
@@ -123,6 +125,28 @@ class PytestBenchmarkJson(Collector):
             notes=tuple(notes),
             sources=(SourceRef(path=str(path), format=self.name),),
         )
+
+    def _apart(
+        self, kernels: list[KernelRecord], entries: list[Any], path: Path
+    ) -> list[KernelRecord]:
+        """Tests whose keys clash, named and keyed by their ``fullname`` (``module::test``).
+
+        pytest-benchmark tells ``test_forward`` of two modules apart by it. Only where keys
+        clash do name and key change, so the keys of every other file stay as stored.
+        """
+        counts = Counter(kernel.key for kernel in kernels)
+        if all(count == 1 for count in counts.values()):
+            return kernels
+        out = []
+        for index, (kernel, entry) in enumerate(zip(kernels, entries, strict=True)):
+            row = kernel.source.row if kernel.source else f"benchmarks[{index}]"
+            full = optional(entry, "fullname", str, path, row) if counts[kernel.key] > 1 else None
+            if full and full.strip():
+                base = _PARAMETRIZED.sub(r"\1", full) if kernel.params else full
+                key = bench_key(base, kernel.params, self.options.keys)
+                kernel = kernel.model_copy(update={"name": base, "key": key})
+            out.append(kernel)
+        return out
 
     def _device(self, machine: Mapping[str, Any]) -> DeviceInfo:
         named = device_name(machine)

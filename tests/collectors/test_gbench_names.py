@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import collectors
+from collectors.errors import MalformedReport
 from service.cli import run
 
 
@@ -47,3 +48,38 @@ def test_the_verdict_names_each_instance(
     assert run([*args, "--db", db, "--format", "text"]) == 0
     out = capsys.readouterr().out
     assert "BM_copy/1024/real_time" in out and "BM_copy/4096/real_time" in out
+
+
+@pytest.mark.parametrize(
+    ("names", "keys", "alone"),
+    [
+        (
+            ["BM_copy/1048576/manual_time", "BM_copy/1048576"],
+            ["BM_copy[arg0=1048576]/manual_time", "BM_copy[arg0=1048576]"],
+            "BM_copy[arg0=1048576]",
+        ),
+        (
+            ["BM_copy/64/real_time", "BM_copy/64/process_time/real_time"],
+            ["BM_copy[arg0=64]/real_time", "BM_copy[arg0=64]/process_time/real_time"],
+            "BM_copy[arg0=64]",
+        ),
+    ],
+)
+def test_runs_apart_only_by_their_modifiers_read_apart(
+    tmp_path: Path, names: list[str], keys: list[str], alone: str
+) -> None:
+    """Refused before as one duplicate benchmark; the modifiers join the key only on a clash.
+
+    Each run alone in its file keeps the key stored histories know it by.
+    """
+    record = collectors.collect(_gbench(tmp_path / "b.json", *names))
+    assert [(k.name, k.key) for k in record.kernels] == list(zip(names, keys, strict=True))
+    for name in names:
+        (kernel,) = collectors.collect(_gbench(tmp_path / "one.json", name)).kernels
+        assert kernel.key == alone
+
+
+def test_runs_that_clash_with_their_modifiers_too_are_still_refused(tmp_path: Path) -> None:
+    path = _gbench(tmp_path / "b.json", "BM_copy/64/real_time", "BM_copy/64.0/real_time")
+    with pytest.raises(MalformedReport, match="duplicate benchmark"):
+        collectors.collect(path)
