@@ -103,16 +103,19 @@ class NcuCsvDetails(Collector):
         launch = before = None
         need = col["Metric Value"] + 1
         for line, row, last in csvio.with_last(csvio.blank_end_dropped(rows)):
-            if len(row) < need:
-                launch_id = row[0] if row else None
-                reason = csvio.short_row(len(row), need, last=last)
-                raise MalformedReport(self._path, csvio.where(line, launch_id), None, reason)
-            if launch is None or row[col["ID"]] != launch.launch_id:
-                if launch is not None:
-                    got = self._finish(builder, launch)
-                    facts = facts or got
-                launch, before = self._start(row, col, line), launch
-            self._add_row(launch, row, col, line)
+            try:
+                if len(row) < need:
+                    launch_id = row[0] if row else None
+                    reason = csvio.short_row(len(row), need, last=last)
+                    raise MalformedReport(self._path, csvio.where(line, launch_id), None, reason)
+                if launch is None or row[col["ID"]] != launch.launch_id:
+                    if launch is not None:
+                        got = self._finish(builder, launch)
+                        facts = facts or got
+                    launch, before = self._start(row, col, line), launch
+                self._add_row(launch, row, col, line)
+            except MalformedReport as exc:  # a second output's rows are no launch: say so
+                raise csvio.second_output(self._path, line) or exc from None
         if launch is not None:
             self._refuse_cut_launch(launch, before)
             got = self._finish(builder, launch)

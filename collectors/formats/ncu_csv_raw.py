@@ -219,10 +219,14 @@ def _read_rows(
 ) -> DeviceFacts | None:
     """The careful reader: every row split in Python, every bad cell named."""
     facts: DeviceFacts | None = None
+    after = reading.data_line  # the line after the last launch row: ncu's own lines skipped
     for line, row, last in csvio.with_last(rows):
-        _check_width(builder, reading, line, row, last=last)
-        got = _read_row(builder, reading, line, row, want_facts=facts is None)
-        facts = facts or got
+        try:
+            _check_width(builder, reading, line, row, last=last)
+            got = _read_row(builder, reading, line, row, want_facts=facts is None)
+        except MalformedReport as exc:  # a second output's rows are no launch: say so
+            raise csvio.second_output(reading.path, line, after) or exc from None
+        facts, after = facts or got, line + 1
     return facts
 
 

@@ -122,6 +122,27 @@ def lines(handle: TextIO, path: str) -> Iterator[str]:
         raise undecodable(path, exc) from exc
 
 
+def second_output(path: str, line: int, start: int | None = None) -> MalformedReport | None:
+    """The error for a file of two ncu outputs, the second starting at ``line``; else None.
+
+    ``cat a.csv b.csv`` (or ``>>`` to a log) puts a second prelude, header or units row among
+    the launch rows, each then refused as a bad row ("row has 1 fields", "unknown unit 'Metric
+    Unit'"), which hid the cause. Called for the line a row was refused at: it starts a second
+    output when it is a header or units row, or when no launch row leads from it to a header.
+    ``start`` is where the error says it starts, where a reader skipped ncu's lines before.
+    """
+    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+        for number, text in enumerate(handle, start=1):
+            if number < line:
+                continue
+            if text.startswith(HEADER_START) or (number == line and text.startswith('"",""')):
+                reason = "starts a second ncu output (files concatenated?); give each its own file"
+                return MalformedReport(path, f"line {start or line}", None, reason)
+            if number > line and text.startswith('"') and '","' in text:
+                return None  # a launch row: the output goes on
+    return None
+
+
 #: The fix for ERR_NVGPUCTRPERM (counters restricted to admin users), as NVIDIA documents it.
 COUNTER_PERMISSION_FIX = (
     "To allow the counters for every user, set `options nvidia "
