@@ -21,6 +21,7 @@ from typing import Any
 from collectors.errors import MalformedReport
 from collectors.formats._micro import bench_key, kernel_record, number
 from collectors.identity import KeyOptions
+from collectors.safety import check_sample
 from collectors.schema import DeviceInfo, KernelRecord, Provenance, ProvenanceKind, SourceRef
 
 GPU_MEAN = "nv/cold/time/gpu/mean"
@@ -71,6 +72,7 @@ class State:
         named: Named counters: element counts and global-memory read/write sizes.
         gmem: The subset of ``named`` that are global-memory read/write sizes, in bytes.
         samples: Per-sample GPU times, when nvbench saved them.
+        fields: What the file calls a summary, by tag, for errors (``GPU Time (sec)``).
     """
 
     bench: str
@@ -81,6 +83,7 @@ class State:
     named: dict[str, float] = field(default_factory=dict)
     gmem: dict[str, float] = field(default_factory=dict)
     samples: tuple[float, ...] = ()
+    fields: dict[str, str] = field(default_factory=dict)
 
     @property
     def row(self) -> str:
@@ -155,6 +158,9 @@ def _gmem_provenance(names: tuple[str, ...]) -> Provenance:
 def kernel(state: State, path: Path, fmt: str, keys: KeyOptions) -> KernelRecord:
     """The KernelRecord of one state."""
     duration, time_prov = _duration(state, path)
+    timed_by = time_prov.metrics[0]  # under the file's own name, as every other field
+    what = "a kernel that ran (1 launch(es))"  # as ``safety`` words it, which named the tag
+    check_sample(duration, str(path), state.row, state.fields.get(timed_by, timed_by), what)
     provenance = {"duration": time_prov}
     nbytes: dict[str, float] = {}
     found = dram_bytes(state, duration)

@@ -159,6 +159,7 @@ class NvbenchCsv(Collector):
             column = skipped_at + 1 + offset
             if row[column].strip():
                 value = number(row[column], path, line, header[column])
+                state.fields.setdefault(tag, header[column])
                 _nvbench.add_column(state, tag, value, is_bytes=header[column].endswith("(bytes)"))
         return state
 

@@ -69,7 +69,10 @@ def _typed(entries: Any, path: Path, row: str, field: str) -> dict[str, tuple[st
 
 
 def _summaries(raw: Any, path: Path, row: str) -> Iterator[tuple[str, str, tuple[str, Any]]]:
-    """Every summary as ``(tag, short name, (type, value))`` whatever the generation."""
+    """Every summary as ``(tag, short name, (type, value))`` whatever the generation.
+
+    Older generations name a summary by its display name, which an error names (``_named``).
+    """
     if isinstance(raw, Mapping):  # 2021-12: keyed by display name, fields are {type, value}
         yield from _keyed_summaries(raw, path, row)
         return
@@ -100,6 +103,14 @@ def _keyed_summaries(
         value = mapping(entry.get("value") or {}, path, row, f"{where}.value")
         kind = optional(value, "type", str, path, row, f"{where}.value.type") or ""
         yield _nvbench.display_tag(display, short), short, (kind, value.get("value"))
+
+
+def _named(raw: Any, tag: str) -> str:
+    """What the file calls the summary of ``tag``: its 1.0.0 tag, else its display name."""
+    names = raw if isinstance(raw, Mapping) else {}
+    if isinstance(raw, list):
+        names = {s.get("name"): s for s in raw if isinstance(s, Mapping) and "tag" not in s}
+    return next((str(d) for d in names if _nvbench.DISPLAY_TAGS.get(str(d)) == tag), tag)
 
 
 def _axis_values(raw: Any, path: Path, row: str) -> dict[str, str | float]:
@@ -139,6 +150,8 @@ def _state(bench: str, name: str, raw: Any, path: Path) -> _nvbench.State:
         params=_axis_values(raw.get("axis_values"), path, row),
     )
     for tag, short, (kind, value) in _summaries(raw.get("summaries"), path, row):
+        if tag in (_nvbench.GPU_MEAN, _nvbench.CPU_MEAN):  # a time: an error may name it
+            state.fields[tag] = f"summaries[{_named(raw.get('summaries'), tag)}]"
         if tag == _SAMPLE_TIMES and short == "filename":
             state.samples = _read_samples(path, value, row)
         elif kind in _NUMERIC or (isinstance(value, int | float) and not isinstance(value, bool)):

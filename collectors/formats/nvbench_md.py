@@ -252,6 +252,7 @@ class NvbenchMarkdown(Collector):
                     value, is_bytes = cell_value(cells[column])
                 except ValueError as exc:
                     raise MalformedReport(str(path), line, header[column], str(exc)) from None
+                state.fields.setdefault(tag, header[column])
                 _nvbench.add_column(state, tag, value, is_bytes=is_bytes)
             states.append(state)
         return states
