@@ -159,6 +159,17 @@ def check_text(record: RunRecord, path: str) -> None:
                 raise MalformedReport(path, entry, field, "contains a NUL byte")
 
 
+def kernel_error(
+    kernel: KernelRecord, index: int, path: str, field: str, reason: str
+) -> MalformedReport:
+    """The error naming ``field`` of ``kernel`` (``index`` in its record) in its file ``path``.
+
+    For a check made on a run of several files: it names the one file and its entry, not
+    every file and the kernel's place in the merged run.
+    """
+    return MalformedReport(path, _entry(kernel, index, path), field, reason)
+
+
 def _entry(kernel: KernelRecord, index: int, path: str) -> str:
     """The kernel's entry in its file, as an error names it (its name where it has none).
 

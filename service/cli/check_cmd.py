@@ -197,7 +197,8 @@ def _request(
     run, again = collect_with_reruns(
         files, reruns, meta=meta, config=config, max_kernels=limits.max_kernels
     )
-    refuse_unstorable(run, where=", ".join(map(str, files)), limits=limits)
+    named = [str(path) for path in files]
+    refuse_unstorable(run, where=", ".join(named), limits=limits, files=named)
     if meta.device:  # judged, the error would name the file, which names no device
         _refuse_unknown_flag(run, meta.device, config)
     for path, rerun in zip(reruns, again, strict=True):

@@ -78,7 +78,7 @@ def ingest_command(
         columns = read_columns(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
         if columns is None:
             run = collect_run(files, meta=meta, config=cfg, max_kernels=limits.max_kernels)
-            refuse_unstorable(run, where=where, limits=limits)
+            refuse_unstorable(run, where=where, limits=limits, files=list(map(str, files)))
         else:
             refuse_unstorable_columns(columns, where=where, limits=limits)
             run = columns.head

@@ -15,10 +15,11 @@ without passing a collector (a JSON upload, work models).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from collectors import run_fault
+from collectors import kernel_error, run_fault
 from collectors.schema import RunRecord
 from service.errors import BadInput, ServiceError
 
@@ -100,8 +101,13 @@ def _field(record: RunRecord, dotted: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def refuse_unstorable(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
+def refuse_unstorable(
+    record: RunRecord, *, where: str, limits: StoreLimits, files: Sequence[str] = ()
+) -> None:
     """Raise BadInput naming the first field of ``record`` the store cannot hold.
+
+    A kernel read from one of ``files`` (the run's reports) is named by that file and its
+    entry there, not by every file of ``where`` and its place in the merged run.
 
     Raises:
         RunTooLarge: More kernels than ``limits.max_kernels``.
@@ -114,7 +120,13 @@ def refuse_unstorable(record: RunRecord, *, where: str, limits: StoreLimits) -> 
         _check_column(_field(record, dotted), f"{where}: {dotted}", width)
     for index, kernel in enumerate(record.kernels):
         for name, value in (("name", kernel.name), ("key", kernel.key)):
-            _check_name(value, f"{where}: kernels.{index}.{name}", limits.max_name_bytes)
+            wrong = _name_fault(value, limits.max_name_bytes)
+            if wrong is None:
+                continue
+            source = kernel.source.path if kernel.source else None
+            if source is not None and source in files:
+                raise BadInput(str(kernel_error(kernel, index, source, name, wrong)))
+            raise BadInput(f"{where}: kernels.{index}.{name}: {wrong}")
     fault = run_fault(record)
     if fault is not None:
         at, field, reason = fault
@@ -133,11 +145,19 @@ def _check_column(value: str | None, where: str, width: int) -> None:
 
 
 def _check_name(value: str, where: str, limit: int) -> None:
+    fault = _name_fault(value, limit)
+    if fault is not None:
+        raise BadInput(f"{where}: {fault}")
+
+
+def _name_fault(value: str, limit: int) -> str | None:
+    """Why the store cannot hold ``value`` as a kernel name or key, else None."""
     if "\x00" in value:
-        raise BadInput(f"{where}: contains a NUL byte")
+        return "contains a NUL byte"
     # Four bytes a character at most: most names are decided without encoding them.
     if len(value) * 4 > limit and len(value.encode("utf-8", "replace")) > limit:
-        raise BadInput(
-            f"{where}: {len(value.encode('utf-8', 'replace')):,} bytes, longer than the "
+        return (
+            f"{len(value.encode('utf-8', 'replace')):,} bytes, longer than the "
             f"{limit:,} a kernel name may be (ROOFGUARD_MAX_NAME_BYTES); starts {value[:60]!r}"
         )
+    return None
