@@ -24,12 +24,14 @@ gate.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from rules.crossdevice import Scaling
 from rules.judging import Measured
+from rules.stats import conservative_median
 
 #: The most nights on the new card that scale the other card's segment to it: the median of its
 #: first ones, so the nights after them are judged. Fewer while the card has fewer: a
@@ -58,6 +60,23 @@ def new_card_measured(
     segment = segment[np.isfinite(segment)] * (calibrated / level.percent)
     now = [level.percent * predicted / t for t in measurements]
     return Measured(np.concatenate([segment, own]), now[0], tuple(now[1:]))
+
+
+def on_first_nights(scaled: Scaling, own_times: npt.NDArray[np.float64]) -> Scaling | None:
+    """``scaled`` read on the kernel's first nights on its card, not tonight (None: none yet).
+
+    The least bad median of up to ``CALIBRATING_NIGHTS`` of them, as the weekly digest reads a
+    device change: whether the card carried the kernel at its level. One that kept up there
+    and fell since fell on this card (a change of code, roof-drop's gate), not with it.
+    """
+    known = own_nights(own_times)[:CALIBRATING_NIGHTS]
+    if not known.size:
+        return None
+    level = scaled.baseline
+    time_s = conservative_median([float(t) for t in known], higher_is_better=False)
+    ratio = time_s / level.time_s
+    percent = level.percent * scaled.expected_time_ratio / ratio
+    return replace(scaled, time_s=time_s, time_ratio=ratio, percent=percent)
 
 
 def own_nights(own_times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

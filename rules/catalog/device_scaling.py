@@ -11,6 +11,7 @@ from rules.context import RuleContext
 from rules.crossdevice import Keeping, Scaling, keeping
 from rules.gated import GateDecisions
 from rules.measures import speed
+from rules.newcard import on_first_nights
 from rules.scaling import CROSS_DEVICE_TOLERANCE
 from rules.verdict import Finding, KernelStatus, Severity, Stability
 
@@ -70,9 +71,11 @@ class DeviceScaling(Rule):
     a kernel whose time fell less than that lost percent of roof. More than ``tolerance``
     (15%: cards differ that much in what their best kernels reach) and beyond the baseline's
     noise, it is *suspect*: it did not keep up with the new card. Kernels that scaled as the
-    roofs predict are unchanged, not new. From its 4th night on the card, roof-drop's gate
+    roofs predict are unchanged, not new. From its 2nd night on the card, roof-drop's gate
     judges its nights there too (``rules.newcard``): a kernel that kept up and then fell is
-    its finding (a regression once confirmed), not this rule's. Once the card has its own
+    its finding (a regression once confirmed), not this rule's. Once its first nights there
+    kept up (the least bad median of up to 4, as the weekly digest reads a device change),
+    this rule leaves it to the gate, whatever it reads later. Once the card has its own
     settled history, the gate judges the kernel there alone.
 
     **Best practice**
@@ -106,6 +109,8 @@ class DeviceScaling(Rule):
             own = on_own_card.get(key)
             if own and (own.judgement.regressed or own.judgement.suspect):
                 continue  # it fell on the new card after its first nights: roof-drop's
+            if self._kept_up_there(ctx, opts, scaled):
+                continue  # the card carried it; a fall since is this card's, the gate's
             judged = keeping(scaled, tolerance=opts.tolerance, z_threshold=opts.z_threshold)
             if judged == Keeping.BEHIND:
                 yield self.finding(
@@ -114,3 +119,16 @@ class DeviceScaling(Rule):
                     _message(ctx.kernels[key].name, scaled),
                     numbers=_numbers(scaled, opts),
                 )
+
+    @staticmethod
+    def _kept_up_there(ctx: RuleContext, opts: Options, scaled: Scaling) -> bool:
+        """Whether the kernel's first nights on its card kept up (``rules.newcard``).
+
+        Once the gate confirmed a fall after them, the fallen level is the card's: judged on
+        tonight alone, that night read "did not keep up" and blamed the card for the code.
+        """
+        first = on_first_nights(scaled, ctx.gate_kernel_history(scaled.key).time_s)
+        if first is None:
+            return False
+        judged = keeping(first, tolerance=opts.tolerance, z_threshold=opts.z_threshold)
+        return judged != Keeping.BEHIND
