@@ -51,6 +51,7 @@ class DeviceLevel:
         work: The work over the segment (medians), as stored.
         history: Percent of roof of every run, oldest first (for sparklines).
         commits: First and last commit of the segment.
+        start: Where the segment starts in ``history`` (None: its last ``n``).
     """
 
     key: str
@@ -65,6 +66,18 @@ class DeviceLevel:
     work: Work
     history: tuple[float, ...] = ()
     commits: tuple[str, ...] = field(default=())
+    start: int | None = None
+
+    @property
+    def segment(self) -> tuple[float, ...]:
+        """Percent of roof of the ``n`` runs the level is of, oldest first.
+
+        Not ``history``'s last ``n``: nights beyond noise after the segment, not confirmed
+        there, are left out of the level (``rules.stats.current_levels``). Read as the last
+        ``n``, a card's fallen nights entered another card's history as its own.
+        """
+        start = len(self.history) - self.n if self.start is None else self.start
+        return self.history[start : start + self.n]
 
     @property
     def t_roof_s(self) -> float:
@@ -119,7 +132,7 @@ def _level(
     key: str, rows: DeviceRows, part: npt.NDArray[np.intp], level: Level
 ) -> DeviceLevel | None:
     """``key``'s level from its rows (positions ``part`` of ``rows``) and the gate's ``level``."""
-    segment = part[level.start :]
+    segment = part[level.start : level.start + level.n]  # the nights the level is of
     time_s = median_time(rows.floats("time_s", segment))
     if not math.isfinite(level.level) or level.level <= 0 or time_s is None:
         return None
@@ -138,6 +151,7 @@ def _level(
         work=_work(rows, segment),
         history=tuple(rows.percent[part].tolist()),
         commits=(str(labels[commits[0]]), str(labels[commits[-1]])) if commits.size else (),
+        start=int(level.start),
     )
 
 

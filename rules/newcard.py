@@ -55,7 +55,7 @@ def new_card_measured(
     level = scaled.baseline
     predicted = level.time_s * scaled.expected_time_ratio
     own = level.percent * predicted / known
-    segment = np.asarray(level.history[-level.n :], dtype=float)
+    segment = np.asarray(level.segment, dtype=float)
     calibrated = float(np.median(own[:CALIBRATING_NIGHTS]))  # later nights are judged
     segment = segment[np.isfinite(segment)] * (calibrated / level.percent)
     now = [level.percent * predicted / t for t in measurements]
