@@ -19,8 +19,10 @@ import pandas as pd
 from sqlmodel import Session
 
 from rules import (
+    CALIBRATING_NIGHTS,
     Catalog,
     DeviceLevel,
+    Keeping,
     Roof,
     above_roof,
     builtin_catalog,
@@ -34,7 +36,13 @@ from rules import (
 from rules.stats import GateOptions
 from service.compare.cards import Card, CompareView
 from service.compare.forecasts import forecast_rows
-from service.compare.model import FORECAST_ASSUMPTION, CompareRow, Comparison, DeviceColumn
+from service.compare.model import (
+    FELL_SINCE,
+    FORECAST_ASSUMPTION,
+    CompareRow,
+    Comparison,
+    DeviceColumn,
+)
 from service.config import RoofguardConfig
 from service.errors import BadInput
 from service.store.devices import DeviceRuns, device_runs, run_roofs, run_runners
@@ -185,8 +193,21 @@ def _cards(
             few = _few_levels(rows, levels, gate, config)
             runs = int(rows["run_id"].nunique())
             roof = _newest_roof(session, rows)
-            cards.append(Card(label, roof, runs, {**levels, **few}, frozenset(few)))
+            first = _first_times(rows, config)
+            cards.append(Card(label, roof, runs, {**levels, **few}, frozenset(few), first))
     return cards
+
+
+def _first_times(rows: pd.DataFrame, config: RoofguardConfig) -> dict[str, tuple[float, ...]]:
+    """Each kernel's placed times on the card's first ``CALIBRATING_NIGHTS`` runs read, by key."""
+    placed = rows[pd.to_numeric(rows["percent_of_roof"], errors="coerce").notna()]
+    placed = placed.sort_values(["timestamp", "run_id"], kind="stable")
+    keys = placed["kernel_key"].astype(str).map(config.rules.current_key)
+    times = pd.to_numeric(placed["time_s"], errors="coerce")
+    return {
+        str(key): tuple(float(t) for t in group.head(CALIBRATING_NIGHTS))
+        for key, group in times.groupby(keys.to_numpy(), sort=False)
+    }
 
 
 def _matches(pattern: re.Pattern[str] | None, level: DeviceLevel) -> bool:
@@ -221,15 +242,20 @@ def _row(
     base = reference.levels.get(level.key)
     if base is None:  # not measured on the first card: nothing to compare with
         return row.model_copy(update={"reference": reference.label})
-    scaled = scale(base, reference.roof, level.roof_on(card.roof), [level.time_s])
+    target = level.roof_on(card.roof)
+    scaled = scale(base, reference.roof, target, [level.time_s])
     if scaled is None:
         return row.model_copy(update={"reference": reference.label})
+    judged = keeping(scaled, **tolerance).value
+    first = scale(base, reference.roof, target, card.first_times.get(level.key, ()))
+    if judged == Keeping.BEHIND and first and keeping(first, **tolerance) != Keeping.BEHIND:
+        judged = FELL_SINCE  # the card carried it on its first nights: the fall is the code's
     return row.model_copy(
         update={
             "reference": reference.label,
             "time_ratio": scaled.time_ratio,
             "expected_time_ratio": scaled.expected_time_ratio,
-            "keeping": keeping(scaled, **tolerance).value,
+            "keeping": judged,
         }
     )
 

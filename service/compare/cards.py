@@ -20,6 +20,8 @@ class Card:
         few: The keys whose runs there are fewer than the gate's level needs
             (``min_runs``): their level is the median of those runs (a card added last
             night is shown, not left out).
+        first_times: Each kernel's times on its first runs read there, oldest first (up to
+            ``rules.CALIBRATING_NIGHTS``): whether the card carried it at its level.
     """
 
     label: str
@@ -27,6 +29,7 @@ class Card:
     runs: int
     levels: dict[str, DeviceLevel] = field(default_factory=dict)
     few: frozenset[str] = frozenset()
+    first_times: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,10 @@ FORECAST_ASSUMPTION = (
     "/ its percent of roof on {source}"
 )
 
+#: ``CompareRow.keeping`` of a kernel that kept up on its first nights on the card and fell
+#: there since: a change of code on that card, as the weekly digest and device-scaling read it.
+FELL_SINCE = "fell-since"
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -38,7 +42,8 @@ class CompareRow(_Model):
         time_ratio: ``time_s`` over its time on ``reference``.
         expected_time_ratio: The ratio the two roofs predict for its work on ``reference``.
         keeping: ``kept-up``, ``not-kept-up`` or ``faster`` (``rules.keeping``), None on
-            the reference card.
+            the reference card; ``fell-since`` where its level now did not keep up but its
+            first runs read there did (``FELL_SINCE``).
         forecast: A forecast, not a measurement (``--forecast``).
         source: A forecast's card: the one its level is read from.
         assumption: What a forecast assumes, in words.

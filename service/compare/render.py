@@ -34,6 +34,7 @@ from service.render.text_fit import Column, fitted_or_cropped
 KEEPING = {
     "kept-up": "kept up",
     "not-kept-up": "did not keep up",
+    "fell-since": "kept up, then fell on this card",
     "faster": "faster than the roofs predict",
 }
 NAME_WIDTH = 48

@@ -294,3 +294,21 @@ def test_a_chart_into_a_missing_folder_is_refused_before_the_table(capsys, db, t
     code, out, err = invoke(capsys, db, "--chart", str(missing))
     assert code == 2 and out == ""
     assert f"--chart: the folder {missing.parent} does not exist" in err
+
+
+def test_a_kernel_that_kept_up_then_fell_on_the_card_is_not_the_cards(tmp_path, capsys) -> None:
+    """The GEMV kept up on its first two H100 nights and fell 25% on the next four: the gate
+    confirmed that fall, the digest counted it as kept up, and compare said "did not keep up"."""
+    url = two_cards(tmp_path, (30, 2))
+    engine = open_store(url)
+    try:
+        fallen = {**KERNELS, "gemv": Work({"fp32": 5e8}, {"dram": 1e9}, {H100: 63.0})}
+        store(engine, nights(H100, 4, start=32, kernels=fallen), datasheet(H100))
+    finally:
+        engine.dispose()
+    by = {(r["kernel"], r["device"]): r for r in rows(capsys, url)}
+    assert by["gemv", H100]["keeping"] == "fell-since"
+    assert by["gemv", H100]["percent_of_roof"] == pytest.approx(63.0, rel=0.01)
+    assert by["gemm", H100]["keeping"] == "not-kept-up"  # 50% from its first night there
+    code, out, _ = invoke(capsys, url, "--format", "text")
+    assert code == 0 and "kept up, then fell on this card" in out
