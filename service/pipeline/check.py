@@ -33,6 +33,7 @@ from service.pipeline.agenote import age_noted
 from service.pipeline.basechoice import NONE_NAMED, AskedBase, BaseChoice, choose_base
 from service.pipeline.branchnote import branch_noted
 from service.pipeline.crossdevice import device_baseline
+from service.pipeline.mergebasenote import merge_base_noted
 from service.pipeline.reruns import Reruns
 from service.pipeline.roofchange import on_todays_roof
 from service.pipeline.roofs import choose_for, noted, roofs_beside
@@ -40,7 +41,6 @@ from service.pipeline.runnernote import runner_noted
 from service.pipeline.workchange import Judged, on_todays_work
 from service.store.baselines import acceptances_at
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
-from service.store.ids import as_utc
 from service.store.ingest import (
     IngestResult,
     ingest_run,
@@ -294,30 +294,8 @@ def _baseline_noted(
     ``judged``: the baseline, the run and the base branch.
     """
     rows, _, branch = judged
-    verdict = _merge_base_noted(verdict, rows, merge_base, branch)
+    verdict = merge_base_noted(verdict, rows, merge_base, branch)
     return age_noted(session, verdict, judged, merge_base)
-
-
-def _merge_base_noted(
-    verdict: Verdict, rows: Baseline, merge_base: MergeBase | None, base_branch: str
-) -> Verdict:
-    """The verdict with a note when the PR's merge base has no stored run to stop at.
-
-    Only where that baseline has runs: a card with none of its own (judged across cards) cut
-    nothing, whatever the other card holds.
-    """
-    if rows.merge_base_found or merge_base is None or not rows.runs:
-        return verdict
-    judged = (
-        f"judged against the {base_branch} runs measured up to its commit time, "
-        f"{as_utc(merge_base.time):%Y-%m-%d %H:%M} UTC"
-        if merge_base.time is not None
-        else f"judged against the newest {base_branch} runs, which may hold changes merged "
-        "after this branch left it"
-    )
-    return _with_note(
-        verdict, f"merge base {merge_base.sha[:12]} has no stored {base_branch} run: {judged}"
-    )
 
 
 def _with_note(verdict: Verdict, note: str) -> Verdict:

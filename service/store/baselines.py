@@ -116,6 +116,8 @@ class Baseline:
             stops there too.
         restarted: The kernels whose baseline restarted after a ``/roofguard accept`` within
             the history read, with that acceptance, by key (``after_acceptances``).
+        after_merge_base: The merge base was measured on another card only and this card has
+            no run up to it: the runs are this card's nearest after it, not up to ``cutoff``.
     """
 
     frame: pd.DataFrame
@@ -124,6 +126,7 @@ class Baseline:
     merge_base_found: bool = True
     up_to_run: int | None = None
     restarted: Mapping[str, Acceptance] = field(default_factory=dict)
+    after_merge_base: bool = False
 
     def newest(self, count: int) -> Baseline:
         """The rows of the ``count`` newest runs of the window."""

@@ -254,8 +254,8 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     (pull-request runs never become baseline) on ``query.device`` with ``query.roof_source``
     (None: any). Given the PR's merge base ``before_commit`` (a full or abbreviated SHA), the
     baseline stops at that commit's run, inclusive (its run on another card where this one
-    has none: a PR that left the base branch before a runner swap is judged against what ran
-    before it); when no run of that commit is stored it stops at ``before_timestamp`` if
+    has none; a card with no run up to it reads its nearest runs after it, ``_window``);
+    when no run of that commit is stored it stops at ``before_timestamp`` if
     given, and ``merge_base_found`` is False. Rows of a
     kernel measured up to its latest ``accept_baseline`` are left out (``restarted`` names the
     kernels an acceptance within the history read restarted). With
@@ -273,13 +273,11 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     if query.up_to_run is not None:
         base = base.where(_RUNS.c.id <= query.up_to_run)
     cutoff, found = _cutoff(session, base, query.before_commit, query.before_timestamp)
-    if not found and did is not None:  # measured on another card: a runner swap since
+    elsewhere = not found and did is not None
+    if elsewhere:  # measured on another card: a runner swap since
         every_card = _baseline_runs(rid, None, query.roof_source, query.base_branch)
         cutoff, found = _cutoff(session, every_card, query.before_commit, query.before_timestamp)
-    if cutoff is not None:
-        base = base.where(_RUNS.c.timestamp <= cutoff)
-    newest = base.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc())
-    run_rows = session.connection().execute(newest.limit(max(query.window, 0))).all()
+    run_rows, after = _window(session, base, cutoff, query.window, elsewhere and found)
     keys = query.kernel_keys
     kernel_filter = None if keys is None else _kernel_ids_for(session, rid, keys)
     ids = [r.run_id for r in run_rows]
@@ -300,7 +298,30 @@ def read_baseline(*, session: StoreSession, query: BaselineQuery) -> Baseline:
     frame, restarted = after_acceptances(
         session, _frame(session, run_rows, meas), (rid, did), (since, query.accepted_until)
     )
-    return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.up_to_run, restarted)
+    return Baseline(frame, tuple(reversed(ids)), cutoff, found, query.up_to_run, restarted, after)
+
+
+def _window(
+    session: StoreSession, base: sa.Select[Any], cutoff: datetime | None, window: int, swap: bool
+) -> tuple[Sequence[Any], bool]:
+    """The newest ``window`` runs of ``base`` up to ``cutoff`` (newest first); whether after it.
+
+    ``swap``: the cut is a merge base measured on another card only. Where the run's card has
+    no run up to it, its nearest runs after it are its baseline: the same card, and the
+    kernels' level there nearest the branch's code. Judged against the other card instead, a
+    PR's 27% fall the card's own nights show was a "did not keep up" warning, and whether it
+    failed hinged on when its branch left the base branch.
+    """
+    limit = max(window, 0)
+    cut = base.where(_RUNS.c.timestamp <= cutoff) if cutoff is not None else base
+    newest = cut.order_by(_RUNS.c.timestamp.desc(), _RUNS.c.id.desc())
+    rows = session.connection().execute(newest.limit(limit)).all()
+    if rows or not swap or cutoff is None:
+        return rows, False
+    later = base.where(_RUNS.c.timestamp > cutoff)
+    nearest = later.order_by(_RUNS.c.timestamp.asc(), _RUNS.c.id.asc()).limit(limit)
+    found = session.connection().execute(nearest).all()
+    return list(reversed(found)), bool(found)
 
 
 def _baseline_runs(

@@ -132,19 +132,46 @@ def test_the_new_cards_settled_history_takes_over(tmp_path):
     assert {k["status"] for k in verdict["kernels"]} == {"unchanged"}
 
 
-def test_a_pr_that_left_main_before_the_swap_is_judged_against_the_card_before(tmp_path):
+def test_a_pr_that_left_main_before_the_swap_is_judged_on_its_cards_nights_after_it(tmp_path):
     """Its merge base is the A100's last night; the H100 has run 8 nights of main since.
 
-    Before, the merge base was looked for on the H100 only: "merge base n0029 has no stored
-    main run", and the PR was judged against the H100's nights after it left main.
+    Judged against the A100 cut at its merge base, a kernel the H100's own nights hold at
+    its level read "did not keep up" (at most a warning); the H100's nights nearest after the
+    merge base are its baseline now, and the verdict says so.
     """
     kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
     url = swapped(tmp_path, kernels, h100_nights=8)
     verdict = check(tmp_path, url, "H100-SXM5", kernels, "--base-sha", "n0029")
-    assert verdict["baseline"]["device"] == "A100-SXM4-80GB" and verdict["baseline"]["n"] == 30
-    assert not any("merge base" in note for note in verdict["notes"])
+    assert verdict["baseline"]["device"] == "H100-SXM5" and verdict["baseline"]["n"] == 8
+    [note] = [note for note in verdict["notes"] if "merge base" in note]
+    assert "merge base n0029 was measured on another card only, and H100-SXM5 has no" in note
+    assert "its 8 main runs nearest after it (n0030 to n0037)" in note
     by = {k["key"]: k["status"] for k in verdict["kernels"]}
-    assert by == {"copy": "unchanged", "gemm": "suspect"}  # its 50% on the H100, as at n0029
+    assert by == {"copy": "unchanged", "gemm": "unchanged"}  # its 50% there, as main's nights
+
+
+def test_a_pr_fall_fails_whether_its_branch_left_main_before_the_swap_or_after(tmp_path):
+    """A PR's copy kernel at 62% of the H100's roof, main's H100 nights at 83%: it failed with
+    its merge base on the H100 and only warned "did not keep up with the new card" (exit 0)
+    with its merge base the A100's last night."""
+    kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
+    url = swapped(tmp_path, kernels, h100_nights=8)
+    fallen = {**kernels, "copy": Work({"fp32": 1e6}, {"dram": 2e9}, {"H100-SXM5": 62.0})}
+    for base in ("n0037", "n0029"):
+        verdict = check(tmp_path, url, "H100-SXM5", fallen, "--base-sha", base)
+        assert verdict["conclusion"] == "fail", base
+        assert [
+            (f["kernel"], f["rule"]) for f in verdict["findings"] if f["severity"] == "fail"
+        ] == [("copy", "roof-drop")]
+
+
+def test_a_pr_on_a_card_with_no_night_of_main_is_judged_on_the_card_before(tmp_path):
+    """No H100 night after the merge base either: the A100's history up to it judges it."""
+    kernels = fleet("A100-SXM4-80GB", "H100-SXM5", "tensor_bf16")
+    url = stored_history(tmp_path, "A100-SXM4-80GB", kernels)
+    verdict = check(tmp_path, url, "H100-SXM5", kernels, "--base-sha", "n0025")
+    assert verdict["baseline"]["device"] == "A100-SXM4-80GB" and verdict["baseline"]["n"] == 26
+    assert not any("merge base" in note for note in verdict["notes"])
 
 
 def test_the_verdict_says_which_kernels_the_ridge_moved_past(tmp_path):
