@@ -1,4 +1,4 @@
-"""The notes on where a PR's baseline stops: at its merge base, or at the card's runs after it.
+"""The notes on where a PR's baseline ends: at its merge base, or at the card's runs after it.
 
 A PR is judged on its own diff: its baseline runs to its merge base's run. When no run of that
 commit is stored, the baseline runs to the nights measured up to its commit time, and the
@@ -18,7 +18,7 @@ from service.store.ids import as_utc
 def merge_base_noted(
     verdict: Verdict, rows: Baseline, merge_base: MergeBase | None, base_branch: str
 ) -> Verdict:
-    """The verdict with a note when its baseline does not stop at the merge base's run.
+    """The verdict with a note when its baseline does not end at the merge base's run.
 
     Only where that baseline has runs: a card with none of its own (judged across cards) cut
     nothing, whatever the other card holds.
