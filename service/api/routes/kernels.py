@@ -10,15 +10,13 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from service.api.deps import AuthDep, SessionDep
-from service.api.routes.params import stored_device
+from service.api.routes.params import stored_device, stored_repo
 from service.api.schemas import DevicesPublic, ErrorPublic, HistoryPoint, KernelHistoryPublic
 from service.errors import NotFound
 from service.render.escape import csv_cell
 from service.store.history import kernel_history
 from service.store.lookups import list_devices
-from service.store.queries import get_run
 from service.store.tokens import Permission
-from service.store.views import newest_run_of
 
 router = APIRouter(tags=["kernels"])
 
@@ -95,8 +93,9 @@ def read_kernel_history(
     limit: Annotated[int, Query(ge=1, le=10_000, description="Most points on this page.")] = 1000,
     offset: Annotated[int, Query(ge=0, le=2**31 - 1, description="Points skipped before.")] = 0,
 ) -> KernelHistoryPublic | Response:
-    """The stored measurements of one kernel, oldest first, as JSON or CSV, a page at a time."""
+    """Stored measurements of one kernel, oldest first, as JSON or CSV; ``repo`` in any case."""
     grant.require(repo=repo, permission=Permission.READ)
+    repo = stored_repo(session, repo)
     frame = _stored_history(session, repo, key, device).iloc[offset : offset + limit]
     if format == "csv":
         return Response(history_csv(frame), media_type="text/csv; charset=utf-8")
@@ -127,8 +126,5 @@ def _stored_history(session: SessionDep, repo: str, key: str, device: str | None
 def read_devices(session: SessionDep, grant: AuthDep, repo: _Repo) -> DevicesPublic:
     """Devices a repository has runs on; ``repo`` as stored, in any letter case."""
     grant.require(repo=repo, permission=Permission.READ)
-    newest = newest_run_of(session=session, repo=repo)
-    if newest is None:  # names no other repository: a scoped token may not learn them
-        raise NotFound(f"no run of {repo} is stored")
-    stored = get_run(session=session, run_id=newest).repo
+    stored = stored_repo(session, repo)
     return DevicesPublic(repo=stored, data=list_devices(session=session, repo=stored))

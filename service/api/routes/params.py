@@ -14,6 +14,7 @@ from service.errors import Forbidden, NotFound
 from service.store.lookups import list_devices
 from service.store.queries import RunSummary, get_run
 from service.store.tokens import Grant, Permission
+from service.store.views import newest_run_of
 
 #: The error answers of a run's routes, in the OpenAPI schema.
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -51,3 +52,16 @@ def stored_device(session: SessionDep, repo: str, device: str | None) -> str | N
         return None
     cards = list_devices(session=session, repo=repo)
     return match_device(device, cards, builtin_catalog()) or device
+
+
+def stored_repo(session: SessionDep, repo: str) -> str:
+    """Repository ``repo`` (typed in any letter case) under the name its runs are stored as.
+
+    Raises:
+        NotFound: The repository holds no run; the error names no other repository, since a
+            token scoped to one may not learn the others' names.
+    """
+    newest = newest_run_of(session=session, repo=repo)
+    if newest is None:
+        raise NotFound(f"no run of {repo} is stored")
+    return get_run(session=session, run_id=newest).repo

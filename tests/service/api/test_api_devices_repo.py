@@ -23,3 +23,25 @@ def test_devices_of_a_repository_with_no_run_is_404(service: Service, repo: str)
     answer = service.client.get("/api/v1/devices", params={"repo": repo}, headers=read)
     assert answer.status_code == 404, answer.text
     assert answer.json()["detail"] == f"no run of {repo} is stored"
+
+
+def test_kernel_history_names_the_repository_as_stored(service: Service, repo: str) -> None:
+    """Asked as ``ACME/K-...``, the history echoed ``ACME/K-...``, unlike ``/devices``."""
+    answer = service.upload(nightly_run(repo, 0, [make_kernel("gemv")]), service.token(repo))
+    assert answer.status_code == 201, answer.text
+    typed = repo.upper()
+    read = auth(service.token(typed, write=False, name="reader"))
+    params = {"repo": typed, "key": "gemv"}
+    history = service.client.get("/api/v1/kernels/history", params=params, headers=read)
+    assert history.status_code == 200, history.text
+    assert history.json()["repo"] == repo
+    assert history.json()["count"] == 1
+
+
+def test_kernel_history_of_a_repository_with_no_run_is_404(service: Service, repo: str) -> None:
+    """Was a 404 on the kernel, as if the repository were stored; now says what /devices says."""
+    read = auth(service.token(repo, write=False, name="reader"))
+    params = {"repo": repo, "key": "gemv"}
+    answer = service.client.get("/api/v1/kernels/history", params=params, headers=read)
+    assert answer.status_code == 404, answer.text
+    assert answer.json()["detail"] == f"no run of {repo} is stored"
