@@ -268,6 +268,9 @@ def upload_command(
     pr: Annotated[int | None, _Opt(help="Pull-request number, for pr runs.")] = None,
     device: Annotated[str | None, _Opt(help=DEVICE_HELP)] = None,
     runner: Annotated[str | None, _Opt(help="The CI runner's name.")] = None,
+    timestamp: Annotated[
+        str | None, _Opt(help="When measured, ISO-8601 (default: what the reports say).")
+    ] = None,
     fmt: Annotated[str, _Opt("--format", help="json or markdown.")] = "markdown",
     output: Annotated[Path | None, _Opt(help="Write the verdict here, not to stdout.")] = None,
     post: Annotated[bool, _Opt(help="Let the service post the verdict to GitHub.")] = False,
@@ -290,7 +293,14 @@ def upload_command(
     refuse_unwritable_outputs(output, suspects, suspects_regex)
     _refuse_bad_merge_base(base_sha, base_time)
     data = _form(
-        repo=repo, commit=commit, branch=branch, kind=kind, pr=pr, device=device, runner=runner
+        repo=repo,
+        commit=commit,
+        branch=branch,
+        kind=kind,
+        pr=pr,
+        device=device,
+        runner=runner,
+        timestamp=_measured_at(timestamp),
     )
     result = upload(
         server=server,
@@ -320,6 +330,21 @@ def _refuse_bad_merge_base(base_sha: str | None, base_time: str | None) -> None:
     from service.pipeline.intake import merge_base, parse_timestamp  # collectors, on demand
 
     merge_base(base_sha, parse_timestamp(base_time, flag="--base-time"))
+
+
+def _measured_at(timestamp: str | None) -> str | None:
+    """``--timestamp`` as the form sends it (UTC when it names no zone), checked as ``check`` does.
+
+    Refused here, a time the service would refuse sends no report; sent with its zone, a
+    naive time is the UTC one ``check`` would store, whatever the service's clock.
+    """
+    from service.pipeline.intake import parse_timestamp, refuse_impossible_time
+
+    measured = parse_timestamp(timestamp)
+    if measured is None:
+        return None
+    refuse_impossible_time(measured, where="--timestamp")
+    return measured.isoformat()
 
 
 def register(app: typer.Typer) -> None:
