@@ -14,13 +14,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from sqlalchemy.engine import Engine
 
 from collectors.schema import RunRecord
 from service import __version__
 from service.api import errors
-from service.api.deps import ServiceState
+from service.api.deps import ServiceState, store_ready
 from service.api.gctune import tune_for_service
 from service.api.guards import NulQueryGuard, install_log_redaction
 from service.api.limits import BodySizeLimit
@@ -71,11 +71,13 @@ def create_app(
     )
     app.state.roofguard = state
     errors.install(app)
+    # The API's and the dashboard's routes read the store: a 503 until it is current, not a 500.
+    ready = [Depends(store_ready)]
     for module in (runs, verdict, kernels, webhook):
-        app.include_router(module.router, prefix=API_PREFIX)
+        app.include_router(module.router, prefix=API_PREFIX, dependencies=ready)
     app.include_router(health.router)
-    app.include_router(pages.router)
-    app.include_router(compare.router)
+    app.include_router(pages.router, dependencies=ready)
+    app.include_router(compare.router, dependencies=ready)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     app.add_middleware(NulQueryGuard, pages=[*pages.router.routes, *compare.router.routes])
     install_log_redaction()

@@ -20,6 +20,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from service.api.inflight import InFlight
 from service.api.metrics import Metrics
@@ -28,7 +29,7 @@ from service.config import RoofguardConfig
 from service.errors import StoreUnavailable, Unauthorized
 from service.pipeline.check import config_digest
 from service.settings import Settings
-from service.store.db import session_scope
+from service.store.db import ensure_current, session_scope
 from service.store.tokens import Grant, authenticate, mark_used
 
 
@@ -47,6 +48,7 @@ class ServiceState:
             synchronous route (and the health checks) needs.
         in_flight: This replica's side of the upload claims (one check per upload).
         config_key: The digest of ``config`` (``config_digest``): part of each upload's claim.
+        store_current: The store was found at this roofguard's migration (``store_ready``).
     """
 
     settings: Settings
@@ -57,6 +59,7 @@ class ServiceState:
     check_slots: asyncio.Semaphore
     in_flight: InFlight
     config_key: str
+    store_current: bool = False
 
     @classmethod
     def build(
@@ -97,6 +100,22 @@ async def get_config(state: StateDep) -> RoofguardConfig:
 async def get_engine(state: StateDep) -> Engine:
     """The history store's engine (for routes that run their own, retried, transactions)."""
     return state.engine
+
+
+async def store_ready(state: StateDep) -> None:
+    """Refuse a route of the store (503) until the store is at this roofguard's migration.
+
+    Started before ``roofguard db upgrade``, or on a store migrations behind, every route
+    failed on a missing table or column (a 500) while ``/readyz`` named the command to run.
+    Once found current it is not asked again, so a request pays no query for it: migrations
+    only move forward, and a store a newer roofguard upgraded is ``/readyz``'s to report.
+
+    Raises:
+        StoreUnavailable: Unreachable, not initialised, or at another migration.
+    """
+    if not state.store_current:
+        await run_in_threadpool(ensure_current, state.engine)
+        state.store_current = True
 
 
 def get_session(state: StateDep) -> Iterator[Session]:

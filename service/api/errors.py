@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from collectors import CollectorError
 from rules import RuleDefinitionError, RuleError, UnknownDevice, UnknownRule
 from service.api.allow import allowed_methods
-from service.api.pagerrors import invalid_page, unknown_page
+from service.api.pagerrors import invalid_page, unavailable_page, unknown_page
 from service.errors import ServiceError, StoreUnavailable, Unauthorized
 from service.store.db import describe
 
@@ -47,8 +47,11 @@ def public_detail(exc: StoreUnavailable, engine: Engine) -> str:
     return text.split(": ", 1)[0]
 
 
-async def handle_error(request: Request, exc: Exception) -> JSONResponse:
-    """Answer ``{"detail": message}`` with the error's status; log server-side failures."""
+async def handle_error(request: Request, exc: Exception) -> Response:
+    """Answer ``{"detail": message}`` with the error's status; log server-side failures.
+
+    A browser's page of an unavailable store is the HTML 503 page saying the same.
+    """
     status = error_status(exc)
     if status >= 500:
         log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
@@ -56,6 +59,8 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, StoreUnavailable):
         detail = public_detail(exc, request.app.state.roofguard.engine)
         headers = {"Retry-After": str(RETRY_AFTER_S)}
+        if page := unavailable_page(request, detail, headers):
+            return page
     elif isinstance(exc, Unauthorized):  # RFC 6750: a 401 names the scheme it asks for
         headers = {"WWW-Authenticate": BEARER_CHALLENGE}
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)

@@ -4,8 +4,9 @@ FastAPI checks a page's query and path values before the page runs, and its 422 
 person who typed a run id wrong, or sent the compare form empty, read ``{"detail": ...}``.
 A browser (``text/html`` in ``Accept``) asking a route that answers HTML now gets the page's
 form again with the error where it has one, else an error page; API clients keep the JSON.
-So does a query refused before routing (a NUL byte, ``guards``: ``refused_page``), and a
-browser's unknown path outside the API is the HTML 404 page (``unknown_page``).
+So does a query refused before routing (a NUL byte, ``guards``: ``refused_page``), a
+browser's unknown path outside the API is the HTML 404 page (``unknown_page``), and a page
+while the store is unavailable the HTML 503 page (``unavailable_page``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,16 @@ def _browser_page(request: Request) -> bool:
 def not_found_page(message: str) -> HTMLResponse:
     """The HTML 404 page saying ``message``."""
     return HTMLResponse(render_page("not_found.html.j2", message=message), status_code=404)
+
+
+def unavailable_page(
+    request: Request, message: str, headers: dict[str, str]
+) -> HTMLResponse | None:
+    """A browser's 503 of a page (the store unavailable) as the HTML 503 page, else None."""
+    if not _browser_page(request):
+        return None
+    page = render_page("unavailable.html.j2", message=message)
+    return HTMLResponse(page, status_code=503, headers=headers)
 
 
 def unknown_page(request: Request, status: int) -> HTMLResponse | None:
