@@ -17,7 +17,7 @@ from rules import Placement, Roof, binding_changes, builtin_catalog, place_run, 
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
 from service.cli.overview import HELP_MARKUP
-from service.compare.build import match_device
+from service.compare.devicenames import match_device
 from service.digest.build import prepare_history
 from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions

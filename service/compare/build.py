@@ -20,21 +20,19 @@ from sqlmodel import Session
 
 from rules import (
     CALIBRATING_NIGHTS,
-    Catalog,
     DeviceLevel,
     Keeping,
     Roof,
     above_roof,
-    builtin_catalog,
     device_levels,
     get_rule,
     keeping,
-    normalise_name,
     scale,
     trusted_rows,
 )
 from rules.stats import GateOptions
 from service.compare.cards import Card, CompareView
+from service.compare.devicenames import compare_catalog, resolve_devices
 from service.compare.forecasts import forecast_rows
 from service.compare.model import (
     FELL_SINCE,
@@ -43,9 +41,10 @@ from service.compare.model import (
     Comparison,
     DeviceColumn,
 )
+from service.compare.refusals import refuse_unread
 from service.config import RoofguardConfig
 from service.errors import BadInput
-from service.store.devices import DeviceRuns, device_runs, run_roofs, run_runners
+from service.store.devices import device_runs, run_roofs, run_runners
 from service.store.history import BaselineQuery, read_baseline
 
 
@@ -67,62 +66,6 @@ class CompareRequest:
     kernel: str | None = None
     forecast: str | None = None
     by_runner: bool = False
-
-
-def _catalog(config: RoofguardConfig) -> Catalog:
-    return builtin_catalog().with_overrides(config.devices)
-
-
-def _unknown(name: str, known: Sequence[str], catalog: Catalog, repo: str) -> BadInput:
-    """One clear error for a ``--devices`` name: the card, and the nearest known names."""
-    spec = catalog.find(name)
-    if spec is not None:
-        return BadInput(
-            f"--devices: {spec.id} has no base-branch history in {repo}; "
-            f"cards with history: {', '.join(known) or 'none'}"
-        )
-    near = [*catalog.suggest(name), *(k for k in known if name.lower() in k.lower())]
-    hint = f"; closest known: {', '.join(dict.fromkeys(near))}" if near else ""
-    return BadInput(f"--devices: unknown card {name!r}{hint} (see `roofguard devices`)")
-
-
-def resolve_devices(
-    names: Sequence[str], stored: Sequence[DeviceRuns], catalog: Catalog, repo: str
-) -> list[str]:
-    """The stored cards ``names`` mean (catalog ids, aliases or stored names), in order.
-
-    Raises:
-        BadInput: No card has history here, or a name is none of them; the error names
-            it and the nearest.
-    """
-    known = [d.device for d in sorted(stored, key=lambda d: (d.newest, d.device))]
-    if not known:  # a repository named wrong read as an empty table
-        raise BadInput(
-            f"--repo: {repo} has no base-branch run in the history store (nightly runs "
-            "stored by `roofguard check --kind nightly` or `roofguard ingest`)"
-        )
-    if not names:
-        return known
-    found = []
-    for name in names:
-        match = match_device(name, known, catalog)
-        if match is None:
-            raise _unknown(name, known, catalog, repo)
-        found.append(match)
-    return list(dict.fromkeys(found))
-
-
-def match_device(name: str, known: Sequence[str], catalog: Catalog) -> str | None:
-    """The stored card ``name`` means: itself, its catalog id, or the one it begins.
-
-    ``A100`` is the ``A100-SXM4-80GB`` in a fleet whose only A100 is that one.
-    """
-    spec = catalog.find(name)
-    if name in known or (spec is not None and spec.id in known):
-        return name if name in known else spec.id if spec else None
-    folded = normalise_name(name)
-    hits = [k for k in known if folded and normalise_name(k).startswith(folded)]
-    return hits[0] if len(hits) == 1 else None
 
 
 def _frame(session: Session, repo: str, device: str, config: RoofguardConfig) -> pd.DataFrame:
@@ -281,92 +224,6 @@ def _rows(
     return rows
 
 
-def _refuse_unread(
-    session: Session, request: CompareRequest, stored: Sequence[DeviceRuns], config: RoofguardConfig
-) -> None:
-    """BadInput naming why the repository, or a ``--devices`` card, has no run compare reads.
-
-    Its runs all came from runners whose health preflight failed, or none was placed on the
-    roof asked for. ``stored``: the cards of trusted runs on that roof.
-    """
-    if stored:
-        _refuse_untrusted_cards(session, request, stored, config)
-        return
-    _refuse_untrusted_repo(session, request.repo, config)
-    if config.roof is not None:
-        _refuse_another_roof(session, request.repo, config)
-
-
-def _refuse_untrusted_repo(session: Session, repo: str, config: RoofguardConfig) -> None:
-    """BadInput when ``repo``'s base-branch runs (on ``config.roof``) are all from failed runners.
-
-    Told that the repository had no run, a user would look for a nightly job that ran.
-    """
-    every = device_runs(
-        session=session,
-        repo=repo,
-        base_branch=config.base_branch,
-        roof_source=config.roof,
-        trusted_only=False,
-    )
-    if every:
-        raise _untrusted("--repo", f"{repo}'s {sum(d.runs for d in every)} base-branch runs")
-
-
-def _untrusted(flag: str, runs: str) -> BadInput:
-    """The refusal of ``runs`` (those named) that all came from runners whose preflight failed."""
-    return BadInput(
-        f"{flag}: none of {runs} came from a runner that passed its health preflight; compare "
-        "reads the runs a baseline is made of (a runner is checked by `roofguard calibrate "
-        "--check`)"
-    )
-
-
-def _refuse_untrusted_cards(
-    session: Session, request: CompareRequest, stored: Sequence[DeviceRuns], config: RoofguardConfig
-) -> None:
-    """BadInput when a ``--devices`` card's base-branch runs are all from failed runners.
-
-    Told that the card had no base-branch history, a user would look for a nightly job that
-    ran on it.
-    """
-    catalog, known = _catalog(config), [d.device for d in stored]
-    names = [n for n in request.devices if match_device(n, known, catalog) is None]
-    if not names:
-        return
-    every = device_runs(
-        session=session,
-        repo=request.repo,
-        base_branch=config.base_branch,
-        roof_source=config.roof,
-        trusted_only=False,
-    )
-    failed = {d.device: d.runs for d in every if d.device not in known}
-    for name in names:
-        card = match_device(name, list(failed), catalog)
-        if card is not None:
-            runs = f"{card}'s {failed[card]} base-branch runs in {request.repo}"
-            raise _untrusted("--devices", runs)
-
-
-def _refuse_another_roof(session: Session, repo: str, config: RoofguardConfig) -> None:
-    """BadInput when ``repo`` has base-branch runs, none of them on ``config.roof``.
-
-    Told that the repository had no run, a user went to mend the nightly job; the roof asked
-    for (most often ``measured``, which needs a runner's calibration) was what was missing.
-    """
-    others = device_runs(session=session, repo=repo, base_branch=config.base_branch)
-    if not others:
-        return
-    measured = config.roof == "measured"
-    how = " (a runner is measured by `roofguard calibrate --store`)" if measured else ""
-    raise BadInput(
-        f"--roof {config.roof}: none of {repo}'s {sum(d.runs for d in others)} base-branch "
-        f"runs was placed on a {config.roof} roof{how}; leave --roof out to compare them "
-        "on the roofs they were placed on"
-    )
-
-
 def compare_history(
     *, session: Session, request: CompareRequest, config: RoofguardConfig
 ) -> CompareView:
@@ -376,11 +233,11 @@ def compare_history(
         BadInput: An unknown card in ``devices`` or ``forecast``, a bad ``kernel`` pattern,
             or a forecast card without a peak or bandwidth a kernel's work needs.
     """
-    catalog, pattern = _catalog(config), _pattern(request.kernel)
+    catalog, pattern = compare_catalog(config), _pattern(request.kernel)
     stored = device_runs(
         session=session, repo=request.repo, base_branch=config.base_branch, roof_source=config.roof
     )
-    _refuse_unread(session, request, stored, config)
+    refuse_unread(session, (request.repo, request.devices), stored, config)
     devices = resolve_devices(request.devices, stored, catalog, request.repo)
     cards = _cards(session, request, devices, config)
     thresholds = _thresholds(config)

@@ -9,7 +9,7 @@ from fastapi import Path, Query
 from rules import builtin_catalog
 from service.api.deps import SessionDep
 from service.api.schemas import ErrorPublic
-from service.compare.build import match_device
+from service.compare.devicenames import match_device
 from service.errors import Forbidden, NotFound
 from service.store.lookups import list_devices
 from service.store.queries import RunSummary, get_run
