@@ -7,16 +7,19 @@ be recomputed from the catalog.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from factories import make_kernel, make_run
 
 from collectors.schema import RunKind, RunRecord
 from rules import Roof, builtin_catalog, place_run
+from service.cli import run
 from service.store.db import open_store, session_scope
 from service.store.ingest import ingest_run
 
@@ -106,3 +109,22 @@ def stored_history(folder: Path, card: str, kernels: Mapping[str, Work] = KERNEL
     finally:
         engine.dispose()
     return url
+
+
+def slowed(record: RunRecord, factor: float, key: str = "gemv") -> RunRecord:
+    """``record`` with kernel ``key``'s time ``factor`` times its own."""
+    kernels = tuple(
+        k.model_copy(update={"duration_s": k.duration_s * factor}) if k.key == key else k
+        for k in record.kernels
+    )
+    return record.model_copy(update={"kernels": kernels})
+
+
+def nightly_check(folder: Path, url: str, record: RunRecord) -> dict[str, Any]:
+    """The JSON verdict of ``roofguard check`` of ``record`` as main's nightly run."""
+    report, out = folder / f"{record.commit}.json", folder / f"{record.commit}.verdict.json"
+    report.write_text(record.model_dump_json())
+    argv = ["check", str(report), "--repo", REPO, "--commit", str(record.commit)]
+    argv += ["--branch", "main", "--kind", "nightly", "--db", url]
+    assert run([*argv, "--format", "json", "--output", str(out)]) in (0, 1)
+    return dict(json.loads(out.read_text()))

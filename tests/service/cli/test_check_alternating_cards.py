@@ -9,35 +9,12 @@ level as not yet confirmed there, were read into the H100's history as the A100'
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from device_fleet import KERNELS, REPO, nights
-
-from collectors.schema import RunRecord
-from service.cli import run
+from device_fleet import KERNELS, nightly_check, nights, slowed
 
 A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
 #: Each night's GEMV time over its level's: about ±1.5%, noisier than ``device_fleet``'s wobble,
 #: so a card's two fallen nights are not yet a confirmed level of its own (the bug's condition).
 NOISE = (1.0, 1.03, 0.99, 0.985, 1.01, 1.0, 0.98, 1.02, 1.005, 0.995)
-
-
-def _slowed(record: RunRecord, factor: float) -> RunRecord:
-    kernels = tuple(
-        k.model_copy(update={"duration_s": k.duration_s * factor}) if k.key == "gemv" else k
-        for k in record.kernels
-    )
-    return record.model_copy(update={"kernels": kernels})
-
-
-def _nightly(tmp_path: Path, url: str, record: RunRecord) -> dict:
-    report, out = tmp_path / f"{record.commit}.json", tmp_path / f"{record.commit}.verdict.json"
-    report.write_text(record.model_dump_json())
-    argv = ["check", str(report), "--repo", REPO, "--commit", str(record.commit)]
-    argv += ["--branch", "main", "--kind", "nightly", "--db", url]
-    assert run([*argv, "--format", "json", "--output", str(out)]) in (0, 1)
-    return dict(json.loads(out.read_text()))
 
 
 def _gemv(verdict: dict) -> list[tuple[str, str]]:
@@ -50,7 +27,7 @@ def test_each_card_confirms_the_fall_on_its_second_night_down(tmp_path) -> None:
     for night in range(1, 21):
         [record] = nights(A100 if night % 2 else H100, 1, start=night, kernels=KERNELS)
         factor = (1.36 if night >= 15 else 1.0) * NOISE[night % len(NOISE)]
-        found[night] = _gemv(_nightly(tmp_path, url, _slowed(record, factor)))
+        found[night] = _gemv(nightly_check(tmp_path, url, slowed(record, factor)))
     assert found[15] == found[16] == [("roof-drop", "warn")]  # each card's first night down
     assert found[17] == found[18] == [("roof-drop", "fail")]  # confirmed on each card
     assert found[19] == found[20] == []  # then it is the level

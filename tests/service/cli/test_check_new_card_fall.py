@@ -9,32 +9,9 @@ its H100 nights after the A100's segment scaled to them (``rules.newcard``).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from device_fleet import KERNELS, REPO, nights, stored_history
-
-from collectors.schema import RunRecord
-from service.cli import run
+from device_fleet import KERNELS, nightly_check, nights, slowed, stored_history
 
 A100, H100 = "A100-SXM4-80GB", "H100-SXM5"
-
-
-def _slowed(record: RunRecord, factor: float) -> RunRecord:
-    kernels = tuple(
-        k.model_copy(update={"duration_s": k.duration_s * factor}) if k.key == "gemv" else k
-        for k in record.kernels
-    )
-    return record.model_copy(update={"kernels": kernels})
-
-
-def _nightly(tmp_path: Path, url: str, record: RunRecord) -> dict:
-    report, out = tmp_path / f"{record.commit}.json", tmp_path / f"{record.commit}.verdict.json"
-    report.write_text(record.model_dump_json())
-    argv = ["check", str(report), "--repo", REPO, "--commit", str(record.commit)]
-    argv += ["--branch", "main", "--kind", "nightly", "--db", url]
-    assert run([*argv, "--format", "json", "--output", str(out)]) in (0, 1)
-    return dict(json.loads(out.read_text()))
 
 
 def _roof_drops(verdict: dict) -> list[tuple[str, str]]:
@@ -44,9 +21,9 @@ def _roof_drops(verdict: dict) -> list[tuple[str, str]]:
 def test_a_fall_after_its_first_nights_on_the_new_card_fails_on_the_second(tmp_path) -> None:
     url = stored_history(tmp_path, A100)
     h100 = nights(H100, 7, start=30, kernels=KERNELS)
-    kept_up = [_nightly(tmp_path, url, record) for record in h100[:4]]
+    kept_up = [nightly_check(tmp_path, url, record) for record in h100[:4]]
     assert all(not _roof_drops(verdict) for verdict in kept_up)
-    first, second = (_nightly(tmp_path, url, _slowed(r, 1.25)) for r in h100[4:6])
+    first, second = (nightly_check(tmp_path, url, slowed(r, 1.25)) for r in h100[4:6])
     assert _roof_drops(first) == [("gemv", "warn")]
     assert _roof_drops(second) == [("gemv", "fail")] and second["conclusion"] == "fail"
     [finding] = [f for f in second["findings"] if f["rule"] == "roof-drop"]
@@ -63,9 +40,9 @@ def test_a_fall_confirmed_on_the_new_cards_first_nights_fails_once(tmp_path) -> 
     (``GATE_RUNS_SETTLED``)."""
     url = stored_history(tmp_path, A100)
     h100 = nights(H100, 10, start=30, kernels=KERNELS)
-    kept_up = [_nightly(tmp_path, url, record) for record in h100[:3]]
+    kept_up = [nightly_check(tmp_path, url, record) for record in h100[:3]]
     assert all(not _roof_drops(verdict) for verdict in kept_up)
-    fallen = [_nightly(tmp_path, url, _slowed(r, 1.25)) for r in h100[3:]]
+    fallen = [nightly_check(tmp_path, url, slowed(r, 1.25)) for r in h100[3:]]
     failed = [n for n, verdict in enumerate(fallen, start=3) if verdict["conclusion"] == "fail"]
     assert failed == [4]  # confirmed on its second night down, and only then
     assert all(_roof_drops(verdict) == [] for verdict in fallen[3:])  # six nights on and later
@@ -78,8 +55,8 @@ def test_a_fall_on_the_new_cards_second_night_fails_on_its_third(tmp_path) -> No
     now sets the level the gate judges the next against."""
     url = stored_history(tmp_path, A100)
     h100 = nights(H100, 4, start=30, kernels=KERNELS)
-    first = _nightly(tmp_path, url, h100[0])
-    fallen = [_nightly(tmp_path, url, _slowed(r, 1.25)) for r in h100[1:]]
+    first = nightly_check(tmp_path, url, h100[0])
+    fallen = [nightly_check(tmp_path, url, slowed(r, 1.25)) for r in h100[1:]]
     assert not _roof_drops(first)
     assert _roof_drops(fallen[0]) == [("gemv", "warn")]
     assert _roof_drops(fallen[1]) == [("gemv", "fail")] and fallen[1]["conclusion"] == "fail"
@@ -95,8 +72,8 @@ def test_a_fall_confirmed_on_the_new_card_is_not_blamed_on_the_card_later(tmp_pa
     nights there kept up, and the fall was the code's."""
     url = stored_history(tmp_path, A100)
     h100 = nights(H100, 6, start=30, kernels=KERNELS)
-    kept_up = [_nightly(tmp_path, url, record) for record in h100[:2]]
-    fallen = [_nightly(tmp_path, url, _slowed(r, 1.33)) for r in h100[2:]]
+    kept_up = [nightly_check(tmp_path, url, record) for record in h100[:2]]
+    fallen = [nightly_check(tmp_path, url, slowed(r, 1.33)) for r in h100[2:]]
     assert all(not _roof_drops(verdict) for verdict in kept_up)
     assert _roof_drops(fallen[1]) == [("gemv", "fail")]
     for verdict in fallen:
