@@ -42,15 +42,20 @@ def _refuse_untrusted_repo(session: Session, repo: str, config: RoofguardConfig)
 
     Told that the repository had no run, a user would look for a nightly job that ran.
     """
-    every = device_runs(
+    every = _every_card(session, repo, config)
+    if every:
+        raise _untrusted("--repo", f"{repo}'s {sum(d.runs for d in every)} base-branch runs")
+
+
+def _every_card(session: Session, repo: str, config: RoofguardConfig) -> list[DeviceRuns]:
+    """``repo``'s base-branch runs on ``config.roof`` by card, from failed runners too."""
+    return device_runs(
         session=session,
         repo=repo,
         base_branch=config.base_branch,
         roof_source=config.roof,
         trusted_only=False,
     )
-    if every:
-        raise _untrusted("--repo", f"{repo}'s {sum(d.runs for d in every)} base-branch runs")
 
 
 def _untrusted(flag: str, runs: str) -> BadInput:
@@ -78,13 +83,7 @@ def _refuse_untrusted_cards(
     names = [n for n in devices if match_device(n, known, catalog) is None]
     if not names:
         return
-    every = device_runs(
-        session=session,
-        repo=repo,
-        base_branch=config.base_branch,
-        roof_source=config.roof,
-        trusted_only=False,
-    )
+    every = _every_card(session, repo, config)
     failed = {d.device: d.runs for d in every if d.device not in known}
     for name in names:
         card = match_device(name, list(failed), catalog)
