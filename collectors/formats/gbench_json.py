@@ -153,7 +153,7 @@ def _group(entries: list[Any], path: Path) -> tuple[dict[str, list[tuple[int, An
     for run, aggs in aggregates.items():
         if run not in runs:
             chosen = _pick_aggregate(aggs)
-            kinds = ", ".join(str(e.get("aggregate_name")) for _, e in aggs)
+            kinds = ", ".join(sorted(str(e.get("aggregate_name")) for _, e in aggs))
             if chosen is None:
                 notes.append(f"{run} not ingested: only aggregates ({kinds}), none a time")
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -101,7 +102,7 @@ def write_identity(run: RunRecord, write: Callable[[str], None]) -> str:
                 source["path"] = names(source["path"])
             text = _dumps(kernel)
             texts.append(text)
-            digests.add(_without_path(text, kernel) if source else text)
+            digests.add(_without_place(text) if source else text)
         write(("," if start else "") + ",".join(texts))
     return frame.closed(write, digests)
 
@@ -129,7 +130,7 @@ def write_identity_of_columns(columns: RunColumns, write: Callable[[str], None])
         shown = names(path["path"]) if path.get("path") else ""
         hashed = list(chunk.texts(""))
         for text in hashed:
-            digests.add(text)
+            digests.add(_without_place(text))
         write(comma + (chunk.joined(shown)[0] if shown else ",".join(hashed)))
         comma = ","
     return frame.closed(write, digests)
@@ -177,6 +178,8 @@ class _Frame:
         top["repo"] = top["repo"].lower() if top.get("repo") else top.get("repo")
         for source in top["sources"]:
             source["path"] = ""
+        # A collector notes what it met in the file's order: a report in another order, its notes.
+        top["notes"] = sorted(top.get("notes") or ())
         hash_head, hash_tail = _dumps(top).split(_dumps(marker))
         return cls(record_head, record_tail, hash_head, hash_tail)
 
@@ -189,17 +192,30 @@ class _Frame:
         return digest.hexdigest()
 
 
-def _without_path(text: str, kernel: dict[str, Any]) -> str:
-    """``text`` (the JSON of ``kernel``) with the file name of its source blanked.
+#: A kernel's source in its canonical JSON (keys sorted: format, path, row).
+_SOURCE = re.compile(
+    r'"source":\{("format":(?:null|"(?:[^"\\]|\\.)*"),)?'
+    r'"path":"(?:[^"\\]|\\.)*","row":(?:null|"(?:[^"\\]|\\.)*")\}'
+)
 
-    ``"path":"NAME"`` is replaced in the text when it occurs once, so no other ``path`` (a
-    parameter's, say) can be touched; otherwise the kernel is written again with it blanked.
+
+def _without_place(text: str) -> str:
+    """``text`` (a kernel's JSON) with its source's file name and place in the file blanked.
+
+    The place (a row, a launch ID, ``benchmarks[3]``) moves when a report lists its kernels in
+    another order: the same run again. Replaced in the text when the source occurs once, so no
+    parameter's ``path`` or ``row`` can be touched; otherwise the kernel is written again.
     """
-    field = f'"path":{_dumps(kernel["source"]["path"])}'
-    if text.count(field) == 1:
-        return text.replace(field, '"path":""')
-    kernel["source"]["path"] = ""
+    blanked, found = _SOURCE.subn(_blank_source, text)
+    if found == 1:
+        return blanked
+    kernel = json.loads(text)
+    kernel["source"].update(path="", row=None)
     return _dumps(kernel)
+
+
+def _blank_source(found: re.Match[str]) -> str:
+    return f'"source":{{{found[1] or ""}"path":"","row":null}}'
 
 
 #: Kernels serialised at a time by ``identity``.

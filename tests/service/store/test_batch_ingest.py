@@ -8,6 +8,7 @@ real corpus files and on generated ones whose kernels change shape along the fil
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,18 @@ def test_identity_equal_across_chunks(tmp_path: Path) -> None:
         run, columns = _both(path)
         assert len(columns.chunks) > 1
         assert identity_of_columns(columns) == identity(run), path
+
+
+def test_identity_of_columns_takes_the_kernels_in_no_order(tmp_path: Path) -> None:
+    """A file with its entries reversed: each kernel's place moves, the run's hash does not."""
+    path = write_gbench(tmp_path / "g.json", 700)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["benchmarks"].reverse()
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps(data), encoding="utf-8")
+    (_, columns), (run, reversed_columns) = _both(path), _both(again)
+    assert identity_of_columns(reversed_columns)[1] == identity_of_columns(columns)[1]
+    assert identity(run)[1] == identity_of_columns(columns)[1]
 
 
 def _stored(engine: sa.Engine, repo: str) -> dict[str, Any]:

@@ -131,3 +131,22 @@ def test_of_twins_stored_before_the_first_is_found_and_the_other_stays(tmp_path,
     assert _ingest(third, url) == 0
     assert capsys.readouterr().out.endswith("already ingested as run 1 (same content)\n")
     assert _rows(url, "SELECT count(*) FROM runs") == [(2,)]
+
+
+def test_a_benchmark_file_with_its_entries_reversed_is_the_run_stored(
+    tmp_path, capsys, corpus_dir
+) -> None:
+    """Each kernel's place in its file (``benchmarks[3]``) moves with the order: not its content."""
+    source = corpus_dir / "gbench" / "google_benchmark__tools_gbench_Inputs_test1_run1.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
+    first, again = tmp_path / "gb.json", tmp_path / "again" / "gb.json"
+    again.parent.mkdir()
+    first.write_text(json.dumps(data), encoding="utf-8")
+    data["benchmarks"].reverse()
+    again.write_text(json.dumps(data), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    for report in (first, again):
+        argv = ["ingest", str(report), "--repo", "acme/gb", "--commit", "g1", "--branch", "main"]
+        assert run([*argv, "--device", "H100-SXM5", "--db", url]) == 0
+    assert capsys.readouterr().out.endswith("already ingested as run 1 (same content)\n")
+    assert _rows(url, "SELECT count(*) FROM runs") == [(1,)]

@@ -3,8 +3,9 @@
 Stored runs are found again by their content hash, so a faster ``identity`` must give every
 run the very hash and record JSON the straightforward one gave: ``reference`` below is that
 definition (the run's canonical JSON with file names only; the hash of it without timestamp
-and file names, its kernels each hashed alone and taken sorted since migration 0017), checked
-on every corpus report, on edge cases and on a pinned value.
+and file names, its kernels each hashed alone without their place and taken sorted, and its
+notes sorted, since migration 0017), checked on every corpus report, on edge cases and on a
+pinned value.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from service.store.ids import _dumps, identity, stored_record
 def reference(run) -> tuple[str, str]:
     """The identity as defined: whole-run dumps of ``stored_record(run)``, repo in lower case.
 
-    The kernels are hashed each alone and taken sorted by their sha256: in no order.
+    The kernels are hashed each alone, their source's file and place in it blanked, and taken
+    sorted by their sha256: in no order; so are the run's notes.
     """
     data = stored_record(run).model_dump(mode="json")
     record = json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -33,10 +35,11 @@ def reference(run) -> tuple[str, str]:
     data["repo"] = data["repo"].lower() if data.get("repo") else data.get("repo")
     for source in data["sources"]:
         source["path"] = ""
+    data["notes"] = sorted(data["notes"])
     digests = []
     for kernel in data.pop("kernels"):
         if kernel.get("source"):
-            kernel["source"]["path"] = ""
+            kernel["source"].update(path="", row=None)
         digests.append(hashlib.sha256(_dumps(kernel).encode("utf-8")).digest())
     head, tail = _dumps({**data, "kernels": "KERNELS"}).split('"KERNELS"')
     hashed = f"{head}[".encode() + b"".join(sorted(digests)) + f"]{tail}".encode()
@@ -112,4 +115,4 @@ def test_the_hash_of_a_fixed_run_is_pinned() -> None:
     assert identity(run)[1] == PINNED
 
 
-PINNED = "6ea33273590e5f842051df58f719efc41fbb48bb4444acf3d73e5afebe0fa191"
+PINNED = "aeb855fe79300bc6f8cf81a01d2947ebf884fdc3d181ab7cdbaf300734cbbb9e"

@@ -46,17 +46,18 @@ def _dumps(data: object) -> str:
 
 
 def _hash(record: str | bytes) -> str:
-    """The content hash of a stored record: kernels' digests sorted, no time, no file names."""
+    """The content hash of a stored record: kernels' digests and notes sorted, no time or place."""
     data = json.loads(record)
     data.pop('timestamp', None)
     repo = data.get('repo')
     data['repo'] = repo.lower() if isinstance(repo, str) else repo
     for source in data.get('sources') or ():
         source['path'] = ''
+    data['notes'] = sorted(data.get('notes') or ())
     digests = []
     for kernel in data.pop('kernels', None) or ():
         if kernel.get('source'):
-            kernel['source']['path'] = ''
+            kernel['source'].update(path='', row=None)
         digests.append(hashlib.sha256(_dumps(kernel).encode()).digest())
     data['kernels'] = _MARK
     head, tail = _dumps(data).split(_dumps(_MARK))
