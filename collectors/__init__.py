@@ -17,8 +17,8 @@ from collectors.gcpause import paused_gc
 from collectors.identity import KeyOptions, normalise_name
 from collectors.physics import MAX_DURATION_S, run_fault
 from collectors.registry import all_collectors, detect, get, installed_collectors
-from collectors.safety import MIN_DURATION_S, kernel_error, name_unmeasured
-from collectors.schema import KernelRecord, RunRecord
+from collectors.safety import kernel_error, name_unmeasured
+from collectors.schema import MIN_DURATION_S, KernelRecord, RunRecord
 from collectors.workdefinition import declared_definition, definition_of
 from collectors.workmodel import WorkModel, apply_work_models
 

@@ -30,12 +30,11 @@ from typing import Any, cast
 import numpy as np
 
 from collectors.physics import MAX_BYTE_PER_S, MAX_COUNTER, MAX_DURATION_S, MAX_FLOP_PER_S
+from collectors.schema import MIN_DURATION_S as _MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
 
 #: Kernels per chunk: bounded lists while a chunk is gathered, few chunks for a huge run.
 CHUNK = 10_000
-#: Below a picosecond no timer measures anything (``collectors.safety.MIN_DURATION_S``).
-_MIN_DURATION_S = 1e-12
 
 #: A column of numbers.
 Floats = np.ndarray[Any, np.dtype[np.float64]]

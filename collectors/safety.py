@@ -21,10 +21,7 @@ from collectors.base import Collector
 from collectors.errors import CollectorBug, CollectorError, MalformedReport, cut, launch_label
 from collectors.gcpause import paused_gc
 from collectors.physics import run_fault
-from collectors.schema import KernelRecord, RunRecord
-
-#: Below a picosecond no timer measures anything: a shorter duration is a broken number.
-MIN_DURATION_S = 1e-12
+from collectors.schema import MIN_DURATION_S, KernelRecord, RunRecord
 
 #: How the run's notes begin to name the kernels that were not measured.
 UNMEASURED = "not measured, no launch with a duration: "
@@ -85,8 +82,8 @@ def invalid_record(exc: ValidationError, path: str) -> MalformedReport:
 def check_durations(record: RunRecord, path: str) -> None:
     """Every kernel that ran has a duration, and every sample, a timer could have measured.
 
-    The readers refuse a sample under the file's own names first (``check_sample``); this
-    catches any reader that did not.
+    The readers refuse a sample under the file's own names first (``check_sample``), and the
+    schema any validated record's; this catches a record built without validation.
 
     Raises:
         MalformedReport: Names the kernel's entry and the field its time came from.

@@ -21,8 +21,9 @@ from collectors.ncu.partial import partial_note, partial_text
 from collectors.ncu.profile import MEMORY_CLOCK, SM_CLOCK
 from collectors.ncu.recipe import Figure, LaunchFigures, Plan
 from collectors.ncu.tensor import uncounted, uncounted_note
-from collectors.safety import MIN_DURATION_S, check_sample, unmeasured_note
+from collectors.safety import check_sample, unmeasured_note
 from collectors.schema import (
+    MIN_DURATION_S,
     NOT_AVERAGED,
     DeviceInfo,
     KernelRecord,
