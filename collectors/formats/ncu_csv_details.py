@@ -69,16 +69,18 @@ class NcuCsvDetails(Collector):
         self._units: dict[tuple[str, str | None], float] = {}
         with path.open(encoding="utf-8", newline="") as handle:
             prelude, header_line = csvio.read_prelude(handle, where)
-            reader = csv.reader(itertools.chain([header_line], handle))
+            table = csvio.Table(csvio.lines(handle, where))
+            reader = csv.reader(itertools.chain([header_line], table))
             rows = csvio.numbered(reader, prelude.header_line - 1, where)
             _, header = next(rows)
             col = self._columns(header, prelude.header_line)
             facts = self._read(builder, col, rows)
-            self._refuse_cut_end(prelude.header_line - 1 + reader.line_num)
+            if not table.trailer:  # else the table's last row was whole (``csvio.Table``)
+                self._refuse_cut_end(prelude.header_line - 1 + reader.line_num)
         cc = builder.device_key[1] if builder.device_key else None
         device, notes = device_info(facts, self.options, cc, prelude.device)
         profiler, _ = profiler_info(None, None)
-        return builder.build(device, profiler, notes)
+        return builder.build(device, profiler, [*notes, *table.note()])
 
     def _refuse_cut_end(self, lines_read: int) -> None:
         """Refuse a last value cut inside its quotes or right after its separator (``csvrows``).

@@ -10,7 +10,7 @@ import csv
 import math
 import operator
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -95,12 +95,16 @@ class NcuCsvRaw(Collector):
             if builder is None:  # start again at the first data row, row by row
                 handle.seek(reading.data_offset)
                 builder = RunBuilder(path, self.name, self.options)
-                rows = split_rows(handle, where, reading.data_line - 1)
+                table = csvio.Table(csvio.lines(handle, where))
+                rows = split_rows(table, where, reading.data_line - 1)
                 facts = _read_rows(builder, reading, rows)
+                notes = table.note()
+            else:  # the fast path reads only a file whose last line is a row: no trailer
+                notes = []
         cc = builder.device_key[1] if builder.device_key else None
-        device, notes = device_info(facts, self.options, cc, reading.prelude.device)
+        device, more = device_info(facts, self.options, cc, reading.prelude.device)
         profiler, _ = profiler_info(None, None)
-        return builder.build(device, profiler, notes)
+        return builder.build(device, profiler, [*more, *notes])
 
     def parse_columns(self, path: Path) -> RunColumns:
         """The run as columns (``collectors.ncu.columns``): every launch a kernel of its own.
@@ -336,7 +340,9 @@ def split_row(line: str, path: str, number: int) -> list[str]:
         raise csvrows.broken(path, number, exc) from None
 
 
-def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[int, list[str]]]:
+def split_rows(
+    handle: Iterable[str], path: str, header_line: int
+) -> Iterator[tuple[int, list[str]]]:
     """Data rows with their 1-based line numbers, read one line at a time.
 
     Raises:
@@ -349,8 +355,8 @@ def split_rows(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[in
         yield number, split_row(text, path, number)
 
 
-def _data_lines(handle: TextIO, path: str, header_line: int) -> Iterator[tuple[int, str]]:
-    for number, line in enumerate(csvio.lines(handle, path), start=header_line + 1):
+def _data_lines(handle: Iterable[str], path: str, header_line: int) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(handle, start=header_line + 1):
         text = line.rstrip("\r\n")
         # ncu's own messages also trail the table (``==PROF== Disconnected ...``) when stdout
         # is captured; they are never data.

@@ -10,7 +10,7 @@ import csv
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
@@ -43,6 +43,8 @@ _DEVICE_LINES = (
     re.compile(r'^Device \d+: "(.+)"\s*$'),
 )
 _MAX_PRELUDE = 100_000
+#: ncu's own message lines, skipped after the table as before it, without a note.
+_NCU_LINE = re.compile(r"==(?:PROF|WARNING|ERROR)==")
 
 
 @dataclass(slots=True)
@@ -82,6 +84,50 @@ def header_of(head: bytes) -> list[str] | None:
 def has_ncu_messages(head: bytes) -> bool:
     """Whether the head holds ncu's own ``==PROF==``/``==ERROR==`` lines."""
     return re.search(rb"(?m)^==(?:PROF|ERROR|WARNING)==", head) is not None
+
+
+@dataclass(slots=True)
+class Table:
+    """The lines of an ncu table, without the lines after it that are no CSV row (its trailer).
+
+    CI logs capture the program's own stdout and ncu's ``==WARNING==`` after the table as well
+    as before it: after a complete row, lines that do not start with a quote, up to the end,
+    are set aside. A quoted line after them puts them back, to be refused as rows; so is a
+    row cut short (it starts with a quote) still refused as a cut file.
+    """
+
+    source: Iterable[str]
+    trailer: list[str] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[str]:
+        held: list[str] = []
+        complete = False
+        for line in self.source:
+            if line.startswith('"'):
+                yield from held
+                held.clear()
+                text = line.rstrip("\r\n")
+                complete = text.endswith('"') and not text.endswith('","')
+                yield line
+            elif complete or held:
+                held.append(line)
+            else:
+                yield line
+        kept = [line.rstrip("\r\n") for line in held]
+        if any(kept):
+            self.trailer = kept
+        else:
+            yield from held  # blank lines alone: the readers drop them as before
+
+    def note(self) -> list[str]:
+        """The run's note on the trailer's lines ncu did not write (none when it has none)."""
+        other = [line for line in self.trailer if line.strip() and not _NCU_LINE.match(line)]
+        if not other:
+            return []
+        return [
+            f"{len(other)} line(s) after the ncu table are no CSV row (the program's output?), "
+            f"not read: {shown(other[0])}"
+        ]
 
 
 def read_prelude(handle: TextIO, path: str) -> tuple[Prelude, str]:
