@@ -21,7 +21,8 @@ modules behind them; ``lint-imports`` holds it to that ("rules is used through i
 * History frames: ``HISTORY_COLUMNS``, ``trusted_rows`` (the rows a baseline is made of: an
   untrusted runner's are left out, on the run's card and on another).
 * Across devices: ``DeviceBaseline`` (another card's history, for ``RuleContext``),
-  ``device_levels``, ``scale``, ``keeping``, ``forecast`` and ``predict`` (``rules.scaling``,
+  ``device_levels``, ``level_roofs`` (each level's own roof of its card's, all at once),
+  ``scale``, ``keeping``, ``forecast`` and ``predict`` (``rules.scaling``,
   ``rules.crossdevice``).
 * The rules: ``all_rules()``, ``get_rule(id)`` and their reference (``rule_markdown``,
   ``options_table``). A rule's ``check`` receives the gate's ``GateDecisions``;
@@ -41,6 +42,7 @@ from rules.crossdevice import (
     device_levels,
     forecast,
     keeping,
+    level_roofs,
     scale,
 )
 from rules.engine import Evaluation, conclude, evaluate, with_findings
@@ -193,6 +195,7 @@ __all__ = [
     "is_cleared",
     "is_ignored",
     "keeping",
+    "level_roofs",
     "like_for_like_history",
     "new_runner",
     "normalise_name",

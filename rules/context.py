@@ -19,7 +19,7 @@ import pandas as pd
 
 from collectors.schema import KernelRecord, RunKind, RunRecord
 from rules.config import RulesConfig
-from rules.crossdevice import DeviceBaseline, Scaling, device_levels, known_points
+from rules.crossdevice import DeviceBaseline, Scaling, device_levels, known_points, level_roofs
 from rules.crossdevice import scale as scale_to
 from rules.frames import HISTORY_COLUMNS, empty_history, require_columns, trusted_mask
 from rules.groups import GroupFigures, group_figures
@@ -333,11 +333,11 @@ class RuleContext:
             return {}
         gate = GateOptions(**self.config.gate.model_dump())
         levels = device_levels(other.history, options=gate, rename=self.config.current_key)
-        times = self.measured_times
+        own = level_roofs([levels[key] for key in young if key in levels], other.roof)
+        times, placements = self.measured_times, self.placements
         found = {
-            key: scale_to(levels[key], other.roof, self.placements[key].roof, times[key])
-            for key in young
-            if key in levels
+            key: scale_to(levels[key], other.roof, placements[key].roof, times[key], placed=roof)
+            for key, roof in own.items()
         }
         return {key: scaled for key, scaled in found.items() if scaled is not None}
 

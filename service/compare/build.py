@@ -27,6 +27,7 @@ from rules import (
     device_levels,
     get_rule,
     keeping,
+    level_roofs,
     scale,
     trusted_rows,
 )
@@ -136,8 +137,9 @@ def _cards(
             few = _few_levels(rows, levels, gate, config)
             runs = int(rows["run_id"].nunique())
             roof = _newest_roof(session, rows)
-            first = _first_times(rows, config)
-            cards.append(Card(label, roof, runs, {**levels, **few}, frozenset(few), first))
+            first, every = _first_times(rows, config), {**levels, **few}
+            own = level_roofs(every.values(), roof)
+            cards.append(Card(label, roof, runs, every, frozenset(few), first, own))
     return cards
 
 
@@ -185,12 +187,13 @@ def _row(
     base = reference.levels.get(level.key)
     if base is None:  # not measured on the first card: nothing to compare with
         return row.model_copy(update={"reference": reference.label})
-    target = level.roof_on(card.roof)
-    scaled = scale(base, reference.roof, target, [level.time_s])
+    target, source = card.roof_of(level), reference.roof_of(base)
+    scaled = scale(base, reference.roof, target, [level.time_s], placed=source)
     if scaled is None:
         return row.model_copy(update={"reference": reference.label})
     judged = keeping(scaled, **tolerance).value
-    first = scale(base, reference.roof, target, card.first_times.get(level.key, ()))
+    times = card.first_times.get(level.key, ())
+    first = scale(base, reference.roof, target, times, placed=source)
     if judged == Keeping.BEHIND and first and keeping(first, **tolerance) != Keeping.BEHIND:
         judged = FELL_SINCE  # the card carried it on its first nights: the fall is the code's
     return row.model_copy(

@@ -22,6 +22,7 @@ class Card:
             night is shown, not left out).
         first_times: Each kernel's times on its first runs read there, oldest first (up to
             ``rules.CALIBRATING_NIGHTS``): whether the card carried it at its level.
+        own_roofs: Each level's own roof of ``roof`` (``rules.level_roofs``), by key.
     """
 
     label: str
@@ -30,6 +31,12 @@ class Card:
     levels: dict[str, DeviceLevel] = field(default_factory=dict)
     few: frozenset[str] = frozenset()
     first_times: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    own_roofs: dict[str, Roof] = field(default_factory=dict)
+
+    def roof_of(self, level: DeviceLevel) -> Roof:
+        """The roof ``level`` (one of ``levels``) was placed on: chosen once for the card."""
+        own = self.own_roofs.get(level.key)
+        return own if own is not None else level.roof_on(self.roof)
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,7 @@ def _forecast_row(key: str, card: Card, target: Roof) -> CompareRow | None:
         MissingResource: The target lacks a peak or bandwidth the work needs.
     """
     level = card.levels[key]
-    ahead = forecast(level, card.roof, target)
+    ahead = forecast(level, card.roof, target, placed=card.roof_of(level))
     if ahead is None:
         return None
     return CompareRow(

@@ -29,6 +29,7 @@ from rules import (
     builtin_catalog,
     device_levels,
     keeping,
+    level_roofs,
     scale,
 )
 from service.config import BaselineOptions
@@ -112,6 +113,7 @@ def _scalings(old: pd.DataFrame, new: pd.DataFrame, roofs: tuple[Roof, Roof]) ->
     night there is the new card's regression (the digest's scan reports it), not the swap's.
     """
     levels = device_levels(old)
+    own = level_roofs(levels.values(), roofs[0])
     keys, group = np.unique(new["kernel_key"].astype(str).to_numpy(), return_inverse=True)
     order = np.argsort(group, kind="stable")
     bounds = np.searchsorted(group[order], np.arange(len(keys) + 1))
@@ -120,7 +122,9 @@ def _scalings(old: pd.DataFrame, new: pd.DataFrame, roofs: tuple[Roof, Roof]) ->
     for i, key in enumerate(keys):
         level = levels.get(str(key))
         part = [float(t) for t in times[bounds[i] : bounds[i + 1]][:CALIBRATING_NIGHTS]]
-        scaled = scale(level, roofs[0], roofs[1], part) if level is not None else None
+        scaled = None
+        if level is not None:
+            scaled = scale(level, roofs[0], roofs[1], part, placed=own[level.key])
         if scaled is not None:
             found.append(scaled)
     return found

@@ -20,15 +20,19 @@ from collectors.schema import SourceRef
 from rules import (
     ClockedRoof,
     Datasheet,
+    DeviceLevel,
     Roof,
     at_report_clocks,
     builtin_catalog,
+    forecast,
+    level_roofs,
     place,
     reread_history,
     reread_roof,
+    scale,
 )
 from rules.placedroof import StoredRows, misfit, on_datasheet, placed_roof
-from rules.scaling import Work
+from rules.scaling import MissingResource, Work
 from tests.factories import make_kernel, make_run
 
 H100 = builtin_catalog().lookup("H100-SXM5")
@@ -156,3 +160,41 @@ def _together(rows: list[tuple[Work, float]]) -> StoredRows:
         np.array([w.binding for w, _ in rows], dtype=object),
         column([t for _, t in rows]),
     )
+
+
+def _levels(rows: list[tuple[Work, float]]) -> list[DeviceLevel]:
+    """``rows`` as one card's levels: each one's ``T_roof`` from its percent and median time."""
+    return [
+        DeviceLevel(f"k{i}", f"k{i}", "H100-SXM5", 60.0, 1.0, 0.2, 20, 20, t / 0.6, work)
+        for i, (work, t) in enumerate(rows)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_card_s_levels_get_at_once_the_roofs_each_one_got_alone(seed: int) -> None:
+    """``level_roofs`` and the ``placed`` it passes give ``roof_on``'s roofs and predictions."""
+    rng = np.random.default_rng(seed)
+    then = _mixed(H100)
+    if seed % 2:
+        bandwidth = then.bandwidth_byte_per_s
+        then = replace(then, bandwidth_byte_per_s=bandwidth | {"dram": 0.9 * bandwidth["dram"]})
+    levels = _levels(_rows(rng, then, 300))
+    own = level_roofs(levels, then)
+    alone = [level.roof_on(then) for level in levels]
+    assert [own[level.key] for level in levels] == alone
+    assert 0.2 * len(levels) < sum(r is then.unscaled for r in alone) < 0.8 * len(levels)
+    target = builtin_catalog().lookup("B200").roof()
+    for level in levels:
+        times = [level.time_s * float(rng.uniform(0.3, 0.9))]
+        placed = own[level.key]
+        assert scale(level, then, target, times, placed=placed) == scale(level, then, target, times)
+        try:
+            ahead = forecast(level, then, target)
+        except MissingResource:
+            with pytest.raises(MissingResource):
+                forecast(level, then, target, placed=placed)
+            continue
+        assert forecast(level, then, target, placed=placed) == ahead
+    assert level_roofs([], then) == {}
+    plain = then.unscaled
+    assert level_roofs(levels[:3], plain) == {level.key: plain for level in levels[:3]}
