@@ -29,9 +29,9 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from rules.crossdevice import Scaling
+from rules.crossdevice import Scaling, known_points
 from rules.judging import Measured
-from rules.stats import conservative_median
+from rules.stats import Judgement, conservative_median
 
 #: The most nights on the new card that scale the other card's segment to it: the median of its
 #: first ones, so the nights after them are judged. Fewer while the card has fewer: a
@@ -85,7 +85,20 @@ def own_nights(own_times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return known
 
 
-def calibration_words(scaled: Scaling, own_times: npt.NDArray[np.float64]) -> str:
-    """``over 40 runs on A100-SXM4-80GB scaled to its 4 nights on H100-SXM5``."""
-    level, nights = scaled.baseline, own_nights(own_times).size
-    return f"over {level.n} runs on {level.device} scaled to its {nights} nights on {scaled.device}"
+def calibration_words(scaled: Scaling, judged: Judgement) -> str:
+    """``over 34 runs, 30 on A100-SXM4-80GB scaled to H100-SXM5 and its 4 nights there``.
+
+    The runs of the gate's segment (``judged``) of what ``new_card_measured`` gave it: the
+    other card's segment, then the nights here. Counted as the other card's ``n`` and all the
+    nights here, it disagreed with ``baseline_n``, and read as the other card's level.
+    """
+    theirs_n = known_points(scaled.baseline.segment)  # the segment's runs first
+    start, end = judged.segment_start, judged.segment_start + judged.n
+    theirs = max(0, min(theirs_n, end) - start)
+    ours = judged.n - theirs
+    if not theirs:  # a change confirmed here: its level is of its nights here alone
+        return f"over {judged.n} runs"
+    where = f"over {judged.n} runs, {theirs} on {scaled.baseline.device} scaled to {scaled.device}"
+    if not ours:
+        return where
+    return f"{where} and its {ours} night{'s' if ours > 1 else ''} there"

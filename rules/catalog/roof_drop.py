@@ -93,7 +93,7 @@ def _against_level(ctx: RuleContext, key: str, j: Judgement) -> str:
     scaled = ctx.gate_scaling.get(key)
     where = f"over {j.n} runs"
     if scaled is not None:
-        where = calibration_words(scaled, ctx.gate_kernel_history(key).time_s)
+        where = calibration_words(scaled, j)
         binding = scaled.binding
     return (
         f"{ctx.kernels[key].name}: {one_decimal(j.current)}% of roof ({binding}), "

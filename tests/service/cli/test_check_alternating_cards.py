@@ -31,3 +31,19 @@ def test_each_card_confirms_the_fall_on_its_second_night_down(tmp_path) -> None:
     assert found[15] == found[16] == [("roof-drop", "warn")]  # each card's first night down
     assert found[17] == found[18] == [("roof-drop", "fail")]  # confirmed on each card
     assert found[19] == found[20] == []  # then it is the level
+
+
+def test_the_level_across_cards_is_counted_as_the_gate_judged_it(tmp_path) -> None:
+    """Night 18 on the H100, its fall confirmed: the gate judged 14 runs, the A100's 7 of its
+    level scaled to the H100, then 7 H100 nights (its 8th, the first night down, left out).
+    The finding read "over 7 runs on A100-SXM4-80GB scaled to its 8 nights on H100-SXM5"
+    beside a ``baseline_n`` of 14: neither count was the level's."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    for night in range(1, 19):
+        [record] = nights(A100 if night % 2 else H100, 1, start=night, kernels=KERNELS)
+        factor = (1.36 if night >= 15 else 1.0) * NOISE[night % len(NOISE)]
+        verdict = nightly_check(tmp_path, url, slowed(record, factor))
+    [finding] = [f for f in verdict["findings"] if f["kernel"] == "gemv"]
+    assert finding["numbers"]["baseline_n"] == 14
+    words = f"over 14 runs, 7 on {A100} scaled to {H100} and its 7 nights there"
+    assert words in finding["message"]

@@ -27,7 +27,11 @@ def test_a_fall_after_its_first_nights_on_the_new_card_fails_on_the_second(tmp_p
     assert _roof_drops(first) == [("gemv", "warn")]
     assert _roof_drops(second) == [("gemv", "fail")] and second["conclusion"] == "fail"
     [finding] = [f for f in second["findings"] if f["rule"] == "roof-drop"]
-    assert f"over 30 runs on {A100} scaled to its 5 nights on {H100}" in finding["message"]
+    # 30 A100 runs and its 4 nights before the fall (the 5th, the first down, is left out)
+    assert (
+        f"over 34 runs, 30 on {A100} scaled to {H100} and its 4 nights there" in finding["message"]
+    )
+    assert finding["numbers"]["baseline_n"] == 34
     assert "-20." in finding["message"]  # 84% of roof -> 67.2%: 1.25x the time
     gemm = [f["rule"] for f in second["findings"] if f["kernel"] == "gemm"]
     assert gemm == ["device-scaling"]  # 50% of the H100's roof from its first night
@@ -61,7 +65,9 @@ def test_a_fall_on_the_new_cards_second_night_fails_on_its_third(tmp_path) -> No
     assert _roof_drops(fallen[0]) == [("gemv", "warn")]
     assert _roof_drops(fallen[1]) == [("gemv", "fail")] and fallen[1]["conclusion"] == "fail"
     [finding] = [f for f in fallen[1]["findings"] if f["rule"] == "roof-drop"]
-    assert f"over 30 runs on {A100} scaled to its 2 nights on {H100}" in finding["message"]
+    assert (
+        f"over 31 runs, 30 on {A100} scaled to {H100} and its 1 night there" in finding["message"]
+    )
     assert _roof_drops(fallen[2]) == []  # confirmed once: then it is the level
 
 
