@@ -183,14 +183,17 @@ class RoofguardCsv(Collector):
         launches = number(cells.get("launches") or 1, path, line, "launches")
         if not launches.is_integer():
             raise MalformedReport(str(path), line, "launches", f"not a whole number: {launches}")
+        duration = number(cells["duration_s"], path, line, "duration_s")
+        samples = self._samples(cells.get("samples", ""), path, line)
+        _refuse_samples_apart(duration, int(launches), samples, (path, line))
         return kernel_record(
             path,
             line,
             name=name,
             key=cells.get("key", "").strip() or bench_key(name, params, self.options.keys),
             launches=int(launches),
-            duration_s=number(cells["duration_s"], path, line, "duration_s"),
-            samples_s=self._samples(cells.get("samples", ""), path, line),
+            duration_s=duration,
+            samples_s=samples,
             flops=work["flops"],
             bytes=work["bytes"],
             provenance=provenance,
@@ -205,6 +208,37 @@ class RoofguardCsv(Collector):
         for seconds in samples:
             check_sample(seconds, str(path), line, "samples", f"one of {len(samples)} samples")
         return samples
+
+
+#: How far ``launches`` times the mean per-launch sample may be from ``duration_s`` (a ratio):
+#: timing noise between the two is a few percent; a sample given per run where the file says
+#: per launch is ``launches`` times off.
+_SAMPLES_APART = 2.0
+
+
+def _refuse_samples_apart(
+    duration: float, launches: int, samples: tuple[float, ...], where: tuple[Path, int]
+) -> None:
+    """Refuse a row whose per-launch ``samples`` do not add up to its ``duration_s``.
+
+    ``duration_s`` is the total over ``launches`` and each sample one launch's time: a row of
+    10 launches giving its run's time as each sample had every sample's percent of roof read
+    10x too low, and unchanged kernels failed the PR gate.
+    """
+    if not samples or launches < 1 or not duration > 0:
+        return
+    implied = launches * sum(samples) / len(samples)
+    if 1 / _SAMPLES_APART <= implied / duration <= _SAMPLES_APART:
+        return
+    path, line = where
+    raise MalformedReport(
+        str(path),
+        line,
+        "samples",
+        f"{launches} launch(es) x the mean sample {sum(samples) / len(samples):.4g} s = "
+        f"{implied:.4g} s, but duration_s is {duration:.4g} s (the total over launches): give "
+        "each launch's time as a sample, or launches 1",
+    )
 
 
 def to_csv(run: RunRecord) -> str:

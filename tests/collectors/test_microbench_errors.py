@@ -287,3 +287,18 @@ def test_pytest_benchmark_extra_info_that_is_no_work_may_be_text_or_negative(tmp
     (kernel,) = collect(path).kernels
     assert kernel.counters["delta"] == -2 and "bytes_layout" not in kernel.counters
     assert kernel.flops == {}
+
+
+def test_flat_csv_samples_that_do_not_add_up_to_the_duration_are_refused(tmp_path):
+    """``samples`` are per launch and ``duration_s`` the total: a run's time given as each of
+    10 launches' samples read every sample's percent of roof 10x too low (a false PR fail)."""
+    path = tmp_path / "run.csv"
+    header = "name,duration_s,flops_tensor_bf16,launches,samples\n"
+    path.write_text(header + "gemm,0.0002,4e10,10,0.000199 0.000201\n", encoding="utf-8")
+    with pytest.raises(MalformedReport) as refused:
+        collect(path)
+    message = str(refused.value)
+    assert "row 2" in message and "'samples'" in message and "10 launch(es)" in message
+    path.write_text(header + "gemm,0.002,4e10,10,0.000199 0.000201\n", encoding="utf-8")
+    (kernel,) = collect(path).kernels
+    assert kernel.launches == 10 and kernel.samples_s == (0.000199, 0.000201)
