@@ -17,6 +17,7 @@ import pandas as pd
 
 from collectors.schema import RunRecord
 from rules import Verdict
+from service.pipeline.verdictnotes import with_note
 from service.store.baselines import Baseline, MergeBase
 from service.store.ids import as_utc
 from service.store.queries import first_nightly_elsewhere
@@ -56,7 +57,7 @@ def age_noted(
         f"days older than {what}: changes merged in between read as this run's; "
         + _why_stale(device, moved)
     )
-    return verdict.model_copy(update={"notes": (*verdict.notes, note)})
+    return with_note(verdict, note)
 
 
 def _why_stale(device: str, moved: tuple[str, datetime] | None) -> str:

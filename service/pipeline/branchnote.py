@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collectors.schema import RunRecord
 from rules import Verdict
+from service.pipeline.verdictnotes import with_note
 from service.store.queries import baseline_runs_by_branch
 from service.store.sessions import StoreSession
 
@@ -36,7 +37,7 @@ def branch_noted(
         f"no nightly or local run of base branch {base_branch!r} is stored on {verdict.device}; "
         f"this repository's are on {_listed(held)}"
     )
-    return verdict.model_copy(update={"notes": (*verdict.notes, note)})
+    return with_note(verdict, note)
 
 
 def _listed(held: list[tuple[str, int]]) -> str:

@@ -38,6 +38,7 @@ from service.pipeline.reruns import Reruns
 from service.pipeline.roofchange import on_todays_roof
 from service.pipeline.roofs import choose_for, noted, roofs_beside
 from service.pipeline.runnernote import runner_noted
+from service.pipeline.verdictnotes import with_note
 from service.pipeline.workchange import Judged, on_todays_work
 from service.store.baselines import acceptances_at
 from service.store.history import Baseline, BaselineQuery, MergeBase, read_baseline
@@ -180,7 +181,7 @@ def _with_notes(
     verdict = _baseline_noted(session, verdict, (rows, run, config.base_branch), merge_base)
     verdict = branch_noted(session, verdict, run, config.base_branch, run_id)
     for note in notes:
-        verdict = _with_note(verdict, note)
+        verdict = with_note(verdict, note)
     baseline_runs = [r for r in rows.runs[-config.baseline.window :] if r != run_id]
     return runner_noted(session, verdict, run, baseline_runs, rows.frame)
 
@@ -298,11 +299,6 @@ def _baseline_noted(
     return age_noted(session, verdict, judged, merge_base)
 
 
-def _with_note(verdict: Verdict, note: str) -> Verdict:
-    """``verdict`` with ``note`` after its run-level notes."""
-    return verdict.model_copy(update={"notes": (*verdict.notes, note)})
-
-
 def _stamped(verdict: Verdict, run: RunRecord, run_id: int) -> Verdict:
     """The verdict naming the stored run it judged."""
     return verdict.model_copy(
@@ -354,7 +350,7 @@ def _stored_findings(
     if accepted:
         verdict = accepted_verdict(verdict, accepted, context.config.fail_on)
     if base.other and not context.reruns:  # the caller's answer; the page keeps the stored one
-        return _with_note(verdict, base.note())
+        return with_note(verdict, base.note())
     if stored.created or context.reruns or changed or accepted:
         save = save_findings if stored.created else replace_findings
         save(session=session, run_id=stored.run_id, findings=verdict.findings)
@@ -365,8 +361,8 @@ def _stored_findings(
             config=digest,
             base=base.judged if digest is not None else None,  # a check's; a page's is stored
         )
-        return _with_note(verdict, CONFIG_CHANGED) if changed else verdict
+        return with_note(verdict, CONFIG_CHANGED) if changed else verdict
     if run_judged(session=session, run_id=stored.run_id) is None:
-        return _with_note(verdict, NEVER_CHECKED)
+        return with_note(verdict, NEVER_CHECKED)
     findings = tuple(list_findings(session=session, run_id=stored.run_id))
     return with_findings(verdict, findings, context.config.fail_on)

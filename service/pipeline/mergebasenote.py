@@ -11,6 +11,7 @@ hold changes merged after the branch left.
 from __future__ import annotations
 
 from rules import Verdict
+from service.pipeline.verdictnotes import with_note
 from service.store.baselines import Baseline, MergeBase
 from service.store.ids import as_utc
 
@@ -26,7 +27,7 @@ def merge_base_noted(
     if merge_base is None or not rows.runs:
         return verdict
     if rows.after_merge_base:
-        return _with_note(verdict, _after_note(rows, merge_base, base_branch))
+        return with_note(verdict, _after_note(rows, merge_base, base_branch))
     if rows.merge_base_found:
         return verdict
     judged = (
@@ -36,7 +37,7 @@ def merge_base_noted(
         else f"judged against the newest {base_branch} runs, which may hold changes merged "
         "after this branch left it"
     )
-    return _with_note(
+    return with_note(
         verdict, f"merge base {merge_base.sha[:12]} has no stored {base_branch} run: {judged}"
     )
 
@@ -54,8 +55,3 @@ def _after_note(rows: Baseline, merge_base: MergeBase, base_branch: str) -> str:
         f"runs nearest after it{span}, the kernels' level on this card, which may hold "
         "changes merged after this branch left it"
     )
-
-
-def _with_note(verdict: Verdict, note: str) -> Verdict:
-    """``verdict`` with ``note`` after its run-level notes."""
-    return verdict.model_copy(update={"notes": (*verdict.notes, note)})
