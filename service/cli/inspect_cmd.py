@@ -33,7 +33,6 @@ from rules import (
     Roof,
     UnknownDevice,
     above_roof,
-    builtin_catalog,
     percent_is_lower_bound,
     place_kernel,
 )
@@ -94,7 +93,7 @@ def resolve_roof(
     given = device or (None if names_device(run.device.name) else config.device)
     source = "report" if config.roof == "report" else "datasheet"
     origin = "--device" if device else "the config's `device`"
-    catalog = builtin_catalog().with_overrides(config.devices)
+    catalog = config.catalog()
     try:
         choice = choose_roof(run, device=given, source=source, catalog=catalog, origin=origin)
     except UnknownDevice:

@@ -33,7 +33,7 @@ from rules import (
 )
 from rules.stats import GateOptions
 from service.compare.cards import Card, CompareView
-from service.compare.devicenames import compare_catalog, resolve_devices
+from service.compare.devicenames import resolve_devices
 from service.compare.forecasts import forecast_rows
 from service.compare.model import (
     FELL_SINCE,
@@ -236,7 +236,7 @@ def compare_history(
         BadInput: An unknown card in ``devices`` or ``forecast``, a bad ``kernel`` pattern,
             or a forecast card without a peak or bandwidth a kernel's work needs.
     """
-    catalog, pattern = compare_catalog(config), _pattern(request.kernel)
+    catalog, pattern = config.catalog(), _pattern(request.kernel)
     stored = device_runs(
         session=session, repo=request.repo, base_branch=config.base_branch, roof_source=config.roof
     )

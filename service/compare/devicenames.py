@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules import Catalog, builtin_catalog, normalise_name
-from service.config import RoofguardConfig
+from rules import Catalog, normalise_name
 from service.errors import BadInput
 from service.store.devices import DeviceRuns
-
-
-def compare_catalog(config: RoofguardConfig) -> Catalog:
-    """The catalog a comparison names cards by: the built-in one with ``[devices.X]`` applied."""
-    return builtin_catalog().with_overrides(config.devices)
 
 
 def _unknown(name: str, known: Sequence[str], catalog: Catalog, repo: str) -> BadInput:

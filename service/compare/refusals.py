@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from sqlmodel import Session
 
-from service.compare.devicenames import compare_catalog, match_device
+from service.compare.devicenames import match_device
 from service.config import RoofguardConfig
 from service.errors import BadInput
 from service.store.devices import DeviceRuns, device_runs
@@ -78,7 +78,7 @@ def _refuse_untrusted_cards(
     Told that the card had no base-branch history, a user would look for a nightly job that
     ran on it.
     """
-    (repo, devices), catalog = asked, compare_catalog(config)
+    (repo, devices), catalog = asked, config.catalog()
     known = [d.device for d in stored]
     names = [n for n in devices if match_device(n, known, catalog) is None]
     if not names:

@@ -52,7 +52,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from collectors import KeyOptions, WorkModel
-from rules import DeviceSpec, RuleError, RulesConfig, all_rules, builtin_catalog
+from rules import Catalog, DeviceSpec, RuleError, RulesConfig, all_rules, builtin_catalog
 from service.config.scalars import wrong_scalar
 from service.config.windows import WINDOW_READ, refuse_short_windows
 from service.errors import ConfigError
@@ -120,6 +120,10 @@ class RoofguardConfig(_Strict):
     def origin(self) -> str:
         """The file it was read from (``pyproject.toml [tool.roofguard]``), as errors name it."""
         return self._origin
+
+    def catalog(self) -> Catalog:
+        """The built-in device catalog with its ``[devices.*]`` overrides and additions."""
+        return builtin_catalog().with_overrides(self.devices)
 
 
 def hoist_rules_fields(data: dict[str, Any], prefix: str, path: Path | None) -> dict[str, Any]:

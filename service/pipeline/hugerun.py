@@ -17,7 +17,7 @@ from typing import NamedTuple, cast
 from collectors import CollectOptions, KernelChunk, NotBatchable, RunColumns, collect_columns
 from collectors.schema import RunRecord
 from service.config import RoofguardConfig
-from service.pipeline.roofs import catalog_for, run_device
+from service.pipeline.roofs import run_device
 from service.pipeline.runmeta import RunMeta
 from service.pipeline.storable import StoreLimits, refuse_unstorable, too_many
 from service.pipeline.storable import _check_name as check_name
@@ -58,7 +58,7 @@ def read_columns(
         return None  # nothing measured: the record reader refuses it, naming why
     if meta.device:
         run_device(
-            columns.head, given=meta.device, catalog=catalog_for(config), origin=meta.device_origin
+            columns.head, given=meta.device, catalog=config.catalog(), origin=meta.device_origin
         )
     columns.head = meta.stamp(columns.head)
     return columns

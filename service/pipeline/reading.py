@@ -15,7 +15,7 @@ from collectors import CollectOptions, apply_work_models
 from collectors.schema import RunRecord
 from service.config import RoofguardConfig
 from service.pipeline.intake import collect_run as intake_collect
-from service.pipeline.roofs import catalog_for, run_device, same_card
+from service.pipeline.roofs import run_device, same_card
 from service.pipeline.runmeta import RunMeta
 
 
@@ -43,7 +43,7 @@ def read_run(
     """
     given = meta.device or config.device
     options = CollectOptions(keys=config.keys, device=given, max_kernels=max_kernels)
-    catalog = catalog_for(config)
+    catalog = config.catalog()
     same = functools.partial(same_card, catalog=catalog)
     run = intake_collect(paths, options, same, require_measured=require_measured)
     if meta.device:

@@ -20,7 +20,6 @@ import pandas as pd
 
 from rules import Datasheet, Roof, change_note, reread_history, reread_roof
 from service.config import RoofguardConfig
-from service.pipeline.roofs import catalog_for
 from service.store.devices import run_roofs
 from service.store.history import Baseline
 from service.store.placedwork import placed_work
@@ -31,7 +30,7 @@ def datasheet_of(roof: Roof, config: RoofguardConfig) -> Datasheet | None:
     """Today's datasheet of ``roof``'s device (None: not a datasheet roof of a known card)."""
     if roof.source != "datasheet":
         return None
-    spec = catalog_for(config).find(roof.device)
+    spec = config.catalog().find(roof.device)
     if spec is None:
         return None
     return Datasheet(spec.roof(), bool(spec.boost_clock_hz), bool(spec.memory_clock_hz))

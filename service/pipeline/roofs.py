@@ -29,7 +29,6 @@ from rules import (
     Roof,
     UnknownDevice,
     at_report_clocks,
-    builtin_catalog,
     normalise_name,
     report_roof,
 )
@@ -133,11 +132,6 @@ def run_device(
     raise DeviceConflict(where, named, given, origin, known.id if known else None)
 
 
-def catalog_for(config: RoofguardConfig) -> Catalog:
-    """The built-in catalog with the config's ``[devices.*]`` overrides and additions."""
-    return builtin_catalog().with_overrides(config.devices)
-
-
 @dataclass(frozen=True)
 class RoofChoice:
     """The roof a run is placed on and, when it is not the one asked for, why."""
@@ -193,7 +187,7 @@ def choose_for(run: RunRecord, config: RoofguardConfig, measured: Roof | None = 
     config's ``device`` only names runs whose reports name none (the device a report names wins).
     """
     default = None if names_device(run.device.name) else config.device
-    catalog = catalog_for(config)
+    catalog = config.catalog()
     choice = choose_roof(
         run, device=default, source=config.roof, catalog=catalog, measured=measured
     )
@@ -243,7 +237,7 @@ def roofs_beside(
     if measured is not None and judged.source != "measured":
         others.append(measured)
     if judged.source != "datasheet":
-        catalog = catalog_for(config)
+        catalog = config.catalog()
         spec = catalog.find(judged.device) or catalog.find(run.device.name)
         if spec is not None:
             others.append(spec.roof())
@@ -282,7 +276,7 @@ def refuse_unknown_given(run: RunRecord, given: str, config: RoofguardConfig) ->
     """
     if config.roof != "datasheet" or run.device.name != given or not names_device(given):
         return
-    catalog = catalog_for(config)
+    catalog = config.catalog()
     if catalog.find(given) is None and report_roof(run.device, label=given) is None:
         raise _unknown_in(None, UnknownDevice(given, catalog.suggest(given)))
 
