@@ -23,6 +23,7 @@ from service.digest.ignored import without_ignored
 from service.digest.model import Digest, DigestOptions, targets_from_config
 from service.digest.rowread import CardRows, compact_card_rows
 from service.digest.storeread import compact_history, with_acceptances, with_store_facts
+from service.digest.untrusted import left_out_runs
 from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
 from service.github.auth import GitHubCredentials, resolve_api_url
@@ -155,11 +156,14 @@ def _build(
             beside = workers if len(history) >= PARALLEL_POINTS else Workers(1)
             judged = [beside.submit(judge_card, old, new) for old, new in cards]
             del cards
+            # Counted from the run ids, here: without --html they go before the build.
+            left_out = left_out_runs(history, start=period[0], end=period[1])
             if not html:  # the ids serve the charts' rows
                 del history["run_id"], history["kernel_id"]
             digest = _from_store(engine, build(history, options, workers))
             changes = [change for change in (j() for j in judged) if change is not None]
-            digest = digest.model_copy(update={"device_changes": changes})
+            update = {"device_changes": changes, "untrusted_runs": left_out}
+            digest = digest.model_copy(update=update)
             return digest, _charts(engine, history, digest, beside) if html else {}
     finally:
         engine.dispose()

@@ -54,6 +54,7 @@ from service.digest.tables import (
     with_timed_devices,
 )
 from service.digest.unmeasured import unmeasured_devices
+from service.digest.untrusted import left_out_runs
 from service.digest.workers import Workers
 from service.store.digestread import DIGEST_READ_COLUMNS
 from service.store.memory import give_back_freed
@@ -243,7 +244,10 @@ def build_digest(
         step("scanning time and inventory")
         timed = _timed(history, frame, end)
         digest = _with_time(digest, (frame, timed, accepted), opts, pool)
-    digest = digest.model_copy(update={"shared_moves": shared_moves(digest)})
+    left_out = left_out_runs(history, start=start, end=end)
+    digest = digest.model_copy(
+        update={"shared_moves": shared_moves(digest), "untrusted_runs": left_out}
+    )
     return _with_devices(digest, history, opts.gate_window)
 
 

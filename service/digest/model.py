@@ -20,6 +20,7 @@ from service.digest.offroof import OffRoof
 from service.digest.options import DigestOptions as DigestOptions
 from service.digest.sharedmove import SharedMove
 from service.digest.unmeasured import UnmeasuredDevice
+from service.digest.untrusted import UntrustedRuns
 
 
 class KernelTarget(BaseModel):
@@ -307,6 +308,8 @@ class Digest(BaseModel):
             that were on the roof before (``service.digest.offroof``).
         accepted: Regressions a maintainer accepted (``/roofguard accept``) that held in the
             period or were accepted in it; none of them is in another section.
+        untrusted_runs: Per device, the period's nightly runs left out of every section: their
+            runner failed its health preflight (``service.digest.untrusted``).
     """
 
     repo: str | None
@@ -332,6 +335,7 @@ class Digest(BaseModel):
     off_roof: list[OffRoof] = Field(default_factory=list)
     lookback_days: int = 90
     accepted: list[AcceptedChange] = Field(default_factory=list)
+    untrusted_runs: list[UntrustedRuns] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from markupsafe import Markup
+
 from rules import one_decimal
 from service.digest.devices import DeviceChange, KernelScaling
 from service.digest.model import Digest
+from service.render.escape import escape_code
 from service.render.figures import fmt_ratio
 
 #: Kernels listed per device change (the JSON lists every one).
@@ -74,3 +77,28 @@ def off_roof_rows(digest: Digest, esc: Callable[[str], str]) -> list[dict[str, s
         }
         for o in digest.off_roof
     ]
+
+
+def _html_code(text: str) -> str:
+    return str(Markup("<code>{}</code>").format(text))  # the text escaped, the tags kept
+
+
+def untrusted_line(digest: Digest, *, markdown: bool) -> str:
+    """The nightly runs the digest left out, their runner untrusted, per device ("" if none).
+
+    Markdown with code spans, or HTML markup (``Markup``) with the device names escaped.
+    """
+    left = digest.untrusted_runs
+    if not left:
+        return ""
+    code = escape_code if markdown else _html_code
+    total = sum(entry.runs for entry in left)
+    runs = f"{total} nightly run{'' if total == 1 else 's'}"
+    if len(left) == 1:
+        what = f"{runs} on {code(left[0].device)}"
+        whose = "its runner failed its" if total == 1 else "their runner failed its"
+    else:
+        each = ", ".join(f"{entry.runs} on {code(entry.device)}" for entry in left)
+        what, whose = f"{runs} ({each})", "their runners failed their"
+    text = f"{what} left out: {whose} health preflight ({code('roofguard calibrate --check')})."
+    return text if markdown else Markup(text)  # each device escaped above

@@ -17,7 +17,12 @@ from markupsafe import Markup
 from rules import one_decimal
 from service.digest.model import BindingFlip, Digest, Movement, TimeMovement, VanishedKernel
 from service.render.digest_accepted import accepted_rows
-from service.render.digest_devices import device_change_rows, off_roof_rows, unmeasured_rows
+from service.render.digest_devices import (
+    device_change_rows,
+    off_roof_rows,
+    unmeasured_rows,
+    untrusted_line,
+)
 from service.render.digest_shared import shared_move_rows, shared_moves_left_out
 from service.render.escape import escape_code, without_bidi
 from service.render.figures import fmt_ratio, fmt_seconds, time_change
@@ -195,6 +200,7 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
         "start": _day(digest.start),
         "end": _day(digest.end),
         "measurements": f"{digest.measurements:,}",
+        "untrusted": untrusted_line(digest, markdown=code),
         "sections": {
             name: [_movement_row(m, esc) for m in getattr(digest, name)[:rows]]
             for name in _SECTIONS
