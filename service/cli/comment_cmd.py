@@ -64,7 +64,9 @@ CheckOpt = Annotated[CheckKind, typer.Option("--check", help="Check run, status,
 VerifyOpt = Annotated[
     bool, typer.Option("--verify-head", help="Refuse unless the PR's head commit is --sha.")
 ]
-RunUrlOpt = Annotated[str | None, typer.Option("--run-url", help="Dashboard page of the run.")]
+RunUrlOpt = Annotated[
+    str | None, typer.Option("--run-url", help="Dashboard page of the run (an http(s) URL).")
+]
 
 
 SummaryOpt = Annotated[
@@ -95,12 +97,12 @@ def comment_command(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Post a verdict as the PR's sticky comment plus a check run or commit status."""
+    links = workflow_links(os.environ, run_url)  # a bad --run-url is refused before anything
     verdict = load_verdict(verdict_path)
     if device:
         verdict = verdict.model_copy(update={"device": device})
     pr = pr if pr is not None else verdict.pull_request
     sha = sha or None
-    links = workflow_links(os.environ, run_url)
     policy = PublishPolicy(failure=failure_policy, check=check)
     if dry_run:
         _dry_run(verdict, policy, links)

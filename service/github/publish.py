@@ -9,12 +9,14 @@ failing the job.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from github3 import exceptions as gh_exc
 
@@ -51,6 +53,8 @@ NO_TOKEN = (
     "from a fork"
 )
 DEFAULT_ARTIFACT_DIR = "roofguard-verdict"
+#: Whitespace or a control character: not part of a URL GitHub takes as a link.
+_HAS_SPACE = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def artifact_dir(env: Mapping[str, str]) -> Path:
@@ -283,12 +287,34 @@ def _where(target: PostTarget) -> str:
 
 
 def workflow_links(env: Mapping[str, str], run_url: str | None = None) -> VerdictLinks:
-    """Links for the comment: the dashboard run page and, inside Actions, the workflow run."""
+    """Links for the comment: the dashboard run page and, inside Actions, the workflow run.
+
+    Raises:
+        BadInput: ``run_url`` (``--run-url``) is not an absolute http(s) URL.
+    """
     server, repo, run_id = (
         env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
     )
     summary = f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
-    return VerdictLinks(run_url=run_url, summary_url=summary)
+    return VerdictLinks(run_url=checked_run_url(run_url), summary_url=summary)
+
+
+def checked_run_url(url: str | None) -> str | None:
+    """``url`` when it is an absolute http(s) URL, None when empty; else BadInput naming it.
+
+    It becomes the check run's ``details_url`` (the status's ``target_url``), which GitHub
+    refuses with 422 unless http(s), after the comment was posted; and a ``javascript:`` link.
+    """
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket
+        parts = None
+    scheme, host = (parts.scheme.lower(), parts.hostname) if parts else ("", None)
+    if scheme not in ("http", "https") or not host or _HAS_SPACE.search(url):
+        raise BadInput(f"--run-url: not an absolute http(s) URL: {url!r}")
+    return url
 
 
 def result_outputs(result: PublishResult) -> dict[str, str]:
