@@ -27,6 +27,7 @@ from service.api.limits import BodySizeLimit
 from service.api.metrics import MetricsMiddleware
 from service.api.publish import GitHubFactory, github_factory, github_from_env
 from service.api.routes import compare, health, kernels, pages, runs, verdict, webhook
+from service.api.schemas import ErrorPublic
 from service.config import RoofguardConfig, load_config
 from service.settings import Settings
 from service.store.db import make_engine
@@ -34,6 +35,9 @@ from service.store.db import make_engine
 API_PREFIX = "/api/v1"
 #: Environment variable naming the roofguard.toml that ``app_from_environment`` loads.
 CONFIG_ENV = "ROOFGUARD_CONFIG"
+#: What a route of the store answers while ``store_ready`` refuses it (not upgraded, out of
+#: reach), in the OpenAPI document of each: the routers of the store are included with it.
+STORE_ERRORS: dict[int | str, dict[str, Any]] = {503: {"model": ErrorPublic}}
 DESCRIPTION = (
     "Upload GPU kernel profiles and benchmark results, get roofline verdicts back, and query "
     "the history. Uploads and queries need `Authorization: Bearer TOKEN` "
@@ -71,13 +75,14 @@ def create_app(
     )
     app.state.roofguard = state
     errors.install(app)
-    # The API's and the dashboard's routes read the store: a 503 until it is current, not a 500.
-    ready = [Depends(store_ready)]
+    # The API's and the dashboard's routes read the store: a 503 until it is current, not a 500,
+    # which each of them documents.
+    store: dict[str, Any] = {"dependencies": [Depends(store_ready)], "responses": STORE_ERRORS}
     for module in (runs, verdict, kernels, webhook):
-        app.include_router(module.router, prefix=API_PREFIX, dependencies=ready)
+        app.include_router(module.router, prefix=API_PREFIX, **store)
     app.include_router(health.router)
-    app.include_router(pages.router, dependencies=ready)
-    app.include_router(compare.router, dependencies=ready)
+    app.include_router(pages.router, **store)
+    app.include_router(compare.router, **store)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes)
     app.add_middleware(NulQueryGuard, pages=[*pages.router.routes, *compare.router.routes])
     install_log_redaction()
