@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from collectors.schema import PRECISIONS, TIERS, run_json_schema
-from rules import DeviceSpec, Roof, attainable, builtin_catalog, place, ridge_point
+from rules import Catalog, DeviceSpec, Roof, attainable, place, ridge_point
+from service.config import load_config
 from service.errors import BadInput
 from service.render.text_roofline import text_roofline
 
@@ -33,22 +36,69 @@ def resolve_precision(name: str, spec: DeviceSpec | None) -> str:
     return precision
 
 
+#: Where a figure of the calculator's roof comes from (``peak_source``, ``bandwidth_source``).
+DATASHEET, CONFIG, COMMAND_LINE = "datasheet", "config", "command line"
+
+
+@dataclass(frozen=True)
+class CalcRoof:
+    """The calculator's roof: its two figures, where each comes from, and its label."""
+
+    name: str
+    precision: str
+    peak: float
+    bandwidth: float
+    peak_source: str
+    bandwidth_source: str
+    label: str
+
+
+def _label(name: str, precision: str, tier: str, sources: tuple[str, str]) -> str:
+    """As a verdict labels its roof, plus the figures the command line gave."""
+    figures = ((precision, "peak", sources[0]), (tier, "bandwidth", sources[1]))
+    config = tuple(key for key, _, source in figures if source == CONFIG)
+    given = [f"{key} {what}" for key, what, source in figures if source == COMMAND_LINE]
+    if not given:
+        return Roof(name, "datasheet", {precision: 1.0}, {tier: 1.0}, from_config=config).label
+    parts = [DATASHEET] if DATASHEET in sources else []
+    parts += [f"{key} from config" for key in config]
+    parts.append(f"{' and '.join(given)} from the command line")
+    return f"{name} ({', '.join(parts)})"
+
+
+def _figure_of(
+    given: float | None, sheet: float | None, key: str, spec: DeviceSpec
+) -> tuple[float | None, str]:
+    """A figure of the roof and its source: the flag's, else the catalog's (or the config's)."""
+    if given is not None:
+        return given, COMMAND_LINE
+    return sheet, CONFIG if key in spec.roof().from_config else DATASHEET
+
+
 def _roof_figures(
-    device: str | None, precision: str, tier: str, peak: float | None, bandwidth: float | None
-) -> tuple[str, str, float, float]:
+    catalog: Catalog,
+    device: str | None,
+    precision: str,
+    tier: str,
+    given: tuple[float | None, float | None],
+) -> CalcRoof:
+    peak, bandwidth = given
     if device is None:
         if peak is None or bandwidth is None:
             raise BadInput("give --device, or both --peak-flops and --bandwidth")
-        return "custom", resolve_precision(precision, None), peak, bandwidth
-    spec = builtin_catalog().lookup(device)
+        prec = resolve_precision(precision, None)
+        label = _label("custom", prec, tier, (COMMAND_LINE, COMMAND_LINE))
+        return CalcRoof("custom", prec, peak, bandwidth, COMMAND_LINE, COMMAND_LINE, label)
+    spec = catalog.lookup(device)
     resolved = resolve_precision(precision, spec)
-    peak = peak if peak is not None else spec.peak_flop_per_s.get(resolved)
-    bandwidth = bandwidth if bandwidth is not None else spec.bandwidth_byte_per_s.get(tier)
-    if peak is None:
+    peak_v, peak_src = _figure_of(peak, spec.peak_flop_per_s.get(resolved), resolved, spec)
+    bw_v, bw_src = _figure_of(bandwidth, spec.bandwidth_byte_per_s.get(tier), tier, spec)
+    if peak_v is None:
         raise BadInput(f"--precision: {spec.id} has no {resolved} peak in the catalog")
-    if bandwidth is None:
+    if bw_v is None:
         raise BadInput(f"--tier: {spec.id} has no {tier} bandwidth in the catalog")
-    return spec.id, resolved, peak, bandwidth
+    label = _label(spec.id, resolved, tier, (peak_src, bw_src))
+    return CalcRoof(spec.id, resolved, peak_v, bw_v, peak_src, bw_src, label)
 
 
 def _check_figures(
@@ -69,44 +119,49 @@ def _check_figures(
 
 
 def calculate(
-    *,
-    device: str | None,
-    precision: str,
+    roof: CalcRoof,
     tier: str,
-    flops: float,
-    nbytes: float,
-    time_s: float | None,
-    peak: float | None = None,
-    bandwidth: float | None = None,
+    work: tuple[float, float, float | None],
+    band: float,
 ) -> dict[str, Any]:
     """The calculator's result object (``--json`` writes its infinities as null, as verdicts do).
 
-    Zero bytes is unbounded intensity (inf, compute-bound); no FLOPs and no bytes is no regime.
+    ``work`` is FLOPs, bytes and the measured time (or None). Zero bytes is unbounded intensity
+    (inf, compute-bound); no FLOPs and no bytes is no regime.
     """
-    if tier not in TIERS:
-        raise BadInput(f"--tier: unknown tier {tier!r} (known: {', '.join(TIERS)})")
-    _check_figures(flops, nbytes, time_s, peak, bandwidth)
-    name, prec, peak_v, bw = _roof_figures(device, precision, tier, peak, bandwidth)
-    roof = Roof(name, "custom" if device is None else "datasheet", {prec: peak_v}, {tier: bw})
-    placed = place({prec: flops}, {tier: nbytes}, time_s, roof)
+    flops, nbytes, time_s = work
+    given = roof.peak_source == roof.bandwidth_source == COMMAND_LINE
+    on = Roof(
+        roof.name,
+        "custom" if given else "datasheet",
+        {roof.precision: roof.peak},
+        {tier: roof.bandwidth},
+    )
+    placed = place({roof.precision: flops}, {tier: nbytes}, time_s, on, band=band)
     placeable = flops > 0 or nbytes > 0
     intensity = flops / nbytes if nbytes > 0 else (math.inf if placeable else None)
     result: dict[str, Any] = {
-        "device": name,
-        "precision": prec,
+        "device": roof.name,
+        "precision": roof.precision,
         "tier": tier,
         "intensity_flop_per_byte": intensity,
-        "ridge_flop_per_byte": ridge_point(peak_v, bw),
+        "ridge_flop_per_byte": ridge_point(roof.peak, roof.bandwidth),
         "regime": placed.regime if placeable else None,
         "borderline": placed.borderline,
-        "attainable_flop_per_s": None if intensity is None else attainable(intensity, peak_v, bw),
+        "attainable_flop_per_s": (
+            None if intensity is None else attainable(intensity, roof.peak, roof.bandwidth)
+        ),
         "roof_time_s": placed.t_roof_s,
-        "peak_flop_per_s": peak_v,
-        "bandwidth_byte_per_s": bw,
+        "peak_flop_per_s": roof.peak,
+        "bandwidth_byte_per_s": roof.bandwidth,
     }
     if time_s:
         result["achieved_flop_per_s"] = flops / time_s
         result["percent_of_roof"] = placed.percent_of_roof
+    # after the keys the calculator always wrote, so that their order stays as it was
+    result.update(
+        roof=roof.label, peak_source=roof.peak_source, bandwidth_source=roof.bandwidth_source
+    )
     return result
 
 
@@ -136,10 +191,18 @@ def _regime(result: dict[str, Any]) -> str:
     return str(result["regime"]) + (" (borderline)" if result["borderline"] else "")
 
 
+def _sourced(result: dict[str, Any], key: str, unit: str, scale: float) -> str:
+    """A roof figure and where it comes from: "3350 GB/s (config)"."""
+    source = result[key.split("_", 1)[0] + "_source"]
+    return f"{_figure(result[key], unit, scale)} ({source})"
+
+
 def _text(result: dict[str, Any]) -> str:
     rows = [
-        ("device", result["device"]),
+        ("device", result["roof"]),
         ("precision / tier", f"{result['precision']} / {result['tier']}"),
+        ("peak", _sourced(result, "peak_flop_per_s", "TFLOP/s", 1e12)),
+        ("bandwidth", _sourced(result, "bandwidth_byte_per_s", "GB/s", 1e9)),
         ("intensity", _intensity(result["intensity_flop_per_byte"])),
         ("ridge", _figure(result["ridge_flop_per_byte"], "FLOP/byte")),
         ("regime", _regime(result)),
@@ -161,7 +224,9 @@ def _text(result: dict[str, Any]) -> str:
 
 FlopsOpt = Annotated[float, typer.Option("--flops", help="FLOPs of the kernel.")]
 BytesOpt = Annotated[float, typer.Option("--bytes", help="Bytes moved at --tier.")]
-DeviceOpt = Annotated[str | None, typer.Option(help="Catalog device or a name tools print.")]
+DeviceOpt = Annotated[
+    str | None, typer.Option(help="Catalog device (or a [devices.*] one) or a name tools print.")
+]
 PrecisionOpt = Annotated[
     str,
     typer.Option(
@@ -171,9 +236,21 @@ PrecisionOpt = Annotated[
 ]
 TierOpt = Annotated[str, typer.Option(help="Memory tier: dram, l2, l1.")]
 TimeOpt = Annotated[float | None, typer.Option("--time", help="Measured time in seconds.")]
-PeakOpt = Annotated[float | None, typer.Option(help="Peak FLOP/s (any hardware).")]
-BandwidthOpt = Annotated[float | None, typer.Option(help="Bandwidth in B/s (any hardware).")]
+PeakOpt = Annotated[
+    float | None, typer.Option(help="Peak FLOP/s (any hardware; replaces --device's).")
+]
+BandwidthOpt = Annotated[
+    float | None, typer.Option(help="Bandwidth in B/s (any hardware; replaces --device's).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+DevicesJsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON list of devices.")]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="roofguard.toml or pyproject.toml (default: the one in the current directory, "
+        "as check): [devices.*], rules.borderline_band."
+    ),
+]
 
 
 def roofline_command(
@@ -186,35 +263,50 @@ def roofline_command(
     peak_flops: PeakOpt = None,
     bandwidth: BandwidthOpt = None,
     as_json: JsonOpt = False,
+    config: ConfigOpt = None,
 ) -> None:
     """Place a kernel on a roofline: intensity, ridge, regime, roof time, percent of roof."""
-    result = calculate(
-        device=device,
-        precision=precision,
-        tier=tier,
-        flops=flops,
-        nbytes=nbytes,
-        time_s=time_s,
-        peak=peak_flops,
-        bandwidth=bandwidth,
-    )
+    if tier not in TIERS:
+        raise BadInput(f"--tier: unknown tier {tier!r} (known: {', '.join(TIERS)})")
+    _check_figures(flops, nbytes, time_s, peak_flops, bandwidth)
+    cfg = load_config(config, cwd=Path.cwd())  # one loader, one validation, as check
+    roof = _roof_figures(cfg.catalog(), device, precision, tier, (peak_flops, bandwidth))
+    result = calculate(roof, tier, (flops, nbytes, time_s), cfg.rules.borderline_band)
     typer.echo(_json(result) if as_json else _text(result))
 
 
+def _devices_json(specs: list[DeviceSpec]) -> str:
+    """Every field of each device, and ``from_config``: the figures the configuration set."""
+    rows = [{**s.model_dump(), "from_config": list(s.roof().from_config)} for s in specs]
+    return json.dumps(rows, indent=2)
+
+
+def _device_row(spec: DeviceSpec) -> str:
+    """One line of ``devices``: a config's figures marked as a verdict labels them."""
+    p, b = spec.peak_flop_per_s, spec.bandwidth_byte_per_s
+    cells = [b.get("dram"), p.get("fp32"), p.get("tensor_bf16"), p.get("tensor_fp8")]
+    text = "".join(f"{c / 1e12:>9.4g}" if c else f"{'-':>9}" for c in cells)
+    roof = spec.roof()
+    marked = roof.label.removeprefix(roof.device).strip() if roof.from_config else ""
+    line = f"{spec.id:<16}{text}  {', '.join(spec.aliases[:2])}"
+    return f"{line}  {marked}".rstrip() if marked else line
+
+
 def devices_command(
-    as_json: JsonOpt = False,
+    as_json: DevicesJsonOpt = False,
+    config: ConfigOpt = None,
 ) -> None:
     """List the hardware catalog: dense peaks and bandwidths with their sources."""
-    specs = list(builtin_catalog().devices.values())
+    cfg = load_config(config, cwd=Path.cwd())
+    specs = list(cfg.catalog().devices.values())
     if as_json:
-        typer.echo(json.dumps([s.model_dump() for s in specs], indent=2))
+        typer.echo(_devices_json(specs))
         return
-    typer.echo(f"{'device':<16}{'HBM TB/s':>9}{'FP32 TF':>9}{'BF16 TF':>9}{'FP8 TF':>9}  aliases")
-    for s in specs:
-        p, b = s.peak_flop_per_s, s.bandwidth_byte_per_s
-        cells = [b.get("dram"), p.get("fp32"), p.get("tensor_bf16"), p.get("tensor_fp8")]
-        text = "".join(f"{c / 1e12:>9.4g}" if c else f"{'-':>9}" for c in cells)
-        typer.echo(f"{s.id:<16}{text}  {', '.join(s.aliases[:2])}")
+    typer.echo(f"{'device':<16}{'DRAM TB/s':>9}{'FP32 TF':>9}{'BF16 TF':>9}{'FP8 TF':>9}  aliases")
+    for spec in specs:
+        typer.echo(_device_row(spec))
+    if cfg.devices:
+        typer.echo(f"(config): figures from {cfg.origin}")
 
 
 def schema_command() -> None:
