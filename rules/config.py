@@ -77,7 +77,7 @@ class RulesConfig(_Frozen):
         aliases: Renamed kernels, ``{old_key: new_key}``: history under the old key is the
             new key's baseline, and the old key is not reported missing.
         ignore_kernels: Globs of kernels left out entirely (not judged, not listed).
-        borderline_band: Relative band around the ridge where the regime is borderline.
+        borderline_band: The regime is borderline within a factor of 1 + band of the ridge.
         near_roof_percent: Percent of roof from which a kernel counts as at the roof.
         fail_on: ``fail``: fail the check on failing findings; ``warn``: on warnings too;
             ``never``: report only.

@@ -9,8 +9,8 @@ peaks ``P_p`` and bandwidths ``W_t``::
     regime    = memory-bound if T_memory > T_compute else compute-bound
     I_t       = sum_p F_p / B_t        ridge(p, t) = P_p / W_t
 
-Within ``band`` of the ridge (``|ln(T_compute / T_memory)| <= ln(1 + band)``) the regime is
-*borderline*, so noise does not flip it back and forth.
+Within a factor of ``1 + band`` of the ridge (``|ln(T_compute / T_memory)| <= ln(1 + band)``)
+the regime is *borderline*, so noise does not flip it back and forth.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ MEMORY_BOUND: Regime = "memory-bound"
 COMPUTE_BOUND: Regime = "compute-bound"
 RoofSource = Literal["datasheet", "report", "measured", "custom"]
 
-#: Default relative band around the ridge inside which the regime is borderline.
+#: Default borderline band: the regime is borderline within a factor of 1 + band of the ridge.
 DEFAULT_BORDERLINE_BAND = 0.15
 
 
@@ -139,7 +139,11 @@ def regime(t_compute_s: float, t_memory_s: float) -> Regime:
 def is_borderline(
     t_compute_s: float, t_memory_s: float, band: float = DEFAULT_BORDERLINE_BAND
 ) -> bool:
-    """Whether the kernel sits within ``band`` (relative) of the ridge."""
+    """Whether the kernel sits within a factor of ``1 + band`` of the ridge.
+
+    That is ``|ln(T_compute / T_memory)| <= ln(1 + band)``: with the default band 0.15 an
+    intensity from ridge / 1.15 to 1.15 x ridge, 13% below to 15% above, not 15% either side.
+    """
     if t_compute_s <= 0 or t_memory_s <= 0:
         return False
     return abs(math.log(t_compute_s / t_memory_s)) <= math.log1p(band)
