@@ -14,7 +14,7 @@ roof-drop.z_threshold: ...``). A ``roofguard.toml``::
     gate_window = 60              # base-branch runs the regression gate's level reads
     min_runs = 3                  # fewer: no regression verdict
 
-    [devices.H100-SXM5]           # override or add catalog devices (dense figures)
+    [devices.H100-SXM5]           # override or add devices (dense, SI; see config.devices)
     bandwidth_byte_per_s = { dram = 3.0e12 }
 
     [keys]                        # how kernel names become identity keys
@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from collectors import KeyOptions, WorkModel
 from rules import Catalog, DeviceSpec, RuleError, RulesConfig, all_rules, builtin_catalog
+from service.config.devices import misnamed, odd_figure
 from service.config.scalars import wrong_scalar
 from service.config.windows import WINDOW_READ, refuse_short_windows
 from service.errors import ConfigError
@@ -215,15 +216,22 @@ def _refuse_wrong_scalars(
 
 
 def _check_devices(config: RoofguardConfig, prefix: str, path: Path | None) -> None:
+    """Types, then figures no GPU has, the model, then typos, missing DRAM, shared names."""
+    where = str(path) if path else None
     for name, override in config.devices.items():
         _refuse_wrong_scalars(override, DeviceSpec, f"{prefix}devices.{name}", path)
+        odd = odd_figure(name, override)
+        if odd is not None:
+            raise ConfigError(f"{prefix}devices.{odd[0]}", odd[1], where)
         try:
             builtin_catalog().with_overrides({name: override})
         except ValidationError as exc:
             raise _config_error(exc, f"{prefix}devices.{name}", path) from None
         except RuleError as exc:
-            where = str(path) if path else None
             raise ConfigError(f"{prefix}devices.{name}", str(exc), where) from None
+    wrong = misnamed(config.devices)
+    if wrong is not None:
+        raise ConfigError(f"{prefix}devices.{wrong[0]}", wrong[1], where)
 
 
 def _with_min_runs(config: RoofguardConfig) -> RoofguardConfig:
