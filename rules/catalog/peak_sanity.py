@@ -101,8 +101,8 @@ class PeakSanity(Rule):
                     ctx,
                     None,
                     f"{roof.label} {precision} peak {judged / 1e12:.0f} TFLOP/s is "
-                    f"{judged / ref:.1f}× {label}'s {ref / 1e12:.0f}: it looks like a sparse "
-                    "(2:4) figure",
+                    f"{judged / ref:.1f}× {label}'s {ref / 1e12:.0f} TFLOP/s: it looks like a "
+                    "sparse (2:4) figure",
                     numbers={
                         "precision": precision,
                         "judged_peak": judged,

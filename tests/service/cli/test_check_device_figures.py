@@ -175,3 +175,12 @@ def test_a_new_card_without_a_dram_bandwidth_is_refused(corpus_dir, tmp_path, ca
         "placed" in err
     ), err
 
+
+def test_a_sparse_looking_peak_names_the_unit_of_both_figures(corpus_dir, tmp_path):
+    """The message read "peak 23 TFLOP/s is 2.0× RTX-2080-Ti (datasheet)'s 11"."""
+    config = tmp_path / "roofguard.toml"
+    config.write_text("[devices.RTX-2080-Ti]\npeak_flop_per_s = { fp32 = 26.9e12 }\n")
+    assert check(tmp_path, corpus_dir / RTX_2080_TI, "--config", str(config)) == 0
+    findings = json.loads((tmp_path / "verdict.json").read_text())["findings"]
+    [sparse] = [f for f in findings if f["rule"] == "peak-sanity" and "sparse" in f["message"]]
+    assert "× RTX-2080-Ti (datasheet)'s 11 TFLOP/s: it looks like" in sparse["message"], sparse
