@@ -126,11 +126,15 @@ _escaped_short_text = functools.lru_cache(maxsize=4096)(_escaped_text)
 
 
 def escape_html(value: str, *, limit: int | None = None) -> str:
-    """``value`` as text inside a raw HTML block (e.g. ``<summary>``): entities, no links."""
+    """``value`` as text inside a raw HTML block (e.g. ``<summary>``): entities, no links.
+
+    The word joiners go in before the entities: after them, the ``#`` of ``&#x27;`` got one
+    and a kernel ``k<'q'>`` read ``k<&#x27;q&#x27;>`` in its finding's header.
+    """
     text = flatten(value)
     if limit is not None:
         text = shorten(text, limit)
-    return _no_links(html.escape(text, quote=True))
+    return html.escape(_no_links(text), quote=True)
 
 
 def safe_url(url: str | None) -> str | None:
