@@ -11,18 +11,20 @@ import pandas as pd
 import typer
 from matplotlib.figure import Figure
 
-from collectors import collect
 from collectors.schema import RunRecord
 from rules import Placement, Roof, binding_changes, builtin_catalog, place_run, reference_binding
 from rules.stats import robust_center_spread
 from service.cli.db_cmd import DbOption
 from service.cli.overview import HELP_MARKUP
 from service.compare.devicenames import match_device
+from service.config import load_config
 from service.digest.build import prepare_history
 from service.digest.changes import detect_changes
 from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
+from service.pipeline.reading import read_run
 from service.pipeline.roofs import choose_roof, same_card
+from service.pipeline.runmeta import RunMeta
 from service.render.chart_bytes import ImageFormat, figure_bytes
 from service.render.charts import roofline_chart, run_points
 from service.render.trend_cards import cards_trend_chart
@@ -59,13 +61,7 @@ def _write_chart(path: Path, data: bytes) -> None:
 def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecord, Roof]:
     """A run and its roof from a report file, or from the store when ``ref`` is a run id."""
     if Path(ref).exists():
-        run = collect(Path(ref))
-        choice = choose_roof(
-            run, device=device, source="datasheet", catalog=builtin_catalog(), origin="--device"
-        )
-        if choice.note:
-            typer.echo(f"note: {choice.note}", err=True)
-        return run, choice.roof
+        return _report_run(Path(ref), device)
     if not ref.isdigit():
         raise BadInput(f"{ref}: neither a report file nor a run id of the history store")
     summary, run = _stored_run(url, int(ref))
@@ -80,6 +76,22 @@ def load_run(ref: str, *, url: str | None, device: str | None) -> tuple[RunRecor
     choice = choose_roof(
         run, device=summary.device, source=source, catalog=catalog, origin="the stored run"
     )
+    return run, choice.roof
+
+
+def _report_run(path: Path, device: str | None) -> tuple[RunRecord, Roof]:
+    """A report file's run and datasheet roof, read as check and inspect read it.
+
+    ``read_run`` puts ``--device`` (else the config's ``device``) into a file naming none: read
+    without it, a pytest-benchmark file named its CPU and ``--device`` was refused as another.
+    """
+    config = load_config(None, cwd=Path.cwd())  # the one check and inspect find here
+    run = read_run([path], RunMeta(repo="local/plot", commit="-", device=device), config)
+    choice = choose_roof(
+        run, device=device, source="datasheet", catalog=config.catalog(), origin="--device"
+    )
+    if choice.note:
+        typer.echo(f"note: {choice.note}", err=True)
     return run, choice.roof
 
 
