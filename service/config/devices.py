@@ -118,8 +118,10 @@ def misnamed(devices: Mapping[str, Mapping[str, Any]]) -> Problem | None:
 
 def _typo(name: str, entry: Mapping[str, Any], catalog: Catalog) -> Problem | None:
     """A new id without aliases a letter edit or two from a catalog name with its numbers."""
-    if entry.get("aliases"):
-        return None  # the names its reports print: a card of its own, said so
+    if entry.get("aliases") or " " in name.strip():
+        # Aliases, or an id written as a report prints it (the form the unknown-device
+        # error suggests, ``[devices."NVIDIA GeForce RTX 4090 D"]``): a card of its own.
+        return None
     folded = normalise_name(name)
     numbers = re.findall(r"\d+", folded)
     near: list[tuple[int, str]] = []

@@ -133,6 +133,16 @@ def test_a_new_card_near_a_catalog_one_is_taken_with_the_names_its_reports_print
     assert json.loads((tmp_path / "verdict.json").read_text())["roof"] == "H800-SXM (datasheet)"
 
 
+def test_a_new_card_named_as_its_report_prints_it_is_taken(corpus_dir, tmp_path):
+    """The unknown-device error suggests ``[devices."<the printed name>"]``: never a typo."""
+    config = tmp_path / "roofguard.toml"
+    config.write_text(
+        '[devices."NVIDIA GeForce RTX 4090 D"]\n'
+        "peak_flop_per_s = { fp32 = 73.5e12 }\nbandwidth_byte_per_s = { dram = 1.008e12 }\n"
+    )
+    assert check(tmp_path, corpus_dir / H800, "--config", str(config)) == 0
+
+
 def test_an_alias_the_catalog_gives_another_card_is_refused(corpus_dir, tmp_path, capsys):
     """The H800's reports were silently judged on the catalog's H800-SXM, not on NEWCARD."""
     err = refused(
