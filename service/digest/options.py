@@ -17,7 +17,8 @@ class DigestOptions(BaseModel):
             pages nobody).
         window: Nights on each side the change-point detector compares.
         z_threshold: Robust z a change must reach (in units of the series' noise).
-        min_effect: Smallest relative change of percent of roof that is reported.
+        min_effect: Smallest relative change that is reported, of the medians of the levels
+            before and after (percent of roof; time's ratio - 1), in every section.
         recovery_tolerance: A regression has recovered when a later level is back within this
             fraction of the level before it (0.02: within 2%).
         lookback_days: History before the period that is scanned, so regressions that started

@@ -106,6 +106,15 @@ def make_digest_history(seed: int = 7, noise: float = 0.005) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 
+def series_history(
+    values: list[float], kernel: str = "gemv_bf16", device: str = DEVICES[0]
+) -> pd.DataFrame:
+    """A history of one kernel on one device: ``values`` its percent of roof, a night each."""
+    regime = "compute-bound" if kernel in COMPUTE_BOUND else "memory-bound"
+    rows = [_row(device, kernel, night, pct, regime) for night, pct in enumerate(values)]
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
 def _row(device: str, kernel: str, night: int, pct: float, regime: str) -> dict[str, object]:
     time_s = 1e-3 * 85.0 / pct
     return {
