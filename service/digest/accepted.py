@@ -143,7 +143,7 @@ def without_accepted_time(
     back, _ = track_recoveries(
         covered, segments, timed, options.recovery_tolerance, options.min_segment, worse=1.0
     )
-    new = in_period(covered["held_at"], start, end).to_numpy()
+    new = in_period(covered["found"], start, end).to_numpy()
     still = back.isna().to_numpy() & _made_in(covered, options.accepted, start, end)
     dropped = np.zeros(len(changes), dtype=bool)
     dropped[np.flatnonzero(rises)[taken]] = True

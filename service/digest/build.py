@@ -3,7 +3,8 @@
 Every (device, kernel) nightly series of percent of roof is scanned with
 ``rules.stats.change_points_many`` over the period *and* the lookback before it, all series at
 once (one 2-D array, rows = series, columns = the n-th night of the series). A change is then
-reported once, in the period where its new level started, with the commit range: the last night at
+reported once, in the period whose scan first finds it (``service.digest.found``), with the
+commit range: the last night at
 the old level (``from_commit``) and the first at the new one (``to_commit``). A regression stays
 listed as unresolved, by age, until a later level is back within ``recovery_tolerance`` of the
 level before it. A regression a maintainer accepted (``/roofguard accept``, read once into
@@ -33,6 +34,7 @@ from service.digest.events import (
     unresolved_time_regressions,
     vanished_kernels,
 )
+from service.digest.found import with_found
 from service.digest.model import (
     BindingFlip,
     Digest,
@@ -234,6 +236,7 @@ def build_digest(
         frame = prepare_history(history, end=end)
         step("finding change points")
         changes, segments = scan_changes(frame, opts, pool)()
+        changes = with_found(frame, changes, opts, pool, start=start)
         step("classifying changes")
         parts = classify(changes, segments, frame, start=start, end=end, options=opts)
         parts, accepted = without_accepted(parts, frame, opts, start=start, end=end)
@@ -302,7 +305,11 @@ def _with_time(
     vanished = vanished_kernels(timed, **period, min_segment=opts.min_segment)
     judged = {(m.kernel, m.device) for m in digest.unresolved}
     # A result: it is taken once.
-    scanned, accepted_time = without_accepted_time(timed, time_changes(), opts, **period)
+    time_scan, time_segments = time_changes()
+    time_scan = with_found(timed, time_scan, opts, workers, start=digest.start, value="time_s")
+    scanned, accepted_time = without_accepted_time(
+        timed, (time_scan, time_segments), opts, **period
+    )
     return digest.model_copy(
         update={
             "binding_flips": [BindingFlip.model_validate(r) for r in flips.to_dict("records")],

@@ -1,9 +1,10 @@
 """The digest's changes by kind: new regressions, improvements, recoveries, unresolved.
 
-A change is reported in the period of the night its new level had held ``min_segment``
-nights (``changes.held_at``), so each is reported once over consecutive periods, a change
-begun on a period's last night included; a regression stays unresolved until a later level
-of its series comes back within the recovery tolerance.
+A change is new in the period whose scan first found it (``found.with_found``), so each is
+reported once over consecutive periods, a step in a period's last nights included; a
+regression stays unresolved until a later level of its series comes back within the recovery
+tolerance, and its recovery is reported in the period that level had held ``min_segment``
+nights (``changes.held_at``).
 """
 
 from __future__ import annotations
@@ -98,10 +99,10 @@ def classify(
         list(zip(up["series"], up["since"], strict=True)), index=up.index, dtype=object
     ).isin(recovery_stamps)
     return ClassifiedChanges(
-        regressions=down[in_period(down["held_at"], start, end)].sort_values(
+        regressions=down[in_period(down["found"], start, end)].sort_values(
             ["relative_change", "kernel_key", "device"]
         ),
-        improvements=up[in_period(up["held_at"], start, end) & ~is_recovery].sort_values(
+        improvements=up[in_period(up["found"], start, end) & ~is_recovery].sort_values(
             ["relative_change", "kernel_key", "device"], ascending=[False, True, True]
         ),
         recoveries=down[in_period(back_held, start, end)].sort_values(

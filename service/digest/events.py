@@ -26,11 +26,11 @@ from service.digest.seriesrows import last_rows
 def time_regressions(
     frame: pd.DataFrame, changes: pd.DataFrame, *, start: datetime, end: datetime
 ) -> list[TimeMovement]:
-    """Rises of nightly time that held in the period (``changes.held_at``), slowest-down first.
+    """Rises of nightly time first found in the period (``found.with_found``), slowest-down first.
 
     ``changes`` are the time series' (``detect_changes(frame, ..., value="time_s")``).
     """
-    rows = changes[(changes["relative_change"] > 0) & in_period(changes["held_at"], start, end)]
+    rows = changes[(changes["relative_change"] > 0) & in_period(changes["found"], start, end)]
     rows = rows.sort_values(["relative_change", "kernel_key"], ascending=[False, True])
     return _movements(frame, rows)
 

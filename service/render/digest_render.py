@@ -103,6 +103,18 @@ _KERNEL_SECTIONS = (
 )
 
 
+#: The sections of what is new in the period (found by its scan, not by the one before).
+_NEW_SECTIONS = ("regressions", "improvements", "time_regressions")
+
+
+def _found(since: datetime, digest: Digest, section: str) -> dict[str, str]:
+    """A new entry whose step began before the period says so: it was found in this one."""
+    if section not in _NEW_SECTIONS or since >= digest.start:
+        return {}
+    period = "this week" if digest.end - digest.start <= timedelta(days=7) else "in this period"
+    return {"since": f"{_day(since)}, found {period}"}
+
+
 def _commits(from_commit: str, to_commit: str) -> str:
     return f"{from_commit[:8]}…{to_commit[:8]}"
 
@@ -110,7 +122,10 @@ def _commits(from_commit: str, to_commit: str) -> str:
 def time_sections(digest: Digest, esc: Callable[[str], str]) -> dict[str, list[dict[str, str]]]:
     """Rows of the time regression, binding flip and vanished-kernel sections."""
     return {
-        "time_regressions": [_time_row(t, esc) for t in digest.time_regressions[:ROW_LIMIT]],
+        "time_regressions": [
+            _time_row(t, esc) | _found(t.since, digest, "time_regressions")
+            for t in digest.time_regressions[:ROW_LIMIT]
+        ],
         "unresolved_time": [_still_row(t, esc) for t in digest.unresolved_time[:ROW_LIMIT]],
         "binding_flips": [_flip_row(f, esc) for f in digest.binding_flips[:ROW_LIMIT]],
         "vanished": [
@@ -202,7 +217,10 @@ def digest_view(digest: Digest, *, code: bool = True, rows: int = ROW_LIMIT) -> 
         "measurements": f"{digest.measurements:,}",
         "untrusted": untrusted_line(digest, markdown=code),
         "sections": {
-            name: [_movement_row(m, esc) for m in getattr(digest, name)[:rows]]
+            name: [
+                _movement_row(m, esc) | _found(m.since, digest, name)
+                for m in getattr(digest, name)[:rows]
+            ]
             for name in _SECTIONS
         },
         **time_sections(digest, esc),
