@@ -29,7 +29,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from collectors.physics import MAX_BYTE_PER_S, MAX_COUNTER, MAX_DURATION_S, MAX_FLOP_PER_S
+from collectors.physics import (
+    MAX_BYTE_PER_S,
+    MAX_COUNTER,
+    MAX_DURATION_S,
+    MAX_FLOP_PER_S,
+    SAMPLES_APART,
+)
 from collectors.schema import MIN_DURATION_S as _MIN_DURATION_S
 from collectors.schema import KernelRecord, RunRecord
 
@@ -355,12 +361,23 @@ def _check_physics(chunk: KernelChunk) -> None:
         raise NotBatchable("a sample no timer measures")
     if any((c > MAX_DURATION_S).any() for c in [seconds, *samples]):
         raise NotBatchable("a duration past a day")
+    _check_samples(chunk, samples)
     bound = seconds if chunk.shape.launches else np.full(chunk.size, MAX_DURATION_S)
     flops, nbytes = chunk.work()
     for figures, rate in ((flops, MAX_FLOP_PER_S), (nbytes, MAX_BYTE_PER_S)):
         for values in figures.values():
             if (values > rate * bound).any():
                 raise NotBatchable("a rate no device reaches")
+
+
+def _check_samples(chunk: KernelChunk, samples: list[Floats]) -> None:
+    """``collectors.physics.samples_fault`` at once: a shape's kernels share their launches."""
+    if not samples or not chunk.shape.launches:
+        return
+    per_launch = chunk.duration_s / chunk.shape.launches
+    low, high = np.minimum.reduce(samples), np.maximum.reduce(samples)
+    if ((low > per_launch * SAMPLES_APART) | (per_launch > high * SAMPLES_APART)).any():
+        raise NotBatchable("samples far from their duration per launch")
 
 
 def leaf_values(fields: Mapping[str, Any], leaves: Sequence[Leaf]) -> tuple[Any, ...]:

@@ -168,16 +168,17 @@ def kernel_error(
 
 
 def _entry(kernel: KernelRecord, index: int, path: str) -> str:
-    """The kernel's entry in its file, as an error names it (its name where it has none).
+    """The kernel's entry in its file, as an error names it (its name where it has no row).
 
     ncu's readers keep a kernel's first launch ID as its row: it is named so, not as a row.
-    A record read back from roofguard JSON keeps the row of the file it was first read from:
-    in the JSON it is ``kernels[index]``.
+    A record read back from roofguard JSON keeps the row of the file it was first read from,
+    and one written with none has no row at all: in the JSON each is ``kernels[index]``, as
+    its validation errors name it.
     """
     source = kernel.source
-    if source is not None and source.path != path:
+    if source is None or source.path != path:
         return f"kernels[{index}]"
-    if source is None or source.row is None:
+    if source.row is None:
         return kernel.name
     return launch_label(source.row) if (source.format or "").startswith("ncu-") else source.row
 

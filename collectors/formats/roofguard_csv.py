@@ -29,6 +29,7 @@ from collectors.formats._micro import (
     read_text,
     work_hint,
 )
+from collectors.physics import samples_fault
 from collectors.safety import check_sample
 from collectors.schema import (
     PRECISIONS,
@@ -210,35 +211,18 @@ class RoofguardCsv(Collector):
         return samples
 
 
-#: How far ``launches`` times the mean per-launch sample may be from ``duration_s`` (a ratio):
-#: timing noise between the two is a few percent; a sample given per run where the file says
-#: per launch is ``launches`` times off.
-_SAMPLES_APART = 2.0
-
-
 def _refuse_samples_apart(
     duration: float, launches: int, samples: tuple[float, ...], where: tuple[Path, int]
 ) -> None:
     """Refuse a row whose per-launch ``samples`` do not add up to its ``duration_s``.
 
-    ``duration_s`` is the total over ``launches`` and each sample one launch's time: a row of
-    10 launches giving its run's time as each sample had every sample's percent of roof read
-    10x too low, and unchanged kernels failed the PR gate.
+    Named here by its row and column, before the record's own check
+    (``collectors.physics.samples_fault``) would name its ``samples_s``.
     """
-    if not samples or launches < 1 or not duration > 0:
-        return
-    implied = launches * sum(samples) / len(samples)
-    if 1 / _SAMPLES_APART <= implied / duration <= _SAMPLES_APART:
-        return
-    path, line = where
-    raise MalformedReport(
-        str(path),
-        line,
-        "samples",
-        f"{launches} launch(es) x the mean sample {sum(samples) / len(samples):.4g} s = "
-        f"{implied:.4g} s, but duration_s is {duration:.4g} s (the total over launches): give "
-        "each launch's time as a sample, or launches 1",
-    )
+    reason = samples_fault(duration, launches, samples)
+    if reason is not None:
+        path, line = where
+        raise MalformedReport(str(path), line, "samples", reason)
 
 
 def to_csv(run: RunRecord) -> str:
