@@ -302,3 +302,12 @@ def test_flat_csv_samples_that_do_not_add_up_to_the_duration_are_refused(tmp_pat
     path.write_text(header + "gemm,0.002,4e10,10,0.000199 0.000201\n", encoding="utf-8")
     (kernel,) = collect(path).kernels
     assert kernel.launches == 10 and kernel.samples_s == (0.000199, 0.000201)
+
+
+def test_flat_csv_samples_around_a_median_duration_are_kept(tmp_path):
+    """One call timed by its median: a cold first iteration 10x slower is no per-run sample."""
+    path = tmp_path / "run.csv"
+    header = "name,duration_s,flops_tensor_bf16,launches,samples\n"
+    path.write_text(header + "gemm,0.0002,4e10,1,0.002 0.0002 0.000201\n", encoding="utf-8")
+    (kernel,) = collect(path).kernels
+    assert kernel.samples_s == (0.002, 0.0002, 0.000201)
