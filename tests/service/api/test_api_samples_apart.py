@@ -50,6 +50,15 @@ def test_an_upload_whose_samples_add_up_to_its_duration_is_stored(
     assert _post(service, repo, _body(repo, 0.1)).status_code == 201
 
 
+def test_a_record_file_uploaded_in_a_form_is_a_422_naming_it(service: Service, repo: str) -> None:
+    data = {"repo": repo, "commit": "abc", "kind": "nightly", "branch": "main"}
+    files = [("files", ("run.json", json.dumps(_body(repo, 0.01)).encode(), "application/json"))]
+    headers = auth(service.token(repo))
+    answer = service.client.post("/api/v1/runs", headers=headers, data=data, files=files)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"] == f"run.json, row kernels[3], field 'samples_s': {APART}"
+
+
 @pytest.mark.parametrize("command", ["check", "ingest"])
 def test_a_record_file_whose_samples_are_the_run_s_time_is_exit_2_naming_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
