@@ -12,23 +12,20 @@ import typer
 from matplotlib.figure import Figure
 
 from collectors.schema import RunRecord
-from rules import Placement, Roof, binding_changes, builtin_catalog, place_run, reference_binding
-from rules.stats import robust_center_spread
+from rules import Placement, Roof, builtin_catalog, place_run
 from service.cli.db_cmd import DbOption
 from service.cli.overview import HELP_MARKUP
 from service.compare.devicenames import match_device
 from service.config import load_config
-from service.digest.build import prepare_history
-from service.digest.changes import detect_changes
-from service.digest.model import DigestOptions
 from service.errors import BadInput, NotFound
 from service.pipeline.reading import read_run
 from service.pipeline.roofs import choose_roof, same_card
 from service.pipeline.runmeta import RunMeta
 from service.render.chart_bytes import ImageFormat, figure_bytes
+from service.render.chart_note import NO_PLACED_KERNEL
 from service.render.charts import roofline_chart, run_points
+from service.render.kernel_trend import kernel_trend
 from service.render.trend_cards import cards_trend_chart
-from service.render.trends import trend_chart, with_runner_marks
 from service.store.db import open_store, session_scope
 from service.store.history import kernel_history
 from service.store.likeforlike import with_like_for_like
@@ -195,7 +192,7 @@ def plot_run_command(
         base = place_run(base_run, roof)  # the same roof, so arrows compare like with like
     points = run_points(run, place_run(run, roof), base)
     if not points:
-        raise BadInput(f"{ref}: no kernel has both time and byte counts to place on the chart")
+        raise BadInput(f"{ref}: {NO_PLACED_KERNEL}")
     title = f"{roof.label}: {run.commit[:12] if run.commit else Path(ref).name}"
     _write_chart(path, figure_bytes(roofline_chart(roof, points, title=title), fmt))
 
@@ -252,17 +249,6 @@ def _cards_chart(nightly: pd.DataFrame, key: str, metric: str) -> Figure:
     return cards_trend_chart(nightly, title=f"{key} on {', '.join(devices)}")
 
 
-def _with_other_runs(frame: pd.DataFrame, others: pd.DataFrame, column: str) -> pd.DataFrame:
-    """The nightly frame plus PR and local runs, drawn apart as open markers off the line."""
-    others = others[others[column].notna()]
-    if others.empty:
-        return frame
-    extra = others.assign(timestamp=pd.to_datetime(others["timestamp"], utc=True))
-    columns = ["timestamp", column, "commit", "kind"]
-    both = pd.concat([frame.assign(kind="nightly")[columns], extra[columns]], ignore_index=True)
-    return both.sort_values("timestamp", kind="stable").reset_index(drop=True)
-
-
 @plot_app.command("kernel")
 def plot_kernel_command(
     key: Annotated[str, typer.Argument(help="Identity key of the kernel.")],
@@ -289,23 +275,12 @@ def plot_kernel_command(
         _write_chart(path, figure_bytes(_cards_chart(nightly, key, metric), fmt))
         return
     others = others[others["device"] == nightly["device"].iloc[0]]
-    frame = prepare_history(nightly, value=column)
-    if frame.empty:
-        raise NotFound(f"kernel {key!r} has no nightly {metric} history in {repo}")
-    changes, _ = detect_changes(frame, DigestOptions(), value=column)
-    last = changes["row"].max() if len(changes) else len(frame)
-    center, spread = robust_center_spread(frame[column].to_numpy(dtype=float)[:last][-14:])
-    title = f"{key} on {frame['device'].iloc[0]}"
-    fig = trend_chart(
-        _with_other_runs(frame, others, column),
-        title=title,
-        change_points=changes,
-        baseline=(center, spread),
-        metric=column,
-        bindings=binding_changes(frame),
-        reference=reference_binding(list(nightly["reference_binding"])),
+    title = f"{key} on {nightly['device'].iloc[0]}"
+    fig = kernel_trend(
+        nightly, column=column, title=title, runners=nightly["runner"], others=others
     )
-    fig = with_runner_marks(fig, nightly["runner"], nightly["timestamp"])
+    if fig is None:
+        raise NotFound(f"kernel {key!r} has no nightly {metric} history in {repo}")
     _write_chart(path, figure_bytes(fig, fmt))
 
 

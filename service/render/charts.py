@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from collectors.schema import RunRecord
 from rules import KernelStatus, KernelVerdict, Placement, Roof, percent_of_resource
 from service.render.chart_focus import named_kernels, named_note
+from service.render.chart_note import note_chart
 from service.render.labels import place_labels, point_boxes, short_names
 from service.render.no_flops import NoFlopsMark, draw_no_flops
 from service.render.roof_lines import draw_roofs, log_axes, used_precisions, x_span, y_span
@@ -211,7 +212,8 @@ def roofline_chart(
 
     Kernels without FLOPs (``bandwidth_percent``) go on a strip at the left edge, at their
     percent of the bandwidth roof; the main axes stay ``fig.axes[0]``. When no kernel is on
-    the FLOP/s axes, the strip is the whole chart (``_strip_chart``).
+    the FLOP/s axes, the strip is the whole chart (``_strip_chart``); with no kernel at all,
+    a note of why (``chart_note``).
 
     Args:
         roof: The roof to draw; one polyline per precision the kernels (or their baselines)
@@ -220,6 +222,8 @@ def roofline_chart(
         tiers: Memory tiers to draw (default: every tier of the roof, outermost first).
         title: Chart title (default: the roof's label).
     """
+    if not kernels:  # empty axes under one roof picked for no reason: say why instead
+        return note_chart(title or roof.label)
     drawn_tiers = [
         t for t in (tiers or roof.bandwidth_byte_per_s) if t in roof.bandwidth_byte_per_s
     ]

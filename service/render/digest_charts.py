@@ -15,16 +15,14 @@ import numpy as np
 import pandas as pd
 
 from rules import Roof, builtin_catalog, precision_of_peak
-from rules.stats import robust_center_spread
 from service.digest.model import Digest, Movement, TimeMovement
 from service.render.chart_bytes import figure_bytes
 from service.render.charts import KernelPoint, roofline_chart
+from service.render.kernel_trend import baseline_band
 from service.render.trends import trend_chart, with_runner_marks
 
 #: Trend charts drawn per section of the digest (its first entries).
 TRENDS_PER_SECTION = 10
-#: Nights before a change that make up the baseline band of its trend chart.
-BASELINE_NIGHTS = 14
 #: A chart to draw: a module-level function and its arguments, which pickle (so a worker
 #: process can draw it; ``service.digest.workers``).
 ChartJob = tuple[Callable[..., bytes], tuple[Any, ...]]
@@ -119,9 +117,8 @@ def _movement_chart_jobs(
     jobs: dict[str, ChartJob] = {}
     for m in movements:  # one chart per listed kernel, at most a few dozen
         series = _own_rows(rows, m, digest, context)
-        before = series[series["timestamp"] < pd.Timestamp(m.since)].tail(BASELINE_NIGHTS)
-        center, spread = robust_center_spread(before["percent_of_roof"].to_numpy())
-        band = (center, spread) if len(before) else None
+        before = series[series["timestamp"] < pd.Timestamp(m.since)]["percent_of_roof"]
+        band = baseline_band(before) if len(before) else None
         title = f"{m.kernel} on {m.device}"
         jobs[f"{m.kernel}@{m.device}"] = (_trend_svg, (series, title, _change(m), band))
     return jobs

@@ -20,7 +20,6 @@ import pandas as pd
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
-from matplotlib.figure import Figure
 from sqlmodel import Session
 
 from rules import conclude, shown_conclusion
@@ -35,17 +34,17 @@ from service.digest.storeread import with_acceptances, with_store_facts
 from service.errors import NotFound
 from service.pipeline.check import CheckOutcome
 from service.render.chart_bytes import figure_bytes
+from service.render.chart_note import no_chart_reason
 from service.render.charts import KernelPoint, judged_point, roofline_chart
 from service.render.digest_render import digest_view
 from service.render.digest_shared import shared_move_rows
 from service.render.escape import bidi_free
 from service.render.html import inline_svg, render_page
+from service.render.kernel_trend import kernel_trend
 from service.render.labels import ellipsize_middle, short_names
 from service.render.run_page import page_kernels
 from service.render.story import no_baseline, time_story
 from service.render.trend_cards import cards_trend_chart
-from service.render.trend_parts import alternating_modes
-from service.render.trends import trend_chart, with_runner_marks
 from service.store.history import kernel_history, nightly_history
 from service.store.likeforlike import with_like_for_like
 from service.store.lookups import require_runs_of, search_kernels
@@ -86,8 +85,8 @@ def _with_tooltips(svg: Markup, labels: dict[str, str]) -> Markup:
     return Markup(_LABEL_GROUP.sub(add_title, str(svg)))
 
 
-def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:
-    """The run on its roof: every kernel; the flagged and the longest named (``chart_focus``)."""
+def _roofline_points(outcome: CheckOutcome) -> tuple[list[KernelPoint], dict[str, str]]:
+    """The run's kernels on its roof, the flagged and the longest named (``chart_focus``)."""
     placements = outcome.placements
     kernels = [k for k in outcome.verdict.kernels if k.key in placements]
     labels = short_names([k.name for k in kernels])
@@ -95,8 +94,15 @@ def _roofline_figure(outcome: CheckOutcome) -> tuple[Figure, dict[str, str]]:
         (KernelPoint.from_placement(labels[k.name], placements[k.key], time_share=k.time_share), k)
         for k in kernels
     ]
-    drawn = [judged_point(p, k) for p, k in points if p is not None]
-    return roofline_chart(outcome.roof, drawn), labels
+    return [judged_point(p, k) for p, k in points if p is not None], labels
+
+
+def _roofline_chart(outcome: CheckOutcome) -> Markup | None:
+    """The run's roofline chart, labels with their tooltips; None when no kernel is placed."""
+    points, labels = _roofline_points(outcome)
+    if not points:  # the page says why (``no_chart_reason``), not empty axes
+        return None
+    return _with_tooltips(inline_svg(roofline_chart(outcome.roof, points)), labels)
 
 
 def _html_or_json(request: Request, page: Callable[[], HTMLResponse]) -> HTMLResponse:
@@ -143,8 +149,7 @@ def run_page(
 
         def render() -> str:
             outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-            figure, labels = _roofline_figure(outcome)
-            chart = _with_tooltips(inline_svg(figure), labels)
+            chart = _roofline_chart(outcome)
             verdict = outcome.verdict
             return render_page(
                 "run.html.j2",
@@ -154,6 +159,7 @@ def run_page(
                 not_judged=no_baseline(verdict) if verdict.judged_nothing else None,
                 story=time_story(verdict, code=False),
                 chart=chart,
+                no_chart=None if chart is not None else no_chart_reason(),
                 kernels=page_kernels(verdict, PAGE_KERNELS),
                 kernel_limit=PAGE_KERNELS,
             )
@@ -170,8 +176,8 @@ def run_chart(run_id: _RunId, session: SessionDep, state: StateDep) -> Response:
 
     def render() -> str:
         outcome = stored_outcome(session=session, run_id=run_id, config=state.config)
-        figure, _ = _roofline_figure(outcome)
-        return figure_bytes(figure, "svg").decode("utf-8")
+        points, _ = _roofline_points(outcome)  # none placed: a note of why (``chart_note``)
+        return figure_bytes(roofline_chart(outcome.roof, points), "svg").decode("utf-8")
 
     return Response(
         _cached(state, session, run_id, "roofline.svg", render),
@@ -202,9 +208,10 @@ def _trend_charts(
     A kernel on several cards gets one chart of them all first: its percent of roof carried
     across each runner swap (``service.render.trend_cards``).
 
-    A two-level kernel's modes are shaded (``trend_parts.alternating_modes``). A benchmark
-    timed without work (no roof) gets its time instead: it had no chart at all. The nights a
-    runner took over are marked (``runners``: each run's, by id).
+    Each chart is ``roofguard plot kernel``'s (``kernel_trend``): the confirmed changes with
+    their commits, the baseline band, a two-level kernel's modes and the nights a runner took
+    over (``runners``: each run's, by id). A benchmark timed without work (no roof) gets its
+    time instead: it had no chart at all.
     """
     charts = []
     nightly = frame[frame["kind"] == TREND_KIND]
@@ -212,21 +219,16 @@ def _trend_charts(
         across = cards_trend_chart(nightly, title=f"{ellipsize_middle(name, 64)} on every card")
         charts.append(("every card", inline_svg(across)))
     for device, series in nightly.groupby("device", sort=True):
-        figure = _device_trend(series, f"{ellipsize_middle(name, 64)} on {device}")
+        placed = series["percent_of_roof"].notna().any()
+        figure = kernel_trend(
+            series,
+            column="percent_of_roof" if placed else "time_s",
+            title=f"{ellipsize_middle(name, 64)} on {device}",
+            runners=series["run_id"].map(runners),
+        )
         if figure is not None:
-            marked = with_runner_marks(figure, series["run_id"].map(runners), series["timestamp"])
-            charts.append((str(device), inline_svg(marked)))
+            charts.append((str(device), inline_svg(figure)))
     return charts
-
-
-def _device_trend(series: pd.DataFrame, title: str) -> Figure | None:
-    """Percent of roof over the placed nights, else time over the timed ones (None: neither)."""
-    placed = series.dropna(subset=["percent_of_roof"])
-    timed = series.dropna(subset=["time_s"])
-    if not placed.empty:
-        modes = alternating_modes(placed["percent_of_roof"].to_numpy(dtype=float))
-        return trend_chart(placed, title=title, modes=modes)
-    return trend_chart(timed, title=title, metric="time_s") if not timed.empty else None
 
 
 @router.get("/kernels", response_class=HTMLResponse)
