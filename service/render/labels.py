@@ -2,18 +2,25 @@
 
 Labels are placed in order (most important first); each tries candidate offsets around its
 anchor, nearest first, and takes the first whose box overlaps no placed box. Boxes are estimated
-from the character count, which is enough for short kernel names and needs no renderer.
+from the character count, which is enough for short kernel names and needs no renderer. A
+chart's title is measured as drawn instead (``fit_title``): a wide name overran the estimate.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
+from matplotlib.text import Text
 
 from service.render import names
+from service.render.escape import bidi_free
 from service.render.names import distinct_cuts
 
 #: Candidate offsets in points (dx, dy): right, left, above, below, diagonals, then further out.
@@ -25,6 +32,8 @@ _CHAR_WIDTH = 0.6  # of the font size, for the average glyph
 #: Kernel names longer than this are cut in the middle on charts: CUTLASS names run to
 #: hundreds of characters and would run off the figure.
 CHART_NAME_CHARS = 48
+#: A chart title's kernel part is cut to no fewer characters than this (``cut_to_fit``).
+_TITLE_MIN_CHARS = 16
 
 
 def label_box(
@@ -156,11 +165,51 @@ def place_labels(
     return offsets
 
 
-def fitted_title(title: str, figure_width_in: float, fontsize: float = 10.0) -> str:
-    """``title`` cut in the middle to what a figure this wide shows at ``fontsize`` points.
+class TitleFit(Artist):
+    """Draws nothing: cuts its axes' title to the axes' width as the figure is drawn.
+
+    The axes' width is final only once the layout has run; measured then, with the renderer
+    that draws the title, the fit costs no layout pass of its own (one was a third of a trend
+    chart's render). Drawn before every other artist of its axes (lowest ``zorder``).
+    """
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.title = title
+        self.set_zorder(-math.inf)
+        self.set_in_layout(False)
+
+    def draw(self, renderer: RendererBase) -> None:
+        """Set the axes' title to the longest cut of ``title`` that fits over the axes."""
+        if self.axes is not None:
+            room = self.axes.get_window_extent(renderer).width
+            cut_to_fit(self.axes.title, bidi_free(self.title), room, renderer)
+        self.stale = False
+
+
+def cut_to_fit(text: Text, title: str, room: float, renderer: RendererBase) -> None:
+    """``text`` set to ``title`` with its kernel part cut in the middle until ``room`` holds it.
+
+    The part after the last " on " (the card) stays whole; widths are in display units, as
+    the renderer measures the glyphs (CUTLASS names run wider than an average glyph).
+    """
+    head, on, card = title.rpartition(" on ")
+    head, card = (head, on + card) if on else (title, "")
+    kept = len(head)
+    text.set_text(title)
+    width = text.get_window_extent(renderer).width
+    while width > room and kept > _TITLE_MIN_CHARS:
+        kept = max(_TITLE_MIN_CHARS, min(kept - 1, int(kept * room / width)))
+        text.set_text(names.cut_middle(head, kept) + card)
+        width = text.get_window_extent(renderer).width
+
+
+def fit_title(ax: Axes, title: str, fontsize: float = 10.0) -> None:
+    """Give ``ax`` the title ``title``, cut to the axes' width when drawn (``TitleFit``).
 
     A chart's title is a kernel's name and its card: a template signature ran off both edges
-    of the image (matplotlib centres it and clips nothing), hiding the card too.
+    of the image (matplotlib centres the title over the axes and clips nothing), and a guess
+    of 0.6 em a glyph still lost the card's last letters under a wide CUTLASS name.
     """
-    fits = int(figure_width_in * 72 / (fontsize * _CHAR_WIDTH))
-    return names.cut_middle(title, max(fits, 16))
+    ax.set_title(title, fontsize=fontsize, parse_math=False)
+    ax.add_artist(TitleFit(title))

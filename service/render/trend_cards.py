@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from rules.stats import current_levels
-from service.render.labels import fitted_title
+from service.render.labels import fit_title
 from service.render.trends import label_line
 
 #: Rows the chart reads.
@@ -65,7 +65,7 @@ def cards_trend_chart(series: pd.DataFrame, *, title: str) -> Figure:
         gids = (f"card:{i}", f"card-label:{i}")
         label_line(ax, since, f"first night on {card}", gids=gids, top=True, color="#555555")
     ax.set_ylabel("% of roof (each card on its own roofs)", parse_math=False)
-    ax.set_title(fitted_title(title, fig.get_figwidth()), fontsize=10, parse_math=False)
+    fit_title(ax, title)
     ax.legend(loc="best", fontsize="small")
     ax.grid(True, alpha=0.3)
     fig.autofmt_xdate()

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from rules import binding_changes, held_changes
 from rules.stats import Modes
-from service.render.labels import fitted_title
+from service.render.labels import fit_title
 from service.render.trend_parts import draw_modes
 
 #: Runner changes a trend marks; more is a pool's rotation, not a swap.
@@ -92,7 +92,7 @@ def trend_chart(
     _draw_binding_changes(ax, _binding_changes(series, bindings))
     reference = reference or _reference(series)
     ax.set_ylabel(_axis_label(metric, unit, reference), parse_math=False)
-    ax.set_title(fitted_title(title, fig.get_figwidth()), fontsize=10, parse_math=False)
+    fit_title(ax, title)
     ax.grid(True, alpha=0.3)
     fig.autofmt_xdate()
     return fig
