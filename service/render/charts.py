@@ -27,7 +27,7 @@ from collectors.schema import RunRecord
 from rules import KernelStatus, KernelVerdict, Placement, Roof, percent_of_resource
 from service.render.chart_focus import named_kernels, named_note
 from service.render.chart_note import note_chart
-from service.render.labels import place_labels, point_boxes, short_names
+from service.render.labels import LEADER_LINE, displaced, place_labels, point_boxes, short_names
 from service.render.no_flops import NoFlopsMark, draw_no_flops
 from service.render.roof_lines import draw_roofs, log_axes, used_precisions, x_span, y_span
 
@@ -291,18 +291,19 @@ def _label_kernels(
     names = [short[k.name] for k in ranked]
     crowded = bool(others)
     box = ax.get_window_extent()
+    radii = np.sqrt(_marker_sizes(ranked)) / 2
     offsets = place_labels(
         _anchors(ax, fig, ranked),
         names,
         fontsize=8.0,
-        radii=list(np.sqrt(_marker_sizes(ranked)) / 2),
+        radii=list(radii),
         bounds=_points((box.x0, box.y0, box.x1, box.y1), fig.dpi),
         optional=[crowded and not k.flagged for k in ranked],
         obstacles=point_boxes(_anchors(ax, fig, others), np.sqrt(_marker_sizes(others)) / 2),
     )
-    for name, k, offset in zip(names, ranked, offsets, strict=True):
+    for name, k, offset, radius in zip(names, ranked, offsets, radii, strict=True):
         if offset is not None:
-            _annotate(ax, k, name, offset)
+            _annotate(ax, k, name, offset, float(radius))
 
 
 def _anchors(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> npt.NDArray[Any]:
@@ -313,7 +314,15 @@ def _anchors(ax: Axes, fig: Figure, kernels: Sequence[KernelPoint]) -> npt.NDArr
     return np.asarray(ax.transData.transform(xy), dtype=float) * 72.0 / fig.dpi
 
 
-def _annotate(ax: Axes, kernel: KernelPoint, name: str, offset: tuple[float, float]) -> None:
+def _annotate(
+    ax: Axes, kernel: KernelPoint, name: str, offset: tuple[float, float], radius: float
+) -> None:
+    """``name`` at ``offset`` points from its kernel's point (of ``radius``), a leader if far.
+
+    Kernels of one intensity push each other's names up and down the column: a name off
+    the ring beside its marker (``labels.displaced``) read as another point's without a line.
+    """
+    leader = displaced(offset, radius)
     text = ax.annotate(
         name,
         xy=(kernel.intensity, kernel.achieved_flop_per_s),
@@ -322,6 +331,7 @@ def _annotate(ax: Axes, kernel: KernelPoint, name: str, offset: tuple[float, flo
         fontsize=8,
         va="center",
         ha="left" if offset[0] >= 0 else "right",
+        arrowprops=dict(LEADER_LINE, shrinkB=radius) if leader else None,
         parse_math=False,  # names are data: `$x$` in a name is not math text
     )
     text.set_gid(f"label:{kernel.name}")

@@ -2,8 +2,9 @@
 
 Labels are placed in order (most important first); each tries candidate offsets around its
 anchor, nearest first, and takes the first whose box overlaps no placed box. Boxes are estimated
-from the character count, which is enough for short kernel names and needs no renderer. A
-chart's title is measured as drawn instead (``fit_title``): a wide name overran the estimate.
+from the character count, which is enough for short kernel names and needs no renderer; a label
+moved off the ring beside its point gets a leader line (``displaced``). A chart's title is
+measured as drawn instead (``fit_title``): a wide name overran the estimate.
 """
 
 from __future__ import annotations
@@ -29,11 +30,23 @@ _RADII = (6.0, 14.0, 24.0, 36.0, 50.0)
 #: An optional label tries the nearest this many of ``_RADII`` only.
 _OPTIONAL_RADII = 2
 _CHAR_WIDTH = 0.6  # of the font size, for the average glyph
+#: A thin grey line from a label moved away from its point to the point (``displaced``).
+LEADER_LINE = {"arrowstyle": "-", "color": "#999999", "lw": 0.5}
 #: Kernel names longer than this are cut in the middle on charts: CUTLASS names run to
 #: hundreds of characters and would run off the figure.
 CHART_NAME_CHARS = 48
 #: A chart title's kernel part is cut to no fewer characters than this (``cut_to_fit``).
 _TITLE_MIN_CHARS = 16
+
+
+def displaced(offset: tuple[float, float], radius: float) -> bool:
+    """Whether a label at ``offset`` points from a marker of ``radius`` is off its first ring.
+
+    Beside its marker (``_RADII``' nearest ring, diagonals and above or below included) a
+    label is its point's; farther out, another point may sit nearer: it gets a leader line.
+    """
+    dx, dy = (max(abs(v) - radius, 0.0) for v in offset)
+    return max(dx, dy) > _RADII[0] * max(abs(d) for _, d in _DIRECTIONS)
 
 
 def label_box(
