@@ -6,73 +6,19 @@ json``) and render them; ``rules`` itself does no I/O.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rules.advice import Advice
 from rules.figures import GateFigures
+from rules.outcomes import NOT_JUDGED as NOT_JUDGED
+from rules.outcomes import Conclusion as Conclusion
+from rules.outcomes import KernelStatus as KernelStatus
+from rules.outcomes import Severity as Severity
+from rules.outcomes import Stability as Stability
+from rules.outcomes import shown_conclusion as shown_conclusion
 from rules.roofline import Intensity, Regime
-
-
-class Severity(StrEnum):
-    """How much a finding matters: ``fail`` fails the check, ``warn`` and ``info`` do not."""
-
-    FAIL = "fail"
-    WARN = "warn"
-    INFO = "info"
-
-    @property
-    def rank(self) -> int:
-        """Sort key, worst first."""
-        return {"fail": 0, "warn": 1, "info": 2}[self.value]
-
-
-class Stability(StrEnum):
-    """Preview rules are reported but never affect the conclusion."""
-
-    STABLE = "stable"
-    PREVIEW = "preview"
-
-
-class Conclusion(StrEnum):
-    """The run's conclusion."""
-
-    PASS = "pass"
-    WARN = "warn"
-    FAIL = "fail"
-
-
-#: A run that judged nothing (no baseline, or too short) and failed nothing: neutral, not "pass".
-NOT_JUDGED = "not judged"
-
-
-def shown_conclusion(conclusion: Conclusion, judged_nothing: bool) -> str:
-    """The conclusion a reader is shown (the JSON keeps the conclusion itself)."""
-    return NOT_JUDGED if judged_nothing and conclusion != Conclusion.FAIL else conclusion.value
-
-
-class KernelStatus(StrEnum):
-    """What the verdict says of one kernel (``KernelVerdict.status``), strongest first.
-
-    ``regressed`` and ``suspect`` come from findings (a rule's ``statuses``), ``missing`` from
-    missing-kernel's, ``accepted`` from ``/roofguard accept``; the engine sets the others.
-    """
-
-    REGRESSED = "regressed"
-    SUSPECT = "suspect"
-    IMPROVED = "improved"
-    UNCHANGED = "unchanged"
-    NEW = "new"
-    ACCEPTED = "accepted"
-    UNPLACED = "unplaced"
-    MISSING = "missing"
-
-    @classmethod
-    def parse(cls, value: object) -> KernelStatus | None:
-        """``value`` as a status (None when it is not one of them)."""
-        return next((s for s in cls if s.value == value), None) if isinstance(value, str) else None
 
 
 class _Model(BaseModel):
@@ -156,8 +102,14 @@ class BaselineSummary(_Model):
             per-run total), the ground truth beside any percentage.
         binding: The baseline's usual binding precision or tier (the majority of its runs).
         device: The device whose history this is. A kernel's baseline names it only when it
-            is another card's (judged across devices, ``rules.scaling``; its ``binding`` is
-            then what binds that work on the run's card); the run's baseline always does.
+            is another card's (judged across devices, ``rules.scaling``); the run's baseline
+            always does.
+        scaled_to: Judged across devices, the run's card: ``center``, ``spread``, ``history``
+            and ``relative_change`` are then percent of the roof the baseline's work has on
+            it (``binding``): ``device``'s level, or the gate's level over its runs scaled to
+            this card's nights and those nights (``rules.newcard``). ``time_s`` is ``device``'s.
+        scaled_n: Of ``n``, ``device``'s runs (the others are nights on ``scaled_to``).
+        device_level: ``device``'s own level, in percent of its roof (its ``binding`` there).
         runner_since: The position in ``history`` of the first run on the verdict's runner,
             new to the baseline (a swap; ``len(history)``: only this run). The service sets
             it (``service.pipeline.runnernote``); the trend marks it.
@@ -176,6 +128,9 @@ class BaselineSummary(_Model):
     binding: str | None = None
     device: str | None = None
     runner_since: int | None = None
+    scaled_to: str | None = None
+    scaled_n: int | None = None
+    device_level: BaselineSummary | None = None
 
 
 class RunBaseline(BaselineSummary):
@@ -272,8 +227,9 @@ class KernelVerdict(_Model):
             least this, since the missing part can only lengthen ``T_roof``.
         expected_time_ratio: Judged against another card's history (``baseline.device``):
             the time ratio the two roofs predict for the baseline's work, beside the measured
-            ``time_ratio``; its ``percent_of_baseline_roof`` is then ``baseline.center ·
-            expected_time_ratio / time_ratio``. None on the run's own card.
+            ``time_ratio``; its ``percent_of_baseline_roof`` is then
+            ``baseline.device_level.center · expected_time_ratio / time_ratio``. None on the
+            run's own card.
     """
 
     key: str
