@@ -11,41 +11,79 @@ has fewer than ``OWN_RUNS_SETTLED`` runs, with the GPU time of the kernels judge
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rules.context import RuleContext
 from rules.crossdevice import Scaling
+from rules.gated import GateDecision, GateDecisions
+from rules.newcard import scaled_runs
 from rules.scaling import OWN_RUNS_SETTLED
+from rules.summary import SPARKLINE_POINTS, segment_in_sparkline
 from rules.verdict import BaselineSummary, RunBaseline, Verdict
 
 
-def scaled_summary(scaled: Scaling) -> BaselineSummary:
-    """A kernel's baseline on another card, as the verdict's rows show baselines."""
+def scaled_summary(scaled: Scaling, gated: GateDecision | None = None) -> BaselineSummary:
+    """A kernel's baseline on another card, scaled to this one, as the verdict's rows show it.
+
+    Its figures are what it was judged against: the other card's level (device-scaling), or,
+    once the gate judges it on its nights here (``gated``, ``rules.newcard``), the gate's level
+    of those, with its noise, runs and change. ``device_level`` keeps the other card's own.
+    """
     level = scaled.baseline
-    return BaselineSummary(
+    own = BaselineSummary(
         n=level.n,
         center=level.percent,
         spread=level.noise,
-        relative_change=scaled.relative_change,
-        history=level.history,
         commits=level.commits,
         time_s=level.time_s,
-        binding=scaled.binding,
+        binding=scaled.prediction.source_binding,
         device=level.device,
     )
+    fields: dict[str, Any] = {
+        "relative_change": scaled.relative_change,
+        "history": level.history,
+        "binding": scaled.binding,
+        "scaled_to": scaled.device,
+        "scaled_n": level.n,
+        "device_level": own,
+    }
+    if gated is not None and gated.judgement.enough and math.isfinite(gated.judgement.level):
+        fields |= _gated_fields(scaled, gated)
+    return own.model_copy(update=fields)
 
 
-def device_baseline(ctx: RuleContext, key: str) -> tuple[BaselineSummary, bool] | None:
+def _gated_fields(scaled: Scaling, gated: GateDecision) -> dict[str, Any]:
+    """The gate's figures of a kernel it judged on its nights here, its history as it read it."""
+    j, values = gated.judgement, gated.measured.history
+    shown = values[np.isfinite(values)][-SPARKLINE_POINTS:]
+    return {
+        "n": j.n,
+        "center": j.level,
+        "spread": j.noise,
+        "relative_change": j.relative_change,
+        "history": tuple(float(v) for v in shown),
+        "used": segment_in_sparkline(values, gated.rows(values)),
+        "scaled_n": scaled_runs(scaled, j),
+    }
+
+
+def device_baseline(
+    ctx: RuleContext, gate: GateDecisions, key: str
+) -> tuple[BaselineSummary, bool] | None:
     """``key``'s baseline on another card and whether it improved (never: see the rule).
 
     None when the kernel is judged on its own card.
     """
     scaled = ctx.device_scaling.get(key)
-    return None if scaled is None else (scaled_summary(scaled), False)
+    if scaled is None:
+        return None
+    return scaled_summary(scaled, gate.get("percent_of_roof", key)), False
 
 
 def device_fields(ctx: RuleContext, key: str) -> dict[str, Any]:

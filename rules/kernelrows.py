@@ -44,7 +44,7 @@ def row_baseline(
     ctx: RuleContext, gate: GateDecisions, key: str, metric: str, current: float | None
 ) -> tuple[BaselineSummary, bool]:
     """``key``'s baseline on another card, else on its own (``_kernel_baseline``)."""
-    return device_baseline(ctx, key) or _kernel_baseline(ctx, gate, key, metric, current)
+    return device_baseline(ctx, gate, key) or _kernel_baseline(ctx, gate, key, metric, current)
 
 
 def _kernel_baseline(

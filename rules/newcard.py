@@ -92,9 +92,7 @@ def calibration_words(scaled: Scaling, judged: Judgement) -> str:
     other card's segment, then the nights here. Counted as the other card's ``n`` and all the
     nights here, it disagreed with ``baseline_n``, and read as the other card's level.
     """
-    theirs_n = known_points(scaled.baseline.segment)  # the segment's runs first
-    start, end = judged.segment_start, judged.segment_start + judged.n
-    theirs = max(0, min(theirs_n, end) - start)
+    theirs = scaled_runs(scaled, judged)
     ours = judged.n - theirs
     if not theirs:  # a change confirmed here: its level is of its nights here alone
         return f"over {judged.n} runs"
@@ -102,3 +100,10 @@ def calibration_words(scaled: Scaling, judged: Judgement) -> str:
     if not ours:
         return where
     return f"{where} and its {ours} night{'s' if ours > 1 else ''} there"
+
+
+def scaled_runs(scaled: Scaling, judged: Judgement) -> int:
+    """Of the gate's segment (``judged``), the other card's runs: its segment's come first."""
+    theirs_n = known_points(scaled.baseline.segment)
+    start, end = judged.segment_start, judged.segment_start + judged.n
+    return max(0, min(theirs_n, end) - start)

@@ -202,13 +202,14 @@ def test_every_command_and_flag_is_documented() -> None:
 # ---- JSON contracts
 
 
-def json_keys(model: type[BaseModel]) -> set[str]:
-    """The keys of a model's JSON, nested models included."""
+def json_keys(model: type[BaseModel], seen: frozenset[type] = frozenset()) -> set[str]:
+    """The keys of a model's JSON, nested models included (each once: one may nest itself)."""
     keys: set[str] = set()
     for name, field in model.model_fields.items():
         keys.add(field.alias or name)
         for sub in _models_in(field.annotation):
-            keys |= json_keys(sub)
+            if sub not in seen | {model}:
+                keys |= json_keys(sub, seen | {model})
     return keys
 
 

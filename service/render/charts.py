@@ -380,14 +380,21 @@ def judged_point(point: KernelPoint, kernel: KernelVerdict) -> KernelPoint:
 def with_judged_baseline(point: KernelPoint, kernel: KernelVerdict) -> KernelPoint:
     """``point`` with the baseline its verdict names: same work, the baseline's median time.
 
-    Another card's time is scaled by the ratio the two roofs predict, as the verdict reads it:
-    unscaled, an H200 run drew kernels that kept up with the card as improved on its roof.
+    Another card's level is drawn at its figure on this card (``baseline.center`` against the
+    ``percent_of_baseline_roof`` now: its time scaled by the ratio the roofs predict, or the
+    gate's level of its nights here), as the verdict reads it: unscaled, an H200 run drew
+    kernels that kept up with the card as improved on its roof.
     """
     base = kernel.baseline
-    scale = kernel.expected_time_ratio if base is not None and base.device else 1.0
-    if not point.on_roof or base is None or not base.time_s or not kernel.time_s or not scale:
+    if not point.on_roof or base is None or not base.time_s or not kernel.time_s:
         return point
-    achieved = point.achieved_flop_per_s * kernel.time_s / (base.time_s * scale)
+    if base.device is not None:  # its level's time here: now's at its percent of the level
+        if not base.center or not kernel.percent_of_baseline_roof:
+            return point
+        ratio = base.center / kernel.percent_of_baseline_roof
+    else:
+        ratio = kernel.time_s / base.time_s
+    achieved = point.achieved_flop_per_s * ratio
     if not math.isfinite(achieved) or achieved <= 0:
         return point
     return replace(point, baseline=(point.intensity, achieved), baseline_precision=base.binding)

@@ -7,7 +7,7 @@ names its card, and times carry the ratio the two roofs predict beside the measu
 
 from __future__ import annotations
 
-from rules import KernelVerdict, Verdict
+from rules import BaselineSummary, KernelVerdict, Verdict
 from service.render.figures import fmt_ratio, time_change
 
 
@@ -47,3 +47,22 @@ def device_story(verdict: Verdict) -> str | None:
     judged = sum(1 for k in verdict.kernels if k.expected_time_ratio is not None)
     change = with_prediction(time_change(base.time_s * ratio, base.time_s), expected)
     return f"GPU time of the {judged} kernel(s) on both cards {change}"
+
+
+def scaled_history(base: BaselineSummary) -> str | None:
+    """Whose runs a kernel's baseline figures are, when another card's (else None).
+
+    ``L4 scaled to L40S``; ``21 on L4 scaled to L40S, 1 on L40S`` once the gate reads its
+    nights there too; ``on L40S`` when its level is of those nights alone (``rules.newcard``).
+    """
+    if base.device is None:
+        return None
+    to = base.scaled_to
+    if to is None:  # a verdict stored before the figures were scaled: the other card's level
+        return base.device
+    theirs = base.n if base.scaled_n is None else base.scaled_n
+    if not theirs:
+        return f"on {to}"
+    if theirs >= base.n:
+        return f"{base.device} scaled to {to}"
+    return f"{theirs} on {base.device} scaled to {to}, {base.n - theirs} on {to}"

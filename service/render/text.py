@@ -30,7 +30,7 @@ from rules import (
 )
 from service.render.bindings import across_roofs, rebound
 from service.render.causes import findings_by_cause
-from service.render.devices import judged_against
+from service.render.devices import judged_against, scaled_history
 from service.render.escape import strip_terminal_escapes
 from service.render.figures import figures, time_change
 from service.render.judged import (
@@ -126,7 +126,8 @@ def _percent_figure(kernel: KernelVerdict) -> str:
     now = kernel.percent_of_baseline_roof if old else kernel.percent_of_roof
     text = ("" if old else at_least(kernel)) + fmt_pct(now)
     if base is not None and base.center is not None:
-        card = f" ({base.device})" if base.device else ""  # another card's history
+        scaled = scaled_history(base)  # another card's level, scaled to this one
+        card = f" ({scaled})" if scaled else ""
         text = f"{one_decimal(base.center)}{card} → {text}"
     elif kernel.status in (KernelStatus.NEW, KernelStatus.ACCEPTED):
         text = f"{kernel.status}: {text}"

@@ -23,7 +23,7 @@ from rules import (
     one_decimal,
 )
 from service.render.bindings import across_roofs, moved_from, rebound
-from service.render.devices import kernel_prediction
+from service.render.devices import kernel_prediction, scaled_history
 from service.render.escape import escape_code, escape_text
 from service.render.figures import fmt_seconds, time_change
 from service.render.judged import judged_kernel
@@ -222,7 +222,8 @@ def baseline_text(base: BaselineSummary | None, status: KernelStatus | None = No
     fmt = fmt_time if _is_time(base) else fmt_pct
     spread = f" ±{fmt(base.spread).rstrip('%')}" if base.spread else ""
     since = " since a change" if base.used is not None else ""  # the gate's segment
-    card = f", {escape_text(base.device, limit=40)}" if base.device else ""  # another card's
+    scaled = scaled_history(base)  # another card's level, scaled to this one
+    card = f": {escape_text(scaled, limit=120)}" if scaled else ""
     return f"{fmt(base.center)}{spread} (n={base.n}{since}{card})"
 
 

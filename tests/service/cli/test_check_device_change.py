@@ -107,7 +107,7 @@ def test_the_pr_comment_names_the_other_cards_history(tmp_path):
     assert run([*argv, "--format", "markdown", "--output", str(out), "--db", url]) == 0
     text = out.read_text()
     assert "judged against **A100\\-SXM4\\-80GB history\\, 30 runs\\, in percent of roof" in text
-    assert "(n=30, A100\\-SXM4\\-80GB)" in text  # the row's baseline names its card
+    assert "(n=30: A100\\-SXM4\\-80GB scaled to H100\\-SXM5)" in text  # its card, scaled
     assert "roofs predict 0.32×)" in text  # the gemm's time beside the bf16 peaks' ratio
     assert "GPU time of the 2 kernel" in text
 
