@@ -291,7 +291,7 @@ def scale(
         return None
     now = conservative_median(valid, higher_is_better=False)
     time_ratio = now / level.time_s
-    percent = level.percent * prediction.expected_time_ratio / time_ratio
+    percent = prediction.percent_now(level.percent, time_ratio)
     return Scaling(level, target.device, prediction, now, time_ratio, percent)
 
 

@@ -75,7 +75,7 @@ def on_first_nights(scaled: Scaling, own_times: npt.NDArray[np.float64]) -> Scal
     level = scaled.baseline
     time_s = conservative_median([float(t) for t in known], higher_is_better=False)
     ratio = time_s / level.time_s
-    percent = level.percent * scaled.expected_time_ratio / ratio
+    percent = scaled.prediction.percent_now(level.percent, ratio)
     return replace(scaled, time_s=time_s, time_ratio=ratio, percent=percent)
 
 

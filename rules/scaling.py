@@ -134,6 +134,14 @@ class Prediction:
         """``target_s / source_s``: 0.61 is 1.64× faster on the other card."""
         return self.target_s / self.source_s
 
+    def percent_now(self, percent: float, time_ratio: float) -> float:
+        """Percent of the roof the work has on the other card, measured ``time_ratio`` there.
+
+        ``percent`` is its percent of roof on the first card: ``percent · expected_time_ratio
+        / time_ratio`` (a kernel that took the time the roofs predict kept its percent).
+        """
+        return percent * self.expected_time_ratio / time_ratio
+
 
 def _shared(source: Roof, target: Roof) -> tuple[set[str], set[str]]:
     """Precisions and tiers both roofs have."""
