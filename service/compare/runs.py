@@ -21,6 +21,7 @@ from rules import (
     CROSS_DEVICE_TOLERANCE,
     MissingResource,
     Placement,
+    Prediction,
     Work,
     pair_by_work,
     percent_of_resource,
@@ -49,7 +50,10 @@ class KernelChange(BaseModel):
         time_ratio: ``time_s / base_time_s``.
         base_percent_of_roof: Percent of roof in the base run.
         percent_of_roof: Percent of roof now, against its own binding.
-        percent_of_baseline_roof: Percent of the roof the base was bound by, now.
+        percent_of_baseline_roof: Percent of the roof the base was bound by, now; across cards,
+            of the roof the base's work has on this card (``baseline_roof_binding``): the
+            check's figure, ``base_percent_of_roof · expected_time_ratio / time_ratio``. None
+            where this card has no roof of the base's binding (``by_time_alone``).
         base_binding: The base's binding precision or tier.
         binding: The binding now.
         renamed_from: The base kernel this one likely replaces under a new name (it does the
@@ -61,6 +65,13 @@ class KernelChange(BaseModel):
             ``threshold``): slower or faster than the roofs predict, or unchanged, kept up.
         failed_on_other_side: A new or missing kernel that the other run has, every launch
             of it failed (a replay that failed): not measured there, rather than absent.
+        baseline_roof_binding: Across cards, what binds the base's work on this card (the
+            roof ``percent_of_baseline_roof`` is of; another than ``base_binding`` where the
+            ridge moved); None on one card, where it is ``base_binding``.
+        by_time_alone: Across cards, why the kernel could not be read against the roofs, in
+            words: this card lacks a peak or bandwidth the base's work needs
+            (``B100 has no fp32 peak in the catalog``); its status is then by time
+            (``threshold``), as on one card. None otherwise.
     """
 
     key: str
@@ -77,6 +88,8 @@ class KernelChange(BaseModel):
     renamed_from: str | None = None
     expected_time_ratio: float | None = None
     failed_on_other_side: bool = False
+    baseline_roof_binding: str | None = None
+    by_time_alone: str | None = None
 
 
 class RunComparison(BaseModel):
@@ -92,6 +105,9 @@ class RunComparison(BaseModel):
         time_s: The compared run's total kernel time.
         time_ratio: ``time_s / base_time_s``.
         kernels: Every kernel, slower first, then new, missing, faster, unchanged.
+
+    ``notes`` (JSON too): kernels across cards judged by time alone, by reason
+    (``KernelChange.by_time_alone``).
     """
 
     base: str
@@ -115,6 +131,27 @@ class RunComparison(BaseModel):
         order = ("slower", "new", "missing", "faster", "unchanged")
         return ", ".join(f"{self.count(s)} {s}" for s in order)  # type: ignore[arg-type]
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def notes(self) -> list[str]:
+        """One line per reason kernels across cards were judged by time alone, counting them."""
+        reasons: dict[str, list[str]] = {}
+        for k in self.kernels:
+            if k.by_time_alone:
+                reasons.setdefault(k.by_time_alone, []).append(k.key)
+        beyond = f"beyond ±{100 * self.threshold:.0f}%"
+        return [
+            f"{len(keys)} {'kernel' if len(keys) == 1 else 'kernels'} judged by time alone "
+            f"({beyond}), not against the roofs: {why} ({_few(keys)})"
+            for why, keys in reasons.items()
+        ]
+
+
+def _few(keys: list[str], shown: int = 3) -> str:
+    """``a, b, c`` or ``a, b, c and 4 more``."""
+    more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+    return ", ".join(keys[:shown]) + more
+
 
 def _status(ratio: float | None, threshold: float) -> Status:
     if ratio is None or (1 / (1 + threshold)) <= ratio <= 1 + threshold:
@@ -122,20 +159,41 @@ def _status(ratio: float | None, threshold: float) -> Status:
     return "slower" if ratio > 1 else "faster"
 
 
-def _expected(base: Placement, now: Placement) -> float | None:
-    """The time ratio ``now``'s roof predicts for ``base``'s work (None: the same card).
+def _prediction(base: Placement, now: Placement) -> Prediction | str | None:
+    """What ``now``'s roof predicts for ``base``'s work, or why it cannot (None: the same card).
 
     Percent of roof is comparable across cards: a kernel that kept its percent of roof took
-    the time the roofs predict (``rules.scaling``). None also where the card lacks a peak or
-    bandwidth the work needs.
+    the time the roofs predict (``rules.scaling``). A card that lacks a peak or bandwidth the
+    work needs gives the reason in words (``B100 has no fp32 peak in the catalog``).
     """
     if base.roof.device == now.roof.device:
         return None
     try:
-        prediction = predict(Work.of(base), base.roof, now.roof)
-    except MissingResource:
-        return None
-    return prediction.expected_time_ratio if prediction else None
+        return predict(Work.of(base), base.roof, now.roof)
+    except MissingResource as exc:
+        where = "the catalog" if now.roof.source == "datasheet" else f"its {now.roof.source} roof"
+        return f"{exc.device} has no {exc.resource} {exc.kind} in {where}"
+
+
+def _like_for_like(
+    base: Placement, now: Placement, ratio: float | None, prediction: Prediction | str | None
+) -> tuple[float | None, str | None]:
+    """``now``'s percent of the roof of ``base``'s work, and across cards that roof's binding.
+
+    Across cards, the check's figure for the same pair (``Prediction.percent_now``): the base's
+    percent times the time the roofs predict over the time taken, to a slower card as to a
+    faster one. On one card: its own where the binding held, or where it is faster off the
+    base's binding (two roofs: ``rules.timing``); else ``_at_base_work``.
+    """
+    if isinstance(prediction, Prediction) and ratio and base.percent_of_roof is not None:
+        return prediction.percent_now(base.percent_of_roof, ratio), prediction.target_binding
+    resources = {**now.roof.peak_flop_per_s, **now.roof.bandwidth_byte_per_s}
+    if isinstance(prediction, str) and not resources.get(base.binding or ""):
+        return None, None  # no roof of the base's binding on this card
+    same = base.binding is None or base.binding == now.binding
+    faster = ratio is not None and ratio < 1
+    like = now.percent_of_roof if same or faster else _at_base_work(base, now)
+    return (like if like is not None else now.percent_of_roof), None
 
 
 def _change(
@@ -151,10 +209,9 @@ def _change(
             {"key": key, "name": name, "status": status, **values, f"{side}binding": only.binding}
         )
     ratio = now.time_s / base.time_s if now.time_s and base.time_s else None
-    same = base.binding is None or base.binding == now.binding
-    faster = ratio is not None and ratio < 1  # off the base's binding: two roofs (rules.timing)
-    like = now.percent_of_roof if same or faster else _at_base_work(base, now)
-    expected = _expected(base, now)
+    prediction = _prediction(base, now)
+    like, like_binding = _like_for_like(base, now, ratio, prediction)
+    expected = prediction.expected_time_ratio if isinstance(prediction, Prediction) else None
     status = (
         _status(ratio, threshold)
         if expected is None or ratio is None
@@ -165,12 +222,14 @@ def _change(
         name=name,
         status=status,
         expected_time_ratio=expected,
+        by_time_alone=prediction if isinstance(prediction, str) else None,
         base_time_s=base.time_s,
         time_s=now.time_s,
         time_ratio=ratio,
         base_percent_of_roof=base.percent_of_roof,
         percent_of_roof=now.percent_of_roof,
-        percent_of_baseline_roof=like if like is not None else now.percent_of_roof,
+        percent_of_baseline_roof=like,
+        baseline_roof_binding=like_binding,
         base_binding=base.binding,
         binding=now.binding,
     )

@@ -59,17 +59,27 @@ def percent_cell(k: KernelChange) -> str:
     """``71.8% → 4.8% of tensor_bf16 (70.5% of fp32)`` when the binding changed.
 
     A kernel faster off the base's binding has no like-for-like figure (a fusion restored
-    would read 1.4% of the dram roof it no longer needs): ``79.4% of dram → 70.8% of fp32``.
+    would read 1.4% of the dram roof it no longer needs): ``79.4% of dram → 70.8% of fp32``;
+    nor has one on a card without a roof of the base's binding (``50.0% of fp32 → no fp32
+    roof``). Across cards the like-for-like figure is of the roof the base's work has there
+    (``baseline_roof_binding``).
     """
     if k.status in ("new", "missing"):
         return _pct(k.percent_of_roof if k.status == "new" else k.base_percent_of_roof)
-    if k.base_binding and k.binding and k.base_binding != k.binding:
-        own = f"{_pct(k.percent_of_roof)} of {k.binding}"
-        if k.percent_of_baseline_roof == k.percent_of_roof:
-            return f"{_pct(k.base_percent_of_roof)} of {k.base_binding} → {own}"
-        like = f"{_pct(k.percent_of_baseline_roof)} of {k.base_binding}"
-        return f"{_pct(k.base_percent_of_roof)} → {like} ({own})"
-    return f"{_pct(k.base_percent_of_roof)} → {_pct(k.percent_of_roof)}"
+    base, like, own = _pct(k.base_percent_of_roof), k.percent_of_baseline_roof, k.percent_of_roof
+    moved = bool(k.base_binding and k.binding and k.base_binding != k.binding)
+    if like is None and k.by_time_alone:
+        return f"{base} of {k.base_binding} → no {k.base_binding} roof"
+    if k.baseline_roof_binding is None:  # one card: the figure is of the base's binding
+        alike, of = like == own, k.base_binding
+    else:
+        of = k.baseline_roof_binding
+        alike = of == k.binding and _pct(like) == _pct(own)
+    if alike and moved:
+        return f"{base} of {k.base_binding} → {_pct(own)} of {k.binding}"
+    if alike or (not moved and k.baseline_roof_binding is None):
+        return f"{base} → {_pct(own)}"
+    return f"{base} → {_pct(like)} of {of} ({_pct(own)} of {k.binding})"
 
 
 def shown_names(kernels: Sequence[KernelChange], width: int) -> list[str]:
@@ -98,6 +108,8 @@ def cells(k: KernelChange) -> Cells:
     else:
         binding = k.binding or k.base_binding or "—"
     status = f"{k.status}, likely renamed" if k.renamed_from else k.status
+    if k.by_time_alone:  # across cards, on a card without a peak or bandwidth its work needs
+        status = f"{status}, by time alone"
     if k.failed_on_other_side:  # a replay that failed: not measured, rather than absent
         status = "not measured now" if k.status == "missing" else "not measured before"
     return Cells(k.name, time, percent_cell(k), binding, status)
@@ -116,14 +128,18 @@ def headline(c: RunComparison) -> str:
     """``2 slower, ...; GPU time 2.58 → 7.34 ms (2.84×)``.
 
     Across cards, a kernel is slower or faster than the time the two roofs predict for its
-    work (``KernelChange.expected_time_ratio``), by more than the tolerance cards differ by.
+    work (``KernelChange.expected_time_ratio``), by more than the tolerance cards differ by;
+    one the card has no roof for is judged by time (``KernelChange.by_time_alone``).
     """
     total = time_change(c.time_s, c.base_time_s) + _in_both(c)
     across = any(k.expected_time_ratio is not None for k in c.kernels)
+    by_time = f"time beyond ±{100 * c.threshold:.0f}%"
+    alone = sum(1 for k in c.kernels if k.by_time_alone)
     beyond = (
         f"than the roofs predict, percent of roof beyond ±{100 * CROSS_DEVICE_TOLERANCE:.0f}%"
+        + (f"; {alone} by {by_time}" if alone else "")
         if across
-        else f"time beyond ±{100 * c.threshold:.0f}%"
+        else by_time
     )
     return f"{c.headline} ({beyond}) · GPU time {total}"
 
@@ -165,6 +181,7 @@ def render_text(c: RunComparison, width: int | None = None) -> str:
         f"{strip_terminal_escapes(c.base)}",
         headline(c),
         f"roofs: {c.base_roof} → {c.roof}",
+        *(strip_terminal_escapes(note) for note in c.notes),
         "",
         *(line.rstrip() for line in _table_lines(rows, width)),
     ]
@@ -180,6 +197,7 @@ def render_markdown(c: RunComparison) -> str:
         f"{escape_text(c.head)} against {escape_text(c.base)}: {escape_text(headline(c))}",
         "",
         f"<sub>roofs: {escape_text(c.base_roof)} → {escape_text(c.roof)}</sub>",
+        *(line for note in c.notes for line in ("", f"<sub>{escape_text(note)}</sub>")),
         "",
         "| " + " | ".join(h[0].upper() + h[1:] for h in _HEADERS) + " |",
         "|---|--:|--:|---|---|",
