@@ -14,7 +14,8 @@ tenth of the kernels 1.25x slower than that night.
 
 Printed per seed and summed: kernel-nights of kernels that kept up which failed or warned
 (roof-drop), the falls failed and on which night after the fall (0: the night itself), those
-never failed in the ten nights; and for the pull requests, the slowed kernels failed or warned
+never failed in the ten nights, how many nights each fall failed (one change, one failure, as
+on a settled card); and for the pull requests, the slowed kernels failed or warned
 and the steady ones (neither slowed nor falling on main) failed or warned.
 
 Usage::
@@ -187,22 +188,25 @@ def _new_card(
 
 
 def nightly_summary(kernels: list[Kernel], nightly: list[dict[str, str]]) -> dict[str, object]:
-    """False fails and warnings of kernels that kept up; each fall's delay to its first fail."""
+    """False fails and warnings of kernels that kept up; each fall's delay and nights failed."""
     falls = {k.key: k.falls_on for k in kernels if k.falls_on}
     false = Counter(s for found in nightly for key, s in found.items() if key not in falls)
     by_night = [
         sum(1 for key, s in found.items() if key not in falls and s == "warn") for found in nightly
     ]
     delays: Counter[str] = Counter()
+    failures: Counter[int] = Counter()
     for key, on in falls.items():
         failed = [n for n, found in enumerate(nightly, 1) if found.get(key) == "fail"]
         after = [n - on for n in failed if n >= on]
         delays[str(after[0]) if after else "never"] += 1
+        failures[len(after)] += 1
     return {
         "false_fail": false["fail"],
         "false_warn": false["warn"],
         "false_warn_by_night": by_night,
         "delays": dict(delays),
+        "nights_failed_per_fall": dict(sorted(failures.items())),
     }
 
 
