@@ -13,7 +13,9 @@ roofs predict, over its time: ``rules.crossdevice.Scaling.percent``), and the ot
 segment is scaled by the median of its first nights there (up to ``CALIBRATING_NIGHTS``) over
 its level. From its second night: waiting for four, a kernel that fell on its second or third
 night was never failed (the median of four was the fallen level) and its fall was put down to
-the card, as was a PR's right after the swap.
+the card, as was a PR's right after the swap. A night beyond noise of the nights before it ends
+the nights that scale it (``calibrating_nights``): after a confirmed fall the new level is the
+level, as on a settled card.
 The segment gives the gate its noise and its length; the card's own nights give the level.
 The gate keeps the segment until ``GATE_RUNS_SETTLED`` nights, past device-scaling's six: on
 six nights alone it confirmed again a fall it had confirmed on the third. A kernel that did
@@ -29,9 +31,9 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from rules.crossdevice import Scaling, known_points
+from rules.crossdevice import DeviceLevel, Scaling, known_points
 from rules.judging import Measured
-from rules.stats import Judgement, conservative_median
+from rules.stats import GateOptions, Judgement, conservative_median, nightly_z
 
 #: The most nights on the new card that scale the other card's segment to it: the median of its
 #: first ones, so the nights after them are judged. Fewer while the card has fewer: a
@@ -41,13 +43,17 @@ CALIBRATING_NIGHTS = 4
 
 
 def new_card_measured(
-    scaled: Scaling, own_times: npt.NDArray[np.float64], measurements: Sequence[float]
+    scaled: Scaling,
+    own_times: npt.NDArray[np.float64],
+    measurements: Sequence[float],
+    opts: GateOptions,
 ) -> Measured | None:
     """The gate's history and measurements of a kernel young on its card, as percent of roof.
 
     ``own_times``: its base-branch times on this card, oldest first (NaN: not measured);
-    ``measurements``: its times in the run, then in each re-measurement. None before its first
-    night here: device-scaling judges that one alone.
+    ``measurements``: its times in the run, then in each re-measurement; ``opts``: the gate's
+    (``calibrating_nights``). None before its first night here: device-scaling judges that
+    one alone.
     """
     known = own_nights(own_times)
     if not known.size or not all(t > 0 for t in measurements):
@@ -55,11 +61,30 @@ def new_card_measured(
     level = scaled.baseline
     predicted = level.time_s * scaled.expected_time_ratio
     own = level.percent * predicted / known
+    first = own[: calibrating_nights(level, own, opts)]  # later nights are judged
     segment = np.asarray(level.segment, dtype=float)
-    calibrated = float(np.median(own[:CALIBRATING_NIGHTS]))  # later nights are judged
-    segment = segment[np.isfinite(segment)] * (calibrated / level.percent)
+    segment = segment[np.isfinite(segment)] * (float(np.median(first)) / level.percent)
     now = [level.percent * predicted / t for t in measurements]
     return Measured(np.concatenate([segment, own]), now[0], tuple(now[1:]))
+
+
+def calibrating_nights(level: DeviceLevel, own: npt.NDArray[np.floating], opts: GateOptions) -> int:
+    """How many of the first nights here (``own``, percent of the baseline's roof) scale it.
+
+    Up to ``CALIBRATING_NIGHTS``, ending before the first night beyond noise of the median of
+    those before it: read on the other card's level (``level``), scaled by that median, at the
+    gate's nightly bar and ``min_effect``. Else a fall on the third night entered the median of
+    four, the segment sat between the two levels, the nights that kept up read as a rise from
+    it, and a fall the gate had confirmed failed again the next night.
+    """
+    for night in range(1, min(own.size, CALIBRATING_NIGHTS)):
+        scale = level.percent / float(np.median(own[:night]))
+        value = float(own[night]) * scale
+        bar = nightly_z(opts, level.n + night, level.se)
+        effect = abs(value / level.percent - 1)
+        if abs(level.z(value)) >= bar and effect >= opts.min_effect:
+            return night
+    return CALIBRATING_NIGHTS
 
 
 def on_first_nights(scaled: Scaling, own_times: npt.NDArray[np.float64]) -> Scaling | None:

@@ -21,6 +21,7 @@ from rules.judging import (
     Samples,
     cleared,
     cleared_wording,
+    gate_options,
     gate_wording,
     measured,
 )
@@ -31,6 +32,7 @@ from rules.runnerwide import RUNNER_MIN_KERNELS, RUNNER_SHARE, runner_wide_note
 from rules.stats import (
     GATE_Z,
     CompareOptions,
+    GateOptions,
     Judgement,
     Modes,
     median_of,
@@ -69,16 +71,17 @@ def _percent(ctx: RuleContext, key: str) -> Measured:
     return Measured.one(history, median_of([cast(float, now) * factor]))
 
 
-def _young_on_card(ctx: RuleContext) -> dict[str, Measured]:
+def _young_on_card(ctx: RuleContext, opts: GateOptions) -> dict[str, Measured]:
     """The kernels judged across cards with enough nights on their own (``rules.newcard``).
 
     Up to ``GATE_RUNS_SETTLED`` nights there (``RuleContext.gate_scaling``), past the
-    ``OWN_RUNS_SETTLED`` at which device-scaling stops comparing the cards.
+    ``OWN_RUNS_SETTLED`` at which device-scaling no longer compares the cards; ``opts``: the
+    gate's, which read their first nights there (``rules.newcard.calibrating_nights``).
     """
     found = {}
     for key, scaled in ctx.gate_scaling.items():
         own = ctx.gate_kernel_history(key).time_s
-        m = new_card_measured(scaled, own, ctx.measured_times[key])
+        m = new_card_measured(scaled, own, ctx.measured_times[key], opts)
         if m is not None:
             found[key] = m
     return found
@@ -168,7 +171,8 @@ class RoofDrop(Rule):
             and key not in ctx.faster_off_binding
             and key not in ctx.partly_counted  # time judges them
         }
-        values |= _young_on_card(ctx)
+        family = len(values) + len(ctx.gate_scaling)  # the nights' batch, as judged then
+        values |= _young_on_card(ctx, gate_options(ctx, opts, family))
         yield GateBatch("percent_of_roof", values, opts)
         if not opts.check_groups:
             return
