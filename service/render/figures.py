@@ -94,7 +94,7 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     # the gate's figures (``rules.figures.GateFigures``), in words
     "segment_start": ("level measured since", _level_since),
     "run": ("measurements beyond noise in a row", _count),
-    "confirm_runs": ("measurements that confirm a change", _count),
+    "confirm_runs": ("measurements needed to confirm a change", _count),
     "relative_change": ("change", _signed),
     "min_effect": ("smallest change that counts", _fraction),
     "z": ("robust z", lambda v: f"{v:.1f}".replace("-", "−")),  # the sign "change" uses
