@@ -28,6 +28,7 @@ from rules.stats import (
     Level,
     OwnDips,
     at_its_modes,
+    at_the_change,
     judge_latest_replayed,
     judge_measurements,
     median_of,
@@ -136,7 +137,12 @@ def judge_batch(
         options=confirm,
         own_dips=dips,
     )
-    cleared = (at_its_modes(j, m.history, confirm) for j, m in zip(judged, items, strict=True))
+    cleared = (
+        at_its_modes(
+            at_the_change(j, m.history, confirm, mode=mode, higher_is_better=up), m.history, confirm
+        )
+        for j, m in zip(judged, items, strict=True)
+    )
     return dict(zip(keys, cleared, strict=True))
 
 

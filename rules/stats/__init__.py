@@ -61,6 +61,7 @@ from rules.stats.pr import (
 )
 from rules.stats.robust import Direction, FloatArray, fast_median, robust_center_spread
 from rules.stats.runs import Replay
+from rules.stats.unsettled import at_the_change
 from rules.stats.windows import ChangePointScan
 
 __all__ = [
@@ -87,6 +88,7 @@ __all__ = [
     "OwnDips",
     "Replay",
     "at_its_modes",
+    "at_the_change",
     "change_points",
     "change_points_many",
     "compare_to_baseline",
