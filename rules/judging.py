@@ -173,7 +173,9 @@ def gate_wording(j: Judgement, measurements: tuple[float, ...], fmt: Callable[[f
     if j.regressed:
         how = "confirmed" if j.confirm_runs > 1 else "far beyond noise"
         return f"regressed ({how}{shown})"
-    return f"suspect, not confirmed: re-measure to confirm{shown}"
+    if shown:  # re-measured already: asking for a re-measure again reads as a step skipped
+        return f"suspect, not confirmed by its re-measurement{shown}"
+    return "suspect, not confirmed: re-measure to confirm"
 
 
 def cleared(j: Judgement, *, higher_is_better: bool) -> bool:

@@ -63,6 +63,9 @@ def test_an_unchanged_pr_after_a_rise_is_not_a_confirmed_regression() -> None:
     drop = _drop(verdict)
     assert drop.severity.value == "warn", drop.message
     assert verdict.conclusion.value != "fail"
+    # re-measured already: the warning says so rather than asking for a re-measure again
+    assert "not confirmed by its re-measurement, re-measured " in drop.message, drop.message
+    assert "re-measure to confirm" not in drop.message
 
 
 def test_a_pr_below_the_level_before_the_rise_still_fails() -> None:
