@@ -7,8 +7,34 @@ team decides about its checks lives in ``roofguard.toml`` instead (``service.con
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, SecretStr
+import re
+from urllib.parse import urlsplit
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from service.errors import BadInput
+
+#: Whitespace or a control character: not part of a URL GitHub takes as a link.
+_HAS_SPACE = re.compile(r"[\s\x00-\x1f\x7f]")
+NOT_HTTP_URL = "not an absolute http(s) URL"
+
+
+def is_http_url(url: str) -> bool:
+    """Whether ``url`` is an absolute http(s) URL with a host, no whitespace or control char.
+
+    GitHub refuses any other ``details_url`` or ``target_url`` with 422, and a ``javascript:``
+    link must not reach a comment (``--run-url``, ``ROOFGUARD_PUBLIC_URL``).
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket
+        return False
+    return (
+        parts.scheme.lower() in ("http", "https")
+        and bool(parts.hostname)
+        and (not _HAS_SPACE.search(url))
+    )
 
 
 class Settings(BaseSettings):
@@ -23,7 +49,8 @@ class Settings(BaseSettings):
         github_bot_login: The login the token posts as (its sticky comments are edited).
         webhook_secret: Secret of the GitHub webhook (deliveries are refused without it).
         webhook_max_age_s: Deliveries whose event is older than this are stale.
-        public_url: Base URL the dashboard is reachable at (used in PR-comment links).
+        public_url: Base URL the dashboard is reachable at (used in PR-comment links and as
+            the check's ``details_url``): an absolute http(s) URL, else refused at start.
         max_upload_bytes: Largest request body the service accepts (413 above).
         max_upload_kernels: Most kernels one uploaded run may hold (413 above): ingest is
             linear, but one upload must not hold the database for minutes.
@@ -56,3 +83,25 @@ class Settings(BaseSettings):
     max_name_bytes: int = Field(default=65_536, ge=256)
     upload_answer_s: float = Field(default=60.0, ge=0, le=110)
     max_concurrent_checks: int = Field(default=4, ge=1, le=64)
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_http(cls, url: str | None) -> str | None:
+        if url and not is_http_url(url):
+            raise ValueError(NOT_HTTP_URL)
+        return url or None
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; a bad value is BadInput naming its variable and why."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else ""
+        field = Settings.model_fields.get(name)
+        variable = name if name.isupper() else Settings.model_config["env_prefix"] + name.upper()
+        secret = field is not None and "SecretStr" in str(field.annotation)
+        shown = "" if secret else f": {error['input']!r}"
+        reason = str(error["msg"]).removeprefix("Value error, ")
+        raise BadInput(f"{variable}: {reason}{shown}") from None

@@ -29,7 +29,7 @@ from service.api.publish import GitHubFactory, github_factory, github_from_env
 from service.api.routes import compare, health, kernels, pages, runs, verdict, webhook
 from service.api.schemas import ErrorPublic
 from service.config import RoofguardConfig, load_config
-from service.settings import Settings
+from service.settings import Settings, load_settings
 from service.store.db import make_engine
 
 API_PREFIX = "/api/v1"
@@ -99,7 +99,7 @@ def app_from_environment() -> FastAPI:
     GitHub App credentials when they are set. The garbage collector is then tuned for a
     long-lived process.
     """
-    settings = Settings()
+    settings = load_settings()
     path = os.environ.get(CONFIG_ENV)
     config = load_config(Path(path) if path else None, cwd=Path.cwd())
     app = create_app(settings, config, github=github_from_env(settings, os.environ))

@@ -83,6 +83,6 @@ def cli_limits() -> StoreLimits:
     """
     if not any(name.upper() in LIMIT_VARIABLES for name in os.environ):
         return StoreLimits()
-    from service.settings import Settings
+    from service.settings import load_settings
 
-    return StoreLimits.of(Settings())
+    return StoreLimits.of(load_settings())

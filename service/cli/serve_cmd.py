@@ -12,7 +12,7 @@ import typer
 
 from service.cli.db_cmd import DbOption
 from service.errors import BadInput
-from service.settings import Settings
+from service.settings import load_settings
 
 #: uvicorn's logging, plus roofguard's own loggers at INFO; no line ever holds a header.
 LOG_CONFIG: dict[str, Any] = {
@@ -118,10 +118,12 @@ def serve_command(
     from service.api.app import CONFIG_ENV
 
     # Worker processes build their own application from the environment (uvicorn's factory),
-    # so the command line's choices travel there too.
+    # so the command line's choices travel there too; a bad setting is refused here, before
+    # the port is bound, not in each worker.
+    settings = load_settings()
     if url:
-        os.environ[Settings.model_config["env_prefix"] + "DATABASE_URL"] = url
-    if workers > 1 and _is_sqlite(url or Settings().database_url):
+        os.environ[settings.model_config["env_prefix"] + "DATABASE_URL"] = url
+    if workers > 1 and _is_sqlite(url or settings.database_url):
         raise BadInput("--workers: several processes need PostgreSQL (SQLite has one writer)")
     if config:
         os.environ[CONFIG_ENV] = str(config.resolve())

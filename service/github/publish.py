@@ -9,14 +9,12 @@ failing the job.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TextIO
-from urllib.parse import urlsplit
 
 from github3 import exceptions as gh_exc
 
@@ -36,6 +34,7 @@ from service.github.common import CheckFailed
 from service.github.policy import PublishPolicy, check_conclusion
 from service.github.retry import Clock, GitHubFailed
 from service.render.markdown import VerdictLinks, render_verdict
+from service.settings import NOT_HTTP_URL, is_http_url
 
 
 class SummaryMode(StrEnum):
@@ -53,8 +52,6 @@ NO_TOKEN = (
     "from a fork"
 )
 DEFAULT_ARTIFACT_DIR = "roofguard-verdict"
-#: Whitespace or a control character: not part of a URL GitHub takes as a link.
-_HAS_SPACE = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def artifact_dir(env: Mapping[str, str]) -> Path:
@@ -307,13 +304,8 @@ def checked_run_url(url: str | None) -> str | None:
     """
     if not url:
         return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # an unclosed IPv6 bracket
-        parts = None
-    scheme, host = (parts.scheme.lower(), parts.hostname) if parts else ("", None)
-    if scheme not in ("http", "https") or not host or _HAS_SPACE.search(url):
-        raise BadInput(f"--run-url: not an absolute http(s) URL: {url!r}")
+    if not is_http_url(url):
+        raise BadInput(f"--run-url: {NOT_HTTP_URL}: {url!r}")
     return url
 
 
