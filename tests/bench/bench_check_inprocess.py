@@ -38,7 +38,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +48,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from treerun import run_on_tree
 
 # The tree whose ``rules`` are measured: ``--code DIR`` (the reference's child), else this one.
 sys.path.insert(
@@ -254,13 +254,8 @@ def _child(args: argparse.Namespace) -> None:
 
 
 def _run(tree: Path, n: int, args: argparse.Namespace, verdict: Path) -> dict[str, float]:
-    command = [sys.executable, str(HERE), "--code", str(tree), "--one", str(n)]
-    command += ["--nights", str(args.nights), "--repeat", str(args.repeat)]
-    command += ["--verdict", str(verdict)]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
+    flags = ["--one", str(n), "--nights", str(args.nights), "--repeat", str(args.repeat)]
+    return run_on_tree(HERE, tree, [*flags, "--verdict", str(verdict)])
 
 
 COLUMNS = (

@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from treerun import run_on_tree
 
 HERE = Path(__file__).resolve()
 
@@ -67,11 +67,8 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
 
 
 def child(tree: Path, args: argparse.Namespace) -> dict[str, object]:
-    line = [sys.executable, str(HERE), "--code", str(tree), "--series", str(args.series)]
-    line += ["--nights", str(args.nights), "--off", str(args.off), "--repeat", str(args.repeat)]
-    done = subprocess.run(line, capture_output=True, text=True, check=True)
-    result: dict[str, object] = json.loads(done.stdout)
-    return result
+    flags = ["--series", str(args.series), "--nights", str(args.nights), "--off", str(args.off)]
+    return run_on_tree(HERE, tree, [*flags, "--repeat", str(args.repeat)])
 
 
 def main() -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from treerun import run_on_tree
 
 HERE = Path(__file__).resolve()
 #: The SM clock of the runs' ncu report, a share of the H100's boost clock.
@@ -133,11 +133,8 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
 
 
 def child(tree: Path, args: argparse.Namespace) -> dict[str, object]:
-    line = [sys.executable, str(HERE), "--code", str(tree), "--kernels", str(args.kernels)]
-    line += ["--nights", str(args.nights), "--repeat", str(args.repeat)]
-    done = subprocess.run(line, capture_output=True, text=True, check=True)
-    result: dict[str, object] = json.loads(done.stdout)
-    return result
+    flags = ["--kernels", str(args.kernels), "--nights", str(args.nights)]
+    return run_on_tree(HERE, tree, [*flags, "--repeat", str(args.repeat)])
 
 
 def main() -> None:

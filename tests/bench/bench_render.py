@@ -30,13 +30,14 @@ import argparse
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from treerun import run_on_tree
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
@@ -117,13 +118,10 @@ def _child(args: argparse.Namespace) -> None:
 
 
 def _run(tree: Path, n: int, args: argparse.Namespace, out: Path) -> dict[str, float]:
-    command = [sys.executable, str(HERE), "--code", str(tree), "--one", str(n)]
-    command += ["--nights", str(args.nights), "--repeat", str(args.repeat)]
-    command += ["--slow-every", str(args.slow_every), "--out", str(out)]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
+    flags = ["--one", str(n), "--nights", str(args.nights), "--repeat", str(args.repeat)]
+    return run_on_tree(
+        HERE, tree, [*flags, "--slow-every", str(args.slow_every), "--out", str(out)]
+    )
 
 
 COLUMNS = ("evaluate", "markdown", "text", "summary")
