@@ -8,6 +8,7 @@ team decides about its checks lives in ``roofguard.toml`` instead (``service.con
 from __future__ import annotations
 
 import re
+from typing import get_args
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -101,7 +102,7 @@ def load_settings() -> Settings:
         name = str(error["loc"][0]) if error["loc"] else ""
         field = Settings.model_fields.get(name)
         variable = name if name.isupper() else Settings.model_config["env_prefix"] + name.upper()
-        secret = field is not None and "SecretStr" in str(field.annotation)
+        secret = field is not None and SecretStr in (field.annotation, *get_args(field.annotation))
         shown = "" if secret else f": {error['input']!r}"
         reason = str(error["msg"]).removeprefix("Value error, ")
         raise BadInput(f"{variable}: {reason}{shown}") from None

@@ -214,7 +214,7 @@ class RoofguardCsv(Collector):
 def _refuse_samples_apart(
     duration: float, launches: int, samples: tuple[float, ...], where: tuple[Path, int]
 ) -> None:
-    """Refuse a row whose per-launch ``samples`` do not add up to its ``duration_s``.
+    """Refuse a row whose time per launch lies far outside its per-launch ``samples``.
 
     Named here by its row and column, before the record's own check
     (``collectors.physics.samples_fault``) would name its ``samples_s``.

@@ -263,8 +263,8 @@ def _kept(
     both modes (``rules.stats.modes``). ``mode``: the mode the run is judged against, whose
     within-mode noise its nights agree in and the window's modes are read in.
     """
-    run = values[values.size - k :]
-    if not agrees(run, (mode or level).noise, (mode or level).level):
+    run, against = values[values.size - k :], mode or level
+    if not agrees(run, against.noise, against.level):
         return False
     own = bursts(values[: values.size - k], sign) if k < opts.pool_runs else None
     if own is not None and not own.outlasts(run, level.level):

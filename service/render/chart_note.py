@@ -16,16 +16,20 @@ NO_PLACED_KERNEL = "no kernel has both time and byte counts to place on the char
 HOW_TO_PLACE = "collect ncu --set roofline or declare a work model to place them on the roofline"
 
 
-def no_chart_reason() -> str:
-    """The sentence a page shows instead of a roofline chart with no kernel on it."""
-    return f"No roofline chart: {NO_PLACED_KERNEL}; {HOW_TO_PLACE}."
+def no_chart_reason(between: str = " ") -> str:
+    """The sentence a page shows instead of a roofline chart with no kernel on it.
+
+    ``between``: what parts the reason from what would place the kernels (a chart's line break).
+    """
+    return f"No roofline chart: {NO_PLACED_KERNEL};{between}{HOW_TO_PLACE}."
 
 
 def note_chart(title: str) -> Figure:
     """A figure holding ``title`` and ``no_chart_reason`` (gid ``no-chart``), no axes."""
     fig = Figure(figsize=(8, 1.4))
     fig.suptitle(title, parse_math=False)
-    words = f"No roofline chart: {NO_PLACED_KERNEL};\n{HOW_TO_PLACE}."
-    text = fig.text(0.5, 0.4, words, ha="center", va="center", fontsize=9, parse_math=False)
+    text = fig.text(
+        0.5, 0.4, no_chart_reason("\n"), ha="center", va="center", fontsize=9, parse_math=False
+    )
     text.set_gid("no-chart")
     return fig
