@@ -208,8 +208,11 @@ class KernelHistory:
         if self.group >= 0:
             groups = self.labels.groups
             return self.labels.intensity()[groups.starts[self.group] : groups.ends[self.group]]
-        with np.errstate(all="ignore"):
-            return np.where(self.bytes_dram > 0, self.total_flops / self.bytes_dram, np.nan)
+        # Divided only where there are bytes: no warnings to silence (``errstate`` costs more
+        # than the division of a 40-night history, and every kernel asks).
+        known = self.bytes_dram > 0
+        out = np.full(self.bytes_dram.shape, np.nan)
+        return np.divide(self.total_flops, self.bytes_dram, out=out, where=known)
 
 
 def _uniform(labels: npt.NDArray[np.object_], groups: _Groups) -> list[str | None]:
@@ -293,10 +296,27 @@ class HistoryIndex:
         if len(keys) == 1 and keys[0] in self._group:
             return self._whole(self._group[keys[0]])
         parts = [self._rows(k) for k in keys if k in self._group]
-        if len(parts) == 1:
-            rows = parts[0]  # already in time order (a stable sort of the time-ordered rows)
-        else:
-            rows = np.sort(np.concatenate(parts)) if parts else np.array([], dtype=np.intp)
+        if not parts:
+            return self._no_rows
+        # One key's rows are in time order already (a stable sort of the time-ordered rows).
+        rows = parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))
+        numeric = {c: self._numeric[c][rows] for c in NUMERIC}
+        return KernelHistory(
+            percent_of_roof=numeric["percent_of_roof"],
+            time_s=numeric["time_s"],
+            total_flops=numeric["total_flops"],
+            bytes_dram=numeric["bytes_dram"],
+            rows=rows,
+            labels=self._labels,
+        )
+
+    @cached_property
+    def _no_rows(self) -> KernelHistory:
+        """The history of every kernel the index has no row of (all of a first run's): one.
+
+        Its figures (``usual_binding``, ...) are computed once, not once per new kernel.
+        """
+        rows = np.array([], dtype=np.intp)
         numeric = {c: self._numeric[c][rows] for c in NUMERIC}
         return KernelHistory(
             percent_of_roof=numeric["percent_of_roof"],

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -86,13 +87,24 @@ def segment_starts(rows: list[FloatArray], min_points: int = 1) -> tuple[list[in
     """
     matrix = _padded(rows)
     scan = change_points_many(matrix, options=ChangePointOptions())
-    starts = []
-    for i, row in enumerate(rows):
-        offset = matrix.shape[1] - row.size
-        changes = np.flatnonzero(scan.is_change[i]) - offset
-        changes = changes[changes <= row.size - max(min_points, MIN_DETECTED_POINTS)]
-        starts.append(int(changes[-1]) if changes.size else 0)
-    return starts, np.asarray(scan.noise, dtype=float)
+    return _last_starts(scan.is_change, rows, min_points), np.asarray(scan.noise, dtype=float)
+
+
+def _last_starts(
+    is_change: npt.NDArray[np.bool_], rows: list[FloatArray], min_points: int
+) -> list[int]:
+    """Per row, its last change of ``is_change`` with enough points after it (0: none).
+
+    A row ends at the matrix's last column, so "``min_points`` after it" is one column bound
+    for every row: the rows are read at once, not one ``flatnonzero`` each (2,000 a check).
+    """
+    width = is_change.shape[1]
+    usable = is_change[:, : max(width - max(min_points, MIN_DETECTED_POINTS) + 1, 0)]
+    if not usable.size:
+        return [0] * len(rows)
+    last = usable.shape[1] - 1 - np.argmax(usable[:, ::-1], axis=1)
+    offsets = width - np.fromiter((r.size for r in rows), dtype=np.intp, count=len(rows))
+    return cast(list[int], np.where(usable.any(axis=1), last - offsets, 0).tolist())
 
 
 def _spread(segment: FloatArray, location: float, noise: float) -> float:
