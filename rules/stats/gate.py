@@ -44,6 +44,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -256,10 +257,14 @@ def judge_latest_replayed(
     rows = [clean(s) for s in series]
     starts, noise = segment_starts([r[:-1] for r in rows], opts.confirm_runs)
     replays = _replays(rows, starts, opts)
-    full = [i for i, b in enumerate(replays) if b is not None]
-    begun = [b.start for b in replays if b is not None]
+    # A series of one value (a new kernel's, all of a first run's) has no level to judge it
+    # against: what ``judge_from`` says of it, without a step for each of 2,000 kernels.
+    full = [i for i, r in enumerate(rows) if r.size > 1]
+    begun = [cast(Replay, replays[i]).start for i in full]
     steps = _steps([rows[i] for i in full], begun, noise[full], opts)
     judged = [_empty(opts)] * len(rows)
+    for i in (i for i, r in enumerate(rows) if r.size == 1):
+        judged[i] = _unjudged(opts, float(rows[i][0]))
     for i, start, one in zip(full, begun, steps, strict=True):
         judged[i] = judge_from(rows[i], start, float(noise[i]), opts, higher_is_better, one)
     return judged, replays
@@ -307,6 +312,14 @@ def judge_latest(
         confirmed, ``regressed`` (or ``improved``) on the value that confirms the change.
     """
     return judge_latest_many([series], higher_is_better=higher_is_better, options=options)[0]
+
+
+def _unjudged(opts: GateOptions, current: float) -> Judgement:
+    """``judge_from`` of a lone value: no level (``NO_LEVEL``), so nothing beyond or confirmed."""
+    nan = math.nan
+    return Judgement(
+        False, False, False, nan, nan, current, nan, nan, nan, 0, 0, 0, opts.confirm_runs, False
+    )
 
 
 def _empty(opts: GateOptions) -> Judgement:
