@@ -11,7 +11,7 @@ from pathlib import Path
 from collectors import CollectOptions, collect
 from collectors.schema import RunRecord
 from service.errors import BadInput
-from service.pipeline.roofs import names_device
+from service.pipeline.roofs import names_device, same_cc
 from service.progress import progress
 from service.store.history import MergeBase
 
@@ -30,9 +30,11 @@ def merge_runs(
     ``same_device`` says when two device names are one card (the catalog's names of it).
 
     Raises:
-        BadInput: Two files carry the same kernel key, or were measured on different devices.
+        BadInput: Two files carry the same kernel key, or were measured on different devices
+            (names, or compute capabilities: one card's name given to two cards' files).
     """
     first = records[0]
+    _refuse_other_cc(records, paths)
     owner: dict[str, Path] = {}
     for record, path in zip(records, paths, strict=True):
         if not same_device(record.device.name, first.device.name):
@@ -49,14 +51,33 @@ def merge_runs(
     tools: dict[str, str] = {}
     for record in records:
         tools.update(record.tools)
+    # the run's CC is the one its files record, where the first file records none
+    cc = next((r.device.compute_capability for r in records if r.device.compute_capability), None)
     return first.model_copy(
         update={
+            "device": first.device.model_copy(update={"compute_capability": cc}),
             "kernels": tuple(k for r in records for k in r.kernels),
             "notes": tuple(n for r in records for n in r.notes),
             "sources": tuple(s for r in records for s in r.sources),
             "tools": tools,
         }
     )
+
+
+def _refuse_other_cc(records: Sequence[RunRecord], paths: Sequence[Path]) -> None:
+    """Raise BadInput when two files of one run record different compute capabilities."""
+    recorded = [
+        (record.device.compute_capability, path)
+        for record, path in zip(records, paths, strict=True)
+        if record.device.compute_capability
+    ]
+    for cc, path in recorded[1:]:
+        if not same_cc(cc, recorded[0][0]):
+            raise BadInput(
+                f"{path}: the report records compute capability {cc}, but {recorded[0][1]} "
+                f"records {recorded[0][0]}: two cards' files, whatever device names them; "
+                "ingest each card as its own run"
+            )
 
 
 def _other_device(path: Path, device: str, first_path: Path, first: str) -> str:

@@ -12,6 +12,9 @@ module, so they all agree. The rule (issue 15):
   one run: a report naming its own device is judged on it (issue 30);
 * a report that names no device, with none given, is an error saying which flag or config
   key names it (``DeviceNotNamed``).
+* a device whose architecture (the catalog's ``sm_XX``) is not the compute capability the
+  report records is an error naming both (``ArchitectureConflict``): those kernels ran on
+  another card, whichever name was given.
 
 Roof sources: datasheet (catalog, scaled to the clocks the report ran at: rules.clocks),
 report (the profiler's peak x clocks), measured (calibration, never scaled). A datasheet
@@ -21,6 +24,7 @@ one, with a note saying so.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from collectors.schema import RunRecord
@@ -75,6 +79,54 @@ class DeviceConflict(BadInput):
         )
 
 
+class ArchitectureConflict(DeviceConflict):
+    """The device a run is judged on is of another architecture than the report's CC."""
+
+    def __init__(self, where: str, recorded: str, device: str, architecture: str) -> None:
+        self.named = f"CC {recorded}"
+        self.given = device
+        # a DeviceConflict to every caller, with its own message: no name is wrong, the card is
+        BadInput.__init__(
+            self,
+            f"{where}: the report records compute capability {recorded}, but device "
+            f"{device!r} is CC {architecture}: these kernels ran on another card; name the "
+            "card the report was measured on",
+        )
+
+
+#: The ``sm_XX`` in a catalog device's ``arch`` (``Hopper (GH100, sm_90)``, ``sm_100``).
+_SM_ARCH = re.compile(r"\bsm_(\d+)(\d)\b")
+
+
+def device_cc(name: str, catalog: Catalog) -> str | None:
+    """The compute capability of catalog device ``name`` (``"9.0"``); None: unknown or not CUDA."""
+    spec = catalog.find(name)
+    found = _SM_ARCH.search(spec.arch) if spec else None
+    return f"{int(found[1])}.{found[2]}" if found else None
+
+
+def same_cc(a: str, b: str) -> bool:
+    """Whether two compute capabilities are one (``"9.0"`` and ``"9"`` are)."""
+    return _cc_parts(a) == _cc_parts(b)
+
+
+def _cc_parts(cc: str) -> tuple[str, ...]:
+    parts = [part.strip().lstrip("0") or "0" for part in cc.strip().split(".")]
+    return tuple(parts + ["0"] * (2 - len(parts)))
+
+
+def refuse_other_architecture(run: RunRecord, device: str, catalog: Catalog, where: str) -> None:
+    """Raise ``ArchitectureConflict`` when catalog ``device`` is not the CC ``run`` records.
+
+    An RTX 4090 report (CC 8.9) judged on an H100 (sm_90) is placed on roofs of a card it did
+    not run on; a device whose architecture the catalog does not give is not checked.
+    """
+    recorded = run.device.compute_capability
+    architecture = device_cc(device, catalog)
+    if recorded and architecture and not same_cc(recorded, architecture):
+        raise ArchitectureConflict(where, recorded, device, architecture)
+
+
 def names_device(name: str) -> bool:
     """Whether a collected device name came from the report (not a placeholder)."""
     return bool(name.strip()) and not name.lower().startswith(UNNAMED_PREFIX)
@@ -115,19 +167,18 @@ def run_device(
         files: The files read, named by the error when the run has no source (a RunRecord).
 
     Raises:
-        DeviceConflict: The report names a different device than ``given``.
+        DeviceConflict: The report names a different device than ``given``, or the device
+            is of another architecture than the compute capability the report records.
         UnknownDevice: It does, and ``given`` is no catalog device either.
     """
     named = run.device.name
-    if not given:
-        return named
-    if not names_device(named):
-        return given
-    if same_card(named, given, catalog):
-        return named
+    where = run.sources[0].path if run.sources else files
+    settled = given if given and not names_device(named) else named
+    refuse_other_architecture(run, settled, catalog, where)
+    if not given or not names_device(named) or same_card(named, given, catalog):
+        return settled
     if catalog.find(given) is None:  # most likely a typo: say that first
         raise UnknownDevice(given, catalog.suggest(given))
-    where = run.sources[0].path if run.sources else files
     known = catalog.find(named)
     raise DeviceConflict(where, named, given, origin, known.id if known else None)
 
