@@ -8,7 +8,9 @@ kept too, with the bytes the trace reports as a DRAM proxy: a copy reads and wri
 byte (2 x bytes), a memset writes it (1 x bytes); an L2-resident copy moves less DRAM.
 Host<->device copies measure PCIe, not the device roofline, and are listed in the notes.
 An event of ``dur`` 0 ran shorter than the trace's resolution: it is counted in
-``failed_launches`` (profiled, no usable time), not averaged in.
+``failed_launches`` (profiled, no usable time), not averaged in. A run holds one device (the
+one ``--device`` names, else the first kernel's): GPU events of other devices are counted in
+the notes, not ingested, as nvbench's states of other devices are.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from collectors.schema import (
 )
 
 _US_PER_S = 1e6
+#: The trace categories of GPU activity roofguard reads.
+_GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 
 
 @dataclass
@@ -101,7 +105,9 @@ class KinetoTrace(Collector):
         listed = optional(root, "deviceProperties", list, path, None) or []
         props = by_id(listed, path, "deviceProperties")
         device = self._device_id(events, props)
+        names = {index: str(prop.get("name") or "?") for index, prop in props.items()}
         groups, notes = self._groups(events, device, path)
+        notes += _other_devices(events, device, names, path)
         kernels = [self._record(g, path) for g in groups.values()]
         return RunRecord(
             device=self._device(props.get(device, {})),
@@ -142,7 +148,7 @@ class KinetoTrace(Collector):
             if not isinstance(event, Mapping) or event.get("ph") != "X":
                 continue
             category = str(event.get("cat", "")).lower()
-            if category not in {"kernel", "gpu_memcpy", "gpu_memset"}:
+            if category not in _GPU_CATEGORIES:
                 continue
             if _args(event, path, f"traceEvents[{index}]").get("device", device) != device:
                 continue
@@ -206,6 +212,26 @@ class KinetoTrace(Collector):
             missing=_missing(group, nbytes),
             source=SourceRef(path=str(path), row=f"traceEvents[{group.first}]", format=self.name),
         )
+
+
+def _other_devices(
+    events: list[Any], device: int, names: Mapping[int, str], path: Path
+) -> list[str]:
+    """One note per other device whose GPU events were left out (a run holds one device)."""
+    left: dict[Any, int] = {}
+    for index, event in enumerate(events):
+        if not isinstance(event, Mapping) or event.get("ph") != "X":
+            continue
+        if str(event.get("cat", "")).lower() not in _GPU_CATEGORIES:
+            continue
+        other = _args(event, path, f"traceEvents[{index}]").get("device", device)
+        if other != device:
+            left[other] = left.get(other, 0) + 1
+    return [
+        f"{count} GPU event(s) on device {other} ({names.get(other, '?')}) not ingested: a run "
+        "holds one device (choose it with --device)"
+        for other, count in sorted(left.items(), key=lambda item: str(item[0]))
+    ]
 
 
 def _copy_work(
