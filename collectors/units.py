@@ -20,7 +20,8 @@ _TIME = {
     "ns": 1e-9,
     "usecond": 1e-6,
     "us": 1e-6,
-    "µs": 1e-6,
+    "µs": 1e-6,  # U+00B5 MICRO SIGN
+    "μs": 1e-6,  # U+03BC GREEK SMALL LETTER MU: what a Greek keyboard or a locale prints
     "msecond": 1e-3,
     "ms": 1e-3,
     "second": 1.0,
@@ -28,7 +29,13 @@ _TIME = {
     "s": 1.0,
 }
 _FREQ = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
-_PER_TIME = {"second": 1.0, "s": 1.0, "sec": 1.0, "msecond": 1e3, "usecond": 1e6, "nsecond": 1e9}
+#: Denominators of rates: the per-second factor of each time unit (``cycle/us`` is 1e6 Hz).
+_PER_TIME = {
+    **dict.fromkeys(("second", "s", "sec"), 1.0),
+    **dict.fromkeys(("msecond", "ms"), 1e3),
+    **dict.fromkeys(("usecond", "us", "µs", "μs"), 1e6),
+    **dict.fromkeys(("nsecond", "ns"), 1e9),
+}
 #: Dimensionless or count units, kept as they are.
 _COUNTS = {
     "",
@@ -62,8 +69,8 @@ _COUNTS = {
     "wavefront",
 }
 
-#: ``byte``/``B`` with an SI prefix (``Kbyte``, ``MB``) or a binary one (``Kibyte``, ``MiB``).
-_BYTE = re.compile(r"^(?:([KMGTP])(i?))?(?:byte|B)$")
+#: ``byte``/``B`` with an SI prefix (``Kbyte``, ``kB``, ``MB``) or a binary one (``KiB``).
+_BYTE = re.compile(r"^(?:([kKMGTP])(i?))?(?:byte|B)$")
 
 
 class UnknownUnit(ValueError):
@@ -91,7 +98,7 @@ def unit_factor(unit: str) -> float:
     m = _BYTE.match(u)
     if m:
         prefix, binary = m.group(1) or "", m.group(2)
-        return _BINARY[prefix] if binary else _PREFIX[prefix]
+        return _BINARY[prefix.upper()] if binary else _PREFIX[prefix]
     raise UnknownUnit(f"unknown unit {shown(unit)}")
 
 

@@ -9,6 +9,7 @@ from ncu_files import write_details, write_raw
 
 import collectors
 from collectors.identity import KeyOptions
+from collectors.units import unit_factor
 
 OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 RAW_METRICS = [
@@ -219,13 +220,15 @@ LASHI_DRAM = '"dram__bytes.sum","byte","104040704"'  # launch 0's DRAM bytes
         ("Mibyte", "99.220947265625"),
         ("MiB", "99.220947265625"),
         ("Kbyte", "104040.704"),
+        ("kbyte", "104040.704"),
+        ("kB", "104040.704"),
         ("MB", "104.040704"),
     ],
 )
 def test_binary_byte_prefixes_are_powers_of_1024(
     tmp_path: Path, corpus_dir: Path, unit: str, value: str
 ) -> None:
-    """``Kibyte`` was read as 1000 bytes (the ``i`` dropped) and ``MiB`` was refused."""
+    """``Kibyte`` was read as 1000 bytes (the ``i`` dropped); ``MiB``, ``kB`` were refused."""
     text = (corpus_dir / LASHI).read_text()
     assert LASHI_DRAM in text
     path = tmp_path / "binary.csv"
@@ -238,3 +241,47 @@ def test_binary_byte_prefixes_are_powers_of_1024(
         [(0, "k", ["1", value])],
     )
     assert collectors.collect(raw).kernels[0].bytes["dram"] == pytest.approx(104040704)
+
+
+LASHI_TIME = '"gpu__time_duration.sum","nsecond","814048"'  # launch 0's duration
+
+
+@pytest.mark.parametrize("micro", ["\u00b5s", "\u03bcs"], ids=["micro sign", "greek mu"])
+def test_microseconds_read_with_either_mu(tmp_path: Path, corpus_dir: Path, micro: str) -> None:
+    """``µs`` (U+00B5) was read while ``μs`` (U+03BC), which looks the same, was refused."""
+    text = (corpus_dir / LASHI).read_text()
+    assert LASHI_TIME in text
+    path = tmp_path / "mu.csv"
+    path.write_text(text.replace(LASHI_TIME, f'"gpu__time_duration.sum","{micro}","814.048"'))
+    first = collectors.collect(path).kernels[0]
+    assert first.duration_s == pytest.approx(814048e-9, rel=1e-12)
+
+
+GARDENIA = "ncu-csv/Gardenia-Tian_LearningNote4Dev__gemm_output_sgemm.csv"
+GARDENIA_CLOCK = '"smsp__cycles_elapsed.avg.per_second","cycle/second","764,999,991.90"'
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("unit", "value"),
+    [("cycle/us", "764.9999919"), ("cycle/ns", "0.7649999919"), ("cycle/ms", "764999.9919")],
+)
+def test_short_rate_denominators_scale(
+    tmp_path: Path, corpus_dir: Path, unit: str, value: str
+) -> None:
+    """``cycle/usecond`` was read, ``cycle/us`` refused as an unknown unit."""
+    text = (corpus_dir / GARDENIA).read_text()
+    assert GARDENIA_CLOCK in text
+    path = tmp_path / "rate.csv"
+    edited = f'"smsp__cycles_elapsed.avg.per_second","{unit}","{value}"'
+    path.write_text(text.replace(GARDENIA_CLOCK, edited, 1))
+    want = collectors.collect(corpus_dir / GARDENIA).kernels[0].sm_clock_hz
+    assert want and collectors.collect(path).kernels[0].sm_clock_hz == pytest.approx(want)
+
+
+@pytest.mark.parametrize(
+    ("unit", "factor"),
+    [("byte/us", 1e6), ("Kbyte/ms", 1e6), ("kB/s", 1e3), ("inst/ns", 1e9), ("cycle/us", 1e6)],
+)
+def test_rate_units_scale_to_per_second(unit: str, factor: float) -> None:
+    assert unit_factor(unit) == factor
