@@ -18,6 +18,7 @@ A case file ``<rule-id>.yml``::
             - {key: gemv, flops: {fp32: 1.0e9}, bytes: {dram: 1.0e9}, time_s: 0.0125}
         options: {z_threshold: 4}       # the rule's options (optional)
         config: {aliases: {}}            # other RulesConfig fields (optional)
+        alongside: [time-regression]     # rules run with it, their findings not compared
         expected:
           - {rule: roof-drop, kernel: gemv, severity: fail}
 
@@ -79,6 +80,11 @@ class RuleCase:
     def id(self) -> str:
         """Test id, e.g. ``roof-drop/fail_gemv_fusion_lost``."""
         return f"{self.rule}/{self.name}"
+
+    @property
+    def alongside(self) -> tuple[str, ...]:
+        """Rules run with the rule under test (the gate's, for a rule reading its decisions)."""
+        return tuple(self.spec.get("alongside", ()))
 
     @property
     def expected(self) -> set[Expected]:

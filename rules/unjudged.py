@@ -4,7 +4,8 @@ The gate judges a kernel from ``min_runs`` baseline runs (``[baseline] min_runs`
 PR on a repository's second night used to read "All 60 kernels unchanged" with a kernel 3x
 slower: the verdict now records what it needed (``RunBaseline.min_runs``), says so in its
 headline (``Verdict.judged_nothing``) and lists its kernels as new, with their short
-baselines and changes. So is a kernel of a longer baseline with fewer runs of its own.
+baselines and changes. So is a kernel of a longer baseline with fewer runs of its own; one
+far worse than every run it has is early-slowdown's suspect instead, a warning.
 When the gate judged no kernel for too few runs, the verdict records the runs it needed
 (``needed_by_gate``), so it says "not judged" rather than passing.
 """
@@ -52,18 +53,26 @@ def _not_judged(kernel: KernelVerdict, gate: GateDecisions) -> bool:
     return decision is not None and not decision.judgement.enough
 
 
+def _unjudged_row(kernel: KernelVerdict, gate: GateDecisions) -> bool:
+    """New or missing, or a suspect the gate did not judge (early-slowdown's warning)."""
+    if kernel.status in (KernelStatus.NEW, KernelStatus.MISSING):
+        return True
+    return kernel.status == KernelStatus.SUSPECT and _not_judged(kernel, gate)
+
+
 def needed_by_gate(verdict: Verdict, gate: GateDecisions, rules: Sequence[SelectedRule]) -> Verdict:
     """``verdict`` with its baseline's ``min_runs`` the gate's, when it judged no kernel for it.
 
     ``[rules.options.roof-drop] min_runs = 10`` over 8 runs left every kernel new and the
     verdict passed, its baseline needing 3 (the least of the rules'). When every kernel is
-    new and no decision of the gate had enough runs, the runs needed are the least
+    new (or early-slowdown's suspect, far worse than its few runs) and no decision of the
+    gate had enough runs, the runs needed are the least
     ``min_runs`` of the rules that decided: with fewer, the verdict judged nothing.
     """
     base, keys = verdict.baseline, {k.key for k in verdict.kernels}
     if base is None or not base.runs or verdict.judged_nothing:
         return verdict
-    if any(k.status not in (KernelStatus.NEW, KernelStatus.MISSING) for k in verdict.kernels):
+    if not all(_unjudged_row(k, gate) for k in verdict.kernels):
         return verdict
     decided = [(m, d) for m in gate.by_metric for k, d in gate.of(m).items() if k in keys]
     if not decided or any(d.judgement.enough for _, d in decided):

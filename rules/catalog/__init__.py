@@ -17,4 +17,5 @@ BUILTIN_RULES: tuple[str, ...] = (
     "rules.catalog.work_change:WorkChange",
     "rules.catalog.env_mismatch:EnvMismatch",
     "rules.catalog.device_scaling:DeviceScaling",
+    "rules.catalog.early_slowdown:EarlySlowdown",
 )

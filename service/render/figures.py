@@ -121,6 +121,10 @@ LABELS: dict[str, tuple[str, Formatter]] = {
     "work_ratio": ("work ratio", _times),
     # kernels that left the roof at once (``lost-counters``)
     "kernels_lost": ("kernels off the roof", _count),
+    # a kernel too young for the gate, far worse than its nights (``early-slowdown``)
+    "gate_min_runs": ("baseline runs the gate needs", _count),
+    "times_worse": ("times worse than every baseline run", _times),
+    "min_ratio": ("times worse that counts", _times),
     # a new kernel doing a vanished one's work (``rules.renames``)
     "renamed_baseline_percent_of_roof": ("percent of roof of the likely old name", _pct),
     "renamed_baseline_time_s": ("time of the likely old name", fmt_seconds),
@@ -147,6 +151,8 @@ COMPARED = {
     "baseline_center": "baseline median",
     "baseline_spread": "baseline spread",
     "noise_used": "noise used",
+    "worst_night": "worst baseline run",
+    "best_night": "best baseline run",
 }
 
 

@@ -22,11 +22,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def found(case: RuleCase) -> set[tuple[str, str | None, str]]:
     ctx = case.context()
-    # Only the rule under test runs, as the case's config would select it; every other field
-    # of the context is the case's.
-    only = replace(ctx, config=ctx.config.model_copy(update={"select": (case.rule,)}))
+    # Only the rule under test runs, as the case's config would select it, with the rules the
+    # case runs alongside it (whose findings are not the case's); every other field of the
+    # context is the case's.
+    select = (case.rule, *case.alongside)
+    only = replace(ctx, config=ctx.config.model_copy(update={"select": select}))
     verdict = evaluate(only).verdict
-    return {(f.rule, f.kernel, f.severity.value) for f in verdict.findings}
+    return {(f.rule, f.kernel, f.severity.value) for f in verdict.findings if f.rule == case.rule}
 
 
 def test_rule_case(rule_case: RuleCase) -> None:

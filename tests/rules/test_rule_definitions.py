@@ -30,6 +30,7 @@ EXPECTED_IDS = {
     "work-change",
     "env-mismatch",
     "device-scaling",
+    "early-slowdown",
 }
 
 
