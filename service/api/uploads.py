@@ -125,13 +125,15 @@ def _more_than(max_kernels: int, count: int | None = None) -> UploadTooLarge:
     )
 
 
-def check_record(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
+def check_record(
+    record: RunRecord, *, where: str, limits: StoreLimits, files: Sequence[str] = ()
+) -> None:
     """Refuse a run the history must not hold: unmeasurable durations, a future timestamp.
 
     A duration of 0 or 1e-300 s with launches is no measurement: it places the kernel at
     10^300 % of its roof. Kernels whose every launch failed (``launches`` 0) may have none.
     Values the store's columns cannot hold, and figures no device measures, are refused by
-    ``refuse_unstorable``.
+    ``refuse_unstorable``; a kernel read from one of ``files`` is named by that file and row.
 
     Raises:
         BadInput: Naming the kernel's index, key and field.
@@ -146,7 +148,7 @@ def check_record(record: RunRecord, *, where: str, limits: StoreLimits) -> None:
                 f"{kernel.key!r} is not a measured time (at least {MIN_DURATION_S:g} s)"
             )
     refuse_impossible_time(record.timestamp, where=f"{where}: timestamp")
-    refuse_unstorable(record, where=where, limits=limits)
+    refuse_unstorable(record, where=where, limits=limits, files=files)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -239,7 +241,10 @@ def collect_form(parsed: ParsedForm, state: ServiceState, key: str) -> Upload:
     # Named by their files as uploaded from here on, as the store keeps them: an error raised
     # later (a report naming no device) named this service's temporary folder.
     record, reruns = stored_record(record), tuple(stored_record(r) for r in reruns)
-    check_record(record, where="uploaded files", limits=limits)
+    # As ``roofguard check`` names them: a kernel by its file as uploaded and its row there,
+    # not by its place in the run merged from every file.
+    names = [_safe_name(upload) for upload in parsed.files]
+    check_record(record, where=", ".join(names), limits=limits, files=names)
     for upload, rerun in zip(parsed.reruns, reruns, strict=True):
         check_record(rerun, where=f"reruns file {_safe_name(upload)}", limits=limits)
     return Upload(record, reruns, key)
