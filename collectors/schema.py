@@ -24,6 +24,8 @@ from pydantic import (
 )
 
 SCHEMA_VERSION = 1
+#: The RunRecord versions this roofguard reads (the first is the only one so far).
+READ_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
 
 #: FLOP precisions. ``fp*`` are CUDA-core (non-tensor) FLOPs; ``tensor_*`` are tensor-core
 #: FLOPs by *source* precision, dense. Peaks in the hardware catalog use the same keys.
@@ -375,6 +377,15 @@ class RunRecord(_Frozen):
             if kernel.key == key:
                 return kernel
         raise KeyError(key)
+
+
+def version_fault(version: object) -> str | None:
+    """Why a RunRecord of ``schema_version`` ``version`` is not read here; None when it is."""
+    if not isinstance(version, int) or isinstance(version, bool) or version in READ_VERSIONS:
+        return None  # not a number: the record's validation names it
+    read = ", ".join(map(str, READ_VERSIONS))
+    newer = "; upgrade roofguard to read a newer one" if version > SCHEMA_VERSION else ""
+    return f"version {version}: this roofguard reads RunRecord version {read} only{newer}"
 
 
 def run_json_schema() -> dict[str, Any]:

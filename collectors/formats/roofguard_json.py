@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import ClassVar
 
@@ -9,7 +10,7 @@ from pydantic import ValidationError
 
 from collectors.base import Collector
 from collectors.errors import MalformedReport, validation_reason
-from collectors.schema import RunRecord
+from collectors.schema import RunRecord, version_fault
 
 
 def _location(loc: tuple[int | str, ...]) -> tuple[str | None, str | None]:
@@ -59,8 +60,27 @@ class RoofguardJson(Collector):
         # Every kernel has one duration_s (the device has none): counted before validating.
         self.options.count(data.count(b'"duration_s"'), path)
         try:
-            return RunRecord.model_validate_json(data, strict=True)
+            record = RunRecord.model_validate_json(data, strict=True)
         except ValidationError as exc:
+            # A newer version's record may fail on its new fields: its version is the reason.
+            _refuse_version(path, _given_version(data))
             err = exc.errors()[0]
             row, field = _location(tuple(err["loc"]))
             raise MalformedReport(str(path), row, field, validation_reason(err)) from exc
+        _refuse_version(path, record.schema_version)
+        return record
+
+
+def _given_version(data: bytes) -> object:
+    """The ``schema_version`` a RunRecord's JSON text gives, when it is a JSON object."""
+    try:
+        found = json.loads(data)
+    except ValueError:  # not JSON at all: validation says where
+        return None
+    return found.get("schema_version") if isinstance(found, dict) else None
+
+
+def _refuse_version(path: Path, version: object) -> None:
+    fault = version_fault(version)
+    if fault is not None:
+        raise MalformedReport(str(path), None, "schema_version", fault)

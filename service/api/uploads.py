@@ -27,7 +27,7 @@ from collectors import (
     name_unmeasured,
     validation_reason,
 )
-from collectors.schema import RunKind, RunRecord
+from collectors.schema import RunKind, RunRecord, version_fault
 from rules import UnknownDevice
 from service.api.deps import ServiceState
 from service.api.guards import find_nul
@@ -90,8 +90,9 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
     as every file reader names them (``collectors.safety``).
 
     Raises:
-        BadInput: Not a valid RunRecord (naming the kernel's index and the field), or one
-            the store must not hold (see check_record).
+        BadInput: Not a valid RunRecord (naming the kernel's index and the field), one of a
+            ``schema_version`` this roofguard does not read, or one the store must not hold
+            (see check_record).
     """
     limits = limits or StoreLimits()
     # Every kernel has one duration_s: a run past the cap is refused before it is validated.
@@ -100,7 +101,10 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
     try:
         record = RunRecord.model_validate_json(body, strict=True)
     except ValidationError as exc:
+        # A newer version's record may fail on its new fields: its version is the reason.
+        _refuse_version(_given_version(body))
         raise BadInput(f"request body: {_first_error(exc)}") from None
+    _refuse_version(record.schema_version)
     if b"\\u0000" in body:  # JSON spells a NUL only this way; walk the tree only then
         where = find_nul(json.loads(body))
         if where is not None:
@@ -109,6 +113,20 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
         raise BadInput("request body: pull_request: missing; a run of kind pr needs its number")
     check_record(record, where="request body", limits=limits)
     return name_unmeasured(record)
+
+
+def _given_version(body: bytes) -> object:
+    try:
+        found = json.loads(body)
+    except ValueError:  # not JSON: validation says where
+        return None
+    return found.get("schema_version") if isinstance(found, dict) else None
+
+
+def _refuse_version(version: object) -> None:
+    fault = version_fault(version)
+    if fault is not None:
+        raise BadInput(f"request body: schema_version: {fault}")
 
 
 def check_size(record: RunRecord, *, max_kernels: int) -> None:
