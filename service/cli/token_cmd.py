@@ -15,6 +15,7 @@ from sqlmodel import Session
 
 from service.cli.db_cmd import DbOption
 from service.cli.overview import HELP_MARKUP
+from service.errors import BadInput
 from service.store.db import ensure_current, make_engine, session_scope
 from service.store.tokens import (
     Permission,
@@ -48,10 +49,29 @@ def _when(value: object) -> str:
     return value.strftime("%Y-%m-%d %H:%M") if value is not None else "-"  # type: ignore[attr-defined]
 
 
+def _shown(name: str) -> str:
+    """``name`` with each character a terminal would not print escaped, as Python writes it.
+
+    A newline in a name stored before names were checked started a row of its own in
+    ``token list``, one that could pass for another, active token.
+    """
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in name)
+
+
+def _refuse_unprintable(name: str) -> None:
+    """Raise BadInput when ``name`` holds a control or other unprintable character."""
+    for place, char in enumerate(name, start=1):
+        if not char.isprintable():
+            raise BadInput(
+                f"--name: character {place} is {char!r}, not printable; a name is one line of "
+                "printable text (`token list` shows one token a line)"
+            )
+
+
 def _line(info: TokenInfo) -> str:
     state = f"revoked {_when(info.revoked_at)}" if info.revoked_at else "active"
     return (
-        f"{info.id:>5}  {info.repo:<32} {info.permission:<6} {info.name:<24} "
+        f"{info.id:>5}  {info.repo:<32} {info.permission:<6} {_shown(info.name):<24} "
         f"created {_when(info.created_at)}  last used {_when(info.last_used_at)}  "
         f"{state}"
     )
@@ -69,6 +89,7 @@ def create_command(
     """Create a token; it is printed once, alone on the last line."""
     permission = Permission.WRITE if write else Permission.READ
     label = name or default_name(repo, permission)
+    _refuse_unprintable(label)
     with _store(url) as session:
         token_id, token = create_token(
             session=session, repo=repo, permission=permission, name=label
