@@ -124,7 +124,8 @@ def upload(
 def _service_url(server: str) -> str:
     """``server`` without a trailing slash; refused at once when it names no http(s) service.
 
-    A URL without a scheme (``127.0.0.1:8000``) was retried for 14 s as a network outage.
+    A URL without a scheme (``127.0.0.1:8000``) was retried for 14 s as a network outage; one
+    ending in the API's path (``/api/v1``) got a bare 404.
     """
     try:
         url = httpx.URL(server)
@@ -135,7 +136,14 @@ def _service_url(server: str) -> str:
             f"--server {server!r}: give the service's URL with its scheme, e.g. "
             "https://roofguard.example.com or http://127.0.0.1:8000"
         )
-    return server.rstrip("/")
+    root = server.rstrip("/")
+    for api in ("/api/v1", "/api/v1/runs"):  # the API's own path: a bare 404 followed
+        if url.path.rstrip("/").endswith(api):
+            raise UploadFailed(
+                f"--server {server!r}: give the service's root URL, without {api} (upload adds "
+                f"the API's path): {root.removesuffix(api)}"
+            )
+    return root
 
 
 def _until_judged(server: str, post: Callable[[], _Attempt]) -> _Attempt:
@@ -198,7 +206,10 @@ def _answer(server: str, response: httpx.Response) -> dict[str, Any]:
         detail = response.json().get("detail", response.text)
     except ValueError:
         detail = response.text
-    raise UploadFailed(f"{server}: upload refused with HTTP {response.status_code}: {detail}")
+    # The router's own 404, not one of roofguard's answers: no upload API at that URL.
+    routed = response.status_code == 404 and detail == "Not Found"
+    hint = "; is --server the service's root URL (where its pages are)?" if routed else ""
+    raise UploadFailed(f"{server}: upload refused with HTTP {response.status_code}: {detail}{hint}")
 
 
 def _service_answer(server: str, response: httpx.Response) -> dict[str, Any]:
@@ -259,7 +270,7 @@ def _in_actions(verdict: Verdict, url: str | None) -> None:
 
 def upload_command(
     files: _Files,
-    server: Annotated[str, _Opt(help="Base URL of the roofguard service.")],
+    server: Annotated[str, _Opt(help="Root URL of the roofguard service (without /api/v1).")],
     token: _Token,
     repo: Annotated[str, _Opt(help="OWNER/NAME of the repository measured.")],
     commit: Annotated[str, _Opt(help="Commit SHA measured.")],
