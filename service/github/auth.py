@@ -14,8 +14,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import github3
+import requests
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from github3 import exceptions as gh_exc
 
 from service.errors import BadInput
+from service.github.retry import Clock, GitHubFailed, RetryPolicy, with_retries
 
 PUBLIC_API = "https://api.github.com"
 #: The login of an installation token, which ``GET /user`` refuses: ``GITHUB_TOKEN``'s
@@ -81,10 +87,12 @@ class GitHubCredentials:
                     "ROOFGUARD_GITHUB_APP_SLUG: needed with App credentials "
                     "(comments are recognised by the App's bot login)"
                 )
+            pem, where = _private_key(env)
+            installation_id = _installation_id(env)
             return cls(
                 app_id=env["ROOFGUARD_GITHUB_APP_ID"].strip(),
-                private_key_pem=_private_key(env),
-                installation_id=_installation_id(env),
+                private_key_pem=_parsed_key(pem, where),
+                installation_id=installation_id,
                 login_name=login,
             )
         token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
@@ -96,37 +104,83 @@ class GitHubCredentials:
             )
         return cls(token=token.strip(), login_name=override or None)
 
-    def login(self, gh: github3.GitHub) -> None:
+    def login(self, gh: github3.GitHub, *, retry: RetryPolicy, clock: Clock) -> None:
         """Authenticate ``gh``: App installation login, or the token as installation auth.
 
         github3.py refuses check-run writes unless the session holds installation auth; a
         ``GITHUB_TOKEN`` is one, so it is installed as such (github3.py's own integration
         helper does the same). A personal token then gets a 403 on check runs and the caller
-        falls back to a commit status.
+        falls back to a commit status. The App's token exchange is retried as any call is.
+
+        Raises:
+            GitHubFailed: GitHub refused the App's login, or failed it past the retries.
         """
-        if self.app_id is not None:
-            assert self.private_key_pem is not None and self.installation_id is not None
+        if self.app_id is None:
+            expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+            gh.session.app_installation_token_auth(
+                {"token": self.token, "expires_at": expires.isoformat()}
+            )
+            return
+        what = f"GitHub App installation login (installation {self.installation_id})"
+        try:
+            with_retries(lambda: self._exchange(gh), what=what, policy=retry, clock=clock)
+        except gh_exc.GitHubException as exc:
+            raise GitHubFailed(
+                f"{what} refused: {exc}: check ROOFGUARD_GITHUB_APP_ID, the App's private key "
+                "and ROOFGUARD_GITHUB_APP_INSTALLATION_ID"
+            ) from exc
+
+    def _exchange(self, gh: github3.GitHub) -> None:
+        """The App's JWT for an installation token; a dropped connection as github3's error.
+
+        github3.py posts this one request bare: ``requests``' errors are not its own, which
+        the retries (and the caller's fallback) know.
+        """
+        assert self.private_key_pem is not None and self.installation_id is not None
+        try:
             gh.login_as_app_installation(
                 self.private_key_pem, str(self.app_id), self.installation_id
             )
-            return
-        expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
-        gh.session.app_installation_token_auth(
-            {"token": self.token, "expires_at": expires.isoformat()}
-        )
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            raise gh_exc.ConnectionError(exc) from exc
+        except requests.RequestException as exc:
+            raise gh_exc.TransportError(exc) from exc
 
 
-def _private_key(env: Mapping[str, str]) -> bytes:
+def _private_key(env: Mapping[str, str]) -> tuple[bytes, str]:
+    """The App's key as given, and where from (the variable, or the ``_PATH`` one and file)."""
     pem = env.get("ROOFGUARD_GITHUB_APP_PRIVATE_KEY")
     if pem:
-        return pem.encode()
+        return pem.encode(), "ROOFGUARD_GITHUB_APP_PRIVATE_KEY"
     path = env.get("ROOFGUARD_GITHUB_APP_PRIVATE_KEY_PATH")
     if not path:
         raise BadInput("ROOFGUARD_GITHUB_APP_PRIVATE_KEY: not set (nor ..._PRIVATE_KEY_PATH)")
     try:
-        return Path(path).read_bytes()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise BadInput(f"ROOFGUARD_GITHUB_APP_PRIVATE_KEY_PATH: {path}: {exc.strerror}") from exc
+    return data, f"ROOFGUARD_GITHUB_APP_PRIVATE_KEY_PATH: {path}"
+
+
+def _parsed_key(pem: bytes, where: str) -> bytes:
+    """``pem`` when it is an unencrypted RSA private key in PEM, as a GitHub App's key is.
+
+    Parsed here: PyJWT's own error, at the login, named neither the variable nor the file.
+    """
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except TypeError as exc:  # a passphrase: GitHub's download has none, and PyJWT takes none
+        raise BadInput(
+            f"{where}: an encrypted private key; give the App's key unencrypted"
+        ) from exc
+    except (ValueError, UnsupportedAlgorithm) as exc:
+        raise BadInput(
+            f"{where}: not a PEM private key (the App's settings page downloads it as a .pem "
+            "file, -----BEGIN RSA PRIVATE KEY----- ...)"
+        ) from exc
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise BadInput(f"{where}: not an RSA private key, as a GitHub App's key is")
+    return pem
 
 
 def _installation_id(env: Mapping[str, str]) -> int:

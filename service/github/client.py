@@ -228,14 +228,16 @@ def make_client(
     retry: RetryPolicy | None = None,
     clock: Clock | None = None,
 ) -> GitHubClient:
-    """A client for ``api_url`` (from ``resolve_api_url``) authenticated by ``credentials``."""
+    """A client for ``api_url`` (from ``resolve_api_url``) authenticated by ``credentials``.
+
+    Raises:
+        GitHubFailed: An App's installation login refused, or failed past the retries.
+    """
     session = GitHubSession(default_connect_timeout=4, default_read_timeout=10)
     gh = github3.GitHub(session=session)
     gh.session.base_url = api_url.rstrip("/")
-    try:
-        credentials.login(gh)
-    except gh_exc.GitHubException as exc:
-        raise GitHubFailed(f"GitHub App installation login failed: {exc}") from exc
+    retry, clock = retry or RetryPolicy(), clock or SystemClock()
+    credentials.login(gh, retry=retry, clock=clock)
     return GitHubClient(gh, bot_login=bot_login or credentials.bot_login, retry=retry, clock=clock)
 
 

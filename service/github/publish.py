@@ -198,15 +198,16 @@ def _attempt(
     """The publish's result; where GitHub failed, also the error (the comment posted is kept).
 
     Only a read-only token used to reach the fallback: bad credentials, GitHub down past the
-    retries or a rate limit past its budget lost the verdict (no summary, artifact, outputs).
+    retries or a rate limit past its budget lost the verdict (no summary, artifact, outputs);
+    so did a GitHub App's failed login, which was tried once.
     """
     conclusion = check_conclusion(verdict, options.policy.failure)
     credentials = _credentials(env)
     if credentials is None:
         return PublishResult(False, "skipped", None, None, None, conclusion, NO_TOKEN), None
     api_url = resolve_api_url(options.github_url, env)
-    client = make_client(credentials, api_url=api_url, clock=options.clock)
-    try:
+    try:  # an App's login is a request too: its failure keeps the verdict as any other does
+        client = make_client(credentials, api_url=api_url, clock=options.clock)
         return _publish(client, verdict, markdown, target, options.policy, links.run_url), None
     except CheckFailed as exc:
         return check_failed_result(exc, conclusion)
