@@ -44,7 +44,7 @@ from service.github.policy import (
     status_state,
 )
 from service.github.retry import Clock, GitHubFailed, RetryPolicy, SystemClock, with_retries
-from service.github.sticky import upsert_sticky
+from service.github.sticky import CreateSent, upsert_sticky
 from service.render.markdown import (
     CHECK_OUTPUT_LIMIT,
     GITHUB_COMMENT_LIMIT,
@@ -123,10 +123,12 @@ class GitHubClient:
         author = getattr(comment.user, "login", None)
         return self._ours(author) and opens_with(comment.body, marker)
 
-    def _upsert_once(self, repo: str, pr: int, marker: str, body: str) -> tuple[Any, CommentAction]:
+    def _upsert_once(
+        self, repo: str, pr: int, marker: str, body: str, tries: CreateSent
+    ) -> tuple[Any, CommentAction]:
         issue = self.gh.issue(*split_repo(repo), pr)
         marked = [c for c in issue.comments() if self._own(c, marker)]
-        return upsert_sticky(issue, marked, body)
+        return upsert_sticky(issue, marked, body, tries)
 
     def upsert_comment(
         self, repo: str, pr: int, marker: str, body: str
@@ -135,9 +137,9 @@ class GitHubClient:
         body = with_marker(body, marker)
         if len(body) > GITHUB_COMMENT_LIMIT:
             raise BadInput(f"comment body has {len(body)} characters (GitHub allows 65,536)")
-        return self.call(
-            f"sticky comment on {repo}#{pr}", lambda: self._upsert_once(repo, pr, marker, body)
-        )
+        tries = CreateSent()
+        what = f"sticky comment on {repo}#{pr}"
+        return self.call(what, lambda: self._upsert_once(repo, pr, marker, body, tries))
 
     def create_check_run(
         self,
@@ -373,10 +375,7 @@ def _comment(
     """The sticky comment on PR ``pr`` (none without a PR)."""
     if pr is None:
         return None, "skipped"
-    comment, action = client.upsert_comment(
-        repo, pr, verdict_marker(repo, pr, verdict.device), markdown
-    )
-    return comment, action
+    return client.upsert_comment(repo, pr, verdict_marker(repo, pr, verdict.device), markdown)
 
 
 def _read_only(repo: str, exc: ReadOnlyToken) -> str:

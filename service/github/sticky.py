@@ -87,17 +87,32 @@ def _edit(group: list[Any], body: str, skip: set[int]) -> tuple[Any, CommentActi
     return keep, action
 
 
-def upsert_sticky(issue: Any, marked: list[Any], body: str) -> tuple[Any, CommentAction]:
+class CreateSent:
+    """Whether an earlier try of one upsert sent its create, whose answer was lost.
+
+    GitHub may have stored that comment: the retry then finds it, its body already ours, and
+    it is the comment this upsert created, not one left unchanged.
+    """
+
+    def __init__(self) -> None:
+        self.sent = False
+
+
+def upsert_sticky(
+    issue: Any, marked: list[Any], body: str, tries: CreateSent | None = None
+) -> tuple[Any, CommentAction]:
     """Edit our comment among ``marked`` (by authors that may be us, oldest first), or post one.
 
     Args:
         issue: The github3 issue (the pull request) to post on.
         marked: Its comments opening with the marker whose author may be us.
         body: The comment, the marker its first line.
+        tries: Shared by the retries of one upsert (``CreateSent``).
 
     Returns:
         (comment, "updated", "unchanged" or "created").
     """
+    tries = tries or CreateSent()
     present = {c.id for c in marked}
     skip = {i for c in marked for i in not_ours(c.body)} & present
     known = set(skip)
@@ -105,7 +120,9 @@ def upsert_sticky(issue: Any, marked: list[Any], body: str) -> tuple[Any, Commen
         edited = _edit(group, body, skip)
         if edited is not None:
             _warn_refused(skip - known, edited[0], "edited")
-            return edited
+            landed = tries.sent and edited[1] == "unchanged"
+            return (edited[0], "created") if landed else edited
+    tries.sent = True
     comment = issue.create_comment(with_not_ours(body, skip))
     _warn_refused(skip - known, comment, "posted")
     return comment, "created"
