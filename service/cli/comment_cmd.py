@@ -12,7 +12,7 @@ from typing import Annotated
 import pydantic
 import typer
 
-from rules import Verdict
+from rules import Conclusion, Verdict
 from service.errors import BadInput
 from service.github.actions import set_outputs
 from service.github.client import PublishResult
@@ -21,6 +21,7 @@ from service.github.publish import (
     PostOptions,
     PostTarget,
     SummaryMode,
+    as_posted,
     post_verdict_from_env,
     result_outputs,
     workflow_links,
@@ -42,13 +43,40 @@ def load_verdict(path: Path) -> Verdict:
         size = path.stat().st_size
         if size > MAX_VERDICT_BYTES:
             raise BadInput(f"{path}: {size} bytes; a verdict may have at most {MAX_VERDICT_BYTES}")
-        return Verdict.model_validate_json(path.read_bytes())
+        verdict = Verdict.model_validate_json(path.read_bytes())
     except OSError as exc:
         raise BadInput(f"--verdict: {path}: {exc.strerror}") from exc
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise BadInput(f"{path}: field {where}: {first['msg']}") from exc
+    problem = _not_a_check_verdict(verdict)
+    if problem:
+        raise BadInput(f"{path}: field {problem}; refusing to post it")
+    return verdict
+
+
+def _not_a_check_verdict(verdict: Verdict) -> str | None:
+    """What ``verdict`` lacks of what ``check`` always writes, or where it contradicts itself.
+
+    A truncated or foreign file that validates (``{"conclusion": "fail"}``) posted a red X
+    on "unknown device" with 0 regressions behind it. Every verdict ``check`` writes names
+    its device and commit, holds a kernel (a run without one is refused), and concludes
+    what its counting findings say (``rules.engine.conclude``): fail or warn with a finding
+    that fails or warns, pass without one.
+    """
+    for name in ("device", "commit"):
+        if not getattr(verdict, name):
+            return f"{name}: missing (`roofguard check` writes it in every verdict)"
+    if not verdict.kernels:
+        return "kernels: empty (a verdict of `roofguard check` holds every kernel of the run)"
+    flagged = verdict.regressions + verdict.warnings
+    if (verdict.conclusion == Conclusion.PASS) != (flagged == 0):
+        return (
+            f"conclusion: {verdict.conclusion.value}, but its findings hold "
+            f"{verdict.regressions} regression(s) and {verdict.warnings} warning(s)"
+        )
+    return None
 
 
 RepoOpt = Annotated[str, typer.Option("--repo", help="OWNER/NAME of the repository.")]
@@ -104,14 +132,15 @@ def comment_command(
     pr = pr if pr is not None else verdict.pull_request
     sha = sha or None
     policy = PublishPolicy(failure=failure_policy, check=check)
-    if dry_run:
-        _dry_run(verdict, policy, links)
+    target = PostTarget(repo, pr, sha, check_head=verify_head)
+    if dry_run:  # what a post would send: the marker names --repo and --pr, as posted
+        _dry_run(as_posted(verdict, target), policy, links)
         return
     if pr is None and sha is None:
         raise BadInput("--pr: the verdict names no PR; give --pr and/or --sha")
     result = post_verdict_from_env(
         verdict,
-        PostTarget(repo, pr, sha, check_head=verify_head),
+        target,
         PostOptions(github_url=github_url, policy=policy, links=links, summary=summary),
     )
     where = result.comment_url or f"{repo}#{pr}"

@@ -94,14 +94,20 @@ def _fallback(
     note = f"> ⚠️ roofguard could not post to the pull request: {result.reason}.\n\n"
     # with summary="never" the caller has written the verdict already: add only the note
     if summary == SummaryMode.NEVER:
-        append_step_summary(note, env)
+        summarised = append_step_summary(note, env)
     else:
-        append_verdict_summary(verdict, env, links=links, note=note)
-    message = (
-        f"{result.reason}. The verdict is in the job summary and in {folder}/ "
-        "(upload it as an artifact)."
-    )
-    out.write(warning_line("roofguard", message) + "\n")
+        summarised = append_verdict_summary(verdict, env, links=links, note=note)
+    where = f"in the job summary and in {folder}/" if summarised else f"in {folder}/"
+    what = "upload it as an artifact" if in_actions(env) else "verdict.json, verdict.md"
+    _warn(f"{result.reason}. The verdict is {where} ({what}).", env, out)
+
+
+def _warn(message: str, env: Mapping[str, str], out: TextIO) -> None:
+    """A ``::warning`` workflow command inside Actions; elsewhere a plain line on stderr."""
+    if in_actions(env):
+        out.write(warning_line("roofguard", message) + "\n")
+    else:
+        sys.stderr.write(f"roofguard: warning: {message}\n")
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,14 @@ class PostOptions:
     clock: Clock | None = None
 
 
+def as_posted(verdict: Verdict, target: PostTarget) -> Verdict:
+    """``verdict`` naming ``target``'s repository and PR, as posted (and as a dry run shows it).
+
+    Where we post is authoritative: the marker in the body must match the one looked up.
+    """
+    return verdict.model_copy(update={"repo": target.repo, "pull_request": target.pr})
+
+
 def post_verdict_from_env(
     verdict: Verdict,
     target: PostTarget,
@@ -158,15 +172,15 @@ def post_verdict_from_env(
         target: Repository, PR, commit, and whether to verify the PR's head first.
         options: API URL, policy, links, job-summary mode, clock.
         env: Environment (default ``os.environ``).
-        out: Where workflow commands go (default stdout).
+        out: Where workflow commands go (default stdout); outside Actions a failed post's
+            warning is a plain line on stderr.
 
     Returns:
         The ``PublishResult``; a read-only token is reported in it, not raised.
     """
     env = os.environ if env is None else env
     options = options or PostOptions()
-    # where we post is authoritative: the marker in the body must match the one looked up
-    verdict = verdict.model_copy(update={"repo": target.repo, "pull_request": target.pr})
+    verdict = as_posted(verdict, target)
     links = options.links or workflow_links(env)
     markdown = render_verdict(verdict, links=links)
     result, failed = _attempt(verdict, markdown, target, options, env, links)
@@ -180,7 +194,7 @@ def post_verdict_from_env(
     elif note:
         append_step_summary(note, env)
     if partial:
-        (out or sys.stdout).write(warning_line("roofguard", partial) + "\n")
+        _warn(partial, env, out or sys.stdout)
     set_outputs(result_outputs(result), env)
     if failed is not None:  # the verdict is kept (summary, artifact, outputs): now the error
         raise failed

@@ -28,9 +28,9 @@ from action_runner import (
 )
 from github_server import FakeGitHub, github_server_fixture  # noqa: F401
 from remeasure_data import gemv_report, judged_gemv, profiling_command, stable_history
-from verdict_factory import regression_verdict
+from verdict_factory import make_verdict, regression_verdict
 
-from rules.verdict import Conclusion, Verdict
+from rules.verdict import Verdict
 from service.cli import run
 from service.github.publish import PublishResult, result_outputs
 from service.render.markdown import verdict_marker
@@ -166,7 +166,8 @@ def test_action_posts_then_updates_and_applies_the_policy(
     assert out["verdict-path"] == str(runner.temp / "roofguard" / "verdict.json")
     assert out["comment-url"].endswith(f"#issuecomment-{github_server.pr_comments(PR)[0]['id']}")
     assert out["check"] == "check-run"
-    passing = regression_verdict(conclusion=Conclusion.PASS)
+    # the same kernels judged again, nothing found: a pass (a pass with a regression is refused)
+    passing = make_verdict(list(regression_verdict().kernels))
     second = runner.run(verdict=write_verdict(tmp_path, passing, "v2.json"), device="H100-SXM5")
     assert second["Apply the failure policy"].returncode == 0
     (comment,) = github_server.pr_comments(PR)
