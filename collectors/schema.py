@@ -92,8 +92,11 @@ def _finite_non_negative(value: float) -> float:
     return value
 
 
-#: A finite, non-negative float. Every measured quantity in the contract is one.
-NonNeg = Annotated[float, AfterValidator(_finite_non_negative)]
+#: A finite, non-negative float. Every measured quantity in the contract is one. The JSON
+#: Schema states the bound (no constraint of pydantic's: its message would replace ours).
+NonNeg = Annotated[
+    float, AfterValidator(_finite_non_negative), Field(json_schema_extra={"minimum": 0})
+]
 
 #: Below a picosecond no timer measures anything: a shorter duration is a broken number.
 MIN_DURATION_S = 1e-12
@@ -112,7 +115,9 @@ def _measurable(value: float) -> float:
 
 #: One launch's or repetition's time: measured, so never under ``MIN_DURATION_S``. A format
 #: where 0 means "not timed" (Kineto's ``dur`` 0) counts it in ``failed_launches`` instead.
-Sample = Annotated[float, AfterValidator(_measurable)]
+Sample = Annotated[
+    float, AfterValidator(_measurable), Field(json_schema_extra={"minimum": MIN_DURATION_S})
+]
 
 
 def _finite(value: float) -> float:
@@ -253,7 +258,7 @@ class KernelRecord(_Frozen):
     Attributes:
         name: Display name as reported (may be kilobytes of demangled C++).
         key: Identity key used to follow the kernel across runs (normalised name plus params).
-        launches: Number of launches (or calls) aggregated.
+        launches: Number of launches (or calls) aggregated that have a duration.
         duration_s: Total measured time in seconds.
         samples_s: Per-launch or per-iteration times in seconds, when the tool gave them.
         flops: Measured FLOPs by precision.
@@ -274,7 +279,7 @@ class KernelRecord(_Frozen):
         counters: Numeric harness counters (gbench user counters, nvbench element counts,
             pytest-benchmark extra_info), by name; inputs to declared work models, not part
             of the identity key.
-        failed_launches: Launches that were profiled but carry no usable duration (not averaged in).
+        failed_launches: Launches profiled with no usable duration: beside ``launches``, not in it.
         missing: What the record lacks, e.g. "flops: smsp__sass_thread_inst_executed_op_ffma...".
         source: Where the record came from.
     """
@@ -341,7 +346,7 @@ class RunRecord(_Frozen):
         sources: The input files.
     """
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = Field(SCHEMA_VERSION, json_schema_extra={"enum": [*READ_VERSIONS]})
     repo: str | None = None
     commit: str | None = None
     branch: str | None = None
