@@ -37,15 +37,21 @@ class RoofguardJson(Collector):
     suffixes = (".json",)
     priority = 10
 
-    #: The RunRecord's required keys (``schema_version`` has a default: a file may omit it).
-    _MARKERS: ClassVar[tuple[bytes, ...]] = (b'"device"', b'"profiler"')
+    #: RunRecord keys no other JSON roofguard reads or writes has at the top.
+    _OWN: ClassVar[tuple[bytes, ...]] = (b'"schema_version"', b'"profiler"')
+    #: RunRecord keys that other JSON has too (nvbench's ``device``, a digest's ``kernels``).
+    _SHARED: ClassVar[tuple[bytes, ...]] = (b'"device"', b'"kernels"')
 
     @classmethod
     def sniff(cls, head: bytes, path: Path) -> bool:
-        """A JSON object that carries the RunRecord's own keys, or a list of them."""
+        """A JSON object (or a list of them) with two RunRecord keys, one of them its own.
+
+        Two, not all required ones: a record that lacks ``device`` is refused naming it.
+        """
         text = head.lstrip()
         opened = text.startswith(b"{") or (text[:1] == b"[" and text[1:].lstrip()[:1] == b"{")
-        return opened and all(m in head for m in cls._MARKERS)
+        own = sum(m in head for m in cls._OWN)
+        return opened and own > 0 and own + sum(m in head for m in cls._SHARED) >= 2
 
     def parse(self, path: Path) -> RunRecord:
         """Validate the file against the RunRecord schema, its JSON types strictly.

@@ -1,7 +1,8 @@
 """`roofguard schema` and the roofguard-json reader agree on which records are valid.
 
 The schema users validate their files against left out every bound of a measured figure: a
-file of ``"duration_s": -1`` passed ``jsonschema`` and was then refused by ``inspect``.
+file of ``"duration_s": -1`` passed ``jsonschema`` and was then refused by ``inspect``. And a
+record that lacks ``device`` was "not a format roofguard reads", not named by the field.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import jsonschema_rs
 import pytest
 
 import collectors
-from collectors.errors import CollectorError
+from collectors.errors import CollectorError, MalformedReport, UnknownFormat
 from service.cli import run
+
+GOLDEN_DIGEST = Path(__file__).resolve().parents[1] / "service" / "golden" / "digest.json"
 
 
 def _base() -> dict[str, Any]:
@@ -100,3 +103,23 @@ def test_the_schema_states_the_bounds_the_reader_enforces(printed_schema: dict[s
     assert kernel["samples_s"]["items"]["minimum"] == 1e-12
     assert kernel["flops"]["additionalProperties"]["minimum"] == 0
     assert printed_schema["properties"]["schema_version"]["enum"] == [1]
+
+
+@pytest.mark.parametrize("field", ["device", "profiler"])
+def test_a_record_lacking_a_required_field_is_refused_naming_it(tmp_path: Path, field: str) -> None:
+    record = _base()
+    del record[field]
+    file = tmp_path / "run.json"
+    file.write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(MalformedReport) as info:
+        collectors.collect(file)
+    assert (info.value.row, info.value.field) == (None, field)
+    assert info.value.reason == "Field required"
+
+
+def test_a_digest_is_still_no_record(tmp_path: Path) -> None:
+    """A digest's JSON has ``device`` and ``kernels`` keys too, but none of a RunRecord's own."""
+    file = tmp_path / "digest.json"
+    file.write_bytes(GOLDEN_DIGEST.read_bytes())
+    with pytest.raises(UnknownFormat):
+        collectors.collect(file)
