@@ -53,8 +53,22 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 #: Typer's exit code for Ctrl-C (and here for SIGTERM), 128 + SIGINT as shells give it.
 EXIT_INTERRUPTED = 130
 INTERRUPTED = (
-    "roofguard: interrupted; a run is stored in one transaction, all of it or nothing, "
+    "roofguard: interrupted; the store is written in one transaction, all of it or nothing, "
     "so running the command again is safe"
+)
+#: What a command that stores nothing says when interrupted: the line above would promise a
+#: transaction to someone who ran `roofguard inspect`.
+INTERRUPTED_PLAIN = "roofguard: interrupted"
+#: The command lines that write a store, by their first words (``calibrate`` with ``--store``).
+STORING_COMMANDS = frozenset(
+    {
+        ("ingest",),
+        ("check",),
+        ("demo",),
+        ("db", "upgrade"),
+        ("token", "create"),
+        ("token", "revoke"),
+    }
 )
 
 # Recent typer vendors its own copy of click (typer._click); older ones use click itself.
@@ -189,8 +203,16 @@ def _invoke(command: Any, args: list[str]) -> int:
         exc.show()  # type: ignore[attr-defined]
         return EXIT_USAGE
     if result == EXIT_INTERRUPTED:  # Typer's answer to KeyboardInterrupt: silent before
-        click.echo(INTERRUPTED, err=True)
+        click.echo(interrupted_message(args), err=True)
     return result if isinstance(result, int) else EXIT_OK
+
+
+def interrupted_message(args: Sequence[str]) -> str:
+    """What an interrupted command line says: the transaction's promise only where it stores."""
+    words = tuple(arg for arg in args if not arg.startswith("-"))
+    stores = words[:1] in STORING_COMMANDS or words[:2] in STORING_COMMANDS
+    stores = stores or (words[:1] == ("calibrate",) and "--store" in args)
+    return INTERRUPTED if stores else INTERRUPTED_PLAIN
 
 
 @contextmanager

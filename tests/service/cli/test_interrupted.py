@@ -14,19 +14,30 @@ from pathlib import Path
 
 import pytest
 
-from service.cli import EXIT_INTERRUPTED, INTERRUPTED
+from service.cli import EXIT_INTERRUPTED, INTERRUPTED, INTERRUPTED_PLAIN
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_ingest_stopped_midway_says_it_was_interrupted(tmp_path: Path, signum: int) -> None:
     report = tmp_path / "run.csv"
     report.write_text("name,duration_s,flops_fp32,bytes_dram,launches\ngemm,0.001,1e10,1e8,1\n")
+    args = ["ingest", str(report), "--repo", "acme/k", "--branch", "main", "--commit", "c1"]
+    assert _interrupted_while_connecting([*args, "--device", "H100-SXM5"], signum) == INTERRUPTED
+
+
+def test_a_command_that_stores_nothing_says_only_that_it_was_interrupted() -> None:
+    """`db current` only reads: it was told that its run is stored in one transaction."""
+    said = _interrupted_while_connecting(["db", "current"], signal.SIGTERM)
+    assert said == INTERRUPTED_PLAIN
+
+
+def _interrupted_while_connecting(args: list[str], signum: int) -> str:
+    """The last line of ``args`` stopped by ``signum`` while it waits on its store to answer."""
     with socket.create_server(("127.0.0.1", 0)) as server:  # a database that never answers
         server.settimeout(60)
         port = server.getsockname()[1]
         db = f"postgresql+psycopg://root@127.0.0.1:{port}/stalled?connect_timeout=300"
-        args = ["ingest", str(report), "--repo", "acme/k", "--branch", "main", "--commit", "c1"]
-        args += ["--device", "H100-SXM5", "--db", db]
+        args = [*args, "--db", db]
         proc = subprocess.Popen(
             [sys.executable, "-m", "service", *args],
             stderr=subprocess.PIPE,
@@ -41,7 +52,7 @@ def test_an_ingest_stopped_midway_says_it_was_interrupted(tmp_path: Path, signum
         finally:
             proc.kill()
     assert proc.returncode == EXIT_INTERRUPTED, err
-    assert err.strip().splitlines()[-1] == INTERRUPTED
+    return err.strip().splitlines()[-1]
 
 
 def _as_on_a_terminal() -> None:
