@@ -19,6 +19,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from service.errors import StoreUnavailable
+from service.store.migrating import one_migrator_at_a_time, refuse_foreign_tables
 from service.store.sessions import CoreSession
 from service.store.storeurl import (
     MissingDriver,
@@ -260,10 +261,11 @@ def _reader(engine: Engine) -> Engine:
 
 
 def current_revision(engine: Engine) -> str | None:
-    """The migration the database is at (None for an empty database)."""
+    """The migration the database is at (None for an empty one; another app's is refused)."""
     try:
         with _reader(engine).connect() as conn:
             if not sa.inspect(conn).has_table("alembic_version"):
+                refuse_foreign_tables(conn, describe(engine))
                 return None
             version = conn.execute(sa.text("SELECT version_num FROM alembic_version"))
             return version.scalar_one_or_none()
@@ -283,8 +285,6 @@ def migrate(
     (``service.store.migrating``).
     """
     from alembic import command
-
-    from service.store.migrating import one_migrator_at_a_time  # with Alembic: only here
 
     try:
         with engine.connect() as conn, one_migrator_at_a_time(conn, on_wait):

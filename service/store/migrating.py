@@ -19,12 +19,34 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from service.errors import StoreUnavailable
+
 #: How long a migrator waits for another process's migration of the same store.
 MIGRATION_WAIT_S = 900
 #: The key of the PostgreSQL advisory lock migrations hold: any fixed 64-bit number ("roofguar").
 MIGRATION_LOCK_KEY = int.from_bytes(b"roofguar", "big")
 
 Waiting = Callable[[], None]
+#: How many of a foreign database's tables its refusal names.
+FOREIGN_TABLES_SHOWN = 5
+
+
+def refuse_foreign_tables(conn: sa.Connection, where: str) -> None:
+    """StoreUnavailable when the database has tables but no migration of ours (another app's).
+
+    Read as empty, it was told to run ``roofguard db upgrade``, which then failed on a table
+    of the same name ("table runs already exists", PostgreSQL's DuplicateTable).
+    """
+    tables = sorted(sa.inspect(conn).get_table_names())
+    if not tables or "alembic_version" in tables:
+        return
+    shown = ", ".join(tables[:FOREIGN_TABLES_SHOWN]) + (
+        ", ..." if len(tables) > FOREIGN_TABLES_SHOWN else ""
+    )
+    raise StoreUnavailable(
+        f"history store {where}: this database holds tables that are not a roofguard store "
+        f"({shown}): point --db at an empty database or a roofguard store"
+    )
 
 
 @contextmanager

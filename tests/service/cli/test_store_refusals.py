@@ -6,7 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from factories import make_kernel, make_run
+from scratchdb import scratch_database
 
 from service.cli import run
 from service.store.db import HEAD_REVISION
@@ -62,3 +64,32 @@ def test_a_command_that_only_reads_leaves_no_empty_folder(
     monkeypatch.delenv("ROOFGUARD_DATABASE_URL", raising=False)
     assert "no history store at" in _error(capsys, argv)
     assert list(tmp_path.iterdir()) == []
+
+
+FOREIGN = "this database holds tables that are not a roofguard store (runs)"
+
+
+def test_a_database_of_another_application_is_not_called_empty(tmp_path, capsys) -> None:
+    """Read as empty, it was told to run `db upgrade`, which failed on "table runs exists"."""
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, note TEXT)")
+    for argv in _commands(tmp_path):
+        err = _error(capsys, [*argv, "--db", f"sqlite:///{other}"])
+        assert FOREIGN in err and "point --db at an empty database" in err, argv
+    with sqlite3.connect(other) as conn:
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    assert tables == [("runs",)]
+
+
+@pytest.mark.postgres
+def test_a_postgres_database_of_another_application_is_left_alone(postgres_url, capsys) -> None:
+    """`db upgrade` there was "unexpected ProgrammingError: (psycopg.errors.DuplicateTable)"."""
+    with scratch_database(postgres_url, "foreign") as url:
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(sa.text("CREATE TABLE runs (id serial PRIMARY KEY, note text)"))
+        for argv in (["db", "upgrade"], ["db", "current"]):
+            assert FOREIGN in _error(capsys, [*argv, "--db", url]), argv
+        assert sa.inspect(engine).get_table_names() == ["runs"]
+        engine.dispose()
