@@ -21,6 +21,8 @@ from sqlalchemy.engine import Engine
 from service.errors import StoreUnavailable
 from service.store.migrating import one_migrator_at_a_time, refuse_foreign_tables
 from service.store.sessions import CoreSession
+from service.store.storefailures import describe as describe  # the messages' name of a store
+from service.store.storefailures import is_store_failure, store_failures, unavailable
 from service.store.storeurl import (
     MissingDriver,
     not_a_store,
@@ -52,11 +54,6 @@ def default_url() -> str:
     reads, refused for want of a store, left an empty ``.roofguard/`` behind.
     """
     return f"sqlite:///{DEFAULT_SQLITE_PATH}"
-
-
-def describe(engine: Engine) -> str:
-    """The store's URL without its password, for messages."""
-    return engine.url.render_as_string(hide_password=True)
 
 
 def _sqlite_pragmas(engine: Engine, busy_timeout_s: float) -> None:
@@ -132,37 +129,6 @@ def make_engine(
         raise not_a_store(parsed.render_as_string(hide_password=True)) from None
 
 
-_UNREACHABLE = (
-    "connect",
-    "unable to open",
-    "refused",
-    "timeout",
-    "timed out",
-    "resolve",
-    "translate host",
-    "no route",
-    "password authentication",
-    "does not exist",
-)
-
-
-def unavailable(engine: Engine, exc: BaseException) -> StoreUnavailable:
-    """Translate a driver error into one clear StoreUnavailable."""
-    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-    where, lowered = describe(engine), text.lower()
-    if "locked" in lowered or "busy" in lowered or "lock timeout" in lowered:
-        return StoreUnavailable(
-            f"history store {where} is locked by another writer (waited for the busy "
-            f"timeout): {text}; retry when the other roofguard process has finished"
-        )
-    if any(word in lowered for word in _UNREACHABLE):
-        return StoreUnavailable(f"history store {where} is unreachable: {text}")
-    return StoreUnavailable(
-        f"history store {where} failed: {text} (does it match this roofguard? "
-        "see `roofguard db current`)"
-    )
-
-
 @contextmanager
 def session_scope(engine: Engine, *, readonly: bool = False) -> Iterator[Session]:
     """A session that commits once at the end, or rolls back everything on any error.
@@ -215,8 +181,10 @@ def _rolled_back_on_error(
     """
     try:
         yield
-    except sa.exc.OperationalError as exc:
+    except sa.exc.DatabaseError as exc:
         _roll_back(transaction())
+        if not is_store_failure(exc):
+            raise
         raise unavailable(engine, exc) from exc
     except BaseException:
         _roll_back(transaction())
@@ -262,15 +230,12 @@ def _reader(engine: Engine) -> Engine:
 
 def current_revision(engine: Engine) -> str | None:
     """The migration the database is at (None for an empty one; another app's is refused)."""
-    try:
-        with _reader(engine).connect() as conn:
-            if not sa.inspect(conn).has_table("alembic_version"):
-                refuse_foreign_tables(conn, describe(engine))
-                return None
-            version = conn.execute(sa.text("SELECT version_num FROM alembic_version"))
-            return version.scalar_one_or_none()
-    except sa.exc.OperationalError as exc:
-        raise unavailable(engine, exc) from exc
+    with store_failures(engine), _reader(engine).connect() as conn:
+        if not sa.inspect(conn).has_table("alembic_version"):
+            refuse_foreign_tables(conn, describe(engine))
+            return None
+        version = conn.execute(sa.text("SELECT version_num FROM alembic_version"))
+        return version.scalar_one_or_none()
 
 
 def migrate(
@@ -286,13 +251,14 @@ def migrate(
     """
     from alembic import command
 
-    try:
-        with engine.connect() as conn, one_migrator_at_a_time(conn, on_wait):
-            config = alembic_config(conn)
-            config.attributes["on_step"] = on_step
-            command.upgrade(config, "head")
-    except sa.exc.OperationalError as exc:
-        raise unavailable(engine, exc) from exc
+    with (
+        store_failures(engine),
+        engine.connect() as conn,
+        one_migrator_at_a_time(conn, on_wait),
+    ):
+        config = alembic_config(conn)
+        config.attributes["on_step"] = on_step
+        command.upgrade(config, "head")
     return head_revision()
 
 
@@ -362,12 +328,10 @@ def open_store(
     """
     engine = make_engine(url, busy_timeout_s=busy_timeout_s, existing=not create)
     try:
-        if create and _is_empty(engine):
-            migrate(engine)
-        ensure_current(engine)
-    except sa.exc.OperationalError as exc:
-        engine.dispose()
-        raise unavailable(engine, exc) from exc
+        with store_failures(engine):
+            if create and _is_empty(engine):
+                migrate(engine)
+            ensure_current(engine)
     except BaseException:
         engine.dispose()  # no connection outlives a refused store
         raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -66,6 +67,8 @@ def test_a_command_that_only_reads_leaves_no_empty_folder(
     assert list(tmp_path.iterdir()) == []
 
 
+#: SQLite's default page size: the first page, the schema's, is left whole.
+SQLITE_PAGE = 4096
 FOREIGN = "this database holds tables that are not a roofguard store (runs)"
 
 
@@ -93,3 +96,20 @@ def test_a_postgres_database_of_another_application_is_left_alone(postgres_url, 
             assert FOREIGN in _error(capsys, [*argv, "--db", url]), argv
         assert sa.inspect(engine).get_table_names() == ["runs"]
         engine.dispose()
+
+
+@pytest.mark.parametrize("damage", ["cut short", "pages overwritten"])
+def test_a_damaged_store_is_named_and_called_damaged(tmp_path, capsys, damage: str) -> None:
+    """It was "unexpected DatabaseError: ... database disk image is malformed", naming no file."""
+    db = tmp_path / "h.db"
+    assert run(["db", "upgrade", "--db", f"sqlite:///{db}"]) == 0
+    if damage == "cut short":
+        os.truncate(db, db.stat().st_size // 2)
+    else:
+        with db.open("r+b") as file:
+            file.seek(SQLITE_PAGE)
+            file.write(b"\xff" * SQLITE_PAGE * 8)
+    capsys.readouterr()
+    for argv in [*_commands(tmp_path), ["digest"]]:
+        err = _error(capsys, [*argv, "--db", f"sqlite:///{db}"])
+        assert f"history store {db} is damaged (database disk image is malformed)" in err, argv
