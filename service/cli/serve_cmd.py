@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,6 +34,11 @@ LOG_CONFIG: dict[str, Any] = {
     },
 }
 
+
+#: The highest TCP port; click refuses a --port above it before anything starts.
+MAX_PORT = 65535
+#: uvicorn's exit status when its server did not start (a port taken meanwhile, the app).
+UVICORN_STARTUP_FAILURE = 3
 
 #: Seconds an idle connection is kept open: longer than a 202's Retry-After (5 s).
 KEEP_ALIVE_S = 30
@@ -106,15 +112,12 @@ def _is_sqlite(url: str | None) -> bool:
 
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=MAX_PORT, help="Port to listen on.")] = 8000,
     url: DbOption = None,
     config: Annotated[Path | None, typer.Option(help="roofguard.toml for uploads.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
 ) -> None:
     """Serve the upload API, the dashboard and the GitHub webhook."""
-    # Imported here: only this command needs the server, and the CLI starts faster without.
-    import uvicorn
-
     from service.api.app import CONFIG_ENV
 
     # Worker processes build their own application from the environment (uvicorn's factory),
@@ -127,7 +130,37 @@ def serve_command(
         raise BadInput("--workers: several processes need PostgreSQL (SQLite has one writer)")
     if config:
         os.environ[CONFIG_ENV] = str(config.resolve())
+    refuse_unbindable(host, port)
     target: Any = "service.cli.serve_cmd:served_app" if workers > 1 else served_app
+    try:
+        _serve(target, host, port, workers)
+    except SystemExit as exc:  # uvicorn's "did not start" is 3; roofguard's codes are 0, 1, 2
+        if exc.code != UVICORN_STARTUP_FAILURE:
+            raise
+        raise BadInput(f"serve: the server on {host}:{port} did not start (see above)") from None
+
+
+def refuse_unbindable(host: str, port: int) -> None:
+    """BadInput naming ``host:port`` and why, when nothing could listen there.
+
+    uvicorn found out only after it had built the application and opened the store, and
+    said so in a traceback (a port above 65535) or in its own log with exit 3.
+    """
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _name, address in addresses:
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+                probe.bind(address)
+    except OSError as exc:  # socket.gaierror for a host that is no address
+        reason = exc.strerror or str(exc)
+        raise BadInput(f"serve: cannot listen on {host}:{port}: {reason}") from None
+
+
+def _serve(target: Any, host: str, port: int, workers: int) -> None:
+    """Run uvicorn until it is stopped."""
+    import uvicorn  # only this command needs the server, and the CLI starts faster without
+
     uvicorn.run(
         target,
         factory=True,
