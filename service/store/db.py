@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from service.errors import StoreUnavailable
 from service.store.migrating import one_migrator_at_a_time, refuse_foreign_tables
 from service.store.sessions import CoreSession
+from service.store.sqlitefolder import make_folder, open_read_only_where_needed
 from service.store.storefailures import describe as describe  # the messages' name of a store
 from service.store.storefailures import is_store_failure, store_failures, unavailable
 from service.store.storeurl import (
@@ -104,11 +105,12 @@ def make_engine(
         if existing:
             refuse_missing_file(parsed)
         refuse_other_file(parsed)
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(
             parsed, connect_args={"timeout": busy_timeout_s}, hide_parameters=True
         )
+        if parsed.database and parsed.database != ":memory:":
+            make_folder(parsed, Path(parsed.database))
+            open_read_only_where_needed(engine, Path(parsed.database))
         _sqlite_pragmas(engine, busy_timeout_s)
         return engine
     connect_args: dict[str, Any] = {}

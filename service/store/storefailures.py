@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from service.errors import StoreUnavailable
+from service.store.sqlitefolder import read_only_hint
 
 
 def describe(engine: Engine) -> str:
@@ -62,8 +63,13 @@ def unavailable(engine: Engine, exc: BaseException) -> StoreUnavailable:
             f"history store {Path(engine.url.database).resolve()} is damaged ({text}): "
             "restore it from a backup, or recover what is left with `sqlite3 FILE .recover`"
         )
+    if "readonly" in lowered:  # SQLite's "attempt to write a readonly database"
+        hint = read_only_hint(engine) or "; make the file writable"
+        return StoreUnavailable(f"history store {where} is read-only: {text}{hint}")
     if any(word in lowered for word in _UNREACHABLE):
-        return StoreUnavailable(f"history store {where} is unreachable: {text}")
+        return StoreUnavailable(
+            f"history store {where} is unreachable: {text}{read_only_hint(engine)}"
+        )
     return StoreUnavailable(
         f"history store {where} failed: {text} (does it match this roofguard? "
         "see `roofguard db current`)"
