@@ -299,16 +299,7 @@ class HistoryIndex:
         if not parts:
             return self._no_rows
         # One key's rows are in time order already (a stable sort of the time-ordered rows).
-        rows = parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))
-        numeric = {c: self._numeric[c][rows] for c in NUMERIC}
-        return KernelHistory(
-            percent_of_roof=numeric["percent_of_roof"],
-            time_s=numeric["time_s"],
-            total_flops=numeric["total_flops"],
-            bytes_dram=numeric["bytes_dram"],
-            rows=rows,
-            labels=self._labels,
-        )
+        return self._of_rows(parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts)))
 
     @cached_property
     def _no_rows(self) -> KernelHistory:
@@ -316,7 +307,10 @@ class HistoryIndex:
 
         Its figures (``usual_binding``, ...) are computed once, not once per new kernel.
         """
-        rows = np.array([], dtype=np.intp)
+        return self._of_rows(np.array([], dtype=np.intp))
+
+    def _of_rows(self, rows: npt.NDArray[np.intp]) -> KernelHistory:
+        """The history of the index's ``rows`` (copies of their figures), in the order given."""
         numeric = {c: self._numeric[c][rows] for c in NUMERIC}
         return KernelHistory(
             percent_of_roof=numeric["percent_of_roof"],
