@@ -22,7 +22,12 @@ from service.digest.devices import judge_card
 from service.digest.ignored import without_ignored
 from service.digest.model import Digest, DigestOptions, targets_from_config
 from service.digest.rowread import CardRows, compact_card_rows
-from service.digest.storeread import compact_history, with_acceptances, with_store_facts
+from service.digest.storeread import (
+    compact_history,
+    digest_repo,
+    with_acceptances,
+    with_store_facts,
+)
 from service.digest.untrusted import left_out_runs
 from service.digest.workers import Workers, usable_cores
 from service.errors import BadInput
@@ -92,23 +97,25 @@ def _load(
     read: tuple[datetime, datetime],
     period: tuple[datetime, datetime],
     options: DigestOptions,
-) -> tuple[pd.DataFrame, list[CardRows], DigestOptions]:
-    """Nightly history of ``read`` (end exclusive), compact and like for like, with its ids.
+) -> tuple[str | None, pd.DataFrame, list[CardRows], DigestOptions]:
+    """The repository, its nightly history of ``read`` (end exclusive), compact, with its ids.
 
     And the rows that judge each card that started in ``period`` (``rowread``), against the
     card before's last ``options.gate_window`` nights, and ``options`` with the acceptances
     made by the period's end. A ``repo`` with no run stored at all is refused
     (``require_runs_of``): named wrong, its cron job posted "nothing to digest" every week.
+    Without ``repo``, the one whose nights are in reach (``digest_repo``: more are refused).
     """
     with session_scope(engine, readonly=True) as session:
         if repo is not None:
             require_runs_of(session=session, repo=repo)
+        repo = digest_repo(session, repo, (read[0], period[1]))
         history = compact_history(session, repo, *read, with_ids=True)
         history = without_ignored(history, options.ignore_kernels)
         cards = compact_card_rows(session, history, period, options.gate_window)
         options = with_acceptances(session, repo, period[1], options)
     give_back_freed()  # what reading the cards' rows held (``service.store.memory``)
-    return history, cards, options
+    return repo, history, cards, options
 
 
 def _from_store(engine: Engine, digest: Digest) -> Digest:
@@ -136,12 +143,13 @@ def _build(
     period: tuple[datetime, datetime],
     *,
     html: bool,
-    build: Callable[[pd.DataFrame, DigestOptions, Workers], Digest],
+    build: Callable[[pd.DataFrame, str | None, DigestOptions, Workers], Digest],
     options: DigestOptions,
 ) -> tuple[Digest, dict[str, bytes]]:
     """The digest (``build`` of the history), its device changes, and its charts for ``html``.
 
-    ``build`` is given ``options`` with the repository's acceptances (``with_acceptances``).
+    ``build`` is given the repository (``digest_repo``) and ``options`` with its acceptances
+    (``with_acceptances``).
 
     A large history's stages share ``options.workers`` processes: the new cards are judged
     in them while the history is prepared, and the charts drawn there.
@@ -149,7 +157,7 @@ def _build(
     map_large_allocations()  # the history's arrays, freed, go back to the system: see memory
     engine = open_store(url, create=False)
     try:
-        history, cards, options = _load(engine, repo, read, period, options)
+        repo, history, cards, options = _load(engine, repo, read, period, options)
         # No more workers than the scans' slabs. The scans choose by their points; the cards
         # and charts go to the workers from as many rows (the scans start them anyway).
         with Workers(min(options.workers, SLABS)) as workers:
@@ -160,7 +168,7 @@ def _build(
             left_out = left_out_runs(history, start=period[0], end=period[1])
             if not html:  # the ids serve the charts' rows
                 del history["run_id"], history["kernel_id"]
-            digest = _from_store(engine, build(history, options, workers))
+            digest = _from_store(engine, build(history, repo, options, workers))
             changes = [change for change in (j() for j in judged) if change is not None]
             update = {"device_changes": changes, "untrusted_runs": left_out}
             digest = digest.model_copy(update=update)
@@ -208,7 +216,10 @@ def digest_command(
     since: Annotated[str | None, typer.Option(help="Period ending now: 7d, 2w, 36h.")] = None,
     start: Annotated[str | None, typer.Option("--from", help="Start (ISO date or time).")] = None,
     end: Annotated[str | None, typer.Option("--to", help="End (ISO; a date is inclusive).")] = None,
-    repo: Annotated[str | None, typer.Option(help="Repository OWNER/NAME (default: all).")] = None,
+    repo: Annotated[
+        str | None,
+        typer.Option(help="Repository OWNER/NAME (default: the store's one; several: refused)."),
+    ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the markdown here.")] = None,
     html: Annotated[Path | None, typer.Option(help="Write self-contained HTML here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -240,10 +251,13 @@ def digest_command(
     found = load_config(config, cwd=Path.cwd())  # --config, or the one found here
     options = _options(found, lookback_days, min_segment, workers)
     targets = targets_from_config(found)
+    read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
     with labelled_bar(_STAGES, "digest") as step:
         step("loading history")
 
-        def build(history: pd.DataFrame, chosen: DigestOptions, workers: Workers) -> Digest:
+        def build(
+            history: pd.DataFrame, repo: str | None, chosen: DigestOptions, workers: Workers
+        ) -> Digest:
             return build_digest(
                 history,
                 start=period[0],
@@ -255,8 +269,6 @@ def digest_command(
                 workers=workers,
             )
 
-        # The store's end is exclusive; the digest's is inclusive.
-        read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
         digest, charts = _build(
             url, repo, read, period, html=html is not None, build=build, options=options
         )

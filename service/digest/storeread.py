@@ -25,11 +25,12 @@ from service.digest.acceptance import Acceptance
 from service.digest.model import Digest, DigestOptions
 from service.digest.shared import with_setups
 from service.digest.unmeasured import UnmeasuredDevice
+from service.errors import BadInput
 from service.store.baselines import maintainer_acceptances
 from service.store.devices import untrusted_runs
-from service.store.digestread import digest_history
+from service.store.digestread import digest_history, nightly_repositories
 from service.store.likeforlike import as_checked
-from service.store.lookups import last_nights
+from service.store.lookups import NAMED_REPOS, last_nights
 from service.store.memory import give_back_freed
 from service.store.sessions import StoreSession
 from service.store.workread import counters
@@ -174,3 +175,31 @@ def with_acceptances(
         for k, d, t, by, why in read
     )
     return options.model_copy(update={"accepted": accepted})
+
+
+def digest_repo(
+    session: StoreSession, repo: str | None, reach: tuple[datetime, datetime]
+) -> str | None:
+    """The repository a digest is of: ``repo``, else the one whose nightly runs it would read.
+
+    ``reach``: the period with its lookback (both ends inclusive). Read as one, two
+    repositories' nights of a kernel on a card made one series: a level of each read as a
+    regression and its recovery, dated by the other's commits. With none in reach, the
+    repositories that have a night before it count (their last nights are named). None: the
+    store holds no night up to the reach's end.
+
+    Raises:
+        BadInput: Nights of more than one repository are in reach, and ``repo`` is None.
+    """
+    if repo is not None:
+        return repo
+    stored = nightly_repositories(session=session, until=reach[1])
+    names = [name for name, newest in stored if newest >= reach[0]] or [n for n, _ in stored]
+    if len(names) <= 1:
+        return names[0] if names else None
+    shown = ", ".join(names[:NAMED_REPOS])
+    more = f" and {len(names) - NAMED_REPOS} more" if len(names) > NAMED_REPOS else ""
+    raise BadInput(
+        f"--repo: the nightly runs this digest reads are of {len(names)} repositories "
+        f"({shown}{more}); a digest is one repository's: give --repo OWNER/NAME"
+    )

@@ -71,6 +71,19 @@ def _runs(session: StoreSession, repo: str | None, start: datetime, end: datetim
     return runs
 
 
+def nightly_repositories(*, session: StoreSession, until: datetime) -> list[tuple[str, datetime]]:
+    """Each repository with a nightly run up to ``until`` (inclusive) and its newest; by name."""
+    r = _RUNS.c
+    stmt = (
+        sa.select(_REPOS.c.name, sa.func.max(r.timestamp))
+        .join(_REPOS, _REPOS.c.id == r.repo_id)
+        .where(r.kind == "nightly", r.timestamp <= as_utc(until))
+        .group_by(_REPOS.c.name)
+        .order_by(_REPOS.c.name)
+    )
+    return [(str(name), as_utc(newest)) for name, newest in session.connection().execute(stmt)]
+
+
 def _kernels(session: StoreSession, repo_ids: Sequence[int]) -> pd.DataFrame:
     k = _KERNELS.c
     stmt = sa.select(k.id, k.key, k.name).where(k.repo_id.in_(repo_ids)).order_by(k.id)
