@@ -63,7 +63,10 @@ def parse_span(text: str) -> timedelta:
         raise BadInput(f"--since: expected a span like 7d, 2w or 36h, got {text!r}")
     if not int(match.group(1)):
         raise BadInput(f"--since: {text!r} is no span; give one of at least 1h")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    try:
+        return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    except OverflowError:
+        raise BadInput(f"--since: {text!r} reaches before the year 1") from None
 
 
 def _parse_when(flag: str, text: str) -> datetime:
@@ -83,12 +86,38 @@ def resolve_period(
     stop = now if end is None else _parse_when("--to", end)
     after = stop  # the period's exclusive end: a span before it is whole days of a bare date
     if end is not None and len(end) == 10:  # a date: the whole day is in the period
-        after = stop + timedelta(days=1)
+        after = _moved("--to", stop, lambda: timedelta(days=1))
         stop = after - timedelta(microseconds=1)
-    begin = _parse_when("--from", start) if start else after - parse_span(since or "7d")
+    begin = _parse_when("--from", start) if start else None
+    if begin is None:
+        span = parse_span(since or "7d")
+        begin = _moved("--since", after, lambda: -span)
     if begin >= stop:
         raise BadInput(f"--from: {begin.isoformat()} is not before --to {stop.isoformat()}")
+    if begin > now:  # a cron job's dates gone wrong: no night of it can be stored yet
+        raise BadInput(
+            f"--from: the period starts {begin.isoformat()}, after now ({now:%Y-%m-%d %H:%M} "
+            "UTC): it has not happened yet"
+        )
     return begin, stop
+
+
+def _moved(flag: str, when: datetime, by: Callable[[], timedelta]) -> datetime:
+    """``when + by()``; BadInput naming ``flag`` where that is outside the years 1 to 9999."""
+    try:
+        return when + by()
+    except OverflowError:
+        raise BadInput(f"{flag}: the digest would read outside the years 1 to 9999") from None
+
+
+def digest_reach(
+    period: tuple[datetime, datetime], lookback_days: int
+) -> tuple[datetime, datetime]:
+    """What the digest reads from the store: the period and its lookback, the end exclusive."""
+    return (
+        _moved("--lookback-days", period[0], lambda: -timedelta(days=lookback_days)),
+        _moved("--to", period[1], lambda: timedelta(microseconds=1)),
+    )
 
 
 def _load(
@@ -251,7 +280,7 @@ def digest_command(
     found = load_config(config, cwd=Path.cwd())  # --config, or the one found here
     options = _options(found, lookback_days, min_segment, workers)
     targets = targets_from_config(found)
-    read = (period[0] - timedelta(days=lookback_days), period[1] + timedelta(microseconds=1))
+    read = digest_reach(period, lookback_days)  # the store's end is exclusive, the digest's not
     with labelled_bar(_STAGES, "digest") as step:
         step("loading history")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from digest_history import (
@@ -119,11 +119,33 @@ def test_bad_config_names_file_and_key(store_url, tmp_path, capsys):
         (["--from", "2026-13-01"], "--from: '2026-13-01' is not an ISO-8601"),
         (["--from", "2026-11-30", "--to", "2026-11-01"], "is not before --to"),
         (["--since", "0d"], "--since: '0d' is no span"),
+        # An OverflowError each, "unexpected": a span or lookback past the calendar's start.
+        (["--since", "99999999999d"], "--since: '99999999999d' reaches before the year 1"),
+        (["--since", "999999d"], "--since: the digest would read outside the years 1 to 9999"),
+        (["--lookback-days", "99999999999"], "--lookback-days: the digest would read outside"),
+        (["--from", "0001-01-01", "--to", "0001-01-05"], "--lookback-days: the digest would"),
+        (["--since", "7d", "--to", "9999-12-31"], "--to: the digest would read outside"),
     ],
 )
 def test_bad_period_is_one_clear_error(store_url, capsys, args, message):
     assert run(["digest", "--db", store_url, *args]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_a_period_still_to_come_is_refused_one_under_way_is_not(store_url, capsys):
+    """A week in the future read "1 device not measured" as if its runner were down."""
+    today = datetime.now(UTC).date()
+    ahead = ["--from", str(today + timedelta(days=12)), "--to", str(today + timedelta(days=19))]
+    assert run(["digest", "--db", store_url, *ahead]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"roofguard: error: --from: the period starts {ahead[1]}T00:00:00+00:00")
+    assert err.endswith("UTC): it has not happened yet\n")
+    assert run(["digest", "--db", store_url, "--since", "7d", "--to", ahead[3]]) == 2
+    capsys.readouterr()
+    under_way = ["--from", str(today - timedelta(days=3)), "--to", ahead[1], "--json"]
+    assert run(["digest", "--db", store_url, *under_way]) == 0
+    assert json.loads(capsys.readouterr().out)["repo"] == REPO
 
 
 @pytest.mark.parametrize(
