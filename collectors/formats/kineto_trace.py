@@ -15,6 +15,7 @@ the notes, not ingested, as nvbench's states of other devices are.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,8 +107,8 @@ class KinetoTrace(Collector):
         props = by_id(listed, path, "deviceProperties")
         device = self._device_id(events, props)
         names = {index: str(prop.get("name") or "?") for index, prop in props.items()}
-        groups, notes = self._groups(events, device, path)
-        notes += _other_devices(events, device, names, path)
+        groups, notes, others = self._groups(events, device, path)
+        notes += _other_devices(others, names)
         kernels = [self._record(g, path) for g in groups.values()]
         return RunRecord(
             device=self._device(props.get(device, {})),
@@ -141,23 +142,27 @@ class KinetoTrace(Collector):
 
     def _groups(
         self, events: list[Any], device: int, path: Path
-    ) -> tuple[dict[str, _Group], list[str]]:
+    ) -> tuple[dict[str, _Group], list[str], Counter[Any]]:
+        """The run device's GPU events by kernel key, notes, and the other devices' counts."""
         groups: dict[str, _Group] = {}
         notes: list[str] = []
+        others: Counter[Any] = Counter()
         for index, event in enumerate(events):
             if not isinstance(event, Mapping) or event.get("ph") != "X":
                 continue
             category = str(event.get("cat", "")).lower()
             if category not in _GPU_CATEGORIES:
                 continue
-            if _args(event, path, f"traceEvents[{index}]").get("device", device) != device:
+            on = _args(event, path, f"traceEvents[{index}]").get("device", device)
+            if on != device:
+                others[on] += 1
                 continue
             factor = _copy_factor(event) if category != "kernel" else 0.0
             if factor is None:
                 notes.append(f"traceEvents[{index}]: {event.get('name')} (host copy) not ingested")
                 continue
             self._add(groups, index, event, factor, path)
-        return groups, notes
+        return groups, notes, others
 
     def _add(
         self,
@@ -214,23 +219,12 @@ class KinetoTrace(Collector):
         )
 
 
-def _other_devices(
-    events: list[Any], device: int, names: Mapping[int, str], path: Path
-) -> list[str]:
+def _other_devices(others: Counter[Any], names: Mapping[int, str]) -> list[str]:
     """One note per other device whose GPU events were left out (a run holds one device)."""
-    left: dict[Any, int] = {}
-    for index, event in enumerate(events):
-        if not isinstance(event, Mapping) or event.get("ph") != "X":
-            continue
-        if str(event.get("cat", "")).lower() not in _GPU_CATEGORIES:
-            continue
-        other = _args(event, path, f"traceEvents[{index}]").get("device", device)
-        if other != device:
-            left[other] = left.get(other, 0) + 1
     return [
         f"{count} GPU event(s) on device {other} ({names.get(other, '?')}) not ingested: a run "
         "holds one device (choose it with --device)"
-        for other, count in sorted(left.items(), key=lambda item: str(item[0]))
+        for other, count in sorted(others.items(), key=lambda item: str(item[0]))
     ]
 
 
