@@ -12,7 +12,7 @@ from pathlib import Path
 from collectors import safety
 from collectors.base import CollectOptions
 from collectors.batch import KernelChunk, NotBatchable, RunColumns
-from collectors.errors import CollectorError, TooManyKernels, validation_reason
+from collectors.errors import CollectorError, TooManyKernels, stated_version, validation_reason
 from collectors.gcpause import paused_gc
 from collectors.identity import KeyOptions, normalise_name
 from collectors.physics import MAX_DURATION_S, run_fault
@@ -49,6 +49,7 @@ __all__ = [
     "normalise_name",
     "paused_gc",
     "run_fault",
+    "stated_version",
     "validation_reason",
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -162,3 +163,16 @@ class ReaderCrashed(MalformedReport):
 
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(path, None, None, reason)
+
+
+def stated_version(data: bytes) -> object:
+    """The ``schema_version`` a RunRecord's JSON text states (None: not a JSON object).
+
+    Read where validation failed: a newer version's record may fail on its new fields, and
+    its version is then the reason to give.
+    """
+    try:
+        found = json.loads(data)
+    except ValueError:  # not JSON at all: validation says where
+        return None
+    return found.get("schema_version") if isinstance(found, dict) else None

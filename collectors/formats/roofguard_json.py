@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import ValidationError
 
 from collectors.base import Collector
-from collectors.errors import MalformedReport, validation_reason
+from collectors.errors import MalformedReport, stated_version, validation_reason
 from collectors.schema import RunRecord, version_fault
 
 
@@ -69,21 +68,12 @@ class RoofguardJson(Collector):
             record = RunRecord.model_validate_json(data, strict=True)
         except ValidationError as exc:
             # A newer version's record may fail on its new fields: its version is the reason.
-            _refuse_version(path, _given_version(data))
+            _refuse_version(path, stated_version(data))
             err = exc.errors()[0]
             row, field = _location(tuple(err["loc"]))
             raise MalformedReport(str(path), row, field, validation_reason(err)) from exc
         _refuse_version(path, record.schema_version)
         return record
-
-
-def _given_version(data: bytes) -> object:
-    """The ``schema_version`` a RunRecord's JSON text gives, when it is a JSON object."""
-    try:
-        found = json.loads(data)
-    except ValueError:  # not JSON at all: validation says where
-        return None
-    return found.get("schema_version") if isinstance(found, dict) else None
 
 
 def _refuse_version(path: Path, version: object) -> None:

@@ -25,6 +25,7 @@ from collectors import (
     CollectorError,
     TooManyKernels,
     name_unmeasured,
+    stated_version,
     validation_reason,
 )
 from collectors.schema import RunKind, RunRecord, version_fault
@@ -102,7 +103,7 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
         record = RunRecord.model_validate_json(body, strict=True)
     except ValidationError as exc:
         # A newer version's record may fail on its new fields: its version is the reason.
-        _refuse_version(_given_version(body))
+        _refuse_version(stated_version(body))
         raise BadInput(f"request body: {_first_error(exc)}") from None
     _refuse_version(record.schema_version)
     if b"\\u0000" in body:  # JSON spells a NUL only this way; walk the tree only then
@@ -113,14 +114,6 @@ def parse_record(body: bytes, limits: StoreLimits | None = None) -> RunRecord:
         raise BadInput("request body: pull_request: missing; a run of kind pr needs its number")
     check_record(record, where="request body", limits=limits)
     return name_unmeasured(record)
-
-
-def _given_version(body: bytes) -> object:
-    try:
-        found = json.loads(body)
-    except ValueError:  # not JSON: validation says where
-        return None
-    return found.get("schema_version") if isinstance(found, dict) else None
 
 
 def _refuse_version(version: object) -> None:
