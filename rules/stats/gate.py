@@ -262,7 +262,7 @@ def judge_latest_replayed(
     full = [i for i, r in enumerate(rows) if r.size > 1]
     begun = [cast(Replay, replays[i]).start for i in full]
     steps = _steps([rows[i] for i in full], begun, noise[full], opts)
-    judged = [_empty(opts)] * len(rows)
+    judged = [_unjudged(opts)] * len(rows)
     for i in (i for i, r in enumerate(rows) if r.size == 1):
         judged[i] = _unjudged(opts, float(rows[i][0]))
     for i, start, one in zip(full, begun, steps, strict=True):
@@ -314,16 +314,12 @@ def judge_latest(
     return judge_latest_many([series], higher_is_better=higher_is_better, options=options)[0]
 
 
-def _unjudged(opts: GateOptions, current: float) -> Judgement:
-    """``judge_from`` of a lone value: no level (``NO_LEVEL``), so nothing beyond or confirmed."""
+def _unjudged(opts: GateOptions, current: float = math.nan) -> Judgement:
+    """No level to judge by: an empty series, or ``judge_from`` of a lone value (``current``).
+
+    Nothing is beyond the noise or confirmed (``NO_LEVEL``).
+    """
     nan = math.nan
     return Judgement(
         False, False, False, nan, nan, current, nan, nan, nan, 0, 0, 0, opts.confirm_runs, False
-    )
-
-
-def _empty(opts: GateOptions) -> Judgement:
-    nan = math.nan
-    return Judgement(
-        False, False, False, nan, nan, nan, nan, nan, nan, 0, 0, 0, opts.confirm_runs, False
     )
